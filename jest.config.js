@@ -1,0 +1,32 @@
+// Native ESM: @kubernetes/client-node 1.x is ESM-only, so tests run as ES modules
+// (node --experimental-vm-modules) and ts-jest emits ESM. Test files need nothing special.
+/** @type {import('jest').Config} */
+const shared = {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: {
+    '^konductor$': '<rootDir>/src/framework/index.ts',
+    '^konductor/testing$': '<rootDir>/src/testing/index.ts',
+    // Relative imports are written with .js (NodeNext); map them back to the .ts sources.
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }],
+  },
+};
+
+/** @type {import('jest').Config} */
+export default {
+  projects: [
+    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    {
+      ...shared,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      // One real control plane per run, shared by every integration test file.
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      testTimeout: 60_000,
+    },
+  ],
+};

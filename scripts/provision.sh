@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Provisions everything Konductor's tests and demo need on a Debian bookworm machine:
+#   - etcd (Debian's etcd-server / etcd-client)
+#   - kube-apiserver, built from Debian's `kubernetes` source package and cached per user
+# Idempotent: a second run with the cache present only checks and prints paths.
+# As root it installs missing apt packages; as non-root it prints what to install and stops.
+#
+# Overrides (checked before building anything):
+#   KUBEBUILDER_ASSETS        a folder holding `kube-apiserver` and `etcd` (envtest layout)
+#   KONDUCTOR_KUBE_APISERVER  path to a kube-apiserver binary
+#   KONDUCTOR_ETCD            path to an etcd binary
+#   KONDUCTOR_CACHE_DIR       cache root (default: ${XDG_CACHE_HOME:-$HOME/.cache}/konductor)
+set -euo pipefail
+
+log() { printf '[provision] %s\n' "$*" >&2; }
+die() { printf '[provision] error: %s\n' "$*" >&2; exit 1; }
+
+CACHE_ROOT="${KONDUCTOR_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/konductor}"
+IS_ROOT=0; [ "$(id -u)" = 0 ] && IS_ROOT=1
+
+APT_UPDATED=0
+apt_update_once() {
+  if [ "$APT_UPDATED" = 0 ]; then
+    log "apt-get update"
+    apt-get update -qq >/dev/null
+    APT_UPDATED=1
+  fi
+}
+
+# Installs the packages not yet installed (root) or prints the command to do it (non-root).
+ensure_packages() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ "${#missing[@]}" = 0 ] && return 0
+  if [ "$IS_ROOT" = 1 ]; then
+    apt_update_once
+    log "apt-get install ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    die "missing packages: ${missing[*]}. Run: sudo apt-get update && sudo apt-get install -y ${missing[*]}  (or rerun this script as root)"
+  fi
+}
+
+# A deb-src entry mirroring the existing deb entries, so `apt-get source` works.
+ensure_deb_src() {
+  local src=/etc/apt/sources.list.d/konductor-deb-src.sources
+  [ -f "$src" ] && return 0
+  if grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ || grep -qs '^deb-src' /etc/apt/sources.list; then
+    return 0
+  fi
+  [ "$IS_ROOT" = 1 ] || die "no deb-src entry for apt; add one mirroring your deb entries (as root), then rerun"
+  if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+    sed 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources > "$src"
+  else
+    grep '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' > /etc/apt/sources.list.d/konductor-deb-src.list
+    touch "$src"
+  fi
+  APT_UPDATED=0
+}
+
+# ---- etcd ------------------------------------------------------------------
+resolve_etcd() {
+  if [ -n "${KONDUCTOR_ETCD:-}" ]; then [ -x "$KONDUCTOR_ETCD" ] || die "KONDUCTOR_ETCD=$KONDUCTOR_ETCD is not executable"; echo "$KONDUCTOR_ETCD"; return; fi
+  if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/etcd" ]; then echo "$KUBEBUILDER_ASSETS/etcd"; return; fi
+  ensure_packages etcd-server etcd-client
+  command -v etcd || die "etcd not found after installing etcd-server"
+}
+
+# ---- kube-apiserver ----------------------------------------------------------
+KUBE_SRC_PKG=kubernetes
+resolve_apiserver() {
+  if [ -n "${KONDUCTOR_KUBE_APISERVER:-}" ]; then [ -x "$KONDUCTOR_KUBE_APISERVER" ] || die "KONDUCTOR_KUBE_APISERVER=$KONDUCTOR_KUBE_APISERVER is not executable"; echo "$KONDUCTOR_KUBE_APISERVER"; return; fi
+  if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/kube-apiserver" ]; then echo "$KUBEBUILDER_ASSETS/kube-apiserver"; return; fi
+
+  # Fast path: any cached build (the version key needs apt metadata, which we avoid when cached).
+  local cached
+  cached=$(ls -1d "$CACHE_ROOT"/kube-apiserver/*/kube-apiserver 2>/dev/null | sort -V | tail -n1 || true)
+  if [ -n "$cached" ] && [ -x "$cached" ] && [ -z "${KONDUCTOR_REBUILD:-}" ]; then echo "$cached"; return; fi
+
+  build_apiserver
+}
+
+build_apiserver() {
+  ensure_packages golang-go rsync make dpkg-dev golang-github-modern-go-reflect2-dev ca-certificates
+  ensure_deb_src
+  apt_update_once
+  local version
+  version=$(apt-cache showsrc "$KUBE_SRC_PKG" 2>/dev/null | awk '/^Version:/ {print $2; exit}')
+  [ -n "$version" ] || die "apt has no source package '$KUBE_SRC_PKG' (is the deb-src entry present?)"
+  local out_dir="$CACHE_ROOT/kube-apiserver/$version"
+  local work; work=$(mktemp -d "${TMPDIR:-/tmp}/konductor-kube-build.XXXXXX")
+  trap 'rm -rf "$work"' RETURN
+  log "building kube-apiserver from Debian source $KUBE_SRC_PKG $version in $work (about 5-7 minutes on 2 cores)"
+  ( cd "$work" && apt-get source -qq --download-only "$KUBE_SRC_PKG" >/dev/null 2>&1 && dpkg-source -x --no-check ./*.dsc src >/dev/null ) \
+    || die "apt-get source $KUBE_SRC_PKG failed"
+  local tree="$work/src"
+  # Go >= 1.18 changed map internals; reflect2 1.0.1 crashes the server on custom resources. Use Debian's 1.0.2.
+  local r2=/usr/share/gocode/src/github.com/modern-go/reflect2
+  [ -d "$r2" ] || die "$r2 missing (package golang-github-modern-go-reflect2-dev)"
+  rm -rf "$tree/vendor/github.com/modern-go/reflect2"
+  cp -r "$r2" "$tree/vendor/github.com/modern-go/reflect2"
+  mkdir -p "$work/gopath/src/k8s.io"
+  ln -s "$tree" "$work/gopath/src/k8s.io/kubernetes"
+  ( cd "$work/gopath/src/k8s.io/kubernetes" && GOPATH="$work/gopath" GOCACHE="$work/gocache" GOFLAGS= make WHAT=cmd/kube-apiserver >"$work/build.log" 2>&1 ) \
+    || { tail -n 40 "$work/build.log" >&2; die "kube-apiserver build failed"; }
+  local bin
+  bin=$(find "$tree/_output" -type f -name kube-apiserver -perm -u+x | head -n1)
+  [ -n "$bin" ] || die "build finished but no kube-apiserver binary found"
+  mkdir -p "$out_dir"
+  cp "$bin" "$out_dir/kube-apiserver.tmp" && mv "$out_dir/kube-apiserver.tmp" "$out_dir/kube-apiserver"
+  echo "$out_dir/kube-apiserver"
+}
+
+ETCD_BIN=$(resolve_etcd)
+APISERVER_BIN=$(resolve_apiserver)
+"$APISERVER_BIN" --version >/dev/null 2>&1 || die "$APISERVER_BIN does not run"
+
+# Written for the test control plane to find without re-resolving.
+mkdir -p "$CACHE_ROOT"
+cat > "$CACHE_ROOT/binaries.json" <<JSON
+{ "etcd": "$ETCD_BIN", "kubeApiserver": "$APISERVER_BIN" }
+JSON
+log "etcd:           $ETCD_BIN ($("$ETCD_BIN" --version 2>/dev/null | head -n1))"
+log "kube-apiserver: $APISERVER_BIN ($("$APISERVER_BIN" --version 2>/dev/null))"
+log "recorded in $CACHE_ROOT/binaries.json"

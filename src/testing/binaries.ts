@@ -1,0 +1,69 @@
+import { existsSync, readFileSync, accessSync, constants } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, delimiter } from 'node:path';
+
+/** Paths of the two programs a test control plane runs. */
+export interface ControlPlaneBinaries {
+  etcd: string;
+  kubeApiserver: string;
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function onPath(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    const candidate = join(dir, name);
+    if (dir && isExecutable(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/** The per-user cache folder where `scripts/provision.sh` keeps the built kube-apiserver. */
+export function cacheRoot(): string {
+  return process.env.KONDUCTOR_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'konductor');
+}
+
+/**
+ * Finds etcd and kube-apiserver, in this order: explicit overrides
+ * (`KONDUCTOR_ETCD`, `KONDUCTOR_KUBE_APISERVER`), envtest's `KUBEBUILDER_ASSETS` folder,
+ * what `scripts/provision.sh` recorded in the cache, then `PATH`.
+ * Throws with the command that fixes it when one is missing.
+ */
+export function resolveBinaries(): ControlPlaneBinaries {
+  const recorded: Partial<ControlPlaneBinaries> = {};
+  const recordFile = join(cacheRoot(), 'binaries.json');
+  if (existsSync(recordFile)) {
+    try {
+      Object.assign(recorded, JSON.parse(readFileSync(recordFile, 'utf8')) as Partial<ControlPlaneBinaries>);
+    } catch {
+      // A corrupt record is ignored; the other sources still apply.
+    }
+  }
+  const assets = process.env.KUBEBUILDER_ASSETS;
+  const pick = (override: string | undefined, asset: string, record: string | undefined): string | undefined => {
+    if (override) {
+      if (!isExecutable(override)) throw new Error(`${override} is not an executable file; fix the override variable or unset it`);
+      return override;
+    }
+    if (assets && isExecutable(join(assets, asset))) return join(assets, asset);
+    if (record && isExecutable(record)) return record;
+    return onPath(asset);
+  };
+  const etcd = pick(process.env.KONDUCTOR_ETCD, 'etcd', recorded.etcd);
+  const kubeApiserver = pick(process.env.KONDUCTOR_KUBE_APISERVER, 'kube-apiserver', recorded.kubeApiserver);
+  const missing = [!etcd && 'etcd', !kubeApiserver && 'kube-apiserver'].filter(Boolean);
+  if (!etcd || !kubeApiserver) {
+    throw new Error(
+      `test control plane: ${missing.join(' and ')} not found. Run 'npm run provision' (builds and caches them), ` +
+        `or set KUBEBUILDER_ASSETS to a folder holding both, or KONDUCTOR_ETCD / KONDUCTOR_KUBE_APISERVER.`,
+    );
+  }
+  return { etcd, kubeApiserver };
+}

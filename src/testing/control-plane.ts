@@ -1,0 +1,194 @@
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { resolveBinaries, type ControlPlaneBinaries } from './binaries.js';
+import { writeCredentials, type Credentials } from './credentials.js';
+import { kubeConfigForServiceAccount, kubeConfigWithToken, type ServiceAccountRef } from './identities.js';
+import { ManagedProcess } from './managed-process.js';
+import { freePort } from './ports.js';
+import { startReaper } from './process-reaper.js';
+
+/** Options for {@link TestControlPlane.start}. */
+export interface ControlPlaneOptions {
+  /** Binary paths; by default found with {@link resolveBinaries}. */
+  binaries?: Partial<ControlPlaneBinaries>;
+  /** Extra kube-apiserver flags, appended after ours (a later flag wins). */
+  apiServerArgs?: readonly string[];
+  /** How long each program may take to become ready. Default 30 s. */
+  startTimeoutMs?: number;
+  /** Parent folder of the temporary folder. Default: the OS temp folder. */
+  baseDir?: string;
+}
+
+const ADMIN_USER = 'konductor-admin';
+
+/**
+ * A real etcd and kube-apiserver on free loopback ports, in a temporary folder, with TLS serving,
+ * token authentication and RBAC. No controller-manager or scheduler: like envtest, objects are stored
+ * and served but nothing acts on Pods, namespaces' deletion or owner references.
+ *
+ * Every process and the folder are removed by {@link stop}, and by a detached reaper if the owning
+ * process dies first (a killed or interrupted test run).
+ */
+export class TestControlPlane {
+  /** Base URL of the API server, e.g. `https://127.0.0.1:41234`. */
+  readonly server: string;
+  /** Path of a kubeconfig file for the admin identity (`system:masters`). */
+  readonly kubeconfigPath: string;
+  private caData = '';
+
+  private constructor(
+    readonly dir: string,
+    private readonly binaries: ControlPlaneBinaries,
+    private readonly credentials: Credentials,
+    readonly etcd: ManagedProcess,
+    readonly apiServer: ManagedProcess,
+    private readonly etcdClientUrl: string,
+    private readonly apiServerPort: number,
+    private readonly startTimeoutMs: number,
+  ) {
+    this.server = `https://127.0.0.1:${apiServerPort}`;
+    this.kubeconfigPath = join(dir, 'kubeconfig.json');
+  }
+
+  /** Starts etcd and the API server; resolves once `/readyz` answers 200. */
+  static async start(options: ControlPlaneOptions = {}): Promise<TestControlPlane> {
+    const binaries = { ...resolveBinaries(), ...options.binaries };
+    const dir = mkdtempSync(join(options.baseDir ?? tmpdir(), 'konductor-cp-'));
+    startReaper(dir);
+    let plane: TestControlPlane | undefined;
+    try {
+      const credentials = writeCredentials(dir);
+      const startTimeoutMs = options.startTimeoutMs ?? 30_000;
+      const [etcdClient, etcdPeer, apiPort] = (await distinctFreePorts(3)) as [number, number, number];
+      const etcdClientUrl = `http://127.0.0.1:${etcdClient}`;
+      const etcdPeerUrl = `http://127.0.0.1:${etcdPeer}`;
+      const etcd = new ManagedProcess('etcd', binaries.etcd, [
+        '--name=konductor-test',
+        `--data-dir=${join(dir, 'etcd-data')}`,
+        `--listen-client-urls=${etcdClientUrl}`,
+        `--advertise-client-urls=${etcdClientUrl}`,
+        `--listen-peer-urls=${etcdPeerUrl}`,
+        `--initial-advertise-peer-urls=${etcdPeerUrl}`,
+        `--initial-cluster=konductor-test=${etcdPeerUrl}`,
+        '--log-level=warn',
+        '--logger=zap',
+      ], join(dir, 'etcd.log'), dir);
+      const certDir = join(dir, 'certs');
+      mkdirSync(certDir);
+      const apiServer = new ManagedProcess('kube-apiserver', binaries.kubeApiserver, [
+        `--etcd-servers=${etcdClientUrl}`,
+        `--secure-port=${apiPort}`,
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        '--insecure-port=0',
+        `--cert-dir=${certDir}`,
+        `--token-auth-file=${credentials.tokenFile}`,
+        '--authorization-mode=RBAC',
+        `--service-account-key-file=${credentials.serviceAccountPublicKey}`,
+        `--service-account-signing-key-file=${credentials.serviceAccountPrivateKey}`,
+        '--service-account-issuer=https://kubernetes.default.svc',
+        '--service-cluster-ip-range=10.0.0.0/24',
+        '--allow-privileged=true',
+        // No controller-manager creates the `default` ServiceAccount, so its admission check would reject every Pod.
+        '--disable-admission-plugins=ServiceAccount',
+        '--profiling=false',
+        ...(options.apiServerArgs ?? []),
+      ], join(dir, 'kube-apiserver.log'), dir);
+      plane = new TestControlPlane(dir, binaries, credentials, etcd, apiServer, etcdClientUrl, apiPort, startTimeoutMs);
+      await plane.startEtcd();
+      await plane.startApiServer();
+      return plane;
+    } catch (error) {
+      if (plane) await plane.stop();
+      else rmSync(dir, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  /** Starts etcd (again), keeping its data folder. */
+  async startEtcd(): Promise<void> {
+    await this.etcd.start(() => probe(`${this.etcdClientUrl}/health`).then((s) => s === 200), this.startTimeoutMs);
+  }
+
+  /** Stops etcd, keeping its data. Use `signal: 'SIGKILL'` to simulate a crash. */
+  async stopEtcd(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    await this.etcd.stop(signal);
+  }
+
+  /** Starts the API server (again) on the same port, so clients reconnect to the same URL. */
+  async startApiServer(): Promise<void> {
+    await this.apiServer.start(
+      () => probe(`${this.server}/readyz`, this.credentials.adminToken).then((s) => s === 200),
+      this.startTimeoutMs,
+    );
+    if (!this.caData) {
+      // The API server made a self-signed CA and serving cert in --cert-dir; trust that CA.
+      this.caData = readFileSync(join(this.dir, 'certs', 'apiserver.crt')).toString('base64');
+      writeFileSync(this.kubeconfigPath, this.kubeConfig().exportConfig());
+    }
+  }
+
+  /** Stops the API server; etcd and its data stay. Use `signal: 'SIGKILL'` to simulate a crash. */
+  async stopApiServer(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    await this.apiServer.stop(signal);
+  }
+
+  /** The admin identity (`system:masters`), as a fresh KubeConfig. */
+  kubeConfig(): KubeConfig {
+    return this.kubeConfigWithToken(ADMIN_USER, this.credentials.adminToken);
+  }
+
+  /** The admin bearer token, for raw HTTP calls such as scraping `/metrics`. */
+  get adminToken(): string {
+    return this.credentials.adminToken;
+  }
+
+  /** A KubeConfig acting as a ServiceAccount (created if missing); see {@link kubeConfigForServiceAccount}. */
+  kubeConfigForServiceAccount(account: ServiceAccountRef, expirationSeconds = 3600): Promise<KubeConfig> {
+    return kubeConfigForServiceAccount(this.kubeConfig(), account, expirationSeconds);
+  }
+
+  /** Stops everything and removes the temporary folder. Safe to call twice. */
+  async stop(): Promise<void> {
+    await this.apiServer.stop('SIGTERM', 3_000);
+    await this.etcd.stop('SIGTERM', 3_000);
+    if (existsSync(this.dir)) rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private kubeConfigWithToken(user: string, token: string): KubeConfig {
+    return kubeConfigWithToken({ name: 'konductor-test', server: this.server, caData: this.caData }, user, token);
+  }
+
+  /** Versions of the binaries in use, for logs. */
+  get binaryPaths(): Readonly<ControlPlaneBinaries> {
+    return this.binaries;
+  }
+}
+
+async function distinctFreePorts(count: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < count) ports.add(await freePort());
+  return [...ports];
+}
+
+/** One GET; resolves with the HTTP status, or rejects on a connection error. Self-signed TLS is accepted here. */
+function probe(url: string, token?: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const send = url.startsWith('https:') ? httpsRequest : httpRequest;
+    const req = send(
+      url,
+      { method: 'GET', timeout: 2_000, rejectUnauthorized: false, headers: token ? { Authorization: `Bearer ${token}` } : {} },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  });
+}

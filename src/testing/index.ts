@@ -1,0 +1,18 @@
+/**
+ * Testing utilities for operators built with Konductor: a real kube-apiserver + etcd
+ * started in-process ({@link TestControlPlane}), and helpers to install CRDs.
+ *
+ * @example
+ * ```ts
+ * import { TestControlPlane } from 'konductor/testing';
+ * const plane = await TestControlPlane.start();
+ * const kc = plane.kubeConfig();
+ * // ... run your operator and assert on objects ...
+ * await plane.stop();
+ * ```
+ * @packageDocumentation
+ */
+export { TestControlPlane, type ControlPlaneOptions } from './control-plane.js';
+export { kubeConfigForServiceAccount, kubeConfigWithToken, type ServiceAccountRef } from './identities.js';
+export { resolveBinaries, cacheRoot, type ControlPlaneBinaries } from './binaries.js';
+export { installCrds, readCrds } from './crds.js';

@@ -1,0 +1,86 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync, closeSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { registerPid } from './process-reaper.js';
+
+/** A long-running program of the control plane: started detached, logged to a file, stopped with its group. */
+export class ManagedProcess {
+  private child: ChildProcess | undefined;
+  private exited: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly name: string,
+    private readonly command: string,
+    private readonly args: readonly string[],
+    private readonly logFile: string,
+    private readonly reaperDir: string,
+  ) {}
+
+  get pid(): number | undefined {
+    return this.child?.exitCode === null && this.child.signalCode === null ? this.child.pid : undefined;
+  }
+
+  get running(): boolean {
+    return this.pid !== undefined;
+  }
+
+  /** Starts the program and waits until `ready()` answers true, failing with the log's tail otherwise. */
+  async start(ready: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+    if (this.running) throw new Error(`${this.name} is already running (pid ${this.pid})`);
+    const fd = openSync(this.logFile, 'a');
+    // Detached: a group of its own, so Ctrl-C on the test runner does not hit it and the reaper can kill the group.
+    const child = spawn(this.command, [...this.args], { detached: true, stdio: ['ignore', fd, fd] });
+    closeSync(fd);
+    this.child = child;
+    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+    child.once('error', () => undefined);
+    child.unref();
+    if (child.pid !== undefined) registerPid(this.reaperDir, child.pid);
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (!this.running) throw new Error(`${this.name} exited during start-up:\n${this.logTail()}`);
+      if (await ready().catch(() => false)) return;
+      await sleep(100);
+    }
+    await this.stop();
+    throw new Error(`${this.name} was not ready within ${timeoutMs} ms:\n${this.logTail()}`);
+  }
+
+  /** Sends `signal` to the process group and waits for exit; escalates to SIGKILL after `graceMs`. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM', graceMs = 5_000): Promise<void> {
+    const pid = this.pid;
+    if (pid === undefined) return;
+    kill(pid, signal);
+    const done = await Promise.race([this.exited.then(() => true), sleep(graceMs).then(() => false)]);
+    if (!done) {
+      kill(pid, 'SIGKILL');
+      await this.exited;
+    }
+  }
+
+  /** Sends a signal without waiting (SIGSTOP/SIGCONT for stall tests). */
+  signal(signal: NodeJS.Signals): void {
+    const pid = this.pid;
+    if (pid !== undefined) kill(pid, signal);
+  }
+
+  logTail(lines = 30): string {
+    try {
+      return readFileSync(this.logFile, 'utf8').split('\n').slice(-lines).join('\n');
+    } catch {
+      return '(no log)';
+    }
+  }
+}
+
+function kill(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // Already gone.
+    }
+  }
+}

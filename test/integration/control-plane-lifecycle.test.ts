@@ -1,0 +1,70 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { TestControlPlane } from '../../src/testing/index.js';
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (condition()) return true;
+    await sleep(100);
+  }
+  return condition();
+}
+
+// These tests stop and kill control planes, so each starts its own instead of the shared one.
+describe('a control plane of its own', () => {
+  test('keeps its data when the API server is stopped and started again', async () => {
+    const plane = await TestControlPlane.start();
+    try {
+      const core = plane.kubeConfig().makeApiClient(CoreV1Api);
+      await core.createNamespace({ body: { metadata: { name: 'kept' } } });
+      await core.createNamespacedConfigMap({ namespace: 'kept', body: { metadata: { name: 'data' }, data: { answer: '42' } } });
+
+      await plane.stopApiServer();
+      await expect(core.listNamespace().catch(() => 'unreachable')).resolves.toBe('unreachable');
+      await plane.startApiServer();
+
+      const read = await core.readNamespacedConfigMap({ namespace: 'kept', name: 'data' });
+      expect(read.data).toEqual({ answer: '42' });
+    } finally {
+      await plane.stop();
+    }
+  });
+
+  test('removes its processes and folder on stop', async () => {
+    const plane = await TestControlPlane.start();
+    const pids = [plane.etcd.pid!, plane.apiServer.pid!];
+    await plane.stop();
+    expect(pids.filter(isAlive)).toEqual([]);
+    expect(existsSync(plane.dir)).toBe(false);
+  });
+
+  test('leaves no process or folder behind when the test process is killed (SIGKILL)', async () => {
+    const holder = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', 'support', 'hold-control-plane.ts')], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const firstLine = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: holder.stdout! }).once('line', resolve);
+      holder.once('exit', (code) => reject(new Error(`holder exited early with ${code}`)));
+    });
+    const held = JSON.parse(firstLine) as { dir: string; pids: number[] };
+    expect(held.pids.every(isAlive)).toBe(true);
+
+    holder.kill('SIGKILL');
+
+    expect(await until(() => !held.pids.some(isAlive) && !existsSync(held.dir), 10_000)).toBe(true);
+  });
+});

@@ -1,0 +1,26 @@
+import { randomBytes } from 'node:crypto';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+
+/** The shared control plane's admin KubeConfig (started by the integration project's global setup). */
+export function sharedKubeConfig(): KubeConfig {
+  const path = process.env.KONDUCTOR_TEST_KUBECONFIG;
+  if (!path) throw new Error('KONDUCTOR_TEST_KUBECONFIG is not set: run integration tests through jest (npm run test:integration)');
+  const kc = new KubeConfig();
+  kc.loadFromFile(path);
+  return kc;
+}
+
+/** Creates a namespace with a unique name so tests sharing one control plane never see each other's objects. */
+export async function uniqueNamespace(kc: KubeConfig, prefix = 'test'): Promise<string> {
+  const name = `${prefix}-${randomBytes(4).toString('hex')}`;
+  await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name } } });
+  return name;
+}
+
+/** The HTTP status of a failed client call (ApiException `code`, or a watch error's `statusCode`). */
+export function statusOf(error: unknown): number | undefined {
+  const e = error as { code?: unknown; statusCode?: unknown };
+  if (typeof e?.code === 'number') return e.code;
+  if (typeof e?.statusCode === 'number') return e.statusCode;
+  return undefined;
+}
