@@ -17,6 +17,8 @@ const shared = {
 
 /** @type {import('jest').Config} */
 export default {
+  // Integration tests start real processes; unit tests finish long before this.
+  testTimeout: 60_000,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     {
@@ -24,9 +26,8 @@ export default {
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       // One real control plane per run, shared by every integration test file.
-      globalSetup: '<rootDir>/test/support/global-setup.ts',
-      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-      testTimeout: 60_000,
+      globalSetup: '<rootDir>/test/support/global-setup.js',
+      globalTeardown: '<rootDir>/test/support/global-teardown.js',
     },
   ],
 };

@@ -90,8 +90,9 @@ build_apiserver() {
   version=$(apt-cache showsrc "$KUBE_SRC_PKG" 2>/dev/null | awk '/^Version:/ {print $2; exit}')
   [ -n "$version" ] || die "apt has no source package '$KUBE_SRC_PKG' (is the deb-src entry present?)"
   local out_dir="$CACHE_ROOT/kube-apiserver/$version"
-  local work; work=$(mktemp -d "${TMPDIR:-/tmp}/konductor-kube-build.XXXXXX")
-  trap 'rm -rf "$work"' RETURN
+  BUILD_DIR=$(mktemp -d "${TMPDIR:-/tmp}/konductor-kube-build.XXXXXX")
+  trap 'rm -rf "$BUILD_DIR"' EXIT
+  local work="$BUILD_DIR"
   log "building kube-apiserver from Debian source $KUBE_SRC_PKG $version in $work (about 5-7 minutes on 2 cores)"
   ( cd "$work" && apt-get source -qq --download-only "$KUBE_SRC_PKG" >/dev/null 2>&1 && dpkg-source -x --no-check ./*.dsc src >/dev/null ) \
     || die "apt-get source $KUBE_SRC_PKG failed"

@@ -1,0 +1,139 @@
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { ApiError } from './api-error.js';
+
+/** Query parameters; undefined values are left out. */
+export type Query = Record<string, string | number | boolean | undefined>;
+
+export interface RequestInit {
+  query?: Query;
+  body?: unknown;
+  /** Defaults to `application/json` when a body is given. */
+  contentType?: string;
+  signal?: AbortSignal;
+  /** Whole-request timeout. Default 60 s; watches use their own idle watchdog instead. */
+  timeoutMs?: number;
+}
+
+/** Counts of requests by verb, for tests and metrics. */
+export interface RequestCounter {
+  (method: string, path: string, status: number): void;
+}
+
+/**
+ * A minimal Kubernetes REST client over node's http(s) with one keep-alive agent.
+ * It owns the transport so that watches can be streamed, timed and aborted precisely and
+ * so errors carry the server's `Status` and `Retry-After` (client-node's Watch drops both).
+ * Authentication and TLS come from the KubeConfig (tokens, client certs, exec plugins).
+ */
+export class ApiClient {
+  private agent: HttpAgent | undefined;
+  readonly server: string;
+  onRequest: RequestCounter | undefined;
+
+  constructor(private readonly kc: KubeConfig, options: { maxSockets?: number } = {}) {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error('the kubeconfig has no current cluster: set a current-context or pass --context');
+    this.server = cluster.server.replace(/\/+$/, '');
+    this.maxSockets = options.maxSockets ?? 64;
+  }
+
+  private readonly maxSockets: number;
+
+  /** Sends one request and parses the JSON answer; throws {@link ApiError} for non-2xx or no answer. */
+  async request<T>(method: string, path: string, init: RequestInit = {}): Promise<T> {
+    const response = await this.send(method, path, init);
+    const text = await readBody(response).catch((error: unknown) => {
+      throw ApiError.fromNetwork(error, `${method} ${path}`);
+    });
+    const status = response.statusCode ?? 0;
+    this.onRequest?.(method, path, status);
+    if (status < 200 || status >= 300) throw ApiError.fromResponse(status, text, response.headers, `${method} ${path}`);
+    if (text === '') return undefined as T;
+    try {
+      return JSON.parse(text) as T;
+    } catch (error) {
+      throw new ApiError(status, `${method} ${path}: the response is not JSON`, undefined, undefined, text, { cause: error });
+    }
+  }
+
+  /** Opens a streaming GET (a watch); resolves with the response once a 2xx status arrives. */
+  async stream(path: string, init: RequestInit = {}): Promise<IncomingMessage> {
+    const response = await this.send('GET', path, { ...init, timeoutMs: 0 });
+    const status = response.statusCode ?? 0;
+    this.onRequest?.('WATCH', path, status);
+    if (status >= 200 && status < 300) return response;
+    const text = await readBody(response).catch(() => '');
+    throw ApiError.fromResponse(status, text, response.headers, `GET ${path}`);
+  }
+
+  /** Closes idle keep-alive sockets. */
+  close(): void {
+    this.agent?.destroy();
+    this.agent = undefined;
+  }
+
+  private async send(method: string, path: string, init: RequestInit): Promise<IncomingMessage> {
+    const url = new URL(this.server + path);
+    for (const [key, value] of Object.entries(init.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    const options: RequestOptions = { headers: {} };
+    // Re-applied on every request: tokens rotate (in-cluster files, exec plugins).
+    await this.kc.applyToHTTPSOptions(options);
+    const headers: Record<string, string> = { Accept: 'application/json' };
+    for (const [key, value] of Object.entries(options.headers ?? {})) {
+      if (value !== undefined) headers[key] = Array.isArray(value) ? value.join(', ') : String(value);
+    }
+    if (options.auth) headers.Authorization = `Basic ${Buffer.from(options.auth).toString('base64')}`;
+    let payload: string | undefined;
+    if (init.body !== undefined) {
+      payload = JSON.stringify(init.body);
+      headers['Content-Type'] = init.contentType ?? 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(payload));
+    }
+    const isHttps = url.protocol === 'https:';
+    const agent = this.agentFor(isHttps, options);
+    const send = isHttps ? httpsRequest : httpRequest;
+    const what = `${method} ${url.pathname}`;
+    return new Promise<IncomingMessage>((resolve, reject) => {
+      const req = send(url, { method, headers, agent, signal: init.signal }, resolve);
+      const timeoutMs = init.timeoutMs ?? 60_000;
+      if (timeoutMs > 0) {
+        req.setTimeout(timeoutMs, () => req.destroy(new Error(`no response within ${timeoutMs} ms`)));
+      }
+      req.once('error', (error) => reject(ApiError.fromNetwork(error, what)));
+      req.end(payload);
+    });
+  }
+
+  private agentFor(isHttps: boolean, tls: RequestOptions): HttpAgent {
+    if (!this.agent) {
+      const common = { keepAlive: true, maxSockets: this.maxSockets, keepAliveMsecs: 30_000 };
+      this.agent = isHttps
+        ? new HttpsAgent({
+            ...common,
+            ca: tls.ca,
+            cert: tls.cert,
+            key: tls.key,
+            pfx: tls.pfx,
+            passphrase: tls.passphrase,
+            servername: tls.servername,
+            rejectUnauthorized: tls.rejectUnauthorized,
+          })
+        : new HttpAgent(common);
+    }
+    return this.agent;
+  }
+}
+
+function readBody(response: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    response.on('data', (chunk: Buffer) => chunks.push(chunk));
+    response.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    response.once('error', reject);
+    response.once('aborted', () => reject(new Error('response aborted')));
+  });
+}

@@ -1,0 +1,73 @@
+/** The Kubernetes `Status` object an API server returns with an error. */
+export interface KubeStatus {
+  kind?: string;
+  status?: string;
+  message?: string;
+  reason?: string;
+  code?: number;
+  details?: unknown;
+}
+
+/**
+ * A failed API request: HTTP `status` (0 when no response arrived), the server's `reason` and
+ * `message` when its body was a `Status`, and `retryAfterSeconds` from a `Retry-After` header.
+ */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly reason?: string,
+    readonly retryAfterSeconds?: number,
+    readonly body?: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+
+  /** Same as `status`, for code written against client-node's `ApiException.code`. */
+  get code(): number {
+    return this.status;
+  }
+
+  /** Builds an error from a response; the body may be a `Status`, HTML from a proxy, or nothing. */
+  static fromResponse(
+    status: number,
+    body: string,
+    headers: Record<string, string | string[] | undefined>,
+    what: string,
+  ): ApiError {
+    let parsed: KubeStatus | undefined;
+    try {
+      const candidate = JSON.parse(body) as unknown;
+      if (candidate && typeof candidate === 'object') parsed = candidate as KubeStatus;
+    } catch {
+      // Not JSON (a proxy's HTML page, an empty body): classified by the status code alone.
+    }
+    const retryAfter = parseRetryAfter(headers['retry-after']);
+    const detail = parsed?.message ?? (body.trim().slice(0, 200) || `HTTP ${status}`);
+    return new ApiError(status, `${what}: ${status} ${detail}`, parsed?.reason, retryAfter, body);
+  }
+
+  /** A request that got no response (connection refused, reset, timeout). */
+  static fromNetwork(error: unknown, what: string): ApiError {
+    const text = error instanceof Error ? `${(error as NodeJS.ErrnoException).code ?? error.name}: ${error.message}` : String(error);
+    return new ApiError(0, `${what}: ${text}`, undefined, undefined, undefined, { cause: error });
+  }
+}
+
+/** `Retry-After` in seconds (delta-seconds or an HTTP date), or undefined. */
+export function parseRetryAfter(value: string | string[] | undefined): number | undefined {
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const seconds = Number(raw);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds);
+  const date = Date.parse(raw);
+  return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000);
+}
+
+/** True for an HTTP 410 Gone, whatever shape it came in. */
+export function isGone(error: unknown): boolean {
+  return error instanceof ApiError && error.status === 410;
+}

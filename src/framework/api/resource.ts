@@ -1,0 +1,53 @@
+/** A resource as a user names it: `group/version` (or `v1` for the core group) plus a plural, kind or short name. */
+export interface ResourceSelector {
+  /** `group/version`, e.g. `example.com/v1`; `v1` for the core group. */
+  apiVersion: string;
+  /** Plural (`widgets`), kind (`Widget`), singular or short name (`wg`). */
+  name: string;
+}
+
+/** A resource resolved through discovery: everything needed to build request paths. */
+export interface Resource {
+  group: string;
+  version: string;
+  plural: string;
+  kind: string;
+  namespaced: boolean;
+  /** Whether the resource has a `/status` subresource. */
+  hasStatus: boolean;
+}
+
+/** Splits `group/version` (or core `version`). */
+export function splitApiVersion(apiVersion: string): { group: string; version: string } {
+  const slash = apiVersion.lastIndexOf('/');
+  return slash < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
+}
+
+/** `example.com/v1` for named groups, `v1` for the core group. */
+export function apiVersionOf(resource: Pick<Resource, 'group' | 'version'>): string {
+  return resource.group ? `${resource.group}/${resource.version}` : resource.version;
+}
+
+/** `/apis/<group>/<version>` or `/api/<version>`. */
+export function groupVersionPath(group: string, version: string): string {
+  return group ? `/apis/${group}/${version}` : `/api/${version}`;
+}
+
+/** The collection path, in one namespace or across all. */
+export function collectionPath(resource: Resource, namespace?: string): string {
+  const base = groupVersionPath(resource.group, resource.version);
+  return resource.namespaced && namespace
+    ? `${base}/namespaces/${encodeURIComponent(namespace)}/${resource.plural}`
+    : `${base}/${resource.plural}`;
+}
+
+/** One object's path (optionally a subresource such as `status`). */
+export function objectPath(resource: Resource, namespace: string | undefined, name: string, subresource?: string): string {
+  const path = `${collectionPath(resource, namespace)}/${encodeURIComponent(name)}`;
+  return subresource ? `${path}/${subresource}` : path;
+}
+
+/** A stable, readable id for a resource: `widgets.example.com/v1` or `pods/v1`. */
+export function resourceId(resource: Pick<Resource, 'group' | 'version' | 'plural'>): string {
+  return resource.group ? `${resource.plural}.${resource.group}/${resource.version}` : `${resource.plural}/${resource.version}`;
+}

@@ -1,0 +1,384 @@
+import type { IncomingMessage } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Observable } from 'rxjs';
+import type { ApiClient } from '../api/api-client.js';
+import { ApiError, isGone } from '../api/api-error.js';
+import { apiVersionOf, collectionPath, resourceId, type Resource } from '../api/resource.js';
+import { silentLogger, type Logger } from '../observability/logger.js';
+import { noMetrics, type Metrics } from '../observability/metrics.js';
+import { Backoff, type BackoffOptions } from './backoff.js';
+import type { KubeObject, WatchEvent } from './events.js';
+
+/** Options for {@link watchResource}. */
+export interface WatchStreamOptions<T extends KubeObject = KubeObject> {
+  /** Watch one namespace; all namespaces when omitted (or for cluster-scoped resources). */
+  namespace?: string;
+  /** Sent to the server, so only matching objects cross the wire. */
+  labelSelector?: string;
+  /** Sent to the server, so only matching objects cross the wire. */
+  fieldSelector?: string;
+  /** Page size of the listing. Default 500. */
+  pageSize?: number;
+  /** Server-side watch timeout per request, in seconds. Default: random in [300, 600), like client-go. */
+  timeoutSeconds?: () => number;
+  /** A connection silent for this long is treated as dead and replaced. Default 70 s (Kopf's figure). */
+  idleTimeoutMs?: number;
+  /** Reconnect backoff. Default: client-go's 0.8 s doubling to 30 s, reset after 2 min. */
+  backoff?: BackoffOptions;
+  logger?: Logger;
+  metrics?: Metrics;
+  /** The objects currently known, by UID; kept up to date by the stream (shared watches read it). */
+  store?: Map<string, T>;
+}
+
+interface ListResponse<T> {
+  metadata?: { resourceVersion?: string; continue?: string };
+  items?: T[];
+}
+
+type WatchOutcome = 'ended' | 'gone' | 'stalled' | 'stopped';
+
+const DEFAULT_PAGE_SIZE = 500;
+const DEFAULT_IDLE_TIMEOUT_MS = 70_000;
+const VERY_SHORT_WATCH_MS = 1_000;
+
+function defaultTimeoutSeconds(): number {
+  return 300 + Math.floor(Math.random() * 300);
+}
+
+/** Whether a parsed value looks like an object we can track: it needs a UID and a resourceVersion. */
+function isTrackable(value: unknown): value is KubeObject & { metadata: { uid: string; resourceVersion: string } } {
+  const metadata = (value as KubeObject | null)?.metadata;
+  return typeof metadata?.uid === 'string' && typeof metadata.resourceVersion === 'string';
+}
+
+/**
+ * Lists a resource (in pages) and then watches it, forever, as one Observable:
+ * the listing's objects as ADDED, a SYNCED marker when the listing is complete, then live
+ * ADDED/MODIFIED/DELETED events. It never completes by itself and never errors on API
+ * failures: it resumes from the last resourceVersion (advanced by bookmarks), backs off on
+ * errors, honours `Retry-After`, replaces silent connections, and on 410 Gone relists and
+ * emits only the differences (DELETED for objects that vanished, nothing for unchanged ones).
+ * Unsubscribing aborts the request in flight.
+ */
+export function watchResource<T extends KubeObject = KubeObject>(
+  client: ApiClient,
+  resource: Resource,
+  options: WatchStreamOptions<T> = {},
+): Observable<WatchEvent<T>> {
+  return new Observable<WatchEvent<T>>((subscriber) => {
+    const stop = new AbortController();
+    const loop = new WatchLoop<T>(client, resource, options, (event) => {
+      if (!stop.signal.aborted) subscriber.next(event);
+    });
+    loop.run(stop.signal).catch((error: unknown) => {
+      if (!stop.signal.aborted) subscriber.error(error);
+    });
+    return () => stop.abort();
+  });
+}
+
+class WatchLoop<T extends KubeObject> {
+  private readonly path: string;
+  private readonly id: string;
+  private readonly logger: Logger;
+  private readonly metrics: Metrics;
+  private readonly store: Map<string, T>;
+  private readonly backoff: Backoff;
+  private readonly labels: Readonly<Record<string, string>>;
+  private resourceVersion: string | undefined;
+
+  constructor(
+    private readonly client: ApiClient,
+    private readonly resource: Resource,
+    private readonly options: WatchStreamOptions<T>,
+    private readonly emit: (event: WatchEvent<T>) => void,
+  ) {
+    this.path = collectionPath(resource, options.namespace);
+    this.id = resourceId(resource);
+    this.labels = { resource: this.id };
+    this.logger = (options.logger ?? silentLogger()).child({ resource: this.id, namespace: options.namespace ?? '*' });
+    this.metrics = options.metrics ?? noMetrics;
+    this.store = options.store ?? new Map();
+    this.backoff = new Backoff(options.backoff);
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        if (this.resourceVersion === undefined) {
+          this.resourceVersion = await this.list(signal);
+        }
+        const started = Date.now();
+        const { outcome, events } = await this.watch(signal);
+        if (outcome === 'stopped') return;
+        this.metrics.increment('watch_reconnects_total', this.labels);
+        if (outcome === 'gone') {
+          this.logger.info('resourceVersion expired (410 Gone); relisting');
+          this.resourceVersion = undefined;
+          continue;
+        }
+        if (outcome === 'stalled') {
+          this.logger.warn({ idleTimeoutMs: this.idleTimeoutMs }, 'watch connection silent for too long; reconnecting');
+          await this.pause(this.backoff.next(), signal);
+        } else if (events === 0 && Date.now() - started < VERY_SHORT_WATCH_MS) {
+          // A watch that ends at once with nothing in it (kubernetes#104171): back off, don't busy-loop.
+          await this.pause(this.backoff.next(), signal);
+        }
+      } catch (error) {
+        if (signal.aborted) return;
+        if (isGone(error)) {
+          this.logger.info('resourceVersion expired (410 Gone); relisting');
+          this.metrics.increment('watch_reconnects_total', this.labels);
+          this.resourceVersion = undefined;
+          continue;
+        }
+        this.metrics.increment('watch_errors_total', this.labels);
+        const retryAfter = error instanceof ApiError ? error.retryAfterSeconds : undefined;
+        const delay = retryAfter !== undefined ? Math.max(retryAfter * 1000, 0) : this.backoff.next();
+        if (retryAfter === undefined) {
+          // Keep the backoff growing for 429s too; Retry-After only sets this one delay.
+        } else {
+          this.backoff.next();
+        }
+        this.logger.warn(
+          { err: error instanceof Error ? error.message : String(error), status: (error as ApiError).status, delayMs: Math.round(delay) },
+          'list/watch failed; retrying',
+        );
+        await this.pause(delay, signal);
+      }
+    }
+  }
+
+  private get idleTimeoutMs(): number {
+    return this.options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  }
+
+  private async pause(ms: number, signal: AbortSignal): Promise<void> {
+    await sleep(ms, undefined, { signal }).catch(() => undefined);
+  }
+
+  /** Lists every page, then emits the differences against the store and SYNCED. Returns the list's resourceVersion. */
+  private async list(signal: AbortSignal): Promise<string> {
+    this.metrics.increment('watch_relists_total', this.labels);
+    const items: T[] = [];
+    let continueToken: string | undefined;
+    let listVersion: string | undefined;
+    let restarts = 0;
+    do {
+      let page: ListResponse<T>;
+      try {
+        page = await this.client.request<ListResponse<T>>('GET', this.path, {
+          signal,
+          query: {
+            limit: this.options.pageSize ?? DEFAULT_PAGE_SIZE,
+            continue: continueToken,
+            labelSelector: this.options.labelSelector,
+            fieldSelector: this.options.fieldSelector,
+          },
+        });
+      } catch (error) {
+        // An expired continue token: start the listing over; the partial one is never exposed.
+        if (continueToken !== undefined && isGone(error) && restarts < 3) {
+          restarts += 1;
+          items.length = 0;
+          continueToken = undefined;
+          this.logger.info('list continue token expired; restarting the listing');
+          continue;
+        }
+        throw error;
+      }
+      for (const item of page.items ?? []) items.push(item);
+      continueToken = page.metadata?.continue || undefined;
+      listVersion = page.metadata?.resourceVersion;
+    } while (continueToken !== undefined);
+    if (!listVersion) throw new ApiError(0, `GET ${this.path}: list response without metadata.resourceVersion`);
+    this.applyListing(items);
+    return listVersion;
+  }
+
+  private applyListing(items: T[]): void {
+    const seen = new Set<string>();
+    for (const item of items) {
+      if (!isTrackable(item)) {
+        this.skip('listed object without metadata.uid or resourceVersion');
+        continue;
+      }
+      this.complete(item);
+      const uid = item.metadata.uid;
+      seen.add(uid);
+      const previous = this.store.get(uid);
+      this.store.set(uid, item);
+      if (!previous) this.deliver({ type: 'ADDED', object: item, fromList: true });
+      else if (previous.metadata?.resourceVersion !== item.metadata.resourceVersion) {
+        this.deliver({ type: 'MODIFIED', object: item, fromList: true });
+      }
+    }
+    for (const [uid, object] of this.store) {
+      if (!seen.has(uid)) {
+        this.store.delete(uid);
+        this.deliver({ type: 'DELETED', object, fromList: true });
+      }
+    }
+    this.emit({ type: 'SYNCED' });
+  }
+
+  /** One watch request, until the server ends it, it breaks, goes silent, or we stop. */
+  private watch(signal: AbortSignal): Promise<{ outcome: WatchOutcome; events: number }> {
+    const local = new AbortController();
+    const onStop = (): void => local.abort();
+    signal.addEventListener('abort', onStop, { once: true });
+    const cleanup = (): void => signal.removeEventListener('abort', onStop);
+    const opened = this.client.stream(this.path, {
+      signal: local.signal,
+      query: {
+        watch: 'true',
+        resourceVersion: this.resourceVersion,
+        allowWatchBookmarks: 'true',
+        timeoutSeconds: (this.options.timeoutSeconds ?? defaultTimeoutSeconds)(),
+        labelSelector: this.options.labelSelector,
+        fieldSelector: this.options.fieldSelector,
+      },
+    });
+    return opened.then(
+      (response) => this.consume(response, local, signal).finally(cleanup),
+      (error: unknown) => {
+        cleanup();
+        if (signal.aborted) return { outcome: 'stopped' as const, events: 0 };
+        throw error;
+      },
+    );
+  }
+
+  private consume(
+    response: IncomingMessage,
+    local: AbortController,
+    signal: AbortSignal,
+  ): Promise<{ outcome: WatchOutcome; events: number }> {
+    return new Promise((resolve, reject) => {
+      let buffer = '';
+      let events = 0;
+      let outcome: WatchOutcome | undefined;
+      let failure: Error | undefined;
+      let idleTimer: NodeJS.Timeout | undefined;
+      const finish = (): void => {
+        clearTimeout(idleTimer);
+        if (signal.aborted) resolve({ outcome: 'stopped', events });
+        else if (failure) reject(failure);
+        else resolve({ outcome: outcome ?? 'ended', events });
+      };
+      const end = (why: WatchOutcome | Error): void => {
+        if (why instanceof Error) failure ??= why;
+        else outcome ??= why;
+        local.abort();
+        response.destroy();
+      };
+      const armIdle = (): void => {
+        clearTimeout(idleTimer);
+        idleTimer = setTimeout(() => end('stalled'), this.idleTimeoutMs);
+        idleTimer.unref?.();
+      };
+      armIdle();
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => {
+        armIdle();
+        buffer += chunk;
+        let newline = buffer.indexOf('\n');
+        while (newline >= 0 && outcome === undefined && failure === undefined) {
+          const line = buffer.slice(0, newline);
+          buffer = buffer.slice(newline + 1);
+          const result = this.handleLine(line);
+          if (result === 'event') events += 1;
+          else if (result instanceof Error || result === 'gone') end(result);
+          newline = buffer.indexOf('\n');
+        }
+      });
+      response.once('end', () => {
+        // A final line without a newline still counts.
+        if (buffer.trim() && outcome === undefined && failure === undefined) {
+          const result = this.handleLine(buffer);
+          if (result === 'event') events += 1;
+          else if (result instanceof Error || result === 'gone') end(result);
+        }
+        buffer = '';
+      });
+      response.once('close', () => {
+        if (!response.complete && outcome === undefined && failure === undefined && !signal.aborted) {
+          failure = ApiError.fromNetwork(new Error('watch stream cut before it ended'), `GET ${this.path}`);
+        }
+        finish();
+      });
+      response.once('error', () => undefined);
+    });
+  }
+
+  /** Parses one line; returns 'event' for a delivered change, 'gone' for 410, an Error to end the watch. */
+  private handleLine(line: string): 'event' | 'gone' | 'ignored' | Error {
+    if (!line.trim()) return 'ignored';
+    let parsed: { type?: unknown; object?: unknown };
+    try {
+      parsed = JSON.parse(line) as { type?: unknown; object?: unknown };
+    } catch {
+      this.skip('malformed JSON line in watch stream', line);
+      return 'ignored';
+    }
+    const { type, object } = parsed ?? {};
+    if (typeof object !== 'object' || object === null) {
+      this.skip('watch event without an object', line);
+      return 'ignored';
+    }
+    switch (type) {
+      case 'BOOKMARK': {
+        const version = (object as KubeObject).metadata?.resourceVersion;
+        if (typeof version === 'string' && version) this.resourceVersion = version;
+        return 'ignored';
+      }
+      case 'ERROR': {
+        const status = object as { code?: number; message?: string; reason?: string };
+        if (status.code === 410) return 'gone';
+        return new ApiError(status.code ?? 0, `watch ${this.path}: ${status.message ?? 'error event'}`, status.reason);
+      }
+      case 'ADDED':
+      case 'MODIFIED':
+      case 'DELETED': {
+        if (!isTrackable(object)) {
+          this.skip(`${type} event object without metadata.uid or resourceVersion`, line);
+          return 'ignored';
+        }
+        const item = object as unknown as T & { metadata: { uid: string; resourceVersion: string } };
+        this.complete(item);
+        const uid = item.metadata.uid;
+        const previous = this.store.get(uid);
+        this.resourceVersion = item.metadata.resourceVersion;
+        if (type === 'DELETED') {
+          this.store.delete(uid);
+          this.deliver({ type: 'DELETED', object: item, fromList: false });
+          return 'event';
+        }
+        if (previous?.metadata?.resourceVersion === item.metadata.resourceVersion) return 'ignored';
+        this.store.set(uid, item);
+        this.deliver({ type: previous ? 'MODIFIED' : 'ADDED', object: item, fromList: false });
+        return 'event';
+      }
+      default:
+        this.skip(`unknown watch event type ${JSON.stringify(type)}`, line);
+        return 'ignored';
+    }
+  }
+
+  /** Fills in apiVersion/kind, which list items of built-in resources lack. */
+  private complete(object: KubeObject): void {
+    object.apiVersion ??= apiVersionOf(this.resource);
+    object.kind ??= this.resource.kind;
+  }
+
+  private deliver(event: WatchEvent<T>): void {
+    this.metrics.increment('watch_events_total', { ...this.labels, type: event.type });
+    this.emit(event);
+  }
+
+  private skip(why: string, line?: string): void {
+    this.metrics.increment('watch_skipped_lines_total', this.labels);
+    this.logger.warn({ line: line?.slice(0, 200) }, `${why}; skipped`);
+  }
+}
