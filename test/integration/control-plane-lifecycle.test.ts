@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api } from '@kubernetes/client-node';
@@ -53,7 +53,7 @@ describe('a control plane of its own', () => {
   });
 
   test('leaves no process or folder behind when the test process is killed (SIGKILL)', async () => {
-    const holder = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', 'support', 'hold-control-plane.ts')], {
+    const holder = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../support/hold-control-plane.ts', import.meta.url))], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const firstLine = await new Promise<string>((resolve, reject) => {

@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   CustomObjectsApi,
   PatchStrategy,
@@ -12,7 +12,7 @@ import { installCrds, kubeConfigForServiceAccount, readCrds } from '../../src/te
 import { sharedKubeConfig, statusOf, uniqueNamespace } from '../support/cluster.js';
 
 const widgets = { group: 'test.konductor.dev', version: 'v1', plural: 'widgets' };
-const crdFile = join(import.meta.dirname, '..', 'fixtures', 'widgets-crd.yaml');
+const crdFile = fileURLToPath(new URL('../fixtures/widgets-crd.yaml', import.meta.url));
 
 interface Widget extends KubernetesObject {
   spec?: { size?: number; color?: string };

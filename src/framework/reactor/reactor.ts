@@ -1,0 +1,208 @@
+import PQueue from 'p-queue';
+import type { Observable, Subscription } from 'rxjs';
+import { silentLogger, type Logger } from '../observability/logger.js';
+import { noMetrics, type Metrics } from '../observability/metrics.js';
+import type { KubeObject, ObjectEvent, WatchEvent } from '../watching/events.js';
+
+/** What one processing run of an object receives. */
+export interface ObjectBatch<T extends KubeObject, R> {
+  uid: string;
+  /** The newest event: the state the run should act on. */
+  latest: ObjectEvent<T>;
+  /** Every raw event since the previous run, oldest first (bounded by `maxEventsPerRun`). */
+  events: readonly ObjectEvent<T>[];
+  /** What the event was routed with (for example, the handlers of its resource). */
+  route: R;
+  /** Aborted when the reactor stops past its drain deadline. */
+  signal: AbortSignal;
+}
+
+/** A processor may ask to run the object again later even without a new event. */
+export type ProcessResult = void | { requeueAfterMs?: number };
+
+export type ObjectProcessor<T extends KubeObject, R> = (batch: ObjectBatch<T, R>) => Promise<ProcessResult>;
+
+/** Options for {@link Reactor}. */
+export interface ReactorOptions {
+  /** At most this many objects are processed at once. Default 16. */
+  concurrency?: number;
+  /** Raw events kept per object between runs; older ones are dropped (their state is superseded). Default 1,000. */
+  maxEventsPerRun?: number;
+  logger?: Logger;
+  metrics?: Metrics;
+}
+
+/** Priorities in the shared queue: live changes go before a (re)listing backlog. */
+const LIVE = 1;
+const BACKLOG = 0;
+
+interface Slot<T extends KubeObject, R> {
+  uid: string;
+  state: 'idle' | 'queued' | 'running';
+  priority: number;
+  events: ObjectEvent<T>[];
+  latest: ObjectEvent<T>;
+  route: R;
+  requeueTimer?: NodeJS.Timeout;
+}
+
+/**
+ * Feeds each object's events to a processor one run at a time.
+ *
+ * - Events are grouped by object UID; one object is never processed twice at once.
+ * - Events arriving while an object waits or runs coalesce: the next run sees only the newest state
+ *   (plus the raw events, for handlers that want every one).
+ * - A global limit bounds concurrent runs. Objects from a (re)listing wait behind live changes, so a
+ *   backlog of thousands never starves a newly created object; a re-run goes to the back of the line.
+ * - State is kept only for objects with work pending or running; it is freed as soon as they are idle.
+ */
+export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
+  private readonly slots = new Map<string, Slot<T, R>>();
+  private readonly queue: PQueue;
+  private readonly abort = new AbortController();
+  private readonly subscriptions: Subscription[] = [];
+  private readonly logger: Logger;
+  private readonly metrics: Metrics;
+  private readonly maxEventsPerRun: number;
+  private stopped = false;
+
+  constructor(
+    private readonly processor: ObjectProcessor<T, R>,
+    options: ReactorOptions = {},
+  ) {
+    this.queue = new PQueue({ concurrency: options.concurrency ?? 16 });
+    this.logger = options.logger ?? silentLogger();
+    this.metrics = options.metrics ?? noMetrics;
+    this.maxEventsPerRun = options.maxEventsPerRun ?? 1_000;
+  }
+
+  /** Feeds a watch stream into the reactor; SYNCED markers go to `onSynced`. */
+  consume(events: Observable<WatchEvent<T>>, route: R, onSynced?: () => void): Subscription {
+    const subscription = events.subscribe({
+      next: (event) => (event.type === 'SYNCED' ? onSynced?.() : this.push(event, route)),
+      error: (error: unknown) => this.logger.error({ err: error }, 'watch stream failed'),
+    });
+    this.subscriptions.push(subscription);
+    return subscription;
+  }
+
+  /** Adds one event for its object. */
+  push(event: ObjectEvent<T>, route: R): void {
+    if (this.stopped) return;
+    const uid = event.object.metadata?.uid;
+    if (!uid) return;
+    let slot = this.slots.get(uid);
+    if (!slot) {
+      slot = { uid, state: 'idle', priority: BACKLOG, events: [], latest: event, route };
+      this.slots.set(uid, slot);
+    }
+    if (slot.events.length >= this.maxEventsPerRun) slot.events.shift();
+    if (slot.events.length > 0 || slot.state === 'running') this.metrics.increment('reactor_coalesced_events_total');
+    slot.events.push(event);
+    slot.latest = event;
+    slot.route = route;
+    if (slot.requeueTimer) {
+      // A real event beats a scheduled re-run: the earliest wins, and no duplicate run follows.
+      clearTimeout(slot.requeueTimer);
+      slot.requeueTimer = undefined;
+    }
+    const priority = event.fromList ? BACKLOG : LIVE;
+    if (slot.state === 'idle') this.schedule(slot, priority);
+    else if (slot.state === 'queued' && priority > slot.priority) {
+      slot.priority = priority;
+      this.queue.setPriority(uid, priority);
+    }
+    this.report();
+  }
+
+  /** Objects with work queued or running. */
+  get activeObjects(): number {
+    return this.slots.size;
+  }
+
+  /** Runs waiting for a free slot. */
+  get queued(): number {
+    return this.queue.size;
+  }
+
+  /** Runs in progress. */
+  get running(): number {
+    return this.queue.pending;
+  }
+
+  /** Resolves when nothing is queued or running. */
+  onIdle(): Promise<void> {
+    return this.queue.onIdle();
+  }
+
+  /**
+   * Stops taking events, drops runs not yet started, and waits for runs in progress up to
+   * `deadlineMs`; past it, their signal is aborted and the reactor gives up waiting.
+   */
+  async stop(deadlineMs = 30_000): Promise<void> {
+    this.stopped = true;
+    for (const subscription of this.subscriptions) subscription.unsubscribe();
+    this.queue.clear();
+    for (const slot of this.slots.values()) clearTimeout(slot.requeueTimer);
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), deadlineMs);
+    });
+    const outcome = await Promise.race([this.queue.onIdle().then(() => 'drained' as const), deadline]);
+    clearTimeout(timer);
+    if (outcome === 'timeout') {
+      this.logger.warn({ running: this.queue.pending, deadlineMs }, 'runs still in progress at the drain deadline; aborting them');
+      this.abort.abort();
+    }
+    this.slots.clear();
+    this.report();
+  }
+
+  private schedule(slot: Slot<T, R>, priority: number): void {
+    slot.state = 'queued';
+    slot.priority = priority;
+    void this.queue.add(() => this.run(slot), { priority, id: slot.uid });
+  }
+
+  private async run(slot: Slot<T, R>): Promise<void> {
+    if (this.stopped) return;
+    slot.state = 'running';
+    const events = slot.events;
+    slot.events = [];
+    const latest = slot.latest;
+    this.report();
+    let result: ProcessResult = undefined;
+    try {
+      this.metrics.increment('reactor_runs_total');
+      result = await this.processor({ uid: slot.uid, latest, events, route: slot.route, signal: this.abort.signal });
+    } catch (error) {
+      // Processors handle their own errors; anything escaping is a framework bug, logged, never fatal.
+      const meta = latest.object.metadata;
+      this.logger.error({ err: error, namespace: meta?.namespace, name: meta?.name }, 'object processing failed unexpectedly');
+    }
+    if (this.stopped) return;
+    if (slot.events.length > 0) {
+      // More happened meanwhile: run again, at the back of the line so others get their turn.
+      this.schedule(slot, slot.events.some((e) => !e.fromList) ? LIVE : BACKLOG);
+    } else if (result?.requeueAfterMs !== undefined && slot.latest.type !== 'DELETED') {
+      slot.state = 'idle';
+      slot.requeueTimer = setTimeout(() => {
+        slot.requeueTimer = undefined;
+        if (slot.state === 'idle' && !this.stopped) {
+          slot.events.push(slot.latest);
+          this.schedule(slot, LIVE);
+        }
+      }, Math.max(0, result.requeueAfterMs));
+    } else {
+      slot.state = 'idle';
+      this.slots.delete(slot.uid);
+    }
+    this.report();
+  }
+
+  private report(): void {
+    this.metrics.set('reactor_queue_depth', this.queue.size);
+    this.metrics.set('reactor_running', this.queue.pending);
+    this.metrics.set('reactor_objects', this.slots.size);
+  }
+}
