@@ -1,1 +1,22 @@
-export {};
+/**
+ * Konductor: Kubernetes operators in TypeScript, in the style of Kopf.
+ * @packageDocumentation
+ */
+import './decorators/metadata.js';
+
+export { on } from './decorators/on.js';
+export { createOperator, Operator, type OperatorOptions } from './runtime/operator.js';
+export { Registry, type HandlerClass } from './registry/registry.js';
+export type { EventContext, EventHandlerFn, EventHandlerSpec, HandlerOptions, HandlerSpec } from './registry/handler-specs.js';
+export type { KubeObject, ObjectEvent, WatchEvent, SyncedEvent } from './watching/events.js';
+export { watchResource, type WatchStreamOptions } from './watching/watch-stream.js';
+export { WatchHub, type WatchScope, type WatchTuning } from './watching/watch-hub.js';
+export { resolveResource } from './watching/resource-resolver.js';
+export { Backoff, type BackoffOptions } from './watching/backoff.js';
+export { Reactor, type ReactorOptions, type ObjectBatch, type ObjectProcessor, type ProcessResult } from './reactor/reactor.js';
+export { ApiClient, type RequestInit, type Query } from './api/api-client.js';
+export { ApiError, isGone, type KubeStatus } from './api/api-error.js';
+export { discoverResource, ResourceNotFoundError } from './api/discovery.js';
+export type { Resource, ResourceSelector } from './api/resource.js';
+export { createLogger, silentLogger, type Logger, type LoggerOptions } from './observability/logger.js';
+export { MetricsRecorder, noMetrics, type Metrics, type CounterName, type GaugeName, type Labels } from './observability/metrics.js';

@@ -1,4 +1,4 @@
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -19,11 +19,19 @@ export interface ControlPlaneOptions {
   apiServerArgs?: readonly string[];
   /** How long each program may take to become ready. Default 30 s. */
   startTimeoutMs?: number;
-  /** Parent folder of the temporary folder. Default: the OS temp folder. */
+  /** Parent folder of the temporary folder. Default: `/dev/shm` when writable (etcd's fsyncs cost nothing on tmpfs), else the OS temp folder. */
   baseDir?: string;
 }
 
 const ADMIN_USER = 'konductor-admin';
+
+/** A second API server on the same etcd; see {@link TestControlPlane.startPeerApiServer}. */
+export interface PeerApiServer {
+  server: string;
+  /** Admin identity on the peer. */
+  kubeConfig(): KubeConfig;
+  stop(): Promise<void>;
+}
 
 /**
  * A real etcd and kube-apiserver on free loopback ports, in a temporary folder, with TLS serving,
@@ -35,7 +43,7 @@ const ADMIN_USER = 'konductor-admin';
  */
 export class TestControlPlane {
   /** Base URL of the API server, e.g. `https://127.0.0.1:41234`. */
-  readonly server: string;
+  server = '';
   /** Path of a kubeconfig file for the admin identity (`system:masters`). */
   readonly kubeconfigPath: string;
   private caData = '';
@@ -47,17 +55,16 @@ export class TestControlPlane {
     readonly etcd: ManagedProcess,
     readonly apiServer: ManagedProcess,
     private readonly etcdClientUrl: string,
-    private readonly apiServerPort: number,
+    private readonly extraArgs: readonly string[],
     private readonly startTimeoutMs: number,
   ) {
-    this.server = `https://127.0.0.1:${apiServerPort}`;
     this.kubeconfigPath = join(dir, 'kubeconfig.json');
   }
 
   /** Starts etcd and the API server; resolves once `/readyz` answers 200. */
   static async start(options: ControlPlaneOptions = {}): Promise<TestControlPlane> {
     const binaries = { ...resolveBinaries(), ...options.binaries };
-    const dir = mkdtempSync(join(options.baseDir ?? tmpdir(), 'konductor-cp-'));
+    const dir = mkdtempSync(join(options.baseDir ?? defaultBaseDir(), 'konductor-cp-'));
     startReaper(dir);
     let plane: TestControlPlane | undefined;
     try {
@@ -79,26 +86,16 @@ export class TestControlPlane {
       ], join(dir, 'etcd.log'), dir);
       const certDir = join(dir, 'certs');
       mkdirSync(certDir);
-      const apiServer = new ManagedProcess('kube-apiserver', binaries.kubeApiserver, [
-        `--etcd-servers=${etcdClientUrl}`,
-        `--secure-port=${apiPort}`,
-        '--bind-address=127.0.0.1',
-        '--advertise-address=127.0.0.1',
-        '--insecure-port=0',
-        `--cert-dir=${certDir}`,
-        `--token-auth-file=${credentials.tokenFile}`,
-        '--authorization-mode=RBAC',
-        `--service-account-key-file=${credentials.serviceAccountPublicKey}`,
-        `--service-account-signing-key-file=${credentials.serviceAccountPrivateKey}`,
-        '--service-account-issuer=https://kubernetes.default.svc',
-        '--service-cluster-ip-range=10.0.0.0/24',
-        '--allow-privileged=true',
-        // No controller-manager creates the `default` ServiceAccount, so its admission check would reject every Pod.
-        '--disable-admission-plugins=ServiceAccount',
-        '--profiling=false',
-        ...(options.apiServerArgs ?? []),
-      ], join(dir, 'kube-apiserver.log'), dir);
-      plane = new TestControlPlane(dir, binaries, credentials, etcd, apiServer, etcdClientUrl, apiPort, startTimeoutMs);
+      const extraArgs = options.apiServerArgs ?? [];
+      const apiServer = new ManagedProcess(
+        'kube-apiserver',
+        binaries.kubeApiserver,
+        apiServerArgs(etcdClientUrl, apiPort, certDir, credentials, extraArgs),
+        join(dir, 'kube-apiserver.log'),
+        dir,
+      );
+      plane = new TestControlPlane(dir, binaries, credentials, etcd, apiServer, etcdClientUrl, extraArgs, startTimeoutMs);
+      plane.server = `https://127.0.0.1:${apiPort}`;
       await plane.startEtcd();
       await plane.startApiServer();
       return plane;
@@ -152,6 +149,31 @@ export class TestControlPlane {
     return kubeConfigForServiceAccount(this.kubeConfig(), account, expirationSeconds);
   }
 
+  /**
+   * Starts a second API server on another port, backed by the same etcd, as in an HA control plane.
+   * Tests use it to change objects while the main API server is down.
+   */
+  async startPeerApiServer(): Promise<PeerApiServer> {
+    const [port] = (await distinctFreePorts(1)) as [number];
+    const certDir = join(this.dir, `certs-peer-${port}`);
+    mkdirSync(certDir);
+    const peer = new ManagedProcess(
+      'kube-apiserver (peer)',
+      this.binaries.kubeApiserver,
+      apiServerArgs(this.etcdClientUrl, port, certDir, this.credentials, this.extraArgs),
+      join(this.dir, `kube-apiserver-peer-${port}.log`),
+      this.dir,
+    );
+    const server = `https://127.0.0.1:${port}`;
+    await peer.start(() => probe(`${server}/readyz`, this.credentials.adminToken).then((s) => s === 200), this.startTimeoutMs);
+    const caData = readFileSync(join(certDir, 'apiserver.crt')).toString('base64');
+    return {
+      server,
+      kubeConfig: () => kubeConfigWithToken({ name: 'konductor-test-peer', server, caData }, ADMIN_USER, this.credentials.adminToken),
+      stop: () => peer.stop(),
+    };
+  }
+
   /** Stops everything and removes the temporary folder. Safe to call twice. */
   async stop(): Promise<void> {
     await this.apiServer.stop('SIGTERM', 3_000);
@@ -167,6 +189,44 @@ export class TestControlPlane {
   get binaryPaths(): Readonly<ControlPlaneBinaries> {
     return this.binaries;
   }
+}
+
+function defaultBaseDir(): string {
+  try {
+    accessSync('/dev/shm', constants.W_OK);
+    return '/dev/shm';
+  } catch {
+    return tmpdir();
+  }
+}
+
+/** The flags of every API server of a control plane (the main one and peers). */
+function apiServerArgs(
+  etcdClientUrl: string,
+  port: number,
+  certDir: string,
+  credentials: Credentials,
+  extraArgs: readonly string[],
+): string[] {
+  return [
+    `--etcd-servers=${etcdClientUrl}`,
+    `--secure-port=${port}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    '--insecure-port=0',
+    `--cert-dir=${certDir}`,
+    `--token-auth-file=${credentials.tokenFile}`,
+    '--authorization-mode=RBAC',
+    `--service-account-key-file=${credentials.serviceAccountPublicKey}`,
+    `--service-account-signing-key-file=${credentials.serviceAccountPrivateKey}`,
+    '--service-account-issuer=https://kubernetes.default.svc',
+    '--service-cluster-ip-range=10.0.0.0/24',
+    '--allow-privileged=true',
+    // No controller-manager creates the `default` ServiceAccount, so its admission check would reject every Pod.
+    '--disable-admission-plugins=ServiceAccount',
+    '--profiling=false',
+    ...extraArgs,
+  ];
 }
 
 async function distinctFreePorts(count: number): Promise<number[]> {

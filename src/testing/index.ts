@@ -12,7 +12,7 @@
  * ```
  * @packageDocumentation
  */
-export { TestControlPlane, type ControlPlaneOptions } from './control-plane.js';
+export { TestControlPlane, type ControlPlaneOptions, type PeerApiServer } from './control-plane.js';
 export { kubeConfigForServiceAccount, kubeConfigWithToken, type ServiceAccountRef } from './identities.js';
 export { resolveBinaries, cacheRoot, type ControlPlaneBinaries } from './binaries.js';
 export { installCrds, readCrds } from './crds.js';

@@ -74,6 +74,9 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     this.logger = options.logger ?? silentLogger();
     this.metrics = options.metrics ?? noMetrics;
     this.maxEventsPerRun = options.maxEventsPerRun ?? 1_000;
+    // A run's own report() happens before p-queue counts it finished; report again once it has,
+    // or reactor_running stays stuck at the last run's count while the reactor is idle.
+    this.queue.on('next', () => this.report());
   }
 
   /** Feeds a watch stream into the reactor; SYNCED markers go to `onSynced`. */
@@ -191,6 +194,8 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
         if (slot.state === 'idle' && !this.stopped) {
           slot.events.push(slot.latest);
           this.schedule(slot, LIVE);
+          // Nothing else reports here: without it the queue depth misses a re-run waiting for a slot.
+          this.report();
         }
       }, Math.max(0, result.requeueAfterMs));
     } else {

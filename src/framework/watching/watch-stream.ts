@@ -108,6 +108,8 @@ class WatchLoop<T extends KubeObject> {
       try {
         if (this.resourceVersion === undefined) {
           this.resourceVersion = await this.list(signal);
+          // The subscriber may have unsubscribed while the listing was delivered: open no watch then.
+          if (signal.aborted) return;
         }
         const started = Date.now();
         const { outcome, events } = await this.watch(signal);
@@ -127,7 +129,9 @@ class WatchLoop<T extends KubeObject> {
         }
       } catch (error) {
         if (signal.aborted) return;
-        if (isGone(error)) {
+        // Only a watch's 410 means our resourceVersion expired; a 410 from the listing itself (which
+        // sends none) is retried with backoff like any other error, not relisted in a hot loop.
+        if (isGone(error) && this.resourceVersion !== undefined) {
           this.logger.info('resourceVersion expired (410 Gone); relisting');
           this.metrics.increment('watch_reconnects_total', this.labels);
           this.resourceVersion = undefined;
@@ -165,7 +169,8 @@ class WatchLoop<T extends KubeObject> {
     let continueToken: string | undefined;
     let listVersion: string | undefined;
     let restarts = 0;
-    do {
+    // Not do/while: `continue` there jumps to the condition, which ended the listing on a restart.
+    for (;;) {
       let page: ListResponse<T>;
       try {
         page = await this.client.request<ListResponse<T>>('GET', this.path, {
@@ -191,7 +196,8 @@ class WatchLoop<T extends KubeObject> {
       for (const item of page.items ?? []) items.push(item);
       continueToken = page.metadata?.continue || undefined;
       listVersion = page.metadata?.resourceVersion;
-    } while (continueToken !== undefined);
+      if (continueToken === undefined) break;
+    }
     if (!listVersion) throw new ApiError(0, `GET ${this.path}: list response without metadata.resourceVersion`);
     this.applyListing(items);
     return listVersion;
@@ -228,7 +234,18 @@ class WatchLoop<T extends KubeObject> {
     const local = new AbortController();
     const onStop = (): void => local.abort();
     signal.addEventListener('abort', onStop, { once: true });
-    const cleanup = (): void => signal.removeEventListener('abort', onStop);
+    // The idle watchdog also covers the wait for the response: a request that never gets one
+    // (a black-holed connection) would otherwise hang forever, as watches have no request timeout.
+    let stalled = false;
+    const waiting = setTimeout(() => {
+      stalled = true;
+      local.abort();
+    }, this.idleTimeoutMs);
+    waiting.unref?.();
+    const cleanup = (): void => {
+      clearTimeout(waiting);
+      signal.removeEventListener('abort', onStop);
+    };
     const opened = this.client.stream(this.path, {
       signal: local.signal,
       query: {
@@ -241,10 +258,15 @@ class WatchLoop<T extends KubeObject> {
       },
     });
     return opened.then(
-      (response) => this.consume(response, local, signal).finally(cleanup),
+      (response) => {
+        clearTimeout(waiting);
+        return this.consume(response, local, signal).finally(cleanup);
+      },
       (error: unknown) => {
         cleanup();
         if (signal.aborted) return { outcome: 'stopped' as const, events: 0 };
+        // An HTTP error status that arrived as the watchdog fired is still that error (e.g. 410).
+        if (stalled && !(error instanceof ApiError && error.status > 0)) return { outcome: 'stalled' as const, events: 0 };
         throw error;
       },
     );

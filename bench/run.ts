@@ -1,0 +1,2 @@
+// `npm run bench`: runs every benchmark scenario in turn; each prints JSON lines.
+await import('./watch-reactor.js');

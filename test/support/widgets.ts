@@ -1,0 +1,77 @@
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import type { Resource } from '../../src/framework/api/resource.js';
+import type { KubeObject } from '../../src/framework/watching/events.js';
+import { installCrds, readCrds } from '../../src/testing/index.js';
+
+/** The test CRD `widgets.test.konductor.dev` (namespaced, status subresource). */
+export const widgetResource: Resource = {
+  group: 'test.konductor.dev',
+  version: 'v1',
+  plural: 'widgets',
+  kind: 'Widget',
+  namespaced: true,
+  hasStatus: true,
+};
+
+export interface Widget extends KubeObject {
+  spec?: { size?: number; color?: string };
+  status?: Record<string, unknown>;
+}
+
+const crdFile = fileURLToPath(new URL('../fixtures/widgets-crd.yaml', import.meta.url));
+
+export async function installWidgetCrd(kc: KubeConfig): Promise<void> {
+  await installCrds(kc, readCrds(crdFile));
+}
+
+/** Small client for the test Widgets. */
+export class Widgets {
+  private readonly api: CustomObjectsApi;
+  private readonly ids = { group: widgetResource.group, version: widgetResource.version, plural: widgetResource.plural };
+
+  constructor(kc: KubeConfig, private readonly namespace: string) {
+    this.api = kc.makeApiClient(CustomObjectsApi);
+  }
+
+  create(name: string, spec: Widget['spec'] = { size: 1 }): Promise<Widget> {
+    return this.api.createNamespacedCustomObject({
+      ...this.ids,
+      namespace: this.namespace,
+      body: { apiVersion: 'test.konductor.dev/v1', kind: 'Widget', metadata: { name }, spec },
+    }) as Promise<Widget>;
+  }
+
+  /** Creates `count` widgets named `<prefix>-<i>`, `parallel` requests at a time. */
+  async createMany(prefix: string, count: number, parallel = 16): Promise<void> {
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < count) {
+        const i = next++;
+        await this.create(`${prefix}-${i}`, { size: i });
+      }
+    };
+    await Promise.all(Array.from({ length: parallel }, worker));
+  }
+
+  patchSpec(name: string, spec: Widget['spec']): Promise<Widget> {
+    return this.api.patchNamespacedCustomObject(
+      { ...this.ids, namespace: this.namespace, name, body: { spec } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    ) as Promise<Widget>;
+  }
+
+  delete(name: string): Promise<unknown> {
+    return this.api.deleteNamespacedCustomObject({ ...this.ids, namespace: this.namespace, name });
+  }
+}
+
+/** Polls until `condition` holds; throws with `what` after `timeoutMs`. */
+export async function eventually(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
+    await sleep(25);
+  }
+}

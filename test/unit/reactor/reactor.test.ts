@@ -1,0 +1,472 @@
+import { Subject } from 'rxjs';
+import { pino } from 'pino';
+import { Reactor, type ObjectBatch, type ProcessResult, type ReactorOptions } from '../../../src/framework/reactor/reactor.js';
+import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
+import type { WatchEvent } from '../../../src/framework/watching/events.js';
+import {
+  ConcurrencyTracker,
+  deferred,
+  sleep,
+  tick,
+  waitFor,
+  widgetEvent,
+  type Widget,
+  type WidgetEvent,
+} from './helpers.js';
+
+type Batch = ObjectBatch<Widget, string>;
+type Processor = (batch: Batch) => Promise<ProcessResult>;
+
+/** What a test sees of one run. */
+interface Run {
+  uid: string;
+  /** `spec.n` of the state the run acted on. */
+  latest: number;
+  latestType: WidgetEvent['type'];
+  /** `spec.n` of every raw event the run received. */
+  events: number[];
+  route: string;
+  signal: AbortSignal;
+}
+
+const reactors: Reactor<Widget, string>[] = [];
+
+/** A reactor whose runs are recorded in `runs` (in start order) before `processor` handles them. */
+function reactorWith(processor: Processor = async () => undefined, options: ReactorOptions = {}) {
+  const runs: Run[] = [];
+  const reactor = new Reactor<Widget, string>(async (batch) => {
+    runs.push({
+      uid: batch.uid,
+      latest: batch.latest.object.spec.n,
+      latestType: batch.latest.type,
+      events: batch.events.map((e) => e.object.spec.n),
+      route: batch.route,
+      signal: batch.signal,
+    });
+    return processor(batch);
+  }, options);
+  reactors.push(reactor);
+  return { reactor, runs };
+}
+
+afterEach(async () => {
+  // Drop whatever a test left behind (queued runs, requeue timers) so nothing leaks into the next one.
+  await Promise.all(reactors.splice(0).map((r) => r.stop(0)));
+});
+
+describe('coalescing events of one object', () => {
+  test('1,000 rapid events for a slow object make far fewer runs, never overlapping, ending on the newest state', async () => {
+    const tracker = new ConcurrencyTracker();
+    const { reactor, runs } = reactorWith(async ({ uid }) => {
+      tracker.enter(uid);
+      await sleep(20);
+      tracker.leave(uid);
+    });
+
+    for (let n = 1; n <= 1_000; n++) {
+      reactor.push(widgetEvent('a', n), 'route');
+      if (n % 100 === 0) await sleep(5); // let runs start and finish while events keep coming
+    }
+    await reactor.onIdle();
+
+    expect(runs.length).toBeGreaterThan(1);
+    expect(runs.length).toBeLessThan(50);
+    expect(tracker.maxPerObject).toBe(1);
+    expect(runs.at(-1)!.latest).toBe(1_000);
+  });
+
+  test('the raw events of successive runs, concatenated, are every event once and in order', async () => {
+    const { reactor, runs } = reactorWith(async ({ events }) => {
+      await sleep(events.length % 3); // vary run length so batches differ in size
+    });
+
+    const pushed: number[] = [];
+    for (let n = 1; n <= 300; n++) {
+      reactor.push(widgetEvent('a', n), 'route');
+      pushed.push(n);
+      if (n % 7 === 0) await tick();
+      if (n % 50 === 0) await sleep(3);
+    }
+    await reactor.onIdle();
+
+    expect(runs.length).toBeGreaterThan(1);
+    expect(runs.flatMap((r) => r.events)).toEqual(pushed);
+    for (const run of runs) expect(run.latest).toBe(run.events.at(-1));
+  });
+
+  test('an event arriving while its object runs causes exactly one follow-up run, which sees it', async () => {
+    const firstRun = deferred();
+    const { reactor, runs } = reactorWith(async () => {
+      if (runs.length === 1) await firstRun.promise;
+    });
+
+    reactor.push(widgetEvent('a', 1), 'route');
+    await waitFor(() => reactor.running === 1, 1_000, 'the first run to start');
+    reactor.push(widgetEvent('a', 2, { type: 'MODIFIED' }), 'route');
+    await tick();
+    expect(runs).toHaveLength(1); // the follow-up waits for the first run to finish
+
+    firstRun.resolve();
+    await reactor.onIdle();
+
+    expect(runs).toHaveLength(2);
+    expect(runs[1]).toMatchObject({ uid: 'a', latest: 2, events: [2] });
+  });
+
+  test('only the newest maxEventsPerRun raw events are kept between runs; the newest state is never dropped', async () => {
+    const firstRun = deferred();
+    const { reactor, runs } = reactorWith(
+      async () => {
+        if (runs.length === 1) await firstRun.promise;
+      },
+      { maxEventsPerRun: 5 },
+    );
+
+    reactor.push(widgetEvent('a', 0), 'route');
+    for (let n = 1; n <= 20; n++) reactor.push(widgetEvent('a', n), 'route');
+    firstRun.resolve();
+    await reactor.onIdle();
+
+    expect(runs).toHaveLength(2);
+    expect(runs[1]).toMatchObject({ latest: 20, events: [16, 17, 18, 19, 20] });
+  });
+});
+
+describe('sharing the concurrency limit between objects', () => {
+  test('different objects run in parallel up to the concurrency limit and never beyond it', async () => {
+    const tracker = new ConcurrencyTracker();
+    const { reactor, runs } = reactorWith(
+      async ({ uid }) => {
+        tracker.enter(uid);
+        await sleep(5);
+        tracker.leave(uid);
+      },
+      { concurrency: 4 },
+    );
+
+    for (let i = 0; i < 30; i++) reactor.push(widgetEvent(`obj-${i}`, 1), 'route');
+    await reactor.onIdle();
+
+    expect(runs).toHaveLength(30);
+    expect(tracker.max).toBe(4);
+  });
+
+  test('a live event for a new object is processed before a backlog of 2,000 listed objects queued earlier', async () => {
+    const { reactor, runs } = reactorWith(() => sleep(1), { concurrency: 2 });
+
+    for (let i = 0; i < 2_000; i++) reactor.push(widgetEvent(`listed-${i}`, 1, { fromList: true }), 'route');
+    await waitFor(() => runs.length >= 10, 2_000, 'the backlog to get going');
+    reactor.push(widgetEvent('created', 1, { type: 'ADDED', fromList: false }), 'route');
+    await reactor.onIdle();
+
+    expect(runs).toHaveLength(2_001);
+    const index = runs.findIndex((r) => r.uid === 'created');
+    expect(index).toBeGreaterThanOrEqual(10);
+    expect(index).toBeLessThan(50);
+  });
+
+  test('a queued backlog object that receives a live event is promoted ahead of the rest of the backlog', async () => {
+    const blocker = deferred();
+    const { reactor, runs } = reactorWith(
+      async ({ uid }) => {
+        if (uid === 'blocker') await blocker.promise;
+      },
+      { concurrency: 1 },
+    );
+
+    reactor.push(widgetEvent('blocker', 1), 'route');
+    for (let i = 0; i < 100; i++) reactor.push(widgetEvent(`listed-${i}`, 1, { fromList: true }), 'route');
+    reactor.push(widgetEvent('listed-60', 2, { fromList: false }), 'route');
+    blocker.resolve();
+    await reactor.onIdle();
+
+    expect(runs.map((r) => r.uid).slice(0, 3)).toEqual(['blocker', 'listed-60', 'listed-0']);
+    expect(runs[1]).toMatchObject({ latest: 2, events: [1, 2] });
+    expect(runs).toHaveLength(101); // promoted, not duplicated
+  });
+});
+
+describe('failing processors', () => {
+  test('a processor that throws (an Error, a string, undefined) does not stop the reactor', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'error' }, { write: (line: string) => void lines.push(line) });
+    const tracker = new ConcurrencyTracker();
+    const { reactor, runs } = reactorWith(
+      async ({ uid, latest }) => {
+        if (latest.object.spec.n === 1) {
+          if (uid === 'error') throw new Error('boom');
+          if (uid === 'string') throw 'boom';
+          if (uid === 'undefined') throw undefined;
+        }
+        tracker.enter(uid);
+        await sleep(5);
+        tracker.leave(uid);
+      },
+      { concurrency: 2, logger },
+    );
+
+    for (const uid of ['error', 'string', 'undefined']) reactor.push(widgetEvent(uid, 1), 'route');
+    await reactor.onIdle();
+    expect(lines.filter((l) => l.includes('object processing failed unexpectedly'))).toHaveLength(3);
+
+    // The same objects and others are still processed, within the same concurrency limit.
+    for (const uid of ['error', 'string', 'undefined']) reactor.push(widgetEvent(uid, 2), 'route');
+    for (let i = 0; i < 10; i++) reactor.push(widgetEvent(`other-${i}`, 1), 'route');
+    await reactor.onIdle();
+
+    const laterRuns = runs.slice(3);
+    expect(laterRuns.map((r) => r.uid).sort()).toEqual(
+      ['error', 'string', 'undefined', ...Array.from({ length: 10 }, (_, i) => `other-${i}`)].sort(),
+    );
+    expect(tracker.max).toBe(2);
+    expect(reactor.activeObjects).toBe(0);
+  });
+
+  test('a processor that throws before returning a promise does not stop the reactor', async () => {
+    let calls = 0;
+    const reactor = new Reactor<Widget, string>((batch) => {
+      calls += 1;
+      if (batch.latest.object.spec.n === 1) throw new Error('thrown synchronously');
+      return Promise.resolve();
+    });
+    reactors.push(reactor);
+
+    reactor.push(widgetEvent('a', 1), 'route');
+    await reactor.onIdle();
+    reactor.push(widgetEvent('a', 2), 'route');
+    await reactor.onIdle();
+
+    expect(calls).toBe(2);
+    expect(reactor.activeObjects).toBe(0);
+    expect(reactor.running).toBe(0);
+  });
+});
+
+describe('keeping state only for objects with work', () => {
+  test('state is freed once every object is processed and idle, including after DELETED events', async () => {
+    const { reactor, runs } = reactorWith(() => sleep(1), { concurrency: 3 });
+
+    for (let i = 0; i < 50; i++) {
+      reactor.push(widgetEvent(`obj-${i}`, 1, { type: 'ADDED' }), 'route');
+      reactor.push(widgetEvent(`obj-${i}`, 2), 'route');
+      if (i % 2 === 0) reactor.push(widgetEvent(`obj-${i}`, 3, { type: 'DELETED' }), 'route');
+    }
+    expect(reactor.activeObjects).toBe(50);
+    await reactor.onIdle();
+
+    expect(reactor.activeObjects).toBe(0);
+    expect(reactor.queued).toBe(0);
+    expect(reactor.running).toBe(0);
+    expect(runs.filter((r) => r.latestType === 'DELETED')).toHaveLength(25);
+  });
+
+  test('events without a uid are ignored', async () => {
+    const { reactor, runs } = reactorWith();
+    const event = widgetEvent('a', 1);
+    reactor.push({ ...event, object: { ...event.object, metadata: { ...event.object.metadata, uid: '' } } }, 'route');
+    await reactor.onIdle();
+
+    expect(runs).toHaveLength(0);
+    expect(reactor.activeObjects).toBe(0);
+  });
+});
+
+describe('requeueing', () => {
+  test('requeueAfterMs runs the object again after the delay with its latest state', async () => {
+    const { reactor, runs } = reactorWith(async () => (runs.length === 1 ? { requeueAfterMs: 50 } : undefined));
+
+    reactor.push(widgetEvent('a', 7), 'route');
+    await reactor.onIdle();
+    expect(runs).toHaveLength(1);
+    expect(reactor.activeObjects).toBe(1); // kept while the re-run is pending
+
+    await waitFor(() => runs.length === 2, 1_000, 'the re-run');
+    await reactor.onIdle();
+
+    expect(runs[1]).toMatchObject({ uid: 'a', latest: 7, route: 'route' });
+    expect(reactor.activeObjects).toBe(0);
+  });
+
+  test('a real event before the requeue delay runs at once, and no extra run follows at the original delay', async () => {
+    const started = Date.now();
+    const startedAt: number[] = [];
+    const { reactor, runs } = reactorWith(async () => {
+      startedAt.push(Date.now() - started);
+      return runs.length === 1 ? { requeueAfterMs: 300 } : undefined;
+    });
+
+    reactor.push(widgetEvent('a', 1), 'route');
+    await sleep(50);
+    reactor.push(widgetEvent('a', 2), 'route');
+    await sleep(600 - (Date.now() - started));
+
+    expect(runs).toHaveLength(2);
+    expect(runs[1]).toMatchObject({ latest: 2, events: [2] });
+    expect(startedAt[1]).toBeLessThan(250); // ran for the event, not at the 300 ms requeue
+    expect(reactor.activeObjects).toBe(0);
+  });
+
+  test('a DELETED object is not requeued', async () => {
+    const { reactor, runs } = reactorWith(async () => ({ requeueAfterMs: 10 }));
+
+    reactor.push(widgetEvent('a', 1, { type: 'DELETED' }), 'route');
+    await reactor.onIdle();
+    await sleep(50);
+
+    expect(runs).toHaveLength(1);
+    expect(reactor.activeObjects).toBe(0);
+  });
+});
+
+describe('stopping', () => {
+  test('stop drops runs not yet started, lets a run in progress finish before the deadline, and ignores later events', async () => {
+    const inProgress = deferred();
+    let finished = false;
+    const { reactor, runs } = reactorWith(
+      async ({ uid }) => {
+        if (uid === 'a') {
+          await inProgress.promise;
+          finished = true;
+        }
+      },
+      { concurrency: 1 },
+    );
+
+    reactor.push(widgetEvent('a', 1), 'route');
+    reactor.push(widgetEvent('b', 1), 'route');
+    reactor.push(widgetEvent('c', 1), 'route');
+    expect(reactor.queued).toBe(2);
+
+    const stopping = reactor.stop(2_000);
+    setTimeout(() => inProgress.resolve(), 20);
+    await stopping;
+
+    expect(finished).toBe(true);
+    expect(runs.map((r) => r.uid)).toEqual(['a']);
+    expect(runs[0]!.signal.aborted).toBe(false);
+
+    reactor.push(widgetEvent('d', 1), 'route');
+    reactor.push(widgetEvent('a', 2), 'route');
+    await reactor.onIdle();
+    expect(runs).toHaveLength(1);
+    expect(reactor.activeObjects).toBe(0);
+  });
+
+  test('stop gives up on a run that never finishes after about the deadline, aborting its signal', async () => {
+    const { reactor, runs } = reactorWith(() => new Promise<void>(() => undefined));
+
+    reactor.push(widgetEvent('a', 1), 'route');
+    expect(runs).toHaveLength(1);
+    expect(runs[0]!.signal.aborted).toBe(false);
+
+    const started = Date.now();
+    await reactor.stop(200);
+    const elapsed = Date.now() - started;
+
+    expect(elapsed).toBeGreaterThanOrEqual(150);
+    expect(elapsed).toBeLessThan(1_500);
+    expect(runs[0]!.signal.aborted).toBe(true);
+    expect(reactor.activeObjects).toBe(0);
+  });
+
+  test('stop cancels pending requeues', async () => {
+    const { reactor, runs } = reactorWith(async () => ({ requeueAfterMs: 20 }));
+
+    reactor.push(widgetEvent('a', 1), 'route');
+    await reactor.onIdle();
+    await reactor.stop(100);
+    await sleep(60);
+
+    expect(runs).toHaveLength(1);
+  });
+});
+
+describe('consuming a watch stream', () => {
+  test('consume feeds object events with their route and calls onSynced for SYNCED markers', async () => {
+    const { reactor, runs } = reactorWith();
+    const stream = new Subject<WatchEvent<Widget>>();
+    let synced = 0;
+    reactor.consume(stream, 'widgets', () => (synced += 1));
+
+    stream.next(widgetEvent('a', 1, { type: 'ADDED', fromList: true }));
+    stream.next({ type: 'SYNCED' });
+    stream.next(widgetEvent('b', 1, { type: 'ADDED' }));
+    await reactor.onIdle();
+
+    expect(synced).toBe(1);
+    expect(runs.map((r) => [r.uid, r.route])).toEqual([
+      ['a', 'widgets'],
+      ['b', 'widgets'],
+    ]);
+  });
+
+  test('stop unsubscribes from consumed streams', async () => {
+    const { reactor, runs } = reactorWith();
+    const stream = new Subject<WatchEvent<Widget>>();
+    reactor.consume(stream, 'widgets');
+
+    await reactor.stop(100);
+    expect(stream.observed).toBe(false);
+    stream.next(widgetEvent('a', 1));
+    expect(runs).toHaveLength(0);
+  });
+});
+
+describe('metrics', () => {
+  test('reactor_runs_total counts runs, reactor_coalesced_events_total counts events folded into a waiting or running object, and gauges read 0 when idle', async () => {
+    const metrics = new MetricsRecorder();
+    const release = deferred();
+    const { reactor } = reactorWith(
+      async ({ uid, latest }) => {
+        if (uid === 'a' && latest.object.spec.n === 1) await release.promise;
+      },
+      { concurrency: 1, metrics },
+    );
+
+    reactor.push(widgetEvent('a', 1), 'route'); // runs at once: not coalesced
+    reactor.push(widgetEvent('a', 2), 'route'); // arrives while a runs: coalesced
+    reactor.push(widgetEvent('a', 3), 'route'); // coalesced
+    reactor.push(widgetEvent('b', 1), 'route'); // waits for a free slot: not coalesced
+    reactor.push(widgetEvent('b', 2), 'route'); // joins b's waiting run: coalesced
+
+    expect(metrics.counter('reactor_runs_total')).toBe(1);
+    expect(metrics.counter('reactor_coalesced_events_total')).toBe(3);
+    expect(metrics.gauges.get('reactor_queue_depth')).toBe(1); // b; a's follow-up is queued when its run ends
+    expect(metrics.gauges.get('reactor_running')).toBe(1);
+    expect(metrics.gauges.get('reactor_objects')).toBe(2);
+
+    release.resolve();
+    await reactor.onIdle();
+
+    expect(metrics.counter('reactor_runs_total')).toBe(3); // a, b (once for both events), a again
+    expect(metrics.counter('reactor_coalesced_events_total')).toBe(3);
+    expect(metrics.gauges.get('reactor_queue_depth')).toBe(0);
+    expect(metrics.gauges.get('reactor_running')).toBe(0);
+    expect(metrics.gauges.get('reactor_objects')).toBe(0);
+  });
+
+  test('reactor_queue_depth counts a requeued run that waits for a free slot', async () => {
+    const metrics = new MetricsRecorder();
+    const blocker = deferred();
+    const { reactor, runs } = reactorWith(
+      async ({ uid }) => {
+        if (uid === 'a' && runs.length === 1) return { requeueAfterMs: 10 };
+        if (uid === 'blocker') await blocker.promise;
+        return undefined;
+      },
+      { concurrency: 1, metrics },
+    );
+
+    reactor.push(widgetEvent('a', 1), 'route');
+    reactor.push(widgetEvent('blocker', 1), 'route');
+    await waitFor(() => runs.length === 2 && reactor.queued === 1, 1_000, "a's re-run to wait behind the blocker");
+
+    expect(metrics.gauges.get('reactor_queue_depth')).toBe(1);
+    expect(metrics.gauges.get('reactor_running')).toBe(1);
+
+    blocker.resolve();
+    await reactor.onIdle();
+    expect(runs.map((r) => r.uid)).toEqual(['a', 'blocker', 'a']);
+    expect(metrics.gauges.get('reactor_queue_depth')).toBe(0);
+  });
+});

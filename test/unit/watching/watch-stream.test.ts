@@ -1,0 +1,350 @@
+import nock from 'nock';
+import { filter, firstValueFrom, take } from 'rxjs';
+import type { ApiClient } from '../../../src/framework/api/api-client.js';
+import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
+import type { KubeObject } from '../../../src/framework/watching/events.js';
+import { watchResource, type WatchStreamOptions } from '../../../src/framework/watching/watch-stream.js';
+import { FakeApi, line, makeClient, Recorded, settle, status, waitFor, widget, widgets } from './fake-api.js';
+
+let client: ApiClient;
+let api: FakeApi;
+let metrics: MetricsRecorder;
+let recorded: Recorded | undefined;
+
+beforeAll(() => nock.disableNetConnect());
+afterAll(() => nock.enableNetConnect());
+
+beforeEach(() => {
+  client = makeClient();
+  api = new FakeApi();
+  metrics = new MetricsRecorder();
+  recorded = undefined;
+});
+
+afterEach(() => {
+  recorded?.unsubscribe();
+  api.dispose();
+  nock.abortPendingRequests();
+  nock.cleanAll();
+  client.close();
+});
+
+/** Fast timings for tests; the idle watchdog is long unless a test is about it. */
+function options(extra: WatchStreamOptions = {}): WatchStreamOptions {
+  return { backoff: { initialMs: 10, jitter: 0 }, idleTimeoutMs: 5_000, timeoutSeconds: () => 300, metrics, ...extra };
+}
+
+function watch(extra: WatchStreamOptions = {}): Recorded {
+  recorded = new Recorded(watchResource(client, widgets, options(extra)));
+  return recorded;
+}
+
+const relists = (): number => metrics.counter('watch_relists_total');
+const reconnects = (): number => metrics.counter('watch_reconnects_total');
+const errors = (): number => metrics.counter('watch_errors_total');
+const skipped = (): number => metrics.counter('watch_skipped_lines_total');
+
+describe('the initial listing', () => {
+  test('is paginated with limit and continue, emits each object once as ADDED then SYNCED, then watches from its resourceVersion', async () => {
+    api.listPage([widget('a', '7'), widget('b', '8')], { resourceVersion: '10', continue: 'page-2' });
+    api.listPage([widget('c', '9')], { resourceVersion: '10' });
+    api.watchStream();
+
+    const stream = watch({ pageSize: 2 });
+    await waitFor('the watch request', () => api.watches.length === 1);
+
+    expect(api.lists.map((r) => [r.query.get('limit'), r.query.get('continue')])).toEqual([
+      ['2', null],
+      ['2', 'page-2'],
+    ]);
+    expect(stream.summary).toEqual(['ADDED a@7 (list)', 'ADDED b@8 (list)', 'ADDED c@9 (list)', 'SYNCED']);
+    const query = api.watches[0]!.query;
+    expect(query.get('resourceVersion')).toBe('10');
+    expect(query.get('allowWatchBookmarks')).toBe('true');
+    expect(query.get('timeoutSeconds')).toBe('300');
+    expect(relists()).toBe(1);
+  });
+
+  test('sends the label and field selectors on both the list and the watch', async () => {
+    api.listPage([], { resourceVersion: '1' });
+    api.watchStream();
+
+    watch({ labelSelector: 'app=web', fieldSelector: 'metadata.namespace=default' });
+    await waitFor('the watch request', () => api.watches.length === 1);
+
+    for (const request of [api.lists[0]!, api.watches[0]!]) {
+      expect(request.query.get('labelSelector')).toBe('app=web');
+      expect(request.query.get('fieldSelector')).toBe('metadata.namespace=default');
+    }
+  });
+
+  test('a list response without metadata.resourceVersion is an error: nothing is emitted for it and the listing is retried', async () => {
+    api.listPage([widget('a', '1')], {});
+    api.listPage([widget('a', '1')], { resourceVersion: '1' });
+    api.watchStream();
+
+    const stream = watch();
+    await waitFor('the watch request', () => api.watches.length === 1);
+
+    expect(api.lists).toHaveLength(2);
+    expect(stream.summary).toEqual(['ADDED a@1 (list)', 'SYNCED']);
+    expect(errors()).toBe(1);
+  });
+
+  test('an expired continue token (410 on a later page) restarts the listing, and nothing is emitted twice', async () => {
+    api.listPage([widget('a', '1')], { resourceVersion: '5', continue: 'old-token' });
+    api.listFails(410, status(410, 'Expired', 'The provided continue parameter is too old'));
+    api.listPage([widget('a', '1')], { resourceVersion: '6', continue: 'new-token' });
+    api.listPage([widget('b', '6')], { resourceVersion: '6' });
+    api.watchStream();
+
+    const stream = watch({ pageSize: 1 });
+    await waitFor('the watch request', () => api.watches.length === 1);
+
+    expect(api.lists.map((r) => r.query.get('continue'))).toEqual([null, 'old-token', null, 'new-token']);
+    expect(stream.summary).toEqual(['ADDED a@1 (list)', 'ADDED b@6 (list)', 'SYNCED']);
+    expect(api.watches[0]!.query.get('resourceVersion')).toBe('6');
+  });
+
+  test('a 410 on the listing itself is retried like any other error, not as a relist loop', async () => {
+    api.listFails(410, status(410, 'Gone'));
+    api.listPage([widget('a', '1')], { resourceVersion: '3' });
+    api.watchStream();
+
+    const stream = watch();
+    await waitFor('the watch request', () => api.watches.length === 1);
+
+    expect(stream.summary).toEqual(['ADDED a@1 (list)', 'SYNCED']);
+    expect(errors()).toBe(1);
+    expect(reconnects()).toBe(0);
+  });
+});
+
+describe('the watch', () => {
+  test('emits live ADDED, MODIFIED and DELETED events', async () => {
+    api.listPage([], { resourceVersion: '1' });
+    const body = api.watchStream();
+
+    const stream = watch();
+    await waitFor('the watch request', () => api.watches.length === 1);
+    body.write(line('ADDED', widget('a', '2')));
+    body.write(line('MODIFIED', widget('a', '3')));
+    body.write(line('DELETED', widget('a', '4')));
+    await waitFor('three live events', () => stream.events.length === 4);
+
+    expect(stream.summary).toEqual(['SYNCED', 'ADDED a@2', 'MODIFIED a@3', 'DELETED a@4']);
+  });
+
+  test('a BOOKMARK advances the resourceVersion: the next watch resumes from it without relisting', async () => {
+    api.listPage([], { resourceVersion: '1' });
+    api.watchLines(line('BOOKMARK', { kind: 'Widget', apiVersion: 'example.com/v1', metadata: { resourceVersion: '42' } }));
+    api.watchStream();
+
+    const stream = watch();
+    await waitFor('the second watch request', () => api.watches.length === 2);
+
+    expect(api.watches.map((r) => r.query.get('resourceVersion'))).toEqual(['1', '42']);
+    expect(stream.summary).toEqual(['SYNCED']);
+    expect(relists()).toBe(1);
+  });
+
+  test('malformed JSON is skipped and the next event on the same stream is still delivered', async () => {
+    api.listPage([], { resourceVersion: '1' });
+    const body = api.watchStream();
+
+    const stream = watch();
+    await waitFor('the watch request', () => api.watches.length === 1);
+    body.write('{"type":"ADDED","object":{not json\n');
+    body.write(line('ADDED', widget('a', '2')));
+    await waitFor('the event after the bad line', () => stream.events.length === 2);
+
+    expect(stream.summary).toEqual(['SYNCED', 'ADDED a@2']);
+    expect(skipped()).toBe(1);
+    expect(api.watches).toHaveLength(1);
+  });
+
+  test('an object without uid/resourceVersion and an unknown event type are skipped without ending the stream', async () => {
+    api.listPage([], { resourceVersion: '1' });
+    const body = api.watchStream();
+
+    const stream = watch();
+    await waitFor('the watch request', () => api.watches.length === 1);
+    body.write(line('ADDED', { kind: 'Widget', metadata: { name: 'anonymous' } }));
+    body.write(line('RESIZED', widget('b', '2')));
+    body.write(line('ADDED', widget('a', '3')));
+    await waitFor('the event after the skipped ones', () => stream.events.length === 2);
+
+    expect(stream.summary).toEqual(['SYNCED', 'ADDED a@3']);
+    expect(skipped()).toBe(2);
+    expect(api.watches).toHaveLength(1);
+    expect(reconnects()).toBe(0);
+  });
+});
+
+describe('410 Gone on the watch', () => {
+  /** The listing seen at first, and the one after the resourceVersion expired. */
+  function scriptRelist(): void {
+    api.listPage([widget('kept', '1'), widget('vanished', '1'), widget('changed', '1')], { resourceVersion: '1' });
+  }
+  function secondListing(): void {
+    api.listPage([widget('kept', '1'), widget('changed', '7')], { resourceVersion: '8' });
+  }
+  const afterRelist = ['MODIFIED changed@7 (list)', 'DELETED vanished@1 (list)', 'SYNCED'];
+
+  test('as an ERROR event, relists and emits only the differences', async () => {
+    scriptRelist();
+    api.watchLines(line('ERROR', status(410, 'Expired', 'too old resource version: 1 (5)')));
+    secondListing();
+    api.watchStream();
+
+    const stream = watch();
+    await waitFor('the watch after the relist', () => api.watches.length === 2);
+
+    expect(stream.summary.slice(4)).toEqual(afterRelist);
+    expect(stream.syncs).toBe(2);
+    expect(relists()).toBe(2);
+    expect(api.watches[1]!.query.get('resourceVersion')).toBe('8');
+  });
+
+  test('as the HTTP status of the watch request, relists and emits only the differences', async () => {
+    scriptRelist();
+    api.watchFails(410, status(410, 'Expired', 'too old resource version: 1 (5)'));
+    secondListing();
+    api.watchStream();
+
+    const stream = watch();
+    await waitFor('the watch after the relist', () => api.watches.length === 2);
+
+    expect(stream.summary.slice(4)).toEqual(afterRelist);
+    expect(stream.syncs).toBe(2);
+    expect(relists()).toBe(2);
+    expect(api.watches[1]!.query.get('resourceVersion')).toBe('8');
+  });
+});
+
+describe('failures that keep the resourceVersion', () => {
+  test('429 with Retry-After: the next watch waits that long, and nothing is relisted', async () => {
+    api.listPage([], { resourceVersion: '1' });
+    api.watchFails(429, status(429, 'TooManyRequests'), { 'Retry-After': '1' });
+    api.watchStream();
+
+    watch();
+    await waitFor('the retried watch', () => api.watches.length === 2);
+
+    const [first, second] = api.watches;
+    expect(second!.at - first!.at).toBeGreaterThanOrEqual(900);
+    expect(second!.query.get('resourceVersion')).toBe('1');
+    expect(relists()).toBe(1);
+  });
+
+  test('500 on the watch is retried with backoff, counted as an error, without relisting', async () => {
+    api.listPage([], { resourceVersion: '1' });
+    api.watchFails(500, status(500, 'InternalError'));
+    api.watchStream();
+
+    watch();
+    await waitFor('the retried watch', () => api.watches.length === 2);
+
+    expect(api.watches[1]!.query.get('resourceVersion')).toBe('1');
+    expect(errors()).toBe(1);
+    expect(relists()).toBe(1);
+  });
+
+  test('a refused connection is retried with backoff without relisting', async () => {
+    api.listPage([], { resourceVersion: '1' });
+    api.watchNetworkError('ECONNREFUSED');
+    api.watchStream();
+
+    watch();
+    await waitFor('the retried watch', () => api.watches.length === 2);
+
+    expect(api.watches[1]!.query.get('resourceVersion')).toBe('1');
+    expect(errors()).toBe(1);
+    expect(relists()).toBe(1);
+  });
+
+  test('a stream cut mid-way reconnects from the last resourceVersion without relisting', async () => {
+    api.listPage([], { resourceVersion: '1' });
+    const body = api.watchStream();
+    api.watchStream();
+
+    const stream = watch();
+    await waitFor('the watch request', () => api.watches.length === 1);
+    body.write(line('ADDED', widget('a', '2')));
+    await waitFor('the first event', () => stream.events.length === 2);
+    body.destroy(new Error('connection reset by peer'));
+    await waitFor('the reconnected watch', () => api.watches.length === 2);
+
+    expect(api.watches[1]!.query.get('resourceVersion')).toBe('2');
+    expect(stream.summary).toEqual(['SYNCED', 'ADDED a@2']);
+    expect(relists()).toBe(1);
+  });
+
+  test('a watch that never sends anything is replaced after idleTimeoutMs', async () => {
+    api.listPage([], { resourceVersion: '1' });
+    api.watchStream();
+    api.watchStream();
+
+    watch({ idleTimeoutMs: 200 });
+    await waitFor('the replacement watch', () => api.watches.length === 2);
+
+    expect(reconnects()).toBe(1);
+    expect(relists()).toBe(1);
+    expect(api.watches[1]!.query.get('resourceVersion')).toBe('1');
+  });
+
+  test('a watch that goes silent after an event is replaced after idleTimeoutMs, from that event', async () => {
+    api.listPage([], { resourceVersion: '1' });
+    const body = api.watchStream();
+    api.watchStream();
+
+    const stream = watch({ idleTimeoutMs: 200 });
+    await waitFor('the watch request', () => api.watches.length === 1);
+    body.write(line('ADDED', widget('a', '2')));
+    await waitFor('the replacement watch', () => api.watches.length === 2);
+
+    expect(stream.summary).toEqual(['SYNCED', 'ADDED a@2']);
+    expect(reconnects()).toBe(1);
+    expect(relists()).toBe(1);
+    expect(api.watches[1]!.query.get('resourceVersion')).toBe('2');
+  });
+});
+
+describe('unsubscribing', () => {
+  test('aborts the open watch request: nothing more is read and no further request is made', async () => {
+    const store = new Map<string, KubeObject>();
+    api.listPage([], { resourceVersion: '1' });
+    const body = api.watchStream();
+    api.watchStream();
+
+    const stream = watch({ store });
+    await waitFor('the watch request', () => api.watches.length === 1);
+    body.write(line('ADDED', widget('a', '2')));
+    await waitFor('the first event', () => stream.events.length === 2);
+    stream.unsubscribe();
+    body.write(line('ADDED', widget('b', '3')));
+    await settle();
+
+    expect([...store.values()].map((o) => o.metadata?.name)).toEqual(['a']);
+    expect(api.requests).toHaveLength(2);
+    expect(api.unmatched).toBe(0);
+    expect(api.pending()).toHaveLength(1);
+  });
+
+  test('as the listing is delivered sends no watch request', async () => {
+    api.listPage([widget('a', '1')], { resourceVersion: '1' });
+    api.watchStream();
+
+    const synced = await firstValueFrom(
+      watchResource(client, widgets, options()).pipe(
+        filter((e) => e.type === 'SYNCED'),
+        take(1),
+      ),
+    );
+    await settle();
+
+    expect(synced).toEqual({ type: 'SYNCED' });
+    expect(api.watches).toHaveLength(0);
+    expect(api.unmatched).toBe(0);
+  });
+});
