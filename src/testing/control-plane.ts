@@ -241,7 +241,7 @@ function probe(url: string, token?: string): Promise<number> {
     const send = url.startsWith('https:') ? httpsRequest : httpRequest;
     const req = send(
       url,
-      { method: 'GET', timeout: 2_000, rejectUnauthorized: false, headers: token ? { Authorization: `Bearer ${token}` } : {} },
+      { method: 'GET', timeout: 2_000, rejectUnauthorized: false, agent: false, headers: token ? { Authorization: `Bearer ${token}` } : {} },
       (res) => {
         res.resume();
         resolve(res.statusCode ?? 0);

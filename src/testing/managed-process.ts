@@ -51,7 +51,12 @@ export class ManagedProcess {
     const pid = this.pid;
     if (pid === undefined) return;
     kill(pid, signal);
-    const done = await Promise.race([this.exited.then(() => true), sleep(graceMs).then(() => false)]);
+    const grace = new AbortController();
+    const done = await Promise.race([
+      this.exited.then(() => true),
+      sleep(graceMs, false, { signal: grace.signal }).catch(() => false),
+    ]);
+    grace.abort(); // don't let a pending grace timer keep the caller's process alive
     if (!done) {
       kill(pid, 'SIGKILL');
       await this.exited;

@@ -43,6 +43,14 @@ export class Widgets {
     }) as Promise<Widget>;
   }
 
+  createLabelled(name: string, labels: Record<string, string>): Promise<Widget> {
+    return this.api.createNamespacedCustomObject({
+      ...this.ids,
+      namespace: this.namespace,
+      body: { apiVersion: 'test.konductor.dev/v1', kind: 'Widget', metadata: { name, labels }, spec: { size: 1 } },
+    }) as Promise<Widget>;
+  }
+
   /** Creates `count` widgets named `<prefix>-<i>`, `parallel` requests at a time. */
   async createMany(prefix: string, count: number, parallel = 16): Promise<void> {
     let next = 0;

@@ -192,7 +192,7 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
       slot.requeueTimer = setTimeout(() => {
         slot.requeueTimer = undefined;
         if (slot.state === 'idle' && !this.stopped) {
-          slot.events.push(slot.latest);
+          // No raw event is added: nothing happened to the object, so event observers see nothing twice.
           this.schedule(slot, LIVE);
           // Nothing else reports here: without it the queue depth misses a re-run waiting for a slot.
           this.report();

@@ -287,6 +287,15 @@ describe('requeueing', () => {
     expect(reactor.activeObjects).toBe(0);
   });
 
+  test('a requeued run carries no raw events, so event observers never see one twice', async () => {
+    const { reactor, runs } = reactorWith(async () => (runs.length === 1 ? { requeueAfterMs: 20 } : undefined));
+
+    reactor.push(widgetEvent('a', 7), 'route');
+    await waitFor(() => runs.length === 2, 1_000, 'the re-run');
+
+    expect(runs.map((r) => r.events)).toEqual([[7], []]);
+  });
+
   test('a real event before the requeue delay runs at once, and no extra run follows at the original delay', async () => {
     const started = Date.now();
     const startedAt: number[] = [];
