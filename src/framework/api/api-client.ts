@@ -103,7 +103,8 @@ export class ApiClient {
       if (timeoutMs > 0) {
         req.setTimeout(timeoutMs, () => req.destroy(new Error(`no response within ${timeoutMs} ms`)));
       }
-      req.once('error', (error) => reject(ApiError.fromNetwork(error, what)));
+      // `on`, not `once`: a TLS socket torn down mid-write can emit a second error, which must not go unhandled.
+      req.on('error', (error) => reject(ApiError.fromNetwork(error, what)));
       req.end(payload);
     });
   }
@@ -133,7 +134,7 @@ function readBody(response: IncomingMessage): Promise<string> {
     const chunks: Buffer[] = [];
     response.on('data', (chunk: Buffer) => chunks.push(chunk));
     response.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    response.once('error', reject);
+    response.on('error', reject);
     response.once('aborted', () => reject(new Error('response aborted')));
   });
 }

@@ -330,7 +330,7 @@ class WatchLoop<T extends KubeObject> {
         }
         finish();
       });
-      response.once('error', () => undefined);
+      response.on('error', () => undefined); // errors end the stream through 'close'; never let one go unhandled
     });
   }
 
