@@ -7,14 +7,34 @@ import './decorators/metadata.js';
 export { on } from './decorators/on.js';
 export { createOperator, Operator, type OperatorOptions } from './runtime/operator.js';
 export { Registry, type HandlerClass } from './registry/registry.js';
-export type { EventContext, EventHandlerFn, EventHandlerSpec, HandlerOptions, HandlerSpec } from './registry/handler-specs.js';
+export type {
+  ChangeContext,
+  ChangeHandlerFn,
+  ChangeHandlerOptions,
+  ChangeHandlerSpec,
+  ChangeKind,
+  ErrorsMode,
+  EventContext,
+  EventHandlerFn,
+  EventHandlerSpec,
+  HandlerOptions,
+  HandlerSpec,
+} from './registry/handler-specs.js';
+export { TemporaryError, PermanentError, HandlerRetriesError, HandlerTimeoutError } from './handling/errors.js';
+export { PRESENT, ABSENT, type MetaFilter, type ValueFilter } from './handling/filters.js';
+export type { Patch } from './handling/patch.js';
+export type { Diff, DiffItem } from './state/diff.js';
+export type { ChangeReason, ProgressRecord } from './state/progress.js';
+export { FINALIZER, DIFF_BASE_KEY, progressKey } from './state/keys.js';
+export { events, EventPoster, type EventType } from './posting/events.js';
+export { ObjectApi, type JsonPatchOp } from './api/object-api.js';
 export type { KubeObject, ObjectEvent, WatchEvent, SyncedEvent } from './watching/events.js';
 export { watchResource, type WatchStreamOptions } from './watching/watch-stream.js';
 export { WatchHub, type WatchScope, type WatchTuning } from './watching/watch-hub.js';
 export { resolveResource } from './watching/resource-resolver.js';
 export { Backoff, type BackoffOptions } from './watching/backoff.js';
 export { Reactor, type ReactorOptions, type ObjectBatch, type ObjectProcessor, type ProcessResult } from './reactor/reactor.js';
-export { ApiClient, type RequestInit, type Query } from './api/api-client.js';
+export { ApiClient, type RequestInit, type Query, type RequestCounter } from './api/api-client.js';
 export { ApiError, isGone, type KubeStatus } from './api/api-error.js';
 export { discoverResource, ResourceNotFoundError } from './api/discovery.js';
 export type { Resource, ResourceSelector } from './api/resource.js';

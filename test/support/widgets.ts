@@ -76,9 +76,9 @@ export class Widgets {
 }
 
 /** Polls until `condition` holds; throws with `what` after `timeoutMs`. */
-export async function eventually(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+export async function eventually(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
     await sleep(25);
   }

@@ -1,11 +1,17 @@
 import './metadata.js';
 import { HANDLERS } from './metadata.js';
-import type { EventContext, HandlerDeclaration, HandlerOptions } from '../registry/handler-specs.js';
+import type {
+  ChangeContext,
+  ChangeHandlerOptions,
+  EventContext,
+  HandlerDeclaration,
+  HandlerOptions,
+} from '../registry/handler-specs.js';
 import type { KubeObject } from '../watching/events.js';
 
-type Method<This, C> = (this: This, context: C) => unknown;
+type DecoratorContext = Pick<ClassMethodDecoratorContext, 'static' | 'private' | 'name' | 'metadata'>;
 
-function declare(context: Pick<ClassMethodDecoratorContext, 'static' | 'private' | 'name' | 'metadata'>, declaration: Omit<HandlerDeclaration, 'method'>): void {
+function declare(context: DecoratorContext, declaration: Omit<HandlerDeclaration, 'method'>): void {
   if (context.static || context.private) {
     throw new Error(`@on.${declaration.kind} on ${String(context.name)}: handlers must be public instance methods`);
   }
@@ -17,28 +23,73 @@ function declare(context: Pick<ClassMethodDecoratorContext, 'static' | 'private'
   metadata[HANDLERS] = own;
 }
 
+/** The decorator a change-handler factory returns; `Spec`/`Status` are inferred from the method's parameter type. */
+type ChangeDecorator = <This, Spec, Status>(
+  method: (this: This, context: ChangeContext<Spec, Status>) => unknown,
+  context: ClassMethodDecoratorContext<This>,
+) => void;
+
+function change(kind: HandlerDeclaration['kind'], apiVersion: string, name: string, options: ChangeHandlerOptions): ChangeDecorator {
+  return (_method, context) => declare(context, { kind, resource: { apiVersion, name }, options });
+}
+
 /**
- * Decorators that register class methods as handlers.
+ * Decorators that register class methods as handlers. Resources are named by `group/version`
+ * (`v1` for core) plus plural, kind, singular or short name.
  *
  * @example
  * ```ts
- * import { on } from 'konductor';
+ * import { on, PermanentError, type ChangeContext } from 'konductor';
  * class Widgets {
- *   @on.event('example.com/v1', 'widgets')
- *   seen({ type, name, logger }) { logger.info(`${type} ${name}`); }
+ *   @on.create('example.com/v1', 'widgets')
+ *   async created({ patch }: ChangeContext) { patch.status.phase = 'Ready'; }
+ *
+ *   @on.field('example.com/v1', 'widgets', 'spec.size')
+ *   async resized({ new: size }: ChangeContext) { if (Number(size) > 9) throw new PermanentError('size must be <= 9'); }
  * }
  * ```
  */
 export const on = {
   /**
    * Runs for every raw watch event (ADDED, MODIFIED, DELETED) of the resource, in order, one at a
-   * time per object. Errors are logged and ignored: there is no retry and no progress record.
-   * @param apiVersion `group/version`, or `v1` for core resources.
-   * @param name plural, kind, singular or short name of the resource.
+   * time per object. Errors are logged and ignored: no retries, no progress record.
    */
   event<T extends KubeObject = KubeObject>(apiVersion: string, name: string, options: HandlerOptions<T> = {}) {
-    return function <This>(_method: Method<This, EventContext<T>>, context: ClassMethodDecoratorContext<This, Method<This, EventContext<T>>>): void {
+    return function <This>(_method: (this: This, context: EventContext<T>) => unknown, context: ClassMethodDecoratorContext<This>): void {
       declare(context, { kind: 'event', resource: { apiVersion, name }, options: options as HandlerOptions });
     };
+  },
+
+  /** Runs once when an object is first seen with no record of having been handled. */
+  create<T extends KubeObject = KubeObject>(apiVersion: string, name: string, options: ChangeHandlerOptions<T> = {}): ChangeDecorator {
+    return change('create', apiVersion, name, options as ChangeHandlerOptions);
+  },
+
+  /** Runs when the object's essence (spec, labels, annotations; or one `field`) changed since it was last handled. */
+  update<T extends KubeObject = KubeObject>(apiVersion: string, name: string, options: ChangeHandlerOptions<T> = {}): ChangeDecorator {
+    return change('update', apiVersion, name, options as ChangeHandlerOptions);
+  },
+
+  /** Runs when one field (`spec.size`, or `status.phase`) changed; `old`/`new`/`diff` are narrowed to it. */
+  field<T extends KubeObject = KubeObject>(
+    apiVersion: string,
+    name: string,
+    field: string,
+    options: Omit<ChangeHandlerOptions<T>, 'field'> = {},
+  ): ChangeDecorator {
+    return change('update', apiVersion, name, { ...(options as ChangeHandlerOptions), field });
+  },
+
+  /**
+   * Runs when the object is being deleted. Unless `optional`, a finalizer holds the object until every
+   * delete handler has finished.
+   */
+  delete<T extends KubeObject = KubeObject>(apiVersion: string, name: string, options: ChangeHandlerOptions<T> = {}): ChangeDecorator {
+    return change('delete', apiVersion, name, options as ChangeHandlerOptions);
+  },
+
+  /** Runs for objects that exist when the operator starts (and alongside updates to them on first sight). */
+  resume<T extends KubeObject = KubeObject>(apiVersion: string, name: string, options: ChangeHandlerOptions<T> = {}): ChangeDecorator {
+    return change('resume', apiVersion, name, options as ChangeHandlerOptions);
   },
 };

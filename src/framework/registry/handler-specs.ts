@@ -1,5 +1,9 @@
-import type { ResourceSelector } from '../api/resource.js';
+import type { Resource, ResourceSelector } from '../api/resource.js';
+import type { MetaFilter, ValueFilter } from '../handling/filters.js';
+import type { Patch } from '../handling/patch.js';
 import type { Logger } from '../observability/logger.js';
+import type { Diff } from '../state/diff.js';
+import type { ChangeReason } from '../state/progress.js';
 import type { KubeObject } from '../watching/events.js';
 
 /** What an `@on.event` handler receives: one raw watch event. */
@@ -22,9 +26,13 @@ export type EventHandlerFn<T extends KubeObject = KubeObject> = (context: EventC
 
 /** Options shared by all handlers. */
 export interface HandlerOptions<T extends KubeObject = KubeObject> {
-  /** Stable id; defaults to `Class.method`. Progress records are keyed by it. */
+  /** Stable id; defaults to `Class.method` (plus `/field` for field handlers). Progress is keyed by it. */
   id?: string;
-  /** Only objects for which this returns true reach the handler. */
+  /** Only objects with these labels: exact value, `PRESENT`, `ABSENT`, or a predicate. Checked in the operator. */
+  labels?: Record<string, MetaFilter>;
+  /** Only objects with these annotations: exact value, `PRESENT`, `ABSENT`, or a predicate. */
+  annotations?: Record<string, MetaFilter>;
+  /** Only objects for which this returns true. */
   when?: (object: T) => boolean;
   /** Sent to the API server, so non-matching objects never reach the operator (e.g. `app=db,tier!=cache`). */
   labelSelector?: string;
@@ -41,13 +49,92 @@ export interface EventHandlerSpec {
   fn: EventHandlerFn;
 }
 
+/** How a handler's errors other than TemporaryError/PermanentError are treated. */
+export type ErrorsMode = 'temporary' | 'permanent' | 'ignored';
+
+/** Options of change handlers (`on.create`, `on.update`, `on.field`, `on.delete`, `on.resume`). */
+export interface ChangeHandlerOptions<T extends KubeObject = KubeObject> extends HandlerOptions<T> {
+  /** A dotted path (`spec.size`): for update handlers, run only when it changed; `old`/`new`/`diff` narrow to it. */
+  field?: string;
+  /** With `field`: the field's value must match (for updates: its old or new value). */
+  value?: ValueFilter;
+  /** Update handlers: the old value (of `field`, or the essence) must match. */
+  old?: ValueFilter;
+  /** Update handlers: the new value must match. */
+  new?: ValueFilter;
+  /** At most this many attempts, then the failure is permanent. */
+  retries?: number;
+  /** Seconds before retrying after an error other than TemporaryError. Default: 1 s doubling per attempt, up to 60 s. */
+  backoff?: number;
+  /** Seconds since the first attempt after which the handler fails permanently. */
+  timeout?: number;
+  /** Errors other than TemporaryError/PermanentError: retried (`temporary`, default), final (`permanent`), or counted as success (`ignored`). */
+  errors?: ErrorsMode;
+  /** Delete handlers: do not hold the object with a finalizer (best effort, runs once when the object is gone). */
+  optional?: boolean;
+  /** Resume handlers: also run for objects being deleted when the operator starts. */
+  deleted?: boolean;
+}
+
+/** What a change handler receives. `Spec` and `Status` type `spec` and `status`. */
+export interface ChangeContext<Spec = Record<string, unknown>, Status = Record<string, unknown>> {
+  /** The whole object, read-only. */
+  body: KubeObject & { spec?: Spec; status?: Status };
+  spec: Spec;
+  status: Status | undefined;
+  metadata: NonNullable<KubeObject['metadata']>;
+  name: string;
+  namespace: string | undefined;
+  uid: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  /** Changes to send when the handler returns (one merge PATCH, status on its subresource). */
+  patch: Patch;
+  logger: Logger;
+  /** Why the handler runs. */
+  reason: ChangeReason;
+  /** Update handlers: the previous value (of `field`, or the whole essence). */
+  old: unknown;
+  /** Update handlers: the current value (of `field`, or the whole essence). */
+  new: unknown;
+  /** Update handlers: what changed (narrowed to `field`). */
+  diff: Diff;
+  /** Attempts before this one (0 on the first). */
+  retry: number;
+  /** When the first attempt started. */
+  started: Date;
+  /** Milliseconds since the first attempt started. */
+  runtime: number;
+  /** Aborted on timeout or when the operator stops. */
+  signal: AbortSignal;
+  /** The resolved resource. */
+  resource: Resource;
+}
+
+/** A change handler function. */
+export type ChangeHandlerFn<Spec = Record<string, unknown>, Status = Record<string, unknown>> = (
+  context: ChangeContext<Spec, Status>,
+) => unknown;
+
+/** The kinds of change handlers. */
+export type ChangeKind = 'create' | 'update' | 'delete' | 'resume';
+
+/** A registered change handler. */
+export interface ChangeHandlerSpec {
+  kind: ChangeKind;
+  id: string;
+  resource: ResourceSelector;
+  options: ChangeHandlerOptions;
+  fn: ChangeHandlerFn;
+}
+
 /** Every kind of handler the registry holds. */
-export type HandlerSpec = EventHandlerSpec;
+export type HandlerSpec = EventHandlerSpec | ChangeHandlerSpec;
 
 /** A handler as a decorator records it on a class, before the class is instantiated. */
 export interface HandlerDeclaration {
   kind: HandlerSpec['kind'];
   resource: ResourceSelector;
-  options: HandlerOptions;
+  options: HandlerOptions | ChangeHandlerOptions;
   method: string | symbol;
 }

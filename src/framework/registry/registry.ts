@@ -1,5 +1,5 @@
 import { HANDLERS, METADATA } from '../decorators/metadata.js';
-import type { EventHandlerFn, HandlerDeclaration, HandlerSpec } from './handler-specs.js';
+import type { ChangeHandlerFn, ChangeHandlerOptions, ChangeKind, EventHandlerFn, HandlerDeclaration, HandlerSpec } from './handler-specs.js';
 
 /** A class whose methods carry handler decorators. */
 export type HandlerClass = new () => object;
@@ -35,16 +35,29 @@ export class Registry {
     for (const declaration of declarations) {
       const method = instance[declaration.method];
       if (typeof method !== 'function') throw new Error(`${cls.name}.${String(declaration.method)} is not a method`);
-      const fn = (method as (...args: unknown[]) => unknown).bind(instance) as EventHandlerFn;
-      this.register({
-        kind: declaration.kind,
-        id: declaration.options.id ?? `${cls.name}.${String(declaration.method)}`,
-        resource: declaration.resource,
-        options: declaration.options,
-        fn,
-      });
+      const fn = (method as (...args: unknown[]) => unknown).bind(instance);
+      const field = (declaration.options as ChangeHandlerOptions).field;
+      const id = declaration.options.id ?? `${cls.name}.${String(declaration.method)}${field ? `/${field}` : ''}`;
+      if (declaration.kind === 'event') {
+        this.register({ kind: 'event', id, resource: declaration.resource, options: declaration.options, fn: fn as EventHandlerFn });
+      } else {
+        this.register({ kind: declaration.kind, id, resource: declaration.resource, options: declaration.options, fn: fn as ChangeHandlerFn });
+      }
     }
     return this;
+  }
+
+  /**
+   * Registers a change handler as a plain function, for JavaScript users and generated handlers.
+   * @example registry.change('create', { apiVersion: 'example.com/v1', name: 'widgets' }, async ({ patch }) => { ... }, { id: 'widgets.create' })
+   */
+  change<Spec = Record<string, unknown>, Status = Record<string, unknown>>(
+    kind: ChangeKind,
+    resource: { apiVersion: string; name: string },
+    fn: ChangeHandlerFn<Spec, Status>,
+    options: ChangeHandlerOptions & { id: string },
+  ): this {
+    return this.register({ kind, id: options.id, resource, options, fn: fn as ChangeHandlerFn });
   }
 
   /** Every registered handler. */

@@ -1,12 +1,18 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { ApiClient } from '../api/api-client.js';
+import type { Subscription } from 'rxjs';
+import { ApiClient, type RequestCounter } from '../api/api-client.js';
+import { ObjectApi } from '../api/object-api.js';
+import type { Resource } from '../api/resource.js';
+import { ChangeProcessor } from '../handling/change-processor.js';
 import { runEventHandlers } from '../handling/event-handlers.js';
+import { EventPoster, setEventPoster } from '../posting/events.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { MetricsRecorder, type Metrics } from '../observability/metrics.js';
-import { Reactor } from '../reactor/reactor.js';
-import type { EventHandlerSpec, HandlerSpec } from '../registry/handler-specs.js';
+import { Reactor, type ObjectBatch, type ProcessResult } from '../reactor/reactor.js';
+import type { ChangeHandlerSpec, EventHandlerSpec, HandlerSpec } from '../registry/handler-specs.js';
 import { Registry, type HandlerClass } from '../registry/registry.js';
 import type { KubeObject } from '../watching/events.js';
+import { resolveResource } from '../watching/resource-resolver.js';
 import { WatchHub, type WatchScope, type WatchTuning } from '../watching/watch-hub.js';
 
 /** Options for {@link createOperator}. */
@@ -25,11 +31,15 @@ export interface OperatorOptions {
   metrics?: Metrics;
   /** Watch timings (idle timeout, page size, backoff); defaults follow client-go. */
   watch?: WatchTuning;
+  /** Called after every API request (method, path, status), e.g. to count writes in tests. */
+  onRequest?: RequestCounter;
 }
 
-/** What the reactor routes with each event: the handlers for the event's resource. */
+/** What the reactor routes with each event: the resource's handlers and its change processor. */
 interface Route {
-  handlers: readonly HandlerSpec[];
+  resource: Resource;
+  eventHandlers: readonly EventHandlerSpec[];
+  changes: ChangeProcessor | undefined;
 }
 
 /**
@@ -44,6 +54,8 @@ export class Operator {
   readonly ready: Promise<void>;
   private readonly client: ApiClient;
   private readonly hub: WatchHub;
+  private readonly poster: EventPoster;
+  private readonly resolutions: Subscription[] = [];
   private readonly reactor: Reactor<KubeObject, Route>;
   private markReady: () => void = () => undefined;
   private started = false;
@@ -55,8 +67,10 @@ export class Operator {
     this.metrics = options.metrics ?? new MetricsRecorder();
     const kc = options.kubeConfig ?? defaultKubeConfig();
     this.client = new ApiClient(kc);
+    this.client.onRequest = options.onRequest;
+    this.poster = new EventPoster(this.client, this.logger);
     this.hub = new WatchHub(this.client, { logger: this.logger, metrics: this.metrics, tuning: options.watch });
-    this.reactor = new Reactor<KubeObject, Route>((batch) => this.process(batch.route, batch.events, batch.signal), {
+    this.reactor = new Reactor<KubeObject, Route>((batch) => this.process(batch), {
       concurrency: options.concurrency,
       logger: this.logger,
       metrics: this.metrics,
@@ -71,12 +85,26 @@ export class Operator {
     const groups = this.watchGroups();
     let pending = groups.length;
     if (pending === 0) this.markReady();
+    setEventPoster(this.poster);
     for (const group of groups) {
       let synced = false;
-      this.reactor.consume(this.hub.watchSelector(group.handlers[0]!.resource, group.scope), { handlers: group.handlers }, () => {
-        if (!synced && --pending === 0) this.markReady();
-        synced = true;
+      const first = group.handlers[0]!;
+      const resolution = resolveResource(this.client, first.resource, { logger: this.logger }).subscribe((resource) => {
+        const changeHandlers = group.handlers.filter((h): h is ChangeHandlerSpec => h.kind !== 'event');
+        const route: Route = {
+          resource,
+          eventHandlers: group.handlers.filter((h): h is EventHandlerSpec => h.kind === 'event'),
+          changes:
+            changeHandlers.length > 0
+              ? new ChangeProcessor({ api: new ObjectApi(this.client, resource), handlers: changeHandlers, logger: this.logger, poster: this.poster })
+              : undefined,
+        };
+        this.reactor.consume(this.hub.watch(resource, group.scope), route, () => {
+          if (!synced && --pending === 0) this.markReady();
+          synced = true;
+        });
       });
+      this.resolutions.push(resolution);
     }
     this.logger.info({ watches: groups.length, handlers: this.registry.handlers.length }, 'operator started');
     return this;
@@ -84,7 +112,10 @@ export class Operator {
 
   /** Stops watching and drains in-flight work up to `deadlineMs` (default 30 s). */
   async stop(deadlineMs = 30_000): Promise<void> {
+    for (const resolution of this.resolutions) resolution.unsubscribe();
     await this.reactor.stop(deadlineMs);
+    await this.poster.flush();
+    setEventPoster(undefined);
     this.client.close();
     this.logger.info('operator stopped');
   }
@@ -105,9 +136,10 @@ export class Operator {
     return [...groups.values()];
   }
 
-  private async process(route: Route, events: Parameters<typeof runEventHandlers>[1], signal: AbortSignal): Promise<void> {
-    const eventHandlers = route.handlers.filter((h): h is EventHandlerSpec => h.kind === 'event');
-    if (eventHandlers.length > 0) await runEventHandlers(eventHandlers, events, this.logger, signal);
+  private async process(batch: ObjectBatch<KubeObject, Route>): Promise<ProcessResult> {
+    const { route } = batch;
+    if (route.eventHandlers.length > 0) await runEventHandlers(route.eventHandlers, batch.events, this.logger, batch.signal);
+    return route.changes?.process(batch);
   }
 }
 

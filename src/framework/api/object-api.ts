@@ -1,0 +1,35 @@
+import type { ApiClient } from './api-client.js';
+import { objectPath, type Resource } from './resource.js';
+import type { KubeObject } from '../watching/events.js';
+
+export const MERGE_PATCH = 'application/merge-patch+json';
+export const JSON_PATCH = 'application/json-patch+json';
+
+/** One RFC 6902 operation. */
+export interface JsonPatchOp {
+  op: 'add' | 'remove' | 'replace' | 'test';
+  path: string;
+  value?: unknown;
+}
+
+/** Reads, merge-patches and JSON-patches one object of a resource; every PATCH carries its explicit Content-Type. */
+export class ObjectApi {
+  constructor(
+    private readonly client: ApiClient,
+    readonly resource: Resource,
+  ) {}
+
+  get(namespace: string | undefined, name: string): Promise<KubeObject> {
+    return this.client.request<KubeObject>('GET', objectPath(this.resource, namespace, name));
+  }
+
+  /** A JSON merge patch on the object, or on a subresource such as `status`. */
+  mergePatch(namespace: string | undefined, name: string, body: Record<string, unknown>, subresource?: string): Promise<KubeObject> {
+    return this.client.request<KubeObject>('PATCH', objectPath(this.resource, namespace, name, subresource), { body, contentType: MERGE_PATCH });
+  }
+
+  /** A JSON patch; a failed `test` operation answers 422. */
+  jsonPatch(namespace: string | undefined, name: string, ops: readonly JsonPatchOp[]): Promise<KubeObject> {
+    return this.client.request<KubeObject>('PATCH', objectPath(this.resource, namespace, name), { body: ops, contentType: JSON_PATCH });
+  }
+}

@@ -1,0 +1,447 @@
+import { ApiError } from '../api/api-error.js';
+import type { ObjectApi } from '../api/object-api.js';
+import type { Logger } from '../observability/logger.js';
+import type { EventPoster } from '../posting/events.js';
+import type { ProcessResult } from '../reactor/reactor.js';
+import type { ChangeContext, ChangeHandlerSpec } from '../registry/handler-specs.js';
+import { narrowDiff, type Diff } from '../state/diff.js';
+import { essenceOf, readDiffBase, serializeDiffBase, type Essence } from '../state/essence.js';
+import { getField, parseFieldPath, type FieldPath } from '../state/field-path.js';
+import { addFinalizerOps, hasFinalizer, removeFinalizerOps } from '../state/finalizers.js';
+import { DIFF_BASE_KEY, progressKey } from '../state/keys.js';
+import {
+  delayRemainingMs,
+  isFinished,
+  readProgress,
+  serializeProgress,
+  type ChangeReason,
+  type ProgressRecord,
+} from '../state/progress.js';
+import type { KubeObject, ObjectEvent } from '../watching/events.js';
+import { detectCause, type Cause } from './causes.js';
+import { describeError, HandlerRetriesError, HandlerTimeoutError, PermanentError, TemporaryError } from './errors.js';
+import { matchesObject, matchesValue } from './filters.js';
+import { applyMergePatch, emptyPatch, mergeInto, prune, type Patch } from './patch.js';
+
+/** What one processing run needs; the reactor provides it. */
+export interface ChangeBatch {
+  uid: string;
+  latest: ObjectEvent<KubeObject>;
+  events: readonly ObjectEvent<KubeObject>[];
+  signal: AbortSignal;
+}
+
+export interface ChangeProcessorOptions {
+  api: ObjectApi;
+  handlers: readonly ChangeHandlerSpec[];
+  logger: Logger;
+  poster: EventPoster;
+  now?: () => number;
+}
+
+/** A handler chosen for this cause, with its stored progress. */
+interface Selected {
+  handler: ChangeHandlerSpec;
+  record: ProgressRecord | undefined;
+  old: unknown;
+  new: unknown;
+  diff: Diff;
+}
+
+const MAX_CONFLICT_RETRIES = 5;
+const MAX_ERROR_DELAY_MS = 60_000;
+
+class Conflict extends Error {}
+
+/**
+ * Runs change handlers (create, update, field, delete, resume) for one resource with Kopf's semantics,
+ * keeping progress in annotations so retries survive restarts, and writing as little as possible:
+ * handlers' patches, progress and the diff-base go out as one merge PATCH (status as one PATCH on its
+ * subresource), the finalizer as a test-guarded JSON patch. Objects no handler matches are never written.
+ */
+export class ChangeProcessor {
+  /** Our last write per object until the watch delivers it (read-your-writes). */
+  private readonly ownWrites = new Map<string, { resourceVersion: string; body: KubeObject }>();
+  /** Objects this process has looked at (to tell resumed objects from new ones). */
+  private readonly seen = new Set<string>();
+  /** Consecutive framework-level failures per object (write errors), for backoff. */
+  private readonly failures = new Map<string, number>();
+  private readonly extraFields: FieldPath[];
+  private readonly now: () => number;
+
+  constructor(private readonly options: ChangeProcessorOptions) {
+    this.now = options.now ?? Date.now;
+    // Fields watched outside the essence (such as `status.phase`) are added to it, so their changes count.
+    this.extraFields = options.handlers
+      .map((h) => h.options.field)
+      .filter((field): field is string => field !== undefined && !field.startsWith('spec.') && field !== 'spec')
+      .map((field) => parseFieldPath(field));
+  }
+
+  async process(batch: ChangeBatch): Promise<ProcessResult> {
+    const { uid, latest } = batch;
+    if (latest.type === 'DELETED') {
+      await this.gone(latest.object, batch.signal);
+      this.forget(uid);
+      return undefined;
+    }
+    const resuming = !this.seen.has(uid) && batch.events.some((e) => e.fromList);
+    this.seen.add(uid);
+    let body = this.freshest(uid, batch);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const result = await this.cycle(body, resuming, batch.signal);
+        this.failures.delete(uid);
+        return result;
+      } catch (error) {
+        const meta = body.metadata ?? {};
+        if (error instanceof ApiError && error.status === 404) return undefined; // gone meanwhile; the DELETED event follows
+        if ((error instanceof Conflict || (error instanceof ApiError && error.status === 409)) && attempt < MAX_CONFLICT_RETRIES) {
+          body = await this.options.api.get(meta.namespace, meta.name ?? '');
+          continue;
+        }
+        const count = (this.failures.get(uid) ?? 0) + 1;
+        this.failures.set(uid, count);
+        const delay = Math.min(MAX_ERROR_DELAY_MS, 1_000 * 2 ** (count - 1));
+        this.options.logger.error(
+          { namespace: meta.namespace, name: meta.name, err: describeError(error), retryInMs: delay },
+          `processing ${meta.namespace ?? ''}/${meta.name} failed; retrying in ${Math.round(delay / 1000)} s`,
+        );
+        return { requeueAfterMs: delay };
+      }
+    }
+  }
+
+  private forget(uid: string): void {
+    this.ownWrites.delete(uid);
+    this.seen.delete(uid);
+    this.failures.delete(uid);
+  }
+
+  /** The newest known state: the event's, unless our own later write has not come back through the watch yet. */
+  private freshest(uid: string, batch: ChangeBatch): KubeObject {
+    const own = this.ownWrites.get(uid);
+    if (!own) return batch.latest.object;
+    if (batch.events.some((e) => e.object.metadata?.resourceVersion === own.resourceVersion)) {
+      this.ownWrites.delete(uid);
+      return batch.latest.object;
+    }
+    return own.body;
+  }
+
+  private remember(body: KubeObject): KubeObject {
+    const uid = body.metadata?.uid;
+    const resourceVersion = body.metadata?.resourceVersion;
+    if (uid && resourceVersion) this.ownWrites.set(uid, { resourceVersion, body });
+    return body;
+  }
+
+  /** The object is gone without our finalizer on it: optional delete handlers get one best-effort run. */
+  private async gone(body: KubeObject, signal: AbortSignal): Promise<void> {
+    if (hasFinalizer(body)) return;
+    const handlers = this.options.handlers.filter((h) => h.kind === 'delete' && h.options.optional && matchesObject(body, h.options));
+    for (const handler of handlers) {
+      const outcome = await this.invoke(handler, body, 'delete', undefined, { old: undefined, new: undefined, diff: [] }, signal);
+      if (outcome.error !== undefined) {
+        this.handlerLogger(handler, body).warn(`optional delete handler failed after the object was gone (not retried): ${describeError(outcome.error)}`);
+      }
+    }
+  }
+
+  private async cycle(initial: KubeObject, resuming: boolean, signal: AbortSignal): Promise<ProcessResult> {
+    let body = initial;
+    const meta = body.metadata ?? {};
+    const relevant = this.options.handlers.filter((h) => matchesObject(body, h.options));
+    if (relevant.length === 0) return undefined; // stealth: an object no handler wants is never written to
+
+    const deleting = Boolean(meta.deletionTimestamp);
+    const needsFinalizer = relevant.some((h) => h.kind === 'delete' && !h.options.optional);
+    if (needsFinalizer && !hasFinalizer(body) && !deleting) {
+      body = await this.patchFinalizers(body, 'add');
+    } else if (!needsFinalizer && hasFinalizer(body) && !deleting) {
+      body = await this.patchFinalizers(body, 'remove');
+    }
+
+    const essence = essenceOf(body, this.extraFields);
+    let diffBase: Essence | undefined;
+    try {
+      diffBase = readDiffBase(body);
+    } catch (error) {
+      this.options.logger.warn({ namespace: meta.namespace, name: meta.name }, `unreadable ${DIFF_BASE_KEY} (${describeError(error)}); handling the object as new`);
+    }
+    const cause = detectCause({
+      deleted: false,
+      deletionRequested: deleting,
+      hasFinalizer: hasFinalizer(body),
+      diffBase,
+      essence,
+      resuming,
+    });
+    if (cause.reason === 'noop' || cause.reason === 'free' || cause.reason === 'gone') return undefined;
+
+    const selected = this.select(cause, relevant, body, resuming);
+    const reason: ChangeReason = cause.reason;
+    const patches: Patch[] = [];
+    const records = new Map<string, ProgressRecord>();
+    let nextDelayMs: number | undefined;
+    for (const item of selected) {
+      const record = item.record?.purpose === reason ? item.record : undefined;
+      if (isFinished(record)) {
+        records.set(item.handler.id, record!);
+        continue;
+      }
+      const wait = delayRemainingMs(record, this.now());
+      if (wait > 0) {
+        records.set(item.handler.id, record!);
+        nextDelayMs = Math.min(nextDelayMs ?? wait, wait);
+        continue;
+      }
+      const outcome = await this.attempt(item, record, body, reason, signal);
+      patches.push(outcome.patch);
+      records.set(item.handler.id, outcome.record);
+      if (!isFinished(outcome.record)) {
+        const delay = delayRemainingMs(outcome.record, this.now());
+        nextDelayMs = Math.min(nextDelayMs ?? delay, delay);
+      }
+    }
+    if (signal.aborted) return undefined;
+
+    const done = [...records.values()].every(isFinished);
+    await this.write(body, cause, selected, records, patches, done);
+    return done ? undefined : { requeueAfterMs: nextDelayMs ?? 0 };
+  }
+
+  /** The handlers this cause runs, with their progress, `old`/`new`/`diff` narrowed to their field. */
+  private select(cause: Cause, relevant: readonly ChangeHandlerSpec[], body: KubeObject, resuming: boolean): Selected[] {
+    const withRecord = (handler: ChangeHandlerSpec, old: unknown = undefined, current: unknown = undefined, changes: Diff = []): Selected => ({
+      handler,
+      record: readProgress(body, handler.id),
+      old,
+      new: current,
+      diff: changes,
+    });
+    switch (cause.reason) {
+      case 'create':
+        return relevant.filter((h) => h.kind === 'create').map((h) => withRecord(h));
+      case 'resume':
+        return relevant.filter((h) => h.kind === 'resume').map((h) => withRecord(h));
+      case 'delete':
+        return relevant
+          .filter((h) => h.kind === 'delete' || (h.kind === 'resume' && resuming && h.options.deleted))
+          .map((h) => withRecord(h));
+      case 'update': {
+        const chosen: Selected[] = [];
+        for (const handler of relevant) {
+          if (handler.kind === 'resume' && resuming) chosen.push(withRecord(handler));
+          if (handler.kind !== 'update') continue;
+          const field = handler.options.field;
+          const path = field ? parseFieldPath(field) : undefined;
+          const changes = path ? narrowDiff(cause.diff, path) : cause.diff;
+          if (changes.length === 0) continue;
+          const old = path ? getField(cause.old, path) : cause.old;
+          const current = path ? getField(cause.new, path) : cause.new;
+          const { value, old: oldFilter, new: newFilter } = handler.options;
+          if (value !== undefined && !matchesValue(old, value) && !matchesValue(current, value)) continue;
+          if (!matchesValue(old, oldFilter) || !matchesValue(current, newFilter)) continue;
+          chosen.push(withRecord(handler, old, current, changes));
+        }
+        return chosen;
+      }
+      default:
+        return [];
+    }
+  }
+
+  /** One attempt of one handler, turned into its next progress record. */
+  private async attempt(
+    item: Selected,
+    record: ProgressRecord | undefined,
+    body: KubeObject,
+    reason: ChangeReason,
+    signal: AbortSignal,
+  ): Promise<{ record: ProgressRecord; patch: Patch }> {
+    const { handler } = item;
+    const now = this.now();
+    const startedAt = record?.started ? Date.parse(record.started) : now;
+    const retries = record?.retries ?? 0;
+    const base: ProgressRecord = { started: new Date(startedAt).toISOString(), purpose: reason };
+    const logger = this.handlerLogger(handler, body);
+    const { retries: maxRetries, timeout } = handler.options;
+    const fail = (error: unknown, attempts: number): ProgressRecord => {
+      const message = describeError(error);
+      logger.error({ err: message, retries: attempts }, `handler ${handler.id} failed permanently: ${message}`);
+      this.options.poster.post(body, 'Warning', 'HandlerFailed', `${handler.id} failed permanently: ${message}`);
+      return { ...base, stopped: new Date(this.now()).toISOString(), failure: true, retries: attempts, message };
+    };
+    if (maxRetries !== undefined && retries >= maxRetries) {
+      return { record: fail(new HandlerRetriesError(`gave up after ${retries} attempts`), retries), patch: emptyPatch() };
+    }
+    if (timeout !== undefined && now - startedAt >= timeout * 1000) {
+      return { record: fail(new HandlerTimeoutError(`timed out after ${timeout} s`), retries), patch: emptyPatch() };
+    }
+    const remainingMs = timeout !== undefined ? timeout * 1000 - (now - startedAt) : undefined;
+    const outcome = await this.invoke(handler, body, reason, { startedAt, retry: retries, remainingMs }, item, signal);
+    const attempts = retries + 1;
+    if (outcome.error === undefined) {
+      logger.info(`handler ${handler.id} succeeded`);
+      return { record: { ...base, stopped: new Date(this.now()).toISOString(), success: true, retries: attempts }, patch: outcome.patch };
+    }
+    const error = outcome.error;
+    const mode = handler.options.errors ?? 'temporary';
+    if (error instanceof PermanentError) return { record: fail(error, attempts), patch: outcome.patch };
+    if (!(error instanceof TemporaryError)) {
+      if (mode === 'permanent') return { record: fail(error, attempts), patch: outcome.patch };
+      if (mode === 'ignored') {
+        logger.warn({ err: describeError(error) }, `handler ${handler.id} failed; ignored as configured`);
+        return { record: { ...base, stopped: new Date(this.now()).toISOString(), success: true, retries: attempts }, patch: outcome.patch };
+      }
+    }
+    const delaySeconds = error instanceof TemporaryError ? error.delay : (handler.options.backoff ?? Math.min(60, 2 ** retries));
+    if (maxRetries !== undefined && attempts >= maxRetries) {
+      return { record: fail(new HandlerRetriesError(`${describeError(error)} (gave up after ${attempts} attempts)`), attempts), patch: outcome.patch };
+    }
+    if (timeout !== undefined && this.now() + delaySeconds * 1000 - startedAt >= timeout * 1000) {
+      return { record: fail(new HandlerTimeoutError(`${describeError(error)} (would exceed its ${timeout} s timeout)`), attempts), patch: outcome.patch };
+    }
+    const message = describeError(error);
+    logger.warn({ err: message, retries: attempts, delaySeconds }, `handler ${handler.id} failed; retrying in ${delaySeconds} s`);
+    this.options.poster.post(body, 'Warning', 'HandlerRetrying', `${handler.id} failed (attempt ${attempts}), retrying in ${delaySeconds} s: ${message}`);
+    return {
+      record: { ...base, delayed: new Date(this.now() + delaySeconds * 1000).toISOString(), retries: attempts, message },
+      patch: outcome.patch,
+    };
+  }
+
+  /** Calls the handler with its context; resolves with its patch and what it threw, if anything. */
+  private async invoke(
+    handler: ChangeHandlerSpec,
+    body: KubeObject,
+    reason: ChangeReason,
+    timing: { startedAt: number; retry: number; remainingMs?: number } | undefined,
+    change: Pick<Selected, 'old' | 'new' | 'diff'>,
+    signal: AbortSignal,
+  ): Promise<{ patch: Patch; error?: unknown }> {
+    const meta = body.metadata ?? {};
+    const patch = emptyPatch();
+    const controller = new AbortController();
+    const onStop = (): void => controller.abort(signal.reason);
+    signal.addEventListener('abort', onStop, { once: true });
+    let timer: NodeJS.Timeout | undefined;
+    const startedAt = timing?.startedAt ?? this.now();
+    const context: ChangeContext = {
+      body,
+      spec: (body.spec ?? {}) as Record<string, unknown>,
+      status: body.status as Record<string, unknown> | undefined,
+      metadata: meta,
+      name: meta.name ?? '',
+      namespace: meta.namespace,
+      uid: meta.uid ?? '',
+      labels: meta.labels ?? {},
+      annotations: meta.annotations ?? {},
+      patch,
+      logger: this.handlerLogger(handler, body),
+      reason,
+      old: change.old,
+      new: change.new,
+      diff: change.diff,
+      retry: timing?.retry ?? 0,
+      started: new Date(startedAt),
+      runtime: this.now() - startedAt,
+      signal: controller.signal,
+      resource: this.options.api.resource,
+    };
+    try {
+      const run = Promise.resolve().then(() => handler.fn(context));
+      if (timing?.remainingMs !== undefined) {
+        const remaining = Math.max(0, timing.remainingMs);
+        const timedOut = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            controller.abort(new HandlerTimeoutError(`timed out after ${handler.options.timeout} s`));
+            reject(controller.signal.reason);
+          }, remaining);
+        });
+        await Promise.race([run, timedOut]);
+      } else {
+        await run;
+      }
+      return { patch };
+    } catch (error) {
+      return { patch, error };
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onStop);
+    }
+  }
+
+  /**
+   * Sends what the cycle produced: status first (so a crash before the main PATCH re-runs the handler
+   * rather than losing status), then one merge PATCH with the handlers' changes, progress and, once
+   * the cause is done, the diff-base; finally, after delete handlers, the finalizer's removal.
+   */
+  private async write(
+    body: KubeObject,
+    cause: Cause,
+    selected: readonly Selected[],
+    records: ReadonlyMap<string, ProgressRecord>,
+    patches: readonly Patch[],
+    done: boolean,
+  ): Promise<void> {
+    const meta = body.metadata ?? {};
+    const namespace = meta.namespace;
+    const name = meta.name ?? '';
+    const resource = this.options.api.resource;
+    const merged: Record<string, unknown> = {};
+    for (const patch of patches) mergeInto(merged, patch);
+    const status = resource.hasStatus ? prune((merged.status as Record<string, unknown> | undefined) ?? {}) : undefined;
+    if (resource.hasStatus) delete merged.status;
+
+    const annotations: Record<string, string | null> = {};
+    const existing = meta.annotations ?? {};
+    if (done && cause.reason !== 'delete') {
+      // Purge every progress record still on the object (from this cause or an abandoned one).
+      for (const handler of this.options.handlers) {
+        if (existing[progressKey(handler.id)] !== undefined) annotations[progressKey(handler.id)] = null;
+      }
+      const diffBase = serializeDiffBase(essenceOf(applyMergePatch(body, merged), this.extraFields));
+      if (existing[DIFF_BASE_KEY] !== diffBase) annotations[DIFF_BASE_KEY] = diffBase;
+    } else if (!done) {
+      for (const item of selected) {
+        const record = records.get(item.handler.id);
+        const key = progressKey(item.handler.id);
+        if (!record) continue;
+        const value = serializeProgress(record);
+        if (existing[key] !== value) annotations[key] = value;
+      }
+    }
+    mergeInto(merged, { metadata: { annotations } });
+    const main = prune(merged);
+
+    if (status) this.remember(await this.options.api.mergePatch(namespace, name, { status }, 'status'));
+    if (main) this.remember(await this.options.api.mergePatch(namespace, name, main));
+    if (done && cause.reason === 'delete' && hasFinalizer(body)) {
+      const latest = this.ownWrites.get(meta.uid ?? '')?.body ?? body;
+      await this.patchFinalizers(latest, 'remove');
+    }
+  }
+
+  /** Adds or removes our finalizer; a failed `test` (422) re-reads the object and tries again. */
+  private async patchFinalizers(body: KubeObject, action: 'add' | 'remove'): Promise<KubeObject> {
+    let current = body;
+    for (let attempt = 0; attempt < MAX_CONFLICT_RETRIES; attempt++) {
+      const meta = current.metadata ?? {};
+      const ops = action === 'add' ? addFinalizerOps(current) : removeFinalizerOps(current);
+      if (ops.length === 0 || (action === 'add' && hasFinalizer(current))) return current;
+      try {
+        return this.remember(await this.options.api.jsonPatch(meta.namespace, meta.name ?? '', ops));
+      } catch (error) {
+        if (!(error instanceof ApiError && (error.status === 422 || error.status === 409))) throw error;
+        current = await this.options.api.get(meta.namespace, meta.name ?? '');
+      }
+    }
+    throw new Conflict(`could not ${action} the finalizer: the object kept changing`);
+  }
+
+  private handlerLogger(handler: ChangeHandlerSpec, body: KubeObject): Logger {
+    return this.options.logger.child({ namespace: body.metadata?.namespace, name: body.metadata?.name, handler: handler.id });
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * Thrown by a handler to retry later: after `delay` seconds (default 60), or at once with `delay: 0`.
+ * The attempt counts against `retries` and `timeout`.
+ */
+export class TemporaryError extends Error {
+  override readonly name: string = 'TemporaryError';
+  /** Seconds until the next attempt. */
+  readonly delay: number;
+
+  constructor(message: string, options: { delay?: number; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    // NaN (e.g. from `Number(env.X)`) would make an invalid retry time; treat it as not given.
+    const delay = options.delay === undefined || Number.isNaN(options.delay) ? 60 : options.delay;
+    this.delay = Math.max(0, delay);
+  }
+}
+
+/** Thrown by a handler to give up on this change: it runs again only when the object changes again. */
+export class PermanentError extends Error {
+  override readonly name: string = 'PermanentError';
+}
+
+/** The handler used up its `retries`. */
+export class HandlerRetriesError extends PermanentError {
+  override readonly name = 'HandlerRetriesError';
+}
+
+/** The handler ran past its `timeout` (counted from its first attempt). */
+export class HandlerTimeoutError extends PermanentError {
+  override readonly name = 'HandlerTimeoutError';
+}
+
+/** A readable one-line description of anything thrown. */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  if (error === undefined) return 'undefined was thrown';
+  if (typeof error === 'string') return error;
+  try {
+    // JSON.stringify returns undefined (not a string) for symbols and functions.
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The changes a handler asks for, sent as a JSON merge patch after it returns:
+ * `patch.status.phase = 'Ready'`, `patch.metadata.labels.tier = 'gold'`, `patch.spec.size = null` (deletes).
+ * `status` goes to the status subresource when the resource has one.
+ */
+export interface Patch {
+  metadata: { labels: Record<string, string | null>; annotations: Record<string, string | null>; [key: string]: unknown };
+  spec: Record<string, unknown>;
+  status: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+export function emptyPatch(): Patch {
+  return { metadata: { labels: {}, annotations: {} }, spec: {}, status: {} };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** The patch without empty objects; undefined when nothing is left. */
+export function prune(value: Record<string, unknown>): Record<string, unknown> | undefined {
+  const result: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    if (item === undefined) continue;
+    if (isPlainObject(item)) {
+      const inner = prune(item);
+      if (inner !== undefined) result[key] = inner;
+    } else {
+      result[key] = item;
+    }
+  }
+  return Object.keys(result).length > 0 ? result : undefined;
+}
+
+/** Applies an RFC 7386 merge patch to a copy of `target` (null deletes, arrays replace). */
+export function applyMergePatch<T>(target: T, patch: Record<string, unknown>): T {
+  const base: Record<string, unknown> = isPlainObject(target) ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete base[key];
+    else if (isPlainObject(value)) base[key] = applyMergePatch(base[key], value);
+    else base[key] = value;
+  }
+  return base as T;
+}
+
+/** Merges `extra` into `into` (both merge patches), deeply. */
+export function mergeInto(into: Record<string, unknown>, extra: Record<string, unknown>): void {
+  for (const [key, value] of Object.entries(extra)) {
+    const current = into[key];
+    if (isPlainObject(value) && isPlainObject(current)) mergeInto(current, value);
+    // Copy objects rather than share them: a later merge into `into` must not write into `extra`.
+    else if (isPlainObject(value)) {
+      const copy: Record<string, unknown> = {};
+      mergeInto(copy, value);
+      into[key] = copy;
+    } else into[key] = value;
+  }
+}

@@ -1,0 +1,93 @@
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import {
+  DIFF_BASE_KEY,
+  on,
+  type ChangeContext,
+  type Diff,
+} from '../../../src/framework/index.js';
+import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
+import { startOperator, type RunningOperator } from '../../support/operators.js';
+import { eventually, installWidgetCrd, Widgets, type Widget } from '../../support/widgets.js';
+
+const API = 'test.konductor.dev/v1';
+interface WidgetSpec {
+  size?: number;
+  color?: string;
+}
+
+async function read(namespace: string, name: string): Promise<Widget> {
+  return (await sharedKubeConfig()
+    .makeApiClient(CustomObjectsApi)
+    .getNamespacedCustomObject({ group: 'test.konductor.dev', version: 'v1', plural: 'widgets', namespace, name })) as Widget;
+}
+
+function frameworkAnnotations(widget: Widget): string[] {
+  return Object.keys(widget.metadata?.annotations ?? {}).filter((k) => k.startsWith('konductor.dev/') && k !== DIFF_BASE_KEY);
+}
+
+describe('change handlers', () => {
+  let running: RunningOperator | undefined;
+  afterEach(async () => {
+    await running?.stop();
+    running = undefined;
+  });
+
+  test('a create handler runs once per object, and its status patch is written', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'create');
+    const created: string[] = [];
+    class Handlers {
+      @on.create(API, 'widgets')
+      async created({ name, patch }: ChangeContext<WidgetSpec>): Promise<void> {
+        created.push(name);
+        patch.status.phase = 'Ready';
+      }
+    }
+    running = await startOperator(kc, namespace, [Handlers]);
+    await new Widgets(kc, namespace).create('one');
+    await eventually(async () => (await read(namespace, 'one')).status?.phase === 'Ready', 'status.phase');
+    await new Promise((resolve) => setTimeout(resolve, 500)); // room for a duplicate run to show up
+    const widget = await read(namespace, 'one');
+
+    expect(created).toEqual(['one']);
+    expect(widget.status?.phase).toBe('Ready');
+    expect(widget.metadata?.annotations?.[DIFF_BASE_KEY]).toBeDefined();
+    expect(frameworkAnnotations(widget)).toEqual([]);
+  });
+
+  test('update and field handlers run once per change with old, new and diff narrowed to their field', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'update');
+    const updates: Array<{ old: unknown; new: unknown; diff: Diff }> = [];
+    const sizes: Array<{ old: unknown; new: unknown; diff: Diff }> = [];
+    class Handlers {
+      @on.create(API, 'widgets')
+      async created(): Promise<void> {}
+
+      @on.update(API, 'widgets')
+      async updated({ old, new: current, diff }: ChangeContext): Promise<void> {
+        updates.push({ old, new: current, diff });
+      }
+
+      @on.field(API, 'widgets', 'spec.size')
+      async resized({ old, new: current, diff }: ChangeContext): Promise<void> {
+        sizes.push({ old, new: current, diff });
+      }
+    }
+    running = await startOperator(kc, namespace, [Handlers]);
+    const widgets = new Widgets(kc, namespace);
+    await widgets.create('w', { size: 1, color: 'red' });
+    await eventually(async () => Boolean((await read(namespace, 'w')).metadata?.annotations?.[DIFF_BASE_KEY]), 'the create to be recorded');
+    await widgets.patchSpec('w', { color: 'blue' });
+    await eventually(() => updates.length === 1, 'the update for color');
+    await widgets.patchSpec('w', { size: 2 });
+    await eventually(() => updates.length === 2 && sizes.length === 1, 'the update for size');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    expect(updates).toHaveLength(2);
+    expect(updates[0]!.diff).toEqual([{ op: 'change', path: ['spec', 'color'], old: 'red', new: 'blue' }]);
+    expect(sizes).toEqual([{ old: 1, new: 2, diff: [{ op: 'change', path: [], old: 1, new: 2 }] }]);
+  });
+});
