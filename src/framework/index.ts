@@ -38,5 +38,5 @@ export { ApiClient, type RequestInit, type Query, type RequestCounter } from './
 export { ApiError, isGone, type KubeStatus } from './api/api-error.js';
 export { discoverResource, ResourceNotFoundError } from './api/discovery.js';
 export type { Resource, ResourceSelector } from './api/resource.js';
-export { createLogger, silentLogger, type Logger, type LoggerOptions } from './observability/logger.js';
+export { createLogger, silentLogger, type Logger, type LoggerOptions, type LogFormat } from './observability/logger.js';
 export { MetricsRecorder, noMetrics, type Metrics, type CounterName, type GaugeName, type Labels } from './observability/metrics.js';

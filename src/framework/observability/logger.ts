@@ -1,17 +1,28 @@
 import { pino, type Logger, type LevelWithSilent } from 'pino';
+import { PinoPretty } from 'pino-pretty';
 
 export type { Logger };
+
+/** How log lines look: JSON lines, readable text, or readable only when stdout is a terminal. */
+export type LogFormat = 'json' | 'pretty' | 'auto';
 
 /** Options for {@link createLogger}. */
 export interface LoggerOptions {
   level?: LevelWithSilent;
+  /** Default `auto`: readable in a terminal, JSON otherwise (log collectors want JSON). */
+  format?: LogFormat;
   /** Extra fields on every line. */
   base?: Record<string, unknown>;
 }
 
-/** The framework's logger: pino, JSON lines on stdout. */
+/** The framework's logger: pino on stdout; per-object children carry `namespace`, `name` and `handler`. */
 export function createLogger(options: LoggerOptions = {}): Logger {
-  return pino({ level: options.level ?? 'info', base: options.base ?? {} });
+  const format = options.format ?? 'auto';
+  const pretty = format === 'pretty' || (format === 'auto' && process.stdout.isTTY === true);
+  const settings = { level: options.level ?? 'info', base: options.base ?? {} };
+  if (!pretty) return pino(settings);
+  // A synchronous stream in this thread: no worker, and nothing lost when the process exits.
+  return pino(settings, PinoPretty({ sync: true, colorize: process.stdout.isTTY === true, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l' }));
 }
 
 /** A logger that writes nothing (tests, benchmarks). */

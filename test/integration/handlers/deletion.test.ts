@@ -1,0 +1,292 @@
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { DIFF_BASE_KEY, FINALIZER, on, progressKey, TemporaryError, type ChangeContext, type JsonPatchOp } from '../../../src/framework/index.js';
+import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
+import { startOperator, type RunningOperator } from '../../support/operators.js';
+import { eventually, installWidgetCrd, Widgets, type Widget } from '../../support/widgets.js';
+
+const API = 'test.konductor.dev/v1';
+const OTHER = 'example.com/other';
+const ids = { group: 'test.konductor.dev', version: 'v1', plural: 'widgets' };
+
+function objects(kc: KubeConfig): CustomObjectsApi {
+  return kc.makeApiClient(CustomObjectsApi);
+}
+
+async function read(namespace: string, name: string): Promise<Widget> {
+  return (await objects(sharedKubeConfig()).getNamespacedCustomObject({ ...ids, namespace, name })) as Widget;
+}
+
+/** The object, or undefined once the API server answers 404. */
+async function readIfExists(namespace: string, name: string): Promise<Widget | undefined> {
+  try {
+    return await read(namespace, name);
+  } catch (error) {
+    if (statusOf(error) === 404) return undefined;
+    throw error;
+  }
+}
+
+async function isGone(namespace: string, name: string): Promise<boolean> {
+  return (await readIfExists(namespace, name)) === undefined;
+}
+
+function finalizersOf(widget: Widget | undefined): string[] {
+  return widget?.metadata?.finalizers ?? [];
+}
+
+async function isHandled(namespace: string, name: string): Promise<boolean> {
+  return (await read(namespace, name)).metadata?.annotations?.[DIFF_BASE_KEY] !== undefined;
+}
+
+const settle = (ms = 500): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function countsOf(names: readonly string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const name of names) counts.set(name, (counts.get(name) ?? 0) + 1);
+  return counts;
+}
+
+/**
+ * A second controller that owns the finalizer `example.com/other`: it adds or removes it with
+ * test-guarded JSON patches (re-reading and retrying when the `test` fails with 422), never touching
+ * other entries. Retries while the object does not exist yet (404).
+ */
+class OtherController {
+  private readonly api: CustomObjectsApi;
+
+  constructor(
+    kc: KubeConfig,
+    private readonly namespace: string,
+  ) {
+    this.api = objects(kc);
+  }
+
+  async set(name: string, present: boolean): Promise<void> {
+    for (let attempt = 0; attempt < 200; attempt++) {
+      let widget: Widget;
+      try {
+        widget = (await this.api.getNamespacedCustomObject({ ...ids, namespace: this.namespace, name })) as Widget;
+      } catch (error) {
+        if (statusOf(error) !== 404) throw error;
+        await settle(20);
+        continue;
+      }
+      const ops = present ? this.addOps(widget) : this.removeOps(widget);
+      if (ops.length === 0) return;
+      try {
+        await this.api.patchNamespacedCustomObject(
+          { ...ids, namespace: this.namespace, name, body: ops },
+          setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+        );
+        return;
+      } catch (error) {
+        if (statusOf(error) !== 422 && statusOf(error) !== 409) throw error;
+      }
+    }
+    throw new Error(`the other controller could not ${present ? 'add' : 'remove'} its finalizer on ${name}`);
+  }
+
+  private addOps(widget: Widget): JsonPatchOp[] {
+    const current = widget.metadata?.finalizers;
+    if (current?.includes(OTHER)) return [];
+    if (current) {
+      return [
+        { op: 'test', path: '/metadata/finalizers', value: current },
+        { op: 'add', path: '/metadata/finalizers/-', value: OTHER },
+      ];
+    }
+    return [
+      { op: 'test', path: '/metadata/resourceVersion', value: widget.metadata?.resourceVersion },
+      { op: 'add', path: '/metadata/finalizers', value: [OTHER] },
+    ];
+  }
+
+  private removeOps(widget: Widget): JsonPatchOp[] {
+    const index = finalizersOf(widget).indexOf(OTHER);
+    if (index < 0) return [];
+    return [
+      { op: 'test', path: `/metadata/finalizers/${index}`, value: OTHER },
+      { op: 'remove', path: `/metadata/finalizers/${index}` },
+    ];
+  }
+}
+
+describe('deletion and finalizers', () => {
+  let running: RunningOperator | undefined;
+  afterEach(async () => {
+    await running?.stop();
+    running = undefined;
+  });
+
+  test('a non-optional delete handler adds the finalizer, runs exactly once on delete, and the object then disappears', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'delete');
+    const deleted: string[] = [];
+    class Handlers {
+      @on.delete(API, 'widgets')
+      async deleted({ name }: ChangeContext): Promise<void> {
+        deleted.push(name);
+      }
+    }
+    running = await startOperator(kc, namespace, [Handlers]);
+    const widgets = new Widgets(kc, namespace);
+    await widgets.create('doomed');
+    await eventually(async () => finalizersOf(await read(namespace, 'doomed')).includes(FINALIZER), 'the finalizer to be added');
+    expect(finalizersOf(await read(namespace, 'doomed'))).toEqual([FINALIZER]);
+    expect(deleted).toEqual([]);
+
+    await widgets.delete('doomed');
+    await eventually(() => isGone(namespace, 'doomed'), 'the object to disappear (404)');
+    await settle(); // room for a duplicate run to show up
+
+    expect(deleted).toEqual(['doomed']);
+  });
+
+  test('the finalizer is never added when only create and update handlers exist', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'no-finalizer');
+    const created: string[] = [];
+    class Handlers {
+      @on.create(API, 'widgets')
+      async created({ name }: ChangeContext): Promise<void> {
+        created.push(name);
+      }
+
+      @on.update(API, 'widgets')
+      async updated(): Promise<void> {}
+    }
+    running = await startOperator(kc, namespace, [Handlers]);
+    const widgets = new Widgets(kc, namespace);
+    await widgets.create('plain');
+    await eventually(() => isHandled(namespace, 'plain'), 'the create to be recorded');
+    await widgets.patchSpec('plain', { size: 2 });
+    await eventually(async () => {
+      const widget = await read(namespace, 'plain');
+      return widget.metadata?.annotations?.[DIFF_BASE_KEY]?.includes('"size":2') ?? false;
+    }, 'the update to be recorded');
+    await settle();
+
+    expect(created).toEqual(['plain']);
+    expect(finalizersOf(await read(namespace, 'plain'))).toEqual([]);
+  });
+
+  test('an optional delete handler adds no finalizer, yet runs once (best effort) when the object is deleted', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'optional');
+    const deleted: string[] = [];
+    class Handlers {
+      @on.delete(API, 'widgets', { optional: true })
+      async deleted({ name }: ChangeContext): Promise<void> {
+        deleted.push(name);
+      }
+    }
+    running = await startOperator(kc, namespace, [Handlers]);
+    const widgets = new Widgets(kc, namespace);
+    await widgets.create('light');
+    await eventually(() => isHandled(namespace, 'light'), 'the object to be handled');
+    expect(finalizersOf(await read(namespace, 'light'))).toEqual([]);
+
+    await widgets.delete('light');
+    await eventually(() => deleted.length > 0, 'the optional delete handler to run');
+    await settle();
+
+    expect(deleted).toEqual(['light']);
+    expect(await isGone(namespace, 'light')).toBe(true);
+  });
+
+  test('a delete handler failing once with TemporaryError holds the object until it succeeds', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'delete-retry');
+    const attempts: number[] = [];
+    class Handlers {
+      @on.delete(API, 'widgets')
+      async deleted({ retry }: ChangeContext): Promise<void> {
+        attempts.push(retry);
+        if (retry === 0) throw new TemporaryError('cleanup not finished', { delay: 1 });
+      }
+    }
+    running = await startOperator(kc, namespace, [Handlers]);
+    const widgets = new Widgets(kc, namespace);
+    await widgets.create('sticky');
+    await eventually(async () => finalizersOf(await read(namespace, 'sticky')).includes(FINALIZER), 'the finalizer to be added');
+
+    await widgets.delete('sticky');
+    // While the retry is pending (1 s), the object is held: marked for deletion, our finalizer still on it.
+    let pending: Widget | undefined;
+    await eventually(async () => {
+      if (attempts.length !== 1) return false;
+      const widget = await readIfExists(namespace, 'sticky');
+      if (widget?.metadata?.annotations?.[progressKey('Handlers.deleted')] === undefined) return false;
+      pending = widget;
+      return true;
+    }, 'the first attempt to fail and be recorded');
+    expect(attempts).toEqual([0]);
+    expect(pending?.metadata?.deletionTimestamp).toBeDefined();
+    expect(finalizersOf(pending)).toEqual([FINALIZER]);
+
+    await eventually(() => isGone(namespace, 'sticky'), 'the object to disappear after the retry');
+    await settle();
+
+    expect(attempts).toEqual([0, 1]);
+  });
+
+  test("a second controller's concurrent finalizer changes are neither lost nor duplicated, and ours stays exactly once", async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'other-finalizer');
+    const deleted: string[] = [];
+    class Handlers {
+      @on.delete(API, 'widgets')
+      async deleted({ name }: ChangeContext): Promise<void> {
+        deleted.push(name);
+      }
+    }
+    running = await startOperator(kc, namespace, [Handlers]);
+    const widgets = new Widgets(kc, namespace);
+    const other = new OtherController(kc, namespace);
+    const names = Array.from({ length: 10 }, (_, i) => `shared-${i}`);
+    const ROUNDS = 20;
+    /** What the other controller last left on each object: odd-numbered objects end with its finalizer. */
+    const lastLeft = new Map<string, boolean>();
+
+    await Promise.all(
+      names.map(async (name, i) => {
+        const churn = (async (): Promise<void> => {
+          for (let round = 0; round < ROUNDS; round++) {
+            await other.set(name, true);
+            await other.set(name, false);
+          }
+          const keep = i % 2 === 1;
+          if (keep) await other.set(name, true);
+          lastLeft.set(name, keep);
+        })();
+        await widgets.create(name);
+        await churn;
+      }),
+    );
+
+    await eventually(async () => {
+      const all = await Promise.all(names.map((name) => read(namespace, name)));
+      return all.every((w) => finalizersOf(w).includes(FINALIZER) && w.metadata?.annotations?.[DIFF_BASE_KEY] !== undefined);
+    }, 'every object to be handled and carry our finalizer');
+    await settle();
+
+    for (const name of names) {
+      const finalizers = finalizersOf(await read(namespace, name));
+      expect({ name, ours: finalizers.filter((f) => f === FINALIZER).length }).toEqual({ name, ours: 1 });
+      expect({ name, other: finalizers.filter((f) => f === OTHER).length }).toEqual({ name, other: lastLeft.get(name) ? 1 : 0 });
+    }
+    expect(deleted).toEqual([]);
+
+    await Promise.all(names.map((name) => other.set(name, false)));
+    await Promise.all(names.map((name) => widgets.delete(name)));
+    await eventually(async () => (await Promise.all(names.map((name) => isGone(namespace, name)))).every(Boolean), 'every object to disappear');
+    await settle();
+
+    expect(countsOf(deleted)).toEqual(new Map(names.map((name) => [name, 1])));
+  });
+});

@@ -1,0 +1,143 @@
+import { CoreV1Api, CustomObjectsApi, type CoreV1Event } from '@kubernetes/client-node';
+import { DIFF_BASE_KEY, on, PermanentError, progressKey, type ChangeContext, type ProgressRecord } from '../../../src/framework/index.js';
+import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
+import { startOperator, type RunningOperator } from '../../support/operators.js';
+import { eventually, installWidgetCrd, Widgets, type Widget } from '../../support/widgets.js';
+
+const API = 'test.konductor.dev/v1';
+
+async function read(namespace: string, name: string): Promise<Widget> {
+  return (await sharedKubeConfig()
+    .makeApiClient(CustomObjectsApi)
+    .getNamespacedCustomObject({ group: 'test.konductor.dev', version: 'v1', plural: 'widgets', namespace, name })) as Widget;
+}
+
+function progressIn(widget: Widget, handlerId: string): ProgressRecord | undefined {
+  const raw = widget.metadata?.annotations?.[progressKey(handlerId)];
+  return raw === undefined ? undefined : (JSON.parse(raw) as ProgressRecord);
+}
+
+/** core/v1 Events about one object, as `kubectl describe` would show them. */
+async function eventsAbout(namespace: string, name: string): Promise<CoreV1Event[]> {
+  const list = await sharedKubeConfig()
+    .makeApiClient(CoreV1Api)
+    .listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name}` });
+  return list.items;
+}
+
+function frameworkAnnotations(widget: Widget): string[] {
+  return Object.keys(widget.metadata?.annotations ?? {}).filter((k) => k.startsWith('konductor.dev/'));
+}
+
+const settle = (ms = 500): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('error isolation', () => {
+  let running: RunningOperator | undefined;
+  afterEach(async () => {
+    await running?.stop();
+    running = undefined;
+  });
+
+  test('a PermanentError on one object does not delay handling of 100 others', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'isolation');
+    const handled = new Map<string, number>();
+    let badAttempts = 0;
+    class Handlers {
+      @on.create(API, 'widgets')
+      async created({ name }: ChangeContext): Promise<void> {
+        if (name === 'bad') {
+          badAttempts++;
+          throw new PermanentError('bad is beyond repair');
+        }
+        handled.set(name, (handled.get(name) ?? 0) + 1);
+      }
+    }
+    running = await startOperator(kc, namespace, [Handlers]);
+    const widgets = new Widgets(kc, namespace);
+    await widgets.create('bad');
+    const started = Date.now();
+    await widgets.createMany('good', 100);
+    await eventually(() => handled.size === 100, 'all 100 good objects to be handled', 30_000);
+    const elapsedMs = Date.now() - started;
+    await eventually(async () => (await eventsAbout(namespace, 'bad')).some((e) => e.reason === 'HandlerFailed'), "bad's failure Event");
+    await settle();
+
+    expect(elapsedMs).toBeLessThan(30_000);
+    expect([...handled.values()].every((count) => count === 1)).toBe(true);
+    expect(badAttempts).toBe(1);
+    const bad = await read(namespace, 'bad');
+    // The failure is final: the change counts as handled, so it is not retried until the object changes again.
+    expect(bad.metadata?.annotations?.[DIFF_BASE_KEY]).toBeDefined();
+    const record = progressIn(bad, 'Handlers.created');
+    expect(record).toMatchObject({ failure: true, message: 'bad is beyond repair' });
+  });
+
+  test('a spec the handler rejects with PermanentError gets a Warning Event and a progress message; later objects are still handled', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'invalid-spec');
+    const accepted: string[] = [];
+    class Handlers {
+      @on.create(API, 'widgets')
+      async created({ name, spec }: ChangeContext<{ size?: number }>): Promise<void> {
+        const size = spec.size ?? 0;
+        if (size > 9) throw new PermanentError(`spec.size must be <= 9, got ${size}`);
+        accepted.push(name);
+      }
+    }
+    running = await startOperator(kc, namespace, [Handlers]);
+    const widgets = new Widgets(kc, namespace);
+    await widgets.create('too-big', { size: 42 });
+
+    let failed: CoreV1Event | undefined;
+    await eventually(async () => {
+      failed = (await eventsAbout(namespace, 'too-big')).find((e) => e.reason === 'HandlerFailed');
+      return failed !== undefined;
+    }, 'a HandlerFailed Event about too-big');
+    expect(failed?.type).toBe('Warning');
+    expect(failed?.message).toContain('spec.size must be <= 9, got 42');
+    expect(failed?.involvedObject.kind).toBe('Widget');
+    const record = progressIn(await read(namespace, 'too-big'), 'Handlers.created');
+    expect(record?.message).toBe('spec.size must be <= 9, got 42');
+
+    await widgets.create('fine', { size: 3 });
+    await eventually(() => accepted.includes('fine'), 'the next object to be handled');
+    expect(accepted).toEqual(['fine']);
+  });
+
+  test('a plain Error is retried after its backoff, with a HandlerRetrying Event, and succeeds on the second attempt', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'plain-error');
+    const attempts: number[] = [];
+    class Handlers {
+      @on.create(API, 'widgets', { backoff: 1 })
+      async created({ retry }: ChangeContext): Promise<void> {
+        attempts.push(retry);
+        if (retry === 0) throw new Error('database not reachable');
+      }
+    }
+    running = await startOperator(kc, namespace, [Handlers]);
+    await new Widgets(kc, namespace).create('flaky');
+
+    await eventually(() => attempts.length >= 2, 'the second attempt');
+    let retrying: CoreV1Event | undefined;
+    await eventually(async () => {
+      retrying = (await eventsAbout(namespace, 'flaky')).find((e) => e.reason === 'HandlerRetrying');
+      return retrying !== undefined;
+    }, 'a HandlerRetrying Event about flaky');
+    expect(retrying?.type).toBe('Warning');
+    expect(retrying?.message).toContain('database not reachable');
+    await eventually(async () => {
+      const widget = await read(namespace, 'flaky');
+      return widget.metadata?.annotations?.[progressKey('Handlers.created')] === undefined && widget.metadata?.annotations?.[DIFF_BASE_KEY] !== undefined;
+    }, 'the progress record to be cleared');
+    await settle();
+
+    expect(attempts).toEqual([0, 1]);
+    expect(frameworkAnnotations(await read(namespace, 'flaky'))).toEqual([DIFF_BASE_KEY]);
+    expect((await eventsAbout(namespace, 'flaky')).some((e) => e.reason === 'HandlerFailed')).toBe(false);
+  });
+});

@@ -1,0 +1,75 @@
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { on, progressKey, TemporaryError, type ChangeContext, type ProgressRecord } from '../../../src/framework/index.js';
+import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
+import { startOperator, type RunningOperator } from '../../support/operators.js';
+import { eventually, installWidgetCrd, Widgets, type Widget } from '../../support/widgets.js';
+
+const API = 'test.konductor.dev/v1';
+
+async function progressOf(namespace: string, name: string, handlerId: string): Promise<ProgressRecord | undefined> {
+  const widget = (await sharedKubeConfig()
+    .makeApiClient(CustomObjectsApi)
+    .getNamespacedCustomObject({ group: 'test.konductor.dev', version: 'v1', plural: 'widgets', namespace, name })) as Widget;
+  const raw = widget.metadata?.annotations?.[progressKey(handlerId)];
+  return raw === undefined ? undefined : (JSON.parse(raw) as ProgressRecord);
+}
+
+describe('retries', () => {
+  const running: RunningOperator[] = [];
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((r) => r.stop()));
+  });
+
+  test('a handler failing twice with TemporaryError(1 s) then succeeding runs 3 times; progress shows the retries while pending and is cleared after', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'retry');
+    const attempts: number[] = [];
+    class Flaky {
+      @on.create(API, 'widgets')
+      async created({ retry }: ChangeContext): Promise<void> {
+        attempts.push(retry);
+        if (retry < 2) throw new TemporaryError('not yet', { delay: 1 });
+      }
+    }
+    running.push(await startOperator(kc, namespace, [Flaky]));
+    await new Widgets(kc, namespace).create('flaky');
+
+    const pending: Array<ProgressRecord | undefined> = [];
+    await eventually(async () => {
+      const record = await progressOf(namespace, 'flaky', 'Flaky.created');
+      if (record) pending.push(record);
+      return attempts.length === 3 && record === undefined;
+    }, 'three attempts and a cleared progress record');
+
+    expect(attempts).toEqual([0, 1, 2]);
+    expect(pending.some((r) => r?.retries === 1 && r.message === 'not yet' && r.delayed !== undefined)).toBe(true);
+    expect(pending.some((r) => r?.retries === 2)).toBe(true);
+  });
+
+  test('a retry survives an operator restart: the next process continues the count and honours the delay', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'retry-restart');
+    const attempts: Array<{ retry: number; at: number }> = [];
+    class Flaky {
+      @on.create(API, 'widgets')
+      async created({ retry }: ChangeContext): Promise<void> {
+        attempts.push({ retry, at: Date.now() });
+        if (retry < 2) throw new TemporaryError('not yet', { delay: 2 });
+      }
+    }
+    const first = await startOperator(kc, namespace, [Flaky]);
+    await new Widgets(kc, namespace).create('flaky');
+    await eventually(async () => (await progressOf(namespace, 'flaky', 'Flaky.created'))?.retries === 1, 'the first failure to be recorded');
+    await first.stop();
+    const delayedUntil = Date.parse((await progressOf(namespace, 'flaky', 'Flaky.created'))!.delayed!);
+
+    running.push(await startOperator(kc, namespace, [Flaky]));
+    await eventually(async () => attempts.length === 3 && (await progressOf(namespace, 'flaky', 'Flaky.created')) === undefined, 'the remaining attempts');
+
+    expect(attempts.map((a) => a.retry)).toEqual([0, 1, 2]);
+    expect(attempts[1]!.at).toBeGreaterThanOrEqual(delayedUntil);
+    expect(attempts[1]!.at - delayedUntil).toBeLessThan(1_500);
+  });
+});

@@ -1,0 +1,90 @@
+import { on, Registry, type ChangeContext, type ChangeHandlerSpec, type EventContext } from '../../../src/framework/index.js';
+
+const API = 'example.com/v1';
+
+describe('handler registration', () => {
+  test('decorated methods become handlers with ids Class.method, and Class.method/field for field handlers', () => {
+    class Widgets {
+      @on.create(API, 'widgets')
+      async created(_: ChangeContext): Promise<void> {}
+
+      @on.field(API, 'widgets', 'spec.size')
+      async resized(_: ChangeContext): Promise<void> {}
+
+      @on.event(API, 'widgets')
+      seen(_: EventContext): void {}
+    }
+    const registry = new Registry().addClass(Widgets);
+    expect(registry.handlers.map((h) => `${h.kind} ${h.id}`)).toEqual([
+      'create Widgets.created',
+      'update Widgets.resized/spec.size',
+      'event Widgets.seen',
+    ]);
+  });
+
+  test('handlers are bound to one instance of their class, so they can share state through `this`', async () => {
+    const instances: object[] = [];
+    class Counter {
+      count = 0;
+
+      @on.create(API, 'widgets')
+      async created(_: ChangeContext): Promise<void> {
+        this.count += 1;
+        instances.push(this);
+      }
+
+      @on.update(API, 'widgets')
+      async updated(_: ChangeContext): Promise<void> {
+        this.count += 10;
+        instances.push(this);
+      }
+    }
+    const [create, update] = new Registry().addClass(Counter).handlers as ChangeHandlerSpec[];
+    await create!.fn({} as ChangeContext);
+    await update!.fn({} as ChangeContext);
+
+    expect(instances[0]).toBe(instances[1]);
+    expect((instances[0] as Counter).count).toBe(11);
+  });
+
+  test('an explicit id replaces the default one', () => {
+    class Widgets {
+      @on.delete(API, 'widgets', { id: 'cleanup', optional: true })
+      async deleted(_: ChangeContext): Promise<void> {}
+    }
+    const [spec] = new Registry().addClass(Widgets).handlers;
+    expect(spec).toMatchObject({ kind: 'delete', id: 'cleanup', options: { optional: true } });
+  });
+
+  test('a subclass inherits its parent handlers and adds its own without changing the parent', () => {
+    class Base {
+      @on.create(API, 'widgets')
+      async created(_: ChangeContext): Promise<void> {}
+    }
+    class Extended extends Base {
+      @on.resume(API, 'widgets')
+      async resumed(_: ChangeContext): Promise<void> {}
+    }
+    expect(new Registry().addClass(Extended).handlers.map((h) => h.kind)).toEqual(['create', 'resume']);
+    expect(new Registry().addClass(Base).handlers.map((h) => h.kind)).toEqual(['create']);
+  });
+
+  test('plain functions can be registered without decorators (for JavaScript users)', () => {
+    const registry = new Registry().change('create', { apiVersion: API, name: 'widgets' }, async ({ patch }) => {
+      patch.status.phase = 'Ready';
+    }, { id: 'widgets-create', retries: 3 });
+    expect(registry.handlers[0]).toMatchObject({ kind: 'create', id: 'widgets-create', options: { retries: 3 } });
+  });
+
+  test('two handlers with the same id for one resource are rejected with a clear message', () => {
+    const registry = new Registry().change('create', { apiVersion: API, name: 'widgets' }, async () => undefined, { id: 'same' });
+    expect(() => registry.change('update', { apiVersion: API, name: 'widgets' }, async () => undefined, { id: 'same' })).toThrow(
+      /handler id 'same' is registered twice for widgets/,
+    );
+  });
+
+  test('a class without handler decorators is rejected, naming the class', () => {
+    class Plain {}
+    expect(() => new Registry().addClass(Plain)).toThrow(/Plain has no handler decorators/);
+  });
+});
