@@ -5,6 +5,12 @@
 import './decorators/metadata.js';
 
 export { on } from './decorators/on.js';
+export { timer } from './decorators/timer.js';
+export { daemon } from './decorators/daemon.js';
+export { TimerEngine } from './engines/timers.js';
+export { DaemonEngine } from './engines/daemons.js';
+export { nextRunAt, type TimerSchedule, type TimerState } from './engines/schedule.js';
+export { toMilliseconds, type DurationInput } from './engines/duration.js';
 export { createOperator, Operator, type OperatorOptions } from './runtime/operator.js';
 export { Registry, type HandlerClass } from './registry/registry.js';
 export type {
@@ -13,6 +19,15 @@ export type {
   ChangeHandlerOptions,
   ChangeHandlerSpec,
   ChangeKind,
+  DaemonContext,
+  DaemonHandlerFn,
+  DaemonOptions,
+  DaemonSpec,
+  ObjectContext,
+  TimerContext,
+  TimerHandlerFn,
+  TimerOptions,
+  TimerSpec,
   ErrorsMode,
   EventContext,
   EventHandlerFn,
@@ -39,4 +54,4 @@ export { ApiError, isGone, type KubeStatus } from './api/api-error.js';
 export { discoverResource, ResourceNotFoundError } from './api/discovery.js';
 export type { Resource, ResourceSelector } from './api/resource.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions, type LogFormat } from './observability/logger.js';
-export { MetricsRecorder, noMetrics, type Metrics, type CounterName, type GaugeName, type Labels } from './observability/metrics.js';
+export { MetricsRecorder, noMetrics, type Metrics, type CounterName, type GaugeName, type HistogramName, type Labels } from './observability/metrics.js';

@@ -11,7 +11,8 @@ import type { KubeObject } from '../watching/events.js';
 
 type DecoratorContext = Pick<ClassMethodDecoratorContext, 'static' | 'private' | 'name' | 'metadata'>;
 
-function declare(context: DecoratorContext, declaration: Omit<HandlerDeclaration, 'method'>): void {
+/** Records a handler declaration in the class's decorator metadata. */
+export function declareHandler(context: DecoratorContext, declaration: Omit<HandlerDeclaration, 'method'>): void {
   if (context.static || context.private) {
     throw new Error(`@on.${declaration.kind} on ${String(context.name)}: handlers must be public instance methods`);
   }
@@ -30,7 +31,7 @@ type ChangeDecorator = <This, Spec, Status>(
 ) => void;
 
 function change(kind: HandlerDeclaration['kind'], apiVersion: string, name: string, options: ChangeHandlerOptions): ChangeDecorator {
-  return (_method, context) => declare(context, { kind, resource: { apiVersion, name }, options });
+  return (_method, context) => declareHandler(context, { kind, resource: { apiVersion, name }, options });
 }
 
 /**
@@ -56,7 +57,7 @@ export const on = {
    */
   event<T extends KubeObject = KubeObject>(apiVersion: string, name: string, options: HandlerOptions<T> = {}) {
     return function <This>(_method: (this: This, context: EventContext<T>) => unknown, context: ClassMethodDecoratorContext<This>): void {
-      declare(context, { kind: 'event', resource: { apiVersion, name }, options: options as HandlerOptions });
+      declareHandler(context, { kind: 'event', resource: { apiVersion, name }, options: options as HandlerOptions });
     };
   },
 

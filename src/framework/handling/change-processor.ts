@@ -37,6 +37,14 @@ export interface ChangeProcessorOptions {
   logger: Logger;
   poster: EventPoster;
   now?: () => number;
+  /**
+   * Other work that holds objects with the framework finalizer (timers, daemons): `applies` says it
+   * wants an object; `release` stops it for an object being deleted, before the finalizer comes off.
+   */
+  holds?: {
+    applies(body: KubeObject): boolean;
+    release(body: KubeObject): Promise<void>;
+  };
 }
 
 /** A handler chosen for this cause, with its stored progress. */
@@ -49,6 +57,8 @@ interface Selected {
 }
 
 const MAX_CONFLICT_RETRIES = 5;
+/** How long we trust our own write over the watch when resourceVersions cannot be compared. */
+const OWN_WRITE_TRUST_MS = 5_000;
 const MAX_ERROR_DELAY_MS = 60_000;
 
 class Conflict extends Error {}
@@ -61,9 +71,13 @@ class Conflict extends Error {}
  */
 export class ChangeProcessor {
   /** Our last write per object until the watch delivers it (read-your-writes). */
-  private readonly ownWrites = new Map<string, { resourceVersion: string; body: KubeObject }>();
+  private readonly ownWrites = new Map<string, { resourceVersion: string; body: KubeObject; at: number }>();
+  /** Objects whose deletion we handled while holding them (so optional delete handlers do not run again when they are gone). */
+  private readonly deletions = new Set<string>();
   /** Objects this process has looked at (to tell resumed objects from new ones). */
   private readonly seen = new Set<string>();
+  /** Objects first seen through a listing and not yet fully handled: resume handlers stay due until then (Kopf's `initial`). */
+  private readonly resuming = new Set<string>();
   /** Consecutive framework-level failures per object (write errors), for backoff. */
   private readonly failures = new Map<string, number>();
   private readonly extraFields: FieldPath[];
@@ -85,13 +99,16 @@ export class ChangeProcessor {
       this.forget(uid);
       return undefined;
     }
-    const resuming = !this.seen.has(uid) && batch.events.some((e) => e.fromList);
+    // Kept until a run completes, so a failed resume handler is retried on the requeue, not only on first sight.
+    if (!this.seen.has(uid) && batch.events.some((e) => e.fromList)) this.resuming.add(uid);
+    const resuming = this.resuming.has(uid);
     this.seen.add(uid);
     let body = this.freshest(uid, batch);
     for (let attempt = 0; ; attempt++) {
       try {
         const result = await this.cycle(body, resuming, batch.signal);
         this.failures.delete(uid);
+        if (result === undefined) this.resuming.delete(uid);
         return result;
       } catch (error) {
         const meta = body.metadata ?? {};
@@ -115,14 +132,23 @@ export class ChangeProcessor {
   private forget(uid: string): void {
     this.ownWrites.delete(uid);
     this.seen.delete(uid);
+    this.resuming.delete(uid);
     this.failures.delete(uid);
+    this.deletions.delete(uid);
   }
 
   /** The newest known state: the event's, unless our own later write has not come back through the watch yet. */
   private freshest(uid: string, batch: ChangeBatch): KubeObject {
     const own = this.ownWrites.get(uid);
     if (!own) return batch.latest.object;
-    if (batch.events.some((e) => e.object.metadata?.resourceVersion === own.resourceVersion)) {
+    const latest = batch.latest.object.metadata?.resourceVersion;
+    // Caught up when the watch delivered our write, or anything newer. resourceVersions are opaque, but
+    // etcd's are integers: compare them when they are; otherwise trust our write for a few seconds only,
+    // so a relist that skipped our exact version can never pin us to a stale copy.
+    const caughtUp =
+      batch.events.some((e) => e.object.metadata?.resourceVersion === own.resourceVersion) ||
+      (isInteger(latest) && isInteger(own.resourceVersion) ? BigInt(latest!) >= BigInt(own.resourceVersion) : this.now() - own.at > OWN_WRITE_TRUST_MS);
+    if (caughtUp) {
       this.ownWrites.delete(uid);
       return batch.latest.object;
     }
@@ -132,13 +158,13 @@ export class ChangeProcessor {
   private remember(body: KubeObject): KubeObject {
     const uid = body.metadata?.uid;
     const resourceVersion = body.metadata?.resourceVersion;
-    if (uid && resourceVersion) this.ownWrites.set(uid, { resourceVersion, body });
+    if (uid && resourceVersion) this.ownWrites.set(uid, { resourceVersion, body, at: this.now() });
     return body;
   }
 
   /** The object is gone without our finalizer on it: optional delete handlers get one best-effort run. */
   private async gone(body: KubeObject, signal: AbortSignal): Promise<void> {
-    if (hasFinalizer(body)) return;
+    if (hasFinalizer(body) || this.deletions.has(body.metadata?.uid ?? '')) return;
     const handlers = this.options.handlers.filter((h) => h.kind === 'delete' && h.options.optional && matchesObject(body, h.options));
     for (const handler of handlers) {
       const outcome = await this.invoke(handler, body, 'delete', undefined, { old: undefined, new: undefined, diff: [] }, signal);
@@ -151,15 +177,30 @@ export class ChangeProcessor {
   private async cycle(initial: KubeObject, resuming: boolean, signal: AbortSignal): Promise<ProcessResult> {
     let body = initial;
     const meta = body.metadata ?? {};
-    const relevant = this.options.handlers.filter((h) => matchesObject(body, h.options));
-    if (relevant.length === 0) return undefined; // stealth: an object no handler wants is never written to
+    const relevant = this.options.handlers.filter((h) => this.matches(h, body));
+    const held = this.options.holds?.applies(body) ?? false;
+    if (relevant.length === 0 && !held) {
+      // Stealth: an object no handler wants is never written to. But our finalizer left on an object that
+      // stopped matching (say, a label was removed) would block its deletion forever, so it comes off.
+      if (hasFinalizer(body)) await this.patchFinalizers(body, 'remove');
+      return undefined;
+    }
 
     const deleting = Boolean(meta.deletionTimestamp);
-    const needsFinalizer = relevant.some((h) => h.kind === 'delete' && !h.options.optional);
+    const needsFinalizer = held || relevant.some((h) => h.kind === 'delete' && !h.options.optional);
     if (needsFinalizer && !hasFinalizer(body) && !deleting) {
       body = await this.patchFinalizers(body, 'add');
     } else if (!needsFinalizer && hasFinalizer(body) && !deleting) {
       body = await this.patchFinalizers(body, 'remove');
+    }
+    if (relevant.length === 0) {
+      // Held only by timers or daemons: no change handlers, so no diff-base to keep; just let it go when deleted.
+      if (deleting && hasFinalizer(body)) {
+        this.deletions.add(meta.uid ?? '');
+        await this.options.holds?.release(body);
+        await this.patchFinalizers(body, 'remove');
+      }
+      return undefined;
     }
 
     const essence = essenceOf(body, this.extraFields);
@@ -209,6 +250,23 @@ export class ChangeProcessor {
     const done = [...records.values()].every(isFinished);
     await this.write(body, cause, selected, records, patches, done);
     return done ? undefined : { requeueAfterMs: nextDelayMs ?? 0 };
+  }
+
+  /**
+   * Object-level filters. For update handlers, `field`+`value` also matches the field's old value (from the
+   * diff-base), as documented and as in Kopf; otherwise a change away from the value could never run them.
+   */
+  private matches(handler: ChangeHandlerSpec, body: KubeObject): boolean {
+    if (matchesObject(body, handler.options)) return true;
+    const { field, value } = handler.options;
+    if (handler.kind !== 'update' || field === undefined || value === undefined) return false;
+    let old: Essence | undefined;
+    try {
+      old = readDiffBase(body);
+    } catch {
+      return false;
+    }
+    return old !== undefined && matchesObject(body, { ...handler.options, value: undefined }) && matchesValue(getField(old, parseFieldPath(field)), value);
   }
 
   /** The handlers this cause runs, with their progress, `old`/`new`/`diff` narrowed to their field. */
@@ -392,6 +450,9 @@ export class ChangeProcessor {
     const resource = this.options.api.resource;
     const merged: Record<string, unknown> = {};
     for (const patch of patches) mergeInto(merged, patch);
+    // The diff-base includes everything the handlers wrote (status too), so their own writes never
+    // look like a change to a field handler when they come back.
+    const handled = applyMergePatch(body, merged);
     const status = resource.hasStatus ? prune((merged.status as Record<string, unknown> | undefined) ?? {}) : undefined;
     if (resource.hasStatus) delete merged.status;
 
@@ -402,7 +463,7 @@ export class ChangeProcessor {
       for (const handler of this.options.handlers) {
         if (existing[progressKey(handler.id)] !== undefined) annotations[progressKey(handler.id)] = null;
       }
-      const diffBase = serializeDiffBase(essenceOf(applyMergePatch(body, merged), this.extraFields));
+      const diffBase = serializeDiffBase(essenceOf(handled, this.extraFields));
       if (existing[DIFF_BASE_KEY] !== diffBase) annotations[DIFF_BASE_KEY] = diffBase;
     } else if (!done) {
       for (const item of selected) {
@@ -419,6 +480,9 @@ export class ChangeProcessor {
     if (status) this.remember(await this.options.api.mergePatch(namespace, name, { status }, 'status'));
     if (main) this.remember(await this.options.api.mergePatch(namespace, name, main));
     if (done && cause.reason === 'delete' && hasFinalizer(body)) {
+      this.deletions.add(meta.uid ?? '');
+      // Timers and daemons stop first: the finalizer is what makes deletion wait for them.
+      await this.options.holds?.release(body);
       const latest = this.ownWrites.get(meta.uid ?? '')?.body ?? body;
       await this.patchFinalizers(latest, 'remove');
     }
@@ -444,4 +508,8 @@ export class ChangeProcessor {
   private handlerLogger(handler: ChangeHandlerSpec, body: KubeObject): Logger {
     return this.options.logger.child({ namespace: body.metadata?.namespace, name: body.metadata?.name, handler: handler.id });
   }
+}
+
+function isInteger(value: string | undefined): boolean {
+  return value !== undefined && /^\d+$/.test(value);
 }

@@ -11,6 +11,9 @@ export type CounterName =
   | 'reactor_runs_total'
   | 'reactor_coalesced_events_total';
 
+/** Distributions the framework observes. */
+export type HistogramName = 'timer_lateness_seconds' | 'handler_duration_seconds';
+
 /** Gauges the framework sets. */
 export type GaugeName = 'reactor_queue_depth' | 'reactor_objects' | 'reactor_running';
 
@@ -21,6 +24,8 @@ export type GaugeName = 'reactor_queue_depth' | 'reactor_objects' | 'reactor_run
 export interface Metrics {
   increment(name: CounterName, labels?: Labels, by?: number): void;
   set(name: GaugeName, value: number, labels?: Labels): void;
+  /** Records one sample of a distribution. Optional: sinks that don't need it may leave it out. */
+  observe?(name: HistogramName, value: number, labels?: Labels): void;
 }
 
 /** Discards everything. */
@@ -36,6 +41,17 @@ function key(name: string, labels: Labels | undefined): string {
 export class MetricsRecorder implements Metrics {
   readonly counters = new Map<string, number>();
   readonly gauges = new Map<string, number>();
+  /** Samples per histogram name (all label sets together), newest last, at most `maxSamples` each. */
+  readonly samples = new Map<HistogramName, number[]>();
+
+  constructor(private readonly maxSamples = 100_000) {}
+
+  observe(name: HistogramName, value: number): void {
+    const list = this.samples.get(name) ?? [];
+    if (list.length >= this.maxSamples) list.shift();
+    list.push(value);
+    this.samples.set(name, list);
+  }
 
   increment(name: CounterName, labels?: Labels, by = 1): void {
     const k = key(name, labels);

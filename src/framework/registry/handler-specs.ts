@@ -1,4 +1,5 @@
 import type { Resource, ResourceSelector } from '../api/resource.js';
+import type { DurationInput } from '../engines/duration.js';
 import type { MetaFilter, ValueFilter } from '../handling/filters.js';
 import type { Patch } from '../handling/patch.js';
 import type { Logger } from '../observability/logger.js';
@@ -128,13 +129,99 @@ export interface ChangeHandlerSpec {
   fn: ChangeHandlerFn;
 }
 
+/** Fields every per-object context has. */
+export interface ObjectContext<Spec = Record<string, unknown>, Status = Record<string, unknown>> {
+  body: KubeObject & { spec?: Spec; status?: Status };
+  spec: Spec;
+  status: Status | undefined;
+  metadata: NonNullable<KubeObject['metadata']>;
+  name: string;
+  namespace: string | undefined;
+  uid: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  logger: Logger;
+  resource: Resource;
+}
+
+/** Options of `@timer`. Durations are ISO-8601 strings (`PT1H`), luxon Durations or seconds. */
+export interface TimerOptions<T extends KubeObject = KubeObject> extends HandlerOptions<T> {
+  /** Time between runs; may be computed from the object (e.g. a backup policy field). */
+  interval?: DurationInput | ((object: T) => DurationInput);
+  /** Wait before the first run after the object is first seen by this process. */
+  initialDelay?: DurationInput;
+  /** Run only once the object has not changed for this long. */
+  idle?: DurationInput;
+  /** Run on a fixed grid instead of `interval` after the previous run ended. */
+  sharp?: boolean;
+  /**
+   * Timers whose interval is at least this keep their schedule in an annotation on the object, so a
+   * restarted operator waits for the remaining interval. Shorter ones keep it in memory. Default 60 s.
+   */
+  persistThreshold?: DurationInput;
+}
+
+/** What a timer receives. */
+export interface TimerContext<Spec = Record<string, unknown>, Status = Record<string, unknown>> extends ObjectContext<Spec, Status> {
+  /** Changes to send when the run returns. */
+  patch: Patch;
+  /** Consecutive failed runs before this one. */
+  retry: number;
+  /** Aborted when the timer stops (object deleted or no longer matching, operator stopping). */
+  signal: AbortSignal;
+}
+
+export type TimerHandlerFn<Spec = Record<string, unknown>, Status = Record<string, unknown>> = (context: TimerContext<Spec, Status>) => unknown;
+
+/** A registered timer. */
+export interface TimerSpec {
+  kind: 'timer';
+  id: string;
+  resource: ResourceSelector;
+  options: TimerOptions;
+  fn: TimerHandlerFn;
+}
+
+/** Options of `@daemon`. */
+export interface DaemonOptions<T extends KubeObject = KubeObject> extends HandlerOptions<T> {
+  /** Wait before starting, once per object per process. */
+  initialDelay?: DurationInput;
+  /** After a stop request (`stopped` resolves), wait this long before aborting `signal`. Default 0. */
+  cancellationBackoff?: DurationInput;
+  /** How long a stopping daemon may take to exit before it is abandoned (and the finalizer released). Default 60 s. */
+  cancellationTimeout?: DurationInput;
+  /** Seconds before restarting a daemon that threw (other than TemporaryError). Default: 1 s doubling to 60 s. */
+  backoff?: number;
+}
+
+/** What a daemon receives; `body` and friends always read the newest state of the object. */
+export interface DaemonContext<Spec = Record<string, unknown>, Status = Record<string, unknown>> extends ObjectContext<Spec, Status> {
+  /** Aborted when the daemon must stop (after `cancellationBackoff`). */
+  signal: AbortSignal;
+  /** Resolves as soon as a stop is requested. */
+  stopped: Promise<void>;
+  /** Restarts so far after errors. */
+  retry: number;
+}
+
+export type DaemonHandlerFn<Spec = Record<string, unknown>, Status = Record<string, unknown>> = (context: DaemonContext<Spec, Status>) => unknown;
+
+/** A registered daemon. */
+export interface DaemonSpec {
+  kind: 'daemon';
+  id: string;
+  resource: ResourceSelector;
+  options: DaemonOptions;
+  fn: DaemonHandlerFn;
+}
+
 /** Every kind of handler the registry holds. */
-export type HandlerSpec = EventHandlerSpec | ChangeHandlerSpec;
+export type HandlerSpec = EventHandlerSpec | ChangeHandlerSpec | TimerSpec | DaemonSpec;
 
 /** A handler as a decorator records it on a class, before the class is instantiated. */
 export interface HandlerDeclaration {
   kind: HandlerSpec['kind'];
   resource: ResourceSelector;
-  options: HandlerOptions | ChangeHandlerOptions;
+  options: HandlerOptions | ChangeHandlerOptions | TimerOptions | DaemonOptions;
   method: string | symbol;
 }

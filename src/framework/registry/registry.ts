@@ -1,5 +1,16 @@
 import { HANDLERS, METADATA } from '../decorators/metadata.js';
-import type { ChangeHandlerFn, ChangeHandlerOptions, ChangeKind, EventHandlerFn, HandlerDeclaration, HandlerSpec } from './handler-specs.js';
+import type {
+  ChangeHandlerFn,
+  ChangeHandlerOptions,
+  ChangeKind,
+  DaemonHandlerFn,
+  DaemonOptions,
+  EventHandlerFn,
+  HandlerDeclaration,
+  HandlerSpec,
+  TimerHandlerFn,
+  TimerOptions,
+} from './handler-specs.js';
 
 /** A class whose methods carry handler decorators. */
 export type HandlerClass = new () => object;
@@ -38,11 +49,11 @@ export class Registry {
       const fn = (method as (...args: unknown[]) => unknown).bind(instance);
       const field = (declaration.options as ChangeHandlerOptions).field;
       const id = declaration.options.id ?? `${cls.name}.${String(declaration.method)}${field ? `/${field}` : ''}`;
-      if (declaration.kind === 'event') {
-        this.register({ kind: 'event', id, resource: declaration.resource, options: declaration.options, fn: fn as EventHandlerFn });
-      } else {
-        this.register({ kind: declaration.kind, id, resource: declaration.resource, options: declaration.options, fn: fn as ChangeHandlerFn });
-      }
+      const { resource, options } = declaration;
+      if (declaration.kind === 'event') this.register({ kind: 'event', id, resource, options, fn: fn as EventHandlerFn });
+      else if (declaration.kind === 'timer') this.register({ kind: 'timer', id, resource, options: options as TimerOptions, fn: fn as TimerHandlerFn });
+      else if (declaration.kind === 'daemon') this.register({ kind: 'daemon', id, resource, options: options as DaemonOptions, fn: fn as DaemonHandlerFn });
+      else this.register({ kind: declaration.kind, id, resource, options, fn: fn as ChangeHandlerFn });
     }
     return this;
   }
@@ -58,6 +69,16 @@ export class Registry {
     options: ChangeHandlerOptions & { id: string },
   ): this {
     return this.register({ kind, id: options.id, resource, options, fn: fn as ChangeHandlerFn });
+  }
+
+  /** Registers a timer as a plain function. */
+  timer(resource: { apiVersion: string; name: string }, fn: TimerHandlerFn, options: TimerOptions & { id: string }): this {
+    return this.register({ kind: 'timer', id: options.id, resource, options, fn });
+  }
+
+  /** Registers a daemon as a plain function. */
+  daemon(resource: { apiVersion: string; name: string }, fn: DaemonHandlerFn, options: DaemonOptions & { id: string }): this {
+    return this.register({ kind: 'daemon', id: options.id, resource, options, fn });
   }
 
   /** Every registered handler. */

@@ -3,13 +3,15 @@ import type { Subscription } from 'rxjs';
 import { ApiClient, type RequestCounter } from '../api/api-client.js';
 import { ObjectApi } from '../api/object-api.js';
 import type { Resource } from '../api/resource.js';
+import { DaemonEngine } from '../engines/daemons.js';
+import { TimerEngine } from '../engines/timers.js';
 import { ChangeProcessor } from '../handling/change-processor.js';
 import { runEventHandlers } from '../handling/event-handlers.js';
 import { EventPoster, setEventPoster } from '../posting/events.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { MetricsRecorder, type Metrics } from '../observability/metrics.js';
 import { Reactor, type ObjectBatch, type ProcessResult } from '../reactor/reactor.js';
-import type { ChangeHandlerSpec, EventHandlerSpec, HandlerSpec } from '../registry/handler-specs.js';
+import type { ChangeHandlerSpec, DaemonSpec, EventHandlerSpec, HandlerSpec, TimerSpec } from '../registry/handler-specs.js';
 import { Registry, type HandlerClass } from '../registry/registry.js';
 import type { KubeObject } from '../watching/events.js';
 import { resolveResource } from '../watching/resource-resolver.js';
@@ -35,12 +37,16 @@ export interface OperatorOptions {
   onRequest?: RequestCounter;
 }
 
-/** What the reactor routes with each event: the resource's handlers and its change processor. */
+/** What the reactor routes with each event: the resource's handlers, change processor and engines. */
 interface Route {
   resource: Resource;
   eventHandlers: readonly EventHandlerSpec[];
   changes: ChangeProcessor | undefined;
+  timers: TimerEngine | undefined;
+  daemons: DaemonEngine | undefined;
 }
+
+const CHANGE_KINDS = new Set<HandlerSpec['kind']>(['create', 'update', 'delete', 'resume']);
 
 /**
  * Runs handlers against a cluster: one shared watch per resource and scope, a reactor that
@@ -56,6 +62,7 @@ export class Operator {
   private readonly hub: WatchHub;
   private readonly poster: EventPoster;
   private readonly resolutions: Subscription[] = [];
+  private readonly engines: Array<TimerEngine | DaemonEngine> = [];
   private readonly reactor: Reactor<KubeObject, Route>;
   private markReady: () => void = () => undefined;
   private started = false;
@@ -90,15 +97,7 @@ export class Operator {
       let synced = false;
       const first = group.handlers[0]!;
       const resolution = resolveResource(this.client, first.resource, { logger: this.logger }).subscribe((resource) => {
-        const changeHandlers = group.handlers.filter((h): h is ChangeHandlerSpec => h.kind !== 'event');
-        const route: Route = {
-          resource,
-          eventHandlers: group.handlers.filter((h): h is EventHandlerSpec => h.kind === 'event'),
-          changes:
-            changeHandlers.length > 0
-              ? new ChangeProcessor({ api: new ObjectApi(this.client, resource), handlers: changeHandlers, logger: this.logger, poster: this.poster })
-              : undefined,
-        };
+        const route = this.routeFor(resource, group.handlers);
         this.reactor.consume(this.hub.watch(resource, group.scope), route, () => {
           if (!synced && --pending === 0) this.markReady();
           synced = true;
@@ -113,7 +112,8 @@ export class Operator {
   /** Stops watching and drains in-flight work up to `deadlineMs` (default 30 s). */
   async stop(deadlineMs = 30_000): Promise<void> {
     for (const resolution of this.resolutions) resolution.unsubscribe();
-    await this.reactor.stop(deadlineMs);
+    // Timers and daemons stop alongside the drain; daemons get their own cancellation timeouts.
+    await Promise.all([this.reactor.stop(deadlineMs), ...this.engines.map((engine) => engine.stopAll())]);
     await this.poster.flush();
     setEventPoster(undefined);
     this.client.close();
@@ -136,10 +136,46 @@ export class Operator {
     return [...groups.values()];
   }
 
+  private routeFor(resource: Resource, handlers: readonly HandlerSpec[]): Route {
+    const api = new ObjectApi(this.client, resource);
+    const common = { logger: this.logger, poster: this.poster };
+    const timerSpecs = handlers.filter((h): h is TimerSpec => h.kind === 'timer');
+    const daemonSpecs = handlers.filter((h): h is DaemonSpec => h.kind === 'daemon');
+    const changeSpecs = handlers.filter((h): h is ChangeHandlerSpec => CHANGE_KINDS.has(h.kind));
+    const timers = timerSpecs.length > 0 ? new TimerEngine({ api, timers: timerSpecs, metrics: this.metrics, ...common }) : undefined;
+    const daemons = daemonSpecs.length > 0 ? new DaemonEngine({ resource, daemons: daemonSpecs, ...common }) : undefined;
+    if (timers) this.engines.push(timers);
+    if (daemons) this.engines.push(daemons);
+    const engines = [timers, daemons].filter((e): e is TimerEngine | DaemonEngine => e !== undefined);
+    const changes =
+      changeSpecs.length > 0 || engines.length > 0
+        ? new ChangeProcessor({
+            api,
+            handlers: changeSpecs,
+            ...common,
+            // Timers and daemons hold their objects with the finalizer; deletion waits for them to stop.
+            holds: {
+              applies: (body) => engines.some((engine) => engine.applies(body)),
+              release: async (body) => {
+                await Promise.all(engines.map((engine) => engine.stopObject(body.metadata?.uid ?? '')));
+              },
+            },
+          })
+        : undefined;
+    return { resource, eventHandlers: handlers.filter((h): h is EventHandlerSpec => h.kind === 'event'), changes, timers, daemons };
+  }
+
   private async process(batch: ObjectBatch<KubeObject, Route>): Promise<ProcessResult> {
-    const { route } = batch;
+    const { route, latest } = batch;
     if (route.eventHandlers.length > 0) await runEventHandlers(route.eventHandlers, batch.events, this.logger, batch.signal);
-    return route.changes?.process(batch);
+    const result = await route.changes?.process(batch);
+    const uid = latest.object.metadata?.uid ?? '';
+    for (const engine of [route.timers, route.daemons]) {
+      if (!engine) continue;
+      if (latest.type === 'DELETED') void engine.stopObject(uid);
+      else engine.observe(latest.object);
+    }
+    return result;
   }
 }
 

@@ -1,0 +1,31 @@
+import './metadata.js';
+import { declareHandler } from './on.js';
+import { toMilliseconds } from '../engines/duration.js';
+import type { TimerContext, TimerOptions } from '../registry/handler-specs.js';
+import type { KubeObject } from '../watching/events.js';
+
+/**
+ * Runs a method periodically for every matching object, never overlapping itself. Timers hold the
+ * object with the framework finalizer while it exists. Long intervals (>= `persistThreshold`, 60 s by
+ * default) survive restarts: the schedule is kept on the object.
+ *
+ * @example
+ * ```ts
+ * @timer('example.com/v1', 'databases', { interval: 'PT1H', initialDelay: 'PT10S', idle: 'PT30S' })
+ * async backup({ spec, patch, logger, signal }: TimerContext) { ... }
+ * ```
+ */
+export function timer<T extends KubeObject = KubeObject>(apiVersion: string, name: string, options: TimerOptions<T> = {}) {
+  // Validate durations now, so a typo fails when the module loads, not at the first tick.
+  for (const key of ['initialDelay', 'idle', 'persistThreshold'] as const) {
+    const value = options[key];
+    if (value !== undefined) toMilliseconds(value, `@timer ${name} ${key}`);
+  }
+  if (options.interval !== undefined && typeof options.interval !== 'function') toMilliseconds(options.interval, `@timer ${name} interval`);
+  return function <This, Spec, Status>(
+    _method: (this: This, context: TimerContext<Spec, Status>) => unknown,
+    context: ClassMethodDecoratorContext<This>,
+  ): void {
+    declareHandler(context, { kind: 'timer', resource: { apiVersion, name }, options: options as TimerOptions });
+  };
+}

@@ -1,0 +1,22 @@
+import type { Resource } from '../api/resource.js';
+import type { Logger } from '../observability/logger.js';
+import type { ObjectContext } from '../registry/handler-specs.js';
+import type { KubeObject } from '../watching/events.js';
+
+/** The fields every per-object handler context shares, read from one state of the object. */
+export function objectContext(body: KubeObject, logger: Logger, resource: Resource): ObjectContext {
+  const meta = body.metadata ?? {};
+  return {
+    body,
+    spec: (body.spec ?? {}) as Record<string, unknown>,
+    status: body.status as Record<string, unknown> | undefined,
+    metadata: meta,
+    name: meta.name ?? '',
+    namespace: meta.namespace,
+    uid: meta.uid ?? '',
+    labels: meta.labels ?? {},
+    annotations: meta.annotations ?? {},
+    logger,
+    resource,
+  };
+}

@@ -1,0 +1,274 @@
+import { ApiError } from '../api/api-error.js';
+import type { ObjectApi } from '../api/object-api.js';
+import { describeError, TemporaryError } from '../handling/errors.js';
+import { matchesObject } from '../handling/filters.js';
+import { emptyPatch, mergeInto, prune } from '../handling/patch.js';
+import type { Logger } from '../observability/logger.js';
+import { noMetrics, type Metrics } from '../observability/metrics.js';
+import type { EventPoster } from '../posting/events.js';
+import type { TimerContext, TimerSpec } from '../registry/handler-specs.js';
+import { essenceOf } from '../state/essence.js';
+import { annotationName, PREFIX } from '../state/keys.js';
+import type { KubeObject } from '../watching/events.js';
+import { toMilliseconds } from './duration.js';
+import { objectContext } from './object-context.js';
+import { nextRunAt, type TimerSchedule, type TimerState } from './schedule.js';
+
+const DEFAULT_PERSIST_THRESHOLD_MS = 60_000;
+
+/** The annotation holding a long timer's schedule. */
+export function timerKey(timerId: string): string {
+  return `${PREFIX}/${annotationName(`timer.${timerId}`)}`;
+}
+
+/** What a long timer keeps on the object (ISO-8601 UTC times). */
+interface PersistedTimer {
+  lastStart?: string;
+  lastEnd?: string;
+  lastSuccess?: string;
+}
+
+interface TimerSlot {
+  spec: TimerSpec;
+  state: TimerState;
+  failures: number;
+  timeout?: NodeJS.Timeout;
+  plannedAt?: number;
+  running?: Promise<void>;
+  abort: AbortController;
+  stopped: boolean;
+}
+
+interface TimedObject {
+  body: KubeObject;
+  essence: string;
+  slots: Map<string, TimerSlot>;
+}
+
+export interface TimerEngineOptions {
+  api: ObjectApi;
+  timers: readonly TimerSpec[];
+  logger: Logger;
+  poster: EventPoster;
+  metrics?: Metrics;
+  now?: () => number;
+}
+
+/**
+ * Runs `@timer` handlers per object: one schedule per (object, timer), never overlapping itself,
+ * started when an object appears or starts matching and stopped when it is deleted, stops matching
+ * or the operator stops. Errors never kill a timer: it runs again at the next tick (or sooner, after
+ * a TemporaryError's delay).
+ */
+export class TimerEngine {
+  private readonly objects = new Map<string, TimedObject>();
+  private readonly now: () => number;
+  private readonly metrics: Metrics;
+  private stopping = false;
+
+  constructor(private readonly options: TimerEngineOptions) {
+    this.now = options.now ?? Date.now;
+    this.metrics = options.metrics ?? noMetrics;
+  }
+
+  /** Whether any timer applies to the object (then the framework finalizer holds it). */
+  applies(body: KubeObject): boolean {
+    return this.options.timers.some((spec) => matchesObject(body, spec.options));
+  }
+
+  /** Takes the newest state of an object: starts, reschedules or stops its timers. */
+  observe(body: KubeObject): void {
+    const uid = body.metadata?.uid;
+    if (!uid || this.stopping) return;
+    if (body.metadata?.deletionTimestamp) {
+      void this.stopObject(uid);
+      return;
+    }
+    const essence = JSON.stringify(essenceOf(body));
+    let entry = this.objects.get(uid);
+    const now = this.now();
+    if (!entry) {
+      entry = { body, essence, slots: new Map() };
+      this.objects.set(uid, entry);
+    }
+    const changed = entry.essence !== essence;
+    entry.body = body;
+    entry.essence = essence;
+    for (const spec of this.options.timers) {
+      const slot = entry.slots.get(spec.id);
+      const matches = matchesObject(body, spec.options);
+      if (matches && !slot) {
+        const created = this.createSlot(spec, body, now);
+        entry.slots.set(spec.id, created);
+        this.schedule(uid, created);
+      } else if (!matches && slot) {
+        this.stopSlot(slot);
+        entry.slots.delete(spec.id);
+      } else if (slot && changed) {
+        // Every change restarts an idle wait (and may change a computed interval).
+        slot.state.lastChange = now;
+        if (!slot.running) this.schedule(uid, slot);
+      }
+    }
+    if (entry.slots.size === 0) this.objects.delete(uid);
+  }
+
+  /** Stops an object's timers (deleted, or gone) and waits for a run in progress. */
+  async stopObject(uid: string): Promise<void> {
+    const entry = this.objects.get(uid);
+    if (!entry) return;
+    this.objects.delete(uid);
+    await Promise.all([...entry.slots.values()].map((slot) => this.stopSlot(slot)));
+  }
+
+  /** Stops everything (operator shutdown, lost leadership). */
+  async stopAll(): Promise<void> {
+    this.stopping = true;
+    await Promise.all([...this.objects.keys()].map((uid) => this.stopObject(uid)));
+  }
+
+  /** Objects with at least one timer. */
+  get size(): number {
+    return this.objects.size;
+  }
+
+  private createSlot(spec: TimerSpec, body: KubeObject, now: number): TimerSlot {
+    const state: TimerState = { firstSeen: now, lastChange: now };
+    const raw = body.metadata?.annotations?.[timerKey(spec.id)];
+    if (raw !== undefined && this.persists(spec, body)) {
+      try {
+        const persisted = JSON.parse(raw) as PersistedTimer;
+        const start = persisted.lastStart ? Date.parse(persisted.lastStart) : NaN;
+        const end = persisted.lastEnd ? Date.parse(persisted.lastEnd) : NaN;
+        if (!Number.isNaN(start) && !Number.isNaN(end)) {
+          state.lastStart = start;
+          state.lastEnd = end;
+          state.lastChange = Math.min(now, start); // a restart is not a change
+        }
+      } catch {
+        this.options.logger.warn({ name: body.metadata?.name, timer: spec.id }, `unreadable ${timerKey(spec.id)}; starting the schedule over`);
+      }
+    }
+    return { spec, state, failures: 0, abort: new AbortController(), stopped: false };
+  }
+
+  private scheduleOf(spec: TimerSpec, body: KubeObject): TimerSchedule {
+    const { interval, initialDelay, idle, sharp } = spec.options;
+    const intervalValue = typeof interval === 'function' ? interval(body) : interval;
+    return {
+      intervalMs: intervalValue === undefined ? undefined : toMilliseconds(intervalValue, `timer ${spec.id} interval`),
+      initialDelayMs: initialDelay === undefined ? undefined : toMilliseconds(initialDelay),
+      idleMs: idle === undefined ? undefined : toMilliseconds(idle),
+      sharp,
+    };
+  }
+
+  private persists(spec: TimerSpec, body: KubeObject): boolean {
+    try {
+      const { intervalMs } = this.scheduleOf(spec, body);
+      const threshold = spec.options.persistThreshold === undefined ? DEFAULT_PERSIST_THRESHOLD_MS : toMilliseconds(spec.options.persistThreshold);
+      return intervalMs !== undefined && intervalMs >= threshold;
+    } catch {
+      return false;
+    }
+  }
+
+  private schedule(uid: string, slot: TimerSlot): void {
+    clearTimeout(slot.timeout);
+    if (slot.stopped) return;
+    const entry = this.objects.get(uid);
+    if (!entry) return;
+    let at: number | undefined;
+    try {
+      at = nextRunAt(this.scheduleOf(slot.spec, entry.body), slot.state);
+    } catch (error) {
+      // A bad computed interval (e.g. a malformed policy field) is the object's problem, not a crash.
+      const meta = entry.body.metadata ?? {};
+      this.options.logger.error({ namespace: meta.namespace, name: meta.name, timer: slot.spec.id }, describeError(error));
+      this.options.poster.post(entry.body, 'Warning', 'TimerInvalid', `${slot.spec.id}: ${describeError(error)}`);
+      return;
+    }
+    if (at === undefined) return;
+    slot.plannedAt = at;
+    slot.timeout = setTimeout(() => {
+      slot.running = this.run(uid, slot).finally(() => {
+        slot.running = undefined;
+        this.schedule(uid, slot);
+      });
+    }, Math.max(0, at - this.now()));
+  }
+
+  private async run(uid: string, slot: TimerSlot): Promise<void> {
+    const entry = this.objects.get(uid);
+    if (!entry || slot.stopped) return;
+    const body = entry.body;
+    const start = this.now();
+    if (slot.plannedAt !== undefined) {
+      this.metrics.observe?.('timer_lateness_seconds', Math.max(0, start - slot.plannedAt) / 1000, { timer: slot.spec.id });
+    }
+    slot.state.lastStart = start;
+    slot.state.retryAt = undefined;
+    const patch = emptyPatch();
+    const logger = this.options.logger.child({ namespace: body.metadata?.namespace, name: body.metadata?.name, handler: slot.spec.id });
+    const context: TimerContext = {
+      ...objectContext(body, logger, this.options.api.resource),
+      patch,
+      retry: slot.failures,
+      signal: slot.abort.signal,
+    };
+    let succeeded = false;
+    try {
+      await slot.spec.fn(context);
+      succeeded = true;
+      slot.failures = 0;
+    } catch (error) {
+      slot.failures += 1;
+      const message = describeError(error);
+      if (error instanceof TemporaryError) slot.state.retryAt = this.now() + error.delay * 1000;
+      logger.error({ err: message, failures: slot.failures }, `timer ${slot.spec.id} failed: ${message}`);
+      this.options.poster.post(body, 'Warning', 'TimerFailed', `${slot.spec.id} failed: ${message}`);
+    }
+    slot.state.lastEnd = this.now();
+    if (slot.stopped) return;
+    await this.write(body, slot, patch, succeeded).catch((error: unknown) => {
+      if (error instanceof ApiError && error.status === 404) return; // deleted meanwhile
+      logger.error({ err: describeError(error) }, `writing the result of timer ${slot.spec.id} failed`);
+    });
+  }
+
+  /** The handler's patch, plus a long timer's schedule; nothing at all for a short timer that wrote nothing. */
+  private async write(body: KubeObject, slot: TimerSlot, patch: Record<string, unknown>, succeeded: boolean): Promise<void> {
+    const meta = body.metadata ?? {};
+    const resource = this.options.api.resource;
+    const merged: Record<string, unknown> = {};
+    mergeInto(merged, patch);
+    const status = resource.hasStatus ? prune((merged.status as Record<string, unknown> | undefined) ?? {}) : undefined;
+    if (resource.hasStatus) delete merged.status;
+    if (this.persists(slot.spec, body)) {
+      const previous = meta.annotations?.[timerKey(slot.spec.id)];
+      let lastSuccess: string | undefined;
+      try {
+        lastSuccess = previous ? (JSON.parse(previous) as PersistedTimer).lastSuccess : undefined;
+      } catch {
+        lastSuccess = undefined;
+      }
+      const record: PersistedTimer = {
+        lastStart: new Date(slot.state.lastStart ?? this.now()).toISOString(),
+        lastEnd: new Date(slot.state.lastEnd ?? this.now()).toISOString(),
+        lastSuccess: succeeded ? new Date(slot.state.lastEnd ?? this.now()).toISOString() : lastSuccess,
+      };
+      mergeInto(merged, { metadata: { annotations: { [timerKey(slot.spec.id)]: JSON.stringify(record) } } });
+    }
+    const main = prune(merged);
+    const name = meta.name ?? '';
+    if (status) await this.options.api.mergePatch(meta.namespace, name, { status }, 'status');
+    if (main) await this.options.api.mergePatch(meta.namespace, name, main);
+  }
+
+  private async stopSlot(slot: TimerSlot): Promise<void> {
+    slot.stopped = true;
+    clearTimeout(slot.timeout);
+    slot.abort.abort();
+    await slot.running;
+  }
+}

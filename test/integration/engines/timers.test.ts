@@ -1,0 +1,150 @@
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { daemon, FINALIZER, timer, type DaemonContext, type TimerContext } from '../../../src/framework/index.js';
+import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
+import { startOperator, type RunningOperator } from '../../support/operators.js';
+import { eventually, installWidgetCrd, Widgets, type Widget } from '../../support/widgets.js';
+
+const API = 'test.konductor.dev/v1';
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function read(namespace: string, name: string): Promise<Widget | undefined> {
+  try {
+    return (await sharedKubeConfig()
+      .makeApiClient(CustomObjectsApi)
+      .getNamespacedCustomObject({ group: 'test.konductor.dev', version: 'v1', plural: 'widgets', namespace, name })) as Widget;
+  } catch (error) {
+    if (statusOf(error) === 404) return undefined;
+    throw error;
+  }
+}
+
+describe('timers and daemons', () => {
+  const running: RunningOperator[] = [];
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((r) => r.stop()));
+  });
+
+  test('a 1-second timer on 100 objects runs about once per second on each, never overlapping itself', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'timer100');
+    const runs = new Map<string, number>();
+    const active = new Set<string>();
+    let overlaps = 0;
+    class Ticker {
+      @timer(API, 'widgets', { interval: 1 })
+      async tick({ name }: TimerContext): Promise<void> {
+        if (active.has(name)) overlaps += 1;
+        active.add(name);
+        runs.set(name, (runs.get(name) ?? 0) + 1);
+        await sleep(50);
+        active.delete(name);
+      }
+    }
+    await new Widgets(kc, namespace).createMany('t', 100);
+    running.push(await startOperator(kc, namespace, [Ticker]));
+    await eventually(() => runs.size === 100, 'every object to tick once');
+    const before = new Map(runs);
+    await sleep(5_000);
+    const counts = [...runs].map(([name, count]) => count - (before.get(name) ?? 0));
+
+    expect(overlaps).toBe(0);
+    expect(Math.min(...counts)).toBeGreaterThanOrEqual(3);
+    expect(Math.max(...counts)).toBeLessThanOrEqual(6);
+  });
+
+  test('deleting an object stops its timer and daemon, and the finalizer goes only after the daemon exited', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'daemon-del');
+    const ticks: number[] = [];
+    let daemonExitedAt: number | undefined;
+    let daemonStarted = false;
+    class Background {
+      @timer(API, 'widgets', { interval: 0.5 })
+      async tick(_: TimerContext): Promise<void> {
+        ticks.push(Date.now());
+      }
+
+      @daemon(API, 'widgets', { cancellationTimeout: 10 })
+      async watchExternal({ signal }: DaemonContext): Promise<void> {
+        daemonStarted = true;
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        await sleep(1_500); // a slow, orderly shutdown
+        daemonExitedAt = Date.now();
+      }
+    }
+    running.push(await startOperator(kc, namespace, [Background]));
+    const widgets = new Widgets(kc, namespace);
+    await widgets.create('held');
+    await eventually(async () => daemonStarted && ticks.length > 0 && Boolean((await read(namespace, 'held'))?.metadata?.finalizers?.includes(FINALIZER)), 'the daemon, the timer and the finalizer');
+
+    await widgets.delete('held');
+    await sleep(500);
+    const whileStopping = await read(namespace, 'held');
+    expect(whileStopping?.metadata?.deletionTimestamp).toBeDefined();
+    expect(daemonExitedAt).toBeUndefined();
+
+    await eventually(async () => (await read(namespace, 'held')) === undefined, 'the object to be gone');
+    const goneAt = Date.now();
+    expect(daemonExitedAt).toBeDefined();
+    expect(daemonExitedAt!).toBeLessThanOrEqual(goneAt);
+    const ticksAtDeletion = ticks.length;
+    await sleep(1_200);
+    expect(ticks.length).toBe(ticksAtDeletion);
+  });
+
+  test('a persisted schedule survives a restart: halfway through the interval, the next run comes when the interval ends', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'timer-persist');
+    const ticks: number[] = [];
+    // A 6 s interval with the persistence threshold lowered to 1 s stands in for 120 s with the 60 s default.
+    class Slow {
+      @timer(API, 'widgets', { interval: 6, persistThreshold: 1 })
+      async tick(_: TimerContext): Promise<void> {
+        ticks.push(Date.now());
+      }
+    }
+    await new Widgets(kc, namespace).create('slow');
+    const first = await startOperator(kc, namespace, [Slow]);
+    await eventually(async () => ticks.length === 1 && Boolean((await read(namespace, 'slow'))?.metadata?.annotations?.['konductor.dev/timer.Slow.tick']), 'the first tick, persisted');
+    await sleep(3_000 - (Date.now() - ticks[0]!));
+    await first.stop();
+    const restartedAt = Date.now();
+    running.push(await startOperator(kc, namespace, [Slow]));
+    await eventually(() => ticks.length === 2, 'the next tick after the restart', 15_000);
+
+    const sinceFirst = ticks[1]! - ticks[0]!;
+    expect(ticks[1]! - restartedAt).toBeGreaterThan(1_500); // not at once
+    expect(sinceFirst).toBeGreaterThanOrEqual(5_500); // the interval is kept...
+    expect(sinceFirst).toBeLessThan(8_000); // ...not started over
+  });
+
+  test('a 1-second timer on 1,000 objects causes no writes when its handler writes nothing', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'timer1000');
+    const ticked = new Set<string>();
+    let ticks = 0;
+    class Quiet {
+      @timer(API, 'widgets', { interval: 1 })
+      async tick({ name }: TimerContext): Promise<void> {
+        ticks += 1;
+        ticked.add(name);
+      }
+    }
+    await new Widgets(kc, namespace).createMany('q', 1_000, 32);
+    const run = await startOperator(kc, namespace, [Quiet]);
+    running.push(run);
+    await eventually(() => ticked.size === 1_000, 'every object to tick', 40_000);
+    await sleep(1_000); // finalizers added at start-up have landed
+    const writesBefore = run.requests.filter((r) => r.method === 'PATCH').length;
+    const ticksBefore = ticks;
+    await sleep(3_000);
+
+    expect(ticks - ticksBefore).toBeGreaterThanOrEqual(2_000);
+    expect(run.requests.filter((r) => r.method === 'PATCH').length - writesBefore).toBe(0);
+    expect(writesBefore).toBe(1_000); // one finalizer per object, nothing else
+  });
+});
