@@ -68,7 +68,7 @@ class OtherController {
         widget = (await this.api.getNamespacedCustomObject({ ...ids, namespace: this.namespace, name })) as Widget;
       } catch (error) {
         if (statusOf(error) !== 404) throw error;
-        await settle(20);
+        await settle(2); // start right after the create, racing the operator's own finalizer write
         continue;
       }
       const ops = present ? this.addOps(widget) : this.removeOps(widget);
