@@ -1,2 +1,3 @@
 // `npm run bench`: runs every benchmark scenario in turn; each prints JSON lines.
 await import('./watch-reactor.js');
+await import('./timers.js');

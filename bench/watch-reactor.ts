@@ -4,36 +4,13 @@
 import { spawn } from 'node:child_process';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { Reactor } from '../src/framework/reactor/reactor.js';
 import type { ObjectEvent } from '../src/framework/watching/events.js';
 import { TestControlPlane, installCrds, readCrds } from '../src/testing/index.js';
-import { widgetResource } from './widget-resource.js';
+import { createWidgets } from './widgets.js';
 
 const objects = Number(process.env.BENCH_OBJECTS ?? 10_000);
 const machine = { cores: cpus().length, node: process.version };
-
-async function createObjects(plane: TestControlPlane, namespace: string): Promise<number> {
-  const kc = plane.kubeConfig();
-  await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
-  const api = kc.makeApiClient(CustomObjectsApi);
-  const started = performance.now();
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < objects) {
-      const i = next++;
-      await api.createNamespacedCustomObject({
-        group: widgetResource.group,
-        version: widgetResource.version,
-        plural: widgetResource.plural,
-        namespace,
-        body: { apiVersion: 'test.konductor.dev/v1', kind: 'Widget', metadata: { name: `w-${i}` }, spec: { size: i, color: 'blue' } },
-      });
-    }
-  };
-  await Promise.all(Array.from({ length: 32 }, worker));
-  return (performance.now() - started) / 1000;
-}
 
 function runChild(kubeconfigPath: string, namespace: string): Promise<Record<string, unknown>> {
   const child = spawn(process.execPath, [fileURLToPath(new URL('./watch-reactor-child.mjs', import.meta.url)), kubeconfigPath, namespace, String(objects)], {
@@ -72,7 +49,7 @@ async function reactorAlone(): Promise<Record<string, unknown>> {
 const plane = await TestControlPlane.start();
 try {
   await installCrds(plane.kubeConfig(), readCrds(fileURLToPath(new URL('../test/fixtures/widgets-crd.yaml', import.meta.url))));
-  const createSeconds = await createObjects(plane, 'bench');
+  const createSeconds = await createWidgets(plane.kubeConfig(), 'bench', objects);
   const listing = await runChild(plane.kubeconfigPath, 'bench');
   console.log(JSON.stringify({ scenario: 'watch-reactor-listing', ...listing, setupCreateSeconds: Math.round(createSeconds * 10) / 10, machine }));
   console.log(JSON.stringify({ scenario: 'reactor-alone', ...(await reactorAlone()), machine }));

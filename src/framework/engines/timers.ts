@@ -30,6 +30,10 @@ interface PersistedTimer {
 
 interface TimerSlot {
   spec: TimerSpec;
+  /** Made once per slot: a child logger per tick would cost more than the tick itself. */
+  logger: Logger;
+  /** The schedule for one state of the object (a computed interval depends on it). */
+  cached?: { body: KubeObject; schedule: TimerSchedule; persists: boolean };
   state: TimerState;
   failures: number;
   timeout?: NodeJS.Timeout;
@@ -135,7 +139,7 @@ export class TimerEngine {
   private createSlot(spec: TimerSpec, body: KubeObject, now: number): TimerSlot {
     const state: TimerState = { firstSeen: now, lastChange: now };
     const raw = body.metadata?.annotations?.[timerKey(spec.id)];
-    if (raw !== undefined && this.persists(spec, body)) {
+    if (raw !== undefined && this.persists(spec, body).persists) {
       try {
         const persisted = JSON.parse(raw) as PersistedTimer;
         const start = persisted.lastStart ? Date.parse(persisted.lastStart) : NaN;
@@ -149,28 +153,27 @@ export class TimerEngine {
         this.options.logger.warn({ name: body.metadata?.name, timer: spec.id }, `unreadable ${timerKey(spec.id)}; starting the schedule over`);
       }
     }
-    return { spec, state, failures: 0, abort: new AbortController(), stopped: false };
+    const logger = this.options.logger.child({ namespace: body.metadata?.namespace, name: body.metadata?.name, handler: spec.id });
+    return { spec, logger, state, failures: 0, abort: new AbortController(), stopped: false };
   }
 
-  private scheduleOf(spec: TimerSpec, body: KubeObject): TimerSchedule {
-    const { interval, initialDelay, idle, sharp } = spec.options;
+  /** The schedule and whether it is persisted, for one state of the object; throws on a bad interval. */
+  private persists(spec: TimerSpec, body: KubeObject): { schedule: TimerSchedule; persists: boolean } {
+    const { interval, initialDelay, idle, sharp, persistThreshold } = spec.options;
     const intervalValue = typeof interval === 'function' ? interval(body) : interval;
-    return {
+    const schedule: TimerSchedule = {
       intervalMs: intervalValue === undefined ? undefined : toMilliseconds(intervalValue, `timer ${spec.id} interval`),
       initialDelayMs: initialDelay === undefined ? undefined : toMilliseconds(initialDelay),
       idleMs: idle === undefined ? undefined : toMilliseconds(idle),
       sharp,
     };
+    const threshold = persistThreshold === undefined ? DEFAULT_PERSIST_THRESHOLD_MS : toMilliseconds(persistThreshold);
+    return { schedule, persists: schedule.intervalMs !== undefined && schedule.intervalMs >= threshold };
   }
 
-  private persists(spec: TimerSpec, body: KubeObject): boolean {
-    try {
-      const { intervalMs } = this.scheduleOf(spec, body);
-      const threshold = spec.options.persistThreshold === undefined ? DEFAULT_PERSIST_THRESHOLD_MS : toMilliseconds(spec.options.persistThreshold);
-      return intervalMs !== undefined && intervalMs >= threshold;
-    } catch {
-      return false;
-    }
+  private settingsFor(slot: TimerSlot, body: KubeObject): { schedule: TimerSchedule; persists: boolean } {
+    if (slot.cached?.body !== body) slot.cached = { body, ...this.persists(slot.spec, body) };
+    return slot.cached;
   }
 
   private schedule(uid: string, slot: TimerSlot): void {
@@ -180,7 +183,7 @@ export class TimerEngine {
     if (!entry) return;
     let at: number | undefined;
     try {
-      at = nextRunAt(this.scheduleOf(slot.spec, entry.body), slot.state);
+      at = nextRunAt(this.settingsFor(slot, entry.body).schedule, slot.state);
     } catch (error) {
       // A bad computed interval (e.g. a malformed policy field) is the object's problem, not a crash.
       const meta = entry.body.metadata ?? {};
@@ -209,7 +212,7 @@ export class TimerEngine {
     slot.state.lastStart = start;
     slot.state.retryAt = undefined;
     const patch = emptyPatch();
-    const logger = this.options.logger.child({ namespace: body.metadata?.namespace, name: body.metadata?.name, handler: slot.spec.id });
+    const logger = slot.logger;
     const context: TimerContext = {
       ...objectContext(body, logger, this.options.api.resource),
       patch,
@@ -244,7 +247,7 @@ export class TimerEngine {
     mergeInto(merged, patch);
     const status = resource.hasStatus ? prune((merged.status as Record<string, unknown> | undefined) ?? {}) : undefined;
     if (resource.hasStatus) delete merged.status;
-    if (this.persists(slot.spec, body)) {
+    if (this.settingsFor(slot, body).persists) {
       const previous = meta.annotations?.[timerKey(slot.spec.id)];
       let lastSuccess: string | undefined;
       try {

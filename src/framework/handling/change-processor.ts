@@ -10,6 +10,7 @@ import { getField, parseFieldPath, type FieldPath } from '../state/field-path.js
 import { addFinalizerOps, hasFinalizer, removeFinalizerOps } from '../state/finalizers.js';
 import { DIFF_BASE_KEY, progressKey } from '../state/keys.js';
 import {
+  changeTag,
   delayRemainingMs,
   isFinished,
   readProgress,
@@ -221,12 +222,14 @@ export class ChangeProcessor {
     if (cause.reason === 'noop' || cause.reason === 'free' || cause.reason === 'gone') return undefined;
 
     const selected = this.select(cause, relevant, body, resuming);
+    const tag = changeTag(meta.annotations?.[DIFF_BASE_KEY]);
     const reason: ChangeReason = cause.reason;
     const patches: Patch[] = [];
     const records = new Map<string, ProgressRecord>();
     let nextDelayMs: number | undefined;
     for (const item of selected) {
-      const record = item.record?.purpose === reason ? item.record : undefined;
+      // A record counts only for this very change: same cause, same diff-base.
+      const record = item.record?.purpose === reason && item.record.base === tag ? item.record : undefined;
       if (isFinished(record)) {
         records.set(item.handler.id, record!);
         continue;
@@ -237,7 +240,7 @@ export class ChangeProcessor {
         nextDelayMs = Math.min(nextDelayMs ?? wait, wait);
         continue;
       }
-      const outcome = await this.attempt(item, record, body, reason, signal);
+      const outcome = await this.attempt(item, record, body, reason, tag, signal);
       patches.push(outcome.patch);
       records.set(item.handler.id, outcome.record);
       if (!isFinished(outcome.record)) {
@@ -316,13 +319,14 @@ export class ChangeProcessor {
     record: ProgressRecord | undefined,
     body: KubeObject,
     reason: ChangeReason,
+    tag: string,
     signal: AbortSignal,
   ): Promise<{ record: ProgressRecord; patch: Patch }> {
     const { handler } = item;
     const now = this.now();
     const startedAt = record?.started ? Date.parse(record.started) : now;
     const retries = record?.retries ?? 0;
-    const base: ProgressRecord = { started: new Date(startedAt).toISOString(), purpose: reason };
+    const base: ProgressRecord = { started: new Date(startedAt).toISOString(), purpose: reason, base: tag };
     const logger = this.handlerLogger(handler, body);
     const { retries: maxRetries, timeout } = handler.options;
     const fail = (error: unknown, attempts: number): ProgressRecord => {
@@ -459,9 +463,17 @@ export class ChangeProcessor {
     const annotations: Record<string, string | null> = {};
     const existing = meta.annotations ?? {};
     if (done && cause.reason !== 'delete') {
-      // Purge every progress record still on the object (from this cause or an abandoned one).
+      // Purge every progress record (this cause's or an abandoned one's), except final failures of this
+      // change: those stay so users can read what went wrong (`message`) until the next change.
       for (const handler of this.options.handlers) {
-        if (existing[progressKey(handler.id)] !== undefined) annotations[progressKey(handler.id)] = null;
+        const key = progressKey(handler.id);
+        const record = records.get(handler.id);
+        if (record?.failure) {
+          const value = serializeProgress(record);
+          if (existing[key] !== value) annotations[key] = value;
+        } else if (existing[key] !== undefined) {
+          annotations[key] = null;
+        }
       }
       const diffBase = serializeDiffBase(essenceOf(handled, this.extraFields));
       if (existing[DIFF_BASE_KEY] !== diffBase) annotations[DIFF_BASE_KEY] = diffBase;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { KubeObject } from '../watching/events.js';
 import { progressKey } from './keys.js';
 
@@ -16,12 +17,23 @@ export interface ProgressRecord {
   /** Not before this time: the next attempt is delayed. */
   delayed?: string;
   purpose?: ChangeReason;
+  /**
+   * Which change the record belongs to: a short digest of the diff-base it was handled against
+   * (`none` for a create). A final failure stays on the object as a record for users; a later change
+   * has another diff-base, so the old record is not mistaken for that change being finished.
+   */
+  base?: string;
   /** Attempts made so far. */
   retries?: number;
   success?: boolean;
   failure?: boolean;
   /** The last error. */
   message?: string;
+}
+
+/** The tag of the change an object is at: a digest of its raw diff-base annotation. */
+export function changeTag(rawDiffBase: string | undefined): string {
+  return rawDiffBase === undefined ? 'none' : createHash('sha256').update(rawDiffBase).digest('hex').slice(0, 12);
 }
 
 /** Reads a handler's record; a corrupt one reads as absent (the handler starts over) rather than failing. */

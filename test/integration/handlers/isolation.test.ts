@@ -69,9 +69,10 @@ describe('error isolation', () => {
     expect(failed?.type).toBe('Warning');
     expect(failed?.message).toContain('bad is beyond repair');
     // The failure is final: the change counts as handled (diff-base stored), so it is not retried until
-    // the object changes again. As in Kopf, the finished change's progress records are purged, so the
-    // failure shows in the Event (and the log), not in a `konductor.dev/<handler>` annotation.
-    expect((await read(namespace, 'bad')).metadata?.annotations?.[DIFF_BASE_KEY]).toBeDefined();
+    // the object changes again; its record stays on the object with the message.
+    const bad = await read(namespace, 'bad');
+    expect(bad.metadata?.annotations?.[DIFF_BASE_KEY]).toBeDefined();
+    expect(JSON.parse(bad.metadata?.annotations?.[progressKey('Handlers.created')] ?? '{}')).toMatchObject({ failure: true });
   });
 
   test('a spec the handler rejects with PermanentError gets a Warning Event with the error; later objects are still handled', async () => {
@@ -103,8 +104,10 @@ describe('error isolation', () => {
     expect(failed?.type).toBe('Warning');
     expect(failed?.message).toContain('spec.size must be <= 9, got 42');
     expect(failed?.involvedObject.kind).toBe('Widget');
-    // Handled for good (diff-base stored; see the previous test on why no progress record remains).
+    // Handled for good: the diff-base is stored, and the failure stays in the progress record for users.
     await eventually(async () => (await read(namespace, 'too-big')).metadata?.annotations?.[DIFF_BASE_KEY] !== undefined, 'too-big to count as handled');
+    const record = JSON.parse((await read(namespace, 'too-big')).metadata?.annotations?.[progressKey('Handlers.created')] ?? '{}') as Record<string, unknown>;
+    expect(record).toMatchObject({ failure: true, message: 'spec.size must be <= 9, got 42' });
 
     await widgets.create('fine', { size: 3 });
     await eventually(() => accepted.includes('fine'), 'the next object to be handled');

@@ -182,7 +182,7 @@ describe('ChangeProcessor', () => {
       expect(h.poster.withReason('HandlerFailed')).toEqual([expect.objectContaining({ type: 'Warning', message: expect.stringMatching(/^flaky failed permanently/) })]);
     });
 
-    test('a handler that gave up does not hold the cause open: progress is purged and the diff-base stored', async () => {
+    test('a handler that gave up does not hold the cause open: its failure record stays for users and the diff-base is stored', async () => {
       const flaky = failing('create', 'flaky', { retries: 1 });
       const h = new Harness([flaky], widget());
 
@@ -190,8 +190,25 @@ describe('ChangeProcessor', () => {
       expect(await h.deliver()).toBeUndefined();
 
       expect(flaky.calls).toHaveLength(1);
-      expect(h.api.object.metadata?.annotations?.[progressKey('flaky')]).toBeUndefined();
+      expect(h.record('flaky')).toMatchObject({ failure: true, message: expect.stringContaining('boom') });
       expect(h.diffBase()).toEqual({ spec: { size: 1 } });
+    });
+
+    test('a final failure belongs to its change only: the next change runs the handler again and clears the record', async () => {
+      const resized = handler('update', 'resized', {}, (context) => {
+        if (context.spec.size === 2) throw new PermanentError('size 2 is not allowed');
+      });
+      const h = new Harness([resized], handled(widget()));
+
+      h.edit((object) => (object.spec.size = 2));
+      await h.deliver();
+      expect(h.record('resized')).toMatchObject({ failure: true, message: 'size 2 is not allowed' });
+
+      h.edit((object) => (object.spec.size = 3));
+      await h.deliver();
+
+      expect(resized.calls).toHaveLength(2);
+      expect(h.record('resized')).toBeUndefined();
     });
 
     test('each retry posts a HandlerRetrying Warning with the attempt and the delay', async () => {

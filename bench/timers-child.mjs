@@ -1,0 +1,46 @@
+// The operator side of the timer benchmark (compiled framework, own process): a no-op 1-second timer
+// on every widget in one namespace. After a warm-up it measures, over a window, timer lateness
+// (actual minus planned start) and the process's CPU time as a share of one core.
+import { KubeConfig } from '@kubernetes/client-node';
+import { createOperator, MetricsRecorder, Registry, silentLogger } from '../dist/framework/index.js';
+
+const [kubeconfigPath, namespace, objectsText, windowText] = process.argv.slice(2);
+const objects = Number(objectsText);
+const windowMs = Number(windowText) * 1000;
+const kc = new KubeConfig();
+kc.loadFromFile(kubeconfigPath);
+const ticked = new Set();
+const registry = new Registry().timer({ apiVersion: 'test.konductor.dev/v1', name: 'widgets' }, async ({ uid }) => void ticked.add(uid), {
+  id: 'bench-tick',
+  interval: 1,
+});
+const metrics = new MetricsRecorder();
+const operator = createOperator({ kubeConfig: kc, registry, namespaces: [namespace], logger: silentLogger(), metrics }).start();
+await operator.ready;
+while (ticked.size < objects) await new Promise((resolve) => setTimeout(resolve, 100));
+await new Promise((resolve) => setTimeout(resolve, 3_000)); // warm-up: finalizers written, schedules settled
+
+const samples = metrics.samples.get('timer_lateness_seconds') ?? [];
+const firstSample = samples.length;
+const cpuBefore = process.cpuUsage();
+const started = performance.now();
+await new Promise((resolve) => setTimeout(resolve, windowMs));
+const cpu = process.cpuUsage(cpuBefore);
+const elapsedMs = performance.now() - started;
+const window = (metrics.samples.get('timer_lateness_seconds') ?? []).slice(firstSample).map((s) => s * 1000).sort((a, b) => a - b);
+const pick = (q) => window[Math.min(window.length - 1, Math.floor(q * window.length))] ?? 0;
+const round = (v) => Math.round(v * 10) / 10;
+process.stdout.write(
+  `${JSON.stringify({
+    objects,
+    windowSeconds: round(elapsedMs / 1000),
+    ticks: window.length,
+    latenessMsP50: round(pick(0.5)),
+    latenessMsP99: round(pick(0.99)),
+    latenessMsMax: round(window.at(-1) ?? 0),
+    cpuPercentOfOneCore: round(((cpu.user + cpu.system) / 1000 / elapsedMs) * 100),
+    rssMb: round(process.memoryUsage.rss() / 2 ** 20),
+  })}\n`,
+);
+await operator.stop(2_000);
+process.exit(0);
