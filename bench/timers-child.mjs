@@ -20,24 +20,23 @@ await operator.ready;
 while (ticked.size < objects) await new Promise((resolve) => setTimeout(resolve, 100));
 await new Promise((resolve) => setTimeout(resolve, 3_000)); // warm-up: finalizers written, schedules settled
 
-const samples = metrics.samples.get('timer_lateness_seconds') ?? [];
-const firstSample = samples.length;
+const before = metrics.histograms.get('timer_lateness_seconds')?.snapshot();
 const cpuBefore = process.cpuUsage();
 const started = performance.now();
 await new Promise((resolve) => setTimeout(resolve, windowMs));
 const cpu = process.cpuUsage(cpuBefore);
 const elapsedMs = performance.now() - started;
-const window = (metrics.samples.get('timer_lateness_seconds') ?? []).slice(firstSample).map((s) => s * 1000).sort((a, b) => a - b);
-const pick = (q) => window[Math.min(window.length - 1, Math.floor(q * window.length))] ?? 0;
+const lateness = metrics.histograms.get('timer_lateness_seconds');
+const pick = (q) => (lateness ? lateness.quantile(q, before) * 1000 : 0);
 const round = (v) => Math.round(v * 10) / 10;
 process.stdout.write(
   `${JSON.stringify({
     objects,
     windowSeconds: round(elapsedMs / 1000),
-    ticks: window.length,
+    ticks: (lateness?.count ?? 0) - (before?.count ?? 0),
     latenessMsP50: round(pick(0.5)),
     latenessMsP99: round(pick(0.99)),
-    latenessMsMax: round(window.at(-1) ?? 0),
+    latenessMsMax: round(pick(1)),
     cpuPercentOfOneCore: round(((cpu.user + cpu.system) / 1000 / elapsedMs) * 100),
     rssMb: round(process.memoryUsage.rss() / 2 ** 20),
   })}\n`,

@@ -15,7 +15,8 @@ try {
   await createWidgets(plane.kubeConfig(), 'bench-timers', objects);
   const child = spawn(
     process.execPath,
-    [fileURLToPath(new URL('./timers-child.mjs', import.meta.url)), plane.kubeconfigPath, 'bench-timers', String(objects), String(windowSeconds)],
+    // BENCH_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the operator side.
+    [...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), fileURLToPath(new URL('./timers-child.mjs', import.meta.url)), plane.kubeconfigPath, 'bench-timers', String(objects), String(windowSeconds)],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   let out = '';

@@ -54,4 +54,4 @@ export { ApiError, isGone, type KubeStatus } from './api/api-error.js';
 export { discoverResource, ResourceNotFoundError } from './api/discovery.js';
 export type { Resource, ResourceSelector } from './api/resource.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions, type LogFormat } from './observability/logger.js';
-export { MetricsRecorder, noMetrics, type Metrics, type CounterName, type GaugeName, type HistogramName, type Labels } from './observability/metrics.js';
+export { MetricsRecorder, Histogram, noMetrics, type Metrics, type CounterName, type GaugeName, type HistogramName, type Labels } from './observability/metrics.js';

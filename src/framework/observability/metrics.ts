@@ -37,20 +37,58 @@ function key(name: string, labels: Labels | undefined): string {
   return parts.length ? `${name}{${parts.join(',')}}` : name;
 }
 
+const BUCKETS = 60_000; // 1 ms each, up to 60 s; slower samples land in the last bucket
+
+/** Counts of samples (in seconds) by millisecond: O(1) per sample, bounded memory, quantiles exact to 1 ms. */
+export class Histogram {
+  readonly counts = new Uint32Array(BUCKETS);
+  count = 0;
+  sum = 0;
+
+  add(seconds: number): void {
+    const bucket = Math.min(BUCKETS - 1, Math.max(0, Math.floor(seconds * 1000)));
+    this.counts[bucket] = (this.counts[bucket] ?? 0) + 1;
+    this.count += 1;
+    this.sum += seconds;
+  }
+
+  /** A copy, to measure a window: `later.quantile(0.99, earlier)`. */
+  snapshot(): Histogram {
+    const copy = new Histogram();
+    copy.counts.set(this.counts);
+    copy.count = this.count;
+    copy.sum = this.sum;
+    return copy;
+  }
+
+  /** The q-quantile in seconds (lower edge of its 1 ms bucket), of all samples or of those since `since`. */
+  quantile(q: number, since?: Histogram): number {
+    const total = this.count - (since?.count ?? 0);
+    if (total <= 0) return 0;
+    const rank = Math.max(1, Math.ceil(q * total));
+    let seen = 0;
+    for (let i = 0; i < BUCKETS; i++) {
+      seen += (this.counts[i] ?? 0) - (since?.counts[i] ?? 0);
+      if (seen >= rank) return i / 1000;
+    }
+    return (BUCKETS - 1) / 1000;
+  }
+}
+
 /** Keeps metrics in memory, keyed as `name{label=value,...}`. */
 export class MetricsRecorder implements Metrics {
   readonly counters = new Map<string, number>();
   readonly gauges = new Map<string, number>();
-  /** Samples per histogram name (all label sets together), newest last, at most `maxSamples` each. */
-  readonly samples = new Map<HistogramName, number[]>();
-
-  constructor(private readonly maxSamples = 100_000) {}
+  /** One distribution per histogram name (all label sets together). */
+  readonly histograms = new Map<HistogramName, Histogram>();
 
   observe(name: HistogramName, value: number): void {
-    const list = this.samples.get(name) ?? [];
-    if (list.length >= this.maxSamples) list.shift();
-    list.push(value);
-    this.samples.set(name, list);
+    let histogram = this.histograms.get(name);
+    if (!histogram) {
+      histogram = new Histogram();
+      this.histograms.set(name, histogram);
+    }
+    histogram.add(value);
   }
 
   increment(name: CounterName, labels?: Labels, by = 1): void {
