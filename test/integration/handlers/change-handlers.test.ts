@@ -1,6 +1,7 @@
-import { CustomObjectsApi } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import {
   DIFF_BASE_KEY,
+  events,
   on,
   type ChangeContext,
   type Diff,
@@ -89,5 +90,27 @@ describe('change handlers', () => {
     expect(updates).toHaveLength(2);
     expect(updates[0]!.diff).toEqual([{ op: 'change', path: ['spec', 'color'], old: 'red', new: 'blue' }]);
     expect(sizes).toEqual([{ old: 1, new: 2, diff: [{ op: 'change', path: [], old: 1, new: 2 }] }]);
+  });
+
+  test('events.info from a handler posts a Normal Event on the object without blocking the handler', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'events');
+    class Handlers {
+      @on.create(API, 'widgets')
+      async created({ body }: ChangeContext): Promise<void> {
+        events.info(body, 'Provisioned', 'backend ready');
+      }
+    }
+    running = await startOperator(kc, namespace, [Handlers]);
+    await new Widgets(kc, namespace).create('announced');
+    const core = kc.makeApiClient(CoreV1Api);
+    await eventually(
+      async () =>
+        (await core.listNamespacedEvent({ namespace, fieldSelector: 'involvedObject.name=announced' })).items.some(
+          (e) => e.reason === 'Provisioned' && e.type === 'Normal' && e.message === 'backend ready' && e.involvedObject.kind === 'Widget',
+        ),
+      'the Provisioned Event',
+    );
   });
 });
