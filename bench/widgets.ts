@@ -1,5 +1,5 @@
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { widgetResource } from './widget-resource.js';
+import { widgetResource } from '../test/support/widgets.js';
 
 /** Creates a namespace and `count` widgets in it, 32 requests at a time; returns the seconds it took. */
 export async function createWidgets(kc: KubeConfig, namespace: string, count: number): Promise<number> {

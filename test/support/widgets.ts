@@ -4,6 +4,7 @@ import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } fr
 import type { Resource } from '../../src/framework/api/resource.js';
 import type { KubeObject } from '../../src/framework/watching/events.js';
 import { installCrds, readCrds } from '../../src/testing/index.js';
+import { sharedKubeConfig, statusOf } from './cluster.js';
 
 /** The test CRD `widgets.test.konductor.dev` (namespaced, status subresource). */
 export const widgetResource: Resource = {
@@ -82,4 +83,23 @@ export async function eventually(condition: () => boolean | Promise<boolean>, wh
     if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
     await sleep(25);
   }
+}
+
+/** Reads a widget from the shared control plane; undefined once it is gone. */
+export async function readWidget(namespace: string, name: string): Promise<Widget | undefined> {
+  try {
+    return (await sharedKubeConfig()
+      .makeApiClient(CustomObjectsApi)
+      .getNamespacedCustomObject({ group: widgetResource.group, version: widgetResource.version, plural: widgetResource.plural, namespace, name })) as Widget;
+  } catch (error) {
+    if (statusOf(error) === 404) return undefined;
+    throw error;
+  }
+}
+
+/** Reads a widget that must exist (fails the test with a clear message otherwise). */
+export async function getWidget(namespace: string, name: string): Promise<Widget> {
+  const widget = await readWidget(namespace, name);
+  if (!widget) throw new Error(`widget ${namespace}/${name} does not exist`);
+  return widget;
 }

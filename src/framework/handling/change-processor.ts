@@ -19,6 +19,7 @@ import {
   type ProgressRecord,
 } from '../state/progress.js';
 import type { KubeObject, ObjectEvent } from '../watching/events.js';
+import { objectContext } from '../engines/object-context.js';
 import { detectCause, type Cause } from './causes.js';
 import { describeError, HandlerRetriesError, HandlerTimeoutError, PermanentError, TemporaryError } from './errors.js';
 import { matchesObject, matchesValue } from './filters.js';
@@ -383,7 +384,6 @@ export class ChangeProcessor {
     change: Pick<Selected, 'old' | 'new' | 'diff'>,
     signal: AbortSignal,
   ): Promise<{ patch: Patch; error?: unknown }> {
-    const meta = body.metadata ?? {};
     const patch = emptyPatch();
     const controller = new AbortController();
     const onStop = (): void => controller.abort(signal.reason);
@@ -391,17 +391,8 @@ export class ChangeProcessor {
     let timer: NodeJS.Timeout | undefined;
     const startedAt = timing?.startedAt ?? this.now();
     const context: ChangeContext = {
-      body,
-      spec: (body.spec ?? {}) as Record<string, unknown>,
-      status: body.status as Record<string, unknown> | undefined,
-      metadata: meta,
-      name: meta.name ?? '',
-      namespace: meta.namespace,
-      uid: meta.uid ?? '',
-      labels: meta.labels ?? {},
-      annotations: meta.annotations ?? {},
+      ...objectContext(body, this.handlerLogger(handler, body), this.options.api.resource),
       patch,
-      logger: this.handlerLogger(handler, body),
       reason,
       old: change.old,
       new: change.new,
@@ -410,7 +401,6 @@ export class ChangeProcessor {
       started: new Date(startedAt),
       runtime: this.now() - startedAt,
       signal: controller.signal,
-      resource: this.options.api.resource,
     };
     try {
       const run = Promise.resolve().then(() => handler.fn(context));

@@ -77,8 +77,8 @@ export interface ChangeHandlerOptions<T extends KubeObject = KubeObject> extends
   deleted?: boolean;
 }
 
-/** What a change handler receives. `Spec` and `Status` type `spec` and `status`. */
-export interface ChangeContext<Spec = Record<string, unknown>, Status = Record<string, unknown>> {
+/** Fields every per-object context has: one state of the object, a logger bound to it, its resource. */
+export interface ObjectContext<Spec = Record<string, unknown>, Status = Record<string, unknown>> {
   /** The whole object, read-only. */
   body: KubeObject & { spec?: Spec; status?: Status };
   spec: Spec;
@@ -89,9 +89,16 @@ export interface ChangeContext<Spec = Record<string, unknown>, Status = Record<s
   uid: string;
   labels: Record<string, string>;
   annotations: Record<string, string>;
+  /** A logger bound to this object and handler (`namespace`, `name`, `handler`). */
+  logger: Logger;
+  /** The resolved resource. */
+  resource: Resource;
+}
+
+/** What a change handler receives. `Spec` and `Status` type `spec` and `status`. */
+export interface ChangeContext<Spec = Record<string, unknown>, Status = Record<string, unknown>> extends ObjectContext<Spec, Status> {
   /** Changes to send when the handler returns (one merge PATCH, status on its subresource). */
   patch: Patch;
-  logger: Logger;
   /** Why the handler runs. */
   reason: ChangeReason;
   /** Update handlers: the previous value (of `field`, or the whole essence). */
@@ -108,8 +115,6 @@ export interface ChangeContext<Spec = Record<string, unknown>, Status = Record<s
   runtime: number;
   /** Aborted on timeout or when the operator stops. */
   signal: AbortSignal;
-  /** The resolved resource. */
-  resource: Resource;
 }
 
 /** A change handler function. */
@@ -127,21 +132,6 @@ export interface ChangeHandlerSpec {
   resource: ResourceSelector;
   options: ChangeHandlerOptions;
   fn: ChangeHandlerFn;
-}
-
-/** Fields every per-object context has. */
-export interface ObjectContext<Spec = Record<string, unknown>, Status = Record<string, unknown>> {
-  body: KubeObject & { spec?: Spec; status?: Status };
-  spec: Spec;
-  status: Status | undefined;
-  metadata: NonNullable<KubeObject['metadata']>;
-  name: string;
-  namespace: string | undefined;
-  uid: string;
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-  logger: Logger;
-  resource: Resource;
 }
 
 /** Options of `@timer`. Durations are ISO-8601 strings (`PT1H`), luxon Durations or seconds. */

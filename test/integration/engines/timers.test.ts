@@ -1,22 +1,11 @@
-import { CustomObjectsApi } from '@kubernetes/client-node';
 import { daemon, FINALIZER, timer, type DaemonContext, type TimerContext } from '../../../src/framework/index.js';
-import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
+import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import { eventually, installWidgetCrd, Widgets, type Widget } from '../../support/widgets.js';
+import { eventually, installWidgetCrd, readWidget, Widgets } from '../../support/widgets.js';
 
 const API = 'test.konductor.dev/v1';
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function read(namespace: string, name: string): Promise<Widget | undefined> {
-  try {
-    return (await sharedKubeConfig()
-      .makeApiClient(CustomObjectsApi)
-      .getNamespacedCustomObject({ group: 'test.konductor.dev', version: 'v1', plural: 'widgets', namespace, name })) as Widget;
-  } catch (error) {
-    if (statusOf(error) === 404) return undefined;
-    throw error;
-  }
-}
 
 describe('timers and daemons', () => {
   const running: RunningOperator[] = [];
@@ -77,15 +66,15 @@ describe('timers and daemons', () => {
     running.push(await startOperator(kc, namespace, [Background]));
     const widgets = new Widgets(kc, namespace);
     await widgets.create('held');
-    await eventually(async () => daemonStarted && ticks.length > 0 && Boolean((await read(namespace, 'held'))?.metadata?.finalizers?.includes(FINALIZER)), 'the daemon, the timer and the finalizer');
+    await eventually(async () => daemonStarted && ticks.length > 0 && Boolean((await readWidget(namespace, 'held'))?.metadata?.finalizers?.includes(FINALIZER)), 'the daemon, the timer and the finalizer');
 
     await widgets.delete('held');
     await sleep(500);
-    const whileStopping = await read(namespace, 'held');
+    const whileStopping = await readWidget(namespace, 'held');
     expect(whileStopping?.metadata?.deletionTimestamp).toBeDefined();
     expect(daemonExitedAt).toBeUndefined();
 
-    await eventually(async () => (await read(namespace, 'held')) === undefined, 'the object to be gone');
+    await eventually(async () => (await readWidget(namespace, 'held')) === undefined, 'the object to be gone');
     const goneAt = Date.now();
     expect(daemonExitedAt).toBeDefined();
     expect(daemonExitedAt!).toBeLessThanOrEqual(goneAt);
@@ -108,7 +97,7 @@ describe('timers and daemons', () => {
     }
     await new Widgets(kc, namespace).create('slow');
     const first = await startOperator(kc, namespace, [Slow]);
-    await eventually(async () => ticks.length === 1 && Boolean((await read(namespace, 'slow'))?.metadata?.annotations?.['konductor.dev/timer.Slow.tick']), 'the first tick, persisted');
+    await eventually(async () => ticks.length === 1 && Boolean((await readWidget(namespace, 'slow'))?.metadata?.annotations?.['konductor.dev/timer.Slow.tick']), 'the first tick, persisted');
     await sleep(3_000 - (Date.now() - ticks[0]!));
     await first.stop();
     const restartedAt = Date.now();

@@ -1,4 +1,4 @@
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import {
   DIFF_BASE_KEY,
   events,
@@ -8,7 +8,7 @@ import {
 } from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import { eventually, installWidgetCrd, Widgets, type Widget } from '../../support/widgets.js';
+import { eventually, installWidgetCrd, Widgets, type Widget, getWidget } from '../../support/widgets.js';
 
 const API = 'test.konductor.dev/v1';
 interface WidgetSpec {
@@ -16,11 +16,6 @@ interface WidgetSpec {
   color?: string;
 }
 
-async function read(namespace: string, name: string): Promise<Widget> {
-  return (await sharedKubeConfig()
-    .makeApiClient(CustomObjectsApi)
-    .getNamespacedCustomObject({ group: 'test.konductor.dev', version: 'v1', plural: 'widgets', namespace, name })) as Widget;
-}
 
 function frameworkAnnotations(widget: Widget): string[] {
   return Object.keys(widget.metadata?.annotations ?? {}).filter((k) => k.startsWith('konductor.dev/') && k !== DIFF_BASE_KEY);
@@ -47,9 +42,9 @@ describe('change handlers', () => {
     }
     running = await startOperator(kc, namespace, [Handlers]);
     await new Widgets(kc, namespace).create('one');
-    await eventually(async () => (await read(namespace, 'one')).status?.phase === 'Ready', 'status.phase');
+    await eventually(async () => (await getWidget(namespace, 'one')).status?.phase === 'Ready', 'status.phase');
     await new Promise((resolve) => setTimeout(resolve, 500)); // room for a duplicate run to show up
-    const widget = await read(namespace, 'one');
+    const widget = await getWidget(namespace, 'one');
 
     expect(created).toEqual(['one']);
     expect(widget.status?.phase).toBe('Ready');
@@ -80,7 +75,7 @@ describe('change handlers', () => {
     running = await startOperator(kc, namespace, [Handlers]);
     const widgets = new Widgets(kc, namespace);
     await widgets.create('w', { size: 1, color: 'red' });
-    await eventually(async () => Boolean((await read(namespace, 'w')).metadata?.annotations?.[DIFF_BASE_KEY]), 'the create to be recorded');
+    await eventually(async () => Boolean((await getWidget(namespace, 'w')).metadata?.annotations?.[DIFF_BASE_KEY]), 'the create to be recorded');
     await widgets.patchSpec('w', { color: 'blue' });
     await eventually(() => updates.length === 1, 'the update for color');
     await widgets.patchSpec('w', { size: 2 });

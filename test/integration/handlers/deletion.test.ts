@@ -2,7 +2,7 @@ import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } fr
 import { DIFF_BASE_KEY, FINALIZER, on, progressKey, TemporaryError, type ChangeContext, type JsonPatchOp } from '../../../src/framework/index.js';
 import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import { eventually, installWidgetCrd, Widgets, type Widget } from '../../support/widgets.js';
+import { eventually, installWidgetCrd, Widgets, type Widget, readWidget, getWidget } from '../../support/widgets.js';
 
 const API = 'test.konductor.dev/v1';
 const OTHER = 'example.com/other';
@@ -12,22 +12,10 @@ function objects(kc: KubeConfig): CustomObjectsApi {
   return kc.makeApiClient(CustomObjectsApi);
 }
 
-async function read(namespace: string, name: string): Promise<Widget> {
-  return (await objects(sharedKubeConfig()).getNamespacedCustomObject({ ...ids, namespace, name })) as Widget;
-}
 
-/** The object, or undefined once the API server answers 404. */
-async function readIfExists(namespace: string, name: string): Promise<Widget | undefined> {
-  try {
-    return await read(namespace, name);
-  } catch (error) {
-    if (statusOf(error) === 404) return undefined;
-    throw error;
-  }
-}
 
 async function isGone(namespace: string, name: string): Promise<boolean> {
-  return (await readIfExists(namespace, name)) === undefined;
+  return (await readWidget(namespace, name)) === undefined;
 }
 
 function finalizersOf(widget: Widget | undefined): string[] {
@@ -35,7 +23,7 @@ function finalizersOf(widget: Widget | undefined): string[] {
 }
 
 async function isHandled(namespace: string, name: string): Promise<boolean> {
-  return (await read(namespace, name)).metadata?.annotations?.[DIFF_BASE_KEY] !== undefined;
+  return (await getWidget(namespace, name)).metadata?.annotations?.[DIFF_BASE_KEY] !== undefined;
 }
 
 const settle = (ms = 500): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -132,8 +120,8 @@ describe('deletion and finalizers', () => {
     running = await startOperator(kc, namespace, [Handlers]);
     const widgets = new Widgets(kc, namespace);
     await widgets.create('doomed');
-    await eventually(async () => finalizersOf(await read(namespace, 'doomed')).includes(FINALIZER), 'the finalizer to be added');
-    expect(finalizersOf(await read(namespace, 'doomed'))).toEqual([FINALIZER]);
+    await eventually(async () => finalizersOf(await getWidget(namespace, 'doomed')).includes(FINALIZER), 'the finalizer to be added');
+    expect(finalizersOf(await getWidget(namespace, 'doomed'))).toEqual([FINALIZER]);
     expect(deleted).toEqual([]);
 
     await widgets.delete('doomed');
@@ -163,13 +151,13 @@ describe('deletion and finalizers', () => {
     await eventually(() => isHandled(namespace, 'plain'), 'the create to be recorded');
     await widgets.patchSpec('plain', { size: 2 });
     await eventually(async () => {
-      const widget = await read(namespace, 'plain');
+      const widget = await getWidget(namespace, 'plain');
       return widget.metadata?.annotations?.[DIFF_BASE_KEY]?.includes('"size":2') ?? false;
     }, 'the update to be recorded');
     await settle();
 
     expect(created).toEqual(['plain']);
-    expect(finalizersOf(await read(namespace, 'plain'))).toEqual([]);
+    expect(finalizersOf(await getWidget(namespace, 'plain'))).toEqual([]);
   });
 
   test('an optional delete handler adds no finalizer, yet runs once (best effort) when the object is deleted', async () => {
@@ -187,7 +175,7 @@ describe('deletion and finalizers', () => {
     const widgets = new Widgets(kc, namespace);
     await widgets.create('light');
     await eventually(() => isHandled(namespace, 'light'), 'the object to be handled');
-    expect(finalizersOf(await read(namespace, 'light'))).toEqual([]);
+    expect(finalizersOf(await getWidget(namespace, 'light'))).toEqual([]);
 
     await widgets.delete('light');
     await eventually(() => deleted.length > 0, 'the optional delete handler to run');
@@ -212,14 +200,14 @@ describe('deletion and finalizers', () => {
     running = await startOperator(kc, namespace, [Handlers]);
     const widgets = new Widgets(kc, namespace);
     await widgets.create('sticky');
-    await eventually(async () => finalizersOf(await read(namespace, 'sticky')).includes(FINALIZER), 'the finalizer to be added');
+    await eventually(async () => finalizersOf(await getWidget(namespace, 'sticky')).includes(FINALIZER), 'the finalizer to be added');
 
     await widgets.delete('sticky');
     // While the retry is pending (1 s), the object is held: marked for deletion, our finalizer still on it.
     let pending: Widget | undefined;
     await eventually(async () => {
       if (attempts.length !== 1) return false;
-      const widget = await readIfExists(namespace, 'sticky');
+      const widget = await readWidget(namespace, 'sticky');
       if (widget?.metadata?.annotations?.[progressKey('Handlers.deleted')] === undefined) return false;
       pending = widget;
       return true;
@@ -270,13 +258,13 @@ describe('deletion and finalizers', () => {
     );
 
     await eventually(async () => {
-      const all = await Promise.all(names.map((name) => read(namespace, name)));
+      const all = await Promise.all(names.map((name) => getWidget(namespace, name)));
       return all.every((w) => finalizersOf(w).includes(FINALIZER) && w.metadata?.annotations?.[DIFF_BASE_KEY] !== undefined);
     }, 'every object to be handled and carry our finalizer');
     await settle();
 
     for (const name of names) {
-      const finalizers = finalizersOf(await read(namespace, name));
+      const finalizers = finalizersOf(await getWidget(namespace, name));
       expect({ name, ours: finalizers.filter((f) => f === FINALIZER).length }).toEqual({ name, ours: 1 });
       expect({ name, other: finalizers.filter((f) => f === OTHER).length }).toEqual({ name, other: lastLeft.get(name) ? 1 : 0 });
     }

@@ -1,16 +1,11 @@
-import { CoreV1Api, CustomObjectsApi, type CoreV1Event } from '@kubernetes/client-node';
+import { CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
 import { DIFF_BASE_KEY, on, PermanentError, progressKey, type ChangeContext } from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import { eventually, installWidgetCrd, Widgets, type Widget } from '../../support/widgets.js';
+import { eventually, installWidgetCrd, Widgets, type Widget, getWidget } from '../../support/widgets.js';
 
 const API = 'test.konductor.dev/v1';
 
-async function read(namespace: string, name: string): Promise<Widget> {
-  return (await sharedKubeConfig()
-    .makeApiClient(CustomObjectsApi)
-    .getNamespacedCustomObject({ group: 'test.konductor.dev', version: 'v1', plural: 'widgets', namespace, name })) as Widget;
-}
 
 /** core/v1 Events about one object, as `kubectl describe` would show them. */
 async function eventsAbout(namespace: string, name: string): Promise<CoreV1Event[]> {
@@ -70,7 +65,7 @@ describe('error isolation', () => {
     expect(failed?.message).toContain('bad is beyond repair');
     // The failure is final: the change counts as handled (diff-base stored), so it is not retried until
     // the object changes again; its record stays on the object with the message.
-    const bad = await read(namespace, 'bad');
+    const bad = await getWidget(namespace, 'bad');
     expect(bad.metadata?.annotations?.[DIFF_BASE_KEY]).toBeDefined();
     expect(JSON.parse(bad.metadata?.annotations?.[progressKey('Handlers.created')] ?? '{}')).toMatchObject({ failure: true });
   });
@@ -105,8 +100,8 @@ describe('error isolation', () => {
     expect(failed?.message).toContain('spec.size must be <= 9, got 42');
     expect(failed?.involvedObject.kind).toBe('Widget');
     // Handled for good: the diff-base is stored, and the failure stays in the progress record for users.
-    await eventually(async () => (await read(namespace, 'too-big')).metadata?.annotations?.[DIFF_BASE_KEY] !== undefined, 'too-big to count as handled');
-    const record = JSON.parse((await read(namespace, 'too-big')).metadata?.annotations?.[progressKey('Handlers.created')] ?? '{}') as Record<string, unknown>;
+    await eventually(async () => (await getWidget(namespace, 'too-big')).metadata?.annotations?.[DIFF_BASE_KEY] !== undefined, 'too-big to count as handled');
+    const record = JSON.parse((await getWidget(namespace, 'too-big')).metadata?.annotations?.[progressKey('Handlers.created')] ?? '{}') as Record<string, unknown>;
     expect(record).toMatchObject({ failure: true, message: 'spec.size must be <= 9, got 42' });
 
     await widgets.create('fine', { size: 3 });
@@ -133,7 +128,7 @@ describe('error isolation', () => {
 
     const seen = new Set<string>();
     await eventually(async () => {
-      const raw = (await read(namespace, 'flaky')).metadata?.annotations?.[progressKey('Handlers.created')];
+      const raw = (await getWidget(namespace, 'flaky')).metadata?.annotations?.[progressKey('Handlers.created')];
       if (raw !== undefined) seen.add(raw);
       return attempts.length >= 2;
     }, 'the second attempt');
@@ -145,7 +140,7 @@ describe('error isolation', () => {
     expect(retrying?.type).toBe('Warning');
     expect(retrying?.message).toContain('database not reachable');
     await eventually(async () => {
-      const widget = await read(namespace, 'flaky');
+      const widget = await getWidget(namespace, 'flaky');
       return widget.metadata?.annotations?.[progressKey('Handlers.created')] === undefined && widget.metadata?.annotations?.[DIFF_BASE_KEY] !== undefined;
     }, 'the progress record to be cleared');
     await settle();
@@ -153,7 +148,7 @@ describe('error isolation', () => {
     expect(attempts).toEqual([0, 1]);
     // While the retry was pending (1 s), the progress record carried the error.
     expect([...seen].some((raw) => raw.includes('database not reachable'))).toBe(true);
-    expect(frameworkAnnotations(await read(namespace, 'flaky'))).toEqual([DIFF_BASE_KEY]);
+    expect(frameworkAnnotations(await getWidget(namespace, 'flaky'))).toEqual([DIFF_BASE_KEY]);
     expect((await eventsAbout(namespace, 'flaky')).some((e) => e.reason === 'HandlerFailed')).toBe(false);
   });
 });

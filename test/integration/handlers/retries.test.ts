@@ -1,15 +1,12 @@
-import { CustomObjectsApi } from '@kubernetes/client-node';
 import { on, progressKey, TemporaryError, type ChangeContext, type ProgressRecord } from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import { eventually, installWidgetCrd, Widgets, type Widget } from '../../support/widgets.js';
+import { eventually, getWidget, installWidgetCrd, Widgets } from '../../support/widgets.js';
 
 const API = 'test.konductor.dev/v1';
 
 async function progressOf(namespace: string, name: string, handlerId: string): Promise<ProgressRecord | undefined> {
-  const widget = (await sharedKubeConfig()
-    .makeApiClient(CustomObjectsApi)
-    .getNamespacedCustomObject({ group: 'test.konductor.dev', version: 'v1', plural: 'widgets', namespace, name })) as Widget;
+  const widget = await getWidget(namespace, name);
   const raw = widget.metadata?.annotations?.[progressKey(handlerId)];
   return raw === undefined ? undefined : (JSON.parse(raw) as ProgressRecord);
 }
