@@ -3,6 +3,7 @@ import { describeError, TemporaryError } from '../handling/errors.js';
 import { matchesObject } from '../handling/filters.js';
 import type { Resource } from '../api/resource.js';
 import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
 import type { EventPoster } from '../posting/events.js';
 import type { DaemonContext, DaemonSpec } from '../registry/handler-specs.js';
 import type { KubeObject } from '../watching/events.js';
@@ -35,6 +36,7 @@ export interface DaemonEngineOptions {
   daemons: readonly DaemonSpec[];
   logger: Logger;
   poster: EventPoster;
+  metrics?: Metrics;
 }
 
 /** A daemon's context: `body` and the fields derived from it read the newest state each time. */

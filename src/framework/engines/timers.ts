@@ -220,6 +220,7 @@ export class TimerEngine {
       signal: slot.abort.signal,
     };
     let succeeded = false;
+    const began = performance.now();
     try {
       await slot.spec.fn(context);
       succeeded = true;
@@ -232,6 +233,8 @@ export class TimerEngine {
       this.options.poster.post(body, 'Warning', 'TimerFailed', `${slot.spec.id} failed: ${message}`);
     }
     slot.state.lastEnd = this.now();
+    this.metrics.observe?.('handler_duration_seconds', (performance.now() - began) / 1000, { handler: slot.spec.id });
+    this.metrics.increment('handler_runs_total', { handler: slot.spec.id, result: succeeded ? 'success' : 'retry' });
     if (slot.stopped) return;
     await this.write(body, slot, patch, succeeded).catch((error: unknown) => {
       if (error instanceof ApiError && error.status === 404) return; // deleted meanwhile

@@ -1,6 +1,7 @@
 import { ApiError } from '../api/api-error.js';
 import type { ObjectApi } from '../api/object-api.js';
 import type { Logger } from '../observability/logger.js';
+import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { EventPoster } from '../posting/events.js';
 import type { ProcessResult } from '../reactor/reactor.js';
 import type { ChangeContext, ChangeHandlerSpec } from '../registry/handler-specs.js';
@@ -38,6 +39,7 @@ export interface ChangeProcessorOptions {
   handlers: readonly ChangeHandlerSpec[];
   logger: Logger;
   poster: EventPoster;
+  metrics?: Metrics;
   now?: () => number;
   /**
    * Other work that holds objects with the framework finalizer (timers, daemons): `applies` says it
@@ -343,8 +345,30 @@ export class ChangeProcessor {
       return { record: fail(new HandlerTimeoutError(`timed out after ${timeout} s`), retries), patch: emptyPatch() };
     }
     const remainingMs = timeout !== undefined ? timeout * 1000 - (now - startedAt) : undefined;
+    const began = performance.now();
     const outcome = await this.invoke(handler, body, reason, { startedAt, retry: retries, remainingMs }, item, signal);
+    const metrics = this.options.metrics ?? noMetrics;
+    metrics.observe?.('handler_duration_seconds', (performance.now() - began) / 1000, { handler: handler.id });
     const attempts = retries + 1;
+    const result = await this.settle(item, outcome, body, base, attempts, startedAt, logger, fail);
+    metrics.increment('handler_runs_total', { handler: handler.id, result: result.record.success ? 'success' : result.record.failure ? 'failure' : 'retry' });
+    return result;
+  }
+
+  /** Turns one attempt's outcome into the handler's next progress record. */
+  private async settle(
+    item: Selected,
+    outcome: { patch: Patch; error?: unknown },
+    body: KubeObject,
+    base: ProgressRecord,
+    attempts: number,
+    startedAt: number,
+    logger: Logger,
+    fail: (error: unknown, attempts: number) => ProgressRecord,
+  ): Promise<{ record: ProgressRecord; patch: Patch }> {
+    const { handler } = item;
+    const { retries: maxRetries, timeout } = handler.options;
+    const retries = attempts - 1;
     if (outcome.error === undefined) {
       logger.info(`handler ${handler.id} succeeded`);
       return { record: { ...base, stopped: new Date(this.now()).toISOString(), success: true, retries: attempts }, patch: outcome.patch };

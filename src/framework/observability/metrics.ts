@@ -9,7 +9,8 @@ export type CounterName =
   | 'watch_errors_total'
   | 'watch_skipped_lines_total'
   | 'reactor_runs_total'
-  | 'reactor_coalesced_events_total';
+  | 'reactor_coalesced_events_total'
+  | 'handler_runs_total';
 
 /** Distributions the framework observes. */
 export type HistogramName = 'timer_lateness_seconds' | 'handler_duration_seconds';

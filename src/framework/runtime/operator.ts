@@ -9,13 +9,16 @@ import { ChangeProcessor } from '../handling/change-processor.js';
 import { runEventHandlers } from '../handling/event-handlers.js';
 import { EventPoster, setEventPoster } from '../posting/events.js';
 import { createLogger, type Logger } from '../observability/logger.js';
-import { MetricsRecorder, type Metrics } from '../observability/metrics.js';
+import type { Metrics } from '../observability/metrics.js';
+import { PrometheusMetrics } from '../observability/prometheus-metrics.js';
 import { Reactor, type ObjectBatch, type ProcessResult } from '../reactor/reactor.js';
 import type { ChangeHandlerSpec, DaemonSpec, EventHandlerSpec, HandlerSpec, TimerSpec } from '../registry/handler-specs.js';
 import { Registry, type HandlerClass } from '../registry/registry.js';
 import type { KubeObject } from '../watching/events.js';
 import { resolveResource } from '../watching/resource-resolver.js';
+import { WatchHealth } from '../watching/watch-health.js';
 import { WatchHub, type WatchScope, type WatchTuning } from '../watching/watch-hub.js';
+import { HealthServer } from './health-server.js';
 
 /** Options for {@link createOperator}. */
 export interface OperatorOptions {
@@ -35,6 +38,12 @@ export interface OperatorOptions {
   watch?: WatchTuning;
   /** Called after every API request (method, path, status), e.g. to count writes in tests. */
   onRequest?: RequestCounter;
+  /**
+   * Serve `/healthz`, `/readyz` and `/metrics` on this port (0 picks a free one; see `healthPort`).
+   * `stallThresholdMs`: a watch silent for longer makes `/healthz` fail (default 180 s: well past the
+   * 70 s idle watchdog plus a reconnect backoff).
+   */
+  health?: { port: number; host?: string; stallThresholdMs?: number };
 }
 
 /** What the reactor routes with each event: the resource's handlers, change processor and engines. */
@@ -63,6 +72,11 @@ export class Operator {
   private readonly poster: EventPoster;
   private readonly resolutions: Subscription[] = [];
   private readonly engines: Array<TimerEngine | DaemonEngine> = [];
+  private readonly watchHealth = new WatchHealth();
+  private healthServer: HealthServer | undefined;
+  private isReady = false;
+  /** The port the health server listens on, once started. */
+  healthPort: number | undefined;
   private readonly reactor: Reactor<KubeObject, Route>;
   private markReady: () => void = () => undefined;
   private started = false;
@@ -71,18 +85,20 @@ export class Operator {
     this.registry = options.registry ?? new Registry();
     for (const cls of options.handlers ?? []) this.registry.addClass(cls);
     this.logger = options.logger ?? createLogger();
-    this.metrics = options.metrics ?? new MetricsRecorder();
+    this.metrics = options.metrics ?? new PrometheusMetrics();
     const kc = options.kubeConfig ?? defaultKubeConfig();
     this.client = new ApiClient(kc);
     this.client.onRequest = options.onRequest;
     this.poster = new EventPoster(this.client, this.logger);
-    this.hub = new WatchHub(this.client, { logger: this.logger, metrics: this.metrics, tuning: options.watch });
+    this.hub = new WatchHub(this.client, { logger: this.logger, metrics: this.metrics, tuning: options.watch, health: this.watchHealth });
     this.reactor = new Reactor<KubeObject, Route>((batch) => this.process(batch), {
       concurrency: options.concurrency,
       logger: this.logger,
       metrics: this.metrics,
     });
-    this.ready = new Promise((resolve) => (this.markReady = resolve));
+    this.ready = new Promise<void>((resolve) => (this.markReady = resolve)).then(() => {
+      this.isReady = true;
+    });
   }
 
   /** Starts watching; returns at once. Await {@link ready} for the initial listings. */
@@ -109,6 +125,39 @@ export class Operator {
     return this;
   }
 
+  /** Starts the health server if configured; resolves with its port. */
+  async serveHealth(): Promise<number | undefined> {
+    const options = this.options.health;
+    if (!options || this.healthServer) return this.healthPort;
+    const stallThresholdMs = options.stallThresholdMs ?? 180_000;
+    const metrics = this.metrics;
+    this.healthServer = new HealthServer({
+      port: options.port,
+      host: options.host,
+      liveness: [
+        {
+          name: 'watches',
+          check: () => {
+            const stalled = this.watchHealth.stalled(stallThresholdMs);
+            return stalled.length === 0 ? { ok: true } : { ok: false, reason: `no answer from the API server for over ${stallThresholdMs / 1000} s on ${stalled.join(', ')}` };
+          },
+        },
+      ],
+      readiness: [
+        {
+          name: 'listings',
+          check: () => (this.isReady ? { ok: true } : { ok: false, reason: `waiting for the initial listing of ${this.watchHealth.unsynced().join(', ') || 'resources not yet served'}` }),
+        },
+      ],
+      metrics: () =>
+        metrics instanceof PrometheusMetrics ? metrics.text() : Promise.reject(new Error('this operator sends metrics to a custom sink')),
+      metricsContentType: metrics instanceof PrometheusMetrics ? metrics.registry.contentType : undefined,
+    });
+    this.healthPort = await this.healthServer.start();
+    this.logger.info({ port: this.healthPort }, 'health and metrics server listening');
+    return this.healthPort;
+  }
+
   /** Stops watching and drains in-flight work up to `deadlineMs` (default 30 s). */
   async stop(deadlineMs = 30_000): Promise<void> {
     for (const resolution of this.resolutions) resolution.unsubscribe();
@@ -116,6 +165,7 @@ export class Operator {
     await Promise.all([this.reactor.stop(deadlineMs), ...this.engines.map((engine) => engine.stopAll())]);
     await this.poster.flush();
     setEventPoster(undefined);
+    await this.healthServer?.stop();
     this.client.close();
     this.logger.info('operator stopped');
   }
@@ -138,11 +188,11 @@ export class Operator {
 
   private routeFor(resource: Resource, handlers: readonly HandlerSpec[]): Route {
     const api = new ObjectApi(this.client, resource);
-    const common = { logger: this.logger, poster: this.poster };
+    const common = { logger: this.logger, poster: this.poster, metrics: this.metrics };
     const timerSpecs = handlers.filter((h): h is TimerSpec => h.kind === 'timer');
     const daemonSpecs = handlers.filter((h): h is DaemonSpec => h.kind === 'daemon');
     const changeSpecs = handlers.filter((h): h is ChangeHandlerSpec => CHANGE_KINDS.has(h.kind));
-    const timers = timerSpecs.length > 0 ? new TimerEngine({ api, timers: timerSpecs, metrics: this.metrics, ...common }) : undefined;
+    const timers = timerSpecs.length > 0 ? new TimerEngine({ api, timers: timerSpecs, ...common }) : undefined;
     const daemons = daemonSpecs.length > 0 ? new DaemonEngine({ resource, daemons: daemonSpecs, ...common }) : undefined;
     if (timers) this.engines.push(timers);
     if (daemons) this.engines.push(daemons);

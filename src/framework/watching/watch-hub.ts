@@ -5,6 +5,7 @@ import { silentLogger, type Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { KubeObject, WatchEvent } from './events.js';
 import { resolveResource } from './resource-resolver.js';
+import type { WatchHealth } from './watch-health.js';
 import { watchResource, type WatchStreamOptions } from './watch-stream.js';
 
 /** Which objects of a resource a watch covers; part of what makes two watches the same. */
@@ -35,7 +36,7 @@ export class WatchHub {
 
   constructor(
     private readonly client: ApiClient,
-    private readonly options: { logger?: Logger; metrics?: Metrics; tuning?: WatchTuning } = {},
+    private readonly options: { logger?: Logger; metrics?: Metrics; tuning?: WatchTuning; health?: WatchHealth } = {},
   ) {
     this.logger = options.logger ?? silentLogger();
     this.metrics = options.metrics ?? noMetrics;
@@ -68,6 +69,7 @@ export class WatchHub {
       ...this.options.tuning,
       ...scope,
       store,
+      health: this.options.health,
       logger: this.logger,
       metrics: this.metrics,
     });

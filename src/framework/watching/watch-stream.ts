@@ -8,6 +8,7 @@ import { silentLogger, type Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
 import { Backoff, type BackoffOptions } from './backoff.js';
 import type { KubeObject, WatchEvent } from './events.js';
+import type { WatchHealth, WatchStatus } from './watch-health.js';
 
 /** Options for {@link watchResource}. */
 export interface WatchStreamOptions<T extends KubeObject = KubeObject> {
@@ -29,6 +30,8 @@ export interface WatchStreamOptions<T extends KubeObject = KubeObject> {
   metrics?: Metrics;
   /** The objects currently known, by UID; kept up to date by the stream (shared watches read it). */
   store?: Map<string, T>;
+  /** Where the stream reports contact with the server and its first listing, for health checks. */
+  health?: WatchHealth;
 }
 
 interface ListResponse<T> {
@@ -74,7 +77,10 @@ export function watchResource<T extends KubeObject = KubeObject>(
     loop.run(stop.signal).catch((error: unknown) => {
       if (!stop.signal.aborted) subscriber.error(error);
     });
-    return () => stop.abort();
+    return () => {
+      stop.abort();
+      loop.close();
+    };
   });
 }
 
@@ -86,6 +92,8 @@ class WatchLoop<T extends KubeObject> {
   private readonly store: Map<string, T>;
   private readonly backoff: Backoff;
   private readonly labels: Readonly<Record<string, string>>;
+  private readonly healthId: string;
+  private readonly status: WatchStatus | undefined;
   private resourceVersion: string | undefined;
 
   constructor(
@@ -101,6 +109,17 @@ class WatchLoop<T extends KubeObject> {
     this.metrics = options.metrics ?? noMetrics;
     this.store = options.store ?? new Map();
     this.backoff = new Backoff(options.backoff);
+    this.healthId = `${this.id} in ${options.namespace ?? 'all namespaces'}${options.labelSelector ? ` (${options.labelSelector})` : ''}#${Math.random().toString(36).slice(2, 8)}`;
+    this.status = options.health?.track(this.healthId);
+  }
+
+  /** Stops reporting health for this stream. */
+  close(): void {
+    this.options.health?.untrack(this.healthId);
+  }
+
+  private contact(): void {
+    if (this.status) this.status.lastContactAt = Date.now();
   }
 
   async run(signal: AbortSignal): Promise<void> {
@@ -193,6 +212,7 @@ class WatchLoop<T extends KubeObject> {
         }
         throw error;
       }
+      this.contact();
       for (const item of page.items ?? []) items.push(item);
       continueToken = page.metadata?.continue || undefined;
       listVersion = page.metadata?.resourceVersion;
@@ -200,6 +220,8 @@ class WatchLoop<T extends KubeObject> {
     }
     if (!listVersion) throw new ApiError(0, `GET ${this.path}: list response without metadata.resourceVersion`);
     this.applyListing(items);
+    this.contact();
+    if (this.status) this.status.synced = true;
     return listVersion;
   }
 
@@ -260,6 +282,7 @@ class WatchLoop<T extends KubeObject> {
     return opened.then(
       (response) => {
         clearTimeout(waiting);
+        this.contact();
         return this.consume(response, local, signal).finally(cleanup);
       },
       (error: unknown) => {
@@ -303,6 +326,7 @@ class WatchLoop<T extends KubeObject> {
       armIdle();
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => {
+        this.contact();
         armIdle();
         buffer += chunk;
         let newline = buffer.indexOf('\n');

@@ -1,0 +1,97 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { CounterName, GaugeName, HistogramName, Labels, Metrics } from './metrics.js';
+
+/** Label names of every metric, fixed up front as Prometheus requires; missing values export as "". */
+const LABELS: Record<CounterName | GaugeName | HistogramName, readonly string[]> = {
+  watch_events_total: ['resource', 'type'],
+  watch_relists_total: ['resource'],
+  watch_reconnects_total: ['resource'],
+  watch_errors_total: ['resource'],
+  watch_skipped_lines_total: ['resource'],
+  reactor_runs_total: [],
+  reactor_coalesced_events_total: [],
+  handler_runs_total: ['handler', 'result'],
+  reactor_queue_depth: [],
+  reactor_objects: [],
+  reactor_running: [],
+  timer_lateness_seconds: ['timer'],
+  handler_duration_seconds: ['handler'],
+};
+
+const HELP: Record<CounterName | GaugeName | HistogramName, string> = {
+  watch_events_total: 'Object events delivered by watches (ADDED, MODIFIED, DELETED).',
+  watch_relists_total: 'Listings, initial and after 410 Gone.',
+  watch_reconnects_total: 'Watch requests re-opened (server timeouts, errors, stalls).',
+  watch_errors_total: 'List or watch requests that failed.',
+  watch_skipped_lines_total: 'Malformed or unusable watch lines skipped.',
+  reactor_runs_total: 'Per-object processing runs.',
+  reactor_coalesced_events_total: 'Events folded into a pending run instead of causing their own.',
+  handler_runs_total: 'Handler invocations by result (success, retry, failure).',
+  reactor_queue_depth: 'Runs waiting for a free slot.',
+  reactor_objects: 'Objects with work queued or running.',
+  reactor_running: 'Runs in progress.',
+  timer_lateness_seconds: 'Actual minus planned start of timer runs.',
+  handler_duration_seconds: 'How long handler invocations took.',
+};
+
+const PREFIX = 'konductor_';
+
+/**
+ * The framework's metrics as Prometheus series (`konductor_*`) in a prom-client registry, plus the
+ * process's default metrics (CPU, memory, event-loop lag), ready to serve on `/metrics`.
+ */
+export class PrometheusMetrics implements Metrics {
+  readonly registry: Registry;
+  private readonly counters = new Map<string, Counter>();
+  private readonly gauges = new Map<string, Gauge>();
+  private readonly histograms = new Map<string, Histogram>();
+
+  constructor(registry: Registry = new Registry()) {
+    this.registry = registry;
+    collectDefaultMetrics({ register: registry, prefix: PREFIX });
+  }
+
+  increment(name: CounterName, labels?: Labels, by = 1): void {
+    let counter = this.counters.get(name);
+    if (!counter) {
+      counter = new Counter({ name: PREFIX + name, help: HELP[name], labelNames: LABELS[name], registers: [this.registry] });
+      this.counters.set(name, counter);
+    }
+    counter.inc(this.labelsFor(name, labels), by);
+  }
+
+  set(name: GaugeName, value: number, labels?: Labels): void {
+    let gauge = this.gauges.get(name);
+    if (!gauge) {
+      gauge = new Gauge({ name: PREFIX + name, help: HELP[name], labelNames: LABELS[name], registers: [this.registry] });
+      this.gauges.set(name, gauge);
+    }
+    gauge.set(this.labelsFor(name, labels), value);
+  }
+
+  observe(name: HistogramName, value: number, labels?: Labels): void {
+    let histogram = this.histograms.get(name);
+    if (!histogram) {
+      histogram = new Histogram({
+        name: PREFIX + name,
+        help: HELP[name],
+        labelNames: LABELS[name],
+        buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+        registers: [this.registry],
+      });
+      this.histograms.set(name, histogram);
+    }
+    histogram.observe(this.labelsFor(name, labels), value);
+  }
+
+  /** The exposition text for `/metrics`. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  private labelsFor(name: CounterName | GaugeName | HistogramName, labels: Labels | undefined): Record<string, string> {
+    const result: Record<string, string> = {};
+    for (const label of LABELS[name]) result[label] = labels?.[label] ?? '';
+    return result;
+  }
+}

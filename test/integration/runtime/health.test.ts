@@ -1,0 +1,96 @@
+import { CoreV1Api } from '@kubernetes/client-node';
+import { createOperator, on, silentLogger, type ChangeContext, type Operator } from '../../../src/framework/index.js';
+import { TestControlPlane } from '../../../src/testing/index.js';
+import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
+import { eventually, installWidgetCrd, Widgets } from '../../support/widgets.js';
+
+const API = 'test.konductor.dev/v1';
+
+async function get(port: number, path: string): Promise<{ status: number; body: string }> {
+  const response = await fetch(`http://127.0.0.1:${port}${path}`);
+  return { status: response.status, body: await response.text() };
+}
+
+class Handlers {
+  @on.create(API, 'widgets')
+  async created({ patch }: ChangeContext): Promise<void> {
+    patch.status.phase = 'Ready';
+  }
+}
+
+describe('health and metrics', () => {
+  let operator: Operator | undefined;
+  afterEach(async () => {
+    await operator?.stop(2_000);
+    operator = undefined;
+  });
+
+  test('/metrics shows handler counters moving as objects are handled', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'metrics');
+    operator = createOperator({ kubeConfig: kc, handlers: [Handlers], namespaces: [namespace], logger: silentLogger(), health: { port: 0, host: '127.0.0.1' } }).start();
+    const port = (await operator.serveHealth())!;
+    await operator.ready;
+    const widgets = new Widgets(kc, namespace);
+    await widgets.create('a');
+    await widgets.create('b');
+    const line = 'konductor_handler_runs_total{handler="Handlers.created",result="success"} 2';
+    await eventually(async () => (await get(port, '/metrics')).body.includes(line), 'two successful runs in /metrics');
+
+    const { body } = await get(port, '/metrics');
+    expect(body).toMatch(/konductor_watch_events_total\{resource="widgets\.test\.konductor\.dev\/v1",type="ADDED"\} 2/);
+    expect(body).toMatch(/konductor_handler_duration_seconds_count\{handler="Handlers.created"\} 2/);
+    expect(body).toMatch(/konductor_process_resident_memory_bytes \d+/);
+  });
+
+  test('/readyz says what it waits for while a resource is not served yet', async () => {
+    const kc = sharedKubeConfig();
+    const namespace = await uniqueNamespace(kc, 'ready');
+    class Missing {
+      @on.create('missing.konductor.dev/v1', 'things')
+      async created(_: ChangeContext): Promise<void> {}
+    }
+    operator = createOperator({ kubeConfig: kc, handlers: [Missing], namespaces: [namespace], logger: silentLogger(), health: { port: 0, host: '127.0.0.1' } }).start();
+    const port = (await operator.serveHealth())!;
+
+    const ready = await get(port, '/readyz');
+    expect(ready.status).toBe(503);
+    expect(ready.body).toContain('listings: waiting for the initial listing');
+    expect((await get(port, '/healthz')).status).toBe(200);
+  });
+
+  // Stalls the API server, so it runs on a control plane of its own.
+  test('/healthz fails while the API server is stalled (SIGSTOP), and recovers once it answers again', async () => {
+    const plane = await TestControlPlane.start();
+    try {
+      const kc = plane.kubeConfig();
+      await installWidgetCrd(kc);
+      await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: 'stall' } } });
+      operator = createOperator({
+        kubeConfig: kc,
+        handlers: [Handlers],
+        namespaces: ['stall'],
+        logger: silentLogger(),
+        health: { port: 0, host: '127.0.0.1', stallThresholdMs: 3_000 },
+        watch: { idleTimeoutMs: 1_000, backoff: { maxMs: 500 } },
+      }).start();
+      const port = (await operator.serveHealth())!;
+      await operator.ready;
+      expect((await get(port, '/healthz')).status).toBe(200);
+
+      plane.apiServer.signal('SIGSTOP');
+      try {
+        await eventually(async () => (await get(port, '/healthz')).status === 503, '/healthz to fail', 15_000);
+        expect((await get(port, '/healthz')).body).toContain('watches: no answer from the API server');
+      } finally {
+        plane.apiServer.signal('SIGCONT');
+      }
+      await eventually(async () => (await get(port, '/healthz')).status === 200, '/healthz to recover', 20_000);
+    } finally {
+      await operator?.stop(2_000);
+      operator = undefined;
+      await plane.stop();
+    }
+  });
+});
