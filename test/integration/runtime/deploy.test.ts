@@ -1,0 +1,71 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { loadAllYaml } from '@kubernetes/client-node';
+import { ApiClient } from '../../../src/framework/api/api-client.js';
+import { discoverResource } from '../../../src/framework/api/discovery.js';
+import { collectionPath } from '../../../src/framework/api/resource.js';
+import type { KubeObject } from '../../../src/framework/watching/events.js';
+import { kubeConfigForServiceAccount } from '../../../src/testing/index.js';
+import { sharedKubeConfig, statusOf } from '../../support/cluster.js';
+
+const deployDir = fileURLToPath(new URL('../../../deploy/', import.meta.url));
+
+/** Every object in deploy/*.yaml, as plain JSON (what the API server receives from kubectl). */
+function manifests(): KubeObject[] {
+  return readdirSync(deployDir)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .flatMap((file) =>
+      (loadAllYaml(readFileSync(`${deployDir}${file}`, 'utf8')) as unknown[]).map((doc) => JSON.parse(JSON.stringify(doc)) as KubeObject),
+    );
+}
+
+async function apply(client: ApiClient, object: KubeObject, dryRun: boolean): Promise<void> {
+  const resource = await discoverResource(client, { apiVersion: object.apiVersion ?? '', name: object.kind ?? '' });
+  try {
+    await client.request('POST', collectionPath(resource, object.metadata?.namespace), { body: object, query: { dryRun: dryRun ? 'All' : undefined } });
+  } catch (error) {
+    if (statusOf(error) !== 409) throw error; // already there: fine for these tests
+  }
+}
+
+describe('the deploy/ manifests', () => {
+  test('every manifest passes a server-side dry run', async () => {
+    const client = new ApiClient(sharedKubeConfig());
+    const objects = manifests();
+    // Like `kubectl apply --dry-run=server`, namespaced objects need their namespace to exist.
+    for (const object of objects.filter((o) => o.kind === 'Namespace')) await apply(client, object, false);
+    const failures: string[] = [];
+    for (const object of objects) {
+      await apply(client, object, true).catch((error: unknown) => failures.push(`${object.kind}/${object.metadata?.name}: ${String(error)}`));
+    }
+    client.close();
+    expect(objects.map((o) => o.kind)).toEqual(expect.arrayContaining(['Namespace', 'ServiceAccount', 'ClusterRole', 'Role', 'Deployment']));
+    expect(failures).toEqual([]);
+  });
+
+  test('the operator identity can post Events and hold its Lease, and is denied what it was not granted', async () => {
+    const admin = new ApiClient(sharedKubeConfig());
+    for (const object of manifests().filter((o) => o.kind !== 'Deployment')) await apply(admin, object, false);
+    admin.close();
+    const operator = new ApiClient(await kubeConfigForServiceAccount(sharedKubeConfig(), { namespace: 'konductor-system', name: 'konductor' }));
+    try {
+      await operator.request('POST', '/api/v1/namespaces/default/events', {
+        body: { metadata: { generateName: 'rbac-check.' }, involvedObject: { kind: 'Pod', name: 'x', namespace: 'default' }, reason: 'Check', message: 'ok', type: 'Normal' },
+      });
+      await operator
+        .request('POST', '/apis/coordination.k8s.io/v1/namespaces/konductor-system/leases', {
+          body: { metadata: { name: 'rbac-check' }, spec: { holderIdentity: 'test' } },
+        })
+        .catch((error: unknown) => {
+          if (statusOf(error) !== 409) throw error;
+        });
+      const secrets = await operator.request('GET', '/api/v1/namespaces/default/secrets').catch((error: unknown) => statusOf(error));
+      const otherLeases = await operator.request('GET', '/apis/coordination.k8s.io/v1/namespaces/default/leases').catch((error: unknown) => statusOf(error));
+      expect(secrets).toBe(403);
+      expect(otherLeases).toBe(403);
+    } finally {
+      operator.close();
+    }
+  });
+});
