@@ -1,0 +1,187 @@
+// The `konductor` command line: `konductor run <files|folders> [options]`.
+// Started by bin/konductor.mjs (or `tsx src/cli/konductor.ts`); see HELP in ./options.ts.
+import { existsSync, readFileSync } from 'node:fs';
+import { KubeConfig } from '@kubernetes/client-node';
+import { register as registerTsxCjs } from 'tsx/cjs/api';
+import { register as registerTsx } from 'tsx/esm/api';
+import { ApiClient } from '../framework/api/api-client.js';
+import { createLogger, type Logger } from '../framework/observability/logger.js';
+import type { Registry } from '../framework/registry/registry.js';
+import { createOperator, type Operator, type OperatorOptions } from '../framework/runtime/operator.js';
+import { loadHandlers } from './load-handlers.js';
+import { HELP, UsageError, isNamespaceGlob, matchNamespace, parseCommandLine, type RunOptions } from './options.js';
+
+/** How long the start-up reachability check waits for the API server. */
+const REACHABILITY_TIMEOUT_MS = 5_000;
+/** How long a clean stop may drain in-flight handlers. */
+const STOP_DEADLINE_MS = 30_000;
+
+/** A failure before the operator started: printed as one line, exit code 1. */
+class StartError extends Error {
+  override readonly name = 'StartError';
+}
+
+async function main(argv: readonly string[]): Promise<void> {
+  const command = parseCommandLine(argv, process.env);
+  if (command.kind === 'help') {
+    process.stdout.write(HELP);
+    return;
+  }
+  if (command.kind === 'version') {
+    process.stdout.write(`${packageVersion()}\n`);
+    return;
+  }
+  await run(command.options);
+}
+
+/** `konductor run`: connect, load handlers, start the operator, and stop cleanly on SIGINT/SIGTERM. */
+async function run(options: RunOptions): Promise<void> {
+  const kubeConfig = loadKubeConfig(options);
+  const client = new ApiClient(kubeConfig);
+  let namespaces: string[] | undefined;
+  try {
+    const version = await checkReachable(client);
+    namespaces = await resolveNamespaces(client, options);
+    const logger = createLogger({ level: options.logLevel, format: options.logFormat });
+    logger.info({ server: client.server, version, namespaces: namespaces ?? 'all' }, 'connected to the cluster');
+    registerTypeScript();
+    const registry = await loadHandlers(options.files);
+    const operator = createOperator(operatorOptionsFrom(options, { kubeConfig, registry, namespaces, logger })).start();
+    stopOnSignals(operator, logger);
+    void operator.ready.then(() => logger.info('initial listings done; watching for changes'));
+  } finally {
+    client.close();
+  }
+}
+
+/**
+ * The operator's options for a run.
+ *
+ * EXTENSION POINT — leader election and the health server: `run.healthPort`, `run.standalone`,
+ * `run.leaseNamespace` and `run.leaseName` are parsed and validated but not used yet; map them to
+ * the corresponding `OperatorOptions` here once `createOperator` supports them.
+ */
+export function operatorOptionsFrom(
+  run: RunOptions,
+  context: { kubeConfig: KubeConfig; registry: Registry; namespaces: string[] | undefined; logger: Logger },
+): OperatorOptions {
+  return {
+    kubeConfig: context.kubeConfig,
+    registry: context.registry,
+    namespaces: context.namespaces,
+    concurrency: run.concurrency,
+    logger: context.logger,
+    // TODO(leader election, health server): healthPort, standalone, leaseNamespace, leaseName.
+  };
+}
+
+function loadKubeConfig(options: RunOptions): KubeConfig {
+  const kc = new KubeConfig();
+  if (options.kubeconfig !== undefined) {
+    if (!existsSync(options.kubeconfig)) throw new StartError(`--kubeconfig ${options.kubeconfig} does not exist`);
+    try {
+      kc.loadFromFile(options.kubeconfig);
+    } catch (error) {
+      throw new StartError(`cannot read the kubeconfig ${options.kubeconfig}: ${messageOf(error)}`);
+    }
+  } else {
+    try {
+      kc.loadFromDefault();
+    } catch (error) {
+      throw new StartError(`cannot read the kubeconfig: ${messageOf(error)}`);
+    }
+  }
+  if (options.context !== undefined) {
+    const names = kc.getContexts().map((c) => c.name);
+    if (!names.includes(options.context)) {
+      const available = names.length > 0 ? `available: ${names.join(', ')}` : 'the kubeconfig has no contexts';
+      throw new StartError(`context '${options.context}' not found; ${available}`);
+    }
+    kc.setCurrentContext(options.context);
+  }
+  return kc;
+}
+
+/** One cheap request, so a wrong server or credentials fail at once instead of as endless watch retries. */
+async function checkReachable(client: ApiClient): Promise<string | undefined> {
+  try {
+    const info = await client.request<{ gitVersion?: string } | undefined>('GET', '/version', { timeoutMs: REACHABILITY_TIMEOUT_MS });
+    return info?.gitVersion;
+  } catch (error) {
+    throw new StartError(`cannot reach the cluster at ${client.server}: ${messageOf(error).replace(/^GET \/version: /, '')}`);
+  }
+}
+
+/** Plain names as given; globs matched against the namespaces that exist now. Undefined means all namespaces. */
+async function resolveNamespaces(client: ApiClient, options: RunOptions): Promise<string[] | undefined> {
+  if (options.allNamespaces || options.namespaces.length === 0) return undefined;
+  const globs = options.namespaces.filter(isNamespaceGlob);
+  if (globs.length === 0) return options.namespaces;
+  let existing: string[];
+  try {
+    const list = await client.request<{ items?: Array<{ metadata?: { name?: string } }> }>('GET', '/api/v1/namespaces', {
+      timeoutMs: REACHABILITY_TIMEOUT_MS,
+    });
+    existing = (list.items ?? []).map((ns) => ns.metadata?.name ?? '').filter((name) => name !== '');
+  } catch (error) {
+    throw new StartError(`cannot list namespaces to match ${globs.join(', ')}: ${messageOf(error)}`);
+  }
+  const resolved = new Set<string>();
+  for (const value of options.namespaces) {
+    if (!isNamespaceGlob(value)) resolved.add(value);
+    else for (const name of existing) if (matchNamespace(value, name)) resolved.add(name);
+  }
+  // An empty list would mean "all namespaces" to the operator: never widen the scope by accident.
+  if (resolved.size === 0) throw new StartError(`no namespace matches ${globs.join(', ')}`);
+  return [...resolved].sort();
+}
+
+/**
+ * Handler files may be TypeScript: load them through tsx, unless this file already runs under it
+ * (bin/konductor.mjs registers it for the sources; twice would transform every file twice).
+ * Both hooks, like `node --import tsx`: a `.ts` file outside a `"type": "module"` package is
+ * CommonJS, which the ESM hook alone cannot load.
+ */
+function registerTypeScript(): void {
+  if (import.meta.url.endsWith('.ts')) return;
+  registerTsx();
+  registerTsxCjs();
+}
+
+/** First SIGINT/SIGTERM: drain and exit 0; a second one: exit at once with 130. */
+function stopOnSignals(operator: Operator, logger: Logger): void {
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting without waiting');
+      process.exit(130);
+    }
+    stopping = true;
+    logger.info({ signal }, 'stopping (send the signal again to exit at once)');
+    operator.stop(STOP_DEADLINE_MS).then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'stopping failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}
+
+function packageVersion(): string {
+  // src/cli and dist/cli are both two levels below the package root.
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+  return pkg.version ?? 'unknown';
+}
+
+function messageOf(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/\s*\n\s*/g, ' ').trim();
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  process.stderr.write(`konductor: ${messageOf(error)}\n`);
+  process.exit(error instanceof UsageError ? 2 : 1);
+});

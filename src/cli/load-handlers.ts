@@ -1,0 +1,110 @@
+import { readdir, stat } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { HANDLERS, METADATA } from '../framework/decorators/metadata.js';
+import { Registry, type HandlerClass } from '../framework/registry/registry.js';
+
+/** A handler path that is missing, fails to import, or holds no handlers; the message is one line. */
+export class LoadError extends Error {
+  override readonly name = 'LoadError';
+}
+
+const MODULE_FILE = /\.(m?ts|m?js)$/;
+const SKIPPED_FILE = /\.d\.m?ts$|\.test\./;
+
+/**
+ * Imports handler files and registers every exported class that carries handler decorators.
+ * Folders are searched recursively for `*.ts`, `*.mts`, `*.js` and `*.mjs` files, leaving out
+ * `*.d.ts`, `*.test.*`, `node_modules` and hidden folders; files named explicitly are always imported.
+ * TypeScript files need a loader (tsx) registered beforehand.
+ * @throws {@link LoadError} for a missing path, a file that fails to import, or no handlers at all.
+ */
+export async function loadHandlers(paths: string[]): Promise<Registry> {
+  const registry = new Registry();
+  const seen = new Set<unknown>();
+  for (const file of await expand(paths)) {
+    let exports: Record<string, unknown>;
+    try {
+      exports = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    } catch (error) {
+      throw new LoadError(`cannot load ${display(file)}: ${oneLine(error)}`);
+    }
+    for (const value of exportedValues(exports)) {
+      // The same class may be exported twice (named and default) or re-exported by another file.
+      if (seen.has(value) || !hasHandlers(value)) continue;
+      seen.add(value);
+      try {
+        registry.addClass(value);
+      } catch (error) {
+        throw new LoadError(`cannot load ${display(file)}: ${oneLine(error)}`);
+      }
+    }
+  }
+  if (registry.handlers.length === 0) {
+    throw new LoadError(`no handlers found in ${paths.join(', ')}: export classes with @on.*, @timer or @daemon methods`);
+  }
+  return registry;
+}
+
+/** A module's exports; for CommonJS modules (a `.ts` file outside a `"type": "module"` package), those of `module.exports` too. */
+function exportedValues(namespace: Record<string, unknown>): unknown[] {
+  const values = Object.values(namespace);
+  const fallback = namespace.default;
+  if (fallback !== null && typeof fallback === 'object') values.push(...Object.values(fallback));
+  return values;
+}
+
+/** Whether `value` is a class with handler declarations in its decorator metadata. */
+export function hasHandlers(value: unknown): value is HandlerClass {
+  if (typeof value !== 'function') return false;
+  const metadata = (value as unknown as Record<symbol, Record<symbol, unknown> | null | undefined>)[METADATA];
+  const declarations = metadata?.[HANDLERS];
+  return Array.isArray(declarations) && declarations.length > 0;
+}
+
+/** Absolute module files for the given files and folders, sorted per folder and without duplicates. */
+async function expand(paths: readonly string[]): Promise<string[]> {
+  const files = new Set<string>();
+  for (const path of paths) {
+    const absolute = resolve(path);
+    const info = await stat(absolute).catch(() => undefined);
+    if (!info) throw new LoadError(`${path} does not exist`);
+    if (info.isDirectory()) {
+      for (const file of await walk(absolute)) files.add(file);
+    } else {
+      files.add(absolute);
+    }
+  }
+  return [...files];
+}
+
+async function walk(dir: string): Promise<string[]> {
+  const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
+  const files: string[] = [];
+  for (const entry of entries) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (entry.name !== 'node_modules' && !entry.name.startsWith('.')) files.push(...(await walk(path)));
+    } else if (entry.isFile() && MODULE_FILE.test(entry.name) && !SKIPPED_FILE.test(entry.name)) {
+      files.push(path);
+    }
+  }
+  return files;
+}
+
+/** A path relative to the working directory when it lies inside it, for shorter messages. */
+function display(file: string): string {
+  const rel = relative(process.cwd(), file);
+  return rel === '' || rel.startsWith('..') || isAbsolute(rel) ? file : rel;
+}
+
+/** An error as one line: compilers and loaders report over several lines, the CLI prints one. */
+function oneLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const line = message
+    .split('\n')
+    .map((part) => part.trim())
+    .filter((part) => part !== '')
+    .join(' ');
+  return line.length > 500 ? `${line.slice(0, 497)}...` : line || 'unknown error';
+}

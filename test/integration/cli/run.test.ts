@@ -1,0 +1,129 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
+import { Widgets, eventually, installWidgetCrd, readWidget } from '../../support/widgets.js';
+
+const root = fileURLToPath(new URL('../../..', import.meta.url));
+const fixture = 'test/fixtures/handlers/widget-status.ts';
+
+interface Run {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  /** Resolves with the exit code (or the signal's name) once the process has exited. */
+  exited: Promise<number | string>;
+}
+
+const children: ChildProcess[] = [];
+
+/** Starts `node bin/konductor.mjs <args>` from the repository root, without any KONDUCTOR_* settings of our own. */
+function konductor(args: string[]): Run {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('KONDUCTOR_')));
+  const child = spawn(process.execPath, ['bin/konductor.mjs', ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+  return { child, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+/** The exit code, or a failure that shows what the process printed when it does not exit in time. */
+async function exitWithin(run: Run, ms: number): Promise<number | string> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`konductor did not exit within ${ms} ms; stderr: ${run.stderr()}`)), ms);
+  });
+  try {
+    return await Promise.race([run.exited, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function stderrLines(run: Run): string[] {
+  return run.stderr().split('\n').filter((line) => line.trim() !== '');
+}
+
+let kc: KubeConfig;
+let kubeconfigPath: string;
+let scratch: string;
+
+beforeAll(async () => {
+  kc = sharedKubeConfig();
+  kubeconfigPath = process.env.KONDUCTOR_TEST_KUBECONFIG!;
+  await installWidgetCrd(kc);
+  scratch = mkdtempSync(join(tmpdir(), 'konductor-cli-'));
+});
+
+afterEach(() => {
+  for (const child of children.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+});
+
+afterAll(() => {
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+describe('konductor run', () => {
+  test('runs the handlers of a file against the cluster, logs JSON, and exits 0 on SIGTERM', async () => {
+    const namespace = await uniqueNamespace(kc, 'cli');
+    const run = konductor(['run', fixture, '--kubeconfig', kubeconfigPath, '-n', namespace, '--log-format', 'json']);
+
+    await new Widgets(kc, namespace).create('w1');
+    await eventually(async () => (await readWidget(namespace, 'w1'))?.status?.phase === 'Ready', 'the widget becomes Ready', 40_000);
+
+    run.child.kill('SIGTERM');
+    expect(await exitWithin(run, 10_000)).toBe(0);
+    const lines = run.stdout().split('\n').filter((line) => line !== '');
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(() => JSON.parse(line) as unknown).not.toThrow();
+    expect(lines.some((line) => (JSON.parse(line) as { msg?: string }).msg === 'operator stopped')).toBe(true);
+    expect(run.stderr()).toBe('');
+  });
+
+  test('wrong arguments exit 2 with one line naming the flag', async () => {
+    const run = konductor(['run', fixture, '--kubeconfig', kubeconfigPath, '--concurrency', 'zero']);
+    expect(await exitWithin(run, 20_000)).toBe(2);
+    const lines = stderrLines(run);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^konductor: .*--concurrency/);
+  });
+
+  test('a handler file that throws on import exits 1 with one line naming the file', async () => {
+    const broken = join(scratch, 'broken-handlers.ts');
+    writeFileSync(broken, "export class Broken {}\nthrow new Error('the database URL is not set');\n");
+    const run = konductor(['run', broken, '--kubeconfig', kubeconfigPath]);
+    expect(await exitWithin(run, 20_000)).toBe(1);
+    const lines = stderrLines(run);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^konductor: cannot load .*broken-handlers\.ts: the database URL is not set$/);
+  });
+
+  test('an unreachable cluster exits 1 with one line', async () => {
+    const unreachable = join(scratch, 'unreachable.kubeconfig');
+    writeFileSync(
+      unreachable,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters: [{ name: nowhere, cluster: { server: "https://127.0.0.1:1", insecure-skip-tls-verify: true } }]',
+        'users: [{ name: someone, user: { token: not-a-token } }]',
+        'contexts: [{ name: nowhere, context: { cluster: nowhere, user: someone } }]',
+        'current-context: nowhere',
+        '',
+      ].join('\n'),
+    );
+    const run = konductor(['run', fixture, '--kubeconfig', unreachable]);
+    expect(await exitWithin(run, 20_000)).toBe(1);
+    const lines = stderrLines(run);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^konductor: cannot reach the cluster at https:\/\/127\.0\.0\.1:1: /);
+  });
+});

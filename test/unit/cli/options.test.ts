@@ -1,0 +1,256 @@
+import { HELP, UsageError, isNamespaceGlob, matchNamespace, parseCommandLine, type RunOptions } from '../../../src/cli/options.js';
+
+/** Parses `konductor run handlers/ <args>` with the given environment and returns the run options. */
+function run(args: string[], env: Record<string, string> = {}): RunOptions {
+  const command = parseCommandLine(['run', 'handlers/', ...args], env);
+  if (command.kind !== 'run') throw new Error(`expected a run command, got ${command.kind}`);
+  return command.options;
+}
+
+/** The UsageError a parse throws (fails the test if it does not throw one). */
+function usageError(args: string[], env: Record<string, string> = {}): UsageError {
+  try {
+    parseCommandLine(args, env);
+  } catch (error) {
+    if (error instanceof UsageError) return error;
+    throw error;
+  }
+  throw new Error(`expected a UsageError for ${JSON.stringify(args)}`);
+}
+
+describe('konductor command line', () => {
+  test('defaults: all namespaces, info logs in auto format, health port 8080, leader election on', () => {
+    expect(run([])).toEqual({
+      files: ['handlers/'],
+      namespaces: [],
+      allNamespaces: false,
+      context: undefined,
+      kubeconfig: undefined,
+      concurrency: undefined,
+      logLevel: 'info',
+      logFormat: 'auto',
+      healthPort: 8080,
+      standalone: false,
+      leaseNamespace: undefined,
+      leaseName: 'konductor-leader',
+    });
+  });
+
+  test('positional arguments after run are handler files and folders, in order', () => {
+    const command = parseCommandLine(['run', 'a.ts', 'lib/', '--standalone', 'b.mjs'], {});
+    expect(command).toMatchObject({ kind: 'run', options: { files: ['a.ts', 'lib/', 'b.mjs'], standalone: true } });
+  });
+
+  test('every option is parsed', () => {
+    const options = run([
+      '-n', 'team-a',
+      '--namespace', 'team-*',
+      '--namespace=ops',
+      '--context', 'staging',
+      '--kubeconfig', '/etc/kube/config',
+      '--concurrency', '4',
+      '--log-level', 'debug',
+      '--log-format', 'json',
+      '--health-port', '9090',
+      '--standalone',
+      '--lease-namespace', 'operators',
+      '--lease-name', 'my-operator.leader',
+    ]);
+    expect(options).toEqual({
+      files: ['handlers/'],
+      namespaces: ['team-a', 'team-*', 'ops'],
+      allNamespaces: false,
+      context: 'staging',
+      kubeconfig: '/etc/kube/config',
+      concurrency: 4,
+      logLevel: 'debug',
+      logFormat: 'json',
+      healthPort: 9090,
+      standalone: true,
+      leaseNamespace: 'operators',
+      leaseName: 'my-operator.leader',
+    });
+  });
+
+  test('-A and --all-namespaces select all namespaces; repeated namespaces are kept once', () => {
+    expect(run(['-A'])).toMatchObject({ namespaces: [], allNamespaces: true });
+    expect(run(['--all-namespaces'])).toMatchObject({ namespaces: [], allNamespaces: true });
+    expect(run(['-n', 'a', '-n', 'a', '-n', 'b']).namespaces).toEqual(['a', 'b']);
+  });
+
+  test('health port 0 (any free port) and 65535 are allowed', () => {
+    expect(run(['--health-port', '0']).healthPort).toBe(0);
+    expect(run(['--health-port=65535']).healthPort).toBe(65535);
+  });
+
+  test('--help, -h and --version win over everything else', () => {
+    expect(parseCommandLine(['--help'], {})).toEqual({ kind: 'help' });
+    expect(parseCommandLine(['run', 'x.ts', '-h'], {})).toEqual({ kind: 'help' });
+    expect(parseCommandLine(['--version'], {})).toEqual({ kind: 'version' });
+  });
+
+  describe('environment', () => {
+    test('every option can come from KONDUCTOR_*', () => {
+      const options = run([], {
+        KONDUCTOR_NAMESPACE: 'team-a, team-* ,,ops',
+        KONDUCTOR_CONTEXT: 'staging',
+        KONDUCTOR_KUBECONFIG: '/etc/kube/config',
+        KONDUCTOR_CONCURRENCY: '8',
+        KONDUCTOR_LOG_LEVEL: 'warn',
+        KONDUCTOR_LOG_FORMAT: 'pretty',
+        KONDUCTOR_HEALTH_PORT: '8181',
+        KONDUCTOR_STANDALONE: 'true',
+        KONDUCTOR_LEASE_NAMESPACE: 'operators',
+        KONDUCTOR_LEASE_NAME: 'leader',
+      });
+      expect(options).toEqual({
+        files: ['handlers/'],
+        namespaces: ['team-a', 'team-*', 'ops'],
+        allNamespaces: false,
+        context: 'staging',
+        kubeconfig: '/etc/kube/config',
+        concurrency: 8,
+        logLevel: 'warn',
+        logFormat: 'pretty',
+        healthPort: 8181,
+        standalone: true,
+        leaseNamespace: 'operators',
+        leaseName: 'leader',
+      });
+      expect(run([], { KONDUCTOR_ALL_NAMESPACES: 'true' }).allNamespaces).toBe(true);
+    });
+
+    test('flags win over the environment', () => {
+      const env = {
+        KONDUCTOR_NAMESPACE: 'from-env',
+        KONDUCTOR_CONCURRENCY: '8',
+        KONDUCTOR_LOG_LEVEL: 'warn',
+        KONDUCTOR_HEALTH_PORT: '8181',
+        KONDUCTOR_STANDALONE: 'true',
+        KONDUCTOR_LEASE_NAME: 'env-leader',
+      };
+      const options = run(['-n', 'from-flag', '--concurrency', '2', '--log-level', 'error', '--health-port', '1234', '--no-standalone', '--lease-name', 'flag-leader'], env);
+      expect(options).toMatchObject({ namespaces: ['from-flag'], concurrency: 2, logLevel: 'error', healthPort: 1234, standalone: false, leaseName: 'flag-leader' });
+    });
+
+    test('a namespace flag overrides both namespace variables, and -A overrides KONDUCTOR_NAMESPACE', () => {
+      expect(run(['-n', 'a'], { KONDUCTOR_ALL_NAMESPACES: 'true' })).toMatchObject({ namespaces: ['a'], allNamespaces: false });
+      expect(run(['-A'], { KONDUCTOR_NAMESPACE: 'a,b' })).toMatchObject({ namespaces: [], allNamespaces: true });
+    });
+
+    test('booleans accept true/false, 1/0, yes/no, on/off; empty variables count as unset', () => {
+      expect(run([], { KONDUCTOR_STANDALONE: 'YES' }).standalone).toBe(true);
+      expect(run([], { KONDUCTOR_STANDALONE: '0' }).standalone).toBe(false);
+      expect(run([], { KONDUCTOR_STANDALONE: '', KONDUCTOR_LOG_LEVEL: ' ' })).toMatchObject({ standalone: false, logLevel: 'info' });
+    });
+
+    test('invalid variables are named in the error', () => {
+      expect(usageError(['run', 'x'], { KONDUCTOR_STANDALONE: 'maybe' }).message).toBe("KONDUCTOR_STANDALONE must be true or false, got 'maybe'");
+      expect(usageError(['run', 'x'], { KONDUCTOR_CONCURRENCY: '0' }).message).toBe("KONDUCTOR_CONCURRENCY must be a positive integer, got '0'");
+      expect(usageError(['run', 'x'], { KONDUCTOR_NAMESPACE: 'ok,Not_OK' }).message).toMatch(/^KONDUCTOR_NAMESPACE 'Not_OK' is not a namespace name/);
+    });
+  });
+
+  describe('mutual exclusion', () => {
+    test('--namespace and --all-namespaces cannot be combined', () => {
+      expect(usageError(['run', 'x', '-n', 'a', '-A']).message).toBe('--namespace and --all-namespaces cannot be used together');
+    });
+
+    test('KONDUCTOR_NAMESPACE and KONDUCTOR_ALL_NAMESPACES=true cannot be combined', () => {
+      expect(usageError(['run', 'x'], { KONDUCTOR_NAMESPACE: 'a', KONDUCTOR_ALL_NAMESPACES: 'true' }).message).toBe(
+        'KONDUCTOR_NAMESPACE and KONDUCTOR_ALL_NAMESPACES cannot be used together',
+      );
+      expect(run([], { KONDUCTOR_NAMESPACE: 'a', KONDUCTOR_ALL_NAMESPACES: 'false' }).namespaces).toEqual(['a']);
+    });
+  });
+
+  describe('invalid input: one line naming the flag and what it allows', () => {
+    test.each([
+      [['run', 'x', '--concurrency', 'zero'], "--concurrency must be a positive integer, got 'zero'"],
+      [['run', 'x', '--concurrency', '0'], "--concurrency must be a positive integer, got '0'"],
+      [['run', 'x', '--concurrency', '1.5'], "--concurrency must be a positive integer, got '1.5'"],
+      [['run', 'x', '--log-level', 'loud'], "--log-level must be one of trace, debug, info, warn, error, fatal, silent; got 'loud'"],
+      [['run', 'x', '--log-format', 'xml'], "--log-format must be one of json, pretty, auto; got 'xml'"],
+      [['run', 'x', '--health-port', '65536'], "--health-port must be an integer from 0 to 65535, got '65536'"],
+      [['run', 'x', '--health-port=-1'], "--health-port must be an integer from 0 to 65535, got '-1'"],
+      [['run', 'x', '--health-port', '-1'], "--health-port needs a value; to pass one starting with '-', write --health-port=<value>"],
+      [['run', 'x', '--health-port', 'http'], "--health-port must be an integer from 0 to 65535, got 'http'"],
+      [['run', 'x', '--lease-name', 'Leader!'], "--lease-name 'Leader!' is not a valid name: use lowercase letters, digits, '-' and '.'"],
+      [['run', 'x', '--lease-namespace', 'ops-*'], "--lease-namespace 'ops-*' is not a namespace name: use lowercase letters, digits and '-'"],
+      [['run', 'x', '--context', ''], '--context must not be empty'],
+      [['run', 'x', '--bogus'], "unknown option '--bogus' (see konductor --help)"],
+      [['run', 'x', '-x'], "unknown option '-x' (see konductor --help)"],
+      [['run', 'x', '-n'], '--namespace needs a value (see konductor --help)'],
+      [['run', 'x', '--kubeconfig'], '--kubeconfig needs a value (see konductor --help)'],
+      [['run', 'x', '--standalone=yes'], '--standalone takes no value (use --no-standalone to turn it off)'],
+      [['run'], 'run needs at least one handler file or folder: konductor run <file|folder>...'],
+      [[], "no command given: use 'konductor run <file|folder>...' (see konductor --help)"],
+      [['start', 'x'], "unknown command 'start': the only command is 'run' (see konductor --help)"],
+    ])('%j', (args, message) => {
+      const error = usageError(args);
+      expect(error.message).toBe(message);
+      expect(error.message).not.toContain('\n');
+    });
+
+    test('namespace values must be names or globs', () => {
+      expect(usageError(['run', 'x', '-n', 'Team_A']).message).toBe(
+        "--namespace 'Team_A' is not a namespace name: use lowercase letters, digits and '-', plus '*' and '?' as wildcards",
+      );
+      expect(usageError(['run', 'x', '-n', '']).message).toMatch(/^--namespace '' is not a namespace name/);
+      expect(run(['-n', '*']).namespaces).toEqual(['*']);
+      expect(run(['-n', 'team-?-*']).namespaces).toEqual(['team-?-*']);
+    });
+  });
+
+  describe('namespace globs', () => {
+    test('* matches any run of characters, ? exactly one', () => {
+      expect(matchNamespace('team-*', 'team-a')).toBe(true);
+      expect(matchNamespace('team-*', 'team-')).toBe(true);
+      expect(matchNamespace('team-*', 'my-team-a')).toBe(false);
+      expect(matchNamespace('*-prod', 'shop-prod')).toBe(true);
+      expect(matchNamespace('*-prod', 'shop-prod-2')).toBe(false);
+      expect(matchNamespace('team-?', 'team-a')).toBe(true);
+      expect(matchNamespace('team-?', 'team-ab')).toBe(false);
+      expect(matchNamespace('*', 'anything')).toBe(true);
+      expect(matchNamespace('t*m-?-*', 'team-b-prod')).toBe(true);
+    });
+
+    test('without wildcards a glob matches only the exact name; other characters are literal', () => {
+      expect(matchNamespace('default', 'default')).toBe(true);
+      expect(matchNamespace('default', 'default2')).toBe(false);
+      expect(matchNamespace('a.b', 'axb')).toBe(false);
+      expect(matchNamespace('a+', 'aa')).toBe(false);
+    });
+
+    test('isNamespaceGlob tells globs from plain names', () => {
+      expect(isNamespaceGlob('team-*')).toBe(true);
+      expect(isNamespaceGlob('team-?')).toBe(true);
+      expect(isNamespaceGlob('team-a')).toBe(false);
+    });
+  });
+
+  test('HELP documents every option and its environment variable', () => {
+    const options: Array<[flag: string, env: string | undefined]> = [
+      ['-n, --namespace', 'KONDUCTOR_NAMESPACE'],
+      ['-A, --all-namespaces', 'KONDUCTOR_ALL_NAMESPACES'],
+      ['--context', 'KONDUCTOR_CONTEXT'],
+      ['--kubeconfig', 'KONDUCTOR_KUBECONFIG'],
+      ['--concurrency', 'KONDUCTOR_CONCURRENCY'],
+      ['--log-level', 'KONDUCTOR_LOG_LEVEL'],
+      ['--log-format', 'KONDUCTOR_LOG_FORMAT'],
+      ['--health-port', 'KONDUCTOR_HEALTH_PORT'],
+      ['--standalone', 'KONDUCTOR_STANDALONE'],
+      ['--lease-namespace', 'KONDUCTOR_LEASE_NAMESPACE'],
+      ['--lease-name', 'KONDUCTOR_LEASE_NAME'],
+      ['-h, --help', undefined],
+      ['--version', undefined],
+    ];
+    for (const [flag, env] of options) {
+      expect(HELP).toContain(flag);
+      if (env) expect(HELP).toContain(env);
+    }
+    expect(HELP).toContain('konductor run <file|folder>...');
+    for (const level of ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']) expect(HELP).toContain(level);
+    expect(HELP).toContain('json|pretty|auto');
+  });
+});
