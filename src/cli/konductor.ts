@@ -48,19 +48,15 @@ async function run(options: RunOptions): Promise<void> {
     const registry = await loadHandlers(options.files);
     const operator = createOperator(operatorOptionsFrom(options, { kubeConfig, registry, namespaces, logger })).start();
     stopOnSignals(operator, logger);
+    // Lost leadership: work has stopped; exit so the pod restarts as a fresh candidate (as controller-runtime does).
+    void operator.lostLeadership.then(() => process.exit(1));
     void operator.ready.then(() => logger.info('initial listings done; watching for changes'));
   } finally {
     client.close();
   }
 }
 
-/**
- * The operator's options for a run.
- *
- * EXTENSION POINT — leader election and the health server: `run.healthPort`, `run.standalone`,
- * `run.leaseNamespace` and `run.leaseName` are parsed and validated but not used yet; map them to
- * the corresponding `OperatorOptions` here once `createOperator` supports them.
- */
+/** The operator's options for a run. */
 export function operatorOptionsFrom(
   run: RunOptions,
   context: { kubeConfig: KubeConfig; registry: Registry; namespaces: string[] | undefined; logger: Logger },
@@ -71,8 +67,18 @@ export function operatorOptionsFrom(
     namespaces: context.namespaces,
     concurrency: run.concurrency,
     logger: context.logger,
-    // TODO(leader election, health server): healthPort, standalone, leaseNamespace, leaseName.
+    health: { port: run.healthPort },
+    leaderElection: run.standalone ? undefined : { namespace: run.leaseNamespace ?? ownNamespace(), name: run.leaseName },
   };
+}
+
+/** In a pod, its own namespace (the ServiceAccount mount says); elsewhere `default`. */
+function ownNamespace(): string {
+  try {
+    return readFileSync('/var/run/secrets/kubernetes.io/serviceaccount/namespace', 'utf8').trim() || 'default';
+  } catch {
+    return 'default';
+  }
 }
 
 function loadKubeConfig(options: RunOptions): KubeConfig {

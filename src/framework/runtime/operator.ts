@@ -19,6 +19,9 @@ import { resolveResource } from '../watching/resource-resolver.js';
 import { WatchHealth } from '../watching/watch-health.js';
 import { WatchHub, type WatchScope, type WatchTuning } from '../watching/watch-hub.js';
 import { HealthServer } from './health-server.js';
+import { LeaderElector } from './leader-election.js';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
 
 /** Options for {@link createOperator}. */
 export interface OperatorOptions {
@@ -44,6 +47,20 @@ export interface OperatorOptions {
    * 70 s idle watchdog plus a reconnect backoff).
    */
   health?: { port: number; host?: string; stallThresholdMs?: number };
+  /**
+   * Run only while holding a `coordination.k8s.io/v1` Lease, so replicas never handle at the same time
+   * (defaults 15 s lease, 10 s renew deadline, 2 s retry, as controller-runtime). Losing the Lease
+   * stops all work; `stop()` drains, then releases it so a successor takes over at once.
+   */
+  leaderElection?: {
+    namespace: string;
+    name: string;
+    /** Default: `$POD_NAME` or the host name, plus a random suffix. */
+    identity?: string;
+    leaseDurationMs?: number;
+    renewDeadlineMs?: number;
+    retryPeriodMs?: number;
+  };
 }
 
 /** What the reactor routes with each event: the resource's handlers, change processor and engines. */
@@ -74,12 +91,19 @@ export class Operator {
   private readonly engines: Array<TimerEngine | DaemonEngine> = [];
   private readonly watchHealth = new WatchHealth();
   private healthServer: HealthServer | undefined;
+  private healthStarting: Promise<number | undefined> | undefined;
   private isReady = false;
   /** The port the health server listens on, once started. */
   healthPort: number | undefined;
   private readonly reactor: Reactor<KubeObject, Route>;
   private markReady: () => void = () => undefined;
   private started = false;
+  private working = false;
+  private stopping = false;
+  private elector: LeaderElector | undefined;
+  private markLost: () => void = () => undefined;
+  /** Resolves if leadership is lost (work has stopped by then); a CLI exits so it restarts as a candidate. */
+  readonly lostLeadership: Promise<void> = new Promise((resolve) => (this.markLost = resolve));
 
   constructor(private readonly options: OperatorOptions = {}) {
     this.registry = options.registry ?? new Registry();
@@ -101,10 +125,45 @@ export class Operator {
     });
   }
 
-  /** Starts watching; returns at once. Await {@link ready} for the initial listings. */
+  /** Starts watching (after winning the Lease, with leader election); returns at once. Await {@link ready} for the initial listings. */
   start(): this {
     if (this.started) return this;
     this.started = true;
+    if (this.options.health) {
+      this.serveHealth().catch((error: unknown) =>
+        this.logger.error({ err: error instanceof Error ? error.message : String(error), port: this.options.health?.port }, 'the health server could not start'),
+      );
+    }
+    const election = this.options.leaderElection;
+    if (!election) {
+      this.startWork();
+      return this;
+    }
+    const identity = election.identity ?? `${process.env.POD_NAME ?? hostname()}-${randomBytes(3).toString('hex')}`;
+    this.elector = new LeaderElector({ ...election, identity, client: this.client, logger: this.logger });
+    void this.elector.run({
+      onStartedLeading: () => {
+        this.logger.info({ identity }, 'leading: starting work');
+        this.startWork();
+      },
+      onStoppedLeading: async () => {
+        if (this.stopping) return;
+        this.logger.error({ identity }, 'lost leadership: stopping all handlers, timers and daemons');
+        await this.stopWork(0);
+        this.markLost();
+      },
+    });
+    return this;
+  }
+
+  /** True while this operator handles objects (always without leader election; while leading with it). */
+  get active(): boolean {
+    return this.working;
+  }
+
+  private startWork(): void {
+    if (this.working || this.stopping) return;
+    this.working = true;
     const groups = this.watchGroups();
     let pending = groups.length;
     if (pending === 0) this.markReady();
@@ -122,13 +181,17 @@ export class Operator {
       this.resolutions.push(resolution);
     }
     this.logger.info({ watches: groups.length, handlers: this.registry.handlers.length }, 'operator started');
-    return this;
   }
 
-  /** Starts the health server if configured; resolves with its port. */
-  async serveHealth(): Promise<number | undefined> {
+  /** Starts the health server if configured (once; `start()` does it too); resolves with its port. */
+  serveHealth(): Promise<number | undefined> {
+    this.healthStarting ??= this.startHealthServer();
+    return this.healthStarting;
+  }
+
+  private async startHealthServer(): Promise<number | undefined> {
     const options = this.options.health;
-    if (!options || this.healthServer) return this.healthPort;
+    if (!options) return undefined;
     const stallThresholdMs = options.stallThresholdMs ?? 180_000;
     const metrics = this.metrics;
     this.healthServer = new HealthServer({
@@ -145,8 +208,20 @@ export class Operator {
       ],
       readiness: [
         {
+          name: 'leadership',
+          check: () => {
+            if (!this.elector) return { ok: true };
+            const holder = this.elector.holder;
+            return holder === undefined ? { ok: false, reason: 'the Lease has not been read yet' } : { ok: true };
+          },
+        },
+        {
           name: 'listings',
-          check: () => (this.isReady ? { ok: true } : { ok: false, reason: `waiting for the initial listing of ${this.watchHealth.unsynced().join(', ') || 'resources not yet served'}` }),
+          check: () => {
+            // A standby has nothing to list; it is ready to take over.
+            if (this.elector && !this.elector.isLeader) return { ok: true };
+            return this.isReady ? { ok: true } : { ok: false, reason: `waiting for the initial listing of ${this.watchHealth.unsynced().join(', ') || 'resources not yet served'}` };
+          },
         },
       ],
       metrics: () =>
@@ -158,16 +233,24 @@ export class Operator {
     return this.healthPort;
   }
 
-  /** Stops watching and drains in-flight work up to `deadlineMs` (default 30 s). */
+  /** Stops watching and drains in-flight work up to `deadlineMs` (default 30 s), then releases the Lease. */
   async stop(deadlineMs = 30_000): Promise<void> {
+    this.stopping = true;
+    await this.stopWork(deadlineMs);
+    // Released only after the drain, so a successor never overlaps with our last handlers.
+    await this.elector?.stop();
+    await this.healthServer?.stop();
+    this.client.close();
+    this.logger.info('operator stopped');
+  }
+
+  private async stopWork(deadlineMs: number): Promise<void> {
     for (const resolution of this.resolutions) resolution.unsubscribe();
     // Timers and daemons stop alongside the drain; daemons get their own cancellation timeouts.
     await Promise.all([this.reactor.stop(deadlineMs), ...this.engines.map((engine) => engine.stopAll())]);
     await this.poster.flush();
     setEventPoster(undefined);
-    await this.healthServer?.stop();
-    this.client.close();
-    this.logger.info('operator stopped');
+    this.working = false;
   }
 
   /** One watch per (resource, namespace, selectors), with the handlers that share it. */

@@ -74,7 +74,7 @@ afterAll(() => {
 describe('konductor run', () => {
   test('runs the handlers of a file against the cluster, logs JSON, and exits 0 on SIGTERM', async () => {
     const namespace = await uniqueNamespace(kc, 'cli');
-    const run = konductor(['run', fixture, '--kubeconfig', kubeconfigPath, '-n', namespace, '--log-format', 'json']);
+    const run = konductor(['run', fixture, '--kubeconfig', kubeconfigPath, '-n', namespace, '--log-format', 'json', '--health-port', '0', '--lease-namespace', namespace]);
 
     await new Widgets(kc, namespace).create('w1');
     await eventually(async () => (await readWidget(namespace, 'w1'))?.status?.phase === 'Ready', 'the widget becomes Ready', 40_000);

@@ -1,0 +1,422 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ApiClient } from '../api/api-client.js';
+import { ApiError } from '../api/api-error.js';
+import { silentLogger, type Logger } from '../observability/logger.js';
+import type { KubeObject } from '../watching/events.js';
+
+/** Options for {@link LeaderElector}. Durations default to controller-runtime's. */
+export interface LeaderElectionOptions {
+  client: ApiClient;
+  /** Namespace of the Lease. */
+  namespace: string;
+  /** Name of the Lease; every replica of one operator uses the same. */
+  name: string;
+  /** This replica's id, unique among the replicas (e.g. pod name plus a random suffix). */
+  identity: string;
+  /**
+   * How long non-leaders wait after the last change they saw to the Lease before taking it over.
+   * Judged by each replica's own clock and setting, so every replica should use the same value.
+   * Default 15 000 ms.
+   */
+  leaseDurationMs?: number;
+  /** How long a leader keeps trying to renew before it gives up leading. Default 10 000 ms. */
+  renewDeadlineMs?: number;
+  /** The pause between attempts to acquire or renew. Default 2 000 ms. */
+  retryPeriodMs?: number;
+  /** Default: {@link silentLogger}. */
+  logger?: Logger;
+  /** The clock, in epoch milliseconds; default `Date.now`. */
+  now?: () => number;
+}
+
+/** What a {@link LeaderElector} calls as it gains and loses leadership. */
+export interface LeadershipCallbacks {
+  /**
+   * Called once leadership is acquired. Renewals go on while it runs, so it may start long-lived
+   * work and return; if it throws or rejects, the elector steps down (releasing the Lease).
+   */
+  onStartedLeading(): void | Promise<void>;
+  /** Called once when leadership is lost or released; `run()` resolves after it settles. */
+  onStoppedLeading(): void | Promise<void>;
+}
+
+/** Options for {@link LeaderElector.stop}. */
+export interface StopOptions {
+  /**
+   * Release the Lease so that a successor can take over at once. Default true. `false` leaves
+   * the Lease to expire, as if the process had died (for tests and crash-like shutdowns).
+   */
+  release?: boolean;
+}
+
+/** The `spec` of a `coordination.k8s.io/v1` Lease; times are MicroTime strings. */
+export interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+
+/** A `coordination.k8s.io/v1` Lease. */
+export interface Lease extends KubeObject {
+  spec?: LeaseSpec;
+}
+
+const DEFAULT_LEASE_DURATION_MS = 15_000;
+const DEFAULT_RENEW_DEADLINE_MS = 10_000;
+const DEFAULT_RETRY_PERIOD_MS = 2_000;
+/** client-go's JitterFactor: the renew deadline must leave room for more than one retry. */
+const JITTER_FACTOR = 1.2;
+
+/**
+ * Formats a time as a Kubernetes MicroTime: RFC 3339 in UTC with exactly six fractional digits.
+ * The API server parses MicroTime with a fixed layout and rejects the three digits of `toISOString()`.
+ */
+export function formatMicroTime(epochMs: number): string {
+  const whole = Math.floor(epochMs);
+  const micros = Math.floor((epochMs - whole) * 1000);
+  return new Date(whole).toISOString().replace(/\.(\d{3})Z$/, (_, millis: string) => `.${millis}${String(micros).padStart(3, '0')}Z`);
+}
+
+/**
+ * Leader election over a `coordination.k8s.io/v1` Lease, with the semantics of client-go's
+ * `leaderelection` package: at most one replica leads as long as the replicas' clocks run at
+ * about the same rate (no synchronisation needed: expiry is judged from when each replica itself
+ * last saw the Lease change, never from the times written in it).
+ *
+ * ```ts
+ * const elector = new LeaderElector({ client, namespace: 'ops', name: 'my-operator', identity: `${pod}-${suffix}` });
+ * void elector.run({ onStartedLeading: () => operator.start(), onStoppedLeading: () => operator.stop() });
+ * process.once('SIGTERM', () => void elector.stop());
+ * ```
+ */
+export class LeaderElector {
+  private readonly client: ApiClient;
+  private readonly namespace: string;
+  private readonly name: string;
+  private readonly identity: string;
+  private readonly leaseDurationMs: number;
+  private readonly renewDeadlineMs: number;
+  private readonly retryPeriodMs: number;
+  private readonly logger: Logger;
+  private readonly now: () => number;
+
+  private leading = false;
+  private stopped = false;
+  private releaseOnExit = true;
+  /** Aborts the current campaign's waits and requests. */
+  private controller: AbortController | undefined;
+  private running: Promise<void> | undefined;
+  /** The last Lease this replica read or wrote (its resourceVersion is what a PUT must carry). */
+  private observed: Lease | undefined;
+  /** The spec of {@link observed}, serialised, to notice changes. */
+  private observedSpec = '';
+  /** When this replica last saw the spec change, by its own clock. */
+  private observedAt = 0;
+
+  constructor(options: LeaderElectionOptions) {
+    this.leaseDurationMs = options.leaseDurationMs ?? DEFAULT_LEASE_DURATION_MS;
+    this.renewDeadlineMs = options.renewDeadlineMs ?? DEFAULT_RENEW_DEADLINE_MS;
+    this.retryPeriodMs = options.retryPeriodMs ?? DEFAULT_RETRY_PERIOD_MS;
+    validate(options, this.leaseDurationMs, this.renewDeadlineMs, this.retryPeriodMs);
+    this.client = options.client;
+    this.namespace = options.namespace;
+    this.name = options.name;
+    this.identity = options.identity;
+    this.now = options.now ?? Date.now;
+    this.logger = (options.logger ?? silentLogger()).child({ lease: `${options.namespace}/${options.name}`, identity: options.identity });
+  }
+
+  /** The current holder as last seen ('' when free, undefined before the Lease was first read). */
+  get holder(): string | undefined {
+    return this.observed ? this.observedHolder() : undefined;
+  }
+
+  /** True while this replica holds the Lease and has renewed it within the renew deadline. */
+  get isLeader(): boolean {
+    return this.leading;
+  }
+
+  /**
+   * Campaigns until {@link stop}: acquires the Lease when it is free or expired, then renews it
+   * every retry period. A leader that cannot renew within the renew deadline, or finds the Lease
+   * taken, stops leading at once (calling `onStoppedLeading`) and the promise resolves; it does
+   * not campaign again. API errors are logged and retried, never thrown. Resolves after `stop()` too.
+   */
+  run(callbacks: LeadershipCallbacks): Promise<void> {
+    if (this.running) return Promise.reject(new Error('LeaderElector.run() is already running'));
+    if (this.stopped) return Promise.resolve();
+    const controller = new AbortController();
+    this.controller = controller;
+    this.running = this.campaign(callbacks, controller).finally(() => {
+      this.controller = undefined;
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  /**
+   * Stops campaigning for good. If leading, releases the Lease (unless `release: false`): clears
+   * `holderIdentity`, sets `leaseDurationSeconds` to 1 and `renewTime` to now, so a successor takes
+   * over at once; then calls `onStoppedLeading`. Resolves once `run()` has finished.
+   */
+  async stop(options: StopOptions = {}): Promise<void> {
+    if (!this.stopped) {
+      this.stopped = true;
+      this.releaseOnExit = options.release ?? true;
+    }
+    this.controller?.abort();
+    await this.running;
+  }
+
+  private async campaign(callbacks: LeadershipCallbacks, controller: AbortController): Promise<void> {
+    const signal = controller.signal;
+    const acquiredAt = await this.acquire(signal);
+    if (acquiredAt === undefined) return;
+    this.leading = true;
+    this.logger.info('acquired the lease: leading');
+    // Not awaited: the Lease must be renewed while the callback starts (or runs) the real work.
+    void Promise.resolve()
+      .then(() => callbacks.onStartedLeading())
+      .catch((error: unknown) => {
+        this.logger.error({ err: error }, 'onStartedLeading failed: stepping down');
+        controller.abort();
+      });
+
+    const outcome = await this.renew(signal, acquiredAt);
+    this.leading = false;
+    if (outcome === 'aborted') {
+      if (this.releaseOnExit) await this.release();
+      this.logger.info('stopped leading');
+    } else {
+      this.logger.warn(outcome === 'taken' ? 'the lease was taken over: stopped leading' : 'could not renew the lease in time: stopped leading');
+    }
+    try {
+      await callbacks.onStoppedLeading();
+    } catch (error) {
+      this.logger.error({ err: error }, 'onStoppedLeading failed');
+    }
+  }
+
+  /** Tries every retry period until the Lease is ours; resolves with the start of the winning attempt, or undefined once aborted. */
+  private async acquire(signal: AbortSignal): Promise<number | undefined> {
+    for (;;) {
+      const startedAt = this.now();
+      try {
+        if (await withDeadline(signal, this.renewDeadlineMs, (bounded) => this.tryAcquireOrRenew(bounded))) return startedAt;
+      } catch (error) {
+        if (signal.aborted) return undefined;
+        this.logger.warn({ err: error }, 'could not acquire the lease; retrying');
+      }
+      if (!(await pause(this.retryPeriodMs, signal))) return undefined;
+    }
+  }
+
+  /** Renews every retry period until aborted, out of time, or the Lease is seen held by another replica. */
+  private async renew(signal: AbortSignal, renewedAt: number): Promise<'aborted' | 'expired' | 'taken'> {
+    let lastRenewal = renewedAt;
+    for (;;) {
+      const remaining = (): number => lastRenewal + this.renewDeadlineMs - this.now();
+      if (!(await pause(Math.min(this.retryPeriodMs, Math.max(0, remaining())), signal))) return 'aborted';
+      if (remaining() <= 0) return 'expired';
+      // The attempt's start, not its end, counts: the write may have landed any time after it.
+      const startedAt = this.now();
+      try {
+        if (await withDeadline(signal, remaining(), (bounded) => this.tryAcquireOrRenew(bounded))) {
+          lastRenewal = startedAt;
+          continue;
+        }
+        if (this.observedHolder() !== this.identity) return 'taken';
+      } catch (error) {
+        if (signal.aborted) return 'aborted';
+        this.logger.warn({ err: error }, 'could not renew the lease; retrying');
+      }
+      if (remaining() <= 0) return 'expired';
+    }
+  }
+
+  /**
+   * One attempt, as client-go's `tryAcquireOrRenew`: true when the Lease is now ours, false when
+   * another replica holds it or won a race; throws on API errors.
+   */
+  private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
+    const now = this.now();
+    // A leader renews from its cached copy, saving a GET; a conflict means the cache is stale.
+    if (this.leading && this.observed && this.observedHolder() === this.identity) {
+      try {
+        this.observe(await this.write('PUT', this.nextLease(this.observed, now), signal), now);
+        return true;
+      } catch (error) {
+        if (!isConflict(error)) throw error;
+      }
+    }
+
+    let lease = await this.read(signal);
+    if (!lease) {
+      try {
+        this.observe(await this.write('POST', this.nextLease({ metadata: { name: this.name, namespace: this.namespace } }, now), signal), now);
+        return true;
+      } catch (error) {
+        if (!isConflict(error)) throw error;
+        // Another replica created it first.
+        lease = await this.read(signal);
+        if (!lease) return false;
+      }
+    }
+    this.observe(lease, now);
+    const holder = lease.spec?.holderIdentity ?? '';
+    if (holder !== '' && holder !== this.identity && now <= this.observedAt + this.leaseDurationMs) return false;
+    try {
+      this.observe(await this.write('PUT', this.nextLease(lease, now), signal), now);
+      return true;
+    } catch (error) {
+      if (isConflict(error)) return false; // lost the race to another replica
+      throw error;
+    }
+  }
+
+  /** The Lease as this replica writes it to acquire or renew. */
+  private nextLease(current: Lease, now: number): Lease {
+    const spec = current.spec ?? {};
+    const renewing = current.metadata?.resourceVersion !== undefined && spec.holderIdentity === this.identity;
+    const time = formatMicroTime(now);
+    return {
+      ...current,
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      spec: {
+        ...spec,
+        holderIdentity: this.identity,
+        // Whole seconds for other readers (kubectl, client-go replicas); at least 1.
+        leaseDurationSeconds: Math.max(1, Math.ceil(this.leaseDurationMs / 1000)),
+        acquireTime: renewing ? (spec.acquireTime ?? time) : time,
+        renewTime: time,
+        leaseTransitions: current.metadata?.resourceVersion === undefined ? 0 : (spec.leaseTransitions ?? 0) + (renewing ? 0 : 1),
+      },
+    };
+  }
+
+  /** Gives the Lease up after leading, as client-go's `release`; failures are logged, not thrown. */
+  private async release(): Promise<void> {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        const released = await withDeadline(undefined, this.renewDeadlineMs, async (signal) => {
+          // The cached copy first; after a conflict (say, an aborted renewal that landed anyway), a fresh one.
+          const lease = attempt === 0 ? this.observed : await this.read(signal);
+          if (lease?.spec?.holderIdentity !== this.identity) return false;
+          const time = formatMicroTime(this.now());
+          const spec: LeaseSpec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: time, renewTime: time };
+          this.observe(await this.write('PUT', { ...lease, spec }, signal), this.now());
+          return true;
+        });
+        this.logger.info(released ? 'released the lease' : 'the lease is no longer ours: nothing to release');
+        return;
+      } catch (error) {
+        if (!isConflict(error) || attempt > 0) {
+          this.logger.warn({ err: error }, 'could not release the lease; it will expire instead');
+          return;
+        }
+      }
+    }
+  }
+
+  private async read(signal: AbortSignal): Promise<Lease | undefined> {
+    try {
+      return await this.client.request<Lease>('GET', this.leasePath(), { signal, timeoutMs: this.renewDeadlineMs });
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) return undefined;
+      throw error;
+    }
+  }
+
+  private write(method: 'POST' | 'PUT', lease: Lease, signal: AbortSignal): Promise<Lease> {
+    const path = method === 'POST' ? this.collectionPath() : this.leasePath();
+    return this.client.request<Lease>(method, path, { body: lease, signal, timeoutMs: this.renewDeadlineMs });
+  }
+
+  /** Records a Lease read or written at `now`; the observed time moves only when the spec changed. */
+  private observe(lease: Lease, now: number): void {
+    const spec = lease.spec ?? {};
+    // Fixed field order, so equal specs serialise equally whatever order the server used.
+    const key = JSON.stringify([spec.holderIdentity ?? '', spec.leaseDurationSeconds, spec.acquireTime, spec.renewTime, spec.leaseTransitions]);
+    if (key !== this.observedSpec) {
+      this.observedSpec = key;
+      this.observedAt = now;
+    }
+    this.observed = lease;
+  }
+
+  private observedHolder(): string {
+    return this.observed?.spec?.holderIdentity ?? '';
+  }
+
+  private collectionPath(): string {
+    return `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.namespace)}/leases`;
+  }
+
+  private leasePath(): string {
+    return `${this.collectionPath()}/${encodeURIComponent(this.name)}`;
+  }
+}
+
+function validate(options: LeaderElectionOptions, leaseDurationMs: number, renewDeadlineMs: number, retryPeriodMs: number): void {
+  for (const [field, value] of [
+    ['leaseDurationMs', leaseDurationMs],
+    ['renewDeadlineMs', renewDeadlineMs],
+    ['retryPeriodMs', retryPeriodMs],
+  ] as const) {
+    if (!Number.isFinite(value) || value <= 0) throw new Error(`leader election: ${field} must be a positive number of milliseconds, got ${value}`);
+  }
+  if (leaseDurationMs <= renewDeadlineMs) {
+    throw new Error(`leader election: leaseDurationMs (${leaseDurationMs}) must be greater than renewDeadlineMs (${renewDeadlineMs})`);
+  }
+  if (renewDeadlineMs <= JITTER_FACTOR * retryPeriodMs) {
+    throw new Error(`leader election: renewDeadlineMs (${renewDeadlineMs}) must be greater than ${JITTER_FACTOR} × retryPeriodMs (${retryPeriodMs})`);
+  }
+  for (const field of ['namespace', 'name', 'identity'] as const) {
+    if (!options[field]) throw new Error(`leader election: ${field} must not be empty`);
+  }
+}
+
+function isConflict(error: unknown): boolean {
+  return error instanceof ApiError && error.status === 409;
+}
+
+/** Waits `ms`; false when aborted first. The timer is cleared on abort, so nothing keeps the process alive. */
+async function pause(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return false;
+  try {
+    await sleep(ms, undefined, { signal });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Runs `work` with a signal that aborts after `ms` or with `parent`, and settles by then even if
+ * `work` ignores the signal: a hung request must not keep a replica leading past its deadline.
+ */
+async function withDeadline<T>(parent: AbortSignal | undefined, ms: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const timer = new AbortController();
+  const onParentAbort = (): void => controller.abort(parent?.reason);
+  parent?.addEventListener('abort', onParentAbort, { once: true });
+  if (parent?.aborted) onParentAbort();
+  sleep(ms, undefined, { signal: timer.signal }).then(
+    () => controller.abort(new Error(`no answer within ${ms} ms`)),
+    () => undefined,
+  );
+  try {
+    return await new Promise<T>((resolve, reject) => {
+      const onAbort = (): void => reject(controller.signal.reason);
+      if (controller.signal.aborted) return onAbort();
+      controller.signal.addEventListener('abort', onAbort, { once: true });
+      work(controller.signal).then(resolve, reject);
+    });
+  } finally {
+    timer.abort();
+    parent?.removeEventListener('abort', onParentAbort);
+  }
+}

@@ -1,0 +1,134 @@
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { ApiClient } from '../../../src/framework/api/api-client.js';
+import { LeaderElector, type Lease } from '../../../src/framework/runtime/leader-election.js';
+import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
+import { eventually } from '../../support/widgets.js';
+
+// Small durations keep the specs quick; the real API server answers locally within milliseconds.
+const LEASE_MS = 600;
+const RENEW_MS = 400;
+const RETRY_MS = 100;
+/** Room for the requests themselves (a GET and a PUT) on top of the timing bounds. */
+const LATENCY_MS = 200;
+const NAME = 'operator-lock';
+const MICRO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
+
+interface Replica {
+  identity: string;
+  elector: LeaderElector;
+  done: Promise<void>;
+  log: string[];
+}
+
+describe('leader election on a real API server', () => {
+  let kc: KubeConfig;
+  let namespace: string;
+  let client: ApiClient;
+  let replicas: Replica[];
+
+  beforeAll(() => {
+    kc = sharedKubeConfig();
+  });
+  beforeEach(async () => {
+    namespace = await uniqueNamespace(kc, 'lease');
+    client = new ApiClient(kc);
+    replicas = [];
+  });
+  afterEach(async () => {
+    await Promise.all(replicas.map((r) => r.elector.stop()));
+    await Promise.all(replicas.map((r) => r.done));
+    client.close();
+  });
+
+  function start(prefix: string): Replica {
+    const identity = `${prefix}-${randomBytes(3).toString('hex')}`;
+    const elector = new LeaderElector({
+      client,
+      namespace,
+      name: NAME,
+      identity,
+      leaseDurationMs: LEASE_MS,
+      renewDeadlineMs: RENEW_MS,
+      retryPeriodMs: RETRY_MS,
+    });
+    const log: string[] = [];
+    const done = elector.run({ onStartedLeading: () => void log.push('started'), onStoppedLeading: () => void log.push('stopped') });
+    const replica = { identity, elector, done, log };
+    replicas.push(replica);
+    return replica;
+  }
+
+  /** Starts two replicas and waits until one leads; returns [leader, follower]. */
+  async function twoReplicas(): Promise<[Replica, Replica]> {
+    const a = start('a');
+    const b = start('b');
+    await eventually(() => a.elector.isLeader || b.elector.isLeader, 'one replica to lead', 10_000);
+    return a.elector.isLeader ? [a, b] : [b, a];
+  }
+
+  async function readLease(): Promise<Lease> {
+    return client.request<Lease>('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${NAME}`);
+  }
+
+  test('exactly one of two replicas leads at any time', async () => {
+    const [leader, follower] = await twoReplicas();
+    let samples = 0;
+    let both = 0;
+    const until = Date.now() + 3_000;
+    while (Date.now() < until) {
+      samples++;
+      if (leader.elector.isLeader && follower.elector.isLeader) both++;
+      await sleep(50);
+    }
+    expect(samples).toBeGreaterThan(30);
+    expect(both).toBe(0);
+    expect(leader.elector.isLeader).toBe(true);
+    expect(follower.log).toEqual([]);
+
+    const lease = await readLease();
+    expect(lease.spec?.holderIdentity).toBe(leader.identity);
+    expect(lease.spec?.leaseDurationSeconds).toBe(1);
+    expect(lease.spec?.renewTime).toMatch(MICRO_TIME);
+    expect(lease.spec?.acquireTime).toMatch(MICRO_TIME);
+  });
+
+  test('after the leader stops and releases the Lease, the other replica leads within a second', async () => {
+    const [leader, follower] = await twoReplicas();
+    await sleep(3 * RETRY_MS); // the follower has seen a few renewals
+
+    await leader.elector.stop();
+    const stoppedAt = Date.now();
+    expect(leader.log).toEqual(['started', 'stopped']);
+    await eventually(() => follower.elector.isLeader, 'the follower to take over', 5_000);
+    expect(Date.now() - stoppedAt).toBeLessThan(1_000);
+    expect(follower.log).toEqual(['started']);
+
+    const lease = await readLease();
+    expect(lease.spec?.holderIdentity).toBe(follower.identity);
+    expect(lease.spec?.renewTime).toMatch(MICRO_TIME);
+    expect(lease.spec?.leaseTransitions).toBeGreaterThanOrEqual(1);
+  });
+
+  test('after the leader dies without releasing, the other replica leads once the lease expires', async () => {
+    const [leader, follower] = await twoReplicas();
+    await sleep(3 * RETRY_MS);
+    const before = (await readLease()).spec?.leaseTransitions ?? 0;
+
+    await leader.elector.stop({ release: false });
+    const killedAt = Date.now();
+    expect((await readLease()).spec?.holderIdentity).toBe(leader.identity); // still held: nobody released it
+    await eventually(() => follower.elector.isLeader, 'the follower to take over', 5_000);
+    const tookOverAfter = Date.now() - killedAt;
+    // The follower waits out a whole lease from the last renewal it saw (at most one retry period
+    // before the kill), checking once per retry period.
+    expect(tookOverAfter).toBeGreaterThanOrEqual(LEASE_MS - 2 * RETRY_MS);
+    expect(tookOverAfter).toBeLessThan(LEASE_MS + 2 * RETRY_MS + LATENCY_MS);
+
+    const lease = await readLease();
+    expect(lease.spec?.holderIdentity).toBe(follower.identity);
+    expect(lease.spec?.renewTime).toMatch(MICRO_TIME);
+    expect(lease.spec?.leaseTransitions).toBe(before + 1);
+  });
+});

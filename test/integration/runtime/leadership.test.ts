@@ -1,0 +1,69 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
+import { eventually, getWidget, installWidgetCrd, Widgets } from '../../support/widgets.js';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const fixture = fileURLToPath(new URL('../../fixtures/handlers/widget-owner.ts', import.meta.url));
+const children: ChildProcess[] = [];
+
+interface Replica {
+  child: ChildProcess;
+  pid: number;
+  leading: () => boolean;
+}
+
+/** `konductor run` with the default Lease timings (15 s / 10 s / 2 s). */
+function replica(namespace: string): Replica {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('KONDUCTOR_')));
+  const args = ['bin/konductor.mjs', 'run', fixture, '--kubeconfig', process.env.KONDUCTOR_TEST_KUBECONFIG!, '-n', namespace];
+  args.push('--lease-namespace', namespace, '--health-port', '0', '--log-format', 'json');
+  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  let out = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  return { child, pid: child.pid!, leading: () => out.includes('leading: starting work') };
+}
+
+async function handledBy(namespace: string, name: string): Promise<string | undefined> {
+  return (await getWidget(namespace, name)).status?.handledBy as string | undefined;
+}
+
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+});
+
+describe('leader election between two operator processes', () => {
+  test('exactly one handles; a SIGKILLed leader is replaced within 20 s; a SIGTERMed one at once', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'leaders');
+    const widgets = new Widgets(kc, namespace);
+
+    const first = replica(namespace);
+    await eventually(first.leading, 'the first replica to lead', 20_000);
+    const second = replica(namespace);
+    await widgets.create('one');
+    await eventually(async () => (await handledBy(namespace, 'one')) !== undefined, 'one to be handled');
+    expect(await handledBy(namespace, 'one')).toBe(String(first.pid));
+    expect(second.leading()).toBe(false);
+
+    first.child.kill('SIGKILL');
+    const killedAt = Date.now();
+    await widgets.create('two');
+    await eventually(async () => (await handledBy(namespace, 'two')) !== undefined, 'two to be handled after the kill', 25_000);
+    const takeoverMs = Date.now() - killedAt;
+    expect(await handledBy(namespace, 'two')).toBe(String(second.pid));
+    expect(takeoverMs).toBeLessThan(20_000);
+
+    const third = replica(namespace);
+    await new Promise((resolve) => setTimeout(resolve, 3_000)); // running as a standby
+    expect(third.leading()).toBe(false);
+    second.child.kill('SIGTERM');
+    const terminatedAt = Date.now();
+    await widgets.create('three');
+    await eventually(async () => (await handledBy(namespace, 'three')) !== undefined, 'three to be handled after SIGTERM', 15_000);
+    expect(await handledBy(namespace, 'three')).toBe(String(third.pid));
+    expect(Date.now() - terminatedAt).toBeLessThan(6_000);
+  }, 90_000);
+});

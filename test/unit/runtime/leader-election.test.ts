@@ -1,0 +1,371 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ApiClient, RequestInit } from '../../../src/framework/api/api-client.js';
+import { ApiError } from '../../../src/framework/api/api-error.js';
+import {
+  formatMicroTime,
+  LeaderElector,
+  type Lease,
+  type LeaseSpec,
+  type LeaderElectionOptions,
+} from '../../../src/framework/runtime/leader-election.js';
+
+// Small durations keep the specs quick; the bounds below are generous multiples of them.
+const LEASE_MS = 600;
+const RENEW_MS = 400;
+const RETRY_MS = 100;
+const NAMESPACE = 'ops';
+const NAME = 'operator-lock';
+const COLLECTION = `/apis/coordination.k8s.io/v1/namespaces/${NAMESPACE}/leases`;
+const LEASE_PATH = `${COLLECTION}/${NAME}`;
+const MICRO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
+
+/** How a fake client answers: normally, with a 500, or never. */
+type Mode = 'ok' | 'fail' | 'hang';
+
+/** An in-memory Lease store with the API server's optimistic concurrency and MicroTime validation. */
+class FakeLeaseServer {
+  private readonly leases = new Map<string, Lease>();
+  private version = 0;
+  /** Every accepted write, in order. */
+  readonly writes: { method: string; by: string; spec: LeaseSpec }[] = [];
+
+  lease(): Lease | undefined {
+    const lease = this.leases.get(LEASE_PATH);
+    return lease && clone(lease);
+  }
+
+  /** Overwrites the stored Lease as another party would (bumping its resourceVersion). */
+  put(spec: LeaseSpec): void {
+    const lease = this.leases.get(LEASE_PATH)!;
+    this.leases.set(LEASE_PATH, { ...lease, metadata: { ...lease.metadata, resourceVersion: String(++this.version) }, spec });
+  }
+
+  /** A client for one replica; `mode` can be switched at any time. */
+  client(by: string): { client: ApiClient; mode: Mode } {
+    const handle = { mode: 'ok' as Mode, client: undefined as unknown as ApiClient };
+    const request = async (method: string, path: string, init: RequestInit = {}): Promise<unknown> => {
+      await sleep(1); // an answer takes a moment, as over a network
+      if (handle.mode === 'fail') throw new ApiError(500, `${method} ${path}: 500 injected failure`);
+      if (handle.mode === 'hang') return new Promise(() => undefined);
+      return this.handle(method, path, init.body as Lease | undefined, by);
+    };
+    handle.client = { request } as unknown as ApiClient;
+    return handle;
+  }
+
+  private handle(method: string, path: string, body: Lease | undefined, by: string): Lease {
+    if (method === 'GET') {
+      const lease = this.leases.get(path);
+      if (!lease) throw new ApiError(404, `GET ${path}: 404 not found`, 'NotFound');
+      return clone(lease);
+    }
+    if (!body?.spec) throw new ApiError(400, `${method} ${path}: no body`);
+    for (const field of ['acquireTime', 'renewTime'] as const) {
+      const value = body.spec[field];
+      if (value !== undefined && !MICRO_TIME.test(value)) throw new ApiError(400, `${method} ${path}: bad MicroTime ${field} ${value}`, 'BadRequest');
+    }
+    let key = path;
+    if (method === 'POST') {
+      expect(path).toBe(COLLECTION);
+      key = `${path}/${body.metadata?.name}`;
+      if (this.leases.has(key)) throw new ApiError(409, `POST ${path}: 409 already exists`, 'AlreadyExists');
+    } else if (method === 'PUT') {
+      const current = this.leases.get(path);
+      if (!current) throw new ApiError(404, `PUT ${path}: 404 not found`, 'NotFound');
+      if (body.metadata?.resourceVersion !== current.metadata?.resourceVersion) {
+        throw new ApiError(409, `PUT ${path}: 409 the object has been modified`, 'Conflict');
+      }
+    } else {
+      throw new ApiError(405, `${method} ${path}: 405`);
+    }
+    const stored: Lease = clone({ ...body, metadata: { ...body.metadata, resourceVersion: String(++this.version) } });
+    this.leases.set(key, stored);
+    this.writes.push({ method, by, spec: clone(body.spec) });
+    return clone(stored);
+  }
+}
+
+function clone<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
+
+/** Records callback calls in one shared log, so specs can check their order across replicas. */
+function callbacks(id: string, log: string[]): { onStartedLeading(): void; onStoppedLeading(): void } {
+  return {
+    onStartedLeading: () => void log.push(`${id} started`),
+    onStoppedLeading: () => void log.push(`${id} stopped`),
+  };
+}
+
+async function eventually(condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
+    await sleep(5);
+  }
+}
+
+describe('LeaderElector', () => {
+  let server: FakeLeaseServer;
+  let electors: LeaderElector[];
+  let runs: Promise<void>[];
+  let log: string[];
+
+  beforeEach(() => {
+    server = new FakeLeaseServer();
+    electors = [];
+    runs = [];
+    log = [];
+  });
+  afterEach(async () => {
+    await Promise.all(electors.map((e) => e.stop()));
+    await Promise.all(runs);
+  });
+
+  /** Creates an elector with its own fake client and starts its campaign. */
+  function start(identity: string, options: Partial<LeaderElectionOptions> = {}): { elector: LeaderElector; api: { mode: Mode }; done: Promise<void> } {
+    const api = server.client(identity);
+    const elector = new LeaderElector({
+      client: api.client,
+      namespace: NAMESPACE,
+      name: NAME,
+      identity,
+      leaseDurationMs: LEASE_MS,
+      renewDeadlineMs: RENEW_MS,
+      retryPeriodMs: RETRY_MS,
+      ...options,
+    });
+    electors.push(elector);
+    const done = elector.run(callbacks(identity, log));
+    runs.push(done);
+    return { elector, api, done };
+  }
+
+  test('creates a missing Lease, leads, and calls onStartedLeading once', async () => {
+    const a = start('a');
+    await eventually(() => a.elector.isLeader, 'a to lead');
+    await sleep(5 * RETRY_MS); // several renewals
+
+    const lease = server.lease()!;
+    expect(lease.apiVersion).toBe('coordination.k8s.io/v1');
+    expect(lease.kind).toBe('Lease');
+    expect(lease.metadata?.name).toBe(NAME);
+    expect(lease.spec).toMatchObject({ holderIdentity: 'a', leaseDurationSeconds: 1, leaseTransitions: 0 });
+    expect(server.writes[0]!.method).toBe('POST');
+    expect(server.writes.filter((w) => w.method === 'PUT').length).toBeGreaterThanOrEqual(2);
+    // Renewals move renewTime and keep acquireTime.
+    expect(lease.spec?.acquireTime).toBe(server.writes[0]!.spec.acquireTime);
+    expect(lease.spec?.renewTime).not.toBe(lease.spec?.acquireTime);
+    expect(log).toEqual(['a started']);
+
+    await a.elector.stop();
+    await a.done;
+    expect(log).toEqual(['a started', 'a stopped']);
+  });
+
+  test('a second replica does not lead while the first renews', async () => {
+    const a = start('a');
+    await eventually(() => a.elector.isLeader, 'a to lead');
+    const b = start('b');
+    const until = Date.now() + 3 * LEASE_MS;
+    while (Date.now() < until) {
+      expect(b.elector.isLeader).toBe(false);
+      expect(a.elector.isLeader).toBe(true);
+      await sleep(10);
+    }
+    expect(server.lease()!.spec?.holderIdentity).toBe('a');
+    expect(server.writes.every((w) => w.by === 'a')).toBe(true);
+    expect(log).toEqual(['a started']);
+  });
+
+  test('replicas starting together on a missing Lease: one creates it, the other sees the conflict and waits', async () => {
+    const a = start('a');
+    const b = start('b');
+    await eventually(() => a.elector.isLeader || b.elector.isLeader, 'someone to lead');
+    await sleep(3 * RETRY_MS);
+    expect([a.elector.isLeader, b.elector.isLeader].filter(Boolean)).toHaveLength(1);
+    expect(server.writes.filter((w) => w.method === 'POST')).toHaveLength(1);
+    expect(log).toHaveLength(1);
+  });
+
+  test('when the leader cannot reach the API server, another replica takes over after about the lease duration', async () => {
+    const a = start('a');
+    await eventually(() => a.elector.isLeader, 'a to lead');
+    const b = start('b');
+    await sleep(3 * RETRY_MS); // b has seen a's renewals
+
+    a.api.mode = 'fail';
+    const failedAt = Date.now();
+    await eventually(() => b.elector.isLeader, 'b to take over', 5_000);
+    const tookOverAfter = Date.now() - failedAt;
+
+    // b waits out the lease from the last renewal it saw, which came at most one retry period before the failure.
+    expect(tookOverAfter).toBeGreaterThanOrEqual(LEASE_MS - 2 * RETRY_MS);
+    expect(tookOverAfter).toBeLessThan(LEASE_MS + 10 * RETRY_MS);
+    // a gave up (by its renew deadline) before b began to lead: never two leaders.
+    expect(log).toEqual(['a started', 'a stopped', 'b started']);
+    await a.done;
+    expect(server.lease()!.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+  });
+
+  test('a leader that cannot renew within the renew deadline stops leading and run() resolves', async () => {
+    const a = start('a');
+    await eventually(() => a.elector.isLeader, 'a to lead');
+    let resolved = false;
+    void a.done.then(() => (resolved = true));
+
+    a.api.mode = 'fail';
+    const failedAt = Date.now();
+    await eventually(() => log.includes('a stopped'), 'a to stop leading', 5_000);
+    const stoppedAfter = Date.now() - failedAt;
+
+    expect(stoppedAfter).toBeGreaterThanOrEqual(RENEW_MS - 2 * RETRY_MS);
+    expect(stoppedAfter).toBeLessThan(RENEW_MS + 5 * RETRY_MS);
+    expect(a.elector.isLeader).toBe(false);
+    await a.done;
+    expect(resolved).toBe(true);
+    expect(log).toEqual(['a started', 'a stopped']);
+  });
+
+  test('a renewal that never answers does not keep a leader past its renew deadline', async () => {
+    const a = start('a');
+    await eventually(() => a.elector.isLeader, 'a to lead');
+    a.api.mode = 'hang';
+    const hungAt = Date.now();
+    await a.done;
+    expect(Date.now() - hungAt).toBeLessThan(RENEW_MS + 5 * RETRY_MS);
+    expect(log).toEqual(['a started', 'a stopped']);
+  });
+
+  test('a leader that finds the Lease taken by another replica stops leading at once', async () => {
+    const a = start('a');
+    await eventually(() => a.elector.isLeader, 'a to lead');
+    await sleep(2 * RETRY_MS);
+    // Someone else writes the Lease: a's cached resourceVersion no longer matches, and the fresh read shows "intruder".
+    const spec = server.lease()!.spec!;
+    server.put({ ...spec, holderIdentity: 'intruder', renewTime: formatMicroTime(Date.now()) });
+    const takenAt = Date.now();
+    await a.done;
+    expect(Date.now() - takenAt).toBeLessThan(3 * RETRY_MS);
+    expect(log).toEqual(['a started', 'a stopped']);
+    expect(server.lease()!.spec?.holderIdentity).toBe('intruder');
+  });
+
+  test('stop() releases the Lease, so another replica takes over within about two retry periods', async () => {
+    const a = start('a');
+    await eventually(() => a.elector.isLeader, 'a to lead');
+    const b = start('b');
+    await sleep(3 * RETRY_MS);
+
+    await a.elector.stop();
+    const releasedAt = Date.now();
+    expect(a.elector.isLeader).toBe(false);
+    expect(log).toEqual(['a started', 'a stopped']);
+    const release = server.writes.at(-1)!;
+    expect(release.by).toBe('a');
+    expect(release.spec).toMatchObject({ holderIdentity: '', leaseDurationSeconds: 1, leaseTransitions: 0 });
+    expect(release.spec.renewTime).toMatch(MICRO_TIME);
+
+    await eventually(() => b.elector.isLeader, 'b to take over', 5_000);
+    expect(Date.now() - releasedAt).toBeLessThan(2 * RETRY_MS + 150);
+    expect(log).toEqual(['a started', 'a stopped', 'b started']);
+    expect(server.lease()!.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+    await a.done;
+  });
+
+  test('stop({ release: false }) leaves the Lease to expire, as a crashed replica would', async () => {
+    const a = start('a');
+    await eventually(() => a.elector.isLeader, 'a to lead');
+    const b = start('b');
+    await sleep(3 * RETRY_MS);
+
+    const writes = server.writes.length;
+    await a.elector.stop({ release: false });
+    const stoppedAt = Date.now();
+    expect(log).toEqual(['a started', 'a stopped']);
+    expect(server.writes.slice(writes).every((w) => w.spec.holderIdentity === 'a')).toBe(true);
+    expect(server.lease()!.spec?.holderIdentity).toBe('a');
+
+    await eventually(() => b.elector.isLeader, 'b to take over', 5_000);
+    expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(LEASE_MS - 2 * RETRY_MS);
+    expect(Date.now() - stoppedAt).toBeLessThan(LEASE_MS + 10 * RETRY_MS);
+  });
+
+  test('stop() before leading resolves run() without calling back', async () => {
+    const a = start('a');
+    await eventually(() => a.elector.isLeader, 'a to lead');
+    const b = start('b');
+    await sleep(2 * RETRY_MS);
+    await b.elector.stop();
+    await b.done;
+    expect(log).toEqual(['a started']);
+    expect(server.lease()!.spec?.holderIdentity).toBe('a');
+  });
+
+  test('API errors are retried every retry period, never thrown out of run()', async () => {
+    const a = start('a');
+    a.api.mode = 'fail';
+    await sleep(4 * RETRY_MS);
+    expect(a.elector.isLeader).toBe(false);
+    a.api.mode = 'ok';
+    await eventually(() => a.elector.isLeader, 'a to lead once the API answers', 5_000);
+    await a.elector.stop();
+    await expect(a.done).resolves.toBeUndefined();
+  });
+
+  test('a leader whose onStartedLeading fails steps down and releases the Lease', async () => {
+    const api = server.client('a');
+    const elector = new LeaderElector({ client: api.client, namespace: NAMESPACE, name: NAME, identity: 'a', leaseDurationMs: LEASE_MS, renewDeadlineMs: RENEW_MS, retryPeriodMs: RETRY_MS });
+    electors.push(elector);
+    let stopped = 0;
+    await elector.run({
+      onStartedLeading: () => Promise.reject(new Error('cannot start')),
+      onStoppedLeading: () => void stopped++,
+    });
+    expect(stopped).toBe(1);
+    expect(elector.isLeader).toBe(false);
+    expect(server.lease()!.spec?.holderIdentity).toBe('');
+  });
+
+  test('writes MicroTimes with exactly six fractional digits', async () => {
+    const at = Date.UTC(2026, 10, 22, 12, 0, 0, 123);
+    const a = start('a', { now: () => at });
+    await eventually(() => a.elector.isLeader, 'a to lead');
+    expect(server.lease()!.spec).toMatchObject({ acquireTime: '2026-11-22T12:00:00.123000Z', renewTime: '2026-11-22T12:00:00.123000Z' });
+
+    expect(formatMicroTime(Date.UTC(2026, 10, 22, 12, 0, 0, 0))).toBe('2026-11-22T12:00:00.000000Z');
+    expect(formatMicroTime(Date.UTC(2026, 0, 2, 3, 4, 5, 7) + 0.25)).toBe('2026-01-02T03:04:05.007250Z');
+  });
+
+  test('every time written during a hand-over is a six-digit MicroTime', async () => {
+    const a = start('a');
+    await eventually(() => a.elector.isLeader, 'a to lead');
+    const b = start('b');
+    await a.elector.stop();
+    await eventually(() => b.elector.isLeader, 'b to take over');
+    await b.elector.stop();
+    expect(server.writes.length).toBeGreaterThanOrEqual(4);
+    for (const { spec } of server.writes) {
+      expect(spec.acquireTime).toMatch(MICRO_TIME);
+      expect(spec.renewTime).toMatch(MICRO_TIME);
+    }
+  });
+
+  test('rejects inconsistent durations and missing names', () => {
+    const client = server.client('x').client;
+    const make = (options: Partial<LeaderElectionOptions>) => () =>
+      new LeaderElector({ client, namespace: NAMESPACE, name: NAME, identity: 'x', ...options });
+    expect(make({})).not.toThrow(); // the defaults: 15 s > 10 s > 1.2 × 2 s
+    expect(make({ leaseDurationMs: 400, renewDeadlineMs: 400, retryPeriodMs: 100 })).toThrow(/leaseDurationMs \(400\) must be greater than renewDeadlineMs \(400\)/);
+    expect(make({ leaseDurationMs: 600, renewDeadlineMs: 120, retryPeriodMs: 100 })).toThrow(/renewDeadlineMs \(120\) must be greater than 1\.2 × retryPeriodMs \(100\)/);
+    expect(make({ leaseDurationMs: 600, renewDeadlineMs: 400, retryPeriodMs: 0 })).toThrow(/retryPeriodMs must be a positive number/);
+    expect(make({ leaseDurationMs: Number.NaN })).toThrow(/leaseDurationMs must be a positive number/);
+    expect(make({ identity: '' })).toThrow(/identity must not be empty/);
+    expect(make({ namespace: '' })).toThrow(/namespace must not be empty/);
+  });
+
+  test('run() twice at once is an error', async () => {
+    const a = start('a');
+    await expect(a.elector.run(callbacks('a', log))).rejects.toThrow(/already running/);
+  });
+});
