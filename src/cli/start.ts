@@ -1,28 +1,67 @@
-// `npm start`: brings up the embedded test control plane and keeps it running until Ctrl-C.
-// Later stages run the bundled operators against it (or against the current kubeconfig).
+// `npm start`: runs the bundled operators (src/handlers). With a kubeconfig (KUBECONFIG, ~/.kube/config
+// or in-cluster) it runs against that cluster; without one it first brings up the embedded test
+// control plane, installs crds/ and applies examples/, and prints how to point kubectl at it.
 import { existsSync, readdirSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { TestControlPlane, installCrds, readCrds } from '../testing/index.js';
+import { fileURLToPath } from 'node:url';
+import { KubeConfig } from '@kubernetes/client-node';
+import { createLogger, createOperator, type Operator } from '../framework/index.js';
+import { applyManifests, installCrds, readCrds, readManifests, TestControlPlane } from '../testing/index.js';
+import { LoadError, loadHandlers } from './load-handlers.js';
 
-const crdDir = join(import.meta.dirname, '..', '..', 'crds');
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const crdDir = join(root, 'crds');
+const examplesDir = join(root, 'examples');
+const handlersDir = join(root, 'src', 'handlers');
+
+function hasYaml(dir: string): boolean {
+  return existsSync(dir) && readdirSync(dir).some((f) => /\.ya?ml$/.test(f));
+}
+
+function hasKubeconfig(): boolean {
+  return Boolean(process.env.KUBECONFIG) || existsSync(join(homedir(), '.kube', 'config')) || Boolean(process.env.KUBERNETES_SERVICE_HOST);
+}
 
 async function main(): Promise<void> {
-  console.log('konductor: starting the embedded control plane (etcd + kube-apiserver)...');
-  const plane = await TestControlPlane.start();
-  const hasCrds = existsSync(crdDir) && readdirSync(crdDir).some((f) => /\.ya?ml$/.test(f));
-  if (hasCrds) await installCrds(plane.kubeConfig(), readCrds(crdDir));
-  console.log(`konductor: control plane ready at ${plane.server}`);
-  console.log(`konductor: point kubectl at it with:  export KUBECONFIG=${plane.kubeconfigPath}`);
+  const logger = createLogger();
+  let plane: TestControlPlane | undefined;
+  const kc = new KubeConfig();
+  if (hasKubeconfig()) {
+    kc.loadFromDefault();
+    console.log(`konductor: using the cluster at ${kc.getCurrentCluster()?.server}`);
+  } else {
+    console.log('konductor: no kubeconfig found; starting the embedded control plane (etcd + kube-apiserver)...');
+    plane = await TestControlPlane.start();
+    kc.loadFromFile(plane.kubeconfigPath);
+    if (hasYaml(crdDir)) await installCrds(kc, readCrds(crdDir));
+    if (hasYaml(examplesDir)) await applyManifests(kc, readManifests(examplesDir));
+    console.log(`konductor: control plane ready at ${plane.server}`);
+    console.log(`konductor: point kubectl at it with:  export KUBECONFIG=${plane.kubeconfigPath}`);
+  }
+  let operator: Operator | undefined;
+  try {
+    const registry = await loadHandlers([handlersDir]);
+    operator = createOperator({ kubeConfig: kc, registry, logger, health: { port: 8080, host: '127.0.0.1' } }).start();
+    console.log(`konductor: running ${registry.handlers.length} handlers from src/handlers; health and metrics on http://127.0.0.1:8080`);
+  } catch (error) {
+    if (!(error instanceof LoadError)) throw error;
+    console.log(`konductor: ${error.message}; the control plane stays up without an operator`);
+  }
   console.log('konductor: press Ctrl-C to stop (processes and temporary files are removed).');
   let stopping = false;
   const stop = (): void => {
-    if (stopping) return;
+    if (stopping) process.exit(130);
     stopping = true;
     console.log('konductor: stopping...');
-    void plane.stop().then(() => process.exit(0));
+    void (async () => {
+      await operator?.stop(30_000);
+      await plane?.stop();
+      process.exit(0);
+    })();
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }
 
 main().catch((error: unknown) => {

@@ -16,3 +16,5 @@ export { TestControlPlane, type ControlPlaneOptions, type PeerApiServer } from '
 export { kubeConfigForServiceAccount, kubeConfigWithToken, type ServiceAccountRef } from './identities.js';
 export { resolveBinaries, cacheRoot, type ControlPlaneBinaries } from './binaries.js';
 export { installCrds, readCrds } from './crds.js';
+export { runOperator, waitFor, type TestOperator, type RecordedRequest } from './operator-harness.js';
+export { applyManifests, readManifests } from './apply.js';

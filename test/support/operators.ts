@@ -1,27 +1,15 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { createOperator, silentLogger, type HandlerClass, type Operator } from '../../src/framework/index.js';
+import type { HandlerClass } from '../../src/framework/index.js';
+import { runOperator, type TestOperator } from '../../src/testing/index.js';
 
 /** A started in-process operator plus the requests it made, for write-budget assertions. */
-export interface RunningOperator {
-  operator: Operator;
-  requests: Array<{ method: string; path: string; status: number }>;
-  stop(): Promise<void>;
+export type RunningOperator = TestOperator;
+
+export function startOperator(kc: KubeConfig, namespace: string, handlers: readonly HandlerClass[]): Promise<RunningOperator> {
+  return runOperator({ kubeConfig: kc, handlers, namespaces: [namespace] });
 }
 
-export async function startOperator(kc: KubeConfig, namespace: string, handlers: readonly HandlerClass[]): Promise<RunningOperator> {
-  const requests: RunningOperator['requests'] = [];
-  const operator = createOperator({
-    kubeConfig: kc,
-    handlers,
-    namespaces: [namespace],
-    logger: silentLogger(),
-    onRequest: (method, path, status) => requests.push({ method, path, status }),
-  }).start();
-  await operator.ready;
-  return { operator, requests, stop: () => operator.stop(2_000) };
-}
-
-/** PATCH and POST requests made to one object (events excluded). */
+/** PATCH requests made to one object (events excluded), as `PATCH object` or `PATCH status`. */
 export function writesTo(requests: RunningOperator['requests'], name: string): string[] {
   return requests
     .filter((r) => r.method === 'PATCH' && new RegExp(`/${name}(/status)?$`).test(r.path))

@@ -1,9 +1,8 @@
 import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import type { Resource } from '../../src/framework/api/resource.js';
 import type { KubeObject } from '../../src/framework/watching/events.js';
-import { installCrds, readCrds } from '../../src/testing/index.js';
+import { installCrds, readCrds, waitFor } from '../../src/testing/index.js';
 import { sharedKubeConfig, statusOf } from './cluster.js';
 
 /** The test CRD `widgets.test.konductor.dev` (namespaced, status subresource). */
@@ -78,11 +77,7 @@ export class Widgets {
 
 /** Polls until `condition` holds; throws with `what` after `timeoutMs`. */
 export async function eventually(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await sleep(25);
-  }
+  await waitFor(condition, { what, timeoutMs });
 }
 
 /** Reads a widget from the shared control plane; undefined once it is gone. */
