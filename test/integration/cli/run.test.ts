@@ -1,49 +1,23 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { exitWithin, spawnKonductor, type Run } from '../../support/cli.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { Widgets, eventually, installWidgetCrd, readWidget } from '../../support/widgets.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const fixture = 'test/fixtures/handlers/widget-status.ts';
 
-interface Run {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  /** Resolves with the exit code (or the signal's name) once the process has exited. */
-  exited: Promise<number | string>;
-}
-
 const children: ChildProcess[] = [];
 
 /** Starts `node bin/konductor.mjs <args>` from the repository root, without any KONDUCTOR_* settings of our own. */
 function konductor(args: string[]): Run {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('KONDUCTOR_')));
-  const child = spawn(process.execPath, ['bin/konductor.mjs', ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
-  return { child, stdout: () => stdout, stderr: () => stderr, exited };
-}
-
-/** The exit code, or a failure that shows what the process printed when it does not exit in time. */
-async function exitWithin(run: Run, ms: number): Promise<number | string> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`konductor did not exit within ${ms} ms; stderr: ${run.stderr()}`)), ms);
-  });
-  try {
-    return await Promise.race([run.exited, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  const run = spawnKonductor('bin/konductor.mjs', args, { cwd: root });
+  children.push(run.child);
+  return run;
 }
 
 function stderrLines(run: Run): string[] {

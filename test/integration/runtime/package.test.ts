@@ -7,13 +7,14 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { cleanEnv, exitWithin, spawnKonductor, type Run } from '../../support/cli.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { Widgets, eventually, installWidgetCrd, readWidget } from '../../support/widgets.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 
 /** Our environment without KONDUCTOR_* settings (the test kubeconfig goes in as a flag, as a user would pass it). */
-const cleanEnv: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('KONDUCTOR_')));
+
 
 const HANDLERS = `import { on, type ChangeContext } from 'konductor';
 
@@ -48,7 +49,7 @@ function tail(text: string, lines = 40): string {
 
 /** Runs a command to completion; rejects with its output when it fails or outlives `timeoutMs`. */
 function command(file: string, args: string[], cwd: string, timeoutMs: number): Promise<string> {
-  const child = spawn(file, args, { cwd, env: cleanEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(file, args, { cwd, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   started.push(child);
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -71,36 +72,11 @@ function command(file: string, args: string[], cwd: string, timeoutMs: number): 
   });
 }
 
-interface Run {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  /** Resolves with the exit code (or the signal's name) once the process has exited. */
-  exited: Promise<number | string>;
-}
-
 /** Starts the installed package's `konductor` command in the consumer folder. */
 function installedKonductor(cwd: string, args: string[]): Run {
-  const child = spawn(process.execPath, ['node_modules/konductor/bin/konductor.mjs', ...args], { cwd, env: cleanEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  started.push(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
-  return { child, stdout: () => stdout, stderr: () => stderr, exited };
-}
-
-async function exitWithin(run: Run, ms: number): Promise<number | string> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`konductor did not exit within ${ms} ms; stderr: ${run.stderr()}`)), ms);
-  });
-  try {
-    return await Promise.race([run.exited, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  const run = spawnKonductor('node_modules/konductor/bin/konductor.mjs', args, { cwd, detached: true });
+  started.push(run.child);
+  return run;
 }
 
 /** Every file below `dir`, relative to it, with `/` separators. */

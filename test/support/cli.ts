@@ -1,0 +1,39 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+
+/** A `konductor` child process and what it printed. */
+export interface Run {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  /** Resolves with the exit code (or the signal's name) once the process has exited. */
+  exited: Promise<number | string>;
+}
+
+/** The environment without any KONDUCTOR_* settings, so a child sees only the flags a test gives it. */
+export function cleanEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('KONDUCTOR_')));
+}
+
+/** Starts `node <launcher> <args>` in `cwd`; `detached` gives it its own process group (kill the group). */
+export function spawnKonductor(launcher: string, args: readonly string[], options: { cwd: string; detached?: boolean }): Run {
+  const child = spawn(process.execPath, [launcher, ...args], { cwd: options.cwd, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+  return { child, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+/** The exit code, or a failure that shows what the process printed when it does not exit in time. */
+export async function exitWithin(run: Run, ms: number): Promise<number | string> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`konductor did not exit within ${ms} ms; stderr: ${run.stderr()}`)), ms);
+  });
+  try {
+    return await Promise.race([run.exited, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
