@@ -114,6 +114,10 @@ build_apiserver() {
   echo "$out_dir/kube-apiserver"
 }
 
+# promtool validates generated Prometheus configs in tests (Debian's build lacks Kubernetes SD).
+ensure_packages prometheus
+command -v promtool >/dev/null || die "promtool not found after installing prometheus"
+
 ETCD_BIN=$(resolve_etcd)
 APISERVER_BIN=$(resolve_apiserver)
 "$APISERVER_BIN" --version >/dev/null 2>&1 || die "$APISERVER_BIN does not run"
@@ -125,4 +129,5 @@ cat > "$CACHE_ROOT/binaries.json" <<JSON
 JSON
 log "etcd:           $ETCD_BIN ($("$ETCD_BIN" --version 2>/dev/null | head -n1))"
 log "kube-apiserver: $APISERVER_BIN ($("$APISERVER_BIN" --version 2>/dev/null))"
+log "promtool:       $(command -v promtool) ($(promtool --version 2>&1 | head -n1))"
 log "recorded in $CACHE_ROOT/binaries.json"
