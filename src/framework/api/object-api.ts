@@ -15,7 +15,8 @@ export interface JsonPatchOp {
 /** Reads, merge-patches and JSON-patches one object of a resource; every PATCH carries its explicit Content-Type. */
 export class ObjectApi {
   constructor(
-    private readonly client: ApiClient,
+    /** The client the operator uses (shared credentials and connection pool). */
+    readonly client: ApiClient,
     readonly resource: Resource,
   ) {}
 

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describeError, TemporaryError } from '../handling/errors.js';
 import { matchesObject } from '../handling/filters.js';
+import type { ApiClient } from '../api/api-client.js';
 import type { Resource } from '../api/resource.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -33,6 +34,7 @@ interface DaemonObject {
 
 export interface DaemonEngineOptions {
   resource: Resource;
+  client: ApiClient;
   daemons: readonly DaemonSpec[];
   logger: Logger;
   poster: EventPoster;
@@ -40,8 +42,8 @@ export interface DaemonEngineOptions {
 }
 
 /** A daemon's context: `body` and the fields derived from it read the newest state each time. */
-function liveContext(entry: DaemonObject, logger: Logger, resource: Resource, slot: DaemonSlot, retry: number): DaemonContext {
-  const now = () => objectContext(entry.body, logger, resource);
+function liveContext(entry: DaemonObject, logger: Logger, resource: Resource, client: ApiClient, slot: DaemonSlot, retry: number): DaemonContext {
+  const now = () => objectContext(entry.body, logger, resource, client);
   return {
     get body() {
       return entry.body;
@@ -72,6 +74,7 @@ function liveContext(entry: DaemonObject, logger: Logger, resource: Resource, sl
     },
     logger,
     resource,
+    client,
     signal: slot.abort.signal,
     stopped: slot.stopped,
     retry,
@@ -166,7 +169,7 @@ export class DaemonEngine {
     if (spec.options.initialDelay !== undefined) await pause(toMilliseconds(spec.options.initialDelay));
     let retry = 0;
     while (!slot.stopRequested) {
-      const context = liveContext(entry, logger, this.options.resource, slot, retry);
+      const context = liveContext(entry, logger, this.options.resource, this.options.client, slot, retry);
       try {
         await spec.fn(context);
         logger.info(`daemon ${spec.id} ended`);

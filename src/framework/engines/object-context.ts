@@ -1,10 +1,11 @@
+import type { ApiClient } from '../api/api-client.js';
 import type { Resource } from '../api/resource.js';
 import type { Logger } from '../observability/logger.js';
 import type { ObjectContext } from '../registry/handler-specs.js';
 import type { KubeObject } from '../watching/events.js';
 
 /** The fields every per-object handler context shares, read from one state of the object. */
-export function objectContext(body: KubeObject, logger: Logger, resource: Resource): ObjectContext {
+export function objectContext(body: KubeObject, logger: Logger, resource: Resource, client: ApiClient): ObjectContext {
   const meta = body.metadata ?? {};
   return {
     body,
@@ -18,5 +19,6 @@ export function objectContext(body: KubeObject, logger: Logger, resource: Resour
     annotations: meta.annotations ?? {},
     logger,
     resource,
+    client,
   };
 }

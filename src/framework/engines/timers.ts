@@ -214,7 +214,7 @@ export class TimerEngine {
     const patch = emptyPatch();
     const logger = slot.logger;
     const context: TimerContext = {
-      ...objectContext(body, logger, this.options.api.resource),
+      ...objectContext(body, logger, this.options.api.resource, this.options.api.client),
       patch,
       retry: slot.failures,
       signal: slot.abort.signal,

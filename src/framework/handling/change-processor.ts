@@ -415,7 +415,7 @@ export class ChangeProcessor {
     let timer: NodeJS.Timeout | undefined;
     const startedAt = timing?.startedAt ?? this.now();
     const context: ChangeContext = {
-      ...objectContext(body, this.handlerLogger(handler, body), this.options.api.resource),
+      ...objectContext(body, this.handlerLogger(handler, body), this.options.api.resource, this.options.api.client),
       patch,
       reason,
       old: change.old,

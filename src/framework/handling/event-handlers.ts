@@ -1,3 +1,4 @@
+import type { ApiClient } from '../api/api-client.js';
 import type { Logger } from '../observability/logger.js';
 import type { EventHandlerSpec } from '../registry/handler-specs.js';
 import type { KubeObject, ObjectEvent } from '../watching/events.js';
@@ -11,6 +12,7 @@ export async function runEventHandlers(
   events: readonly ObjectEvent<KubeObject>[],
   logger: Logger,
   signal: AbortSignal,
+  client: ApiClient,
 ): Promise<void> {
   for (const event of events) {
     const meta = event.object.metadata ?? {};
@@ -27,6 +29,7 @@ export async function runEventHandlers(
           uid: meta.uid ?? '',
           logger: handlerLogger,
           signal,
+          client,
         });
       } catch (error) {
         handlerLogger.error({ err: error }, `event handler failed (ignored, as for all @on.event handlers): ${describe(error)}`);

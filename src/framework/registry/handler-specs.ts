@@ -1,3 +1,4 @@
+import type { ApiClient } from '../api/api-client.js';
 import type { Resource, ResourceSelector } from '../api/resource.js';
 import type { DurationInput } from '../engines/duration.js';
 import type { MetaFilter, ValueFilter } from '../handling/filters.js';
@@ -20,6 +21,8 @@ export interface EventContext<T extends KubeObject = KubeObject> {
   logger: Logger;
   /** Aborted when the operator stops. */
   signal: AbortSignal;
+  /** The operator's API client. */
+  client: ApiClient;
 }
 
 /** An `@on.event` handler function. */
@@ -93,6 +96,8 @@ export interface ObjectContext<Spec = Record<string, unknown>, Status = Record<s
   logger: Logger;
   /** The resolved resource. */
   resource: Resource;
+  /** The operator's API client, for the objects a handler manages (same credentials and connections). */
+  client: ApiClient;
 }
 
 /** What a change handler receives. `Spec` and `Status` type `spec` and `status`. */

@@ -276,7 +276,7 @@ export class Operator {
     const daemonSpecs = handlers.filter((h): h is DaemonSpec => h.kind === 'daemon');
     const changeSpecs = handlers.filter((h): h is ChangeHandlerSpec => CHANGE_KINDS.has(h.kind));
     const timers = timerSpecs.length > 0 ? new TimerEngine({ api, timers: timerSpecs, ...common }) : undefined;
-    const daemons = daemonSpecs.length > 0 ? new DaemonEngine({ resource, daemons: daemonSpecs, ...common }) : undefined;
+    const daemons = daemonSpecs.length > 0 ? new DaemonEngine({ resource, client: this.client, daemons: daemonSpecs, ...common }) : undefined;
     if (timers) this.engines.push(timers);
     if (daemons) this.engines.push(daemons);
     const engines = [timers, daemons].filter((e): e is TimerEngine | DaemonEngine => e !== undefined);
@@ -300,7 +300,7 @@ export class Operator {
 
   private async process(batch: ObjectBatch<KubeObject, Route>): Promise<ProcessResult> {
     const { route, latest } = batch;
-    if (route.eventHandlers.length > 0) await runEventHandlers(route.eventHandlers, batch.events, this.logger, batch.signal);
+    if (route.eventHandlers.length > 0) await runEventHandlers(route.eventHandlers, batch.events, this.logger, batch.signal, this.client);
     const result = await route.changes?.process(batch);
     const uid = latest.object.metadata?.uid ?? '';
     for (const engine of [route.timers, route.daemons]) {

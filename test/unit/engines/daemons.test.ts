@@ -1,3 +1,4 @@
+import type { ApiClient } from '../../../src/framework/api/api-client.js';
 import { DaemonEngine } from '../../../src/framework/engines/daemons.js';
 import { TemporaryError } from '../../../src/framework/handling/errors.js';
 import { silentLogger } from '../../../src/framework/observability/logger.js';
@@ -17,6 +18,7 @@ function engineWith(fn: (context: DaemonContext) => unknown, options: DaemonSpec
   const poster = { post: (_o: KubeObject, _t: string, reason: string) => posted.push(reason) } as unknown as EventPoster;
   const engine = new DaemonEngine({
     resource,
+    client: {} as ApiClient, // daemons here talk to no API
     daemons: [{ kind: 'daemon', id: 'd', resource: { apiVersion: 'example.com/v1', name: 'widgets' }, options, fn }],
     logger: silentLogger(),
     poster,
