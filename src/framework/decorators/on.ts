@@ -89,6 +89,15 @@ export const on = {
     return change('delete', apiVersion, name, options as ChangeHandlerOptions);
   },
 
+  /**
+   * The same as {@link on.delete}. Use it in files that `konductor run` loads directly: their
+   * TypeScript goes through esbuild (tsx), whose parser rejects a reserved word after the dot in a
+   * decorator (`@on.delete(...)`), while `tsc` accepts it.
+   */
+  deletion<T extends KubeObject = KubeObject>(apiVersion: string, name: string, options: ChangeHandlerOptions<T> = {}): ChangeDecorator {
+    return change('delete', apiVersion, name, options as ChangeHandlerOptions);
+  },
+
   /** Runs for objects that exist when the operator starts (and alongside updates to them on first sight). */
   resume<T extends KubeObject = KubeObject>(apiVersion: string, name: string, options: ChangeHandlerOptions<T> = {}): ChangeDecorator {
     return change('resume', apiVersion, name, options as ChangeHandlerOptions);

@@ -1,12 +1,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { loadAllYaml } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, loadAllYaml } from '@kubernetes/client-node';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
 import { discoverResource } from '../../../src/framework/api/discovery.js';
 import { collectionPath } from '../../../src/framework/api/resource.js';
 import type { KubeObject } from '../../../src/framework/watching/events.js';
-import { kubeConfigForServiceAccount } from '../../../src/testing/index.js';
-import { sharedKubeConfig, statusOf } from '../../support/cluster.js';
+import { PrometheusOperator } from '../../../src/handlers/prometheus/index.js';
+import { applyManifests, installCrds, kubeConfigForServiceAccount, readCrds, runOperator, waitFor } from '../../../src/testing/index.js';
+import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
 
 const deployDir = fileURLToPath(new URL('../../../deploy/', import.meta.url));
 
@@ -42,6 +43,46 @@ describe('the deploy/ manifests', () => {
     client.close();
     expect(objects.map((o) => o.kind)).toEqual(expect.arrayContaining(['Namespace', 'ServiceAccount', 'ClusterRole', 'Role', 'Deployment']));
     expect(failures).toEqual([]);
+  });
+
+  test('the bundled Prometheus operator does all its work as the deploy ServiceAccount, holding its Lease', async () => {
+    const kc = sharedKubeConfig();
+    await installCrds(kc, readCrds(fileURLToPath(new URL('../../../crds/', import.meta.url))));
+    const admin = new ApiClient(kc);
+    for (const object of manifests().filter((o) => o.kind !== 'Deployment')) await apply(admin, object, false);
+    admin.close();
+    const namespace = await uniqueNamespace(kc, 'deploy-prom');
+    await applyManifests(kc, [
+      { apiVersion: 'monitoring.coreos.com/v1', kind: 'Prometheus', metadata: { name: 'main', namespace }, spec: { serviceMonitorSelector: {} } },
+      {
+        apiVersion: 'monitoring.coreos.com/v1',
+        kind: 'ServiceMonitor',
+        metadata: { name: 'app', namespace },
+        spec: { selector: { matchLabels: { app: 'app' } }, endpoints: [{ port: 'metrics' }] },
+      },
+    ]);
+    const asOperator = await kubeConfigForServiceAccount(kc, { namespace: 'konductor-system', name: 'konductor' });
+    const denied: string[] = [];
+    const running = await runOperator({
+      kubeConfig: asOperator,
+      handlers: [PrometheusOperator],
+      leaderElection: { namespace: 'konductor-system', name: `deploy-check-${namespace}`, leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500 },
+      onRequest: (method, path, status) => {
+        if (status === 403) denied.push(`${method} ${path}`);
+      },
+    });
+    try {
+      const core = kc.makeApiClient(CoreV1Api);
+      await waitFor(async () => (await core.readNamespacedSecret({ namespace, name: 'prometheus-main' }).catch(() => undefined)) !== undefined, {
+        what: 'the config Secret written as the operator',
+      });
+      await waitFor(async () => (await kc.makeApiClient(AppsV1Api).readNamespacedStatefulSet({ namespace, name: 'prometheus-main' }).catch(() => undefined)) !== undefined, {
+        what: 'the StatefulSet created as the operator',
+      });
+      expect(denied).toEqual([]);
+    } finally {
+      await running.stop();
+    }
   });
 
   test('the operator identity can post Events and hold its Lease, and is denied what it was not granted', async () => {

@@ -87,4 +87,14 @@ describe('handler registration', () => {
     class Plain {}
     expect(() => new Registry().addClass(Plain)).toThrow(/Plain has no handler decorators/);
   });
+
+  test('on.deletion registers a delete handler, spelled so esbuild (tsx) can parse it', async () => {
+    class Widgets {
+      @on.deletion(API, 'widgets', { optional: true })
+      async gone(_: ChangeContext): Promise<void> {}
+    }
+    expect(new Registry().addClass(Widgets).handlers[0]).toMatchObject({ kind: 'delete', id: 'Widgets.gone', options: { optional: true } });
+    const { transformSync } = await import('esbuild');
+    expect(() => transformSync("class A { @on.deletion('v1', 'x') m() {} }", { loader: 'ts' })).not.toThrow();
+  });
 });

@@ -1,0 +1,145 @@
+/**
+ * Every golden config must be one Prometheus accepts: checked with the real `promtool`.
+ *
+ * Debian's prometheus 2.42 (what `npm run provision` installs) is built without Kubernetes service
+ * discovery, so `promtool check config` rejects any `kubernetes_sd_configs` ("field
+ * kubernetes_sd_configs not found"). Each such list is therefore swapped for an equivalent-shaped
+ * `file_sd_configs` list before checking; everything else (relabel rules, regexes, durations,
+ * job names) is checked exactly as generated.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { regexProblem } from '../../../src/handlers/prometheus/config.js';
+
+const fixtureDir = fileURLToPath(new URL('../../fixtures/prometheus/', import.meta.url));
+const goldenFiles = readdirSync(fixtureDir)
+  .filter((f) => f.endsWith('.yaml'))
+  .sort();
+
+let workDir = '';
+let targetsFile = '';
+
+interface PromtoolResult {
+  code: number;
+  output: string;
+}
+
+/** Runs promtool; a missing binary is a failure with instructions, never a silent skip. */
+function promtool(args: string[]): Promise<PromtoolResult> {
+  return new Promise((resolve, reject) => {
+    execFile('promtool', args, { timeout: 30_000 }, (error, stdout, stderr) => {
+      const output = `${stdout}${stderr}`;
+      if (error === null) {
+        resolve({ code: 0, output });
+      } else if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        reject(new Error('promtool not found on PATH: run `npm run provision` (installs Debian\'s prometheus package)'));
+      } else if (typeof error.code === 'number') {
+        resolve({ code: error.code, output });
+      } else {
+        reject(new Error(`promtool ${args.join(' ')} failed: ${error.message}\n${output}`));
+      }
+    });
+  });
+}
+
+/** Replaces each `kubernetes_sd_configs` list with a `file_sd_configs` one (see the file comment). */
+function withFileSD(yaml: string): { text: string; replaced: number } {
+  const out: string[] = [];
+  const lines = yaml.split('\n');
+  let replaced = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string;
+    const match = /^( *)kubernetes_sd_configs:$/.exec(line);
+    if (match === null) {
+      out.push(line);
+      continue;
+    }
+    const indent = match[1] ?? '';
+    out.push(`${indent}file_sd_configs:`, `${indent}- files:`, `${indent}  - ${targetsFile}`);
+    replaced++;
+    // The list's items sit at the key's indent (`- `) or deeper.
+    while (i + 1 < lines.length && (lines[i + 1]!.startsWith(`${indent}- `) || lines[i + 1]!.startsWith(`${indent}  `))) i++;
+  }
+  return { text: out.join('\n'), replaced };
+}
+
+async function checkConfig(name: string, text: string): Promise<PromtoolResult> {
+  const file = join(workDir, `${name}.yaml`);
+  writeFileSync(file, text);
+  return promtool(['check', 'config', file]);
+}
+
+beforeAll(() => {
+  workDir = mkdtempSync(join(tmpdir(), 'konductor-promtool-'));
+  targetsFile = join(workDir, 'targets.json');
+  // A real targets file (reference §6), so promtool validates it instead of warning it is missing.
+  const targets = [
+    {
+      targets: ['127.0.0.1:9301'],
+      labels: {
+        __meta_kubernetes_namespace: 'shop',
+        __meta_kubernetes_service_name: 'checkout',
+        __meta_kubernetes_service_label_app: 'checkout',
+        __meta_kubernetes_service_labelpresent_app: 'true',
+        __meta_kubernetes_endpoint_port_name: 'metrics',
+        __meta_kubernetes_pod_phase: 'Running',
+      },
+    },
+  ];
+  writeFileSync(targetsFile, JSON.stringify(targets));
+});
+
+afterAll(() => {
+  if (workDir !== '') rmSync(workDir, { recursive: true, force: true });
+});
+
+describe('promtool check config', () => {
+  it('promtool is installed', async () => {
+    const { code, output } = await promtool(['--version']);
+    expect(code).toBe(0);
+    expect(output).toMatch(/promtool, version/);
+  });
+
+  it('has golden files to check', () => {
+    expect(goldenFiles).toEqual(expect.arrayContaining(['minimal.yaml', 'relabelings.yaml', 'ports.yaml']));
+  });
+
+  it.each(goldenFiles)('accepts %s', async (file) => {
+    const yaml = readFileSync(join(fixtureDir, file), 'utf8');
+    const { text, replaced } = withFileSD(yaml);
+    expect(replaced).toBe((yaml.match(/^- job_name: /gm) ?? []).length);
+    expect(text).not.toContain('kubernetes_sd_configs');
+    const { code, output } = await checkConfig(file.replace(/\.yaml$/, ''), text);
+    expect({ code, output }).toEqual({ code: 0, output: expect.stringContaining('SUCCESS') });
+  });
+
+  it('rejects an invalid regex (the check is real)', async () => {
+    const yaml = readFileSync(join(fixtureDir, 'minimal.yaml'), 'utf8');
+    const broken = withFileSD(yaml).text.replace('    regex: metrics\n', '    regex: (metrics\n');
+    expect(broken).toContain('regex: (metrics');
+    const { code, output } = await checkConfig('broken-regex', broken);
+    expect(code).toBe(1);
+    expect(output).toMatch(/error parsing regexp: missing closing \)/);
+  });
+
+  it('still rejects kubernetes_sd_configs, which is why the tests substitute file_sd_configs', async () => {
+    const { code, output } = await checkConfig('k8s-sd', readFileSync(join(fixtureDir, 'minimal.yaml'), 'utf8'));
+    expect(code).toBe(1);
+    expect(output).toMatch(/kubernetes_sd_configs not found/);
+  });
+
+  // regexProblem approximates RE2 with JS RegExp; on these it must agree with Prometheus itself.
+  it.each(['(?i)kube-.*', '(?P<name>x)', '[]a]', 'a)(b', 'a\\.b', '(', 'a[', '[]', 'x{2,1}', 'a(?=b)', '(?<!a)b', '(a)\\1', '(?z)a'])(
+    'agrees with promtool on regex %j',
+    async (regex) => {
+      const yaml = readFileSync(join(fixtureDir, 'minimal.yaml'), 'utf8');
+      const quoted = `'${regex.replace(/'/g, "''")}'`;
+      const text = withFileSD(yaml).text.replace('    regex: metrics\n', `    regex: ${quoted}\n`);
+      const { code } = await checkConfig('regex', text);
+      expect({ regex, promtoolAccepts: code === 0 }).toEqual({ regex, promtoolAccepts: regexProblem(regex) === undefined });
+    },
+  );
+});
