@@ -132,4 +132,31 @@ describe('the Prometheus operator', () => {
       { what: 'the Prometheus object to be gone' },
     );
   });
+
+  test('a namespace gaining the selected label brings its ServiceMonitors into the configuration', async () => {
+    const home = await uniqueNamespace(kc, 'prom-nssel');
+    const team = await uniqueNamespace(kc, 'prom-team');
+    await prometheus(home, 'main', { serviceMonitorSelector: {}, serviceMonitorNamespaceSelector: { matchLabels: { [`watch-${home}`]: 'yes' } } });
+    await monitor(team, 'api', {});
+    await jobsBecome(home, 'main', []);
+
+    await core.patchNamespace(
+      { name: team, body: [{ op: 'add', path: '/metadata/labels', value: { [`watch-${home}`]: 'yes' } }] },
+    );
+    await jobsBecome(home, 'main', [`serviceMonitor/${team}/api/0`]);
+  });
+
+  test('a paused Prometheus is not reconciled: no children, and its status says paused', async () => {
+    const namespace = await uniqueNamespace(kc, 'prom-paused');
+    await prometheus(namespace, 'held', { serviceMonitorSelector: {}, paused: true });
+    const status = await waitFor(
+      async () =>
+        ((await custom.getNamespacedCustomObject({ ...group, plural: 'prometheuses', namespace, name: 'held' })) as { status?: { paused?: boolean } })
+          .status,
+      { what: 'the status to be written' },
+    );
+    expect(status!.paused).toBe(true);
+    expect(await jobsOf(namespace, 'held')).toBeUndefined();
+    expect(running.requests.some((r) => r.method === 'POST' && r.path.includes(`/namespaces/${namespace}/statefulsets`))).toBe(false);
+  });
 });

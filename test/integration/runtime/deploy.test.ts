@@ -41,7 +41,7 @@ describe('the deploy/ manifests', () => {
       await apply(client, object, true).catch((error: unknown) => failures.push(`${object.kind}/${object.metadata?.name}: ${String(error)}`));
     }
     client.close();
-    expect(objects.map((o) => o.kind)).toEqual(expect.arrayContaining(['Namespace', 'ServiceAccount', 'ClusterRole', 'Role', 'Deployment']));
+    expect(objects.map((o) => o.kind)).toEqual(expect.arrayContaining(['Namespace', 'CustomResourceDefinition', 'ServiceAccount', 'ClusterRole', 'Role', 'Deployment']));
     expect(failures).toEqual([]);
   });
 
