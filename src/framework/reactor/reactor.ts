@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import PQueue from 'p-queue';
 import type { Observable, Subscription } from 'rxjs';
 import { silentLogger, type Logger } from '../observability/logger.js';
@@ -71,6 +72,9 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     options: ReactorOptions = {},
   ) {
     this.queue = new PQueue({ concurrency: options.concurrency ?? 16 });
+    // Every run in progress listens on this one signal (and stops listening when it ends), so Node's
+    // default warning at 10 listeners would fire at any concurrency above 10.
+    setMaxListeners(0, this.abort.signal);
     this.logger = options.logger ?? silentLogger();
     this.metrics = options.metrics ?? noMetrics;
     this.maxEventsPerRun = options.maxEventsPerRun ?? 1_000;
