@@ -2,7 +2,8 @@ import { ApiError } from '../api/api-error.js';
 import type { ObjectApi } from '../api/object-api.js';
 import { describeError, TemporaryError } from '../handling/errors.js';
 import { matchesObject } from '../handling/filters.js';
-import { emptyPatch, mergeInto, prune } from '../handling/patch.js';
+import { emptyPatch, mergeInto } from '../handling/patch.js';
+import { writePatch } from '../handling/patch-writer.js';
 import type { Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { EventPoster } from '../posting/events.js';
@@ -245,11 +246,8 @@ export class TimerEngine {
   /** The handler's patch, plus a long timer's schedule; nothing at all for a short timer that wrote nothing. */
   private async write(body: KubeObject, slot: TimerSlot, patch: Record<string, unknown>, succeeded: boolean): Promise<void> {
     const meta = body.metadata ?? {};
-    const resource = this.options.api.resource;
     const merged: Record<string, unknown> = {};
     mergeInto(merged, patch);
-    const status = resource.hasStatus ? prune((merged.status as Record<string, unknown> | undefined) ?? {}) : undefined;
-    if (resource.hasStatus) delete merged.status;
     if (this.settingsFor(slot, body).persists) {
       const previous = meta.annotations?.[timerKey(slot.spec.id)];
       let lastSuccess: string | undefined;
@@ -265,10 +263,7 @@ export class TimerEngine {
       };
       mergeInto(merged, { metadata: { annotations: { [timerKey(slot.spec.id)]: JSON.stringify(record) } } });
     }
-    const main = prune(merged);
-    const name = meta.name ?? '';
-    if (status) await this.options.api.mergePatch(meta.namespace, name, { status }, 'status');
-    if (main) await this.options.api.mergePatch(meta.namespace, name, main);
+    await writePatch(this.options.api, meta.namespace, meta.name ?? '', merged);
   }
 
   private async stopSlot(slot: TimerSlot): Promise<void> {

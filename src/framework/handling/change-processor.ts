@@ -24,7 +24,8 @@ import { objectContext } from '../engines/object-context.js';
 import { detectCause, type Cause } from './causes.js';
 import { describeError, HandlerRetriesError, HandlerTimeoutError, PermanentError, TemporaryError } from './errors.js';
 import { matchesObject, matchesValue } from './filters.js';
-import { applyMergePatch, emptyPatch, mergeInto, prune, type Patch } from './patch.js';
+import { applyMergePatch, emptyPatch, mergeInto, type Patch } from './patch.js';
+import { writePatch } from './patch-writer.js';
 
 /** What one processing run needs; the reactor provides it. */
 export interface ChangeBatch {
@@ -465,14 +466,11 @@ export class ChangeProcessor {
     const meta = body.metadata ?? {};
     const namespace = meta.namespace;
     const name = meta.name ?? '';
-    const resource = this.options.api.resource;
     const merged: Record<string, unknown> = {};
     for (const patch of patches) mergeInto(merged, patch);
     // The diff-base includes everything the handlers wrote (status too), so their own writes never
     // look like a change to a field handler when they come back.
     const handled = applyMergePatch(body, merged);
-    const status = resource.hasStatus ? prune((merged.status as Record<string, unknown> | undefined) ?? {}) : undefined;
-    if (resource.hasStatus) delete merged.status;
 
     const annotations: Record<string, string | null> = {};
     const existing = meta.annotations ?? {};
@@ -501,10 +499,7 @@ export class ChangeProcessor {
       }
     }
     mergeInto(merged, { metadata: { annotations } });
-    const main = prune(merged);
-
-    if (status) this.remember(await this.options.api.mergePatch(namespace, name, { status }, 'status'));
-    if (main) this.remember(await this.options.api.mergePatch(namespace, name, main));
+    await writePatch(this.options.api, namespace, name, merged, (written) => this.remember(written));
     if (done && cause.reason === 'delete' && hasFinalizer(body)) {
       this.deletions.add(meta.uid ?? '');
       // Timers and daemons stop first: the finalizer is what makes deletion wait for them.

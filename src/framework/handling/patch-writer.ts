@@ -1,0 +1,26 @@
+import type { ObjectApi } from '../api/object-api.js';
+import type { KubeObject } from '../watching/events.js';
+import { prune } from './patch.js';
+
+/**
+ * Sends a merged handler patch as at most two merge PATCHes. When the resource has a status
+ * subresource, `status` goes there, first: if the second write then fails, the handler runs again
+ * rather than its status being lost. Empty parts are not sent. `onWrite` sees each written object.
+ */
+export async function writePatch(
+  api: ObjectApi,
+  namespace: string | undefined,
+  name: string,
+  patch: Record<string, unknown>,
+  onWrite: (written: KubeObject) => void = () => undefined,
+): Promise<void> {
+  const rest: Record<string, unknown> = { ...patch };
+  let status: Record<string, unknown> | undefined;
+  if (api.resource.hasStatus) {
+    status = prune((rest.status as Record<string, unknown> | undefined) ?? {});
+    delete rest.status;
+  }
+  const main = prune(rest);
+  if (status) onWrite(await api.mergePatch(namespace, name, { status }, 'status'));
+  if (main) onWrite(await api.mergePatch(namespace, name, main));
+}
