@@ -1,5 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
+import type { Socket } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiError } from './api-error.js';
 
@@ -99,6 +100,7 @@ export class ApiClient {
     const what = `${method} ${url.pathname}`;
     return new Promise<IncomingMessage>((resolve, reject) => {
       const req = send(url, { method, headers, agent, signal: init.signal }, resolve);
+      req.on('socket', guardSocket);
       const timeoutMs = init.timeoutMs ?? 60_000;
       if (timeoutMs > 0) {
         req.setTimeout(timeoutMs, () => req.destroy(new Error(`no response within ${timeoutMs} ms`)));
@@ -127,6 +129,20 @@ export class ApiClient {
     }
     return this.agent;
   }
+}
+
+const guarded = new WeakSet<Socket>();
+
+/**
+ * A pooled TLS socket can report an error after its request has let go of it: destroying a
+ * socket whose handshake is still pending fails the queued write with ECANCELED ("Canceled
+ * because of SSL destruction"). Node then emits 'error' on a socket nobody listens to, which
+ * would crash the operator. The request in flight still gets its own error through `req`.
+ */
+function guardSocket(socket: Socket): void {
+  if (guarded.has(socket)) return;
+  guarded.add(socket);
+  socket.on('error', () => undefined);
 }
 
 function readBody(response: IncomingMessage): Promise<string> {
