@@ -15,6 +15,11 @@ import type {
 /** A class whose methods carry handler decorators. */
 export type HandlerClass = new () => object;
 
+function declarationsOf(cls: HandlerClass): HandlerDeclaration[] {
+  const metadata = (cls as unknown as Record<symbol, Record<symbol, HandlerDeclaration[] | undefined> | undefined>)[METADATA];
+  return metadata?.[HANDLERS] ?? [];
+}
+
 /** A stable key for grouping handlers by resource. */
 export function selectorKey(spec: Pick<HandlerSpec, 'resource'>): string {
   return `${spec.resource.apiVersion} ${spec.resource.name.toLowerCase()}`;
@@ -37,14 +42,25 @@ export class Registry {
 
   /** Instantiates a decorated class once and registers each decorated method, bound to that instance. */
   addClass(cls: HandlerClass): this {
-    const metadata = (cls as unknown as Record<symbol, Record<symbol, HandlerDeclaration[] | undefined> | undefined>)[METADATA];
-    const declarations = metadata?.[HANDLERS] ?? [];
-    if (declarations.length === 0) {
+    if (declarationsOf(cls).length === 0) {
       throw new Error(`${cls.name || 'the class'} has no handler decorators (@on.*, @timer, @daemon)`);
     }
-    const instance = new cls() as Record<string | symbol, unknown>;
+    return this.addInstance(new cls());
+  }
+
+  /**
+   * Registers the decorated methods of an instance built by the caller, for handler classes that
+   * take options (say, where a storage backend or address scheme comes from).
+   */
+  addInstance(instance: object): this {
+    const cls = instance.constructor as HandlerClass;
+    const declarations = declarationsOf(cls);
+    if (declarations.length === 0) {
+      throw new Error(`${cls.name || 'the object'} has no handler decorators (@on.*, @timer, @daemon)`);
+    }
+    const methods = instance as Record<string | symbol, unknown>;
     for (const declaration of declarations) {
-      const method = instance[declaration.method];
+      const method = methods[declaration.method];
       if (typeof method !== 'function') throw new Error(`${cls.name}.${String(declaration.method)} is not a method`);
       const fn = (method as (...args: unknown[]) => unknown).bind(instance);
       const field = (declaration.options as ChangeHandlerOptions).field;

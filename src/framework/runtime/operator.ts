@@ -27,8 +27,8 @@ import { randomBytes } from 'node:crypto';
 export interface OperatorOptions {
   /** Cluster access; default: `KubeConfig.loadFromDefault()` (KUBECONFIG, ~/.kube/config, in-cluster). */
   kubeConfig?: KubeConfig;
-  /** Decorated handler classes. */
-  handlers?: readonly HandlerClass[];
+  /** Decorated handler classes (instantiated once each), or instances of them built with options. */
+  handlers?: readonly (HandlerClass | object)[];
   /** Handlers registered as plain functions (combined with `handlers`). */
   registry?: Registry;
   /** Namespaces to watch; all namespaces when omitted. */
@@ -107,7 +107,10 @@ export class Operator {
 
   constructor(private readonly options: OperatorOptions = {}) {
     this.registry = options.registry ?? new Registry();
-    for (const cls of options.handlers ?? []) this.registry.addClass(cls);
+    for (const handler of options.handlers ?? []) {
+      if (typeof handler === 'function') this.registry.addClass(handler as HandlerClass);
+      else this.registry.addInstance(handler);
+    }
     this.logger = options.logger ?? createLogger();
     this.metrics = options.metrics ?? new PrometheusMetrics();
     const kc = options.kubeConfig ?? defaultKubeConfig();

@@ -1,0 +1,110 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { events, on, timer, type ApiClient, type ChangeContext, type KubeObject, type Logger, type Patch, type TimerContext } from 'konductor';
+import { ClusterDnsAddresses, type EtcdAddresses } from './addresses.js';
+import { backupTarget, InvalidSpecError, type BackupTarget } from './backup-target.js';
+import { errorMessage } from './etcd-client.js';
+import { takeSnapshot } from './snapshot.js';
+import { backupsToDelete, periodicBackupName } from './storage/index.js';
+import { API_VERSION, type EtcdBackupSpec, type EtcdBackupStatus } from './types.js';
+
+/** Where `Local` backups go unless told otherwise: mount a PVC here in the operator Pod. */
+export const DEFAULT_BACKUP_ROOT = '/var/lib/konductor/etcd-backups';
+
+/** Options of {@link EtcdBackups}. */
+export interface EtcdBackupsOptions {
+  addresses?: EtcdAddresses;
+  /** The directory `Local` backups are written under. Default {@link DEFAULT_BACKUP_ROOT} (or `KONDUCTOR_BACKUP_ROOT`). */
+  localRoot?: string;
+}
+
+type Backup = KubeObject & { spec?: Partial<EtcdBackupSpec>; status?: EtcdBackupStatus };
+
+const intervalOf = (backup: Backup): number => Number(backup.spec?.backupPolicy?.backupIntervalInSecond ?? 0);
+const isPeriodic = (backup: Backup): boolean => intervalOf(backup) > 0;
+
+/**
+ * `EtcdBackup`: a one-shot backup runs once when created; a periodic one is a timer whose interval
+ * is `backupPolicy.backupIntervalInSecond` (kept in an annotation when a minute or longer, so an
+ * operator restart neither skips nor repeats a backup).
+ */
+export class EtcdBackups {
+  private readonly addresses: EtcdAddresses;
+  private readonly localRoot: string;
+
+  constructor(options: EtcdBackupsOptions = {}) {
+    this.addresses = options.addresses ?? new ClusterDnsAddresses();
+    this.localRoot = options.localRoot ?? process.env.KONDUCTOR_BACKUP_ROOT ?? DEFAULT_BACKUP_ROOT;
+  }
+
+  @on.create(API_VERSION, 'etcdbackups', { when: (backup) => !isPeriodic(backup as Backup) })
+  async oneShot(context: ChangeContext<EtcdBackupSpec, EtcdBackupStatus>): Promise<void> {
+    // One-shot means once: a recorded outcome is final, as in the original.
+    if (context.status?.succeeded || context.status?.Reason) return;
+    await this.backUp(context.body as Backup, context.client, context.patch, context.logger, false);
+  }
+
+  @timer(API_VERSION, 'etcdbackups', { interval: (backup) => intervalOf(backup as Backup), when: (backup) => isPeriodic(backup as Backup) })
+  async periodic(context: TimerContext<EtcdBackupSpec, EtcdBackupStatus>): Promise<void> {
+    await this.backUp(context.body as Backup, context.client, context.patch, context.logger, true);
+  }
+
+  /** Takes one backup and records the outcome in status; failures become `Reason` and a Warning Event, never a crash. */
+  private async backUp(backup: Backup, client: ApiClient, patch: Patch, logger: Logger, periodic: boolean): Promise<void> {
+    const namespace = backup.metadata!.namespace!;
+    const previous = backup.status ?? {};
+    const spec = backup.spec ?? {};
+    const started = Date.now();
+    const work = await mkdtemp(join(tmpdir(), 'konductor-backup-'));
+    let target: BackupTarget | undefined;
+    try {
+      const problem = validate(spec);
+      if (problem) throw new InvalidSpecError(problem);
+      target = await backupTarget(client, namespace, { storageType: spec.storageType, s3: spec.s3, local: spec.local }, this.localRoot);
+      const endpoints = (spec.etcdEndpoints ?? []).flatMap((e) => this.addresses.endpoints(namespace, e));
+      const timeoutSeconds = Number(spec.backupPolicy?.timeoutInSecond ?? 0) > 0 ? Number(spec.backupPolicy!.timeoutInSecond) : 60;
+      const file = join(work, 'snapshot.db');
+      const snapshot = await takeSnapshot(endpoints, file, timeoutSeconds * 1000);
+      const name = periodic ? periodicBackupName(target.path, snapshot.revision, new Date()) : target.path;
+      await target.storage.write(name, file);
+      let kept: number | undefined;
+      const maxBackups = Number(spec.backupPolicy?.maxBackups ?? 0);
+      if (periodic) {
+        const names = (await target.storage.list(`${target.path}_v`)).map((b) => b.name);
+        const doomed = backupsToDelete(target.path, names, maxBackups);
+        for (const old of doomed) await target.storage.delete(old);
+        kept = names.length - doomed.length;
+      }
+      logger.info({ backup: target.storage.describe(name), revision: snapshot.revision, bytes: snapshot.bytes, ms: Date.now() - started }, 'backup written');
+      Object.assign(patch.status, {
+        succeeded: true,
+        Reason: null,
+        etcdVersion: snapshot.version,
+        etcdRevision: Number(snapshot.revision),
+        lastSuccessDate: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+        lastBackup: target.storage.describe(name),
+        ...(kept !== undefined ? { backups: kept } : {}),
+      });
+    } catch (error) {
+      const reason = errorMessage(error);
+      logger.warn({ err: reason }, 'backup failed');
+      // One Event per distinct failure, not one every interval.
+      if (previous.Reason !== reason) events.warn(backup, error instanceof InvalidSpecError ? 'InvalidSpec' : 'BackupFailed', reason);
+      Object.assign(patch.status, { succeeded: false, Reason: reason });
+    } finally {
+      target?.close();
+      await rm(work, { recursive: true, force: true });
+    }
+  }
+}
+
+function validate(spec: Partial<EtcdBackupSpec>): string | undefined {
+  if (!Array.isArray(spec.etcdEndpoints) || spec.etcdEndpoints.length === 0) return 'spec.etcdEndpoints must list at least one etcd client URL, e.g. http://<cluster>-client:2379';
+  const policy = spec.backupPolicy ?? {};
+  for (const key of ['timeoutInSecond', 'backupIntervalInSecond', 'maxBackups'] as const) {
+    const value = policy[key];
+    if (value !== undefined && (!Number.isInteger(value) || value < 0)) return `spec.backupPolicy.${key} must be a whole number >= 0 (got ${JSON.stringify(value)})`;
+  }
+  return undefined;
+}

@@ -1,0 +1,283 @@
+import { randomUUID } from 'node:crypto';
+import { ApiError, events, type ApiClient, type KubeObject, type Logger } from 'konductor';
+import type { EtcdAddresses } from './addresses.js';
+import { clearCondition, setCondition } from './conditions.js';
+import { quorum, readClusterSpec, type ClusterSpec } from './cluster-spec.js';
+import { errorMessage, isTransientMembershipError, withEtcd, type Member } from './etcd-client.js';
+import { clusterServices, memberLabels, memberPod, newMemberName } from './member-pod.js';
+import { RESTORE_FROM_ANNOTATION } from './restore-annotations.js';
+import type { EtcdClusterSpec, EtcdClusterStatus, ObjectRef } from './types.js';
+
+export type EtcdClusterObject = KubeObject & { spec?: Partial<EtcdClusterSpec>; status?: EtcdClusterStatus };
+
+interface Pod extends KubeObject {
+  metadata: NonNullable<KubeObject['metadata']> & { name: string; annotations?: Record<string, string>; ownerReferences?: { uid?: string }[] };
+  spec?: { containers?: { name: string; image?: string }[] };
+  status?: { phase?: string; conditions?: { type: string; status: string }[] };
+}
+
+export interface ReconcilerOptions {
+  client: ApiClient;
+  addresses: EtcdAddresses;
+  logger: Logger;
+}
+
+/** What one look at a cluster did; `busy` means a step is under way, so look again soon. */
+export interface TickOutcome {
+  status: EtcdClusterStatus;
+  busy: boolean;
+}
+
+const isReady = (pod: Pod): boolean => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+const phaseOf = (pod: Pod): string => pod.status?.phase ?? 'Pending';
+
+/**
+ * The cluster controller of the original operator as one idempotent step, run over and over:
+ * it reads Pods and the etcd member list every time (nothing kept in memory, so a restarted
+ * operator carries on), and changes at most one member per step.
+ */
+export class ClusterReconciler {
+  private readonly servicesCreated = new Set<string>();
+
+  constructor(private readonly options: ReconcilerOptions) {}
+
+  async step(cluster: EtcdClusterObject): Promise<TickOutcome> {
+    const meta = cluster.metadata!;
+    const ref: ObjectRef = { name: meta.name!, namespace: meta.namespace!, uid: meta.uid! };
+    const status: EtcdClusterStatus = structuredClone(cluster.status ?? {});
+    const read = readClusterSpec(cluster.spec);
+    if ('problems' in read) {
+      const message = read.problems.join('; ');
+      if (status.reason !== message) events.warn(cluster, 'InvalidSpec', `${message}. Nothing was changed; fix the spec to continue.`);
+      status.reason = message;
+      status.conditions = setCondition(status.conditions, { type: 'Valid', status: 'False', reason: 'InvalidSpec', message });
+      return { status, busy: false };
+    }
+    const spec = read.spec;
+    status.conditions = clearConditionTo(status.conditions, 'Valid');
+    status.controlPaused = spec.paused;
+    if (spec.paused) return { status, busy: false };
+
+    const pods = await this.pods(ref);
+    const running = pods.filter((p) => phaseOf(p) === 'Running');
+    const pending = pods.filter((p) => phaseOf(p) === 'Pending');
+    const dead = pods.filter((p) => phaseOf(p) === 'Failed' || phaseOf(p) === 'Succeeded');
+    status.members = { ready: running.filter(isReady).map((p) => p.metadata.name).sort(), unready: pods.filter((p) => !isReady(p)).map((p) => p.metadata.name).sort() };
+
+    if (running.length === 0 && pending.length === 0) {
+      if (status.phase === 'Running') {
+        const message = 'all etcd members are dead: create an EtcdRestore from a backup to recover';
+        if (status.reason !== message) events.warn(cluster, 'AllMembersDead', message);
+        status.reason = message;
+        status.conditions = setCondition(status.conditions, { type: 'Available', status: 'False', reason: 'AllMembersDead', message });
+        return { status, busy: false };
+      }
+      // A seed that never came up holds no data yet: start over.
+      await Promise.all(dead.map((p) => this.deletePod(ref, p.metadata.name)));
+      await this.createSeed(ref, spec, status, cluster.metadata?.annotations?.[RESTORE_FROM_ANNOTATION]);
+      return { status, busy: true };
+    }
+    if (pending.length > 0) return { status, busy: true };
+
+    await this.ensureServices(ref, status);
+    let members: Member[];
+    try {
+      members = await withEtcd(this.clientURLs(ref, running), (etcd) => etcd.members());
+    } catch (error) {
+      status.reason = `cannot list members: ${errorMessage(error)}`;
+      this.options.logger.warn({ err: errorMessage(error) }, 'cannot list etcd members; trying again');
+      return { status, busy: true };
+    }
+    const named = members.map((m) => ({ ...m, podName: this.options.addresses.memberName(ref.namespace, ref.name, m.peerURLs[0] ?? '') }));
+    const memberNames = new Set(named.map((m) => m.podName).filter((n): n is string => n !== undefined));
+    status.size = members.length;
+
+    // Pods that are no member (a removed member, or a Pod whose member add never happened) go.
+    const strays = pods.filter((p) => !memberNames.has(p.metadata.name));
+    if (strays.length > 0) {
+      await Promise.all(strays.map((p) => this.deletePod(ref, p.metadata.name)));
+      return { status, busy: true };
+    }
+
+    const runningNames = new Set(running.map((p) => p.metadata.name));
+    const alive = named.filter((m) => m.podName !== undefined && runningNames.has(m.podName));
+    if (alive.length < quorum(members.length)) {
+      const message = `lost quorum: ${alive.length} of ${members.length} members are running; nothing is removed. Create an EtcdRestore to recover`;
+      if (status.reason !== message) events.warn(cluster, 'LostQuorum', message);
+      status.reason = message;
+      status.conditions = setCondition(status.conditions, { type: 'Available', status: 'False', reason: 'LostQuorum', message });
+      return { status, busy: false };
+    }
+
+    const gone = named.find((m) => m.podName === undefined || !runningNames.has(m.podName));
+    if (gone) {
+      await this.replaceDead(cluster, ref, running, gone, status);
+      return { status, busy: true };
+    }
+
+    // Every member runs: act only on a healthy cluster, one step at a time.
+    const unhealthy = await this.unhealthy(running, ref);
+    if (unhealthy.length > 0) {
+      status.conditions = setCondition(status.conditions, { type: 'Available', status: 'False', reason: 'MembersUnhealthy', message: `waiting for ${unhealthy.join(', ')} to be healthy` });
+      return { status, busy: true };
+    }
+
+    if (members.length !== spec.size) {
+      await this.resize(cluster, ref, spec, running, named, status);
+      return { status, busy: true };
+    }
+    status.conditions = clearCondition(status.conditions, 'Scaling');
+
+    const outdated = running.find((p) => p.metadata.annotations?.['etcd.version'] !== spec.version);
+    if (outdated) {
+      await this.upgrade(cluster, ref, spec, outdated, status);
+      return { status, busy: true };
+    }
+    status.conditions = clearCondition(status.conditions, 'Upgrading');
+    status.phase = 'Running';
+    status.currentVersion = spec.version;
+    status.targetVersion = '';
+    delete status.reason;
+    status.conditions = setCondition(status.conditions, { type: 'Available', status: 'True', reason: 'Cluster available', message: `${members.length} healthy members` });
+    return { status, busy: false };
+  }
+
+  /** The first member; from a snapshot when the cluster was recreated by an EtcdRestore. */
+  private async createSeed(ref: ObjectRef, spec: ClusterSpec, status: EtcdClusterStatus, restoreFrom: string | undefined): Promise<void> {
+    const member = newMemberName(ref.name);
+    const urls = this.options.addresses.member(ref.namespace, ref.name, member);
+    const pod = memberPod({ cluster: ref, spec, member, urls, initialCluster: `${member}=${urls.peerURL}`, state: 'new', token: randomUUID(), restoreFrom });
+    await this.createPod(ref, pod);
+    this.options.logger.info({ member, restoreFrom }, restoreFrom ? 'created the seed member from a backup' : 'created the seed member');
+    status.phase = 'Creating';
+    status.size = 1;
+    status.currentVersion = spec.version;
+    status.conditions = setCondition(status.conditions, { type: 'Scaling', status: 'True', reason: 'Scaling up', message: `Current cluster size: 0, desired cluster size: ${spec.size}` });
+  }
+
+  private async replaceDead(cluster: EtcdClusterObject, ref: ObjectRef, running: Pod[], gone: Member & { podName?: string }, status: EtcdClusterStatus): Promise<void> {
+    const who = gone.podName ?? gone.peerURLs[0] ?? gone.id;
+    try {
+      await withEtcd(this.clientURLs(ref, running), (etcd) => etcd.remove(gone.id));
+    } catch (error) {
+      this.retryLater(status, `cannot remove dead member ${who}`, error);
+      return;
+    }
+    if (gone.podName) await this.deletePod(ref, gone.podName);
+    events.info(cluster, 'Replacing Dead Member', `removed dead member ${who}; a new member replaces it`);
+    this.options.logger.warn({ member: who }, 'removed a dead member');
+    status.conditions = setCondition(status.conditions, { type: 'Recovering', status: 'True', reason: 'Replacing dead member', message: `removed ${who}` });
+  }
+
+  private async resize(cluster: EtcdClusterObject, ref: ObjectRef, spec: ClusterSpec, running: Pod[], members: (Member & { podName?: string })[], status: EtcdClusterStatus): Promise<void> {
+    const up = members.length < spec.size;
+    status.conditions = setCondition(status.conditions, {
+      type: 'Scaling',
+      status: 'True',
+      reason: up ? 'Scaling up' : 'Scaling down',
+      message: `Current cluster size: ${members.length}, desired cluster size: ${spec.size}`,
+    });
+    status.conditions = clearCondition(status.conditions, 'Recovering');
+    const endpoints = this.clientURLs(ref, running);
+    if (up) {
+      const member = newMemberName(ref.name);
+      const urls = this.options.addresses.member(ref.namespace, ref.name, member);
+      try {
+        await withEtcd(endpoints, (etcd) => etcd.add(urls.peerURL));
+      } catch (error) {
+        this.retryLater(status, `cannot add a member`, error);
+        return;
+      }
+      const initialCluster = [...members.map((m) => `${m.podName ?? m.name}=${m.peerURLs[0]}`), `${member}=${urls.peerURL}`].join(',');
+      await this.createPod(ref, memberPod({ cluster: ref, spec, member, urls, initialCluster, state: 'existing' }));
+      events.info(cluster, 'New Member Added', `added member ${member} (${members.length + 1} of ${spec.size})`);
+      this.options.logger.info({ member, size: members.length + 1 }, 'added a member');
+      return;
+    }
+    // Remove a follower: removing the leader forces an election for nothing.
+    const leader = await withEtcd(endpoints, (etcd) => etcd.status()).then((s) => s.leader, () => '');
+    const candidates = members.filter((m) => m.podName !== undefined).sort((a, b) => (a.podName! < b.podName! ? 1 : -1));
+    const victim = candidates.find((m) => m.id !== leader) ?? candidates[0];
+    if (!victim) return;
+    try {
+      await withEtcd(endpoints, (etcd) => etcd.remove(victim.id));
+    } catch (error) {
+      this.retryLater(status, `cannot remove member ${victim.podName}`, error);
+      return;
+    }
+    await this.deletePod(ref, victim.podName!);
+    events.info(cluster, 'Member Removed', `removed member ${victim.podName} (${members.length - 1} of ${spec.size})`);
+    this.options.logger.info({ member: victim.podName, size: members.length - 1 }, 'removed a member');
+  }
+
+  private async upgrade(cluster: EtcdClusterObject, ref: ObjectRef, spec: ClusterSpec, pod: Pod, status: EtcdClusterStatus): Promise<void> {
+    status.targetVersion = spec.version;
+    status.conditions = setCondition(status.conditions, { type: 'Upgrading', status: 'True', reason: 'Cluster upgrading', message: `upgrading to ${spec.version}` });
+    // Strategic merge keys containers by name, so only the image changes; the Pod and its data stay.
+    await this.options.client.request('PATCH', `/api/v1/namespaces/${ref.namespace}/pods/${pod.metadata.name}`, {
+      body: { metadata: { annotations: { 'etcd.version': spec.version } }, spec: { containers: [{ name: 'etcd', image: `${spec.repository}:v${spec.version}` }] } },
+      contentType: 'application/strategic-merge-patch+json',
+    });
+    events.info(cluster, 'Member Upgraded', `member ${pod.metadata.name} upgraded to ${spec.version}`);
+    this.options.logger.info({ member: pod.metadata.name, version: spec.version }, 'upgraded a member');
+  }
+
+  private retryLater(status: EtcdClusterStatus, what: string, error: unknown): void {
+    if (!isTransientMembershipError(error)) throw new Error(`${what}: ${errorMessage(error)}`, { cause: error });
+    status.reason = `${what}: ${errorMessage(error)} (etcd refuses membership changes for a few seconds after one; trying again)`;
+    this.options.logger.info({ err: errorMessage(error) }, `${what}; trying again`);
+  }
+
+  /** Members whose linearizable read fails. */
+  private async unhealthy(running: Pod[], ref: ObjectRef): Promise<string[]> {
+    const results = await Promise.all(
+      running.map(async (pod) => {
+        const url = this.options.addresses.member(ref.namespace, ref.name, pod.metadata.name).clientURL;
+        return (await withEtcd([url], (etcd) => etcd.healthy())) ? undefined : pod.metadata.name;
+      }),
+    );
+    return results.filter((n): n is string => n !== undefined);
+  }
+
+  private clientURLs(ref: ObjectRef, pods: Pod[]): string[] {
+    return pods.map((p) => this.options.addresses.member(ref.namespace, ref.name, p.metadata.name).clientURL);
+  }
+
+  private async pods(ref: ObjectRef): Promise<Pod[]> {
+    const selector = Object.entries(memberLabels(ref.name)).map(([k, v]) => `${k}=${v}`).join(',');
+    const list = await this.options.client.request<{ items: Pod[] }>('GET', `/api/v1/namespaces/${ref.namespace}/pods`, { query: { labelSelector: selector } });
+    // Only this cluster's own Pods: a same-named cluster recreated must not adopt the old one's.
+    return list.items.filter((p) => !p.metadata.deletionTimestamp && p.metadata.ownerReferences?.[0]?.uid === ref.uid);
+  }
+
+  private async createPod(ref: ObjectRef, pod: KubeObject): Promise<void> {
+    await this.options.client.request('POST', `/api/v1/namespaces/${ref.namespace}/pods`, { body: pod });
+  }
+
+  private async deletePod(ref: ObjectRef, name: string): Promise<void> {
+    await this.options.client
+      .request('DELETE', `/api/v1/namespaces/${ref.namespace}/pods/${name}`, { body: { gracePeriodSeconds: 5 } })
+      .catch((error: unknown) => {
+        if (!(error instanceof ApiError && error.status === 404)) throw error;
+      });
+  }
+
+  private async ensureServices(ref: ObjectRef, status: EtcdClusterStatus): Promise<void> {
+    status.serviceName = `${ref.name}-client`;
+    status.clientPort = 2379;
+    if (this.servicesCreated.has(ref.uid)) return;
+    for (const service of clusterServices(ref)) {
+      await this.options.client.request('POST', `/api/v1/namespaces/${ref.namespace}/services`, { body: service }).catch((error: unknown) => {
+        if (!(error instanceof ApiError && error.status === 409)) throw error;
+      });
+    }
+    this.servicesCreated.add(ref.uid);
+  }
+}
+
+/** Valid becomes True only if it was ever False: a cluster that was always valid carries no such condition. */
+function clearConditionTo(conditions: EtcdClusterStatus['conditions'], type: 'Valid'): EtcdClusterStatus['conditions'] {
+  const before = conditions?.find((c) => c.type === type);
+  if (!before || before.status === 'True') return conditions;
+  return setCondition(conditions, { type, status: 'True', reason: 'SpecValid', message: 'the spec is valid' });
+}

@@ -1,0 +1,94 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ApiError, daemon, on, type ChangeContext, type DaemonContext, type KubeObject } from 'konductor';
+import { ClusterDnsAddresses, type EtcdAddresses } from './addresses.js';
+import { ClusterReconciler, type EtcdClusterObject } from './cluster-reconciler.js';
+import { errorMessage } from './etcd-client.js';
+import { memberLabels } from './member-pod.js';
+import { API_VERSION, type EtcdClusterSpec, type EtcdClusterStatus } from './types.js';
+
+type Context = DaemonContext<EtcdClusterSpec, EtcdClusterStatus>;
+
+/** Options of {@link EtcdClusters}. */
+export interface EtcdClustersOptions {
+  /** Where members are reached; default: cluster DNS names. */
+  addresses?: EtcdAddresses;
+  /** How often a settled cluster is looked at. Default 8 s, as the original. */
+  intervalMs?: number;
+  /** How often while a step is under way (a member starting, a change pending). Default 1 s. */
+  busyIntervalMs?: number;
+}
+
+/**
+ * `EtcdCluster`: one long-running worker (a daemon) per cluster, as the original operator. Each
+ * look reads Pods and the member list and makes at most one change; a spec change wakes it at once.
+ */
+export class EtcdClusters {
+  private readonly addresses: EtcdAddresses;
+  private readonly intervalMs: number;
+  private readonly busyIntervalMs: number;
+
+  constructor(options: EtcdClustersOptions = {}) {
+    this.addresses = options.addresses ?? new ClusterDnsAddresses();
+    this.intervalMs = options.intervalMs ?? 8_000;
+    this.busyIntervalMs = options.busyIntervalMs ?? 1_000;
+  }
+
+  @daemon(API_VERSION, 'etcdclusters', { cancellationTimeout: 30 })
+  async run(context: Context): Promise<void> {
+    const { client, logger, signal } = context;
+    const reconciler = new ClusterReconciler({ client, addresses: this.addresses, logger });
+    while (!signal.aborted) {
+      const cluster = context.body as EtcdClusterObject;
+      const seen = cluster.metadata?.generation;
+      let busy = true;
+      try {
+        const outcome = await reconciler.step(cluster);
+        busy = outcome.busy;
+        await this.writeStatus(context, outcome.status);
+      } catch (error) {
+        if (signal.aborted) return;
+        logger.error({ err: errorMessage(error) }, 'reconcile failed; trying again');
+      }
+      await this.wait(context, busy ? this.busyIntervalMs : this.intervalMs, seen);
+    }
+  }
+
+  /** Waits for the interval, or less when the spec changes meanwhile (`body` is always the newest state). */
+  private async wait(context: Context, ms: number, generation: number | undefined): Promise<void> {
+    const until = Date.now() + ms;
+    while (!context.signal.aborted && Date.now() < until) {
+      if (context.body.metadata?.generation !== generation) return;
+      await sleep(Math.min(200, until - Date.now()), undefined, { signal: context.signal }).catch(() => undefined);
+    }
+  }
+
+  private async writeStatus(context: Context, status: EtcdClusterStatus): Promise<void> {
+    const current = (context.body as EtcdClusterObject).status ?? {};
+    if (JSON.stringify(current) === JSON.stringify(status)) return;
+    const { name, namespace } = context;
+    // Keys removed from the new status are sent as null so a merge patch drops them.
+    const removed = Object.fromEntries(Object.keys(current).filter((k) => !(k in status)).map((k) => [k, null]));
+    await context.client.request('PATCH', `/apis/${API_VERSION}/namespaces/${namespace}/etcdclusters/${name}/status`, {
+      body: { status: { ...removed, ...status } },
+      contentType: 'application/merge-patch+json',
+    });
+  }
+
+  /**
+   * Deletes the member Pods and Services at once. Owner references let Kubernetes' garbage collector
+   * do this too; doing it here stops the members promptly, and where no collector runs (a test plane).
+   */
+  @on.deletion(API_VERSION, 'etcdclusters')
+  async deleted({ client, name, namespace }: ChangeContext<EtcdClusterSpec, EtcdClusterStatus>): Promise<void> {
+    const selector = Object.entries(memberLabels(name)).map(([k, v]) => `${k}=${v}`).join(',');
+    const pods = await client.request<{ items: KubeObject[] }>('GET', `/api/v1/namespaces/${namespace}/pods`, { query: { labelSelector: selector } });
+    for (const pod of pods.items) await deleteIgnoringMissing(client, `/api/v1/namespaces/${namespace}/pods/${pod.metadata?.name}`);
+    for (const service of [name, `${name}-client`]) await deleteIgnoringMissing(client, `/api/v1/namespaces/${namespace}/services/${service}`);
+  }
+}
+
+async function deleteIgnoringMissing(client: DaemonContext['client'], path: string): Promise<void> {
+  await client.request('DELETE', path).catch((error: unknown) => {
+    if (!(error instanceof ApiError && error.status === 404)) throw error;
+  });
+}

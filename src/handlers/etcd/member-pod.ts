@@ -1,0 +1,171 @@
+import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
+import type { KubeObject } from 'konductor';
+import type { ClusterSpec } from './cluster-spec.js';
+import type { MemberURLs } from './addresses.js';
+import { API_VERSION, type ObjectRef } from './types.js';
+
+export const DATA_DIR = '/var/etcd/data';
+const BACKUP_FILE = '/var/etcd/latest.backup';
+
+/** Labels every member Pod carries; the operator lists Pods by the first two. */
+export function memberLabels(cluster: string, member?: string): Record<string, string> {
+  return { app: 'etcd', etcd_cluster: cluster, ...(member ? { etcd_node: member } : {}) };
+}
+
+/** `<cluster>-<10 random lowercase alphanumerics>`, the cluster part cut so the name fits 63 characters. */
+export function newMemberName(cluster: string): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
+  const bytes = randomBytes(10);
+  const suffix = [...bytes].map((b) => alphabet[b % alphabet.length]).join('');
+  return `${cluster.slice(0, 52)}-${suffix}`;
+}
+
+export function ownerReference(owner: ObjectRef): Record<string, unknown> {
+  return { apiVersion: API_VERSION, kind: 'EtcdCluster', name: owner.name, uid: owner.uid, controller: true, blockOwnerDeletion: true };
+}
+
+export interface MemberPodInput {
+  cluster: ObjectRef;
+  spec: ClusterSpec;
+  member: string;
+  urls: MemberURLs;
+  /** `name=peerURL` for every member, this one included. */
+  initialCluster: string;
+  state: 'new' | 'existing';
+  /** Only for a new cluster. */
+  token?: string;
+  /** A restore seed: where to download the snapshot from before starting. */
+  restoreFrom?: string;
+}
+
+/**
+ * One Pod per member, as the original operator: a StatefulSet cannot add a member to etcd before its
+ * Pod starts, and a test control plane has no controller to create StatefulSet Pods at all.
+ * `restartPolicy: Never`: a dead member is replaced through the member API, never restarted.
+ */
+export function memberPod(input: MemberPodInput): KubeObject {
+  const { cluster, spec, member, urls } = input;
+  const name = cluster.name;
+  const image = `${spec.repository}:v${spec.version}`;
+  const command = [
+    '/usr/local/bin/etcd',
+    `--data-dir=${DATA_DIR}`,
+    `--name=${member}`,
+    `--initial-advertise-peer-urls=${urls.peerURL}`,
+    `--listen-peer-urls=${urls.listenPeerURL}`,
+    `--listen-client-urls=${urls.listenClientURL}`,
+    `--advertise-client-urls=${urls.clientURL}`,
+    `--initial-cluster=${input.initialCluster}`,
+    `--initial-cluster-state=${input.state}`,
+    ...(input.token ? [`--initial-cluster-token=${input.token}`] : []),
+  ];
+  const initContainers: Record<string, unknown>[] = [];
+  const peerHost = new URL(urls.peerURL).hostname;
+  if (!isIP(peerHost)) {
+    // etcd resolves its own advertised name at start; without this wait a fresh Pod dies before DNS knows it.
+    initContainers.push({
+      name: 'check-dns',
+      image: 'busybox:1.36',
+      command: ['/bin/sh', '-c', `until nslookup ${peerHost}; do sleep 1; done`],
+    });
+  }
+  if (input.restoreFrom) {
+    initContainers.push(
+      { name: 'fetch-backup', image: 'curlimages/curl:8.5.0', command: ['curl', '-fsS', '-o', BACKUP_FILE, input.restoreFrom] },
+      {
+        name: 'restore-datadir',
+        image,
+        env: [{ name: 'ETCDCTL_API', value: '3' }],
+        command: [
+          'etcdctl', 'snapshot', 'restore', BACKUP_FILE,
+          '--name', member,
+          '--initial-cluster', input.initialCluster,
+          '--initial-cluster-token', input.token ?? '',
+          '--initial-advertise-peer-urls', urls.peerURL,
+          '--data-dir', DATA_DIR,
+        ],
+      },
+    );
+  }
+  const policy = spec.pod;
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: member,
+      namespace: cluster.namespace,
+      labels: { ...(policy.labels ?? {}), ...memberLabels(name, member) },
+      annotations: { ...(policy.annotations ?? {}), 'etcd.version': spec.version },
+      ownerReferences: [ownerReference(cluster)],
+    },
+    spec: {
+      hostname: member,
+      subdomain: name,
+      restartPolicy: 'Never',
+      automountServiceAccountToken: false,
+      ...(initContainers.length > 0 ? { initContainers } : {}),
+      containers: [
+        {
+          name: 'etcd',
+          image,
+          command,
+          ports: [
+            { name: 'client', containerPort: 2379, protocol: 'TCP' },
+            { name: 'peer', containerPort: 2380, protocol: 'TCP' },
+          ],
+          env: policy.etcdEnv ?? [],
+          volumeMounts: [{ name: 'etcd-data', mountPath: '/var/etcd' }],
+          readinessProbe: {
+            exec: { command: ['/bin/sh', '-ec', 'ETCDCTL_API=3 etcdctl endpoint status'] },
+            initialDelaySeconds: 1,
+            timeoutSeconds: 5,
+            periodSeconds: 5,
+            failureThreshold: 3,
+          },
+          ...(policy.resources ? { resources: policy.resources } : {}),
+        },
+      ],
+      volumes: [{ name: 'etcd-data', emptyDir: {} }],
+      ...(policy.nodeSelector ? { nodeSelector: policy.nodeSelector } : {}),
+      ...(policy.tolerations ? { tolerations: policy.tolerations } : {}),
+      ...(policy.affinity ? { affinity: policy.affinity } : {}),
+      ...(policy.securityContext ? { securityContext: policy.securityContext } : {}),
+    },
+  };
+}
+
+/** The headless peer Service (publishes member DNS names) and the client Service `<cluster>-client`. */
+export function clusterServices(cluster: ObjectRef): KubeObject[] {
+  const name = cluster.name;
+  const selector = memberLabels(name);
+  const metadata = (serviceName: string, tolerateUnready: string): KubeObject['metadata'] => ({
+    name: serviceName,
+    namespace: cluster.namespace,
+    labels: selector,
+    annotations: { 'service.alpha.kubernetes.io/tolerate-unready-endpoints': tolerateUnready },
+    ownerReferences: [ownerReference(cluster)],
+  });
+  return [
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: metadata(name, 'true'),
+      spec: {
+        clusterIP: 'None',
+        publishNotReadyAddresses: true,
+        selector,
+        ports: [
+          { name: 'client', port: 2379, targetPort: 2379, protocol: 'TCP' },
+          { name: 'peer', port: 2380, targetPort: 2380, protocol: 'TCP' },
+        ],
+      },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: metadata(`${name}-client`, 'false'),
+      spec: { selector, ports: [{ name: 'client', port: 2379, targetPort: 2379, protocol: 'TCP' }] },
+    },
+  ];
+}
