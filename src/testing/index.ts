@@ -18,3 +18,4 @@ export { resolveBinaries, cacheRoot, type ControlPlaneBinaries } from './binarie
 export { installCrds, readCrds } from './crds.js';
 export { runOperator, waitFor, type TestOperator, type RecordedRequest } from './operator-harness.js';
 export { applyManifests, readManifests } from './apply.js';
+export { EtcdPodRunner, LoopbackAddresses, type EtcdPodRunnerOptions, type RunningEtcdProcess } from './etcd/index.js';

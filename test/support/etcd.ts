@@ -1,0 +1,129 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { Etcd3 } from 'etcd3';
+import { ApiClient, silentLogger } from '../../src/framework/index.js';
+import { EtcdBackups, EtcdClusters, EtcdRestores } from '../../src/handlers/etcd/index.js';
+import { EtcdPodRunner, LoopbackAddresses, installCrds, readCrds, runOperator, type TestOperator } from '../../src/testing/index.js';
+
+export const ETCD_API = 'etcd.database.coreos.com/v1beta2';
+const run = promisify(execFile);
+
+/** The etcd CRDs, installed once per control plane (installing again is harmless). */
+export async function installEtcdCrds(kc: KubeConfig): Promise<void> {
+  await installCrds(kc, readCrds(join(process.cwd(), 'crds')).filter((crd) => crd.spec?.group === 'etcd.database.coreos.com'));
+}
+
+/** An etcd operator with its local pod runner, on one namespace of the shared control plane. */
+export interface EtcdHarness {
+  namespace: string;
+  api: ApiClient;
+  addresses: LoopbackAddresses;
+  runner: EtcdPodRunner;
+  operator: TestOperator;
+  /** The `Local` backup root. */
+  backupRoot: string;
+  stop(): Promise<void>;
+}
+
+export async function startEtcdOperator(kc: KubeConfig, namespace: string): Promise<EtcdHarness> {
+  const addresses = new LoopbackAddresses();
+  const runner = new EtcdPodRunner({ kubeConfig: kc, addresses, namespace });
+  await runner.start();
+  const backupRoot = await mkdtemp(join(tmpdir(), 'konductor-backups-'));
+  const restores = new EtcdRestores({ localRoot: backupRoot, serve: { host: '127.0.0.1', port: 0 } });
+  const operator = await runOperator({
+    kubeConfig: kc,
+    namespaces: [namespace],
+    logger: silentLogger(),
+    handlers: [new EtcdClusters({ addresses, intervalMs: 1_000, busyIntervalMs: 300 }), new EtcdBackups({ addresses, localRoot: backupRoot }), restores],
+  });
+  const api = new ApiClient(kc);
+  return {
+    namespace,
+    api,
+    addresses,
+    runner,
+    operator,
+    backupRoot,
+    async stop() {
+      await operator.stop();
+      await restores.stop();
+      await runner.stop();
+      api.close();
+      await rm(backupRoot, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface EtcdClusterView {
+  metadata: { name: string; uid: string; annotations?: Record<string, string> };
+  spec: { size: number; version?: string; paused?: boolean };
+  status?: {
+    phase?: string;
+    reason?: string;
+    size?: number;
+    members?: { ready: string[]; unready: string[] };
+    currentVersion?: string;
+    targetVersion?: string;
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+  };
+}
+
+export function clusterPath(namespace: string, name = ''): string {
+  return `/apis/${ETCD_API}/namespaces/${namespace}/etcdclusters${name ? `/${name}` : ''}`;
+}
+
+export async function createCluster(h: EtcdHarness, name: string, spec: Record<string, unknown>): Promise<void> {
+  await h.api.request('POST', clusterPath(h.namespace), { body: { apiVersion: ETCD_API, kind: 'EtcdCluster', metadata: { name }, spec } });
+}
+
+export function readCluster(h: EtcdHarness, name: string): Promise<EtcdClusterView> {
+  return h.api.request<EtcdClusterView>('GET', clusterPath(h.namespace, name));
+}
+
+export async function setSize(h: EtcdHarness, name: string, size: number): Promise<void> {
+  await h.api.request('PATCH', clusterPath(h.namespace, name), { body: { spec: { size } }, contentType: 'application/merge-patch+json' });
+}
+
+/** The cluster's client URLs of members the runner runs. */
+export function clientURLs(h: EtcdHarness, name: string): string[] {
+  return h.addresses.endpoints(h.namespace, `http://${name}-client:2379`);
+}
+
+/** `member list` as etcdctl prints it, through one running member. */
+export async function memberList(h: EtcdHarness, name: string): Promise<{ name: string; clientURLs: string[] }[]> {
+  const endpoints = clientURLs(h, name);
+  const { stdout } = await run('etcdctl', ['--endpoints', endpoints.join(','), 'member', 'list', '-w', 'json'], { env: { ...process.env, ETCDCTL_API: '3' } });
+  const parsed = JSON.parse(stdout) as { members?: { name?: string; clientURLs?: string[] }[] };
+  return (parsed.members ?? []).map((m) => ({ name: m.name ?? '', clientURLs: m.clientURLs ?? [] }));
+}
+
+/** Every member answers `endpoint health`. */
+export async function allHealthy(h: EtcdHarness, name: string): Promise<boolean> {
+  const members = await memberList(h, name);
+  const urls = members.flatMap((m) => m.clientURLs);
+  if (urls.length !== members.length) return false;
+  try {
+    await run('etcdctl', ['--endpoints', urls.join(','), 'endpoint', 'health'], { env: { ...process.env, ETCDCTL_API: '3' } });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A client on the cluster's live members (for writing and reading keys). */
+export function etcdClient(h: EtcdHarness, name: string): Etcd3 {
+  return new Etcd3({ hosts: clientURLs(h, name) });
+}
+
+/** Pods of the cluster, by name. */
+export async function memberPods(h: EtcdHarness, name: string): Promise<{ metadata: { name: string }; status?: { phase?: string } }[]> {
+  const list = await h.api.request<{ items: { metadata: { name: string }; status?: { phase?: string } }[] }>('GET', `/api/v1/namespaces/${h.namespace}/pods`, {
+    query: { labelSelector: `app=etcd,etcd_cluster=${name}` },
+  });
+  return list.items;
+}
