@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Provisions everything Konductor's tests and demo need on a Debian bookworm machine:
-#   - etcd (Debian's etcd-server / etcd-client)
+#   - etcd (Debian's etcd-server / etcd-client) and curl (restore Pods download backups with it)
 #   - kube-apiserver, built from Debian's `kubernetes` source package and cached per user
 # Idempotent: a second run with the cache present only checks and prints paths.
 # As root it installs missing apt packages; as non-root it prints what to install and stops.
@@ -64,7 +64,7 @@ ensure_deb_src() {
 resolve_etcd() {
   if [ -n "${KONDUCTOR_ETCD:-}" ]; then [ -x "$KONDUCTOR_ETCD" ] || die "KONDUCTOR_ETCD=$KONDUCTOR_ETCD is not executable"; echo "$KONDUCTOR_ETCD"; return; fi
   if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/etcd" ]; then echo "$KUBEBUILDER_ASSETS/etcd"; return; fi
-  ensure_packages etcd-server etcd-client
+  ensure_packages etcd-server etcd-client curl
   command -v etcd || die "etcd not found after installing etcd-server"
 }
 
