@@ -64,6 +64,7 @@ export interface EtcdClusterView {
   spec: { size: number; version?: string; paused?: boolean };
   status?: {
     phase?: string;
+    controlPaused?: boolean;
     reason?: string;
     size?: number;
     members?: { ready: string[]; unready: string[] };
@@ -124,6 +125,14 @@ export function etcdClient(h: EtcdHarness, name: string): Etcd3 {
 export async function memberPods(h: EtcdHarness, name: string): Promise<{ metadata: { name: string }; status?: { phase?: string } }[]> {
   const list = await h.api.request<{ items: { metadata: { name: string }; status?: { phase?: string } }[] }>('GET', `/api/v1/namespaces/${h.namespace}/pods`, {
     query: { labelSelector: `app=etcd,etcd_cluster=${name}` },
+  });
+  return list.items;
+}
+
+/** Kubernetes Events about one object of the harness namespace. */
+export async function eventsFor(h: EtcdHarness, name: string): Promise<{ reason?: string; type?: string; message?: string; count?: number }[]> {
+  const list = await h.api.request<{ items: { reason?: string; type?: string; message?: string; count?: number }[] }>('GET', `/api/v1/namespaces/${h.namespace}/events`, {
+    query: { fieldSelector: `involvedObject.name=${name}` },
   });
   return list.items;
 }

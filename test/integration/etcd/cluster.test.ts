@@ -1,4 +1,4 @@
-import { installEtcdCrds, allHealthy, createCluster, etcdClient, memberList, memberPods, readCluster, setSize, startEtcdOperator, type EtcdHarness } from '../../support/etcd.js';
+import { installEtcdCrds, allHealthy, clusterPath, eventsFor, createCluster, etcdClient, memberList, memberPods, readCluster, setSize, startEtcdOperator, type EtcdHarness } from '../../support/etcd.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { eventually } from '../../support/widgets.js';
 
@@ -66,5 +66,34 @@ describe('EtcdCluster on real etcd processes', () => {
     const after = (await memberList(h, 'healing')).map((m) => m.name);
     expect(after).not.toContain(victim);
     expect(after.filter((n) => before.includes(n))).toHaveLength(2);
+  }, MINUTES);
+
+  test('losing quorum is reported in status and an Event, and no member is removed or Pod deleted', async () => {
+    await createCluster(h, 'quorum', { size: 3 });
+    await settledAt(h, 'quorum', 3);
+    const members = (await memberList(h, 'quorum')).map((m) => m.name);
+    h.runner.kill(h.namespace, members[0]!);
+    h.runner.kill(h.namespace, members[1]!);
+
+    await eventually(async () => /lost quorum/.test((await readCluster(h, 'quorum')).status?.reason ?? ''), 'status to report lost quorum', 30_000);
+    const cluster = await readCluster(h, 'quorum');
+    expect(cluster.status?.conditions?.find((c) => c.type === 'Available')).toMatchObject({ status: 'False', reason: 'LostQuorum' });
+    await eventually(async () => (await eventsFor(h, 'quorum')).some((e) => e.reason === 'LostQuorum' && e.type === 'Warning'), 'a LostQuorum Event', 10_000);
+    // Several more looks: still nothing removed, still one Event (no flapping).
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    expect((await memberPods(h, 'quorum')).map((p) => p.metadata.name).sort()).toEqual([...members].sort());
+    expect((await eventsFor(h, 'quorum')).filter((e) => e.reason === 'LostQuorum').map((e) => e.count ?? 1)).toEqual([1]);
+  }, MINUTES);
+
+  test('a paused cluster is left alone: a size change waits until it is unpaused', async () => {
+    await createCluster(h, 'paused', { size: 1 });
+    await settledAt(h, 'paused', 1);
+    await h.api.request('PATCH', clusterPath(h.namespace, 'paused'), { body: { spec: { paused: true, size: 3 } }, contentType: 'application/merge-patch+json' });
+    await eventually(async () => (await readCluster(h, 'paused')).status?.controlPaused === true, 'status.controlPaused', 10_000);
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(await memberPods(h, 'paused')).toHaveLength(1);
+
+    await h.api.request('PATCH', clusterPath(h.namespace, 'paused'), { body: { spec: { paused: false } }, contentType: 'application/merge-patch+json' });
+    await settledAt(h, 'paused', 3);
   }, MINUTES);
 });
