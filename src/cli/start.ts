@@ -1,13 +1,14 @@
 // `npm start`: runs the bundled operators (src/handlers). With a kubeconfig (KUBECONFIG, ~/.kube/config
 // or in-cluster) it runs against that cluster; without one it first brings up the embedded test
 // control plane, installs crds/ and applies examples/, and prints how to point kubectl at it.
-import { existsSync, readdirSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
-import { createLogger, createOperator, type Operator } from '../framework/index.js';
-import { applyManifests, installCrds, readCrds, readManifests, TestControlPlane } from '../testing/index.js';
+import { createLogger, createOperator, type Operator, type Registry } from '../framework/index.js';
+import { EtcdBackups, EtcdClusters, EtcdRestores } from '../handlers/etcd/index.js';
+import { applyManifests, EtcdPodRunner, installCrds, LoopbackAddresses, readCrds, readManifests, TestControlPlane } from '../testing/index.js';
 import { LoadError, loadHandlers } from './load-handlers.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -40,8 +41,25 @@ async function main(): Promise<void> {
     console.log(`konductor: point kubectl at it with:  export KUBECONFIG=${plane.kubeconfigPath}`);
   }
   let operator: Operator | undefined;
+  let runner: EtcdPodRunner | undefined;
+  let backupRoot: string | undefined;
   try {
-    const registry = await loadHandlers([handlersDir]);
+    let registry: Registry;
+    if (plane) {
+      // No kubelet and no cluster DNS here: etcd member Pods run as local etcd processes on loopback
+      // ports, and the etcd handlers are told those addresses instead of Pod DNS names.
+      const addresses = new LoopbackAddresses();
+      runner = new EtcdPodRunner({ kubeConfig: kc, addresses, logger });
+      await runner.start();
+      backupRoot = mkdtempSync(join(tmpdir(), 'konductor-etcd-backups-'));
+      registry = await loadHandlers([join(handlersDir, 'prometheus')]);
+      registry.addInstance(new EtcdClusters({ addresses }));
+      registry.addInstance(new EtcdBackups({ addresses, localRoot: backupRoot }));
+      registry.addInstance(new EtcdRestores({ localRoot: backupRoot, serve: { host: '127.0.0.1', port: 0 } }));
+      console.log(`konductor: etcd members run as local processes; Local backups are written under ${backupRoot}`);
+    } else {
+      registry = await loadHandlers([handlersDir]);
+    }
     operator = createOperator({ kubeConfig: kc, registry, logger, health: { port: 8080, host: '127.0.0.1' } }).start();
     console.log(`konductor: running ${registry.handlers.length} handlers from src/handlers; health and metrics on http://127.0.0.1:8080`);
   } catch (error) {
@@ -56,6 +74,8 @@ async function main(): Promise<void> {
     console.log('konductor: stopping...');
     void (async () => {
       await operator?.stop(30_000);
+      await runner?.stop();
+      if (backupRoot) rmSync(backupRoot, { recursive: true, force: true });
       await plane?.stop();
       process.exit(0);
     })();
