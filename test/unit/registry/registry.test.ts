@@ -22,6 +22,27 @@ describe('handler registration', () => {
     ]);
   });
 
+  test('an instance built with options registers its decorated methods, bound to that instance', async () => {
+    class Configured {
+      constructor(readonly prefix: string) {}
+
+      @on.create(API, 'widgets')
+      async created({ patch }: ChangeContext): Promise<void> {
+        patch.status.greeting = `${this.prefix}, widget`;
+      }
+    }
+    const registry = new Registry().addInstance(new Configured('hello'));
+    expect(registry.handlers.map((h) => `${h.kind} ${h.id}`)).toEqual(['create Configured.created']);
+    const patch = { status: {} as Record<string, unknown> };
+    await (registry.handlers[0] as ChangeHandlerSpec).fn({ patch } as unknown as ChangeContext);
+    expect(patch.status.greeting).toBe('hello, widget');
+  });
+
+  test('an instance of a class without handler decorators is refused with its class name', () => {
+    class Plain {}
+    expect(() => new Registry().addInstance(new Plain())).toThrow('Plain has no handler decorators');
+  });
+
   test('handlers are bound to one instance of their class, so they can share state through `this`', async () => {
     const instances: object[] = [];
     class Counter {
