@@ -34,7 +34,7 @@ afterEach(() => {
 });
 
 describe('leader election between two operator processes', () => {
-  test('exactly one handles; a SIGKILLed leader is replaced within 20 s; a SIGTERMed one at once', async () => {
+  test('exactly one handles; a SIGKILLed leader is replaced once its Lease expires; a SIGTERMed one at once', async () => {
     const kc = sharedKubeConfig();
     await installWidgetCrd(kc);
     const namespace = await uniqueNamespace(kc, 'leaders');
@@ -56,7 +56,9 @@ describe('leader election between two operator processes', () => {
     const takeoverMs = Date.now() - killedAt;
     await eventually(async () => (await handledBy(namespace, 'two')) !== undefined, 'two to be handled after the kill');
     expect(await handledBy(namespace, 'two')).toBe(String(second.pid));
-    expect(takeoverMs).toBeLessThan(20_000);
+    // The Lease (15 s) expires at most 15 s after the kill; the standby retries every 2 s (jittered up
+    // to 2.4 s). The rest is slack for a loaded 2-core CI machine running other suites at once.
+    expect(takeoverMs).toBeLessThan(15_000 + 2_400 + 7_600);
 
     const third = replica(namespace);
     await new Promise((resolve) => setTimeout(resolve, 3_000)); // running as a standby
