@@ -29,6 +29,7 @@ describe('the reactor under an update storm on a real API server', () => {
     reactor.consume(watchResource<Widget>(client, widgetResource, { namespace }), undefined);
     try {
       // 999 updates with 20 in flight at a time, then the final state once all of those have landed.
+      const started = Date.now();
       for (let size = 1; size < 1_000; size += 20) {
         const batch = Array.from({ length: Math.min(20, 1_000 - size) }, (_, i) => widgets.patchSpec('stormy', { size: size + i }));
         await Promise.all(batch);
@@ -36,8 +37,12 @@ describe('the reactor under an update storm on a real API server', () => {
       await widgets.patchSpec('stormy', { size: 1_000 });
       await eventually(() => lastSeen === 1_000, 'a run to see the final state', 30_000);
       await reactor.onIdle();
+      const elapsedMs = Date.now() - started;
 
-      expect(runs).toBeLessThan(250);
+      // Coalescing: runs are bounded by what one serial 100 ms handler can do in the time the storm
+      // took (however slow a loaded machine makes the updates), and far below one per update.
+      expect(runs).toBeLessThanOrEqual(Math.ceil(elapsedMs / 100) + 1);
+      expect(runs).toBeLessThan(1_000);
       expect(maxRunning).toBe(1);
       expect(lastSeen).toBe(1_000);
     } finally {
