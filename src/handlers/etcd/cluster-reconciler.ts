@@ -118,9 +118,15 @@ export class ClusterReconciler {
     // Every member runs: act only on a healthy cluster, one step at a time.
     const unhealthy = await this.unhealthy(running, ref);
     if (unhealthy.length > 0) {
-      status.conditions = setCondition(status.conditions, { type: 'Available', status: 'False', reason: 'MembersUnhealthy', message: `waiting for ${unhealthy.join(', ')} to be healthy` });
+      // A member restarting during an upgrade is expected; the cluster is only unavailable without quorum.
+      if (running.length - unhealthy.length < quorum(members.length)) {
+        status.conditions = setCondition(status.conditions, { type: 'Available', status: 'False', reason: 'MembersUnhealthy', message: `waiting for ${unhealthy.join(', ')} to be healthy` });
+      }
       return { status, busy: true };
     }
+    // etcd keeps answering for a moment after SIGTERM (a restarting member passes the health check),
+    // so a Pod that is not Ready yet holds every further change.
+    if (running.some((p) => !isReady(p))) return { status, busy: true };
 
     if (members.length !== spec.size) {
       await this.resize(cluster, ref, spec, running, named, status);

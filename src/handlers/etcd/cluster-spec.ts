@@ -3,7 +3,7 @@ import type { EtcdClusterSpec } from './types.js';
 export const DEFAULT_REPOSITORY = 'quay.io/coreos/etcd';
 /** The only etcd these machines have; the original defaulted to 3.2.13, which no one should start today. */
 export const DEFAULT_VERSION = '3.4.23';
-const VERSION = /^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$/;
+const VERSION = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
 const RESERVED_LABELS = /^(app|etcd_.*)$/;
 
 /** An EtcdCluster spec with defaults applied. */
