@@ -50,7 +50,7 @@ export class ManagedProcess {
   async stop(signal: NodeJS.Signals = 'SIGTERM', graceMs = 5_000): Promise<void> {
     const pid = this.pid;
     if (pid === undefined) return;
-    kill(pid, signal);
+    killGroup(pid, signal);
     const grace = new AbortController();
     const done = await Promise.race([
       this.exited.then(() => true),
@@ -58,7 +58,7 @@ export class ManagedProcess {
     ]);
     grace.abort(); // don't let a pending grace timer keep the caller's process alive
     if (!done) {
-      kill(pid, 'SIGKILL');
+      killGroup(pid, 'SIGKILL');
       await this.exited;
     }
   }
@@ -66,7 +66,7 @@ export class ManagedProcess {
   /** Sends a signal without waiting (SIGSTOP/SIGCONT for stall tests). */
   signal(signal: NodeJS.Signals): void {
     const pid = this.pid;
-    if (pid !== undefined) kill(pid, signal);
+    if (pid !== undefined) killGroup(pid, signal);
   }
 
   logTail(lines = 30): string {
@@ -78,7 +78,8 @@ export class ManagedProcess {
   }
 }
 
-function kill(pid: number, signal: NodeJS.Signals): void {
+/** Signals a process group (a child spawned `detached`), or the process alone when it leads none. */
+export function killGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal);
   } catch {

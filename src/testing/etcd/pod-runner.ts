@@ -15,6 +15,7 @@ import { silentLogger, type Logger } from '../../framework/observability/logger.
 import type { KubeObject, WatchEvent } from '../../framework/watching/events.js';
 import { watchResource } from '../../framework/watching/watch-stream.js';
 import { cacheRoot } from '../binaries.js';
+import { killGroup } from '../managed-process.js';
 import { registerPid, startReaper } from '../process-reaper.js';
 import type { LoopbackAddresses } from './loopback-addresses.js';
 
@@ -746,17 +747,6 @@ function signalNumber(signal: NodeJS.Signals | null): number | undefined {
   return signal ? osConstants.signals[signal] : undefined;
 }
 
-function killGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // Already gone.
-    }
-  }
-}
 
 function podKey(namespace: string, name: string): string {
   return `${namespace}/${name}`;
