@@ -1,16 +1,21 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadAllYaml, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { loadAll } from 'js-yaml';
 import { ApiClient, ApiError, discoverResource, type KubeObject } from '../framework/index.js';
 import { collectionPath, objectPath } from '../framework/api/resource.js';
 
-/** Reads every object from YAML files (a file, or a folder's `*.yaml`/`*.yml`, sorted by name). */
+/**
+ * Reads every object from YAML files (a file, or a folder's `*.yaml`/`*.yml`, sorted by name), as
+ * written: client-node's `loadAllYaml` maps documents onto its models, which renames keys such as
+ * `enum` and `x-kubernetes-preserve-unknown-fields` and would send the server something else.
+ */
 export function readManifests(path: string): KubeObject[] {
   const files = statSync(path).isDirectory()
     ? readdirSync(path).filter((f) => /\.ya?ml$/.test(f)).sort().map((f) => join(path, f))
     : [path];
   return files.flatMap((file) =>
-    (loadAllYaml(readFileSync(file, 'utf8')) as unknown[]).filter(Boolean).map((doc) => JSON.parse(JSON.stringify(doc)) as KubeObject),
+    (loadAll(readFileSync(file, 'utf8')) as unknown[]).filter(Boolean).map((doc) => doc as KubeObject),
   );
 }
 

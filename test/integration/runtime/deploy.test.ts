@@ -1,24 +1,18 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { AppsV1Api, CoreV1Api, loadAllYaml } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
 import { discoverResource } from '../../../src/framework/api/discovery.js';
 import { collectionPath } from '../../../src/framework/api/resource.js';
 import type { KubeObject } from '../../../src/framework/watching/events.js';
 import { PrometheusOperator } from '../../../src/handlers/prometheus/index.js';
-import { applyManifests, installCrds, kubeConfigForServiceAccount, readCrds, runOperator, waitFor } from '../../../src/testing/index.js';
+import { applyManifests, installCrds, kubeConfigForServiceAccount, readCrds, readManifests, runOperator, waitFor } from '../../../src/testing/index.js';
 import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
 
 const deployDir = fileURLToPath(new URL('../../../deploy/', import.meta.url));
 
-/** Every object in deploy/*.yaml, as plain JSON (what the API server receives from kubectl). */
+/** Every object in deploy/*.yaml, as written (what the API server receives from kubectl). */
 function manifests(): KubeObject[] {
-  return readdirSync(deployDir)
-    .filter((f) => f.endsWith('.yaml'))
-    .sort()
-    .flatMap((file) =>
-      (loadAllYaml(readFileSync(`${deployDir}${file}`, 'utf8')) as unknown[]).map((doc) => JSON.parse(JSON.stringify(doc)) as KubeObject),
-    );
+  return readManifests(deployDir);
 }
 
 async function apply(client: ApiClient, object: KubeObject, dryRun: boolean): Promise<void> {
