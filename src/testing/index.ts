@@ -19,3 +19,4 @@ export { installCrds, readCrds } from './crds.js';
 export { runOperator, waitFor, type TestOperator, type RecordedRequest } from './operator-harness.js';
 export { applyManifests, readManifests } from './apply.js';
 export { EtcdPodRunner, LoopbackAddresses, type EtcdPodRunnerOptions, type RunningEtcdProcess } from './etcd/index.js';
+export { FaultProxy, type FaultMode, type FaultModeName, type FaultCounts, type FaultProxyOptions, type FaultProxyStats, type ProxiedControlPlane, type ProxiedRequest } from './chaos/index.js';

@@ -71,3 +71,12 @@ export function parseRetryAfter(value: string | string[] | undefined): number | 
 export function isGone(error: unknown): boolean {
   return error instanceof ApiError && error.status === 410;
 }
+
+/**
+ * The delay before retrying after `error`: at least what the server asked for with `Retry-After`
+ * (a 429 or 503), otherwise `fallbackMs` (the caller's own backoff).
+ */
+export function retryDelayMs(error: unknown, fallbackMs: number): number {
+  const asked = error instanceof ApiError ? error.retryAfterSeconds : undefined;
+  return asked === undefined ? fallbackMs : Math.max(asked * 1000, fallbackMs);
+}

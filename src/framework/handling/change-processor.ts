@@ -1,4 +1,4 @@
-import { ApiError } from '../api/api-error.js';
+import { ApiError, retryDelayMs } from '../api/api-error.js';
 import type { ObjectApi } from '../api/object-api.js';
 import type { Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
@@ -124,7 +124,8 @@ export class ChangeProcessor {
         }
         const count = (this.failures.get(uid) ?? 0) + 1;
         this.failures.set(uid, count);
-        const delay = Math.min(MAX_ERROR_DELAY_MS, 1_000 * 2 ** (count - 1));
+        // The server's Retry-After wins over our own backoff: retrying sooner only adds to its load.
+        const delay = retryDelayMs(error, Math.min(MAX_ERROR_DELAY_MS, 1_000 * 2 ** (count - 1)));
         this.options.logger.error(
           { namespace: meta.namespace, name: meta.name, err: describeError(error), retryInMs: delay },
           `processing ${meta.namespace ?? ''}/${meta.name} failed; retrying in ${Math.round(delay / 1000)} s`,

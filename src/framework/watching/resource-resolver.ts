@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Observable } from 'rxjs';
 import type { ApiClient } from '../api/api-client.js';
+import { retryDelayMs } from '../api/api-error.js';
 import { discoverResource, ResourceNotFoundError } from '../api/discovery.js';
 import type { Resource, ResourceSelector } from '../api/resource.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
@@ -30,7 +31,7 @@ export function resolveResource(
           subscriber.complete();
           return;
         } catch (error) {
-          const delay = backoff.next();
+          const delay = retryDelayMs(error, backoff.next());
           const message = error instanceof Error ? error.message : String(error);
           // Say it loudly once, then quietly: a missing CRD is often a deliberate install order.
           logger[warned && error instanceof ResourceNotFoundError ? 'debug' : 'warn']({ delayMs: Math.round(delay) }, `cannot resolve ${selector.name} in ${selector.apiVersion}: ${message}; retrying`);

@@ -617,6 +617,14 @@ describe('ChangeProcessor', () => {
       expect(second).toBe(2 * first!);
     });
 
+    test('a 429 waits at least as long as its Retry-After asks, even on the first failure', async () => {
+      const h = new Harness([handler('create', 'create')], widget());
+
+      h.api.failNext(429, 'mergePatch', 7);
+
+      expect(requeueOf(await h.deliver())).toBe(7_000);
+    });
+
     test('a successful run resets the backoff for API failures', async () => {
       const update = handler('update', 'update');
       const h = new Harness([handler('create', 'create'), update], widget());

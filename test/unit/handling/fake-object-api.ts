@@ -47,7 +47,7 @@ export class FakeObjectApi {
   readonly history: KubeObject[] = [];
   private stored: KubeObject | undefined;
   private version = 0;
-  private readonly failures: { status: number; method?: ApiMethod }[] = [];
+  private readonly failures: { status: number; method?: ApiMethod; retryAfterSeconds?: number }[] = [];
 
   constructor(
     initial?: KubeObject,
@@ -84,8 +84,8 @@ export class FakeObjectApi {
   }
 
   /** Makes the next call (of `method`, or of any method) fail with `status`; queued in order. */
-  failNext(status: number, method?: ApiMethod): void {
-    this.failures.push({ status, method });
+  failNext(status: number, method?: ApiMethod, retryAfterSeconds?: number): void {
+    this.failures.push({ status, method, retryAfterSeconds });
   }
 
   /** The writes (merge and JSON patches) received, failed ones included. */
@@ -139,7 +139,7 @@ export class FakeObjectApi {
     const index = this.failures.findIndex((failure) => failure.method === undefined || failure.method === method);
     if (index < 0) return;
     const [failure] = this.failures.splice(index, 1);
-    throw new ApiError(failure!.status, `fake API: ${method} failed with ${failure!.status}`);
+    throw new ApiError(failure!.status, `fake API: ${method} failed with ${failure!.status}`, undefined, failure!.retryAfterSeconds);
   }
 }
 
