@@ -85,6 +85,12 @@ export class ChangeProcessor {
   private readonly resuming = new Set<string>();
   /** Consecutive framework-level failures per object (write errors), for backoff. */
   private readonly failures = new Map<string, number>();
+  /**
+   * Finished handler runs whose result could not be written (API server down, 5xx, 403), per object,
+   * with the state they ran for. While the object stays in that state, a retry writes these results
+   * instead of running the handlers again, so an outage does not repeat side effects.
+   */
+  private readonly unwritten = new Map<string, { state: string; outcomes: Map<string, { patch: Patch; record: ProgressRecord }> }>();
   private readonly extraFields: FieldPath[];
   private readonly now: () => number;
 
@@ -141,6 +147,7 @@ export class ChangeProcessor {
     this.resuming.delete(uid);
     this.failures.delete(uid);
     this.deletions.delete(uid);
+    this.unwritten.delete(uid);
   }
 
   /** The newest known state: the event's, unless our own later write has not come back through the watch yet. */
@@ -231,12 +238,22 @@ export class ChangeProcessor {
     const reason: ChangeReason = cause.reason;
     const patches: Patch[] = [];
     const records = new Map<string, ProgressRecord>();
+    const uid = meta.uid ?? '';
+    const state = `${reason}\u0000${tag}\u0000${deleting}\u0000${JSON.stringify(essence)}`;
+    const pending = this.unwritten.get(uid);
+    const unwritten = pending?.state === state ? pending.outcomes : new Map<string, { patch: Patch; record: ProgressRecord }>();
     let nextDelayMs: number | undefined;
     for (const item of selected) {
       // A record counts only for this very change: same cause, same diff-base.
       const record = item.record?.purpose === reason && item.record.base === tag ? item.record : undefined;
       if (isFinished(record)) {
         records.set(item.handler.id, record!);
+        continue;
+      }
+      const ran = unwritten.get(item.handler.id);
+      if (ran) {
+        patches.push(ran.patch);
+        records.set(item.handler.id, ran.record);
         continue;
       }
       const wait = delayRemainingMs(record, this.now());
@@ -248,6 +265,7 @@ export class ChangeProcessor {
       const outcome = await this.attempt(item, record, body, reason, tag, signal);
       patches.push(outcome.patch);
       records.set(item.handler.id, outcome.record);
+      if (isFinished(outcome.record)) unwritten.set(item.handler.id, outcome);
       if (!isFinished(outcome.record)) {
         const delay = delayRemainingMs(outcome.record, this.now());
         nextDelayMs = Math.min(nextDelayMs ?? delay, delay);
@@ -256,7 +274,13 @@ export class ChangeProcessor {
     if (signal.aborted) return undefined;
 
     const done = [...records.values()].every(isFinished);
-    await this.write(body, cause, selected, records, patches, done);
+    try {
+      await this.write(body, cause, selected, records, patches, done);
+    } catch (error) {
+      if (unwritten.size > 0) this.unwritten.set(uid, { state, outcomes: unwritten });
+      throw error;
+    }
+    this.unwritten.delete(uid);
     return done ? undefined : { requeueAfterMs: nextDelayMs ?? 0 };
   }
 

@@ -584,7 +584,7 @@ describe('ChangeProcessor', () => {
   });
 
   describe('API failures', () => {
-    test('a 409 on the main PATCH re-reads the object and runs the cycle again', async () => {
+    test('a 409 on the main PATCH re-reads the object and writes again, without re-running a handler whose object did not change', async () => {
       const create = handler('create', 'create');
       const h = new Harness([create], widget());
       h.api.failNext(409, 'mergePatch');
@@ -592,7 +592,7 @@ describe('ChangeProcessor', () => {
       expect(await h.deliver()).toBeUndefined();
 
       expect(h.api.calls.map((call) => call.method)).toEqual(['mergePatch', 'get', 'mergePatch']);
-      expect(create.calls).toHaveLength(2);
+      expect(create.calls).toHaveLength(1);
       expect(h.diffBase()).toBeDefined();
     });
 
@@ -623,6 +623,37 @@ describe('ChangeProcessor', () => {
       h.api.failNext(429, 'mergePatch', 7);
 
       expect(requeueOf(await h.deliver())).toBe(7_000);
+    });
+
+    test('a handler that finished but whose result could not be written is not run again; its result is written on the retry', async () => {
+      const create = handler('create', 'create', {}, ({ patch }) => {
+        patch.status.phase = 'Ready';
+      });
+      const h = new Harness([create], widget());
+
+      h.api.failNext(503, 'mergePatch');
+      await h.deliver();
+      await h.deliver();
+
+      expect(create.calls).toHaveLength(1);
+      expect((h.api.object as { status?: { phase?: string } }).status?.phase).toBe('Ready');
+    });
+
+    test('a result that could not be written is dropped when the object changes meanwhile: the handler runs for the new state', async () => {
+      const update = handler('update', 'update');
+      const h = new Harness([handler('create', 'create'), update], widget());
+      await h.deliver();
+      h.edit((object) => {
+        object.spec.size = 2;
+      });
+      h.api.failNext(503, 'mergePatch');
+      await h.deliver();
+      h.edit((object) => {
+        object.spec.size = 3;
+      });
+      await h.deliver();
+
+      expect(update.calls.map((c) => (c.new as { spec: { size: number } }).spec.size)).toEqual([2, 3]);
     });
 
     test('a successful run resets the backoff for API failures', async () => {
