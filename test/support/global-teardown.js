@@ -9,6 +9,7 @@ export default async function globalTeardown() {
     console.log(
       `chaos summary: scenarios=${records.length} faults=${sum('faults')} changes_made=${sum('changesMade')} ` +
         `changes_handled=${sum('changesHandled')} changes_lost=${sum('lost')} duplicate_side_effects=${sum('duplicates')} ` +
+        `repeats_after_kills=${sum('repeatsAfterKills')} ` +
         `(${records.map((r) => r.scenario).join(', ')})`,
     );
     rmSync(path, { force: true });

@@ -8,7 +8,10 @@ export interface ChaosRecord {
   changesMade: number;
   changesHandled: number;
   lost: number;
+  /** Side effects repeated although their first run's result had been recorded: must be 0. */
   duplicates: number;
+  /** Runs repeated because a kill landed between their side effect and the write of their result (at-least-once). */
+  repeatsAfterKills?: number;
 }
 
 /**
