@@ -36,40 +36,55 @@ export async function bestEndpoint(endpoints: string[]): Promise<{ endpoint: str
  * stream never passes for a backup.
  */
 export async function takeSnapshot(endpoints: string[], file: string, timeoutMs: number): Promise<Snapshot> {
-  const { endpoint, revision, version } = await bestEndpoint(endpoints);
+  const { endpoint, version } = await bestEndpoint(endpoints);
   const client = new EtcdClient([endpoint]);
   try {
-    const stream = await client.raw.maintenance.snapshot({ deadline: Date.now() + timeoutMs });
-    const out = createWriteStream(file);
-    const hash = createHash('sha256');
-    let bytes = 0;
-    let tail = Buffer.alloc(0);
-    await new Promise<void>((resolve, reject) => {
-      const fail = (error: Error): void => {
-        out.destroy();
-        reject(new Error(`snapshot from ${endpoint} failed: ${error.message}`, { cause: error }));
-      };
-      stream.on('data', (chunk) => {
-        const blob = chunk.blob;
-        bytes += blob.length;
-        // Hash everything but the last 32 bytes, which are the digest itself.
-        const joined = Buffer.concat([tail, blob]);
-        const cut = Math.max(0, joined.length - 32);
-        hash.update(joined.subarray(0, cut));
-        tail = joined.subarray(cut);
-        if (!out.write(blob)) {
-          // Back-pressure is not exposed by the gRPC stream wrapper; the file is local, so buffering is brief.
-        }
-      });
-      stream.on('error', fail);
-      stream.on('end', () => out.end((error?: Error | null) => (error ? fail(error) : resolve())));
-      out.on('error', fail);
-    });
-    if (tail.length !== 32 || !hash.digest().equals(tail)) {
-      throw new Error(`snapshot from ${endpoint} is incomplete or corrupt (${bytes} bytes, checksum mismatch)`);
+    // The stream carries no revision on etcd 3.4, so it is read before and after: when they agree, the
+    // snapshot holds exactly that revision. Under constant writes, the last try records the lower bound.
+    let snapshot: Snapshot | undefined;
+    for (let attempt = 1; attempt <= SNAPSHOT_ATTEMPTS && !snapshot; attempt++) {
+      const before = (await client.status()).revision;
+      const bytes = await streamSnapshot(client, endpoint, file, timeoutMs);
+      const after = (await client.status()).revision;
+      if (before === after || attempt === SNAPSHOT_ATTEMPTS) snapshot = { endpoint, revision: before, version, bytes };
     }
-    return { endpoint, revision, version, bytes };
+    return snapshot!;
   } finally {
     client.close();
   }
+}
+
+const SNAPSHOT_ATTEMPTS = 3;
+
+/** Streams one snapshot into `file`; returns its size. */
+async function streamSnapshot(client: EtcdClient, endpoint: string, file: string, timeoutMs: number): Promise<number> {
+  const stream = await client.raw.maintenance.snapshot({ deadline: Date.now() + timeoutMs });
+  const out = createWriteStream(file);
+  const hash = createHash('sha256');
+  let bytes = 0;
+  let tail = Buffer.alloc(0);
+  await new Promise<void>((resolve, reject) => {
+    const fail = (error: Error): void => {
+      out.destroy();
+      reject(new Error(`snapshot from ${endpoint} failed: ${error.message}`, { cause: error }));
+    };
+    stream.on('data', (chunk) => {
+      const blob = chunk.blob;
+      bytes += blob.length;
+      // Hash everything but the last 32 bytes, which are the digest itself.
+      const joined = Buffer.concat([tail, blob]);
+      const cut = Math.max(0, joined.length - 32);
+      hash.update(joined.subarray(0, cut));
+      tail = joined.subarray(cut);
+      // No back-pressure through the gRPC stream wrapper; the file is local, so buffering is brief.
+      out.write(blob);
+    });
+    stream.on('error', fail);
+    stream.on('end', () => out.end((error?: Error | null) => (error ? fail(error) : resolve())));
+    out.on('error', fail);
+  });
+  if (tail.length !== 32 || !hash.digest().equals(tail)) {
+    throw new Error(`snapshot from ${endpoint} is incomplete or corrupt (${bytes} bytes, checksum mismatch)`);
+  }
+  return bytes;
 }

@@ -104,9 +104,12 @@ describe('EtcdBackup and EtcdRestore on real etcd processes', () => {
     let lastStatus: BackupStatus | undefined;
     await eventually(
       async () => {
-        await putKeys(h, 'source', { moving: String(Date.now()) }); // each backup then holds a new revision
         lastStatus = await statusOf<BackupStatus>(h, 'etcdbackups', 'every-2s');
-        if (lastStatus?.lastBackup) seen.add(lastStatus.lastBackup);
+        if (lastStatus?.lastBackup && !seen.has(lastStatus.lastBackup)) {
+          seen.add(lastStatus.lastBackup);
+          // Right after a backup, so the next one holds a new revision (and no write races a snapshot).
+          await putKeys(h, 'source', { moving: String(Date.now()) });
+        }
         return seen.size >= 5;
       },
       'five backups to be taken',
