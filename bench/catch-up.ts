@@ -1,82 +1,96 @@
-// Benchmarks "catch-up" and "ceiling": N widgets exist before the operator starts; a create handler
-// copies spec.size to status.seen. Then, in the same run, a plain client with the same concurrency
-// makes the same writes (status PATCH plus the bookkeeping PATCH) with no framework: the ceiling.
+// Scenarios "catch-up", "ceiling" and "catch-up-naive": N bench objects exist before the operator starts;
+// a create handler copies spec.idx to status.seen and records when it started. Then, in the same run, a
+// plain client with the same concurrency makes the same writes as the framework (status PATCH plus the
+// bookkeeping PATCH) with no framework: the ceiling. Finally the naive baseline (bench/naive-child.mjs,
+// client-node's informer and a status merge patch) catches up on its own N objects.
 // API writes per object are read from the API server's own apiserver_request_total.
-import { spawn } from 'node:child_process';
-import { request } from 'node:https';
-import { cpus } from 'node:os';
-import { fileURLToPath } from 'node:url';
-import { ApiClient } from '../src/framework/index.js';
-import { TestControlPlane, installCrds, readCrds } from '../src/testing/index.js';
-import { widgetResource } from '../test/support/widgets.js';
-import { createWidgets } from './widgets.js';
+import { ApiClient } from '../src/framework/api/api-client.js';
+import { collection, createObjects, installBenchCrd, cpuFigures, machine, measure, OperatorProcess, round1, round2, type BenchTarget, type Figures } from './support.js';
 
-const objects = Number(process.env.BENCH_CATCHUP_OBJECTS ?? 10_000);
-const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
-const machine = { cores: cpus().length, node: process.version };
-
-/** Sum of apiserver_request_total for PATCH on widgets (main resource and status). */
-function widgetPatches(plane: TestControlPlane): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(`${plane.server}/metrics`, { headers: { Authorization: `Bearer ${plane.adminToken}` }, rejectUnauthorized: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => {
-        let sum = 0;
-        for (const line of text.split('\n')) {
-          if (line.startsWith('apiserver_request_total{') && line.includes('resource="widgets"') && line.includes('verb="PATCH"')) {
-            sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-          }
-        }
-        resolve(sum);
-      });
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-function runChild(plane: TestControlPlane, namespace: string): Promise<Record<string, unknown>> {
-  const child = spawn(process.execPath, [fileURLToPath(new URL('./catch-up-child.mjs', import.meta.url)), plane.kubeconfigPath, namespace, String(objects), String(concurrency)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  return new Promise((resolve, reject) =>
-    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim()) as Record<string, unknown>) : reject(new Error(`catch-up child exited ${code}`)))),
-  );
+export interface CatchUpOptions {
+  objects: number;
+  concurrency: number;
+  /** Also run the naive baseline on its own N objects. */
+  naive: boolean;
+  /** Namespace prefix (namespaces must be new). */
+  prefix?: string;
 }
 
 /** The same writes with a plain client: one status PATCH and one bookkeeping PATCH per object. */
-async function ceiling(plane: TestControlPlane, namespace: string): Promise<number> {
-  const client = new ApiClient(plane.kubeConfig());
-  const base = `/apis/${widgetResource.group}/${widgetResource.version}/namespaces/${namespace}/${widgetResource.plural}`;
+async function ceiling(target: BenchTarget, namespace: string, objects: number, concurrency: number): Promise<number> {
+  const client = new ApiClient(target.kubeConfig);
+  const base = collection(namespace);
   const started = performance.now();
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < objects) {
-      const name = `w-${next++}`;
-      await client.request('PATCH', `${base}/${name}/status`, { body: { status: { seen: -1, handledAt: new Date().toISOString() } }, contentType: 'application/merge-patch+json' });
-      await client.request('PATCH', `${base}/${name}`, { body: { metadata: { annotations: { 'bench/ceiling': String(next) } } }, contentType: 'application/merge-patch+json' });
+      const i = next++;
+      await client.request('PATCH', `${base}/o-${i}/status`, { body: { status: { seen: -1, startedAt: Date.now() } }, contentType: 'application/merge-patch+json' });
+      await client.request('PATCH', `${base}/o-${i}`, { body: { metadata: { annotations: { 'bench/ceiling': String(i) } } }, contentType: 'application/merge-patch+json' });
     }
   };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  client.close();
+  try {
+    await Promise.all(Array.from({ length: concurrency }, worker));
+  } finally {
+    client.close();
+  }
   return objects / ((performance.now() - started) / 1000);
 }
 
-const plane = await TestControlPlane.start();
-try {
-  await installCrds(plane.kubeConfig(), readCrds(fileURLToPath(new URL('../test/fixtures/widgets-crd.yaml', import.meta.url))));
-  await createWidgets(plane.kubeConfig(), 'bench-catch-up', objects);
-  const before = await widgetPatches(plane);
-  const catchUp = await runChild(plane, 'bench-catch-up');
-  const writes = (await widgetPatches(plane)) - before;
-  const ceilingPerSecond = await ceiling(plane, 'bench-catch-up');
-  const ratio = Number(catchUp.objectsPerSecond) / ceilingPerSecond;
-  console.log(JSON.stringify({ scenario: 'catch-up', ...catchUp, apiWritesPerObject: Math.round((writes / objects) * 100) / 100, concurrency, machine }));
-  console.log(JSON.stringify({ scenario: 'ceiling', objects, objectsPerSecond: Math.round(ceilingPerSecond), catchUpRatio: Math.round(ratio * 100) / 100, concurrency, machine }));
-} finally {
-  await plane.stop();
+/** One operator process catching up on `objects` objects in `namespace`: its figures, API writes per object, CPU shares. */
+async function catchUp(target: BenchTarget, script: string, namespace: string, objects: number, concurrency: number): Promise<Figures> {
+  const child = new OperatorProcess(target, script, [namespace, objects, concurrency], { loadsFramework: script !== 'naive-child.mjs' });
+  // Generous: a catch-up slower than 10 objects/s means something is broken, not slow.
+  const started = performance.now();
+  const measured = await measure(target.kubeConfig, () => child.result(60_000 + objects * 100));
+  const { writtenMs: _written, cpuSecondsAtReady: _ready, cpuSeconds, ...figures } = measured.value;
+  // The process lives through the whole measured stretch (it exits right after its result).
+  const operatorCpuPercent = round1((Number(cpuSeconds) / ((performance.now() - started) / 1000)) * 100);
+  return { ...figures, apiWritesPerObject: round2(measured.patches / objects), ...cpuFigures(measured, operatorCpuPercent) };
+}
+
+/** Runs catch-up (and the ceiling, and optionally the naive baseline); returns one figures line per scenario. */
+export async function runCatchUp(target: BenchTarget, options: CatchUpOptions): Promise<Figures[]> {
+  const { objects, concurrency } = options;
+  const prefix = options.prefix ?? 'bench';
+  await installBenchCrd(target.kubeConfig);
+  const ours = `${prefix}-catch-up`;
+  const naive = `${prefix}-catch-up-naive`;
+  // Both sets exist before either operator starts, so both run against the same amount of stored data.
+  const setupCreateSeconds = await createObjects(target.kubeConfig, ours, objects);
+  if (options.naive) await createObjects(target.kubeConfig, naive, objects);
+
+  const konductor = await catchUp(target, 'konductor-child.mjs', ours, objects, concurrency);
+  const measuredCeiling = await measure(target.kubeConfig, () => ceiling(target, ours, objects, concurrency));
+  const ceilingPerSecond = measuredCeiling.value;
+  const ratio = Number(konductor.objectsPerSecond) / ceilingPerSecond;
+  const lines: Figures[] = [
+    { scenario: 'catch-up', ...konductor, concurrency, setupCreateSeconds: Math.round(setupCreateSeconds * 10) / 10, ...machine() },
+    {
+      scenario: 'ceiling',
+      objects,
+      objectsPerSecond: Math.round(ceilingPerSecond),
+      apiWritesPerObject: round2(measuredCeiling.patches / objects),
+      catchUpRatio: round2(ratio),
+      ...cpuFigures(measuredCeiling, 0),
+      concurrency,
+      ...machine(),
+    },
+  ];
+  if (options.naive) {
+    const baseline = await catchUp(target, 'naive-child.mjs', naive, objects, concurrency);
+    lines.push({
+      scenario: 'catch-up-naive',
+      ...baseline,
+      concurrency,
+      ceilingRatio: round2(Number(baseline.objectsPerSecond) / ceilingPerSecond),
+      konductorObjectsPerSecond: konductor.objectsPerSecond,
+      konductorPeakRssMb: konductor.peakRssMb,
+      // Konductor's throughput and peak RSS as multiples of the naive operator's.
+      konductorSpeedRatio: round2(Number(konductor.objectsPerSecond) / Number(baseline.objectsPerSecond)),
+      konductorRssRatio: round2(Number(konductor.peakRssMb) / Number(baseline.peakRssMb)),
+      ...machine(),
+    });
+  }
+  return lines;
 }

@@ -1,4 +1,55 @@
-// `npm run bench`: runs every benchmark scenario in turn; each prints JSON lines.
-await import('./catch-up.js');
-await import('./watch-reactor.js');
-await import('./timers.js');
+// `npm run bench [-- <group>...]`: runs the benchmark groups (all by default) in turn, each on its own
+// fresh test control plane, and prints one JSON line per scenario to stdout. Progress and the total
+// wall time go to stderr. See bench/README.md for the groups, figures and environment overrides.
+import { TestControlPlane } from '../src/testing/index.js';
+import { runCatchUp } from './catch-up.js';
+import { compareSteady, runSteadyLoad } from './steady-load.js';
+import { envNumber, type BenchTarget, type Figures } from './support.js';
+import { runTimers } from './timers.js';
+import { runUpdateStorm } from './update-storm.js';
+import { runWatchReactor } from './watch-reactor.js';
+
+const n = envNumber('BENCH_N', 10_000);
+const concurrency = envNumber('BENCH_CONCURRENCY', 16);
+const framework = process.env.BENCH_FRAMEWORK === 'src' ? 'src' : 'dist';
+
+const groups: Record<string, (target: BenchTarget) => Promise<Figures[]>> = {
+  'catch-up': (target) => runCatchUp(target, { objects: n, concurrency, naive: true }),
+  'steady-load': async (target) => {
+    const options = { rate: envNumber('BENCH_STEADY_RATE', 100), seconds: envNumber('BENCH_STEADY_SECONDS', 60), concurrency };
+    const konductor = await runSteadyLoad(target, { ...options, operator: 'konductor', namespace: 'bench-steady' });
+    const naive = await runSteadyLoad(target, { ...options, operator: 'naive', namespace: 'bench-steady-naive' });
+    return [konductor, compareSteady(konductor, naive)];
+  },
+  'update-storm': async (target) => [
+    await runUpdateStorm(target, {
+      objects: envNumber('BENCH_STORM_OBJECTS', 10),
+      updates: envNumber('BENCH_STORM_UPDATES', 100),
+      concurrency,
+      namespace: 'bench-storm',
+    }),
+  ],
+  'watch-reactor': (target) => runWatchReactor(target, { objects: n, namespace: 'bench-watch' }),
+  timers: async (target) => [
+    await runTimers(target, { objects: envNumber('BENCH_TIMER_OBJECTS', 1_000), windowSeconds: envNumber('BENCH_TIMER_WINDOW', 20), namespace: 'bench-timers' }),
+  ],
+};
+
+const selected = process.argv.slice(2);
+for (const name of selected) {
+  if (!(name in groups)) throw new Error(`unknown benchmark group '${name}'; known: ${Object.keys(groups).join(', ')}`);
+}
+const started = performance.now();
+for (const [name, run] of Object.entries(groups)) {
+  if (selected.length > 0 && !selected.includes(name)) continue;
+  const groupStarted = performance.now();
+  process.stderr.write(`bench: ${name}...\n`);
+  const plane = await TestControlPlane.start();
+  try {
+    for (const line of await run({ kubeConfig: plane.kubeConfig(), kubeconfigPath: plane.kubeconfigPath, framework })) console.log(JSON.stringify(line));
+  } finally {
+    await plane.stop();
+  }
+  process.stderr.write(`bench: ${name} took ${Math.round((performance.now() - groupStarted) / 1000)} s\n`);
+}
+process.stderr.write(`bench: total ${Math.round((performance.now() - started) / 1000)} s\n`);

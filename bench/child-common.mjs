@@ -1,0 +1,47 @@
+// Shared by the operator-side processes of the benchmark (bench/*-child.mjs). Loads nothing of the
+// framework itself, so the naive baseline's process carries none of it.
+
+/** The framework: compiled (dist/, as deployed) unless BENCH_FRAMEWORK names another entry (the smoke test's sources). */
+export function loadFramework() {
+  return import(process.env.BENCH_FRAMEWORK ?? new URL('../dist/framework/index.js', import.meta.url).href);
+}
+
+export const benchResource = { apiVersion: 'bench.konductor.dev/v1', group: 'bench.konductor.dev', version: 'v1', plural: 'benchobjects' };
+
+/** One JSON line to the parent. */
+export function send(message) {
+  process.stdout.write(`${JSON.stringify(message)}\n`);
+}
+
+/**
+ * Samples the process's memory every 20 ms; `stop()` returns the peak RSS in MB (also counting the
+ * kernel's maxRSS) and, at that peak, how much of it was V8's heap (reserved, and in use).
+ */
+export function sampleRss() {
+  const mb = (bytes) => Math.round((bytes / 2 ** 20) * 100) / 100;
+  let peak = process.memoryUsage();
+  const timer = setInterval(() => {
+    const now = process.memoryUsage();
+    if (now.rss > peak.rss) peak = now;
+  }, 20);
+  return {
+    stop() {
+      clearInterval(timer);
+      return { peakRssMb: mb(Math.max(peak.rss, process.resourceUsage().maxRSS * 1024)), heapAtPeakMb: mb(peak.heapTotal), heapUsedAtPeakMb: mb(peak.heapUsed) };
+    },
+  };
+}
+
+/** The object name and whether it is the status subresource, from a bench object's API path. */
+export function objectOfPath(path) {
+  const parts = path.split('/');
+  const at = parts.indexOf(benchResource.plural);
+  if (at < 0 || at + 1 >= parts.length) return undefined;
+  return { name: parts[at + 1], status: parts[at + 2] === 'status' };
+}
+
+/** CPU time (user + system) this process has used so far, in seconds. */
+export function cpuSeconds() {
+  const cpu = process.cpuUsage();
+  return Math.round((cpu.user + cpu.system) / 1000) / 1000;
+}

@@ -1,0 +1,66 @@
+// Operator side of the catch-up and steady-load benchmarks on Konductor, in its own process so its RSS
+// is its own. A create handler copies spec.idx to status.seen and records in status.startedAt when it
+// started (ms since the epoch). The framework writes status (its subresource) and then the object
+// (its diff-base annotation); once `expected` objects have had both writes acknowledged, it prints
+// the result and exits. With spec.sentAt on the objects (steady load) it also reports, per object,
+// the milliseconds from sentAt to the acknowledgement of the status write.
+import { KubeConfig } from '@kubernetes/client-node';
+import { benchResource, cpuSeconds, loadFramework, objectOfPath, sampleRss, send } from './child-common.mjs';
+
+const [kubeconfigPath, namespace, expectedText, concurrencyText] = process.argv.slice(2);
+const expected = Number(expectedText);
+const { createOperator, Registry, silentLogger } = await loadFramework();
+const kc = new KubeConfig();
+kc.loadFromFile(kubeconfigPath);
+const started = performance.now();
+const rss = sampleRss();
+let cpuSecondsAtReady = 0;
+
+const sentAt = new Map(); // name -> spec.sentAt, until its status write is acknowledged
+const writtenMs = [];
+const finished = new Set();
+const registry = new Registry().change(
+  'create',
+  { apiVersion: benchResource.apiVersion, name: benchResource.plural },
+  async ({ name, spec, patch }) => {
+    const now = Date.now();
+    if (typeof spec.sentAt === 'number') sentAt.set(name, spec.sentAt);
+    patch.status.seen = spec.idx;
+    patch.status.startedAt = now;
+  },
+  { id: 'bench' },
+);
+const operator = createOperator({
+  kubeConfig: kc,
+  registry,
+  namespaces: [namespace],
+  concurrency: Number(concurrencyText),
+  logger: silentLogger(),
+  onRequest: (method, path, status) => {
+    if (method !== 'PATCH' || status >= 300) return;
+    const target = objectOfPath(path);
+    if (!target) return;
+    if (target.status) {
+      const sent = sentAt.get(target.name);
+      if (sent !== undefined) {
+        writtenMs.push(Date.now() - sent);
+        sentAt.delete(target.name);
+      }
+    } else if (!finished.has(target.name)) {
+      // The object PATCH (diff-base) is each object's last write.
+      finished.add(target.name);
+      if (finished.size === expected) finish();
+    }
+  },
+}).start();
+void operator.ready.then(() => {
+  cpuSecondsAtReady = cpuSeconds();
+  send({ ready: true });
+});
+
+function finish() {
+  const seconds = (performance.now() - started) / 1000;
+  const memory = rss.stop();
+  send({ result: { objects: expected, seconds: Math.round(seconds * 100) / 100, objectsPerSecond: Math.round(expected / seconds), ...memory, cpuSeconds: cpuSeconds(), cpuSecondsAtReady, writtenMs } });
+  void operator.stop(2_000).then(() => process.exit(0));
+}
