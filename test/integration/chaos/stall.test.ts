@@ -6,7 +6,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import type { BackoffOptions } from '../../../src/framework/watching/backoff.js';
 import { runOperator, TestControlPlane, waitFor, type PeerApiServer, type TestOperator } from '../../../src/testing/index.js';
 import { LedgerWidgets } from '../../fixtures/handlers/ledger-widgets.js';
-import { checkLedger, readLedger, type ExpectedObject } from '../../support/chaos/ledger.js';
+import { readLedger, TrackedChanges, type LedgerVerdict } from '../../support/chaos/ledger.js';
 import { recordChaos } from '../../support/chaos/summary.js';
 import { installWidgetCrd, Widgets } from '../../support/widgets.js';
 
@@ -53,24 +53,15 @@ describe('the API server stalled', () => {
       await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NAMESPACE } } });
       const ledger = join(scratch, 'ledger.jsonl');
       process.env.CHAOS_LEDGER = ledger;
-      const expected = new Map<string, ExpectedObject>();
       // Started before the stall, so the stall is not spent waiting for it: the same etcd, another port.
       peer = await plane.startPeerApiServer();
       const direct = new Widgets(kc, NAMESPACE);
       const viaPeer = new Widgets(peer.kubeConfig(), NAMESPACE);
-      const create = async (widgets: Widgets, name: string, size: number): Promise<void> => {
-        await widgets.create(name, { size });
-        expected.set(name, { name, sizes: [size], deleted: false });
-      };
-      const resize = async (name: string, size: number): Promise<void> => {
-        await viaPeer.patchSpec(name, { size });
-        expected.get(name)!.sizes.push(size);
-      };
-      const remove = async (name: string): Promise<void> => {
-        await viaPeer.delete(name);
-        expected.get(name)!.deleted = true;
-      };
-      const verdict = () => checkLedger(readLedger(ledger), [...expected.values()]);
+      const changes = new TrackedChanges(ledger, viaPeer);
+      const create = (widgets: Widgets, name: string, size: number): Promise<void> => changes.create(name, size, widgets);
+      const resize = (name: string, size: number): Promise<void> => changes.resize(name, size);
+      const remove = (name: string): Promise<void> => changes.remove(name);
+      const verdict = (): LedgerVerdict => changes.verdict();
 
       for (let i = 0; i < 6; i++) await create(direct, `before-${i}`, i + 1);
       running = await runOperator({

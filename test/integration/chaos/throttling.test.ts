@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { FaultProxy, runOperator, waitFor, type ProxiedRequest, type TestOperator } from '../../../src/testing/index.js';
 import { LedgerWidgets } from '../../fixtures/handlers/ledger-widgets.js';
-import { checkLedger, readLedger, type ExpectedObject } from '../../support/chaos/ledger.js';
+import { readLedger, TrackedChanges, type LedgerVerdict } from '../../support/chaos/ledger.js';
 import { recordChaos } from '../../support/chaos/summary.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { installWidgetCrd, Widgets } from '../../support/widgets.js';
@@ -41,20 +41,11 @@ describe('a 429 storm', () => {
       const ledger = join(scratch, 'ledger.jsonl');
       process.env.CHAOS_LEDGER = ledger;
       const widgets = new Widgets(kc, namespace); // the test's own writes never pass the proxy
-      const expected = new Map<string, ExpectedObject>();
-      const create = async (name: string, size: number): Promise<void> => {
-        await widgets.create(name, { size });
-        expected.set(name, { name, sizes: [size], deleted: false });
-      };
-      const resize = async (name: string, size: number): Promise<void> => {
-        await widgets.patchSpec(name, { size });
-        expected.get(name)!.sizes.push(size);
-      };
-      const remove = async (name: string): Promise<void> => {
-        await widgets.delete(name);
-        expected.get(name)!.deleted = true;
-      };
-      const verdict = () => checkLedger(readLedger(ledger), [...expected.values()]);
+      const changes = new TrackedChanges(ledger, widgets);
+      const create = (name: string, size: number): Promise<void> => changes.create(name, size);
+      const resize = (name: string, size: number): Promise<void> => changes.resize(name, size);
+      const remove = (name: string): Promise<void> => changes.remove(name);
+      const verdict = (): LedgerVerdict => changes.verdict();
 
       for (let i = 0; i < 6; i++) await create(`before-${i}`, i + 1);
       proxy = await FaultProxy.forControlPlane({ dir: dirname(process.env.KONDUCTOR_TEST_KUBECONFIG!), kubeConfig: () => kc });

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { LedgerEntry } from '../../fixtures/handlers/ledger-widgets.js';
+import type { Widgets } from '../widgets.js';
 
 export type { LedgerEntry };
 
@@ -86,4 +87,34 @@ export function concurrentRuns(entries: readonly LedgerEntry[]): string[] {
     }
   }
   return overlaps;
+}
+
+/** Makes changes to widgets and remembers them as {@link ExpectedObject}s, for {@link checkLedger}. */
+export class TrackedChanges {
+  readonly expected = new Map<string, ExpectedObject>();
+
+  /** @param widgets where changes go unless a call names another client (say, a peer API server's). */
+  constructor(
+    private readonly ledger: string,
+    private readonly widgets: Widgets,
+  ) {}
+
+  async create(name: string, size: number, via: Widgets = this.widgets): Promise<void> {
+    await via.create(name, { size });
+    this.expected.set(name, { name, sizes: [size], deleted: false });
+  }
+
+  async resize(name: string, size: number, via: Widgets = this.widgets): Promise<void> {
+    await via.patchSpec(name, { size });
+    this.expected.get(name)!.sizes.push(size);
+  }
+
+  async remove(name: string, via: Widgets = this.widgets): Promise<void> {
+    await via.delete(name);
+    this.expected.get(name)!.deleted = true;
+  }
+
+  verdict(): LedgerVerdict {
+    return checkLedger(readLedger(this.ledger), [...this.expected.values()]);
+  }
 }
