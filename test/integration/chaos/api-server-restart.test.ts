@@ -58,9 +58,7 @@ describe('the API server SIGKILLed and restarted mid-watch', () => {
     const catchUpMs: number[] = [];
     for (let outage = 0; outage < OUTAGES; outage++) {
       // Changes the operator is busy with when the server dies: the kill follows the burst's first run start.
-      const runsBefore = readLedger(ledger).filter((e) => e.at === 'start').length;
-      await Promise.all([workload.create(viaMain), workload.create(viaMain), ...workload.pick(workload.live(), 3).map((name) => workload.resize(viaMain, name))]);
-      await waitFor(() => readLedger(ledger).filter((e) => e.at === 'start').length > runsBefore, { what: `a run of the burst to start ${context}`, intervalMs: 10 });
+      await workload.burst(viaMain, `a run of the burst to start ${context}`);
       await sleep(random.int(0, 100));
       await plane.stopApiServer('SIGKILL');
       const killedAt = Date.now();

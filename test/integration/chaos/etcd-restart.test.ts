@@ -62,9 +62,7 @@ describe('etcd SIGKILLed and restarted', () => {
     for (let outage = 0; outage < OUTAGES; outage++) {
       // Changes in flight when etcd dies: etcd goes as soon as their first handler has started, so at
       // least that run's PATCH meets the outage.
-      const runsBefore = readLedger(ledger).filter((e) => e.at === 'start').length;
-      await Promise.all([workload.create(widgets), workload.create(widgets), ...workload.pick(workload.live(), 3).map((name) => workload.resize(widgets, name))]);
-      await waitFor(() => readLedger(ledger).filter((e) => e.at === 'start').length > runsBefore, { what: `a run of the burst to start ${context}`, intervalMs: 10 });
+      await workload.burst(widgets, `a run of the burst to start ${context}`);
       await sleep(random.int(0, 100));
       await plane.stopEtcd('SIGKILL');
       const from = Date.now();

@@ -450,6 +450,17 @@ export class LedgerWorkload {
   }
 
   /** Up to `count` distinct names from `names`, chosen at random. */
+  /**
+   * Two creates and three resizes at once through `widgets`; resolves once the operator has started a
+   * run of them, so a fault injected next lands while it is busy.
+   */
+  async burst(widgets: Widgets, what: string): Promise<void> {
+    const runStarts = (): number => readLedger(this.ledger).filter((e) => e.at === 'start').length;
+    const before = runStarts();
+    await Promise.all([this.create(widgets), this.create(widgets), ...this.pick(this.live(), 3).map((name) => this.resize(widgets, name))]);
+    await waitFor(() => runStarts() > before, { what, intervalMs: 10 });
+  }
+
   pick(names: readonly string[], count: number): string[] {
     const pool = [...names];
     return Array.from({ length: Math.min(count, pool.length) }, () => pool.splice(this.random.int(0, pool.length - 1), 1)[0]!);
