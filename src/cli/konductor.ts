@@ -1,10 +1,10 @@
 // The `konductor` command line: `konductor run <files|folders> [options]`.
 // Started by bin/konductor.mjs (or `tsx src/cli/konductor.ts`); see HELP in ./options.ts.
-import { existsSync, readFileSync } from 'node:fs';
-import { KubeConfig } from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
 import { register as registerTsxCjs } from 'tsx/cjs/api';
 import { register as registerTsx } from 'tsx/esm/api';
 import { ApiClient } from '../framework/api/api-client.js';
+import { loadKubeconfig, type ClusterAccess } from '../framework/api/kubeconfig.js';
 import { createLogger, type Logger } from '../framework/observability/logger.js';
 import type { Registry } from '../framework/registry/registry.js';
 import { createOperator, type Operator, type OperatorOptions } from '../framework/runtime/operator.js';
@@ -59,7 +59,7 @@ async function run(options: RunOptions): Promise<void> {
 /** The operator's options for a run. */
 export function operatorOptionsFrom(
   run: RunOptions,
-  context: { kubeConfig: KubeConfig; registry: Registry; namespaces: string[] | undefined; logger: Logger },
+  context: { kubeConfig: ClusterAccess; registry: Registry; namespaces: string[] | undefined; logger: Logger },
 ): OperatorOptions {
   return {
     kubeConfig: context.kubeConfig,
@@ -81,31 +81,12 @@ function ownNamespace(): string {
   }
 }
 
-function loadKubeConfig(options: RunOptions): KubeConfig {
-  const kc = new KubeConfig();
-  if (options.kubeconfig !== undefined) {
-    if (!existsSync(options.kubeconfig)) throw new StartError(`--kubeconfig ${options.kubeconfig} does not exist`);
-    try {
-      kc.loadFromFile(options.kubeconfig);
-    } catch (error) {
-      throw new StartError(`cannot read the kubeconfig ${options.kubeconfig}: ${messageOf(error)}`);
-    }
-  } else {
-    try {
-      kc.loadFromDefault();
-    } catch (error) {
-      throw new StartError(`cannot read the kubeconfig: ${messageOf(error)}`);
-    }
+function loadKubeConfig(options: RunOptions): ClusterAccess {
+  try {
+    return loadKubeconfig({ path: options.kubeconfig, context: options.context });
+  } catch (error) {
+    throw new StartError(messageOf(error));
   }
-  if (options.context !== undefined) {
-    const names = kc.getContexts().map((c) => c.name);
-    if (!names.includes(options.context)) {
-      const available = names.length > 0 ? `available: ${names.join(', ')}` : 'the kubeconfig has no contexts';
-      throw new StartError(`context '${options.context}' not found; ${available}`);
-    }
-    kc.setCurrentContext(options.context);
-  }
-  return kc;
 }
 
 /** One cheap request, so a wrong server or credentials fail at once instead of as endless watch retries. */

@@ -88,7 +88,7 @@ Options (each may also come from the environment variable shown; flags win over 
       --kubeconfig <file>      kubeconfig file. Default: $KUBECONFIG, ~/.kube/config, or the
                                in-cluster service account.
                                env ${envName('kubeconfig')}
-      --concurrency <n>        Handle at most n objects at once (positive integer; default 16).
+      --concurrency <n>        Handle at most n objects at once (positive integer; default 64).
                                env ${envName('concurrency')}
       --log-level <level>      ${LOG_LEVELS.join('|')} (default info).
                                env ${envName('log-level')}

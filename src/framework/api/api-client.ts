@@ -1,7 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
 import type { Socket } from 'node:net';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { ClusterAccess } from './kubeconfig.js';
 import { ApiError } from './api-error.js';
 
 /** Query parameters; undefined values are left out. */
@@ -26,14 +26,14 @@ export interface RequestCounter {
  * A minimal Kubernetes REST client over node's http(s) with one keep-alive agent.
  * It owns the transport so that watches can be streamed, timed and aborted precisely and
  * so errors carry the server's `Status` and `Retry-After` (client-node's Watch drops both).
- * Authentication and TLS come from the KubeConfig (tokens, client certs, exec plugins).
+ * Authentication and TLS come from the kubeconfig (tokens, client certs, exec plugins).
  */
 export class ApiClient {
   private agent: HttpAgent | undefined;
   readonly server: string;
   onRequest: RequestCounter | undefined;
 
-  constructor(private readonly kc: KubeConfig, options: { maxSockets?: number } = {}) {
+  constructor(private readonly kc: ClusterAccess, options: { maxSockets?: number } = {}) {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster: set a current-context or pass --context');
     this.server = cluster.server.replace(/\/+$/, '');

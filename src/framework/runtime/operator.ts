@@ -1,6 +1,6 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import type { Subscription } from 'rxjs';
 import { ApiClient, type RequestCounter } from '../api/api-client.js';
+import { loadKubeconfig, type ClusterAccess } from '../api/kubeconfig.js';
 import { ObjectApi } from '../api/object-api.js';
 import type { Resource } from '../api/resource.js';
 import { DaemonEngine } from '../engines/daemons.js';
@@ -25,15 +25,18 @@ import { randomBytes } from 'node:crypto';
 
 /** Options for {@link createOperator}. */
 export interface OperatorOptions {
-  /** Cluster access; default: `KubeConfig.loadFromDefault()` (KUBECONFIG, ~/.kube/config, in-cluster). */
-  kubeConfig?: KubeConfig;
+  /**
+   * Cluster access: a client-node `KubeConfig`, or {@link loadKubeconfig}'s result. Default:
+   * `loadKubeconfig()` ($KUBECONFIG, ~/.kube/config, then the in-cluster ServiceAccount).
+   */
+  kubeConfig?: ClusterAccess;
   /** Decorated handler classes (instantiated once each), or instances of them built with options. */
   handlers?: readonly (HandlerClass | object)[];
   /** Handlers registered as plain functions (combined with `handlers`). */
   registry?: Registry;
   /** Namespaces to watch; all namespaces when omitted. */
   namespaces?: readonly string[];
-  /** At most this many objects are handled at once. Default 16. */
+  /** At most this many objects are handled at once. Default 64. */
   concurrency?: number;
   logger?: Logger;
   metrics?: Metrics;
@@ -113,7 +116,7 @@ export class Operator {
     }
     this.logger = options.logger ?? createLogger();
     this.metrics = options.metrics ?? new PrometheusMetrics();
-    const kc = options.kubeConfig ?? defaultKubeConfig();
+    const kc = options.kubeConfig ?? loadKubeconfig();
     this.client = new ApiClient(kc);
     this.client.onRequest = options.onRequest;
     this.poster = new EventPoster(this.client, this.logger);
@@ -318,10 +321,4 @@ export class Operator {
 /** Creates an {@link Operator}; call `.start()` to run it. */
 export function createOperator(options: OperatorOptions = {}): Operator {
   return new Operator(options);
-}
-
-function defaultKubeConfig(): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromDefault();
-  return kc;
 }
