@@ -16,7 +16,7 @@ export interface WatchScope {
 }
 
 /** Tunables passed to every underlying {@link watchResource}. */
-export type WatchTuning = Pick<WatchStreamOptions, 'pageSize' | 'timeoutSeconds' | 'idleTimeoutMs' | 'backoff'>;
+export type WatchTuning = Pick<WatchStreamOptions, 'pageSize' | 'timeoutSeconds' | 'idleTimeoutMs' | 'backoff' | 'keepManagedFields'>;
 
 interface SharedWatch {
   store: Map<string, KubeObject>;

@@ -32,6 +32,13 @@ export interface WatchStreamOptions<T extends KubeObject = KubeObject> {
   store?: Map<string, T>;
   /** Where the stream reports contact with the server and its first listing, for health checks. */
   health?: WatchHealth;
+  /**
+   * Keep `metadata.managedFields` on the objects. Default `false`: they are removed as each listed
+   * page and watch event is parsed, because they are often close to half of an object's JSON and
+   * the stream (and everything downstream) keeps objects in memory. Handlers never need them;
+   * set this only when a subscriber reads server-side-apply field ownership itself.
+   */
+  keepManagedFields?: boolean;
 }
 
 interface ListResponse<T> {
@@ -213,7 +220,7 @@ class WatchLoop<T extends KubeObject> {
         throw error;
       }
       this.contact();
-      for (const item of page.items ?? []) items.push(item);
+      for (const item of page.items ?? []) items.push(this.withoutManagedFields(item));
       continueToken = page.metadata?.continue || undefined;
       listVersion = page.metadata?.resourceVersion;
       if (continueToken === undefined) break;
@@ -391,7 +398,7 @@ class WatchLoop<T extends KubeObject> {
           this.skip(`${type} event object without metadata.uid or resourceVersion`, line);
           return 'ignored';
         }
-        const item = object as unknown as T & { metadata: { uid: string; resourceVersion: string } };
+        const item = this.withoutManagedFields(object as unknown as T & { metadata: { uid: string; resourceVersion: string } });
         this.complete(item);
         const uid = item.metadata.uid;
         const previous = this.store.get(uid);
@@ -410,6 +417,13 @@ class WatchLoop<T extends KubeObject> {
         this.skip(`unknown watch event type ${JSON.stringify(type)}`, line);
         return 'ignored';
     }
+  }
+
+  /** Drops `metadata.managedFields` (unless kept by option): nothing downstream reads them, and they are large. */
+  private withoutManagedFields<O extends KubeObject>(object: O): O {
+    const metadata: unknown = object?.metadata;
+    if (!this.options.keepManagedFields && typeof metadata === 'object' && metadata !== null) delete (metadata as { managedFields?: unknown }).managedFields;
+    return object;
   }
 
   /** Fills in apiVersion/kind, which list items of built-in resources lack. */

@@ -310,6 +310,44 @@ describe('failures that keep the resourceVersion', () => {
   });
 });
 
+describe('metadata.managedFields', () => {
+  const managedFields = [{ manager: 'kubectl', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:size': {} } } }];
+  function withManagedFields(object: KubeObject): KubeObject {
+    return { ...object, metadata: { ...object.metadata, managedFields } };
+  }
+  const managedFieldsOf = (object: KubeObject | undefined): unknown => object?.metadata?.managedFields;
+
+  test('are removed by default from listed objects and watch events, and never kept in the store', async () => {
+    const store = new Map<string, KubeObject>();
+    api.listPage([withManagedFields(widget('a', '1'))], { resourceVersion: '1' });
+    const body = api.watchStream();
+
+    const stream = watch({ store });
+    await waitFor('the watch request', () => api.watches.length === 1);
+    body.write(line('ADDED', withManagedFields(widget('b', '2'))));
+    body.write(line('MODIFIED', withManagedFields(widget('a', '3'))));
+    await waitFor('the live events', () => stream.events.length === 4);
+
+    const objects = stream.events.flatMap((event) => (event.type === 'SYNCED' ? [] : [event.object]));
+    expect(objects.map((object) => object.metadata?.name)).toEqual(['a', 'b', 'a']);
+    expect(objects.map(managedFieldsOf)).toEqual([undefined, undefined, undefined]);
+    expect([...store.values()].map(managedFieldsOf)).toEqual([undefined, undefined]);
+  });
+
+  test('are kept with `keepManagedFields: true`', async () => {
+    api.listPage([withManagedFields(widget('a', '1'))], { resourceVersion: '1' });
+    const body = api.watchStream();
+
+    const stream = watch({ keepManagedFields: true });
+    await waitFor('the watch request', () => api.watches.length === 1);
+    body.write(line('ADDED', withManagedFields(widget('b', '2'))));
+    await waitFor('the live event', () => stream.events.length === 3);
+
+    const objects = stream.events.flatMap((event) => (event.type === 'SYNCED' ? [] : [event.object]));
+    expect(objects.map(managedFieldsOf)).toEqual([managedFields, managedFields]);
+  });
+});
+
 describe('unsubscribing', () => {
   test('aborts the open watch request: nothing more is read and no further request is made', async () => {
     const store = new Map<string, KubeObject>();
