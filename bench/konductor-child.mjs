@@ -4,14 +4,13 @@
 // (its diff-base annotation); once `expected` objects have had both writes acknowledged, it prints
 // the result and exits. With spec.sentAt on the objects (steady load) it also reports, per object,
 // the milliseconds from sentAt to the acknowledgement of the status write.
-import { KubeConfig } from '@kubernetes/client-node';
 import { benchResource, cpuSeconds, loadFramework, objectOfPath, sampleRss, send } from './child-common.mjs';
 
 const [kubeconfigPath, namespace, expectedText, concurrencyText] = process.argv.slice(2);
 const expected = Number(expectedText);
-const { createOperator, Registry, silentLogger } = await loadFramework();
-const kc = new KubeConfig();
-kc.loadFromFile(kubeconfigPath);
+const { createOperator, Registry, silentLogger, loadKubeconfig } = await loadFramework();
+// The framework's own kubeconfig loader: as deployed, client-node's generated API is never loaded.
+const kc = loadKubeconfig({ path: kubeconfigPath });
 const started = performance.now();
 const rss = sampleRss();
 let cpuSecondsAtReady = 0;

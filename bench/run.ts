@@ -10,7 +10,7 @@ import { runUpdateStorm } from './update-storm.js';
 import { runWatchReactor } from './watch-reactor.js';
 
 const n = envNumber('BENCH_N', 10_000);
-const concurrency = envNumber('BENCH_CONCURRENCY', 16);
+const concurrency = envNumber('BENCH_CONCURRENCY', 64);
 const framework = process.env.BENCH_FRAMEWORK === 'src' ? 'src' : 'dist';
 
 const groups: Record<string, (target: BenchTarget) => Promise<Figures[]>> = {

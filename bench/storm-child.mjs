@@ -3,16 +3,15 @@
 // `{"ready":true}` once every object's creation has been handled, and the result once every object's
 // status write for `finalValue` has been acknowledged and `settleMs` more have passed without a run
 // (so late runs are counted too).
-import { KubeConfig } from '@kubernetes/client-node';
 import { benchResource, loadFramework, objectOfPath, sampleRss, send } from './child-common.mjs';
 
 const [kubeconfigPath, namespace, objectsText, finalValueText, concurrencyText, settleText] = process.argv.slice(2);
 const settleMs = Number(settleText);
 const objects = Number(objectsText);
 const finalValue = Number(finalValueText);
-const { createOperator, Registry, silentLogger } = await loadFramework();
-const kc = new KubeConfig();
-kc.loadFromFile(kubeconfigPath);
+const { createOperator, Registry, silentLogger, loadKubeconfig } = await loadFramework();
+// The framework's own kubeconfig loader: as deployed, client-node's generated API is never loaded.
+const kc = loadKubeconfig({ path: kubeconfigPath });
 const rss = sampleRss();
 
 const runs = new Map(); // name -> update-handler runs

@@ -1,15 +1,14 @@
 // The operator side of the timer benchmark (compiled framework, own process): a no-op 1-second timer
 // on every bench object in one namespace. After a warm-up it measures, over a window, timer lateness
 // (actual minus planned start) and the process's CPU time as a share of one core.
-import { KubeConfig } from '@kubernetes/client-node';
 import { benchResource, loadFramework, send } from './child-common.mjs';
 
 const [kubeconfigPath, namespace, objectsText, windowText] = process.argv.slice(2);
 const objects = Number(objectsText);
 const windowMs = Number(windowText) * 1000;
-const { createOperator, MetricsRecorder, Registry, silentLogger } = await loadFramework();
-const kc = new KubeConfig();
-kc.loadFromFile(kubeconfigPath);
+const { createOperator, MetricsRecorder, Registry, silentLogger, loadKubeconfig } = await loadFramework();
+// The framework's own kubeconfig loader: as deployed, client-node's generated API is never loaded.
+const kc = loadKubeconfig({ path: kubeconfigPath });
 const ticked = new Set();
 const registry = new Registry().timer({ apiVersion: benchResource.apiVersion, name: benchResource.plural }, async ({ uid }) => void ticked.add(uid), {
   id: 'bench-tick',

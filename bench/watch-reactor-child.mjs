@@ -2,15 +2,14 @@
 // and on the compiled framework (dist/), as a deployed operator runs: no TypeScript loader in memory.
 // Watches every bench object in one namespace through the watch stream and the reactor with a no-op
 // processor, and prints its result once `expected` objects have been processed.
-import { KubeConfig } from '@kubernetes/client-node';
 import { benchResource, loadFramework, sampleRss, send } from './child-common.mjs';
 
 const [kubeconfigPath, namespace, expectedText] = process.argv.slice(2);
 const expected = Number(expectedText);
-const { ApiClient, Reactor, watchResource } = await loadFramework();
+const { ApiClient, Reactor, watchResource, loadKubeconfig } = await loadFramework();
 const resource = { group: benchResource.group, version: benchResource.version, plural: benchResource.plural, kind: 'BenchObject', namespaced: true, hasStatus: true };
-const kc = new KubeConfig();
-kc.loadFromFile(kubeconfigPath);
+// The framework's own kubeconfig loader: as deployed, client-node's generated API is never loaded.
+const kc = loadKubeconfig({ path: kubeconfigPath });
 const client = new ApiClient(kc);
 const baselineRssMb = process.memoryUsage.rss() / 2 ** 20;
 
