@@ -4,7 +4,7 @@
  * Pure and deterministic: no I/O, same input (in any order) gives the same bytes.
  */
 import { gzipSync } from 'node:zlib';
-import { dumpYaml } from '@kubernetes/client-node';
+import yaml from 'js-yaml';
 import { compareStrings, monitorKey, namespacesForMonitor, selectServiceMonitors } from './selectors.js';
 import type {
   Endpoint,
@@ -478,7 +478,8 @@ function renderYaml(config: PrometheusConfig): string {
       ...(job.metric_relabel_configs !== undefined ? { metric_relabel_configs: job.metric_relabel_configs.map(tokenize) } : {}),
     })),
   };
-  const text = dumpYaml(prepared, { noArrayIndent: true, lineWidth: -1, noRefs: true, sortKeys: false });
+  // js-yaml directly: client-node's dumpYaml is this call behind an import of its whole generated API.
+  const text = yaml.dump(prepared, { noArrayIndent: true, lineWidth: -1, noRefs: true, sortKeys: false });
   // The token is the list's only item, on the line after its key.
   const pattern = new RegExp(`source_labels:\\n *- ${FLOW_TOKEN}(\\d+)__$`, 'gm');
   return text.replace(pattern, (_match, index: string) => `source_labels: [${(flows[Number(index)] ?? []).join(', ')}]`);
