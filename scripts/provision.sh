@@ -114,6 +114,42 @@ build_apiserver() {
   echo "$out_dir/kube-apiserver"
 }
 
+# As non-root nothing can be installed: name everything missing at once, with the exact commands.
+preflight_non_root() {
+  [ "$IS_ROOT" = 1 ] && return 0
+  local wanted=(prometheus) missing=() steps=()
+  if [ -z "${KONDUCTOR_ETCD:-}" ] && ! { [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/etcd" ]; }; then
+    wanted+=(etcd-server etcd-client curl)
+  fi
+  local needs_build=1
+  if [ -n "${KONDUCTOR_KUBE_APISERVER:-}" ] || { [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/kube-apiserver" ]; }; then needs_build=0; fi
+  if [ -z "${KONDUCTOR_REBUILD:-}" ] && ls -1d "$CACHE_ROOT"/kube-apiserver/*/kube-apiserver >/dev/null 2>&1; then needs_build=0; fi
+  [ "$needs_build" = 1 ] && wanted+=(golang-go rsync make dpkg-dev golang-github-modern-go-reflect2-dev ca-certificates)
+  for p in "${wanted[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  local needs_src=0
+  if [ "$needs_build" = 1 ] && ! { [ -f /etc/apt/sources.list.d/konductor-deb-src.sources ] || grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ || grep -qs '^deb-src' /etc/apt/sources.list; }; then
+    needs_src=1
+    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+      steps+=("sudo sh -c \"sed 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources > /etc/apt/sources.list.d/konductor-deb-src.sources\"")
+    else
+      steps+=("sudo sh -c \"grep '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' > /etc/apt/sources.list.d/konductor-deb-src.list\"")
+    fi
+  fi
+  [ "${#missing[@]}" = 0 ] && [ "${#steps[@]}" = 0 ] && return 0
+  steps+=("sudo apt-get update")
+  [ "${#missing[@]}" -gt 0 ] && steps+=("sudo apt-get install -y --no-install-recommends ${missing[*]}")
+  local lacks=()
+  [ "${#missing[@]}" -gt 0 ] && lacks+=("packages ${missing[*]}")
+  [ "$needs_src" = 1 ] && lacks+=("an apt deb-src entry (to build kube-apiserver from Debian's source)")
+  log "not root, and this machine lacks what the tests need: ${lacks[*]}"
+  log "run these, then rerun this script (or rerun it as root, which does the same):"
+  for step in "${steps[@]}"; do printf '    %s\n' "$step" >&2; done
+  exit 1
+}
+preflight_non_root
+
 # promtool validates generated Prometheus configs in tests (Debian's build lacks Kubernetes SD).
 ensure_packages prometheus
 command -v promtool >/dev/null || die "promtool not found after installing prometheus"
