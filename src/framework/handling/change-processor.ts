@@ -9,7 +9,7 @@ import { narrowDiff, type Diff } from '../state/diff.js';
 import { essenceOf, readDiffBase, serializeDiffBase, type Essence } from '../state/essence.js';
 import { getField, parseFieldPath, type FieldPath } from '../state/field-path.js';
 import { addFinalizerOps, hasFinalizer, removeFinalizerOps } from '../state/finalizers.js';
-import { DIFF_BASE_KEY, progressKey } from '../state/keys.js';
+import { DIFF_BASE_KEY, FINALIZER, progressKey } from '../state/keys.js';
 import {
   changeTag,
   delayRemainingMs,
@@ -245,7 +245,9 @@ export class ChangeProcessor {
     let nextDelayMs: number | undefined;
     for (const item of selected) {
       // A record counts only for this very change: same cause, same diff-base.
-      const record = item.record?.purpose === reason && item.record.base === tag ? item.record : undefined;
+      let record = item.record?.purpose === reason && item.record.base === tag ? item.record : undefined;
+      // A delete handler that failed for good holds the object; a new process (perhaps with a fix) tries it once more.
+      if (record?.failure && resuming && blocksDeletion(item.handler, reason)) record = undefined;
       if (isFinished(record)) {
         records.set(item.handler.id, record!);
         continue;
@@ -274,8 +276,10 @@ export class ChangeProcessor {
     if (signal.aborted) return undefined;
 
     const done = [...records.values()].every(isFinished);
+    // Only success lets our finalizer go: a delete handler that failed for good keeps the object.
+    const blocked = done && selected.some((item) => blocksDeletion(item.handler, reason) && records.get(item.handler.id)?.failure === true);
     try {
-      await this.write(body, cause, selected, records, patches, done);
+      await this.write(body, cause, selected, records, patches, done, blocked);
     } catch (error) {
       if (unwritten.size > 0) this.unwritten.set(uid, { state, outcomes: unwritten });
       throw error;
@@ -359,7 +363,7 @@ export class ChangeProcessor {
     const logger = this.handlerLogger(handler, body);
     const { retries: maxRetries, timeout } = handler.options;
     const fail = (error: unknown, attempts: number): ProgressRecord => {
-      const message = describeError(error);
+      const message = blocksDeletion(handler, reason) ? `${describeError(error)}; ${deletionBlockedNotice(body)}` : describeError(error);
       logger.error({ err: message, retries: attempts }, `handler ${handler.id} failed permanently: ${message}`);
       this.options.poster.post(body, 'Warning', 'HandlerFailed', `${handler.id} failed permanently: ${message}`);
       return { ...base, stopped: new Date(this.now()).toISOString(), failure: true, retries: attempts, message };
@@ -487,6 +491,7 @@ export class ChangeProcessor {
     records: ReadonlyMap<string, ProgressRecord>,
     patches: readonly Patch[],
     done: boolean,
+    blocked: boolean,
   ): Promise<void> {
     const meta = body.metadata ?? {};
     const namespace = meta.namespace;
@@ -514,7 +519,8 @@ export class ChangeProcessor {
       }
       const diffBase = serializeDiffBase(essenceOf(handled, this.extraFields));
       if (existing[DIFF_BASE_KEY] !== diffBase) annotations[DIFF_BASE_KEY] = diffBase;
-    } else if (!done) {
+    } else if (!done || blocked) {
+      // Pending records, or the failure that keeps a deleted object: users read its message there.
       for (const item of selected) {
         const record = records.get(item.handler.id);
         const key = progressKey(item.handler.id);
@@ -525,7 +531,7 @@ export class ChangeProcessor {
     }
     mergeInto(merged, { metadata: { annotations } });
     await writePatch(this.options.api, namespace, name, merged, (written) => this.remember(written));
-    if (done && cause.reason === 'delete' && hasFinalizer(body)) {
+    if (done && !blocked && cause.reason === 'delete' && hasFinalizer(body)) {
       this.deletions.add(meta.uid ?? '');
       // Timers and daemons stop first: the finalizer is what makes deletion wait for them.
       await this.options.holds?.release(body);
@@ -554,6 +560,21 @@ export class ChangeProcessor {
   private handlerLogger(handler: ChangeHandlerSpec, body: KubeObject): Logger {
     return this.options.logger.child({ namespace: body.metadata?.namespace, name: body.metadata?.name, handler: handler.id });
   }
+}
+
+/** Whether this handler's final failure keeps the object: a non-optional delete handler, handling a deletion. */
+function blocksDeletion(handler: ChangeHandlerSpec, reason: ChangeReason): boolean {
+  return reason === 'delete' && handler.kind === 'delete' && !handler.options.optional;
+}
+
+/** What a user must know when a delete handler failed for good: the object stays, and how it can go. */
+function deletionBlockedNotice(body: KubeObject): string {
+  const meta = body.metadata ?? {};
+  const object = `${meta.namespace ? `${meta.namespace}/` : ''}${meta.name ?? ''}`;
+  return (
+    `${object} keeps the finalizer ${FINALIZER} and stays until the handler's problem is fixed ` +
+    `(the operator, restarted with a fix, runs the handler again) or the finalizer is removed by hand`
+  );
 }
 
 function isInteger(value: string | undefined): boolean {

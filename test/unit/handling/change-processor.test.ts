@@ -2,7 +2,7 @@ import type { ResourceSelector } from '../../../src/framework/api/resource.js';
 import { ChangeProcessor } from '../../../src/framework/handling/change-processor.js';
 import { HandlerTimeoutError, PermanentError, TemporaryError } from '../../../src/framework/handling/errors.js';
 import { ABSENT, PRESENT } from '../../../src/framework/handling/filters.js';
-import { silentLogger } from '../../../src/framework/observability/logger.js';
+import { silentLogger, type Logger } from '../../../src/framework/observability/logger.js';
 import type { ProcessResult } from '../../../src/framework/reactor/reactor.js';
 import type { ChangeContext, ChangeHandlerOptions, ChangeHandlerSpec, ChangeKind } from '../../../src/framework/registry/handler-specs.js';
 import { essenceOf, readDiffBase, serializeDiffBase, type Essence } from '../../../src/framework/state/essence.js';
@@ -11,6 +11,7 @@ import { DIFF_BASE_KEY, FINALIZER, progressKey } from '../../../src/framework/st
 import { readProgress, type ProgressRecord } from '../../../src/framework/state/progress.js';
 import type { KubeObject, ObjectEvent } from '../../../src/framework/watching/events.js';
 import { FakeClock, FakeObjectApi, FakePoster } from './fake-object-api.js';
+import { LogCapture } from './log-capture.js';
 
 const SELECTOR: ResourceSelector = { apiVersion: 'example.com/v1', name: 'widgets' };
 const UID = 'uid-1';
@@ -101,12 +102,16 @@ class Harness {
   readonly poster = new FakePoster();
   readonly processor: ChangeProcessor;
 
-  constructor(handlers: readonly ChangeHandlerSpec[], initial: KubeObject) {
-    this.api = new FakeObjectApi(initial);
+  constructor(
+    handlers: readonly ChangeHandlerSpec[],
+    initial: KubeObject | FakeObjectApi,
+    readonly logger: Logger = silentLogger(),
+  ) {
+    this.api = initial instanceof FakeObjectApi ? initial : new FakeObjectApi(initial);
     this.processor = new ChangeProcessor({
       api: this.api.asObjectApi(),
       handlers,
-      logger: silentLogger(),
+      logger,
       poster: this.poster.asEventPoster(),
       now: this.clock.now,
     });
@@ -786,6 +791,71 @@ describe('ChangeProcessor', () => {
 
       expect(h.api.object.metadata?.finalizers).toEqual([FINALIZER]);
       expect(h.record('delete')).toMatchObject({ purpose: 'delete', retries: 1 });
+    });
+
+    test('a delete handler that fails permanently keeps the finalizer, and its Event, progress message and log say why the object stays', async () => {
+      const log = new LogCapture();
+      const h = new Harness(
+        [handler('delete', 'cleanup', {}, () => { throw new PermanentError('bucket is locked'); })],
+        handled(widget({ finalizers: [FINALIZER], deleting: true })),
+        log.logger,
+      );
+
+      expect(await h.deliver()).toBeUndefined();
+
+      expect(h.api.object.metadata?.finalizers).toEqual([FINALIZER]);
+      const stays = /default\/w1 keeps the finalizer konductor\.dev\/finalizer and stays until the handler's problem is fixed .*or the finalizer is removed by hand/;
+      expect(h.record('cleanup')).toMatchObject({ purpose: 'delete', failure: true, message: expect.stringMatching(stays) });
+      expect(h.poster.posted).toEqual([expect.objectContaining({ type: 'Warning', reason: 'HandlerFailed', message: expect.stringMatching(stays) })]);
+      expect(log.atLeast('error')).toEqual([expect.objectContaining({ namespace: 'default', name: 'w1', handler: 'cleanup', msg: expect.stringMatching(stays) })]);
+    });
+
+    test('a delete handler that gave up after its retries keeps the finalizer too', async () => {
+      const h = new Harness([failing('delete', 'cleanup', { retries: 1 })], handled(widget({ finalizers: [FINALIZER], deleting: true })));
+
+      expect(await h.deliver()).toBeUndefined();
+
+      expect(h.api.object.metadata?.finalizers).toEqual([FINALIZER]);
+      expect(h.record('cleanup')).toMatchObject({ failure: true });
+    });
+
+    test('later events for an object kept by a failed delete handler neither run it again nor write or post anything', async () => {
+      const cleanup = handler('delete', 'cleanup', {}, () => { throw new PermanentError('bucket is locked'); });
+      const h = new Harness([cleanup], handled(widget({ finalizers: [FINALIZER], deleting: true })));
+      await h.deliver();
+      const writes = h.api.writes.length;
+
+      expect(await h.deliver()).toBeUndefined();
+
+      expect(cleanup.calls).toHaveLength(1);
+      expect(h.api.writes).toHaveLength(writes);
+      expect(h.poster.posted).toHaveLength(1);
+    });
+
+    test('after a restart (first sight through a listing), a delete handler that failed permanently runs again; its success removes the finalizer', async () => {
+      let fixed = false;
+      const cleanup = handler('delete', 'cleanup', {}, () => {
+        if (!fixed) throw new PermanentError('bucket is locked');
+      });
+      const before = new Harness([cleanup], handled(widget({ finalizers: [FINALIZER], deleting: true })));
+      await before.deliver();
+      fixed = true;
+
+      const after = new Harness([cleanup], before.api);
+      expect(await after.deliver({ fromList: true, type: 'ADDED' })).toBeUndefined();
+
+      expect(cleanup.calls).toHaveLength(2);
+      expect(after.api.object.metadata?.finalizers ?? []).toEqual([]);
+    });
+
+    test('an optional delete handler that fails permanently does not keep the finalizer', async () => {
+      const optional = handler('delete', 'optional', { optional: true }, () => { throw new PermanentError('nothing to clean'); });
+      const h = new Harness([handler('delete', 'cleanup'), optional], handled(widget({ finalizers: [FINALIZER], deleting: true })));
+
+      expect(await h.deliver()).toBeUndefined();
+
+      expect(optional.calls).toHaveLength(1);
+      expect(h.api.object.metadata?.finalizers ?? []).toEqual([]);
     });
 
     test('a non-optional delete handler has the finalizer added before other handlers run on a new object', async () => {
