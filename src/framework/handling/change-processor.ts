@@ -121,13 +121,19 @@ export class ChangeProcessor {
         this.failures.delete(uid);
         if (result === undefined) this.resuming.delete(uid);
         return result;
-      } catch (error) {
+      } catch (caught) {
         const meta = body.metadata ?? {};
-        if (error instanceof ApiError && error.status === 404) return undefined; // gone meanwhile; the DELETED event follows
+        let error = caught;
         if ((error instanceof Conflict || (error instanceof ApiError && error.status === 409)) && attempt < MAX_CONFLICT_RETRIES) {
-          body = await this.options.api.get(meta.namespace, meta.name ?? '');
-          continue;
+          try {
+            body = await this.options.api.get(meta.namespace, meta.name ?? '');
+            continue;
+          } catch (readError) {
+            // The fresh read failed too (API server down, 5xx): back off like any other failure, never throw.
+            error = readError;
+          }
         }
+        if (error instanceof ApiError && error.status === 404) return undefined; // gone meanwhile; the DELETED event follows
         const count = (this.failures.get(uid) ?? 0) + 1;
         this.failures.set(uid, count);
         // The server's Retry-After wins over our own backoff: retrying sooner only adds to its load.

@@ -601,6 +601,28 @@ describe('ChangeProcessor', () => {
       expect(h.diffBase()).toBeDefined();
     });
 
+    test('a 409 whose re-read fails is retried with backoff instead of failing the run', async () => {
+      const create = handler('create', 'create');
+      const h = new Harness([create], widget());
+      h.api.failNext(409, 'mergePatch');
+      h.api.failNext(503, 'get');
+
+      expect(requeueOf(await h.deliver())).toBeGreaterThanOrEqual(1000);
+      expect(await h.deliver()).toBeUndefined();
+
+      expect(h.api.calls.map((call) => call.method)).toEqual(['mergePatch', 'get', 'mergePatch']);
+      expect(create.calls).toHaveLength(1);
+      expect(h.diffBase()).toBeDefined();
+    });
+
+    test('a 409 whose re-read finds the object gone (404) ends processing quietly', async () => {
+      const h = new Harness([handler('create', 'create')], widget());
+      h.api.failNext(409, 'mergePatch');
+      h.api.failNext(404, 'get');
+
+      expect(await h.deliver()).toBeUndefined();
+    });
+
     test('a 404 ends processing quietly: no retry, no re-read', async () => {
       const h = new Harness([handler('create', 'create')], widget());
       h.api.failNext(404, 'mergePatch');
