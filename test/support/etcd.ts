@@ -29,14 +29,23 @@ export interface EtcdHarness {
   stop(): Promise<void>;
 }
 
-export async function startEtcdOperator(kc: KubeConfig, namespace: string): Promise<EtcdHarness> {
+/**
+ * Runs the etcd operator against `namespace`, with the fake kubelet and the test's API access as `kc`.
+ * `as` runs the operator under another identity (the deploy ServiceAccount); `onRequest` sees its requests.
+ */
+export async function startEtcdOperator(
+  kc: KubeConfig,
+  namespace: string,
+  options: { as?: KubeConfig; onRequest?: (method: string, path: string, status: number) => void } = {},
+): Promise<EtcdHarness> {
   const addresses = new LoopbackAddresses();
   const runner = new EtcdPodRunner({ kubeConfig: kc, addresses, namespace });
   await runner.start();
   const backupRoot = await mkdtemp(join(tmpdir(), 'konductor-backups-'));
   const restores = new EtcdRestores({ localRoot: backupRoot, serve: { host: '127.0.0.1', port: 0 } });
   const operator = await runOperator({
-    kubeConfig: kc,
+    kubeConfig: options.as ?? kc,
+    onRequest: options.onRequest,
     namespaces: [namespace],
     logger: silentLogger(),
     handlers: [new EtcdClusters({ addresses, intervalMs: 1_000, busyIntervalMs: 300 }), new EtcdBackups({ addresses, localRoot: backupRoot }), restores],

@@ -7,6 +7,7 @@ import type { KubeObject } from '../../../src/framework/watching/events.js';
 import { PrometheusOperator } from '../../../src/handlers/prometheus/index.js';
 import { applyManifests, installCrds, kubeConfigForServiceAccount, readCrds, readManifests, runOperator, waitFor } from '../../../src/testing/index.js';
 import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
+import { ETCD_API, createCluster, memberList, readCluster, startEtcdOperator } from '../../support/etcd.js';
 
 const deployDir = fileURLToPath(new URL('../../../deploy/', import.meta.url));
 
@@ -78,6 +79,43 @@ describe('the deploy/ manifests', () => {
       await running.stop();
     }
   });
+
+  test('the bundled etcd operator does all its work as the deploy ServiceAccount: a cluster forms and a backup is taken', async () => {
+    const kc = sharedKubeConfig();
+    await installCrds(kc, readCrds(fileURLToPath(new URL('../../../crds/', import.meta.url))));
+    const admin = new ApiClient(kc);
+    for (const object of manifests().filter((o) => o.kind !== 'Deployment')) await apply(admin, object, false);
+    admin.close();
+    const namespace = await uniqueNamespace(kc, 'deploy-etcd');
+    const asOperator = await kubeConfigForServiceAccount(kc, { namespace: 'konductor-system', name: 'konductor' });
+    const denied: string[] = [];
+    const h = await startEtcdOperator(kc, namespace, {
+      as: asOperator,
+      onRequest: (method, path, status) => {
+        if (status === 403) denied.push(`${method} ${path}`);
+      },
+    });
+    try {
+      await createCluster(h, 'solo', { size: 1 });
+      await waitFor(
+        async () => {
+          const cluster = await readCluster(h, 'solo');
+          return cluster.status?.phase === 'Running' && (await memberList(h, 'solo').catch(() => [])).length === 1;
+        },
+        { what: 'a 1-member cluster made as the operator', timeoutMs: 90_000 },
+      );
+      await h.api.request('POST', `/apis/${ETCD_API}/namespaces/${namespace}/etcdbackups`, {
+        body: { apiVersion: ETCD_API, kind: 'EtcdBackup', metadata: { name: 'once' }, spec: { etcdEndpoints: ['http://solo-client:2379'], storageType: 'Local', local: { path: 'deploy-check/solo.db' } } },
+      });
+      await waitFor(
+        async () => (await h.api.request<{ status?: { succeeded?: boolean } }>('GET', `/apis/${ETCD_API}/namespaces/${namespace}/etcdbackups/once`)).status?.succeeded === true,
+        { what: 'a one-shot backup taken as the operator', timeoutMs: 60_000 },
+      );
+      expect(denied).toEqual([]);
+    } finally {
+      await h.stop();
+    }
+  }, 180_000);
 
   test('the operator identity can post Events and hold its Lease, and is denied what it was not granted', async () => {
     const admin = new ApiClient(sharedKubeConfig());
