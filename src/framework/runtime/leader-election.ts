@@ -209,8 +209,21 @@ export class LeaderElector {
         if (signal.aborted) return undefined;
         this.logger.warn({ err: error }, 'could not acquire the lease; retrying');
       }
-      if (!(await pause(this.retryPeriodMs, signal))) return undefined;
+      if (!(await pause(this.untilNextAttempt(), signal))) return undefined;
     }
+  }
+
+  /**
+   * A standby polls every retry period, but also wakes just after the Lease it last saw would
+   * expire: a dead leader is then replaced within the lease duration plus at most one retry period
+   * (the lag of its own observation), not a further poll later.
+   */
+  private untilNextAttempt(): number {
+    const holder = this.observedHolder();
+    if (holder === '' || holder === this.identity) return this.retryPeriodMs;
+    const untilExpiry = this.observedAt + this.leaseDurationMs - this.now();
+    // Already past expiry means the last attempt failed for another reason: back to the normal pace.
+    return untilExpiry >= 0 ? Math.min(this.retryPeriodMs, untilExpiry + 1) : this.retryPeriodMs;
   }
 
   /** Renews every retry period until aborted, out of time, or the Lease is seen held by another replica. */

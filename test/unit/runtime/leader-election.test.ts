@@ -291,6 +291,23 @@ describe('LeaderElector', () => {
     expect(Date.now() - stoppedAt).toBeLessThan(LEASE_MS + 10 * RETRY_MS);
   });
 
+  test('a standby tries to acquire just after the Lease it saw expires, not at its next poll', async () => {
+    // Polls come 1 450 ms apart, so the first poll after expiry (at 2 000 ms) would be at 2 900 ms.
+    const timings = { leaseDurationMs: 2_000, renewDeadlineMs: 1_800, retryPeriodMs: 1_450 };
+    const a = start('a', timings);
+    await eventually(() => a.elector.isLeader, 'a to lead');
+    await a.elector.stop({ release: false }); // as if killed: the Lease stays a's until it expires
+
+    const b = start('b', timings);
+    const startedAt = Date.now(); // b first reads the Lease now, and judges expiry from then
+    await eventually(() => b.elector.isLeader, 'b to take over', 5_000);
+    const tookOverAfter = Date.now() - startedAt;
+
+    expect(tookOverAfter).toBeGreaterThanOrEqual(timings.leaseDurationMs);
+    expect(tookOverAfter).toBeLessThan(timings.leaseDurationMs + 700);
+    expect(server.lease()!.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+  });
+
   test('stop() before leading resolves run() without calling back', async () => {
     const a = start('a');
     await eventually(() => a.elector.isLeader, 'a to lead');
