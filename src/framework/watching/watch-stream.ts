@@ -131,6 +131,8 @@ class WatchLoop<T extends KubeObject> {
 
   async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
+      // Whether a watch request was under way: any end of one (an error included) is a reconnect.
+      let watching = false;
       try {
         if (this.resourceVersion === undefined) {
           this.resourceVersion = await this.list(signal);
@@ -138,6 +140,7 @@ class WatchLoop<T extends KubeObject> {
           if (signal.aborted) return;
         }
         const started = Date.now();
+        watching = true;
         const { outcome, events } = await this.watch(signal);
         if (outcome === 'stopped') return;
         this.metrics.increment('watch_reconnects_total', this.labels);
@@ -155,11 +158,11 @@ class WatchLoop<T extends KubeObject> {
         }
       } catch (error) {
         if (signal.aborted) return;
+        if (watching) this.metrics.increment('watch_reconnects_total', this.labels);
         // Only a watch's 410 means our resourceVersion expired; a 410 from the listing itself (which
         // sends none) is retried with backoff like any other error, not relisted in a hot loop.
-        if (isGone(error) && this.resourceVersion !== undefined) {
+        if (isGone(error) && watching) {
           this.logger.info('resourceVersion expired (410 Gone); relisting');
-          this.metrics.increment('watch_reconnects_total', this.labels);
           this.resourceVersion = undefined;
           continue;
         }

@@ -310,6 +310,121 @@ describe('failures that keep the resourceVersion', () => {
   });
 });
 
+describe('watch_reconnects_total', () => {
+  test('counts a reconnect after a 500 on the watch', async () => {
+    api.listPage([], { resourceVersion: '1' });
+    api.watchFails(500, status(500, 'InternalError'));
+    api.watchStream();
+
+    watch();
+    await waitFor('the retried watch', () => api.watches.length === 2);
+
+    expect(reconnects()).toBe(1);
+  });
+
+  test('counts a reconnect after a refused connection', async () => {
+    api.listPage([], { resourceVersion: '1' });
+    api.watchNetworkError('ECONNREFUSED');
+    api.watchStream();
+
+    watch();
+    await waitFor('the retried watch', () => api.watches.length === 2);
+
+    expect(reconnects()).toBe(1);
+  });
+
+  test('counts a reconnect after a stream cut mid-way', async () => {
+    api.listPage([], { resourceVersion: '1' });
+    const body = api.watchStream();
+    api.watchStream();
+
+    const stream = watch();
+    await waitFor('the watch request', () => api.watches.length === 1);
+    body.write(line('ADDED', widget('a', '2')));
+    await waitFor('the first event', () => stream.events.length === 2);
+    body.destroy(new Error('connection reset by peer'));
+    await waitFor('the reconnected watch', () => api.watches.length === 2);
+
+    expect(reconnects()).toBe(1);
+  });
+
+  test('counts a reconnect after a 429 and after an in-stream ERROR event, once each', async () => {
+    api.listPage([], { resourceVersion: '1' });
+    api.watchFails(429, status(429, 'TooManyRequests'), { 'Retry-After': '0' });
+    api.watchLines(line('ERROR', status(500, 'InternalError', 'etcd leader changed')));
+    api.watchStream();
+
+    watch();
+    await waitFor('the third watch', () => api.watches.length === 3);
+
+    expect(reconnects()).toBe(2);
+    expect(errors()).toBe(2);
+  });
+
+  test('does not count a failed listing as a reconnect: no watch was open', async () => {
+    api.listFails(500, status(500, 'InternalError'));
+    api.listPage([], { resourceVersion: '1' });
+    api.watchStream();
+
+    watch();
+    await waitFor('the watch request', () => api.watches.length === 1);
+
+    expect(errors()).toBe(1);
+    expect(reconnects()).toBe(0);
+  });
+});
+
+describe('reconnect backoff', () => {
+  /** Milliseconds between consecutive watch requests. */
+  const gaps = (): number[] => api.watches.slice(1).map((request, i) => request.at - api.watches[i]!.at);
+  // Timers never fire early (allow 5 ms for clock granularity); on a busy machine they may fire late.
+  const EARLY = 5;
+  const LATE = 150;
+
+  test('the delay between failed watches grows: initialMs 50, factor 2 gives about 50, 100, 200, 400 ms', async () => {
+    api.listPage([], { resourceVersion: '1' });
+    for (let i = 0; i < 4; i++) api.watchFails(500, status(500, 'InternalError'));
+    api.watchStream();
+
+    watch({ backoff: { initialMs: 50, factor: 2, jitter: 0 } });
+    await waitFor('the fifth watch', () => api.watches.length === 5, 5_000);
+
+    const measured = gaps();
+    [50, 100, 200, 400].forEach((expected, i) => {
+      expect(measured[i]).toBeGreaterThanOrEqual(expected - EARLY);
+      expect(measured[i]).toBeLessThan(expected + LATE);
+    });
+  });
+
+  test('after resetAfterMs without errors the delay starts over from initialMs', async () => {
+    api.listPage([], { resourceVersion: '1' });
+    for (let i = 0; i < 3; i++) api.watchFails(500, status(500, 'InternalError'));
+    const healthy = api.watchStream();
+    api.watchFails(500, status(500, 'InternalError'));
+    api.watchStream();
+
+    watch({ backoff: { initialMs: 50, factor: 2, jitter: 0, resetAfterMs: 300 } });
+    await waitFor('the healthy watch', () => api.watches.length === 4, 5_000);
+    healthy.write(line('BOOKMARK', { kind: 'Widget', apiVersion: 'example.com/v1', metadata: { resourceVersion: '5' } }));
+    await settle(400); // error-free for longer than resetAfterMs
+    const cutAt = Date.now();
+    healthy.destroy(new Error('connection reset by peer'));
+    await waitFor('the last watch', () => api.watches.length === 6, 5_000);
+
+    const [first, second, third] = gaps();
+    expect(first).toBeGreaterThanOrEqual(50 - EARLY);
+    expect(second).toBeGreaterThanOrEqual(100 - EARLY);
+    expect(third).toBeGreaterThanOrEqual(200 - EARLY);
+    // Without the reset the delay after the cut would be 400 ms; with it, 50 ms, then 100 ms again.
+    const afterCut = api.watches[4]!.at - cutAt;
+    expect(afterCut).toBeGreaterThanOrEqual(50 - EARLY);
+    expect(afterCut).toBeLessThan(50 + LATE);
+    const next = api.watches[5]!.at - api.watches[4]!.at;
+    expect(next).toBeGreaterThanOrEqual(100 - EARLY);
+    expect(next).toBeLessThan(100 + LATE);
+  });
+});
+
 describe('metadata.managedFields', () => {
   const managedFields = [{ manager: 'kubectl', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:size': {} } } }];
   function withManagedFields(object: KubeObject): KubeObject {
