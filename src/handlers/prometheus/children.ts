@@ -9,6 +9,22 @@ export const GOVERNING_SERVICE = 'prometheus-operated';
 export const CONFIG_KEY = 'prometheus.yaml.gz';
 const DEFAULT_IMAGE = 'quay.io/prometheus/prometheus';
 const DEFAULT_VERSION = 'v2.42.0';
+/** Upstream's default reloader image (its `--prometheus-config-reloader` flag). */
+export const DEFAULT_CONFIG_RELOADER_IMAGE = 'quay.io/prometheus-operator/prometheus-config-reloader:v0.76.0';
+
+/** Where the config Secret is mounted; the reloader reads `CONFIG_KEY` there. */
+export const CONFIG_DIR = '/etc/prometheus/config';
+/** The emptyDir the reloader writes the substituted configuration into, and Prometheus reads it from. */
+export const CONFIG_OUT_DIR = '/etc/prometheus/config_out';
+/** The file Prometheus loads: the gunzipped configuration with `$(POD_NAME)` substituted. */
+export const CONFIG_FILE = `${CONFIG_OUT_DIR}/prometheus.env.yaml`;
+const WEB_PORT = 9090;
+
+/** What the StatefulSet takes from the operator's configuration rather than from the Prometheus object. */
+export interface StatefulSetOptions {
+  /** The prometheus-config-reloader image for the init container and the sidecar. */
+  configReloaderImage: string;
+}
 
 export function statefulSetName(prometheus: PrometheusResource): string {
   return `prometheus-${prometheus.metadata.name}`;
@@ -59,35 +75,79 @@ export function governingService(namespace: string): KubeObject {
   };
 }
 
-/** The StatefulSet running Prometheus, annotated with the hash of everything it was built from. */
-export function statefulSet(prometheus: PrometheusResource & KubeObject): KubeObject {
+/**
+ * The reloader's environment: the placeholders the generated configuration may contain
+ * (`$(POD_NAME)` in `prometheus_replica`, `$(SHARD)` for sharding; always 0 here).
+ */
+const RELOADER_ENV = [
+  { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
+  { name: 'SHARD', value: '0' },
+];
+
+const RELOADER_MOUNTS = [
+  { name: 'config', mountPath: CONFIG_DIR, readOnly: true },
+  { name: 'config-out', mountPath: CONFIG_OUT_DIR },
+];
+
+/**
+ * prometheus-config-reloader as upstream runs it: it gunzips the Secret's `prometheus.yaml.gz`,
+ * substitutes `$(VAR)` from its environment and writes the file Prometheus loads. The init container
+ * does this once (`--watch-interval=0`) so Prometheus starts with a config; the sidecar keeps
+ * watching and POSTs to Prometheus' reload endpoint on every change.
+ */
+function configReloader(kind: 'init' | 'sidecar', image: string): Record<string, unknown> {
+  const io = [`--config-file=${CONFIG_DIR}/${CONFIG_KEY}`, `--config-envsubst-file=${CONFIG_FILE}`];
+  const args =
+    kind === 'init'
+      ? ['--watch-interval=0', '--listen-address=:8081', ...io]
+      : ['--listen-address=:8080', `--reload-url=http://127.0.0.1:${WEB_PORT}/-/reload`, ...io];
+  return {
+    name: kind === 'init' ? 'init-config-reloader' : 'config-reloader',
+    image,
+    command: ['/bin/prometheus-config-reloader'],
+    args,
+    env: RELOADER_ENV,
+    ...(kind === 'sidecar' ? { ports: [{ name: 'reloader-web', containerPort: 8080 }] } : {}),
+    // Upstream's default requests for the reloader.
+    resources: { requests: { cpu: '10m', memory: '50Mi' } },
+    volumeMounts: RELOADER_MOUNTS,
+  };
+}
+
+/**
+ * The StatefulSet running Prometheus, annotated with the hash of everything it was built from.
+ * Its Pods run Prometheus on the configuration file the config reloader writes from the Secret.
+ */
+export function statefulSet(prometheus: PrometheusResource & KubeObject, options: StatefulSetOptions): KubeObject {
   const spec = prometheus.spec;
   const name = prometheus.metadata.name;
   const image = spec.image ?? `${DEFAULT_IMAGE}:${spec.version ?? DEFAULT_VERSION}`;
   const labels = { 'app.kubernetes.io/name': 'prometheus', 'app.kubernetes.io/instance': name, 'operator.prometheus.io/name': name };
   const podSpec = {
-    serviceAccountName: spec.serviceAccountName,
+    ...(spec.serviceAccountName ? { serviceAccountName: spec.serviceAccountName } : {}),
     terminationGracePeriodSeconds: 600,
+    initContainers: [configReloader('init', options.configReloaderImage)],
     containers: [
       {
         name: 'prometheus',
         image,
         args: [
-          '--config.file=/etc/prometheus/config_out/prometheus.env.yaml',
+          `--config.file=${CONFIG_FILE}`,
           '--storage.tsdb.path=/prometheus',
           `--storage.tsdb.retention.time=${spec.retention ?? '24h'}`,
+          // Lets the reloader's POST /-/reload in; without it Prometheus answers 403.
           '--web.enable-lifecycle',
         ],
-        ports: [{ name: 'web', containerPort: 9090 }],
+        ports: [{ name: 'web', containerPort: WEB_PORT }],
         resources: spec.resources ?? {},
         readinessProbe: { httpGet: { path: '/-/ready', port: 'web' } },
         livenessProbe: { httpGet: { path: '/-/healthy', port: 'web' } },
         volumeMounts: [
-          { name: 'config', mountPath: '/etc/prometheus/config', readOnly: true },
-          { name: 'config-out', mountPath: '/etc/prometheus/config_out' },
+          { name: 'config-out', mountPath: CONFIG_OUT_DIR, readOnly: true },
           { name: 'data', mountPath: '/prometheus' },
         ],
       },
+      configReloader('sidecar', options.configReloaderImage),
     ],
     volumes: [
       { name: 'config', secret: { secretName: secretName(prometheus) } },

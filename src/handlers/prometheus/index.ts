@@ -1,2 +1,2 @@
 /** The Prometheus operator as handler modules (public API only). */
-export { PrometheusOperator } from './operator.js';
+export { PrometheusOperator, type PrometheusOperatorOptions } from './operator.js';

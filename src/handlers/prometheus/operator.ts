@@ -1,5 +1,6 @@
-import { ApiError, on, type ApiClient, type ChangeContext, type EventContext, type KubeObject, type Logger } from 'konductor';
-import { readInputs, reconcile, removeChildren, type PrometheusStatus } from './reconcile.js';
+import { ApiError, events, on, type ApiClient, type ChangeContext, type EventContext, type KubeObject, type Logger } from 'konductor';
+import { DEFAULT_CONFIG_RELOADER_IMAGE, type StatefulSetOptions } from './children.js';
+import { readInputs, reconcile, removeChildren, type Inputs, type PrometheusStatus } from './reconcile.js';
 import type { PrometheusResource, PrometheusSpec } from './types.js';
 
 const API = 'monitoring.coreos.com/v1';
@@ -16,6 +17,20 @@ function nextStatus(previous: PrometheusStatus | undefined, next: PrometheusStat
   return JSON.stringify(previous) === JSON.stringify(status) ? undefined : status;
 }
 
+/** Options of {@link PrometheusOperator}. */
+export interface PrometheusOperatorOptions {
+  /**
+   * The prometheus-config-reloader image run next to every Prometheus (upstream's
+   * `--prometheus-config-reloader` flag). Default: `$KONDUCTOR_PROMETHEUS_CONFIG_RELOADER_IMAGE`, else
+   * `quay.io/prometheus-operator/prometheus-config-reloader:v0.76.0`.
+   */
+  configReloaderImage?: string;
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 /**
  * The Prometheus operator: `Prometheus` objects get a StatefulSet, the governing Service and a Secret
  * with the configuration generated from the ServiceMonitors they select. A ServiceMonitor change, or a
@@ -29,6 +44,13 @@ export class PrometheusOperator {
    * these, so an operator limited to some namespaces never touches objects outside them.
    */
   private readonly known = new Map<string, { namespace: string; name: string }>();
+  private readonly children: StatefulSetOptions;
+
+  constructor(options: PrometheusOperatorOptions = {}) {
+    this.children = {
+      configReloaderImage: options.configReloaderImage || process.env.KONDUCTOR_PROMETHEUS_CONFIG_RELOADER_IMAGE || DEFAULT_CONFIG_RELOADER_IMAGE,
+    };
+  }
 
   private async apply({ body, client, logger, patch }: ChangeContext<PrometheusSpec, PrometheusStatus>): Promise<void> {
     const prometheus = body as Prometheus;
@@ -36,7 +58,7 @@ export class PrometheusOperator {
       namespace: prometheus.metadata.namespace,
       name: prometheus.metadata.name,
     });
-    const status = nextStatus(prometheus.status, await reconcile(client, prometheus, await readInputs(client), logger));
+    const status = nextStatus(prometheus.status, await reconcile(client, prometheus, await readInputs(client), logger, this.children));
     if (status) Object.assign(patch.status, status);
   }
 
@@ -51,28 +73,38 @@ export class PrometheusOperator {
         this.again = false;
         const inputs = await readInputs(client);
         for (const [uid, { namespace, name }] of [...this.known]) {
-          const path = `/apis/${API}/namespaces/${namespace}/prometheuses/${name}`;
-          const prometheus = await client.request<Prometheus>('GET', path).catch((error: unknown) => {
-            if (error instanceof ApiError && error.status === 404) return undefined;
-            throw error;
-          });
-          if (!prometheus || prometheus.metadata.uid !== uid) {
-            this.known.delete(uid);
-            continue;
+          // Each Prometheus on its own: one that fails must not leave the others stale.
+          try {
+            await this.render(client, inputs, uid, namespace, name, logger.child({ prometheus: `${namespace}/${name}` }));
+          } catch (error) {
+            const message = `re-rendering Prometheus ${namespace}/${name} failed: ${errorMessage(error)}; it is rendered again on its next change or the next ServiceMonitor or Namespace change`;
+            logger.error({ prometheus: `${namespace}/${name}`, err: errorMessage(error) }, message);
+            const reference = { apiVersion: API, kind: 'Prometheus', metadata: { namespace, name, uid } };
+            events.warn(reference, 'ReconcileFailed', message);
           }
-          if (prometheus.metadata.deletionTimestamp) continue;
-          const status = nextStatus(prometheus.status, await reconcile(client, prometheus, inputs, logger.child({ prometheus: `${namespace}/${name}` })));
-          if (!status) continue;
-          await client.request('PATCH', `/apis/${API}/namespaces/${namespace}/prometheuses/${name}/status`, {
-            body: { status },
-            contentType: 'application/merge-patch+json',
-          });
         }
       } while (this.again);
     })().finally(() => {
       this.rendering = undefined;
     });
     return this.rendering;
+  }
+
+  /** Re-renders one known Prometheus: reads it afresh, reconciles it and writes a changed status. */
+  private async render(client: ApiClient, inputs: Inputs, uid: string, namespace: string, name: string, logger: Logger): Promise<void> {
+    const path = `/apis/${API}/namespaces/${namespace}/prometheuses/${name}`;
+    const prometheus = await client.request<Prometheus>('GET', path).catch((error: unknown) => {
+      if (error instanceof ApiError && error.status === 404) return undefined;
+      throw error;
+    });
+    if (!prometheus || prometheus.metadata.uid !== uid) {
+      this.known.delete(uid);
+      return;
+    }
+    if (prometheus.metadata.deletionTimestamp) return;
+    const status = nextStatus(prometheus.status, await reconcile(client, prometheus, inputs, logger, this.children));
+    if (!status) return;
+    await client.request('PATCH', `${path}/status`, { body: { status }, contentType: 'application/merge-patch+json' });
   }
 
   @on.create(API, 'prometheuses')

@@ -1,5 +1,15 @@
 import { ApiError, events, type ApiClient, type KubeObject, type Logger } from 'konductor';
-import { configSecret, CONFIG_KEY, GOVERNING_SERVICE, governingService, INPUT_HASH, secretName, statefulSet, statefulSetName } from './children.js';
+import {
+  configSecret,
+  CONFIG_KEY,
+  GOVERNING_SERVICE,
+  governingService,
+  INPUT_HASH,
+  secretName,
+  statefulSet,
+  statefulSetName,
+  type StatefulSetOptions,
+} from './children.js';
 import { generateConfig, gzipConfig, validatePrometheus } from './config.js';
 import type { NamespaceInfo, PrometheusResource, ServiceMonitorResource } from './types.js';
 
@@ -51,13 +61,70 @@ async function read(client: ApiClient, path: string): Promise<KubeObject | undef
   }
 }
 
+/** How {@link upsert} makes one child. */
+interface Child {
+  /** The object's path. */
+  path: string;
+  /** The collection it is created in. */
+  collection: string;
+  /** What to create. */
+  body: KubeObject;
+  /** What the child is called in errors: `Secret <ns>/<name>`. */
+  what: string;
+  /** Whether an existing object already is as wanted (then nothing is written). */
+  upToDate(current: KubeObject): boolean;
+  /** The merge patch bringing an existing object in line. */
+  patch: Record<string, unknown>;
+}
+
+/**
+ * Creates the child, or patches it when it exists and is not up to date. A 409 on create means
+ * someone else (an earlier attempt whose answer was lost, a second operator) created it meanwhile:
+ * it is then read and patched like any existing object. Returns the object as last seen.
+ */
+async function upsert(client: ApiClient, child: Child): Promise<KubeObject> {
+  let current = await read(client, child.path);
+  if (!current) {
+    try {
+      return await client.request<KubeObject>('POST', child.collection, { body: child.body });
+    } catch (error) {
+      if (!(error instanceof ApiError && error.status === 409)) throw error;
+    }
+    current = await read(client, child.path);
+    if (!current) throw new Error(`${child.what} was reported as existing but is gone; the next reconcile creates it again`);
+  }
+  if (child.upToDate(current)) return current;
+  return client.request<KubeObject>('PATCH', child.path, { body: child.patch, contentType: MERGE });
+}
+
+/**
+ * The merge patch that makes an existing StatefulSet's spec the wanted one. A merge patch keeps keys
+ * it does not mention, so optional keys the wanted spec leaves out are sent as null; the deprecated
+ * `serviceAccount` too, since the API server would otherwise restore `serviceAccountName` from it.
+ */
+function statefulSetPatch(set: KubeObject): Record<string, unknown> {
+  const spec = set.spec as { template: { spec: Record<string, unknown> } };
+  const podSpec = { serviceAccountName: null, serviceAccount: null, ...spec.template.spec };
+  return { metadata: { annotations: set.metadata?.annotations }, spec: { ...spec, template: { ...spec.template, spec: podSpec } } };
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
 /**
  * Brings one Prometheus's children in line with its spec and the ServiceMonitors it selects: the
  * config Secret (written only when its bytes change), the governing Service, and the StatefulSet
  * (written only when the hash of its inputs changes). Invalid ServiceMonitors are skipped with an
  * Event on them; the rest still render.
  */
-export async function reconcile(client: ApiClient, prometheus: Prometheus, inputs: Inputs, logger: Logger): Promise<PrometheusStatus> {
+export async function reconcile(
+  client: ApiClient,
+  prometheus: Prometheus,
+  inputs: Inputs,
+  logger: Logger,
+  options: StatefulSetOptions,
+): Promise<PrometheusStatus> {
   const { name, namespace } = prometheus.metadata;
   const now = new Date().toISOString();
   if (prometheus.spec.paused) {
@@ -95,29 +162,44 @@ export async function reconcile(client: ApiClient, prometheus: Prometheus, input
 
   // Config Secret: compare the bytes, write only on change.
   const secret = configSecret(prometheus, gzipConfig(rendered.yaml));
-  const secretPath = `/api/v1/namespaces/${namespace}/secrets/${secretName(prometheus)}`;
-  const currentSecret = await read(client, secretPath);
   const wanted = (secret.data as Record<string, string>)[CONFIG_KEY];
-  if (!currentSecret) await client.request('POST', `/api/v1/namespaces/${namespace}/secrets`, { body: secret });
-  else if ((currentSecret.data as Record<string, string> | undefined)?.[CONFIG_KEY] !== wanted) {
-    await client.request('PATCH', secretPath, { body: { data: secret.data }, contentType: MERGE });
-  }
+  await upsert(client, {
+    path: `/api/v1/namespaces/${namespace}/secrets/${secretName(prometheus)}`,
+    collection: `/api/v1/namespaces/${namespace}/secrets`,
+    body: secret,
+    what: `Secret ${namespace}/${secretName(prometheus)}`,
+    upToDate: (current) => (current.data as Record<string, string> | undefined)?.[CONFIG_KEY] === wanted,
+    patch: { data: secret.data },
+  });
 
-  if (!(await read(client, `/api/v1/namespaces/${namespace}/services/${GOVERNING_SERVICE}`))) {
-    await client.request('POST', `/api/v1/namespaces/${namespace}/services`, { body: governingService(namespace) }).catch((error: unknown) => {
-      if (!(error instanceof ApiError && error.status === 409)) throw error; // another Prometheus made it first
-    });
-  }
+  // Shared by every Prometheus in the namespace: whichever comes first creates it.
+  const service = governingService(namespace);
+  const serviceSpec = service.spec as { ports: unknown; selector: unknown };
+  await upsert(client, {
+    path: `/api/v1/namespaces/${namespace}/services/${GOVERNING_SERVICE}`,
+    collection: `/api/v1/namespaces/${namespace}/services`,
+    body: service,
+    what: `Service ${namespace}/${GOVERNING_SERVICE}`,
+    upToDate: (current) => {
+      const spec = current.spec as { ports?: Array<{ name?: string; port?: number; targetPort?: unknown }>; selector?: unknown } | undefined;
+      const ports = (spec?.ports ?? []).map(({ name: portName, port, targetPort }) => ({ name: portName, port, targetPort }));
+      return sameJson(ports, serviceSpec.ports) && sameJson(spec?.selector, serviceSpec.selector);
+    },
+    patch: { metadata: { labels: service.metadata?.labels }, spec: { ports: serviceSpec.ports, selector: serviceSpec.selector } },
+  });
 
-  const set = statefulSet(prometheus);
-  const setPath = `/apis/apps/v1/namespaces/${namespace}/statefulsets/${statefulSetName(prometheus)}`;
-  const currentSet = await read(client, setPath);
+  // StatefulSet: written only when the hash of its inputs changes.
+  const set = statefulSet(prometheus, options);
   const hash = set.metadata?.annotations?.[INPUT_HASH];
-  if (!currentSet) await client.request('POST', `/apis/apps/v1/namespaces/${namespace}/statefulsets`, { body: set });
-  else if (currentSet.metadata?.annotations?.[INPUT_HASH] !== hash) {
-    await client.request('PATCH', setPath, { body: { metadata: { annotations: { [INPUT_HASH]: hash } }, spec: set.spec }, contentType: MERGE });
-  }
-  const available = Number((currentSet?.status as { availableReplicas?: number } | undefined)?.availableReplicas ?? 0);
+  const currentSet = await upsert(client, {
+    path: `/apis/apps/v1/namespaces/${namespace}/statefulsets/${statefulSetName(prometheus)}`,
+    collection: `/apis/apps/v1/namespaces/${namespace}/statefulsets`,
+    body: set,
+    what: `StatefulSet ${namespace}/${statefulSetName(prometheus)}`,
+    upToDate: (current) => current.metadata?.annotations?.[INPUT_HASH] === hash,
+    patch: statefulSetPatch(set),
+  });
+  const available = Number((currentSet.status as { availableReplicas?: number } | undefined)?.availableReplicas ?? 0);
   const replicas = prometheus.spec.replicas ?? 1;
   return {
     paused: false,
