@@ -1,4 +1,5 @@
 import { on, progressKey, TemporaryError, type ChangeContext, type ProgressRecord } from '../../../src/framework/index.js';
+import { runOperator } from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
 import { eventually, getWidget, installWidgetCrd, Widgets } from '../../support/widgets.js';
@@ -42,6 +43,39 @@ describe('retries', () => {
     expect(attempts).toEqual([0, 1, 2]);
     expect(pending.some((r) => r?.retries === 1 && r.message === 'not yet' && r.delayed !== undefined)).toBe(true);
     expect(pending.some((r) => r?.retries === 2)).toBe(true);
+  });
+
+  test('a retry waiting for its delay blocks nothing else: with a single worker, another object is handled meanwhile', async () => {
+    const DELAY_S = 8;
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'retry-wait');
+    const waitingAttempts: number[] = [];
+    let otherHandled: { at: number; waitingAttempts: number } | undefined;
+    class Handlers {
+      @on.create(API, 'widgets')
+      async created({ name, retry }: ChangeContext): Promise<void> {
+        if (name !== 'waiting') {
+          otherHandled = { at: Date.now(), waitingAttempts: waitingAttempts.length };
+          return;
+        }
+        waitingAttempts.push(Date.now());
+        if (retry === 0) throw new TemporaryError('not yet', { delay: DELAY_S });
+      }
+    }
+    // One worker: a retry that held its slot while waiting would hold up every other object.
+    running.push(await runOperator({ kubeConfig: kc, handlers: [Handlers], namespaces: [namespace], concurrency: 1 }));
+    const widgets = new Widgets(kc, namespace);
+    await widgets.create('waiting');
+    await eventually(() => waitingAttempts.length === 1, "the waiting object's first attempt");
+    await widgets.create('other');
+    await eventually(() => otherHandled !== undefined, 'the other object to be handled');
+    await eventually(() => waitingAttempts.length === 2, "the waiting object's retry", DELAY_S * 1000 + 20_000);
+
+    // The other object was handled before the retry's delay had passed, while the retry was still waiting.
+    expect(otherHandled!.waitingAttempts).toBe(1);
+    expect(otherHandled!.at - waitingAttempts[0]!).toBeLessThan(DELAY_S * 1000);
+    expect(waitingAttempts[1]! - waitingAttempts[0]!).toBeGreaterThanOrEqual(DELAY_S * 1000 - 100);
   });
 
   test('a retry survives an operator restart: the next process continues the count and honours the delay', async () => {
