@@ -12,7 +12,10 @@ export function toMilliseconds(value: DurationInput, what = 'duration'): number 
     if (!parsed.isValid) throw new Error(`${what}: '${value}' is not an ISO-8601 duration (e.g. 'PT30S', 'PT1H')`);
     ms = parsed.toMillis();
   } else if (Duration.isDuration(value)) {
-    if (!value.isValid) throw new Error(`${what}: invalid luxon Duration (${value.invalidExplanation ?? 'no reason given'})`);
+    if (!value.isValid) {
+      const why = [value.invalidReason, value.invalidExplanation].filter(Boolean).join(': ') || 'no reason given';
+      throw new Error(`${what}: invalid luxon Duration (${why})`);
+    }
     ms = value.toMillis();
   } else {
     throw new Error(`${what}: expected an ISO-8601 string, a luxon Duration or seconds`);

@@ -2,7 +2,8 @@
  * Timer schedule arithmetic, pure so it can be tested with a fake clock. All times are epoch ms.
  *
  * - `interval`: non-sharp timers run `interval` after the previous run ended; sharp ones on a fixed
- *   grid anchored at the previous start (a slow run skips grid points rather than overlapping).
+ *   grid, `gridAnchor + k × interval`, anchored at the first planned start, so a late start does not
+ *   move later runs. A run that outlasts the interval skips the slots it covered: no overlap, no burst.
  * - `initialDelay`: the first run waits this long after the object was first seen (when no earlier run
  *   is known, e.g. from a persisted schedule).
  * - `idle`: run only once the object has not changed for this long; every change restarts the wait.
@@ -26,6 +27,10 @@ export interface TimerState {
   lastEnd?: number;
   /** An earlier retry asked for after a failure. */
   retryAt?: number;
+  /** Sharp timers: a point of the grid (the first planned start). Unknown after a restart: the last start stands in. */
+  gridAnchor?: number;
+  /** When the previous run was due; its actual start may be later (a busy event loop) or a hair earlier (timer rounding). */
+  lastPlanned?: number;
 }
 
 /** When the timer should run next, or undefined when it never runs again (until the object changes). */
@@ -36,8 +41,12 @@ export function nextRunAt(schedule: TimerSchedule, state: TimerState): number | 
     next = state.firstSeen + (schedule.initialDelayMs ?? 0);
   } else if (intervalMs !== undefined && intervalMs > 0) {
     if (sharp) {
-      const elapsed = Math.max(0, state.lastEnd - state.lastStart);
-      next = state.lastStart + (Math.floor(elapsed / intervalMs) + 1) * intervalMs;
+      // Counting slots from the planned start, not the actual one, keeps lateness from accumulating.
+      const anchor = state.gridAnchor ?? state.lastStart;
+      const previous = state.lastPlanned ?? state.lastStart;
+      const afterPrevious = Math.floor((previous - anchor) / intervalMs) + 1;
+      const afterEnd = Math.ceil((state.lastEnd - anchor) / intervalMs);
+      next = anchor + Math.max(afterPrevious, afterEnd) * intervalMs;
     } else {
       next = state.lastEnd + intervalMs;
     }

@@ -17,6 +17,10 @@ import { nextRunAt, type TimerSchedule, type TimerState } from './schedule.js';
 
 const DEFAULT_PERSIST_THRESHOLD_MS = 60_000;
 
+function exitingKey(uid: string, timerId: string): string {
+  return `${uid}/${timerId}`;
+}
+
 /** The annotation holding a long timer's schedule. */
 export function timerKey(timerId: string): string {
   return `${PREFIX}/${annotationName(`timer.${timerId}`)}`;
@@ -40,6 +44,8 @@ interface TimerSlot {
   timeout?: NodeJS.Timeout;
   plannedAt?: number;
   running?: Promise<void>;
+  /** The run of this timer's previous slot on the object, still ending: the first run waits for it. */
+  previous?: Promise<void>;
   abort: AbortController;
   stopped: boolean;
 }
@@ -67,6 +73,8 @@ export interface TimerEngineOptions {
  */
 export class TimerEngine {
   private readonly objects = new Map<string, TimedObject>();
+  /** Slots stopped on a filter mismatch whose run is still ending, by `uid/timer id`. */
+  private readonly exiting = new Map<string, Promise<void>>();
   private readonly now: () => number;
   private readonly metrics: Metrics;
   private stopping = false;
@@ -104,11 +112,12 @@ export class TimerEngine {
       const matches = matchesObject(body, spec.options);
       if (matches && !slot) {
         const created = this.createSlot(spec, body, now);
+        created.previous = this.exiting.get(exitingKey(uid, spec.id));
         entry.slots.set(spec.id, created);
         this.schedule(uid, created);
       } else if (!matches && slot) {
-        this.stopSlot(slot);
         entry.slots.delete(spec.id);
+        this.trackExit(uid, spec.id, this.stopSlot(slot));
       } else if (slot && changed) {
         // Every change restarts an idle wait (and may change a computed interval).
         slot.state.lastChange = now;
@@ -121,9 +130,9 @@ export class TimerEngine {
   /** Stops an object's timers (deleted, or gone) and waits for a run in progress. */
   async stopObject(uid: string): Promise<void> {
     const entry = this.objects.get(uid);
-    if (!entry) return;
     this.objects.delete(uid);
-    await Promise.all([...entry.slots.values()].map((slot) => this.stopSlot(slot)));
+    const exiting = [...this.exiting].filter(([key]) => key.startsWith(`${uid}/`)).map(([, done]) => done);
+    await Promise.all([...(entry?.slots.values() ?? [])].map((slot) => this.stopSlot(slot)).concat(exiting));
   }
 
   /** Stops everything (operator shutdown, lost leadership). */
@@ -135,6 +144,15 @@ export class TimerEngine {
   /** Objects with at least one timer. */
   get size(): number {
     return this.objects.size;
+  }
+
+  /** Remembers a stopping slot until its run has ended, so a new slot for the same timer can wait for it. */
+  private trackExit(uid: string, timerId: string, done: Promise<void>): void {
+    const key = exitingKey(uid, timerId);
+    const tracked = done.catch(() => undefined).finally(() => {
+      if (this.exiting.get(key) === tracked) this.exiting.delete(key);
+    });
+    this.exiting.set(key, tracked);
   }
 
   private createSlot(spec: TimerSpec, body: KubeObject, now: number): TimerSlot {
@@ -195,7 +213,11 @@ export class TimerEngine {
     if (at === undefined) return;
     slot.plannedAt = at;
     slot.timeout = setTimeout(() => {
-      slot.running = this.run(uid, slot).finally(() => {
+      // Never alongside the previous slot's run: it was asked to stop but may still be ending.
+      const previous = slot.previous;
+      slot.previous = undefined;
+      const run = previous ? previous.then(() => this.run(uid, slot)) : this.run(uid, slot);
+      slot.running = run.finally(() => {
         slot.running = undefined;
         this.schedule(uid, slot);
       });
@@ -211,6 +233,8 @@ export class TimerEngine {
       this.metrics.observe?.('timer_lateness_seconds', Math.max(0, start - slot.plannedAt) / 1000, { timer: slot.spec.id });
     }
     slot.state.lastStart = start;
+    slot.state.lastPlanned = slot.plannedAt ?? start;
+    slot.state.gridAnchor ??= slot.state.lastPlanned;
     slot.state.retryAt = undefined;
     const patch = emptyPatch();
     const logger = slot.logger;

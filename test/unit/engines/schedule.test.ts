@@ -22,6 +22,38 @@ describe('timer schedule', () => {
     expect(nextRunAt({ intervalMs: 10_000, sharp: true }, seen({ lastStart: T0, lastEnd: T0 + 25_000 }))).toBe(T0 + 30_000);
   });
 
+  test('a sharp timer keeps the grid it planned: a late start does not move the next run', () => {
+    const lateStart = seen({ gridAnchor: T0, lastPlanned: T0 + 20_000, lastStart: T0 + 20_400, lastEnd: T0 + 21_000 });
+    expect(nextRunAt({ intervalMs: 10_000, sharp: true }, lateStart)).toBe(T0 + 30_000);
+  });
+
+  test('a sharp timer late on every run still runs its k-th time at the first planned start + k × interval', () => {
+    const schedule = { intervalMs: 1_000, sharp: true };
+    let state = seen({ gridAnchor: T0 });
+    let planned = T0;
+    for (let k = 1; k <= 1_000; k++) {
+      const start = planned + 30; // every run starts 30 ms late and takes 10 ms
+      state = { ...state, lastPlanned: planned, lastStart: start, lastEnd: start + 10 };
+      planned = nextRunAt(schedule, state)!;
+      expect(planned).toBe(T0 + k * 1_000);
+    }
+  });
+
+  test('a sharp timer whose run overran several slots resumes at the first slot after it ended, without a burst of missed ones', () => {
+    const overran = seen({ gridAnchor: T0, lastPlanned: T0 + 10_000, lastStart: T0 + 10_050, lastEnd: T0 + 45_000 });
+    expect(nextRunAt({ intervalMs: 10_000, sharp: true }, overran)).toBe(T0 + 50_000);
+  });
+
+  test('a sharp timer whose run started a hair before its slot does not run that slot twice', () => {
+    const early = seen({ gridAnchor: T0, lastPlanned: T0 + 10_000, lastStart: T0 + 9_999, lastEnd: T0 + 9_999 });
+    expect(nextRunAt({ intervalMs: 10_000, sharp: true }, early)).toBe(T0 + 20_000);
+  });
+
+  test('after a retry off the grid, a sharp timer returns to its grid', () => {
+    const retried = seen({ gridAnchor: T0, lastPlanned: T0 + 13_000, lastStart: T0 + 13_000, lastEnd: T0 + 13_100 });
+    expect(nextRunAt({ intervalMs: 10_000, sharp: true }, retried)).toBe(T0 + 20_000);
+  });
+
   test('an idle timer waits until the object has been unchanged for the idle period', () => {
     expect(nextRunAt({ intervalMs: 10_000, idleMs: 30_000 }, seen())).toBe(T0 + 30_000);
     const changedLater = seen({ lastStart: T0 + 30_000, lastEnd: T0 + 31_000, lastChange: T0 + 35_000 });

@@ -1,0 +1,421 @@
+import { jest } from '@jest/globals';
+import { Duration } from 'luxon';
+import { pino } from 'pino';
+import type { ResourceSelector } from '../../../src/framework/api/resource.js';
+import { timerKey, TimerEngine } from '../../../src/framework/engines/timers.js';
+import { TemporaryError } from '../../../src/framework/handling/errors.js';
+import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
+import type { TimerContext, TimerOptions } from '../../../src/framework/registry/handler-specs.js';
+import type { KubeObject } from '../../../src/framework/watching/events.js';
+import { FakeObjectApi, FakePoster } from '../handling/fake-object-api.js';
+
+/**
+ * TimerEngine on a fake clock: jest's fake timers drive both `setTimeout` and `Date.now`, so a
+ * schedule of minutes runs in milliseconds and every start time is exact.
+ */
+
+const T0 = Date.parse('2024-05-01T12:00:00.000Z');
+const SELECTOR: ResourceSelector = { apiVersion: 'example.com/v1', name: 'widgets' };
+const UID = 'uid-1';
+
+interface WidgetShape {
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  spec?: Record<string, unknown>;
+  deleting?: boolean;
+}
+
+function widget(shape: WidgetShape = {}): KubeObject {
+  return {
+    apiVersion: 'example.com/v1',
+    kind: 'Widget',
+    metadata: {
+      name: 'w1',
+      namespace: 'default',
+      uid: UID,
+      resourceVersion: '1',
+      ...(shape.labels ? { labels: shape.labels } : {}),
+      ...(shape.annotations ? { annotations: shape.annotations } : {}),
+      ...(shape.deleting ? { deletionTimestamp: '2024-05-01T11:00:00Z' } : {}),
+    },
+    spec: shape.spec ?? { size: 1 },
+  };
+}
+
+interface LogLine {
+  level: number;
+  msg: string;
+}
+
+/** Milliseconds since T0. */
+const elapsed = (): number => Date.now() - T0;
+/** Moves the fake clock to T0 + `ms`, firing every timer due on the way (and settling promises between them). */
+const advanceTo = async (ms: number): Promise<void> => {
+  await jest.advanceTimersByTimeAsync(T0 + ms - Date.now());
+};
+const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+/** Stops the engine, letting the fake clock run while a run in progress ends. */
+const stop = async (engine: TimerEngine): Promise<void> => {
+  const stopped = engine.stopAll();
+  await jest.advanceTimersByTimeAsync(10_000);
+  await stopped;
+};
+
+/** A timer engine over one fake Widget, with its API calls, Events, metrics and log lines recorded. */
+function timerOn(options: TimerOptions, fn: (context: TimerContext) => unknown, object: KubeObject = widget()) {
+  const api = new FakeObjectApi(object);
+  const poster = new FakePoster();
+  const metrics = new MetricsRecorder();
+  const logged: LogLine[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line) as LogLine) });
+  const make = (): TimerEngine =>
+    new TimerEngine({
+      api: api.asObjectApi(),
+      timers: [{ kind: 'timer', id: 't', resource: SELECTOR, options, fn }],
+      logger,
+      poster: poster.asEventPoster(),
+      metrics,
+      now: () => Date.now(),
+    });
+  return { engine: make(), make, api, poster, metrics, logged };
+}
+
+/** A handler recording when each run started and ended (ms since T0) and how many ran at once. */
+function recorder(run: (context: TimerContext, index: number) => unknown = () => undefined) {
+  const starts: number[] = [];
+  const ends: number[] = [];
+  let active = 0;
+  let mostAtOnce = 0;
+  const fn = async (context: TimerContext): Promise<void> => {
+    const index = starts.length;
+    starts.push(elapsed());
+    active += 1;
+    mostAtOnce = Math.max(mostAtOnce, active);
+    try {
+      await run(context, index);
+    } finally {
+      active -= 1;
+      ends.push(elapsed());
+    }
+  };
+  return { fn, starts, ends, mostAtOnce: () => mostAtOnce };
+}
+
+beforeEach(() => {
+  jest.useFakeTimers({ now: T0, doNotFake: ['nextTick', 'queueMicrotask'] });
+});
+
+afterEach(() => {
+  jest.useRealTimers();
+});
+
+describe('timer engine: interval and overlap', () => {
+  test('runs at first sight, then one interval after each run ended', async () => {
+    const runs = recorder(() => wait(200));
+    const { engine } = timerOn({ interval: 1 }, runs.fn);
+    engine.observe(widget());
+    await advanceTo(4_000);
+    expect(runs.starts).toEqual([0, 1_200, 2_400, 3_600]);
+    await stop(engine);
+  });
+
+  test('a run slower than the interval pushes the next one back: never two at once', async () => {
+    const runs = recorder(() => wait(2_500));
+    const { engine } = timerOn({ interval: 1 }, runs.fn);
+    engine.observe(widget());
+    await advanceTo(10_000);
+    expect(runs.starts).toEqual([0, 3_500, 7_000]);
+    expect(runs.mostAtOnce()).toBe(1);
+    await stop(engine);
+  });
+
+  test('a sharp timer whose run outlasts the interval skips the missed grid slots instead of overlapping or bursting', async () => {
+    const runs = recorder(() => wait(2_500));
+    const { engine } = timerOn({ interval: 1, sharp: true }, runs.fn);
+    engine.observe(widget());
+    await advanceTo(9_500);
+    expect(runs.starts).toEqual([0, 3_000, 6_000, 9_000]);
+    expect(runs.mostAtOnce()).toBe(1);
+    await stop(engine);
+  });
+
+  test('a sharp timer stays on its planned grid although every run starts late', async () => {
+    const runs = recorder();
+    const { engine } = timerOn({ interval: 1, sharp: true, initialDelay: 0.5 }, runs.fn);
+    engine.observe(widget());
+    // A busy event loop: every timer callback fires 30 ms after it was due.
+    let late = 0;
+    const realSetTimeout = globalThis.setTimeout;
+    const spy = jest.spyOn(globalThis, 'setTimeout').mockImplementation(((callback: () => void, ms?: number) => {
+      late += 1;
+      return realSetTimeout(callback, (ms ?? 0) + 30);
+    }) as typeof setTimeout);
+    await advanceTo(60_000);
+    spy.mockRestore();
+    expect(late).toBeGreaterThan(50);
+    // Lateness never accumulates: each run starts 30 ms after its slot on the 500 + k × 1000 grid.
+    expect(runs.starts.slice(0, 3)).toEqual([500, 1_530, 2_530]);
+    expect(runs.starts[runs.starts.length - 1]).toBe(59_530);
+    await stop(engine);
+  });
+});
+
+describe('timer engine: failures', () => {
+  test('a failing run is logged, posted as a TimerFailed Event and counted, and the timer runs again at the next tick', async () => {
+    const runs = recorder((_, index) => {
+      if (index === 0) throw new Error('backup target unreachable');
+    });
+    const { engine, poster, metrics, logged } = timerOn({ interval: 10 }, runs.fn);
+    engine.observe(widget());
+    await advanceTo(1);
+    expect(logged.filter((line) => line.level >= 50).map((line) => line.msg)).toEqual(['timer t failed: backup target unreachable']);
+    expect(poster.withReason('TimerFailed').map((event) => [event.type, event.message])).toEqual([['Warning', 't failed: backup target unreachable']]);
+    expect(metrics.counter('handler_runs_total', { handler: 't', result: 'retry' })).toBe(1);
+
+    await advanceTo(10_001);
+    expect(runs.starts).toEqual([0, 10_000]);
+    expect(metrics.counter('handler_runs_total', { handler: 't', result: 'success' })).toBe(1);
+    await stop(engine);
+  });
+
+  test('the retry count is passed to the handler and starts over after a success', async () => {
+    const retries: number[] = [];
+    const { engine } = timerOn({ interval: 1 }, ({ retry }) => {
+      retries.push(retry);
+      if (retries.length <= 2) throw new Error('not yet');
+    });
+    engine.observe(widget());
+    await advanceTo(3_500);
+    expect(retries).toEqual([0, 1, 2, 0]);
+    await stop(engine);
+  });
+
+  test('a TemporaryError with a delay shorter than the interval retries after that delay', async () => {
+    const runs = recorder((_, index) => {
+      if (index === 0) throw new TemporaryError('lock held', { delay: 5 });
+    });
+    const { engine } = timerOn({ interval: 60 }, runs.fn);
+    engine.observe(widget());
+    await advanceTo(70_000);
+    expect(runs.starts).toEqual([0, 5_000, 65_000]);
+    await stop(engine);
+  });
+
+  test('a TemporaryError with a delay longer than the interval retries at the next tick', async () => {
+    const runs = recorder((_, index) => {
+      if (index === 0) throw new TemporaryError('lock held', { delay: 30 });
+    });
+    const { engine } = timerOn({ interval: 10 }, runs.fn);
+    engine.observe(widget());
+    await advanceTo(25_000);
+    expect(runs.starts).toEqual([0, 10_000, 20_000]);
+    await stop(engine);
+  });
+
+  test('a timer failing on every run keeps running on schedule', async () => {
+    const runs = recorder(() => {
+      throw new Error('always broken');
+    });
+    const { engine, poster, metrics } = timerOn({ interval: 1 }, runs.fn);
+    engine.observe(widget());
+    await advanceTo(5_500);
+    expect(runs.starts).toEqual([0, 1_000, 2_000, 3_000, 4_000, 5_000]);
+    expect(poster.withReason('TimerFailed')).toHaveLength(6);
+    expect(metrics.counter('handler_runs_total', { handler: 't', result: 'retry' })).toBe(6);
+    await stop(engine);
+  });
+});
+
+describe('timer engine: writes and the persisted schedule', () => {
+  test('a short timer whose handler writes nothing causes no writes', async () => {
+    const runs = recorder();
+    const { engine, api } = timerOn({ interval: 1 }, runs.fn);
+    engine.observe(widget());
+    await advanceTo(5_500);
+    expect(runs.starts).toHaveLength(6);
+    expect(api.writes).toEqual([]);
+    await stop(engine);
+  });
+
+  test("a long timer's schedule goes into the PATCH its handler causes anyway: one write, not two", async () => {
+    const { engine, api } = timerOn({ interval: 'PT2M' }, ({ patch }) => {
+      patch.metadata.labels['backup'] = 'done';
+    });
+    engine.observe(widget());
+    await advanceTo(1);
+    expect(api.writes).toHaveLength(1);
+    const stored = api.object.metadata ?? {};
+    expect(stored.labels).toEqual({ backup: 'done' });
+    expect(JSON.parse(stored.annotations?.[timerKey('t')] ?? '{}')).toEqual({
+      lastStart: '2024-05-01T12:00:00.000Z',
+      lastEnd: '2024-05-01T12:00:00.000Z',
+      lastSuccess: '2024-05-01T12:00:00.000Z',
+    });
+    await stop(engine);
+  });
+
+  test('a timer below the persistence threshold keeps its schedule in memory only', async () => {
+    const { engine, api } = timerOn({ interval: 30, persistThreshold: 60 }, ({ patch }) => {
+      patch.metadata.labels['checked'] = 'yes';
+    });
+    engine.observe(widget());
+    await advanceTo(1);
+    expect(api.writes).toHaveLength(1);
+    expect(api.object.metadata?.annotations?.[timerKey('t')]).toBeUndefined();
+    await stop(engine);
+  });
+
+  test('a restarted engine reading the persisted schedule waits for the remaining interval, neither running at once nor starting over', async () => {
+    const runs = recorder(() => wait(1_000));
+    const first = timerOn({ interval: 'PT2M', initialDelay: 'PT10S' }, runs.fn);
+    first.engine.observe(widget());
+    await advanceTo(11_000 + 1);
+    expect(runs.starts).toEqual([10_000]);
+    await advanceTo(60_000);
+    await stop(first.engine);
+
+    // The next process sees the object as stored, halfway through the interval.
+    const restarted = first.make();
+    restarted.observe(first.api.object);
+    await advanceTo(130_999);
+    expect(runs.starts).toEqual([10_000]);
+    await advanceTo(131_000);
+    expect(runs.starts).toEqual([10_000, 131_000]); // the previous run ended at 11 s; 11 s + 120 s
+    await stop(restarted);
+  });
+
+  test('a restarted engine whose persisted schedule is overdue runs at once', async () => {
+    const runs = recorder();
+    const lastRun = new Date(T0 - 600_000).toISOString();
+    const record = JSON.stringify({ lastStart: lastRun, lastEnd: lastRun, lastSuccess: lastRun });
+    const { engine } = timerOn({ interval: 'PT2M', initialDelay: 'PT10S' }, runs.fn);
+    engine.observe(widget({ annotations: { [timerKey('t')]: record } }));
+    await advanceTo(1);
+    expect(runs.starts).toEqual([0]);
+    await stop(engine);
+  });
+});
+
+describe('timer engine: durations', () => {
+  test('interval, initial delay and idle accept ISO-8601 strings, luxon Durations and seconds alike', async () => {
+    const iso = recorder();
+    const luxon = recorder();
+    const seconds = recorder();
+    const engines = [
+      timerOn({ interval: 'PT1.5S', initialDelay: 'PT0.5S' }, iso.fn).engine,
+      timerOn({ interval: Duration.fromObject({ milliseconds: 1_500 }), initialDelay: Duration.fromObject({ seconds: 0.5 }) }, luxon.fn).engine,
+      timerOn({ interval: 1.5, initialDelay: 0.5 }, seconds.fn).engine,
+    ];
+    for (const engine of engines) engine.observe(widget());
+    await advanceTo(5_000);
+    expect(iso.starts).toEqual([500, 2_000, 3_500, 5_000]);
+    expect(luxon.starts).toEqual(iso.starts);
+    expect(seconds.starts).toEqual(iso.starts);
+    for (const engine of engines) await stop(engine);
+  });
+
+  test('an interval computed from the object follows the object: a changed field reschedules the next run', async () => {
+    const runs = recorder();
+    const { engine } = timerOn({ interval: (object) => `PT${String((object.spec as { everySeconds: number }).everySeconds)}S` }, runs.fn);
+    engine.observe(widget({ spec: { everySeconds: 10 } }));
+    await advanceTo(25_000);
+    expect(runs.starts).toEqual([0, 10_000, 20_000]);
+    engine.observe(widget({ spec: { everySeconds: 2 } }));
+    await advanceTo(25_000);
+    expect(runs.starts).toEqual([0, 10_000, 20_000, 25_000]); // 22 s had passed: due at once
+    await advanceTo(28_000);
+    expect(runs.starts).toEqual([0, 10_000, 20_000, 25_000, 27_000]);
+    await stop(engine);
+  });
+
+  test('an interval the object makes invalid is reported as a TimerInvalid Event instead of crashing the engine', async () => {
+    const runs = recorder();
+    const { engine, poster } = timerOn({ interval: (object) => String((object.spec as { every?: string }).every) }, runs.fn);
+    engine.observe(widget({ spec: { every: 'hourly' } }));
+    await advanceTo(5_000);
+    expect(runs.starts).toEqual([]);
+    expect(poster.withReason('TimerInvalid').map((event) => event.message)).toEqual([
+      "t: timer t interval: 'hourly' is not an ISO-8601 duration (e.g. 'PT30S', 'PT1H')",
+    ]);
+    engine.observe(widget({ spec: { every: 'PT1S' } }));
+    await advanceTo(5_001);
+    expect(runs.starts).toEqual([5_000]);
+    await stop(engine);
+  });
+});
+
+describe('timer engine: idle and initial delay', () => {
+  test('an idle timer runs only once the object has been unchanged for the idle period; every change restarts the wait', async () => {
+    const runs = recorder();
+    const { engine } = timerOn({ interval: 10, idle: 30 }, runs.fn);
+    engine.observe(widget({ spec: { size: 1 } }));
+    await advanceTo(20_000);
+    engine.observe(widget({ spec: { size: 2 } }));
+    await advanceTo(49_999);
+    expect(runs.starts).toEqual([]);
+    await advanceTo(70_000);
+    expect(runs.starts).toEqual([50_000, 60_000, 70_000]);
+    await stop(engine);
+  });
+
+  test('the initial delay holds the first run only', async () => {
+    const runs = recorder();
+    const { engine } = timerOn({ interval: 2, initialDelay: 5 }, runs.fn);
+    engine.observe(widget());
+    await advanceTo(9_000);
+    expect(runs.starts).toEqual([5_000, 7_000, 9_000]);
+    await stop(engine);
+  });
+});
+
+describe('timer engine: lifecycle', () => {
+  const gold = { labels: { tier: 'gold' } } as const;
+
+  test('a timer starts when the object starts matching its filters and stops when it stops matching', async () => {
+    const runs = recorder();
+    const { engine } = timerOn({ interval: 1, ...gold }, runs.fn);
+    engine.observe(widget());
+    await advanceTo(2_500);
+    expect(runs.starts).toEqual([]);
+
+    engine.observe(widget({ labels: { tier: 'gold' } }));
+    await advanceTo(4_000);
+    expect(runs.starts).toEqual([2_500, 3_500]);
+
+    engine.observe(widget({ labels: { tier: 'silver' } }));
+    await advanceTo(10_000);
+    expect(runs.starts).toEqual([2_500, 3_500]);
+    expect(engine.size).toBe(0);
+    await stop(engine);
+  });
+
+  test('a timer that stops matching mid-run has its signal aborted, and matching again soon does not start a second run alongside it', async () => {
+    const aborted: number[] = [];
+    const runs = recorder(async ({ signal }) => {
+      signal.addEventListener('abort', () => aborted.push(elapsed()), { once: true });
+      await wait(3_000); // ignores the abort: a slow, orderly end
+    });
+    const { engine } = timerOn({ interval: 1, ...gold }, runs.fn);
+    engine.observe(widget({ labels: { tier: 'gold' } }));
+    await advanceTo(500);
+    engine.observe(widget());
+    await advanceTo(1_000);
+    engine.observe(widget({ labels: { tier: 'gold' } }));
+    await advanceTo(3_500);
+    expect(aborted).toEqual([500]);
+    expect(runs.starts).toEqual([0, 3_000]); // the new timer's first run waited for the old run to end
+    expect(runs.mostAtOnce()).toBe(1);
+    await stop(engine);
+  });
+
+  test('an object being deleted stops its timer', async () => {
+    const runs = recorder();
+    const { engine } = timerOn({ interval: 1 }, runs.fn);
+    engine.observe(widget());
+    await advanceTo(1_500);
+    engine.observe(widget({ deleting: true }));
+    await advanceTo(5_000);
+    expect(runs.starts).toEqual([0, 1_000]);
+    expect(engine.size).toBe(0);
+  });
+});
