@@ -709,6 +709,27 @@ describe('ChangeProcessor', () => {
     });
   });
 
+  describe('logging', () => {
+    test("the handler's logger carries the object's namespace and name and the handler's id on every line", async () => {
+      const log = new LogCapture();
+      const h = new Harness(
+        [
+          handler('create', 'Widgets.created', {}, ({ logger }) => {
+            logger.info({ step: 1 }, 'provisioning');
+          }),
+        ],
+        widget(),
+        log.logger,
+      );
+
+      await h.deliver();
+
+      expect(log.containing('provisioning')).toEqual([
+        expect.objectContaining({ namespace: 'default', name: 'w1', handler: 'Widgets.created', step: 1 }),
+      ]);
+    });
+  });
+
   describe('resuming', () => {
     test('on first sight through a listing, an unchanged object runs only resume handlers', async () => {
       const create = handler('create', 'create');

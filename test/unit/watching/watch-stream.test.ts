@@ -12,7 +12,11 @@ let metrics: MetricsRecorder;
 let recorded: Recorded | undefined;
 
 beforeAll(() => nock.disableNetConnect());
-afterAll(() => nock.enableNetConnect());
+afterAll(() => {
+  nock.enableNetConnect();
+  // Unpatch http: another nock-using test file later in this worker loads its own copy, and two stacked copies misroute replies.
+  nock.restore();
+});
 
 beforeEach(() => {
   client = makeClient();
@@ -63,6 +67,23 @@ describe('the initial listing', () => {
     expect(query.get('allowWatchBookmarks')).toBe('true');
     expect(query.get('timeoutSeconds')).toBe('300');
     expect(relists()).toBe(1);
+  });
+
+  test('without a pinned timeoutSeconds, each watch asks for a random whole number of seconds in [300, 600)', async () => {
+    api.listPage([], { resourceVersion: '1' });
+    for (let i = 0; i < 5; i++) api.watchLines();
+    api.watchStream();
+
+    watch({ timeoutSeconds: undefined });
+    await waitFor('six watch requests', () => api.watches.length === 6);
+
+    const asked = api.watches.map((request) => Number(request.query.get('timeoutSeconds')));
+    for (const seconds of asked) {
+      expect(Number.isInteger(seconds)).toBe(true);
+      expect(seconds).toBeGreaterThanOrEqual(300);
+      expect(seconds).toBeLessThan(600);
+    }
+    expect(new Set(asked).size).toBeGreaterThan(1);
   });
 
   test('sends the label and field selectors on both the list and the watch', async () => {
