@@ -2,7 +2,7 @@ import type { Subscription } from 'rxjs';
 import { ApiClient, type RequestCounter } from '../api/api-client.js';
 import { loadKubeconfig, type ClusterAccess } from '../api/kubeconfig.js';
 import { ObjectApi } from '../api/object-api.js';
-import type { Resource } from '../api/resource.js';
+import { resourceId, type Resource } from '../api/resource.js';
 import { DaemonEngine } from '../engines/daemons.js';
 import { TimerEngine } from '../engines/timers.js';
 import { ChangeProcessor } from '../handling/change-processor.js';
@@ -15,11 +15,12 @@ import { Reactor, type ObjectBatch, type ProcessResult } from '../reactor/reacto
 import type { ChangeHandlerSpec, DaemonSpec, EventHandlerSpec, HandlerSpec, TimerSpec } from '../registry/handler-specs.js';
 import { Registry, type HandlerClass } from '../registry/registry.js';
 import type { KubeObject } from '../watching/events.js';
-import { resolveResource } from '../watching/resource-resolver.js';
 import { WatchHealth } from '../watching/watch-health.js';
-import { WatchHub, type WatchScope, type WatchTuning } from '../watching/watch-hub.js';
+import { WatchHub, type WatchTuning } from '../watching/watch-hub.js';
+import { resolveHandlerResources } from './handler-resolution.js';
 import { HealthServer } from './health-server.js';
 import { LeaderElector } from './leader-election.js';
+import { planWatch } from './watch-plan.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 
@@ -75,6 +76,14 @@ interface Route {
   daemons: DaemonEngine | undefined;
 }
 
+/** The one watch and route of a resolved resource in one namespace scope. */
+interface ActiveRoute {
+  /** The handlers as registered (before client-side selectors were folded in). */
+  handlers: readonly HandlerSpec[];
+  route: Route;
+  subscription: Subscription;
+}
+
 const CHANGE_KINDS = new Set<HandlerSpec['kind']>(['create', 'update', 'delete', 'resume']);
 
 /**
@@ -92,6 +101,12 @@ export class Operator {
   private readonly poster: EventPoster;
   private readonly resolutions: Subscription[] = [];
   private readonly engines: Array<TimerEngine | DaemonEngine> = [];
+  /**
+   * One entry per resolved resource and namespace scope: every handler of an object lives in one
+   * route, since the reactor keys objects by uid and a second route would take over its events
+   * and its diff-base.
+   */
+  private readonly routes = new Map<string, ActiveRoute>();
   private readonly watchHealth = new WatchHealth();
   private healthServer: HealthServer | undefined;
   private healthStarting: Promise<number | undefined> | undefined;
@@ -170,23 +185,60 @@ export class Operator {
   private startWork(): void {
     if (this.working || this.stopping) return;
     this.working = true;
-    const groups = this.watchGroups();
-    let pending = groups.length;
-    if (pending === 0) this.markReady();
     setEventPoster(this.poster);
-    for (const group of groups) {
-      let synced = false;
-      const first = group.handlers[0]!;
-      const resolution = resolveResource(this.client, first.resource, { logger: this.logger }).subscribe((resource) => {
-        const route = this.routeFor(resource, group.handlers);
-        this.reactor.consume(this.hub.watch(resource, group.scope), route, () => {
-          if (!synced && --pending === 0) this.markReady();
-          synced = true;
-        });
-      });
-      this.resolutions.push(resolution);
+    const handlers = this.registry.handlers;
+    // Ready once every handler's resource has delivered its initial listing.
+    const unsynced = new Set(handlers);
+    if (unsynced.size === 0) this.markReady();
+    const onSynced = (synced: readonly HandlerSpec[]): void => {
+      if (unsynced.size === 0) return;
+      for (const spec of synced) unsynced.delete(spec);
+      if (unsynced.size === 0) this.markReady();
+    };
+    const resolution = resolveHandlerResources(this.client, handlers, { logger: this.logger }).subscribe(({ resource, handlers: resolved }) =>
+      this.attach(resource, resolved, onSynced),
+    );
+    this.resolutions.push(resolution);
+    this.logger.info({ handlers: handlers.length }, 'operator started');
+  }
+
+  /** Starts (or, when more handlers of an already watched resource resolve late, rebuilds) the resource's watch and route per namespace scope. */
+  private attach(resource: Resource, handlers: readonly HandlerSpec[], onSynced: (handlers: readonly HandlerSpec[]) => void): void {
+    // A cluster-scoped resource has one collection whatever namespaces were asked for.
+    const namespaces = resource.namespaced && this.options.namespaces?.length ? [...new Set(this.options.namespaces)] : [undefined];
+    for (const namespace of namespaces) {
+      const key = JSON.stringify([resourceId(resource), namespace ?? '']);
+      const previous = this.routes.get(key);
+      const all = [...(previous?.handlers ?? []), ...handlers];
+      let plan;
+      try {
+        plan = planWatch(all, namespace);
+      } catch (error) {
+        this.logger.error({ resource: resourceId(resource) }, `${error instanceof Error ? error.message : String(error)}; not watching ${resourceId(resource)} until the handler is fixed`);
+        continue;
+      }
+      const route = this.routeFor(resource, plan.handlers);
+      const subscription = this.reactor.consume(this.hub.watch(resource, plan.scope), route, () => onSynced(all));
+      this.routes.set(key, { handlers: all, route, subscription });
+      if (previous) {
+        // Rare: another name of this resource was not served a moment ago. The new route has every
+        // handler and replays the listing; the old one goes (after the new subscribed, so a shared watch stays open).
+        this.logger.warn({ resource: resourceId(resource), namespace }, 'more handlers of a watched resource resolved late: rebuilt its route with all of them');
+        void this.detach(key, previous);
+      }
     }
-    this.logger.info({ watches: groups.length, handlers: this.registry.handlers.length }, 'operator started');
+  }
+
+  /** Stops one route's watch and its timers and daemons. */
+  private async detach(key: string, active: ActiveRoute): Promise<void> {
+    if (this.routes.get(key) === active) this.routes.delete(key);
+    active.subscription.unsubscribe();
+    const engines = [active.route.timers, active.route.daemons].filter((e): e is TimerEngine | DaemonEngine => e !== undefined);
+    for (const engine of engines) {
+      const index = this.engines.indexOf(engine);
+      if (index >= 0) this.engines.splice(index, 1);
+    }
+    await Promise.all(engines.map((engine) => engine.stopAll()));
   }
 
   /** Starts the health server if configured (once; `start()` does it too); resolves with its port. */
@@ -252,27 +304,13 @@ export class Operator {
 
   private async stopWork(deadlineMs: number): Promise<void> {
     for (const resolution of this.resolutions) resolution.unsubscribe();
+    for (const active of this.routes.values()) active.subscription.unsubscribe();
+    this.routes.clear();
     // Timers and daemons stop alongside the drain; daemons get their own cancellation timeouts.
     await Promise.all([this.reactor.stop(deadlineMs), ...this.engines.map((engine) => engine.stopAll())]);
     await this.poster.flush();
     setEventPoster(undefined);
     this.working = false;
-  }
-
-  /** One watch per (resource, namespace, selectors), with the handlers that share it. */
-  private watchGroups(): Array<{ scope: WatchScope; handlers: HandlerSpec[] }> {
-    const namespaces = this.options.namespaces?.length ? this.options.namespaces : [undefined];
-    const groups = new Map<string, { scope: WatchScope; handlers: HandlerSpec[] }>();
-    for (const spec of this.registry.handlers) {
-      for (const namespace of namespaces) {
-        const scope: WatchScope = { namespace, labelSelector: spec.options.labelSelector, fieldSelector: spec.options.fieldSelector };
-        const key = JSON.stringify([spec.resource.apiVersion, spec.resource.name.toLowerCase(), scope.namespace, scope.labelSelector, scope.fieldSelector]);
-        const group = groups.get(key) ?? { scope, handlers: [] };
-        group.handlers.push(spec);
-        groups.set(key, group);
-      }
-    }
-    return [...groups.values()];
   }
 
   private routeFor(resource: Resource, handlers: readonly HandlerSpec[]): Route {
