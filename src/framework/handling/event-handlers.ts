@@ -1,11 +1,14 @@
 import type { ApiClient } from '../api/api-client.js';
 import type { Logger } from '../observability/logger.js';
+import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { EventHandlerSpec } from '../registry/handler-specs.js';
 import type { KubeObject, ObjectEvent } from '../watching/events.js';
 
 /**
  * Calls every `@on.event` handler for every raw event of one object, in order. Like Kopf,
  * their errors are logged and ignored: event handlers are fire-and-forget observers.
+ * Each run is counted like a change handler's: `handler_runs_total` (`success` or `failure`)
+ * and `handler_duration_seconds`, labelled with the handler's id.
  */
 export async function runEventHandlers(
   handlers: readonly EventHandlerSpec[],
@@ -13,6 +16,7 @@ export async function runEventHandlers(
   logger: Logger,
   signal: AbortSignal,
   client: ApiClient,
+  metrics: Metrics = noMetrics,
 ): Promise<void> {
   for (const event of events) {
     const meta = event.object.metadata ?? {};
@@ -20,6 +24,8 @@ export async function runEventHandlers(
       if (signal.aborted) return;
       if (handler.options.when && !handler.options.when(event.object)) continue;
       const handlerLogger = logger.child({ namespace: meta.namespace, name: meta.name, handler: handler.id });
+      const began = performance.now();
+      let result: 'success' | 'failure' = 'success';
       try {
         await handler.fn({
           type: event.type,
@@ -32,8 +38,11 @@ export async function runEventHandlers(
           client,
         });
       } catch (error) {
+        result = 'failure';
         handlerLogger.error({ err: error }, `event handler failed (ignored, as for all @on.event handlers): ${describe(error)}`);
       }
+      metrics.observe?.('handler_duration_seconds', (performance.now() - began) / 1000, { handler: handler.id });
+      metrics.increment('handler_runs_total', { handler: handler.id, result });
     }
   }
 }
