@@ -1,10 +1,9 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describeError, TemporaryError } from '../handling/errors.js';
 import { matchesObject } from '../handling/filters.js';
 import type { ApiClient } from '../api/api-client.js';
 import type { Resource } from '../api/resource.js';
 import type { Logger } from '../observability/logger.js';
-import type { Metrics } from '../observability/metrics.js';
+import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { EventPoster } from '../posting/events.js';
 import type { DaemonContext, DaemonSpec } from '../registry/handler-specs.js';
 import type { KubeObject } from '../watching/events.js';
@@ -13,6 +12,38 @@ import { objectContext } from './object-context.js';
 
 const DEFAULT_CANCELLATION_TIMEOUT_MS = 60_000;
 const MAX_RESTART_DELAY_MS = 60_000;
+
+/**
+ * Resolves after `ms`, or as soon as `signal` aborts. On the global `setTimeout` (not
+ * `timers/promises`), so a fake clock in tests drives it like the timer engine.
+ */
+function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) {
+      resolve();
+      return;
+    }
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** Whether `done` settles within `ms`. */
+async function settlesWithin(done: Promise<void>, ms: number): Promise<boolean> {
+  const guard = new AbortController();
+  const settled = await Promise.race([done.then(() => true), delay(ms, guard.signal).then(() => false)]);
+  guard.abort();
+  return settled;
+}
+
+function exitingKey(uid: string, daemonId: string): string {
+  return `${uid}/${daemonId}`;
+}
 
 interface DaemonSlot {
   spec: DaemonSpec;
@@ -89,9 +120,14 @@ function liveContext(entry: DaemonObject, logger: Logger, resource: Resource, cl
  */
 export class DaemonEngine {
   private readonly objects = new Map<string, DaemonObject>();
+  /** Daemons stopped on a filter mismatch and still exiting, by `uid/daemon id`. */
+  private readonly exiting = new Map<string, Promise<void>>();
+  private readonly metrics: Metrics;
   private stopping = false;
 
-  constructor(private readonly options: DaemonEngineOptions) {}
+  constructor(private readonly options: DaemonEngineOptions) {
+    this.metrics = options.metrics ?? noMetrics;
+  }
 
   /** Whether any daemon applies to the object (then the framework finalizer holds it). */
   applies(body: KubeObject): boolean {
@@ -115,10 +151,11 @@ export class DaemonEngine {
     for (const spec of this.options.daemons) {
       const slot = entry.slots.get(spec.id);
       const matches = matchesObject(body, spec.options);
-      if (matches && !slot) entry.slots.set(spec.id, this.start(entry, spec));
+      // A new instance waits for one still exiting after a mismatch: never two at once.
+      if (matches && !slot) entry.slots.set(spec.id, this.start(entry, spec, this.exiting.get(exitingKey(uid, spec.id))));
       else if (!matches && slot) {
-        void this.stopSlot(slot, entry.body);
         entry.slots.delete(spec.id);
+        this.trackExit(uid, spec.id, this.stopSlot(slot, entry.body));
       }
     }
   }
@@ -126,15 +163,16 @@ export class DaemonEngine {
   /** Stops an object's daemons; resolves once they exited or were abandoned. */
   async stopObject(uid: string): Promise<void> {
     const entry = this.objects.get(uid);
-    if (!entry) return;
-    await Promise.all([...entry.slots.values()].map((slot) => this.stopSlot(slot, entry.body)));
+    const stopping = entry ? [...entry.slots.values()].map((slot) => this.stopSlot(slot, entry.body)) : [];
+    const exiting = [...this.exiting].filter(([key]) => key.startsWith(`${uid}/`)).map(([, done]) => done);
+    await Promise.all([...stopping, ...exiting]);
     this.objects.delete(uid);
   }
 
   /** Stops every daemon (operator shutdown, lost leadership). */
   async stopAll(): Promise<void> {
     this.stopping = true;
-    await Promise.all([...this.objects.keys()].map((uid) => this.stopObject(uid)));
+    await Promise.all([...[...this.objects.keys()].map((uid) => this.stopObject(uid)), ...this.exiting.values()]);
   }
 
   /** Daemons currently running (not finished). */
@@ -144,7 +182,16 @@ export class DaemonEngine {
     return count;
   }
 
-  private start(entry: DaemonObject, spec: DaemonSpec): DaemonSlot {
+  /** Remembers a stopping daemon until it exited (or was abandoned), so a new instance can wait for it. */
+  private trackExit(uid: string, daemonId: string, done: Promise<void>): void {
+    const key = exitingKey(uid, daemonId);
+    const tracked = done.catch(() => undefined).finally(() => {
+      if (this.exiting.get(key) === tracked) this.exiting.delete(key);
+    });
+    this.exiting.set(key, tracked);
+  }
+
+  private start(entry: DaemonObject, spec: DaemonSpec, previous?: Promise<void>): DaemonSlot {
     let requestStop: () => void = () => undefined;
     const stopped = new Promise<void>((resolve) => (requestStop = resolve));
     const slot: DaemonSlot = {
@@ -156,37 +203,44 @@ export class DaemonEngine {
       done: Promise.resolve(),
       finished: false,
     };
-    slot.done = this.loop(entry, slot);
+    slot.done = this.loop(entry, slot, previous);
     return slot;
   }
 
-  private async loop(entry: DaemonObject, slot: DaemonSlot): Promise<void> {
+  private async loop(entry: DaemonObject, slot: DaemonSlot, previous: Promise<void> | undefined): Promise<void> {
     const { spec } = slot;
     const meta = (): KubeObject['metadata'] => entry.body.metadata ?? {};
     const logger = this.options.logger.child({ namespace: meta()?.namespace, name: meta()?.name, handler: spec.id });
-    const pause = (ms: number): Promise<void> =>
-      Promise.race([sleep(ms, undefined, { signal: slot.abort.signal }).catch(() => undefined), slot.stopped]);
-    if (spec.options.initialDelay !== undefined) await pause(toMilliseconds(spec.options.initialDelay));
+    const pause = (ms: number): Promise<void> => Promise.race([delay(ms, slot.abort.signal), slot.stopped]);
+    const count = (result: 'success' | 'retry'): void => this.metrics.increment('handler_runs_total', { handler: spec.id, result });
+    if (previous) await Promise.race([previous, slot.stopped]);
+    if (spec.options.initialDelay !== undefined && !slot.stopRequested) await pause(toMilliseconds(spec.options.initialDelay));
     let retry = 0;
     while (!slot.stopRequested) {
       const context = liveContext(entry, logger, this.options.resource, this.options.client, slot, retry);
       try {
         await spec.fn(context);
+        count('success');
         logger.info(`daemon ${spec.id} ended`);
         break;
       } catch (error) {
-        if (slot.stopRequested) break;
+        // Ending on a stop request counts as ending, even by throwing (an aborted request rejects).
+        if (slot.stopRequested) {
+          count('success');
+          break;
+        }
+        count('retry');
         retry += 1;
-        const delay =
+        const restartIn =
           error instanceof TemporaryError
             ? error.delay * 1000
             : spec.options.backoff !== undefined
               ? spec.options.backoff * 1000
               : Math.min(MAX_RESTART_DELAY_MS, 1000 * 2 ** (retry - 1));
         const message = describeError(error);
-        logger.error({ err: message, retry }, `daemon ${spec.id} failed; restarting in ${Math.round(delay / 1000)} s: ${message}`);
+        logger.error({ err: message, retry }, `daemon ${spec.id} failed; restarting in ${Math.round(restartIn / 1000)} s: ${message}`);
         this.options.poster.post(entry.body, 'Warning', 'DaemonFailed', `${spec.id} failed, restarting: ${message}`);
-        await pause(delay);
+        await pause(restartIn);
       }
     }
     slot.finished = true;
@@ -197,24 +251,11 @@ export class DaemonEngine {
       slot.stopRequested = true;
       slot.requestStop();
       const backoffMs = slot.spec.options.cancellationBackoff === undefined ? 0 : toMilliseconds(slot.spec.options.cancellationBackoff);
-      if (backoffMs > 0) {
-        const wait = new AbortController();
-        const exited = await Promise.race([slot.done.then(() => true), sleep(backoffMs, false, { signal: wait.signal }).catch(() => false)]);
-        wait.abort();
-        if (!exited) slot.abort.abort();
-      } else {
-        slot.abort.abort();
-      }
+      if (backoffMs === 0 || !(await settlesWithin(slot.done, backoffMs))) slot.abort.abort();
     }
     const timeoutMs =
       slot.spec.options.cancellationTimeout === undefined ? DEFAULT_CANCELLATION_TIMEOUT_MS : toMilliseconds(slot.spec.options.cancellationTimeout);
-    const guard = new AbortController();
-    const exited = await Promise.race([
-      slot.done.then(() => true),
-      sleep(timeoutMs, false, { signal: guard.signal }).catch(() => false),
-    ]);
-    guard.abort();
-    if (!exited) {
+    if (!(await settlesWithin(slot.done, timeoutMs))) {
       const meta = body.metadata ?? {};
       this.options.logger.warn(
         { namespace: meta.namespace, name: meta.name, handler: slot.spec.id, timeoutMs },

@@ -131,14 +131,15 @@ export class TimerEngine {
   async stopObject(uid: string): Promise<void> {
     const entry = this.objects.get(uid);
     this.objects.delete(uid);
+    const stopping = [...(entry?.slots.values() ?? [])].map((slot) => this.stopSlot(slot));
     const exiting = [...this.exiting].filter(([key]) => key.startsWith(`${uid}/`)).map(([, done]) => done);
-    await Promise.all([...(entry?.slots.values() ?? [])].map((slot) => this.stopSlot(slot)).concat(exiting));
+    await Promise.all([...stopping, ...exiting]);
   }
 
   /** Stops everything (operator shutdown, lost leadership). */
   async stopAll(): Promise<void> {
     this.stopping = true;
-    await Promise.all([...this.objects.keys()].map((uid) => this.stopObject(uid)));
+    await Promise.all([...[...this.objects.keys()].map((uid) => this.stopObject(uid)), ...this.exiting.values()]);
   }
 
   /** Objects with at least one timer. */

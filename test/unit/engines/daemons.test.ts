@@ -1,7 +1,9 @@
+import { jest } from '@jest/globals';
 import type { ApiClient } from '../../../src/framework/api/api-client.js';
 import { DaemonEngine } from '../../../src/framework/engines/daemons.js';
 import { TemporaryError } from '../../../src/framework/handling/errors.js';
 import { silentLogger } from '../../../src/framework/observability/logger.js';
+import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
 import type { EventPoster } from '../../../src/framework/posting/events.js';
 import type { DaemonContext, DaemonSpec } from '../../../src/framework/registry/handler-specs.js';
 import type { KubeObject } from '../../../src/framework/watching/events.js';
@@ -16,14 +18,16 @@ function widget(extra: Partial<NonNullable<KubeObject['metadata']>> = {}): KubeO
 function engineWith(fn: (context: DaemonContext) => unknown, options: DaemonSpec['options'] = {}) {
   const posted: string[] = [];
   const poster = { post: (_o: KubeObject, _t: string, reason: string) => posted.push(reason) } as unknown as EventPoster;
+  const metrics = new MetricsRecorder();
   const engine = new DaemonEngine({
     resource,
     client: {} as ApiClient, // daemons here talk to no API
     daemons: [{ kind: 'daemon', id: 'd', resource: { apiVersion: 'example.com/v1', name: 'widgets' }, options, fn }],
     logger: silentLogger(),
     poster,
+    metrics,
   });
-  return { engine, posted };
+  return { engine, posted, metrics };
 }
 
 describe('daemons', () => {
@@ -124,5 +128,200 @@ describe('daemons', () => {
     await sleep(80);
     await engine.stopAll();
     expect(sizes).toEqual([1, 5]);
+  });
+});
+
+describe('daemons on a fake clock', () => {
+  const T0 = Date.parse('2024-05-01T12:00:00.000Z');
+  const elapsed = (): number => Date.now() - T0;
+  const advanceTo = async (ms: number): Promise<void> => {
+    await jest.advanceTimersByTimeAsync(T0 + ms - Date.now());
+  };
+  const aborted = (signal: AbortSignal): Promise<void> => new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  /** Stops the engine, letting the fake clock run while daemons exit. */
+  const stop = async (engine: DaemonEngine): Promise<void> => {
+    const stopped = engine.stopAll();
+    await jest.advanceTimersByTimeAsync(120_000);
+    await stopped;
+  };
+
+  beforeEach(() => {
+    jest.useFakeTimers({ now: T0, doNotFake: ['nextTick', 'queueMicrotask'] });
+  });
+
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+
+  test('the initial delay holds the start of the daemon', async () => {
+    const starts: number[] = [];
+    const { engine } = engineWith(
+      async ({ signal }) => {
+        starts.push(elapsed());
+        await aborted(signal);
+      },
+      { initialDelay: 'PT5S' },
+    );
+    engine.observe(widget());
+    await advanceTo(4_999);
+    expect(starts).toEqual([]);
+    await advanceTo(5_000);
+    expect(starts).toEqual([5_000]);
+    await stop(engine);
+  });
+
+  test('a daemon stopped during its initial delay never starts', async () => {
+    let runs = 0;
+    const { engine } = engineWith(
+      () => {
+        runs += 1;
+      },
+      { initialDelay: 60 },
+    );
+    engine.observe(widget());
+    await advanceTo(1_000);
+    await engine.stopObject('uid-1'); // no clock advance needed: the delay ends on the stop
+    await advanceTo(120_000);
+    expect(runs).toBe(0);
+  });
+
+  test('the initial delay applies to the first start only, not to restarts after a failure', async () => {
+    const starts: number[] = [];
+    const { engine } = engineWith(
+      async ({ signal }) => {
+        starts.push(elapsed());
+        if (starts.length === 1) throw new Error('crashed');
+        await aborted(signal);
+      },
+      { initialDelay: 10, backoff: 2 },
+    );
+    engine.observe(widget());
+    await advanceTo(30_000);
+    expect(starts).toEqual([10_000, 12_000]);
+    await stop(engine);
+  });
+
+  test('a daemon that keeps throwing is restarted after 1 s, doubling each time up to 60 s', async () => {
+    const starts: number[] = [];
+    const { engine } = engineWith(() => {
+      starts.push(elapsed());
+      throw new Error('connection refused');
+    });
+    engine.observe(widget());
+    await advanceTo(200_000);
+    const gaps = starts.slice(1).map((start, i) => start - starts[i]!);
+    expect(gaps).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000]);
+    await stop(engine);
+  });
+
+  test('the retry count tells the daemon how many times it was restarted', async () => {
+    const retries: number[] = [];
+    const { engine } = engineWith(
+      ({ retry }) => {
+        retries.push(retry);
+        if (retries.length < 3) throw new Error('flaky');
+      },
+      { backoff: 1 },
+    );
+    engine.observe(widget());
+    await advanceTo(10_000);
+    expect(retries).toEqual([0, 1, 2]);
+    await stop(engine);
+  });
+
+  test('runs are counted as handler runs: each restart after a failure as a retry, an end (returned or stopped) as a success', async () => {
+    let runs = 0;
+    const { engine, metrics } = engineWith(
+      async ({ signal }) => {
+        runs += 1;
+        if (runs <= 2) throw new Error('crashed');
+        await aborted(signal);
+        throw new Error('aborted'); // how an aborted request ends
+      },
+      { backoff: 1 },
+    );
+    engine.observe(widget());
+    await advanceTo(5_000);
+    expect(metrics.counter('handler_runs_total', { handler: 'd', result: 'retry' })).toBe(2);
+    expect(metrics.counter('handler_runs_total', { handler: 'd', result: 'success' })).toBe(0);
+    await stop(engine);
+    expect(metrics.counter('handler_runs_total', { handler: 'd', result: 'retry' })).toBe(2);
+    expect(metrics.counter('handler_runs_total', { handler: 'd', result: 'success' })).toBe(1);
+  });
+
+  test('a daemon starts when the object starts matching its filters and stops when it stops matching', async () => {
+    const life: string[] = [];
+    const { engine } = engineWith(
+      async ({ signal }) => {
+        life.push(`start ${elapsed()}`);
+        await aborted(signal);
+        life.push(`stop ${elapsed()}`);
+      },
+      { labels: { tier: 'gold' } },
+    );
+    engine.observe(widget());
+    await advanceTo(1_000);
+    expect(life).toEqual([]);
+    expect(engine.running).toBe(0);
+
+    engine.observe(widget({ labels: { tier: 'gold' } }));
+    await advanceTo(2_000);
+    expect(life).toEqual(['start 1000']);
+    expect(engine.running).toBe(1);
+
+    engine.observe(widget({ labels: { tier: 'silver' } }));
+    await advanceTo(3_000);
+    expect(life).toEqual(['start 1000', 'stop 2000']);
+    expect(engine.running).toBe(0);
+    await stop(engine);
+  });
+
+  test('a daemon that matches again while its previous instance is still exiting starts only once that instance exited', async () => {
+    const life: string[] = [];
+    let active = 0;
+    let mostAtOnce = 0;
+    const { engine } = engineWith(
+      async ({ signal }) => {
+        active += 1;
+        mostAtOnce = Math.max(mostAtOnce, active);
+        life.push(`start ${elapsed()}`);
+        await aborted(signal);
+        await new Promise((resolve) => setTimeout(resolve, 3_000)); // a slow, orderly shutdown
+        life.push(`exit ${elapsed()}`);
+        active -= 1;
+      },
+      { labels: { tier: 'gold' } },
+    );
+    engine.observe(widget({ labels: { tier: 'gold' } }));
+    await advanceTo(500);
+    engine.observe(widget());
+    await advanceTo(1_000);
+    engine.observe(widget({ labels: { tier: 'gold' } }));
+    await advanceTo(5_000);
+    expect(life).toEqual(['start 0', 'exit 3500', 'start 3500']);
+    expect(mostAtOnce).toBe(1);
+    await stop(engine);
+  });
+
+  test('stopping an object waits for its daemon that is still exiting after a filter mismatch', async () => {
+    let exitedAt: number | undefined;
+    const { engine } = engineWith(
+      async ({ signal }) => {
+        await aborted(signal);
+        await new Promise((resolve) => setTimeout(resolve, 3_000));
+        exitedAt = elapsed();
+      },
+      { labels: { tier: 'gold' } },
+    );
+    engine.observe(widget({ labels: { tier: 'gold' } }));
+    await advanceTo(500);
+    engine.observe(widget());
+    let stoppedAt: number | undefined;
+    void engine.stopObject('uid-1').then(() => (stoppedAt = elapsed()));
+    await advanceTo(3_000);
+    expect(stoppedAt).toBeUndefined();
+    await advanceTo(4_000);
+    expect(exitedAt).toBe(3_500);
+    expect(stoppedAt).toBe(3_500);
   });
 });
