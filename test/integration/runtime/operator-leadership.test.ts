@@ -1,0 +1,134 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ApiClient } from '../../../src/framework/api/api-client.js';
+import {
+  createOperator,
+  daemon,
+  on,
+  silentLogger,
+  timer,
+  type ChangeContext,
+  type DaemonContext,
+  type HandlerClass,
+  type Operator,
+  type OperatorOptions,
+} from '../../../src/framework/index.js';
+import { formatMicroTime, type Lease } from '../../../src/framework/runtime/leader-election.js';
+import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
+import { eventually, installWidgetCrd, Widgets } from '../../support/widgets.js';
+
+const API = 'test.konductor.dev/v1';
+const LOCK = 'operator-lock';
+// Short Lease timings keep the specs quick; renewals come every retry period.
+const ELECTION = { name: LOCK, leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500 };
+
+async function get(port: number, path: string): Promise<{ status: number; body: string }> {
+  const response = await fetch(`http://127.0.0.1:${port}${path}`);
+  return { status: response.status, body: await response.text() };
+}
+
+describe('an operator under leader election', () => {
+  const operators: Operator[] = [];
+  const clients: ApiClient[] = [];
+  afterEach(async () => {
+    await Promise.all(operators.splice(0).map((operator) => operator.stop(2_000)));
+    for (const client of clients.splice(0)) client.close();
+  });
+
+  function start(namespace: string, identity: string, handlers: HandlerClass[], extra: Partial<OperatorOptions> = {}): Operator {
+    const operator = createOperator({
+      kubeConfig: sharedKubeConfig(),
+      handlers,
+      namespaces: [namespace],
+      logger: silentLogger(),
+      leaderElection: { ...ELECTION, namespace, identity },
+      ...extra,
+    }).start();
+    operators.push(operator);
+    return operator;
+  }
+
+  test('that loses the Lease stops its change handlers, timers and daemons', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'lease-loss');
+    const created: string[] = [];
+    const ticks: string[] = [];
+    const daemons: string[] = [];
+
+    class Work {
+      @on.create(API, 'widgets')
+      created({ name }: ChangeContext): void {
+        created.push(name);
+      }
+      @timer(API, 'widgets', { interval: 0.3 })
+      tick({ name }: { name: string }): void {
+        ticks.push(name);
+      }
+      @daemon(API, 'widgets')
+      async watchOver({ name, stopped }: DaemonContext): Promise<void> {
+        daemons.push(`${name} started`);
+        await stopped;
+        daemons.push(`${name} stopped`);
+      }
+    }
+
+    const operator = start(namespace, 'leader', [Work]);
+    await eventually(() => operator.active, 'the operator to lead');
+    await operator.ready;
+    const widgets = new Widgets(kc, namespace);
+    await widgets.create('w');
+    await eventually(() => created.includes('w') && ticks.length >= 2 && daemons.includes('w started'), 'the handler, the timer and the daemon to run');
+
+    // Another replica takes the Lease over: the leader's next renewal finds it held by someone else.
+    const client = new ApiClient(kc);
+    clients.push(client);
+    const path = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${LOCK}`;
+    const lease = await client.request<Lease>('GET', path);
+    const now = formatMicroTime(Date.now());
+    await client.request<Lease>('PUT', path, { body: { ...lease, spec: { ...lease.spec, holderIdentity: 'usurper', acquireTime: now, renewTime: now } } });
+
+    let lost = false;
+    void operator.lostLeadership.then(() => (lost = true));
+    await eventually(() => lost, 'the operator to notice the loss', 2 * ELECTION.retryPeriodMs + 5_000);
+
+    expect(operator.active).toBe(false);
+    expect(daemons).toEqual(['w started', 'w stopped']);
+    const ticksAtLoss = ticks.length;
+    await widgets.create('after-loss');
+    await sleep(1_500); // five timer intervals, and ample time to handle a new object
+    expect(ticks).toHaveLength(ticksAtLoss);
+    expect(created).toEqual(['w']);
+  }, 60_000);
+
+  test('a standby is ready (/readyz 200) while the other replica leads, and handles nothing', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'standby');
+    const handledBy: string[] = [];
+    const recorder = (identity: string): HandlerClass =>
+      class Recorder {
+        @on.create(API, 'widgets')
+        created({ name }: ChangeContext): void {
+          handledBy.push(`${name} by ${identity}`);
+        }
+      };
+
+    const health = { port: 0, host: '127.0.0.1' };
+    const first = start(namespace, 'first', [recorder('first')], { health });
+    await eventually(() => first.active, 'the first replica to lead');
+    const second = start(namespace, 'second', [recorder('second')], { health });
+    const [firstPort, secondPort] = [(await first.serveHealth())!, (await second.serveHealth())!];
+
+    await eventually(async () => (await get(secondPort, '/readyz')).status === 200, 'the standby to report ready', 10_000);
+    expect(second.active).toBe(false);
+    expect(await get(secondPort, '/readyz')).toEqual({ status: 200, body: 'ok\n' });
+    await first.ready;
+    expect((await get(firstPort, '/readyz')).status).toBe(200);
+
+    await new Widgets(kc, namespace).create('w');
+    await eventually(() => handledBy.length > 0, 'the leader to handle the widget');
+    await sleep(1_000);
+    expect(handledBy).toEqual(['w by first']);
+    expect(second.active).toBe(false);
+  }, 60_000);
+});
