@@ -1,3 +1,4 @@
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { daemon, FINALIZER, timer, type DaemonContext, type TimerContext } from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
@@ -6,6 +7,12 @@ import { eventually, installWidgetCrd, readWidget, Widgets } from '../../support
 const API = 'test.konductor.dev/v1';
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+async function setLabels(kc: KubeConfig, namespace: string, name: string, labels: Record<string, string>): Promise<void> {
+  await kc.makeApiClient(CustomObjectsApi).patchNamespacedCustomObject(
+    { group: 'test.konductor.dev', version: 'v1', plural: 'widgets', namespace, name, body: { metadata: { labels } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}
 
 describe('timers and daemons', () => {
   const running: RunningOperator[] = [];
@@ -81,6 +88,42 @@ describe('timers and daemons', () => {
     const ticksAtDeletion = ticks.length;
     await sleep(1_200);
     expect(ticks.length).toBe(ticksAtDeletion);
+  });
+
+  test('a timer and a daemon start when an object starts matching their filters and stop when it stops matching', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'timer-filter');
+    const ticks: number[] = [];
+    const daemonLife: string[] = [];
+    class Gold {
+      @timer(API, 'widgets', { interval: 0.5, labels: { tier: 'gold' } })
+      async tick(_: TimerContext): Promise<void> {
+        ticks.push(Date.now());
+      }
+
+      @daemon(API, 'widgets', { labels: { tier: 'gold' } })
+      async watchExternal({ signal }: DaemonContext): Promise<void> {
+        daemonLife.push('start');
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        daemonLife.push('stop');
+      }
+    }
+    await new Widgets(kc, namespace).create('plain');
+    running.push(await startOperator(kc, namespace, [Gold]));
+    await sleep(2_000);
+    expect(ticks).toEqual([]);
+    expect(daemonLife).toEqual([]);
+
+    await setLabels(kc, namespace, 'plain', { tier: 'gold' });
+    await eventually(() => ticks.length >= 3 && daemonLife.length === 1, 'the timer ticking and the daemon running');
+
+    await setLabels(kc, namespace, 'plain', { tier: 'silver' });
+    await eventually(() => daemonLife.length === 2, 'the daemon to stop');
+    const ticksWhenStopped = ticks.length;
+    await sleep(1_500); // three intervals
+    expect(ticks.length).toBe(ticksWhenStopped);
+    expect(daemonLife).toEqual(['start', 'stop']);
   });
 
   test('a persisted schedule survives a restart: halfway through the interval, the next run comes when the interval ends', async () => {
