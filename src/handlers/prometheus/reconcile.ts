@@ -199,8 +199,11 @@ export async function reconcile(
     upToDate: (current) => current.metadata?.annotations?.[INPUT_HASH] === hash,
     patch: statefulSetPatch(set),
   });
-  const available = Number((currentSet.status as { availableReplicas?: number } | undefined)?.availableReplicas ?? 0);
+  // StatefulSets report availableReplicas from Kubernetes 1.22 on; before that readyReplicas is the closest.
+  const setStatus = currentSet.status as { availableReplicas?: number; readyReplicas?: number } | undefined;
+  const available = Number(setStatus?.availableReplicas ?? setStatus?.readyReplicas ?? 0);
   const replicas = prometheus.spec.replicas ?? 1;
+  const allAvailable = available >= replicas && replicas > 0;
   return {
     paused: false,
     replicas,
@@ -210,8 +213,8 @@ export async function reconcile(
       { type: 'Reconciled', status: 'True', reason: 'ConfigRendered', message: `${selected} ServiceMonitors, ${rendered.skipped.length} skipped`, lastTransitionTime: now },
       {
         type: 'Available',
-        status: available >= replicas && replicas > 0 ? 'True' : 'False',
-        reason: available >= replicas ? 'AllReplicasAvailable' : 'ReplicasNotAvailable',
+        status: allAvailable ? 'True' : 'False',
+        reason: allAvailable ? 'AllReplicasAvailable' : 'ReplicasNotAvailable',
         message: `${available} of ${replicas} replicas available`,
         lastTransitionTime: now,
       },

@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
-import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1StatefulSet } from '@kubernetes/client-node';
 import { PrometheusOperator } from '../../../src/handlers/prometheus/index.js';
 import { installCrds, readCrds, runOperator, waitFor, type TestOperator } from '../../../src/testing/index.js';
 import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
@@ -12,12 +12,14 @@ let kc: KubeConfig;
 let running: TestOperator;
 let custom: CustomObjectsApi;
 let core: CoreV1Api;
+let apps: AppsV1Api;
 
 beforeAll(async () => {
   kc = sharedKubeConfig();
   await installCrds(kc, readCrds(crds));
   custom = kc.makeApiClient(CustomObjectsApi);
   core = kc.makeApiClient(CoreV1Api);
+  apps = kc.makeApiClient(AppsV1Api);
   running = await runOperator({ kubeConfig: kc, handlers: [PrometheusOperator] });
 });
 afterAll(async () => {
@@ -60,6 +62,65 @@ async function jobsBecome(namespace: string, name: string, expected: string[]): 
   });
 }
 
+/** The HTTP status of reading an object: 200, or the error's status (404 once it is gone). */
+async function readStatus(read: () => Promise<unknown>): Promise<number | undefined> {
+  return read().then(
+    () => 200,
+    (error: unknown) => statusOf(error),
+  );
+}
+
+async function statefulSetOf(namespace: string, name: string): Promise<V1StatefulSet | undefined> {
+  return apps.readNamespacedStatefulSet({ namespace, name: `prometheus-${name}` }).catch((error: unknown) => {
+    if (statusOf(error) === 404) return undefined;
+    throw error;
+  });
+}
+
+interface Status {
+  paused?: boolean;
+  replicas?: number;
+  availableReplicas?: number;
+  selectedServiceMonitors?: number;
+  conditions?: Array<{ type: string; status: string; reason: string; message: string; lastTransitionTime: string }>;
+}
+
+async function statusOfPrometheus(namespace: string, name: string): Promise<Status | undefined> {
+  return ((await custom.getNamespacedCustomObject({ ...group, plural: 'prometheuses', namespace, name })) as { status?: Status }).status;
+}
+
+/** The index the next recorded operator request will have. */
+function mark(): number {
+  return running.requests.length;
+}
+
+/**
+ * Waits until a re-render that read the ServiceMonitors after `since` has reconciled each given
+ * Prometheus: it writes the Secret before it reads the StatefulSet, so that read ends the Secret's part.
+ */
+async function renderedSince(since: number, prometheuses: Array<[namespace: string, name: string]>): Promise<void> {
+  await waitFor(
+    () => {
+      const later = running.requests.slice(since);
+      const listed = later.findIndex((r) => r.method === 'GET' && r.path === '/apis/monitoring.coreos.com/v1/servicemonitors');
+      if (listed < 0) return false;
+      const after = later.slice(listed);
+      return prometheuses.every(([namespace, name]) =>
+        after.some((r) => r.method === 'GET' && r.path === `/apis/apps/v1/namespaces/${namespace}/statefulsets/prometheus-${name}`),
+      );
+    },
+    { what: `a re-render of ${prometheuses.map((p) => p.join('/')).join(', ')}` },
+  );
+}
+
+/** The operator's writes (anything but GET) to a Prometheus's config Secret since `since`. */
+function secretWritesSince(since: number, namespace: string, name: string): string[] {
+  return running.requests
+    .slice(since)
+    .filter((r) => r.method !== 'GET' && (r.path === `/api/v1/namespaces/${namespace}/secrets/prometheus-${name}` || r.path === `/api/v1/namespaces/${namespace}/secrets`))
+    .map((r) => r.method);
+}
+
 describe('the Prometheus operator', () => {
   test('ServiceMonitors created, changed and deleted across two namespaces update exactly the right Prometheus Secrets', async () => {
     const first = await uniqueNamespace(kc, 'prom-a');
@@ -74,16 +135,32 @@ describe('the Prometheus operator', () => {
     await jobsBecome(first, 'wide', [`serviceMonitor/${second}/checkout/0`]);
     await jobsBecome(second, 'local', [`serviceMonitor/${second}/checkout/0`]);
 
-    await monitor(first, 'billing', { team: 'b' }); // neither selects it
+    // A monitor neither selects: a full re-render, and no write to either Secret.
+    await monitor(first, 'billing', { team: 'b' });
+    let since = mark();
+    await renderedSince(since, [[first, 'wide'], [second, 'local']]);
+    expect(secretWritesSince(since, first, 'wide')).toEqual([]);
+    expect(secretWritesSince(since, second, 'local')).toEqual([]);
+
+    // checkout leaves `wide` (team=c); `local` selects it regardless of labels: only wide's Secret is written.
     await custom.patchNamespacedCustomObject(
       { ...group, plural: 'servicemonitors', namespace: second, name: 'checkout', body: [{ op: 'replace', path: '/metadata/labels/team', value: 'c' }] },
     );
+    since = mark();
     await jobsBecome(first, 'wide', []);
-    await jobsBecome(second, 'local', [`serviceMonitor/${second}/checkout/0`]);
+    await renderedSince(since, [[first, 'wide'], [second, 'local']]);
+    expect(await jobsOf(second, 'local')).toEqual([`serviceMonitor/${second}/checkout/0`]);
+    expect(secretWritesSince(since, first, 'wide')).toEqual(['PATCH']);
+    expect(secretWritesSince(since, second, 'local')).toEqual([]);
 
+    // Deleting it changes only `local`.
     await custom.deleteNamespacedCustomObject({ ...group, plural: 'servicemonitors', namespace: second, name: 'checkout' });
+    since = mark();
     await jobsBecome(second, 'local', []);
+    await renderedSince(since, [[first, 'wide'], [second, 'local']]);
     expect(await jobsOf(first, 'wide')).toEqual([]);
+    expect(secretWritesSince(since, second, 'local')).toEqual(['PATCH']);
+    expect(secretWritesSince(since, first, 'wide')).toEqual([]);
   });
 
   test('a config change rewrites the Secret but never the StatefulSet, whose inputs did not change', async () => {
@@ -123,14 +200,133 @@ describe('the Prometheus operator', () => {
     const namespace = await uniqueNamespace(kc, 'prom-del');
     await prometheus(namespace, 'gone', { serviceMonitorSelector: {} });
     await waitFor(async () => (await jobsOf(namespace, 'gone')) !== undefined, { what: 'the config Secret' });
+    await waitFor(async () => (await statefulSetOf(namespace, 'gone')) !== undefined, { what: 'the StatefulSet' });
+    await waitFor(async () => (await readStatus(() => core.readNamespacedService({ namespace, name: 'prometheus-operated' }))) === 200, {
+      what: 'the governing Service',
+    });
     await custom.deleteNamespacedCustomObject({ ...group, plural: 'prometheuses', namespace, name: 'gone' });
+    // No garbage collector runs here: these go because the operator deletes them.
+    await waitFor(async () => (await statefulSetOf(namespace, 'gone')) === undefined, { what: 'the StatefulSet to be removed' });
     await waitFor(async () => (await jobsOf(namespace, 'gone')) === undefined, { what: 'the Secret to be removed' });
-    const service = await core.readNamespacedService({ namespace, name: 'prometheus-operated' }).catch((error: unknown) => statusOf(error));
-    expect(service).toBe(404);
+    await waitFor(async () => (await readStatus(() => core.readNamespacedService({ namespace, name: 'prometheus-operated' }))) === 404, {
+      what: 'the governing Service to be removed',
+    });
     await waitFor(
-      async () => (await custom.getNamespacedCustomObject({ ...group, plural: 'prometheuses', namespace, name: 'gone' }).catch((error: unknown) => statusOf(error))) === 404,
+      async () => (await readStatus(() => custom.getNamespacedCustomObject({ ...group, plural: 'prometheuses', namespace, name: 'gone' }))) === 404,
       { what: 'the Prometheus object to be gone' },
     );
+  });
+
+  test('the governing Service stays while another Prometheus in the namespace still uses it', async () => {
+    const namespace = await uniqueNamespace(kc, 'prom-del2');
+    await prometheus(namespace, 'first', { serviceMonitorSelector: {} });
+    await prometheus(namespace, 'second', { serviceMonitorSelector: {} });
+    await waitFor(async () => (await statefulSetOf(namespace, 'first')) !== undefined && (await statefulSetOf(namespace, 'second')) !== undefined, {
+      what: 'both StatefulSets',
+    });
+    await custom.deleteNamespacedCustomObject({ ...group, plural: 'prometheuses', namespace, name: 'first' });
+    await waitFor(async () => (await statefulSetOf(namespace, 'first')) === undefined, { what: 'the first StatefulSet to be removed' });
+    await waitFor(async () => (await jobsOf(namespace, 'first')) === undefined, { what: 'the first Secret to be removed' });
+    expect(await readStatus(() => core.readNamespacedService({ namespace, name: 'prometheus-operated' }))).toBe(200);
+    expect(await statefulSetOf(namespace, 'second')).toBeDefined();
+  });
+
+  test('status reports the desired and available replicas, the selected ServiceMonitors and conditions', async () => {
+    const namespace = await uniqueNamespace(kc, 'prom-status');
+    await prometheus(namespace, 'counted', { serviceMonitorSelector: {}, replicas: 2 });
+    const before = await waitFor(
+      async () => {
+        const status = await statusOfPrometheus(namespace, 'counted');
+        return status?.conditions ? status : undefined;
+      },
+      { what: 'the status to be written' },
+    );
+    expect(before).toMatchObject({ paused: false, replicas: 2, availableReplicas: 0, selectedServiceMonitors: 0 });
+    expect(before!.conditions!.map(({ type, status, reason, message }) => ({ type, status, reason, message }))).toEqual([
+      { type: 'Reconciled', status: 'True', reason: 'ConfigRendered', message: '0 ServiceMonitors, 0 skipped' },
+      { type: 'Available', status: 'False', reason: 'ReplicasNotAvailable', message: '0 of 2 replicas available' },
+    ]);
+    for (const condition of before!.conditions!) expect(Number.isNaN(Date.parse(condition.lastTransitionTime))).toBe(false);
+
+    // No controller runs Pods here: report them ready as the StatefulSet controller would, then re-render.
+    await apps.patchNamespacedStatefulSetStatus(
+      { namespace, name: 'prometheus-counted', body: [{ op: 'add', path: '/status', value: { replicas: 2, readyReplicas: 2, availableReplicas: 2 } }] },
+    );
+    await monitor(namespace, 'api', {});
+    const after = await waitFor(
+      async () => {
+        const status = await statusOfPrometheus(namespace, 'counted');
+        return status?.selectedServiceMonitors === 1 && status.availableReplicas === 2 ? status : undefined;
+      },
+      { what: 'the status to count the ready replicas and the ServiceMonitor' },
+    );
+    expect(after!.conditions!.map(({ type, status, reason }) => ({ type, status, reason }))).toEqual([
+      { type: 'Reconciled', status: 'True', reason: 'ConfigRendered' },
+      { type: 'Available', status: 'True', reason: 'AllReplicasAvailable' },
+    ]);
+  });
+
+  test('one Prometheus failing to render does not keep the others stale, and gets an Event saying why', async () => {
+    const namespace = await uniqueNamespace(kc, 'prom-isolated');
+    // An immutable Secret in the way: writing broken's configuration fails with 422 on every attempt.
+    await core.createNamespacedSecret({
+      namespace,
+      body: { metadata: { name: 'prometheus-broken' }, immutable: true, data: { 'prometheus.yaml.gz': Buffer.from('stale').toString('base64') } },
+    });
+    await prometheus(namespace, 'broken', { serviceMonitorSelector: {} });
+    await waitFor(() => running.requests.some((r) => r.method === 'PATCH' && r.path === `/api/v1/namespaces/${namespace}/secrets/prometheus-broken` && r.status === 422), {
+      what: 'broken to have been tried',
+    });
+    // Known after broken, so a pass that stopped at broken's failure would never reach it.
+    await prometheus(namespace, 'healthy', { serviceMonitorSelector: {} });
+    await jobsBecome(namespace, 'healthy', []);
+
+    await monitor(namespace, 'api', {});
+    await jobsBecome(namespace, 'healthy', [`serviceMonitor/${namespace}/api/0`]);
+    const event = await waitFor(
+      async () =>
+        (await core.listNamespacedEvent({ namespace, fieldSelector: 'involvedObject.name=broken' })).items.find((e) => e.reason === 'ReconcileFailed'),
+      { what: 'a ReconcileFailed Event about broken' },
+    );
+    expect(event!.type).toBe('Warning');
+    expect(event!.involvedObject.kind).toBe('Prometheus');
+    expect(event!.message).toContain(`Prometheus ${namespace}/broken`);
+    expect(event!.message).toContain('422');
+    await custom.deleteNamespacedCustomObject({ ...group, plural: 'prometheuses', namespace, name: 'broken' }); // no failing re-renders for later tests
+  });
+
+  test('removing serviceAccountName from a Prometheus removes it from the StatefulSet', async () => {
+    const namespace = await uniqueNamespace(kc, 'prom-sa');
+    await prometheus(namespace, 'main', { serviceMonitorSelector: {}, serviceAccountName: 'prometheus' });
+    await waitFor(async () => (await statefulSetOf(namespace, 'main'))?.spec?.template.spec?.serviceAccountName === 'prometheus', {
+      what: 'the StatefulSet to run as ServiceAccount prometheus',
+    });
+    await custom.patchNamespacedCustomObject({
+      ...group,
+      plural: 'prometheuses',
+      namespace,
+      name: 'main',
+      body: [{ op: 'remove', path: '/spec/serviceAccountName' }],
+    });
+    const podSpec = await waitFor(
+      async () => {
+        const spec = (await statefulSetOf(namespace, 'main'))?.spec?.template.spec;
+        return spec?.serviceAccountName === undefined ? spec : undefined;
+      },
+      { what: 'serviceAccountName to be removed from the StatefulSet' },
+    );
+    expect(podSpec!.serviceAccount).toBeUndefined();
+  });
+
+  test('scrapeTimeout and filterRunning reach the configuration (the schema keeps them)', async () => {
+    const namespace = await uniqueNamespace(kc, 'prom-fields');
+    await prometheus(namespace, 'main', { serviceMonitorSelector: {}, scrapeInterval: '30s', scrapeTimeout: '10s' });
+    await monitor(namespace, 'all-phases', {}, { endpoints: [{ port: 'metrics', filterRunning: false }] });
+    await jobsBecome(namespace, 'main', [`serviceMonitor/${namespace}/all-phases/0`]);
+    const secret = await core.readNamespacedSecret({ namespace, name: 'prometheus-main' });
+    const text = gunzipSync(Buffer.from(secret.data?.['prometheus.yaml.gz'] ?? '', 'base64')).toString('utf8');
+    expect(text).toContain('  scrape_timeout: 10s\n');
+    expect(text).not.toContain('__meta_kubernetes_pod_phase');
   });
 
   test('a namespace gaining the selected label brings its ServiceMonitors into the configuration', async () => {
