@@ -31,6 +31,15 @@ interface PersistedTimer {
   lastStart?: string;
   lastEnd?: string;
   lastSuccess?: string;
+  /** Sharp timers: when the last run was due, and a point of the grid, so a restart keeps the grid. */
+  lastPlanned?: string;
+  grid?: string;
+}
+
+/** Epoch ms of an ISO time, undefined when absent or unreadable. */
+function parseTime(value: string | undefined): number | undefined {
+  const ms = value === undefined ? NaN : Date.parse(value);
+  return Number.isNaN(ms) ? undefined : ms;
 }
 
 interface TimerSlot {
@@ -162,11 +171,13 @@ export class TimerEngine {
     if (raw !== undefined && this.persists(spec, body).persists) {
       try {
         const persisted = JSON.parse(raw) as PersistedTimer;
-        const start = persisted.lastStart ? Date.parse(persisted.lastStart) : NaN;
-        const end = persisted.lastEnd ? Date.parse(persisted.lastEnd) : NaN;
-        if (!Number.isNaN(start) && !Number.isNaN(end)) {
+        const start = parseTime(persisted.lastStart);
+        const end = parseTime(persisted.lastEnd);
+        if (start !== undefined && end !== undefined) {
           state.lastStart = start;
           state.lastEnd = end;
+          state.lastPlanned = parseTime(persisted.lastPlanned);
+          state.gridAnchor = parseTime(persisted.grid);
           state.lastChange = Math.min(now, start); // a restart is not a change
         }
       } catch {
@@ -273,7 +284,8 @@ export class TimerEngine {
     const meta = body.metadata ?? {};
     const merged: Record<string, unknown> = {};
     mergeInto(merged, patch);
-    if (this.settingsFor(slot, body).persists) {
+    const { schedule, persists } = this.settingsFor(slot, body);
+    if (persists) {
       const previous = meta.annotations?.[timerKey(slot.spec.id)];
       let lastSuccess: string | undefined;
       try {
@@ -286,6 +298,10 @@ export class TimerEngine {
         lastEnd: new Date(slot.state.lastEnd ?? this.now()).toISOString(),
         lastSuccess: succeeded ? new Date(slot.state.lastEnd ?? this.now()).toISOString() : lastSuccess,
       };
+      if (schedule.sharp && slot.state.lastPlanned !== undefined && slot.state.gridAnchor !== undefined) {
+        record.lastPlanned = new Date(slot.state.lastPlanned).toISOString();
+        record.grid = new Date(slot.state.gridAnchor).toISOString();
+      }
       mergeInto(merged, { metadata: { annotations: { [timerKey(slot.spec.id)]: JSON.stringify(record) } } });
     }
     await writePatch(this.options.api, meta.namespace, meta.name ?? '', merged);

@@ -284,6 +284,26 @@ describe('timer engine: writes and the persisted schedule', () => {
     await stop(restarted);
   });
 
+  test('a restarted sharp timer stays on the grid it planned before the restart, although its last run started late', async () => {
+    const runs = recorder();
+    const first = timerOn({ interval: 'PT2M', initialDelay: 'PT10S', sharp: true }, runs.fn);
+    const realSetTimeout = globalThis.setTimeout;
+    const late = jest.spyOn(globalThis, 'setTimeout').mockImplementation(((callback: () => void, ms?: number) =>
+      realSetTimeout(callback, (ms ?? 0) + 30)) as typeof setTimeout);
+    first.engine.observe(widget());
+    await advanceTo(11_000);
+    late.mockRestore();
+    expect(runs.starts).toEqual([10_030]);
+    await stop(first.engine);
+
+    await advanceTo(60_000);
+    const restarted = first.make();
+    restarted.observe(first.api.object);
+    await advanceTo(130_001);
+    expect(runs.starts).toEqual([10_030, 130_000]);
+    await stop(restarted);
+  });
+
   test('a restarted engine whose persisted schedule is overdue runs at once', async () => {
     const runs = recorder();
     const lastRun = new Date(T0 - 600_000).toISOString();
