@@ -15,9 +15,17 @@ export interface WatchPlan {
  * Plans the one watch all handlers of a resource share. When they all carry the same label and
  * field selectors, the server filters; otherwise the watch takes every object and each handler
  * with a selector applies it itself (a server-side selector would hide objects from the others).
- * Throws, naming the handler, when a selector cannot be parsed.
+ * Throws, naming the handler, when a selector cannot be parsed or two handlers share an id.
  */
 export function planWatch(handlers: readonly HandlerSpec[], namespace: string | undefined): WatchPlan {
+  // Progress is keyed by handler id on the object, so two handlers naming the resource differently must not share one.
+  const ids = new Set<string>();
+  for (const spec of handlers) {
+    if (ids.has(spec.id)) {
+      throw new Error(`handler id '${spec.id}' is registered twice for this resource (as ${handlers.filter((h) => h.id === spec.id).map((h) => `'${h.resource.name}'`).join(' and ')}); give one an explicit id`);
+    }
+    ids.add(spec.id);
+  }
   const selectors = new Set(handlers.map((spec) => JSON.stringify([spec.options.labelSelector ?? '', spec.options.fieldSelector ?? ''])));
   if (selectors.size <= 1) {
     const first = handlers[0]?.options;

@@ -47,4 +47,9 @@ describe('planning the one watch of a resource', () => {
   test('an unreadable selector names the handler', () => {
     expect(() => planWatch([handler('Widgets.broken', { labelSelector: 'size>3' }), handler('other')], 'ns')).toThrow(/handler Widgets\.broken: invalid label selector 'size>3'/);
   });
+
+  test('two handlers with one id are an error, even when they name the resource differently', () => {
+    const byKind: HandlerSpec = { ...handler('Widgets.created'), resource: { apiVersion: 'example.com/v1', name: 'Widget' } };
+    expect(() => planWatch([handler('Widgets.created'), byKind], 'ns')).toThrow(/handler id 'Widgets.created' is registered twice for this resource \(as 'widgets' and 'Widget'\); give one an explicit id/);
+  });
 });
