@@ -1,5 +1,15 @@
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
-import { DIFF_BASE_KEY, FINALIZER, on, progressKey, TemporaryError, type ChangeContext, type JsonPatchOp } from '../../../src/framework/index.js';
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
+import {
+  DIFF_BASE_KEY,
+  FINALIZER,
+  on,
+  PermanentError,
+  progressKey,
+  TemporaryError,
+  type ChangeContext,
+  type JsonPatchOp,
+  type ProgressRecord,
+} from '../../../src/framework/index.js';
 import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
 import { eventually, installWidgetCrd, Widgets, type Widget, readWidget, getWidget } from '../../support/widgets.js';
@@ -24,6 +34,14 @@ function finalizersOf(widget: Widget | undefined): string[] {
 
 async function isHandled(namespace: string, name: string): Promise<boolean> {
   return (await getWidget(namespace, name)).metadata?.annotations?.[DIFF_BASE_KEY] !== undefined;
+}
+
+/** core/v1 Events about one object, as `kubectl describe` would show them. */
+async function eventsAbout(namespace: string, name: string): Promise<CoreV1Event[]> {
+  const list = await sharedKubeConfig()
+    .makeApiClient(CoreV1Api)
+    .listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name}` });
+  return list.items;
 }
 
 const settle = (ms = 500): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -220,6 +238,54 @@ describe('deletion and finalizers', () => {
     await settle();
 
     expect(attempts).toEqual([0, 1]);
+  });
+
+  test('a delete handler failing permanently keeps the object and says why; the operator restarted with a fix lets it go', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'delete-fails');
+    let fixed = false;
+    const attempts: string[] = [];
+    class Handlers {
+      @on.delete(API, 'widgets')
+      async deleted({ name }: ChangeContext): Promise<void> {
+        attempts.push(fixed ? 'fixed' : 'broken');
+        if (!fixed) throw new PermanentError(`cannot release the bucket of ${name}`);
+      }
+    }
+    running = await startOperator(kc, namespace, [Handlers]);
+    const widgets = new Widgets(kc, namespace);
+    await widgets.create('stuck');
+    await eventually(async () => finalizersOf(await getWidget(namespace, 'stuck')).includes(FINALIZER), 'the finalizer to be added');
+
+    await widgets.delete('stuck');
+    let record: ProgressRecord | undefined;
+    await eventually(async () => {
+      const raw = (await readWidget(namespace, 'stuck'))?.metadata?.annotations?.[progressKey('Handlers.deleted')];
+      record = raw === undefined ? undefined : (JSON.parse(raw) as ProgressRecord);
+      return record?.failure === true;
+    }, 'the permanent failure to be recorded');
+    let warning: CoreV1Event | undefined;
+    await eventually(async () => {
+      warning = (await eventsAbout(namespace, 'stuck')).find((e) => e.reason === 'HandlerFailed');
+      return warning !== undefined;
+    }, 'the HandlerFailed Event');
+    await settle(1_000);
+
+    const stays = new RegExp(`${namespace}/stuck keeps the finalizer konductor\\.dev/finalizer and stays until .*removed by hand`);
+    expect(record?.message).toMatch(stays);
+    expect(warning).toMatchObject({ type: 'Warning', message: expect.stringMatching(stays) });
+    const held = await getWidget(namespace, 'stuck');
+    expect(held.metadata?.deletionTimestamp).toBeDefined();
+    expect(finalizersOf(held)).toEqual([FINALIZER]);
+    expect(attempts).toEqual(['broken']);
+
+    await running.stop();
+    fixed = true;
+    running = await startOperator(kc, namespace, [Handlers]);
+    await eventually(() => isGone(namespace, 'stuck'), 'the object to disappear once the fixed handler succeeded');
+
+    expect(attempts).toEqual(['broken', 'fixed']);
   });
 
   test("a second controller's concurrent finalizer changes are neither lost nor duplicated, and ours stays exactly once", async () => {
