@@ -1,3 +1,4 @@
+import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { gunzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1StatefulSet } from '@kubernetes/client-node';
@@ -316,6 +317,28 @@ describe('the Prometheus operator', () => {
       { what: 'serviceAccountName to be removed from the StatefulSet' },
     );
     expect(podSpec!.serviceAccount).toBeUndefined();
+  });
+
+  test('listing ServiceMonitors as kubectl does shows the first endpoint\'s port', async () => {
+    const namespace = await uniqueNamespace(kc, 'prom-columns');
+    await monitor(namespace, 'web', {}, { endpoints: [{ port: 'metrics' }, { port: 'admin' }] });
+    // kubectl asks for a Table: the API server fills the printer columns from the CRD.
+    const cluster = kc.getCurrentCluster()!;
+    const options: RequestOptions = { method: 'GET', headers: { Accept: 'application/json;as=Table;g=meta.k8s.io;v=v1' } };
+    await kc.applyToHTTPSOptions(options);
+    const url = new URL(`${cluster.server}/apis/monitoring.coreos.com/v1/namespaces/${namespace}/servicemonitors?includeObject=None`);
+    const table = await new Promise<{ columnDefinitions: Array<{ name: string }>; rows: Array<{ cells: unknown[] }> }>((resolve, reject) => {
+      httpsRequest(url, options, (response) => {
+        let body = '';
+        response.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+        response.on('end', () => (response.statusCode === 200 ? resolve(JSON.parse(body)) : reject(new Error(`${response.statusCode} ${body}`))));
+      })
+        .on('error', reject)
+        .end();
+    });
+    const column = table.columnDefinitions.findIndex((c) => c.name === 'Port');
+    expect(column).toBeGreaterThan(0);
+    expect(table.rows.map((row) => row.cells[column])).toEqual(['metrics']);
   });
 
   test('scrapeTimeout and filterRunning reach the configuration (the schema keeps them)', async () => {
