@@ -1,4 +1,4 @@
-import { describeError, TemporaryError } from '../handling/errors.js';
+import { describeError, PermanentError, TemporaryError } from '../handling/errors.js';
 import { matchesObject } from '../handling/filters.js';
 import type { ApiClient } from '../api/api-client.js';
 import type { Resource } from '../api/resource.js';
@@ -114,8 +114,8 @@ function liveContext(entry: DaemonObject, logger: Logger, resource: Resource, cl
 
 /**
  * Runs `@daemon` handlers: one long-lived task per (object, daemon). A daemon that returns stays
- * ended; one that throws is restarted with backoff (or after a TemporaryError's delay). Stopping
- * resolves `stopped` at once, aborts `signal` after `cancellationBackoff`, and waits up to
+ * ended; one that throws is restarted with backoff (or after a TemporaryError's delay), except on a
+ * PermanentError, which ends it for this process. Stopping resolves `stopped` at once, aborts `signal` after `cancellationBackoff`, and waits up to
  * `cancellationTimeout` for the task to end before abandoning it with a warning.
  */
 export class DaemonEngine {
@@ -227,6 +227,14 @@ export class DaemonEngine {
         // Ending on a stop request counts as ending, even by throwing (an aborted request rejects).
         if (slot.stopRequested) {
           count('success');
+          break;
+        }
+        if (error instanceof PermanentError) {
+          // As in Kopf: a permanent failure is not retried; the daemon stays down until the process restarts.
+          this.metrics.increment('handler_runs_total', { handler: spec.id, result: 'failure' });
+          const message = describeError(error);
+          logger.error({ err: message }, `daemon ${spec.id} failed permanently; not restarted: ${message}`);
+          this.options.poster.post(entry.body, 'Warning', 'DaemonFailed', `${spec.id} failed permanently and is not restarted: ${message}`);
           break;
         }
         count('retry');

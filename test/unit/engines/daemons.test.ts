@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import type { ApiClient } from '../../../src/framework/api/api-client.js';
 import { DaemonEngine } from '../../../src/framework/engines/daemons.js';
-import { TemporaryError } from '../../../src/framework/handling/errors.js';
+import { PermanentError, TemporaryError } from '../../../src/framework/handling/errors.js';
 import { silentLogger } from '../../../src/framework/observability/logger.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
 import type { EventPoster } from '../../../src/framework/posting/events.js';
@@ -58,6 +58,22 @@ describe('daemons', () => {
     await sleep(400);
     expect(runs).toBe(3);
     expect(posted).toEqual(['DaemonFailed', 'DaemonFailed']);
+    await engine.stopAll();
+  });
+
+  test('a PermanentError ends the daemon for good, with an Event saying so', async () => {
+    let runs = 0;
+    const { engine, posted } = engineWith(
+      async () => {
+        runs += 1;
+        throw new PermanentError('the spec can never work');
+      },
+      { backoff: 0.05 },
+    );
+    engine.observe(widget());
+    await sleep(300);
+    expect(runs).toBe(1);
+    expect(posted).toEqual(['DaemonFailed']);
     await engine.stopAll();
   });
 
