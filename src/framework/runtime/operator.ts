@@ -344,7 +344,7 @@ export class Operator {
 
   private async process(batch: ObjectBatch<KubeObject, Route>): Promise<ProcessResult> {
     const { route, latest } = batch;
-    if (route.eventHandlers.length > 0) await runEventHandlers(route.eventHandlers, batch.events, this.logger, batch.signal, this.client);
+    if (route.eventHandlers.length > 0) await runEventHandlers(route.eventHandlers, batch.events, this.logger, batch.signal, this.client, this.metrics);
     const result = await route.changes?.process(batch);
     const uid = latest.object.metadata?.uid ?? '';
     for (const engine of [route.timers, route.daemons]) {
