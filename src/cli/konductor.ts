@@ -9,7 +9,7 @@ import { createLogger, type Logger } from '../framework/observability/logger.js'
 import type { Registry } from '../framework/registry/registry.js';
 import { createOperator, type Operator, type OperatorOptions } from '../framework/runtime/operator.js';
 import { loadHandlers } from './load-handlers.js';
-import { HELP, UsageError, isNamespaceGlob, matchNamespace, parseCommandLine, type RunOptions } from './options.js';
+import { HELP, UsageError, parseCommandLine, type RunOptions } from './options.js';
 
 /** How long the start-up reachability check waits for the API server. */
 const REACHABILITY_TIMEOUT_MS = 5_000;
@@ -41,7 +41,7 @@ async function run(options: RunOptions): Promise<void> {
   let namespaces: string[] | undefined;
   try {
     const version = await checkReachable(client);
-    namespaces = await resolveNamespaces(client, options);
+    namespaces = resolveNamespaces(options);
     const logger = createLogger({ level: options.logLevel, format: options.logFormat });
     logger.info({ server: client.server, version, namespaces: namespaces ?? 'all' }, 'connected to the cluster');
     registerTypeScript();
@@ -99,28 +99,10 @@ async function checkReachable(client: ApiClient): Promise<string | undefined> {
   }
 }
 
-/** Plain names as given; globs matched against the namespaces that exist now. Undefined means all namespaces. */
-async function resolveNamespaces(client: ApiClient, options: RunOptions): Promise<string[] | undefined> {
+/** Names and globs as given (the operator matches globs on every event); undefined means all namespaces. */
+function resolveNamespaces(options: RunOptions): string[] | undefined {
   if (options.allNamespaces || options.namespaces.length === 0) return undefined;
-  const globs = options.namespaces.filter(isNamespaceGlob);
-  if (globs.length === 0) return options.namespaces;
-  let existing: string[];
-  try {
-    const list = await client.request<{ items?: Array<{ metadata?: { name?: string } }> }>('GET', '/api/v1/namespaces', {
-      timeoutMs: REACHABILITY_TIMEOUT_MS,
-    });
-    existing = (list.items ?? []).map((ns) => ns.metadata?.name ?? '').filter((name) => name !== '');
-  } catch (error) {
-    throw new StartError(`cannot list namespaces to match ${globs.join(', ')}: ${messageOf(error)}`);
-  }
-  const resolved = new Set<string>();
-  for (const value of options.namespaces) {
-    if (!isNamespaceGlob(value)) resolved.add(value);
-    else for (const name of existing) if (matchNamespace(value, name)) resolved.add(name);
-  }
-  // An empty list would mean "all namespaces" to the operator: never widen the scope by accident.
-  if (resolved.size === 0) throw new StartError(`no namespace matches ${globs.join(', ')}`);
-  return [...resolved].sort();
+  return options.namespaces;
 }
 
 /**

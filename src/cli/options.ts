@@ -77,8 +77,9 @@ TypeScript or JavaScript files against a Kubernetes cluster. Folders are searche
 for *.ts, *.mts, *.js and *.mjs files (not *.d.ts, *.test.*, or anything in node_modules).
 
 Options (each may also come from the environment variable shown; flags win over the environment):
-  -n, --namespace <name|glob>  Watch this namespace; repeat for more. '*' and '?' match the
-                               namespaces that exist at start-up (e.g. 'team-*').
+  -n, --namespace <name|glob>  Watch this namespace; repeat for more. '*' and '?' match names
+                               (e.g. 'team-*'), also of namespaces created later; a glob
+                               watches cluster-wide, so it needs cluster-wide list/watch.
                                Default: all namespaces.
                                env ${envName('namespace')} (comma-separated)
   -A, --all-namespaces         Watch all namespaces (cannot be combined with --namespace).
@@ -161,16 +162,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   };
 }
 
-/** True when a `--namespace` value is a glob rather than a plain name. */
-export function isNamespaceGlob(value: string): boolean {
-  return /[*?]/.test(value);
-}
-
-/** Whether namespace `name` matches `glob`: `*` is any run of characters, `?` exactly one; nothing else is special. */
-export function matchNamespace(glob: string, name: string): boolean {
-  const pattern = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
-  return new RegExp(`^${pattern}$`).test(name);
-}
+export { isNamespaceGlob, matchNamespace } from '../framework/runtime/namespace-patterns.js';
 
 /** A raw value and where it came from (`--flag` or `KONDUCTOR_VAR`), for error messages. */
 interface Setting {

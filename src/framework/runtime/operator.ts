@@ -20,6 +20,7 @@ import { WatchHub, type WatchTuning } from '../watching/watch-hub.js';
 import { resolveHandlerResources } from './handler-resolution.js';
 import { HealthServer } from './health-server.js';
 import { LeaderElector } from './leader-election.js';
+import { inNamespaces, isNamespaceGlob } from './namespace-patterns.js';
 import { planWatch } from './watch-plan.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -35,7 +36,12 @@ export interface OperatorOptions {
   handlers?: readonly (HandlerClass | object)[];
   /** Handlers registered as plain functions (combined with `handlers`). */
   registry?: Registry;
-  /** Namespaces to watch; all namespaces when omitted. */
+  /**
+   * Namespaces to watch, by name or glob (`team-*`; `*` any run of characters, `?` one); all
+   * namespaces when omitted. With a glob, namespaced resources are watched cluster-wide (which needs
+   * cluster-wide list/watch) and objects elsewhere are ignored, so matching namespaces created later
+   * are served without a restart.
+   */
   namespaces?: readonly string[];
   /** At most this many objects are handled at once. Default 64. */
   concurrency?: number;
@@ -204,8 +210,11 @@ export class Operator {
 
   /** Starts (or, when more handlers of an already watched resource resolve late, rebuilds) the resource's watch and route per namespace scope. */
   private attach(resource: Resource, handlers: readonly HandlerSpec[], onSynced: (handlers: readonly HandlerSpec[]) => void): void {
-    // A cluster-scoped resource has one collection whatever namespaces were asked for.
-    const namespaces = resource.namespaced && this.options.namespaces?.length ? [...new Set(this.options.namespaces)] : [undefined];
+    // A cluster-scoped resource has one collection whatever namespaces were asked for. With a glob
+    // among them, one cluster-wide watch filtered per event serves namespaces created later too.
+    const patterns = resource.namespaced ? [...new Set(this.options.namespaces ?? [])] : [];
+    const globbed = patterns.some(isNamespaceGlob);
+    const namespaces = patterns.length > 0 && !globbed ? patterns : [undefined];
     for (const namespace of namespaces) {
       const key = JSON.stringify([resourceId(resource), namespace ?? '']);
       const previous = this.routes.get(key);
@@ -218,7 +227,8 @@ export class Operator {
         continue;
       }
       const route = this.routeFor(resource, plan.handlers);
-      const subscription = this.reactor.consume(this.hub.watch(resource, plan.scope), route, () => onSynced(all));
+      const events = this.hub.watch(resource, plan.scope);
+      const subscription = this.reactor.consume(globbed ? events.pipe(inNamespaces(patterns)) : events, route, () => onSynced(all));
       this.routes.set(key, { handlers: all, route, subscription });
       if (previous) {
         // Rare: another name of this resource was not served a moment ago. The new route has every
