@@ -50,7 +50,7 @@ export { resolveResource } from './watching/resource-resolver.js';
 export { Backoff, type BackoffOptions } from './watching/backoff.js';
 export { Reactor, type ReactorOptions, type ObjectBatch, type ObjectProcessor, type ProcessResult } from './reactor/reactor.js';
 export { ApiClient, type RequestInit, type Query, type RequestCounter } from './api/api-client.js';
-export { loadKubeconfig, Kubeconfig, KubeconfigError, type ClusterAccess, type KubeconfigSource } from './api/kubeconfig.js';
+export { loadKubeconfig, Kubeconfig, KubeconfigError, type ClusterAccess, type KubeconfigSource, type NamedEntry } from './api/kubeconfig.js';
 export { ApiError, isGone, type KubeStatus } from './api/api-error.js';
 export { discoverResource, ResourceNotFoundError } from './api/discovery.js';
 export type { Resource, ResourceSelector } from './api/resource.js';

@@ -39,12 +39,15 @@ const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 const TOKEN_FILE_TTL_MS = 60_000;
 
 type Entry = Record<string, unknown>;
-interface Named {
+
+/** A named cluster, user or context of a kubeconfig file. */
+export interface NamedEntry {
   name: string;
-  value: Entry;
-  /** The folder relative paths in this entry are resolved against. */
+  value: Readonly<Record<string, unknown>>;
+  /** The folder relative paths in this entry are resolved against (the file's). */
   base: string;
 }
+type Named = NamedEntry;
 
 interface Merged {
   currentContext: string | undefined;
@@ -83,7 +86,7 @@ export function loadKubeconfig(source: KubeconfigSource = {}): Kubeconfig {
   const userName = stringField(context.value, 'user');
   const user = userName === undefined || userName === '' ? undefined : merged.users.get(userName);
   if (userName && !user) throw new KubeconfigError(`context '${contextName}' names user '${userName}', which ${files.join(', ')} does not define`);
-  return Kubeconfig.fromEntries({
+  return Kubeconfig.fromContext({
     contextName,
     namespace: stringField(context.value, 'namespace'),
     cluster,
@@ -116,7 +119,15 @@ export class Kubeconfig implements ClusterAccess {
     this.server = server;
   }
 
-  static fromEntries(parts: { contextName: string; namespace: string | undefined; cluster: Named; user: Named | undefined; delegate: { files: string[]; context: string } }): Kubeconfig {
+  /** The context in use, read from one kubeconfig's entries (see {@link loadKubeconfig}). */
+  static fromContext(parts: {
+    contextName: string;
+    namespace: string | undefined;
+    cluster: NamedEntry;
+    user: NamedEntry | undefined;
+    /** The files and context, for credential plugins left to client-node. */
+    delegate: { files: string[]; context: string };
+  }): Kubeconfig {
     const { cluster, user } = parts;
     const where = `cluster '${cluster.name}'`;
     const server = stringField(cluster.value, 'server');
@@ -156,10 +167,12 @@ export class Kubeconfig implements ClusterAccess {
     );
   }
 
+  /** The API server's URL (as `KubeConfig.getCurrentCluster()` gives it). */
   getCurrentCluster(): { server: string } {
     return { server: this.server };
   }
 
+  /** Sets the TLS material and the `Authorization` header of one request; token files are re-read every minute. */
   async applyToHTTPSOptions(options: RequestOptions): Promise<void> {
     if (this.credentials.plugin) {
       this.delegated ??= delegateToClientNode(this.credentials.plugin);

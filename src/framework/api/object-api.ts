@@ -1,4 +1,5 @@
 import type { ApiClient } from './api-client.js';
+import { dropManagedFields } from './managed-fields.js';
 import { objectPath, type Resource } from './resource.js';
 import type { KubeObject } from '../watching/events.js';
 
@@ -12,7 +13,10 @@ export interface JsonPatchOp {
   value?: unknown;
 }
 
-/** Reads, merge-patches and JSON-patches one object of a resource; every PATCH carries its explicit Content-Type. */
+/**
+ * Reads, merge-patches and JSON-patches one object of a resource; every PATCH carries its explicit
+ * Content-Type. Answers come without `metadata.managedFields`, like watched objects.
+ */
 export class ObjectApi {
   constructor(
     /** The client the operator uses (shared credentials and connection pool). */
@@ -21,16 +25,16 @@ export class ObjectApi {
   ) {}
 
   get(namespace: string | undefined, name: string): Promise<KubeObject> {
-    return this.client.request<KubeObject>('GET', objectPath(this.resource, namespace, name));
+    return this.client.request<KubeObject>('GET', objectPath(this.resource, namespace, name)).then(dropManagedFields);
   }
 
   /** A JSON merge patch on the object, or on a subresource such as `status`. */
   mergePatch(namespace: string | undefined, name: string, body: Record<string, unknown>, subresource?: string): Promise<KubeObject> {
-    return this.client.request<KubeObject>('PATCH', objectPath(this.resource, namespace, name, subresource), { body, contentType: MERGE_PATCH });
+    return this.client.request<KubeObject>('PATCH', objectPath(this.resource, namespace, name, subresource), { body, contentType: MERGE_PATCH }).then(dropManagedFields);
   }
 
   /** A JSON patch; a failed `test` operation answers 422. */
   jsonPatch(namespace: string | undefined, name: string, ops: readonly JsonPatchOp[]): Promise<KubeObject> {
-    return this.client.request<KubeObject>('PATCH', objectPath(this.resource, namespace, name), { body: ops, contentType: JSON_PATCH });
+    return this.client.request<KubeObject>('PATCH', objectPath(this.resource, namespace, name), { body: ops, contentType: JSON_PATCH }).then(dropManagedFields);
   }
 }

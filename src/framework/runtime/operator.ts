@@ -82,6 +82,13 @@ interface Route {
   daemons: DaemonEngine | undefined;
 }
 
+/** How routes report towards `ready`: handlers resolved, a route's listing started and delivered. */
+interface RouteReadiness {
+  resolved(specs: readonly HandlerSpec[]): void;
+  listing(key: string): void;
+  listed(key: string): void;
+}
+
 /** The one watch and route of a resolved resource in one namespace scope. */
 interface ActiveRoute {
   /** The handlers as registered (before client-side selectors were folded in). */
@@ -113,6 +120,10 @@ export class Operator {
    * and its diff-base.
    */
   private readonly routes = new Map<string, ActiveRoute>();
+  /** Routes whose handlers cannot be served (route key -> why), reported by /readyz. */
+  private readonly brokenRoutes = new Map<string, string>();
+  /** Replaced routes still stopping their timers and daemons; `stop()` waits for them. */
+  private readonly detaching = new Set<Promise<void>>();
   private readonly watchHealth = new WatchHealth();
   private healthServer: HealthServer | undefined;
   private healthStarting: Promise<number | undefined> | undefined;
@@ -193,23 +204,33 @@ export class Operator {
     this.working = true;
     setEventPoster(this.poster);
     const handlers = this.registry.handlers;
-    // Ready once every handler's resource has delivered its initial listing.
-    const unsynced = new Set(handlers);
-    if (unsynced.size === 0) this.markReady();
-    const onSynced = (synced: readonly HandlerSpec[]): void => {
-      if (unsynced.size === 0) return;
-      for (const spec of synced) unsynced.delete(spec);
-      if (unsynced.size === 0) this.markReady();
+    this.brokenRoutes.clear();
+    // Ready once every handler's resource is resolved and each of its watches (one per namespace)
+    // has delivered its initial listing.
+    const unresolved = new Set(handlers);
+    const unsynced = new Set<string>();
+    const check = (): void => {
+      if (unresolved.size === 0 && unsynced.size === 0 && this.brokenRoutes.size === 0) this.markReady();
     };
+    const readiness: RouteReadiness = {
+      resolved: (specs) => specs.forEach((spec) => unresolved.delete(spec)),
+      listing: (key) => unsynced.add(key),
+      listed: (key) => {
+        unsynced.delete(key);
+        check();
+      },
+    };
+    check();
     const resolution = resolveHandlerResources(this.client, handlers, { logger: this.logger }).subscribe(({ resource, handlers: resolved }) =>
-      this.attach(resource, resolved, onSynced),
+      this.attach(resource, resolved, readiness),
     );
     this.resolutions.push(resolution);
     this.logger.info({ handlers: handlers.length }, 'operator started');
   }
 
   /** Starts (or, when more handlers of an already watched resource resolve late, rebuilds) the resource's watch and route per namespace scope. */
-  private attach(resource: Resource, handlers: readonly HandlerSpec[], onSynced: (handlers: readonly HandlerSpec[]) => void): void {
+  private attach(resource: Resource, handlers: readonly HandlerSpec[], readiness: RouteReadiness): void {
+    readiness.resolved(handlers);
     // A cluster-scoped resource has one collection whatever namespaces were asked for. With a glob
     // among them, one cluster-wide watch filtered per event serves namespaces created later too.
     const patterns = resource.namespaced ? [...new Set(this.options.namespaces ?? [])] : [];
@@ -223,18 +244,26 @@ export class Operator {
       try {
         plan = planWatch(all, namespace);
       } catch (error) {
-        this.logger.error({ resource: resourceId(resource) }, `${error instanceof Error ? error.message : String(error)}; not watching ${resourceId(resource)} until the handler is fixed`);
+        // A mistake in the handler code: /readyz says so (and `ready` waits) rather than serving part of it.
+        const message = `${error instanceof Error ? error.message : String(error)}; ${previous ? 'the new handlers are not run' : `${resourceId(resource)} is not watched`} until the handler code is fixed`;
+        this.brokenRoutes.set(key, message);
+        this.logger.error({ resource: resourceId(resource) }, message);
         continue;
       }
       const route = this.routeFor(resource, plan.handlers);
       const events = this.hub.watch(resource, plan.scope);
-      const subscription = this.reactor.consume(globbed ? events.pipe(inNamespaces(patterns)) : events, route, () => onSynced(all));
+      readiness.listing(key);
+      const subscription = this.reactor.consume(globbed ? events.pipe(inNamespaces(patterns)) : events, route, () => readiness.listed(key));
       this.routes.set(key, { handlers: all, route, subscription });
       if (previous) {
         // Rare: another name of this resource was not served a moment ago. The new route has every
         // handler and replays the listing; the old one goes (after the new subscribed, so a shared watch stays open).
         this.logger.warn({ resource: resourceId(resource), namespace }, 'more handlers of a watched resource resolved late: rebuilt its route with all of them');
-        void this.detach(key, previous);
+        const detached = this.detach(key, previous).catch((error: unknown) =>
+          this.logger.error({ err: error instanceof Error ? error.message : String(error) }, 'stopping the replaced route failed'),
+        );
+        this.detaching.add(detached);
+        void detached.finally(() => this.detaching.delete(detached));
       }
     }
   }
@@ -288,6 +317,7 @@ export class Operator {
           check: () => {
             // A standby has nothing to list; it is ready to take over.
             if (this.elector && !this.elector.isLeader) return { ok: true };
+            if (this.brokenRoutes.size > 0) return { ok: false, reason: [...this.brokenRoutes.values()].join('; ') };
             return this.isReady ? { ok: true } : { ok: false, reason: `waiting for the initial listing of ${this.watchHealth.unsynced().join(', ') || 'resources not yet served'}` };
           },
         },
@@ -316,8 +346,8 @@ export class Operator {
     for (const resolution of this.resolutions) resolution.unsubscribe();
     for (const active of this.routes.values()) active.subscription.unsubscribe();
     this.routes.clear();
-    // Timers and daemons stop alongside the drain; daemons get their own cancellation timeouts.
-    await Promise.all([this.reactor.stop(deadlineMs), ...this.engines.map((engine) => engine.stopAll())]);
+    // Timers and daemons stop alongside the drain (replaced routes' too); daemons get their own cancellation timeouts.
+    await Promise.all([this.reactor.stop(deadlineMs), ...this.engines.map((engine) => engine.stopAll()), ...this.detaching]);
     await this.poster.flush();
     setEventPoster(undefined);
     this.working = false;

@@ -21,8 +21,9 @@ export function planWatch(handlers: readonly HandlerSpec[], namespace: string | 
   // Progress is keyed by handler id on the object, so two handlers naming the resource differently must not share one.
   const ids = new Set<string>();
   for (const spec of handlers) {
+    if (spec.kind === 'event') continue; // no progress record to share
     if (ids.has(spec.id)) {
-      throw new Error(`handler id '${spec.id}' is registered twice for this resource (as ${handlers.filter((h) => h.id === spec.id).map((h) => `'${h.resource.name}'`).join(' and ')}); give one an explicit id`);
+      throw new Error(`handler id '${spec.id}' is registered twice for this resource (as ${handlers.filter((h) => h.id === spec.id && h.kind !== 'event').map((h) => `'${h.resource.name}'`).join(' and ')}); give one an explicit id`);
     }
     ids.add(spec.id);
   }

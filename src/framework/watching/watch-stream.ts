@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Observable } from 'rxjs';
 import type { ApiClient } from '../api/api-client.js';
 import { ApiError, isGone } from '../api/api-error.js';
+import { dropManagedFields } from '../api/managed-fields.js';
 import { apiVersionOf, collectionPath, resourceId, type Resource } from '../api/resource.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
@@ -424,9 +425,7 @@ class WatchLoop<T extends KubeObject> {
 
   /** Drops `metadata.managedFields` (unless kept by option): nothing downstream reads them, and they are large. */
   private withoutManagedFields<O extends KubeObject>(object: O): O {
-    const metadata: unknown = object?.metadata;
-    if (!this.options.keepManagedFields && typeof metadata === 'object' && metadata !== null) delete (metadata as { managedFields?: unknown }).managedFields;
-    return object;
+    return this.options.keepManagedFields ? object : dropManagedFields(object);
   }
 
   /** Fills in apiVersion/kind, which list items of built-in resources lack. */

@@ -137,17 +137,18 @@ describe('the Prometheus operator', () => {
     await jobsBecome(second, 'local', [`serviceMonitor/${second}/checkout/0`]);
 
     // A monitor neither selects: a full re-render, and no write to either Secret.
-    await monitor(first, 'billing', { team: 'b' });
+    // Marks are taken before each change, so the re-render it causes is always after them.
     let since = mark();
+    await monitor(first, 'billing', { team: 'b' });
     await renderedSince(since, [[first, 'wide'], [second, 'local']]);
     expect(secretWritesSince(since, first, 'wide')).toEqual([]);
     expect(secretWritesSince(since, second, 'local')).toEqual([]);
 
     // checkout leaves `wide` (team=c); `local` selects it regardless of labels: only wide's Secret is written.
+    since = mark();
     await custom.patchNamespacedCustomObject(
       { ...group, plural: 'servicemonitors', namespace: second, name: 'checkout', body: [{ op: 'replace', path: '/metadata/labels/team', value: 'c' }] },
     );
-    since = mark();
     await jobsBecome(first, 'wide', []);
     await renderedSince(since, [[first, 'wide'], [second, 'local']]);
     expect(await jobsOf(second, 'local')).toEqual([`serviceMonitor/${second}/checkout/0`]);
@@ -155,8 +156,8 @@ describe('the Prometheus operator', () => {
     expect(secretWritesSince(since, second, 'local')).toEqual([]);
 
     // Deleting it changes only `local`.
-    await custom.deleteNamespacedCustomObject({ ...group, plural: 'servicemonitors', namespace: second, name: 'checkout' });
     since = mark();
+    await custom.deleteNamespacedCustomObject({ ...group, plural: 'servicemonitors', namespace: second, name: 'checkout' });
     await jobsBecome(second, 'local', []);
     await renderedSince(since, [[first, 'wide'], [second, 'local']]);
     expect(await jobsOf(first, 'wide')).toEqual([]);

@@ -298,8 +298,8 @@ describe('LeaderElector', () => {
     await eventually(() => a.elector.isLeader, 'a to lead');
     await a.elector.stop({ release: false }); // as if killed: the Lease stays a's until it expires
 
+    const startedAt = Date.now(); // b first reads the Lease as it starts, and judges expiry from then
     const b = start('b', timings);
-    const startedAt = Date.now(); // b first reads the Lease now, and judges expiry from then
     await eventually(() => b.elector.isLeader, 'b to take over', 5_000);
     const tookOverAfter = Date.now() - startedAt;
 

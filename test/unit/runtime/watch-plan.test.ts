@@ -48,8 +48,14 @@ describe('planning the one watch of a resource', () => {
     expect(() => planWatch([handler('Widgets.broken', { labelSelector: 'size>3' }), handler('other')], 'ns')).toThrow(/handler Widgets\.broken: invalid label selector 'size>3'/);
   });
 
-  test('two handlers with one id are an error, even when they name the resource differently', () => {
-    const byKind: HandlerSpec = { ...handler('Widgets.created'), resource: { apiVersion: 'example.com/v1', name: 'Widget' } };
-    expect(() => planWatch([handler('Widgets.created'), byKind], 'ns')).toThrow(/handler id 'Widgets.created' is registered twice for this resource \(as 'widgets' and 'Widget'\); give one an explicit id/);
+  test('two change handlers with one id are an error, even when they name the resource differently', () => {
+    const created = { ...handler('Widgets.created'), kind: 'create' } as unknown as HandlerSpec;
+    const byKind = { ...created, resource: { apiVersion: 'example.com/v1', name: 'Widget' } } as HandlerSpec;
+    expect(() => planWatch([created, byKind], 'ns')).toThrow(/handler id 'Widgets.created' is registered twice for this resource \(as 'widgets' and 'Widget'\); give one an explicit id/);
+  });
+
+  test('event handlers may share an id: they keep no progress on the object', () => {
+    const byKind: HandlerSpec = { ...handler('Widgets.seen'), resource: { apiVersion: 'example.com/v1', name: 'Widget' } };
+    expect(planWatch([handler('Widgets.seen'), byKind], 'ns').handlers).toHaveLength(2);
   });
 });
