@@ -42,7 +42,7 @@ export type Figures = Record<string, unknown>;
  * is made (well above `cores` means other work competed for the CPU and the figures are noisy).
  */
 export function machine(): Figures {
-  return { cores: cpus().length, memoryMb: Math.round(totalmem() / 2 ** 20), node: process.version, loadAverage1m: round2(loadavg()[0]!) };
+  return { cores: cpus().length, memoryMb: Math.round(totalmem() / 2 ** 20), node: process.version, nodeOptions: benchNodeOptions(), loadAverage1m: round2(loadavg()[0]!) };
 }
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -231,6 +231,17 @@ export function cpuFigures(measured: Measured<unknown>, operatorCpuPercent: numb
 }
 
 /**
+ * The `NODE_OPTIONS` operator processes run with: the Deployment's (deploy/30-deployment.yaml), so
+ * figures are those of the operator as deployed; `BENCH_NODE_OPTIONS` overrides it ('' for Node's defaults).
+ */
+export function benchNodeOptions(): string {
+  if (process.env.BENCH_NODE_OPTIONS !== undefined) return process.env.BENCH_NODE_OPTIONS;
+  const deployment = readFileSync(new URL('../deploy/30-deployment.yaml', import.meta.url), 'utf8');
+  const match = /- name: NODE_OPTIONS\s+value: (.+)/.exec(deployment);
+  return match?.[1]?.trim().replace(/^["']|["']$/g, '') ?? '';
+}
+
+/**
  * An operator-side process (one of bench/*-child.mjs), so its RSS and CPU are its own. It writes JSON
  * lines to stdout (`{"ready":true}`, then `{"result":{...}}`); stderr passes through.
  */
@@ -244,7 +255,8 @@ export class OperatorProcess {
   /** `loadsFramework: false` for the naive baseline, which never needs the TypeScript loader. */
   constructor(target: BenchTarget, script: string, args: readonly (string | number)[], options: { loadsFramework?: boolean } = {}) {
     const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-    const env: NodeJS.ProcessEnv = { ...process.env };
+    // Every operator runs with the Node options the Deployment gives the operator's container.
+    const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: benchNodeOptions() };
     if (target.framework === 'src' && options.loadsFramework !== false) {
       // The TypeScript sources through tsx's loader; `dist` children load the compiled framework by default.
       nodeArgs.unshift('--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href);
