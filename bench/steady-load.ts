@@ -3,6 +3,7 @@
 // open loop (a slow answer never delays the next create), each carrying spec.sentAt (ms since the
 // epoch, set just before its POST). The handler records its own start in status.startedAt.
 // - create→handler: status.startedAt − spec.sentAt, read from the objects afterwards;
+// - answer→handler: status.startedAt − when the create's answer reached the load generator;
 // - create→status: from spec.sentAt to the operator's receipt of the API server's answer to the status
 //   write (recorded in the operator process).
 // Same machine, same clock: Date.now() on both sides.
@@ -36,10 +37,16 @@ export interface SteadyLoadOptions {
 }
 
 /** Creates `count` objects at `rate` per second, open loop; returns each POST's round trip (ms) and the achieved rate. */
-async function generate(target: BenchTarget, namespace: string, rate: number, count: number): Promise<{ createMs: number[]; achievedRate: number }> {
+async function generate(
+  target: BenchTarget,
+  namespace: string,
+  rate: number,
+  count: number,
+): Promise<{ createMs: number[]; answeredAt: Map<string, number>; achievedRate: number }> {
   const client = new ApiClient(target.kubeConfig);
   const path = collection(namespace);
   const createMs: number[] = [];
+  const answeredAt = new Map<string, number>();
   const inFlight: Promise<void>[] = [];
   const interval = 1000 / rate;
   const started = performance.now();
@@ -51,12 +58,16 @@ async function generate(target: BenchTarget, namespace: string, rate: number, co
       inFlight.push(
         client
           .request('POST', path, { body: { apiVersion: benchApiVersion, kind: benchResource.kind, metadata: { name: `s-${i}` }, spec: { idx: i, sentAt } } })
-          .then(() => void createMs.push(Date.now() - sentAt)),
+          .then(() => {
+            const now = Date.now();
+            createMs.push(now - sentAt);
+            answeredAt.set(`s-${i}`, now);
+          }),
       );
     }
     const sendSeconds = (performance.now() - started) / 1000;
     await Promise.all(inFlight);
-    return { createMs, achievedRate: round1(count / Math.max(sendSeconds, interval / 1000)) };
+    return { createMs, answeredAt, achievedRate: round1(count / Math.max(sendSeconds, interval / 1000)) };
   } finally {
     client.close();
   }
@@ -81,10 +92,13 @@ export async function runSteadyLoad(target: BenchTarget, options: SteadyLoadOpti
   });
   const { load, result } = measured.value;
   const handlerMs: number[] = [];
+  const answerToHandlerMs: number[] = [];
   for (const object of await listObjects(target.kubeConfig, namespace)) {
     const startedAt = object.status?.startedAt;
     const sentAt = object.spec?.sentAt;
     if (typeof startedAt === 'number' && typeof sentAt === 'number') handlerMs.push(startedAt - sentAt);
+    const answered = load.answeredAt.get(object.metadata?.name ?? '');
+    if (typeof startedAt === 'number' && answered !== undefined) answerToHandlerMs.push(startedAt - answered);
   }
   if (handlerMs.length !== objects) throw new Error(`steady load: ${handlerMs.length} of ${objects} objects show status.startedAt`);
   return {
@@ -96,6 +110,10 @@ export async function runSteadyLoad(target: BenchTarget, options: SteadyLoadOpti
     ...latencyFigures('createToHandlerMs', handlerMs),
     ...latencyFigures('createToStatusMs', result.writtenMs as number[]),
     ...latencyFigures('createRequestMs', load.createMs),
+    // From the create's answer reaching the client to the handler's start: the watch's delivery and
+    // the operator's share, without the create's own time in the API server (negative: the handler
+    // started before the client had read the answer).
+    ...latencyFigures('answerToHandlerMs', answerToHandlerMs),
     peakRssMb: result.peakRssMb,
     heapAtPeakMb: result.heapAtPeakMb,
     apiWritesPerObject: round2(measured.patches / objects),
