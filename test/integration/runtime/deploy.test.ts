@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
 import { discoverResource } from '../../../src/framework/api/discovery.js';
 import { collectionPath } from '../../../src/framework/api/resource.js';
@@ -25,6 +25,14 @@ async function apply(client: ApiClient, object: KubeObject, dryRun: boolean): Pr
   }
 }
 
+/** The CRDs and every deploy/ object but the Deployment (no kubelet runs it here), as an admin would apply them. */
+async function installDeployment(kc: KubeConfig): Promise<void> {
+  await installCrds(kc, readCrds(fileURLToPath(new URL('../../../crds/', import.meta.url))));
+  const admin = new ApiClient(kc);
+  for (const object of manifests().filter((o) => o.kind !== 'Deployment')) await apply(admin, object, false);
+  admin.close();
+}
+
 describe('the deploy/ manifests', () => {
   test('every manifest passes a server-side dry run', async () => {
     const client = new ApiClient(sharedKubeConfig());
@@ -42,10 +50,7 @@ describe('the deploy/ manifests', () => {
 
   test('the bundled Prometheus operator does all its work as the deploy ServiceAccount, holding its Lease', async () => {
     const kc = sharedKubeConfig();
-    await installCrds(kc, readCrds(fileURLToPath(new URL('../../../crds/', import.meta.url))));
-    const admin = new ApiClient(kc);
-    for (const object of manifests().filter((o) => o.kind !== 'Deployment')) await apply(admin, object, false);
-    admin.close();
+    await installDeployment(kc);
     const namespace = await uniqueNamespace(kc, 'deploy-prom');
     await applyManifests(kc, [
       { apiVersion: 'monitoring.coreos.com/v1', kind: 'Prometheus', metadata: { name: 'main', namespace }, spec: { serviceMonitorSelector: {} } },
@@ -82,10 +87,7 @@ describe('the deploy/ manifests', () => {
 
   test('the bundled etcd operator does all its work as the deploy ServiceAccount: a cluster forms and a backup is taken', async () => {
     const kc = sharedKubeConfig();
-    await installCrds(kc, readCrds(fileURLToPath(new URL('../../../crds/', import.meta.url))));
-    const admin = new ApiClient(kc);
-    for (const object of manifests().filter((o) => o.kind !== 'Deployment')) await apply(admin, object, false);
-    admin.close();
+    await installDeployment(kc);
     const namespace = await uniqueNamespace(kc, 'deploy-etcd');
     const asOperator = await kubeConfigForServiceAccount(kc, { namespace: 'konductor-system', name: 'konductor' });
     const denied: string[] = [];
@@ -118,9 +120,7 @@ describe('the deploy/ manifests', () => {
   }, 180_000);
 
   test('the operator identity can post Events and hold its Lease, and is denied what it was not granted', async () => {
-    const admin = new ApiClient(sharedKubeConfig());
-    for (const object of manifests().filter((o) => o.kind !== 'Deployment')) await apply(admin, object, false);
-    admin.close();
+    await installDeployment(sharedKubeConfig());
     const operator = new ApiClient(await kubeConfigForServiceAccount(sharedKubeConfig(), { namespace: 'konductor-system', name: 'konductor' }));
     try {
       await operator.request('POST', '/api/v1/namespaces/default/events', {

@@ -2,7 +2,7 @@ import nock from 'nock';
 import type { ApiClient } from '../../../src/framework/api/api-client.js';
 import { EventPoster } from '../../../src/framework/posting/events.js';
 import type { KubeObject } from '../../../src/framework/watching/events.js';
-import { makeClient, SERVER } from '../watching/fake-api.js';
+import { makeClient, SERVER, isolateNock } from '../watching/fake-api.js';
 import { LogCapture } from './log-capture.js';
 
 const EVENTS = '/api/v1/namespaces/default/events';
@@ -15,12 +15,7 @@ const widget: KubeObject = {
 let client: ApiClient;
 let log: LogCapture;
 
-beforeAll(() => nock.disableNetConnect());
-afterAll(() => {
-  nock.enableNetConnect();
-  // Unpatch http: another nock-using test file later in this worker loads its own copy, and two stacked copies misroute replies.
-  nock.restore();
-});
+isolateNock();
 
 beforeEach(() => {
   client = makeClient();

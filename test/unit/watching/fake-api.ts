@@ -18,6 +18,18 @@ import type { KubeObject, WatchEvent } from '../../../src/framework/watching/eve
 
 export const SERVER = 'https://fake.cluster';
 
+/**
+ * A nock-using test file's lifecycle: no real network while it runs, and node's http unpatched after
+ * it (another nock-using file later in the same worker loads its own copy; two stacked copies misroute replies).
+ */
+export function isolateNock(): void {
+  beforeAll(() => nock.disableNetConnect());
+  afterAll(() => {
+    nock.enableNetConnect();
+    nock.restore();
+  });
+}
+
 /** A namespaced custom resource; listed and watched across all namespaces at {@link WIDGETS_PATH}. */
 export const widgets: Resource = {
   group: 'example.com',

@@ -3,7 +3,7 @@ import type { ApiClient } from '../../../src/framework/api/api-client.js';
 import type { Resource } from '../../../src/framework/api/resource.js';
 import { resolveResource } from '../../../src/framework/watching/resource-resolver.js';
 import { LogCapture } from '../handling/log-capture.js';
-import { makeClient, SERVER, waitFor } from './fake-api.js';
+import { makeClient, SERVER, waitFor, isolateNock } from './fake-api.js';
 
 const DISCOVERY = '/apis/example.com/v1';
 const served = {
@@ -19,12 +19,7 @@ const notFound = { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 40
 let client: ApiClient;
 let log: LogCapture;
 
-beforeAll(() => nock.disableNetConnect());
-afterAll(() => {
-  nock.enableNetConnect();
-  // Unpatch http: another nock-using test file later in this worker loads its own copy, and two stacked copies misroute replies.
-  nock.restore();
-});
+isolateNock();
 
 beforeEach(() => {
   client = makeClient();

@@ -4,19 +4,14 @@ import type { ApiClient } from '../../../src/framework/api/api-client.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
 import type { KubeObject } from '../../../src/framework/watching/events.js';
 import { watchResource, type WatchStreamOptions } from '../../../src/framework/watching/watch-stream.js';
-import { FakeApi, line, makeClient, Recorded, settle, status, waitFor, widget, widgets } from './fake-api.js';
+import { FakeApi, line, makeClient, Recorded, settle, status, waitFor, widget, widgets, isolateNock } from './fake-api.js';
 
 let client: ApiClient;
 let api: FakeApi;
 let metrics: MetricsRecorder;
 let recorded: Recorded | undefined;
 
-beforeAll(() => nock.disableNetConnect());
-afterAll(() => {
-  nock.enableNetConnect();
-  // Unpatch http: another nock-using test file later in this worker loads its own copy, and two stacked copies misroute replies.
-  nock.restore();
-});
+isolateNock();
 
 beforeEach(() => {
   client = makeClient();
