@@ -1,8 +1,10 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import nock from 'nock';
-import type { ApiClient } from '../../../src/framework/api/api-client.js';
+import { ApiClient } from '../../../src/framework/api/api-client.js';
 import { EventPoster } from '../../../src/framework/posting/events.js';
 import type { KubeObject } from '../../../src/framework/watching/events.js';
-import { makeClient, SERVER, isolateNock } from '../watching/fake-api.js';
+import { isolateNock, makeClient, SERVER } from '../watching/fake-api.js';
 import { LogCapture } from './log-capture.js';
 
 const EVENTS = '/api/v1/namespaces/default/events';
@@ -44,21 +46,39 @@ describe('EventPoster', () => {
   });
 
   test('an Event that cannot reach the server at all is logged, and later Events are still posted', async () => {
-    nock(SERVER).post(EVENTS).replyWithError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+    // A real connection cut by a real server (nock's simulated socket errors can fire before node's
+    // request has claimed the socket, which only happens in the mock).
+    nock.enableNetConnect('127.0.0.1');
     let posted: { reason?: string } | undefined;
-    nock(SERVER)
-      .post(EVENTS, (body: { reason?: string }) => {
-        posted = body;
-        return true;
-      })
-      .reply(201, {});
-    const poster = new EventPoster(client, log.logger);
+    let requests = 0;
+    const server = createServer((request, response) => {
+      requests += 1;
+      if (requests === 1) {
+        request.socket.destroy();
+        return;
+      }
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        posted = JSON.parse(body) as { reason?: string };
+        response.writeHead(201, { 'Content-Type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const direct = new ApiClient({ getCurrentCluster: () => ({ server: `http://127.0.0.1:${port}` }), applyToHTTPSOptions: async () => undefined });
+    try {
+      const poster = new EventPoster(direct, log.logger);
+      poster.post(widget, 'Warning', 'First', 'lost');
+      poster.post(widget, 'Normal', 'Second', 'delivered');
+      await poster.flush();
 
-    poster.post(widget, 'Warning', 'First', 'lost');
-    poster.post(widget, 'Normal', 'Second', 'delivered');
-    await poster.flush();
-
-    expect(log.atLeast('warn')).toEqual([expect.objectContaining({ msg: 'could not post an Event', reason: 'First' })]);
-    expect(posted?.reason).toBe('Second');
+      expect(log.atLeast('warn')).toEqual([expect.objectContaining({ msg: 'could not post an Event', reason: 'First' })]);
+      expect(posted?.reason).toBe('Second');
+    } finally {
+      direct.close();
+      server.close();
+      nock.disableNetConnect();
+    }
   });
 });
