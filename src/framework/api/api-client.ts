@@ -1,6 +1,6 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type ClientRequestArgs, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
-import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { ClusterAccess } from './kubeconfig.js';
 import { ApiError } from './api-error.js';
 
@@ -100,7 +100,6 @@ export class ApiClient {
     const what = `${method} ${url.pathname}`;
     return new Promise<IncomingMessage>((resolve, reject) => {
       const req = send(url, { method, headers, agent, signal: init.signal }, resolve);
-      req.on('socket', guardSocket);
       const timeoutMs = init.timeoutMs ?? 60_000;
       if (timeoutMs > 0) {
         req.setTimeout(timeoutMs, () => req.destroy(new Error(`no response within ${timeoutMs} ms`)));
@@ -115,7 +114,7 @@ export class ApiClient {
     if (!this.agent) {
       const common = { keepAlive: true, maxSockets: this.maxSockets, keepAliveMsecs: 30_000 };
       this.agent = isHttps
-        ? new HttpsAgent({
+        ? new GuardedHttpsAgent({
             ...common,
             ca: tls.ca,
             cert: tls.cert,
@@ -125,24 +124,35 @@ export class ApiClient {
             servername: tls.servername,
             rejectUnauthorized: tls.rejectUnauthorized,
           })
-        : new HttpAgent(common);
+        : new GuardedHttpAgent(common);
     }
     return this.agent;
   }
 }
 
-const guarded = new WeakSet<Socket>();
-
 /**
- * A pooled TLS socket can report an error after its request has let go of it: destroying a
- * socket whose handshake is still pending fails the queued write with ECANCELED ("Canceled
- * because of SSL destruction"). Node then emits 'error' on a socket nobody listens to, which
- * would crash the operator. The request in flight still gets its own error through `req`.
+ * A TLS socket can report an error when no request listens to it: destroying one whose handshake
+ * is still pending fails the queued write with ECANCELED ("Canceled because of SSL destruction"),
+ * and a request aborted before it claimed its new socket (watch restarts, stop) never listens at
+ * all. Node then emits 'error' on a socket nobody listens to, which would crash the operator. So
+ * every socket gets a listener the moment the agent creates it; a request in flight still gets its
+ * own error through `req`.
  */
-function guardSocket(socket: Socket): void {
-  if (guarded.has(socket)) return;
-  guarded.add(socket);
-  socket.on('error', () => undefined);
+function guardSocket<S extends Duplex | null | undefined>(socket: S): S {
+  socket?.on('error', () => undefined);
+  return socket;
+}
+
+class GuardedHttpsAgent extends HttpsAgent {
+  override createConnection(options: RequestOptions, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
+    return guardSocket(super.createConnection(options, callback));
+  }
+}
+
+class GuardedHttpAgent extends HttpAgent {
+  override createConnection(options: ClientRequestArgs, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
+    return guardSocket(super.createConnection(options, callback));
+  }
 }
 
 function readBody(response: IncomingMessage): Promise<string> {
