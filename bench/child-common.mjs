@@ -32,6 +32,28 @@ export function sampleRss() {
   };
 }
 
+/**
+ * Starts `framework`'s operator on the bench namespace with `registry` (quiet logger, the framework's
+ * own kubeconfig loader, so client-node's generated API is never loaded, as deployed) and reports each
+ * PATCH of a bench object that the API server accepted to `onPatch({ name, status })`.
+ */
+export function startBenchOperator(framework, { kubeconfigPath, namespace, concurrency, registry, onPatch }) {
+  return framework
+    .createOperator({
+      kubeConfig: framework.loadKubeconfig({ path: kubeconfigPath }),
+      registry,
+      namespaces: [namespace],
+      concurrency,
+      logger: framework.silentLogger(),
+      onRequest: (method, path, status) => {
+        if (method !== 'PATCH' || status >= 300) return;
+        const target = objectOfPath(path);
+        if (target) onPatch(target);
+      },
+    })
+    .start();
+}
+
 /** The object name and whether it is the status subresource, from a bench object's API path. */
 export function objectOfPath(path) {
   const parts = path.split('/');

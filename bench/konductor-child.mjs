@@ -4,13 +4,11 @@
 // (its diff-base annotation); once `expected` objects have had both writes acknowledged, it prints
 // the result and exits. With spec.sentAt on the objects (steady load) it also reports, per object,
 // the milliseconds from sentAt to the acknowledgement of the status write.
-import { benchResource, cpuSeconds, loadFramework, objectOfPath, sampleRss, send } from './child-common.mjs';
+import { benchResource, cpuSeconds, loadFramework, sampleRss, send, startBenchOperator } from './child-common.mjs';
 
 const [kubeconfigPath, namespace, expectedText, concurrencyText] = process.argv.slice(2);
 const expected = Number(expectedText);
-const { createOperator, Registry, silentLogger, loadKubeconfig } = await loadFramework();
-// The framework's own kubeconfig loader: as deployed, client-node's generated API is never loaded.
-const kc = loadKubeconfig({ path: kubeconfigPath });
+const framework = await loadFramework();
 const started = performance.now();
 const rss = sampleRss();
 let cpuSecondsAtReady = 0;
@@ -18,7 +16,7 @@ let cpuSecondsAtReady = 0;
 const sentAt = new Map(); // name -> spec.sentAt, until its status write is acknowledged
 const writtenMs = [];
 const finished = new Set();
-const registry = new Registry().change(
+const registry = new framework.Registry().change(
   'create',
   { apiVersion: benchResource.apiVersion, name: benchResource.plural },
   async ({ name, spec, patch }) => {
@@ -29,16 +27,12 @@ const registry = new Registry().change(
   },
   { id: 'bench' },
 );
-const operator = createOperator({
-  kubeConfig: kc,
-  registry,
-  namespaces: [namespace],
+const operator = startBenchOperator(framework, {
+  kubeconfigPath,
+  namespace,
   concurrency: Number(concurrencyText),
-  logger: silentLogger(),
-  onRequest: (method, path, status) => {
-    if (method !== 'PATCH' || status >= 300) return;
-    const target = objectOfPath(path);
-    if (!target) return;
+  registry,
+  onPatch: (target) => {
     if (target.status) {
       const sent = sentAt.get(target.name);
       if (sent !== undefined) {
@@ -51,7 +45,7 @@ const operator = createOperator({
       if (finished.size === expected) finish();
     }
   },
-}).start();
+});
 void operator.ready.then(() => {
   cpuSecondsAtReady = cpuSeconds();
   send({ ready: true });

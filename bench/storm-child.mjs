@@ -3,15 +3,13 @@
 // `{"ready":true}` once every object's creation has been handled, and the result once every object's
 // status write for `finalValue` has been acknowledged and `settleMs` more have passed without a run
 // (so late runs are counted too).
-import { benchResource, loadFramework, objectOfPath, sampleRss, send } from './child-common.mjs';
+import { benchResource, loadFramework, sampleRss, send, startBenchOperator } from './child-common.mjs';
 
 const [kubeconfigPath, namespace, objectsText, finalValueText, concurrencyText, settleText] = process.argv.slice(2);
 const settleMs = Number(settleText);
 const objects = Number(objectsText);
 const finalValue = Number(finalValueText);
-const { createOperator, Registry, silentLogger, loadKubeconfig } = await loadFramework();
-// The framework's own kubeconfig loader: as deployed, client-node's generated API is never loaded.
-const kc = loadKubeconfig({ path: kubeconfigPath });
+const framework = await loadFramework();
 const rss = sampleRss();
 
 const runs = new Map(); // name -> update-handler runs
@@ -20,7 +18,7 @@ const created = new Set();
 const handledAt = new Map(); // name -> when the status write for finalValue was acknowledged
 let lastRunAt = 0;
 const resource = { apiVersion: benchResource.apiVersion, name: benchResource.plural };
-const registry = new Registry()
+const registry = new framework.Registry()
   .change(
     'create',
     resource,
@@ -43,16 +41,12 @@ const registry = new Registry()
     },
     { id: 'storm-update', field: 'spec.value' },
   );
-const operator = createOperator({
-  kubeConfig: kc,
-  registry,
-  namespaces: [namespace],
+const operator = startBenchOperator(framework, {
+  kubeconfigPath,
+  namespace,
   concurrency: Number(concurrencyText),
-  logger: silentLogger(),
-  onRequest: (method, path, status) => {
-    if (method !== 'PATCH' || status >= 300) return;
-    const target = objectOfPath(path);
-    if (!target) return;
+  registry,
+  onPatch: (target) => {
     if (!target.status) {
       // The object PATCH (diff-base) ends a run; the first one ends the create run.
       if (!created.has(target.name)) {
@@ -66,7 +60,7 @@ const operator = createOperator({
       if (handledAt.size === objects) void settle();
     }
   },
-}).start();
+});
 
 async function settle() {
   const lastHandledAt = Math.max(...handledAt.values());
