@@ -47,13 +47,12 @@ export interface NamedEntry {
   /** The folder relative paths in this entry are resolved against (the file's). */
   base: string;
 }
-type Named = NamedEntry;
 
 interface Merged {
   currentContext: string | undefined;
-  clusters: Map<string, Named>;
-  users: Map<string, Named>;
-  contexts: Map<string, Named>;
+  clusters: Map<string, NamedEntry>;
+  users: Map<string, NamedEntry>;
+  contexts: Map<string, NamedEntry>;
   files: string[];
 }
 
@@ -253,7 +252,7 @@ function mergeFiles(files: readonly string[]): Merged {
   return merged;
 }
 
-function addNamed(into: Map<string, Named>, list: unknown, key: string, base: string, file: string): void {
+function addNamed(into: Map<string, NamedEntry>, list: unknown, key: string, base: string, file: string): void {
   if (list === undefined || list === null) return;
   if (!Array.isArray(list)) throw new KubeconfigError(`the kubeconfig ${file}: '${key}s' must be a list`);
   for (const item of list as unknown[]) {
@@ -270,14 +269,14 @@ function stringField(entry: Entry, key: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-function pathField(entry: Named, key: string): string | undefined {
+function pathField(entry: NamedEntry, key: string): string | undefined {
   const value = stringField(entry.value, key);
   if (value === undefined || value === '') return undefined;
   return isAbsolute(value) ? value : join(entry.base, value);
 }
 
 /** Inline base64 data, or a file (relative to the kubeconfig that named it). */
-function bytes(entry: Named, dataKey: string, fileKey: string): Buffer | undefined {
+function bytes(entry: NamedEntry, dataKey: string, fileKey: string): Buffer | undefined {
   const data = stringField(entry.value, dataKey);
   if (data) return Buffer.from(data, 'base64');
   const file = pathField(entry, fileKey);
