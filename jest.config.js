@@ -4,6 +4,8 @@
 const shared = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
+  // Every file starts with node's own http: see the file for why.
+  setupFiles: ['<rootDir>/test/support/unpatched-http.ts'],
   moduleNameMapper: {
     '^konductor$': '<rootDir>/src/framework/index.ts',
     '^konductor/testing$': '<rootDir>/src/testing/index.ts',

@@ -4,7 +4,7 @@ import nock from 'nock';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
 import { EventPoster } from '../../../src/framework/posting/events.js';
 import type { KubeObject } from '../../../src/framework/watching/events.js';
-import { isolateNock, makeClient, SERVER } from '../watching/fake-api.js';
+import { makeClient, SERVER } from '../watching/fake-api.js';
 import { LogCapture } from './log-capture.js';
 
 const EVENTS = '/api/v1/namespaces/default/events';
@@ -16,8 +16,6 @@ const widget: KubeObject = {
 
 let client: ApiClient;
 let log: LogCapture;
-
-isolateNock();
 
 beforeEach(() => {
   client = makeClient();

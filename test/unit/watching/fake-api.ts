@@ -18,17 +18,18 @@ import type { KubeObject, WatchEvent } from '../../../src/framework/watching/eve
 
 export const SERVER = 'https://fake.cluster';
 
-/**
- * A nock-using test file's lifecycle: no real network while it runs, and node's http unpatched after
- * it (another nock-using file later in the same worker loads its own copy; two stacked copies misroute replies).
+/*
+ * Importing this module makes the importing test file nock-isolated: no real network while it runs,
+ * and node's http and https unpatched after it. Registered on import, not by a call each file must
+ * remember: nock patches node's core modules, which every later file in the same jest worker shares,
+ * and a file that forgot to restore them routed the integration files after it through nock's
+ * interceptor, whose unguarded TLS sockets crashed them (test/support/unpatched-http.ts catches that).
  */
-export function isolateNock(): void {
-  beforeAll(() => nock.disableNetConnect());
-  afterAll(() => {
-    nock.enableNetConnect();
-    nock.restore();
-  });
-}
+beforeAll(() => nock.disableNetConnect());
+afterAll(() => {
+  nock.enableNetConnect();
+  nock.restore();
+});
 
 /** A namespaced custom resource; listed and watched across all namespaces at {@link WIDGETS_PATH}. */
 export const widgets: Resource = {

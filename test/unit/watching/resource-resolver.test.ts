@@ -3,7 +3,7 @@ import type { ApiClient } from '../../../src/framework/api/api-client.js';
 import type { Resource } from '../../../src/framework/api/resource.js';
 import { resolveResource } from '../../../src/framework/watching/resource-resolver.js';
 import { LogCapture } from '../handling/log-capture.js';
-import { makeClient, SERVER, waitFor, isolateNock } from './fake-api.js';
+import { makeClient, SERVER, waitFor } from './fake-api.js';
 
 const DISCOVERY = '/apis/example.com/v1';
 const served = {
@@ -18,8 +18,6 @@ const notFound = { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 40
 
 let client: ApiClient;
 let log: LogCapture;
-
-isolateNock();
 
 beforeEach(() => {
   client = makeClient();

@@ -4,14 +4,12 @@ import type { ApiClient } from '../../../src/framework/api/api-client.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
 import type { KubeObject } from '../../../src/framework/watching/events.js';
 import { watchResource, type WatchStreamOptions } from '../../../src/framework/watching/watch-stream.js';
-import { FakeApi, line, makeClient, Recorded, settle, status, waitFor, widget, widgets, isolateNock } from './fake-api.js';
+import { FakeApi, line, makeClient, Recorded, settle, status, waitFor, widget, widgets } from './fake-api.js';
 
 let client: ApiClient;
 let api: FakeApi;
 let metrics: MetricsRecorder;
 let recorded: Recorded | undefined;
-
-isolateNock();
 
 beforeEach(() => {
   client = makeClient();
