@@ -27,6 +27,12 @@ export interface LeaderElectionOptions {
   logger?: Logger;
   /** The clock, in epoch milliseconds; default `Date.now`. */
   now?: () => number;
+  /**
+   * How the elector waits, between attempts and for a request's deadline: resolves after `ms` of
+   * the clock given as `now`, or rejects once `signal` aborts. Default: a real timer. Tests pass a
+   * virtual clock as `now` and `wait`.
+   */
+  wait?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
 /** What a {@link LeaderElector} calls as it gains and loses leadership. */
@@ -101,6 +107,7 @@ export class LeaderElector {
   private readonly retryPeriodMs: number;
   private readonly logger: Logger;
   private readonly now: () => number;
+  private readonly wait: (ms: number, signal: AbortSignal) => Promise<void>;
 
   private leading = false;
   private stopped = false;
@@ -125,6 +132,7 @@ export class LeaderElector {
     this.name = options.name;
     this.identity = options.identity;
     this.now = options.now ?? Date.now;
+    this.wait = options.wait ?? ((ms, signal) => sleep(ms, undefined, { signal }));
     this.logger = (options.logger ?? silentLogger()).child({ lease: `${options.namespace}/${options.name}`, identity: options.identity });
   }
 
@@ -204,12 +212,12 @@ export class LeaderElector {
     for (;;) {
       const startedAt = this.now();
       try {
-        if (await withDeadline(signal, this.renewDeadlineMs, (bounded) => this.tryAcquireOrRenew(bounded))) return startedAt;
+        if (await withDeadline(this.wait, signal, this.renewDeadlineMs, (bounded) => this.tryAcquireOrRenew(bounded))) return startedAt;
       } catch (error) {
         if (signal.aborted) return undefined;
         this.logger.warn({ err: error }, 'could not acquire the lease; retrying');
       }
-      if (!(await pause(this.untilNextAttempt(), signal))) return undefined;
+      if (!(await this.pause(this.untilNextAttempt(), signal))) return undefined;
     }
   }
 
@@ -226,17 +234,28 @@ export class LeaderElector {
     return untilExpiry >= 0 ? Math.min(this.retryPeriodMs, untilExpiry + 1) : this.retryPeriodMs;
   }
 
+  /** Waits `ms`; false when aborted first. The timer is cleared on abort, so nothing keeps the process alive. */
+  private async pause(ms: number, signal: AbortSignal): Promise<boolean> {
+    if (signal.aborted) return false;
+    try {
+      await this.wait(ms, signal);
+      return !signal.aborted;
+    } catch {
+      return false;
+    }
+  }
+
   /** Renews every retry period until aborted, out of time, or the Lease is seen held by another replica. */
   private async renew(signal: AbortSignal, renewedAt: number): Promise<'aborted' | 'expired' | 'taken'> {
     let lastRenewal = renewedAt;
     for (;;) {
       const remaining = (): number => lastRenewal + this.renewDeadlineMs - this.now();
-      if (!(await pause(Math.min(this.retryPeriodMs, Math.max(0, remaining())), signal))) return 'aborted';
+      if (!(await this.pause(Math.min(this.retryPeriodMs, Math.max(0, remaining())), signal))) return 'aborted';
       if (remaining() <= 0) return 'expired';
       // The attempt's start, not its end, counts: the write may have landed any time after it.
       const startedAt = this.now();
       try {
-        if (await withDeadline(signal, remaining(), (bounded) => this.tryAcquireOrRenew(bounded))) {
+        if (await withDeadline(this.wait, signal, remaining(), (bounded) => this.tryAcquireOrRenew(bounded))) {
           lastRenewal = startedAt;
           continue;
         }
@@ -314,7 +333,7 @@ export class LeaderElector {
   private async release(): Promise<void> {
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        const released = await withDeadline(undefined, this.renewDeadlineMs, async (signal) => {
+        const released = await withDeadline(this.wait, undefined, this.renewDeadlineMs, async (signal) => {
           // The cached copy first; after a conflict (say, an aborted renewal that landed anyway), a fresh one.
           const lease = attempt === 0 ? this.observed : await this.read(signal);
           if (lease?.spec?.holderIdentity !== this.identity) return false;
@@ -396,28 +415,22 @@ function isConflict(error: unknown): boolean {
   return error instanceof ApiError && error.status === 409;
 }
 
-/** Waits `ms`; false when aborted first. The timer is cleared on abort, so nothing keeps the process alive. */
-async function pause(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return false;
-  try {
-    await sleep(ms, undefined, { signal });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Runs `work` with a signal that aborts after `ms` or with `parent`, and settles by then even if
  * `work` ignores the signal: a hung request must not keep a replica leading past its deadline.
  */
-async function withDeadline<T>(parent: AbortSignal | undefined, ms: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+async function withDeadline<T>(
+  wait: (ms: number, signal: AbortSignal) => Promise<void>,
+  parent: AbortSignal | undefined,
+  ms: number,
+  work: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
   const controller = new AbortController();
   const timer = new AbortController();
   const onParentAbort = (): void => controller.abort(parent?.reason);
   parent?.addEventListener('abort', onParentAbort, { once: true });
   if (parent?.aborted) onParentAbort();
-  sleep(ms, undefined, { signal: timer.signal }).then(
+  wait(ms, timer.signal).then(
     () => controller.abort(new Error(`no answer within ${ms} ms`)),
     () => undefined,
   );

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiClient, RequestInit } from '../../../src/framework/api/api-client.js';
 import { ApiError } from '../../../src/framework/api/api-error.js';
 import {
@@ -9,7 +8,7 @@ import {
   type LeaderElectionOptions,
 } from '../../../src/framework/runtime/leader-election.js';
 
-// Small durations keep the specs quick; the bounds below are generous multiples of them.
+// Durations on a virtual clock (below): the bounds are multiples of them, and no spec waits in real time.
 const LEASE_MS = 600;
 const RENEW_MS = 400;
 const RETRY_MS = 100;
@@ -18,6 +17,75 @@ const NAME = 'operator-lock';
 const COLLECTION = `/apis/coordination.k8s.io/v1/namespaces/${NAMESPACE}/leases`;
 const LEASE_PATH = `${COLLECTION}/${NAME}`;
 const MICRO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
+
+/** One turn of the event loop: lets requests and promise chains move on. */
+function turn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * Virtual time for every elector of a spec (their `now` and `wait`): it moves only when a spec lets
+ * it, from one due wait to the next, after the work in flight has settled. A busy machine's late
+ * timers cannot blur what the specs measure, and a 600 ms lease costs no real time.
+ */
+class VirtualClock {
+  private time = Date.UTC(2026, 10, 22, 12, 0, 0);
+  private sequence = 0;
+  private readonly timers: Array<{ at: number; seq: number; fire: () => void }> = [];
+
+  readonly now = (): number => this.time;
+
+  readonly wait = (ms: number, signal: AbortSignal): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      if (signal.aborted) return reject(signal.reason);
+      const timer = { at: this.time + Math.max(0, ms), seq: ++this.sequence, fire: () => resolve() };
+      this.timers.push(timer);
+      this.timers.sort((x, y) => x.at - y.at || x.seq - y.seq);
+      signal.addEventListener(
+        'abort',
+        () => {
+          const index = this.timers.indexOf(timer);
+          if (index >= 0) this.timers.splice(index, 1);
+          reject(signal.reason);
+        },
+        { once: true },
+      );
+    });
+
+  /** Lets `ms` pass, firing each wait that falls due in order, with the work it starts settled in between. */
+  async advance(ms: number): Promise<void> {
+    const end = this.time + ms;
+    for (;;) {
+      await settle();
+      const next = this.timers[0];
+      if (!next || next.at > end) break;
+      this.timers.shift();
+      this.time = next.at;
+      next.fire();
+    }
+    this.time = end;
+    await settle();
+  }
+
+  /** Lets time pass, a due wait at a time, until `condition` holds; fails after `limitMs` of virtual time. */
+  async until(condition: () => boolean, what: string, limitMs = 5_000): Promise<void> {
+    const deadline = this.time + limitMs;
+    for (;;) {
+      await settle();
+      if (condition()) return;
+      const next = this.timers[0];
+      if (!next || next.at > deadline) throw new Error(`timed out waiting for: ${what}`);
+      this.timers.shift();
+      this.time = next.at;
+      next.fire();
+    }
+  }
+}
+
+/** Enough turns for a request to the fake server and everything it sets off. */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 20; i++) await turn();
+}
 
 /** How a fake client answers: normally, with a 500, or never. */
 type Mode = 'ok' | 'fail' | 'hang';
@@ -44,7 +112,7 @@ class FakeLeaseServer {
   client(by: string): { client: ApiClient; mode: Mode } {
     const handle = { mode: 'ok' as Mode, client: undefined as unknown as ApiClient };
     const request = async (method: string, path: string, init: RequestInit = {}): Promise<unknown> => {
-      await sleep(1); // an answer takes a moment, as over a network
+      await turn(); // an answer takes a moment, as over a network
       if (handle.mode === 'fail') throw new ApiError(500, `${method} ${path}: 500 injected failure`);
       if (handle.mode === 'hang') return new Promise(() => undefined);
       return this.handle(method, path, init.body as Lease | undefined, by);
@@ -97,21 +165,15 @@ function callbacks(id: string, log: string[]): { onStartedLeading(): void; onSto
   };
 }
 
-async function eventually(condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await sleep(5);
-  }
-}
-
 describe('LeaderElector', () => {
   let server: FakeLeaseServer;
   let electors: LeaderElector[];
   let runs: Promise<void>[];
   let log: string[];
+  let clock: VirtualClock;
 
   beforeEach(() => {
+    clock = new VirtualClock();
     server = new FakeLeaseServer();
     electors = [];
     runs = [];
@@ -123,7 +185,10 @@ describe('LeaderElector', () => {
   });
 
   /** Creates an elector with its own fake client and starts its campaign. */
-  function start(identity: string, options: Partial<LeaderElectionOptions> = {}): { elector: LeaderElector; api: { mode: Mode }; done: Promise<void> } {
+  function start(
+    identity: string,
+    options: Partial<LeaderElectionOptions> = {},
+  ): { elector: LeaderElector; api: { mode: Mode }; done: Promise<void>; finished: () => boolean } {
     const api = server.client(identity);
     const elector = new LeaderElector({
       client: api.client,
@@ -133,18 +198,22 @@ describe('LeaderElector', () => {
       leaseDurationMs: LEASE_MS,
       renewDeadlineMs: RENEW_MS,
       retryPeriodMs: RETRY_MS,
+      now: clock.now,
+      wait: clock.wait,
       ...options,
     });
     electors.push(elector);
     const done = elector.run(callbacks(identity, log));
     runs.push(done);
-    return { elector, api, done };
+    let finished = false;
+    void done.then(() => (finished = true));
+    return { elector, api, done, finished: () => finished };
   }
 
   test('creates a missing Lease, leads, and calls onStartedLeading once', async () => {
     const a = start('a');
-    await eventually(() => a.elector.isLeader, 'a to lead');
-    await sleep(5 * RETRY_MS); // several renewals
+    await clock.until(() => a.elector.isLeader, 'a to lead');
+    await clock.advance(5 * RETRY_MS); // several renewals
 
     const lease = server.lease()!;
     expect(lease.apiVersion).toBe('coordination.k8s.io/v1');
@@ -159,19 +228,19 @@ describe('LeaderElector', () => {
     expect(log).toEqual(['a started']);
 
     await a.elector.stop();
-    await a.done;
+    await clock.until(a.finished, "a's run() to resolve");
     expect(log).toEqual(['a started', 'a stopped']);
   });
 
   test('a second replica does not lead while the first renews', async () => {
     const a = start('a');
-    await eventually(() => a.elector.isLeader, 'a to lead');
+    await clock.until(() => a.elector.isLeader, 'a to lead');
     const b = start('b');
-    const until = Date.now() + 3 * LEASE_MS;
-    while (Date.now() < until) {
+    const until = clock.now() + 3 * LEASE_MS;
+    while (clock.now() < until) {
       expect(b.elector.isLeader).toBe(false);
       expect(a.elector.isLeader).toBe(true);
-      await sleep(10);
+      await clock.advance(10);
     }
     expect(server.lease()!.spec?.holderIdentity).toBe('a');
     expect(server.writes.every((w) => w.by === 'a')).toBe(true);
@@ -181,8 +250,8 @@ describe('LeaderElector', () => {
   test('replicas starting together on a missing Lease: one creates it, the other sees the conflict and waits', async () => {
     const a = start('a');
     const b = start('b');
-    await eventually(() => a.elector.isLeader || b.elector.isLeader, 'someone to lead');
-    await sleep(3 * RETRY_MS);
+    await clock.until(() => a.elector.isLeader || b.elector.isLeader, 'someone to lead');
+    await clock.advance(3 * RETRY_MS);
     expect([a.elector.isLeader, b.elector.isLeader].filter(Boolean)).toHaveLength(1);
     expect(server.writes.filter((w) => w.method === 'POST')).toHaveLength(1);
     expect(log).toHaveLength(1);
@@ -190,75 +259,75 @@ describe('LeaderElector', () => {
 
   test('when the leader cannot reach the API server, another replica takes over after about the lease duration', async () => {
     const a = start('a');
-    await eventually(() => a.elector.isLeader, 'a to lead');
+    await clock.until(() => a.elector.isLeader, 'a to lead');
     const b = start('b');
-    await sleep(3 * RETRY_MS); // b has seen a's renewals
+    await clock.advance(3 * RETRY_MS); // b has seen a's renewals
 
     a.api.mode = 'fail';
-    const failedAt = Date.now();
-    await eventually(() => b.elector.isLeader, 'b to take over', 5_000);
-    const tookOverAfter = Date.now() - failedAt;
+    const failedAt = clock.now();
+    await clock.until(() => b.elector.isLeader, 'b to take over', 5_000);
+    const tookOverAfter = clock.now() - failedAt;
 
     // b waits out the lease from the last renewal it saw, which came at most one retry period before the failure.
     expect(tookOverAfter).toBeGreaterThanOrEqual(LEASE_MS - 2 * RETRY_MS);
     expect(tookOverAfter).toBeLessThan(LEASE_MS + 10 * RETRY_MS);
     // a gave up (by its renew deadline) before b began to lead: never two leaders.
     expect(log).toEqual(['a started', 'a stopped', 'b started']);
-    await a.done;
+    await clock.until(a.finished, "a's run() to resolve");
     expect(server.lease()!.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
   });
 
   test('a leader that cannot renew within the renew deadline stops leading and run() resolves', async () => {
     const a = start('a');
-    await eventually(() => a.elector.isLeader, 'a to lead');
+    await clock.until(() => a.elector.isLeader, 'a to lead');
     let resolved = false;
     void a.done.then(() => (resolved = true));
 
     a.api.mode = 'fail';
-    const failedAt = Date.now();
-    await eventually(() => log.includes('a stopped'), 'a to stop leading', 5_000);
-    const stoppedAfter = Date.now() - failedAt;
+    const failedAt = clock.now();
+    await clock.until(() => log.includes('a stopped'), 'a to stop leading', 5_000);
+    const stoppedAfter = clock.now() - failedAt;
 
     expect(stoppedAfter).toBeGreaterThanOrEqual(RENEW_MS - 2 * RETRY_MS);
     expect(stoppedAfter).toBeLessThan(RENEW_MS + 5 * RETRY_MS);
     expect(a.elector.isLeader).toBe(false);
-    await a.done;
+    await clock.until(a.finished, "a's run() to resolve");
     expect(resolved).toBe(true);
     expect(log).toEqual(['a started', 'a stopped']);
   });
 
   test('a renewal that never answers does not keep a leader past its renew deadline', async () => {
     const a = start('a');
-    await eventually(() => a.elector.isLeader, 'a to lead');
+    await clock.until(() => a.elector.isLeader, 'a to lead');
     a.api.mode = 'hang';
-    const hungAt = Date.now();
-    await a.done;
-    expect(Date.now() - hungAt).toBeLessThan(RENEW_MS + 5 * RETRY_MS);
+    const hungAt = clock.now();
+    await clock.until(a.finished, "a's run() to resolve");
+    expect(clock.now() - hungAt).toBeLessThan(RENEW_MS + 5 * RETRY_MS);
     expect(log).toEqual(['a started', 'a stopped']);
   });
 
   test('a leader that finds the Lease taken by another replica stops leading at once', async () => {
     const a = start('a');
-    await eventually(() => a.elector.isLeader, 'a to lead');
-    await sleep(2 * RETRY_MS);
+    await clock.until(() => a.elector.isLeader, 'a to lead');
+    await clock.advance(2 * RETRY_MS);
     // Someone else writes the Lease: a's cached resourceVersion no longer matches, and the fresh read shows "intruder".
     const spec = server.lease()!.spec!;
-    server.put({ ...spec, holderIdentity: 'intruder', renewTime: formatMicroTime(Date.now()) });
-    const takenAt = Date.now();
-    await a.done;
-    expect(Date.now() - takenAt).toBeLessThan(3 * RETRY_MS);
+    server.put({ ...spec, holderIdentity: 'intruder', renewTime: formatMicroTime(clock.now()) });
+    const takenAt = clock.now();
+    await clock.until(a.finished, "a's run() to resolve");
+    expect(clock.now() - takenAt).toBeLessThan(3 * RETRY_MS);
     expect(log).toEqual(['a started', 'a stopped']);
     expect(server.lease()!.spec?.holderIdentity).toBe('intruder');
   });
 
   test('stop() releases the Lease, so another replica takes over within about two retry periods', async () => {
     const a = start('a');
-    await eventually(() => a.elector.isLeader, 'a to lead');
+    await clock.until(() => a.elector.isLeader, 'a to lead');
     const b = start('b');
-    await sleep(3 * RETRY_MS);
+    await clock.advance(3 * RETRY_MS);
 
     await a.elector.stop();
-    const releasedAt = Date.now();
+    const releasedAt = clock.now();
     expect(a.elector.isLeader).toBe(false);
     expect(log).toEqual(['a started', 'a stopped']);
     const release = server.writes.at(-1)!;
@@ -266,55 +335,62 @@ describe('LeaderElector', () => {
     expect(release.spec).toMatchObject({ holderIdentity: '', leaseDurationSeconds: 1, leaseTransitions: 0 });
     expect(release.spec.renewTime).toMatch(MICRO_TIME);
 
-    await eventually(() => b.elector.isLeader, 'b to take over', 5_000);
-    expect(Date.now() - releasedAt).toBeLessThan(2 * RETRY_MS + 150);
+    await clock.until(() => b.elector.isLeader, 'b to take over', 5_000);
+    expect(clock.now() - releasedAt).toBeLessThan(2 * RETRY_MS + 150);
     expect(log).toEqual(['a started', 'a stopped', 'b started']);
     expect(server.lease()!.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
-    await a.done;
+    await clock.until(a.finished, "a's run() to resolve");
   });
 
   test('stop({ release: false }) leaves the Lease to expire, as a crashed replica would', async () => {
     const a = start('a');
-    await eventually(() => a.elector.isLeader, 'a to lead');
+    await clock.until(() => a.elector.isLeader, 'a to lead');
     const b = start('b');
-    await sleep(3 * RETRY_MS);
+    await clock.advance(3 * RETRY_MS);
 
     const writes = server.writes.length;
     await a.elector.stop({ release: false });
-    const stoppedAt = Date.now();
+    const stoppedAt = clock.now();
     expect(log).toEqual(['a started', 'a stopped']);
     expect(server.writes.slice(writes).every((w) => w.spec.holderIdentity === 'a')).toBe(true);
     expect(server.lease()!.spec?.holderIdentity).toBe('a');
 
-    await eventually(() => b.elector.isLeader, 'b to take over', 5_000);
-    expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(LEASE_MS - 2 * RETRY_MS);
-    expect(Date.now() - stoppedAt).toBeLessThan(LEASE_MS + 10 * RETRY_MS);
+    await clock.until(() => b.elector.isLeader, 'b to take over', 5_000);
+    expect(clock.now() - stoppedAt).toBeGreaterThanOrEqual(LEASE_MS - 2 * RETRY_MS);
+    expect(clock.now() - stoppedAt).toBeLessThan(LEASE_MS + 10 * RETRY_MS);
   });
 
   test('a standby tries to acquire just after the Lease it saw expires, not at its next poll', async () => {
-    // Polls come 1 450 ms apart, so the first poll after expiry (at 2 000 ms) would be at 2 900 ms.
+    // b polls every 1 450 ms; the Lease it first sees at 0 expires at 2 000 ms, so its waits are
+    // 1 450 then 551 (taking over at 2 001 ms), not 1 450 then 1 450 (at 2 900 ms).
     const timings = { leaseDurationMs: 2_000, renewDeadlineMs: 1_800, retryPeriodMs: 1_450 };
     const a = start('a', timings);
-    await eventually(() => a.elector.isLeader, 'a to lead');
+    await clock.until(() => a.elector.isLeader, 'a to lead');
     await a.elector.stop({ release: false }); // as if killed: the Lease stays a's until it expires
 
-    const startedAt = Date.now(); // b first reads the Lease as it starts, and judges expiry from then
-    const b = start('b', timings);
-    await eventually(() => b.elector.isLeader, 'b to take over', 5_000);
-    const tookOverAfter = Date.now() - startedAt;
+    const waits: number[] = [];
+    const startedAt = clock.now(); // b first reads the Lease as it starts, and judges expiry from then
+    const b = start('b', {
+      ...timings,
+      wait: (ms, signal) => {
+        if (ms !== timings.renewDeadlineMs) waits.push(ms); // not the deadlines of its requests
+        return clock.wait(ms, signal);
+      },
+    });
+    await clock.until(() => b.elector.isLeader, 'b to take over');
 
-    expect(tookOverAfter).toBeGreaterThanOrEqual(timings.leaseDurationMs);
-    expect(tookOverAfter).toBeLessThan(timings.leaseDurationMs + 700);
-    expect(server.lease()!.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+    expect(waits.slice(0, 2)).toEqual([1_450, 551]);
+    expect(clock.now() - startedAt).toBe(2_001);
+    expect(server.lease()!.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1, acquireTime: formatMicroTime(startedAt + 2_001) });
   });
 
   test('stop() before leading resolves run() without calling back', async () => {
     const a = start('a');
-    await eventually(() => a.elector.isLeader, 'a to lead');
+    await clock.until(() => a.elector.isLeader, 'a to lead');
     const b = start('b');
-    await sleep(2 * RETRY_MS);
+    await clock.advance(2 * RETRY_MS);
     await b.elector.stop();
-    await b.done;
+    await clock.until(b.finished, "b's run() to resolve");
     expect(log).toEqual(['a started']);
     expect(server.lease()!.spec?.holderIdentity).toBe('a');
   });
@@ -322,10 +398,10 @@ describe('LeaderElector', () => {
   test('API errors are retried every retry period, never thrown out of run()', async () => {
     const a = start('a');
     a.api.mode = 'fail';
-    await sleep(4 * RETRY_MS);
+    await clock.advance(4 * RETRY_MS);
     expect(a.elector.isLeader).toBe(false);
     a.api.mode = 'ok';
-    await eventually(() => a.elector.isLeader, 'a to lead once the API answers', 5_000);
+    await clock.until(() => a.elector.isLeader, 'a to lead once the API answers', 5_000);
     await a.elector.stop();
     await expect(a.done).resolves.toBeUndefined();
   });
@@ -347,7 +423,7 @@ describe('LeaderElector', () => {
   test('writes MicroTimes with exactly six fractional digits', async () => {
     const at = Date.UTC(2026, 10, 22, 12, 0, 0, 123);
     const a = start('a', { now: () => at });
-    await eventually(() => a.elector.isLeader, 'a to lead');
+    await clock.until(() => a.elector.isLeader, 'a to lead');
     expect(server.lease()!.spec).toMatchObject({ acquireTime: '2026-11-22T12:00:00.123000Z', renewTime: '2026-11-22T12:00:00.123000Z' });
 
     expect(formatMicroTime(Date.UTC(2026, 10, 22, 12, 0, 0, 0))).toBe('2026-11-22T12:00:00.000000Z');
@@ -356,10 +432,10 @@ describe('LeaderElector', () => {
 
   test('every time written during a hand-over is a six-digit MicroTime', async () => {
     const a = start('a');
-    await eventually(() => a.elector.isLeader, 'a to lead');
+    await clock.until(() => a.elector.isLeader, 'a to lead');
     const b = start('b');
     await a.elector.stop();
-    await eventually(() => b.elector.isLeader, 'b to take over');
+    await clock.until(() => b.elector.isLeader, 'b to take over');
     await b.elector.stop();
     expect(server.writes.length).toBeGreaterThanOrEqual(4);
     for (const { spec } of server.writes) {
