@@ -32,8 +32,11 @@ export interface LeaderElectionOptions {
    * the clock given as `now`, or rejects once `signal` aborts. Default: a real timer. Tests pass a
    * virtual clock as `now` and `wait`.
    */
-  wait?: (ms: number, signal: AbortSignal) => Promise<void>;
+  wait?: Wait;
 }
+
+/** Resolves after `ms` by the elector's clock, or rejects once `signal` aborts. */
+export type Wait = (ms: number, signal: AbortSignal) => Promise<void>;
 
 /** What a {@link LeaderElector} calls as it gains and loses leadership. */
 export interface LeadershipCallbacks {
@@ -107,7 +110,7 @@ export class LeaderElector {
   private readonly retryPeriodMs: number;
   private readonly logger: Logger;
   private readonly now: () => number;
-  private readonly wait: (ms: number, signal: AbortSignal) => Promise<void>;
+  private readonly wait: Wait;
 
   private leading = false;
   private stopped = false;
@@ -420,7 +423,7 @@ function isConflict(error: unknown): boolean {
  * `work` ignores the signal: a hung request must not keep a replica leading past its deadline.
  */
 async function withDeadline<T>(
-  wait: (ms: number, signal: AbortSignal) => Promise<void>,
+  wait: Wait,
   parent: AbortSignal | undefined,
   ms: number,
   work: (signal: AbortSignal) => Promise<T>,
