@@ -57,11 +57,7 @@ class VirtualClock {
     const end = this.time + ms;
     for (;;) {
       await settle();
-      const next = this.timers[0];
-      if (!next || next.at > end) break;
-      this.timers.shift();
-      this.time = next.at;
-      next.fire();
+      if (!this.fireNextBy(end)) break;
     }
     this.time = end;
     await settle();
@@ -73,12 +69,18 @@ class VirtualClock {
     for (;;) {
       await settle();
       if (condition()) return;
-      const next = this.timers[0];
-      if (!next || next.at > deadline) throw new Error(`timed out waiting for: ${what}`);
-      this.timers.shift();
-      this.time = next.at;
-      next.fire();
+      if (!this.fireNextBy(deadline)) throw new Error(`timed out waiting for: ${what}`);
     }
+  }
+
+  /** Moves time to the earliest due wait and fires it, if one falls due by `limit`. */
+  private fireNextBy(limit: number): boolean {
+    const next = this.timers[0];
+    if (!next || next.at > limit) return false;
+    this.timers.shift();
+    this.time = next.at;
+    next.fire();
+    return true;
   }
 }
 
