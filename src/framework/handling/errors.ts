@@ -42,3 +42,20 @@ export function describeError(error: unknown): string {
     return String(error);
   }
 }
+
+/**
+ * What a handler threw that is not an `Error` (`throw undefined`, `Promise.reject()`, a string): still
+ * a failure, never a success. Kept as `thrown` for logs.
+ */
+export class NonErrorThrown extends Error {
+  override readonly name = 'NonErrorThrown';
+
+  constructor(readonly thrown: unknown) {
+    super(`the handler threw a non-Error value: ${describeError(thrown)}`);
+  }
+}
+
+/** Anything caught from a handler as an `Error`, so "no error" can never be mistaken for success. */
+export function asError(thrown: unknown): Error {
+  return thrown instanceof Error ? thrown : new NonErrorThrown(thrown);
+}
