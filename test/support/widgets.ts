@@ -51,6 +51,15 @@ export class Widgets {
     }) as Promise<Widget>;
   }
 
+  /** Creates a widget from a whole body (annotations, labels, a copy of another object…). */
+  createFrom(body: Widget): Promise<Widget> {
+    return this.api.createNamespacedCustomObject({
+      ...this.ids,
+      namespace: this.namespace,
+      body: { apiVersion: 'test.konductor.dev/v1', kind: 'Widget', ...body },
+    }) as Promise<Widget>;
+  }
+
   /** Creates `count` widgets named `<prefix>-<i>`, `parallel` requests at a time. */
   async createMany(prefix: string, count: number, parallel = 16): Promise<void> {
     let next = 0;

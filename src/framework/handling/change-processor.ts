@@ -5,14 +5,17 @@ import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { EventPoster } from '../posting/events.js';
 import type { ProcessResult } from '../reactor/reactor.js';
 import type { ChangeContext, ChangeHandlerSpec } from '../registry/handler-specs.js';
-import { narrowDiff, type Diff } from '../state/diff.js';
-import { essenceOf, readDiffBase, serializeDiffBase, type Essence } from '../state/essence.js';
+import { diff, narrowDiff, type Diff } from '../state/diff.js';
+import { setLongTimeout, type LongTimeout } from '../clock/long-timeout.js';
+import { essenceOf, inspectDiffBase, serializeDiffBase, type Essence } from '../state/essence.js';
 import { getField, parseFieldPath, type FieldPath } from '../state/field-path.js';
 import { addFinalizerOps, hasFinalizer, removeFinalizerOps } from '../state/finalizers.js';
 import { DIFF_BASE_KEY, FINALIZER, progressKey } from '../state/keys.js';
 import {
+  capMessage,
   changeTag,
   delayRemainingMs,
+  inspectProgress,
   isFinished,
   readProgress,
   serializeProgress,
@@ -22,9 +25,10 @@ import {
 import type { KubeObject, ObjectEvent } from '../watching/events.js';
 import { objectContext } from '../engines/object-context.js';
 import { detectCause, type Cause } from './causes.js';
-import { describeError, HandlerRetriesError, HandlerTimeoutError, PermanentError, TemporaryError } from './errors.js';
+import { asError, AttemptTimeoutError, describeError, HandlerRetriesError, HandlerTimeoutError, PermanentError, TemporaryError } from './errors.js';
 import { matchesObject, matchesValue } from './filters.js';
-import { applyMergePatch, emptyPatch, mergeInto, type Patch } from './patch.js';
+import { applyMergePatch, emptyPatch, mergeInto, prune, type Patch } from './patch.js';
+import { guardHandlerPatch } from './patch-guard.js';
 import { writePatch } from './patch-writer.js';
 
 /** What one processing run needs; the reactor provides it. */
@@ -42,6 +46,12 @@ export interface ChangeProcessorOptions {
   poster: EventPoster;
   metrics?: Metrics;
   now?: () => number;
+  /**
+   * The longest one attempt of a handler may run (the operator's default handler timeout): past it,
+   * the attempt's signal aborts and it counts as a failure that is retried with backoff, so a hung
+   * handler cannot hold its worker slot forever. Unset: no limit beyond the handler's own `timeout`.
+   */
+  attemptTimeoutMs?: number;
   /**
    * Other work that holds objects with the framework finalizer (timers, daemons): `applies` says it
    * wants an object; `release` stops it for an object being deleted, before the finalizer comes off.
@@ -65,6 +75,8 @@ const MAX_CONFLICT_RETRIES = 5;
 /** How long we trust our own write over the watch when resourceVersions cannot be compared. */
 const OWN_WRITE_TRUST_MS = 5_000;
 const MAX_ERROR_DELAY_MS = 60_000;
+/** Attempts at a write the API server refuses as invalid (422) before the change waits for the object to change. */
+const MAX_INVALID_WRITE_ATTEMPTS = 5;
 
 class Conflict extends Error {}
 
@@ -91,6 +103,13 @@ export class ChangeProcessor {
    * instead of running the handlers again, so an outage does not repeat side effects.
    */
   private readonly unwritten = new Map<string, { state: string; outcomes: Map<string, { patch: Patch; record: ProgressRecord }> }>();
+  /**
+   * Writes the API server refused as invalid (400, 422), per object, with the state they were for:
+   * after the last attempt the object waits for its next change instead of looping.
+   */
+  private readonly refused = new Map<string, { state: string; attempts: number }>();
+  /** Warnings already posted per object (kind and subject), so a bad annotation or write gives one Event, not one per retry. */
+  private readonly warned = new Map<string, Set<string>>();
   private readonly extraFields: FieldPath[];
   private readonly now: () => number;
 
@@ -154,6 +173,26 @@ export class ChangeProcessor {
     this.failures.delete(uid);
     this.deletions.delete(uid);
     this.unwritten.delete(uid);
+    this.refused.delete(uid);
+    this.warned.delete(uid);
+  }
+
+  /** Posts a Warning Event once per object and `subject` while this process knows the object. */
+  private warnOnce(body: KubeObject, subject: string, reason: string, message: string): void {
+    const uid = body.metadata?.uid ?? '';
+    const seen = this.warned.get(uid) ?? new Set<string>();
+    this.warned.set(uid, seen);
+    if (seen.has(subject)) return;
+    seen.add(subject);
+    const meta = body.metadata ?? {};
+    this.options.logger.warn({ namespace: meta.namespace, name: meta.name }, message);
+    this.options.poster.post(body, 'Warning', reason, message);
+  }
+
+  /** A framework annotation that is unusable: logged and reported once, then treated as absent. */
+  private invalidAnnotation(body: KubeObject, key: string, problem: string, consequence: string): void {
+    const raw = body.metadata?.annotations?.[key] ?? '';
+    this.warnOnce(body, `annotation\u0000${key}\u0000${raw}`, 'InvalidAnnotation', `annotation ${key} is unusable (${problem}); ${consequence}`);
   }
 
   /** The newest known state: the event's, unless our own later write has not come back through the watch yet. */
@@ -223,12 +262,7 @@ export class ChangeProcessor {
     }
 
     const essence = essenceOf(body, this.extraFields);
-    let diffBase: Essence | undefined;
-    try {
-      diffBase = readDiffBase(body);
-    } catch (error) {
-      this.options.logger.warn({ namespace: meta.namespace, name: meta.name }, `unreadable ${DIFF_BASE_KEY} (${describeError(error)}); handling the object as new`);
-    }
+    const diffBase = this.diffBaseOf(body);
     const cause = detectCause({
       deleted: false,
       deletionRequested: deleting,
@@ -240,12 +274,14 @@ export class ChangeProcessor {
     if (cause.reason === 'noop' || cause.reason === 'free' || cause.reason === 'gone') return undefined;
 
     const selected = this.select(cause, relevant, body, resuming);
-    const tag = changeTag(meta.annotations?.[DIFF_BASE_KEY]);
+    const tag = changeTag(meta.annotations?.[DIFF_BASE_KEY], meta.uid);
     const reason: ChangeReason = cause.reason;
     const patches: Patch[] = [];
     const records = new Map<string, ProgressRecord>();
     const uid = meta.uid ?? '';
     const state = `${reason}\u0000${tag}\u0000${deleting}\u0000${JSON.stringify(essence)}`;
+    const refused = this.refused.get(uid);
+    if (refused?.state === state && refused.attempts >= MAX_INVALID_WRITE_ATTEMPTS) return undefined; // waits for a change
     const pending = this.unwritten.get(uid);
     const unwritten = pending?.state === state ? pending.outcomes : new Map<string, { patch: Patch; record: ProgressRecord }>();
     let nextDelayMs: number | undefined;
@@ -288,10 +324,52 @@ export class ChangeProcessor {
       await this.write(body, cause, selected, records, patches, done, blocked);
     } catch (error) {
       if (unwritten.size > 0) this.unwritten.set(uid, { state, outcomes: unwritten });
+      if (error instanceof ApiError && (error.status === 400 || error.status === 422)) return this.writeRefused(body, state, error);
       throw error;
     }
     this.unwritten.delete(uid);
+    this.refused.delete(uid);
     return done ? undefined : { requeueAfterMs: nextDelayMs ?? 0 };
+  }
+
+  /**
+   * The API server refused our write as invalid: a handler's patch that breaks the resource's schema,
+   * annotations past the 256 KiB limit. Retrying the same bytes cannot help, so: one Warning Event, a
+   * few backed-off attempts for a 422 (in case it came from something transient, such as a webhook),
+   * none for a 400, then the object waits for its next change (or a restart) instead of looping.
+   */
+  private writeRefused(body: KubeObject, state: string, error: ApiError): ProcessResult {
+    const meta = body.metadata ?? {};
+    const uid = meta.uid ?? '';
+    const previous = this.refused.get(uid);
+    const attempts = (previous?.state === state ? previous.attempts : 0) + 1;
+    const final = error.status === 400 || attempts >= MAX_INVALID_WRITE_ATTEMPTS;
+    this.refused.set(uid, { state, attempts: final ? MAX_INVALID_WRITE_ATTEMPTS : attempts });
+    const object = `${meta.namespace ? `${meta.namespace}/` : ''}${meta.name ?? ''}`;
+    this.warnOnce(
+      body,
+      `refused\u0000${state}`,
+      'WriteRefused',
+      `the API server refused the framework's write for ${object} (${error.status}): ${capMessage(error.message)}; ` +
+        "fix what the message names (a handler's patch, or annotations over 256 KiB); the object is handled again when it changes",
+    );
+    if (final) return undefined;
+    return { requeueAfterMs: Math.min(MAX_ERROR_DELAY_MS, 1_000 * 2 ** (attempts - 1)) };
+  }
+
+  /** The object's diff-base, checked: an unusable or another object's diff-base counts as none (a create). */
+  private diffBaseOf(body: KubeObject): Essence | undefined {
+    const reading = inspectDiffBase(body);
+    if (reading.problem !== undefined) {
+      this.invalidAnnotation(body, DIFF_BASE_KEY, reading.problem, 'it is ignored and the object is handled as new');
+    } else if (reading.foreign !== undefined) {
+      const meta = body.metadata ?? {};
+      this.options.logger.info(
+        { namespace: meta.namespace, name: meta.name, diffBaseUid: reading.foreign },
+        `${DIFF_BASE_KEY} was written for another object (uid ${reading.foreign}), copied with this one; handling the object as new`,
+      );
+    }
+    return reading.essence;
   }
 
   /**
@@ -302,12 +380,7 @@ export class ChangeProcessor {
     if (matchesObject(body, handler.options)) return true;
     const { field, value } = handler.options;
     if (handler.kind !== 'update' || field === undefined || value === undefined) return false;
-    let old: Essence | undefined;
-    try {
-      old = readDiffBase(body);
-    } catch {
-      return false;
-    }
+    const old = inspectDiffBase(body).essence;
     return old !== undefined && matchesObject(body, { ...handler.options, value: undefined }) && matchesValue(getField(old, parseFieldPath(field)), value);
   }
 
@@ -315,7 +388,7 @@ export class ChangeProcessor {
   private select(cause: Cause, relevant: readonly ChangeHandlerSpec[], body: KubeObject, resuming: boolean): Selected[] {
     const withRecord = (handler: ChangeHandlerSpec, old: unknown = undefined, current: unknown = undefined, changes: Diff = []): Selected => ({
       handler,
-      record: readProgress(body, handler.id),
+      record: this.progressOf(body, handler),
       old,
       new: current,
       diff: changes,
@@ -352,6 +425,15 @@ export class ChangeProcessor {
     }
   }
 
+  /** A handler's stored progress, checked: an unusable record counts as none, reported once. */
+  private progressOf(body: KubeObject, handler: ChangeHandlerSpec): ProgressRecord | undefined {
+    const reading = inspectProgress(body, handler.id);
+    if (reading.problem !== undefined) {
+      this.invalidAnnotation(body, progressKey(handler.id), reading.problem, `it is ignored and ${handler.id} runs as if it had no progress`);
+    }
+    return reading.record;
+  }
+
   /** One attempt of one handler, turned into its next progress record. */
   private async attempt(
     item: Selected,
@@ -363,13 +445,14 @@ export class ChangeProcessor {
   ): Promise<{ record: ProgressRecord; patch: Patch }> {
     const { handler } = item;
     const now = this.now();
-    const startedAt = record?.started ? Date.parse(record.started) : now;
+    // A start in the future (a forged or skewed record) would stretch the handler's timeout: clamp it.
+    const startedAt = record?.started ? Math.min(Date.parse(record.started), now) : now;
     const retries = record?.retries ?? 0;
     const base: ProgressRecord = { started: new Date(startedAt).toISOString(), purpose: reason, base: tag };
     const logger = this.handlerLogger(handler, body);
     const { retries: maxRetries, timeout } = handler.options;
     const fail = (error: unknown, attempts: number): ProgressRecord => {
-      const message = blocksDeletion(handler, reason) ? `${describeError(error)}; ${deletionBlockedNotice(body)}` : describeError(error);
+      const message = capMessage(blocksDeletion(handler, reason) ? `${describeError(error)}; ${deletionBlockedNotice(body)}` : describeError(error));
       logger.error({ err: message, retries: attempts }, `handler ${handler.id} failed permanently: ${message}`);
       this.options.poster.post(body, 'Warning', 'HandlerFailed', `${handler.id} failed permanently: ${message}`);
       return { ...base, stopped: new Date(this.now()).toISOString(), failure: true, retries: attempts, message };
@@ -394,7 +477,7 @@ export class ChangeProcessor {
   /** Turns one attempt's outcome into the handler's next progress record. */
   private async settle(
     item: Selected,
-    outcome: { patch: Patch; error?: unknown },
+    outcome: { patch: Patch; error?: Error },
     body: KubeObject,
     base: ProgressRecord,
     attempts: number,
@@ -410,6 +493,8 @@ export class ChangeProcessor {
       return { record: { ...base, stopped: new Date(this.now()).toISOString(), success: true, retries: attempts }, patch: outcome.patch };
     }
     const error = outcome.error;
+    // The stack says where a handler failed; at debug level, as the one-line message is logged below anyway.
+    logger.debug({ err: describeError(error), stack: error.stack }, `handler ${handler.id} threw`);
     const mode = handler.options.errors ?? 'temporary';
     if (error instanceof PermanentError) return { record: fail(error, attempts), patch: outcome.patch };
     if (!(error instanceof TemporaryError)) {
@@ -426,7 +511,7 @@ export class ChangeProcessor {
     if (timeout !== undefined && this.now() + delaySeconds * 1000 - startedAt >= timeout * 1000) {
       return { record: fail(new HandlerTimeoutError(`${describeError(error)} (would exceed its ${timeout} s timeout)`), attempts), patch: outcome.patch };
     }
-    const message = describeError(error);
+    const message = capMessage(describeError(error));
     logger.warn({ err: message, retries: attempts, delaySeconds }, `handler ${handler.id} failed; retrying in ${delaySeconds} s`);
     this.options.poster.post(body, 'Warning', 'HandlerRetrying', `${handler.id} failed (attempt ${attempts}), retrying in ${delaySeconds} s: ${message}`);
     return {
@@ -435,7 +520,10 @@ export class ChangeProcessor {
     };
   }
 
-  /** Calls the handler with its context; resolves with its patch and what it threw, if anything. */
+  /**
+   * Calls the handler with its context; resolves with its patch (checked by `guardHandlerPatch`) and
+   * what it threw, if anything: any throw, `undefined` included, is a failure.
+   */
   private async invoke(
     handler: ChangeHandlerSpec,
     body: KubeObject,
@@ -443,12 +531,12 @@ export class ChangeProcessor {
     timing: { startedAt: number; retry: number; remainingMs?: number } | undefined,
     change: Pick<Selected, 'old' | 'new' | 'diff'>,
     signal: AbortSignal,
-  ): Promise<{ patch: Patch; error?: unknown }> {
+  ): Promise<{ patch: Patch; error?: Error }> {
     const patch = emptyPatch();
     const controller = new AbortController();
     const onStop = (): void => controller.abort(signal.reason);
     signal.addEventListener('abort', onStop, { once: true });
-    let timer: NodeJS.Timeout | undefined;
+    let timer: LongTimeout | undefined;
     const startedAt = timing?.startedAt ?? this.now();
     const context: ChangeContext = {
       ...objectContext(body, this.handlerLogger(handler, body), this.options.api.resource, this.options.api.client),
@@ -464,25 +552,38 @@ export class ChangeProcessor {
     };
     try {
       const run = Promise.resolve().then(() => handler.fn(context));
-      if (timing?.remainingMs !== undefined) {
-        const remaining = Math.max(0, timing.remainingMs);
+      const limit = this.attemptLimit(handler, timing?.remainingMs);
+      if (limit !== undefined) {
         const timedOut = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            controller.abort(new HandlerTimeoutError(`timed out after ${handler.options.timeout} s`));
+          timer = setLongTimeout(() => {
+            controller.abort(limit.error());
             reject(controller.signal.reason);
-          }, remaining);
+          }, limit.ms);
         });
         await Promise.race([run, timedOut]);
       } else {
         await run;
       }
-      return { patch };
+      const guarded = guardHandlerPatch(patch, body);
+      if (guarded.problem !== undefined) return { patch: emptyPatch(), error: new PermanentError(guarded.problem) };
+      return { patch: guarded.patch };
     } catch (error) {
-      return { patch, error };
+      return { patch, error: asError(error) };
     } finally {
-      clearTimeout(timer);
+      timer?.clear();
       signal.removeEventListener('abort', onStop);
     }
+  }
+
+  /** The sooner of the handler's remaining `timeout` (permanent) and the operator's attempt limit (retried). */
+  private attemptLimit(handler: ChangeHandlerSpec, remainingMs: number | undefined): { ms: number; error: () => Error } | undefined {
+    const own = remainingMs === undefined ? undefined : Math.max(0, remainingMs);
+    const attempt = this.options.attemptTimeoutMs;
+    if (attempt !== undefined && (own === undefined || attempt < own)) {
+      return { ms: attempt, error: () => new AttemptTimeoutError(`the attempt ran longer than the operator's handler timeout of ${attempt / 1000} s and was aborted`) };
+    }
+    if (own !== undefined) return { ms: own, error: () => new HandlerTimeoutError(`timed out after ${handler.options.timeout} s`) };
+    return undefined;
   }
 
   /**
@@ -505,17 +606,20 @@ export class ChangeProcessor {
     const merged: Record<string, unknown> = {};
     for (const patch of patches) mergeInto(merged, patch);
     // The diff-base includes everything the handlers wrote (status too), so their own writes never
-    // look like a change to a field handler when they come back.
-    const handled = applyMergePatch(body, merged);
+    // look like a change to a field handler when they come back. Empty parts of the patch (the
+    // `labels: {}` every patch starts with) must not appear in it as fields the object lacks.
+    const handled = applyMergePatch(body, prune(merged) ?? {});
 
     const annotations: Record<string, string | null> = {};
     const existing = meta.annotations ?? {};
     if (done && cause.reason !== 'delete') {
-      // Purge every progress record (this cause's or an abandoned one's), except final failures of this
-      // change: those stay so users can read what went wrong (`message`) until the next change.
+      // Purge every progress record (this cause's or an abandoned one's), except final failures: those
+      // stay so users can read what went wrong (`message`) until the next change. A resume is no
+      // change, so the failures of earlier handlers stay through restarts too.
       for (const handler of this.options.handlers) {
         const key = progressKey(handler.id);
         const record = records.get(handler.id);
+        if (!record && cause.reason === 'resume' && readProgress(body, handler.id)?.failure) continue;
         if (record?.failure) {
           const value = serializeProgress(record);
           if (existing[key] !== value) annotations[key] = value;
@@ -523,8 +627,11 @@ export class ChangeProcessor {
           annotations[key] = null;
         }
       }
-      const diffBase = serializeDiffBase(essenceOf(handled, this.extraFields));
-      if (existing[DIFF_BASE_KEY] !== diffBase) annotations[DIFF_BASE_KEY] = diffBase;
+      const handledEssence = essenceOf(handled, this.extraFields);
+      // An equal diff-base stays as it is, even one stored before diff-bases named their uid: a restart
+      // on an unchanged world writes nothing.
+      const stored = inspectDiffBase(body).essence;
+      if (stored === undefined || diff(stored, handledEssence).length > 0) annotations[DIFF_BASE_KEY] = serializeDiffBase(handledEssence, meta.uid);
     } else if (!done || blocked) {
       // Pending records, or the failure that keeps a deleted object: users read its message there.
       for (const item of selected) {

@@ -32,16 +32,57 @@ export function essenceOf(object: KubeObject, extraFields: readonly FieldPath[] 
   return essence;
 }
 
-/** The stored essence from the diff-base annotation; undefined when absent (never handled). Throws on corrupt JSON. */
-export function readDiffBase(object: KubeObject): Essence | undefined {
+/**
+ * The stored diff-base, checked: `essence` when it is this object's own; `foreign` when it names
+ * another object's uid (copied with `kubectl get -o yaml`, restored from a backup), which must not
+ * pass for a handled object; `problem` when it is unusable. Diff-bases written before the uid was
+ * stored carry none and are taken as the object's own.
+ */
+export type DiffBaseReading =
+  | { essence?: Essence; foreign?: undefined; problem?: undefined }
+  | { essence?: undefined; foreign: string; problem?: undefined }
+  | { essence?: undefined; foreign?: undefined; problem: string };
+
+/** Where the diff-base keeps the uid of the object it was written for (outside the essence's own fields). */
+const UID_FIELD = 'uid';
+
+export function inspectDiffBase(object: KubeObject): DiffBaseReading {
   const raw = object.metadata?.annotations?.[DIFF_BASE_KEY];
-  if (raw === undefined) return undefined;
-  const parsed = JSON.parse(raw) as unknown;
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('the diff-base annotation is not a JSON object');
-  return parsed as Essence;
+  if (raw === undefined) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return { problem: 'not JSON' };
+  }
+  if (!isRecord(parsed)) return { problem: 'not a JSON object' };
+  const essence: Essence = { ...parsed };
+  const metadata = essence.metadata;
+  if (metadata !== undefined && !isRecord(metadata)) return { problem: 'metadata is not an object' };
+  if (metadata !== undefined && UID_FIELD in metadata) {
+    const { [UID_FIELD]: uid, ...rest } = metadata;
+    if (typeof uid !== 'string') return { problem: 'metadata.uid is not a string' };
+    if (uid !== object.metadata?.uid) return { foreign: uid };
+    if (Object.keys(rest).length > 0) essence.metadata = rest;
+    else delete essence.metadata;
+  }
+  return { essence };
 }
 
-/** The annotation value storing an essence. */
-export function serializeDiffBase(essence: Essence): string {
-  return JSON.stringify(essence);
+/** The stored essence from the diff-base annotation; undefined when absent or another object's. Throws when unusable. */
+export function readDiffBase(object: KubeObject): Essence | undefined {
+  const reading = inspectDiffBase(object);
+  if (reading.problem !== undefined) throw new Error(`the diff-base annotation is unusable: ${reading.problem}`);
+  return reading.essence;
+}
+
+/** The annotation value storing an essence, bound to the object's `uid` when given. */
+export function serializeDiffBase(essence: Essence, uid?: string): string {
+  if (uid === undefined) return JSON.stringify(essence);
+  const metadata = isRecord(essence.metadata) ? essence.metadata : {};
+  return JSON.stringify({ ...essence, metadata: { ...metadata, [UID_FIELD]: uid } });
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

@@ -19,7 +19,8 @@ export interface ProgressRecord {
   purpose?: ChangeReason;
   /**
    * Which change the record belongs to: a short digest of the diff-base it was handled against
-   * (`none` for a create). A final failure stays on the object as a record for users; a later change
+   * (`new.<digest of the uid>` for a create; `none` in older records, which no change matches any more).
+   * A final failure stays on the object as a record for users; a later change
    * has another diff-base, so the old record is not mistaken for that change being finished.
    */
   base?: string;
@@ -31,21 +32,78 @@ export interface ProgressRecord {
   message?: string;
 }
 
-/** The tag of the change an object is at: a digest of its raw diff-base annotation. */
-export function changeTag(rawDiffBase: string | undefined): string {
-  return rawDiffBase === undefined ? 'none' : createHash('sha256').update(rawDiffBase).digest('hex').slice(0, 12);
+/**
+ * The tag of the change an object is at: a digest of its raw diff-base annotation, or, before its
+ * first handling, of its uid (`new.<digest>`), so progress copied onto another object with its
+ * annotations never counts as that object's own.
+ */
+export function changeTag(rawDiffBase: string | undefined, uid = ''): string {
+  if (rawDiffBase === undefined) return `new.${createHash('sha256').update(uid).digest('hex').slice(0, 8)}`;
+  return createHash('sha256').update(rawDiffBase).digest('hex').slice(0, 12);
 }
 
-/** Reads a handler's record; a corrupt one reads as absent (the handler starts over) rather than failing. */
-export function readProgress(object: KubeObject, handlerId: string): ProgressRecord | undefined {
-  const raw = object.metadata?.annotations?.[progressKey(handlerId)];
-  if (raw === undefined) return undefined;
+/** The longest `message` kept in a record: an annotation is no place for a whole stack trace. */
+export const MAX_PROGRESS_MESSAGE_LENGTH = 1_000;
+
+/** A handler's stored record, read and checked: a usable `record`, nothing, or why the stored one is unusable. */
+export type ProgressReading = { record?: ProgressRecord; problem?: undefined } | { record?: undefined; problem: string };
+
+const REASONS: readonly string[] = ['create', 'update', 'delete', 'resume'] satisfies ChangeReason[];
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
+const FIELDS = new Set(['started', 'stopped', 'delayed', 'purpose', 'base', 'retries', 'success', 'failure', 'message']);
+const TAG = /^(new\.[0-9a-f]{8}|none|[0-9a-f]{12})$/;
+
+/**
+ * Checks a stored record field by field: the annotation is anyone's to write, so a forged or corrupt
+ * one must never throw, suspend a handler or lift its retry limit. Unknown fields are dropped.
+ */
+export function parseProgress(raw: string): ProgressReading {
+  let parsed: unknown;
   try {
-    const parsed = JSON.parse(raw) as unknown;
-    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as ProgressRecord) : undefined;
+    parsed = JSON.parse(raw);
   } catch {
-    return undefined;
+    return { problem: 'not JSON' };
   }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { problem: 'not a JSON object' };
+  const input = parsed as Record<string, unknown>;
+  for (const field of ['started', 'stopped', 'delayed'] as const) {
+    const value = input[field];
+    if (value !== undefined && (typeof value !== 'string' || !ISO_TIME.test(value) || Number.isNaN(Date.parse(value)))) {
+      return { problem: `${field} is not an ISO-8601 UTC time` };
+    }
+  }
+  if (input.purpose !== undefined && (typeof input.purpose !== 'string' || !REASONS.includes(input.purpose))) {
+    return { problem: `purpose is not one of ${REASONS.join(', ')}` };
+  }
+  if (input.base !== undefined && (typeof input.base !== 'string' || !TAG.test(input.base))) return { problem: 'base is not a change tag' };
+  const retries = input.retries;
+  if (retries !== undefined && (typeof retries !== 'number' || !Number.isSafeInteger(retries) || retries < 0)) {
+    return { problem: 'retries is not a non-negative integer' };
+  }
+  for (const field of ['success', 'failure'] as const) {
+    if (input[field] !== undefined && typeof input[field] !== 'boolean') return { problem: `${field} is not a boolean` };
+  }
+  if (input.message !== undefined && typeof input.message !== 'string') return { problem: 'message is not a string' };
+  // Known fields in their stored order, so an unchanged record serializes to the same string (no rewrite).
+  const record = Object.fromEntries(Object.entries(input).filter(([key]) => FIELDS.has(key))) as ProgressRecord;
+  if (record.message !== undefined) record.message = capMessage(record.message);
+  return { record };
+}
+
+/** Reads and checks a handler's record (see `parseProgress`). */
+export function inspectProgress(object: KubeObject, handlerId: string): ProgressReading {
+  const raw = object.metadata?.annotations?.[progressKey(handlerId)];
+  return raw === undefined ? {} : parseProgress(raw);
+}
+
+/** Reads a handler's record; an unusable one reads as absent (the handler starts over) rather than failing. */
+export function readProgress(object: KubeObject, handlerId: string): ProgressRecord | undefined {
+  return inspectProgress(object, handlerId).record;
+}
+
+/** A message cut to `MAX_PROGRESS_MESSAGE_LENGTH` characters, saying that it was cut. */
+export function capMessage(message: string): string {
+  return message.length <= MAX_PROGRESS_MESSAGE_LENGTH ? message : `${message.slice(0, MAX_PROGRESS_MESSAGE_LENGTH - 13)}… (truncated)`;
 }
 
 /** Compact JSON without undefined fields. */

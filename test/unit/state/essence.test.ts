@@ -1,4 +1,4 @@
-import { essenceOf, readDiffBase, serializeDiffBase } from '../../../src/framework/state/essence.js';
+import { essenceOf, inspectDiffBase, readDiffBase, serializeDiffBase } from '../../../src/framework/state/essence.js';
 import { DIFF_BASE_KEY } from '../../../src/framework/state/keys.js';
 import type { KubeObject } from '../../../src/framework/watching/events.js';
 
@@ -156,6 +156,36 @@ describe('readDiffBase', () => {
     for (const raw of ['null', '[]', '3', '"text"']) {
       expect(() => readDiffBase({ metadata: { annotations: { [DIFF_BASE_KEY]: raw } } })).toThrow('not a JSON object');
     }
+  });
+});
+
+describe('inspectDiffBase', () => {
+  const withDiffBase = (raw: string, uid = 'uid-1') => ({ metadata: { uid, annotations: { [DIFF_BASE_KEY]: raw } } });
+
+  test('reads a diff-base written for this object, without the uid it is bound to', () => {
+    expect(inspectDiffBase(withDiffBase(serializeDiffBase({ spec: { size: 3 } }, 'uid-1')))).toEqual({ essence: { spec: { size: 3 } } });
+  });
+
+  test('keeps labels beside the uid', () => {
+    const raw = serializeDiffBase({ spec: {}, metadata: { labels: { a: 'b' } } }, 'uid-1');
+    expect(inspectDiffBase(withDiffBase(raw))).toEqual({ essence: { spec: {}, metadata: { labels: { a: 'b' } } } });
+  });
+
+  test('names the other uid when the diff-base was copied from another object', () => {
+    expect(inspectDiffBase(withDiffBase(serializeDiffBase({ spec: {} }, 'uid-2')))).toEqual({ foreign: 'uid-2' });
+  });
+
+  test('takes a diff-base without a uid (written before uids were stored) as the object’s own', () => {
+    expect(inspectDiffBase(withDiffBase('{"spec":{"size":1}}'))).toEqual({ essence: { spec: { size: 1 } } });
+  });
+
+  test.each([
+    ['{"spec":', 'not JSON'],
+    ['[]', 'not a JSON object'],
+    ['{"metadata":"x"}', 'metadata is not an object'],
+    ['{"metadata":{"uid":7}}', 'metadata.uid is not a string'],
+  ])('says why %s is unusable: %s', (raw, problem) => {
+    expect(inspectDiffBase(withDiffBase(raw))).toEqual({ problem });
   });
 });
 

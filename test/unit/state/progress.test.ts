@@ -1,7 +1,11 @@
 import { progressKey } from '../../../src/framework/state/keys.js';
 import {
+  capMessage,
+  changeTag,
   delayRemainingMs,
   isFinished,
+  MAX_PROGRESS_MESSAGE_LENGTH,
+  parseProgress,
   readProgress,
   serializeProgress,
   type ProgressRecord,
@@ -37,6 +41,74 @@ describe('readProgress', () => {
 
   test('reads JSON that is not an object as undefined', () => {
     for (const raw of ['null', '[]', '1', '"done"', 'true']) expect(readProgress(withProgress(raw), HANDLER)).toBeUndefined();
+  });
+});
+
+describe('parseProgress', () => {
+  test('accepts every field the framework writes', () => {
+    const record: ProgressRecord = {
+      started: '2024-01-01T00:00:00.000Z',
+      stopped: '2024-01-01T00:00:01.000Z',
+      delayed: '2024-01-01T00:01:00Z',
+      purpose: 'delete',
+      base: '0123456789ab',
+      retries: 3,
+      success: false,
+      failure: true,
+      message: 'boom',
+    };
+    expect(parseProgress(JSON.stringify(record))).toEqual({ record });
+  });
+
+  test.each([
+    ['{"started":"garbage"}', 'started is not an ISO-8601 UTC time'],
+    ['{"delayed":"2024-13-45T99:00:00Z"}', 'delayed is not an ISO-8601 UTC time'],
+    ['{"stopped":12}', 'stopped is not an ISO-8601 UTC time'],
+    ['{"retries":"x"}', 'retries is not a non-negative integer'],
+    ['{"retries":-1}', 'retries is not a non-negative integer'],
+    ['{"retries":1.5}', 'retries is not a non-negative integer'],
+    ['{"purpose":"destroy"}', 'purpose is not one of create, update, delete, resume'],
+    ['{"base":"../../x"}', 'base is not a change tag'],
+    ['{"success":"yes"}', 'success is not a boolean'],
+    ['{"failure":1}', 'failure is not a boolean'],
+    ['{"message":{"text":"x"}}', 'message is not a string'],
+    ['[]', 'not a JSON object'],
+    ['{"retries":', 'not JSON'],
+  ])('refuses %s: %s', (raw, problem) => {
+    expect(parseProgress(raw)).toEqual({ problem });
+  });
+
+  test('drops fields it does not know', () => {
+    expect(parseProgress('{"retries":1,"extra":"x"}')).toEqual({ record: { retries: 1 } });
+  });
+
+  test('caps a long message', () => {
+    const { record } = parseProgress(JSON.stringify({ message: 'y'.repeat(10_000) }));
+    expect(record?.message?.length).toBe(MAX_PROGRESS_MESSAGE_LENGTH);
+  });
+});
+
+describe('capMessage', () => {
+  test('keeps a short message as it is', () => {
+    expect(capMessage('boom')).toBe('boom');
+  });
+
+  test('cuts a long message to the limit and says so', () => {
+    const capped = capMessage('z'.repeat(MAX_PROGRESS_MESSAGE_LENGTH + 1));
+    expect(capped).toHaveLength(MAX_PROGRESS_MESSAGE_LENGTH);
+    expect(capped.endsWith('… (truncated)')).toBe(true);
+  });
+});
+
+describe('changeTag', () => {
+  test('tags a never-handled object by its uid, so records of another object never match', () => {
+    expect(changeTag(undefined, 'uid-a')).toMatch(/^new\.[0-9a-f]{8}$/);
+    expect(changeTag(undefined, 'uid-a')).not.toBe(changeTag(undefined, 'uid-b'));
+  });
+
+  test('tags a handled object by its diff-base', () => {
+    expect(changeTag('{"spec":{}}', 'uid-a')).toBe(changeTag('{"spec":{}}', 'uid-b'));
+    expect(changeTag('{"spec":{}}')).toMatch(/^[0-9a-f]{12}$/);
   });
 });
 

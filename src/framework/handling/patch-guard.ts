@@ -1,0 +1,51 @@
+import { hasFinalizer } from '../state/finalizers.js';
+import { FINALIZER, isFrameworkKey } from '../state/keys.js';
+import type { KubeObject } from '../watching/events.js';
+import type { Patch } from './patch.js';
+
+/**
+ * Metadata the API server or the framework owns. A merge PATCH carrying `resourceVersion` becomes a
+ * precondition that fails on every retry; `uid`, `name` or `namespace` address another object.
+ */
+const OWNED_METADATA = [
+  'uid',
+  'resourceVersion',
+  'name',
+  'namespace',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'managedFields',
+  'selfLink',
+] as const;
+
+/** A handler's patch made safe to send, or why it is refused. */
+export type GuardedPatch = { patch: Patch; problem?: undefined } | { patch?: undefined; problem: string };
+
+/**
+ * Keeps handlers from breaking the framework's own bookkeeping:
+ * - a patch that sets server-owned metadata (`uid`, `resourceVersion`, …) or one of the framework's
+ *   annotations is refused whole, with a message naming the fields;
+ * - a patch that replaces `metadata.finalizers` is accepted, with our finalizer kept in the new list
+ *   while the object holds it (a merge PATCH replaces lists, so it would otherwise be dropped and the
+ *   object could go without its delete handlers).
+ */
+export function guardHandlerPatch(patch: Patch, body: KubeObject): GuardedPatch {
+  const metadata = patch.metadata;
+  const refused = OWNED_METADATA.filter((key) => metadata[key] !== undefined).map((key) => `metadata.${key}`);
+  for (const key of Object.keys(metadata.annotations)) {
+    if (isFrameworkKey(key)) refused.push(`metadata.annotations['${key}']`);
+  }
+  if (refused.length > 0) {
+    return {
+      problem:
+        `the handler's patch sets ${refused.join(', ')}, which the API server or the framework owns; ` +
+        'the patch was not sent: remove those fields from the handler',
+    };
+  }
+  if (!('finalizers' in metadata) || !hasFinalizer(body)) return { patch };
+  const requested = metadata.finalizers;
+  const list = Array.isArray(requested) ? requested.filter((item): item is string => typeof item === 'string') : [];
+  return { patch: { ...patch, metadata: { ...metadata, finalizers: list.includes(FINALIZER) ? list : [...list, FINALIZER] } } };
+}
