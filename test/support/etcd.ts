@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,50 +22,78 @@ export interface EtcdHarness {
   namespace: string;
   api: ApiClient;
   addresses: LoopbackAddresses;
+  /** Runs the Pods of `namespace`; undefined with `runPods: false` (Pods then stay Pending). */
   runner: EtcdPodRunner;
   operator: TestOperator;
-  /** The `Local` backup root. */
+  /** The `Local` backup root (each namespace has a folder below it). */
   backupRoot: string;
+  /** Stops the operator (not the Pods) and starts a new one, as an operator restart. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
+}
+
+/** Options of {@link startEtcdOperator}. */
+export interface EtcdHarnessOptions {
+  /** Runs the operator under another identity (the deploy ServiceAccount). */
+  as?: KubeConfig;
+  /** Sees the operator's requests. */
+  onRequest?: (method: string, path: string, status: number) => void;
+  /** More namespaces the same operator serves, each with a pod runner of its own. */
+  extraNamespaces?: string[];
+  /** false: no pod runner for `namespace`, so member Pods stay Pending (as without a kubelet). Default true. */
+  runPods?: boolean;
+  /** The URL restore seeds download from, instead of the backup server's own. */
+  restoreURL?: string;
+  /** Seconds the restore waits for a deletion before retrying later. */
+  deleteTimeoutSeconds?: number;
 }
 
 /**
  * Runs the etcd operator against `namespace`, with the fake kubelet and the test's API access as `kc`.
- * `as` runs the operator under another identity (the deploy ServiceAccount); `onRequest` sees its requests.
  */
-export async function startEtcdOperator(
-  kc: KubeConfig,
-  namespace: string,
-  options: { as?: KubeConfig; onRequest?: (method: string, path: string, status: number) => void } = {},
-): Promise<EtcdHarness> {
+export async function startEtcdOperator(kc: KubeConfig, namespace: string, options: EtcdHarnessOptions = {}): Promise<EtcdHarness> {
   const addresses = new LoopbackAddresses();
-  const runner = new EtcdPodRunner({ kubeConfig: kc, addresses, namespace });
-  await runner.start();
+  const namespaces = [namespace, ...(options.extraNamespaces ?? [])];
+  const runners = (options.runPods === false ? namespaces.slice(1) : namespaces).map((ns) => new EtcdPodRunner({ kubeConfig: kc, addresses, namespace: ns }));
+  for (const runner of runners) await runner.start();
   const backupRoot = await mkdtemp(join(tmpdir(), 'konductor-backups-'));
-  const restores = new EtcdRestores({ localRoot: backupRoot, serve: { host: '127.0.0.1', port: 0 } });
-  const operator = await runOperator({
-    kubeConfig: options.as ?? kc,
-    onRequest: options.onRequest,
-    namespaces: [namespace],
-    logger: silentLogger(),
-    handlers: [new EtcdClusters({ addresses, intervalMs: 1_000, busyIntervalMs: 300 }), new EtcdBackups({ addresses, localRoot: backupRoot }), restores],
-  });
+  let restores: EtcdRestores;
+  const start = (): Promise<TestOperator> => {
+    restores = new EtcdRestores({
+      localRoot: backupRoot,
+      serve: { host: '127.0.0.1', port: 0, ...(options.restoreURL ? { url: options.restoreURL } : {}) },
+      ...(options.deleteTimeoutSeconds !== undefined ? { deleteTimeoutSeconds: options.deleteTimeoutSeconds } : {}),
+    });
+    return runOperator({
+      kubeConfig: options.as ?? kc,
+      onRequest: options.onRequest,
+      namespaces,
+      logger: silentLogger(),
+      handlers: [new EtcdClusters({ addresses, intervalMs: 1_000, busyIntervalMs: 300 }), new EtcdBackups({ addresses, localRoot: backupRoot }), restores],
+    });
+  };
   const api = new ApiClient(kc);
-  return {
+  const harness: EtcdHarness = {
     namespace,
     api,
     addresses,
-    runner,
-    operator,
+    runner: (options.runPods === false ? undefined : runners[0]) as EtcdPodRunner,
+    operator: await start(),
     backupRoot,
-    async stop() {
-      await operator.stop();
+    async restart() {
+      await harness.operator.stop();
       await restores.stop();
-      await runner.stop();
+      harness.operator = await start();
+    },
+    async stop() {
+      await harness.operator.stop();
+      await restores.stop();
+      for (const runner of runners) await runner.stop();
       api.close();
       await rm(backupRoot, { recursive: true, force: true });
     },
   };
+  return harness;
 }
 
 export interface EtcdClusterView {
@@ -85,6 +113,49 @@ export interface EtcdClusterView {
 
 export function clusterPath(namespace: string, name = ''): string {
   return `/apis/${ETCD_API}/namespaces/${namespace}/etcdclusters${name ? `/${name}` : ''}`;
+}
+
+/** The path of any etcd-operator object, or of its collection. */
+export function etcdObjectPath(namespace: string, plural: 'etcdclusters' | 'etcdbackups' | 'etcdrestores', name = ''): string {
+  return `/apis/${ETCD_API}/namespaces/${namespace}/${plural}${name ? `/${name}` : ''}`;
+}
+
+/** Creates an EtcdCluster, EtcdBackup or EtcdRestore in `namespace`. */
+export async function createEtcdObject(h: EtcdHarness, kind: 'EtcdBackup' | 'EtcdRestore', name: string, spec: Record<string, unknown>, namespace = h.namespace): Promise<void> {
+  const plural = kind === 'EtcdBackup' ? 'etcdbackups' : 'etcdrestores';
+  await h.api.request('POST', etcdObjectPath(namespace, plural), { body: { apiVersion: ETCD_API, kind, metadata: { name }, spec } });
+}
+
+/** The status of an etcd-operator object (undefined before the operator wrote any). */
+export async function etcdStatus<T>(h: EtcdHarness, plural: 'etcdclusters' | 'etcdbackups' | 'etcdrestores', name: string, namespace = h.namespace): Promise<T | undefined> {
+  const object = await h.api.request<{ status?: T }>('GET', etcdObjectPath(namespace, plural, name));
+  return object.status;
+}
+
+/** `etcdctl snapshot save` of a standalone etcd holding `keys`: a real backup file, without a cluster. */
+export async function standaloneSnapshot(file: string, keys: Record<string, string>): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'konductor-etcd-snap-'));
+  const port = 20_000 + Math.floor(Math.random() * 10_000) * 2;
+  const client = `http://127.0.0.1:${port}`;
+  const peer = `http://127.0.0.1:${port + 1}`;
+  const etcd = spawn('etcd', ['--name', 's', '--data-dir', join(dir, 'data'), '--listen-client-urls', client, '--advertise-client-urls', client, '--listen-peer-urls', peer, '--initial-advertise-peer-urls', peer, '--initial-cluster', `s=${peer}`], { stdio: 'ignore' });
+  try {
+    const env = { ...process.env, ETCDCTL_API: '3' };
+    for (let i = 0; ; i++) {
+      try {
+        await run('etcdctl', ['--endpoints', client, 'endpoint', 'health'], { env });
+        break;
+      } catch (error) {
+        if (i > 50) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+    for (const [key, value] of Object.entries(keys)) await run('etcdctl', ['--endpoints', client, 'put', key, value], { env });
+    await run('etcdctl', ['--endpoints', client, 'snapshot', 'save', file], { env });
+  } finally {
+    etcd.kill('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 export async function createCluster(h: EtcdHarness, name: string, spec: Record<string, unknown>): Promise<void> {

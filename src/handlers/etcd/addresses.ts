@@ -47,6 +47,7 @@ export class ClusterDnsAddresses implements EtcdAddresses {
   }
 
   endpoints(_namespace: string, endpoint: string): string[] {
-    return [endpoint];
+    // `<service>.<namespace>.svc` resolves through the Pod's search path; with a known domain, say it.
+    return [this.clusterDomain ? endpoint.replace(/^(\w+:\/\/[^/:]+\.svc)(?=[:/]|$)/, `$1${this.clusterDomain}`) : endpoint];
   }
 }

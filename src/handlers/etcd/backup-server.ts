@@ -1,22 +1,61 @@
+import { timingSafeEqual } from 'node:crypto';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Logger } from 'konductor';
 import { errorMessage } from './etcd-client.js';
+import { SnapshotTrailerCheck, type SnapshotFingerprint } from './snapshot-trailer.js';
 import { BackupNotFoundError } from './storage/index.js';
-import type { BackupTarget } from './backup-target.js';
 
-/** Finds the backup an EtcdRestore names; undefined when there is no such restore. */
-export type RestoreLookup = (namespace: string, restore: string) => Promise<BackupTarget | undefined>;
+/** An open backup, to be streamed once. */
+export interface OpenedBackup {
+  stream: Readable;
+  /** Releases the storage client. */
+  close(): void;
+}
+
+/** What the server needs to know about one EtcdRestore to decide whether to serve it. */
+export interface RestoreDownload {
+  /** The secret the download URL must carry. */
+  token: string;
+  /** The uid of the seed member Pod waiting for this backup; undefined once none waits (the restore is over). */
+  pendingSeed: string | undefined;
+  /** Size and SHA-256 recorded when the restore checked the backup: only exactly that file is served. */
+  expected: SnapshotFingerprint;
+  /** Opens the backup from the storage recorded when the restore started. */
+  open(): Promise<OpenedBackup>;
+}
+
+/** Finds the download state of an EtcdRestore; undefined when there is no such restore or it has nothing to serve. */
+export type RestoreLookup = (namespace: string, restore: string) => Promise<RestoreDownload | undefined>;
+
+const PATH = /^\/v1\/backup\/([a-z0-9.-]{1,253})\/([a-z0-9.-]{1,253})$/;
+
+/** `<base>/v1/backup/<namespace>/<restore>?token=<token>`: the URL a restore's seed member downloads from. */
+export function downloadURL(baseURL: string, namespace: string, restore: string, token: string): string {
+  return `${baseURL}/v1/backup/${encodeURIComponent(namespace)}/${encodeURIComponent(restore)}?token=${encodeURIComponent(token)}`;
+}
+
+/** Replaces the token in a text that may hold a download URL (logs, Events, Pod messages). */
+export function redactToken(text: string): string {
+  return text.replace(/([?&]token=)[^&\s"']+/g, '$1<redacted>');
+}
 
 /**
- * Serves backups to restore seed Pods over HTTP (`GET /v1/backup/<namespace>/<restore>`), as the
- * original restore operator does: the Pod's init container downloads the snapshot from here, so
- * neither storage credentials nor storage clients ever go into etcd Pods.
+ * Serves backups to restore seed Pods over HTTP, as the original restore operator does: the Pod's
+ * init container downloads the snapshot from here, so neither storage credentials nor storage
+ * clients go into etcd Pods. Unlike the original, a backup is served only
+ * - with the restore's random token (else 403),
+ * - while that restore's seed member is pending, and once per seed (else 404),
+ * - from the storage recorded when the restore started, and only the file it checked then: the
+ *   stream fails before its last bytes when the size or SHA-256 differ.
  */
 export class BackupServer {
   private server: Server | undefined;
   private listening: Promise<string> | undefined;
+  /** Seeds served, `<namespace>/<restore>/<pod uid>`: one download each. */
+  private readonly served = new Set<string>();
 
   constructor(
     private readonly lookup: RestoreLookup,
@@ -43,34 +82,63 @@ export class BackupServer {
     const server = this.server;
     this.server = undefined;
     this.listening = undefined;
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    if (server) {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   }
 
-  private async handle(url: string, method: string, res: ServerResponse): Promise<void> {
-    const match = /^\/v1\/backup\/([a-z0-9.-]+)\/([a-z0-9.-]+)$/.exec(url);
+  private async handle(rawURL: string, method: string, res: ServerResponse): Promise<void> {
+    let url: URL;
+    try {
+      url = new URL(rawURL, 'http://backup-server');
+    } catch {
+      res.writeHead(400).end('bad request\n');
+      return;
+    }
+    const match = PATH.exec(url.pathname);
     if (method !== 'GET' || !match) {
-      res.writeHead(404).end('not found: GET /v1/backup/<namespace>/<restore>\n');
+      res.writeHead(404).end('not found: GET /v1/backup/<namespace>/<restore>?token=<token>\n');
       return;
     }
     const [, namespace, restore] = match as unknown as [string, string, string];
-    let target: BackupTarget | undefined;
+    let opened: OpenedBackup | undefined;
     try {
-      target = await this.lookup(namespace, restore);
-      if (!target) {
-        res.writeHead(404).end(`no EtcdRestore ${namespace}/${restore}\n`);
+      const download = await this.lookup(namespace, restore);
+      if (!download) {
+        res.writeHead(404).end(`EtcdRestore ${namespace}/${restore} has no backup to serve\n`);
         return;
       }
-      const stream = await target.storage.read(target.path);
-      res.writeHead(200, { 'Content-Type': 'application/octet-stream' });
-      await pipeline(stream, res);
-      this.logger.info({ namespace, restore, backup: target.storage.describe(target.path) }, 'served a backup to a restore Pod');
+      if (!sameToken(url.searchParams.get('token'), download.token)) {
+        this.logger.warn({ namespace, restore }, 'refused a backup download without the restore token');
+        res.writeHead(403).end(`the download URL of EtcdRestore ${namespace}/${restore} needs its token\n`);
+        return;
+      }
+      const key = `${namespace}/${restore}/${download.pendingSeed ?? ''}`;
+      if (download.pendingSeed === undefined || this.served.has(key)) {
+        res.writeHead(404).end(`EtcdRestore ${namespace}/${restore}: no seed member is waiting for this backup\n`);
+        return;
+      }
+      this.served.add(key);
+      opened = await download.open();
+      res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': String(download.expected.size) });
+      await pipeline(opened.stream, new SnapshotTrailerCheck(download.expected), res);
+      this.logger.info({ namespace, restore, bytes: download.expected.size }, 'served a backup to a restore seed Pod');
     } catch (error) {
       const status = error instanceof BackupNotFoundError ? 404 : 500;
-      this.logger.warn({ namespace, restore, err: errorMessage(error) }, 'could not serve a backup');
-      if (!res.headersSent) res.writeHead(status).end(`${errorMessage(error)}\n`);
+      this.logger.warn({ namespace, restore, err: redactToken(errorMessage(error)) }, 'could not serve a backup');
+      if (!res.headersSent) res.writeHead(status).end(`${redactToken(errorMessage(error))}\n`);
       else res.destroy();
     } finally {
-      target?.close();
+      opened?.close();
     }
   }
+}
+
+/** Constant-time comparison, so the token cannot be guessed byte by byte from response times. */
+function sameToken(given: string | null, expected: string): boolean {
+  if (given === null) return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
 }

@@ -1,4 +1,6 @@
+import { join, posix } from 'node:path';
 import { ApiError, type ApiClient } from 'konductor';
+import { corePath, isObjectName } from './api-paths.js';
 import { LocalStorage, parseAwsSecret, s3Path, S3Storage, type BackupStorage } from './storage/index.js';
 import type { LocalSource, S3Source, StorageType } from './types.js';
 
@@ -25,12 +27,16 @@ export interface StorageSpec {
 /**
  * Builds the storage a spec names. Unknown types, missing sections and missing or malformed
  * credential Secrets are {@link InvalidSpecError}s naming the field or Secret to fix.
- * @param localRoot the directory `Local` paths live under (a PVC mounted into the operator).
+ * @param localRoot the directory under which each namespace's `Local` backups have a folder, `<localRoot>/<namespace>/` (a PVC mounted into the operator).
  */
 export async function backupTarget(client: ApiClient, namespace: string, spec: StorageSpec, localRoot: string): Promise<BackupTarget> {
   if (spec.storageType === 'Local') {
     if (!spec.local?.path) throw new InvalidSpecError('storageType Local needs spec.local.path');
-    return { storage: new LocalStorage(localRoot), path: spec.local.path.replace(/^\/+/, ''), close: () => undefined };
+    // Each namespace has a folder of its own: no path one tenant writes reaches another's backups.
+    if (!isObjectName(namespace) || namespace.includes('.')) throw new InvalidSpecError(`namespace ${JSON.stringify(namespace)} is not a DNS-1123 label`);
+    const rel = posix.normalize(spec.local.path.replace(/^\/+/, ''));
+    if (rel === '..' || rel.startsWith('../')) throw new InvalidSpecError(`spec.local.path ${JSON.stringify(spec.local.path)} climbs out of this namespace's backup folder with ".."`);
+    return { storage: new LocalStorage(join(localRoot, namespace)), path: spec.local.path.replace(/^\/+/, ''), close: () => undefined };
   }
   if (spec.storageType === 'S3') {
     const s3 = spec.s3;
@@ -42,7 +48,7 @@ export async function backupTarget(client: ApiClient, namespace: string, spec: S
       throw new InvalidSpecError((error as Error).message);
     }
     const secret = await client
-      .request<{ data?: Record<string, string> }>('GET', `/api/v1/namespaces/${namespace}/secrets/${encodeURIComponent(s3.awsSecret)}`)
+      .request<{ data?: Record<string, string> }>('GET', corePath(namespace, 'secrets', s3.awsSecret))
       .catch((error: unknown) => {
         if (error instanceof ApiError && error.status === 404) {
           throw new InvalidSpecError(`the credentials Secret ${namespace}/${s3.awsSecret} (spec.s3.awsSecret) does not exist: create it with a "credentials" key`);

@@ -1,15 +1,17 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { events, on, timer, type ApiClient, type ChangeContext, type KubeObject, type Logger, type Patch, type TimerContext } from 'konductor';
+import { ApiError, events, on, timer, type ApiClient, type ChangeContext, type KubeObject, type Logger, type Patch, type TimerContext } from 'konductor';
 import { ClusterDnsAddresses, type EtcdAddresses } from './addresses.js';
+import { etcdPath } from './api-paths.js';
+import { clientServiceEndpoint } from './backup-endpoints.js';
 import { backupTarget, InvalidSpecError, type BackupTarget } from './backup-target.js';
 import { errorMessage } from './etcd-client.js';
 import { takeSnapshot } from './snapshot.js';
 import { backupsToDelete, periodicBackupName } from './storage/index.js';
 import { API_VERSION, type EtcdBackupSpec, type EtcdBackupStatus } from './types.js';
 
-/** Where `Local` backups go unless told otherwise: mount a PVC here in the operator Pod. */
+/** Where `Local` backups go unless told otherwise (each namespace in a folder of its own): mount a PVC here in the operator Pod. */
 export const DEFAULT_BACKUP_ROOT = '/var/lib/konductor/etcd-backups';
 
 /** Options of {@link EtcdBackups}. */
@@ -62,19 +64,23 @@ export class EtcdBackups {
       const problem = validate(spec);
       if (problem) throw new InvalidSpecError(problem);
       target = await backupTarget(client, namespace, { storageType: spec.storageType, s3: spec.s3, local: spec.local }, this.localRoot);
-      const endpoints = (spec.etcdEndpoints ?? []).flatMap((e) => this.addresses.endpoints(namespace, e));
+      const services = await clusterServices(client, namespace, spec.etcdEndpoints ?? []);
+      const endpoints = services.flatMap((url) => this.addresses.endpoints(namespace, url));
       const timeoutSeconds = Number(spec.backupPolicy?.timeoutInSecond ?? 0) > 0 ? Number(spec.backupPolicy!.timeoutInSecond) : 60;
       const file = join(work, 'snapshot.db');
       const snapshot = await takeSnapshot(endpoints, file, timeoutSeconds * 1000);
       const name = periodic ? periodicBackupName(target.path, snapshot.revision, new Date()) : target.path;
-      await target.storage.write(name, file);
+      // Only files this EtcdBackup wrote are replaced or pruned (Local records owners; an S3 bucket is the credentials' own).
+      const owner = { owner: `EtcdBackup ${backup.metadata!.name!}` };
+      await target.storage.write(name, file, owner);
       let kept: number | undefined;
       const maxBackups = Number(spec.backupPolicy?.maxBackups ?? 0);
       if (periodic) {
         const names = (await target.storage.list(`${target.path}_v`)).map((b) => b.name);
         const doomed = backupsToDelete(target.path, names, maxBackups);
-        for (const old of doomed) await target.storage.delete(old);
-        kept = names.length - doomed.length;
+        let deleted = 0;
+        for (const old of doomed) if (await target.storage.delete(old, owner)) deleted++;
+        kept = names.length - deleted;
       }
       logger.info({ backup: target.storage.describe(name), revision: snapshot.revision, bytes: snapshot.bytes, ms: Date.now() - started }, 'backup written');
       Object.assign(patch.status, {
@@ -97,6 +103,25 @@ export class EtcdBackups {
       await rm(work, { recursive: true, force: true });
     }
   }
+}
+
+/**
+ * The canonical client Service URL of each endpoint, after checking that each names the client
+ * Service of an EtcdCluster that exists in the backup's own namespace.
+ */
+async function clusterServices(client: ApiClient, namespace: string, endpoints: readonly unknown[]): Promise<string[]> {
+  const urls: string[] = [];
+  for (const endpoint of endpoints) {
+    const service = clientServiceEndpoint(namespace, endpoint);
+    if ('problem' in service) throw new InvalidSpecError(service.problem);
+    const cluster = await client.request('GET', etcdPath(namespace, 'etcdclusters', service.cluster)).catch((error: unknown) => {
+      if (error instanceof ApiError && error.status === 404) return undefined;
+      throw error;
+    });
+    if (!cluster) throw new InvalidSpecError(`etcdEndpoints entry ${JSON.stringify(endpoint)} names EtcdCluster ${namespace}/${service.cluster}, which does not exist`);
+    urls.push(service.url);
+  }
+  return urls;
 }
 
 function validate(spec: Partial<EtcdBackupSpec>): string | undefined {

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, events, type ApiClient, type KubeObject, type Logger } from 'konductor';
 import type { EtcdAddresses } from './addresses.js';
+import { corePath } from './api-paths.js';
 import { clearCondition, setCondition } from './conditions.js';
 import { quorum, readClusterSpec, type ClusterSpec } from './cluster-spec.js';
 import { errorMessage, isTransientMembershipError, withEtcd, type Member } from './etcd-client.js';
 import { clusterServices, memberLabels, memberPod, newMemberName } from './member-pod.js';
-import { RESTORE_FROM_ANNOTATION } from './restore-annotations.js';
+import { RESTORE_FROM_ANNOTATION, SEED_ATTEMPT_ANNOTATION } from './restore-annotations.js';
+import { seedAttempt, seedFailedAt, seedFailure, seedRetryDelayMs, type DeadSeed } from './seed-retry.js';
 import type { EtcdClusterSpec, EtcdClusterStatus, ObjectRef } from './types.js';
 
 export type EtcdClusterObject = KubeObject & { spec?: Partial<EtcdClusterSpec>; status?: EtcdClusterStatus };
@@ -13,7 +15,7 @@ export type EtcdClusterObject = KubeObject & { spec?: Partial<EtcdClusterSpec>; 
 interface Pod extends KubeObject {
   metadata: NonNullable<KubeObject['metadata']> & { name: string; annotations?: Record<string, string>; ownerReferences?: { uid?: string }[] };
   spec?: { containers?: { name: string; image?: string }[] };
-  status?: { phase?: string; conditions?: { type: string; status: string }[] };
+  status?: { phase?: string; conditions?: { type: string; status: string }[] } & DeadSeed['status'];
 }
 
 export interface ReconcilerOptions {
@@ -38,6 +40,8 @@ const phaseOf = (pod: Pod): string => pod.status?.phase ?? 'Pending';
  */
 export class ClusterReconciler {
   private readonly servicesCreated = new Set<string>();
+  /** Failed seed Pods already reported, so each gets one Event. */
+  private readonly reportedSeeds = new Set<string>();
 
   constructor(private readonly options: ReconcilerOptions) {}
 
@@ -72,9 +76,17 @@ export class ClusterReconciler {
         status.conditions = setCondition(status.conditions, { type: 'Available', status: 'False', reason: 'AllMembersDead', message });
         return { status, busy: false };
       }
-      // A seed that never came up holds no data yet: start over.
+      // A seed that never came up holds no data yet: start over, after a back-off when one failed.
+      const restoreFrom = cluster.metadata?.annotations?.[RESTORE_FROM_ANNOTATION];
+      let attempt = 1;
+      const failed = newestFailure(dead);
+      if (failed) {
+        const wait = this.seedBackoff(cluster, failed, restoreFrom !== undefined, status);
+        if (wait > 0) return { status, busy: false };
+        attempt = seedAttempt(failed.pod) + 1;
+      }
       await Promise.all(dead.map((p) => this.deletePod(ref, p.metadata.name)));
-      await this.createSeed(ref, spec, status, cluster.metadata?.annotations?.[RESTORE_FROM_ANNOTATION]);
+      await this.createSeed(ref, spec, status, restoreFrom, attempt);
       return { status, busy: true };
     }
     if (pending.length > 0) return { status, busy: true };
@@ -149,12 +161,14 @@ export class ClusterReconciler {
   }
 
   /** The first member; from a snapshot when the cluster was recreated by an EtcdRestore. */
-  private async createSeed(ref: ObjectRef, spec: ClusterSpec, status: EtcdClusterStatus, restoreFrom: string | undefined): Promise<void> {
+  private async createSeed(ref: ObjectRef, spec: ClusterSpec, status: EtcdClusterStatus, restoreFrom: string | undefined, attempt: number): Promise<void> {
     const member = newMemberName(ref.name);
     const urls = this.options.addresses.member(ref.namespace, ref.name, member);
     const pod = memberPod({ cluster: ref, spec, member, urls, initialCluster: `${member}=${urls.peerURL}`, state: 'new', token: randomUUID(), restoreFrom });
+    pod.metadata!.annotations = { ...(pod.metadata!.annotations ?? {}), [SEED_ATTEMPT_ANNOTATION]: String(attempt) };
     await this.createPod(ref, pod);
-    this.options.logger.info({ member, restoreFrom }, restoreFrom ? 'created the seed member from a backup' : 'created the seed member');
+    // The download URL carries the restore's token: never logged.
+    this.options.logger.info({ member, attempt }, restoreFrom ? 'created the seed member from a backup' : 'created the seed member');
     status.phase = 'Creating';
     status.size = 1;
     status.currentVersion = spec.version;
@@ -220,12 +234,32 @@ export class ClusterReconciler {
     status.targetVersion = spec.version;
     status.conditions = setCondition(status.conditions, { type: 'Upgrading', status: 'True', reason: 'Cluster upgrading', message: `upgrading to ${spec.version}` });
     // Strategic merge keys containers by name, so only the image changes; the Pod and its data stay.
-    await this.options.client.request('PATCH', `/api/v1/namespaces/${ref.namespace}/pods/${pod.metadata.name}`, {
+    await this.options.client.request('PATCH', corePath(ref.namespace, 'pods', pod.metadata.name), {
       body: { metadata: { annotations: { 'etcd.version': spec.version } }, spec: { containers: [{ name: 'etcd', image: `${spec.repository}:v${spec.version}` }] } },
       contentType: 'application/strategic-merge-patch+json',
     });
     events.info(cluster, 'Member Upgraded', `member ${pod.metadata.name} upgraded to ${spec.version}`);
     this.options.logger.info({ member: pod.metadata.name, version: spec.version }, 'upgraded a member');
+  }
+
+  /**
+   * Reports a failed seed once (a Warning Event) and says how many ms remain before the next
+   * attempt; the wait doubles with each attempt, so a seed that cannot start (e.g. cannot download
+   * its backup) is retried ever more slowly instead of every tick.
+   */
+  private seedBackoff(cluster: EtcdClusterObject, failed: { pod: Pod; at: number }, restoring: boolean, status: EtcdClusterStatus): number {
+    const attempt = seedAttempt(failed.pod);
+    const delay = seedRetryDelayMs(attempt);
+    const wait = failed.at + delay - Date.now();
+    const what = `${restoring ? 'the seed member restoring from the backup' : 'the seed member'} ${failed.pod.metadata.name} failed (${seedFailure(failed.pod)})`;
+    const message = `${what}; attempt ${attempt}, trying again ${Math.round(delay / 1000)} s after the failure`;
+    if (!this.reportedSeeds.has(failed.pod.metadata.uid ?? failed.pod.metadata.name)) {
+      this.reportedSeeds.add(failed.pod.metadata.uid ?? failed.pod.metadata.name);
+      events.warn(cluster, restoring ? 'RestoreSeedFailed' : 'SeedFailed', message);
+      this.options.logger.warn({ member: failed.pod.metadata.name, attempt, retryInMs: Math.max(0, wait) }, what);
+    }
+    status.reason = message;
+    return wait;
   }
 
   private retryLater(status: EtcdClusterStatus, what: string, error: unknown): void {
@@ -251,18 +285,18 @@ export class ClusterReconciler {
 
   private async pods(ref: ObjectRef): Promise<Pod[]> {
     const selector = Object.entries(memberLabels(ref.name)).map(([k, v]) => `${k}=${v}`).join(',');
-    const list = await this.options.client.request<{ items: Pod[] }>('GET', `/api/v1/namespaces/${ref.namespace}/pods`, { query: { labelSelector: selector } });
+    const list = await this.options.client.request<{ items: Pod[] }>('GET', corePath(ref.namespace, 'pods'), { query: { labelSelector: selector } });
     // Only this cluster's own Pods: a same-named cluster recreated must not adopt the old one's.
     return list.items.filter((p) => !p.metadata.deletionTimestamp && p.metadata.ownerReferences?.[0]?.uid === ref.uid);
   }
 
   private async createPod(ref: ObjectRef, pod: KubeObject): Promise<void> {
-    await this.options.client.request('POST', `/api/v1/namespaces/${ref.namespace}/pods`, { body: pod });
+    await this.options.client.request('POST', corePath(ref.namespace, 'pods'), { body: pod });
   }
 
   private async deletePod(ref: ObjectRef, name: string): Promise<void> {
     await this.options.client
-      .request('DELETE', `/api/v1/namespaces/${ref.namespace}/pods/${name}`, { body: { gracePeriodSeconds: 5 } })
+      .request('DELETE', corePath(ref.namespace, 'pods', name), { body: { gracePeriodSeconds: 5 } })
       .catch((error: unknown) => {
         if (!(error instanceof ApiError && error.status === 404)) throw error;
       });
@@ -273,7 +307,7 @@ export class ClusterReconciler {
     status.clientPort = 2379;
     if (this.servicesCreated.has(ref.uid)) return;
     for (const service of clusterServices(ref)) {
-      await this.options.client.request('POST', `/api/v1/namespaces/${ref.namespace}/services`, { body: service }).catch((error: unknown) => {
+      await this.options.client.request('POST', corePath(ref.namespace, 'services'), { body: service }).catch((error: unknown) => {
         if (!(error instanceof ApiError && error.status === 409)) throw error;
       });
     }
@@ -286,4 +320,14 @@ function clearConditionTo(conditions: EtcdClusterStatus['conditions'], type: 'Va
   const before = conditions?.find((c) => c.type === type);
   if (!before || before.status === 'True') return conditions;
   return setCondition(conditions, { type, status: 'True', reason: 'SpecValid', message: 'the spec is valid' });
+}
+
+/** The most recently failed of the dead Pods, with when it failed. */
+function newestFailure(dead: Pod[]): { pod: Pod; at: number } | undefined {
+  let newest: { pod: Pod; at: number } | undefined;
+  for (const pod of dead) {
+    const at = seedFailedAt(pod) ?? 0;
+    if (!newest || at > newest.at) newest = { pod, at };
+  }
+  return newest;
 }

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError, daemon, on, type ChangeContext, type DaemonContext, type KubeObject } from 'konductor';
+import { corePath, etcdPath } from './api-paths.js';
 import { ClusterDnsAddresses, type EtcdAddresses } from './addresses.js';
 import { ClusterReconciler, type EtcdClusterObject } from './cluster-reconciler.js';
 import { errorMessage } from './etcd-client.js';
@@ -65,10 +66,11 @@ export class EtcdClusters {
   private async writeStatus(context: Context, status: EtcdClusterStatus): Promise<void> {
     const current = (context.body as EtcdClusterObject).status ?? {};
     if (JSON.stringify(current) === JSON.stringify(status)) return;
-    const { name, namespace } = context;
+    const name = context.name;
+    const namespace = context.namespace!;
     // Keys removed from the new status are sent as null so a merge patch drops them.
     const removed = Object.fromEntries(Object.keys(current).filter((k) => !(k in status)).map((k) => [k, null]));
-    await context.client.request('PATCH', `/apis/${API_VERSION}/namespaces/${namespace}/etcdclusters/${name}/status`, {
+    await context.client.request('PATCH', etcdPath(namespace, 'etcdclusters', name, 'status'), {
       body: { status: { ...removed, ...status } },
       contentType: 'application/merge-patch+json',
     });
@@ -79,11 +81,15 @@ export class EtcdClusters {
    * do this too; doing it here stops the members promptly, and where no collector runs (a test plane).
    */
   @on.deletion(API_VERSION, 'etcdclusters')
-  async deleted({ client, name, namespace }: ChangeContext<EtcdClusterSpec, EtcdClusterStatus>): Promise<void> {
+  async deleted({ client, name, namespace: maybeNamespace }: ChangeContext<EtcdClusterSpec, EtcdClusterStatus>): Promise<void> {
+    const namespace = maybeNamespace!; // EtcdClusters are namespaced
     const selector = Object.entries(memberLabels(name)).map(([k, v]) => `${k}=${v}`).join(',');
-    const pods = await client.request<{ items: KubeObject[] }>('GET', `/api/v1/namespaces/${namespace}/pods`, { query: { labelSelector: selector } });
-    for (const pod of pods.items) await deleteIgnoringMissing(client, `/api/v1/namespaces/${namespace}/pods/${pod.metadata?.name}`);
-    for (const service of [name, `${name}-client`]) await deleteIgnoringMissing(client, `/api/v1/namespaces/${namespace}/services/${service}`);
+    const pods = await client.request<{ items: KubeObject[] }>('GET', corePath(namespace, 'pods'), { query: { labelSelector: selector } });
+    for (const pod of pods.items) {
+      const podName = pod.metadata?.name;
+      if (podName) await deleteIgnoringMissing(client, corePath(namespace, 'pods', podName));
+    }
+    for (const service of [name, `${name}-client`]) await deleteIgnoringMissing(client, corePath(namespace, 'services', service));
   }
 }
 

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import type { KubeObject } from 'konductor';
 import type { ClusterSpec } from './cluster-spec.js';
 import type { MemberURLs } from './addresses.js';
+import { SEED_INIT_CONTAINER } from './restore-annotations.js';
 import { API_VERSION, type ObjectRef } from './types.js';
 
 export const DATA_DIR = '/var/etcd/data';
@@ -72,7 +73,7 @@ export function memberPod(input: MemberPodInput): KubeObject {
   }
   if (input.restoreFrom) {
     initContainers.push(
-      { name: 'fetch-backup', image: 'curlimages/curl:8.5.0', command: ['curl', '-fsS', '-o', BACKUP_FILE, input.restoreFrom] },
+      { name: SEED_INIT_CONTAINER, image: 'curlimages/curl:8.5.0', command: ['curl', '-fsS', '-o', BACKUP_FILE, input.restoreFrom] },
       {
         name: 'restore-datadir',
         image,

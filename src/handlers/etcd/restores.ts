@@ -1,12 +1,17 @@
+import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError, events, on, TemporaryError, type ApiClient, type ChangeContext, type KubeObject, type Logger } from 'konductor';
+import { corePath, etcdPath } from './api-paths.js';
 import { DEFAULT_BACKUP_ROOT } from './backups.js';
-import { BackupServer } from './backup-server.js';
+import { BackupServer, downloadURL, type RestoreDownload } from './backup-server.js';
 import { backupTarget, InvalidSpecError } from './backup-target.js';
 import { errorMessage } from './etcd-client.js';
-import { RESTORE_FROM_ANNOTATION, RESTORED_BY_ANNOTATION } from './restore-annotations.js';
+import { memberLabels } from './member-pod.js';
+import { RESTORE_FROM_ANNOTATION, RESTORED_BY_ANNOTATION, SEED_INIT_CONTAINER } from './restore-annotations.js';
+import { readRestoreRecord, recordCluster, restoreSource, restoreSpecProblem, type RecordedCluster, type RestoreRecord, type RestoreSource } from './restore-record.js';
+import { CorruptSnapshotError, fingerprintSnapshot } from './snapshot-trailer.js';
+import { BackupNotFoundError } from './storage/index.js';
 import { API_VERSION, type EtcdRestoreSpec, type EtcdRestoreStatus } from './types.js';
-
 
 /** Options of {@link EtcdRestores}. */
 export interface EtcdRestoresOptions {
@@ -14,16 +19,24 @@ export interface EtcdRestoresOptions {
   localRoot?: string;
   /** Where the backup server listens; default 0.0.0.0:19999 (the `etcd-restore-operator` Service in deploy/). */
   serve?: { host?: string; port?: number; url?: string };
-  /** Seconds to wait for the old cluster to be deleted. Default 60. */
+  /** Seconds to wait for the old cluster to be deleted before retrying later. Default 60. */
   deleteTimeoutSeconds?: number;
 }
 
 type Restore = KubeObject & { spec?: Partial<EtcdRestoreSpec>; status?: EtcdRestoreStatus };
 type Cluster = KubeObject & { spec?: Record<string, unknown> };
+interface Pod extends KubeObject {
+  spec?: { initContainers?: { name?: string }[] };
+  status?: { phase?: string };
+}
 
 /**
  * `EtcdRestore`: replaces the named EtcdCluster with a new one whose seed member starts from the
  * backup; the cluster controller then scales it back to `spec.size`.
+ *
+ * Nothing is deleted before the backup is known to be readable and the cluster's spec is recorded
+ * in the restore's status; every step after that reads the status, so a retry after any failure
+ * (an API error, a slow deletion, an operator restart) finishes the restore from there.
  */
 export class EtcdRestores {
   private readonly localRoot: string;
@@ -39,39 +52,56 @@ export class EtcdRestores {
   @on.create(API_VERSION, 'etcdrestores')
   async restore(context: ChangeContext<EtcdRestoreSpec, EtcdRestoreStatus>): Promise<void> {
     const { client, name, logger, patch } = context;
-    const restore = context.body as Restore;
     const namespace = context.namespace!;
-    if (context.status?.succeeded || context.status?.reason) return;
+    const restorePath = etcdPath(namespace, 'etcdrestores', name);
+    // The status written by earlier attempts, not a possibly older copy from the watch.
+    const restore = await client.request<Restore>('GET', restorePath);
+    if (restore.metadata?.uid !== context.body.metadata?.uid) return; // deleted and recreated meanwhile: the new one has its own run
+    if (restore.status?.succeeded || restore.status?.reason) return;
     try {
-      const clusterName = restore.spec?.etcdCluster?.name;
-      if (!clusterName) throw new InvalidSpecError('spec.etcdCluster.name must name the EtcdCluster to restore');
-      const target = await this.target(client, namespace, restore);
-      try {
-        const exists = (await target.storage.list(target.path)).some((b) => b.name === target.path);
-        if (!exists) throw new InvalidSpecError(`backup ${target.storage.describe(target.path)} does not exist: check the path`);
-      } finally {
-        target.close();
+      const problem = restoreSpecProblem(name, (context.body as Restore).spec);
+      if (problem) throw new InvalidSpecError(problem);
+      const record = readRestoreRecord(restore.status);
+      if (!record.source || !record.token) {
+        // The storage as it is now, once: later edits of the spec (an S3 endpoint...) change nothing.
+        const source = restoreSource((context.body as Restore).spec);
+        if (!source) throw new InvalidSpecError(`unknown backupStorageType ${JSON.stringify(restore.spec?.backupStorageType)}: use S3 or Local`);
+        record.source = source;
+        record.token = randomBytes(32).toString('hex');
+        await this.writeRecord(client, restorePath, { source: record.source, token: record.token });
+      }
+      const clusterPath = etcdPath(namespace, 'etcdclusters', name);
+      const current = await getOrUndefined<Cluster>(client, clusterPath);
+      if (current && current.metadata?.annotations?.[RESTORED_BY_ANNOTATION] === restore.metadata?.uid) {
+        Object.assign(patch.status, { succeeded: true, reason: null });
+        return;
+      }
+      if (!record.cluster) {
+        if (!current) throw new InvalidSpecError(`EtcdCluster ${namespace}/${name} does not exist: a restore recreates an existing cluster with its spec`);
+        // Only a backup that reads back whole is worth deleting the cluster for.
+        const backup = await this.checkBackup(client, namespace, record.source);
+        record.backup = backup;
+        record.cluster = recordCluster(current, [RESTORE_FROM_ANNOTATION, RESTORED_BY_ANNOTATION]);
+        await this.writeRecord(client, restorePath, { backup, cluster: record.cluster });
+        logger.info({ cluster: name, backup: backup.location, bytes: backup.size }, 'backup checked and cluster spec recorded; replacing the cluster');
+      }
+      if (current) {
+        if (current.metadata?.uid !== record.cluster.uid) {
+          throw new InvalidSpecError(`EtcdCluster ${namespace}/${name} was replaced by another object during the restore; it was left alone. Delete this EtcdRestore and create it again to restore over the new one`);
+        }
+        await this.deleteCluster(client, clusterPath, record.cluster.uid, `${namespace}/${name}`);
       }
       const baseURL = await this.ensureServer(client, logger);
-      const clusterPath = `/apis/${API_VERSION}/namespaces/${namespace}/etcdclusters/${clusterName}`;
-      const old = await client.request<Cluster>('GET', clusterPath).catch((error: unknown) => {
-        if (error instanceof ApiError && error.status === 404) return undefined;
-        throw error;
+      await this.createCluster(client, namespace, name, record.cluster, {
+        [RESTORE_FROM_ANNOTATION]: downloadURL(baseURL, namespace, name, record.token),
+        [RESTORED_BY_ANNOTATION]: restore.metadata!.uid!,
       });
-      if (old?.metadata?.annotations?.[RESTORED_BY_ANNOTATION] !== restore.metadata?.uid) {
-        if (!old) throw new InvalidSpecError(`EtcdCluster ${namespace}/${clusterName} does not exist: a restore recreates an existing cluster with its spec`);
-        await this.replace(client, clusterPath, old, {
-          [RESTORE_FROM_ANNOTATION]: `${baseURL}/v1/backup/${namespace}/${name}`,
-          [RESTORED_BY_ANNOTATION]: restore.metadata!.uid!,
-        });
-        events.info(restore, 'Restoring', `recreated EtcdCluster ${clusterName} from ${describe(restore)}`);
-        logger.info({ cluster: clusterName }, 'recreated the cluster from the backup');
-      }
+      events.info(restore, 'Restoring', `recreated EtcdCluster ${name} from ${record.backup?.location ?? 'the backup'}`);
+      logger.info({ cluster: name }, 'recreated the cluster from the backup');
       Object.assign(patch.status, { succeeded: true, reason: null });
     } catch (error) {
-      if (error instanceof TemporaryError) throw error;
+      if (!(error instanceof InvalidSpecError)) throw error; // API hiccups and slow deletions: retried by the framework
       const reason = errorMessage(error);
-      if (!(error instanceof InvalidSpecError)) throw error; // API hiccups: retried by the framework
       events.warn(restore, 'InvalidSpec', reason);
       logger.warn({ err: reason }, 'restore refused');
       Object.assign(patch.status, { succeeded: false, reason });
@@ -90,56 +120,117 @@ export class EtcdRestores {
     this.server = undefined;
   }
 
-  private async replace(client: ApiClient, path: string, old: Cluster, annotations: Record<string, string>): Promise<void> {
-    await client.request('DELETE', path).catch((error: unknown) => {
-      if (!(error instanceof ApiError && error.status === 404)) throw error;
+  /** Reads the whole backup and checks its SHA-256 trailer. Missing or corrupt: final; unreachable: retried. */
+  private async checkBackup(client: ApiClient, namespace: string, source: RestoreSource): Promise<NonNullable<RestoreRecord['backup']>> {
+    const target = await this.target(client, namespace, source);
+    const location = target.storage.describe(target.path);
+    try {
+      const fingerprint = await fingerprintSnapshot(await target.storage.read(target.path));
+      return { ...fingerprint, location };
+    } catch (error) {
+      if (error instanceof BackupNotFoundError) throw new InvalidSpecError(`backup ${location} does not exist: check the path`);
+      if (error instanceof CorruptSnapshotError) throw new InvalidSpecError(`backup ${location} is unusable (${error.message}); the cluster was left alone`);
+      throw new TemporaryError(`cannot read backup ${location}: ${errorMessage(error)}`, { delay: 10, cause: error });
+    } finally {
+      target.close();
+    }
+  }
+
+  private async writeRecord(client: ApiClient, restorePath: string, status: Record<string, unknown>): Promise<void> {
+    await client.request('PATCH', `${restorePath}/status`, { body: { status }, contentType: 'application/merge-patch+json' });
+  }
+
+  /** Deletes exactly the recorded cluster (uid precondition) and waits a while for it to go. */
+  private async deleteCluster(client: ApiClient, path: string, uid: string, what: string): Promise<void> {
+    await client.request('DELETE', path, { body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid } } }).catch((error: unknown) => {
+      if (!(error instanceof ApiError && (error.status === 404 || error.status === 409))) throw error;
     });
     const until = Date.now() + this.deleteTimeoutMs;
     for (;;) {
-      const still = await client.request<Cluster>('GET', path).then(
-        () => true,
-        (error: unknown) => (error instanceof ApiError && error.status === 404 ? false : Promise.reject(error)),
-      );
-      if (!still) break;
-      if (Date.now() > until) throw new TemporaryError(`EtcdCluster ${old.metadata?.namespace}/${old.metadata?.name} is still being deleted`, { delay: 2 });
+      const still = await getOrUndefined<Cluster>(client, path);
+      if (still?.metadata?.uid !== uid) return;
+      if (Date.now() > until) throw new TemporaryError(`EtcdCluster ${what} is still being deleted; its spec is recorded in this EtcdRestore's status`, { delay: 5 });
       await sleep(250);
     }
-    const meta = old.metadata!;
+  }
+
+  private async createCluster(client: ApiClient, namespace: string, name: string, recorded: RecordedCluster, annotations: Record<string, string>): Promise<void> {
     const fresh = {
       apiVersion: API_VERSION,
       kind: 'EtcdCluster',
       metadata: {
-        name: meta.name,
-        namespace: meta.namespace,
-        labels: meta.labels,
-        annotations: { ...(meta.annotations ?? {}), ...annotations },
-        ownerReferences: meta.ownerReferences,
+        name,
+        namespace,
+        ...(recorded.labels ? { labels: recorded.labels } : {}),
+        annotations: { ...(recorded.annotations ?? {}), ...annotations },
+        ...(recorded.ownerReferences ? { ownerReferences: recorded.ownerReferences } : {}),
       },
-      spec: { ...(old.spec ?? {}), paused: false },
+      spec: { ...recorded.spec, paused: false },
     };
-    await client.request('POST', path.slice(0, path.lastIndexOf('/')), { body: fresh });
+    await client.request('POST', etcdPath(namespace, 'etcdclusters'), { body: fresh });
   }
 
-  private target(client: ApiClient, namespace: string, restore: Restore): ReturnType<typeof backupTarget> {
-    const spec = restore.spec ?? {};
-    return backupTarget(client, namespace, { storageType: spec.backupStorageType, s3: spec.s3, local: spec.local }, this.localRoot);
+  private target(client: ApiClient, namespace: string, source: RestoreSource): ReturnType<typeof backupTarget> {
+    return backupTarget(client, namespace, { storageType: source.backupStorageType, s3: source.s3, local: source.local }, this.localRoot);
+  }
+
+  /** The download state of one restore, for the backup server; read fresh from the API on each request. */
+  private async download(namespace: string, name: string): Promise<RestoreDownload | undefined> {
+    const client = this.client!;
+    const restore = await getOrUndefined<Restore>(client, etcdPath(namespace, 'etcdrestores', name));
+    if (!restore) return undefined;
+    const record = readRestoreRecord(restore.status);
+    const { token, source, backup } = record;
+    if (!token || !source || !backup) return undefined;
+    return {
+      token,
+      expected: backup,
+      pendingSeed: await this.pendingSeed(client, namespace, name, restore.metadata?.uid),
+      open: async () => {
+        const target = await this.target(client, namespace, source);
+        try {
+          return { stream: await target.storage.read(target.path), close: () => target.close() };
+        } catch (error) {
+          target.close();
+          throw error;
+        }
+      },
+    };
+  }
+
+  /** The uid of the recreated cluster's seed Pod while it waits for its backup (Pending, with the download init container). */
+  private async pendingSeed(client: ApiClient, namespace: string, name: string, restoreUid: string | undefined): Promise<string | undefined> {
+    const cluster = await getOrUndefined<Cluster>(client, etcdPath(namespace, 'etcdclusters', name));
+    const clusterUid = cluster?.metadata?.uid;
+    if (!clusterUid || !restoreUid || cluster.metadata?.annotations?.[RESTORED_BY_ANNOTATION] !== restoreUid) return undefined;
+    const selector = Object.entries(memberLabels(name)).map(([k, v]) => `${k}=${v}`).join(',');
+    const pods = await client.request<{ items: Pod[] }>('GET', corePath(namespace, 'pods'), { query: { labelSelector: selector } });
+    const seed = pods.items.find(
+      (pod) =>
+        !pod.metadata?.deletionTimestamp &&
+        (pod.metadata?.ownerReferences?.[0] as { uid?: string } | undefined)?.uid === clusterUid &&
+        (pod.status?.phase ?? 'Pending') === 'Pending' &&
+        (pod.spec?.initContainers ?? []).some((c) => c.name === SEED_INIT_CONTAINER),
+    );
+    return seed?.metadata?.uid;
   }
 
   private ensureServer(client: ApiClient, logger: Logger): Promise<string> {
     this.client = client;
-    this.server ??= new BackupServer(
-      async (namespace, name) => {
-        const restore = await this.client!.request<Restore>('GET', `/apis/${API_VERSION}/namespaces/${namespace}/etcdrestores/${name}`).catch((error: unknown) => {
-          if (error instanceof ApiError && error.status === 404) return undefined;
-          throw error;
-        });
-        return restore ? this.target(this.client!, namespace, restore) : undefined;
-      },
-      logger,
-      { host: this.options.serve?.host ?? '0.0.0.0', port: this.options.serve?.port ?? 19999, url: this.options.serve?.url ?? defaultURL(this.options.serve?.host) },
-    );
+    this.server ??= new BackupServer((namespace, name) => this.download(namespace, name), logger, {
+      host: this.options.serve?.host ?? '0.0.0.0',
+      port: this.options.serve?.port ?? 19999,
+      url: this.options.serve?.url ?? defaultURL(this.options.serve?.host),
+    });
     return this.server.start();
   }
+}
+
+async function getOrUndefined<T>(client: ApiClient, path: string): Promise<T | undefined> {
+  return client.request<T>('GET', path).catch((error: unknown) => {
+    if (error instanceof ApiError && error.status === 404) return undefined;
+    throw error;
+  });
 }
 
 /** In a cluster, Pods reach the operator through the `etcd-restore-operator` Service (deploy/40-restore-service.yaml). */
@@ -147,9 +238,4 @@ function defaultURL(host: string | undefined): string | undefined {
   if (host && host !== '0.0.0.0') return undefined; // a test or local run: the URL follows the bound port
   const namespace = process.env.POD_NAMESPACE ?? process.env.KONDUCTOR_LEASE_NAMESPACE;
   return namespace ? `http://etcd-restore-operator.${namespace}.svc:19999` : undefined;
-}
-
-function describe(restore: Restore): string {
-  const spec = restore.spec ?? {};
-  return spec.backupStorageType === 'S3' ? `s3://${spec.s3?.path}` : `local ${spec.local?.path}`;
 }

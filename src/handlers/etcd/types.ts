@@ -102,6 +102,15 @@ export interface EtcdRestoreSpec {
 export interface EtcdRestoreStatus {
   succeeded?: boolean;
   reason?: string;
+  /**
+   * Written by the operator while the restore runs, so a retry carries on from there (see
+   * `restore-record.ts`): the download token, the storage as it was when the restore started, the
+   * checked backup's size and SHA-256, and the cluster as it was before it was deleted.
+   */
+  token?: string;
+  source?: Record<string, unknown>;
+  backup?: { size: number; sha256: string; location: string };
+  cluster?: Record<string, unknown>;
 }
 
 /** The identity of the object being handled. */

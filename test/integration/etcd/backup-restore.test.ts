@@ -58,6 +58,11 @@ async function snapshotStatus(file: string): Promise<{ revision: number; totalKe
   return JSON.parse(stdout) as { revision: number; totalKey: number };
 }
 
+/** The backups in a folder, without the owner file each has beside it. */
+async function backupFiles(dir: string): Promise<string[]> {
+  return (await readdir(dir)).filter((f) => !f.endsWith('.konductor-owner')).sort();
+}
+
 async function putKeys(h: EtcdHarness, cluster: string, keys: Record<string, string>): Promise<void> {
   const etcd = etcdClient(h, cluster);
   try {
@@ -117,13 +122,13 @@ describe('EtcdBackup and EtcdRestore on real etcd processes', () => {
     );
     // Deleting the EtcdBackup stops its timer; then the listing holds still.
     await h.api.request('DELETE', `/apis/${ETCD_API}/namespaces/${h.namespace}/etcdbackups/every-2s`);
-    const dir = join(h.backupRoot, 'every-2s');
+    const dir = join(h.backupRoot, h.namespace, 'every-2s');
     let files: string[] = [];
     await eventually(
       async () => {
-        const before = (await readdir(dir)).sort().join();
+        const before = (await backupFiles(dir)).join();
         await new Promise((resolve) => setTimeout(resolve, 2_500));
-        files = (await readdir(dir)).sort();
+        files = await backupFiles(dir);
         return files.join() === before;
       },
       'the backup folder to hold still',

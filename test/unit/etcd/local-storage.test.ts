@@ -123,7 +123,43 @@ describe('LocalStorage', () => {
   });
 
   it('delete of a missing object is fine', async () => {
-    await expect(storage.delete('never/written')).resolves.toBeUndefined();
+    await expect(storage.delete('never/written')).resolves.toBe(true);
+  });
+
+  describe('with owners (each EtcdBackup only replaces and prunes what it wrote)', () => {
+    it('a writer replaces its own file', async () => {
+      await storage.write('one.db', await source('first'), { owner: 'EtcdBackup a' });
+      await storage.write('one.db', await source('second'), { owner: 'EtcdBackup a' });
+      expect(await readFile(join(root, 'one.db'), 'utf8')).toBe('second');
+      expect(await storage.ownerOf('one.db')).toBe('EtcdBackup a');
+    });
+
+    it('another writer cannot overwrite it, and the file stays as it was', async () => {
+      await storage.write('one.db', await source('first'), { owner: 'EtcdBackup a' });
+      await expect(storage.write('one.db', await source('evil'), { owner: 'EtcdBackup b' })).rejects.toThrow(/already exists and was written by EtcdBackup a, not EtcdBackup b/);
+      expect(await readFile(join(root, 'one.db'), 'utf8')).toBe('first');
+    });
+
+    it('a file nobody claimed (put there by hand) is never overwritten', async () => {
+      await mkdir(root, { recursive: true });
+      await writeFile(join(root, 'hand.db'), 'mine');
+      await expect(storage.write('hand.db', await source('evil'), { owner: 'EtcdBackup a' })).rejects.toThrow(/already exists/);
+      expect(await readFile(join(root, 'hand.db'), 'utf8')).toBe('mine');
+    });
+
+    it('delete with an owner leaves another owner\'s file alone', async () => {
+      await storage.write('p_v1_2024-01-01-00:00:00', await source('a'), { owner: 'EtcdBackup a' });
+      await expect(storage.delete('p_v1_2024-01-01-00:00:00', { owner: 'EtcdBackup b' })).resolves.toBe(false);
+      expect(await readFile(join(root, 'p_v1_2024-01-01-00:00:00'), 'utf8')).toBe('a');
+      await expect(storage.delete('p_v1_2024-01-01-00:00:00', { owner: 'EtcdBackup a' })).resolves.toBe(true);
+      expect(await readdir(root)).toEqual([]);
+    });
+
+    it('owner files are not listed, and cannot be named as backups', async () => {
+      await storage.write('p_v1_2024-01-01-00:00:00', await source('a'), { owner: 'EtcdBackup a' });
+      expect((await storage.list('p_v')).map((b) => b.name)).toEqual(['p_v1_2024-01-01-00:00:00']);
+      await expect(storage.read('p_v1_2024-01-01-00:00:00.konductor-owner')).rejects.toThrow(/owner files/);
+    });
   });
 
   it('a failed write names the source and leaves nothing behind', async () => {

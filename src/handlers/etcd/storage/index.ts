@@ -1,6 +1,6 @@
 /** Backup storage for the etcd operator: where snapshots are written, listed, read back and pruned. */
-export { BackupNotFoundError } from './backup-storage.js';
-export type { BackupStorage, StoredBackup } from './backup-storage.js';
+export { BackupNotFoundError, NotOwnerError } from './backup-storage.js';
+export type { BackupStorage, OwnerOption, StoredBackup } from './backup-storage.js';
 export { backupsToDelete, parseBackupName, periodicBackupName } from './backup-names.js';
 export type { ParsedBackupName } from './backup-names.js';
 export { LocalStorage } from './local-storage.js';

@@ -1,13 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import type { Dirent } from 'node:fs';
-import { copyFile, mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { copyFile, mkdir, open, readFile, readdir, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join, posix, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import { BackupNotFoundError } from './backup-storage.js';
-import type { BackupStorage, StoredBackup } from './backup-storage.js';
+import { BackupNotFoundError, NotOwnerError } from './backup-storage.js';
+import type { BackupStorage, OwnerOption, StoredBackup } from './backup-storage.js';
 
 /** Marks a file still being written: `<name>.partial-<hex>`. */
 const PARTIAL = '.partial-';
+/** Beside each backup written with an owner: `<name>.konductor-owner`, holding the owner. */
+const OWNER = '.konductor-owner';
 /** A partial file this old was left by a crash (a copy to local disk never takes this long). */
 const STALE_PARTIAL_MS = 60 * 60 * 1000;
 
@@ -24,9 +26,14 @@ export class LocalStorage implements BackupStorage {
     this.root = resolve(root);
   }
 
-  /** Copies to a `.partial-` sibling, fsyncs it, then renames, so a crash never leaves a truncated backup under `name`. */
-  async write(name: string, localPath: string): Promise<void> {
+  /**
+   * Copies to a `.partial-` sibling, fsyncs it, then renames, so a crash never leaves a truncated
+   * backup under `name`. With an `owner`, the name is claimed first (an owner file beside it) and an
+   * existing file claimed by someone else, or by no one, is never replaced.
+   */
+  async write(name: string, localPath: string, options: OwnerOption = {}): Promise<void> {
     const target = this.pathOf(name);
+    if (options.owner !== undefined) await this.claim(target, options.owner);
     const partial = `${target}${PARTIAL}${randomBytes(8).toString('hex')}`;
     try {
       await mkdir(dirname(target), { recursive: true });
@@ -43,6 +50,35 @@ export class LocalStorage implements BackupStorage {
       throw new Error(`cannot store ${localPath} as ${target}: ${messageOf(error)}`, { cause: error });
     }
     await syncDirectory(dirname(target));
+  }
+
+  /** Who wrote `name`, from its owner file; undefined when it has none. */
+  async ownerOf(name: string): Promise<string | undefined> {
+    return readOwner(this.pathOf(name));
+  }
+
+  /** Makes `owner` the owner of `target`, unless the file exists and belongs to someone else (or to no one). */
+  private async claim(target: string, owner: string): Promise<void> {
+    const current = await readOwner(target);
+    if (current === owner) return;
+    const exists = await stat(target).then(
+      () => true,
+      () => false,
+    );
+    if (exists || current !== undefined) {
+      throw new NotOwnerError(
+        `${target} already exists and was written by ${current ?? 'someone else'}, not ${owner}: it is left as it is. Choose another path, or delete the file`,
+      );
+    }
+    await mkdir(dirname(target), { recursive: true });
+    try {
+      // `wx`: of two writers claiming the same new name at once, only one wins.
+      await writeFile(`${target}${OWNER}`, owner, { flag: 'wx' });
+    } catch (error) {
+      if (codeOf(error) === 'EEXIST' && (await readOwner(target)) === owner) return;
+      if (codeOf(error) === 'EEXIST') throw new NotOwnerError(`${target} was just claimed by ${(await readOwner(target)) ?? 'someone else'}, not ${owner}`);
+      throw error;
+    }
   }
 
   /** Files (not directories) whose name starts with `prefix`, in every subdirectory, as S3 lists keys. */
@@ -73,14 +109,17 @@ export class LocalStorage implements BackupStorage {
     return handle.createReadStream();
   }
 
-  async delete(name: string): Promise<void> {
+  /** Deletes a backup (and its owner file); with an `owner`, only a backup that owner wrote. */
+  async delete(name: string, options: OwnerOption = {}): Promise<boolean> {
     const path = this.pathOf(name);
+    if (options.owner !== undefined && (await readOwner(path)) !== options.owner) return false;
     try {
       await unlink(path);
     } catch (error) {
-      if (codeOf(error) === 'ENOENT' || codeOf(error) === 'ENOTDIR') return;
-      throw new Error(`cannot delete backup ${path}: ${messageOf(error)}`, { cause: error });
+      if (codeOf(error) !== 'ENOENT' && codeOf(error) !== 'ENOTDIR') throw new Error(`cannot delete backup ${path}: ${messageOf(error)}`, { cause: error });
     }
+    await rm(`${path}${OWNER}`, { force: true });
+    return true;
   }
 
   /** The absolute file path; never throws, even for a name {@link write} would reject. */
@@ -95,6 +134,7 @@ export class LocalStorage implements BackupStorage {
     if (posix.basename(rel).includes(PARTIAL)) {
       throw new Error(`backup name ${JSON.stringify(name)} contains "${PARTIAL}", which marks unfinished writes`);
     }
+    if (rel.endsWith(OWNER)) throw new Error(`backup name ${JSON.stringify(name)} ends in "${OWNER}", which marks owner files`);
     return join(this.root, rel);
   }
 
@@ -114,6 +154,7 @@ export class LocalStorage implements BackupStorage {
       } else if (entry.isFile() && name.startsWith(prefix)) {
         const info = await stat(join(this.root, name)).catch(() => undefined);
         if (!info) continue; // deleted while listing
+        if (entry.name.endsWith(OWNER)) continue;
         if (entry.name.includes(PARTIAL)) {
           if (Date.now() - info.mtimeMs > STALE_PARTIAL_MS) await rm(join(this.root, name), { force: true }).catch(() => {});
           continue;
@@ -134,6 +175,16 @@ function normalise(name: string, what: 'name' | 'prefix'): string {
     throw new Error(`backup ${what} ${JSON.stringify(name)} is outside the backup root (it climbs out with "..")`);
   }
   return rel === '.' || rel === './' ? '' : rel;
+}
+
+/** The owner recorded beside `path`; undefined when there is none. */
+async function readOwner(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(`${path}${OWNER}`, 'utf8');
+  } catch (error) {
+    if (codeOf(error) === 'ENOENT' || codeOf(error) === 'ENOTDIR') return undefined;
+    throw error;
+  }
 }
 
 /** Makes a rename durable. Best effort: some filesystems cannot fsync a directory, and the data itself is already synced. */

@@ -35,7 +35,15 @@ export interface S3StorageOptions {
   pageSize?: number;
   /** Tries per upload for transient failures (5xx, throttling, dropped connections); default 3. */
   uploadAttempts?: number;
+  /** Milliseconds to establish a connection; default 10 s. */
+  connectTimeoutMs?: number;
+  /** Milliseconds a request may sit without any data moving before it fails; default 60 s. */
+  requestTimeoutMs?: number;
 }
+
+/** Without these the SDK waits forever on an endpoint that accepts a connection and never answers. */
+export const S3_CONNECT_TIMEOUT_MS = 10_000;
+export const S3_REQUEST_TIMEOUT_MS = 60_000;
 
 /** A single PUT may not exceed 5 GiB; larger objects need a multipart upload. */
 const MAX_PUT_BYTES = 5 * 1024 ** 3;
@@ -68,6 +76,11 @@ export class S3Storage implements BackupStorage {
       responseChecksumValidation: 'WHEN_REQUIRED',
       // The SDK cannot retry a streamed body and says so on the console; write() retries itself.
       logger: SILENT,
+      // socketTimeout is an idle timeout: a long upload that keeps moving is never cut.
+      requestHandler: {
+        connectionTimeout: options.connectTimeoutMs ?? S3_CONNECT_TIMEOUT_MS,
+        socketTimeout: options.requestTimeoutMs ?? S3_REQUEST_TIMEOUT_MS,
+      },
     });
   }
 
@@ -133,15 +146,16 @@ export class S3Storage implements BackupStorage {
     }
   }
 
-  /** One DeleteObject (S3 answers 204 for a missing key). */
-  async delete(name: string): Promise<void> {
+  /** One DeleteObject (S3 answers 204 for a missing key). The bucket belongs to the credentials' owner, so no owner check. */
+  async delete(name: string): Promise<boolean> {
     const key = checkKey(name);
     try {
       await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
     } catch (error) {
-      if (errorName(error) === 'NoSuchKey') return;
+      if (errorName(error) === 'NoSuchKey') return true;
       throw this.failure('delete', key, error);
     }
+    return true;
   }
 
   /** `s3://bucket/key`. */
