@@ -66,8 +66,9 @@ export function operatorOptionsFrom(
     registry: context.registry,
     namespaces: context.namespaces,
     concurrency: run.concurrency,
+    handlerTimeoutMs: run.handlerTimeout === undefined ? undefined : run.handlerTimeout * 1000,
     logger: context.logger,
-    health: { port: run.healthPort },
+    health: { port: run.healthPort, handlerStallMs: run.stallTimeout === undefined ? undefined : run.stallTimeout * 1000 },
     leaderElection: run.standalone ? undefined : { namespace: run.leaseNamespace ?? ownNamespace(), name: run.leaseName },
   };
 }

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { LogFormat } from '../framework/observability/logger.js';
+import { DEFAULT_HANDLER_STALL_MS } from '../framework/runtime/operator.js';
 
 /** Log levels accepted by `--log-level` (pino's, plus `silent`). */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -22,6 +23,10 @@ export interface RunOptions {
   kubeconfig?: string;
   /** Objects handled at once; the operator's default when undefined. */
   concurrency?: number;
+  /** Time limit of one handler attempt in seconds; undefined (or 0) means none. */
+  handlerTimeout?: number;
+  /** `/healthz` fails when work waits this many seconds with no handler run finishing; 0 turns it off; the operator's default (300) when undefined. */
+  stallTimeout?: number;
   logLevel: LogLevel;
   logFormat: LogFormat;
   /** Port of the health/metrics server (0: any free port). */
@@ -44,6 +49,10 @@ export class UsageError extends Error {
 
 export const DEFAULT_HEALTH_PORT = 8080;
 export const DEFAULT_LEASE_NAME = 'konductor-leader';
+/** Seconds; the operator's default, shown in the help. */
+export const DEFAULT_STALL_TIMEOUT = DEFAULT_HANDLER_STALL_MS / 1000;
+/** Upper bound for durations in seconds (about 31 years): anything above is a typo. */
+const MAX_SECONDS = 1_000_000_000;
 
 const ENV_PREFIX = 'KONDUCTOR_';
 
@@ -58,6 +67,8 @@ const OPTIONS = {
   context: { type: 'string' },
   kubeconfig: { type: 'string' },
   concurrency: { type: 'string' },
+  'handler-timeout': { type: 'string' },
+  'stall-timeout': { type: 'string' },
   'log-level': { type: 'string' },
   'log-format': { type: 'string' },
   'health-port': { type: 'string' },
@@ -91,6 +102,14 @@ Options (each may also come from the environment variable shown; flags win over 
                                env ${envName('kubeconfig')}
       --concurrency <n>        Handle at most n objects at once (positive integer; default 64).
                                env ${envName('concurrency')}
+      --handler-timeout <s>    Abandon a handler attempt (change, @on.event or timer run) after s
+                               seconds: its signal is aborted and it counts as a failure, retried
+                               as after any error. Daemons have no limit. 0 or unset: no limit.
+                               env ${envName('handler-timeout')}
+      --stall-timeout <s>      /healthz fails when objects have waited s seconds for a handler slot
+                               while no handler run finished (every slot hung), so the pod is
+                               restarted. 0 turns the check off (default ${DEFAULT_STALL_TIMEOUT}).
+                               env ${envName('stall-timeout')}
       --log-level <level>      ${LOG_LEVELS.join('|')} (default info).
                                env ${envName('log-level')}
       --log-format <format>    json|pretty|auto (default auto: pretty in a terminal, JSON otherwise).
@@ -139,6 +158,8 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
 
   const scope = namespaceScope(values.namespace, values['all-namespaces'], fromEnv('namespace'), fromEnv('all-namespaces'));
   const concurrency = pick('concurrency', values.concurrency);
+  const handlerTimeout = pick('handler-timeout', values['handler-timeout']);
+  const stallTimeout = pick('stall-timeout', values['stall-timeout']);
   const healthPort = pick('health-port', values['health-port']);
   const logLevel = pick('log-level', values['log-level']);
   const logFormat = pick('log-format', values['log-format']);
@@ -152,6 +173,8 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
       context: nonEmpty(pick('context', values.context)),
       kubeconfig: nonEmpty(pick('kubeconfig', values.kubeconfig)),
       concurrency: concurrency && parseInteger(concurrency, 1, Number.MAX_SAFE_INTEGER, 'a positive integer'),
+      handlerTimeout: (handlerTimeout && parseInteger(handlerTimeout, 0, MAX_SECONDS, 'a whole number of seconds (0: no limit)')) || undefined,
+      stallTimeout: stallTimeout && parseInteger(stallTimeout, 0, MAX_SECONDS, 'a whole number of seconds (0: off)'),
       logLevel: logLevel ? oneOf(logLevel, LOG_LEVELS) : 'info',
       logFormat: logFormat ? oneOf(logFormat, LOG_FORMATS) : 'auto',
       healthPort: healthPort ? parseInteger(healthPort, 0, 65_535, 'an integer from 0 to 65535') : DEFAULT_HEALTH_PORT,

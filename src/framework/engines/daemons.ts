@@ -1,4 +1,5 @@
-import { describeError, PermanentError, TemporaryError } from '../handling/errors.js';
+import { sleep } from '../clock/long-timeout.js';
+import { asError, describeError, PermanentError, TemporaryError } from '../handling/errors.js';
 import { matchesObject } from '../handling/filters.js';
 import type { ApiClient } from '../api/api-client.js';
 import type { Resource } from '../api/resource.js';
@@ -13,30 +14,10 @@ import { objectContext } from './object-context.js';
 const DEFAULT_CANCELLATION_TIMEOUT_MS = 60_000;
 const MAX_RESTART_DELAY_MS = 60_000;
 
-/**
- * Resolves after `ms`, or as soon as `signal` aborts. On the global `setTimeout` (not
- * `timers/promises`), so a fake clock in tests drives it like the timer engine.
- */
-function delay(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) {
-      resolve();
-      return;
-    }
-    const done = (): void => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
-
 /** Whether `done` settles within `ms`. */
 async function settlesWithin(done: Promise<void>, ms: number): Promise<boolean> {
   const guard = new AbortController();
-  const settled = await Promise.race([done.then(() => true), delay(ms, guard.signal).then(() => false)]);
+  const settled = await Promise.race([done.then(() => true), sleep(ms, guard.signal).then(() => false)]);
   guard.abort();
   return settled;
 }
@@ -211,7 +192,8 @@ export class DaemonEngine {
     const { spec } = slot;
     const meta = (): KubeObject['metadata'] => entry.body.metadata ?? {};
     const logger = this.options.logger.child({ namespace: meta()?.namespace, name: meta()?.name, handler: spec.id });
-    const pause = (ms: number): Promise<void> => Promise.race([delay(ms, slot.abort.signal), slot.stopped]);
+    // `sleep` chains waits past setTimeout's 24.8-day limit: a long backoff must not become a restart loop.
+    const pause = (ms: number): Promise<void> => Promise.race([sleep(ms, slot.abort.signal), slot.stopped]);
     const count = (result: 'success' | 'retry'): void => this.metrics.increment('handler_runs_total', { handler: spec.id, result });
     if (previous) await Promise.race([previous, slot.stopped]);
     if (spec.options.initialDelay !== undefined && !slot.stopRequested) await pause(toMilliseconds(spec.options.initialDelay));
@@ -223,7 +205,9 @@ export class DaemonEngine {
         count('success');
         logger.info(`daemon ${spec.id} ended`);
         break;
-      } catch (error) {
+      } catch (thrown) {
+        // `throw undefined` and `Promise.reject()` are failures too, restarted like any other.
+        const error = asError(thrown);
         // Ending on a stop request counts as ending, even by throwing (an aborted request rejects).
         if (slot.stopRequested) {
           count('success');

@@ -1,6 +1,8 @@
 import { ApiError } from '../api/api-error.js';
 import type { ObjectApi } from '../api/object-api.js';
-import { describeError, TemporaryError } from '../handling/errors.js';
+import { setLongTimeout, type LongTimeout } from '../clock/long-timeout.js';
+import { withTimeLimit } from '../clock/time-limit.js';
+import { asError, describeError, TemporaryError } from '../handling/errors.js';
 import { matchesObject } from '../handling/filters.js';
 import { emptyPatch, mergeInto } from '../handling/patch.js';
 import { writePatch } from '../handling/patch-writer.js';
@@ -14,6 +16,7 @@ import type { KubeObject } from '../watching/events.js';
 import { toMilliseconds } from './duration.js';
 import { objectContext } from './object-context.js';
 import { nextRunAt, type TimerSchedule, type TimerState } from './schedule.js';
+import { readTimerRecord, type PersistedTimer } from './timer-record.js';
 
 const DEFAULT_PERSIST_THRESHOLD_MS = 60_000;
 
@@ -26,21 +29,8 @@ export function timerKey(timerId: string): string {
   return `${PREFIX}/${annotationName(`timer.${timerId}`)}`;
 }
 
-/** What a long timer keeps on the object (ISO-8601 UTC times). */
-interface PersistedTimer {
-  lastStart?: string;
-  lastEnd?: string;
-  lastSuccess?: string;
-  /** Sharp timers: when the last run was due, and a point of the grid, so a restart keeps the grid. */
-  lastPlanned?: string;
-  grid?: string;
-}
-
-/** Epoch ms of an ISO time, undefined when absent or unreadable. */
-function parseTime(value: string | undefined): number | undefined {
-  const ms = value === undefined ? NaN : Date.parse(value);
-  return Number.isNaN(ms) ? undefined : ms;
-}
+/** The Event reason for a framework annotation that is not what the framework writes. */
+const INVALID_ANNOTATION = 'InvalidAnnotation';
 
 interface TimerSlot {
   spec: TimerSpec;
@@ -50,7 +40,7 @@ interface TimerSlot {
   cached?: { body: KubeObject; schedule: TimerSchedule; persists: boolean };
   state: TimerState;
   failures: number;
-  timeout?: NodeJS.Timeout;
+  timeout?: LongTimeout;
   plannedAt?: number;
   running?: Promise<void>;
   /** The run of this timer's previous slot on the object, still ending: the first run waits for it. */
@@ -72,6 +62,11 @@ export interface TimerEngineOptions {
   poster: EventPoster;
   metrics?: Metrics;
   now?: () => number;
+  /**
+   * A run taking longer is abandoned: its signal aborts, it counts as a failure and the timer goes on
+   * with its schedule. Default: no limit.
+   */
+  runTimeoutMs?: number;
 }
 
 /**
@@ -84,6 +79,8 @@ export class TimerEngine {
   private readonly objects = new Map<string, TimedObject>();
   /** Slots stopped on a filter mismatch whose run is still ending, by `uid/timer id`. */
   private readonly exiting = new Map<string, Promise<void>>();
+  /** The invalid schedule annotation last reported per `uid/timer id`, so each gets one Event, not one per slot. */
+  private readonly reported = new Map<string, string>();
   private readonly now: () => number;
   private readonly metrics: Metrics;
   private stopping = false;
@@ -142,6 +139,7 @@ export class TimerEngine {
     this.objects.delete(uid);
     const stopping = [...(entry?.slots.values() ?? [])].map((slot) => this.stopSlot(slot));
     const exiting = [...this.exiting].filter(([key]) => key.startsWith(`${uid}/`)).map(([, done]) => done);
+    for (const key of this.reported.keys()) if (key.startsWith(`${uid}/`)) this.reported.delete(key);
     await Promise.all([...stopping, ...exiting]);
   }
 
@@ -168,24 +166,39 @@ export class TimerEngine {
   private createSlot(spec: TimerSpec, body: KubeObject, now: number): TimerSlot {
     const state: TimerState = { firstSeen: now, lastChange: now };
     const raw = body.metadata?.annotations?.[timerKey(spec.id)];
-    if (raw !== undefined && this.persists(spec, body).persists) {
-      try {
-        const persisted = JSON.parse(raw) as PersistedTimer;
-        const start = parseTime(persisted.lastStart);
-        const end = parseTime(persisted.lastEnd);
-        if (start !== undefined && end !== undefined) {
-          state.lastStart = start;
-          state.lastEnd = end;
-          state.lastPlanned = parseTime(persisted.lastPlanned);
-          state.gridAnchor = parseTime(persisted.grid);
-          state.lastChange = Math.min(now, start); // a restart is not a change
-        }
-      } catch {
-        this.options.logger.warn({ name: body.metadata?.name, timer: spec.id }, `unreadable ${timerKey(spec.id)}; starting the schedule over`);
+    let settings: { schedule: TimerSchedule; persists: boolean } | undefined;
+    try {
+      settings = this.persists(spec, body);
+    } catch {
+      settings = undefined; // a bad interval: schedule() reports it
+    }
+    if (raw !== undefined && settings?.persists) {
+      const reading = readTimerRecord(raw, now, settings.schedule.intervalMs ?? 0);
+      if (reading.ok) {
+        const { record } = reading;
+        state.lastStart = record.lastStart;
+        state.lastEnd = record.lastEnd;
+        state.lastPlanned = record.lastPlanned;
+        state.gridAnchor = record.grid;
+        state.lastChange = Math.min(now, record.lastStart); // a restart is not a change
+        if (reading.clamped) this.reportInvalid(body, spec.id, raw, `${reading.clamped}, so the timer is not suspended`);
+      } else {
+        this.reportInvalid(body, spec.id, raw, `${reading.problem}; ignored, the timer starts its schedule over`);
       }
     }
     const logger = this.options.logger.child({ namespace: body.metadata?.namespace, name: body.metadata?.name, handler: spec.id });
     return { spec, logger, state, failures: 0, abort: new AbortController(), stopped: false };
+  }
+
+  /** Logs a forged or corrupt schedule annotation, and posts one Warning Event per annotation value. */
+  private reportInvalid(body: KubeObject, timerId: string, raw: string, what: string): void {
+    const meta = body.metadata ?? {};
+    const key = exitingKey(meta.uid ?? '', timerId);
+    const message = `annotation ${timerKey(timerId)} on ${meta.namespace ? `${meta.namespace}/` : ''}${meta.name ?? ''}: ${what}`;
+    this.options.logger.warn({ namespace: meta.namespace, name: meta.name, timer: timerId }, message);
+    if (this.reported.get(key) === raw) return;
+    this.reported.set(key, raw);
+    this.options.poster.post(body, 'Warning', INVALID_ANNOTATION, message);
   }
 
   /** The schedule and whether it is persisted, for one state of the object; throws on a bad interval. */
@@ -208,7 +221,7 @@ export class TimerEngine {
   }
 
   private schedule(uid: string, slot: TimerSlot): void {
-    clearTimeout(slot.timeout);
+    slot.timeout?.clear();
     if (slot.stopped) return;
     const entry = this.objects.get(uid);
     if (!entry) return;
@@ -224,7 +237,8 @@ export class TimerEngine {
     }
     if (at === undefined) return;
     slot.plannedAt = at;
-    slot.timeout = setTimeout(() => {
+    // Never a bare setTimeout: a monthly interval is past its 24.8-day limit and would fire at once.
+    slot.timeout = setLongTimeout(() => {
       // Never alongside the previous slot's run: it was asked to stop but may still be ending.
       const previous = slot.previous;
       slot.previous = undefined;
@@ -250,19 +264,21 @@ export class TimerEngine {
     slot.state.retryAt = undefined;
     const patch = emptyPatch();
     const logger = slot.logger;
-    const context: TimerContext = {
+    const context = (signal: AbortSignal): TimerContext => ({
       ...objectContext(body, logger, this.options.api.resource, this.options.api.client),
       patch,
       retry: slot.failures,
-      signal: slot.abort.signal,
-    };
+      signal,
+    });
     let succeeded = false;
     const began = performance.now();
     try {
-      await slot.spec.fn(context);
+      await withTimeLimit((signal) => slot.spec.fn(context(signal)), this.options.runTimeoutMs, slot.abort.signal);
       succeeded = true;
       slot.failures = 0;
-    } catch (error) {
+    } catch (thrown) {
+      // `throw undefined` and `Promise.reject()` are failures too.
+      const error = asError(thrown);
       slot.failures += 1;
       const message = describeError(error);
       if (error instanceof TemporaryError) slot.state.retryAt = this.now() + error.delay * 1000;
@@ -287,12 +303,9 @@ export class TimerEngine {
     const { schedule, persists } = this.settingsFor(slot, body);
     if (persists) {
       const previous = meta.annotations?.[timerKey(slot.spec.id)];
-      let lastSuccess: string | undefined;
-      try {
-        lastSuccess = previous ? (JSON.parse(previous) as PersistedTimer).lastSuccess : undefined;
-      } catch {
-        lastSuccess = undefined;
-      }
+      const reading = previous === undefined ? undefined : readTimerRecord(previous, this.now(), schedule.intervalMs ?? 0);
+      const kept = reading?.ok ? reading.record.lastSuccess : undefined;
+      const lastSuccess = kept === undefined ? undefined : new Date(kept).toISOString();
       const record: PersistedTimer = {
         lastStart: new Date(slot.state.lastStart ?? this.now()).toISOString(),
         lastEnd: new Date(slot.state.lastEnd ?? this.now()).toISOString(),
@@ -309,7 +322,7 @@ export class TimerEngine {
 
   private async stopSlot(slot: TimerSlot): Promise<void> {
     slot.stopped = true;
-    clearTimeout(slot.timeout);
+    slot.timeout?.clear();
     slot.abort.abort();
     await slot.running;
   }

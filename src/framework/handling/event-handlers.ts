@@ -1,14 +1,18 @@
 import type { ApiClient } from '../api/api-client.js';
+import { withTimeLimit } from '../clock/time-limit.js';
 import type { Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { EventHandlerSpec } from '../registry/handler-specs.js';
 import type { KubeObject, ObjectEvent } from '../watching/events.js';
+import { asError, describeError } from './errors.js';
 
 /**
  * Calls every `@on.event` handler for every raw event of one object, in order. Like Kopf,
  * their errors are logged and ignored: event handlers are fire-and-forget observers.
  * Each run is counted like a change handler's: `handler_runs_total` (`success` or `failure`)
- * and `handler_duration_seconds`, labelled with the handler's id.
+ * and `handler_duration_seconds`, labelled with the handler's id. Anything thrown is a failure,
+ * `undefined` included. With `timeoutMs`, a run taking longer has its signal aborted, counts as a
+ * failure and is not waited for, so a hung observer cannot hold the object's worker slot.
  */
 export async function runEventHandlers(
   handlers: readonly EventHandlerSpec[],
@@ -17,6 +21,7 @@ export async function runEventHandlers(
   signal: AbortSignal,
   client: ApiClient,
   metrics: Metrics = noMetrics,
+  timeoutMs?: number,
 ): Promise<void> {
   for (const event of events) {
     const meta = event.object.metadata ?? {};
@@ -27,26 +32,28 @@ export async function runEventHandlers(
       const began = performance.now();
       let result: 'success' | 'failure' = 'success';
       try {
-        await handler.fn({
-          type: event.type,
-          body: event.object,
-          name: meta.name ?? '',
-          namespace: meta.namespace,
-          uid: meta.uid ?? '',
-          logger: handlerLogger,
+        await withTimeLimit(
+          (attemptSignal) =>
+            handler.fn({
+              type: event.type,
+              body: event.object,
+              name: meta.name ?? '',
+              namespace: meta.namespace,
+              uid: meta.uid ?? '',
+              logger: handlerLogger,
+              signal: attemptSignal,
+              client,
+            }),
+          timeoutMs,
           signal,
-          client,
-        });
-      } catch (error) {
+        );
+      } catch (thrown) {
+        const error = asError(thrown);
         result = 'failure';
-        handlerLogger.error({ err: error }, `event handler failed (ignored, as for all @on.event handlers): ${describe(error)}`);
+        handlerLogger.error({ err: error }, `event handler failed (ignored, as for all @on.event handlers): ${describeError(error)}`);
       }
       metrics.observe?.('handler_duration_seconds', (performance.now() - began) / 1000, { handler: handler.id });
       metrics.increment('handler_runs_total', { handler: handler.id, result });
     }
   }
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

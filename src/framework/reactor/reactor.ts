@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import PQueue from 'p-queue';
 import type { Observable, Subscription } from 'rxjs';
+import { setLongTimeout, type LongTimeout } from '../clock/long-timeout.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { KubeObject, ObjectEvent, WatchEvent } from '../watching/events.js';
@@ -34,6 +35,29 @@ export interface ReactorOptions {
   maxEventsPerRun?: number;
   logger?: Logger;
   metrics?: Metrics;
+  /** The clock for progress tracking ({@link Reactor.progress}); default `Date.now`. */
+  now?: () => number;
+}
+
+/** Whether the reactor's runs are moving: what `/healthz` needs to spot a hung handler. */
+export interface ReactorProgress {
+  /** Runs waiting for a free slot. */
+  queued: number;
+  /** Runs in progress. */
+  running: number;
+  /** When a run last finished (or the reactor was created), epoch ms. */
+  lastCompletedAt: number;
+  /** Since when runs have been waiting for a slot without a break, epoch ms; undefined when none wait. */
+  waitingSince?: number;
+}
+
+/**
+ * How long work has waited with no run finishing, in ms; 0 when nothing waits. Work that has only just
+ * started waiting is not a stall, however long ago the last run finished (an idle operator is healthy).
+ */
+export function stalledForMs(progress: ReactorProgress, now: number): number {
+  if (progress.queued === 0 || progress.waitingSince === undefined) return 0;
+  return Math.max(0, now - Math.max(progress.lastCompletedAt, progress.waitingSince));
 }
 
 /** Priorities in the shared queue: live changes go before a (re)listing backlog. */
@@ -47,7 +71,7 @@ interface Slot<T extends KubeObject, R> {
   events: ObjectEvent<T>[];
   latest: ObjectEvent<T>;
   route: R;
-  requeueTimer?: NodeJS.Timeout;
+  requeueTimer?: LongTimeout;
 }
 
 /**
@@ -68,6 +92,9 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
   private readonly logger: Logger;
   private readonly metrics: Metrics;
   private readonly maxEventsPerRun: number;
+  private readonly now: () => number;
+  private lastCompletedAt: number;
+  private waitingSince: number | undefined;
   private stopped = false;
 
   constructor(
@@ -81,6 +108,8 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     this.logger = options.logger ?? silentLogger();
     this.metrics = options.metrics ?? noMetrics;
     this.maxEventsPerRun = options.maxEventsPerRun ?? 1_000;
+    this.now = options.now ?? Date.now;
+    this.lastCompletedAt = this.now();
     // A run's own report() happens before p-queue counts it finished; report again once it has,
     // or reactor_running stays stuck at the last run's count while the reactor is idle.
     this.queue.on('next', () => this.report());
@@ -113,7 +142,7 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     slot.route = route;
     if (slot.requeueTimer) {
       // A real event beats a scheduled re-run: the earliest wins, and no duplicate run follows.
-      clearTimeout(slot.requeueTimer);
+      slot.requeueTimer.clear();
       slot.requeueTimer = undefined;
     }
     const priority = event.fromList ? BACKLOG : LIVE;
@@ -140,6 +169,11 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     return this.queue.pending;
   }
 
+  /** Queue depth and when runs last finished, for spotting hung handlers. */
+  progress(): ReactorProgress {
+    return { queued: this.queue.size, running: this.queue.pending, lastCompletedAt: this.lastCompletedAt, waitingSince: this.waitingSince };
+  }
+
   /** Resolves when nothing is queued or running. */
   onIdle(): Promise<void> {
     return this.queue.onIdle();
@@ -153,13 +187,13 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     this.stopped = true;
     for (const subscription of this.subscriptions) subscription.unsubscribe();
     this.queue.clear();
-    for (const slot of this.slots.values()) clearTimeout(slot.requeueTimer);
-    let timer: NodeJS.Timeout | undefined;
+    for (const slot of this.slots.values()) slot.requeueTimer?.clear();
+    let timer: LongTimeout | undefined;
     const deadline = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), deadlineMs);
+      timer = setLongTimeout(() => resolve('timeout'), deadlineMs);
     });
     const outcome = await Promise.race([this.queue.onIdle().then(() => 'drained' as const), deadline]);
-    clearTimeout(timer);
+    timer?.clear();
     if (outcome === 'timeout') {
       this.logger.warn({ running: this.queue.pending, deadlineMs }, 'runs still in progress at the drain deadline; aborting them');
       this.abort.abort();
@@ -190,13 +224,16 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
       const meta = latest.object.metadata;
       this.logger.error({ err: error, namespace: meta?.namespace, name: meta?.name }, 'object processing failed unexpectedly');
     }
+    this.lastCompletedAt = this.now();
     if (this.stopped) return;
     if (slot.events.length > 0) {
       // More happened meanwhile: run again, at the back of the line so others get their turn.
       this.schedule(slot, slot.events.some((e) => !e.fromList) ? LIVE : BACKLOG);
     } else if (result?.requeueAfterMs !== undefined && slot.latest.type !== 'DELETED') {
       slot.state = 'idle';
-      slot.requeueTimer = setTimeout(() => {
+      // A requeue can be far off (a TemporaryError delay, a stored `delayed` time): past setTimeout's
+      // 24.8-day limit a bare setTimeout would fire at once, again and again.
+      slot.requeueTimer = setLongTimeout(() => {
         slot.requeueTimer = undefined;
         if (slot.state === 'idle' && !this.stopped) {
           // No raw event is added: nothing happened to the object, so event observers see nothing twice.
@@ -213,6 +250,8 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
   }
 
   private report(): void {
+    if (this.queue.size === 0) this.waitingSince = undefined;
+    else this.waitingSince ??= this.now();
     this.metrics.set('reactor_queue_depth', this.queue.size);
     this.metrics.set('reactor_running', this.queue.pending);
     this.metrics.set('reactor_objects', this.slots.size);

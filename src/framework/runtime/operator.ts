@@ -11,7 +11,7 @@ import { EventPoster, setEventPoster } from '../posting/events.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { PrometheusMetrics } from '../observability/prometheus-metrics.js';
-import { Reactor, type ObjectBatch, type ProcessResult } from '../reactor/reactor.js';
+import { Reactor, stalledForMs, type ObjectBatch, type ProcessResult } from '../reactor/reactor.js';
 import type { ChangeHandlerSpec, DaemonSpec, EventHandlerSpec, HandlerSpec, TimerSpec } from '../registry/handler-specs.js';
 import { Registry, type HandlerClass } from '../registry/registry.js';
 import type { KubeObject } from '../watching/events.js';
@@ -45,6 +45,13 @@ export interface OperatorOptions {
   namespaces?: readonly string[];
   /** At most this many objects are handled at once. Default 64. */
   concurrency?: number;
+  /**
+   * Default time limit for one handler attempt, in ms: change handlers, `@on.event` handlers and timer
+   * runs taking longer have their `signal` aborted, are no longer waited for, and count as a failure
+   * (change handlers and timers retry as after any error). Daemons are long-running by design and
+   * have none. Default: no limit.
+   */
+  handlerTimeoutMs?: number;
   logger?: Logger;
   metrics?: Metrics;
   /** Watch timings (idle timeout, page size, backoff); defaults follow client-go. */
@@ -54,9 +61,11 @@ export interface OperatorOptions {
   /**
    * Serve `/healthz`, `/readyz` and `/metrics` on this port (0 picks a free one; see `healthPort`).
    * `stallThresholdMs`: a watch silent for longer makes `/healthz` fail (default 180 s: well past the
-   * 70 s idle watchdog plus a reconnect backoff).
+   * 70 s idle watchdog plus a reconnect backoff). `handlerStallMs`: work waiting this long for a
+   * handler slot while no handler run finishes makes `/healthz` fail, since every slot is held by a
+   * hung handler (default 300 s; 0 turns the check off).
    */
-  health?: { port: number; host?: string; stallThresholdMs?: number };
+  health?: { port: number; host?: string; stallThresholdMs?: number; handlerStallMs?: number };
   /**
    * Run only while holding a `coordination.k8s.io/v1` Lease, so replicas never handle at the same time
    * (defaults 15 s lease, 10 s renew deadline, 2 s retry, as controller-runtime). Losing the Lease
@@ -96,6 +105,9 @@ interface ActiveRoute {
   route: Route;
   subscription: Subscription;
 }
+
+/** Default of `health.handlerStallMs`: far beyond any handler that is merely slow, well before a person notices. */
+export const DEFAULT_HANDLER_STALL_MS = 300_000;
 
 const CHANGE_KINDS = new Set<HandlerSpec['kind']>(['create', 'update', 'delete', 'resume']);
 
@@ -290,6 +302,7 @@ export class Operator {
     const options = this.options.health;
     if (!options) return undefined;
     const stallThresholdMs = options.stallThresholdMs ?? 180_000;
+    const handlerStallMs = options.handlerStallMs ?? DEFAULT_HANDLER_STALL_MS;
     const metrics = this.metrics;
     this.healthServer = new HealthServer({
       port: options.port,
@@ -300,6 +313,20 @@ export class Operator {
           check: () => {
             const stalled = this.watchHealth.stalled(stallThresholdMs);
             return stalled.length === 0 ? { ok: true } : { ok: false, reason: `no answer from the API server for over ${stallThresholdMs / 1000} s on ${stalled.join(', ')}` };
+          },
+        },
+        {
+          name: 'handlers',
+          check: () => {
+            if (!(handlerStallMs > 0)) return { ok: true };
+            const progress = this.reactor.progress();
+            const stalledMs = stalledForMs(progress, Date.now());
+            if (stalledMs < handlerStallMs) return { ok: true };
+            const limit = this.options.handlerTimeoutMs ? '' : '; a handler timeout (option handlerTimeoutMs, konductor --handler-timeout) abandons hung handlers';
+            return {
+              ok: false,
+              reason: `no handler run has finished for ${Math.round(stalledMs / 1000)} s while ${progress.queued} object(s) wait and ${progress.running} run(s) hold every slot: handlers are hung${limit}`,
+            };
           },
         },
       ],
@@ -359,7 +386,7 @@ export class Operator {
     const timerSpecs = handlers.filter((h): h is TimerSpec => h.kind === 'timer');
     const daemonSpecs = handlers.filter((h): h is DaemonSpec => h.kind === 'daemon');
     const changeSpecs = handlers.filter((h): h is ChangeHandlerSpec => CHANGE_KINDS.has(h.kind));
-    const timers = timerSpecs.length > 0 ? new TimerEngine({ api, timers: timerSpecs, ...common }) : undefined;
+    const timers = timerSpecs.length > 0 ? new TimerEngine({ api, timers: timerSpecs, ...common, runTimeoutMs: this.options.handlerTimeoutMs }) : undefined;
     const daemons = daemonSpecs.length > 0 ? new DaemonEngine({ resource, client: this.client, daemons: daemonSpecs, ...common }) : undefined;
     if (timers) this.engines.push(timers);
     if (daemons) this.engines.push(daemons);
@@ -370,6 +397,7 @@ export class Operator {
             api,
             handlers: changeSpecs,
             ...common,
+            attemptTimeoutMs: this.options.handlerTimeoutMs,
             // Timers and daemons hold their objects with the finalizer; deletion waits for them to stop.
             holds: {
               applies: (body) => engines.some((engine) => engine.applies(body)),
@@ -384,7 +412,9 @@ export class Operator {
 
   private async process(batch: ObjectBatch<KubeObject, Route>): Promise<ProcessResult> {
     const { route, latest } = batch;
-    if (route.eventHandlers.length > 0) await runEventHandlers(route.eventHandlers, batch.events, this.logger, batch.signal, this.client, this.metrics);
+    if (route.eventHandlers.length > 0) {
+      await runEventHandlers(route.eventHandlers, batch.events, this.logger, batch.signal, this.client, this.metrics, this.options.handlerTimeoutMs);
+    }
     const result = await route.changes?.process(batch);
     const uid = latest.object.metadata?.uid ?? '';
     for (const engine of [route.timers, route.daemons]) {

@@ -1,8 +1,8 @@
 import { CoreV1Api } from '@kubernetes/client-node';
-import { createOperator, on, silentLogger, type ChangeContext, type Operator } from '../../../src/framework/index.js';
+import { createOperator, on, silentLogger, type ChangeContext, type EventContext, type Operator } from '../../../src/framework/index.js';
 import { TestControlPlane } from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { eventually, installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { eventually, getWidget, installWidgetCrd, Widgets } from '../../support/widgets.js';
 
 const API = 'test.konductor.dev/v1';
 
@@ -92,5 +92,88 @@ describe('health and metrics', () => {
       operator = undefined;
       await plane.stop();
     }
+  });
+
+  describe('hung handlers', () => {
+    /** Holds every run of `Hanging.created` for a widget named `stuck` until released. */
+    let release: () => void = () => undefined;
+    let hold = new Promise<void>((resolve) => (release = resolve));
+
+    class Hanging {
+      @on.create(API, 'widgets')
+      async created({ name, patch }: ChangeContext): Promise<void> {
+        if (name === 'stuck') await hold;
+        patch.status.phase = 'Ready';
+      }
+    }
+
+    afterEach(() => {
+      release();
+      hold = new Promise<void>((resolve) => (release = resolve));
+    });
+
+    test('/healthz fails, saying why, while objects wait behind a handler holding every slot, and recovers once it ends', async () => {
+      const kc = sharedKubeConfig();
+      await installWidgetCrd(kc);
+      const namespace = await uniqueNamespace(kc, 'stall');
+      operator = createOperator({
+        kubeConfig: kc,
+        handlers: [Hanging],
+        namespaces: [namespace],
+        concurrency: 1,
+        logger: silentLogger(),
+        health: { port: 0, host: '127.0.0.1', handlerStallMs: 1_000 },
+      }).start();
+      const port = (await operator.serveHealth())!;
+      await operator.ready;
+      const widgets = new Widgets(kc, namespace);
+      await widgets.create('stuck');
+      await widgets.create('waiting');
+      await eventually(async () => (await get(port, '/healthz')).status === 503, '/healthz to report the stall');
+      const { body } = await get(port, '/healthz');
+      expect(body).toMatch(/^handlers: no handler run has finished for \d+ s while 1 object\(s\) wait and 1 run\(s\) hold every slot: handlers are hung/m);
+
+      release();
+      await eventually(async () => (await getWidget(namespace, 'waiting')).status?.phase === 'Ready', 'the waiting widget to be handled');
+      await eventually(async () => (await get(port, '/healthz')).status === 200, '/healthz to recover');
+    });
+
+    test('with a handler timeout, an @on.event handler that hangs is abandoned and the objects behind it are handled', async () => {
+      const kc = sharedKubeConfig();
+      await installWidgetCrd(kc);
+      const namespace = await uniqueNamespace(kc, 'hung-event');
+      const abandoned: string[] = [];
+      class Observers {
+        @on.event(API, 'widgets')
+        async observed({ name, signal }: EventContext): Promise<void> {
+          if (name !== 'stuck') return;
+          signal.addEventListener('abort', () => abandoned.push(name), { once: true });
+          await new Promise<never>(() => undefined); // hangs, ignoring its signal
+        }
+
+        @on.create(API, 'widgets')
+        async created({ patch }: ChangeContext): Promise<void> {
+          patch.status.phase = 'Ready';
+        }
+      }
+      operator = createOperator({
+        kubeConfig: kc,
+        handlers: [Observers],
+        namespaces: [namespace],
+        concurrency: 1,
+        handlerTimeoutMs: 1_000,
+        logger: silentLogger(),
+        health: { port: 0, host: '127.0.0.1' },
+      }).start();
+      const port = (await operator.serveHealth())!;
+      await operator.ready;
+      const widgets = new Widgets(kc, namespace);
+      await widgets.create('stuck');
+      await widgets.create('after');
+      await eventually(async () => (await getWidget(namespace, 'after')).status?.phase === 'Ready', 'the widget behind the hung handler to be handled');
+      expect(abandoned.length).toBeGreaterThanOrEqual(1);
+      const metrics = (await get(port, '/metrics')).body;
+      expect(metrics).toMatch(/konductor_handler_runs_total\{handler="Observers.observed",result="failure"\} [1-9]/);
+    });
   });
 });

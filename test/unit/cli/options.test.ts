@@ -253,4 +253,43 @@ describe('konductor command line', () => {
     for (const level of ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']) expect(HELP).toContain(level);
     expect(HELP).toContain('json|pretty|auto');
   });
+
+  describe('hung handlers: --handler-timeout and --stall-timeout', () => {
+    test('both are unset by default: no handler timeout, and the operator\'s stall default', () => {
+      expect(run([])).toMatchObject({ handlerTimeout: undefined, stallTimeout: undefined });
+    });
+
+    test('both take whole seconds from the flag or from KONDUCTOR_HANDLER_TIMEOUT / KONDUCTOR_STALL_TIMEOUT, the flag winning', () => {
+      expect(run(['--handler-timeout', '600', '--stall-timeout=120'])).toMatchObject({ handlerTimeout: 600, stallTimeout: 120 });
+      const env = { KONDUCTOR_HANDLER_TIMEOUT: '30', KONDUCTOR_STALL_TIMEOUT: '900' };
+      expect(run([], env)).toMatchObject({ handlerTimeout: 30, stallTimeout: 900 });
+      expect(run(['--handler-timeout', '45'], env)).toMatchObject({ handlerTimeout: 45, stallTimeout: 900 });
+    });
+
+    test('0 means no handler timeout, and turns the stall check off', () => {
+      expect(run(['--handler-timeout', '0', '--stall-timeout', '0'])).toMatchObject({ handlerTimeout: undefined, stallTimeout: 0 });
+    });
+
+    test.each([
+      [['run', 'x', '--handler-timeout', 'ten'], "--handler-timeout must be a whole number of seconds (0: no limit), got 'ten'"],
+      [['run', 'x', '--handler-timeout=-5'], "--handler-timeout must be a whole number of seconds (0: no limit), got '-5'"],
+      [['run', 'x', '--handler-timeout', '1.5'], "--handler-timeout must be a whole number of seconds (0: no limit), got '1.5'"],
+      [['run', 'x', '--stall-timeout', '5m'], "--stall-timeout must be a whole number of seconds (0: off), got '5m'"],
+      [['run', 'x', '--stall-timeout', '99999999999'], "--stall-timeout must be a whole number of seconds (0: off), got '99999999999'"],
+    ])('%j is refused in one line', (args, message) => {
+      expect(usageError(args).message).toBe(message);
+    });
+
+    test('an invalid variable is named in the error', () => {
+      expect(usageError(['run', 'x'], { KONDUCTOR_HANDLER_TIMEOUT: 'soon' }).message).toBe(
+        "KONDUCTOR_HANDLER_TIMEOUT must be a whole number of seconds (0: no limit), got 'soon'",
+      );
+    });
+
+    test('HELP documents both flags, their variables and the stall default of 300 s', () => {
+      for (const text of ['--handler-timeout <s>', 'KONDUCTOR_HANDLER_TIMEOUT', '--stall-timeout <s>', 'KONDUCTOR_STALL_TIMEOUT', '(default 300)']) {
+        expect(HELP).toContain(text);
+      }
+    });
+  });
 });

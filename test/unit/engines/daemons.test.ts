@@ -340,4 +340,63 @@ describe('daemons on a fake clock', () => {
     expect(exitedAt).toBe(3_500);
     expect(stoppedAt).toBe(3_500);
   });
+
+  const DAY_MS = 24 * 60 * 60 * 1000;
+
+  test('a backoff longer than setTimeout allows (30 days) restarts the daemon after 30 days, not in a loop', async () => {
+    const starts: number[] = [];
+    const { engine } = engineWith(
+      () => {
+        starts.push(elapsed());
+        throw new Error('quota exhausted');
+      },
+      { backoff: 30 * 24 * 3600 },
+    );
+    engine.observe(widget());
+    await advanceTo(1_000);
+    expect(starts).toEqual([0]);
+    await advanceTo(29 * DAY_MS);
+    expect(starts).toEqual([0]);
+    await advanceTo(30 * DAY_MS);
+    expect(starts).toEqual([0, 30 * DAY_MS]);
+    await stop(engine);
+  });
+
+  test('a TemporaryError delay of 400 days restarts the daemon after 400 days', async () => {
+    const starts: number[] = [];
+    const { engine } = engineWith(async ({ signal }) => {
+      starts.push(elapsed());
+      if (starts.length === 1) throw new TemporaryError('come back next year', { delay: 400 * 24 * 3600 });
+      await aborted(signal);
+    });
+    engine.observe(widget());
+    await advanceTo(399 * DAY_MS);
+    expect(starts).toEqual([0]);
+    await advanceTo(400 * DAY_MS);
+    expect(starts).toEqual([0, 400 * DAY_MS]);
+    await stop(engine);
+  });
+
+  test.each([
+    ['throw undefined', (): never => {
+      throw undefined;
+    }],
+    ['Promise.reject()', (): Promise<never> => Promise.reject()],
+  ])('%s is a failure: counted as a retry, posted, and the daemon restarted', async (_, fail) => {
+    const starts: number[] = [];
+    const { engine, posted, metrics } = engineWith(
+      async ({ signal }) => {
+        starts.push(elapsed());
+        if (starts.length === 1) return fail();
+        await aborted(signal);
+      },
+      { backoff: 2 },
+    );
+    engine.observe(widget());
+    await advanceTo(5_000);
+    expect(starts).toEqual([0, 2_000]);
+    expect(posted).toEqual(['DaemonFailed']);
+    expect(metrics.counter('handler_runs_total', { handler: 'd', result: 'retry' })).toBe(1);
+    await stop(engine);
+  });
 });

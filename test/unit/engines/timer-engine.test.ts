@@ -2,7 +2,7 @@ import { jest } from '@jest/globals';
 import { Duration } from 'luxon';
 import { pino } from 'pino';
 import type { ResourceSelector } from '../../../src/framework/api/resource.js';
-import { timerKey, TimerEngine } from '../../../src/framework/engines/timers.js';
+import { timerKey, TimerEngine, type TimerEngineOptions } from '../../../src/framework/engines/timers.js';
 import { TemporaryError } from '../../../src/framework/handling/errors.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
 import type { TimerContext, TimerOptions } from '../../../src/framework/registry/handler-specs.js';
@@ -62,7 +62,12 @@ const stop = async (engine: TimerEngine): Promise<void> => {
 };
 
 /** A timer engine over one fake Widget, with its API calls, Events, metrics and log lines recorded. */
-function timerOn(options: TimerOptions, fn: (context: TimerContext) => unknown, object: KubeObject = widget()) {
+function timerOn(
+  options: TimerOptions,
+  fn: (context: TimerContext) => unknown,
+  object: KubeObject = widget(),
+  engineOptions: Pick<TimerEngineOptions, 'runTimeoutMs'> = {},
+) {
   const api = new FakeObjectApi(object);
   const poster = new FakePoster();
   const metrics = new MetricsRecorder();
@@ -76,6 +81,7 @@ function timerOn(options: TimerOptions, fn: (context: TimerContext) => unknown, 
       poster: poster.asEventPoster(),
       metrics,
       now: () => Date.now(),
+      ...engineOptions,
     });
   return { engine: make(), make, api, poster, metrics, logged };
 }
@@ -437,5 +443,197 @@ describe('timer engine: lifecycle', () => {
     await advanceTo(5_000);
     expect(runs.starts).toEqual([0, 1_000]);
     expect(engine.size).toBe(0);
+  });
+});
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+describe('timer engine: intervals longer than setTimeout allows (2^31-1 ms, about 24.8 days)', () => {
+  test('a P30D timer runs once at first sight, not again within 29 days, and again at day 30', async () => {
+    const runs = recorder();
+    const { engine } = timerOn({ interval: 'P30D' }, runs.fn);
+    engine.observe(widget());
+    // A bare setTimeout would fire after 1 ms and run the handler about a thousand times a second.
+    await advanceTo(1_000);
+    expect(runs.starts).toEqual([0]);
+    await advanceTo(29 * DAY_MS);
+    expect(runs.starts).toEqual([0]);
+    await advanceTo(30 * DAY_MS);
+    expect(runs.starts).toEqual([0, 30 * DAY_MS]);
+    await stop(engine);
+  });
+
+  test('a P400D timer runs once at first sight, not again within 399 days, and again at day 400', async () => {
+    const runs = recorder();
+    const { engine } = timerOn({ interval: 'P400D' }, runs.fn);
+    engine.observe(widget());
+    await advanceTo(1_000);
+    expect(runs.starts).toEqual([0]);
+    await advanceTo(399 * DAY_MS);
+    expect(runs.starts).toEqual([0]);
+    await advanceTo(400 * DAY_MS);
+    expect(runs.starts).toEqual([0, 400 * DAY_MS]);
+    await stop(engine);
+  });
+
+  test('a sharp P30D timer stays on its 30-day grid', async () => {
+    const runs = recorder();
+    const { engine } = timerOn({ interval: 'P30D', sharp: true }, runs.fn);
+    engine.observe(widget());
+    await advanceTo(1_000);
+    expect(runs.starts).toEqual([0]);
+    await advanceTo(60 * DAY_MS);
+    expect(runs.starts).toEqual([0, 30 * DAY_MS, 60 * DAY_MS]);
+    await stop(engine);
+  });
+
+  test('a TemporaryError asking for a 30-day delay under a 40-day interval retries at day 30, not at once', async () => {
+    const runs = recorder((_, index) => {
+      if (index === 0) throw new TemporaryError('next maintenance window', { delay: 30 * 24 * 3600 });
+    });
+    const { engine } = timerOn({ interval: 'P40D' }, runs.fn);
+    engine.observe(widget());
+    await advanceTo(29 * DAY_MS);
+    expect(runs.starts).toEqual([0]);
+    await advanceTo(30 * DAY_MS);
+    expect(runs.starts).toEqual([0, 30 * DAY_MS]);
+    await stop(engine);
+  });
+});
+
+describe('timer engine: a forged or corrupt schedule annotation', () => {
+  const key = timerKey('t');
+  const valid = new Date(T0 - 60_000).toISOString();
+
+  test.each([
+    ['a time that is not a time', JSON.stringify({ lastStart: 'garbage', lastEnd: valid }), "lastStart 'garbage' is not an ISO-8601 UTC time"],
+    ['a number instead of a time', JSON.stringify({ lastStart: 5, lastEnd: valid }), 'lastStart must be an ISO-8601 time string, got number'],
+    ['a missing field', JSON.stringify({ lastStart: valid }), 'lastEnd is missing'],
+    ['not JSON', '{lastStart:', 'not valid JSON'],
+    ['JSON that is not an object', 'null', 'not a JSON object'],
+  ])('%s is ignored with one Warning Event naming the annotation, and the timer runs at first sight', async (_, record, problem) => {
+    const runs = recorder();
+    const { engine, poster } = timerOn({ interval: 'PT2M' }, runs.fn);
+    engine.observe(widget({ annotations: { [key]: record } }));
+    await advanceTo(1);
+    expect(runs.starts).toEqual([0]);
+    const events = poster.withReason('InvalidAnnotation');
+    expect(events.map((event) => event.type)).toEqual(['Warning']);
+    expect(events[0]?.message).toContain(`annotation ${key} on default/w1: ${problem}`);
+    await stop(engine);
+  });
+
+  test('the Warning Event is posted once, not once per run, failure or restart of the timer', async () => {
+    const runs = recorder(() => {
+      throw new Error('still failing');
+    });
+    const forged = { [key]: JSON.stringify({ lastStart: 'garbage', lastEnd: 'garbage' }) };
+    const { engine, poster } = timerOn({ interval: 'PT2M', labels: { tier: 'gold' } }, runs.fn);
+    engine.observe(widget({ labels: { tier: 'gold' }, annotations: forged }));
+    await advanceTo(10 * 60_000);
+    engine.observe(widget({ annotations: forged })); // stops matching
+    await advanceTo(11 * 60_000);
+    engine.observe(widget({ labels: { tier: 'gold' }, annotations: forged })); // a new timer reads the same record
+    await advanceTo(20 * 60_000);
+    expect(runs.starts.length).toBeGreaterThan(5);
+    expect(poster.withReason('InvalidAnnotation')).toHaveLength(1);
+    await stop(engine);
+  });
+
+  test('a stored run far in the future does not suspend the timer: it is taken as now, and one Warning Event says so', async () => {
+    const runs = recorder();
+    const tenYears = new Date(T0 + 3_650 * DAY_MS).toISOString();
+    const record = JSON.stringify({ lastStart: tenYears, lastEnd: tenYears, lastSuccess: tenYears });
+    const { engine, poster } = timerOn({ interval: 'PT2M' }, runs.fn);
+    engine.observe(widget({ annotations: { [key]: record } }));
+    await advanceTo(119_999);
+    expect(runs.starts).toEqual([]);
+    await advanceTo(120_000);
+    expect(runs.starts).toEqual([120_000]);
+    const events = poster.withReason('InvalidAnnotation');
+    expect(events).toHaveLength(1);
+    expect(events[0]?.message).toContain(`annotation ${key} on default/w1: lastStart ${tenYears}`);
+    expect(events[0]?.message).toContain('in the future');
+    await stop(engine);
+  });
+
+  test('a sharp timer whose stored grid lies in the future keeps running every interval from now', async () => {
+    const runs = recorder();
+    const future = new Date(T0 + 365 * DAY_MS).toISOString();
+    const past = new Date(T0 - 30_000).toISOString();
+    const record = JSON.stringify({ lastStart: past, lastEnd: past, lastPlanned: future, grid: future });
+    const { engine } = timerOn({ interval: 'PT2M', sharp: true }, runs.fn);
+    engine.observe(widget({ annotations: { [key]: record } }));
+    await advanceTo(6 * 60_000);
+    expect(runs.starts).toEqual([120_000, 240_000, 360_000]);
+    await stop(engine);
+  });
+
+  test('a valid record written by hand, with an offset and microseconds, is accepted without an Event', async () => {
+    const runs = recorder();
+    const record = JSON.stringify({ lastStart: '2024-05-01T13:59:00.000000+02:00', lastEnd: '2024-05-01T13:59:00.000000+02:00' });
+    const { engine, poster } = timerOn({ interval: 'PT2M' }, runs.fn);
+    engine.observe(widget({ annotations: { [key]: record } }));
+    await advanceTo(60_001);
+    expect(runs.starts).toEqual([60_000]); // 11:59 UTC + 2 min
+    expect(poster.withReason('InvalidAnnotation')).toEqual([]);
+    await stop(engine);
+  });
+});
+
+describe('timer engine: anything thrown is a failure', () => {
+  test.each([
+    ['throw undefined', (): never => {
+      throw undefined;
+    }],
+    ['Promise.reject()', (): Promise<never> => Promise.reject()],
+    ['a thrown string', (): never => {
+      throw 'disk full';
+    }],
+  ])('%s is counted, logged and posted as a failure, and retried at the next tick', async (_, fail) => {
+    const runs = recorder((_context, index) => (index === 0 ? fail() : undefined));
+    const { engine, poster, metrics } = timerOn({ interval: 10 }, runs.fn);
+    engine.observe(widget());
+    await advanceTo(1);
+    expect(metrics.counter('handler_runs_total', { handler: 't', result: 'retry' })).toBe(1);
+    expect(metrics.counter('handler_runs_total', { handler: 't', result: 'success' })).toBe(0);
+    expect(poster.withReason('TimerFailed')).toHaveLength(1);
+    await advanceTo(10_001);
+    expect(runs.starts).toEqual([0, 10_000]);
+    expect(metrics.counter('handler_runs_total', { handler: 't', result: 'success' })).toBe(1);
+    await stop(engine);
+  });
+});
+
+describe('timer engine: the default handler timeout', () => {
+  test('a run hanging past the timeout has its signal aborted, counts as a failure, and the timer goes on with its schedule', async () => {
+    const aborted: number[] = [];
+    const runs = recorder(({ signal }, index) => {
+      signal.addEventListener('abort', () => aborted.push(elapsed()), { once: true });
+      return index === 0 ? new Promise<never>(() => undefined) : undefined; // the first run hangs and ignores its signal
+    });
+    const { engine, poster, metrics } = timerOn({ interval: 60 }, runs.fn, widget(), { runTimeoutMs: 5_000 });
+    engine.observe(widget());
+    await advanceTo(4_999);
+    expect(aborted).toEqual([]);
+    await advanceTo(5_000);
+    expect(aborted).toEqual([5_000]);
+    expect(metrics.counter('handler_runs_total', { handler: 't', result: 'retry' })).toBe(1);
+    expect(poster.withReason('TimerFailed').map((event) => event.message)).toEqual([
+      "t failed: timed out after 5 s (the operator's handler timeout); its signal was aborted",
+    ]);
+    await advanceTo(65_000);
+    expect(runs.starts).toEqual([0, 65_000]);
+    await stop(engine);
+  });
+
+  test('without a timeout a slow run is waited for', async () => {
+    const runs = recorder(() => wait(3_600_000));
+    const { engine, metrics } = timerOn({ interval: 60 }, runs.fn);
+    engine.observe(widget());
+    await advanceTo(3_600_000);
+    expect(metrics.counter('handler_runs_total', { handler: 't', result: 'success' })).toBe(1);
+    expect(metrics.counter('handler_runs_total', { handler: 't', result: 'retry' })).toBe(0);
+    await stop(engine);
   });
 });

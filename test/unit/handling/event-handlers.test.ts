@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { runEventHandlers } from '../../../src/framework/handling/event-handlers.js';
 import { silentLogger } from '../../../src/framework/observability/logger.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
@@ -54,5 +55,74 @@ describe('@on.event handler metrics', () => {
     const metrics = await run([eventHandler('Audit.big', () => undefined, { when: (body) => (body.spec as { size: number }).size > 5 })], [event('ADDED', 1)]);
 
     expect(metrics.counter('handler_runs_total')).toBe(0);
+  });
+});
+
+describe('@on.event handler failures', () => {
+  const client = makeClient();
+  afterAll(() => client.close());
+
+  test.each([
+    ['throw undefined', (): never => {
+      throw undefined;
+    }],
+    ['Promise.reject()', (): Promise<never> => Promise.reject()],
+    ['a thrown string', (): never => {
+      throw 'audit sink down';
+    }],
+  ])('%s counts as a failure, not a success', async (_, fail) => {
+    const metrics = new MetricsRecorder();
+    await runEventHandlers([eventHandler('Audit.broken', fail)], [event('ADDED', 1)], silentLogger(), new AbortController().signal, client, metrics);
+
+    expect(metrics.counter('handler_runs_total', { handler: 'Audit.broken', result: 'failure' })).toBe(1);
+    expect(metrics.counter('handler_runs_total', { handler: 'Audit.broken', result: 'success' })).toBe(0);
+  });
+});
+
+describe('@on.event handlers and the default handler timeout', () => {
+  const client = makeClient();
+  afterAll(() => client.close());
+  beforeEach(() => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] });
+  });
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+
+  test('a hung handler is abandoned at the timeout: its signal aborts, it counts as a failure, and the next handlers and events run', async () => {
+    const abortedAfter: number[] = [];
+    const calls: string[] = [];
+    const began = Date.now();
+    const hung = eventHandler('Audit.hung', ({ signal, type }) => {
+      calls.push(`hung ${type}`);
+      signal.addEventListener('abort', () => abortedAfter.push(Date.now() - began), { once: true });
+      return new Promise<never>(() => undefined); // never settles, ignores its signal
+    });
+    const next = eventHandler('Audit.next', ({ type }) => {
+      calls.push(`next ${type}`);
+    });
+    const metrics = new MetricsRecorder();
+    let finished = false;
+    const done = runEventHandlers([hung, next], [event('ADDED', 1), event('MODIFIED', 2)], silentLogger(), new AbortController().signal, client, metrics, 10_000).then(() => {
+      finished = true;
+    });
+    await jest.advanceTimersByTimeAsync(9_999);
+    expect(calls).toEqual(['hung ADDED']);
+    await jest.advanceTimersByTimeAsync(10_001);
+    await done;
+    expect(finished).toBe(true);
+    expect(calls).toEqual(['hung ADDED', 'next ADDED', 'hung MODIFIED', 'next MODIFIED']);
+    expect(abortedAfter).toEqual([10_000, 20_000]);
+    expect(metrics.counter('handler_runs_total', { handler: 'Audit.hung', result: 'failure' })).toBe(2);
+    expect(metrics.counter('handler_runs_total', { handler: 'Audit.next', result: 'success' })).toBe(2);
+  });
+
+  test('without a timeout a slow handler is waited for and succeeds', async () => {
+    const metrics = new MetricsRecorder();
+    const slow = eventHandler('Audit.slow', () => new Promise<void>((resolve) => setTimeout(resolve, 3_600_000)));
+    const done = runEventHandlers([slow], [event('ADDED', 1)], silentLogger(), new AbortController().signal, client, metrics);
+    await jest.advanceTimersByTimeAsync(3_600_000);
+    await done;
+    expect(metrics.counter('handler_runs_total', { handler: 'Audit.slow', result: 'success' })).toBe(1);
   });
 });
