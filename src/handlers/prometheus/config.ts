@@ -5,6 +5,8 @@
  */
 import { gzipSync } from 'node:zlib';
 import yaml from 'js-yaml';
+import { labelKeyProblem, labelValueProblem } from './label-values.js';
+import { regexProblem } from './regex.js';
 import { compareStrings, monitorKey, namespacesForMonitor, selectServiceMonitors } from './selectors.js';
 import type {
   Endpoint,
@@ -21,6 +23,8 @@ import type {
   ServiceMonitorResource,
   SkippedMonitor,
 } from './types.js';
+
+export { regexProblem } from './regex.js';
 
 /** Used when `scrapeInterval` / `evaluationInterval` are unset. */
 export const DEFAULT_INTERVAL = '30s';
@@ -61,98 +65,60 @@ export function sanitizeLabelName(name: string): string {
 }
 
 const DURATION = /^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$/;
-const DURATION_UNITS_MS = [365 * 86_400_000, 7 * 86_400_000, 86_400_000, 3_600_000, 60_000, 1000, 1];
+const DURATION_UNITS_MS = [365 * 86_400_000, 7 * 86_400_000, 86_400_000, 3_600_000, 60_000, 1000, 1].map(BigInt);
+/** Go's `time.Duration` is int64 nanoseconds: Prometheus refuses longer durations ("duration out of range"), about 292 years. */
+const MAX_DURATION_NS = 2n ** 63n - 1n;
 
-/**
- * Parses a Prometheus duration (`15s`, `1m30s`, `500ms`, `1h`, `2d`, `1w`, `1y`, `0`) into
- * milliseconds; `undefined` when the text is not one. Units must appear largest first, as in
- * `model.ParseDuration`.
- */
-export function parseDuration(text: string): number | undefined {
+/** A duration's length in milliseconds, or why it is not one Prometheus accepts. */
+function readDuration(text: string): number | 'invalid' | 'out of range' {
   if (text === '0') return 0;
-  if (text === '') return undefined;
+  if (text === '') return 'invalid';
   const match = DURATION.exec(text);
-  if (match === null) return undefined;
-  let total = 0;
+  if (match === null) return 'invalid';
+  let totalMs = 0n;
   DURATION_UNITS_MS.forEach((unit, i) => {
     const amount = match[i + 1];
-    if (amount !== undefined) total += Number(amount) * unit;
+    if (amount !== undefined) totalMs += BigInt(amount) * unit;
   });
-  return total;
+  // As model.ParseDuration: the sum in nanoseconds must fit an int64.
+  if (totalMs * 1_000_000n > MAX_DURATION_NS) return 'out of range';
+  return Number(totalMs);
 }
 
 /**
- * Why `regex` would not compile in Prometheus, or `undefined` when it would.
- *
- * Prometheus uses Go's RE2, anchored as `^(?:<regex>)$`. JavaScript's RegExp is only an
- * approximation of RE2, so the regex is first adapted: RE2's `(?P<name>` becomes `(?<name>`,
- * inline flags `(?i)` / `(?i:` are dropped (JS has no inline flags in Node 20), and constructs RE2
- * lacks but JS accepts (lookaround, backreferences) are rejected explicitly. Remaining
- * differences (e.g. `\q` is an error in RE2 but a literal in JS, RE2's repeat limit of 1000)
- * are not modelled; promtool has the final word.
+ * Parses a Prometheus duration (`15s`, `1m30s`, `500ms`, `1h`, `2d`, `1w`, `1y`, `0`) into
+ * milliseconds; `undefined` when the text is not one, or is longer than Prometheus can hold
+ * (about 292 years, e.g. `300y`). Units must appear largest first, as in `model.ParseDuration`.
  */
-export function regexProblem(regex: string): string | undefined {
-  let adapted = '';
-  let inClass = false;
-  for (let i = 0; i < regex.length; i++) {
-    const ch = regex[i] as string;
-    if (ch === '\\') {
-      const next = regex[i + 1];
-      if (next === undefined) return 'trailing backslash';
-      if (!inClass && /[1-9]/.test(next)) return 'backreferences are not supported by RE2';
-      adapted += ch + next;
-      i++;
-      continue;
-    }
-    if (inClass) {
-      if (ch === ']') inClass = false;
-      adapted += ch;
-      continue;
-    }
-    if (ch === '[') {
-      inClass = true;
-      adapted += ch;
-      // A `]` right after `[` or `[^` is a literal member, not the end of the class.
-      if (regex[i + 1] === '^') adapted += regex[++i];
-      if (regex[i + 1] === ']') adapted += regex[++i];
-      continue;
-    }
-    if (ch === '(' && regex[i + 1] === '?') {
-      const rest = regex.slice(i + 2);
-      if (/^(?:=|!|<=|<!)/.test(rest)) return 'lookaround is not supported by RE2';
-      if (rest.startsWith('P<')) {
-        adapted += '(?<';
-        i += 3;
-        continue;
-      }
-      const flags = /^([a-zA-Z-]*)([):])/.exec(rest);
-      if (flags !== null && flags[1] !== undefined && flags[1] !== '') {
-        if (!/^[imsU]*(?:-[imsU]*)?$/.test(flags[1])) return `invalid or unsupported Perl syntax: (?${flags[1]}`;
-        // `(?i)` disappears; `(?i:` keeps its group as a plain non-capturing one.
-        adapted += flags[2] === ':' ? '(?:' : '';
-        i += 1 + flags[1].length + 1;
-        continue;
-      }
-    }
-    adapted += ch;
-  }
-  // JS would read `[]` as an empty class; RE2 reads the `]` as a member and needs another.
-  if (inClass) return 'missing closing ]';
-  try {
-    new RegExp(`^(?:${adapted})$`);
-    return undefined;
-  } catch (err) {
-    return err instanceof Error ? err.message : String(err);
-  }
+export function parseDuration(text: string): number | undefined {
+  const result = readDuration(text);
+  return typeof result === 'number' ? result : undefined;
 }
 
 // ---- Validation ----------------------------------------------------------------------------
 
+/**
+ * The checks apimachinery's `LabelSelectorAsSelector` makes (valid keys and values, known operators,
+ * values only where the operator takes them). Values end up unescaped in relabel regexes, so a
+ * value such as `(` would otherwise make the whole configuration unloadable.
+ */
 function selectorProblems(selector: LabelSelector | null | undefined, field: string): string[] {
   const problems: string[] = [];
+  for (const [key, value] of Object.entries(selector?.matchLabels ?? {})) {
+    const keyProblem = labelKeyProblem(key);
+    if (keyProblem !== undefined) problems.push(`${field}.matchLabels: key ${JSON.stringify(key)} is not a valid label key: ${keyProblem}`);
+    const valueProblem = labelValueProblem(value);
+    if (valueProblem !== undefined) problems.push(`${field}.matchLabels[${JSON.stringify(key)}]: ${JSON.stringify(value)} is not a valid label value: ${valueProblem}`);
+  }
   (selector?.matchExpressions ?? []).forEach((req, i) => {
     const where = `${field}.matchExpressions[${i}]`;
     const values = req.values ?? [];
+    const keyProblem = labelKeyProblem(req.key);
+    if (keyProblem !== undefined) problems.push(`${where}.key: ${JSON.stringify(req.key)} is not a valid label key: ${keyProblem}`);
+    values.forEach((value, j) => {
+      const valueProblem = labelValueProblem(value);
+      if (valueProblem !== undefined) problems.push(`${where}.values[${j}]: ${JSON.stringify(value)} is not a valid label value: ${valueProblem}`);
+    });
     if (!SELECTOR_OPERATORS.includes(req.operator)) {
       problems.push(`${where}.operator: invalid operator "${String(req.operator)}" (allowed: ${SELECTOR_OPERATORS.join(', ')})`);
     } else if ((req.operator === 'In' || req.operator === 'NotIn') && values.length === 0) {
@@ -226,10 +192,14 @@ function relabelProblems(rc: RelabelConfig, field: string): string[] {
   return problems;
 }
 
-function durationProblem(value: string | undefined, field: string): string | undefined {
+function durationProblem(value: unknown, field: string): string | undefined {
   // An empty string counts as unset, as when generating.
-  if (value === undefined || value === '' || parseDuration(value) !== undefined) return undefined;
-  return `${field}: "${value}" is not a valid duration (e.g. 30s, 1m30s, 500ms)`;
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string') return `${field}: must be a duration string (e.g. 30s), not ${typeof value}`;
+  const result = readDuration(value);
+  if (result === 'invalid') return `${field}: "${value}" is not a valid duration (e.g. 30s, 1m30s, 500ms)`;
+  if (result === 'out of range') return `${field}: "${value}" is out of range (Prometheus durations end at about 292y)`;
+  return undefined;
 }
 
 function hasPort(endpoint: Endpoint): boolean {
@@ -426,6 +396,44 @@ function scrapeConfig(monitor: ServiceMonitorResource, ep: Endpoint, index: numb
   return job;
 }
 
+/**
+ * The scrape jobs of one ServiceMonitor, one per endpoint, exactly as rendered: no validation, so
+ * callers check the monitor first ({@link validateServiceMonitor}); {@link generateConfig} does.
+ */
+export function scrapeConfigs(monitor: ServiceMonitorResource): ScrapeConfig[] {
+  return monitor.spec.endpoints.map((ep, i) => scrapeConfig(monitor, ep, i));
+}
+
+function ruleProblems(rule: RelabelRule, field: string): string[] {
+  const problems: string[] = [];
+  if (rule.regex !== undefined) {
+    const why = regexProblem(String(rule.regex));
+    if (why !== undefined) problems.push(`${field}.regex: ${JSON.stringify(String(rule.regex))} does not compile: ${why}`);
+  }
+  (rule.source_labels ?? []).forEach((label) => {
+    if (!LABEL_NAME.test(label)) problems.push(`${field}.source_labels: ${JSON.stringify(label)} is not a valid label name`);
+  });
+  // Prometheus checks target_label only for the actions that write it.
+  const action = rule.action ?? 'replace';
+  const writes = ['replace', 'lowercase', 'uppercase', 'keepequal', 'dropequal', 'hashmod'].includes(action);
+  if (writes && rule.target_label !== undefined && !(action === 'hashmod' ? LABEL_NAME : RELABEL_TARGET).test(rule.target_label)) {
+    problems.push(`${field}.target_label: ${JSON.stringify(rule.target_label)} is not a valid label name`);
+  }
+  return problems;
+}
+
+/**
+ * Rules of the rendered jobs that Prometheus would refuse to load (regexes, label names), named by
+ * job and position. Catches what reaches the output from fields that are not themselves regexes or
+ * label names: a port name, a sanitised `targetLabels` entry starting with a digit.
+ */
+function renderedProblems(jobs: readonly ScrapeConfig[]): string[] {
+  return jobs.flatMap((job) => [
+    ...job.relabel_configs.flatMap((rule, i) => ruleProblems(rule, `${job.job_name}: relabel_configs[${i}]`)),
+    ...(job.metric_relabel_configs ?? []).flatMap((rule, i) => ruleProblems(rule, `${job.job_name}: metric_relabel_configs[${i}]`)),
+  ]);
+}
+
 /** `external_labels`: the reserved two plus the user's, keys sorted; reserved names win. */
 function externalLabels(prometheus: PrometheusResource): Record<string, string> {
   const labels = new Map<string, string>([
@@ -454,13 +462,13 @@ function globalConfig(prometheus: PrometheusResource): GlobalConfig {
 const FLOW_TOKEN = '__konductor_flow_';
 
 /**
- * Block-style YAML. Only `source_labels` lists are written in flow style (`[a, b]`), as in the
+ * The configuration as Prometheus reads it, in block-style YAML. Only `source_labels` lists are written in flow style (`[a, b]`), as in the
  * reference output: their items are validated label names, which never need quoting in a flow
  * sequence. Mappings are never flow style, where an unquoted `${1}` would be a syntax error.
  * js-yaml has no per-node style, so such lists are replaced by unique plain-scalar tokens, and
  * the tokens by the flow text afterwards.
  */
-function renderYaml(config: PrometheusConfig): string {
+export function renderYaml(config: PrometheusConfig): string {
   const flows: string[][] = [];
   // Should some input already contain the token text, fall back to block lists everywhere.
   const useFlow = !JSON.stringify(config).includes(FLOW_TOKEN);
@@ -512,7 +520,14 @@ export function generateConfig(
       skipped.push({ monitor: monitorKey(monitor), problems });
       continue;
     }
-    monitor.spec.endpoints.forEach((ep, i) => jobs.push(scrapeConfig(monitor, ep, i)));
+    const rendered = scrapeConfigs(monitor);
+    // The last line of defence: whatever the checks above missed, no rule Prometheus refuses goes out.
+    const unloadable = renderedProblems(rendered);
+    if (unloadable.length > 0) {
+      skipped.push({ monitor: monitorKey(monitor), problems: unloadable });
+      continue;
+    }
+    jobs.push(...rendered);
   }
   const config: PrometheusConfig = { global: globalConfig(prometheus), scrape_configs: jobs };
   return { yaml: renderYaml(config), config, skipped };

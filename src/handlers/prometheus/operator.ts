@@ -1,6 +1,6 @@
 import { ApiError, events, on, type ApiClient, type ChangeContext, type EventContext, type KubeObject, type Logger } from 'konductor';
 import { DEFAULT_CONFIG_RELOADER_IMAGE, type StatefulSetOptions } from './children.js';
-import { readInputs, reconcile, removeChildren, type Inputs, type PrometheusStatus } from './reconcile.js';
+import { inputScope, readInputs, reconcile, removeChildren, type Inputs, type InputScope, type PrometheusStatus } from './reconcile.js';
 import type { PrometheusResource, PrometheusSpec } from './types.js';
 
 const API = 'monitoring.coreos.com/v1';
@@ -43,7 +43,7 @@ export class PrometheusOperator {
    * The Prometheus objects this operator handles (its change handlers saw them). Re-renders cover only
    * these, so an operator limited to some namespaces never touches objects outside them.
    */
-  private readonly known = new Map<string, { namespace: string; name: string }>();
+  private readonly known = new Map<string, { namespace: string; name: string; scope: InputScope }>();
   private readonly children: StatefulSetOptions;
 
   constructor(options: PrometheusOperatorOptions = {}) {
@@ -54,11 +54,13 @@ export class PrometheusOperator {
 
   private async apply({ body, client, logger, patch }: ChangeContext<PrometheusSpec, PrometheusStatus>): Promise<void> {
     const prometheus = body as Prometheus;
+    const scope = inputScope(prometheus);
     this.known.set(prometheus.metadata.uid ?? `${prometheus.metadata.namespace}/${prometheus.metadata.name}`, {
       namespace: prometheus.metadata.namespace,
       name: prometheus.metadata.name,
+      scope,
     });
-    const status = nextStatus(prometheus.status, await reconcile(client, prometheus, await readInputs(client), logger, this.children));
+    const status = nextStatus(prometheus.status, await reconcile(client, prometheus, await readInputs(client, [scope]), logger, this.children));
     if (status) Object.assign(patch.status, status);
   }
 
@@ -71,7 +73,8 @@ export class PrometheusOperator {
     this.rendering = (async () => {
       do {
         this.again = false;
-        const inputs = await readInputs(client);
+        // Scopes as last seen: a Prometheus whose namespace selector changed is re-applied by its update handler.
+        const inputs = await readInputs(client, [...this.known.values()].map((known) => known.scope));
         for (const [uid, { namespace, name }] of [...this.known]) {
           // Each Prometheus on its own: one that fails must not leave the others stale.
           try {
@@ -102,6 +105,13 @@ export class PrometheusOperator {
       return;
     }
     if (prometheus.metadata.deletionTimestamp) return;
+    const scope = inputScope(prometheus);
+    if (!scope.ownNamespaceOnly && !inputs.allNamespaces) {
+      // It now selects other namespaces too, which these inputs did not read: render again with them.
+      this.known.set(uid, { namespace, name, scope });
+      this.again = true;
+      return;
+    }
     const status = nextStatus(prometheus.status, await reconcile(client, prometheus, inputs, logger, this.children));
     if (!status) return;
     await client.request('PATCH', `${path}/status`, { body: { status }, contentType: 'application/merge-patch+json' });

@@ -32,6 +32,8 @@ export interface PrometheusStatus {
 export interface Inputs {
   monitors: ServiceMonitor[];
   namespaces: NamespaceInfo[];
+  /** Whether every namespace was read, or only the namespaces of Prometheus objects that select just their own. */
+  allNamespaces: boolean;
 }
 
 async function list<T extends KubeObject>(client: ApiClient, path: string, kind: string, apiVersion: string): Promise<T[]> {
@@ -39,13 +41,40 @@ async function list<T extends KubeObject>(client: ApiClient, path: string, kind:
   return (result.items ?? []).map((item) => ({ ...item, kind, apiVersion }));
 }
 
-export async function readInputs(client: ApiClient): Promise<Inputs> {
+/** Which ServiceMonitors a Prometheus may select: only its own namespace's, or any namespace's. */
+export interface InputScope {
+  namespace: string;
+  /** `serviceMonitorNamespaceSelector` is null/absent: only the Prometheus's own namespace counts. */
+  ownNamespaceOnly: boolean;
+}
+
+/** The {@link InputScope} of one Prometheus. */
+export function inputScope(prometheus: PrometheusResource): InputScope {
+  return { namespace: prometheus.metadata.namespace, ownNamespaceOnly: prometheus.spec.serviceMonitorNamespaceSelector == null };
+}
+
+/**
+ * Reads what rendering the given Prometheus objects needs. When each selects only its own
+ * namespace (the default), ServiceMonitors are listed in those namespaces alone and Namespaces not
+ * at all, so an operator installed with namespaced Roles (deploy/namespaced/) never asks for more
+ * than it may read; otherwise every ServiceMonitor and Namespace is listed.
+ */
+export async function readInputs(client: ApiClient, scopes: readonly InputScope[]): Promise<Inputs> {
+  if (scopes.every((scope) => scope.ownNamespaceOnly)) {
+    const namespaces = [...new Set(scopes.map((scope) => scope.namespace))];
+    const lists = await Promise.all(
+      namespaces.map((namespace) =>
+        list<ServiceMonitor>(client, `${GROUP_PATH}/namespaces/${encodeURIComponent(namespace)}/servicemonitors`, 'ServiceMonitor', 'monitoring.coreos.com/v1'),
+      ),
+    );
+    return { monitors: lists.flat(), namespaces: [], allNamespaces: false };
+  }
   const [monitors, namespaceObjects] = await Promise.all([
     list<ServiceMonitor>(client, `${GROUP_PATH}/servicemonitors`, 'ServiceMonitor', 'monitoring.coreos.com/v1'),
     list<KubeObject>(client, '/api/v1/namespaces', 'Namespace', 'v1'),
   ]);
   const namespaces = namespaceObjects.map((ns) => ({ name: ns.metadata?.name ?? '', labels: ns.metadata?.labels ?? {} }));
-  return { monitors, namespaces };
+  return { monitors, namespaces, allNamespaces: true };
 }
 
 export async function listPrometheuses(client: ApiClient): Promise<Prometheus[]> {

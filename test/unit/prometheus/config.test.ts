@@ -314,23 +314,97 @@ describe('validateServiceMonitor', () => {
   });
 });
 
-describe('regexProblem (JS RegExp approximating RE2)', () => {
-  it.each(['', '(.*)', 'Node;(.*)', '(?i)kube-.*', '(?i:a)b', '(?P<name>x)', '[]a]', '[^]a]', 'a\\\\1', 'a)(b'])('accepts %j', (re) => {
+describe('regexProblem (RE2 via re2js, anchored as Prometheus does)', () => {
+  it.each(['', '(.*)', 'Node;(.*)', '(?i)kube-.*', '(?i:a)b', '(?P<name>x)', '[]a]', '[^]a]', 'a\\\\1', 'a)(b', 'a{1000}', '[(?<n>x)]', '\\Q(?<n>\\E'])('accepts %j', (re) => {
     // `a\\1` (a literal backslash, then 1) is no backreference; `a)(b` is valid once anchored as ^(?:a)(b)$.
     expect(regexProblem(re)).toBeUndefined();
   });
 
   it.each([
-    ['(', /./],
-    ['a[', /./],
+    ['(', /missing closing \)/],
+    ['a[', /missing closing \]/],
     ['[]', /missing closing \]/],
-    ['x{2,1}', /./],
-    ['a(?=b)', /lookaround/],
-    ['(?<!a)b', /lookaround/],
-    ['(a)\\1', /backreferences/],
-    ['(?z)a', /unsupported Perl syntax/],
+    ['x{2,1}', /invalid repeat count/],
+    ['a{1001}', /invalid repeat count/],
+    ['\\q', /invalid escape sequence/],
+    ['a(?=b)', /invalid or unsupported Perl syntax/],
+    ['(?<!a)b', /error parsing regexp/],
+    ['(a)\\1', /invalid escape sequence/],
+    ['(?z)a', /invalid or unsupported Perl syntax/],
+    ['(?<n>x)', /\(\?<.*\(\?P<name>/],
+    ['a(?<n>x)|b', /\(\?</],
   ])('rejects %j', (re, why) => {
     expect(regexProblem(re)).toMatch(why);
+  });
+});
+
+describe('selector label keys and values', () => {
+  it('accepts Kubernetes label values: empty, or up to 63 of [A-Za-z0-9._-] starting and ending alphanumeric', () => {
+    const values = ['', 'a', 'checkout', 'v1.2.3', 'a_b-c.d', 'x'.repeat(63)];
+    expect(validateServiceMonitor(monitor([{ port: 'm' }], { selector: { matchLabels: Object.fromEntries(values.map((v, i) => [`k${i}`, v])) } }))).toEqual([]);
+  });
+
+  it.each(['(', 'a b', '-a', 'a-', 'x'.repeat(64), 'a|b', 'caf\u00e9'])('refuses the matchLabels value %j, naming it', (value) => {
+    expect(validateServiceMonitor(monitor([{ port: 'm' }], { selector: { matchLabels: { app: value } } }))).toEqual([
+      expect.stringMatching(/^spec\.selector\.matchLabels\["app"\]: .* is not a valid label value: /),
+    ]);
+  });
+
+  it('refuses bad keys and matchExpressions values too', () => {
+    const problems = validateServiceMonitor(
+      monitor([{ port: 'm' }], {
+        selector: {
+          matchLabels: { 'bad key': 'x', 'example.com/ok': 'y' },
+          matchExpressions: [
+            { key: 'Bad_Prefix/x', operator: 'Exists' },
+            { key: 'env', operator: 'In', values: ['prod', 'prod)|(.*'] },
+          ],
+        },
+      }),
+    );
+    expect(problems).toEqual([
+      expect.stringMatching(/^spec\.selector\.matchLabels: key "bad key" is not a valid label key/),
+      expect.stringMatching(/^spec\.selector\.matchExpressions\[0\]\.key: "Bad_Prefix\/x" is not a valid label key: prefix/),
+      expect.stringMatching(/^spec\.selector\.matchExpressions\[1\]\.values\[1\]: "prod\)\|\(\.\*" is not a valid label value/),
+    ]);
+  });
+});
+
+describe('duration range', () => {
+  it.each(['292y', '292y1w', '106751d', '2562047h', '9223372036854ms'])('accepts %s, within int64 nanoseconds', (interval) => {
+    expect(validateServiceMonitor(monitor([{ port: 'm', interval }]))).toEqual([]);
+  });
+
+  it.each(['300y', '293y', '106752d', '9223372036855ms', '99999999999999999999s', '292y52w'])('refuses %s, past int64 nanoseconds', (interval) => {
+    expect(validateServiceMonitor(monitor([{ port: 'm', interval }]))).toEqual([
+      `spec.endpoints[0].interval: "${interval}" is out of range (Prometheus durations end at about 292y)`,
+    ]);
+  });
+
+  it('refuses an overflowing scrapeTimeout and Prometheus-wide durations too', () => {
+    expect(validateServiceMonitor(monitor([{ port: 'm', scrapeTimeout: '300y' }]))).toEqual([
+      'spec.endpoints[0].scrapeTimeout: "300y" is out of range (Prometheus durations end at about 292y)',
+    ]);
+    expect(validatePrometheus({ metadata: { name: 'p', namespace: 'n' }, spec: { scrapeInterval: '300y' } })).toEqual([
+      'spec.scrapeInterval: "300y" is out of range (Prometheus durations end at about 292y)',
+    ]);
+  });
+});
+
+describe('rendered rules', () => {
+  it('skips a monitor whose port name would be a broken regex', () => {
+    const c = GOLDEN_CASES.find((g) => g.name === 'minimal')!;
+    const bad = { ...c.monitors[0]!, spec: { ...c.monitors[0]!.spec, endpoints: [{ port: 'metrics(' }] } };
+    const result = generateConfig(c.prometheus, [bad], c.namespaces);
+    expect(result.config.scrape_configs).toEqual([]);
+    expect(result.skipped).toEqual([{ monitor: 'shop/checkout', problems: [expect.stringMatching(/^serviceMonitor\/shop\/checkout\/0: relabel_configs\[2\]\.regex: "metrics\(" does not compile/)] }]);
+  });
+
+  it('skips a monitor whose targetLabels entry is no Prometheus label name once sanitised', () => {
+    const c = GOLDEN_CASES.find((g) => g.name === 'minimal')!;
+    const bad = { ...c.monitors[0]!, spec: { ...c.monitors[0]!.spec, targetLabels: ['1st'] } };
+    const result = generateConfig(c.prometheus, [bad], c.namespaces);
+    expect(result.skipped).toEqual([{ monitor: 'shop/checkout', problems: [expect.stringMatching(/target_label: "1st" is not a valid label name/)] }]);
   });
 });
 

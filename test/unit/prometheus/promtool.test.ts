@@ -12,7 +12,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { regexProblem } from '../../../src/handlers/prometheus/config.js';
+import { generateConfig, regexProblem, renderYaml, scrapeConfigs } from '../../../src/handlers/prometheus/config.js';
+import type { PrometheusResource, ServiceMonitorResource } from '../../../src/handlers/prometheus/types.js';
+import { HOSTILE_CASES } from '../../fixtures/prometheus/cases.js';
 
 const fixtureDir = fileURLToPath(new URL('../../fixtures/prometheus/', import.meta.url));
 const goldenFiles = readdirSync(fixtureDir)
@@ -131,8 +133,8 @@ describe('promtool check config', () => {
     expect(output).toMatch(/kubernetes_sd_configs not found/);
   });
 
-  // regexProblem approximates RE2 with JS RegExp; on these it must agree with Prometheus itself.
-  it.each(['(?i)kube-.*', '(?P<name>x)', '[]a]', 'a)(b', 'a\\.b', '(', 'a[', '[]', 'x{2,1}', 'a(?=b)', '(?<!a)b', '(a)\\1', '(?z)a'])(
+  // regexProblem (re2js) must agree with Prometheus itself, including where JS RegExp would not.
+  it.each(['(?i)kube-.*', '(?P<name>x)', '[]a]', 'a)(b', 'a\\.b', '(', 'a[', '[]', 'x{2,1}', 'a(?=b)', '(?<!a)b', '(a)\\1', '(?z)a', 'a{1000}', 'a{1001}', '\\q', '(?<n>x)', '[(?<n>x)]', '\\(?<n>x\\)', '\\Q(?<n>\\E', '\\pL', '\\p{Greek}', '[[:alpha:]]', '(?U)a+', '\\z', '\\Z'])(
     'agrees with promtool on regex %j',
     async (regex) => {
       const yaml = readFileSync(join(fixtureDir, 'minimal.yaml'), 'utf8');
@@ -142,4 +144,41 @@ describe('promtool check config', () => {
       expect({ regex, promtoolAccepts: code === 0 }).toEqual({ regex, promtoolAccepts: regexProblem(regex) === undefined });
     },
   );
+});
+
+// Issue 14, point 14: one ServiceMonitor Prometheus would refuse must not make the whole configuration unloadable.
+describe('hostile ServiceMonitors', () => {
+  const prometheus: PrometheusResource = {
+    metadata: { namespace: 'monitoring', name: 'main' },
+    spec: { serviceMonitorSelector: {}, serviceMonitorNamespaceSelector: {} },
+  };
+  const good: ServiceMonitorResource = {
+    metadata: { namespace: 'shop', name: 'good' },
+    spec: { selector: { matchLabels: { app: 'good' } }, endpoints: [{ port: 'metrics' }] },
+  };
+  const namespaces = [{ name: 'shop' }, { name: 'monitoring' }];
+  const cases = HOSTILE_CASES.map((c) => [c.what, c] as const);
+
+  it.each(cases)('%s: rendered unchecked (as before), promtool rejects the whole configuration', async (_what, c) => {
+    const global = generateConfig(prometheus, [], namespaces).config.global;
+    const unchecked = renderYaml({ global, scrape_configs: [...scrapeConfigs(good), ...scrapeConfigs(c.monitor)] });
+    const { code, output } = await checkConfig(`unchecked-${c.monitor.metadata.name}`, withFileSD(unchecked).text);
+    expect({ code, output }).toEqual({ code: 1, output: expect.stringMatching(c.promtool) });
+  });
+
+  it.each(cases)('%s: the monitor is skipped with its reason, the others render and promtool accepts the result', async (_what, c) => {
+    const result = generateConfig(prometheus, [good, c.monitor], namespaces);
+    expect(result.skipped).toEqual([{ monitor: `shop/${c.monitor.metadata.name}`, problems: [expect.stringMatching(c.problem)] }]);
+    expect(result.config.scrape_configs.map((job) => job.job_name)).toEqual(['serviceMonitor/shop/good/0']);
+    const { code, output } = await checkConfig(`skipped-${c.monitor.metadata.name}`, withFileSD(result.yaml).text);
+    expect({ code, output }).toEqual({ code: 0, output: expect.stringContaining('SUCCESS') });
+  });
+
+  it.each(['292y', '106751d', '9223372036854ms'])('accepts %s, the longest durations promtool accepts', async (interval) => {
+    const monitor: ServiceMonitorResource = { ...good, spec: { ...good.spec, endpoints: [{ port: 'metrics', interval }] } };
+    const result = generateConfig(prometheus, [monitor], namespaces);
+    expect(result.skipped).toEqual([]);
+    const { code } = await checkConfig(`longest-${interval}`, withFileSD(result.yaml).text);
+    expect(code).toBe(0);
+  });
 });

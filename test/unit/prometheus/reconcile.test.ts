@@ -1,13 +1,13 @@
 import { ApiError, silentLogger, type ApiClient, type KubeObject, type RequestInit } from 'konductor';
 import { configSecret, INPUT_HASH, statefulSet } from '../../../src/handlers/prometheus/children.js';
 import { generateConfig, gzipConfig } from '../../../src/handlers/prometheus/config.js';
-import { reconcile, type Inputs } from '../../../src/handlers/prometheus/reconcile.js';
+import { inputScope, readInputs, reconcile, type Inputs } from '../../../src/handlers/prometheus/reconcile.js';
 import type { PrometheusResource } from '../../../src/handlers/prometheus/types.js';
 
 type Prometheus = PrometheusResource & KubeObject;
 
 const options = { configReloaderImage: 'quay.io/example/prometheus-config-reloader:v1' };
-const inputs: Inputs = { monitors: [], namespaces: [{ name: 'monitoring' }] };
+const inputs: Inputs = { monitors: [], namespaces: [{ name: 'monitoring' }], allNamespaces: true };
 const SECRET = '/api/v1/namespaces/monitoring/secrets/prometheus-main';
 const SERVICE = '/api/v1/namespaces/monitoring/services/prometheus-operated';
 const SET = '/apis/apps/v1/namespaces/monitoring/statefulsets/prometheus-main';
@@ -155,5 +155,38 @@ describe('reconciling one Prometheus', () => {
     await reconcile(api.client, prometheusObject(), inputs, silentLogger(), options);
     expect(podSpec()).not.toHaveProperty('serviceAccountName');
     expect(podSpec()).not.toHaveProperty('serviceAccount');
+  });
+});
+
+describe('readInputs', () => {
+  /** Answers every list with one item named for the path, and records what was asked. */
+  function recordingClient(): { client: ApiClient; paths: string[] } {
+    const paths: string[] = [];
+    const client = {
+      request: async (_method: string, path: string) => {
+        paths.push(path);
+        return { items: [{ metadata: { name: path, namespace: 'x' } }] };
+      },
+    } as unknown as ApiClient;
+    return { client, paths };
+  }
+
+  it('reads only the own namespaces of Prometheus objects without a namespace selector, so namespaced Roles suffice', async () => {
+    const { client, paths } = recordingClient();
+    const scopes = [inputScope(prometheusObject()), { namespace: 'team-b', ownNamespaceOnly: true }, inputScope(prometheusObject())];
+    const read = await readInputs(client, scopes);
+    expect(paths.sort()).toEqual([
+      '/apis/monitoring.coreos.com/v1/namespaces/monitoring/servicemonitors',
+      '/apis/monitoring.coreos.com/v1/namespaces/team-b/servicemonitors',
+    ]);
+    expect(read).toMatchObject({ namespaces: [], allNamespaces: false });
+    expect(read.monitors).toHaveLength(2);
+  });
+
+  it('reads every ServiceMonitor and Namespace once any Prometheus selects other namespaces', async () => {
+    const { client, paths } = recordingClient();
+    const read = await readInputs(client, [inputScope(prometheusObject()), inputScope(prometheusObject({ serviceMonitorSelector: {}, serviceMonitorNamespaceSelector: {} }))]);
+    expect(paths.sort()).toEqual(['/api/v1/namespaces', '/apis/monitoring.coreos.com/v1/servicemonitors']);
+    expect(read.allNamespaces).toBe(true);
   });
 });
