@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import type { KubeObject } from 'konductor';
 import type { ClusterSpec } from './cluster-spec.js';
 import type { MemberURLs } from './addresses.js';
-import { SEED_INIT_CONTAINER } from './restore-annotations.js';
+import { RESTORE_SEED_LABEL, SEED_INIT_CONTAINER } from './restore-annotations.js';
 import { API_VERSION, type ObjectRef } from './types.js';
 
 export const DATA_DIR = '/var/etcd/data';
@@ -96,7 +96,8 @@ export function memberPod(input: MemberPodInput): KubeObject {
     metadata: {
       name: member,
       namespace: cluster.namespace,
-      labels: { ...(policy.labels ?? {}), ...memberLabels(name, member) },
+      // Restore seeds are labelled, so a NetworkPolicy can let only them reach the backup server.
+      labels: { ...(policy.labels ?? {}), ...memberLabels(name, member), ...(input.restoreFrom ? { [RESTORE_SEED_LABEL]: 'true' } : {}) },
       annotations: { ...(policy.annotations ?? {}), 'etcd.version': spec.version },
       ownerReferences: [ownerReference(cluster)],
     },

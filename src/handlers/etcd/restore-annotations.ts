@@ -8,3 +8,5 @@ export const RESTORED_BY_ANNOTATION = `${GROUP}/restored-by`;
 export const SEED_INIT_CONTAINER = 'fetch-backup';
 /** On a seed member Pod: which attempt at starting the cluster it is (1, 2, ...), for the back-off between attempts. */
 export const SEED_ATTEMPT_ANNOTATION = `${GROUP}/seed-attempt`;
+/** Label of a restore seed Pod (`etcd_` keys are reserved: spec.pod.labels cannot set it). */
+export const RESTORE_SEED_LABEL = 'etcd_restore_seed';

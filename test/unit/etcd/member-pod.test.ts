@@ -73,6 +73,10 @@ describe('memberPod metadata', () => {
     expect(pod().metadata.labels).toEqual({ app: 'etcd', etcd_cluster: 'demo', etcd_node: member });
   });
 
+  it('labels a restore seed etcd_restore_seed=true, so a NetworkPolicy can admit only seeds to the backup server', () => {
+    expect(pod({ restoreFrom: 'http://backups/x' }).metadata.labels).toEqual({ app: 'etcd', etcd_cluster: 'demo', etcd_node: member, etcd_restore_seed: 'true' });
+  });
+
   it('adds the policy labels without letting them override the selector labels', () => {
     const labels = pod({ spec: { ...spec, pod: { labels: { team: 'storage', app: 'not-etcd' } } } }).metadata.labels;
     expect(labels).toEqual({ team: 'storage', app: 'etcd', etcd_cluster: 'demo', etcd_node: member });
