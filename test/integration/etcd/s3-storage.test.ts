@@ -60,7 +60,7 @@ describe('S3Storage against s3rver', () => {
 
     await s.delete('etcd/c1_v5_2024-01-01-00:00:00');
     expect(await s.list('etcd/c1')).toEqual([]);
-    await expect(s.delete('etcd/c1_v5_2024-01-01-00:00:00')).resolves.toBeUndefined();
+    await expect(s.delete('etcd/c1_v5_2024-01-01-00:00:00')).resolves.toBe(true);
   });
 
   it('stores a 5 MB file byte for byte (no aws-chunked framing in the object)', async () => {
