@@ -493,6 +493,8 @@ describe('timer engine: intervals longer than setTimeout allows (2^31-1 ms, abou
     });
     const { engine } = timerOn({ interval: 'P40D' }, runs.fn);
     engine.observe(widget());
+    await advanceTo(1_000);
+    expect(runs.starts).toEqual([0]);
     await advanceTo(29 * DAY_MS);
     expect(runs.starts).toEqual([0]);
     await advanceTo(30 * DAY_MS);
