@@ -36,8 +36,6 @@ export async function withTimeLimit<T>(attempt: (signal: AbortSignal) => Promise
       running = Promise.reject(error);
     }
     if (timeoutMs === undefined || !(timeoutMs > 0)) return await running;
-    // An abandoned attempt may still reject later; that must not become an unhandled rejection.
-    running.catch(() => undefined);
     const expired = new Promise<never>((_, reject) => {
       timer = setLongTimeout(() => {
         const error = new AttemptTimeoutError(timeoutMs);
@@ -45,6 +43,7 @@ export async function withTimeLimit<T>(attempt: (signal: AbortSignal) => Promise
         reject(error);
       }, timeoutMs);
     });
+    // The race also handles a later rejection of an abandoned attempt: it never goes unhandled.
     return await Promise.race([running, expired]);
   } finally {
     timer?.clear();
