@@ -103,8 +103,9 @@ Options (each may also come from the environment variable shown; flags win over 
       --concurrency <n>        Handle at most n objects at once (positive integer; default 64).
                                env ${envName('concurrency')}
       --handler-timeout <s>    Abandon a handler attempt (change, @on.event or timer run) after s
-                               seconds: its signal is aborted and it counts as a failure, retried
-                               as after any error. Daemons have no limit. 0 or unset: no limit.
+                               seconds: its signal is aborted and it counts as a failure (change
+                               handlers and timers retry as after any error). Daemons have no
+                               limit. 0 or unset: no limit.
                                env ${envName('handler-timeout')}
       --stall-timeout <s>      /healthz fails when objects have waited s seconds for a handler slot
                                while no handler run finished (every slot hung), so the pod is
