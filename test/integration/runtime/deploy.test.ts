@@ -8,6 +8,7 @@ import { PrometheusOperator } from '../../../src/handlers/prometheus/index.js';
 import { applyManifests, installCrds, kubeConfigForServiceAccount, readCrds, readManifests, runOperator, waitFor } from '../../../src/testing/index.js';
 import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
 import { memberLabels } from '../../../src/handlers/etcd/member-pod.js';
+import { RESTORE_SEED_LABEL } from '../../../src/handlers/etcd/restore-annotations.js';
 import { ETCD_API, createCluster, memberList, readCluster, startEtcdOperator } from '../../support/etcd.js';
 
 const deployDir = fileURLToPath(new URL('../../../deploy/', import.meta.url));
@@ -187,7 +188,7 @@ describe('the NetworkPolicy', () => {
   it.each([
     ['deploy/', (): KubeObject[] => manifests(), true],
     ['deploy/namespaced/', (): KubeObject[] => namespacedManifests(PLACEHOLDER), false],
-  ] as const)('%s: the operator Pod takes only the restore port from etcd member Pods and the health port from the cluster', (_dir, read, anyNamespace) => {
+  ] as const)('%s: the operator Pod takes only the restore port from restore seed Pods and the health port from the cluster', (_dir, read, anyNamespace) => {
     const objects = read();
     const policy = findObject(objects, 'NetworkPolicy');
     const pod = operatorPod(findObject(objects, 'Deployment'));
@@ -199,10 +200,11 @@ describe('the NetworkPolicy', () => {
     expect([pod.ports.restore, pod.ports.health]).toEqual([19999, 8080]);
 
     const [restore, health] = spec.ingress as [PolicyRule, PolicyRule];
-    // Restore: etcd member Pods only (a restore's seed is one), from any namespace or only its own.
+    // Restore: a restore's seed Pods only, from any namespace or only its own; other members cannot.
     expect(restore.from).toHaveLength(1);
     expect(restore.from[0]!.namespaceSelector).toEqual(anyNamespace ? {} : undefined);
-    expect(selects(restore.from[0]!.podSelector, memberLabels('restored', 'restored-abc'))).toBe(true);
+    expect(selects(restore.from[0]!.podSelector, { ...memberLabels('restored', 'restored-abc'), [RESTORE_SEED_LABEL]: 'true' })).toBe(true);
+    expect(selects(restore.from[0]!.podSelector, memberLabels('restored', 'restored-abc'))).toBe(false);
     expect(selects(restore.from[0]!.podSelector, { app: 'web' })).toBe(false);
     expect(selects(restore.from[0]!.podSelector, { app: 'etcd' })).toBe(false);
     // Health and metrics: any Pod in any namespace.
