@@ -57,14 +57,20 @@ export class ApiError extends Error {
   }
 }
 
-/** `Retry-After` in seconds (delta-seconds or an HTTP date), or undefined. */
+/**
+ * The longest `Retry-After` we honour. An API server asks for seconds; anything that asks for hours
+ * (a broken or hostile proxy in between) would park every watch and retry that long.
+ */
+export const MAX_RETRY_AFTER_SECONDS = 600;
+
+/** `Retry-After` in seconds (delta-seconds or an HTTP date), capped at `MAX_RETRY_AFTER_SECONDS`, or undefined. */
 export function parseRetryAfter(value: string | string[] | undefined): number | undefined {
   const raw = Array.isArray(value) ? value[0] : value;
   if (raw === undefined || raw.trim() === '') return undefined;
   const seconds = Number(raw);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds);
+  if (Number.isFinite(seconds)) return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(0, seconds));
   const date = Date.parse(raw);
-  return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000);
+  return Number.isNaN(date) ? undefined : Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(0, (date - Date.now()) / 1000));
 }
 
 /** True for an HTTP 410 Gone, whatever shape it came in. */

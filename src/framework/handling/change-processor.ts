@@ -7,6 +7,7 @@ import type { ProcessResult } from '../reactor/reactor.js';
 import type { ChangeContext, ChangeHandlerSpec } from '../registry/handler-specs.js';
 import { diff, narrowDiff, type Diff } from '../state/diff.js';
 import { setLongTimeout, type LongTimeout } from '../clock/long-timeout.js';
+import { AttemptTimeoutError } from '../clock/time-limit.js';
 import { essenceOf, inspectDiffBase, serializeDiffBase, type Essence } from '../state/essence.js';
 import { getField, parseFieldPath, type FieldPath } from '../state/field-path.js';
 import { addFinalizerOps, hasFinalizer, removeFinalizerOps } from '../state/finalizers.js';
@@ -25,7 +26,7 @@ import {
 import type { KubeObject, ObjectEvent } from '../watching/events.js';
 import { objectContext } from '../engines/object-context.js';
 import { detectCause, type Cause } from './causes.js';
-import { asError, AttemptTimeoutError, describeError, HandlerRetriesError, HandlerTimeoutError, PermanentError, TemporaryError } from './errors.js';
+import { asError, describeError, HandlerRetriesError, HandlerTimeoutError, PermanentError, TemporaryError } from './errors.js';
 import { matchesObject, matchesValue } from './filters.js';
 import { applyMergePatch, emptyPatch, mergeInto, prune, type Patch } from './patch.js';
 import { guardHandlerPatch } from './patch-guard.js';
@@ -580,7 +581,7 @@ export class ChangeProcessor {
     const own = remainingMs === undefined ? undefined : Math.max(0, remainingMs);
     const attempt = this.options.attemptTimeoutMs;
     if (attempt !== undefined && (own === undefined || attempt < own)) {
-      return { ms: attempt, error: () => new AttemptTimeoutError(`the attempt ran longer than the operator's handler timeout of ${attempt / 1000} s and was aborted`) };
+      return { ms: attempt, error: () => new AttemptTimeoutError(attempt) };
     }
     if (own !== undefined) return { ms: own, error: () => new HandlerTimeoutError(`timed out after ${handler.options.timeout} s`) };
     return undefined;

@@ -30,14 +30,6 @@ export class HandlerTimeoutError extends PermanentError {
   override readonly name = 'HandlerTimeoutError';
 }
 
-/**
- * One attempt ran past the operator's default handler timeout and was aborted. Not permanent: the
- * handler is retried with its backoff, so a hung call (a dead connection) does not end the change.
- */
-export class AttemptTimeoutError extends Error {
-  override readonly name = 'AttemptTimeoutError';
-}
-
 /** A readable one-line description of anything thrown. */
 export function describeError(error: unknown): string {
   if (error instanceof Error) return error.message || error.name;

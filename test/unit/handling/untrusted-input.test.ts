@@ -266,12 +266,12 @@ describe('the operator’s attempt timeout', () => {
   test('an attempt that hangs past it is aborted and retried with backoff, freeing its slot', async () => {
     let aborted = false;
     const hung = handler('create', 'hung', {}, ({ signal }) => new Promise<void>(() => signal.addEventListener('abort', () => (aborted = true))));
-    const h = new Harness([hung], widget(), undefined, { attemptTimeoutMs: 20 });
+    const h = new Harness([hung], widget(), undefined, { attemptTimeoutMs: 200 });
 
     const result = await h.deliver();
 
     expect(aborted).toBe(true);
     expect(requeueOf(result)).toBe(1_000);
-    expect(h.record('hung')).toMatchObject({ retries: 1, message: expect.stringContaining("handler timeout of 0.02 s") });
+    expect(h.record('hung')).toMatchObject({ retries: 1, message: expect.stringContaining("timed out after 0.2 s (the operator's handler timeout)") });
   });
 });
