@@ -83,18 +83,19 @@ export const on = {
 
   /**
    * Runs when the object is being deleted. Unless `optional`, a finalizer holds the object until every
-   * delete handler has finished.
+   * delete handler has finished. The portable name: it parses in every toolchain (tsc, esbuild/tsx,
+   * Babel, SWC), unlike `on.delete`.
    */
-  delete<T extends KubeObject = KubeObject>(apiVersion: string, name: string, options: ChangeHandlerOptions<T> = {}): ChangeDecorator {
+  deletion<T extends KubeObject = KubeObject>(apiVersion: string, name: string, options: ChangeHandlerOptions<T> = {}): ChangeDecorator {
     return change('delete', apiVersion, name, options as ChangeHandlerOptions);
   },
 
   /**
-   * The same as {@link on.delete}. Use it in files that `konductor run` loads directly: their
-   * TypeScript goes through esbuild (tsx), whose parser rejects a reserved word after the dot in a
-   * decorator (`@on.delete(...)`), while `tsc` accepts it.
+   * Kopf's name for {@link on.deletion}, the same decorator. esbuild (and so tsx and
+   * `konductor run`) rejects a reserved word after the dot in a decorator (`@on.delete(...)`), while
+   * `tsc` accepts it: prefer `on.deletion`.
    */
-  deletion<T extends KubeObject = KubeObject>(apiVersion: string, name: string, options: ChangeHandlerOptions<T> = {}): ChangeDecorator {
+  delete<T extends KubeObject = KubeObject>(apiVersion: string, name: string, options: ChangeHandlerOptions<T> = {}): ChangeDecorator {
     return change('delete', apiVersion, name, options as ChangeHandlerOptions);
   },
 
