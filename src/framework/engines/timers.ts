@@ -2,7 +2,7 @@ import { ApiError } from '../api/api-error.js';
 import type { ObjectApi } from '../api/object-api.js';
 import { setLongTimeout, type LongTimeout } from '../clock/long-timeout.js';
 import { withTimeLimit } from '../clock/time-limit.js';
-import { asError, describeError, TemporaryError } from '../handling/errors.js';
+import { asError, describeError, PermanentError, TemporaryError } from '../handling/errors.js';
 import { matchesObject } from '../handling/filters.js';
 import { emptyPatch, mergeInto } from '../handling/patch.js';
 import { writePatch } from '../handling/patch-writer.js';
@@ -47,6 +47,8 @@ interface TimerSlot {
   previous?: Promise<void>;
   abort: AbortController;
   stopped: boolean;
+  /** A run failed with a PermanentError: no more runs for this object until it changes (or a restart), as in Kopf. */
+  halted?: boolean;
 }
 
 interface TimedObject {
@@ -125,8 +127,9 @@ export class TimerEngine {
         entry.slots.delete(spec.id);
         this.trackExit(uid, spec.id, this.stopSlot(slot));
       } else if (slot && changed) {
-        // Every change restarts an idle wait (and may change a computed interval).
+        // Every change restarts an idle wait (and may change a computed interval), and may be the fix a halted timer waits for.
         slot.state.lastChange = now;
+        slot.halted = false;
         if (!slot.running) this.schedule(uid, slot);
       }
     }
@@ -222,7 +225,7 @@ export class TimerEngine {
 
   private schedule(uid: string, slot: TimerSlot): void {
     slot.timeout?.clear();
-    if (slot.stopped) return;
+    if (slot.stopped || slot.halted) return;
     const entry = this.objects.get(uid);
     if (!entry) return;
     let at: number | undefined;
@@ -282,12 +285,19 @@ export class TimerEngine {
       slot.failures += 1;
       const message = describeError(error);
       if (error instanceof TemporaryError) slot.state.retryAt = this.now() + error.delay * 1000;
-      logger.error({ err: message, failures: slot.failures }, `timer ${slot.spec.id} failed: ${message}`);
-      this.options.poster.post(body, 'Warning', 'TimerFailed', `${slot.spec.id} failed: ${message}`);
+      if (error instanceof PermanentError) {
+        slot.halted = true;
+        const stopped = `${slot.spec.id} failed permanently and stops for this object until it changes or the operator restarts: ${message}`;
+        logger.error({ err: message, failures: slot.failures }, `timer ${stopped}`);
+        this.options.poster.post(body, 'Warning', 'TimerFailed', stopped);
+      } else {
+        logger.error({ err: message, failures: slot.failures }, `timer ${slot.spec.id} failed: ${message}`);
+        this.options.poster.post(body, 'Warning', 'TimerFailed', `${slot.spec.id} failed: ${message}`);
+      }
     }
     slot.state.lastEnd = this.now();
     this.metrics.observe?.('handler_duration_seconds', (performance.now() - began) / 1000, { handler: slot.spec.id });
-    this.metrics.increment('handler_runs_total', { handler: slot.spec.id, result: succeeded ? 'success' : 'retry' });
+    this.metrics.increment('handler_runs_total', { handler: slot.spec.id, result: succeeded ? 'success' : slot.halted ? 'failure' : 'retry' });
     if (slot.stopped) return;
     await this.write(body, slot, patch, succeeded).catch((error: unknown) => {
       if (error instanceof ApiError && error.status === 404) return; // deleted meanwhile

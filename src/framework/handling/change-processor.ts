@@ -27,7 +27,7 @@ import type { KubeObject, ObjectEvent } from '../watching/events.js';
 import { objectContext } from '../engines/object-context.js';
 import { detectCause, type Cause } from './causes.js';
 import { asError, describeError, HandlerRetriesError, HandlerTimeoutError, PermanentError, TemporaryError } from './errors.js';
-import { matchesObject, matchesValue } from './filters.js';
+import { matchesObject, matchesValue, PRESENT } from './filters.js';
 import { applyMergePatch, emptyPatch, mergeInto, prune, type Patch } from './patch.js';
 import { guardHandlerPatch } from './patch-guard.js';
 import { writePatch } from './patch-writer.js';
@@ -378,8 +378,10 @@ export class ChangeProcessor {
    * diff-base), as documented and as in Kopf; otherwise a change away from the value could never run them.
    */
   private matches(handler: ChangeHandlerSpec, body: KubeObject): boolean {
-    if (matchesObject(body, handler.options)) return true;
     const { field, value } = handler.options;
+    // As in Kopf: for create, resume and delete handlers, `field` without `value` means "the field is present".
+    if (handler.kind !== 'update' && field !== undefined && value === undefined) return matchesObject(body, { ...handler.options, value: PRESENT });
+    if (matchesObject(body, handler.options)) return true;
     if (handler.kind !== 'update' || field === undefined || value === undefined) return false;
     const old = inspectDiffBase(body).essence;
     return old !== undefined && matchesObject(body, { ...handler.options, value: undefined }) && matchesValue(getField(old, parseFieldPath(field)), value);

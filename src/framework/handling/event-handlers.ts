@@ -5,6 +5,7 @@ import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { EventHandlerSpec } from '../registry/handler-specs.js';
 import type { KubeObject, ObjectEvent } from '../watching/events.js';
 import { asError, describeError } from './errors.js';
+import { matchesObject } from './filters.js';
 
 /**
  * Calls every `@on.event` handler for every raw event of one object, in order. Like Kopf,
@@ -27,7 +28,7 @@ export async function runEventHandlers(
     const meta = event.object.metadata ?? {};
     for (const handler of handlers) {
       if (signal.aborted) return;
-      if (handler.options.when && !handler.options.when(event.object)) continue;
+      if (!matchesObject(event.object, handler.options)) continue;
       const handlerLogger = logger.child({ namespace: meta.namespace, name: meta.name, handler: handler.id });
       const began = performance.now();
       let result: 'success' | 'failure' = 'success';

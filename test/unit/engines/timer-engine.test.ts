@@ -3,7 +3,7 @@ import { Duration } from 'luxon';
 import { pino } from 'pino';
 import type { ResourceSelector } from '../../../src/framework/api/resource.js';
 import { timerKey, TimerEngine, type TimerEngineOptions } from '../../../src/framework/engines/timers.js';
-import { TemporaryError } from '../../../src/framework/handling/errors.js';
+import { PermanentError, TemporaryError } from '../../../src/framework/handling/errors.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
 import type { TimerContext, TimerOptions } from '../../../src/framework/registry/handler-specs.js';
 import type { KubeObject } from '../../../src/framework/watching/events.js';
@@ -215,6 +215,33 @@ describe('timer engine: failures', () => {
     engine.observe(widget());
     await advanceTo(25_000);
     expect(runs.starts).toEqual([0, 10_000, 20_000]);
+    await stop(engine);
+  });
+
+  test('a PermanentError stops the timer for that object, with a Warning saying so', async () => {
+    const runs = recorder(() => {
+      throw new PermanentError('no backup target');
+    });
+    const { engine, poster } = timerOn({ interval: 10 }, runs.fn);
+    engine.observe(widget());
+    await advanceTo(60_000);
+    expect(runs.starts).toEqual([0]);
+    expect(poster.withReason('TimerFailed')).toEqual([
+      expect.objectContaining({ type: 'Warning', message: expect.stringContaining('failed permanently and stops for this object until it changes') }),
+    ]);
+    await stop(engine);
+  });
+
+  test('a timer stopped by a PermanentError runs again once the object changes', async () => {
+    const runs = recorder((_, index) => {
+      if (index === 0) throw new PermanentError('no backup target');
+    });
+    const { engine } = timerOn({ interval: 10 }, runs.fn);
+    engine.observe(widget());
+    await advanceTo(30_000);
+    engine.observe(widget({ spec: { size: 2 } }));
+    await advanceTo(45_000);
+    expect(runs.starts).toEqual([0, 30_000, 40_000]);
     await stop(engine);
   });
 

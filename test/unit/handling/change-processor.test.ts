@@ -222,6 +222,18 @@ describe('ChangeProcessor', () => {
   });
 
   describe('filters (the stealth rule)', () => {
+    test('a create handler with `field` and no `value` runs only for objects where the field is present (as Kopf)', async () => {
+      const withColor = handler('create', 'withColor', { field: 'spec.color' });
+      const without = new Harness([withColor], widget({ spec: { size: 1 } }));
+      const withIt = new Harness([withColor], widget({ spec: { size: 1, color: 'red' } }));
+
+      await without.deliver();
+      await withIt.deliver();
+
+      expect(withColor.calls).toHaveLength(1);
+      expect(without.api.writes).toEqual([]);
+    });
+
     const cases: { what: string; options: ChangeHandlerOptions; matching: WidgetShape; other: WidgetShape }[] = [
       { what: 'a label value', options: { labels: { app: 'demo' } }, matching: { labels: { app: 'demo' } }, other: { labels: { app: 'other' } } },
       { what: 'a PRESENT label', options: { labels: { app: PRESENT } }, matching: { labels: { app: '' } }, other: {} },

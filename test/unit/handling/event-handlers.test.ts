@@ -126,3 +126,27 @@ describe('@on.event handlers and the default handler timeout', () => {
     expect(metrics.counter('handler_runs_total', { handler: 'Audit.slow', result: 'success' })).toBe(1);
   });
 });
+
+describe('@on.event handler filters', () => {
+  const client = makeClient();
+  afterAll(() => client.close());
+
+  function labelled(labels: Record<string, string>, annotations: Record<string, string> = {}): ObjectEvent<KubeObject> {
+    const base = event('MODIFIED', 1);
+    return { ...base, object: { ...base.object, metadata: { ...base.object.metadata, labels, annotations } } };
+  }
+
+  async function seen(options: EventHandlerSpec['options'], events: ObjectEvent<KubeObject>[]): Promise<number> {
+    let calls = 0;
+    await runEventHandlers([eventHandler('Audit.record', () => void calls++, options)], events, silentLogger(), new AbortController().signal, client);
+    return calls;
+  }
+
+  test('`labels` lets through only objects with matching labels', async () => {
+    expect(await seen({ labels: { tier: 'gold' } }, [labelled({ tier: 'gold' }), labelled({ tier: 'bronze' }), labelled({})])).toBe(1);
+  });
+
+  test('`annotations` lets through only objects with matching annotations', async () => {
+    expect(await seen({ annotations: { audit: 'yes' } }, [labelled({}, { audit: 'yes' }), labelled({}, { audit: 'no' })])).toBe(1);
+  });
+});
