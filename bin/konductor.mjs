@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 // Launches the konductor CLI. An installed package has only the compiled build (dist/) and runs
 // that; a source checkout runs src/ through tsx, so a stale dist/ left by `npm run build` never
 // shadows the code being edited. The compiled CLI registers tsx itself, for TypeScript handler files.
