@@ -1,0 +1,125 @@
+import { jest } from '@jest/globals';
+import { fileURLToPath } from 'node:url';
+import { loadAll } from 'js-yaml';
+import { MANIFESTS_HELP, manifestsCommand } from '../../../src/cli/commands/manifests.js';
+import { UsageError } from '../../../src/cli/options.js';
+
+const fixture = fileURLToPath(new URL('../../fixtures/manifests/widget-operator.ts', import.meta.url));
+const crd = fileURLToPath(new URL('../../fixtures/widgets-crd.yaml', import.meta.url));
+
+interface Doc {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  rules?: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>;
+  roleRef?: { kind: string; name: string };
+  subjects?: Array<{ kind: string; name: string; namespace: string }>;
+  spec?: { template: { spec: { serviceAccountName: string; containers: Array<{ image: string; args: string[] }> } } };
+}
+
+/** Runs the command and returns what it printed on stdout and stderr. */
+async function manifests(args: string[]): Promise<{ stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const out = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => ((stdout += String(chunk)), true));
+  const err = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((stderr += String(chunk)), true));
+  try {
+    await manifestsCommand(args);
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+  return { stdout, stderr };
+}
+
+async function documents(args: string[]): Promise<Doc[]> {
+  return loadAll((await manifests(args)).stdout) as Doc[];
+}
+
+function find(docs: readonly Doc[], kind: string, name?: string): Doc {
+  const doc = docs.find((d) => d.kind === kind && (name === undefined || d.metadata.name === name));
+  if (!doc) throw new Error(`no ${kind}${name ? ` ${name}` : ''} printed`);
+  return doc;
+}
+
+async function usageError(args: string[]): Promise<UsageError> {
+  const error: unknown = await manifests(args).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (error instanceof UsageError) return error;
+  throw new Error(`expected a UsageError for ${JSON.stringify(args)}, got ${String(error)}`);
+}
+
+describe('konductor manifests', () => {
+  test('prints a ServiceAccount, a ClusterRole bound to it, the leader-election Role and a Deployment running the files', async () => {
+    const docs = await documents([fixture, '--name', 'demo', '--crd', crd, '--image', 'registry.example/demo:1.0']);
+    expect(docs.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual([
+      'ServiceAccount/demo',
+      'ClusterRole/demo',
+      'ClusterRoleBinding/demo',
+      'Role/demo-leader-election',
+      'RoleBinding/demo-leader-election',
+      'Deployment/demo',
+    ]);
+    expect(find(docs, 'ClusterRole').rules).toEqual([
+      { apiGroups: ['test.konductor.dev'], resources: ['widgets'], verbs: ['get', 'list', 'watch', 'patch'] },
+      { apiGroups: ['test.konductor.dev'], resources: ['widgets/status'], verbs: ['patch'] },
+      { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+    ]);
+    expect(find(docs, 'ClusterRoleBinding').subjects).toEqual([{ kind: 'ServiceAccount', name: 'demo', namespace: 'demo' }]);
+    const pod = find(docs, 'Deployment').spec!.template.spec;
+    expect(pod.serviceAccountName).toBe('demo');
+    expect(pod.containers[0]!.image).toBe('registry.example/demo:1.0');
+    expect(pod.containers[0]!.args).toEqual(['run', fixture, '--all-namespaces', '--lease-name', 'demo', '--log-format', 'json']);
+  });
+
+  test('--namespace-scoped grants Roles in each watched namespace and runs with --namespace for each', async () => {
+    const docs = await documents([fixture, '--name', 'demo', '--namespace', 'ops', '--namespace-scoped', '--watch-namespace', 'team-a', '--watch-namespace', 'team-b', '--run-path', 'dist/handlers']);
+    expect(docs.some((d) => d.kind.startsWith('Cluster'))).toBe(false);
+    expect(docs.filter((d) => d.kind === 'Role' && d.metadata.name === 'demo').map((d) => d.metadata.namespace)).toEqual(['team-a', 'team-b']);
+    expect(docs.filter((d) => d.kind === 'RoleBinding' && d.metadata.name === 'demo').map((d) => d.subjects)).toEqual([
+      [{ kind: 'ServiceAccount', name: 'demo', namespace: 'ops' }],
+      [{ kind: 'ServiceAccount', name: 'demo', namespace: 'ops' }],
+    ]);
+    expect(find(docs, 'Role', 'demo-leader-election').metadata.namespace).toBe('ops');
+    expect(find(docs, 'Deployment').spec!.template.spec.containers[0]!.args).toEqual(['run', 'dist/handlers', '--namespace', 'team-a', '--namespace', 'team-b', '--lease-name', 'demo', '--log-format', 'json']);
+  });
+
+  test('--create-namespace prints the Namespace first', async () => {
+    const docs = await documents([fixture, '--namespace', 'ops', '--create-namespace', '--crd', crd]);
+    expect(docs[0]).toEqual({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ops', labels: { 'app.kubernetes.io/name': 'konductor-operator' } } });
+  });
+
+  test('--rule adds the rule to the ClusterRole', async () => {
+    const docs = await documents([fixture, '--crd', crd, '--rule', 'apps/deployments=get,create']);
+    expect(find(docs, 'ClusterRole').rules).toContainEqual({ apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'create'] });
+  });
+
+  test('a guessed plural is said on stderr and in a comment', async () => {
+    const { stdout, stderr } = await manifests([fixture]);
+    // Without --crd, 'wg' (a short name) can only be guessed.
+    expect(stderr).toMatch(/guessed the plural 'wgs' for 'wg' in test\.konductor\.dev .*--crd/);
+    expect(stdout).toMatch(/# Guessed plural\(s\) 'wgs'/);
+  });
+
+  test('--help prints the help', async () => {
+    expect((await manifests(['--help'])).stdout).toBe(MANIFESTS_HELP);
+  });
+
+  test.each([
+    [[], /at least one handler file/],
+    [['--bogus', 'x.ts'], /unknown option '--bogus'/],
+    [['x.ts', '--name', 'Not_A_Name'], /--name 'Not_A_Name' is not a valid name/],
+    [['x.ts', '--watch-namespace', 'a'], /--watch-namespace needs --namespace-scoped/],
+    [['x.ts', '--rule', 'apps/deployments=destroy'], /unknown verb/],
+    [['x.ts', '--crd', '/nonexistent/crd.yaml'], /--crd \/nonexistent\/crd\.yaml does not exist/],
+  ])('%j is a usage error', async (args, message) => {
+    expect((await usageError(args)).message).toMatch(message);
+  });
+
+  test('--namespace-scoped refuses handlers of a cluster-scoped resource', async () => {
+    const clusterScoped = fileURLToPath(new URL('../../fixtures/manifests/namespace-labeller.ts', import.meta.url));
+    expect((await usageError([clusterScoped, '--namespace-scoped'])).message).toMatch(/cannot serve cluster-scoped core\/namespaces/);
+  });
+});
