@@ -1,8 +1,16 @@
 import './metadata.js';
 import { declareHandler } from './on.js';
 import { toMilliseconds } from '../engines/duration.js';
-import type { DaemonContext, DaemonOptions } from '../registry/handler-specs.js';
+import type { DaemonContext, DaemonOptions, StatusOf, TypedObject } from '../registry/handler-specs.js';
 import type { KubeObject } from '../watching/events.js';
+
+/**
+ * The decorator `@daemon` returns. Without an object type, the context's types are inferred from the
+ * method's parameter; with one (`@daemon<Widget>(...)`), the method must accept `DaemonContext<Widget>`.
+ */
+export type DaemonDecorator<T extends TypedObject = KubeObject> = KubeObject extends T
+  ? <This, Spec, Status>(method: (this: This, context: DaemonContext<Spec, Status>) => unknown, context: ClassMethodDecoratorContext<This>) => void
+  : <This>(method: (this: This, context: DaemonContext<T, StatusOf<T>>) => unknown, context: ClassMethodDecoratorContext<This>) => void;
 
 /**
  * Runs a long-lived method for every matching object until the object is deleted or stops matching,
@@ -15,15 +23,17 @@ import type { KubeObject } from '../watching/events.js';
  * async watchExternal({ signal, logger }: DaemonContext) { while (!signal.aborted) { ... } }
  * ```
  */
-export function daemon<T extends KubeObject = KubeObject>(apiVersion: string, name: string, options: DaemonOptions<T> = {}) {
+export function daemon<T extends TypedObject = KubeObject>(
+  apiVersion: string,
+  name: string,
+  options: DaemonOptions<T> = {},
+): DaemonDecorator<T> {
   for (const key of ['initialDelay', 'cancellationBackoff', 'cancellationTimeout'] as const) {
     const value = options[key];
     if (value !== undefined) toMilliseconds(value, `@daemon ${name} ${key}`);
   }
-  return function <This, Spec, Status>(
-    _method: (this: This, context: DaemonContext<Spec, Status>) => unknown,
-    context: ClassMethodDecoratorContext<This>,
-  ): void {
+  const decorator = (_method: unknown, context: ClassMethodDecoratorContext): void =>
     declareHandler(context, { kind: 'daemon', resource: { apiVersion, name }, options: options as DaemonOptions });
-  };
+  // One decorator at run time; the conditional type only decides which methods it accepts.
+  return decorator as unknown as DaemonDecorator<T>;
 }

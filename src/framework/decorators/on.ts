@@ -3,9 +3,12 @@ import { HANDLERS } from './metadata.js';
 import type {
   ChangeContext,
   ChangeHandlerOptions,
+  ChangeValue,
   EventContext,
   HandlerDeclaration,
   HandlerOptions,
+  StatusOf,
+  TypedObject,
 } from '../registry/handler-specs.js';
 import type { KubeObject } from '../watching/events.js';
 
@@ -24,14 +27,38 @@ export function declareHandler(context: DecoratorContext, declaration: Omit<Hand
   metadata[HANDLERS] = own;
 }
 
-/** The decorator a change-handler factory returns; `Spec`/`Status` are inferred from the method's parameter type. */
-type ChangeDecorator = <This, Spec, Status>(
-  method: (this: This, context: ChangeContext<Spec, Status>) => unknown,
-  context: ClassMethodDecoratorContext<This>,
-) => void;
+/**
+ * The decorator a change-handler factory returns. Without an object type (`on.create(...)`), the
+ * context's types are inferred from the method's parameter. With one (`on.create<Widget>(...)`), the
+ * method must accept `ChangeContext<Widget>`: `old`/`new` are the essence, or the `Field`'s value when
+ * it is a known path (`on.field<Widget, 'spec.size'>`), or whatever the method declares when the
+ * field is only known as a string.
+ */
+export type ChangeDecorator<T extends TypedObject = KubeObject, Field extends string = never> = KubeObject extends T
+  ? <This, Spec, Status, Change>(
+      method: (this: This, context: ChangeContext<Spec, Status, Change>) => unknown,
+      context: ClassMethodDecoratorContext<This>,
+    ) => void
+  : string extends Field
+    ? <This, Change>(
+        method: (this: This, context: ChangeContext<T, StatusOf<T>, Change>) => unknown,
+        context: ClassMethodDecoratorContext<This>,
+      ) => void
+    : <This>(
+        method: (this: This, context: ChangeContext<T, StatusOf<T>, ChangeValue<T, Field>>) => unknown,
+        context: ClassMethodDecoratorContext<This>,
+      ) => void;
 
-function change(kind: HandlerDeclaration['kind'], apiVersion: string, name: string, options: ChangeHandlerOptions): ChangeDecorator {
-  return (_method, context) => declareHandler(context, { kind, resource: { apiVersion, name }, options });
+function change<T extends TypedObject, Field extends string>(
+  kind: HandlerDeclaration['kind'],
+  apiVersion: string,
+  name: string,
+  options: ChangeHandlerOptions,
+): ChangeDecorator<T, Field> {
+  const decorator = (_method: unknown, context: ClassMethodDecoratorContext): void =>
+    declareHandler(context, { kind, resource: { apiVersion, name }, options });
+  // One decorator at run time; the conditional type only decides which methods it accepts.
+  return decorator as unknown as ChangeDecorator<T, Field>;
 }
 
 /**
@@ -55,29 +82,33 @@ export const on = {
    * Runs for every raw watch event (ADDED, MODIFIED, DELETED) of the resource, in order, one at a
    * time per object. Errors are logged and ignored: no retries, no progress record.
    */
-  event<T extends KubeObject = KubeObject>(apiVersion: string, name: string, options: HandlerOptions<T> = {}) {
+  event<T extends TypedObject = KubeObject>(apiVersion: string, name: string, options: HandlerOptions<T> = {}) {
     return function <This>(_method: (this: This, context: EventContext<T>) => unknown, context: ClassMethodDecoratorContext<This>): void {
       declareHandler(context, { kind: 'event', resource: { apiVersion, name }, options: options as HandlerOptions });
     };
   },
 
   /** Runs once when an object is first seen with no record of having been handled. */
-  create<T extends KubeObject = KubeObject>(apiVersion: string, name: string, options: ChangeHandlerOptions<T> = {}): ChangeDecorator {
+  create<T extends TypedObject = KubeObject>(apiVersion: string, name: string, options: ChangeHandlerOptions<T> = {}): ChangeDecorator<T> {
     return change('create', apiVersion, name, options as ChangeHandlerOptions);
   },
 
   /** Runs when the object's essence (spec, labels, annotations; or one `field`) changed since it was last handled. */
-  update<T extends KubeObject = KubeObject>(apiVersion: string, name: string, options: ChangeHandlerOptions<T> = {}): ChangeDecorator {
+  update<T extends TypedObject = KubeObject, Field extends string = never>(
+    apiVersion: string,
+    name: string,
+    options: ChangeHandlerOptions<T> & { field?: Field } = {},
+  ): ChangeDecorator<T, Field> {
     return change('update', apiVersion, name, options as ChangeHandlerOptions);
   },
 
   /** Runs when one field (`spec.size`, or `status.phase`) changed; `old`/`new`/`diff` are narrowed to it. */
-  field<T extends KubeObject = KubeObject>(
+  field<T extends TypedObject = KubeObject, Field extends string = string>(
     apiVersion: string,
     name: string,
-    field: string,
+    field: Field,
     options: Omit<ChangeHandlerOptions<T>, 'field'> = {},
-  ): ChangeDecorator {
+  ): ChangeDecorator<T, Field> {
     return change('update', apiVersion, name, { ...(options as ChangeHandlerOptions), field });
   },
 
@@ -86,7 +117,7 @@ export const on = {
    * delete handler has finished. The portable name: it parses in every toolchain (tsc, esbuild/tsx,
    * Babel, SWC), unlike `on.delete`.
    */
-  deletion<T extends KubeObject = KubeObject>(apiVersion: string, name: string, options: ChangeHandlerOptions<T> = {}): ChangeDecorator {
+  deletion<T extends TypedObject = KubeObject>(apiVersion: string, name: string, options: ChangeHandlerOptions<T> = {}): ChangeDecorator<T> {
     return change('delete', apiVersion, name, options as ChangeHandlerOptions);
   },
 
@@ -95,12 +126,12 @@ export const on = {
    * `konductor run`) rejects a reserved word after the dot in a decorator (`@on.delete(...)`), while
    * `tsc` accepts it: prefer `on.deletion`.
    */
-  delete<T extends KubeObject = KubeObject>(apiVersion: string, name: string, options: ChangeHandlerOptions<T> = {}): ChangeDecorator {
+  delete<T extends TypedObject = KubeObject>(apiVersion: string, name: string, options: ChangeHandlerOptions<T> = {}): ChangeDecorator<T> {
     return change('delete', apiVersion, name, options as ChangeHandlerOptions);
   },
 
   /** Runs for objects that exist when the operator starts (and alongside updates to them on first sight). */
-  resume<T extends KubeObject = KubeObject>(apiVersion: string, name: string, options: ChangeHandlerOptions<T> = {}): ChangeDecorator {
+  resume<T extends TypedObject = KubeObject>(apiVersion: string, name: string, options: ChangeHandlerOptions<T> = {}): ChangeDecorator<T> {
     return change('resume', apiVersion, name, options as ChangeHandlerOptions);
   },
 };

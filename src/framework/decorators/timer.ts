@@ -1,8 +1,16 @@
 import './metadata.js';
 import { declareHandler } from './on.js';
 import { toMilliseconds } from '../engines/duration.js';
-import type { TimerContext, TimerOptions } from '../registry/handler-specs.js';
+import type { StatusOf, TimerContext, TimerOptions, TypedObject } from '../registry/handler-specs.js';
 import type { KubeObject } from '../watching/events.js';
+
+/**
+ * The decorator `@timer` returns. Without an object type, the context's types are inferred from the
+ * method's parameter; with one (`@timer<Widget>(...)`), the method must accept `TimerContext<Widget>`.
+ */
+export type TimerDecorator<T extends TypedObject = KubeObject> = KubeObject extends T
+  ? <This, Spec, Status>(method: (this: This, context: TimerContext<Spec, Status>) => unknown, context: ClassMethodDecoratorContext<This>) => void
+  : <This>(method: (this: This, context: TimerContext<T, StatusOf<T>>) => unknown, context: ClassMethodDecoratorContext<This>) => void;
 
 /**
  * Runs a method periodically for every matching object, never overlapping itself. Timers hold the
@@ -15,17 +23,19 @@ import type { KubeObject } from '../watching/events.js';
  * async backup({ spec, patch, logger, signal }: TimerContext) { ... }
  * ```
  */
-export function timer<T extends KubeObject = KubeObject>(apiVersion: string, name: string, options: TimerOptions<T> = {}) {
+export function timer<T extends TypedObject = KubeObject>(
+  apiVersion: string,
+  name: string,
+  options: TimerOptions<T> = {},
+): TimerDecorator<T> {
   // Validate durations now, so a typo fails when the module loads, not at the first tick.
   for (const key of ['initialDelay', 'idle', 'persistThreshold'] as const) {
     const value = options[key];
     if (value !== undefined) toMilliseconds(value, `@timer ${name} ${key}`);
   }
   if (options.interval !== undefined && typeof options.interval !== 'function') toMilliseconds(options.interval, `@timer ${name} interval`);
-  return function <This, Spec, Status>(
-    _method: (this: This, context: TimerContext<Spec, Status>) => unknown,
-    context: ClassMethodDecoratorContext<This>,
-  ): void {
+  const decorator = (_method: unknown, context: ClassMethodDecoratorContext): void =>
     declareHandler(context, { kind: 'timer', resource: { apiVersion, name }, options: options as TimerOptions });
-  };
+  // One decorator at run time; the conditional type only decides which methods it accepts.
+  return decorator as unknown as TimerDecorator<T>;
 }

@@ -1,12 +1,22 @@
 /**
+ * A JSON merge patch (RFC 7386) of a `T`: every field optional, `null` deletes it, objects merge
+ * field by field, arrays and scalars replace.
+ */
+export type MergePatch<T> = { [K in keyof T]?: MergePatchValue<T[K]> };
+
+/** One field of a {@link MergePatch}: `null`, a whole array or scalar, or a patch of an object. */
+export type MergePatchValue<V> = null | (V extends readonly unknown[] ? V : V extends object ? MergePatch<V> : V);
+
+/**
  * The changes a handler asks for, sent as a JSON merge patch after it returns:
  * `patch.status.phase = 'Ready'`, `patch.metadata.labels.tier = 'gold'`, `patch.spec.size = null` (deletes).
- * `status` goes to the status subresource when the resource has one.
+ * `status` goes to the status subresource when the resource has one. `Spec` and `Status` type
+ * `patch.spec` and `patch.status` (so `patch.status.phase = 42` does not compile where phase is a string).
  */
-export interface Patch {
+export interface Patch<Spec = Record<string, unknown>, Status = Record<string, unknown>> {
   metadata: { labels: Record<string, string | null>; annotations: Record<string, string | null>; [key: string]: unknown };
-  spec: Record<string, unknown>;
-  status: Record<string, unknown>;
+  spec: MergePatch<Spec>;
+  status: MergePatch<Status>;
   [key: string]: unknown;
 }
 

@@ -8,8 +8,14 @@ import type { Diff } from '../state/diff.js';
 import type { ChangeReason } from '../state/progress.js';
 import type { KubeObject } from '../watching/events.js';
 
+/**
+ * What a handler's object type must have. Generated object types (`konductor types`) are interfaces
+ * without an index signature, so they are not `KubeObject`s, but they are `TypedObject`s.
+ */
+export type TypedObject = Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>;
+
 /** What an `@on.event` handler receives: one raw watch event. */
-export interface EventContext<T extends KubeObject = KubeObject> {
+export interface EventContext<T extends TypedObject = KubeObject> {
   /** The watch event type. */
   type: 'ADDED' | 'MODIFIED' | 'DELETED';
   /** The object as the event carried it. */
@@ -26,10 +32,10 @@ export interface EventContext<T extends KubeObject = KubeObject> {
 }
 
 /** An `@on.event` handler function. */
-export type EventHandlerFn<T extends KubeObject = KubeObject> = (context: EventContext<T>) => unknown;
+export type EventHandlerFn<T extends TypedObject = KubeObject> = (context: EventContext<T>) => unknown;
 
 /** Options shared by all handlers. */
-export interface HandlerOptions<T extends KubeObject = KubeObject> {
+export interface HandlerOptions<T extends TypedObject = KubeObject> {
   /** Stable id; defaults to `Class.method` (plus `/field` for field handlers). Progress is keyed by it. */
   id?: string;
   /** Only objects with these labels: exact value, `PRESENT`, `ABSENT`, or a predicate. Checked in the operator. */
@@ -57,7 +63,7 @@ export interface EventHandlerSpec {
 export type ErrorsMode = 'temporary' | 'permanent' | 'ignored';
 
 /** Options of change handlers (`on.create`, `on.update`, `on.field`, `on.delete`, `on.resume`). */
-export interface ChangeHandlerOptions<T extends KubeObject = KubeObject> extends HandlerOptions<T> {
+export interface ChangeHandlerOptions<T extends TypedObject = KubeObject> extends HandlerOptions<T> {
   /** A dotted path (`spec.size`): for update handlers, run only when it changed; `old`/`new`/`diff` narrow to it. */
   field?: string;
   /** With `field`: the field's value must match (for updates: its old or new value). */
@@ -80,12 +86,54 @@ export interface ChangeHandlerOptions<T extends KubeObject = KubeObject> extends
   deleted?: boolean;
 }
 
-/** Fields every per-object context has: one state of the object, a logger bound to it, its resource. */
+/** The keys a type declares by name, not through an index signature. */
+type DeclaredKeys<T> = keyof { [K in keyof T as string extends K ? never : number extends K ? never : symbol extends K ? never : K]: T[K] };
+
+/**
+ * Whether `T` describes a whole object (it declares `apiVersion` and `kind`, as the interfaces
+ * `konductor types` generates and `KubeObject` do) rather than only its `spec`.
+ */
+export type IsObjectType<T> = 'apiVersion' extends DeclaredKeys<T> ? ('kind' extends DeclaredKeys<T> ? true : false) : false;
+
+/** The `spec` type of a context's first type argument: the object's `spec`, or the argument itself when it is a spec. */
+export type SpecOf<T> =
+  IsObjectType<T> extends true ? ('spec' extends DeclaredKeys<T> ? NonNullable<T['spec' & keyof T]> : Record<string, unknown>) : T;
+
+/** The `status` type: the object's `status`, or `Status` when the first argument is a spec. */
+export type StatusOf<T, Status = Record<string, unknown>> =
+  IsObjectType<T> extends true ? ('status' extends DeclaredKeys<T> ? NonNullable<T['status' & keyof T]> : Record<string, unknown>) : Status;
+
+/** The object type: `T` itself, or a `KubeObject` with that spec and status. */
+export type ObjectOf<T, Status = Record<string, unknown>> = IsObjectType<T> extends true ? T : KubeObject & { spec?: T; status?: Status };
+
+/**
+ * What an update handler without `field` sees as `old` and `new`: the object without `apiVersion`,
+ * `kind`, `status` and metadata other than labels and annotations (see `essenceOf`).
+ */
+export type EssenceOf<T> = Omit<T, 'apiVersion' | 'kind' | 'status' | 'metadata'> & {
+  metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
+};
+
+/** The value at a dotted path (`spec.size`) of `T`; `unknown` when `T` does not declare it. */
+export type FieldValue<T, Path extends string> = Path extends `${infer Head}.${infer Rest}`
+  ? Head extends DeclaredKeys<NonNullable<T>> ? FieldValue<NonNullable<T>[Head & keyof NonNullable<T>], Rest> : unknown
+  : Path extends DeclaredKeys<NonNullable<T>> ? NonNullable<T>[Path & keyof NonNullable<T>] : unknown;
+
+/** `old`/`new` of a change handler on objects of type `T` with an optional `field` path. */
+export type ChangeValue<T, Field extends string = never> = [Field] extends [never]
+  ? IsObjectType<T> extends true ? EssenceOf<T> : unknown
+  : IsObjectType<T> extends true ? FieldValue<T, Field> : unknown;
+
+/**
+ * Fields every per-object context has: one state of the object, a logger bound to it, its resource.
+ * The first type argument is either the whole object type (e.g. `Widget` from `konductor types`),
+ * or its spec type with `Status` as the second: `ObjectContext<Widget>` or `ObjectContext<WidgetSpec, WidgetStatus>`.
+ */
 export interface ObjectContext<Spec = Record<string, unknown>, Status = Record<string, unknown>> {
   /** The whole object, read-only. */
-  body: KubeObject & { spec?: Spec; status?: Status };
-  spec: Spec;
-  status: Status | undefined;
+  body: ObjectOf<Spec, Status>;
+  spec: SpecOf<Spec>;
+  status: StatusOf<Spec, Status> | undefined;
   metadata: NonNullable<KubeObject['metadata']>;
   name: string;
   namespace: string | undefined;
@@ -100,16 +148,22 @@ export interface ObjectContext<Spec = Record<string, unknown>, Status = Record<s
   client: ApiClient;
 }
 
-/** What a change handler receives. `Spec` and `Status` type `spec` and `status`. */
-export interface ChangeContext<Spec = Record<string, unknown>, Status = Record<string, unknown>> extends ObjectContext<Spec, Status> {
-  /** Changes to send when the handler returns (one merge PATCH, status on its subresource). */
-  patch: Patch;
+/**
+ * What a change handler receives. The type arguments type `spec`, `status`, `body`, `patch` and
+ * `old`/`new`: `ChangeContext<Widget>` for a whole object type (then `old`/`new` are its essence; use
+ * {@link FieldChangeContext} for field handlers), or `ChangeContext<WidgetSpec, WidgetStatus>`
+ * (then `old`/`new` are `unknown` unless `Change` says otherwise).
+ */
+export interface ChangeContext<Spec = Record<string, unknown>, Status = Record<string, unknown>, Change = ChangeValue<Spec>>
+  extends ObjectContext<Spec, Status> {
+  /** Changes to send when the handler returns (one merge PATCH, status on its subresource); `null` deletes a field. */
+  patch: Patch<SpecOf<Spec>, StatusOf<Spec, Status>>;
   /** Why the handler runs. */
   reason: ChangeReason;
-  /** Update handlers: the previous value (of `field`, or the whole essence). */
-  old: unknown;
-  /** Update handlers: the current value (of `field`, or the whole essence). */
-  new: unknown;
+  /** Update handlers: the previous value (of `field`, or the whole essence); undefined for other causes. */
+  old: Change | undefined;
+  /** Update handlers: the current value (of `field`, or the whole essence); undefined for other causes. */
+  new: Change | undefined;
   /** Update handlers: what changed (narrowed to `field`). */
   diff: Diff;
   /** Attempts before this one (0 on the first). */
@@ -121,6 +175,9 @@ export interface ChangeContext<Spec = Record<string, unknown>, Status = Record<s
   /** Aborted on timeout or when the operator stops. */
   signal: AbortSignal;
 }
+
+/** What a field handler (`on.field(..., 'spec.size')`) on objects of type `T` receives: `old`/`new` are that field's values. */
+export type FieldChangeContext<T, Field extends string> = ChangeContext<T, StatusOf<T>, ChangeValue<T, Field>>;
 
 /** A change handler function. */
 export type ChangeHandlerFn<Spec = Record<string, unknown>, Status = Record<string, unknown>> = (
@@ -140,7 +197,7 @@ export interface ChangeHandlerSpec {
 }
 
 /** Options of `@timer`. Durations are ISO-8601 strings (`PT1H`), luxon Durations or seconds. */
-export interface TimerOptions<T extends KubeObject = KubeObject> extends HandlerOptions<T> {
+export interface TimerOptions<T extends TypedObject = KubeObject> extends HandlerOptions<T> {
   /** Time between runs; may be computed from the object (e.g. a backup policy field). */
   interval?: DurationInput | ((object: T) => DurationInput);
   /** Wait before the first run after the object is first seen by this process. */
@@ -158,8 +215,8 @@ export interface TimerOptions<T extends KubeObject = KubeObject> extends Handler
 
 /** What a timer receives. */
 export interface TimerContext<Spec = Record<string, unknown>, Status = Record<string, unknown>> extends ObjectContext<Spec, Status> {
-  /** Changes to send when the run returns. */
-  patch: Patch;
+  /** Changes to send when the run returns; `null` deletes a field. */
+  patch: Patch<SpecOf<Spec>, StatusOf<Spec, Status>>;
   /** Consecutive failed runs before this one. */
   retry: number;
   /** Aborted when the timer stops (object deleted or no longer matching, operator stopping). */
@@ -178,7 +235,7 @@ export interface TimerSpec {
 }
 
 /** Options of `@daemon`. */
-export interface DaemonOptions<T extends KubeObject = KubeObject> extends HandlerOptions<T> {
+export interface DaemonOptions<T extends TypedObject = KubeObject> extends HandlerOptions<T> {
   /** Wait before starting, once per object per process. */
   initialDelay?: DurationInput;
   /** After a stop request (`stopped` resolves), wait this long before aborting `signal`. Default 0. */
