@@ -1,5 +1,6 @@
-// The `konductor` command line: `konductor run <files|folders> [options]`.
+// The `konductor` command line: `konductor run|dev|init|types|manifests ...`.
 // Started by bin/konductor.mjs (or `tsx src/cli/konductor.ts`); see HELP in ./options.ts.
+// Commands other than run are imported when used, so `run` starts without loading their code.
 import { readFileSync } from 'node:fs';
 import { register as registerTsxCjs } from 'tsx/cjs/api';
 import { register as registerTsx } from 'tsx/esm/api';
@@ -9,7 +10,8 @@ import { createLogger, type Logger } from '../framework/observability/logger.js'
 import type { Registry } from '../framework/registry/registry.js';
 import { createOperator, type Operator, type OperatorOptions } from '../framework/runtime/operator.js';
 import { loadHandlers } from './load-handlers.js';
-import { HELP, UsageError, parseCommandLine, type RunOptions } from './options.js';
+import { DEV_CHILD_ENV, DEV_READY_MESSAGE } from './commands/dev-protocol.js';
+import { UsageError, helpFor, parseCommandLine, type RunOptions } from './options.js';
 
 /** How long the start-up reachability check waits for the API server. */
 const REACHABILITY_TIMEOUT_MS = 5_000;
@@ -23,15 +25,34 @@ class StartError extends Error {
 
 async function main(argv: readonly string[]): Promise<void> {
   const command = parseCommandLine(argv, process.env);
-  if (command.kind === 'help') {
-    process.stdout.write(HELP);
-    return;
+  switch (command.kind) {
+    case 'help':
+      // types and manifests parse their own arguments, help included.
+      if (command.command === 'types' || command.command === 'manifests') return main([command.command, '--help']);
+      process.stdout.write(helpFor(command.command));
+      return;
+    case 'version':
+      process.stdout.write(`${packageVersion()}\n`);
+      return;
+    case 'run':
+      return run(command.options);
+    case 'dev': {
+      const { dev } = await import('./commands/dev.js');
+      return dev(command.options, command.runArgs);
+    }
+    case 'init': {
+      const { init } = await import('./commands/init.js');
+      return init(command.options, packageVersion());
+    }
+    case 'types': {
+      const { typesCommand } = await import('./commands/types.js');
+      return typesCommand(command.args);
+    }
+    case 'manifests': {
+      const { manifestsCommand } = await import('./commands/manifests.js');
+      return manifestsCommand(command.args);
+    }
   }
-  if (command.kind === 'version') {
-    process.stdout.write(`${packageVersion()}\n`);
-    return;
-  }
-  await run(command.options);
 }
 
 /** `konductor run`: connect, load handlers, start the operator, and stop cleanly on SIGINT/SIGTERM. */
@@ -50,10 +71,20 @@ async function run(options: RunOptions): Promise<void> {
     stopOnSignals(operator, logger);
     // Lost leadership: work has stopped; exit so the pod restarts as a fresh candidate (as controller-runtime does).
     void operator.lostLeadership.then(() => process.exit(1));
-    void operator.ready.then(() => logger.info('initial listings done; watching for changes'));
+    void operator.ready.then(() => {
+      logger.info('initial listings done; watching for changes');
+      if (devChild()) process.send?.(DEV_READY_MESSAGE);
+    });
+    // Under `konductor dev`: the parent is gone (killed, crashed) when its IPC channel closes; stop too.
+    if (devChild()) process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'));
   } finally {
     client.close();
   }
+}
+
+/** Whether this process is the operator that `konductor dev` restarts (it talks to it over IPC). */
+function devChild(): boolean {
+  return process.env[DEV_CHILD_ENV] === '1' && typeof process.send === 'function';
 }
 
 /** The operator's options for a run. */

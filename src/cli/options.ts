@@ -39,8 +39,32 @@ export interface RunOptions {
   leaseName: string;
 }
 
-/** What the command line asks for. */
-export type Command = { kind: 'help' } | { kind: 'version' } | { kind: 'run'; options: RunOptions };
+/** The commands of `konductor`. */
+export const COMMANDS = ['run', 'dev', 'init', 'types', 'manifests'] as const;
+export type CommandName = (typeof COMMANDS)[number];
+
+/** What `konductor init <dir>` was asked to create. */
+export interface InitOptions {
+  /** Folder of the new project, as given; it must be missing or empty. */
+  dir: string;
+  /** npm package name of the project; default: derived from the folder's name. */
+  name?: string;
+  /** API group of the example CRD (default `example.com`). */
+  group: string;
+  /** Version range of konductor in the new package.json; default `^<this version>`. */
+  konductor?: string;
+}
+
+/** What the command line asks for. `help` without a command is the overview of every command. */
+export type Command =
+  | { kind: 'help'; command?: CommandName }
+  | { kind: 'version' }
+  | { kind: 'run'; options: RunOptions }
+  /** `runArgs`: the arguments without the word `dev`, for the `konductor run` child it restarts. */
+  | { kind: 'dev'; options: RunOptions; runArgs: string[] }
+  | { kind: 'init'; options: InitOptions }
+  /** `types` and `manifests` parse their own arguments (everything but the command's name). */
+  | { kind: 'types' | 'manifests'; args: string[] };
 
 /** Bad command-line input or environment; the CLI prints its one-line message and exits with code 2. */
 export class UsageError extends Error {
@@ -49,6 +73,10 @@ export class UsageError extends Error {
 
 export const DEFAULT_HEALTH_PORT = 8080;
 export const DEFAULT_LEASE_NAME = 'konductor-leader';
+/** API group of the example resource of `konductor init`. */
+export const DEFAULT_INIT_GROUP = 'example.com';
+/** `konductor dev` restarts this long after the last change to a watched file (editors save in bursts). */
+export const DEV_DEBOUNCE_MS = 100;
 /** Seconds; the operator's default, shown in the help. */
 export const DEFAULT_STALL_TIMEOUT = DEFAULT_HANDLER_STALL_MS / 1000;
 /** Upper bound for durations in seconds (about 31 years): anything above is a typo. */
@@ -79,15 +107,8 @@ const OPTIONS = {
   version: { type: 'boolean' },
 } as const;
 
-/** Help text for `konductor --help`: every option with its environment variable. */
-export const HELP = `Usage: konductor run <file|folder>... [options]
-       konductor --help | --version
-
-Runs the handler classes (methods with @on.*, @timer or @daemon) exported by the given
-TypeScript or JavaScript files against a Kubernetes cluster. Folders are searched recursively
-for *.ts, *.mts, *.js and *.mjs files (not *.d.ts, *.test.*, or anything in node_modules).
-
-Options (each may also come from the environment variable shown; flags win over the environment):
+/** The options of `run` and `dev`, each with its environment variable. */
+const RUN_OPTIONS_HELP = `Options (each may also come from the environment variable shown; flags win over the environment):
   -n, --namespace <name|glob>  Watch this namespace; repeat for more. '*' and '?' match names
                                (e.g. 'team-*'), also of namespaces created later; a glob
                                watches cluster-wide, so it needs cluster-wide list/watch.
@@ -123,26 +144,106 @@ Options (each may also come from the environment variable shown; flags win over 
                                env ${envName('lease-namespace')}
       --lease-name <name>      Name of the leader-election Lease (default ${DEFAULT_LEASE_NAME}).
                                env ${envName('lease-name')}
-  -h, --help                   Show this help.
+`;
+
+/** Help text for `konductor --help`: every command, then the options of `run` and `dev`. */
+export const HELP = `Usage: konductor <command> [arguments] [options]
+
+Commands:
+  run <file|folder>...        Run the handler classes of the given files against a Kubernetes cluster.
+  dev <file|folder>...        Like run, and restart with the new code on every change to the files.
+  init <dir>                  Create a new operator project (handlers, CRD, test, Dockerfile, deploy/).
+  types <crd.yaml>...         Print TypeScript types for the custom resources of CRD files.
+  manifests <file|folder>...  Print the ServiceAccount, RBAC and Deployment the handlers need.
+
+Run 'konductor <command> --help' for the details of one command.
+  -h, --help                   Show this help (konductor <command> --help: that command's).
       --version                Show the version.
+
+Start a project:  konductor init my-operator && cd my-operator && npm install && npm test
+
+konductor run and konductor dev:
+${RUN_OPTIONS_HELP}`;
+
+/** Help text for `konductor run --help`. */
+export const RUN_HELP = `Usage: konductor run <file|folder>... [options]
+
+Runs the handler classes (methods with @on.*, @timer or @daemon) exported by the given
+TypeScript or JavaScript files against a Kubernetes cluster. Folders are searched recursively
+for *.ts, *.mts, *.js and *.mjs files (not *.d.ts, *.test.*, or anything in node_modules).
+
+${RUN_OPTIONS_HELP}  -h, --help                   Show this help.
 
 Exit codes: 0 stopped cleanly (SIGINT/SIGTERM), 1 failed to start, 2 bad usage,
 130 a second signal while stopping.
 `;
+
+/** Help text for `konductor dev --help`. */
+export const DEV_HELP = `Usage: konductor dev <file|folder>... [options]
+
+Runs the handlers like 'konductor run', watches the given files (a file: the module files of its
+folder; a folder: every module file below it, not node_modules or hidden folders) and, ${DEV_DEBOUNCE_MS} ms
+after the last change, stops the operator cleanly and starts it again with the new code, logging
+how long the reload took. A file that fails to load is reported, and the next change retries.
+Without leader election by default (--no-standalone turns it back on).
+
+${RUN_OPTIONS_HELP}  -h, --help                   Show this help.
+
+Stop with Ctrl-C (SIGINT) or SIGTERM.
+`;
+
+/** Help text for `konductor init --help`. */
+export const INIT_HELP = `Usage: konductor init <dir> [options]
+
+Creates a new operator project in <dir> (which must be missing or empty): package.json,
+tsconfig.json, src/handlers.ts (create, update and delete handlers and a timer on an example
+custom resource), its CRD in crds/, an integration test on a real control plane in test/,
+a Dockerfile and deploy/ (ServiceAccount, RBAC and a hardened Deployment).
+
+Options:
+      --name <name>            npm package name (default: from the folder's name).
+      --group <group>          API group of the example resource (default ${DEFAULT_INIT_GROUP}).
+      --konductor <version>    konductor version range in package.json (default: ^ this version).
+  -h, --help                   Show this help.
+
+Then:  cd <dir> && npm install && npm test
+`;
+
+/** The help of one command, or the overview; `types` and `manifests` print their own. */
+export function helpFor(command: CommandName | undefined): string {
+  if (command === 'run') return RUN_HELP;
+  if (command === 'dev') return DEV_HELP;
+  if (command === 'init') return INIT_HELP;
+  return HELP;
+}
 
 /**
  * Parses `konductor` arguments (without `node` and the script) plus `KONDUCTOR_*` variables.
  * @throws {@link UsageError} with a one-line message naming the flag (or variable) and what it allows.
  */
 export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Command {
-  const { values, positionals } = parseFlags(argv);
-  if (values.help) return { kind: 'help' };
-  if (values.version) return { kind: 'version' };
-  const [command, ...files] = positionals;
-  if (command === undefined) throw new UsageError("no command given: use 'konductor run <file|folder>...' (see konductor --help)");
-  if (command !== 'run') throw new UsageError(`unknown command '${command}': the only command is 'run' (see konductor --help)`);
-  if (files.length === 0) throw new UsageError('run needs at least one handler file or folder: konductor run <file|folder>...');
+  const found = findCommand(argv);
+  const rest = found ? [...argv.slice(0, found.index), ...argv.slice(found.index + 1)] : [...argv];
+  if (found?.name === 'init') return parseInit(rest);
+  if (found?.name === 'types' || found?.name === 'manifests') return { kind: found.name, args: rest };
+  if (found?.name === 'help') return parseHelpCommand(rest);
 
+  const { values, positionals } = parseFlags(argv);
+  const [command, ...files] = positionals;
+  const runLike = command === 'run' || command === 'dev' ? command : undefined;
+  if (values.help) return { kind: 'help', command: runLike };
+  if (values.version) return { kind: 'version' };
+  if (command === undefined) {
+    throw new UsageError("no command given: use 'konductor init <dir>' for a new project or 'konductor run <file|folder>...' (see konductor --help)");
+  }
+  if (runLike === undefined) throw new UsageError(`unknown command '${command}': use ${COMMANDS.join(', ')} (see konductor --help)`);
+  if (files.length === 0) throw new UsageError(`${runLike} needs at least one handler file or folder: konductor ${runLike} <file|folder>...`);
+  // dev runs one process on a developer's machine: no Lease to wait for, unless asked.
+  const options = runOptions(values, files, env, { standalone: runLike === 'dev' });
+  return runLike === 'run' ? { kind: 'run', options } : { kind: 'dev', options, runArgs: rest };
+}
+
+function runOptions(values: ParsedFlags['values'], files: string[], env: NodeJS.ProcessEnv, defaults: { standalone: boolean }): RunOptions {
   const fromEnv = (option: keyof typeof OPTIONS): Setting | undefined => {
     const name = envName(option);
     const value = env[name];
@@ -151,10 +252,10 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   const flag = (option: keyof typeof OPTIONS, value: string | undefined): Setting | undefined =>
     value === undefined ? undefined : { value, source: `--${option}` };
   const pick = (option: keyof typeof OPTIONS, value: string | undefined): Setting | undefined => flag(option, value) ?? fromEnv(option);
-  const pickBoolean = (option: keyof typeof OPTIONS, value: boolean | undefined): boolean => {
+  const pickBoolean = (option: keyof typeof OPTIONS, value: boolean | undefined, fallback: boolean): boolean => {
     if (value !== undefined) return value;
     const setting = fromEnv(option);
-    return setting ? parseBoolean(setting) : false;
+    return setting ? parseBoolean(setting) : fallback;
   };
 
   const scope = namespaceScope(values.namespace, values['all-namespaces'], fromEnv('namespace'), fromEnv('all-namespaces'));
@@ -167,23 +268,94 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   const leaseNamespace = pick('lease-namespace', values['lease-namespace']);
   const leaseName = pick('lease-name', values['lease-name']);
   return {
-    kind: 'run',
-    options: {
-      files,
-      ...scope,
-      context: nonEmpty(pick('context', values.context)),
-      kubeconfig: nonEmpty(pick('kubeconfig', values.kubeconfig)),
-      concurrency: concurrency && parseInteger(concurrency, 1, Number.MAX_SAFE_INTEGER, 'a positive integer'),
-      handlerTimeout: (handlerTimeout && parseInteger(handlerTimeout, 0, MAX_SECONDS, 'a whole number of seconds (0: no limit)')) || undefined,
-      stallTimeout: stallTimeout && parseInteger(stallTimeout, 0, MAX_SECONDS, 'a whole number of seconds (0: off)'),
-      logLevel: logLevel ? oneOf(logLevel, LOG_LEVELS) : 'info',
-      logFormat: logFormat ? oneOf(logFormat, LOG_FORMATS) : 'auto',
-      healthPort: healthPort ? parseInteger(healthPort, 0, 65_535, 'an integer from 0 to 65535') : DEFAULT_HEALTH_PORT,
-      standalone: pickBoolean('standalone', values.standalone),
-      leaseNamespace: leaseNamespace && dnsLabel(leaseNamespace, false),
-      leaseName: leaseName ? dnsSubdomain(leaseName) : DEFAULT_LEASE_NAME,
-    },
+    files,
+    ...scope,
+    context: nonEmpty(pick('context', values.context)),
+    kubeconfig: nonEmpty(pick('kubeconfig', values.kubeconfig)),
+    concurrency: concurrency && parseInteger(concurrency, 1, Number.MAX_SAFE_INTEGER, 'a positive integer'),
+    handlerTimeout: (handlerTimeout && parseInteger(handlerTimeout, 0, MAX_SECONDS, 'a whole number of seconds (0: no limit)')) || undefined,
+    stallTimeout: stallTimeout && parseInteger(stallTimeout, 0, MAX_SECONDS, 'a whole number of seconds (0: off)'),
+    logLevel: logLevel ? oneOf(logLevel, LOG_LEVELS) : 'info',
+    logFormat: logFormat ? oneOf(logFormat, LOG_FORMATS) : 'auto',
+    healthPort: healthPort ? parseInteger(healthPort, 0, 65_535, 'an integer from 0 to 65535') : DEFAULT_HEALTH_PORT,
+    standalone: pickBoolean('standalone', values.standalone, defaults.standalone),
+    leaseNamespace: leaseNamespace && dnsLabel(leaseNamespace, false),
+    leaseName: leaseName ? dnsSubdomain(leaseName) : DEFAULT_LEASE_NAME,
   };
+}
+
+/**
+ * The command word and where it stands: the first argument that is neither an option nor the value
+ * of one (`run`'s options may come before it, as they always could: `konductor -n ns run x.ts`).
+ */
+function findCommand(argv: readonly string[]): { name: string; index: number } | undefined {
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index]!;
+    if (arg === '--') return index + 1 < argv.length ? { name: argv[index + 1]!, index: index + 1 } : undefined;
+    if (!arg.startsWith('-') || arg === '-') return { name: arg, index };
+    if (takesValue(arg)) index++;
+  }
+  return undefined;
+}
+
+/** Whether a run option is written with its value in the next argument (`--context x`, `-n x`). */
+function takesValue(arg: string): boolean {
+  if (arg.startsWith('--')) {
+    const name = arg.slice(2);
+    return !name.includes('=') && name in OPTIONS && OPTIONS[name as keyof typeof OPTIONS].type === 'string';
+  }
+  // `-n` alone; `-nteam` carries its value.
+  return arg.length === 2 && Object.values(OPTIONS).some((option) => 'short' in option && option.short === arg[1] && option.type === 'string');
+}
+
+/** `konductor help [command]`. */
+function parseHelpCommand(args: readonly string[]): Command {
+  const topic = args.find((arg) => !arg.startsWith('-'));
+  if (topic === undefined) return { kind: 'help' };
+  if (!(COMMANDS as readonly string[]).includes(topic)) throw new UsageError(`unknown command '${topic}': use ${COMMANDS.join(', ')} (see konductor --help)`);
+  return { kind: 'help', command: topic as CommandName };
+}
+
+const INIT_OPTIONS = {
+  name: { type: 'string' },
+  group: { type: 'string' },
+  konductor: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function parseInit(args: readonly string[]): Command {
+  let parsed: ReturnType<typeof parseInitStrict>;
+  try {
+    parsed = parseInitStrict(args);
+  } catch (error) {
+    throw new UsageError(describeParseError(error).replace('(see konductor --help)', '(see konductor init --help)'));
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return { kind: 'help', command: 'init' };
+  if (positionals.length === 0) throw new UsageError('init needs the folder of the new project: konductor init <dir>');
+  if (positionals.length > 1) throw new UsageError(`init takes one folder, got ${positionals.length}: ${positionals.join(' ')}`);
+  const dir = positionals[0]!;
+  if (dir.trim() === '') throw new UsageError('init needs the folder of the new project: konductor init <dir>');
+  const group = values.group ?? DEFAULT_INIT_GROUP;
+  if (group.length > 253 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/.test(group)) {
+    throw new UsageError(`--group '${group}' is not an API group: use a domain with at least one dot, in lowercase (e.g. example.com)`);
+  }
+  if (values.name !== undefined && !isPackageName(values.name)) {
+    throw new UsageError(`--name '${values.name}' is not an npm package name: use lowercase letters, digits, '-', '.' and '_' (optionally @scope/name)`);
+  }
+  if (values.konductor !== undefined && (values.konductor.trim() === '' || /\s/.test(values.konductor))) {
+    throw new UsageError(`--konductor '${values.konductor}' is not a version range: use e.g. ^0.1.0, a tarball path or a URL, without spaces`);
+  }
+  return { kind: 'init', options: { dir, name: values.name, group, konductor: values.konductor } };
+}
+
+function parseInitStrict(args: readonly string[]) {
+  return parseArgs({ args: [...args], options: INIT_OPTIONS, allowPositionals: true, strict: true });
+}
+
+/** npm's rules for new package names: lowercase, URL-safe, at most 214 characters, optionally scoped. */
+export function isPackageName(name: string): boolean {
+  return name.length <= 214 && /^(@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*$/.test(name);
 }
 
 export { isNamespaceGlob, matchNamespace } from '../framework/runtime/namespace-patterns.js';
@@ -194,7 +366,9 @@ interface Setting {
   source: string;
 }
 
-function parseFlags(argv: readonly string[]): ReturnType<typeof parseArgsStrict> {
+type ParsedFlags = ReturnType<typeof parseArgsStrict>;
+
+function parseFlags(argv: readonly string[]): ParsedFlags {
   try {
     return parseArgsStrict(argv);
   } catch (error) {

@@ -1,4 +1,4 @@
-import { HELP, UsageError, isNamespaceGlob, matchNamespace, parseCommandLine, type RunOptions } from '../../../src/cli/options.js';
+import { HELP, RUN_HELP, UsageError, isNamespaceGlob, matchNamespace, parseCommandLine, type RunOptions } from '../../../src/cli/options.js';
 
 /** Parses `konductor run handlers/ <args>` with the given environment and returns the run options. */
 function run(args: string[], env: Record<string, string> = {}): RunOptions {
@@ -85,7 +85,7 @@ describe('konductor command line', () => {
 
   test('--help, -h and --version win over everything else', () => {
     expect(parseCommandLine(['--help'], {})).toEqual({ kind: 'help' });
-    expect(parseCommandLine(['run', 'x.ts', '-h'], {})).toEqual({ kind: 'help' });
+    expect(parseCommandLine(['run', 'x.ts', '-h'], {})).toEqual({ kind: 'help', command: 'run' });
     expect(parseCommandLine(['--version'], {})).toEqual({ kind: 'version' });
   });
 
@@ -184,8 +184,8 @@ describe('konductor command line', () => {
       [['run', 'x', '--kubeconfig'], '--kubeconfig needs a value (see konductor --help)'],
       [['run', 'x', '--standalone=yes'], '--standalone takes no value (use --no-standalone to turn it off)'],
       [['run'], 'run needs at least one handler file or folder: konductor run <file|folder>...'],
-      [[], "no command given: use 'konductor run <file|folder>...' (see konductor --help)"],
-      [['start', 'x'], "unknown command 'start': the only command is 'run' (see konductor --help)"],
+      [[], "no command given: use 'konductor init <dir>' for a new project or 'konductor run <file|folder>...' (see konductor --help)"],
+      [['start', 'x'], "unknown command 'start': use run, dev, init, types, manifests (see konductor --help)"],
     ])('%j', (args, message) => {
       const error = usageError(args);
       expect(error.message).toBe(message);
@@ -249,7 +249,7 @@ describe('konductor command line', () => {
       expect(HELP).toContain(flag);
       if (env) expect(HELP).toContain(env);
     }
-    expect(HELP).toContain('konductor run <file|folder>...');
+    expect(RUN_HELP).toContain('konductor run <file|folder>...');
     for (const level of ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']) expect(HELP).toContain(level);
     expect(HELP).toContain('json|pretty|auto');
   });

@@ -1,0 +1,8 @@
+// What `konductor dev` and the `konductor run` child it restarts say to each other over the child's
+// IPC channel. Kept apart from dev.ts so `run` does not load the watcher code.
+
+/** Set to `1` in the child's environment by `konductor dev`. */
+export const DEV_CHILD_ENV = 'KONDUCTOR_DEV_CHILD';
+
+/** The child sends this once its operator finished the initial listings. */
+export const DEV_READY_MESSAGE = 'konductor:ready';
