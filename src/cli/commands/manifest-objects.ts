@@ -1,7 +1,7 @@
 // The objects `konductor manifests` prints: ServiceAccount, RBAC from derived rules, and a
 // Deployment hardened like deploy/30-deployment.yaml. Pure: the command renders them as YAML.
 import { dump } from 'js-yaml';
-import type { PolicyRule, RbacRules, WatchedResource } from './rbac-rules.js';
+import type { RbacRules, WatchedResource } from './rbac-rules.js';
 
 /** What the install looks like. */
 export interface InstallOptions {
@@ -146,9 +146,4 @@ export function renderManifests(documents: readonly ManifestDocument[]): string 
       return header === '' ? body : `${header}\n${body}`;
     })
     .join('---\n');
-}
-
-/** Every rule's verbs for a group and resource (for tests and messages). */
-export function verbsFor(rules: readonly PolicyRule[], group: string, resource: string): string[] {
-  return rules.filter((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.resourceNames === undefined).flatMap((r) => r.verbs);
 }
