@@ -61,7 +61,7 @@ Options:
 
 const OPTIONS = {
   name: { type: 'string' },
-  namespace: { type: 'string', short: 'n' },
+  namespace: { type: 'string' },
   'create-namespace': { type: 'boolean' },
   image: { type: 'string' },
   'run-path': { type: 'string', multiple: true },
