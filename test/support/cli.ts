@@ -14,9 +14,13 @@ export function cleanEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('KONDUCTOR_')));
 }
 
-/** Starts `node <launcher> <args>` in `cwd`; `detached` gives it its own process group (kill the group). */
-export function spawnKonductor(launcher: string, args: readonly string[], options: { cwd: string; detached?: boolean }): Run {
-  const child = spawn(process.execPath, [launcher, ...args], { cwd: options.cwd, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached });
+/**
+ * Starts `node <launcher> <args>` in `cwd`; `detached` gives it its own process group (kill the group);
+ * `env` adds variables to the clean environment.
+ */
+export function spawnKonductor(launcher: string, args: readonly string[], options: { cwd: string; detached?: boolean; env?: NodeJS.ProcessEnv }): Run {
+  const env = { ...cleanEnv(), ...options.env };
+  const child = spawn(process.execPath, [launcher, ...args], { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
