@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { ApiError, retryDelayMs } from '../api/api-error.js';
 import type { ObjectApi } from '../api/object-api.js';
 import type { Logger } from '../observability/logger.js';
@@ -78,6 +79,8 @@ const OWN_WRITE_TRUST_MS = 5_000;
 const MAX_ERROR_DELAY_MS = 60_000;
 /** Attempts at a write the API server refuses as invalid (422) before the change waits for the object to change. */
 const MAX_INVALID_WRITE_ATTEMPTS = 5;
+/** Warnings remembered per object for `warnOnce`; past it the oldest are forgotten (an Event may repeat, memory stays bounded). */
+const MAX_WARNINGS_REMEMBERED = 16;
 
 class Conflict extends Error {}
 
@@ -178,13 +181,18 @@ export class ChangeProcessor {
     this.warned.delete(uid);
   }
 
-  /** Posts a Warning Event once per object and `subject` while this process knows the object. */
+  /**
+   * Posts a Warning Event once per object and `subject` while this process knows the object. Subjects
+   * are kept as digests, a few per object: they may embed attacker-sized annotation values.
+   */
   private warnOnce(body: KubeObject, subject: string, reason: string, message: string): void {
     const uid = body.metadata?.uid ?? '';
     const seen = this.warned.get(uid) ?? new Set<string>();
     this.warned.set(uid, seen);
-    if (seen.has(subject)) return;
-    seen.add(subject);
+    const digest = createHash('sha256').update(subject).digest('base64');
+    if (seen.has(digest)) return;
+    if (seen.size >= MAX_WARNINGS_REMEMBERED) seen.clear();
+    seen.add(digest);
     const meta = body.metadata ?? {};
     this.options.logger.warn({ namespace: meta.namespace, name: meta.name }, message);
     this.options.poster.post(body, 'Warning', reason, message);
@@ -275,7 +283,8 @@ export class ChangeProcessor {
     if (cause.reason === 'noop' || cause.reason === 'free' || cause.reason === 'gone') return undefined;
 
     const selected = this.select(cause, relevant, body, resuming);
-    const tag = changeTag(meta.annotations?.[DIFF_BASE_KEY], meta.uid);
+    // An unusable or copied diff-base counts as none: so does its tag, so progress copied along with it never matches.
+    const tag = changeTag(diffBase === undefined ? undefined : meta.annotations?.[DIFF_BASE_KEY], meta.uid);
     const reason: ChangeReason = cause.reason;
     const patches: Patch[] = [];
     const records = new Map<string, ProgressRecord>();
@@ -567,15 +576,31 @@ export class ChangeProcessor {
       } else {
         await run;
       }
-      const guarded = guardHandlerPatch(patch, body);
+      const guarded = this.guarded(patch, body);
       if (guarded.problem !== undefined) return { patch: emptyPatch(), error: new PermanentError(guarded.problem) };
       return { patch: guarded.patch };
     } catch (error) {
-      return { patch, error: asError(error) };
+      // A failed attempt's patch is still sent (status it set, say): it goes through the same guard.
+      const guarded = this.guarded(patch, body);
+      return { patch: guarded.patch ?? emptyPatch(), error: asError(error) };
     } finally {
       timer?.clear();
       signal.removeEventListener('abort', onStop);
     }
+  }
+
+  /**
+   * The handler's patch as it is now, copied (an abandoned attempt may still be changing the object it
+   * was given) and checked by `guardHandlerPatch`.
+   */
+  private guarded(patch: Patch, body: KubeObject): ReturnType<typeof guardHandlerPatch> {
+    let copy: Patch;
+    try {
+      copy = structuredClone(patch);
+    } catch (error) {
+      return { problem: `the handler's patch cannot be sent: ${describeError(error)}` };
+    }
+    return guardHandlerPatch(copy, body);
   }
 
   /** The sooner of the handler's remaining `timeout` (permanent) and the operator's attempt limit (retried). */

@@ -1,3 +1,6 @@
+/** The longest `TemporaryError` delay honoured: 10 years. */
+export const MAX_TEMPORARY_DELAY_SECONDS = 10 * 365 * 86_400;
+
 /**
  * Thrown by a handler to retry later: after `delay` seconds (default 60), or at once with `delay: 0`.
  * The attempt counts against `retries` and `timeout`.
@@ -11,7 +14,8 @@ export class TemporaryError extends Error {
     super(message, { cause: options.cause });
     // NaN (e.g. from `Number(env.X)`) would make an invalid retry time; treat it as not given.
     const delay = options.delay === undefined || Number.isNaN(options.delay) ? 60 : options.delay;
-    this.delay = Math.max(0, delay);
+    // Capped so `Infinity` or a typo cannot make an invalid retry time (new Date() would throw).
+    this.delay = Math.min(MAX_TEMPORARY_DELAY_SECONDS, Math.max(0, delay));
   }
 }
 

@@ -3,6 +3,7 @@
  * bookkeeping, copied objects, handlers that throw odd values or patch what they must not, and
  * writes the API server refuses. None of it may crash, loop, or lose a change.
  */
+import { MAX_TEMPORARY_DELAY_SECONDS, TemporaryError } from '../../../src/framework/handling/errors.js';
 import { serializeDiffBase } from '../../../src/framework/state/essence.js';
 import { DIFF_BASE_KEY, FINALIZER, progressKey } from '../../../src/framework/state/keys.js';
 import { MAX_PROGRESS_MESSAGE_LENGTH } from '../../../src/framework/state/progress.js';
@@ -214,6 +215,32 @@ describe('handlers cannot break the framework’s bookkeeping', () => {
     expect(h.record('meddler')).toMatchObject({ failure: true, message: expect.stringContaining(DIFF_BASE_KEY) });
   });
 
+  test('a handler that sets forbidden fields and then throws has its patch refused too', async () => {
+    const meddler = handler('create', 'meddler', {}, ({ patch }) => {
+      patch.metadata.resourceVersion = '1';
+      patch.status.phase = 'Broken';
+      throw new Error('boom');
+    });
+    const h = new Harness([meddler], widget());
+
+    await h.deliver();
+
+    expect(JSON.stringify(h.api.writes)).not.toContain('resourceVersion');
+    expect(h.api.object.status).toBeUndefined();
+  });
+
+  test('a handler that empties metadata.finalizers and then throws keeps the framework’s finalizer', async () => {
+    const created = handler('create', 'created', {}, ({ patch }) => {
+      patch.metadata.finalizers = [];
+      throw new Error('boom');
+    });
+    const h = new Harness([created, handler('delete', 'deleted')], widget());
+
+    await h.deliver();
+
+    expect(h.api.object.metadata?.finalizers).toEqual([FINALIZER]);
+  });
+
   test('a patch replacing metadata.finalizers keeps the framework’s finalizer', async () => {
     const created = handler('create', 'created', {}, ({ patch }) => {
       patch.metadata.finalizers = ['example.com/cleanup'];
@@ -259,6 +286,20 @@ describe('failure records mean what the docs say', () => {
 
     const line = logs.containing('handler flaky threw')[0];
     expect(line).toMatchObject({ level: 20, stack: expect.stringMatching(/Error: boom\n\s+at /) });
+  });
+});
+
+describe('delays from handlers', () => {
+  test('`TemporaryError` with an infinite delay is retried after the longest delay honoured, never a crash', async () => {
+    const forever = handler('create', 'forever', {}, () => {
+      throw new TemporaryError('later', { delay: Infinity });
+    });
+    const h = new Harness([forever], widget());
+
+    const result = await h.deliver();
+
+    expect(requeueOf(result)).toBe(MAX_TEMPORARY_DELAY_SECONDS * 1000);
+    expect(h.delayOf('forever')).toBe(MAX_TEMPORARY_DELAY_SECONDS * 1000);
   });
 });
 
