@@ -182,6 +182,20 @@ describe('the deploy/ manifests', () => {
   });
 });
 
+describe('the Deployments', () => {
+  it.each([
+    ['deploy/', (): KubeObject[] => manifests()],
+    ['deploy/namespaced/', (): KubeObject[] => namespacedManifests(PLACEHOLDER)],
+  ] as const)('%s: handler attempts are capped, and /healthz fails only after a stall longer than that cap', (_dir, read) => {
+    const deployment = findObject(read(), 'Deployment');
+    const args = (deployment.spec as { template: { spec: { containers: Array<{ args: string[] }> } } }).template.spec.containers[0]!.args;
+    const seconds = (flag: string): number => Number(args[args.indexOf(flag) + 1]);
+
+    expect(seconds('--handler-timeout')).toBe(600);
+    expect(seconds('--stall-timeout')).toBeGreaterThan(seconds('--handler-timeout'));
+  });
+});
+
 describe('the NetworkPolicy', () => {
   // No CNI runs on the test control plane, so the policy is not enforced here: the dry runs prove the
   // API server accepts it, and these tests that it admits only what it should.
