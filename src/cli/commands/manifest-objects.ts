@@ -63,7 +63,14 @@ export function manifestDocuments(rbac: RbacRules, options: InstallOptions): Man
     },
     { comments: [], object: { apiVersion: RBAC_API, kind: 'RoleBinding', metadata: { name: leaseRole, namespace, labels }, roleRef: roleRef('Role', leaseRole), subjects } },
   );
-  documents.push({ comments: ['Hardened like konductor\'s own deploy/30-deployment.yaml: non-root, read-only root filesystem, no capabilities.'], object: deployment(options, labels) });
+  documents.push({
+    comments: [
+      "Hardened like konductor's own deploy/30-deployment.yaml: non-root, read-only root filesystem, no capabilities.",
+      'Handler attempts past 10 minutes are aborted and retried (--handler-timeout 600), so one object cannot hold a',
+      'worker slot forever; /healthz fails only when no run finished for 15 minutes while work waits (--stall-timeout 900).',
+    ],
+    object: deployment(options, labels),
+  });
   return documents;
 }
 
@@ -114,7 +121,7 @@ function deployment(options: InstallOptions, labels: Record<string, string>): Re
               name: 'operator',
               image: options.image,
               imagePullPolicy: 'IfNotPresent',
-              args: ['run', ...options.runPaths, ...scope, '--lease-name', options.leaseName, '--log-format', 'json'],
+              args: ['run', ...options.runPaths, ...scope, '--lease-name', options.leaseName, '--log-format', 'json', '--handler-timeout', '600', '--stall-timeout', '900'],
               env: [
                 { name: 'NODE_OPTIONS', value: '--max-old-space-size=128' },
                 { name: 'KONDUCTOR_LEASE_NAMESPACE', ...fromField('metadata.namespace') },

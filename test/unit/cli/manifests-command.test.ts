@@ -71,7 +71,7 @@ describe('konductor manifests', () => {
     const pod = find(docs, 'Deployment').spec!.template.spec;
     expect(pod.serviceAccountName).toBe('demo');
     expect(pod.containers[0]!.image).toBe('registry.example/demo:1.0');
-    expect(pod.containers[0]!.args).toEqual(['run', fixture, '--all-namespaces', '--lease-name', 'demo', '--log-format', 'json']);
+    expect(pod.containers[0]!.args).toEqual(['run', fixture, '--all-namespaces', '--lease-name', 'demo', '--log-format', 'json', '--handler-timeout', '600', '--stall-timeout', '900']);
   });
 
   test('--namespace-scoped grants Roles in each watched namespace and runs with --namespace for each', async () => {
@@ -83,7 +83,7 @@ describe('konductor manifests', () => {
       [{ kind: 'ServiceAccount', name: 'demo', namespace: 'ops' }],
     ]);
     expect(find(docs, 'Role', 'demo-leader-election').metadata.namespace).toBe('ops');
-    expect(find(docs, 'Deployment').spec!.template.spec.containers[0]!.args).toEqual(['run', 'dist/handlers', '--namespace', 'team-a', '--namespace', 'team-b', '--lease-name', 'demo', '--log-format', 'json']);
+    expect(find(docs, 'Deployment').spec!.template.spec.containers[0]!.args).toEqual(['run', 'dist/handlers', '--namespace', 'team-a', '--namespace', 'team-b', '--lease-name', 'demo', '--log-format', 'json', '--handler-timeout', '600', '--stall-timeout', '900']);
   });
 
   test('--create-namespace prints the Namespace first', async () => {
