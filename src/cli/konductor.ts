@@ -10,7 +10,7 @@ import { createLogger, type Logger } from '../framework/observability/logger.js'
 import type { Registry } from '../framework/registry/registry.js';
 import { createOperator, type Operator, type OperatorOptions } from '../framework/runtime/operator.js';
 import { loadHandlers } from './load-handlers.js';
-import { DEV_CHILD_ENV, DEV_READY_MESSAGE } from './commands/dev-protocol.js';
+import { DEV_CHILD_ENV, DEV_READY_MESSAGE, DEV_START_MESSAGE } from './commands/dev-protocol.js';
 import { UsageError, helpFor, parseCommandLine, type RunOptions } from './options.js';
 
 /** How long the start-up reachability check waits for the API server. */
@@ -57,6 +57,8 @@ async function main(argv: readonly string[]): Promise<void> {
 
 /** `konductor run`: connect, load handlers, start the operator, and stop cleanly on SIGINT/SIGTERM. */
 async function run(options: RunOptions): Promise<void> {
+  // Under `konductor dev`, a booted spare waits here until a change needs a new operator.
+  if (devChild()) await startSignal();
   const kubeConfig = loadKubeConfig(options);
   const client = new ApiClient(kubeConfig);
   let namespaces: string[] | undefined;
@@ -85,6 +87,21 @@ async function run(options: RunOptions): Promise<void> {
 /** Whether this process is the operator that `konductor dev` restarts (it talks to it over IPC). */
 function devChild(): boolean {
   return process.env[DEV_CHILD_ENV] === '1' && typeof process.send === 'function';
+}
+
+/** Resolves when the `konductor dev` parent says to start; exits when the parent goes away first. */
+function startSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const onMessage = (message: unknown): void => {
+      if (message !== DEV_START_MESSAGE) return;
+      process.off('message', onMessage);
+      process.off('disconnect', onDisconnect);
+      resolve();
+    };
+    const onDisconnect = (): void => process.exit(0);
+    process.on('message', onMessage);
+    process.once('disconnect', onDisconnect);
+  });
 }
 
 /** The operator's options for a run. */

@@ -4,5 +4,11 @@
 /** Set to `1` in the child's environment by `konductor dev`. */
 export const DEV_CHILD_ENV = 'KONDUCTOR_DEV_CHILD';
 
+/**
+ * The parent sends this when the child should load the handler files and start. Until then the child
+ * has only booted (node, tsx, konductor), so a restart does not wait for that part.
+ */
+export const DEV_START_MESSAGE = 'konductor:start';
+
 /** The child sends this once its operator finished the initial listings. */
 export const DEV_READY_MESSAGE = 'konductor:ready';

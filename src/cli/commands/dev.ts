@@ -9,7 +9,7 @@ import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { createLogger, type Logger } from '../../framework/observability/logger.js';
 import { DEV_DEBOUNCE_MS, type RunOptions } from '../options.js';
-import { DEV_CHILD_ENV, DEV_READY_MESSAGE } from './dev-protocol.js';
+import { DEV_CHILD_ENV, DEV_READY_MESSAGE, DEV_START_MESSAGE } from './dev-protocol.js';
 
 /** After SIGTERM, how long the child may drain before a second SIGTERM makes it exit at once. */
 const DRAIN_MS = 5_000;
@@ -149,8 +149,15 @@ export function childArguments(runArgs: readonly string[], options: Pick<RunOpti
   return ['run', options.standalone ? '--standalone' : '--no-standalone', ...runArgs];
 }
 
-/** Starts `konductor run` as a child (same node, same launcher) in its own process group. */
-function spawnOperator(args: readonly string[]): OperatorProcess {
+/** A booted `konductor run` child that waits for {@link DEV_START_MESSAGE}. */
+interface BootedChild {
+  child: ChildProcess;
+  ready: Promise<void>;
+  exited: Promise<number | string>;
+}
+
+/** Starts `konductor run` as a child (same node, same launcher) in its own process group; it waits to be told to start. */
+function bootChild(args: readonly string[]): BootedChild {
   const launcher = process.argv[1];
   if (launcher === undefined) throw new Error('cannot tell how konductor was started (no script in process.argv)');
   const child = spawn(process.execPath, [...process.execArgv, launcher, ...args], {
@@ -165,7 +172,41 @@ function spawnOperator(args: readonly string[]): OperatorProcess {
       if (message === DEV_READY_MESSAGE) done();
     });
   });
-  return { ready, exited, stop: () => stopChild(child, exited) };
+  return { child, ready, exited };
+}
+
+function alive(child: ChildProcess): boolean {
+  return child.exitCode === null && child.signalCode === null && child.connected;
+}
+
+/**
+ * Starts operators from a booted spare, and boots the next spare once the new operator is ready (not
+ * before: on two cores the boot would slow the start it is meant to speed up). Booting node, tsx and
+ * konductor takes most of a start; with a spare a reload only loads the handler files and lists.
+ */
+export class WarmStarter {
+  private spare: BootedChild | undefined;
+  private closed = false;
+
+  constructor(private readonly args: readonly string[], private readonly boot: (args: readonly string[]) => BootedChild = bootChild) {}
+
+  /** Starts an operator (the spare, if it is still alive). */
+  start(): OperatorProcess {
+    const booted = this.spare && alive(this.spare.child) ? this.spare : this.boot(this.args);
+    this.spare = undefined;
+    booted.child.send(DEV_START_MESSAGE);
+    void Promise.race([booted.ready, booted.exited]).then(() => {
+      if (!this.closed && this.spare === undefined) this.spare = this.boot(this.args);
+    });
+    return { ready: booted.ready, exited: booted.exited, stop: () => stopChild(booted.child, booted.exited) };
+  }
+
+  /** Ends the spare (it has not started an operator: nothing to drain). */
+  close(): void {
+    this.closed = true;
+    if (this.spare && alive(this.spare.child)) this.spare.child.kill('SIGTERM');
+    this.spare = undefined;
+  }
 }
 
 async function stopChild(child: ChildProcess, exited: Promise<number | string>): Promise<void> {
@@ -187,8 +228,8 @@ async function stopChild(child: ChildProcess, exited: Promise<number | string>):
 export async function dev(options: RunOptions, runArgs: readonly string[]): Promise<void> {
   const logger = createLogger({ level: options.logLevel, format: options.logFormat });
   const targets = await watchTargets(options.files);
-  const childArgs = childArguments(runArgs, options);
-  const reloader = new Reloader(() => spawnOperator(childArgs), logger);
+  const starter = new WarmStarter(childArguments(runArgs, options));
+  const reloader = new Reloader(() => starter.start(), logger);
   const watchers: FSWatcher[] = targets.map((target) =>
     watch(target.dir, { recursive: target.recursive }, (_event, file) => {
       if (isWatchedChange(file)) reloader.changed(file ?? target.dir);
@@ -202,6 +243,7 @@ export async function dev(options: RunOptions, runArgs: readonly string[]): Prom
     stopping = true;
     logger.info({ signal }, 'stopping');
     for (const watcher of watchers) watcher.close();
+    starter.close();
     reloader.stop().then(
       () => process.exit(0),
       () => process.exit(1),
