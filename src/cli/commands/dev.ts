@@ -150,7 +150,7 @@ export function childArguments(runArgs: readonly string[], options: Pick<RunOpti
 }
 
 /** A booted `konductor run` child that waits for {@link DEV_START_MESSAGE}. */
-interface BootedChild {
+export interface BootedChild {
   child: ChildProcess;
   ready: Promise<void>;
   exited: Promise<number | string>;

@@ -1,8 +1,10 @@
 import { jest } from '@jest/globals';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Reloader, childArguments, isWatchedChange, watchTargets, type DevLog, type OperatorProcess } from '../../../src/cli/commands/dev.js';
+import { Reloader, WarmStarter, childArguments, isWatchedChange, watchTargets, type BootedChild, type DevLog, type OperatorProcess } from '../../../src/cli/commands/dev.js';
+import { DEV_START_MESSAGE } from '../../../src/cli/commands/dev-protocol.js';
 
 /** An operator process the test starts, readies, stops and crashes by hand. */
 class FakeOperator implements OperatorProcess {
@@ -168,5 +170,61 @@ describe('konductor dev: what is watched', () => {
   test('the restarted child is `konductor run` with the same arguments and the standalone choice made explicit', () => {
     expect(childArguments(['src/handlers.ts', '-n', 'dev'], { standalone: true })).toEqual(['run', '--standalone', 'src/handlers.ts', '-n', 'dev']);
     expect(childArguments(['h.ts', '--no-standalone'], { standalone: false })).toEqual(['run', '--no-standalone', 'h.ts', '--no-standalone']);
+  });
+});
+
+describe('konductor dev: warm starts', () => {
+  /** A booted child the test readies and ends by hand; it records what it was sent. */
+  function fakeBooted(): BootedChild & { sent: unknown[]; markReady: () => void; signals: string[] } {
+    const sent: unknown[] = [];
+    const signals: string[] = [];
+    let markReady!: () => void;
+    const ready = new Promise<void>((resolve) => (markReady = resolve));
+    const child = {
+      exitCode: null,
+      signalCode: null,
+      connected: true,
+      send: (message: unknown) => sent.push(message),
+      kill: (signal: string) => signals.push(signal),
+    };
+    return { child: child as unknown as ChildProcess, ready, exited: new Promise(() => undefined), sent, markReady, signals };
+  }
+
+  test('starts the first operator at once, boots a spare once it is ready, and starts the next operator from the spare', async () => {
+    const booted: Array<ReturnType<typeof fakeBooted>> = [];
+    const starter = new WarmStarter(['run', '--standalone', 'h.ts'], () => {
+      const child = fakeBooted();
+      booted.push(child);
+      return child;
+    });
+
+    starter.start();
+    expect(booted).toHaveLength(1);
+    expect(booted[0]!.sent).toEqual([DEV_START_MESSAGE]);
+
+    booted[0]!.markReady();
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(booted).toHaveLength(2);
+    expect(booted[1]!.sent).toEqual([]);
+
+    starter.start();
+    expect(booted).toHaveLength(2);
+    expect(booted[1]!.sent).toEqual([DEV_START_MESSAGE]);
+  });
+
+  test('close ends the spare', async () => {
+    const booted: Array<ReturnType<typeof fakeBooted>> = [];
+    const starter = new WarmStarter([], () => {
+      const child = fakeBooted();
+      booted.push(child);
+      return child;
+    });
+    starter.start();
+    booted[0]!.markReady();
+    await Promise.resolve();
+    await Promise.resolve();
+    starter.close();
+    expect(booted[1]!.signals).toEqual(['SIGTERM']);
   });
 });
