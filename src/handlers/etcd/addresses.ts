@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+
 /** The URLs one etcd member advertises and listens on. */
 export interface MemberURLs {
   /** Advertised to peers (`--initial-advertise-peer-urls`, member add). */
@@ -21,8 +23,20 @@ export interface EtcdAddresses {
   member(namespace: string, cluster: string, member: string): MemberURLs;
   /** The member name behind a peer URL from `member list`; undefined when it is not one of this cluster's. */
   memberName(namespace: string, cluster: string, peerURL: string): string | undefined;
-  /** The endpoints to dial for an endpoint a user wrote (an EtcdBackup's `etcdEndpoints`). */
-  endpoints(namespace: string, endpoint: string): string[];
+  /**
+   * The client URL to dial for one running member Pod the operator listed itself (owned by the
+   * cluster). Backups dial this rather than a name a user wrote: a Service, and so any DNS name
+   * through it, may belong to the tenant (an `ExternalName` pointing at another namespace's etcd).
+   * Undefined when the Pod has no usable address yet.
+   */
+  podClientURL(namespace: string, cluster: string, pod: MemberPodAddress): string | undefined;
+}
+
+/** What {@link EtcdAddresses.podClientURL} needs of a Pod. */
+export interface MemberPodAddress {
+  name: string;
+  /** `status.podIP`. */
+  podIP?: string;
 }
 
 /** Real-cluster addresses: `<member>.<cluster>.<namespace>.svc<domain>`, published by the headless peer Service. */
@@ -46,8 +60,11 @@ export class ClusterDnsAddresses implements EtcdAddresses {
     return match[1];
   }
 
-  endpoints(_namespace: string, endpoint: string): string[] {
-    // `<service>.<namespace>.svc` resolves through the Pod's search path; with a known domain, say it.
-    return [this.clusterDomain ? endpoint.replace(/^(\w+:\/\/[^/:]+\.svc)(?=[:/]|$)/, `$1${this.clusterDomain}`) : endpoint];
+  /** The Pod's own IP: set by the kubelet, not by the tenant, and no DNS record in between. */
+  podClientURL(_namespace: string, _cluster: string, pod: MemberPodAddress): string | undefined {
+    const ip = pod.podIP ?? '';
+    const family = isIP(ip);
+    if (family === 0) return undefined;
+    return family === 6 ? `http://[${ip}]:2379` : `http://${ip}:2379`;
   }
 }

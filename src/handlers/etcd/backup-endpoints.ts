@@ -40,3 +40,38 @@ export function clientServiceEndpoint(namespace: string, endpoint: unknown): Cli
   if (!isObjectName(cluster)) return { problem: `etcdEndpoints entry ${shown} does not name a cluster's client Service (<cluster>-client)` };
   return { cluster, url: `${url.protocol}//${cluster}-client.${namespace}.svc:2379` };
 }
+
+/** The parts of a Pod that say whether it is one of a cluster's own running members. */
+export interface ListedPod {
+  metadata?: {
+    name?: string;
+    uid?: string;
+    labels?: Record<string, string>;
+    deletionTimestamp?: string;
+    ownerReferences?: { uid?: string; controller?: boolean; kind?: string }[];
+  };
+  status?: { phase?: string; podIP?: string };
+}
+
+/**
+ * The Pods a backup of `cluster` may dial: Running, not being deleted, controlled by the EtcdCluster
+ * with `clusterUid` and labelled as its members. Never a Service or a DNS name: the tenant can own a
+ * Service called `<cluster>-client` (an `ExternalName` to another namespace's etcd) before the
+ * operator creates its own, or while the cluster is paused.
+ */
+export function ownMemberPods<P extends ListedPod>(pods: readonly P[], cluster: string, clusterUid: string): P[] {
+  return pods.filter((pod) => {
+    const meta = pod.metadata;
+    const labels = meta?.labels ?? {};
+    const controller = meta?.ownerReferences?.find((owner) => owner.controller === true);
+    return (
+      !meta?.deletionTimestamp &&
+      pod.status?.phase === 'Running' &&
+      controller?.uid === clusterUid &&
+      controller.kind === 'EtcdCluster' &&
+      labels.app === 'etcd' &&
+      labels.etcd_cluster === cluster &&
+      labels.etcd_node === meta?.name
+    );
+  });
+}

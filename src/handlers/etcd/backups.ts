@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiError, events, on, timer, type ApiClient, type ChangeContext, type KubeObject, type Logger, type Patch, type TimerContext } from 'konductor';
 import { ClusterDnsAddresses, type EtcdAddresses } from './addresses.js';
-import { etcdPath } from './api-paths.js';
-import { clientServiceEndpoint } from './backup-endpoints.js';
+import { corePath, etcdPath } from './api-paths.js';
+import { clientServiceEndpoint, ownMemberPods, type ListedPod } from './backup-endpoints.js';
 import { backupTarget, InvalidSpecError, type BackupTarget } from './backup-target.js';
 import { errorMessage } from './etcd-client.js';
+import { memberLabels } from './member-pod.js';
 import { takeSnapshot } from './snapshot.js';
 import { backupsToDelete, periodicBackupName } from './storage/index.js';
 import { API_VERSION, type EtcdBackupSpec, type EtcdBackupStatus } from './types.js';
@@ -64,8 +65,7 @@ export class EtcdBackups {
       const problem = validate(spec);
       if (problem) throw new InvalidSpecError(problem);
       target = await backupTarget(client, namespace, { storageType: spec.storageType, s3: spec.s3, local: spec.local }, this.localRoot);
-      const services = await clusterServices(client, namespace, spec.etcdEndpoints ?? []);
-      const endpoints = services.flatMap((url) => this.addresses.endpoints(namespace, url));
+      const endpoints = await memberEndpoints(client, this.addresses, namespace, spec.etcdEndpoints ?? []);
       const timeoutSeconds = Number(spec.backupPolicy?.timeoutInSecond ?? 0) > 0 ? Number(spec.backupPolicy!.timeoutInSecond) : 60;
       const file = join(work, 'snapshot.db');
       const snapshot = await takeSnapshot(endpoints, file, timeoutSeconds * 1000);
@@ -106,20 +106,31 @@ export class EtcdBackups {
 }
 
 /**
- * The canonical client Service URL of each endpoint, after checking that each names the client
- * Service of an EtcdCluster that exists in the backup's own namespace.
+ * The client URLs of the member Pods of each cluster the endpoints name, after checking that each
+ * names the client Service of an EtcdCluster in the backup's own namespace. The Service itself is
+ * never dialled (the tenant may own it): only Pods controlled by that cluster, at the addresses the
+ * cluster controller uses.
  */
-async function clusterServices(client: ApiClient, namespace: string, endpoints: readonly unknown[]): Promise<string[]> {
+async function memberEndpoints(client: ApiClient, addresses: EtcdAddresses, namespace: string, endpoints: readonly unknown[]): Promise<string[]> {
   const urls: string[] = [];
   for (const endpoint of endpoints) {
     const service = clientServiceEndpoint(namespace, endpoint);
     if ('problem' in service) throw new InvalidSpecError(service.problem);
-    const cluster = await client.request('GET', etcdPath(namespace, 'etcdclusters', service.cluster)).catch((error: unknown) => {
+    const cluster = await client.request<KubeObject>('GET', etcdPath(namespace, 'etcdclusters', service.cluster)).catch((error: unknown) => {
       if (error instanceof ApiError && error.status === 404) return undefined;
       throw error;
     });
-    if (!cluster) throw new InvalidSpecError(`etcdEndpoints entry ${JSON.stringify(endpoint)} names EtcdCluster ${namespace}/${service.cluster}, which does not exist`);
-    urls.push(service.url);
+    const uid = cluster?.metadata?.uid;
+    if (!uid) throw new InvalidSpecError(`etcdEndpoints entry ${JSON.stringify(endpoint)} names EtcdCluster ${namespace}/${service.cluster}, which does not exist`);
+    const selector = Object.entries(memberLabels(service.cluster)).map(([k, v]) => `${k}=${v}`).join(',');
+    const pods = await client.request<{ items: ListedPod[] }>('GET', corePath(namespace, 'pods'), { query: { labelSelector: selector } });
+    const found = ownMemberPods(pods.items, service.cluster, uid)
+      .map((pod) => addresses.podClientURL(namespace, service.cluster, { name: pod.metadata!.name!, podIP: pod.status?.podIP }))
+      .filter((url): url is string => url !== undefined);
+    if (found.length === 0) {
+      throw new Error(`EtcdCluster ${namespace}/${service.cluster} has no running member Pods of its own to back up (only Pods the operator created for it are dialled, never the Service): wait until it runs, or unpause it`);
+    }
+    urls.push(...found);
   }
   return urls;
 }

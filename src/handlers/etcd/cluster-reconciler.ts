@@ -15,7 +15,7 @@ export type EtcdClusterObject = KubeObject & { spec?: Partial<EtcdClusterSpec>; 
 interface Pod extends KubeObject {
   metadata: NonNullable<KubeObject['metadata']> & { name: string; annotations?: Record<string, string>; ownerReferences?: { uid?: string }[] };
   spec?: { containers?: { name: string; image?: string }[] };
-  status?: { phase?: string; conditions?: { type: string; status: string }[] } & DeadSeed['status'];
+  status?: { phase?: string; podIP?: string; conditions?: { type: string; status: string }[] } & DeadSeed['status'];
 }
 
 export interface ReconcilerOptions {
@@ -91,7 +91,7 @@ export class ClusterReconciler {
     }
     if (pending.length > 0) return { status, busy: true };
 
-    await this.ensureServices(ref, status);
+    if (!(await this.ensureServices(cluster, ref, status))) return { status, busy: false };
     let members: Member[];
     try {
       members = await withEtcd(this.clientURLs(ref, running), (etcd) => etcd.members());
@@ -272,15 +272,20 @@ export class ClusterReconciler {
   private async unhealthy(running: Pod[], ref: ObjectRef): Promise<string[]> {
     const results = await Promise.all(
       running.map(async (pod) => {
-        const url = this.options.addresses.member(ref.namespace, ref.name, pod.metadata.name).clientURL;
-        return (await withEtcd([url], (etcd) => etcd.healthy())) ? undefined : pod.metadata.name;
+        const url = this.clientURL(ref, pod);
+        return url && (await withEtcd([url], (etcd) => etcd.healthy())) ? undefined : pod.metadata.name;
       }),
     );
     return results.filter((n): n is string => n !== undefined);
   }
 
+  /** Members are dialled at their Pods' own addresses, never through a Service name the tenant could own. */
   private clientURLs(ref: ObjectRef, pods: Pod[]): string[] {
-    return pods.map((p) => this.options.addresses.member(ref.namespace, ref.name, p.metadata.name).clientURL);
+    return pods.map((p) => this.clientURL(ref, p)).filter((url): url is string => url !== undefined);
+  }
+
+  private clientURL(ref: ObjectRef, pod: Pod): string | undefined {
+    return this.options.addresses.podClientURL(ref.namespace, ref.name, { name: pod.metadata.name, podIP: pod.status?.podIP });
   }
 
   private async pods(ref: ObjectRef): Promise<Pod[]> {
@@ -302,17 +307,45 @@ export class ClusterReconciler {
       });
   }
 
-  private async ensureServices(ref: ObjectRef, status: EtcdClusterStatus): Promise<void> {
+  /**
+   * Creates the peer and client Services, or checks that existing ones are this cluster's own
+   * (controller owner reference). A Service of the same name someone else made (an `ExternalName`
+   * to another namespace, a selector of their choice) is never used: it is reported in status and
+   * with one Warning Event, and the cluster waits until it is deleted.
+   * @returns false when a Service is not the cluster's own.
+   */
+  private async ensureServices(cluster: EtcdClusterObject, ref: ObjectRef, status: EtcdClusterStatus): Promise<boolean> {
     status.serviceName = `${ref.name}-client`;
     status.clientPort = 2379;
-    if (this.servicesCreated.has(ref.uid)) return;
+    if (this.servicesCreated.has(ref.uid)) return true;
     for (const service of clusterServices(ref)) {
-      await this.options.client.request('POST', corePath(ref.namespace, 'services'), { body: service }).catch((error: unknown) => {
-        if (!(error instanceof ApiError && error.status === 409)) throw error;
-      });
+      const name = service.metadata!.name!;
+      const created = await this.options.client.request('POST', corePath(ref.namespace, 'services'), { body: service }).then(
+        () => true,
+        (error: unknown) => {
+          if (!(error instanceof ApiError && error.status === 409)) throw error;
+          return false;
+        },
+      );
+      if (created) continue;
+      const existing = await this.options.client.request<KubeObject>('GET', corePath(ref.namespace, 'services', name));
+      if (!isOwnService(existing, ref.uid)) {
+        const message = `Service ${ref.namespace}/${name} exists and was not created by the operator for this EtcdCluster (no controller owner reference to it); it is not used. Delete it so the operator can create its own`;
+        if (status.reason !== message) events.warn(cluster, 'ForeignService', message);
+        status.reason = message;
+        status.conditions = setCondition(status.conditions, { type: 'Available', status: 'False', reason: 'ForeignService', message });
+        return false;
+      }
     }
     this.servicesCreated.add(ref.uid);
+    return true;
   }
+}
+
+/** A Service this cluster controls: created by the operator, with the cluster as controller. */
+function isOwnService(service: KubeObject, clusterUid: string): boolean {
+  const owners = (service.metadata?.ownerReferences ?? []) as { uid?: string; controller?: boolean }[];
+  return owners.some((owner) => owner.controller === true && owner.uid === clusterUid);
 }
 
 /** Valid becomes True only if it was ever False: a cluster that was always valid carries no such condition. */

@@ -1,4 +1,4 @@
-import type { EtcdAddresses, MemberURLs } from '../../handlers/etcd/addresses.js';
+import type { EtcdAddresses, MemberPodAddress, MemberURLs } from '../../handlers/etcd/addresses.js';
 
 /** Where a member stands, as the pod runner reports it. */
 interface MemberRecord {
@@ -42,8 +42,13 @@ export class LoopbackAddresses implements EtcdAddresses {
     return record.member;
   }
 
+  /** The loopback client URL of a member this instance allocated (every Pod runs on 127.0.0.1, so the Pod IP says nothing). */
+  podClientURL(namespace: string, cluster: string, pod: MemberPodAddress): string | undefined {
+    return this.members.get(key(namespace, cluster, pod.name))?.urls.clientURL;
+  }
+
   /**
-   * For a cluster's client Service (`<cluster>-client`, optionally followed by `.<namespace>` and
+   * For tests: for a cluster's client Service (`<cluster>-client`, optionally followed by `.<namespace>` and
    * `.svc...`) of a cluster this instance knows: the client URLs of its running members, ready ones
    * first; empty when none runs. Any other endpoint is returned as it is.
    */

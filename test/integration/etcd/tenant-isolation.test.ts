@@ -191,6 +191,43 @@ describe('two tenant namespaces on one etcd operator', () => {
       expect(await outcome(h, b, 'nothing')).toMatchObject({ succeeded: false, Reason: expect.stringContaining('which does not exist') });
     }, 60_000);
 
+    test('an EtcdBackup of a paused cluster whose client Service the tenant made an ExternalName to another namespace is refused, and nothing is snapshotted', async () => {
+      await h.api.request('POST', etcdObjectPath(b, 'etcdclusters'), { body: { apiVersion: ETCD_API, kind: 'EtcdCluster', metadata: { name: 'foo' }, spec: { size: 1, paused: true } } });
+      await h.api.request('POST', `/api/v1/namespaces/${b}/services`, {
+        body: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'foo-client' }, spec: { type: 'ExternalName', externalName: `db-client.${a}.svc.cluster.local` } },
+      });
+      // Cluster DNS follows the tenant's ExternalName to the other namespace's members; the local
+      // addresses have no DNS, so they stand in for it here.
+      const dns = h.addresses.endpoints.bind(h.addresses);
+      h.addresses.endpoints = (namespace, endpoint) => (/foo-client/.test(endpoint) ? dns(a, 'http://db-client:2379') : dns(namespace, endpoint));
+      try {
+        await createEtcdObject(h, 'EtcdBackup', 'via-external-name', { etcdEndpoints: ['http://foo-client:2379'], storageType: 'Local', local: { path: 'external.db' } }, b);
+        const status = await outcome(h, b, 'via-external-name');
+        expect(status).toMatchObject({ succeeded: false, Reason: expect.stringContaining(`EtcdCluster ${b}/foo has no running member Pods of its own`) });
+        await eventually(async () => (await warnings(h, b, 'via-external-name', 'BackupFailed')).length > 0, 'a Warning Event', 20_000);
+        expect(await readdir(join(h.backupRoot, b)).catch(() => [])).not.toContain('external.db');
+      } finally {
+        h.addresses.endpoints = dns;
+      }
+    }, 60_000);
+
+    test('a cluster whose client Service someone else created reports it in status and one Warning Event, and does not use it', async () => {
+      await h.api.request('POST', `/api/v1/namespaces/${b}/services`, {
+        body: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'taken-client' }, spec: { type: 'ExternalName', externalName: `db-client.${a}.svc.cluster.local` } },
+      });
+      await h.api.request('POST', etcdObjectPath(b, 'etcdclusters'), { body: { apiVersion: ETCD_API, kind: 'EtcdCluster', metadata: { name: 'taken' }, spec: { size: 1 } } });
+      await eventually(
+        async () => (await etcdStatus<{ reason?: string }>(h, 'etcdclusters', 'taken', b))?.reason?.includes('was not created by the operator') ?? false,
+        'the foreign Service to be reported',
+        60_000,
+      );
+      expect((await etcdStatus<{ reason?: string }>(h, 'etcdclusters', 'taken', b))?.reason).toContain(`Service ${b}/taken-client exists`);
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      expect(await warnings(h, b, 'taken', 'ForeignService')).toHaveLength(1);
+      const service = await h.api.request<{ spec: { type?: string } }>('GET', `/api/v1/namespaces/${b}/services/taken-client`);
+      expect(service.spec.type).toBe('ExternalName');
+    }, 90_000);
+
     test('a periodic EtcdBackup with a refused endpoint posts one Warning Event, not one per interval', async () => {
       await createEtcdObject(h, 'EtcdBackup', 'steal-often', { etcdEndpoints: [`http://db-client.${a}:2379`], storageType: 'Local', local: { path: 'often' }, backupPolicy: { backupIntervalInSecond: 1 } }, b);
       await outcome(h, b, 'steal-often');
