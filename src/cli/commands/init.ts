@@ -1,6 +1,6 @@
 // `konductor init <dir>`: writes a new operator project from the templates in ../templates.
 import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
-import { basename, dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { type InitOptions, isPackageName } from '../options.js';
 import { projectFiles, type ProjectSettings } from '../templates/index.js';
@@ -65,7 +65,9 @@ export async function init(options: InitOptions, ownVersion: string): Promise<vo
     await writeFile(file, contents, { flag: 'wx' });
   }
 
-  const shown = relative(process.cwd(), target) || '.';
+  // Relative when inside the working folder (what the user typed, usually), else absolute.
+  const inside = relative(process.cwd(), target);
+  const shown = inside === '' ? '.' : inside.startsWith('..') || isAbsolute(inside) ? target : inside;
   const cd = /^[\w./-]+$/.test(shown) ? shown : `'${shown.replace(/'/g, `'\\''`)}'`;
   process.stdout.write(
     [
