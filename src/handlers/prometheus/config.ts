@@ -6,7 +6,8 @@
 import { gzipSync } from 'node:zlib';
 import yaml from 'js-yaml';
 import { labelKeyProblem, labelValueProblem } from './label-values.js';
-import { regexProblem } from './regex.js';
+import { MAX_MONITOR_REGEX_INSTRUCTIONS, MAX_REGEX_INSTRUCTIONS, MAX_REGEX_LENGTH, regexProblem } from './regex.js';
+import { estimateRegexSize, MAX_REPEAT } from './regex-size.js';
 import { compareStrings, monitorKey, namespacesForMonitor, selectServiceMonitors } from './selectors.js';
 import type {
   Endpoint,
@@ -97,6 +98,11 @@ export function parseDuration(text: string): number | undefined {
 
 // ---- Validation ----------------------------------------------------------------------------
 
+/** A regex as quoted in a problem: at most 64 characters of it, so an Event never carries kilobytes. */
+function quoteRegex(regex: string): string {
+  return regex.length <= 64 ? regex : `${regex.slice(0, 60)}…`;
+}
+
 /**
  * The checks apimachinery's `LabelSelectorAsSelector` makes (valid keys and values, known operators,
  * values only where the operator takes them). Values end up unescaped in relabel regexes, so a
@@ -143,8 +149,8 @@ function relabelProblems(rc: RelabelConfig, field: string): string[] {
     if (!LABEL_NAME.test(label)) problems.push(`${field}.sourceLabels[${i}]: "${label}" is not a valid label name`);
   });
   if (rc.regex !== undefined) {
-    const why = regexProblem(rc.regex);
-    if (why !== undefined) problems.push(`${field}.regex: "${rc.regex}" does not compile: ${why}`);
+    const why = regexProblem(String(rc.regex));
+    if (why !== undefined) problems.push(`${field}.regex: "${quoteRegex(String(rc.regex))}" ${why}`);
   }
   if (rc.modulus !== undefined && (!Number.isInteger(rc.modulus) || rc.modulus < 0)) {
     problems.push(`${field}.modulus: must be a non-negative integer`);
@@ -202,6 +208,24 @@ function durationProblem(value: unknown, field: string): string | undefined {
   return undefined;
 }
 
+/**
+ * The estimated sizes of the regexes a monitor's endpoints put into the configuration: relabel
+ * regexes and port names (written as regexes). Ones refused on their own without compiling (too
+ * long, too large) are left out: they are reported by field.
+ */
+function monitorRegexes(endpoints: readonly Endpoint[]): number[] {
+  return endpoints
+    .flatMap((ep) => [
+      ...[...(ep.relabelings ?? []), ...(ep.metricRelabelings ?? [])].map((rc) => rc.regex),
+      ep.port,
+      typeof ep.targetPort === 'string' ? ep.targetPort : undefined,
+    ])
+    .filter((regex): regex is string => typeof regex === 'string' && regex.length <= MAX_REGEX_LENGTH)
+    .map((regex) => estimateRegexSize(regex))
+    .filter((size) => size.instructions <= MAX_REGEX_INSTRUCTIONS && size.repeatProduct <= MAX_REPEAT)
+    .map((size) => size.instructions);
+}
+
 function hasPort(endpoint: Endpoint): boolean {
   return (endpoint.port ?? '') !== '' || (endpoint.targetPort !== undefined && endpoint.targetPort !== '' && endpoint.targetPort !== 0);
 }
@@ -220,6 +244,14 @@ export function validateServiceMonitor(monitor: ServiceMonitorResource, defaultS
   const endpoints = monitor.spec?.endpoints;
   if (!Array.isArray(endpoints) || endpoints.length === 0) {
     problems.push('spec.endpoints: at least one endpoint is required');
+    return problems;
+  }
+  // Estimating is cheap and compiling is not: a monitor over budget is refused before any compile.
+  const instructions = monitorRegexes(endpoints).reduce((sum, size) => sum + size, 0);
+  if (instructions > MAX_MONITOR_REGEX_INSTRUCTIONS) {
+    problems.push(
+      `spec.endpoints: the regexes together would compile to about ${instructions} instructions; at most ${MAX_MONITOR_REGEX_INSTRUCTIONS} per ServiceMonitor are accepted (split it into several ServiceMonitors)`,
+    );
     return problems;
   }
   endpoints.forEach((ep, i) => {
@@ -408,7 +440,7 @@ function ruleProblems(rule: RelabelRule, field: string): string[] {
   const problems: string[] = [];
   if (rule.regex !== undefined) {
     const why = regexProblem(String(rule.regex));
-    if (why !== undefined) problems.push(`${field}.regex: ${JSON.stringify(String(rule.regex))} does not compile: ${why}`);
+    if (why !== undefined) problems.push(`${field}.regex: ${JSON.stringify(quoteRegex(String(rule.regex)))} ${why}`);
   }
   (rule.source_labels ?? []).forEach((label) => {
     if (!LABEL_NAME.test(label)) problems.push(`${field}.source_labels: ${JSON.stringify(label)} is not a valid label name`);
@@ -423,15 +455,17 @@ function ruleProblems(rule: RelabelRule, field: string): string[] {
 }
 
 /**
- * Rules of the rendered jobs that Prometheus would refuse to load (regexes, label names), named by
- * job and position. Catches what reaches the output from fields that are not themselves regexes or
- * label names: a port name, a sanitised `targetLabels` entry starting with a digit.
+ * Generated rules of the rendered jobs that Prometheus would refuse to load (regexes, label names),
+ * named by job and position. Catches what reaches the output from fields that are not themselves
+ * regexes or label names: a port name, a sanitised `targetLabels` entry starting with a digit. The
+ * user's own relabelings, which close every job's `relabel_configs` and make up its
+ * `metric_relabel_configs`, were checked field by field already and are not checked twice.
  */
-function renderedProblems(jobs: readonly ScrapeConfig[]): string[] {
-  return jobs.flatMap((job) => [
-    ...job.relabel_configs.flatMap((rule, i) => ruleProblems(rule, `${job.job_name}: relabel_configs[${i}]`)),
-    ...(job.metric_relabel_configs ?? []).flatMap((rule, i) => ruleProblems(rule, `${job.job_name}: metric_relabel_configs[${i}]`)),
-  ]);
+function renderedProblems(monitor: ServiceMonitorResource, jobs: readonly ScrapeConfig[]): string[] {
+  return jobs.flatMap((job, index) => {
+    const generated = job.relabel_configs.length - (monitor.spec.endpoints[index]?.relabelings ?? []).length;
+    return job.relabel_configs.slice(0, generated).flatMap((rule, i) => ruleProblems(rule, `${job.job_name}: relabel_configs[${i}]`));
+  });
 }
 
 /** `external_labels`: the reserved two plus the user's, keys sorted; reserved names win. */
@@ -522,7 +556,7 @@ export function generateConfig(
     }
     const rendered = scrapeConfigs(monitor);
     // The last line of defence: whatever the checks above missed, no rule Prometheus refuses goes out.
-    const unloadable = renderedProblems(rendered);
+    const unloadable = renderedProblems(monitor, rendered);
     if (unloadable.length > 0) {
       skipped.push({ monitor: monitorKey(monitor), problems: unloadable });
       continue;

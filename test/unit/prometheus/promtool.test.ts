@@ -134,7 +134,7 @@ describe('promtool check config', () => {
   });
 
   // regexProblem (re2js) must agree with Prometheus itself, including where JS RegExp would not.
-  it.each(['(?i)kube-.*', '(?P<name>x)', '[]a]', 'a)(b', 'a\\.b', '(', 'a[', '[]', 'x{2,1}', 'a(?=b)', '(?<!a)b', '(a)\\1', '(?z)a', 'a{1000}', 'a{1001}', '\\q', '(?<n>x)', '[(?<n>x)]', '\\(?<n>x\\)', '\\Q(?<n>\\E', '\\pL', '\\p{Greek}', '[[:alpha:]]', '(?U)a+', '\\z', '\\Z'])(
+  it.each(['(?i)kube-.*', '(?P<name>x)', '[]a]', 'a)(b', 'a\\.b', '(', 'a[', '[]', 'x{2,1}', 'a(?=b)', '(?<!a)b', '(a)\\1', '(?z)a', 'a{1000}', 'a{1001}', '\\q', '(?<n>x)', '[(?<n>x)]', '\\(?<n>x\\)', '\\Q(?<n>\\E', '\\pL', '\\p{Greek}', '[[:alpha:]]', '(?U)a+', '\\z', '\\Z', '(.+)', '__meta_kubernetes_.*', '[a-z0-9]([-a-z0-9]*[a-z0-9])?', '[0-9a-f]{64}', '((a{10}){10}){10}', '(a{100}){11}', '(a{2}){0,1000}'])(
     'agrees with promtool on regex %j',
     async (regex) => {
       const yaml = readFileSync(join(fixtureDir, 'minimal.yaml'), 'utf8');
@@ -144,6 +144,18 @@ describe('promtool check config', () => {
       expect({ regex, promtoolAccepts: code === 0 }).toEqual({ regex, promtoolAccepts: regexProblem(regex) === undefined });
     },
   );
+
+  // The operator's own limits (regex.ts) bound what one compile may cost; Prometheus' are far higher.
+  it.each([
+    ['a{1000} five times', 'a{1000}'.repeat(5), /would compile to about 5\d{3} instructions/],
+    ['1025 characters', 'x'.repeat(1025), /is 1025 characters long/],
+  ])('refuses a regex promtool accepts but that is over the operator\'s limits: %s', async (_what, regex, why) => {
+    const yaml = readFileSync(join(fixtureDir, 'minimal.yaml'), 'utf8');
+    const text = withFileSD(yaml).text.replace('    regex: metrics\n', `    regex: '${regex}'\n`);
+    const { code, output } = await checkConfig('over-limits', text);
+    expect({ code, output }).toEqual({ code: 0, output: expect.stringContaining('SUCCESS') });
+    expect(regexProblem(regex)).toMatch(why);
+  });
 });
 
 // Issue 14, point 14: one ServiceMonitor Prometheus would refuse must not make the whole configuration unloadable.
