@@ -1,13 +1,16 @@
-# Build stage: compile TypeScript, then keep production dependencies only.
+# Build stage: compile TypeScript, then keep production dependencies only: the framework's (package.json)
+# and the bundled operators' (src/handlers/package.json, an npm workspace that is never published).
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY src/handlers/package.json ./src/handlers/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY bin ./bin
 COPY crds ./crds
-RUN npm run build && npm prune --omit=dev
+# The workspace's link (node_modules/@konductor/operators -> src/handlers) would dangle in the image.
+RUN npm run build && npm prune --omit=dev && rm -f node_modules/@konductor/operators
 
 # Runtime stage: compiled code and production dependencies, run as a non-root user.
 FROM node:20-bookworm-slim

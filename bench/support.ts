@@ -3,7 +3,7 @@
 // API server's own metrics, operator child processes, and percentiles.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { request } from 'node:https';
+import { request, type RequestOptions } from 'node:https';
 import { createRequire } from 'node:module';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -151,7 +151,7 @@ export interface ApiServerCounters {
 export async function apiServerCounters(kc: KubeConfig): Promise<ApiServerCounters> {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('the kubeconfig has no current cluster');
-  const options: Parameters<KubeConfig['applyToHTTPSOptions']>[0] = { headers: {} };
+  const options: RequestOptions = { headers: {} };
   await kc.applyToHTTPSOptions(options);
   const text = await new Promise<string>((resolve, reject) => {
     const req = request(`${cluster.server.replace(/\/+$/, '')}/metrics`, { ...options, method: 'GET' }, (res) => {
