@@ -52,6 +52,8 @@ export interface EtcdHarnessOptions {
  * Runs the etcd operator against `namespace`, with the fake kubelet and the test's API access as `kc`.
  */
 export async function startEtcdOperator(kc: KubeConfig, namespace: string, options: EtcdHarnessOptions = {}): Promise<EtcdHarness> {
+  // Specs take periodic backups every second or two; a production operator keeps the 10 s minimum.
+  process.env.KONDUCTOR_MIN_BACKUP_INTERVAL_SECONDS ??= '1';
   const addresses = new LoopbackAddresses();
   const namespaces = [namespace, ...(options.extraNamespaces ?? [])];
   const runners = (options.runPods === false ? namespaces.slice(1) : namespaces).map((ns) => new EtcdPodRunner({ kubeConfig: kc, addresses, namespace: ns }));

@@ -9,7 +9,8 @@ import { backupTarget, InvalidSpecError, type BackupTarget } from './backup-targ
 import { errorMessage } from './etcd-client.js';
 import { memberLabels } from './member-pod.js';
 import { takeSnapshot } from './snapshot.js';
-import { backupsToDelete, periodicBackupName } from './storage/index.js';
+import { backupIntervalSeconds, backupTimeoutSeconds, localQuotaProblem } from './backup-policy.js';
+import { backupsToDelete, LocalStorage, periodicBackupName } from './storage/index.js';
 import { API_VERSION, type EtcdBackupSpec, type EtcdBackupStatus } from './types.js';
 
 /** Where `Local` backups go unless told otherwise (each namespace in a folder of its own): mount a PVC here in the operator Pod. */
@@ -24,7 +25,7 @@ export interface EtcdBackupsOptions {
 
 type Backup = KubeObject & { spec?: Partial<EtcdBackupSpec>; status?: EtcdBackupStatus };
 
-const intervalOf = (backup: Backup): number => Number(backup.spec?.backupPolicy?.backupIntervalInSecond ?? 0);
+const intervalOf = (backup: Backup): number => backupIntervalSeconds(backup.spec?.backupPolicy?.backupIntervalInSecond);
 const isPeriodic = (backup: Backup): boolean => intervalOf(backup) > 0;
 
 /**
@@ -66,17 +67,25 @@ export class EtcdBackups {
       if (problem) throw new InvalidSpecError(problem);
       target = await backupTarget(client, namespace, { storageType: spec.storageType, s3: spec.s3, local: spec.local }, this.localRoot);
       const endpoints = await memberEndpoints(client, this.addresses, namespace, spec.etcdEndpoints ?? []);
-      const timeoutSeconds = Number(spec.backupPolicy?.timeoutInSecond ?? 0) > 0 ? Number(spec.backupPolicy!.timeoutInSecond) : 60;
       const file = join(work, 'snapshot.db');
-      const snapshot = await takeSnapshot(endpoints, file, timeoutSeconds * 1000);
+      const snapshot = await takeSnapshot(endpoints, file, backupTimeoutSeconds(spec.backupPolicy?.timeoutInSecond) * 1000);
       const name = periodic ? periodicBackupName(target.path, snapshot.revision, new Date()) : target.path;
       // Only files this EtcdBackup wrote are replaced or pruned (Local records owners; an S3 bucket is the credentials' own).
       const owner = { owner: `EtcdBackup ${backup.metadata!.name!}` };
+      if (target.storage instanceof LocalStorage) {
+        // The backup disk is shared by every namespace: each may fill only its share.
+        const existing = (await target.storage.list('')).map((b) => b.name);
+        const problem = localQuotaProblem(namespace, existing.length, existing.includes(name));
+        if (problem) throw new Error(problem);
+      }
       await target.storage.write(name, file, owner);
       let kept: number | undefined;
       const maxBackups = Number(spec.backupPolicy?.maxBackups ?? 0);
       if (periodic) {
-        const names = (await target.storage.list(`${target.path}_v`)).map((b) => b.name);
+        const storage = target.storage;
+        const listed = (await storage.list(`${target.path}_v`)).map((b) => b.name);
+        // Retention counts only this backup's own files: another EtcdBackup's newer ones must not push ours out.
+        const names = storage instanceof LocalStorage ? await ownedBy(storage, listed, owner.owner) : listed;
         const doomed = backupsToDelete(target.path, names, maxBackups);
         let deleted = 0;
         for (const old of doomed) if (await target.storage.delete(old, owner)) deleted++;
@@ -133,6 +142,11 @@ async function memberEndpoints(client: ApiClient, addresses: EtcdAddresses, name
     urls.push(...found);
   }
   return urls;
+}
+
+async function ownedBy(storage: LocalStorage, names: string[], owner: string): Promise<string[]> {
+  const owners = await Promise.all(names.map((name) => storage.ownerOf(name)));
+  return names.filter((_, i) => owners[i] === owner);
 }
 
 function validate(spec: Partial<EtcdBackupSpec>): string | undefined {

@@ -19,7 +19,11 @@ export interface EtcdRestoresOptions {
   localRoot?: string;
   /** Where the backup server listens; default 0.0.0.0:19999 (the `etcd-restore-operator` Service in deploy/). */
   serve?: { host?: string; port?: number; url?: string };
-  /** Seconds to wait for the old cluster to be deleted before retrying later. Default 60. */
+  /**
+   * Seconds the handler waits for the old cluster to be deleted before it lets go and retries later
+   * (a TemporaryError): default 2, at most {@link MAX_DELETE_WAIT_SECONDS}, so a finalizer on the
+   * tenant's cluster never holds a handler slot.
+   */
   deleteTimeoutSeconds?: number;
 }
 
@@ -46,7 +50,7 @@ export class EtcdRestores {
 
   constructor(private readonly options: EtcdRestoresOptions = {}) {
     this.localRoot = options.localRoot ?? process.env.KONDUCTOR_BACKUP_ROOT ?? DEFAULT_BACKUP_ROOT;
-    this.deleteTimeoutMs = (options.deleteTimeoutSeconds ?? 60) * 1000;
+    this.deleteTimeoutMs = deleteWaitMs(options.deleteTimeoutSeconds);
   }
 
   @on.create(API_VERSION, 'etcdrestores')
@@ -149,7 +153,7 @@ export class EtcdRestores {
     for (;;) {
       const still = await getOrUndefined<Cluster>(client, path);
       if (still?.metadata?.uid !== uid) return;
-      if (Date.now() > until) throw new TemporaryError(`EtcdCluster ${what} is still being deleted; its spec is recorded in this EtcdRestore's status`, { delay: 5 });
+      if (Date.now() >= until) throw new TemporaryError(`EtcdCluster ${what} is still being deleted; its spec is recorded in this EtcdRestore's status`, { delay: DELETE_RETRY_SECONDS });
       await sleep(250);
     }
   }
@@ -224,6 +228,17 @@ export class EtcdRestores {
     });
     return this.server.start();
   }
+}
+
+/** The longest the restore handler waits for a deletion in one go. */
+export const MAX_DELETE_WAIT_SECONDS = 5;
+/** Seconds before a restore whose cluster is still being deleted looks again. */
+export const DELETE_RETRY_SECONDS = 10;
+
+/** How long one attempt waits for the old cluster to go: default 2 s, clamped to 0..{@link MAX_DELETE_WAIT_SECONDS}. */
+export function deleteWaitMs(seconds: number | undefined): number {
+  const value = seconds === undefined || !Number.isFinite(seconds) ? 2 : seconds;
+  return Math.min(Math.max(value, 0), MAX_DELETE_WAIT_SECONDS) * 1000;
 }
 
 async function getOrUndefined<T>(client: ApiClient, path: string): Promise<T | undefined> {

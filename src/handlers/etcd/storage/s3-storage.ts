@@ -12,6 +12,7 @@ import {
 } from '@aws-sdk/client-s3';
 import type { ListObjectsV2CommandOutput } from '@aws-sdk/client-s3';
 import { BackupNotFoundError } from './backup-storage.js';
+import { limitTransfer, maxSnapshotBytes, TRANSFER_BASE_DEADLINE_MS, transferDeadlineMs, TransferLimitError } from './transfer-limits.js';
 import type { BackupStorage, StoredBackup } from './backup-storage.js';
 
 /** Static AWS credentials, as in the `[default]` profile of a shared-credentials file. */
@@ -39,6 +40,10 @@ export interface S3StorageOptions {
   connectTimeoutMs?: number;
   /** Milliseconds a request may sit without any data moving before it fails; default 60 s. */
   requestTimeoutMs?: number;
+  /** Base total deadline of any call, a transfer's grows with its size ({@link transferDeadlineMs}); default {@link TRANSFER_BASE_DEADLINE_MS}. */
+  deadlineMs?: number;
+  /** Largest object read or written; default {@link maxSnapshotBytes}. */
+  maxBytes?: number;
 }
 
 /** Without these the SDK waits forever on an endpoint that accepts a connection and never answers. */
@@ -58,6 +63,8 @@ export class S3Storage implements BackupStorage {
   private readonly pageSize: number | undefined;
   private readonly uploadAttempts: number;
   private readonly endpoint: string;
+  private readonly deadlineMs: number;
+  private readonly maxBytes: number;
 
   constructor(options: S3StorageOptions) {
     if (!options.bucket) throw new Error('S3 bucket name is empty');
@@ -65,6 +72,8 @@ export class S3Storage implements BackupStorage {
     this.pageSize = options.pageSize;
     this.uploadAttempts = Math.max(1, options.uploadAttempts ?? 3);
     this.endpoint = options.endpoint ?? `AWS S3 (${options.region ?? 'us-east-1'})`;
+    this.deadlineMs = options.deadlineMs ?? TRANSFER_BASE_DEADLINE_MS;
+    this.maxBytes = options.maxBytes ?? maxSnapshotBytes();
     this.client = new S3Client({
       region: options.region ?? 'us-east-1',
       endpoint: options.endpoint,
@@ -96,13 +105,16 @@ export class S3Storage implements BackupStorage {
     if (size > MAX_PUT_BYTES) {
       throw new Error(`cannot upload ${localPath} to ${this.describe(key)}: ${size} bytes exceeds the 5 GiB limit of a single S3 PUT`);
     }
+    if (size > this.maxBytes) throw new TransferLimitError(`cannot upload ${localPath} to ${this.describe(key)}: ${size} bytes exceeds the snapshot size limit of ${this.maxBytes}`);
+    // One deadline for all attempts: an endpoint that reads a byte a minute cannot hold the handler.
+    const deadline = AbortSignal.timeout(transferDeadlineMs(size, this.deadlineMs));
     for (let attempt = 1; ; attempt++) {
       const body = createReadStream(localPath);
       try {
-        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentLength: size }));
+        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentLength: size }), { abortSignal: deadline });
         return;
       } catch (error) {
-        if (attempt >= this.uploadAttempts || !isTransient(error)) throw this.failure('upload', key, error);
+        if (attempt >= this.uploadAttempts || deadline.aborted || !isTransient(error)) throw this.failure('upload', key, error);
         await sleep(200 * 2 ** (attempt - 1));
       } finally {
         body.destroy();
@@ -119,6 +131,7 @@ export class S3Storage implements BackupStorage {
       try {
         page = await this.client.send(
           new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token, MaxKeys: this.pageSize }),
+          { abortSignal: AbortSignal.timeout(this.deadlineMs) },
         );
       } catch (error) {
         throw this.failure('list', `${prefix}*`, error);
@@ -136,12 +149,24 @@ export class S3Storage implements BackupStorage {
   async read(name: string): Promise<Readable> {
     const key = checkKey(name);
     try {
-      const output = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      const started = Date.now();
+      // The answer must start within the base deadline; the body then has its own, by size.
+      const headers = new AbortController();
+      const timer = setTimeout(() => headers.abort(new TransferLimitError(`no answer within ${Math.round(this.deadlineMs / 1000)} s`)), this.deadlineMs);
+      const output = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }), { abortSignal: headers.signal }).finally(() => clearTimeout(timer));
       // In Node the body is an IncomingMessage (a Readable) with SDK mixins.
       if (!(output.Body instanceof Readable)) throw new Error('the response has no body stream');
-      return output.Body;
+      const size = output.ContentLength;
+      if (size !== undefined && size > this.maxBytes) {
+        output.Body.destroy();
+        throw new TransferLimitError(`${this.describe(key)} is ${size} bytes, more than the snapshot size limit of ${this.maxBytes}`);
+      }
+      // The idle timeout never fires while a byte trickles in now and then: the whole body has a deadline and a size cap.
+      const remaining = transferDeadlineMs(size, this.deadlineMs) - (Date.now() - started);
+      return limitTransfer(output.Body, { maxBytes: this.maxBytes, deadlineMs: Math.max(1, remaining), what: `download of ${this.describe(key)}` });
     } catch (error) {
       if (errorName(error) === 'NoSuchKey') throw new BackupNotFoundError(this.describe(key), { cause: error });
+      if (error instanceof TransferLimitError) throw error;
       throw this.failure('download', key, error);
     }
   }
@@ -150,7 +175,7 @@ export class S3Storage implements BackupStorage {
   async delete(name: string): Promise<boolean> {
     const key = checkKey(name);
     try {
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }), { abortSignal: AbortSignal.timeout(this.deadlineMs) });
     } catch (error) {
       if (errorName(error) === 'NoSuchKey') return true;
       throw this.failure('delete', key, error);
