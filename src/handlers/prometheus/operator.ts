@@ -1,4 +1,5 @@
 import { ApiError, events, on, type ApiClient, type ChangeContext, type EventContext, type KubeObject, type Logger } from 'konductor';
+import { monitoringPath } from './api-paths.js';
 import { DEFAULT_CONFIG_RELOADER_IMAGE, type StatefulSetOptions } from './children.js';
 import { inputScope, readInputs, reconcile, removeChildren, type Inputs, type InputScope, type PrometheusStatus } from './reconcile.js';
 import type { PrometheusResource, PrometheusSpec } from './types.js';
@@ -95,7 +96,7 @@ export class PrometheusOperator {
 
   /** Re-renders one known Prometheus: reads it afresh, reconciles it and writes a changed status. */
   private async render(client: ApiClient, inputs: Inputs, uid: string, namespace: string, name: string, logger: Logger): Promise<void> {
-    const path = `/apis/${API}/namespaces/${namespace}/prometheuses/${name}`;
+    const path = monitoringPath(namespace, 'prometheuses', name);
     const prometheus = await client.request<Prometheus>('GET', path).catch((error: unknown) => {
       if (error instanceof ApiError && error.status === 404) return undefined;
       throw error;
@@ -114,7 +115,7 @@ export class PrometheusOperator {
     }
     const status = nextStatus(prometheus.status, await reconcile(client, prometheus, inputs, logger, this.children));
     if (!status) return;
-    await client.request('PATCH', `${path}/status`, { body: { status }, contentType: 'application/merge-patch+json' });
+    await client.request('PATCH', monitoringPath(namespace, 'prometheuses', name, 'status'), { body: { status }, contentType: 'application/merge-patch+json' });
   }
 
   @on.create(API, 'prometheuses')

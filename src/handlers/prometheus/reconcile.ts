@@ -10,10 +10,10 @@ import {
   statefulSetName,
   type StatefulSetOptions,
 } from './children.js';
+import { corePath, monitoringPath, MONITORING_PATH, statefulSetPath } from './api-paths.js';
 import { generateConfig, gzipConfig, validatePrometheus } from './config.js';
 import type { NamespaceInfo, PrometheusResource, ServiceMonitorResource } from './types.js';
 
-const GROUP_PATH = '/apis/monitoring.coreos.com/v1';
 const MERGE = 'application/merge-patch+json';
 
 type Prometheus = PrometheusResource & KubeObject;
@@ -64,13 +64,13 @@ export async function readInputs(client: ApiClient, scopes: readonly InputScope[
     const namespaces = [...new Set(scopes.map((scope) => scope.namespace))];
     const lists = await Promise.all(
       namespaces.map((namespace) =>
-        list<ServiceMonitor>(client, `${GROUP_PATH}/namespaces/${encodeURIComponent(namespace)}/servicemonitors`, 'ServiceMonitor', 'monitoring.coreos.com/v1'),
+        list<ServiceMonitor>(client, monitoringPath(namespace, 'servicemonitors'), 'ServiceMonitor', 'monitoring.coreos.com/v1'),
       ),
     );
     return { monitors: lists.flat(), namespaces: [], allNamespaces: false };
   }
   const [monitors, namespaceObjects] = await Promise.all([
-    list<ServiceMonitor>(client, `${GROUP_PATH}/servicemonitors`, 'ServiceMonitor', 'monitoring.coreos.com/v1'),
+    list<ServiceMonitor>(client, `${MONITORING_PATH}/servicemonitors`, 'ServiceMonitor', 'monitoring.coreos.com/v1'),
     list<KubeObject>(client, '/api/v1/namespaces', 'Namespace', 'v1'),
   ]);
   const namespaces = namespaceObjects.map((ns) => ({ name: ns.metadata?.name ?? '', labels: ns.metadata?.labels ?? {} }));
@@ -78,7 +78,7 @@ export async function readInputs(client: ApiClient, scopes: readonly InputScope[
 }
 
 export async function listPrometheuses(client: ApiClient): Promise<Prometheus[]> {
-  return list<Prometheus>(client, `${GROUP_PATH}/prometheuses`, 'Prometheus', 'monitoring.coreos.com/v1');
+  return list<Prometheus>(client, `${MONITORING_PATH}/prometheuses`, 'Prometheus', 'monitoring.coreos.com/v1');
 }
 
 async function read(client: ApiClient, path: string): Promise<KubeObject | undefined> {
@@ -193,8 +193,8 @@ export async function reconcile(
   const secret = configSecret(prometheus, gzipConfig(rendered.yaml));
   const wanted = (secret.data as Record<string, string>)[CONFIG_KEY];
   await upsert(client, {
-    path: `/api/v1/namespaces/${namespace}/secrets/${secretName(prometheus)}`,
-    collection: `/api/v1/namespaces/${namespace}/secrets`,
+    path: corePath(namespace, 'secrets', secretName(prometheus)),
+    collection: corePath(namespace, 'secrets'),
     body: secret,
     what: `Secret ${namespace}/${secretName(prometheus)}`,
     upToDate: (current) => (current.data as Record<string, string> | undefined)?.[CONFIG_KEY] === wanted,
@@ -205,8 +205,8 @@ export async function reconcile(
   const service = governingService(namespace);
   const serviceSpec = service.spec as { ports: unknown; selector: unknown };
   await upsert(client, {
-    path: `/api/v1/namespaces/${namespace}/services/${GOVERNING_SERVICE}`,
-    collection: `/api/v1/namespaces/${namespace}/services`,
+    path: corePath(namespace, 'services', GOVERNING_SERVICE),
+    collection: corePath(namespace, 'services'),
     body: service,
     what: `Service ${namespace}/${GOVERNING_SERVICE}`,
     upToDate: (current) => {
@@ -221,8 +221,8 @@ export async function reconcile(
   const set = statefulSet(prometheus, options);
   const hash = set.metadata?.annotations?.[INPUT_HASH];
   const currentSet = await upsert(client, {
-    path: `/apis/apps/v1/namespaces/${namespace}/statefulsets/${statefulSetName(prometheus)}`,
-    collection: `/apis/apps/v1/namespaces/${namespace}/statefulsets`,
+    path: statefulSetPath(namespace, statefulSetName(prometheus)),
+    collection: statefulSetPath(namespace),
     body: set,
     what: `StatefulSet ${namespace}/${statefulSetName(prometheus)}`,
     upToDate: (current) => current.metadata?.annotations?.[INPUT_HASH] === hash,
@@ -255,11 +255,11 @@ export async function reconcile(
 export async function removeChildren(client: ApiClient, prometheus: Prometheus): Promise<void> {
   const { namespace } = prometheus.metadata;
   const paths = [
-    `/apis/apps/v1/namespaces/${namespace}/statefulsets/${statefulSetName(prometheus)}`,
-    `/api/v1/namespaces/${namespace}/secrets/${secretName(prometheus)}`,
+    statefulSetPath(namespace, statefulSetName(prometheus)),
+    corePath(namespace, 'secrets', secretName(prometheus)),
   ];
   const others = (await listPrometheuses(client)).filter((p) => p.metadata.namespace === namespace && p.metadata.uid !== prometheus.metadata.uid);
-  if (others.length === 0) paths.push(`/api/v1/namespaces/${namespace}/services/${GOVERNING_SERVICE}`);
+  if (others.length === 0) paths.push(corePath(namespace, 'services', GOVERNING_SERVICE));
   for (const path of paths) {
     await client.request('DELETE', path).catch((error: unknown) => {
       if (!(error instanceof ApiError && error.status === 404)) throw error;
