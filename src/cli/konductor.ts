@@ -10,7 +10,7 @@ import { createLogger, type Logger } from '../framework/observability/logger.js'
 import type { Registry } from '../framework/registry/registry.js';
 import { createOperator, type Operator, type OperatorOptions } from '../framework/runtime/operator.js';
 import { loadHandlers } from './load-handlers.js';
-import { DEV_CHILD_ENV, DEV_READY_MESSAGE, DEV_START_MESSAGE } from './commands/dev-protocol.js';
+import { DEV_BOOTED_MESSAGE, DEV_CHILD_ENV, DEV_READY_MESSAGE, DEV_START_MESSAGE } from './commands/dev-protocol.js';
 import { UsageError, helpFor, parseCommandLine, type RunOptions } from './options.js';
 
 /** How long the start-up reachability check waits for the API server. */
@@ -101,6 +101,7 @@ function startSignal(): Promise<void> {
     const onDisconnect = (): void => process.exit(0);
     process.on('message', onMessage);
     process.once('disconnect', onDisconnect);
+    process.send?.(DEV_BOOTED_MESSAGE);
   });
 }
 

@@ -10,5 +10,8 @@ export const DEV_CHILD_ENV = 'KONDUCTOR_DEV_CHILD';
  */
 export const DEV_START_MESSAGE = 'konductor:start';
 
+/** The child sends this once booted, when it starts waiting for {@link DEV_START_MESSAGE}. */
+export const DEV_BOOTED_MESSAGE = 'konductor:booted';
+
 /** The child sends this once its operator finished the initial listings. */
 export const DEV_READY_MESSAGE = 'konductor:ready';

@@ -9,7 +9,7 @@ import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { createLogger, type Logger } from '../../framework/observability/logger.js';
 import { DEV_DEBOUNCE_MS, type RunOptions } from '../options.js';
-import { DEV_CHILD_ENV, DEV_READY_MESSAGE, DEV_START_MESSAGE } from './dev-protocol.js';
+import { DEV_BOOTED_MESSAGE, DEV_CHILD_ENV, DEV_READY_MESSAGE, DEV_START_MESSAGE } from './dev-protocol.js';
 
 /** After SIGTERM, how long the child may drain before a second SIGTERM makes it exit at once. */
 const DRAIN_MS = 5_000;
@@ -27,7 +27,7 @@ export interface OperatorProcess {
 }
 
 /** What the reloader logs; a pino logger fits. */
-export type DevLog = Pick<Logger, 'info' | 'warn'>;
+export type DevLog = Pick<Logger, 'info' | 'warn' | 'debug'>;
 
 /**
  * Starts the operator, and after changes (debounced: one restart per burst of saves) stops it and
@@ -152,6 +152,8 @@ export function childArguments(runArgs: readonly string[], options: Pick<RunOpti
 /** A booted `konductor run` child that waits for {@link DEV_START_MESSAGE}. */
 export interface BootedChild {
   child: ChildProcess;
+  /** Resolves once node, tsx and konductor are loaded and the child waits for the start message. */
+  booted: Promise<void>;
   ready: Promise<void>;
   exited: Promise<number | string>;
 }
@@ -167,12 +169,15 @@ function bootChild(args: readonly string[]): BootedChild {
     detached: true,
   });
   const exited = new Promise<number | string>((done) => child.once('exit', (code, signal) => done(code ?? signal ?? 'unknown')));
-  const ready = new Promise<void>((done) => {
-    child.on('message', (message) => {
-      if (message === DEV_READY_MESSAGE) done();
-    });
+  let markBooted!: () => void;
+  let markReady!: () => void;
+  const booted = new Promise<void>((done) => (markBooted = done));
+  const ready = new Promise<void>((done) => (markReady = done));
+  child.on('message', (message) => {
+    if (message === DEV_BOOTED_MESSAGE) markBooted();
+    if (message === DEV_READY_MESSAGE) markReady();
   });
-  return { child, ready, exited };
+  return { child, booted, ready, exited };
 }
 
 function alive(child: ChildProcess): boolean {
@@ -188,7 +193,11 @@ export class WarmStarter {
   private spare: BootedChild | undefined;
   private closed = false;
 
-  constructor(private readonly args: readonly string[], private readonly boot: (args: readonly string[]) => BootedChild = bootChild) {}
+  constructor(
+    private readonly args: readonly string[],
+    private readonly log: Pick<DevLog, 'debug'>,
+    private readonly boot: (args: readonly string[]) => BootedChild = bootChild,
+  ) {}
 
   /** Starts an operator (the spare, if it is still alive). */
   start(): OperatorProcess {
@@ -196,7 +205,10 @@ export class WarmStarter {
     this.spare = undefined;
     booted.child.send(DEV_START_MESSAGE);
     void Promise.race([booted.ready, booted.exited]).then(() => {
-      if (!this.closed && this.spare === undefined) this.spare = this.boot(this.args);
+      if (this.closed || this.spare !== undefined) return;
+      const spare = this.boot(this.args);
+      this.spare = spare;
+      void spare.booted.then(() => this.log.debug('a booted operator waits for the next change'));
     });
     return { ready: booted.ready, exited: booted.exited, stop: () => stopChild(booted.child, booted.exited) };
   }
@@ -228,7 +240,7 @@ async function stopChild(child: ChildProcess, exited: Promise<number | string>):
 export async function dev(options: RunOptions, runArgs: readonly string[]): Promise<void> {
   const logger = createLogger({ level: options.logLevel, format: options.logFormat });
   const targets = await watchTargets(options.files);
-  const starter = new WarmStarter(childArguments(runArgs, options));
+  const starter = new WarmStarter(childArguments(runArgs, options), logger);
   const reloader = new Reloader(() => starter.start(), logger);
   const watchers: FSWatcher[] = targets.map((target) =>
     watch(target.dir, { recursive: target.recursive }, (_event, file) => {

@@ -43,7 +43,7 @@ function killGroup(child: ChildProcess): void {
 function konductorDev(file: string, namespace: string): Run {
   const run = spawnKonductor(
     'bin/konductor.mjs',
-    ['dev', file, '--kubeconfig', kubeconfigPath, '-n', namespace, '--log-format', 'json', '--health-port', '0'],
+    ['dev', file, '--kubeconfig', kubeconfigPath, '-n', namespace, '--log-format', 'json', '--log-level', 'debug', '--health-port', '0'],
     { cwd: root, detached: true },
   );
   children.push(run.child);
@@ -96,6 +96,8 @@ describe('konductor dev', () => {
     await widgets.create('before');
     await eventually(async () => (await readWidget(namespace, 'before'))?.status?.phase === 'First', 'the first code handles a widget', 20_000);
 
+    // Steady state: the spare operator (node, tsx and konductor loaded) waits for the change.
+    await eventually(() => count(run, /^a booted operator waits/) === 1, 'a spare operator is booted', 40_000);
     const savedAt = Date.now();
     writeFileSync(file, handlers('Second'));
     await eventually(() => count(run, /^reloaded in \d+ ms/) === 1, 'konductor dev reloads', 20_000);

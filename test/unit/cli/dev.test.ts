@@ -29,7 +29,7 @@ class FakeOperator implements OperatorProcess {
 function recordingLog(): DevLog & { lines: Array<[string, unknown]> } {
   const lines: Array<[string, unknown]> = [];
   const record = (level: string) => (object: unknown, message?: string) => void lines.push([`${level}: ${message ?? ''}`, object]);
-  return { lines, info: record('info') as DevLog['info'], warn: record('warn') as DevLog['warn'] };
+  return { lines, info: record('info') as DevLog['info'], warn: record('warn') as DevLog['warn'], debug: record('debug') as DevLog['debug'] };
 }
 
 describe('konductor dev: reloading', () => {
@@ -187,12 +187,12 @@ describe('konductor dev: warm starts', () => {
       send: (message: unknown) => sent.push(message),
       kill: (signal: string) => signals.push(signal),
     };
-    return { child: child as unknown as ChildProcess, ready, exited: new Promise(() => undefined), sent, markReady, signals };
+    return { child: child as unknown as ChildProcess, booted: Promise.resolve(), ready, exited: new Promise(() => undefined), sent, markReady, signals };
   }
 
   test('starts the first operator at once, boots a spare once it is ready, and starts the next operator from the spare', async () => {
     const booted: Array<ReturnType<typeof fakeBooted>> = [];
-    const starter = new WarmStarter(['run', '--standalone', 'h.ts'], () => {
+    const starter = new WarmStarter(['run', '--standalone', 'h.ts'], recordingLog(), () => {
       const child = fakeBooted();
       booted.push(child);
       return child;
@@ -215,7 +215,7 @@ describe('konductor dev: warm starts', () => {
 
   test('close ends the spare', async () => {
     const booted: Array<ReturnType<typeof fakeBooted>> = [];
-    const starter = new WarmStarter([], () => {
+    const starter = new WarmStarter([], recordingLog(), () => {
       const child = fakeBooted();
       booted.push(child);
       return child;
