@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Logger } from 'konductor';
 import { errorMessage } from './etcd-client.js';
+import { RateLimiter } from './rate-limit.js';
 import { SnapshotTrailerCheck, type SnapshotFingerprint } from './snapshot-trailer.js';
 import { BackupNotFoundError } from './storage/index.js';
 
@@ -19,8 +20,11 @@ export interface OpenedBackup {
 export interface RestoreDownload {
   /** The secret the download URL must carry. */
   token: string;
-  /** The uid of the seed member Pod waiting for this backup; undefined once none waits (the restore is over). */
-  pendingSeed: string | undefined;
+  /**
+   * The uid of the seed member Pod waiting for this backup; undefined once none waits (the restore
+   * is over). Asked only after the token matched, so a caller without it causes no Pod listing.
+   */
+  pendingSeed(): Promise<string | undefined>;
   /** Size and SHA-256 recorded when the restore checked the backup: only exactly that file is served. */
   expected: SnapshotFingerprint;
   /** Opens the backup from the storage recorded when the restore started. */
@@ -31,6 +35,10 @@ export interface RestoreDownload {
 export type RestoreLookup = (namespace: string, restore: string) => Promise<RestoreDownload | undefined>;
 
 const PATH = /^\/v1\/backup\/([a-z0-9.-]{1,253})\/([a-z0-9.-]{1,253})$/;
+/** Tokens are 32 random bytes in hex: anything else is refused before any lookup. */
+const TOKEN = /^[0-9a-f]{64}$/;
+/** Requests a second per remote address; more get 429. A seed downloads once. */
+export const BACKUP_SERVER_RATE_PER_SECOND = 10;
 
 /** `<base>/v1/backup/<namespace>/<restore>?token=<token>`: the URL a restore's seed member downloads from. */
 export function downloadURL(baseURL: string, namespace: string, restore: string, token: string): string {
@@ -46,7 +54,9 @@ export function redactToken(text: string): string {
  * Serves backups to restore seed Pods over HTTP, as the original restore operator does: the Pod's
  * init container downloads the snapshot from here, so neither storage credentials nor storage
  * clients go into etcd Pods. Unlike the original, a backup is served only
- * - with the restore's random token (else 403),
+ * - with the restore's random token: no or an ill-formed token is 403 before any API call; an
+ *   unknown restore and a wrong token get the same 403, so the answer does not tell which restores exist,
+ * - at most {@link BACKUP_SERVER_RATE_PER_SECOND} requests a second per remote address (else 429),
  * - while that restore's seed member is pending, and once per seed (else 404),
  * - from the storage recorded when the restore started, and only the file it checked then: the
  *   stream fails before its last bytes when the size or SHA-256 differ.
@@ -56,6 +66,7 @@ export class BackupServer {
   private listening: Promise<string> | undefined;
   /** Seeds served, `<namespace>/<restore>/<pod uid>`: one download each. */
   private readonly served = new Set<string>();
+  private readonly limiter = new RateLimiter(BACKUP_SERVER_RATE_PER_SECOND);
 
   constructor(
     private readonly lookup: RestoreLookup,
@@ -66,7 +77,7 @@ export class BackupServer {
   /** Starts once; resolves with the base URL Pods download from. */
   start(): Promise<string> {
     this.listening ??= new Promise<string>((resolve, reject) => {
-      const server = createServer((req, res) => void this.handle(req.url ?? '', req.method ?? 'GET', res));
+      const server = createServer((req, res) => void this.handle(req.url ?? '', req.method ?? 'GET', req.socket.remoteAddress ?? '', res));
       server.once('error', reject);
       server.listen(this.options.port, this.options.host, () => {
         const port = (server.address() as AddressInfo).port;
@@ -88,7 +99,11 @@ export class BackupServer {
     }
   }
 
-  private async handle(rawURL: string, method: string, res: ServerResponse): Promise<void> {
+  private async handle(rawURL: string, method: string, remote: string, res: ServerResponse): Promise<void> {
+    if (!this.limiter.take(remote)) {
+      res.writeHead(429, { 'Retry-After': '1' }).end('too many requests\n');
+      return;
+    }
     let url: URL;
     try {
       url = new URL(rawURL, 'http://backup-server');
@@ -102,20 +117,26 @@ export class BackupServer {
       return;
     }
     const [, namespace, restore] = match as unknown as [string, string, string];
+    const token = url.searchParams.get('token');
+    const refuse = (): void => {
+      this.logger.warn({ namespace, restore }, 'refused a backup download without the restore token');
+      res.writeHead(403).end(`the download URL of EtcdRestore ${namespace}/${restore} needs its token\n`);
+    };
+    if (token === null || !TOKEN.test(token)) {
+      refuse();
+      return;
+    }
     let opened: OpenedBackup | undefined;
     try {
       const download = await this.lookup(namespace, restore);
-      if (!download) {
-        res.writeHead(404).end(`EtcdRestore ${namespace}/${restore} has no backup to serve\n`);
+      // No such restore and a wrong token look the same from outside.
+      if (!download || !sameToken(token, download.token)) {
+        refuse();
         return;
       }
-      if (!sameToken(url.searchParams.get('token'), download.token)) {
-        this.logger.warn({ namespace, restore }, 'refused a backup download without the restore token');
-        res.writeHead(403).end(`the download URL of EtcdRestore ${namespace}/${restore} needs its token\n`);
-        return;
-      }
-      const key = `${namespace}/${restore}/${download.pendingSeed ?? ''}`;
-      if (download.pendingSeed === undefined || this.served.has(key)) {
+      const pendingSeed = await download.pendingSeed();
+      const key = `${namespace}/${restore}/${pendingSeed ?? ''}`;
+      if (pendingSeed === undefined || this.served.has(key)) {
         res.writeHead(404).end(`EtcdRestore ${namespace}/${restore}: no seed member is waiting for this backup\n`);
         return;
       }
@@ -136,8 +157,7 @@ export class BackupServer {
 }
 
 /** Constant-time comparison, so the token cannot be guessed byte by byte from response times. */
-function sameToken(given: string | null, expected: string): boolean {
-  if (given === null) return false;
+function sameToken(given: string, expected: string): boolean {
   const a = Buffer.from(given);
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);

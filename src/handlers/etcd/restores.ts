@@ -189,7 +189,7 @@ export class EtcdRestores {
     return {
       token,
       expected: backup,
-      pendingSeed: await this.pendingSeed(client, namespace, name, restore.metadata?.uid),
+      pendingSeed: () => this.pendingSeed(client, namespace, name, restore.metadata?.uid),
       open: async () => {
         const target = await this.target(client, namespace, source);
         try {

@@ -17,17 +17,24 @@ describe('the backup server serves one restore, once, to its own seed', () => {
   let base: string;
   let state: { pendingSeed: string | undefined; file: Buffer; exists: boolean };
   const opened: string[] = [];
+  /** What the server asked for: restore lookups (a GET) and seed lookups (a Pod LIST). */
+  const asked: string[] = [];
 
   beforeEach(async () => {
     const file = snapshot('etcd data');
     state = { pendingSeed: 'seed-uid-1', file, exists: true };
     opened.length = 0;
+    asked.length = 0;
     server = new BackupServer(
       async (namespace, restore): Promise<RestoreDownload | undefined> => {
+        asked.push(`restore ${namespace}/${restore}`);
         if (!state.exists || namespace !== 'team-a' || restore !== 'db') return undefined;
         return {
           token: TOKEN,
-          pendingSeed: state.pendingSeed,
+          pendingSeed: async () => {
+            asked.push('seed');
+            return state.pendingSeed;
+          },
           expected: await fingerprintSnapshot(Readable.from([file])),
           open: async () => {
             opened.push(restore);
@@ -51,6 +58,35 @@ describe('the backup server serves one restore, once, to its own seed', () => {
     expect(opened).toEqual([]);
   });
 
+  it.each([
+    ['no token', ''],
+    ['an empty token', '?token='],
+    ['a short token', `?token=${'f'.repeat(63)}`],
+    ['a token that is not lower-case hex', `?token=${'F'.repeat(64)}`],
+    ['a long token', `?token=${'f'.repeat(10_000)}`],
+  ])('%s: 403 before any lookup', async (_what, query) => {
+    expect((await fetch(`${base}/v1/backup/team-a/db${query}`)).status).toBe(403);
+    expect(asked).toEqual([]);
+  });
+
+  it('a wrong token is refused after reading the restore only, before looking for its seed Pod', async () => {
+    expect((await fetch(downloadURL(base, 'team-a', 'db', '0'.repeat(64)))).status).toBe(403);
+    expect(asked).toEqual(['restore team-a/db']);
+  });
+
+  it('an unknown restore gets exactly the answer of a wrong token', async () => {
+    const unknown = await fetch(downloadURL(base, 'team-a', 'other', TOKEN));
+    const wrong = await fetch(downloadURL(base, 'team-a', 'db', '0'.repeat(64)));
+    expect(unknown.status).toBe(403);
+    expect(wrong.status).toBe(403);
+    expect((await unknown.text()).replace('other', 'db')).toBe(await wrong.text());
+  });
+
+  it('more than 10 requests a second from one address: 429', async () => {
+    const statuses = await Promise.all(Array.from({ length: 40 }, () => fetch(`${base}/v1/backup/team-a/db`).then((r) => r.status)));
+    expect(statuses).toContain(429);
+  });
+
   it('with the token, while the seed is pending: the backup, byte for byte; a second download: 404', async () => {
     const first = await fetch(downloadURL(base, 'team-a', 'db', TOKEN));
     expect(first.status).toBe(200);
@@ -63,9 +99,6 @@ describe('the backup server serves one restore, once, to its own seed', () => {
     expect((await fetch(downloadURL(base, 'team-a', 'db', TOKEN))).status).toBe(404);
   });
 
-  it('an unknown restore: 404', async () => {
-    expect((await fetch(downloadURL(base, 'team-a', 'other', TOKEN))).status).toBe(404);
-  });
 
   it('a file that changed since the restore checked it is cut short before its end, never served whole', async () => {
     state.file = snapshot('other data!');
