@@ -1,30 +1,13 @@
 /**
  * Type-level specification, checked by `npm run typecheck` (never run): handler contexts carry the
- * object types `konductor types` generates end to end. Each `@ts-expect-error` line is a program
- * that must NOT compile; if it ever compiles, tsc reports the unused directive and the check fails.
+ * object types `konductor types` generates end to end (`Widget` is generated from
+ * test/fixtures/crds-types/widgets.yaml; types-drift.test.ts keeps it current). Each line after a
+ * `@ts-expect-error` is a program that must NOT compile; if it ever compiles, tsc reports the
+ * unused directive and the check fails.
  */
 import { daemon, on, timer, type ChangeContext, type DaemonContext, type KubeObject, type Patch, type TimerContext } from '../../src/framework/index.js';
 import type { FieldChangeContext } from '../../src/framework/registry/handler-specs.js';
-
-/** Shaped as `konductor types` writes it for a CRD (see test/fixtures/crds-types). */
-interface WidgetSpec {
-  size: number;
-  color?: 'red' | 'blue';
-  port?: number | string;
-  selector?: { matchLabels?: { [k: string]: string } } | null;
-}
-interface WidgetStatus {
-  phase?: string | null;
-  replicas?: number;
-  members?: { ready?: string[] };
-}
-interface Widget {
-  apiVersion: 'example.com/v1';
-  kind: 'Widget';
-  metadata: NonNullable<KubeObject['metadata']>;
-  spec: WidgetSpec;
-  status?: WidgetStatus;
-}
+import type { Widget, WidgetSpec, WidgetStatus } from './generated/widgets.js';
 
 /** Compiles only when `value` is assignable to `T`. */
 function is<T>(value: T): T {
@@ -38,17 +21,23 @@ export class TypedWidgets {
     is<string | null | undefined>(status?.phase);
     is<'example.com/v1'>(body.apiVersion);
     is<WidgetSpec | undefined>(old?.spec);
-    // @ts-expect-error members may be absent from the patch: set it whole
-    patch.status.members.ready = [];
+    // @ts-expect-error template may be absent from the patch: set it whole
+    patch.spec.template.image = 'web:2';
     patch.status.phase = 'Ready';
     patch.status.phase = null; // merge patch: null deletes
-    patch.status.members = { ready: ['a'] };
+    patch.spec.template = { image: 'web:2', extra: 'kept: the CRD preserves unknown fields here' };
     patch.spec.color = 'blue';
-    patch.spec.selector = { matchLabels: { app: null } };
+    patch.spec.port = 'http';
+    patch.spec.port = 8080;
+    patch.spec.labels = { tier: 'gold', stale: null };
     // @ts-expect-error phase is a string
     patch.status.phase = 42;
     // @ts-expect-error color is 'red' | 'blue'
     patch.spec.color = 'green';
+    // @ts-expect-error port is a number or a string
+    patch.spec.port = true;
+    // @ts-expect-error the spec is closed: the CRD prunes unknown fields
+    patch.spec.colour = 'red';
     // @ts-expect-error the status has no such field
     patch.status.phaze = 'Ready';
     // @ts-expect-error size is a number

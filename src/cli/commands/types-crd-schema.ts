@@ -43,15 +43,15 @@ const KIND = /^[A-Z][A-Za-z0-9]*$/;
 // Kubernetes version names (v1, v1beta2, v2alpha1).
 const VERSION = /^v[0-9]+((alpha|beta)[0-9]+)?$/;
 
-/** `v1beta2` → `V1beta2`, for the names of a CRD's non-storage versions. */
+/** `v1beta2` → `V1Beta2`, for the names of a CRD's non-storage versions (as the generator capitalises titles). */
 function pascal(version: string): string {
-  return version.charAt(0).toUpperCase() + version.slice(1);
+  return version.replace(/^v/, 'V').replace(/(alpha|beta)/, (word) => word.charAt(0).toUpperCase() + word.slice(1));
 }
 
 /**
  * The versions of one parsed YAML document that is a CRD with schemas. The storage version's types
  * are named after the kind (`Widget`, `WidgetSpec`, `WidgetStatus`); other versions add the version
- * (`WidgetV1alpha1`), so one file can hold all of them. Documents that are not CRDs are skipped
+ * (`WidgetV1Alpha1`), so one file can hold all of them. Documents that are not CRDs are skipped
  * (a CRD file may carry other objects); a CRD without a schema is an error, since it has no types.
  */
 export function crdVersions(document: unknown, where: string): CrdVersion[] {
@@ -87,26 +87,25 @@ export function crdVersions(document: unknown, where: string): CrdVersion[] {
   return result;
 }
 
-/** Keywords that carry over unchanged; validation-only ones (pattern, minimum, anyOf, ...) describe no type. */
-const DOCUMENTATION_KEYWORDS = ['description'] as const;
-
 /**
  * One Kubernetes structural schema node as plain JSON Schema:
  * - `nullable: true` → `anyOf: [schema, {type: 'null'}]`;
  * - `x-kubernetes-int-or-string` → `anyOf: [{type: 'integer'}, {type: 'string'}]`;
  * - `x-kubernetes-preserve-unknown-fields` → `additionalProperties: true` (any value when untyped);
  * - `x-kubernetes-embedded-resource` → `apiVersion`, `kind` and `metadata` declared;
- * - every other object is closed (`additionalProperties: false`), as the API server prunes unknown fields.
+ * - every other object is closed (`additionalProperties: false`), as the API server prunes unknown fields;
+ * - `description` and `default` become the TSDoc text.
  * Validation-only keywords (`pattern`, `minimum`, `minItems`, value `anyOf`/`allOf`/`oneOf`/`not`,
- * `default`, `format`, `title`) are dropped: a structural schema's types never depend on them.
+ * `format`, `title`) are dropped: a structural schema's types never depend on them.
  */
 export function toJsonSchema(node: unknown, path: string): JsonSchema {
   if (!isRecord(node)) throw new CrdSchemaError(`${path}: a schema must be an object, got ${JSON.stringify(node)}`);
   const result: JsonSchema = {};
-  for (const key of DOCUMENTATION_KEYWORDS) {
-    const value = node[key];
-    if (typeof value === 'string' && value.trim() !== '') result[key] = value.trim();
-  }
+  const description = typeof node.description === 'string' ? node.description.trim() : '';
+  // The API server fills in defaults, so a reader wants to see them (TSDoc's @defaultValue).
+  const fallback = node.default === undefined ? '' : `@defaultValue \`${JSON.stringify(node.default)}\``;
+  const documentation = [description, fallback].filter((part) => part !== '').join('\n\n');
+  if (documentation !== '') result.description = documentation;
   const typed = typeOf(node, path);
   const withNull = node.nullable === true ? { anyOf: [typed, { type: 'null' }] } : typed;
   return { ...result, ...withNull };
@@ -176,7 +175,7 @@ export function objectSchema(version: CrdVersion, options: ObjectSchemaOptions):
     properties[name] = name === 'spec' || name === 'status' ? titled(child, `${version.typeName}${name === 'spec' ? 'Spec' : 'Status'}`) : child;
   }
   const required = ['apiVersion', 'kind', 'metadata', ...(root.required ?? []).filter((name) => !['apiVersion', 'kind', 'metadata'].includes(name))];
-  const description = root.description ?? `A ${version.kind} (${apiVersion}), from CustomResourceDefinition ${version.crd}.`;
+  const description = root.description ?? `${version.kind} (${apiVersion}), from CustomResourceDefinition ${version.crd}.`;
   return { title: version.typeName, description, type: 'object', properties, required, additionalProperties: root.additionalProperties ?? false };
 }
 

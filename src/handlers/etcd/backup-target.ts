@@ -61,7 +61,7 @@ export async function backupTarget(client: ApiClient, namespace: string, spec: S
     } catch (error) {
       throw new InvalidSpecError((error as Error).message);
     }
-    const storage = new S3Storage({ bucket: location.bucket, endpoint: s3.endpoint, forcePathStyle: s3.forcePathStyle, region: contents.region, credentials: contents.credentials });
+    const storage = new S3Storage({ bucket: location.bucket, endpoint: s3.endpoint ?? undefined, forcePathStyle: s3.forcePathStyle, region: contents.region, credentials: contents.credentials });
     return { storage, path: location.key, close: () => storage.destroy() };
   }
   throw new InvalidSpecError(`unknown storage type ${JSON.stringify(spec.storageType)}: use S3 or Local`);

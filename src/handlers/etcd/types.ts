@@ -2,115 +2,63 @@
  * The `etcd.database.coreos.com/v1beta2` API, field for field as the original etcd-operator, so
  * existing manifests work. `Local` storage is ours (a directory, e.g. a PVC mounted into the operator).
  */
+import type * as Crd from './generated/etcd.database.coreos.com.js';
+
 export const GROUP = 'etcd.database.coreos.com';
 export const API_VERSION = `${GROUP}/v1beta2`;
 
-export interface PodPolicy {
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  nodeSelector?: Record<string, string>;
-  resources?: Record<string, unknown>;
-  tolerations?: Record<string, unknown>[];
-  affinity?: Record<string, unknown>;
-  etcdEnv?: { name: string; value?: string }[];
-  securityContext?: Record<string, unknown>;
-}
+// The CRD shapes are generated from crds/etcd.database.coreos.com.yaml (`npm run types`); the
+// names below keep the handlers' vocabulary. Status types add what the operator itself writes
+// (condition types, phases), checked against the CRD by `extends`.
+export type { EtcdBackup, EtcdBackupSpec, EtcdBackupStatus, EtcdClusterSpec, EtcdRestore, EtcdRestoreSpec } from './generated/etcd.database.coreos.com.js';
 
-export interface EtcdClusterSpec {
-  size: number;
-  /** Default `quay.io/coreos/etcd`. */
-  repository?: string;
-  /** Default `3.4.23`; a leading `v` is ignored. */
-  version?: string;
-  paused?: boolean;
-  pod?: PodPolicy;
-}
+/** `spec.pod`: applies to members created after a change; unknown fields are kept. */
+export type PodPolicy = NonNullable<Crd.EtcdClusterSpec['pod']>;
 
-export interface Condition {
+/**
+ * A condition as the operator writes it: a type alias, not an interface, so it fits the CRD's
+ * condition (which keeps unknown fields) where `EtcdClusterStatus` extends the generated status.
+ */
+export type Condition = {
   type: 'Available' | 'Recovering' | 'Scaling' | 'Upgrading' | 'Valid' | 'Quorum';
   status: 'True' | 'False' | 'Unknown';
   lastUpdateTime?: string;
   lastTransitionTime?: string;
   reason?: string;
   message?: string;
-}
+};
 
-export interface EtcdClusterStatus {
+/** `EtcdCluster.status`, as the operator writes it. */
+export interface EtcdClusterStatus extends Crd.EtcdClusterStatus {
   phase?: '' | 'Creating' | 'Running' | 'Failed';
-  reason?: string;
-  controlPaused?: boolean;
   conditions?: Condition[];
-  size?: number;
-  serviceName?: string;
-  clientPort?: number;
   members?: { ready: string[]; unready: string[] };
-  currentVersion?: string;
-  targetVersion?: string;
 }
 
-export type StorageType = 'S3' | 'Local';
-
-export interface S3Source {
-  /** `bucket/key`. */
-  path: string;
-  /** A Secret with `credentials` (AWS shared-credentials file) and optionally `config`. */
-  awsSecret: string;
-  endpoint?: string;
-  forcePathStyle?: boolean;
+/** An `EtcdCluster` object, with the status the operator writes. */
+export interface EtcdCluster extends Crd.EtcdCluster {
+  status?: EtcdClusterStatus;
 }
 
-export interface LocalSource {
-  /** A path under the operator's backup root (e.g. a PVC mount); absolute paths are taken relative to that root. */
-  path: string;
-}
+/** Where backups are kept. */
+export type StorageType = Crd.EtcdBackupSpec['storageType'];
 
-export interface BackupPolicy {
-  timeoutInSecond?: number;
-  /** 0 or absent: one-shot. */
-  backupIntervalInSecond?: number;
-  /** 0 or absent: keep all. */
-  maxBackups?: number;
-}
+/** `spec.s3` of a backup or restore. `path` is `bucket/key`; `awsSecret` names a Secret with `credentials` (and optionally `config`). */
+export type S3Source = NonNullable<Crd.EtcdBackupSpec['s3']>;
 
-export interface EtcdBackupSpec {
-  etcdEndpoints: string[];
-  storageType: StorageType;
-  backupPolicy?: BackupPolicy;
-  s3?: S3Source;
-  local?: LocalSource;
-}
+/** `spec.local`: a path under the operator's backup root (e.g. a PVC mount); absolute paths are taken relative to that root. */
+export type LocalSource = NonNullable<Crd.EtcdBackupSpec['local']>;
 
-export interface EtcdBackupStatus {
-  succeeded?: boolean;
-  /** Capitalised as in the original API. */
-  Reason?: string;
-  etcdVersion?: string;
-  etcdRevision?: number;
-  lastSuccessDate?: string;
-  /** The object written by the last successful backup. */
-  lastBackup?: string;
-  backups?: number;
-}
+/** `spec.backupPolicy` of a backup. */
+export type BackupPolicy = NonNullable<Crd.EtcdBackupSpec['backupPolicy']>;
 
-export interface EtcdRestoreSpec {
-  etcdCluster: { name: string };
-  backupStorageType: StorageType;
-  s3?: S3Source;
-  local?: LocalSource;
-}
-
-export interface EtcdRestoreStatus {
-  succeeded?: boolean;
-  reason?: string;
-  /**
-   * Written by the operator while the restore runs, so a retry carries on from there (see
-   * `restore-record.ts`): the download token, the storage as it was when the restore started, the
-   * checked backup's size and SHA-256, and the cluster as it was before it was deleted.
-   */
-  token?: string;
-  source?: Record<string, unknown>;
+/**
+ * `EtcdRestore.status`. Written by the operator while the restore runs, so a retry carries on from
+ * there (see `restore-record.ts`): the download token, the storage as it was when the restore
+ * started, the checked backup's size and SHA-256, and the cluster as it was before it was deleted.
+ */
+export interface EtcdRestoreStatus extends Crd.EtcdRestoreStatus {
   backup?: { size: number; sha256: string; location: string };
-  cluster?: Record<string, unknown>;
 }
 
 /** The identity of the object being handled. */

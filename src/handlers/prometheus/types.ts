@@ -5,6 +5,9 @@
  * Objects arrive from the API server unchecked, so string unions here describe what is valid,
  * not what is guaranteed: `validateServiceMonitor` re-checks them at run time.
  */
+import type * as Crd from './generated/monitoring.coreos.com.js';
+
+export type { Prometheus, ServiceMonitor } from './generated/monitoring.coreos.com.js';
 
 /** Operators of a Kubernetes set-based label requirement. */
 export type LabelSelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
@@ -23,18 +26,14 @@ export interface LabelSelector {
   matchExpressions?: LabelSelectorRequirement[];
 }
 
-/** Container resource requirements, passed through to the StatefulSet. */
-export interface ResourceRequirements {
-  limits?: Record<string, string>;
-  requests?: Record<string, string>;
-}
+// The spec types below extend the ones generated from crds/monitoring.coreos.com.yaml (`npm run
+// types`), so a CRD change that breaks them fails to compile. They repeat only the fields whose
+// defaults and meaning the handlers document (the CRD has no descriptions for them yet).
 
 /** `Prometheus.spec`, the supported subset. */
-export interface PrometheusSpec {
+export interface PrometheusSpec extends Crd.PrometheusSpec {
   /** 1 when unset. */
   replicas?: number;
-  version?: string;
-  image?: string;
   /** `null`/absent selects no ServiceMonitor; `{}` selects all. */
   serviceMonitorSelector?: LabelSelector | null;
   /** `null`/absent: only the Prometheus object's own namespace; `{}`: all namespaces. */
@@ -51,51 +50,39 @@ export interface PrometheusSpec {
   retention?: string;
   /** No reconciliation while true. */
   paused?: boolean;
-  serviceAccountName?: string;
-  resources?: ResourceRequirements;
-}
-
-/** `ServiceMonitor.spec.namespaceSelector`: which namespaces to discover Services in. */
-export interface NamespaceSelector {
-  /** All namespaces; wins over `matchNames`. */
-  any?: boolean;
-  matchNames?: string[];
 }
 
 /**
  * A relabelling rule as written in a ServiceMonitor (camelCase). `action` is accepted in either
  * case (`replace`, `Replace`, `REPLACE`...); the generated config always lower-cases it.
  */
-export interface RelabelConfig {
-  sourceLabels?: string[];
-  separator?: string;
-  targetLabel?: string;
-  regex?: string;
-  modulus?: number;
-  replacement?: string;
-  action?: string;
-}
+export type RelabelConfig = NonNullable<Crd.ServiceMonitorSpec['endpoints'][number]['relabelings']>[number];
 
 /** One `ServiceMonitor.spec.endpoints[]` entry: one scrape job. */
-export interface Endpoint {
+export interface Endpoint extends GeneratedEndpoint {
   /** Service port name. */
   port?: string;
   /** Pod container port number or name; used only when `port` is empty. */
-  targetPort?: string | number;
-  path?: string;
+  targetPort?: number | string;
   /** `http` or `https` (either case). */
   scheme?: string;
-  interval?: string;
-  scrapeTimeout?: string;
-  honorLabels?: boolean;
   /** Drop Pods in phase Failed/Succeeded; true when unset. */
   filterRunning?: boolean;
-  relabelings?: RelabelConfig[];
-  metricRelabelings?: RelabelConfig[];
+}
+type GeneratedEndpoint = Crd.ServiceMonitorSpec['endpoints'][number];
+
+/** `ServiceMonitor.spec.namespaceSelector`: which namespaces to discover Services in. */
+export interface NamespaceSelector extends NonNullable<Crd.ServiceMonitorSpec['namespaceSelector']> {
+  /** All namespaces; wins over `matchNames`. */
+  any?: boolean;
 }
 
-/** `ServiceMonitor.spec`, the supported subset. */
-export interface ServiceMonitorSpec {
+/**
+ * `ServiceMonitor.spec`, the supported subset. The selector's operators are named: the CRD (like
+ * upstream's) accepts any string, and `validateServiceMonitor` skips a monitor whose operator is
+ * not one of them.
+ */
+export interface ServiceMonitorSpec extends Crd.ServiceMonitorSpec {
   /** Selects Services (not Pods). */
   selector: LabelSelector;
   /** Absent or empty: the ServiceMonitor's own namespace. */

@@ -35,6 +35,13 @@ describe('CRD schemas as plain JSON Schema (konductor types)', () => {
     });
   });
 
+  test('a default is documented after the description (the API server fills it in)', () => {
+    expect(toJsonSchema({ type: 'string', description: 'Image.', default: 'quay.io/coreos/etcd' }, 'x').description).toBe(
+      'Image.\n\n@defaultValue `"quay.io/coreos/etcd"`',
+    );
+    expect(toJsonSchema({ type: 'integer', default: 1 }, 'x').description).toBe('@defaultValue `1`');
+  });
+
   test('x-kubernetes-int-or-string becomes integer or string', () => {
     expect(toJsonSchema({ 'x-kubernetes-int-or-string': true }, 'x')).toEqual({ anyOf: [{ type: 'integer' }, { type: 'string' }] });
   });
@@ -68,7 +75,7 @@ describe('CRD schemas as plain JSON Schema (konductor types)', () => {
       type: 'object',
       required: ['color'],
       properties: {
-        color: { type: 'string', enum: ['red', 'blue'], default: 'red', pattern: '^[a-z]+$' },
+        color: { type: 'string', enum: ['red', 'blue'], pattern: '^[a-z]+$' },
         tags: { type: 'array', minItems: 1, maxItems: 3, items: { type: 'string', minLength: 1 } },
       },
       anyOf: [{ required: ['color'] }],
@@ -110,7 +117,7 @@ describe('CRD schemas as plain JSON Schema (konductor types)', () => {
   test('the storage version gets the plain names, other versions add their version', () => {
     const versions = crdVersions(fixture('gadgets-two-versions.yaml')[0], 'gadgets.yaml');
     expect(versions.map((version) => [version.version, version.typeName])).toEqual([
-      ['v1alpha1', 'GadgetV1alpha1'],
+      ['v1alpha1', 'GadgetV1Alpha1'],
       ['v1', 'Gadget'],
     ]);
   });
