@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { errorMessage, withEtcd, EtcdClient } from './etcd-client.js';
+import { MAX_SNAPSHOT_BYTES_ENV, maxSnapshotBytes } from './storage/transfer-limits.js';
 
 /** What a snapshot file holds and where it came from. */
 export interface Snapshot {
@@ -59,32 +60,72 @@ const SNAPSHOT_ATTEMPTS = 3;
 /** Streams one snapshot into `file`; returns its size. */
 async function streamSnapshot(client: EtcdClient, endpoint: string, file: string, timeoutMs: number): Promise<number> {
   const stream = await client.raw.maintenance.snapshot({ deadline: Date.now() + timeoutMs });
+  // etcd3 types the stream by its events only; at run time it is grpc-js's ClientReadableStream (a Readable with cancel()).
+  return writeSnapshot(stream as unknown as SnapshotSource, file, { what: `snapshot from ${endpoint}`, maxBytes: maxSnapshotBytes() });
+}
+
+/** A snapshot stream as gRPC hands it out: `{ blob }` messages, pausable, cancellable. */
+export interface SnapshotSource {
+  on(event: 'data', listener: (chunk: { blob: Buffer }) => void): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  on(event: 'end', listener: () => void): unknown;
+  pause(): unknown;
+  resume(): unknown;
+  /** gRPC calls are cancelled; plain streams destroyed. */
+  cancel?(): void;
+  destroy?(): void;
+}
+
+/**
+ * Writes a snapshot stream to `file` with back-pressure (the source pauses while the disk catches
+ * up, so a fast etcd never piles the database up in memory), at most `maxBytes` (default 8 GiB,
+ * `KONDUCTOR_MAX_SNAPSHOT_BYTES`), and checks its SHA-256 trailer, so a cut stream never passes for
+ * a backup. Returns the size.
+ */
+export async function writeSnapshot(source: SnapshotSource, file: string, options: { what: string; maxBytes: number }): Promise<number> {
   const out = createWriteStream(file);
   const hash = createHash('sha256');
   let bytes = 0;
   let tail = Buffer.alloc(0);
+  const stop = (): void => {
+    if (source.cancel) source.cancel();
+    else source.destroy?.();
+  };
   await new Promise<void>((resolve, reject) => {
+    let failed = false;
     const fail = (error: Error): void => {
+      if (failed) return;
+      failed = true;
       out.destroy();
-      reject(new Error(`snapshot from ${endpoint} failed: ${error.message}`, { cause: error }));
+      stop();
+      reject(new Error(`${options.what} failed: ${error.message}`, { cause: error }));
     };
-    stream.on('data', (chunk) => {
+    source.on('data', (chunk) => {
+      if (failed) return;
       const blob = chunk.blob;
       bytes += blob.length;
+      if (bytes > options.maxBytes) {
+        fail(new Error(`more than ${options.maxBytes} bytes, the snapshot size limit (${MAX_SNAPSHOT_BYTES_ENV})`));
+        return;
+      }
       // Hash everything but the last 32 bytes, which are the digest itself.
       const joined = Buffer.concat([tail, blob]);
       const cut = Math.max(0, joined.length - 32);
       hash.update(joined.subarray(0, cut));
       tail = joined.subarray(cut);
-      // No back-pressure through the gRPC stream wrapper; the file is local, so buffering is brief.
-      out.write(blob);
+      if (!out.write(blob)) {
+        source.pause();
+        out.once('drain', () => source.resume());
+      }
     });
-    stream.on('error', fail);
-    stream.on('end', () => out.end((error?: Error | null) => (error ? fail(error) : resolve())));
+    source.on('error', fail);
+    source.on('end', () => {
+      if (!failed) out.end((error?: Error | null) => (error ? fail(error) : resolve()));
+    });
     out.on('error', fail);
   });
   if (tail.length !== 32 || !hash.digest().equals(tail)) {
-    throw new Error(`snapshot from ${endpoint} is incomplete or corrupt (${bytes} bytes, checksum mismatch)`);
+    throw new Error(`${options.what} is incomplete or corrupt (${bytes} bytes, checksum mismatch)`);
   }
   return bytes;
 }
