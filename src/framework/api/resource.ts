@@ -33,17 +33,26 @@ export function groupVersionPath(group: string, version: string): string {
   return group ? `/apis/${group}/${version}` : `/api/${version}`;
 }
 
+/**
+ * One path segment from a name: encoded, and never empty, `.` or `..`, which encoding leaves as they
+ * are and `new URL` would resolve (an empty name would address the whole collection).
+ */
+export function pathSegment(value: string, what: string): string {
+  if (value === '' || value === '.' || value === '..') throw new Error(`refusing ${what} ${JSON.stringify(value)} in an API path`);
+  return encodeURIComponent(value);
+}
+
 /** The collection path, in one namespace or across all. */
 export function collectionPath(resource: Resource, namespace?: string): string {
   const base = groupVersionPath(resource.group, resource.version);
   return resource.namespaced && namespace
-    ? `${base}/namespaces/${encodeURIComponent(namespace)}/${resource.plural}`
+    ? `${base}/namespaces/${pathSegment(namespace, 'namespace')}/${resource.plural}`
     : `${base}/${resource.plural}`;
 }
 
 /** One object's path (optionally a subresource such as `status`). */
 export function objectPath(resource: Resource, namespace: string | undefined, name: string, subresource?: string): string {
-  const path = `${collectionPath(resource, namespace)}/${encodeURIComponent(name)}`;
+  const path = `${collectionPath(resource, namespace)}/${pathSegment(name, 'name')}`;
   return subresource ? `${path}/${subresource}` : path;
 }
 
