@@ -49,6 +49,7 @@ async function main(argv: readonly string[]): Promise<void> {
       return typesCommand(command.args);
     }
     case 'manifests': {
+      registerTypeScript(); // it imports the user's handler files, TypeScript included
       const { manifestsCommand } = await import('./commands/manifests.js');
       return manifestsCommand(command.args);
     }
