@@ -108,3 +108,12 @@ export function recordCluster(cluster: KubeObject & { spec?: Record<string, unkn
     ...(owners.length > 0 ? { ownerReferences: owners } : {}),
   };
 }
+
+/**
+ * Why a restore cannot go on: the spec is checked only before anything is recorded; once the record
+ * holds the storage and token, retries act on the record and a later edit of the spec is ignored.
+ */
+export function startProblem(restoreName: string, spec: { etcdCluster?: { name?: unknown } } | undefined, record: RestoreRecord): string | undefined {
+  if (record.source && record.token) return undefined;
+  return restoreSpecProblem(restoreName, spec);
+}

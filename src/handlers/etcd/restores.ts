@@ -8,7 +8,7 @@ import { backupTarget, InvalidSpecError } from './backup-target.js';
 import { errorMessage } from './etcd-client.js';
 import { memberLabels } from './member-pod.js';
 import { RESTORE_FROM_ANNOTATION, RESTORED_BY_ANNOTATION, SEED_INIT_CONTAINER } from './restore-annotations.js';
-import { readRestoreRecord, recordCluster, restoreSource, restoreSpecProblem, type RecordedCluster, type RestoreRecord, type RestoreSource } from './restore-record.js';
+import { readRestoreRecord, recordCluster, startProblem, restoreSource, type RecordedCluster, type RestoreRecord, type RestoreSource } from './restore-record.js';
 import { CorruptSnapshotError, fingerprintSnapshot } from './snapshot-trailer.js';
 import { BackupNotFoundError } from './storage/index.js';
 import { API_VERSION, type EtcdRestoreSpec, type EtcdRestoreStatus } from './types.js';
@@ -63,9 +63,10 @@ export class EtcdRestores {
     if (restore.metadata?.uid !== context.body.metadata?.uid) return; // deleted and recreated meanwhile: the new one has its own run
     if (restore.status?.succeeded || restore.status?.reason) return;
     try {
-      const problem = restoreSpecProblem(name, (context.body as Restore).spec);
-      if (problem) throw new InvalidSpecError(problem);
       const record = readRestoreRecord(restore.status);
+      // Once the record exists it alone is acted on: a later spec edit cannot strand the restore.
+      const problem = startProblem(name, (context.body as Restore).spec, record);
+      if (problem) throw new InvalidSpecError(problem);
       if (!record.source || !record.token) {
         // The storage as it is now, once: later edits of the spec (an S3 endpoint...) change nothing.
         const source = restoreSource((context.body as Restore).spec);

@@ -1,5 +1,5 @@
 import { etcdPath, corePath } from '../../../src/handlers/etcd/api-paths.js';
-import { readRestoreRecord, recordCluster, restoreSource, restoreSpecProblem } from '../../../src/handlers/etcd/restore-record.js';
+import { readRestoreRecord, recordCluster, restoreSource, restoreSpecProblem, startProblem } from '../../../src/handlers/etcd/restore-record.js';
 
 describe('an EtcdRestore names only its own cluster', () => {
   it('a cluster name with path segments is refused', () => {
@@ -54,5 +54,18 @@ describe('the record in an EtcdRestore status', () => {
       ['etcd.database.coreos.com/restored-by'],
     );
     expect(recorded).toEqual({ uid: 'u1', spec: { size: 3 }, labels: { team: 'a' }, annotations: { keep: 'yes' } });
+  });
+});
+
+describe('a started restore acts on its record, not on the editable spec', () => {
+  const record = { token: 'a'.repeat(64), source: { backupStorageType: 'Local' as const, local: { path: 'db.db' } } };
+
+  it('before anything is recorded, a spec naming another cluster is refused', () => {
+    expect(startProblem('db', { etcdCluster: { name: 'other' } }, {})).toContain("must equal the EtcdRestore's own name");
+  });
+
+  it('once the record exists, editing spec.etcdCluster.name does not strand the restore', () => {
+    expect(startProblem('db', { etcdCluster: { name: 'other' } }, record)).toBeUndefined();
+    expect(startProblem('db', undefined, record)).toBeUndefined();
   });
 });
