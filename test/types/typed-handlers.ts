@@ -5,7 +5,17 @@
  * `@ts-expect-error` is a program that must NOT compile; if it ever compiles, tsc reports the
  * unused directive and the check fails.
  */
-import { daemon, on, timer, type ChangeContext, type DaemonContext, type KubeObject, type Patch, type TimerContext } from '../../src/framework/index.js';
+import {
+  daemon,
+  on,
+  timer,
+  type ChangeContext,
+  type DaemonContext,
+  type EventContext,
+  type KubeObject,
+  type Patch,
+  type TimerContext,
+} from '../../src/framework/index.js';
 import type { FieldChangeContext } from '../../src/framework/registry/handler-specs.js';
 import type { Widget, WidgetSpec, WidgetStatus } from './generated/widgets.js';
 
@@ -71,6 +81,11 @@ export class TypedWidgets {
     patch.status.replicas = spec.size;
     // @ts-expect-error replicas is a number
     patch.status.replicas = 'three';
+  }
+
+  @on.event<Widget>('example.com/v1', 'widgets')
+  async observed({ body }: EventContext<Widget>): Promise<void> {
+    is<number>(body.spec.size);
   }
 
   @daemon<Widget>('example.com/v1', 'widgets')
