@@ -1,0 +1,361 @@
+// First contact, as a new user has it: the packed package (`npm pack`, whose `prepack` builds) installed
+// into an empty ES-module project, then exactly what the README tells them to type: `npx konductor`,
+// `./node_modules/.bin/konductor`, `konductor run`, the README's own setup (its `npm install` line, its
+// package.json and tsconfig) with every TypeScript block of the README type-checked and its examples
+// run, and `konductor init` → `npm install` → `npm test`, `types` and `manifests` in the new project.
+// Nothing here comes from the source tree: only the tarball, the npm registry and the shared cluster.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { cleanEnv, exitWithin, type Run } from '../../support/cli.js';
+import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
+import { Widgets, eventually, installWidgetCrd, readWidget } from '../../support/widgets.js';
+
+const root = fileURLToPath(new URL('../../..', import.meta.url));
+const readme = readFileSync(join(root, 'README.md'), 'utf8');
+
+/** npm as the README's commands run it here: the registry is reachable, its cache warm. */
+const NPM_FLAGS = ['--no-audit', '--no-fund', '--prefer-offline'];
+
+/** What a bundled operator needs and the framework does not: none of it may reach a user's project. */
+const OPERATOR_ONLY = ['@aws-sdk/client-s3', 'etcd3', '@grpc/grpc-js', 'cockatiel', 're2js'];
+/** Our development tools: none of them is a dependency of the package. */
+const DEV_ONLY = ['jest', 'ts-jest', 'eslint', 'nock', '@types/jest', 's3rver'];
+
+const HANDLERS = `import { on, type ChangeContext } from 'konductor';
+
+export class PackagedWidgets {
+  @on.create('test.konductor.dev/v1', 'widgets')
+  async created({ patch }: ChangeContext): Promise<void> {
+    patch.status.phase = 'Packaged';
+  }
+}
+`;
+
+/**
+ * The environment of every command: ours without KONDUCTOR_* settings (a test gives the kubeconfig as
+ * a flag, as a user would) and without npm's, except where the test control plane's binaries are, which a user's
+ * machine has from provisioning.
+ */
+function userEnv(): NodeJS.ProcessEnv {
+  // Also without the npm_* variables `npm test` hands down to jest: a user's shell has none.
+  const env = Object.fromEntries(Object.entries(cleanEnv()).filter(([key]) => !key.toLowerCase().startsWith('npm_')));
+  for (const key of ['KONDUCTOR_ETCD', 'KONDUCTOR_KUBE_APISERVER', 'KONDUCTOR_CACHE_DIR']) {
+    if (process.env[key]) env[key] = process.env[key];
+  }
+  return env;
+}
+
+/** Every process this file starts; each leads its own process group, so npm's own children go with it. */
+const started: ChildProcess[] = [];
+const scratch: string[] = [];
+
+function running(child: ChildProcess): boolean {
+  return child.exitCode === null && child.signalCode === null;
+}
+
+function killGroup(child: ChildProcess): void {
+  if (!running(child) || child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    child.kill('SIGKILL');
+  }
+}
+
+/** What a command printed on stderr, without npm's own warnings (this machine's npm configuration has some). */
+function ownStderr(run: Run): string {
+  return run
+    .stderr()
+    .split('\n')
+    .filter((line) => !line.startsWith('npm warn '))
+    .join('\n');
+}
+
+function tail(text: string, lines = 40): string {
+  return text.split('\n').slice(-lines).join('\n');
+}
+
+/** Starts a command in its own process group and collects what it prints. */
+function start(file: string, args: readonly string[], cwd: string): Run {
+  const child = spawn(file, args, { cwd, env: userEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  started.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | string>((resolve) => {
+    child.once('error', () => resolve('spawn error'));
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown'));
+  });
+  return { child, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+/** Runs a command to completion and returns its stdout; rejects with its output when it fails or outlives `timeoutMs`. */
+async function command(file: string, args: readonly string[], cwd: string, timeoutMs: number): Promise<string> {
+  const run = start(file, args, cwd);
+  const shown = `${file} ${args.join(' ')} (in ${cwd})`;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+  const outcome = await Promise.race([run.exited, timeout]);
+  clearTimeout(timer);
+  if (outcome === 'timeout') {
+    killGroup(run.child);
+    throw new Error(`${shown} did not finish within ${timeoutMs} ms:\n${tail(run.stdout())}\n${tail(run.stderr())}`);
+  }
+  if (outcome !== 0) throw new Error(`${shown} exited with ${outcome}:\n${tail(run.stdout())}\n${tail(run.stderr())}`);
+  return run.stdout();
+}
+
+/** Every file below `dir`, relative to it, with `/` separators. */
+function filesBelow(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(dir, join(entry.parentPath, entry.name)).split('\\').join('/'));
+}
+
+/** Bytes of the regular files below `dir` (symbolic links not followed), like `du --apparent-size`. */
+function sizeBelow(dir: string): number {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .reduce((sum, entry) => sum + statSync(join(entry.parentPath, entry.name)).size, 0);
+}
+
+function temporaryFolder(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  scratch.push(dir);
+  return dir;
+}
+
+/** A fenced code block of the README; `path` is the file its first line names (`// src/x.ts`, `# crds/x.yaml`). */
+interface ReadmeBlock {
+  lang: string;
+  body: string;
+  path?: string;
+}
+
+function readmeBlocks(markdown: string): ReadmeBlock[] {
+  return [...markdown.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)].map(([, lang = '', body = '']) => {
+    const named = /^(?:\/\/|#) ([\w./-]+\.(?:ts|ya?ml))\n/.exec(body);
+    return named ? { lang, body, path: named[1]! } : { lang, body };
+  });
+}
+
+/** The one JSON block of the README holding `needle` (its package.json or its tsconfig). */
+function readmeJson(needle: string): Record<string, unknown> {
+  const blocks = readmeBlocks(readme).filter((block) => block.lang === 'json' && block.body.includes(needle));
+  expect(blocks).toHaveLength(1);
+  return JSON.parse(blocks[0]!.body) as Record<string, unknown>;
+}
+
+/** The README's commands in ```sh blocks that start with `prefix`, as argument lists (comments dropped). */
+function readmeCommands(prefix: string): string[][] {
+  return readmeBlocks(readme)
+    .filter((block) => block.lang === 'sh')
+    .flatMap((block) => block.body.split('\n'))
+    .map((line) => line.replace(/\s+#.*$/, '').trim())
+    .filter((line) => line.startsWith(prefix))
+    .map((line) => line.split(/\s+/));
+}
+
+let kc: KubeConfig;
+let kubeconfigPath: string;
+let tarball: string;
+/** A `"type": "module"` project that installed the tarball and nothing else; then what the README adds. */
+let consumer: string;
+
+beforeAll(async () => {
+  kc = sharedKubeConfig();
+  kubeconfigPath = process.env.KONDUCTOR_TEST_KUBECONFIG!;
+  await installWidgetCrd(kc);
+
+  const packed = temporaryFolder('konductor-pack-');
+  await command('npm', ['pack', '--pack-destination', packed], root, 180_000);
+  const tarballs = readdirSync(packed).filter((name) => name.endsWith('.tgz'));
+  expect(tarballs).toHaveLength(1);
+  tarball = join(packed, tarballs[0]!);
+
+  consumer = temporaryFolder('konductor-consumer-');
+  writeFileSync(join(consumer, 'package.json'), `${JSON.stringify({ name: 'consumer', private: true, type: 'module' }, null, 2)}\n`);
+  await command('npm', ['install', ...NPM_FLAGS, tarball], consumer, 240_000);
+}, 480_000);
+
+afterEach(() => {
+  for (const child of started.splice(0)) killGroup(child);
+});
+
+afterAll(() => {
+  for (const child of started.splice(0)) killGroup(child);
+  for (const dir of scratch.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('installing the packed package into an empty project', () => {
+  test('brings the framework, its command, its testing kit and the provisioning script, and not the bundled operators or their dependencies', () => {
+    const installed = join(consumer, 'node_modules', 'konductor');
+    const shipped = filesBelow(installed);
+    expect(shipped).toEqual(
+      expect.arrayContaining([
+        'package.json',
+        'README.md',
+        'bin/konductor.mjs',
+        'dist/cli/konductor.js',
+        'dist/framework/index.js',
+        'dist/framework/index.d.ts',
+        'dist/testing/index.js',
+        'dist/testing/index.d.ts',
+        'scripts/provision.sh',
+      ]),
+    );
+    expect(shipped.filter((file) => file.startsWith('src/') || file.startsWith('test/') || (/\.m?ts$/.test(file) && !/\.d\.m?ts$/.test(file)))).toEqual([]);
+    // No operator code; only the interface `konductor/testing`'s LoopbackAddresses implements, for its types.
+    expect(shipped.filter((file) => file.startsWith('dist/handlers/'))).toEqual(['dist/handlers/etcd/addresses.d.ts']);
+
+    const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    const dependencies = Object.keys(manifest.dependencies ?? {});
+    expect(dependencies.filter((name) => OPERATOR_ONLY.includes(name) || DEV_ONLY.includes(name))).toEqual([]);
+    for (const unwanted of [...OPERATOR_ONLY, ...DEV_ONLY]) {
+      expect({ unwanted, installed: existsSync(join(consumer, 'node_modules', unwanted)) }).toEqual({ unwanted, installed: false });
+    }
+    // 178 MB when the operators' dependencies came along; see the README's "Your own operator".
+    expect(Math.round(sizeBelow(join(consumer, 'node_modules')) / 1e6)).toBeLessThan(100);
+  });
+
+  test('`npx konductor --help` and `./node_modules/.bin/konductor --help` print the usage', async () => {
+    for (const [file, args] of [
+      ['npx', ['konductor', '--help']],
+      ['./node_modules/.bin/konductor', ['--help']],
+    ] as const) {
+      const usage = await command(file, args, consumer, 60_000);
+      expect({ file, usage }).toEqual({ file, usage: expect.stringContaining('konductor run') });
+      expect({ file, usage }).toEqual({ file, usage: expect.stringContaining('konductor init') });
+    }
+  }, 120_000);
+
+  test('`npx konductor run handlers.ts` runs a TypeScript handler file of the project against the cluster', async () => {
+    writeFileSync(join(consumer, 'handlers.ts'), HANDLERS);
+    const namespace = await uniqueNamespace(kc, 'pkg');
+    const args = ['--kubeconfig', kubeconfigPath, '-n', namespace, '--lease-namespace', namespace, '--health-port', '0', '--log-format', 'json'];
+    const run = start('npx', ['konductor', 'run', 'handlers.ts', ...args], consumer);
+
+    await new Widgets(kc, namespace).create('w1');
+    await eventually(
+      async () => (await readWidget(namespace, 'w1'))?.status?.phase === 'Packaged' || !running(run.child),
+      'the widget becomes Packaged',
+      40_000,
+    ).catch((error: unknown) => {
+      throw new Error(`${String(error)}\nstdout: ${tail(run.stdout())}\nstderr: ${run.stderr()}`);
+    });
+    expect({ running: running(run.child), stderr: ownStderr(run) }).toEqual({ running: true, stderr: '' });
+    expect((await readWidget(namespace, 'w1'))?.status?.phase).toBe('Packaged');
+
+    // npx passes the signal on to konductor, which drains and exits 0.
+    run.child.kill('SIGTERM');
+    expect(await exitWithin(run, 15_000)).toBe(0);
+    const messages = run
+      .stdout()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => (JSON.parse(line) as { msg?: string }).msg);
+    expect(messages).toEqual(expect.arrayContaining(['connected to the cluster', 'operator stopped']));
+    expect(ownStderr(run)).toBe('');
+  }, 120_000);
+});
+
+describe("the README's own operator, set up as the README says", () => {
+  let project: string;
+
+  beforeAll(async () => {
+    // The same project, now set up as the README's "Your own operator" says.
+    project = consumer;
+    const manifest = { ...(JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as object), ...readmeJson('"type"') };
+    writeFileSync(join(project, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+    writeFileSync(join(project, 'tsconfig.json'), `${JSON.stringify(readmeJson('compilerOptions'), null, 2)}\n`);
+    const installs = readmeCommands('npm install');
+    expect(installs.length).toBeGreaterThan(0);
+    for (const [npm, ...args] of installs) {
+      // `konductor` is this tarball, not whatever the registry has under the name.
+      await command(npm!, [...args.map((arg) => (arg === 'konductor' ? tarball : arg)), ...NPM_FLAGS], project, 240_000);
+    }
+    let unnamed = 0;
+    for (const block of readmeBlocks(readme)) {
+      if (block.lang !== 'ts' && !block.path) continue;
+      const path = block.path ?? `src/readme-example-${++unnamed}.ts`;
+      mkdirSync(join(project, dirname(path)), { recursive: true });
+      writeFileSync(join(project, path), block.body);
+    }
+  }, 600_000);
+
+  test('every TypeScript block of the README type-checks against the installed package (strict, library types checked, luxon types included)', async () => {
+    const tsconfig = readmeJson('compilerOptions') as { compilerOptions: Record<string, unknown>; include: string[] };
+    expect(tsconfig.compilerOptions).toMatchObject({ strict: true });
+    expect(tsconfig.compilerOptions).not.toHaveProperty('skipLibCheck');
+    expect(tsconfig.compilerOptions).not.toHaveProperty('experimentalDecorators');
+    const blocks = readmeBlocks(readme).filter((block) => block.lang === 'ts');
+    expect(blocks.length).toBeGreaterThanOrEqual(4);
+    // Every block lands in a folder the README's tsconfig includes.
+    for (const block of blocks) expect(tsconfig.include).toContain((block.path ?? 'src/').split('/')[0]);
+
+    // Were luxon's types missing from the install, DurationInput would silently become `any`: the
+    // assignment below would compile and tsc would report the directive as unused.
+    const durationCheck = `import type { DurationInput } from 'konductor';
+// @ts-expect-error a boolean is no duration
+export const wrong: DurationInput = true;
+export const right: DurationInput[] = ['PT5S', 5];
+`;
+    writeFileSync(join(project, 'src', 'published-types.ts'), durationCheck);
+    try {
+      expect(await command('npx', ['tsc', '-p', '.'], project, 180_000)).toBe('');
+    } finally {
+      rmSync(join(project, 'src', 'published-types.ts'));
+    }
+  }, 300_000);
+
+  test("the README's test recipe passes with `npm test` (node --import tsx --test)", async () => {
+    expect(existsSync(join(project, 'crds', 'widgets.yaml'))).toBe(true);
+    const output = await command('npm', ['test'], project, 180_000);
+    expect(output).toMatch(/# pass [1-9]/);
+    expect(output).toMatch(/# fail 0/);
+  }, 240_000);
+
+  test("the README's control-plane example runs as written", async () => {
+    const example = readmeBlocks(readme).findIndex((block) => block.lang === 'ts' && !block.path && block.body.includes('TestControlPlane.start()'));
+    expect(example).toBeGreaterThanOrEqual(0);
+    const unnamedBefore = readmeBlocks(readme).slice(0, example).filter((block) => block.lang === 'ts' && !block.path).length;
+    const output = await command('node', ['--import', 'tsx', `src/readme-example-${unnamedBefore + 1}.ts`], project, 120_000);
+    expect(output).toContain('system:serviceaccount:ops:operator');
+  }, 180_000);
+});
+
+describe('a project made by `npx konductor init`', () => {
+  let app: string;
+
+  beforeAll(async () => {
+    await command('npx', ['konductor', 'init', 'app', '--konductor', `file:${tarball}`], consumer, 60_000);
+    app = join(consumer, 'app');
+  }, 120_000);
+
+  test('passes `npm install` and `npm test` (an integration test on a control plane of its own)', async () => {
+    await command('npm', ['install', ...NPM_FLAGS], app, 300_000);
+    const output = await command('npm', ['test'], app, 240_000);
+    expect(output).not.toMatch(/# fail [1-9]/);
+  }, 600_000);
+
+  test('`npx konductor types` prints TypeScript interfaces for its CRD', async () => {
+    const crds = filesBelow(app).filter((file) => /^crds?\/.*\.ya?ml$/.test(file) || /^deploy\/.*crd.*\.ya?ml$/.test(file));
+    expect(crds.length).toBeGreaterThan(0);
+    const types = await command('npx', ['konductor', 'types', crds[0]!], app, 60_000);
+    expect(types).toMatch(/export interface \w+/);
+  }, 120_000);
+
+  test('`npx konductor manifests` prints the ServiceAccount, RBAC and Deployment for its handlers', async () => {
+    const handlers = filesBelow(app).filter((file) => file.startsWith('src/') && file.endsWith('.ts') && !file.endsWith('.d.ts') && !file.includes('.test.'));
+    expect(handlers.length).toBeGreaterThan(0);
+    const yaml = await command('npx', ['konductor', 'manifests', ...handlers], app, 60_000);
+    for (const kind of ['ServiceAccount', '(Cluster)?Role', '(Cluster)?RoleBinding', 'Deployment']) {
+      expect({ kind, yaml }).toEqual({ kind, yaml: expect.stringMatching(new RegExp(`^kind: ${kind}$`, 'm')) });
+    }
+  }, 120_000);
+});
