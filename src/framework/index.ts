@@ -34,10 +34,19 @@ export type {
   EventHandlerSpec,
   HandlerOptions,
   HandlerSpec,
+  FieldChangeContext,
+  ChangeValue,
+  EssenceOf,
+  FieldValue,
+  SpecOf,
+  StatusOf,
+  ObjectOf,
+  TypedObject,
+  IsObjectType,
 } from './registry/handler-specs.js';
 export { TemporaryError, PermanentError, HandlerRetriesError, HandlerTimeoutError } from './handling/errors.js';
 export { PRESENT, ABSENT, type MetaFilter, type ValueFilter } from './handling/filters.js';
-export type { Patch } from './handling/patch.js';
+export type { Patch, MergePatch, MergePatchValue } from './handling/patch.js';
 export type { Diff, DiffItem } from './state/diff.js';
 export type { ChangeReason, ProgressRecord } from './state/progress.js';
 export { FINALIZER, DIFF_BASE_KEY, progressKey } from './state/keys.js';
