@@ -16,6 +16,11 @@ log() { printf '[provision] %s\n' "$*" >&2; }
 die() { printf '[provision] error: %s\n' "$*" >&2; exit 1; }
 
 CACHE_ROOT="${KONDUCTOR_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/konductor}"
+# promtool checks the bundled Prometheus operator's configs in this repository's tests. Run from an
+# installed package (node_modules/konductor/scripts), the script provisions the test control plane only.
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+WANT_PROMTOOL=1
+case "$SCRIPT_DIR" in */node_modules/*) WANT_PROMTOOL=0 ;; esac
 IS_ROOT=0; [ "$(id -u)" = 0 ] && IS_ROOT=1
 
 APT_UPDATED=0
@@ -117,7 +122,8 @@ build_apiserver() {
 # As non-root nothing can be installed: name everything missing at once, with the exact commands.
 preflight_non_root() {
   [ "$IS_ROOT" = 1 ] && return 0
-  local wanted=(prometheus) missing=() steps=()
+  local wanted=() missing=() steps=()
+  [ "$WANT_PROMTOOL" = 1 ] && wanted+=(prometheus)
   if [ -z "${KONDUCTOR_ETCD:-}" ] && ! { [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/etcd" ]; }; then
     wanted+=(etcd-server etcd-client curl)
   fi
@@ -125,7 +131,7 @@ preflight_non_root() {
   if [ -n "${KONDUCTOR_KUBE_APISERVER:-}" ] || { [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/kube-apiserver" ]; }; then needs_build=0; fi
   if [ -z "${KONDUCTOR_REBUILD:-}" ] && ls -1d "$CACHE_ROOT"/kube-apiserver/*/kube-apiserver >/dev/null 2>&1; then needs_build=0; fi
   [ "$needs_build" = 1 ] && wanted+=(golang-go rsync make dpkg-dev golang-github-modern-go-reflect2-dev ca-certificates)
-  for p in "${wanted[@]}"; do
+  for p in ${wanted[@]+"${wanted[@]}"}; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
   done
   local needs_src=0
@@ -151,19 +157,23 @@ preflight_non_root() {
 preflight_non_root
 
 # promtool validates generated Prometheus configs in tests (Debian's build lacks Kubernetes SD).
-ensure_packages prometheus
-command -v promtool >/dev/null || die "promtool not found after installing prometheus"
+if [ "$WANT_PROMTOOL" = 1 ]; then
+  ensure_packages prometheus
+  command -v promtool >/dev/null || die "promtool not found after installing prometheus"
+fi
 
 ETCD_BIN=$(resolve_etcd)
 APISERVER_BIN=$(resolve_apiserver)
 "$APISERVER_BIN" --version >/dev/null 2>&1 || die "$APISERVER_BIN does not run"
 
 # Written for the test control plane to find without re-resolving.
+# Replaced atomically: a test control plane starting meanwhile reads the old record or the new one.
 mkdir -p "$CACHE_ROOT"
-cat > "$CACHE_ROOT/binaries.json" <<JSON
+cat > "$CACHE_ROOT/binaries.json.$$" <<JSON
 { "etcd": "$ETCD_BIN", "kubeApiserver": "$APISERVER_BIN" }
 JSON
+mv -f "$CACHE_ROOT/binaries.json.$$" "$CACHE_ROOT/binaries.json"
 log "etcd:           $ETCD_BIN ($("$ETCD_BIN" --version 2>/dev/null | head -n1))"
 log "kube-apiserver: $APISERVER_BIN ($("$APISERVER_BIN" --version 2>/dev/null))"
-log "promtool:       $(command -v promtool) ($(promtool --version 2>&1 | head -n1))"
+[ "$WANT_PROMTOOL" = 1 ] && log "promtool:       $(command -v promtool) ($(promtool --version 2>&1 | head -n1))"
 log "recorded in $CACHE_ROOT/binaries.json"
