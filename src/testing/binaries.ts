@@ -61,7 +61,7 @@ export function resolveBinaries(): ControlPlaneBinaries {
   const missing = [!etcd && 'etcd', !kubeApiserver && 'kube-apiserver'].filter(Boolean);
   if (!etcd || !kubeApiserver) {
     throw new Error(
-      `test control plane: ${missing.join(' and ')} not found. Run 'npm run provision' (builds and caches them), ` +
+      `test control plane: ${missing.join(' and ')} not found. Run 'bash node_modules/konductor/scripts/provision.sh' ('npm run provision' in konductor's own repository; it builds and caches them), ` +
         `or set KUBEBUILDER_ASSETS to a folder holding both, or KONDUCTOR_ETCD / KONDUCTOR_KUBE_APISERVER.`,
     );
   }

@@ -11,6 +11,8 @@ export function packageJson(settings: ProjectSettings): string {
     type: 'module',
     engines: { node: '>=20.19' },
     scripts: {
+      // Once per machine (seconds when cached): the etcd and kube-apiserver the integration test runs on.
+      pretest: 'bash node_modules/konductor/scripts/provision.sh',
       start: 'konductor run src/handlers.ts',
       dev: 'konductor dev src/handlers.ts',
       test: 'node --import tsx --test test/*.test.ts',
@@ -34,7 +36,6 @@ export function tsconfigJson(): string {
       noUncheckedIndexedAccess: true,
       verbatimModuleSyntax: true,
       isolatedModules: true,
-      skipLibCheck: true,
       noEmit: true,
       types: ['node'],
     },
@@ -69,7 +70,7 @@ A Kubernetes operator written with [konductor](https://www.npmjs.com/package/kon
 
 \`\`\`sh
 npm install
-npm test                 # starts a test control plane: needs konductor's provisioned kube-apiserver and etcd
+npm test                 # provisions etcd and kube-apiserver once (pretest), then starts a test control plane
 npm run typecheck
 npm run dev              # runs the handlers against your current kubeconfig, restarting on every change
 npm start                # runs them without restarts (konductor run src/handlers.ts)

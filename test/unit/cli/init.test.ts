@@ -55,7 +55,7 @@ describe('konductor init: the files', () => {
     ]);
   });
 
-  test('package.json: an ES module package depending on konductor, with start, dev, test and typecheck scripts', () => {
+  test('package.json: an ES module package depending on konductor, with start, dev, test (provisioning first) and typecheck scripts', () => {
     expect(JSON.parse(file('package.json'))).toEqual({
       name: 'my-operator',
       version: '0.1.0',
@@ -63,6 +63,7 @@ describe('konductor init: the files', () => {
       type: 'module',
       engines: { node: '>=20.19' },
       scripts: {
+        pretest: 'bash node_modules/konductor/scripts/provision.sh',
         start: 'konductor run src/handlers.ts',
         dev: 'konductor dev src/handlers.ts',
         test: 'node --import tsx --test test/*.test.ts',
@@ -77,6 +78,7 @@ describe('konductor init: the files', () => {
     const { compilerOptions } = JSON.parse(file('tsconfig.json')) as { compilerOptions: Record<string, unknown> };
     expect(compilerOptions).toMatchObject({ strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022' });
     expect(compilerOptions).not.toHaveProperty('experimentalDecorators');
+    expect(compilerOptions).not.toHaveProperty('skipLibCheck');
   });
 
   test('the handlers: create, update, the portable delete decorator and a timer, on the CRD\'s resource', () => {

@@ -50,6 +50,6 @@ describe('finding the control plane binaries', () => {
   });
 
   test('says how to provision when nothing is found', () => {
-    expect(() => resolveBinaries()).toThrow(/etcd and kube-apiserver not found\. Run 'npm run provision'/);
+    expect(() => resolveBinaries()).toThrow(/etcd and kube-apiserver not found\. Run 'bash node_modules\/konductor\/scripts\/provision\.sh'/);
   });
 });
