@@ -6,7 +6,7 @@ import { clearCondition, setCondition } from './conditions.js';
 import { quorum, readClusterSpec, type ClusterSpec } from './cluster-spec.js';
 import { errorMessage, isTransientMembershipError, withEtcd, type Member } from './etcd-client.js';
 import { clusterServices, memberLabels, memberPod, newMemberName } from './member-pod.js';
-import { RESTORE_FROM_ANNOTATION, SEED_ATTEMPT_ANNOTATION } from './restore-annotations.js';
+import { RESTORE_FROM_ANNOTATION, restoreSourceProblem, SEED_ATTEMPT_ANNOTATION } from './restore-annotations.js';
 import { seedAttempt, seedFailedAt, seedFailure, seedRetryDelayMs, type DeadSeed } from './seed-retry.js';
 import type { EtcdClusterSpec, EtcdClusterStatus, ObjectRef } from './types.js';
 
@@ -78,6 +78,13 @@ export class ClusterReconciler {
       }
       // A seed that never came up holds no data yet: start over, after a back-off when one failed.
       const restoreFrom = cluster.metadata?.annotations?.[RESTORE_FROM_ANNOTATION];
+      const sourceProblem = restoreFrom === undefined ? undefined : restoreSourceProblem(restoreFrom);
+      if (sourceProblem !== undefined) {
+        const message = `annotation ${RESTORE_FROM_ANNOTATION} ${sourceProblem}: no seed member is created; restore through an EtcdRestore`;
+        if (status.reason !== message) events.warn(cluster, 'InvalidRestoreSource', message);
+        status.reason = message;
+        return { status, busy: false };
+      }
       let attempt = 1;
       const failed = newestFailure(dead);
       if (failed) {

@@ -10,3 +10,21 @@ export const SEED_INIT_CONTAINER = 'fetch-backup';
 export const SEED_ATTEMPT_ANNOTATION = `${GROUP}/seed-attempt`;
 /** Label of a restore seed Pod (`etcd_` keys are reserved: spec.pod.labels cannot set it). */
 export const RESTORE_SEED_LABEL = 'etcd_restore_seed';
+
+/**
+ * Checks a `restore-from` annotation before it reaches a seed Pod's `curl`: anyone who can create an
+ * EtcdCluster can set it, so only an http(s) URL of the backup server's download path is accepted
+ * (a value starting with `-` would otherwise be read as a curl option). Returns why it is refused.
+ */
+export function restoreSourceProblem(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'is not a URL';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `uses ${url.protocol} (only http and https)`;
+  if (url.username !== '' || url.password !== '') return 'carries credentials';
+  if (!/^\/v1\/backup\/[^/]+\/[^/]+$/.test(url.pathname)) return 'is not a backup download path (/v1/backup/<namespace>/<restore>)';
+  return undefined;
+}
