@@ -1,21 +1,5 @@
-import { DEV_HELP, HELP, INIT_HELP, RUN_HELP, UsageError, helpFor, parseCommandLine, type Command } from '../../../src/cli/options.js';
-
-/** The UsageError a parse throws (fails the test if it does not throw one). */
-function usageError(args: string[], env: Record<string, string> = {}): UsageError {
-  try {
-    parseCommandLine(args, env);
-  } catch (error) {
-    if (error instanceof UsageError) return error;
-    throw error;
-  }
-  throw new Error(`expected a UsageError for ${JSON.stringify(args)}`);
-}
-
-function parsed<K extends Command['kind']>(args: string[], kind: K, env: Record<string, string> = {}): Extract<Command, { kind: K }> {
-  const command = parseCommandLine(args, env);
-  if (command.kind !== kind) throw new Error(`expected a ${kind} command, got ${command.kind}`);
-  return command as Extract<Command, { kind: K }>;
-}
+import { DEV_HELP, HELP, INIT_HELP, RUN_HELP, helpFor, parseCommandLine } from '../../../src/cli/options.js';
+import { parsed, usageError } from './parse-helpers.js';
 
 describe('konductor commands', () => {
   describe('dev', () => {

@@ -1,21 +1,11 @@
-import { HELP, RUN_HELP, UsageError, isNamespaceGlob, matchNamespace, parseCommandLine, type RunOptions } from '../../../src/cli/options.js';
+import { HELP, RUN_HELP, isNamespaceGlob, matchNamespace, parseCommandLine, type RunOptions } from '../../../src/cli/options.js';
+import { usageError } from './parse-helpers.js';
 
 /** Parses `konductor run handlers/ <args>` with the given environment and returns the run options. */
 function run(args: string[], env: Record<string, string> = {}): RunOptions {
   const command = parseCommandLine(['run', 'handlers/', ...args], env);
   if (command.kind !== 'run') throw new Error(`expected a run command, got ${command.kind}`);
   return command.options;
-}
-
-/** The UsageError a parse throws (fails the test if it does not throw one). */
-function usageError(args: string[], env: Record<string, string> = {}): UsageError {
-  try {
-    parseCommandLine(args, env);
-  } catch (error) {
-    if (error instanceof UsageError) return error;
-    throw error;
-  }
-  throw new Error(`expected a UsageError for ${JSON.stringify(args)}`);
 }
 
 describe('konductor command line', () => {
