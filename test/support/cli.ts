@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { killGroup } from '../../src/testing/managed-process.js';
 
 /** A `konductor` child process and what it printed. */
 export interface Run {
@@ -40,4 +41,10 @@ export async function exitWithin(run: Run, ms: number): Promise<number | string>
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Kills a running child's whole process group (it was spawned `detached`), or the child alone. */
+export function killChildGroup(child: ChildProcess): void {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  killGroup(child.pid, 'SIGKILL');
 }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { exitWithin, spawnKonductor, type Run } from '../../support/cli.js';
+import { exitWithin, killChildGroup, spawnKonductor, type Run } from '../../support/cli.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { Widgets, eventually, installWidgetCrd, readWidget } from '../../support/widgets.js';
 
@@ -30,14 +30,6 @@ let kc: KubeConfig;
 let kubeconfigPath: string;
 let scratch: string;
 
-function killGroup(child: ChildProcess): void {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, 'SIGKILL');
-  } catch {
-    child.kill('SIGKILL');
-  }
-}
 
 /** `konductor dev` from the source tree, in its own process group (the operator child has another). */
 function konductorDev(file: string, namespace: string): Run {
@@ -77,7 +69,7 @@ beforeAll(async () => {
 });
 
 afterEach(() => {
-  for (const child of children.splice(0)) killGroup(child);
+  for (const child of children.splice(0)) killChildGroup(child);
 });
 
 afterAll(() => {

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiClient, ApiError, type KubeObject } from '../../../src/framework/index.js';
 import { applyManifests, installCrds, readCrds, waitFor } from '../../../src/testing/index.js';
-import { cleanEnv, exitWithin, spawnKonductor, type Run } from '../../support/cli.js';
+import { cleanEnv, exitWithin, killChildGroup, spawnKonductor, type Run } from '../../support/cli.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
@@ -27,14 +27,6 @@ function konductor(args: string[], options: { cwd?: string } = {}): Run {
   return run;
 }
 
-function killGroup(child: ChildProcess): void {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, 'SIGKILL');
-  } catch {
-    child.kill('SIGKILL');
-  }
-}
 
 /** Runs a command to completion; rejects with its output when it fails or outlives `timeoutMs`. */
 function command(file: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs: number }): Promise<string> {
@@ -45,7 +37,7 @@ function command(file: string, args: string[], options: { cwd: string; env?: Nod
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   return new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
-      killGroup(child);
+      killChildGroup(child);
       reject(new Error(`${file} ${args.join(' ')} did not finish within ${options.timeoutMs} ms:\n${output}`));
     }, options.timeoutMs);
     child.once('exit', (code, signal) => {
@@ -79,7 +71,7 @@ beforeAll(async () => {
 });
 
 afterEach(() => {
-  for (const child of started.splice(0)) killGroup(child);
+  for (const child of started.splice(0)) killChildGroup(child);
 });
 
 afterAll(() => {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { killGroup } from '../../../src/testing/managed-process.js';
 import { cleanEnv, exitWithin, type Run } from '../../support/cli.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { Widgets, eventually, installWidgetCrd, readWidget } from '../../support/widgets.js';
@@ -58,13 +59,8 @@ function running(child: ChildProcess): boolean {
 }
 
 /** Kills the child's whole process group: npx may be gone while the konductor it started still runs. */
-function killGroup(child: ChildProcess): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, 'SIGKILL');
-  } catch {
-    // The group is gone already.
-  }
+function killNpxGroup(child: ChildProcess): void {
+  if (child.pid !== undefined) killGroup(child.pid, 'SIGKILL');
 }
 
 /** What a command printed on stderr, without npm's own warnings (this machine's npm configuration has some). */
@@ -104,7 +100,7 @@ async function command(file: string, args: readonly string[], cwd: string, timeo
   const outcome = await Promise.race([run.exited, timeout]);
   clearTimeout(timer);
   if (outcome === 'timeout') {
-    killGroup(run.child);
+    killNpxGroup(run.child);
     throw new Error(`${shown} did not finish within ${timeoutMs} ms:\n${tail(run.stdout())}\n${tail(run.stderr())}`);
   }
   if (outcome !== 0) throw new Error(`${shown} exited with ${outcome}:\n${tail(run.stdout())}\n${tail(run.stderr())}`);
@@ -178,11 +174,11 @@ beforeAll(async () => {
 }, 480_000);
 
 afterEach(() => {
-  for (const child of started.splice(0)) killGroup(child);
+  for (const child of started.splice(0)) killNpxGroup(child);
 });
 
 afterAll(() => {
-  for (const child of started.splice(0)) killGroup(child);
+  for (const child of started.splice(0)) killNpxGroup(child);
   for (const dir of scratch.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
