@@ -1,4 +1,55 @@
 /* ESLint 8 reads this legacy config; typescript-eslint 8 supplies the TypeScript rules. */
+
+/*
+ * The framework's layers, lowest first. Each folder of src/framework may import only the folders
+ * listed for it (and its own files); ARCHITECTURE.md explains each one. A wrong import fails
+ * `npm run lint` (test/unit/architecture/layers.test.ts shows it).
+ */
+const layers = {
+  clock: [],
+  observability: [],
+  objects: [],
+  api: ['objects', 'observability', 'clock'],
+  watching: ['api', 'objects', 'observability', 'clock'],
+  state: ['api', 'objects', 'observability', 'clock'],
+  posting: ['api', 'objects', 'observability', 'clock'],
+  reactor: ['watching', 'objects', 'observability', 'clock'],
+  handler: ['api', 'state', 'posting', 'objects', 'observability', 'clock'],
+  registry: ['handler', 'objects', 'observability', 'clock'],
+  decorators: ['registry', 'handler', 'objects', 'clock'],
+  handling: ['handler', 'reactor', 'state', 'posting', 'watching', 'api', 'objects', 'observability', 'clock'],
+  engines: ['handling', 'handler', 'state', 'posting', 'watching', 'api', 'objects', 'observability', 'clock'],
+  runtime: ['engines', 'handling', 'registry', 'handler', 'reactor', 'state', 'posting', 'watching', 'api', 'objects', 'observability', 'clock'],
+};
+
+/** One ESLint override per folder: importing a folder not in its list is an error that names the rule. */
+function layerOverrides() {
+  const folders = Object.keys(layers);
+  return folders.map((folder) => {
+    const forbidden = folders.filter((other) => other !== folder && !layers[folder].includes(other));
+    return {
+      files: [`src/framework/${folder}/**/*.ts`],
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          {
+            patterns: [
+              ...forbidden.map((other) => ({
+                group: [`**/framework/${other}/**`, `../${other}/**`, `../../${other}/**`],
+                message: `src/framework/${folder} may import only: ${layers[folder].join(', ') || 'nothing else in the framework'} (see ARCHITECTURE.md).`,
+              })),
+              {
+                group: ['**/handlers/**', '**/cli/**', '**/testing/**', '../index.js', '../../index.js'],
+                message: 'The framework knows nothing of the CLI, the testing kit, the bundled operators or its own public index.',
+              },
+            ],
+          },
+        ],
+      },
+    };
+  });
+}
+
 module.exports = {
   root: true,
   env: { node: true, es2022: true },
@@ -18,6 +69,25 @@ module.exports = {
     {
       files: ['test/**/*.ts', 'bench/**/*.ts'],
       rules: { '@typescript-eslint/no-non-null-assertion': 'off' },
+    },
+    // Framework layers (.eslint-layers.cjs, ARCHITECTURE.md).
+    ...layerOverrides(),
+    {
+      // The bundled operators are written against the public API only, as a user's would be.
+      files: ['src/handlers/**/*.ts'],
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          {
+            patterns: [
+              {
+                group: ['**/framework/**', '**/cli/**', '**/testing/**', '**/src/**'],
+                message: "Handler modules import the public API only: import { on, timer } from 'konductor'.",
+              },
+            ],
+          },
+        ],
+      },
     },
   ],
 };

@@ -1,7 +1,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { HANDLERS, METADATA } from '../framework/decorators/metadata.js';
+import { HANDLERS, METADATA } from '../framework/registry/metadata.js';
 import { Registry, type HandlerClass } from '../framework/registry/registry.js';
 
 /** A handler path that is missing, fails to import, or holds no handlers; the message is one line. */

@@ -2,7 +2,7 @@
  * Konductor: Kubernetes operators in TypeScript, in the style of Kopf.
  * @packageDocumentation
  */
-import './decorators/metadata.js';
+import './registry/metadata.js';
 
 export { on } from './decorators/on.js';
 export { timer } from './decorators/timer.js';
@@ -10,7 +10,7 @@ export { daemon } from './decorators/daemon.js';
 export { TimerEngine } from './engines/timers.js';
 export { DaemonEngine } from './engines/daemons.js';
 export { nextRunAt, type TimerSchedule, type TimerState } from './engines/schedule.js';
-export { toMilliseconds, type DurationInput } from './engines/duration.js';
+export { toMilliseconds, type DurationInput } from './clock/duration.js';
 export { createOperator, Operator, type OperatorOptions } from './runtime/operator.js';
 export { Registry, type HandlerClass } from './registry/registry.js';
 export type {
@@ -43,20 +43,21 @@ export type {
   ObjectOf,
   TypedObject,
   IsObjectType,
-} from './registry/handler-specs.js';
-export { TemporaryError, PermanentError, HandlerRetriesError, HandlerTimeoutError } from './handling/errors.js';
-export { PRESENT, ABSENT, type MetaFilter, type ValueFilter } from './handling/filters.js';
-export type { Patch, MergePatch, MergePatchValue } from './handling/patch.js';
+} from './handler/handler-specs.js';
+export { TemporaryError, PermanentError, HandlerRetriesError, HandlerTimeoutError } from './handler/errors.js';
+export { PRESENT, ABSENT, type MetaFilter, type ValueFilter } from './handler/filters.js';
+export type { Patch, MergePatch, MergePatchValue } from './handler/patch.js';
 export type { Diff, DiffItem } from './state/diff.js';
 export type { ChangeReason, ProgressRecord } from './state/progress.js';
 export { FINALIZER, DIFF_BASE_KEY, progressKey } from './state/keys.js';
 export { events, EventPoster, type EventType } from './posting/events.js';
 export { ObjectApi, type JsonPatchOp } from './api/object-api.js';
-export type { KubeObject, ObjectEvent, WatchEvent, SyncedEvent } from './watching/events.js';
+export type { KubeObject } from './objects/kube-object.js';
+export type { ObjectEvent, WatchEvent, SyncedEvent } from './watching/events.js';
 export { watchResource, type WatchStreamOptions } from './watching/watch-stream.js';
 export { WatchHub, type WatchScope, type WatchTuning } from './watching/watch-hub.js';
 export { resolveResource } from './watching/resource-resolver.js';
-export { Backoff, type BackoffOptions } from './watching/backoff.js';
+export { Backoff, type BackoffOptions } from './clock/backoff.js';
 export { Reactor, type ReactorOptions, type ObjectBatch, type ObjectProcessor, type ProcessResult } from './reactor/reactor.js';
 export { ApiClient, type RequestInit, type Query, type RequestCounter } from './api/api-client.js';
 export { loadKubeconfig, Kubeconfig, KubeconfigError, type ClusterAccess, type KubeconfigSource, type NamedEntry } from './api/kubeconfig.js';

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import type { Resource } from '../../src/framework/api/resource.js';
-import type { KubeObject } from '../../src/framework/watching/events.js';
+import type { KubeObject } from '../../src/framework/objects/kube-object.js';
 import { installCrds, readCrds, waitFor } from '../../src/testing/index.js';
 import { sharedKubeConfig, statusOf } from './cluster.js';
 

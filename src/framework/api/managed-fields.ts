@@ -1,4 +1,4 @@
-import type { KubeObject } from '../watching/events.js';
+import type { KubeObject } from '../objects/kube-object.js';
 
 /**
  * Drops `metadata.managedFields` in place. Server-side apply bookkeeping is often half of an object's

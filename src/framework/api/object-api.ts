@@ -1,7 +1,7 @@
 import type { ApiClient } from './api-client.js';
 import { dropManagedFields } from './managed-fields.js';
 import { objectPath, type Resource } from './resource.js';
-import type { KubeObject } from '../watching/events.js';
+import type { KubeObject } from '../objects/kube-object.js';
 
 export const MERGE_PATCH = 'application/merge-patch+json';
 export const JSON_PATCH = 'application/json-patch+json';

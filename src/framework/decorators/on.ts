@@ -1,5 +1,5 @@
-import './metadata.js';
-import { HANDLERS } from './metadata.js';
+import '../registry/metadata.js';
+import { HANDLERS } from '../registry/metadata.js';
 import type {
   ChangeContext,
   ChangeHandlerOptions,
@@ -9,8 +9,8 @@ import type {
   HandlerOptions,
   StatusOf,
   TypedObject,
-} from '../registry/handler-specs.js';
-import type { KubeObject } from '../watching/events.js';
+} from '../handler/handler-specs.js';
+import type { KubeObject } from '../objects/kube-object.js';
 
 type DecoratorContext = Pick<ClassMethodDecoratorContext, 'static' | 'private' | 'name' | 'metadata'>;
 

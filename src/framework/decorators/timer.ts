@@ -1,8 +1,8 @@
-import './metadata.js';
+import '../registry/metadata.js';
 import { declareHandler } from './on.js';
-import { toMilliseconds } from '../engines/duration.js';
-import type { StatusOf, TimerContext, TimerOptions, TypedObject } from '../registry/handler-specs.js';
-import type { KubeObject } from '../watching/events.js';
+import { toMilliseconds } from '../clock/duration.js';
+import type { StatusOf, TimerContext, TimerOptions, TypedObject } from '../handler/handler-specs.js';
+import type { KubeObject } from '../objects/kube-object.js';
 
 /**
  * The decorator `@timer` returns. Without an object type, the context's types are inferred from the

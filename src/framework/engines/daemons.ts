@@ -1,15 +1,15 @@
 import { sleep } from '../clock/long-timeout.js';
-import { asError, describeError, PermanentError, TemporaryError } from '../handling/errors.js';
-import { matchesObject } from '../handling/filters.js';
+import { asError, describeError, PermanentError, TemporaryError } from '../handler/errors.js';
+import { matchesObject } from '../handler/filters.js';
 import type { ApiClient } from '../api/api-client.js';
 import type { Resource } from '../api/resource.js';
 import type { Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { EventPoster } from '../posting/events.js';
-import type { DaemonContext, DaemonSpec } from '../registry/handler-specs.js';
-import type { KubeObject } from '../watching/events.js';
-import { toMilliseconds } from './duration.js';
-import { objectContext } from './object-context.js';
+import type { DaemonContext, DaemonSpec } from '../handler/handler-specs.js';
+import type { KubeObject } from '../objects/kube-object.js';
+import { toMilliseconds } from '../clock/duration.js';
+import { objectContext } from '../handler/object-context.js';
 
 const DEFAULT_CANCELLATION_TIMEOUT_MS = 60_000;
 const MAX_RESTART_DELAY_MS = 60_000;

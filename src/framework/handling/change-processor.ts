@@ -5,12 +5,12 @@ import type { Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { EventPoster } from '../posting/events.js';
 import type { ProcessResult } from '../reactor/reactor.js';
-import type { ChangeContext, ChangeHandlerSpec } from '../registry/handler-specs.js';
+import type { ChangeContext, ChangeHandlerSpec } from '../handler/handler-specs.js';
 import { diff, narrowDiff, type Diff } from '../state/diff.js';
 import { setLongTimeout, type LongTimeout } from '../clock/long-timeout.js';
 import { AttemptTimeoutError } from '../clock/time-limit.js';
 import { essenceOf, inspectDiffBase, serializeDiffBase, type Essence } from '../state/essence.js';
-import { getField, parseFieldPath, type FieldPath } from '../state/field-path.js';
+import { getField, parseFieldPath, type FieldPath } from '../objects/field-path.js';
 import { addFinalizerOps, hasFinalizer, removeFinalizerOps } from '../state/finalizers.js';
 import { DIFF_BASE_KEY, FINALIZER, progressKey } from '../state/keys.js';
 import {
@@ -24,12 +24,13 @@ import {
   type ChangeReason,
   type ProgressRecord,
 } from '../state/progress.js';
-import type { KubeObject, ObjectEvent } from '../watching/events.js';
-import { objectContext } from '../engines/object-context.js';
+import type { KubeObject } from '../objects/kube-object.js';
+import type { ObjectEvent } from '../watching/events.js';
+import { objectContext } from '../handler/object-context.js';
 import { detectCause, type Cause } from './causes.js';
-import { asError, describeError, HandlerRetriesError, HandlerTimeoutError, PermanentError, TemporaryError } from './errors.js';
-import { matchesObject, matchesValue, PRESENT } from './filters.js';
-import { applyMergePatch, emptyPatch, mergeInto, prune, type Patch } from './patch.js';
+import { asError, describeError, HandlerRetriesError, HandlerTimeoutError, PermanentError, TemporaryError } from '../handler/errors.js';
+import { matchesObject, matchesValue, PRESENT } from '../handler/filters.js';
+import { applyMergePatch, emptyPatch, mergeInto, prune, type Patch } from '../handler/patch.js';
 import { guardHandlerPatch } from './patch-guard.js';
 import { writePatch } from './patch-writer.js';
 

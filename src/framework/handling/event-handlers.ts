@@ -2,10 +2,11 @@ import type { ApiClient } from '../api/api-client.js';
 import { withTimeLimit } from '../clock/time-limit.js';
 import type { Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
-import type { EventHandlerSpec } from '../registry/handler-specs.js';
-import type { KubeObject, ObjectEvent } from '../watching/events.js';
-import { asError, describeError } from './errors.js';
-import { matchesObject } from './filters.js';
+import type { EventHandlerSpec } from '../handler/handler-specs.js';
+import type { KubeObject } from '../objects/kube-object.js';
+import type { ObjectEvent } from '../watching/events.js';
+import { asError, describeError } from '../handler/errors.js';
+import { matchesObject } from '../handler/filters.js';
 
 /**
  * Calls every `@on.event` handler for every raw event of one object, in order. Like Kopf,

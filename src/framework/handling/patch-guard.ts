@@ -1,7 +1,7 @@
 import { hasFinalizer } from '../state/finalizers.js';
 import { FINALIZER, isFrameworkKey } from '../state/keys.js';
-import type { KubeObject } from '../watching/events.js';
-import type { Patch } from './patch.js';
+import type { KubeObject } from '../objects/kube-object.js';
+import type { Patch } from '../handler/patch.js';
 
 /**
  * Metadata the API server or the framework owns. A merge PATCH carrying `resourceVersion` becomes a

@@ -1,6 +1,6 @@
 import type { ObjectApi } from '../api/object-api.js';
-import type { KubeObject } from '../watching/events.js';
-import { prune } from './patch.js';
+import type { KubeObject } from '../objects/kube-object.js';
+import { prune } from '../handler/patch.js';
 
 /**
  * Sends a merged handler patch as at most two merge PATCHes. When the resource has a status

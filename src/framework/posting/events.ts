@@ -1,6 +1,6 @@
 import type { ApiClient } from '../api/api-client.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
-import type { KubeObject } from '../watching/events.js';
+import type { KubeObject } from '../objects/kube-object.js';
 
 /** Kubernetes Event types. */
 export type EventType = 'Normal' | 'Warning';

@@ -4,7 +4,8 @@ import type { Observable, Subscription } from 'rxjs';
 import { setLongTimeout, type LongTimeout } from '../clock/long-timeout.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
-import type { KubeObject, ObjectEvent, WatchEvent } from '../watching/events.js';
+import type { KubeObject } from '../objects/kube-object.js';
+import type { ObjectEvent, WatchEvent } from '../watching/events.js';
 
 /** What one processing run of an object receives. */
 export interface ObjectBatch<T extends KubeObject, R> {

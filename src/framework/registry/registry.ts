@@ -1,4 +1,4 @@
-import { HANDLERS, METADATA } from '../decorators/metadata.js';
+import { HANDLERS, METADATA } from './metadata.js';
 import type {
   ChangeHandlerFn,
   ChangeHandlerOptions,
@@ -10,7 +10,7 @@ import type {
   HandlerSpec,
   TimerHandlerFn,
   TimerOptions,
-} from './handler-specs.js';
+} from '../handler/handler-specs.js';
 
 /** A class whose methods carry handler decorators. */
 export type HandlerClass = new () => object;

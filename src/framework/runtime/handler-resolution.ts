@@ -5,8 +5,8 @@ import { retryDelayMs } from '../api/api-error.js';
 import { discoverResource, ResourceNotFoundError } from '../api/discovery.js';
 import { resourceId, type Resource } from '../api/resource.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
-import type { HandlerSpec } from '../registry/handler-specs.js';
-import { Backoff, type BackoffOptions } from '../watching/backoff.js';
+import type { HandlerSpec } from '../handler/handler-specs.js';
+import { Backoff, type BackoffOptions } from '../clock/backoff.js';
 
 /** Handlers that turned out to name one resource (by plural, kind, singular or short name). */
 export interface ResolvedHandlers {

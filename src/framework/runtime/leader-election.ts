@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiClient } from '../api/api-client.js';
 import { ApiError } from '../api/api-error.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
-import type { KubeObject } from '../watching/events.js';
+import type { KubeObject } from '../objects/kube-object.js';
 
 /** Options for {@link LeaderElector}. Durations default to controller-runtime's. */
 export interface LeaderElectionOptions {

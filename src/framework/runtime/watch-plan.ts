@@ -1,5 +1,5 @@
-import type { HandlerSpec } from '../registry/handler-specs.js';
-import type { KubeObject } from '../watching/events.js';
+import type { HandlerSpec } from '../handler/handler-specs.js';
+import type { KubeObject } from '../objects/kube-object.js';
 import { fieldSelectorMatcher } from '../watching/field-selector.js';
 import { labelSelectorMatcher } from '../watching/label-selector.js';
 import type { WatchScope } from '../watching/watch-hub.js';

@@ -1,4 +1,4 @@
-import { getField, type FieldPath } from './field-path.js';
+import { getField, type FieldPath } from '../objects/field-path.js';
 
 /** One difference between two values: `add`, `change` or `remove` at a path. Lists compare as whole values. */
 export interface DiffItem {

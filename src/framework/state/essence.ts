@@ -1,5 +1,5 @@
-import type { KubeObject } from '../watching/events.js';
-import { getField, setField, type FieldPath } from './field-path.js';
+import type { KubeObject } from '../objects/kube-object.js';
+import { getField, setField, type FieldPath } from '../objects/field-path.js';
 import { DIFF_BASE_KEY, isFrameworkKey } from './keys.js';
 
 /** What a change to an object means for handlers: everything but status and server-managed metadata. */

@@ -1,5 +1,5 @@
 import type { JsonPatchOp } from '../api/object-api.js';
-import type { KubeObject } from '../watching/events.js';
+import type { KubeObject } from '../objects/kube-object.js';
 import { FINALIZER } from './keys.js';
 
 export function hasFinalizer(object: KubeObject): boolean {

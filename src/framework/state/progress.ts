@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { KubeObject } from '../watching/events.js';
+import type { KubeObject } from '../objects/kube-object.js';
 import { progressKey } from './keys.js';
 
 /** Why handlers run for an object. */

@@ -1,23 +1,4 @@
-/** The shape every Kubernetes object has; specific types extend it. */
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: {
-    name?: string;
-    namespace?: string;
-    uid?: string;
-    resourceVersion?: string;
-    generation?: number;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    finalizers?: string[];
-    deletionTimestamp?: string;
-    creationTimestamp?: string;
-    ownerReferences?: unknown[];
-    [key: string]: unknown;
-  };
-  [key: string]: unknown;
-}
+import type { KubeObject } from '../objects/kube-object.js';
 
 /** A change to one object, as seen by a watch. `fromList` marks objects that came from a (re)listing. */
 export interface ObjectEvent<T extends KubeObject = KubeObject> {

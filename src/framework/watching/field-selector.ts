@@ -1,5 +1,5 @@
-import { getField, parseFieldPath } from '../state/field-path.js';
-import type { KubeObject } from './events.js';
+import { getField, parseFieldPath } from '../objects/field-path.js';
+import type { KubeObject } from '../objects/kube-object.js';
 
 /** One requirement of a field selector: a dotted path compared with a value. */
 export interface FieldRequirement {

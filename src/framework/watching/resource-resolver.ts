@@ -5,7 +5,7 @@ import { retryDelayMs } from '../api/api-error.js';
 import { discoverResource, ResourceNotFoundError } from '../api/discovery.js';
 import type { Resource, ResourceSelector } from '../api/resource.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
-import { Backoff, type BackoffOptions } from './backoff.js';
+import { Backoff, type BackoffOptions } from '../clock/backoff.js';
 
 /**
  * Emits the resolved resource once discovery knows it, then completes. A missing CRD or an

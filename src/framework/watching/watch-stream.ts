@@ -7,8 +7,9 @@ import { dropManagedFields } from '../api/managed-fields.js';
 import { apiVersionOf, collectionPath, resourceId, type Resource } from '../api/resource.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
-import { Backoff, type BackoffOptions } from './backoff.js';
-import type { KubeObject, WatchEvent } from './events.js';
+import { Backoff, type BackoffOptions } from '../clock/backoff.js';
+import type { KubeObject } from '../objects/kube-object.js';
+import type { WatchEvent } from './events.js';
 import type { WatchHealth, WatchStatus } from './watch-health.js';
 
 /** Options for {@link watchResource}. */

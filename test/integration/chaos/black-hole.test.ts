@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { Backoff, type BackoffOptions } from '../../../src/framework/watching/backoff.js';
+import { Backoff, type BackoffOptions } from '../../../src/framework/clock/backoff.js';
 import { FaultProxy, runOperator, waitFor, type TestOperator } from '../../../src/testing/index.js';
 import { LedgerWidgets } from '../../fixtures/handlers/ledger-widgets.js';
 import { readLedger, TrackedChanges, type LedgerVerdict } from '../../support/chaos/ledger.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api } from '@kubernetes/client-node';
-import type { BackoffOptions } from '../../../src/framework/watching/backoff.js';
+import type { BackoffOptions } from '../../../src/framework/clock/backoff.js';
 import { runOperator, TestControlPlane, waitFor, type PeerApiServer, type TestOperator } from '../../../src/testing/index.js';
 import { LedgerWidgets } from '../../fixtures/handlers/ledger-widgets.js';
 import { readLedger, TrackedChanges, type LedgerVerdict } from '../../support/chaos/ledger.js';

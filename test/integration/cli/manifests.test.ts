@@ -5,7 +5,7 @@ import { loadHandlers } from '../../../src/cli/load-handlers.js';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
 import { discoverResource } from '../../../src/framework/api/discovery.js';
 import { collectionPath } from '../../../src/framework/api/resource.js';
-import type { KubeObject } from '../../../src/framework/watching/events.js';
+import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { applyManifests, kubeConfigForServiceAccount, runOperator } from '../../../src/testing/index.js';
 import { exitWithin, spawnKonductor } from '../../support/cli.js';
 import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';

@@ -3,7 +3,7 @@ import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
 import { discoverResource } from '../../../src/framework/api/discovery.js';
 import { collectionPath } from '../../../src/framework/api/resource.js';
-import type { KubeObject } from '../../../src/framework/watching/events.js';
+import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { PrometheusOperator } from '../../../src/handlers/prometheus/index.js';
 import { applyManifests, installCrds, kubeConfigForServiceAccount, readCrds, readManifests, runOperator, waitFor } from '../../../src/testing/index.js';
 import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';

@@ -1,12 +1,12 @@
 import { jest } from '@jest/globals';
 import type { ApiClient } from '../../../src/framework/api/api-client.js';
 import { DaemonEngine } from '../../../src/framework/engines/daemons.js';
-import { PermanentError, TemporaryError } from '../../../src/framework/handling/errors.js';
+import { PermanentError, TemporaryError } from '../../../src/framework/handler/errors.js';
 import { silentLogger } from '../../../src/framework/observability/logger.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
 import type { EventPoster } from '../../../src/framework/posting/events.js';
-import type { DaemonContext, DaemonSpec } from '../../../src/framework/registry/handler-specs.js';
-import type { KubeObject } from '../../../src/framework/watching/events.js';
+import type { DaemonContext, DaemonSpec } from '../../../src/framework/handler/handler-specs.js';
+import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 
 const resource = { group: 'example.com', version: 'v1', plural: 'widgets', kind: 'Widget', namespaced: true, hasStatus: true };
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

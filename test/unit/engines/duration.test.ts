@@ -1,5 +1,5 @@
 import { Duration } from 'luxon';
-import { toMilliseconds } from '../../../src/framework/engines/duration.js';
+import { toMilliseconds } from '../../../src/framework/clock/duration.js';
 
 describe('durations', () => {
   test('plain numbers are seconds', () => {

@@ -3,10 +3,10 @@ import { Duration } from 'luxon';
 import { pino } from 'pino';
 import type { ResourceSelector } from '../../../src/framework/api/resource.js';
 import { timerKey, TimerEngine, type TimerEngineOptions } from '../../../src/framework/engines/timers.js';
-import { PermanentError, TemporaryError } from '../../../src/framework/handling/errors.js';
+import { PermanentError, TemporaryError } from '../../../src/framework/handler/errors.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
-import type { TimerContext, TimerOptions } from '../../../src/framework/registry/handler-specs.js';
-import type { KubeObject } from '../../../src/framework/watching/events.js';
+import type { TimerContext, TimerOptions } from '../../../src/framework/handler/handler-specs.js';
+import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { FakeObjectApi, FakePoster } from '../handling/fake-object-api.js';
 
 /**

@@ -1,15 +1,16 @@
 /** The change processor on a fake API, fed by hand as the watch would feed it: shared by the processor's spec files. */
 import type { ResourceSelector } from '../../../src/framework/api/resource.js';
 import { ChangeProcessor, type ChangeProcessorOptions } from '../../../src/framework/handling/change-processor.js';
-import { TemporaryError } from '../../../src/framework/handling/errors.js';
+import { TemporaryError } from '../../../src/framework/handler/errors.js';
 import { silentLogger, type Logger } from '../../../src/framework/observability/logger.js';
 import type { ProcessResult } from '../../../src/framework/reactor/reactor.js';
-import type { ChangeContext, ChangeHandlerOptions, ChangeHandlerSpec, ChangeKind } from '../../../src/framework/registry/handler-specs.js';
+import type { ChangeContext, ChangeHandlerOptions, ChangeHandlerSpec, ChangeKind } from '../../../src/framework/handler/handler-specs.js';
 import { essenceOf, readDiffBase, serializeDiffBase, type Essence } from '../../../src/framework/state/essence.js';
-import { parseFieldPath } from '../../../src/framework/state/field-path.js';
+import { parseFieldPath } from '../../../src/framework/objects/field-path.js';
 import { DIFF_BASE_KEY } from '../../../src/framework/state/keys.js';
 import { readProgress, type ProgressRecord } from '../../../src/framework/state/progress.js';
-import type { KubeObject, ObjectEvent } from '../../../src/framework/watching/events.js';
+import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
+import type { ObjectEvent } from '../../../src/framework/watching/events.js';
 import { FakeClock, FakeObjectApi, FakePoster } from './fake-object-api.js';
 
 export const SELECTOR: ResourceSelector = { apiVersion: 'example.com/v1', name: 'widgets' };

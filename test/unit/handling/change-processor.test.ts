@@ -1,8 +1,8 @@
-import { HandlerTimeoutError, PermanentError, TemporaryError } from '../../../src/framework/handling/errors.js';
-import { ABSENT, PRESENT } from '../../../src/framework/handling/filters.js';
+import { HandlerTimeoutError, PermanentError, TemporaryError } from '../../../src/framework/handler/errors.js';
+import { ABSENT, PRESENT } from '../../../src/framework/handler/filters.js';
 import { FINALIZER, progressKey } from '../../../src/framework/state/keys.js';
 import { LogCapture } from './log-capture.js';
-import type { ChangeHandlerOptions } from '../../../src/framework/registry/handler-specs.js';
+import type { ChangeHandlerOptions } from '../../../src/framework/handler/handler-specs.js';
 import { failing, handled, handler, Harness, OTHER_FINALIZER, parked, requeueOf, widget, type WidgetShape } from './change-processor-harness.js';
 
 // ---------------------------------------------------------------------------------------------

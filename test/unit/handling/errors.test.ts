@@ -4,7 +4,7 @@ import {
   HandlerTimeoutError,
   PermanentError,
   TemporaryError,
-} from '../../../src/framework/handling/errors.js';
+} from '../../../src/framework/handler/errors.js';
 
 describe('TemporaryError', () => {
   test('retries after 60 seconds by default', () => {

@@ -2,8 +2,9 @@ import { jest } from '@jest/globals';
 import { runEventHandlers } from '../../../src/framework/handling/event-handlers.js';
 import { silentLogger } from '../../../src/framework/observability/logger.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
-import type { EventHandlerSpec } from '../../../src/framework/registry/handler-specs.js';
-import type { KubeObject, ObjectEvent } from '../../../src/framework/watching/events.js';
+import type { EventHandlerSpec } from '../../../src/framework/handler/handler-specs.js';
+import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
+import type { ObjectEvent } from '../../../src/framework/watching/events.js';
 import { makeClient } from '../watching/fake-api.js';
 
 function event(type: ObjectEvent['type'], size: number): ObjectEvent<KubeObject> {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import nock from 'nock';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
 import { EventPoster } from '../../../src/framework/posting/events.js';
-import type { KubeObject } from '../../../src/framework/watching/events.js';
+import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { makeClient, SERVER } from '../watching/fake-api.js';
 import { LogCapture } from './log-capture.js';
 

@@ -10,10 +10,10 @@
 import { ApiError } from '../../../src/framework/api/api-error.js';
 import type { JsonPatchOp, ObjectApi } from '../../../src/framework/api/object-api.js';
 import type { Resource } from '../../../src/framework/api/resource.js';
-import { applyMergePatch } from '../../../src/framework/handling/patch.js';
+import { applyMergePatch } from '../../../src/framework/handler/patch.js';
 import type { EventPoster, EventType } from '../../../src/framework/posting/events.js';
 import { jsonEqual } from '../../../src/framework/state/diff.js';
-import type { KubeObject } from '../../../src/framework/watching/events.js';
+import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 
 /** A namespaced custom resource with a status subresource. */
 export const WIDGETS: Resource = {

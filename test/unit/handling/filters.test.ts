@@ -1,5 +1,5 @@
-import { ABSENT, matchesMeta, matchesObject, matchesValue, PRESENT } from '../../../src/framework/handling/filters.js';
-import type { KubeObject } from '../../../src/framework/watching/events.js';
+import { ABSENT, matchesMeta, matchesObject, matchesValue, PRESENT } from '../../../src/framework/handler/filters.js';
+import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 
 const LABELS = { app: 'demo', tier: 'gold', empty: '' };
 

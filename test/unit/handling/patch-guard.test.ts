@@ -1,7 +1,7 @@
-import { emptyPatch } from '../../../src/framework/handling/patch.js';
+import { emptyPatch } from '../../../src/framework/handler/patch.js';
 import { guardHandlerPatch } from '../../../src/framework/handling/patch-guard.js';
 import { DIFF_BASE_KEY, FINALIZER } from '../../../src/framework/state/keys.js';
-import type { KubeObject } from '../../../src/framework/watching/events.js';
+import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 
 const held: KubeObject = { metadata: { name: 'w', namespace: 'default', uid: 'u', finalizers: [FINALIZER] } };
 const free: KubeObject = { metadata: { name: 'w', namespace: 'default', uid: 'u' } };

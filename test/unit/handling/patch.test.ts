@@ -1,4 +1,4 @@
-import { applyMergePatch, emptyPatch, mergeInto, prune } from '../../../src/framework/handling/patch.js';
+import { applyMergePatch, emptyPatch, mergeInto, prune } from '../../../src/framework/handler/patch.js';
 
 describe('emptyPatch', () => {
   test('has the sections handlers write into', () => {

@@ -3,11 +3,11 @@
  * bookkeeping, copied objects, handlers that throw odd values or patch what they must not, and
  * writes the API server refuses. None of it may crash, loop, or lose a change.
  */
-import { MAX_TEMPORARY_DELAY_SECONDS, TemporaryError } from '../../../src/framework/handling/errors.js';
+import { MAX_TEMPORARY_DELAY_SECONDS, TemporaryError } from '../../../src/framework/handler/errors.js';
 import { serializeDiffBase } from '../../../src/framework/state/essence.js';
 import { DIFF_BASE_KEY, FINALIZER, progressKey } from '../../../src/framework/state/keys.js';
 import { MAX_PROGRESS_MESSAGE_LENGTH } from '../../../src/framework/state/progress.js';
-import type { KubeObject } from '../../../src/framework/watching/events.js';
+import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { failing, handled, handler, Harness, requeueOf, UID, widget } from './change-processor-harness.js';
 import { LogCapture } from './log-capture.js';
 

@@ -1,4 +1,5 @@
-import type { KubeObject, ObjectEvent } from '../../../src/framework/watching/events.js';
+import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
+import type { ObjectEvent } from '../../../src/framework/watching/events.js';
 
 /** The object kind the reactor specs feed: `spec.n` tells successive states of one object apart. */
 export interface Widget extends KubeObject {

@@ -1,5 +1,5 @@
 import { fieldSelectorMatcher, parseFieldSelector } from '../../../src/framework/watching/field-selector.js';
-import type { KubeObject } from '../../../src/framework/watching/events.js';
+import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 
 describe('field selector matching in the operator', () => {
   const object: KubeObject & { spec: { size: number; paused: boolean }; status: { phase: string } } = {

@@ -1,6 +1,6 @@
-import type { EventHandlerSpec, HandlerOptions, HandlerSpec } from '../../../src/framework/registry/handler-specs.js';
+import type { EventHandlerSpec, HandlerOptions, HandlerSpec } from '../../../src/framework/handler/handler-specs.js';
 import { planWatch } from '../../../src/framework/runtime/watch-plan.js';
-import type { KubeObject } from '../../../src/framework/watching/events.js';
+import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 
 function handler(id: string, options: HandlerOptions = {}): EventHandlerSpec {
   return { kind: 'event', id, resource: { apiVersion: 'example.com/v1', name: 'widgets' }, options, fn: () => undefined };

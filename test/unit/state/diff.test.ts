@@ -1,5 +1,5 @@
 import { diff, jsonEqual, narrowDiff, type Diff } from '../../../src/framework/state/diff.js';
-import { getField, parseFieldPath, setField } from '../../../src/framework/state/field-path.js';
+import { getField, parseFieldPath, setField } from '../../../src/framework/objects/field-path.js';
 
 describe('jsonEqual', () => {
   test('compares primitives by value', () => {

@@ -1,6 +1,6 @@
 import { essenceOf, inspectDiffBase, readDiffBase, serializeDiffBase } from '../../../src/framework/state/essence.js';
 import { DIFF_BASE_KEY } from '../../../src/framework/state/keys.js';
-import type { KubeObject } from '../../../src/framework/watching/events.js';
+import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 
 function cluster(overrides: Partial<KubeObject> = {}): KubeObject {
   return {

@@ -10,7 +10,7 @@ import {
   serializeProgress,
   type ProgressRecord,
 } from '../../../src/framework/state/progress.js';
-import type { KubeObject } from '../../../src/framework/watching/events.js';
+import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 
 const HANDLER = 'Cluster.reconcile';
 

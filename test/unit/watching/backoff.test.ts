@@ -1,4 +1,4 @@
-import { Backoff, type BackoffOptions } from '../../../src/framework/watching/backoff.js';
+import { Backoff, type BackoffOptions } from '../../../src/framework/clock/backoff.js';
 
 /** A Backoff on a clock the test moves, with a fixed "random" draw. */
 function backoff(options: BackoffOptions & { draw?: number } = {}): { backoff: Backoff; advance(ms: number): void } {

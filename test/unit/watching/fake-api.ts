@@ -14,7 +14,8 @@ import nock from 'nock';
 import type { Observable, Subscription } from 'rxjs';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
 import type { Resource } from '../../../src/framework/api/resource.js';
-import type { KubeObject, WatchEvent } from '../../../src/framework/watching/events.js';
+import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
+import type { WatchEvent } from '../../../src/framework/watching/events.js';
 
 export const SERVER = 'https://fake.cluster';
 

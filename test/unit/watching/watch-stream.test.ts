@@ -2,7 +2,7 @@ import nock from 'nock';
 import { filter, firstValueFrom, take } from 'rxjs';
 import type { ApiClient } from '../../../src/framework/api/api-client.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
-import type { KubeObject } from '../../../src/framework/watching/events.js';
+import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { watchResource, type WatchStreamOptions } from '../../../src/framework/watching/watch-stream.js';
 import { FakeApi, line, makeClient, Recorded, settle, status, waitFor, widget, widgets } from './fake-api.js';
 

@@ -1,8 +1,8 @@
 import type { ApiClient } from '../api/api-client.js';
 import type { Resource } from '../api/resource.js';
 import type { Logger } from '../observability/logger.js';
-import type { ObjectContext } from '../registry/handler-specs.js';
-import type { KubeObject } from '../watching/events.js';
+import type { ObjectContext } from './handler-specs.js';
+import type { KubeObject } from '../objects/kube-object.js';
 
 /** The fields every per-object handler context shares, read from one state of the object. */
 export function objectContext(body: KubeObject, logger: Logger, resource: Resource, client: ApiClient): ObjectContext {

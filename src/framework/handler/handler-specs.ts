@@ -1,12 +1,12 @@
 import type { ApiClient } from '../api/api-client.js';
 import type { Resource, ResourceSelector } from '../api/resource.js';
-import type { DurationInput } from '../engines/duration.js';
-import type { MetaFilter, ValueFilter } from '../handling/filters.js';
-import type { Patch } from '../handling/patch.js';
+import type { DurationInput } from '../clock/duration.js';
+import type { MetaFilter, ValueFilter } from './filters.js';
+import type { Patch } from './patch.js';
 import type { Logger } from '../observability/logger.js';
 import type { Diff } from '../state/diff.js';
 import type { ChangeReason } from '../state/progress.js';
-import type { KubeObject } from '../watching/events.js';
+import type { KubeObject } from '../objects/kube-object.js';
 
 /**
  * What a handler's object type must have. Generated object types (`konductor types`) are interfaces

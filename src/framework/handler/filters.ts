@@ -1,5 +1,5 @@
-import { getField, parseFieldPath } from '../state/field-path.js';
-import type { KubeObject } from '../watching/events.js';
+import { getField, parseFieldPath } from '../objects/field-path.js';
+import type { KubeObject } from '../objects/kube-object.js';
 
 /** Matches a label or annotation that exists, whatever its value (an empty string counts). */
 export const PRESENT: unique symbol = Symbol('konductor.present');
