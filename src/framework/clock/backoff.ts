@@ -1,3 +1,12 @@
+/**
+ * The framework's one exponential curve: `initialMs` for the first attempt, times `factor` for each
+ * attempt after it, never above `maxMs`. Pure, so retry schedules are tested without timers.
+ */
+export function exponentialDelayMs(attempt: number, initialMs: number, maxMs: number, factor = 2): number {
+  const step = Math.max(0, Math.floor(attempt) - 1);
+  return Math.min(maxMs, initialMs * factor ** step);
+}
+
 /** Settings for {@link Backoff}; the defaults are client-go's reflector numbers. */
 export interface BackoffOptions {
   initialMs?: number;
@@ -43,7 +52,7 @@ export class Backoff {
     if (this.lastFailureAt !== undefined && now - this.lastFailureAt >= this.resetAfterMs) this.current = this.initialMs;
     this.lastFailureAt = now;
     const base = this.current;
-    this.current = Math.min(this.current * this.factor, this.maxMs);
+    this.current = exponentialDelayMs(2, this.current, this.maxMs, this.factor);
     return base + this.random() * this.jitter * base;
   }
 

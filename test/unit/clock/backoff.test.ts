@@ -1,4 +1,4 @@
-import { Backoff, type BackoffOptions } from '../../../src/framework/clock/backoff.js';
+import { Backoff, exponentialDelayMs, type BackoffOptions } from '../../../src/framework/clock/backoff.js';
 
 /** A Backoff on a clock the test moves, with a fixed "random" draw. */
 function backoff(options: BackoffOptions & { draw?: number } = {}): { backoff: Backoff; advance(ms: number): void } {
@@ -57,5 +57,18 @@ describe('Backoff', () => {
     const { backoff: b } = backoff({ initialMs: 10, factor: 3, maxMs: 100 });
 
     expect(delays(b, 5)).toEqual([10, 30, 90, 100, 100]);
+  });
+});
+
+describe('exponentialDelayMs', () => {
+  it('starts at the initial delay and doubles per attempt up to the cap', () => {
+    expect([1, 2, 3, 4, 5, 6, 7].map((attempt) => exponentialDelayMs(attempt, 1_000, 30_000))).toEqual([
+      1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000,
+    ]);
+  });
+
+  it('treats attempt 0 and below as the first attempt', () => {
+    expect(exponentialDelayMs(0, 500, 10_000)).toBe(500);
+    expect(exponentialDelayMs(-3, 500, 10_000)).toBe(500);
   });
 });
