@@ -1,24 +1,15 @@
+/**
+ * The Widget test resource on the shared control plane: installing its CRD, a small client, reads.
+ * The resource, type and object builders are in `widget-objects.ts` (no cluster imports, for unit specs).
+ */
 import { fileURLToPath } from 'node:url';
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
-import type { Resource } from '../../src/framework/api/resource.js';
-import type { KubeObject } from '../../src/framework/objects/kube-object.js';
-import { installCrds, readCrds, waitFor } from '../../src/testing/index.js';
+import { installCrds, readCrds } from '../../src/testing/index.js';
 import { sharedKubeConfig, statusOf } from './cluster.js';
+import { WIDGET_API_VERSION, widgetResource, type Widget } from './widget-objects.js';
+import { waitFor } from './wait-for.js';
 
-/** The test CRD `widgets.test.konductor.dev` (namespaced, status subresource). */
-export const widgetResource: Resource = {
-  group: 'test.konductor.dev',
-  version: 'v1',
-  plural: 'widgets',
-  kind: 'Widget',
-  namespaced: true,
-  hasStatus: true,
-};
-
-export interface Widget extends KubeObject {
-  spec?: { size?: number; color?: string };
-  status?: Record<string, unknown>;
-}
+export { WIDGET_API_VERSION, widget, widgetResource, type Widget, type WidgetShape } from './widget-objects.js';
 
 const crdFile = fileURLToPath(new URL('../fixtures/widgets-crd.yaml', import.meta.url));
 
@@ -39,7 +30,7 @@ export class Widgets {
     return this.api.createNamespacedCustomObject({
       ...this.ids,
       namespace: this.namespace,
-      body: { apiVersion: 'test.konductor.dev/v1', kind: 'Widget', metadata: { name }, spec },
+      body: { apiVersion: WIDGET_API_VERSION, kind: 'Widget', metadata: { name }, spec },
     }) as Promise<Widget>;
   }
 
@@ -47,7 +38,7 @@ export class Widgets {
     return this.api.createNamespacedCustomObject({
       ...this.ids,
       namespace: this.namespace,
-      body: { apiVersion: 'test.konductor.dev/v1', kind: 'Widget', metadata: { name, labels }, spec: { size: 1 } },
+      body: { apiVersion: WIDGET_API_VERSION, kind: 'Widget', metadata: { name, labels }, spec: { size: 1 } },
     }) as Promise<Widget>;
   }
 
@@ -56,7 +47,7 @@ export class Widgets {
     return this.api.createNamespacedCustomObject({
       ...this.ids,
       namespace: this.namespace,
-      body: { apiVersion: 'test.konductor.dev/v1', kind: 'Widget', ...body },
+      body: { apiVersion: WIDGET_API_VERSION, kind: 'Widget', ...body },
     }) as Promise<Widget>;
   }
 
@@ -84,7 +75,10 @@ export class Widgets {
   }
 }
 
-/** Polls until `condition` holds; throws with `what` after `timeoutMs`. */
+/**
+ * Polls until `condition` holds; throws with `what` after `timeoutMs`.
+ * @deprecated Use `waitFor(condition, { what, timeoutMs })` from `./wait-for.js`; kept until the last caller moves.
+ */
 export async function eventually(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
   await waitFor(condition, { what, timeoutMs });
 }
