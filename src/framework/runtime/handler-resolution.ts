@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Observable, merge } from 'rxjs';
 import type { ApiClient } from '../api/api-client.js';
 import { retryDelayMs } from '../api/api-error.js';
@@ -7,6 +6,7 @@ import { resourceId, type Resource } from '../api/resource.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import type { HandlerSpec } from '../handler/handler-specs.js';
 import { Backoff, type BackoffOptions } from '../clock/backoff.js';
+import { sleep } from '../clock/long-timeout.js';
 
 /** Handlers that turned out to name one resource (by plural, kind, singular or short name). */
 export interface ResolvedHandlers {
@@ -75,7 +75,7 @@ function resolveApiVersion(
         });
         for (const group of found.values()) subscriber.next(group);
         if (pending.size === 0) break;
-        await sleep(retryDelayMs(failure, backoff.next()), undefined, { signal: stop.signal }).catch(() => undefined);
+        await sleep(retryDelayMs(failure, backoff.next()), stop.signal); // resolves (never rejects) when stopped
       }
       if (!stop.signal.aborted) subscriber.complete();
     })();

@@ -1,5 +1,3 @@
-import type { IncomingMessage } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Observable } from 'rxjs';
 import type { ApiClient } from '../api/api-client.js';
 import { ApiError, isGone } from '../api/api-error.js';
@@ -8,9 +6,12 @@ import { apiVersionOf, collectionPath, resourceId, type Resource } from '../api/
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
 import { Backoff, type BackoffOptions } from '../clock/backoff.js';
+import { sleep } from '../clock/long-timeout.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { WatchEvent } from './events.js';
 import type { WatchHealth, WatchStatus } from './watch-health.js';
+import { isTrackable, parseWatchLine, type TrackableObject } from './watch-line.js';
+import { watchOnce, type LineResult, type WatchOutcome } from './watch-request.js';
 
 /** Options for {@link watchResource}. */
 export interface WatchStreamOptions<T extends KubeObject = KubeObject> {
@@ -48,8 +49,6 @@ interface ListResponse<T> {
   items?: T[];
 }
 
-type WatchOutcome = 'ended' | 'gone' | 'stalled' | 'stopped';
-
 const DEFAULT_PAGE_SIZE = 500;
 const DEFAULT_IDLE_TIMEOUT_MS = 70_000;
 const VERY_SHORT_WATCH_MS = 1_000;
@@ -58,10 +57,21 @@ function defaultTimeoutSeconds(): number {
   return 300 + Math.floor(Math.random() * 300);
 }
 
-/** Whether a parsed value looks like an object we can track: it needs a UID and a resourceVersion. */
-function isTrackable(value: unknown): value is KubeObject & { metadata: { uid: string; resourceVersion: string } } {
-  const metadata = (value as KubeObject | null)?.metadata;
-  return typeof metadata?.uid === 'string' && typeof metadata.resourceVersion === 'string';
+/** The delay the server asked for with `Retry-After` (exactly, even 0), else `backoffMs`. */
+function retryAfterOr(error: unknown, backoffMs: number): number {
+  const retryAfter = error instanceof ApiError ? error.retryAfterSeconds : undefined;
+  return retryAfter !== undefined ? Math.max(retryAfter * 1000, 0) : backoffMs;
+}
+
+/**
+ * What the loop does once a watch request has ended (not stopped): relist after 410 Gone; back off
+ * after a silent connection, or after a watch that ended at once with nothing in it
+ * (kubernetes#104171), so as not to busy-loop; otherwise resume at once.
+ */
+export function afterWatch(outcome: Exclude<WatchOutcome, 'stopped'>, events: number, durationMs: number): 'relist' | 'back off' | 'resume' {
+  if (outcome === 'gone') return 'relist';
+  if (outcome === 'stalled' || (events === 0 && durationMs < VERY_SHORT_WATCH_MS)) return 'back off';
+  return 'resume';
 }
 
 /**
@@ -146,18 +156,14 @@ class WatchLoop<T extends KubeObject> {
         const { outcome, events } = await this.watch(signal);
         if (outcome === 'stopped') return;
         this.metrics.increment('watch_reconnects_total', this.labels);
-        if (outcome === 'gone') {
+        const next = afterWatch(outcome, events, Date.now() - started);
+        if (next === 'relist') {
           this.logger.info('resourceVersion expired (410 Gone); relisting');
           this.resourceVersion = undefined;
           continue;
         }
-        if (outcome === 'stalled') {
-          this.logger.warn({ idleTimeoutMs: this.idleTimeoutMs }, 'watch connection silent for too long; reconnecting');
-          await this.pause(this.backoff.next(), signal);
-        } else if (events === 0 && Date.now() - started < VERY_SHORT_WATCH_MS) {
-          // A watch that ends at once with nothing in it (kubernetes#104171): back off, don't busy-loop.
-          await this.pause(this.backoff.next(), signal);
-        }
+        if (outcome === 'stalled') this.logger.warn({ idleTimeoutMs: this.idleTimeoutMs }, 'watch connection silent for too long; reconnecting');
+        if (next === 'back off') await sleep(this.backoff.next(), signal);
       } catch (error) {
         if (signal.aborted) return;
         if (watching) this.metrics.increment('watch_reconnects_total', this.labels);
@@ -169,28 +175,19 @@ class WatchLoop<T extends KubeObject> {
           continue;
         }
         this.metrics.increment('watch_errors_total', this.labels);
-        const retryAfter = error instanceof ApiError ? error.retryAfterSeconds : undefined;
-        const delay = retryAfter !== undefined ? Math.max(retryAfter * 1000, 0) : this.backoff.next();
-        if (retryAfter === undefined) {
-          // Keep the backoff growing for 429s too; Retry-After only sets this one delay.
-        } else {
-          this.backoff.next();
-        }
+        // The backoff grows on 429s too: Retry-After only sets this one delay.
+        const delay = retryAfterOr(error, this.backoff.next());
         this.logger.warn(
           { err: error instanceof Error ? error.message : String(error), status: (error as ApiError).status, delayMs: Math.round(delay) },
           'list/watch failed; retrying',
         );
-        await this.pause(delay, signal);
+        await sleep(delay, signal); // resolves (never rejects) when stopped
       }
     }
   }
 
   private get idleTimeoutMs(): number {
     return this.options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-  }
-
-  private async pause(ms: number, signal: AbortSignal): Promise<void> {
-    await sleep(ms, undefined, { signal }).catch(() => undefined);
   }
 
   /** Lists every page, then emits the differences against the store and SYNCED. Returns the list's resourceVersion. */
@@ -263,165 +260,64 @@ class WatchLoop<T extends KubeObject> {
     this.emit({ type: 'SYNCED' });
   }
 
-  /** One watch request, until the server ends it, it breaks, goes silent, or we stop. */
+  /** One watch request from the current resourceVersion, until the server ends it, it breaks, goes silent, or we stop. */
   private watch(signal: AbortSignal): Promise<{ outcome: WatchOutcome; events: number }> {
-    const local = new AbortController();
-    const onStop = (): void => local.abort();
-    signal.addEventListener('abort', onStop, { once: true });
-    // The idle watchdog also covers the wait for the response: a request that never gets one
-    // (a black-holed connection) would otherwise hang forever, as watches have no request timeout.
-    let stalled = false;
-    const waiting = setTimeout(() => {
-      stalled = true;
-      local.abort();
-    }, this.idleTimeoutMs);
-    waiting.unref?.();
-    const cleanup = (): void => {
-      clearTimeout(waiting);
-      signal.removeEventListener('abort', onStop);
-    };
-    const opened = this.client.stream(this.path, {
-      signal: local.signal,
-      query: {
-        watch: 'true',
-        resourceVersion: this.resourceVersion,
-        allowWatchBookmarks: 'true',
-        timeoutSeconds: (this.options.timeoutSeconds ?? defaultTimeoutSeconds)(),
-        labelSelector: this.options.labelSelector,
-        fieldSelector: this.options.fieldSelector,
+    return watchOnce(
+      {
+        client: this.client,
+        path: this.path,
+        query: {
+          watch: 'true',
+          resourceVersion: this.resourceVersion,
+          allowWatchBookmarks: 'true',
+          timeoutSeconds: (this.options.timeoutSeconds ?? defaultTimeoutSeconds)(),
+          labelSelector: this.options.labelSelector,
+          fieldSelector: this.options.fieldSelector,
+        },
+        idleTimeoutMs: this.idleTimeoutMs,
+        onContact: () => this.contact(),
+        onLine: (line) => this.handleLine(line),
       },
-    });
-    return opened.then(
-      (response) => {
-        clearTimeout(waiting);
-        this.contact();
-        return this.consume(response, local, signal).finally(cleanup);
-      },
-      (error: unknown) => {
-        cleanup();
-        if (signal.aborted) return { outcome: 'stopped' as const, events: 0 };
-        // An HTTP error status that arrived as the watchdog fired is still that error (e.g. 410).
-        if (stalled && !(error instanceof ApiError && error.status > 0)) return { outcome: 'stalled' as const, events: 0 };
-        throw error;
-      },
+      signal,
     );
   }
 
-  private consume(
-    response: IncomingMessage,
-    local: AbortController,
-    signal: AbortSignal,
-  ): Promise<{ outcome: WatchOutcome; events: number }> {
-    return new Promise((resolve, reject) => {
-      let buffer = '';
-      let events = 0;
-      let outcome: WatchOutcome | undefined;
-      let failure: Error | undefined;
-      let idleTimer: NodeJS.Timeout | undefined;
-      const finish = (): void => {
-        clearTimeout(idleTimer);
-        if (signal.aborted) resolve({ outcome: 'stopped', events });
-        else if (failure) reject(failure);
-        else resolve({ outcome: outcome ?? 'ended', events });
-      };
-      const end = (why: WatchOutcome | Error): void => {
-        if (why instanceof Error) failure ??= why;
-        else outcome ??= why;
-        local.abort();
-        response.destroy();
-      };
-      const armIdle = (): void => {
-        clearTimeout(idleTimer);
-        idleTimer = setTimeout(() => end('stalled'), this.idleTimeoutMs);
-        idleTimer.unref?.();
-      };
-      armIdle();
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => {
-        this.contact();
-        armIdle();
-        buffer += chunk;
-        let newline = buffer.indexOf('\n');
-        while (newline >= 0 && outcome === undefined && failure === undefined) {
-          const line = buffer.slice(0, newline);
-          buffer = buffer.slice(newline + 1);
-          const result = this.handleLine(line);
-          if (result === 'event') events += 1;
-          else if (result instanceof Error || result === 'gone') end(result);
-          newline = buffer.indexOf('\n');
-        }
-      });
-      response.once('end', () => {
-        // A final line without a newline still counts.
-        if (buffer.trim() && outcome === undefined && failure === undefined) {
-          const result = this.handleLine(buffer);
-          if (result === 'event') events += 1;
-          else if (result instanceof Error || result === 'gone') end(result);
-        }
-        buffer = '';
-      });
-      response.once('close', () => {
-        if (!response.complete && outcome === undefined && failure === undefined && !signal.aborted) {
-          failure = ApiError.fromNetwork(new Error('watch stream cut before it ended'), `GET ${this.path}`);
-        }
-        finish();
-      });
-      response.on('error', () => undefined); // errors end the stream through 'close'; never let one go unhandled
-    });
+  /** Acts on one line: 'event' for a delivered change, 'gone' for 410, an Error to end the watch. */
+  private handleLine(line: string): LineResult {
+    const parsed = parseWatchLine(line);
+    switch (parsed.kind) {
+      case 'blank':
+        return 'ignored';
+      case 'skip':
+        this.skip(parsed.why, line);
+        return 'ignored';
+      case 'bookmark':
+        if (parsed.resourceVersion !== undefined) this.resourceVersion = parsed.resourceVersion;
+        return 'ignored';
+      case 'gone':
+        return 'gone';
+      case 'error':
+        return new ApiError(parsed.code, `watch ${this.path}: ${parsed.message}`, parsed.reason);
+      case 'change':
+        return this.applyChange(parsed.type, parsed.object as T & TrackableObject);
+    }
   }
 
-  /** Parses one line; returns 'event' for a delivered change, 'gone' for 410, an Error to end the watch. */
-  private handleLine(line: string): 'event' | 'gone' | 'ignored' | Error {
-    if (!line.trim()) return 'ignored';
-    let parsed: { type?: unknown; object?: unknown };
-    try {
-      parsed = JSON.parse(line) as { type?: unknown; object?: unknown };
-    } catch {
-      this.skip('malformed JSON line in watch stream', line);
-      return 'ignored';
+  private applyChange(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: T & TrackableObject): LineResult {
+    const item = this.withoutManagedFields(object);
+    this.complete(item);
+    const uid = item.metadata.uid;
+    const previous = this.store.get(uid);
+    this.resourceVersion = item.metadata.resourceVersion;
+    if (type === 'DELETED') {
+      this.store.delete(uid);
+      this.deliver({ type: 'DELETED', object: item, fromList: false });
+      return 'event';
     }
-    const { type, object } = parsed ?? {};
-    if (typeof object !== 'object' || object === null) {
-      this.skip('watch event without an object', line);
-      return 'ignored';
-    }
-    switch (type) {
-      case 'BOOKMARK': {
-        const version = (object as KubeObject).metadata?.resourceVersion;
-        if (typeof version === 'string' && version) this.resourceVersion = version;
-        return 'ignored';
-      }
-      case 'ERROR': {
-        const status = object as { code?: number; message?: string; reason?: string };
-        if (status.code === 410) return 'gone';
-        return new ApiError(status.code ?? 0, `watch ${this.path}: ${status.message ?? 'error event'}`, status.reason);
-      }
-      case 'ADDED':
-      case 'MODIFIED':
-      case 'DELETED': {
-        if (!isTrackable(object)) {
-          this.skip(`${type} event object without metadata.uid or resourceVersion`, line);
-          return 'ignored';
-        }
-        const item = this.withoutManagedFields(object as unknown as T & { metadata: { uid: string; resourceVersion: string } });
-        this.complete(item);
-        const uid = item.metadata.uid;
-        const previous = this.store.get(uid);
-        this.resourceVersion = item.metadata.resourceVersion;
-        if (type === 'DELETED') {
-          this.store.delete(uid);
-          this.deliver({ type: 'DELETED', object: item, fromList: false });
-          return 'event';
-        }
-        if (previous?.metadata?.resourceVersion === item.metadata.resourceVersion) return 'ignored';
-        this.store.set(uid, item);
-        this.deliver({ type: previous ? 'MODIFIED' : 'ADDED', object: item, fromList: false });
-        return 'event';
-      }
-      default:
-        this.skip(`unknown watch event type ${JSON.stringify(type)}`, line);
-        return 'ignored';
-    }
+    if (previous?.metadata?.resourceVersion === item.metadata.resourceVersion) return 'ignored';
+    this.store.set(uid, item);
+    this.deliver({ type: previous ? 'MODIFIED' : 'ADDED', object: item, fromList: false });
+    return 'event';
   }
 
   /** Drops `metadata.managedFields` (unless kept by option): nothing downstream reads them, and they are large. */
