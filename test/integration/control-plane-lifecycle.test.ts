@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { TestControlPlane } from '../../src/testing/index.js';
+import { waitFor } from '../support/wait-for.js';
 
 function isAlive(pid: number): boolean {
   try {
@@ -13,15 +13,6 @@ function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (condition()) return true;
-    await sleep(100);
-  }
-  return condition();
 }
 
 // These tests stop and kill control planes, so each starts its own instead of the shared one.
@@ -65,6 +56,8 @@ describe('a control plane of its own', () => {
 
     holder.kill('SIGKILL');
 
-    expect(await until(() => !held.pids.some(isAlive) && !existsSync(held.dir), 10_000)).toBe(true);
+    await waitFor(() => !held.pids.some(isAlive) && !existsSync(held.dir), { what: 'its processes to exit and its directory to go', timeoutMs: 10_000, intervalMs: 100 });
+    expect(held.pids.filter(isAlive)).toEqual([]);
+    expect(existsSync(held.dir)).toBe(false);
   });
 });

@@ -1,4 +1,3 @@
-import { fileURLToPath } from 'node:url';
 import {
   CustomObjectsApi,
   PatchStrategy,
@@ -6,18 +5,10 @@ import {
   Watch,
   setHeaderOptions,
   type KubeConfig,
-  type KubernetesObject,
 } from '@kubernetes/client-node';
-import { installCrds, kubeConfigForServiceAccount, readCrds } from '../../src/testing/index.js';
+import { kubeConfigForServiceAccount } from '../../src/testing/index.js';
 import { sharedKubeConfig, statusOf, uniqueNamespace } from '../support/cluster.js';
-
-const widgets = { group: 'test.konductor.dev', version: 'v1', plural: 'widgets' };
-const crdFile = fileURLToPath(new URL('../fixtures/widgets-crd.yaml', import.meta.url));
-
-interface Widget extends KubernetesObject {
-  spec?: { size?: number; color?: string };
-  status?: Record<string, unknown>;
-}
+import { installWidgetCrd, WIDGET_API_VERSION, widgetIds as widgets, type Widget } from '../support/widgets.js';
 
 let kc: KubeConfig;
 let api: CustomObjectsApi;
@@ -26,7 +17,7 @@ let namespace: string;
 beforeAll(async () => {
   kc = sharedKubeConfig();
   api = kc.makeApiClient(CustomObjectsApi);
-  await installCrds(kc, readCrds(crdFile));
+  await installWidgetCrd(kc);
   namespace = await uniqueNamespace(kc, 'cp');
 });
 
@@ -34,7 +25,7 @@ function createWidget(name: string, spec: Widget['spec'] = { size: 1 }): Promise
   return api.createNamespacedCustomObject({
     ...widgets,
     namespace,
-    body: { apiVersion: 'test.konductor.dev/v1', kind: 'Widget', metadata: { name }, spec },
+    body: { apiVersion: WIDGET_API_VERSION, kind: 'Widget', metadata: { name }, spec },
   }) as Promise<Widget>;
 }
 

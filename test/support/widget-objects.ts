@@ -17,6 +17,9 @@ export const widgetResource: Resource = {
   hasStatus: true,
 };
 
+/** Group, version and plural of Widgets, as `@kubernetes/client-node`'s custom-object calls take them. */
+export const widgetIds = { group: widgetResource.group, version: widgetResource.version, plural: widgetResource.plural } as const;
+
 /** `apiVersion` of every Widget: `test.konductor.dev/v1`. */
 export const WIDGET_API_VERSION = `${widgetResource.group}/${widgetResource.version}`;
 

@@ -6,10 +6,10 @@ import { fileURLToPath } from 'node:url';
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { installCrds, readCrds } from '../../src/testing/index.js';
 import { sharedKubeConfig, statusOf } from './cluster.js';
-import { WIDGET_API_VERSION, widgetResource, type Widget } from './widget-objects.js';
+import { WIDGET_API_VERSION, widgetIds, type Widget } from './widget-objects.js';
 import { waitFor } from './wait-for.js';
 
-export { WIDGET_API_VERSION, widget, widgetResource, type Widget, type WidgetShape } from './widget-objects.js';
+export { WIDGET_API_VERSION, widget, widgetIds, widgetResource, type Widget, type WidgetShape } from './widget-objects.js';
 
 const crdFile = fileURLToPath(new URL('../fixtures/widgets-crd.yaml', import.meta.url));
 
@@ -20,7 +20,7 @@ export async function installWidgetCrd(kc: KubeConfig): Promise<void> {
 /** Small client for the test Widgets. */
 export class Widgets {
   private readonly api: CustomObjectsApi;
-  private readonly ids = { group: widgetResource.group, version: widgetResource.version, plural: widgetResource.plural };
+  private readonly ids = widgetIds;
 
   constructor(kc: KubeConfig, private readonly namespace: string) {
     this.api = kc.makeApiClient(CustomObjectsApi);
@@ -88,7 +88,7 @@ export async function readWidget(namespace: string, name: string): Promise<Widge
   try {
     return (await sharedKubeConfig()
       .makeApiClient(CustomObjectsApi)
-      .getNamespacedCustomObject({ group: widgetResource.group, version: widgetResource.version, plural: widgetResource.plural, namespace, name })) as Widget;
+      .getNamespacedCustomObject({ ...widgetIds, namespace, name })) as Widget;
   } catch (error) {
     if (statusOf(error) === 404) return undefined;
     throw error;

@@ -7,7 +7,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { exitWithin, killChildGroup, spawnKonductor, type Run } from '../../support/cli.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { Widgets, eventually, installWidgetCrd, readWidget } from '../../support/widgets.js';
+import { Widgets, installWidgetCrd, readWidget } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const framework = pathToFileURL(join(root, 'src/framework/index.ts')).href;
@@ -84,18 +85,18 @@ describe('konductor dev', () => {
     const run = konductorDev(file, namespace);
     const widgets = new Widgets(kc, namespace);
 
-    await eventually(() => count(run, /^started in \d+ ms/) === 1, `konductor dev starts (stdout: ${run.stdout()} stderr: ${run.stderr()})`, 40_000);
+    await waitFor(() => count(run, /^started in \d+ ms/) === 1, { what: `konductor dev starts (stdout: ${run.stdout()} stderr: ${run.stderr()})`, timeoutMs: 40_000 });
     await widgets.create('before');
-    await eventually(async () => (await readWidget(namespace, 'before'))?.status?.phase === 'First', 'the first code handles a widget', 20_000);
+    await waitFor(async () => (await readWidget(namespace, 'before'))?.status?.phase === 'First', { what: 'the first code handles a widget', timeoutMs: 20_000 });
 
     // Steady state: the spare operator (node, tsx and konductor loaded) waits for the change.
-    await eventually(() => count(run, /^a booted operator waits/) === 1, 'a spare operator is booted', 40_000);
+    await waitFor(() => count(run, /^a booted operator waits/) === 1, { what: 'a spare operator is booted', timeoutMs: 40_000 });
     const savedAt = Date.now();
     writeFileSync(file, handlers('Second'));
-    await eventually(() => count(run, /^reloaded in \d+ ms/) === 1, 'konductor dev reloads', 20_000);
+    await waitFor(() => count(run, /^reloaded in \d+ ms/) === 1, { what: 'konductor dev reloads', timeoutMs: 20_000 });
     const reloadMs = logLines(run).find((line) => /^reloaded in/.test(line.msg ?? ''))!.ms!;
     await widgets.create('after');
-    await eventually(async () => (await readWidget(namespace, 'after'))?.status?.phase === 'Second', 'the edited code handles the next widget', 20_000);
+    await waitFor(async () => (await readWidget(namespace, 'after'))?.status?.phase === 'Second', { what: 'the edited code handles the next widget', timeoutMs: 20_000 });
     process.stdout.write(`konductor dev: reloaded in ${reloadMs} ms (logged); save to new code handling an object: ${Date.now() - savedAt} ms\n`);
     expect((await readWidget(namespace, 'before'))?.status?.phase).toBe('First');
 
@@ -109,17 +110,17 @@ describe('konductor dev', () => {
     const file = join(scratch, 'broken.ts');
     writeFileSync(file, handlers('Fine'));
     const run = konductorDev(file, namespace);
-    await eventually(() => count(run, /^started in \d+ ms/) === 1, 'konductor dev starts', 40_000);
+    await waitFor(() => count(run, /^started in \d+ ms/) === 1, { what: 'konductor dev starts', timeoutMs: 40_000 });
 
     writeFileSync(file, `${handlers('Fine')}\nthrow new Error('the database URL is not set');\n`);
-    await eventually(() => count(run, /^the operator exited/) === 1, 'the failed start is reported', 20_000);
+    await waitFor(() => count(run, /^the operator exited/) === 1, { what: 'the failed start is reported', timeoutMs: 20_000 });
     expect(run.stderr()).toMatch(/konductor: cannot load .*broken\.ts: the database URL is not set/);
     expect(run.child.exitCode).toBeNull();
 
     writeFileSync(file, handlers('Fixed'));
-    await eventually(() => count(run, /^reloaded in \d+ ms/) === 1, 'the fixed file starts again', 20_000);
+    await waitFor(() => count(run, /^reloaded in \d+ ms/) === 1, { what: 'the fixed file starts again', timeoutMs: 20_000 });
     await new Widgets(kc, namespace).create('w1');
-    await eventually(async () => (await readWidget(namespace, 'w1'))?.status?.phase === 'Fixed', 'the fixed code handles a widget', 20_000);
+    await waitFor(async () => (await readWidget(namespace, 'w1'))?.status?.phase === 'Fixed', { what: 'the fixed code handles a widget', timeoutMs: 20_000 });
 
     run.child.kill('SIGTERM');
     expect(await exitWithin(run, 20_000)).toBe(0);

@@ -9,7 +9,8 @@ import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { applyManifests, kubeConfigForServiceAccount, runOperator } from '../../../src/testing/index.js';
 import { exitWithin, spawnKonductor } from '../../support/cli.js';
 import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
-import { Widgets, eventually, installWidgetCrd, readWidget } from '../../support/widgets.js';
+import { Widgets, installWidgetCrd, readWidget } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 /** A user's operator: create, update and deletion handlers and a timer on Widgets. */
@@ -71,18 +72,18 @@ async function serveOneWidget(kc: KubeConfig, options: { account: { namespace: s
   try {
     const widgets = new Widgets(kc, options.namespace);
     await widgets.create('w1', { size: 1 });
-    await eventually(async () => (await readWidget(options.namespace, 'w1'))?.status?.createdSize === 1, 'the create handler ran as the ServiceAccount');
-    await eventually(async () => Number((await readWidget(options.namespace, 'w1'))?.status?.ticks ?? 0) >= 1, 'the timer ran as the ServiceAccount');
+    await waitFor(async () => (await readWidget(options.namespace, 'w1'))?.status?.createdSize === 1, { what: 'the create handler ran as the ServiceAccount' });
+    await waitFor(async () => Number((await readWidget(options.namespace, 'w1'))?.status?.ticks ?? 0) >= 1, { what: 'the timer ran as the ServiceAccount' });
     await widgets.patchSpec('w1', { size: 2 });
-    await eventually(async () => (await readWidget(options.namespace, 'w1'))?.status?.resizedTo === 2, 'the update handler ran as the ServiceAccount');
+    await waitFor(async () => (await readWidget(options.namespace, 'w1'))?.status?.resizedTo === 2, { what: 'the update handler ran as the ServiceAccount' });
     await widgets.delete('w1');
-    await eventually(async () => (await readWidget(options.namespace, 'w1')) === undefined, 'the deletion handler ran and released the widget');
+    await waitFor(async () => (await readWidget(options.namespace, 'w1')) === undefined, { what: 'the deletion handler ran and released the widget' });
     // Events are posted from a background queue: the deletion's may land just after the widget is gone.
     const core = kc.makeApiClient(CoreV1Api);
-    await eventually(async () => {
+    await waitFor(async () => {
       const reasons = (await core.listNamespacedEvent({ namespace: options.namespace })).items.map((e) => e.reason);
       return reasons.includes('WidgetCreated') && reasons.includes('WidgetDeleted');
-    }, 'the handlers\' Events, posted as the ServiceAccount');
+    }, { what: 'the handlers\' Events, posted as the ServiceAccount' });
   } finally {
     await running.stop();
   }

@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { exitWithin, spawnKonductor, type Run } from '../../support/cli.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { Widgets, eventually, installWidgetCrd, readWidget } from '../../support/widgets.js';
+import { Widgets, installWidgetCrd, readWidget } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const fixture = 'test/fixtures/handlers/widget-status.ts';
@@ -51,7 +52,7 @@ describe('konductor run', () => {
     const run = konductor(['run', fixture, '--kubeconfig', kubeconfigPath, '-n', namespace, '--log-format', 'json', '--health-port', '0', '--lease-namespace', namespace]);
 
     await new Widgets(kc, namespace).create('w1');
-    await eventually(async () => (await readWidget(namespace, 'w1'))?.status?.phase === 'Ready', 'the widget becomes Ready', 40_000);
+    await waitFor(async () => (await readWidget(namespace, 'w1'))?.status?.phase === 'Ready', { what: 'the widget becomes Ready', timeoutMs: 40_000 });
 
     run.child.kill('SIGTERM');
     expect(await exitWithin(run, 10_000)).toBe(0);

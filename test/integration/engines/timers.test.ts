@@ -2,7 +2,8 @@ import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } fr
 import { daemon, FINALIZER, timer, type DaemonContext, type TimerContext } from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import { eventually, installWidgetCrd, readWidget, Widgets } from '../../support/widgets.js';
+import { installWidgetCrd, readWidget, Widgets } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 const API = 'test.konductor.dev/v1';
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -39,7 +40,7 @@ describe('timers and daemons', () => {
     }
     await new Widgets(kc, namespace).createMany('t', 100);
     running.push(await startOperator(kc, namespace, [Ticker]));
-    await eventually(() => runs.size === 100, 'every object to tick once');
+    await waitFor(() => runs.size === 100, { what: 'every object to tick once' });
     const before = new Map(runs);
     await sleep(5_000);
     const counts = [...runs].map(([name, count]) => count - (before.get(name) ?? 0));
@@ -73,7 +74,7 @@ describe('timers and daemons', () => {
     running.push(await startOperator(kc, namespace, [Background]));
     const widgets = new Widgets(kc, namespace);
     await widgets.create('held');
-    await eventually(async () => daemonStarted && ticks.length > 0 && Boolean((await readWidget(namespace, 'held'))?.metadata?.finalizers?.includes(FINALIZER)), 'the daemon, the timer and the finalizer');
+    await waitFor(async () => daemonStarted && ticks.length > 0 && Boolean((await readWidget(namespace, 'held'))?.metadata?.finalizers?.includes(FINALIZER)), { what: 'the daemon, the timer and the finalizer' });
 
     await widgets.delete('held');
     await sleep(500);
@@ -81,7 +82,7 @@ describe('timers and daemons', () => {
     expect(whileStopping?.metadata?.deletionTimestamp).toBeDefined();
     expect(daemonExitedAt).toBeUndefined();
 
-    await eventually(async () => (await readWidget(namespace, 'held')) === undefined, 'the object to be gone');
+    await waitFor(async () => (await readWidget(namespace, 'held')) === undefined, { what: 'the object to be gone' });
     const goneAt = Date.now();
     expect(daemonExitedAt).toBeDefined();
     expect(daemonExitedAt!).toBeLessThanOrEqual(goneAt);
@@ -116,10 +117,10 @@ describe('timers and daemons', () => {
     expect(daemonLife).toEqual([]);
 
     await setLabels(kc, namespace, 'plain', { tier: 'gold' });
-    await eventually(() => ticks.length >= 3 && daemonLife.length === 1, 'the timer ticking and the daemon running');
+    await waitFor(() => ticks.length >= 3 && daemonLife.length === 1, { what: 'the timer ticking and the daemon running' });
 
     await setLabels(kc, namespace, 'plain', { tier: 'silver' });
-    await eventually(() => daemonLife.length === 2, 'the daemon to stop');
+    await waitFor(() => daemonLife.length === 2, { what: 'the daemon to stop' });
     const ticksWhenStopped = ticks.length;
     await sleep(1_500); // three intervals
     expect(ticks.length).toBe(ticksWhenStopped);
@@ -140,12 +141,12 @@ describe('timers and daemons', () => {
     }
     await new Widgets(kc, namespace).create('slow');
     const first = await startOperator(kc, namespace, [Slow]);
-    await eventually(async () => ticks.length === 1 && Boolean((await readWidget(namespace, 'slow'))?.metadata?.annotations?.['konductor.dev/timer.Slow.tick']), 'the first tick, persisted');
+    await waitFor(async () => ticks.length === 1 && Boolean((await readWidget(namespace, 'slow'))?.metadata?.annotations?.['konductor.dev/timer.Slow.tick']), { what: 'the first tick, persisted' });
     await sleep(3_000 - (Date.now() - ticks[0]!));
     await first.stop();
     const restartedAt = Date.now();
     running.push(await startOperator(kc, namespace, [Slow]));
-    await eventually(() => ticks.length === 2, 'the next tick after the restart', 15_000);
+    await waitFor(() => ticks.length === 2, { what: 'the next tick after the restart', timeoutMs: 15_000 });
 
     const sinceFirst = ticks[1]! - ticks[0]!;
     expect(ticks[1]! - restartedAt).toBeGreaterThan(1_500); // not at once
@@ -169,7 +170,7 @@ describe('timers and daemons', () => {
     await new Widgets(kc, namespace).createMany('q', 1_000, 32);
     const run = await startOperator(kc, namespace, [Quiet]);
     running.push(run);
-    await eventually(() => ticked.size === 1_000, 'every object to tick', 40_000);
+    await waitFor(() => ticked.size === 1_000, { what: 'every object to tick', timeoutMs: 40_000 });
     await sleep(1_000); // finalizers added at start-up have landed
     const writesBefore = run.requests.filter((r) => r.method === 'PATCH').length;
     const ticksBefore = ticks;

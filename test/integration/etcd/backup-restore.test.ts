@@ -16,7 +16,7 @@ import {
   type EtcdHarness,
 } from '../../support/etcd.js';
 import { startS3Server, type TestS3Server } from '../../support/s3-server.js';
-import { eventually } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 const run = promisify(execFile);
 const MINUTES = 180_000;
@@ -40,15 +40,14 @@ async function statusOf<T>(h: EtcdHarness, plural: string, name: string): Promis
 }
 
 async function settled(h: EtcdHarness, name: string, size: number): Promise<void> {
-  await eventually(
+  await waitFor(
     async () => {
       const cluster = await readCluster(h, name);
       if (cluster.status?.phase !== 'Running' || cluster.status.size !== size) return false;
       const members = await memberList(h, name).catch(() => []);
       return members.length === size && members.every((m) => m.name !== '') && (await allHealthy(h, name));
     },
-    `${name} to run ${size} healthy members`,
-    120_000,
+    { what: `${name} to run ${size} healthy members`, timeoutMs: 120_000 },
   );
 }
 
@@ -107,7 +106,7 @@ describe('EtcdBackup and EtcdRestore on real etcd processes', () => {
     });
     const seen = new Set<string>();
     let lastStatus: BackupStatus | undefined;
-    await eventually(
+    await waitFor(
       async () => {
         lastStatus = await statusOf<BackupStatus>(h, 'etcdbackups', 'every-2s');
         if (lastStatus?.lastBackup && !seen.has(lastStatus.lastBackup)) {
@@ -117,22 +116,20 @@ describe('EtcdBackup and EtcdRestore on real etcd processes', () => {
         }
         return seen.size >= 5;
       },
-      'five backups to be taken',
-      60_000,
+      { what: 'five backups to be taken', timeoutMs: 60_000 },
     );
     // Deleting the EtcdBackup stops its timer; then the listing holds still.
     await h.api.request('DELETE', `/apis/${ETCD_API}/namespaces/${h.namespace}/etcdbackups/every-2s`);
     const dir = join(h.backupRoot, h.namespace, 'every-2s');
     let files: string[] = [];
-    await eventually(
+    await waitFor(
       async () => {
         const before = (await backupFiles(dir)).join();
         await new Promise((resolve) => setTimeout(resolve, 2_500));
         files = await backupFiles(dir);
         return files.join() === before;
       },
-      'the backup folder to hold still',
-      30_000,
+      { what: 'the backup folder to hold still', timeoutMs: 30_000 },
     );
     expect(files).toHaveLength(3);
     // The newest are kept: every backup seen that is newer than the oldest kept one is still there.
@@ -160,13 +157,13 @@ describe('EtcdBackup and EtcdRestore on real etcd processes', () => {
       storageType: 'Local',
       local: { path: 'one-shot/restored.db' },
     });
-    await eventually(async () => (await statusOf<BackupStatus>(h, 'etcdbackups', 'restored-once'))?.succeeded === true, 'the one-shot backup', 30_000);
+    await waitFor(async () => (await statusOf<BackupStatus>(h, 'etcdbackups', 'restored-once'))?.succeeded === true, { what: 'the one-shot backup', timeoutMs: 30_000 });
     await putKeys(h, 'restored', { 'after-backup': 'lost' });
     const oldUid = (await readCluster(h, 'restored')).metadata.uid;
 
     await createObject(h, 'etcdrestores', 'EtcdRestore', 'restored', { etcdCluster: { name: 'restored' }, backupStorageType: 'Local', local: { path: 'one-shot/restored.db' } });
-    await eventually(async () => (await statusOf<{ succeeded?: boolean }>(h, 'etcdrestores', 'restored'))?.succeeded === true, 'the restore to succeed', 90_000);
-    await eventually(async () => (await readCluster(h, 'restored').catch(() => undefined))?.metadata.uid !== oldUid, 'a new cluster object', 30_000);
+    await waitFor(async () => (await statusOf<{ succeeded?: boolean }>(h, 'etcdrestores', 'restored'))?.succeeded === true, { what: 'the restore to succeed', timeoutMs: 90_000 });
+    await waitFor(async () => (await readCluster(h, 'restored').catch(() => undefined))?.metadata.uid !== oldUid, { what: 'a new cluster object', timeoutMs: 30_000 });
     await settled(h, 'restored', 3);
 
     await expect(readKey(h, 'restored', 'in-backup')).resolves.toBe('yes');
@@ -188,14 +185,13 @@ describe('EtcdBackup and EtcdRestore on real etcd processes', () => {
       backupPolicy: { backupIntervalInSecond: 2, maxBackups: 2 },
     });
     const seen = new Set<string>();
-    await eventually(
+    await waitFor(
       async () => {
         const last = (await statusOf<BackupStatus>(h, 'etcdbackups', 'to-s3'))?.lastBackup;
         if (last) seen.add(last);
         return seen.size >= 4;
       },
-      'four backups to S3',
-      60_000,
+      { what: 'four backups to S3', timeoutMs: 60_000 },
     );
     await h.api.request('DELETE', `/apis/${ETCD_API}/namespaces/${h.namespace}/etcdbackups/to-s3`);
     const storage = new S3Storage({ bucket: 'backups', endpoint: s3.endpoint, forcePathStyle: true, credentials: s3.credentials });
@@ -206,8 +202,8 @@ describe('EtcdBackup and EtcdRestore on real etcd processes', () => {
 
     await putKeys(h, 'source', { 'after-s3-backup': 'lost' });
     await createObject(h, 'etcdrestores', 'EtcdRestore', 'source', { etcdCluster: { name: 'source' }, backupStorageType: 'S3', s3: { ...s3Spec, path: `backups/${newest}` } });
-    await eventually(async () => (await statusOf<{ succeeded?: boolean }>(h, 'etcdrestores', 'source'))?.succeeded === true, 'the restore from S3', 90_000);
-    await eventually(async () => (await readCluster(h, 'source').catch(() => undefined))?.metadata.annotations?.['etcd.database.coreos.com/restored-by'] !== undefined, 'the recreated cluster', 30_000);
+    await waitFor(async () => (await statusOf<{ succeeded?: boolean }>(h, 'etcdrestores', 'source'))?.succeeded === true, { what: 'the restore from S3', timeoutMs: 90_000 });
+    await waitFor(async () => (await readCluster(h, 'source').catch(() => undefined))?.metadata.annotations?.['etcd.database.coreos.com/restored-by'] !== undefined, { what: 'the recreated cluster', timeoutMs: 30_000 });
     await settled(h, 'source', 1);
     await expect(readKey(h, 'source', 'before-backup')).resolves.toBe('kept');
     await expect(readKey(h, 'source', 'after-s3-backup')).resolves.toBeNull();

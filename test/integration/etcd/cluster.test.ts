@@ -1,6 +1,6 @@
 import { installEtcdCrds, allHealthy, clusterPath, eventsFor, createCluster, etcdClient, memberList, memberPods, readCluster, setSize, startEtcdOperator, type EtcdHarness } from '../../support/etcd.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { eventually } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 // Real etcd 3.4 refuses a membership change until every member has been connected for 5 s, so
 // each scaling step takes seconds; these specs get minutes, not the default minute.
@@ -8,7 +8,7 @@ const MINUTES = 240_000;
 
 /** Waits until `member list` shows exactly `size` started members, every one healthy, and status agrees. */
 async function settledAt(h: EtcdHarness, name: string, size: number, timeoutMs = 90_000): Promise<void> {
-  await eventually(
+  await waitFor(
     async () => {
       const cluster = await readCluster(h, name);
       if (cluster.status?.phase !== 'Running' || cluster.status.size !== size) return false;
@@ -16,8 +16,7 @@ async function settledAt(h: EtcdHarness, name: string, size: number, timeoutMs =
       const members = await memberList(h, name).catch(() => []);
       return members.length === size && members.every((m) => m.name !== '') && (await allHealthy(h, name));
     },
-    `${name} to settle at ${size} healthy members`,
-    timeoutMs,
+    { what: `${name} to settle at ${size} healthy members`, timeoutMs: timeoutMs },
   );
 }
 
@@ -61,7 +60,7 @@ describe('EtcdCluster on real etcd processes', () => {
     const victim = before[0]!;
     expect(h.runner.kill(h.namespace, victim)).toBe(true);
 
-    await eventually(async () => !(await memberList(h, 'healing').catch(() => [])).some((m) => m.name === victim), `${victim} to be removed`, 60_000);
+    await waitFor(async () => !(await memberList(h, 'healing').catch(() => [])).some((m) => m.name === victim), { what: `${victim} to be removed`, timeoutMs: 60_000 });
     await settledAt(h, 'healing', 3);
     const after = (await memberList(h, 'healing')).map((m) => m.name);
     expect(after).not.toContain(victim);
@@ -75,10 +74,10 @@ describe('EtcdCluster on real etcd processes', () => {
     h.runner.kill(h.namespace, members[0]!);
     h.runner.kill(h.namespace, members[1]!);
 
-    await eventually(async () => /lost quorum/.test((await readCluster(h, 'quorum')).status?.reason ?? ''), 'status to report lost quorum', 30_000);
+    await waitFor(async () => /lost quorum/.test((await readCluster(h, 'quorum')).status?.reason ?? ''), { what: 'status to report lost quorum', timeoutMs: 30_000 });
     const cluster = await readCluster(h, 'quorum');
     expect(cluster.status?.conditions?.find((c) => c.type === 'Available')).toMatchObject({ status: 'False', reason: 'LostQuorum' });
-    await eventually(async () => (await eventsFor(h, 'quorum')).some((e) => e.reason === 'LostQuorum' && e.type === 'Warning'), 'a LostQuorum Event', 10_000);
+    await waitFor(async () => (await eventsFor(h, 'quorum')).some((e) => e.reason === 'LostQuorum' && e.type === 'Warning'), { what: 'a LostQuorum Event', timeoutMs: 10_000 });
     // Several more looks: still nothing removed, still one Event (no flapping).
     await new Promise((resolve) => setTimeout(resolve, 4_000));
     expect((await memberPods(h, 'quorum')).map((p) => p.metadata.name).sort()).toEqual([...members].sort());
@@ -89,7 +88,7 @@ describe('EtcdCluster on real etcd processes', () => {
     await createCluster(h, 'paused', { size: 1 });
     await settledAt(h, 'paused', 1);
     await h.api.request('PATCH', clusterPath(h.namespace, 'paused'), { body: { spec: { paused: true, size: 3 } }, contentType: 'application/merge-patch+json' });
-    await eventually(async () => (await readCluster(h, 'paused')).status?.controlPaused === true, 'status.controlPaused', 10_000);
+    await waitFor(async () => (await readCluster(h, 'paused')).status?.controlPaused === true, { what: 'status.controlPaused', timeoutMs: 10_000 });
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     expect(await memberPods(h, 'paused')).toHaveLength(1);
 

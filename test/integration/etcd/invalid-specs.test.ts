@@ -8,7 +8,7 @@ import { ApiError } from '../../../src/framework/index.js';
 import { installCrds, readCrds, TestControlPlane } from '../../../src/testing/index.js';
 import { createCluster, ETCD_API, installEtcdCrds, readCluster, startEtcdOperator, type EtcdClusterView, type EtcdHarness } from '../../support/etcd.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { eventually } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 interface BackupView {
   metadata: { name: string };
@@ -34,7 +34,7 @@ function readBackup(h: EtcdHarness, name: string): Promise<BackupView> {
 
 /** The backup once the operator has recorded an outcome. */
 async function backupOutcome(h: EtcdHarness, name: string): Promise<BackupView> {
-  await eventually(async () => (await readBackup(h, name)).status?.succeeded !== undefined, `an outcome in ${name}'s status`, 30_000);
+  await waitFor(async () => (await readBackup(h, name)).status?.succeeded !== undefined, { what: `an outcome in ${name}'s status`, timeoutMs: 30_000 });
   return readBackup(h, name);
 }
 
@@ -46,13 +46,12 @@ async function eventsAbout(h: EtcdHarness, name: string): Promise<EventView[]> {
 /** The Warning Events about `name` with `reason`, once there is one. */
 async function warnings(h: EtcdHarness, name: string, reason: string): Promise<EventView[]> {
   let found: EventView[] = [];
-  await eventually(
+  await waitFor(
     async () => {
       found = (await eventsAbout(h, name)).filter((e) => e.type === 'Warning' && e.reason === reason);
       return found.length > 0;
     },
-    `a Warning Event ${reason} about ${name}`,
-    20_000,
+    { what: `a Warning Event ${reason} about ${name}`, timeoutMs: 20_000 },
   );
   return found;
 }
@@ -163,7 +162,7 @@ describe('objects stored before the CRDs had validation', () => {
     let cluster: EtcdClusterView;
     beforeAll(async () => {
       await createCluster(h, name, { size: 0 });
-      await eventually(async () => (await readCluster(h, name)).status?.reason !== undefined, `a reason in ${name}'s status`, 30_000);
+      await waitFor(async () => (await readCluster(h, name)).status?.reason !== undefined, { what: `a reason in ${name}'s status`, timeoutMs: 30_000 });
       cluster = await readCluster(h, name);
     }, 40_000);
 

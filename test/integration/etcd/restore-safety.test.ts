@@ -21,7 +21,7 @@ import {
   type EtcdHarness,
 } from '../../support/etcd.js';
 import { startS3Server, type TestS3Server } from '../../support/s3-server.js';
-import { eventually } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 const MINUTES = 180_000;
 const RESTORED_BY = 'etcd.database.coreos.com/restored-by';
@@ -39,15 +39,14 @@ interface PodView {
 }
 
 async function settled(h: EtcdHarness, name: string, size: number): Promise<void> {
-  await eventually(
+  await waitFor(
     async () => {
       const cluster = await readCluster(h, name).catch(() => undefined);
       if (cluster?.status?.phase !== 'Running' || cluster.status.size !== size) return false;
       const members = await memberList(h, name).catch(() => []);
       return members.length === size && members.every((m) => m.name !== '') && (await allHealthy(h, name));
     },
-    `${name} to run ${size} healthy members`,
-    120_000,
+    { what: `${name} to run ${size} healthy members`, timeoutMs: 120_000 },
   );
 }
 
@@ -71,7 +70,7 @@ async function get(h: EtcdHarness, cluster: string, key: string): Promise<string
 
 async function oneShotBackup(h: EtcdHarness, cluster: string, path: string): Promise<string> {
   await createEtcdObject(h, 'EtcdBackup', `${cluster}-backup`, { etcdEndpoints: [`http://${cluster}-client:2379`], storageType: 'Local', local: { path } });
-  await eventually(async () => (await etcdStatus<{ succeeded?: boolean }>(h, 'etcdbackups', `${cluster}-backup`))?.succeeded === true, 'the one-shot backup', 60_000);
+  await waitFor(async () => (await etcdStatus<{ succeeded?: boolean }>(h, 'etcdbackups', `${cluster}-backup`))?.succeeded === true, { what: 'the one-shot backup', timeoutMs: 60_000 });
   return join(h.backupRoot, h.namespace, path);
 }
 
@@ -107,7 +106,7 @@ describe('point 12: a restore never loses the cluster', () => {
     const uid = (await readCluster(h, 'corrupt')).metadata.uid;
 
     await createEtcdObject(h, 'EtcdRestore', 'corrupt', { etcdCluster: { name: 'corrupt' }, backupStorageType: 'Local', local: { path: 'corrupt/cut.db' } });
-    await eventually(async () => (await etcdStatus<RestoreStatus>(h, 'etcdrestores', 'corrupt'))?.reason !== undefined, 'the restore to be refused', 30_000);
+    await waitFor(async () => (await etcdStatus<RestoreStatus>(h, 'etcdrestores', 'corrupt'))?.reason !== undefined, { what: 'the restore to be refused', timeoutMs: 30_000 });
     expect(await etcdStatus<RestoreStatus>(h, 'etcdrestores', 'corrupt')).toMatchObject({ succeeded: false, reason: expect.stringContaining('SHA-256 trailer does not match') });
     expect((await readCluster(h, 'corrupt')).metadata.uid).toBe(uid);
     expect(await allHealthy(h, 'corrupt')).toBe(true);
@@ -126,11 +125,10 @@ describe('point 12: a restore never loses the cluster', () => {
     });
 
     await createEtcdObject(h, 'EtcdRestore', 'slow', { etcdCluster: { name: 'slow' }, backupStorageType: 'Local', local: { path: 'slow.db' } });
-    await eventually(async () => (await etcdStatus<RestoreStatus>(h, 'etcdrestores', 'slow'))?.cluster?.uid === old.metadata.uid, 'the cluster spec recorded in status', 30_000);
-    await eventually(
+    await waitFor(async () => (await etcdStatus<RestoreStatus>(h, 'etcdrestores', 'slow'))?.cluster?.uid === old.metadata.uid, { what: 'the cluster spec recorded in status', timeoutMs: 30_000 });
+    await waitFor(
       async () => (await h.api.request<{ metadata: { deletionTimestamp?: string } }>('GET', etcdObjectPath(h.namespace, 'etcdclusters', 'slow'))).metadata.deletionTimestamp !== undefined,
-      'the deletion to start',
-      30_000,
+      { what: 'the deletion to start', timeoutMs: 30_000 },
     );
     await h.restart();
     // The deletion completes while the new operator retries: only the status knows the spec now.
@@ -144,7 +142,7 @@ describe('point 12: a restore never loses the cluster', () => {
       contentType: 'application/json-patch+json',
     });
 
-    await eventually(async () => (await etcdStatus<RestoreStatus>(h, 'etcdrestores', 'slow'))?.succeeded === true, 'the restore to finish', 90_000);
+    await waitFor(async () => (await etcdStatus<RestoreStatus>(h, 'etcdrestores', 'slow'))?.succeeded === true, { what: 'the restore to finish', timeoutMs: 90_000 });
     const fresh = await readCluster(h, 'slow');
     expect(fresh.metadata.uid).not.toBe(old.metadata.uid);
     expect(fresh.metadata.annotations?.[RESTORED_BY]).toBeDefined();
@@ -171,7 +169,7 @@ describe('point 12: a seed that cannot download its backup', () => {
     await settled(h, 'nodl', 1);
     await oneShotBackup(h, 'nodl', 'nodl.db');
     await createEtcdObject(h, 'EtcdRestore', 'nodl', { etcdCluster: { name: 'nodl' }, backupStorageType: 'Local', local: { path: 'nodl.db' } });
-    await eventually(async () => (await etcdStatus<RestoreStatus>(h, 'etcdrestores', 'nodl'))?.succeeded === true, 'the cluster to be recreated', 60_000);
+    await waitFor(async () => (await etcdStatus<RestoreStatus>(h, 'etcdrestores', 'nodl'))?.succeeded === true, { what: 'the cluster to be recreated', timeoutMs: 60_000 });
 
     const seeds = new Set<string>();
     const until = Date.now() + 14_000;
@@ -225,14 +223,13 @@ describe('point 10: the backup server serves one restore, once, to its own seed'
       backupStorageType: 'S3',
       s3: { path: 'backups/db.db', awsSecret: 'aws', endpoint: s3.endpoint, forcePathStyle: true },
     });
-    await eventually(
+    await waitFor(
       async () => {
         const cluster = await h.api.request<{ metadata: { annotations?: Record<string, string> } }>('GET', etcdObjectPath(h.namespace, 'etcdclusters', 'db')).catch(() => undefined);
         url = cluster?.metadata.annotations?.[RESTORE_FROM] ?? '';
         return url !== '' && (await pods(h, 'db')).some((p) => (p.status?.phase ?? 'Pending') === 'Pending');
       },
-      'the recreated cluster and its pending seed',
-      60_000,
+      { what: 'the recreated cluster and its pending seed', timeoutMs: 60_000 },
     );
   }, MINUTES);
   afterAll(async () => {

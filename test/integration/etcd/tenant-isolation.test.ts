@@ -15,7 +15,7 @@ import {
   startEtcdOperator,
   type EtcdHarness,
 } from '../../support/etcd.js';
-import { eventually } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 const MINUTES = 180_000;
 
@@ -38,23 +38,21 @@ async function clusterUid(h: EtcdHarness, namespace: string, name: string): Prom
 
 async function runningCluster(h: EtcdHarness, namespace: string, name: string): Promise<void> {
   await h.api.request('POST', etcdObjectPath(namespace, 'etcdclusters'), { body: { apiVersion: ETCD_API, kind: 'EtcdCluster', metadata: { name }, spec: { size: 1 } } });
-  await eventually(
+  await waitFor(
     async () => (await etcdStatus<{ phase?: string }>(h, 'etcdclusters', name, namespace))?.phase === 'Running',
-    `${namespace}/${name} to run`,
-    90_000,
+    { what: `${namespace}/${name} to run`, timeoutMs: 90_000 },
   );
 }
 
 /** The backup's status once it has an outcome. */
 async function outcome(h: EtcdHarness, namespace: string, name: string): Promise<BackupStatus> {
   let status: BackupStatus | undefined;
-  await eventually(
+  await waitFor(
     async () => {
       status = await etcdStatus<BackupStatus>(h, 'etcdbackups', name, namespace);
       return status?.succeeded !== undefined;
     },
-    `an outcome of EtcdBackup ${namespace}/${name}`,
-    60_000,
+    { what: `an outcome of EtcdBackup ${namespace}/${name}`, timeoutMs: 60_000 },
   );
   return status!;
 }
@@ -95,7 +93,7 @@ describe('two tenant namespaces on one etcd operator', () => {
     test('an EtcdRestore not named after its cluster is refused with a reason and a Warning Event, and the cluster is left alone', async () => {
       const before = await clusterUid(h, a, 'db');
       await createEtcdObject(h, 'EtcdRestore', 'not-db', { etcdCluster: { name: 'db' }, backupStorageType: 'Local', local: { path: 'shared/db.db' } }, a);
-      await eventually(async () => (await etcdStatus<{ reason?: string }>(h, 'etcdrestores', 'not-db', a))?.reason !== undefined, 'the restore to be refused', 30_000);
+      await waitFor(async () => (await etcdStatus<{ reason?: string }>(h, 'etcdrestores', 'not-db', a))?.reason !== undefined, { what: 'the restore to be refused', timeoutMs: 30_000 });
       expect((await etcdStatus<{ reason?: string; succeeded?: boolean }>(h, 'etcdrestores', 'not-db', a))).toMatchObject({
         succeeded: false,
         reason: expect.stringContaining("must equal the EtcdRestore's own name"),
@@ -138,7 +136,7 @@ describe('two tenant namespaces on one etcd operator', () => {
       expect(await outcome(h, a, 'only-a')).toMatchObject({ succeeded: true });
       const before = await clusterUid(h, b, 'db');
       await createEtcdObject(h, 'EtcdRestore', 'db', { etcdCluster: { name: 'db' }, backupStorageType: 'Local', local: { path: 'only-a/db.db' } }, b);
-      await eventually(async () => (await etcdStatus<{ reason?: string }>(h, 'etcdrestores', 'db', b))?.reason !== undefined, 'the restore to be refused', 30_000);
+      await waitFor(async () => (await etcdStatus<{ reason?: string }>(h, 'etcdrestores', 'db', b))?.reason !== undefined, { what: 'the restore to be refused', timeoutMs: 30_000 });
       expect(await etcdStatus<{ reason?: string }>(h, 'etcdrestores', 'db', b)).toMatchObject({ reason: expect.stringMatching(/does not exist/) });
       expect(await clusterUid(h, b, 'db')).toBe(before);
     }, 90_000);
@@ -148,7 +146,7 @@ describe('two tenant namespaces on one etcd operator', () => {
         await createEtcdObject(h, 'EtcdBackup', name, { etcdEndpoints: ['http://db-client:2379'], storageType: 'Local', local: { path: 'periodic/db' }, backupPolicy: { backupIntervalInSecond: 1, maxBackups: 1 } }, a);
       }
       const seen = { 'p-one': new Set<string>(), 'p-two': new Set<string>() };
-      await eventually(
+      await waitFor(
         async () => {
           for (const name of ['p-one', 'p-two'] as const) {
             const last = (await etcdStatus<BackupStatus>(h, 'etcdbackups', name, a))?.lastBackup;
@@ -156,8 +154,7 @@ describe('two tenant namespaces on one etcd operator', () => {
           }
           return seen['p-one'].size >= 3 && seen['p-two'].size >= 3;
         },
-        'three backups each',
-        60_000,
+        { what: 'three backups each', timeoutMs: 60_000 },
       );
       for (const name of ['p-one', 'p-two']) await h.api.request('DELETE', etcdObjectPath(a, 'etcdbackups', name));
       await new Promise((resolve) => setTimeout(resolve, 3_000));
@@ -175,7 +172,7 @@ describe('two tenant namespaces on one etcd operator', () => {
       const status = await outcome(h, b, 'steal');
       expect(status.succeeded).toBe(false);
       expect(status.Reason).toContain('other namespaces are refused');
-      await eventually(async () => (await warnings(h, b, 'steal', 'InvalidSpec')).length > 0, 'a Warning Event', 20_000);
+      await waitFor(async () => (await warnings(h, b, 'steal', 'InvalidSpec')).length > 0, { what: 'a Warning Event', timeoutMs: 20_000 });
       expect(await warnings(h, b, 'steal', 'InvalidSpec')).toHaveLength(1);
       expect(await readdir(join(h.backupRoot, b))).not.toContain('stolen.db');
     }, 60_000);
@@ -204,7 +201,7 @@ describe('two tenant namespaces on one etcd operator', () => {
         await createEtcdObject(h, 'EtcdBackup', 'via-external-name', { etcdEndpoints: ['http://foo-client:2379'], storageType: 'Local', local: { path: 'external.db' } }, b);
         const status = await outcome(h, b, 'via-external-name');
         expect(status).toMatchObject({ succeeded: false, Reason: expect.stringContaining(`EtcdCluster ${b}/foo has no running member Pods of its own`) });
-        await eventually(async () => (await warnings(h, b, 'via-external-name', 'BackupFailed')).length > 0, 'a Warning Event', 20_000);
+        await waitFor(async () => (await warnings(h, b, 'via-external-name', 'BackupFailed')).length > 0, { what: 'a Warning Event', timeoutMs: 20_000 });
         expect(await readdir(join(h.backupRoot, b)).catch(() => [])).not.toContain('external.db');
       } finally {
         h.addresses.endpoints = dns;
@@ -216,10 +213,9 @@ describe('two tenant namespaces on one etcd operator', () => {
         body: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'taken-client' }, spec: { type: 'ExternalName', externalName: `db-client.${a}.svc.cluster.local` } },
       });
       await h.api.request('POST', etcdObjectPath(b, 'etcdclusters'), { body: { apiVersion: ETCD_API, kind: 'EtcdCluster', metadata: { name: 'taken' }, spec: { size: 1 } } });
-      await eventually(
+      await waitFor(
         async () => (await etcdStatus<{ reason?: string }>(h, 'etcdclusters', 'taken', b))?.reason?.includes('was not created by the operator') ?? false,
-        'the foreign Service to be reported',
-        60_000,
+        { what: 'the foreign Service to be reported', timeoutMs: 60_000 },
       );
       expect((await etcdStatus<{ reason?: string }>(h, 'etcdclusters', 'taken', b))?.reason).toContain(`Service ${b}/taken-client exists`);
       await new Promise((resolve) => setTimeout(resolve, 3_000));

@@ -8,7 +8,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { allHealthy, clusterPath, createCluster, etcdClient, installEtcdCrds, memberList, readCluster, startEtcdOperator, type EtcdClusterView, type EtcdHarness } from '../../support/etcd.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { eventually } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 const FROM = '3.4.23';
 const TO = '3.4.24';
@@ -44,7 +44,7 @@ async function pods(h: EtcdHarness): Promise<MemberPod[]> {
 
 /** Waits until `member list` shows exactly `size` started members, every one healthy, and status agrees. */
 async function settledAt(h: EtcdHarness, size: number, version: string, timeoutMs = 90_000): Promise<void> {
-  await eventually(
+  await waitFor(
     async () => {
       const cluster = await readCluster(h, CLUSTER);
       if (cluster.status?.phase !== 'Running' || cluster.status.size !== size || cluster.status.currentVersion !== version) return false;
@@ -52,8 +52,7 @@ async function settledAt(h: EtcdHarness, size: number, version: string, timeoutM
       const members = await memberList(h, CLUSTER).catch(() => []);
       return members.length === size && members.every((m) => m.name !== '') && (await allHealthy(h, CLUSTER));
     },
-    `${CLUSTER} to settle at ${size} healthy members of ${version}`,
-    timeoutMs,
+    { what: `${CLUSTER} to settle at ${size} healthy members of ${version}`, timeoutMs: timeoutMs },
   );
 }
 

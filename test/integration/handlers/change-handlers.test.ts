@@ -8,7 +8,8 @@ import {
 } from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import { eventually, installWidgetCrd, Widgets, type Widget, getWidget } from '../../support/widgets.js';
+import { installWidgetCrd, Widgets, type Widget, getWidget } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 const API = 'test.konductor.dev/v1';
 interface WidgetSpec {
@@ -42,7 +43,7 @@ describe('change handlers', () => {
     }
     running = await startOperator(kc, namespace, [Handlers]);
     await new Widgets(kc, namespace).create('one');
-    await eventually(async () => (await getWidget(namespace, 'one')).status?.phase === 'Ready', 'status.phase');
+    await waitFor(async () => (await getWidget(namespace, 'one')).status?.phase === 'Ready', { what: 'status.phase' });
     await new Promise((resolve) => setTimeout(resolve, 500)); // room for a duplicate run to show up
     const widget = await getWidget(namespace, 'one');
 
@@ -75,11 +76,11 @@ describe('change handlers', () => {
     running = await startOperator(kc, namespace, [Handlers]);
     const widgets = new Widgets(kc, namespace);
     await widgets.create('w', { size: 1, color: 'red' });
-    await eventually(async () => Boolean((await getWidget(namespace, 'w')).metadata?.annotations?.[DIFF_BASE_KEY]), 'the create to be recorded');
+    await waitFor(async () => Boolean((await getWidget(namespace, 'w')).metadata?.annotations?.[DIFF_BASE_KEY]), { what: 'the create to be recorded' });
     await widgets.patchSpec('w', { color: 'blue' });
-    await eventually(() => updates.length === 1, 'the update for color');
+    await waitFor(() => updates.length === 1, { what: 'the update for color' });
     await widgets.patchSpec('w', { size: 2 });
-    await eventually(() => updates.length === 2 && sizes.length === 1, 'the update for size');
+    await waitFor(() => updates.length === 2 && sizes.length === 1, { what: 'the update for size' });
     await new Promise((resolve) => setTimeout(resolve, 500));
 
     expect(updates).toHaveLength(2);
@@ -100,12 +101,12 @@ describe('change handlers', () => {
     running = await startOperator(kc, namespace, [Handlers]);
     await new Widgets(kc, namespace).create('announced');
     const core = kc.makeApiClient(CoreV1Api);
-    await eventually(
+    await waitFor(
       async () =>
         (await core.listNamespacedEvent({ namespace, fieldSelector: 'involvedObject.name=announced' })).items.some(
           (e) => e.reason === 'Provisioned' && e.type === 'Normal' && e.message === 'backend ready' && e.involvedObject.kind === 'Widget',
         ),
-      'the Provisioned Event',
+      { what: 'the Provisioned Event' },
     );
   });
 });

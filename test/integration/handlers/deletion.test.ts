@@ -12,7 +12,8 @@ import {
 } from '../../../src/framework/index.js';
 import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import { eventually, installWidgetCrd, Widgets, type Widget, readWidget, getWidget } from '../../support/widgets.js';
+import { installWidgetCrd, Widgets, type Widget, readWidget, getWidget } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 const API = 'test.konductor.dev/v1';
 const OTHER = 'example.com/other';
@@ -138,12 +139,12 @@ describe('deletion and finalizers', () => {
     running = await startOperator(kc, namespace, [Handlers]);
     const widgets = new Widgets(kc, namespace);
     await widgets.create('doomed');
-    await eventually(async () => finalizersOf(await getWidget(namespace, 'doomed')).includes(FINALIZER), 'the finalizer to be added');
+    await waitFor(async () => finalizersOf(await getWidget(namespace, 'doomed')).includes(FINALIZER), { what: 'the finalizer to be added' });
     expect(finalizersOf(await getWidget(namespace, 'doomed'))).toEqual([FINALIZER]);
     expect(deleted).toEqual([]);
 
     await widgets.delete('doomed');
-    await eventually(() => isGone(namespace, 'doomed'), 'the object to disappear (404)');
+    await waitFor(() => isGone(namespace, 'doomed'), { what: 'the object to disappear (404)' });
     await settle(); // room for a duplicate run to show up
 
     expect(deleted).toEqual(['doomed']);
@@ -166,12 +167,12 @@ describe('deletion and finalizers', () => {
     running = await startOperator(kc, namespace, [Handlers]);
     const widgets = new Widgets(kc, namespace);
     await widgets.create('plain');
-    await eventually(() => isHandled(namespace, 'plain'), 'the create to be recorded');
+    await waitFor(() => isHandled(namespace, 'plain'), { what: 'the create to be recorded' });
     await widgets.patchSpec('plain', { size: 2 });
-    await eventually(async () => {
+    await waitFor(async () => {
       const widget = await getWidget(namespace, 'plain');
       return widget.metadata?.annotations?.[DIFF_BASE_KEY]?.includes('"size":2') ?? false;
-    }, 'the update to be recorded');
+    }, { what: 'the update to be recorded' });
     await settle();
 
     expect(created).toEqual(['plain']);
@@ -192,11 +193,11 @@ describe('deletion and finalizers', () => {
     running = await startOperator(kc, namespace, [Handlers]);
     const widgets = new Widgets(kc, namespace);
     await widgets.create('light');
-    await eventually(() => isHandled(namespace, 'light'), 'the object to be handled');
+    await waitFor(() => isHandled(namespace, 'light'), { what: 'the object to be handled' });
     expect(finalizersOf(await getWidget(namespace, 'light'))).toEqual([]);
 
     await widgets.delete('light');
-    await eventually(() => deleted.length > 0, 'the optional delete handler to run');
+    await waitFor(() => deleted.length > 0, { what: 'the optional delete handler to run' });
     await settle();
 
     expect(deleted).toEqual(['light']);
@@ -218,23 +219,23 @@ describe('deletion and finalizers', () => {
     running = await startOperator(kc, namespace, [Handlers]);
     const widgets = new Widgets(kc, namespace);
     await widgets.create('sticky');
-    await eventually(async () => finalizersOf(await getWidget(namespace, 'sticky')).includes(FINALIZER), 'the finalizer to be added');
+    await waitFor(async () => finalizersOf(await getWidget(namespace, 'sticky')).includes(FINALIZER), { what: 'the finalizer to be added' });
 
     await widgets.delete('sticky');
     // While the retry is pending (1 s), the object is held: marked for deletion, our finalizer still on it.
     let pending: Widget | undefined;
-    await eventually(async () => {
+    await waitFor(async () => {
       if (attempts.length !== 1) return false;
       const widget = await readWidget(namespace, 'sticky');
       if (widget?.metadata?.annotations?.[progressKey('Handlers.deleted')] === undefined) return false;
       pending = widget;
       return true;
-    }, 'the first attempt to fail and be recorded');
+    }, { what: 'the first attempt to fail and be recorded' });
     expect(attempts).toEqual([0]);
     expect(pending?.metadata?.deletionTimestamp).toBeDefined();
     expect(finalizersOf(pending)).toEqual([FINALIZER]);
 
-    await eventually(() => isGone(namespace, 'sticky'), 'the object to disappear after the retry');
+    await waitFor(() => isGone(namespace, 'sticky'), { what: 'the object to disappear after the retry' });
     await settle();
 
     expect(attempts).toEqual([0, 1]);
@@ -256,20 +257,20 @@ describe('deletion and finalizers', () => {
     running = await startOperator(kc, namespace, [Handlers]);
     const widgets = new Widgets(kc, namespace);
     await widgets.create('stuck');
-    await eventually(async () => finalizersOf(await getWidget(namespace, 'stuck')).includes(FINALIZER), 'the finalizer to be added');
+    await waitFor(async () => finalizersOf(await getWidget(namespace, 'stuck')).includes(FINALIZER), { what: 'the finalizer to be added' });
 
     await widgets.delete('stuck');
     let record: ProgressRecord | undefined;
-    await eventually(async () => {
+    await waitFor(async () => {
       const raw = (await readWidget(namespace, 'stuck'))?.metadata?.annotations?.[progressKey('Handlers.deleted')];
       record = raw === undefined ? undefined : (JSON.parse(raw) as ProgressRecord);
       return record?.failure === true;
-    }, 'the permanent failure to be recorded');
+    }, { what: 'the permanent failure to be recorded' });
     let warning: CoreV1Event | undefined;
-    await eventually(async () => {
+    await waitFor(async () => {
       warning = (await eventsAbout(namespace, 'stuck')).find((e) => e.reason === 'HandlerFailed');
       return warning !== undefined;
-    }, 'the HandlerFailed Event');
+    }, { what: 'the HandlerFailed Event' });
     await settle(1_000);
 
     const stays = new RegExp(`${namespace}/stuck keeps the finalizer konductor\\.dev/finalizer and stays until .*removed by hand`);
@@ -283,7 +284,7 @@ describe('deletion and finalizers', () => {
     await running.stop();
     fixed = true;
     running = await startOperator(kc, namespace, [Handlers]);
-    await eventually(() => isGone(namespace, 'stuck'), 'the object to disappear once the fixed handler succeeded');
+    await waitFor(() => isGone(namespace, 'stuck'), { what: 'the object to disappear once the fixed handler succeeded' });
 
     expect(attempts).toEqual(['broken', 'fixed']);
   });
@@ -323,10 +324,10 @@ describe('deletion and finalizers', () => {
       }),
     );
 
-    await eventually(async () => {
+    await waitFor(async () => {
       const all = await Promise.all(names.map((name) => getWidget(namespace, name)));
       return all.every((w) => finalizersOf(w).includes(FINALIZER) && w.metadata?.annotations?.[DIFF_BASE_KEY] !== undefined);
-    }, 'every object to be handled and carry our finalizer');
+    }, { what: 'every object to be handled and carry our finalizer' });
     await settle();
 
     for (const name of names) {
@@ -338,7 +339,7 @@ describe('deletion and finalizers', () => {
 
     await Promise.all(names.map((name) => other.set(name, false)));
     await Promise.all(names.map((name) => widgets.delete(name)));
-    await eventually(async () => (await Promise.all(names.map((name) => isGone(namespace, name)))).every(Boolean), 'every object to disappear');
+    await waitFor(async () => (await Promise.all(names.map((name) => isGone(namespace, name)))).every(Boolean), { what: 'every object to disappear' });
     await settle();
 
     expect(countsOf(deleted)).toEqual(new Map(names.map((name) => [name, 1])));

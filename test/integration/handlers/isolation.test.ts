@@ -2,7 +2,8 @@ import { CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
 import { DIFF_BASE_KEY, on, PermanentError, progressKey, type ChangeContext } from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import { eventually, installWidgetCrd, Widgets, type Widget, getWidget } from '../../support/widgets.js';
+import { installWidgetCrd, Widgets, type Widget, getWidget } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 const API = 'test.konductor.dev/v1';
 
@@ -49,13 +50,13 @@ describe('error isolation', () => {
     await widgets.create('bad');
     const started = Date.now();
     await widgets.createMany('good', 100);
-    await eventually(() => handled.size === 100, 'all 100 good objects to be handled', 30_000);
+    await waitFor(() => handled.size === 100, { what: 'all 100 good objects to be handled', timeoutMs: 30_000 });
     const elapsedMs = Date.now() - started;
     let failed: CoreV1Event | undefined;
-    await eventually(async () => {
+    await waitFor(async () => {
       failed = (await eventsAbout(namespace, 'bad')).find((e) => e.reason === 'HandlerFailed');
       return failed !== undefined;
-    }, "bad's HandlerFailed Event");
+    }, { what: "bad's HandlerFailed Event" });
     await settle();
 
     expect(elapsedMs).toBeLessThan(30_000);
@@ -92,20 +93,20 @@ describe('error isolation', () => {
     await widgets.create('too-big', { size: 42 });
 
     let failed: CoreV1Event | undefined;
-    await eventually(async () => {
+    await waitFor(async () => {
       failed = (await eventsAbout(namespace, 'too-big')).find((e) => e.reason === 'HandlerFailed');
       return failed !== undefined;
-    }, 'a HandlerFailed Event about too-big');
+    }, { what: 'a HandlerFailed Event about too-big' });
     expect(failed?.type).toBe('Warning');
     expect(failed?.message).toContain('spec.size must be <= 9, got 42');
     expect(failed?.involvedObject.kind).toBe('Widget');
     // Handled for good: the diff-base is stored, and the failure stays in the progress record for users.
-    await eventually(async () => (await getWidget(namespace, 'too-big')).metadata?.annotations?.[DIFF_BASE_KEY] !== undefined, 'too-big to count as handled');
+    await waitFor(async () => (await getWidget(namespace, 'too-big')).metadata?.annotations?.[DIFF_BASE_KEY] !== undefined, { what: 'too-big to count as handled' });
     const record = JSON.parse((await getWidget(namespace, 'too-big')).metadata?.annotations?.[progressKey('Handlers.created')] ?? '{}') as Record<string, unknown>;
     expect(record).toMatchObject({ failure: true, message: 'spec.size must be <= 9, got 42' });
 
     await widgets.create('fine', { size: 3 });
-    await eventually(() => accepted.includes('fine'), 'the next object to be handled');
+    await waitFor(() => accepted.includes('fine'), { what: 'the next object to be handled' });
     await settle();
     expect(accepted).toEqual(['fine']);
     expect(rejected).toEqual(['too-big']);
@@ -127,22 +128,22 @@ describe('error isolation', () => {
     await new Widgets(kc, namespace).create('flaky');
 
     const seen = new Set<string>();
-    await eventually(async () => {
+    await waitFor(async () => {
       const raw = (await getWidget(namespace, 'flaky')).metadata?.annotations?.[progressKey('Handlers.created')];
       if (raw !== undefined) seen.add(raw);
       return attempts.length >= 2;
-    }, 'the second attempt');
+    }, { what: 'the second attempt' });
     let retrying: CoreV1Event | undefined;
-    await eventually(async () => {
+    await waitFor(async () => {
       retrying = (await eventsAbout(namespace, 'flaky')).find((e) => e.reason === 'HandlerRetrying');
       return retrying !== undefined;
-    }, 'a HandlerRetrying Event about flaky');
+    }, { what: 'a HandlerRetrying Event about flaky' });
     expect(retrying?.type).toBe('Warning');
     expect(retrying?.message).toContain('database not reachable');
-    await eventually(async () => {
+    await waitFor(async () => {
       const widget = await getWidget(namespace, 'flaky');
       return widget.metadata?.annotations?.[progressKey('Handlers.created')] === undefined && widget.metadata?.annotations?.[DIFF_BASE_KEY] !== undefined;
-    }, 'the progress record to be cleared');
+    }, { what: 'the progress record to be cleared' });
     await settle();
 
     expect(attempts).toEqual([0, 1]);

@@ -1,6 +1,7 @@
 import { createOperator, on, silentLogger, type EventContext, type Operator } from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { eventually, installWidgetCrd, Widgets, type Widget } from '../../support/widgets.js';
+import { installWidgetCrd, Widgets, type Widget } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 describe('@on.event handlers', () => {
   let operator: Operator | undefined;
@@ -25,11 +26,11 @@ describe('@on.event handlers', () => {
 
     const widgets = new Widgets(kc, namespace);
     await widgets.create('w', { size: 1 });
-    await eventually(() => seen.length === 1, 'the ADDED event');
+    await waitFor(() => seen.length === 1, { what: 'the ADDED event' });
     await widgets.patchSpec('w', { size: 2 });
-    await eventually(() => seen.length === 2, 'the MODIFIED event');
+    await waitFor(() => seen.length === 2, { what: 'the MODIFIED event' });
     await widgets.delete('w');
-    await eventually(() => seen.length === 3, 'the DELETED event');
+    await waitFor(() => seen.length === 3, { what: 'the DELETED event' });
 
     expect(seen).toEqual(['ADDED size=1', 'MODIFIED size=2', 'DELETED size=2']);
   });
@@ -58,7 +59,7 @@ describe('@on.event handlers', () => {
     const widgets = new Widgets(kc, namespace);
     await widgets.create('a');
     await widgets.create('b');
-    await eventually(() => calm.length === 2, 'both objects to reach the calm handler');
+    await waitFor(() => calm.length === 2, { what: 'both objects to reach the calm handler' });
 
     expect(calm.sort()).toEqual(['ADDED a', 'ADDED b']);
     expect(failures).toBe(2);
@@ -81,7 +82,7 @@ describe('@on.event handlers', () => {
     const widgets = new Widgets(kc, namespace);
     await widgets.createLabelled('plain', {});
     await widgets.createLabelled('gold', { tier: 'gold' });
-    await eventually(() => seen.length === 1, 'the gold widget');
+    await waitFor(() => seen.length === 1, { what: 'the gold widget' });
     await new Promise((resolve) => setTimeout(resolve, 500));
 
     expect(seen).toEqual(['gold']);

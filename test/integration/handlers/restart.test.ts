@@ -1,7 +1,8 @@
 import { on, type ChangeContext } from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import { eventually, installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 const API = 'test.konductor.dev/v1';
 
@@ -36,7 +37,7 @@ describe('an operator restart', () => {
     const first = await startOperator(kc, namespace, [Handlers]);
     await widgets.create('steady', { size: 1 });
     await widgets.create('changed', { size: 1 });
-    await eventually(() => calls.length === 2, 'both creates');
+    await waitFor(() => calls.length === 2, { what: 'both creates' });
     await new Promise((resolve) => setTimeout(resolve, 500)); // let the diff-base writes land
     await first.stop();
 
@@ -44,7 +45,7 @@ describe('an operator restart', () => {
     await widgets.patchSpec('changed', { size: 5 });
     await widgets.create('fresh', { size: 1 });
     running.push(await startOperator(kc, namespace, [Handlers]));
-    await eventually(() => calls.length >= 4, 'the restarted operator to catch up');
+    await waitFor(() => calls.length >= 4, { what: 'the restarted operator to catch up' });
     await new Promise((resolve) => setTimeout(resolve, 1_000)); // room for anything extra
 
     expect(calls.sort()).toEqual(['create fresh', 'resume changed', 'resume steady', 'update changed spec.size']);

@@ -2,7 +2,8 @@ import { on, progressKey, TemporaryError, type ChangeContext, type ProgressRecor
 import { runOperator } from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import { eventually, getWidget, installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { getWidget, installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 const API = 'test.konductor.dev/v1';
 
@@ -34,11 +35,11 @@ describe('retries', () => {
     await new Widgets(kc, namespace).create('flaky');
 
     const pending: Array<ProgressRecord | undefined> = [];
-    await eventually(async () => {
+    await waitFor(async () => {
       const record = await progressOf(namespace, 'flaky', 'Flaky.created');
       if (record) pending.push(record);
       return attempts.length === 3 && record === undefined;
-    }, 'three attempts and a cleared progress record');
+    }, { what: 'three attempts and a cleared progress record' });
 
     expect(attempts).toEqual([0, 1, 2]);
     expect(pending.some((r) => r?.retries === 1 && r.message === 'not yet' && r.delayed !== undefined)).toBe(true);
@@ -67,10 +68,10 @@ describe('retries', () => {
     running.push(await runOperator({ kubeConfig: kc, handlers: [Handlers], namespaces: [namespace], concurrency: 1 }));
     const widgets = new Widgets(kc, namespace);
     await widgets.create('waiting');
-    await eventually(() => waitingAttempts.length === 1, "the waiting object's first attempt");
+    await waitFor(() => waitingAttempts.length === 1, { what: "the waiting object's first attempt" });
     await widgets.create('other');
-    await eventually(() => otherHandled !== undefined, 'the other object to be handled');
-    await eventually(() => waitingAttempts.length === 2, "the waiting object's retry", DELAY_S * 1000 + 20_000);
+    await waitFor(() => otherHandled !== undefined, { what: 'the other object to be handled' });
+    await waitFor(() => waitingAttempts.length === 2, { what: "the waiting object's retry", timeoutMs: DELAY_S * 1000 + 20_000 });
 
     // The other object was handled before the retry's delay had passed, while the retry was still waiting.
     expect(otherHandled!.waitingAttempts).toBe(1);
@@ -92,12 +93,12 @@ describe('retries', () => {
     }
     const first = await startOperator(kc, namespace, [Flaky]);
     await new Widgets(kc, namespace).create('flaky');
-    await eventually(async () => (await progressOf(namespace, 'flaky', 'Flaky.created'))?.retries === 1, 'the first failure to be recorded');
+    await waitFor(async () => (await progressOf(namespace, 'flaky', 'Flaky.created'))?.retries === 1, { what: 'the first failure to be recorded' });
     await first.stop();
     const delayedUntil = Date.parse((await progressOf(namespace, 'flaky', 'Flaky.created'))!.delayed!);
 
     running.push(await startOperator(kc, namespace, [Flaky]));
-    await eventually(async () => attempts.length === 3 && (await progressOf(namespace, 'flaky', 'Flaky.created')) === undefined, 'the remaining attempts');
+    await waitFor(async () => attempts.length === 3 && (await progressOf(namespace, 'flaky', 'Flaky.created')) === undefined, { what: 'the remaining attempts' });
 
     expect(attempts.map((a) => a.retry)).toEqual([0, 1, 2]);
     expect(attempts[1]!.at).toBeGreaterThanOrEqual(delayedUntil);

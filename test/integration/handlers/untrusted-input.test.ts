@@ -6,7 +6,8 @@ import { CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
 import { DIFF_BASE_KEY, on, progressKey, type ChangeContext } from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, writesTo, type RunningOperator } from '../../support/operators.js';
-import { eventually, getWidget, installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { getWidget, installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 const API = 'test.konductor.dev/v1';
 
@@ -47,8 +48,8 @@ describe('untrusted input on the real API server', () => {
 
     await widgets.createFrom({ metadata: { name: 'forged', annotations: { [key]: '{"started":"garbage","retries":"x"}' } }, spec: { size: 1 } });
 
-    await eventually(async () => (await getWidget(namespace, 'forged')).metadata?.annotations?.[DIFF_BASE_KEY] !== undefined, 'the create to be handled');
-    await eventually(async () => (await eventsAbout(namespace, 'forged', 'InvalidAnnotation')).length > 0, 'the InvalidAnnotation Event');
+    await waitFor(async () => (await getWidget(namespace, 'forged')).metadata?.annotations?.[DIFF_BASE_KEY] !== undefined, { what: 'the create to be handled' });
+    await waitFor(async () => (await eventsAbout(namespace, 'forged', 'InvalidAnnotation')).length > 0, { what: 'the InvalidAnnotation Event' });
     await settle(1_000);
     const [event, ...more] = await eventsAbout(namespace, 'forged', 'InvalidAnnotation');
     expect(more).toHaveLength(0);
@@ -61,12 +62,12 @@ describe('untrusted input on the real API server', () => {
   test('a copy of a handled object (get -o yaml, re-created under another name) runs its create handler', async () => {
     const { namespace, widgets, runs } = await operatorCounting('copied');
     await widgets.create('original');
-    await eventually(async () => (await getWidget(namespace, 'original')).metadata?.annotations?.[DIFF_BASE_KEY] !== undefined, 'the original to be handled');
+    await waitFor(async () => (await getWidget(namespace, 'original')).metadata?.annotations?.[DIFF_BASE_KEY] !== undefined, { what: 'the original to be handled' });
 
     const original = await getWidget(namespace, 'original');
     await widgets.createFrom({ metadata: { name: 'copy', annotations: original.metadata?.annotations }, spec: original.spec });
 
-    await eventually(() => runs.get('copy') === 1, 'the copy’s create handler to run');
+    await waitFor(() => runs.get('copy') === 1, { what: 'the copy’s create handler to run' });
     expect(runs.get('original')).toBe(1);
   });
 
@@ -75,9 +76,9 @@ describe('untrusted input on the real API server', () => {
 
     await widgets.create('huge', { size: 1, color: 'x'.repeat(300 * 1024) });
 
-    await eventually(async () => (await eventsAbout(namespace, 'huge', 'WriteRefused')).length > 0, 'the WriteRefused Event');
+    await waitFor(async () => (await eventsAbout(namespace, 'huge', 'WriteRefused')).length > 0, { what: 'the WriteRefused Event' });
     // Five attempts, backed off 1 + 2 + 4 + 8 s; after that the object waits for a change.
-    await eventually(() => writesTo(running!.requests, 'huge').length >= 5, 'five write attempts', 40_000);
+    await waitFor(() => writesTo(running!.requests, 'huge').length >= 5, { what: 'five write attempts', timeoutMs: 40_000 });
     await settle(5_000);
 
     const [event, ...more] = await eventsAbout(namespace, 'huge', 'WriteRefused');

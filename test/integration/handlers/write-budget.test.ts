@@ -1,7 +1,8 @@
 import { on, type ChangeContext } from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, writesTo, type RunningOperator } from '../../support/operators.js';
-import { eventually, installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 const API = 'test.konductor.dev/v1';
 
@@ -28,7 +29,7 @@ describe('the write budget of a create', () => {
     }
     running = await startOperator(kc, namespace, [Handlers]);
     await new Widgets(kc, namespace).create('w');
-    await eventually(() => writesTo(running!.requests, 'w').length >= 2, 'the writes');
+    await waitFor(() => writesTo(running!.requests, 'w').length >= 2, { what: 'the writes' });
     await new Promise((resolve) => setTimeout(resolve, 1_000));
 
     expect(runs).toBe(1);
@@ -45,7 +46,7 @@ describe('the write budget of a create', () => {
     }
     running = await startOperator(kc, namespace, [Handlers]);
     await new Widgets(kc, namespace).create('w');
-    await eventually(() => writesTo(running!.requests, 'w').length >= 1, 'the write');
+    await waitFor(() => writesTo(running!.requests, 'w').length >= 1, { what: 'the write' });
     await new Promise((resolve) => setTimeout(resolve, 1_000));
 
     expect(writesTo(running.requests, 'w')).toEqual(['PATCH object']);
@@ -65,7 +66,7 @@ describe('the write budget of a create', () => {
     running = await startOperator(kc, namespace, [Handlers]);
     await new Widgets(kc, namespace).create('unmanaged');
     await new Widgets(kc, namespace).createLabelled('managed', { managed: 'yes' });
-    await eventually(() => runs === 1, 'the managed object to be handled');
+    await waitFor(() => runs === 1, { what: 'the managed object to be handled' });
     await new Promise((resolve) => setTimeout(resolve, 1_000));
 
     expect(writesTo(running.requests, 'unmanaged')).toEqual([]);

@@ -3,7 +3,8 @@ import { ApiClient } from '../../../src/framework/api/api-client.js';
 import { Reactor } from '../../../src/framework/reactor/reactor.js';
 import { watchResource } from '../../../src/framework/watching/watch-stream.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { eventually, installWidgetCrd, widgetResource, Widgets, type Widget } from '../../support/widgets.js';
+import { installWidgetCrd, widgetResource, Widgets, type Widget } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 describe('the reactor under an update storm on a real API server', () => {
   test('1,000 rapid updates to one object cause far fewer runs, never two at once, and the last run sees the final state', async () => {
@@ -35,7 +36,7 @@ describe('the reactor under an update storm on a real API server', () => {
         await Promise.all(batch);
       }
       await widgets.patchSpec('stormy', { size: 1_000 });
-      await eventually(() => lastSeen === 1_000, 'a run to see the final state', 30_000);
+      await waitFor(() => lastSeen === 1_000, { what: 'a run to see the final state', timeoutMs: 30_000 });
       await reactor.onIdle();
       const elapsedMs = Date.now() - started;
 

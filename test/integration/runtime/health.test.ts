@@ -2,7 +2,8 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { createOperator, on, silentLogger, type ChangeContext, type EventContext, type Operator } from '../../../src/framework/index.js';
 import { TestControlPlane } from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { eventually, getWidget, installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { getWidget, installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 const API = 'test.konductor.dev/v1';
 
@@ -36,7 +37,7 @@ describe('health and metrics', () => {
     await widgets.create('a');
     await widgets.create('b');
     const line = 'konductor_handler_runs_total{handler="Handlers.created",result="success"} 2';
-    await eventually(async () => (await get(port, '/metrics')).body.includes(line), 'two successful runs in /metrics');
+    await waitFor(async () => (await get(port, '/metrics')).body.includes(line), { what: 'two successful runs in /metrics' });
 
     const { body } = await get(port, '/metrics');
     expect(body).toMatch(/konductor_watch_events_total\{resource="widgets\.test\.konductor\.dev\/v1",type="ADDED"\} 2/);
@@ -81,12 +82,12 @@ describe('health and metrics', () => {
 
       plane.apiServer.signal('SIGSTOP');
       try {
-        await eventually(async () => (await get(port, '/healthz')).status === 503, '/healthz to fail', 15_000);
+        await waitFor(async () => (await get(port, '/healthz')).status === 503, { what: '/healthz to fail', timeoutMs: 15_000 });
         expect((await get(port, '/healthz')).body).toContain('watches: no answer from the API server');
       } finally {
         plane.apiServer.signal('SIGCONT');
       }
-      await eventually(async () => (await get(port, '/healthz')).status === 200, '/healthz to recover', 20_000);
+      await waitFor(async () => (await get(port, '/healthz')).status === 200, { what: '/healthz to recover', timeoutMs: 20_000 });
     } finally {
       await operator?.stop(2_000);
       operator = undefined;
@@ -129,13 +130,13 @@ describe('health and metrics', () => {
       const widgets = new Widgets(kc, namespace);
       await widgets.create('stuck');
       await widgets.create('waiting');
-      await eventually(async () => (await get(port, '/healthz')).status === 503, '/healthz to report the stall');
+      await waitFor(async () => (await get(port, '/healthz')).status === 503, { what: '/healthz to report the stall' });
       const { body } = await get(port, '/healthz');
       expect(body).toMatch(/^handlers: no handler run has finished for \d+ s while 1 object\(s\) wait and 1 run\(s\) hold every slot: handlers are hung/m);
 
       release();
-      await eventually(async () => (await getWidget(namespace, 'waiting')).status?.phase === 'Ready', 'the waiting widget to be handled');
-      await eventually(async () => (await get(port, '/healthz')).status === 200, '/healthz to recover');
+      await waitFor(async () => (await getWidget(namespace, 'waiting')).status?.phase === 'Ready', { what: 'the waiting widget to be handled' });
+      await waitFor(async () => (await get(port, '/healthz')).status === 200, { what: '/healthz to recover' });
     });
 
     test('with a handler timeout, an @on.event handler that hangs is abandoned and the objects behind it are handled', async () => {
@@ -170,7 +171,7 @@ describe('health and metrics', () => {
       const widgets = new Widgets(kc, namespace);
       await widgets.create('stuck');
       await widgets.create('after');
-      await eventually(async () => (await getWidget(namespace, 'after')).status?.phase === 'Ready', 'the widget behind the hung handler to be handled');
+      await waitFor(async () => (await getWidget(namespace, 'after')).status?.phase === 'Ready', { what: 'the widget behind the hung handler to be handled' });
       expect(abandoned.length).toBeGreaterThanOrEqual(1);
       const metrics = (await get(port, '/metrics')).body;
       expect(metrics).toMatch(/konductor_handler_runs_total\{handler="Observers.observed",result="failure"\} [1-9]/);

@@ -4,7 +4,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
 import { LeaderElector, type Lease } from '../../../src/framework/runtime/leader-election.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { eventually } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 // Small durations keep the specs quick; the real API server answers locally within milliseconds.
 const LEASE_MS = 600;
@@ -64,7 +64,7 @@ describe('leader election on a real API server', () => {
   async function twoReplicas(): Promise<[Replica, Replica]> {
     const a = start('a');
     const b = start('b');
-    await eventually(() => a.elector.isLeader || b.elector.isLeader, 'one replica to lead', 10_000);
+    await waitFor(() => a.elector.isLeader || b.elector.isLeader, { what: 'one replica to lead', timeoutMs: 10_000 });
     return a.elector.isLeader ? [a, b] : [b, a];
   }
 
@@ -101,7 +101,7 @@ describe('leader election on a real API server', () => {
     await leader.elector.stop();
     const stoppedAt = Date.now();
     expect(leader.log).toEqual(['started', 'stopped']);
-    await eventually(() => follower.elector.isLeader, 'the follower to take over', 5_000);
+    await waitFor(() => follower.elector.isLeader, { what: 'the follower to take over', timeoutMs: 5_000 });
     expect(Date.now() - stoppedAt).toBeLessThan(1_000);
     expect(follower.log).toEqual(['started']);
 
@@ -119,7 +119,7 @@ describe('leader election on a real API server', () => {
     await leader.elector.stop({ release: false });
     const killedAt = Date.now();
     expect((await readLease()).spec?.holderIdentity).toBe(leader.identity); // still held: nobody released it
-    await eventually(() => follower.elector.isLeader, 'the follower to take over', 5_000);
+    await waitFor(() => follower.elector.isLeader, { what: 'the follower to take over', timeoutMs: 5_000 });
     const tookOverAfter = Date.now() - killedAt;
     // The follower waits out a whole lease from the last renewal it saw (at most one retry period
     // before the kill), checking once per retry period.

@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { eventually, getWidget, installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { getWidget, installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const fixture = fileURLToPath(new URL('../../fixtures/handlers/widget-owner.ts', import.meta.url));
@@ -41,10 +42,10 @@ describe('leader election between two operator processes', () => {
     const widgets = new Widgets(kc, namespace);
 
     const first = replica(namespace);
-    await eventually(first.leading, 'the first replica to lead', 20_000);
+    await waitFor(first.leading, { what: 'the first replica to lead', timeoutMs: 20_000 });
     const second = replica(namespace);
     await widgets.create('one');
-    await eventually(async () => (await handledBy(namespace, 'one')) !== undefined, 'one to be handled');
+    await waitFor(async () => (await handledBy(namespace, 'one')) !== undefined, { what: 'one to be handled' });
     expect(await handledBy(namespace, 'one')).toBe(String(first.pid));
     expect(second.leading()).toBe(false);
 
@@ -52,9 +53,9 @@ describe('leader election between two operator processes', () => {
     const killedAt = Date.now();
     await widgets.create('two');
     // The takeover is the moment the standby starts leading; handling the new object comes after.
-    await eventually(second.leading, 'the standby to take over', 30_000);
+    await waitFor(second.leading, { what: 'the standby to take over', timeoutMs: 30_000 });
     const takeoverMs = Date.now() - killedAt;
-    await eventually(async () => (await handledBy(namespace, 'two')) !== undefined, 'two to be handled after the kill');
+    await waitFor(async () => (await handledBy(namespace, 'two')) !== undefined, { what: 'two to be handled after the kill' });
     expect(await handledBy(namespace, 'two')).toBe(String(second.pid));
     // The standby tries again just after the Lease it last saw expires: at most the lease (15 s) plus
     // its observation lag (one 2 s retry period) after the kill, within the 20 s.
@@ -66,9 +67,9 @@ describe('leader election between two operator processes', () => {
     second.child.kill('SIGTERM');
     const terminatedAt = Date.now();
     await widgets.create('three');
-    await eventually(third.leading, 'the standby to take over after SIGTERM', 15_000);
+    await waitFor(third.leading, { what: 'the standby to take over after SIGTERM', timeoutMs: 15_000 });
     const handoverMs = Date.now() - terminatedAt;
-    await eventually(async () => (await handledBy(namespace, 'three')) !== undefined, 'three to be handled after SIGTERM');
+    await waitFor(async () => (await handledBy(namespace, 'three')) !== undefined, { what: 'three to be handled after SIGTERM' });
     expect(await handledBy(namespace, 'three')).toBe(String(third.pid));
     expect(handoverMs).toBeLessThan(6_000);
   }, 90_000);

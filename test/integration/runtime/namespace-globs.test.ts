@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { createOperator, on, silentLogger, type ChangeContext, type Operator } from '../../../src/framework/index.js';
 import { sharedKubeConfig } from '../../support/cluster.js';
-import { eventually, installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 describe('namespace globs', () => {
   let operator: Operator | undefined;
@@ -37,7 +38,7 @@ describe('namespace globs', () => {
     await new Widgets(kc, late).create('b');
     await new Widgets(kc, other).create('c');
 
-    await eventually(() => handled.length >= 2, 'the widgets in both matching namespaces to be handled');
+    await waitFor(() => handled.length >= 2, { what: 'the widgets in both matching namespaces to be handled' });
     // The unmatched widget was created before the matching ones' handling finished; give it a moment more.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(handled.sort()).toEqual([`${early}/a`, `${late}/b`]);

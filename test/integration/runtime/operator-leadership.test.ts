@@ -14,7 +14,8 @@ import {
 } from '../../../src/framework/index.js';
 import { formatMicroTime, type Lease } from '../../../src/framework/runtime/leader-election.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { eventually, installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 const API = 'test.konductor.dev/v1';
 const LOCK = 'operator-lock';
@@ -73,11 +74,11 @@ describe('an operator under leader election', () => {
     }
 
     const operator = start(namespace, 'leader', [Work]);
-    await eventually(() => operator.active, 'the operator to lead');
+    await waitFor(() => operator.active, { what: 'the operator to lead' });
     await operator.ready;
     const widgets = new Widgets(kc, namespace);
     await widgets.create('w');
-    await eventually(() => created.includes('w') && ticks.length >= 2 && daemons.includes('w started'), 'the handler, the timer and the daemon to run');
+    await waitFor(() => created.includes('w') && ticks.length >= 2 && daemons.includes('w started'), { what: 'the handler, the timer and the daemon to run' });
 
     // Another replica takes the Lease over: the leader's next renewal finds it held by someone else.
     const client = new ApiClient(kc);
@@ -89,7 +90,7 @@ describe('an operator under leader election', () => {
 
     let lost = false;
     void operator.lostLeadership.then(() => (lost = true));
-    await eventually(() => lost, 'the operator to notice the loss', 2 * ELECTION.retryPeriodMs + 5_000);
+    await waitFor(() => lost, { what: 'the operator to notice the loss', timeoutMs: 2 * ELECTION.retryPeriodMs + 5_000 });
 
     expect(operator.active).toBe(false);
     expect(daemons).toEqual(['w started', 'w stopped']);
@@ -115,18 +116,18 @@ describe('an operator under leader election', () => {
 
     const health = { port: 0, host: '127.0.0.1' };
     const first = start(namespace, 'first', [recorder('first')], { health });
-    await eventually(() => first.active, 'the first replica to lead');
+    await waitFor(() => first.active, { what: 'the first replica to lead' });
     const second = start(namespace, 'second', [recorder('second')], { health });
     const [firstPort, secondPort] = [(await first.serveHealth())!, (await second.serveHealth())!];
 
-    await eventually(async () => (await get(secondPort, '/readyz')).status === 200, 'the standby to report ready', 10_000);
+    await waitFor(async () => (await get(secondPort, '/readyz')).status === 200, { what: 'the standby to report ready', timeoutMs: 10_000 });
     expect(second.active).toBe(false);
     expect(await get(secondPort, '/readyz')).toEqual({ status: 200, body: 'ok\n' });
     await first.ready;
     expect((await get(firstPort, '/readyz')).status).toBe(200);
 
     await new Widgets(kc, namespace).create('w');
-    await eventually(() => handledBy.length > 0, 'the leader to handle the widget');
+    await waitFor(() => handledBy.length > 0, { what: 'the leader to handle the widget' });
     await sleep(1_000);
     expect(handledBy).toEqual(['w by first']);
     expect(second.active).toBe(false);

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createOperator, on, silentLogger, type ChangeContext, type EventContext, type Operator } from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { eventually, installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 const API_VERSION = 'test.konductor.dev/v1';
 
@@ -61,10 +62,10 @@ describe('handlers of one resource share one watch and one route', () => {
     const count = (suffix: string): number => runs.filter((run) => run.endsWith(suffix)).length;
 
     await widgets.create('w', { size: 1 });
-    await eventually(() => count('create w null') === 3, 'the three create handlers');
+    await waitFor(() => count('create w null') === 3, { what: 'the three create handlers' });
     for (const size of [2, 3]) {
       await widgets.patchSpec('w', { size });
-      await eventually(() => count(`update w ${size}`) === 3, `the three update handlers to see size ${size}`);
+      await waitFor(() => count(`update w ${size}`) === 3, { what: `the three update handlers to see size ${size}` });
     }
     await sleep(1_500); // nothing more may follow
 
@@ -121,12 +122,12 @@ describe('handlers of one resource share one watch and one route', () => {
     const lastSize = (handler: string, name: string): unknown => seen.filter((s) => s.handler === handler && s.name === name).at(-1)?.size;
     const allSee = (size: number): boolean =>
       lastSize('red', 'red-1') === size && lastSize('blue', 'blue-1') === size && ['red-1', 'blue-1', 'green-1'].every((name) => lastSize('all', name) === size);
-    await eventually(() => allSee(1), 'every create handler');
+    await waitFor(() => allSee(1), { what: 'every create handler' });
 
     // Both objects change at the same moment, round after round: each handler must see every round.
     for (const size of [2, 3, 4]) {
       await Promise.all([widgets.patchSpec('red-1', { size }), widgets.patchSpec('blue-1', { size }), widgets.patchSpec('green-1', { size })]);
-      await eventually(() => allSee(size), `every update handler to see size ${size}`);
+      await waitFor(() => allSee(size), { what: `every update handler to see size ${size}` });
     }
     await sleep(1_000);
 

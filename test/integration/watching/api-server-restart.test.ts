@@ -5,7 +5,8 @@ import { MetricsRecorder } from '../../../src/framework/observability/metrics.js
 import type { ObjectEvent, WatchEvent } from '../../../src/framework/watching/events.js';
 import { watchResource } from '../../../src/framework/watching/watch-stream.js';
 import { TestControlPlane } from '../../../src/testing/index.js';
-import { eventually, installWidgetCrd, widgetResource, Widgets, type Widget } from '../../support/widgets.js';
+import { installWidgetCrd, widgetResource, Widgets, type Widget } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 // This test stops the API server, so it runs on a control plane of its own.
 describe('a watch across an API server outage', () => {
@@ -36,7 +37,7 @@ describe('a watch across an API server outage', () => {
     subscription = watchResource<Widget>(client, widgetResource, { namespace: 'outage', metrics, backoff: { maxMs: 1_000 } }).subscribe(
       (event) => events.push(event),
     );
-    await eventually(() => events.some((e) => e.type === 'SYNCED'), 'the initial listing');
+    await waitFor(() => events.some((e) => e.type === 'SYNCED'), { what: 'the initial listing' });
     const before = events.length;
 
     await plane.stopApiServer();
@@ -52,7 +53,7 @@ describe('a watch across an API server outage', () => {
 
     const changes = (): ObjectEvent<Widget>[] =>
       events.slice(before).filter((e): e is ObjectEvent<Widget> => e.type !== 'SYNCED');
-    await eventually(() => changes().length >= 3, 'the three changes to arrive', 40_000);
+    await waitFor(() => changes().length >= 3, { what: 'the three changes to arrive', timeoutMs: 40_000 });
     await new Promise((resolve) => setTimeout(resolve, 1_000)); // room for any duplicate to show up
 
     const summary = changes().map((e) => `${e.type} ${e.object.metadata?.name} size=${e.object.spec?.size}`);

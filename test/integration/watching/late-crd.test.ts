@@ -4,7 +4,7 @@ import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { createOperator, on, silentLogger, type EventContext } from '../../../src/framework/index.js';
 import { installCrds } from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { eventually } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 function gadgetCrd(group: string): V1CustomResourceDefinition {
   return {
@@ -45,7 +45,7 @@ describe('a resource whose CRD appears after the operator starts', () => {
         namespace,
         body: { apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name: 'first' } },
       });
-      await eventually(() => seen.includes('ADDED first'), 'the handler to see the new gadget', 30_000);
+      await waitFor(() => seen.includes('ADDED first'), { what: 'the handler to see the new gadget', timeoutMs: 30_000 });
     } finally {
       await operator.stop();
     }

@@ -4,7 +4,8 @@ import { MetricsRecorder } from '../../../src/framework/observability/metrics.js
 import type { WatchEvent } from '../../../src/framework/watching/events.js';
 import { watchResource } from '../../../src/framework/watching/watch-stream.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { eventually, installWidgetCrd, widgetResource, Widgets, type Widget } from '../../support/widgets.js';
+import { installWidgetCrd, widgetResource, Widgets, type Widget } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 describe('listing on a real API server', () => {
   let subscription: Subscription | undefined;
@@ -29,7 +30,7 @@ describe('listing on a real API server', () => {
     subscription = watchResource<Widget>(client, widgetResource, { namespace, pageSize: 500, metrics: new MetricsRecorder() }).subscribe(
       (event) => events.push(event),
     );
-    await eventually(() => events.some((e) => e.type === 'SYNCED'), 'the listing to complete');
+    await waitFor(() => events.some((e) => e.type === 'SYNCED'), { what: 'the listing to complete' });
 
     const beforeSync = events.slice(0, events.findIndex((e) => e.type === 'SYNCED'));
     const uids = new Set(beforeSync.map((e) => (e.type === 'SYNCED' ? '' : e.object.metadata?.uid)));

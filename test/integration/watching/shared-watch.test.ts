@@ -3,7 +3,8 @@ import { ApiClient } from '../../../src/framework/api/api-client.js';
 import type { ObjectEvent, WatchEvent } from '../../../src/framework/watching/events.js';
 import { WatchHub } from '../../../src/framework/watching/watch-hub.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { eventually, installWidgetCrd, widgetResource, Widgets } from '../../support/widgets.js';
+import { installWidgetCrd, widgetResource, Widgets } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 describe('shared watches', () => {
   const subscriptions: Subscription[] = [];
@@ -27,10 +28,10 @@ describe('shared watches', () => {
     const first: WatchEvent[] = [];
     const second: WatchEvent[] = [];
     subscriptions.push(hub.watch(widgetResource, { namespace }).subscribe((e) => first.push(e)));
-    await eventually(() => first.some((e) => e.type === 'SYNCED'), 'the first subscriber to sync');
+    await waitFor(() => first.some((e) => e.type === 'SYNCED'), { what: 'the first subscriber to sync' });
     subscriptions.push(hub.watch(widgetResource, { namespace }).subscribe((e) => second.push(e)));
     await widgets.create('late');
-    await eventually(() => second.length === 7 && first.length === 7, 'both subscribers to see the new object');
+    await waitFor(() => second.length === 7 && first.length === 7, { what: 'both subscribers to see the new object' });
 
     const names = (events: WatchEvent[]): string[] =>
       events.filter((e): e is ObjectEvent => e.type !== 'SYNCED').map((e) => e.object.metadata?.name ?? '').sort();
@@ -50,7 +51,7 @@ describe('shared watches', () => {
     const synced: boolean[] = [];
     const a = hub.watch(widgetResource, { namespace }).subscribe((e) => e.type === 'SYNCED' && synced.push(true));
     const b = hub.watch(widgetResource, { namespace }).subscribe(() => undefined);
-    await eventually(() => synced.length === 1, 'the listing');
+    await waitFor(() => synced.length === 1, { what: 'the listing' });
     a.unsubscribe();
     expect(hub.openWatches).toBe(1);
     b.unsubscribe();
