@@ -2,15 +2,15 @@ import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } fr
 import { daemon, FINALIZER, timer, type DaemonContext, type TimerContext } from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import { installWidgetCrd, readWidget, Widgets } from '../../support/widgets.js';
+import { installWidgetCrd, readWidget, Widgets, WIDGET_API_VERSION, widgetIds } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
 
-const API = 'test.konductor.dev/v1';
+const API = WIDGET_API_VERSION;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function setLabels(kc: KubeConfig, namespace: string, name: string, labels: Record<string, string>): Promise<void> {
   await kc.makeApiClient(CustomObjectsApi).patchNamespacedCustomObject(
-    { group: 'test.konductor.dev', version: 'v1', plural: 'widgets', namespace, name, body: { metadata: { labels } } },
+    { ...widgetIds, namespace, name, body: { metadata: { labels } } },
     setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
   );
 }

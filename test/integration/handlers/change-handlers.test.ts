@@ -8,10 +8,10 @@ import {
 } from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import { installWidgetCrd, Widgets, type Widget, getWidget } from '../../support/widgets.js';
+import { installWidgetCrd, Widgets, type Widget, getWidget, WIDGET_API_VERSION } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
 
-const API = 'test.konductor.dev/v1';
+const API = WIDGET_API_VERSION;
 interface WidgetSpec {
   size?: number;
   color?: string;

@@ -12,12 +12,11 @@ import {
 } from '../../../src/framework/index.js';
 import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import { installWidgetCrd, Widgets, type Widget, readWidget, getWidget } from '../../support/widgets.js';
+import { installWidgetCrd, Widgets, type Widget, readWidget, getWidget, WIDGET_API_VERSION, widgetIds } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
 
-const API = 'test.konductor.dev/v1';
+const API = WIDGET_API_VERSION;
 const OTHER = 'example.com/other';
-const ids = { group: 'test.konductor.dev', version: 'v1', plural: 'widgets' };
 
 function objects(kc: KubeConfig): CustomObjectsApi {
   return kc.makeApiClient(CustomObjectsApi);
@@ -72,7 +71,7 @@ class OtherController {
     for (let attempt = 0; attempt < 200; attempt++) {
       let widget: Widget;
       try {
-        widget = (await this.api.getNamespacedCustomObject({ ...ids, namespace: this.namespace, name })) as Widget;
+        widget = (await this.api.getNamespacedCustomObject({ ...widgetIds, namespace: this.namespace, name })) as Widget;
       } catch (error) {
         if (statusOf(error) !== 404) throw error;
         await settle(2); // start right after the create, racing the operator's own finalizer write
@@ -82,7 +81,7 @@ class OtherController {
       if (ops.length === 0) return;
       try {
         await this.api.patchNamespacedCustomObject(
-          { ...ids, namespace: this.namespace, name, body: ops },
+          { ...widgetIds, namespace: this.namespace, name, body: ops },
           setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
         );
         return;

@@ -2,10 +2,10 @@ import { CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
 import { DIFF_BASE_KEY, on, PermanentError, progressKey, type ChangeContext } from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import { installWidgetCrd, Widgets, type Widget, getWidget } from '../../support/widgets.js';
+import { installWidgetCrd, Widgets, type Widget, getWidget, WIDGET_API_VERSION } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
 
-const API = 'test.konductor.dev/v1';
+const API = WIDGET_API_VERSION;
 
 
 /** core/v1 Events about one object, as `kubectl describe` would show them. */

@@ -2,10 +2,10 @@ import { on, progressKey, TemporaryError, type ChangeContext, type ProgressRecor
 import { runOperator } from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import { getWidget, installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { getWidget, installWidgetCrd, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
 
-const API = 'test.konductor.dev/v1';
+const API = WIDGET_API_VERSION;
 
 async function progressOf(namespace: string, name: string, handlerId: string): Promise<ProgressRecord | undefined> {
   const widget = await getWidget(namespace, name);

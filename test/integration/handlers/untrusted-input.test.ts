@@ -6,10 +6,10 @@ import { CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
 import { DIFF_BASE_KEY, on, progressKey, type ChangeContext } from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, writesTo, type RunningOperator } from '../../support/operators.js';
-import { getWidget, installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { getWidget, installWidgetCrd, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
 
-const API = 'test.konductor.dev/v1';
+const API = WIDGET_API_VERSION;
 
 async function eventsAbout(namespace: string, name: string, reason: string): Promise<CoreV1Event[]> {
   const list = await sharedKubeConfig()

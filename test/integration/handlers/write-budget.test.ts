@@ -1,10 +1,10 @@
 import { on, type ChangeContext } from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, writesTo, type RunningOperator } from '../../support/operators.js';
-import { installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { installWidgetCrd, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
 
-const API = 'test.konductor.dev/v1';
+const API = WIDGET_API_VERSION;
 
 // Requests are counted by the operator's own client hook; the echo of each write is given time to
 // arrive so a write caused by it would be counted too.

@@ -2,10 +2,10 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { createOperator, on, silentLogger, type ChangeContext, type EventContext, type Operator } from '../../../src/framework/index.js';
 import { TestControlPlane } from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { getWidget, installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { getWidget, installWidgetCrd, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
 
-const API = 'test.konductor.dev/v1';
+const API = WIDGET_API_VERSION;
 
 async function get(port: number, path: string): Promise<{ status: number; body: string }> {
   const response = await fetch(`http://127.0.0.1:${port}${path}`);

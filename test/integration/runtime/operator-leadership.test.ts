@@ -14,10 +14,10 @@ import {
 } from '../../../src/framework/index.js';
 import { formatMicroTime, type Lease } from '../../../src/framework/runtime/leader-election.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { installWidgetCrd, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
 
-const API = 'test.konductor.dev/v1';
+const API = WIDGET_API_VERSION;
 const LOCK = 'operator-lock';
 // Short Lease timings keep the specs quick; renewals come every retry period.
 const ELECTION = { name: LOCK, leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500 };

@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createOperator, on, silentLogger, type ChangeContext, type EventContext, type Operator } from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { installWidgetCrd, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
 
-const API_VERSION = 'test.konductor.dev/v1';
+const API_VERSION = WIDGET_API_VERSION;
 
 describe('handlers of one resource share one watch and one route', () => {
   let operator: Operator | undefined;
