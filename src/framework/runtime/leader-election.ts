@@ -1,8 +1,21 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiClient } from '../api/api-client.js';
 import { ApiError } from '../api/api-error.js';
+import { systemClock, type Clock } from '../clock/clock.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
-import type { KubeObject } from '../objects/kube-object.js';
+import { withDeadline } from './lease-deadline.js';
+import {
+  heldByAnother,
+  leaseHeldBy,
+  leaseHolder,
+  leaseReleased,
+  leaseSpecKey,
+  untilNextAttemptMs,
+  type Lease,
+  type LeaseObservation,
+} from './lease-record.js';
+
+// The Lease record goes with the elector for its callers (and specs that write Leases themselves).
+export { formatMicroTime, type Lease, type LeaseSpec } from './lease-record.js';
 
 /** Options for {@link LeaderElector}. Durations default to controller-runtime's. */
 export interface LeaderElectionOptions {
@@ -25,18 +38,12 @@ export interface LeaderElectionOptions {
   retryPeriodMs?: number;
   /** Default: {@link silentLogger}. */
   logger?: Logger;
-  /** The clock, in epoch milliseconds; default `Date.now`. */
-  now?: () => number;
   /**
-   * How the elector waits, between attempts and for a request's deadline: resolves after `ms` of
-   * the clock given as `now`, or rejects once `signal` aborts. Default: a real timer. Tests pass a
-   * virtual clock as `now` and `wait`.
+   * The clock the elector reads and waits by (between attempts, and for a request's deadline).
+   * Default {@link systemClock}; specs pass a virtual one.
    */
-  wait?: Wait;
+  clock?: Clock;
 }
-
-/** Resolves after `ms` by the elector's clock, or rejects once `signal` aborts. */
-export type Wait = (ms: number, signal: AbortSignal) => Promise<void>;
 
 /** What a {@link LeaderElector} calls as it gains and loses leadership. */
 export interface LeadershipCallbacks {
@@ -58,35 +65,11 @@ export interface StopOptions {
   release?: boolean;
 }
 
-/** The `spec` of a `coordination.k8s.io/v1` Lease; times are MicroTime strings. */
-export interface LeaseSpec {
-  holderIdentity?: string;
-  leaseDurationSeconds?: number;
-  acquireTime?: string;
-  renewTime?: string;
-  leaseTransitions?: number;
-}
-
-/** A `coordination.k8s.io/v1` Lease. */
-export interface Lease extends KubeObject {
-  spec?: LeaseSpec;
-}
-
 const DEFAULT_LEASE_DURATION_MS = 15_000;
 const DEFAULT_RENEW_DEADLINE_MS = 10_000;
 const DEFAULT_RETRY_PERIOD_MS = 2_000;
 /** client-go's JitterFactor: the renew deadline must leave room for more than one retry. */
 const JITTER_FACTOR = 1.2;
-
-/**
- * Formats a time as a Kubernetes MicroTime: RFC 3339 in UTC with exactly six fractional digits.
- * The API server parses MicroTime with a fixed layout and rejects the three digits of `toISOString()`.
- */
-export function formatMicroTime(epochMs: number): string {
-  const whole = Math.floor(epochMs);
-  const micros = Math.floor((epochMs - whole) * 1000);
-  return new Date(whole).toISOString().replace(/\.(\d{3})Z$/, (_, millis: string) => `.${millis}${String(micros).padStart(3, '0')}Z`);
-}
 
 /**
  * Leader election over a `coordination.k8s.io/v1` Lease, with the semantics of client-go's
@@ -109,8 +92,7 @@ export class LeaderElector {
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
   private readonly logger: Logger;
-  private readonly now: () => number;
-  private readonly wait: Wait;
+  private readonly clock: Clock;
 
   private leading = false;
   private stopped = false;
@@ -134,14 +116,13 @@ export class LeaderElector {
     this.namespace = options.namespace;
     this.name = options.name;
     this.identity = options.identity;
-    this.now = options.now ?? Date.now;
-    this.wait = options.wait ?? ((ms, signal) => sleep(ms, undefined, { signal }));
+    this.clock = options.clock ?? systemClock;
     this.logger = (options.logger ?? silentLogger()).child({ lease: `${options.namespace}/${options.name}`, identity: options.identity });
   }
 
   /** The current holder as last seen ('' when free, undefined before the Lease was first read). */
   get holder(): string | undefined {
-    return this.observed ? this.observedHolder() : undefined;
+    return this.observed ? leaseHolder(this.observed) : undefined;
   }
 
   /** True while this replica holds the Lease and has renewed it within the renew deadline. */
@@ -213,9 +194,9 @@ export class LeaderElector {
   /** Tries every retry period until the Lease is ours; resolves with the start of the winning attempt, or undefined once aborted. */
   private async acquire(signal: AbortSignal): Promise<number | undefined> {
     for (;;) {
-      const startedAt = this.now();
+      const startedAt = this.clock.now();
       try {
-        if (await withDeadline(this.wait, signal, this.renewDeadlineMs, (bounded) => this.tryAcquireOrRenew(bounded))) return startedAt;
+        if (await withDeadline(this.clock, signal, this.renewDeadlineMs, (bounded) => this.tryAcquireOrRenew(bounded))) return startedAt;
       } catch (error) {
         if (signal.aborted) return undefined;
         this.logger.warn({ err: error }, 'could not acquire the lease; retrying');
@@ -224,45 +205,33 @@ export class LeaderElector {
     }
   }
 
-  /**
-   * A standby polls every retry period, but also wakes just after the Lease it last saw would
-   * expire: a dead leader is then replaced within the lease duration plus at most one retry period
-   * (the lag of its own observation), not a further poll later.
-   */
+  /** How long to wait before the next attempt to acquire (see {@link untilNextAttemptMs}). */
   private untilNextAttempt(): number {
-    const holder = this.observedHolder();
-    if (holder === '' || holder === this.identity) return this.retryPeriodMs;
-    const untilExpiry = this.observedAt + this.leaseDurationMs - this.now();
-    // Already past expiry means the last attempt failed for another reason: back to the normal pace.
-    return untilExpiry >= 0 ? Math.min(this.retryPeriodMs, untilExpiry + 1) : this.retryPeriodMs;
+    return untilNextAttemptMs(this.seen(), this.identity, this.leaseDurationMs, this.retryPeriodMs, this.clock.now());
   }
 
-  /** Waits `ms`; false when aborted first. The timer is cleared on abort, so nothing keeps the process alive. */
+  /** Waits `ms`; false when aborted first. The clock's timer is cleared on abort, so nothing keeps the process alive. */
   private async pause(ms: number, signal: AbortSignal): Promise<boolean> {
     if (signal.aborted) return false;
-    try {
-      await this.wait(ms, signal);
-      return !signal.aborted;
-    } catch {
-      return false;
-    }
+    await this.clock.sleep(ms, signal); // resolves (never rejects) on abort
+    return !signal.aborted;
   }
 
   /** Renews every retry period until aborted, out of time, or the Lease is seen held by another replica. */
   private async renew(signal: AbortSignal, renewedAt: number): Promise<'aborted' | 'expired' | 'taken'> {
     let lastRenewal = renewedAt;
     for (;;) {
-      const remaining = (): number => lastRenewal + this.renewDeadlineMs - this.now();
+      const remaining = (): number => lastRenewal + this.renewDeadlineMs - this.clock.now();
       if (!(await this.pause(Math.min(this.retryPeriodMs, Math.max(0, remaining())), signal))) return 'aborted';
       if (remaining() <= 0) return 'expired';
       // The attempt's start, not its end, counts: the write may have landed any time after it.
-      const startedAt = this.now();
+      const startedAt = this.clock.now();
       try {
-        if (await withDeadline(this.wait, signal, remaining(), (bounded) => this.tryAcquireOrRenew(bounded))) {
+        if (await withDeadline(this.clock, signal, remaining(), (bounded) => this.tryAcquireOrRenew(bounded))) {
           lastRenewal = startedAt;
           continue;
         }
-        if (this.observedHolder() !== this.identity) return 'taken';
+        if (leaseHolder(this.observed) !== this.identity) return 'taken';
       } catch (error) {
         if (signal.aborted) return 'aborted';
         this.logger.warn({ err: error }, 'could not renew the lease; retrying');
@@ -276,9 +245,9 @@ export class LeaderElector {
    * another replica holds it or won a race; throws on API errors.
    */
   private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
-    const now = this.now();
+    const now = this.clock.now();
     // A leader renews from its cached copy, saving a GET; a conflict means the cache is stale.
-    if (this.leading && this.observed && this.observedHolder() === this.identity) {
+    if (this.leading && this.observed && leaseHolder(this.observed) === this.identity) {
       try {
         this.observe(await this.write('PUT', this.nextLease(this.observed, now), signal), now);
         return true;
@@ -300,8 +269,7 @@ export class LeaderElector {
       }
     }
     this.observe(lease, now);
-    const holder = lease.spec?.holderIdentity ?? '';
-    if (holder !== '' && holder !== this.identity && now <= this.observedAt + this.leaseDurationMs) return false;
+    if (heldByAnother(this.seen(), this.identity, this.leaseDurationMs, now)) return false;
     try {
       this.observe(await this.write('PUT', this.nextLease(lease, now), signal), now);
       return true;
@@ -313,36 +281,18 @@ export class LeaderElector {
 
   /** The Lease as this replica writes it to acquire or renew. */
   private nextLease(current: Lease, now: number): Lease {
-    const spec = current.spec ?? {};
-    const renewing = current.metadata?.resourceVersion !== undefined && spec.holderIdentity === this.identity;
-    const time = formatMicroTime(now);
-    return {
-      ...current,
-      apiVersion: 'coordination.k8s.io/v1',
-      kind: 'Lease',
-      spec: {
-        ...spec,
-        holderIdentity: this.identity,
-        // Whole seconds for other readers (kubectl, client-go replicas); at least 1.
-        leaseDurationSeconds: Math.max(1, Math.ceil(this.leaseDurationMs / 1000)),
-        acquireTime: renewing ? (spec.acquireTime ?? time) : time,
-        renewTime: time,
-        leaseTransitions: current.metadata?.resourceVersion === undefined ? 0 : (spec.leaseTransitions ?? 0) + (renewing ? 0 : 1),
-      },
-    };
+    return leaseHeldBy(current, this.identity, this.leaseDurationMs, now);
   }
 
   /** Gives the Lease up after leading, as client-go's `release`; failures are logged, not thrown. */
   private async release(): Promise<void> {
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        const released = await withDeadline(this.wait, undefined, this.renewDeadlineMs, async (signal) => {
+        const released = await withDeadline(this.clock, undefined, this.renewDeadlineMs, async (signal) => {
           // The cached copy first; after a conflict (say, an aborted renewal that landed anyway), a fresh one.
           const lease = attempt === 0 ? this.observed : await this.read(signal);
           if (lease?.spec?.holderIdentity !== this.identity) return false;
-          const time = formatMicroTime(this.now());
-          const spec: LeaseSpec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: time, renewTime: time };
-          this.observe(await this.write('PUT', { ...lease, spec }, signal), this.now());
+          this.observe(await this.write('PUT', leaseReleased(lease, this.clock.now()), signal), this.clock.now());
           return true;
         });
         this.logger.info(released ? 'released the lease' : 'the lease is no longer ours: nothing to release');
@@ -372,9 +322,7 @@ export class LeaderElector {
 
   /** Records a Lease read or written at `now`; the observed time moves only when the spec changed. */
   private observe(lease: Lease, now: number): void {
-    const spec = lease.spec ?? {};
-    // Fixed field order, so equal specs serialise equally whatever order the server used.
-    const key = JSON.stringify([spec.holderIdentity ?? '', spec.leaseDurationSeconds, spec.acquireTime, spec.renewTime, spec.leaseTransitions]);
+    const key = leaseSpecKey(lease.spec);
     if (key !== this.observedSpec) {
       this.observedSpec = key;
       this.observedAt = now;
@@ -382,8 +330,9 @@ export class LeaderElector {
     this.observed = lease;
   }
 
-  private observedHolder(): string {
-    return this.observed?.spec?.holderIdentity ?? '';
+  /** The Lease as last seen, for the pure decisions of lease-record.ts. */
+  private seen(): LeaseObservation {
+    return { holder: leaseHolder(this.observed), observedAt: this.observedAt };
   }
 
   private collectionPath(): string {
@@ -416,36 +365,4 @@ function validate(options: LeaderElectionOptions, leaseDurationMs: number, renew
 
 function isConflict(error: unknown): boolean {
   return error instanceof ApiError && error.status === 409;
-}
-
-/**
- * Runs `work` with a signal that aborts after `ms` or with `parent`, and settles by then even if
- * `work` ignores the signal: a hung request must not keep a replica leading past its deadline.
- */
-async function withDeadline<T>(
-  wait: Wait,
-  parent: AbortSignal | undefined,
-  ms: number,
-  work: (signal: AbortSignal) => Promise<T>,
-): Promise<T> {
-  const controller = new AbortController();
-  const timer = new AbortController();
-  const onParentAbort = (): void => controller.abort(parent?.reason);
-  parent?.addEventListener('abort', onParentAbort, { once: true });
-  if (parent?.aborted) onParentAbort();
-  wait(ms, timer.signal).then(
-    () => controller.abort(new Error(`no answer within ${ms} ms`)),
-    () => undefined,
-  );
-  try {
-    return await new Promise<T>((resolve, reject) => {
-      const onAbort = (): void => reject(controller.signal.reason);
-      if (controller.signal.aborted) return onAbort();
-      controller.signal.addEventListener('abort', onAbort, { once: true });
-      work(controller.signal).then(resolve, reject);
-    });
-  } finally {
-    timer.abort();
-    parent?.removeEventListener('abort', onParentAbort);
-  }
 }

@@ -1,5 +1,7 @@
 import type { ApiClient, RequestInit } from '../../../src/framework/api/api-client.js';
 import { ApiError } from '../../../src/framework/api/api-error.js';
+import type { Clock } from '../../../src/framework/clock/clock.js';
+import type { LongTimeout } from '../../../src/framework/clock/long-timeout.js';
 import {
   formatMicroTime,
   LeaderElector,
@@ -24,33 +26,43 @@ function turn(): Promise<void> {
 }
 
 /**
- * Virtual time for every elector of a spec (their `now` and `wait`): it moves only when a spec lets
+ * Virtual time for every elector of a spec (the framework's `Clock`): it moves only when a spec lets
  * it, from one due wait to the next, after the work in flight has settled. A busy machine's late
  * timers cannot blur what the specs measure, and a 600 ms lease costs no real time.
  */
-class VirtualClock {
+class VirtualClock implements Clock {
   private time = Date.UTC(2026, 10, 22, 12, 0, 0);
   private sequence = 0;
   private readonly timers: Array<{ at: number; seq: number; fire: () => void }> = [];
 
   readonly now = (): number => this.time;
 
-  readonly wait = (ms: number, signal: AbortSignal): Promise<void> =>
-    new Promise<void>((resolve, reject) => {
-      if (signal.aborted) return reject(signal.reason);
-      const timer = { at: this.time + Math.max(0, ms), seq: ++this.sequence, fire: () => resolve() };
-      this.timers.push(timer);
-      this.timers.sort((x, y) => x.at - y.at || x.seq - y.seq);
-      signal.addEventListener(
+  /** Like the framework's sleep: resolves when due, or at once when `signal` aborts; never rejects. */
+  readonly sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+    new Promise<void>((resolve) => {
+      if (signal?.aborted) return resolve();
+      const timeout = this.setTimeout(resolve, ms);
+      signal?.addEventListener(
         'abort',
         () => {
-          const index = this.timers.indexOf(timer);
-          if (index >= 0) this.timers.splice(index, 1);
-          reject(signal.reason);
+          timeout.clear();
+          resolve();
         },
         { once: true },
       );
     });
+
+  readonly setTimeout = (fn: () => void, ms: number): LongTimeout => {
+    const timer = { at: this.time + Math.max(0, ms), seq: ++this.sequence, fire: fn };
+    this.timers.push(timer);
+    this.timers.sort((x, y) => x.at - y.at || x.seq - y.seq);
+    return {
+      clear: () => {
+        const index = this.timers.indexOf(timer);
+        if (index >= 0) this.timers.splice(index, 1);
+      },
+    };
+  };
 
   /** Lets `ms` pass, firing each wait that falls due in order, with the work it starts settled in between. */
   async advance(ms: number): Promise<void> {
@@ -200,8 +212,7 @@ describe('LeaderElector', () => {
       leaseDurationMs: LEASE_MS,
       renewDeadlineMs: RENEW_MS,
       retryPeriodMs: RETRY_MS,
-      now: clock.now,
-      wait: clock.wait,
+      clock,
       ...options,
     });
     electors.push(elector);
@@ -374,9 +385,12 @@ describe('LeaderElector', () => {
     const startedAt = clock.now(); // b first reads the Lease as it starts, and judges expiry from then
     const b = start('b', {
       ...timings,
-      wait: (ms, signal) => {
-        if (ms !== timings.renewDeadlineMs) waits.push(ms); // not the deadlines of its requests
-        return clock.wait(ms, signal);
+      clock: {
+        ...clock,
+        sleep: (ms, signal) => {
+          if (ms !== timings.renewDeadlineMs) waits.push(ms); // not the deadlines of its requests
+          return clock.sleep(ms, signal);
+        },
       },
     });
     await clock.until(() => b.elector.isLeader, 'b to take over');
@@ -424,7 +438,7 @@ describe('LeaderElector', () => {
 
   test('writes MicroTimes with exactly six fractional digits', async () => {
     const at = Date.UTC(2026, 10, 22, 12, 0, 0, 123);
-    const a = start('a', { now: () => at });
+    const a = start('a', { clock: { ...clock, now: () => at } });
     await clock.until(() => a.elector.isLeader, 'a to lead');
     expect(server.lease()!.spec).toMatchObject({ acquireTime: '2026-11-22T12:00:00.123000Z', renewTime: '2026-11-22T12:00:00.123000Z' });
 
