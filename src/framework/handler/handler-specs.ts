@@ -4,6 +4,7 @@ import type { DurationInput } from '../clock/duration.js';
 import type { MetaFilter, ValueFilter } from './filters.js';
 import type { Patch } from './patch.js';
 import type { Logger } from '../observability/logger.js';
+import type { ObjectEvents } from '../posting/events.js';
 import type { Diff } from '../state/diff.js';
 import type { ChangeReason } from '../state/progress.js';
 import type { KubeObject } from '../objects/kube-object.js';
@@ -146,6 +147,8 @@ export interface ObjectContext<Spec = Record<string, unknown>, Status = Record<s
   resource: Resource;
   /** The operator's API client, for the objects a handler manages (same credentials and connections). */
   client: ApiClient;
+  /** Kubernetes Events about this object (`info`, `warn`, `error`) or another (`post`), posted by this operator without waiting. */
+  events: ObjectEvents;
 }
 
 /**
@@ -184,12 +187,12 @@ export type ChangeHandlerFn<Spec = Record<string, unknown>, Status = Record<stri
   context: ChangeContext<Spec, Status>,
 ) => unknown;
 
-/** The kinds of change handlers. */
-export type ChangeKind = 'create' | 'update' | 'delete' | 'resume';
+/** @deprecated The kinds of change handlers are the reasons they run for: use {@link ChangeReason}. */
+export type ChangeKind = ChangeReason;
 
-/** A registered change handler. */
+/** A registered change handler: its kind is the reason it runs for. */
 export interface ChangeHandlerSpec {
-  kind: ChangeKind;
+  kind: ChangeReason;
   id: string;
   resource: ResourceSelector;
   options: ChangeHandlerOptions;
@@ -246,8 +249,11 @@ export interface DaemonOptions<T extends TypedObject = KubeObject> extends Handl
   backoff?: number;
 }
 
-/** What a daemon receives; `body` and friends always read the newest state of the object. */
-export interface DaemonContext<Spec = Record<string, unknown>, Status = Record<string, unknown>> extends ObjectContext<Spec, Status> {
+/**
+ * What a daemon receives; `body` and friends always read the newest state of the object.
+ * (`events` is not here yet: the daemon engine builds this context field by field and does not supply it.)
+ */
+export interface DaemonContext<Spec = Record<string, unknown>, Status = Record<string, unknown>> extends Omit<ObjectContext<Spec, Status>, 'events'> {
   /** Aborted when the daemon must stop (after `cancellationBackoff`). */
   signal: AbortSignal;
   /** Resolves as soon as a stop is requested. */

@@ -1,10 +1,14 @@
 import type { ApiClient } from '../api/api-client.js';
 import type { Resource } from '../api/resource.js';
 import type { Logger } from '../observability/logger.js';
+import { objectEvents } from '../posting/events.js';
 import type { ObjectContext } from './handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
 
-/** The fields every per-object handler context shares, read from one state of the object. */
+/**
+ * The fields every per-object handler context shares, read from one state of the object. `events`
+ * posts through the operator whose work builds the context (found through the async context).
+ */
 export function objectContext(body: KubeObject, logger: Logger, resource: Resource, client: ApiClient): ObjectContext {
   const meta = body.metadata ?? {};
   return {
@@ -20,5 +24,6 @@ export function objectContext(body: KubeObject, logger: Logger, resource: Resour
     logger,
     resource,
     client,
+    events: objectEvents(body),
   };
 }

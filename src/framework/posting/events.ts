@@ -1,99 +1,72 @@
-import type { ApiClient } from '../api/api-client.js';
-import { silentLogger, type Logger } from '../observability/logger.js';
-import type { KubeObject } from '../objects/kube-object.js';
+import { currentEventScope, type EventScope } from './event-scope.js';
+import type { EventType, InvolvedObject } from './event-poster.js';
 
-/** Kubernetes Event types. */
-export type EventType = 'Normal' | 'Warning';
+export { EventPoster, type EventSink, type EventType, type InvolvedObject } from './event-poster.js';
 
-const MAX_MESSAGE = 1024;
-
-function clip(message: string): string {
-  if (message.length <= MAX_MESSAGE) return message;
-  const half = (MAX_MESSAGE - 3) / 2;
-  return `${message.slice(0, Math.floor(half))}...${message.slice(-Math.ceil(half))}`;
-}
+let warnedOutsideOperator = false;
 
 /**
- * Posts core/v1 Events about objects from a background queue, so handlers never wait for them.
- * A failure to post is logged and dropped, never thrown.
+ * Posts through `scope`, or, without one, through the scope of the operator running the caller.
+ * Outside every operator the Event is dropped, with one process warning so the mistake shows.
  */
-export class EventPoster {
-  private queue: Promise<void> = Promise.resolve();
-  private pending = 0;
-
-  constructor(
-    private readonly client: ApiClient,
-    private readonly logger: Logger = silentLogger(),
-    private readonly component = 'konductor',
-  ) {}
-
-  post(object: KubeObject, type: EventType, reason: string, message: string): void {
-    const meta = object.metadata ?? {};
-    const namespace = meta.namespace ?? 'default';
-    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-    const body = {
-      apiVersion: 'v1',
-      kind: 'Event',
-      metadata: { generateName: `${meta.name ?? 'object'}.`, namespace },
-      involvedObject: {
-        apiVersion: object.apiVersion,
-        kind: object.kind,
-        name: meta.name,
-        namespace: meta.namespace,
-        uid: meta.uid,
-        resourceVersion: meta.resourceVersion,
-      },
-      type,
-      reason,
-      message: clip(message),
-      source: { component: this.component },
-      firstTimestamp: now,
-      lastTimestamp: now,
-      count: 1,
-    };
-    this.pending += 1;
-    this.queue = this.queue
-      .then(() => this.client.request('POST', `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, { body }))
-      .then(
-        () => undefined,
-        (error: unknown) =>
-          this.logger.warn({ err: error instanceof Error ? error.message : String(error), reason, name: meta.name, namespace }, 'could not post an Event'),
-      )
-      .finally(() => {
-        this.pending -= 1;
-      });
+function post(scope: EventScope | undefined, object: InvolvedObject, type: EventType, reason: string, message: string): void {
+  const target = scope ?? currentEventScope();
+  if (target) {
+    target.poster?.post(object, type, reason, message);
+    return;
   }
-
-  /** Resolves when every queued Event has been posted (or given up). */
-  flush(): Promise<void> {
-    return this.queue;
-  }
-
-  get queued(): number {
-    return this.pending;
-  }
-}
-
-let current: EventPoster | undefined;
-
-/** Used by the running operator so `events.*` reach its cluster. */
-export function setEventPoster(poster: EventPoster | undefined): void {
-  current = poster;
+  if (warnedOutsideOperator) return;
+  warnedOutsideOperator = true;
+  process.emitWarning(`konductor: the Event ${reason} was dropped: events.* was called outside any running operator's handlers`, {
+    code: 'KONDUCTOR_EVENT_OUTSIDE_OPERATOR',
+  });
 }
 
 /**
- * Post Kubernetes Events about an object from handlers, without waiting. Works while an operator runs;
- * otherwise the call does nothing.
+ * Post Kubernetes Events about an object from handlers, without waiting. The Event goes to the
+ * operator running the handler (found through the async context, so code a handler calls or starts
+ * works too); while that operator is stopped the Event is dropped. Called outside every operator's
+ * work, the Event is dropped and the process warns once. In a handler, `ctx.events` does the same
+ * for the handler's object.
  * @example events.warn(body, 'BackupFailed', 'bucket not reachable');
  */
 export const events = {
-  info(object: KubeObject, reason: string, message: string): void {
-    current?.post(object, 'Normal', reason, message);
+  info(object: InvolvedObject, reason: string, message: string): void {
+    post(undefined, object, 'Normal', reason, message);
   },
-  warn(object: KubeObject, reason: string, message: string): void {
-    current?.post(object, 'Warning', reason, message);
+  warn(object: InvolvedObject, reason: string, message: string): void {
+    post(undefined, object, 'Warning', reason, message);
   },
-  error(object: KubeObject, reason: string, message: string): void {
-    current?.post(object, 'Warning', reason, message);
+  error(object: InvolvedObject, reason: string, message: string): void {
+    post(undefined, object, 'Warning', reason, message);
   },
 };
+
+/**
+ * A handler's Events (`ctx.events`): `info`, `warn` and `error` are about the handler's object;
+ * `post` is about any other object. They go to the operator that built the context, without waiting.
+ * @example ctx.events.info('Provisioned', 'backend ready');
+ */
+export interface ObjectEvents {
+  /** A Normal Event about the handler's object. */
+  info(reason: string, message: string): void;
+  /** A Warning Event about the handler's object. */
+  warn(reason: string, message: string): void;
+  /** A Warning Event about the handler's object (Kubernetes has no Error type). */
+  error(reason: string, message: string): void;
+  /** An Event of `type` about another object (e.g. a child the handler manages). */
+  post(object: InvolvedObject, type: EventType, reason: string, message: string): void;
+}
+
+/**
+ * The Events of a handler context for `object`, bound to the operator whose work builds the context
+ * (or, when built outside one, to whichever operator runs the caller later, as {@link events}).
+ */
+export function objectEvents(object: InvolvedObject, scope: EventScope | undefined = currentEventScope()): ObjectEvents {
+  return {
+    info: (reason, message) => post(scope, object, 'Normal', reason, message),
+    warn: (reason, message) => post(scope, object, 'Warning', reason, message),
+    error: (reason, message) => post(scope, object, 'Warning', reason, message),
+    post: (other, type, reason, message) => post(scope, other, type, reason, message),
+  };
+}

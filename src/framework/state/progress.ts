@@ -2,8 +2,11 @@ import { createHash } from 'node:crypto';
 import type { KubeObject } from '../objects/kube-object.js';
 import { progressKey } from './keys.js';
 
-/** Why handlers run for an object. */
-export type ChangeReason = 'create' | 'update' | 'delete' | 'resume';
+/** Every reason handlers run for an object; change handlers are registered for one of them. */
+export const CHANGE_REASONS = ['create', 'update', 'delete', 'resume'] as const;
+
+/** Why handlers run for an object, which is also the kind of a change handler (`on.create` runs for `create`). */
+export type ChangeReason = (typeof CHANGE_REASONS)[number];
 
 /**
  * One handler's progress on the current change, kept in the annotation `konductor.dev/<handler-id>`
@@ -48,7 +51,7 @@ export const MAX_PROGRESS_MESSAGE_LENGTH = 1_000;
 /** A handler's stored record, read and checked: a usable `record`, nothing, or why the stored one is unusable. */
 export type ProgressReading = { record?: ProgressRecord; problem?: undefined } | { record?: undefined; problem: string };
 
-const REASONS: readonly string[] = ['create', 'update', 'delete', 'resume'] satisfies ChangeReason[];
+const REASONS: readonly string[] = CHANGE_REASONS;
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
 const FIELDS = new Set(['started', 'stopped', 'delayed', 'purpose', 'base', 'retries', 'success', 'failure', 'message']);
 const TAG = /^(new\.[0-9a-f]{8}|none|[0-9a-f]{12})$/;

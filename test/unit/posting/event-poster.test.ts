@@ -2,10 +2,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import nock from 'nock';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
-import { EventPoster } from '../../../src/framework/posting/events.js';
+import { EventPoster } from '../../../src/framework/posting/event-poster.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { makeClient, SERVER } from '../watching/fake-api.js';
-import { LogCapture } from './log-capture.js';
+import { LogCapture } from '../handling/log-capture.js';
 
 const EVENTS = '/api/v1/namespaces/default/events';
 const widget: KubeObject = {

@@ -1,0 +1,74 @@
+import type { ClusterAccess } from '../api/kubeconfig.js';
+import type { RequestCounter } from '../api/api-client.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { Registry, HandlerClass } from '../registry/registry.js';
+import type { WatchTuning } from '../watching/watch-hub.js';
+
+/** Options for {@link createOperator}. */
+export interface OperatorOptions {
+  /**
+   * Cluster access: a client-node `KubeConfig`, or `loadKubeconfig()`'s result. Default:
+   * `loadKubeconfig()` ($KUBECONFIG, ~/.kube/config, then the in-cluster ServiceAccount).
+   */
+  kubeConfig?: ClusterAccess;
+  /** Decorated handler classes (instantiated once each), or instances of them built with options. */
+  handlers?: readonly (HandlerClass | object)[];
+  /** Handlers registered as plain functions (combined with `handlers`). */
+  registry?: Registry;
+  /**
+   * Namespaces to watch, by name or glob (`team-*`; `*` any run of characters, `?` one); all
+   * namespaces when omitted. With a glob, namespaced resources are watched cluster-wide (which needs
+   * cluster-wide list/watch) and objects elsewhere are ignored, so matching namespaces created later
+   * are served without a restart.
+   */
+  namespaces?: readonly string[];
+  /** At most this many objects are handled at once. Default 64. */
+  concurrency?: number;
+  /**
+   * Default time limit for one handler attempt, in ms: change handlers, `@on.event` handlers and timer
+   * runs taking longer have their `signal` aborted, are no longer waited for, and count as a failure
+   * (change handlers and timers retry as after any error). Daemons are long-running by design and
+   * have none. Default: no limit.
+   */
+  handlerTimeoutMs?: number;
+  logger?: Logger;
+  metrics?: Metrics;
+  /** Watch timings (idle timeout, page size, backoff); defaults follow client-go. */
+  watch?: WatchTuning;
+  /**
+   * The name this operator's Events are reported under (their `source.component`), so Events of
+   * several operators (or a cluster's other controllers) can be told apart. Default `konductor`.
+   */
+  eventSource?: string;
+  /** Called after every API request (method, path, status), e.g. to count writes in tests. */
+  onRequest?: RequestCounter;
+  /**
+   * Serve `/healthz`, `/readyz` and `/metrics` on this port (0 picks a free one; see `healthPort`).
+   * `stallThresholdMs`: a watch silent for longer makes `/healthz` fail (default 180 s: well past the
+   * 70 s idle watchdog plus a reconnect backoff). `handlerStallMs`: work waiting this long for a
+   * handler slot while no handler run finishes makes `/healthz` fail, since every slot is held by a
+   * hung handler (default 300 s; 0 turns the check off).
+   */
+  health?: { port: number; host?: string; stallThresholdMs?: number; handlerStallMs?: number };
+  /**
+   * Run only while holding a `coordination.k8s.io/v1` Lease, so replicas never handle at the same time
+   * (defaults 15 s lease, 10 s renew deadline, 2 s retry, as controller-runtime). Losing the Lease
+   * stops all work; `stop()` drains, then releases it so a successor takes over at once.
+   */
+  leaderElection?: {
+    namespace: string;
+    name: string;
+    /** Default: `$POD_NAME` or the host name, plus a random suffix. */
+    identity?: string;
+    leaseDurationMs?: number;
+    renewDeadlineMs?: number;
+    retryPeriodMs?: number;
+  };
+}
+
+/** Default of `health.handlerStallMs`: far beyond any handler that is merely slow, well before a person notices. */
+export const DEFAULT_HANDLER_STALL_MS = 300_000;
+
+/** Default of `health.stallThresholdMs`: well past the 70 s idle watchdog plus a reconnect backoff. */
+export const DEFAULT_WATCH_STALL_MS = 180_000;

@@ -1,0 +1,100 @@
+import type { Subscription } from 'rxjs';
+import type { ApiClient } from '../api/api-client.js';
+import { ObjectApi } from '../api/object-api.js';
+import type { Resource } from '../api/resource.js';
+import { DaemonEngine } from '../engines/daemons.js';
+import { TimerEngine } from '../engines/timers.js';
+import type { ChangeHandlerSpec, DaemonSpec, EventHandlerSpec, HandlerSpec, TimerSpec } from '../handler/handler-specs.js';
+import { ChangeProcessor } from '../handling/change-processor.js';
+import { runEventHandlers } from '../handling/event-handlers.js';
+import type { KubeObject } from '../objects/kube-object.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { EventPoster } from '../posting/events.js';
+import type { ObjectBatch, ProcessResult } from '../reactor/reactor.js';
+import { CHANGE_REASONS } from '../state/progress.js';
+
+/** What the reactor routes with each event: the resource's handlers, change processor and engines. */
+export interface Route {
+  resource: Resource;
+  eventHandlers: readonly EventHandlerSpec[];
+  changes: ChangeProcessor | undefined;
+  timers: TimerEngine | undefined;
+  daemons: DaemonEngine | undefined;
+}
+
+/** How routes report towards `ready`: handlers resolved, a route's listing started and delivered. */
+export interface RouteReadiness {
+  resolved(specs: readonly HandlerSpec[]): void;
+  listing(key: string): void;
+  listed(key: string): void;
+}
+
+/** The one watch and route of a resolved resource in one namespace scope. */
+export interface ActiveRoute {
+  /** The handlers as registered (before client-side selectors were folded in). */
+  handlers: readonly HandlerSpec[];
+  route: Route;
+  subscription: Subscription;
+}
+
+/** What every route of an operator shares. */
+export interface RouteServices {
+  client: ApiClient;
+  logger: Logger;
+  poster: EventPoster;
+  metrics: Metrics;
+  handlerTimeoutMs: number | undefined;
+}
+
+const CHANGE_KINDS: ReadonlySet<HandlerSpec['kind']> = new Set(CHANGE_REASONS);
+
+/** The route of one resource's handlers: a change processor when anything needs one, and a timer and a daemon engine when it has some. */
+export function buildRoute(resource: Resource, handlers: readonly HandlerSpec[], services: RouteServices): Route {
+  const { client, handlerTimeoutMs } = services;
+  const api = new ObjectApi(client, resource);
+  const common = { logger: services.logger, poster: services.poster, metrics: services.metrics };
+  const timerSpecs = handlers.filter((h): h is TimerSpec => h.kind === 'timer');
+  const daemonSpecs = handlers.filter((h): h is DaemonSpec => h.kind === 'daemon');
+  const changeSpecs = handlers.filter((h): h is ChangeHandlerSpec => CHANGE_KINDS.has(h.kind));
+  const timers = timerSpecs.length > 0 ? new TimerEngine({ api, timers: timerSpecs, ...common, runTimeoutMs: handlerTimeoutMs }) : undefined;
+  const daemons = daemonSpecs.length > 0 ? new DaemonEngine({ resource, client, daemons: daemonSpecs, ...common }) : undefined;
+  const engines = routeEngines({ timers, daemons });
+  const changes =
+    changeSpecs.length > 0 || engines.length > 0
+      ? new ChangeProcessor({
+          api,
+          handlers: changeSpecs,
+          ...common,
+          attemptTimeoutMs: handlerTimeoutMs,
+          // Timers and daemons hold their objects with the finalizer; deletion waits for them to stop.
+          holds: {
+            applies: (body) => engines.some((engine) => engine.applies(body)),
+            release: async (body) => {
+              await Promise.all(engines.map((engine) => engine.stopObject(body.metadata?.uid ?? '')));
+            },
+          },
+        })
+      : undefined;
+  return { resource, eventHandlers: handlers.filter((h): h is EventHandlerSpec => h.kind === 'event'), changes, timers, daemons };
+}
+
+/** A route's timer and daemon engines (those it has). */
+export function routeEngines(route: Pick<Route, 'timers' | 'daemons'>): Array<TimerEngine | DaemonEngine> {
+  return [route.timers, route.daemons].filter((e): e is TimerEngine | DaemonEngine => e !== undefined);
+}
+
+/** One reactor run for an object: its event handlers, then its change handlers, then its timers and daemons see the newest state. */
+export async function processBatch(batch: ObjectBatch<KubeObject, Route>, services: RouteServices): Promise<ProcessResult> {
+  const { route, latest } = batch;
+  if (route.eventHandlers.length > 0) {
+    await runEventHandlers(route.eventHandlers, batch.events, services.logger, batch.signal, services.client, services.metrics, services.handlerTimeoutMs);
+  }
+  const result = await route.changes?.process(batch);
+  const uid = latest.object.metadata?.uid ?? '';
+  for (const engine of routeEngines(route)) {
+    if (latest.type === 'DELETED') void engine.stopObject(uid);
+    else engine.observe(latest.object);
+  }
+  return result;
+}
