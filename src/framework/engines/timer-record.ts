@@ -4,6 +4,14 @@
  * the framework writes is rejected as a whole (the timer starts its schedule over), and times in the
  * future are clamped, so no stored value can suspend a timer or make it run early in a loop.
  */
+import { annotationName, PREFIX } from '../state/keys.js';
+import type { TimerState } from './schedule.js';
+import type { TimerSettings } from './timer-settings.js';
+
+/** The annotation holding a long timer's schedule. */
+export function timerKey(timerId: string): string {
+  return `${PREFIX}/${annotationName(`timer.${timerId}`)}`;
+}
 
 /** What a long timer keeps on the object (ISO-8601 UTC times). */
 export interface PersistedTimer {
@@ -76,4 +84,50 @@ export function readTimerRecord(raw: string, now: number, intervalMs: number): T
   if (problems.length > 0) return { ok: false, problem: problems.join('; ') };
   const valid = record as TimerRecord;
   return future.length > 0 ? { ok: true, record: valid, clamped: `${future.join(', ')} in the future; taken as now` } : { ok: true, record: valid };
+}
+
+/** Where a timer starts on first sight of an object, and what to warn about its stored record, if anything. */
+export interface RestoredTimer {
+  state: TimerState;
+  warning?: string;
+}
+
+/**
+ * A timer's state on first sight of an object: from its stored record (`raw`) when the timer is
+ * persisted and the record valid, otherwise a fresh start at `now`. `settings` is undefined when the
+ * interval is invalid for this object (the scheduler reports that).
+ */
+export function restoreTimerState(raw: string | undefined, settings: TimerSettings | undefined, now: number): RestoredTimer {
+  const state: TimerState = { firstSeen: now, lastChange: now };
+  if (raw === undefined || !settings?.persists) return { state };
+  const reading = readTimerRecord(raw, now, settings.schedule.intervalMs ?? 0);
+  if (!reading.ok) return { state, warning: `${reading.problem}; ignored, the timer starts its schedule over` };
+  const { record } = reading;
+  state.lastStart = record.lastStart;
+  state.lastEnd = record.lastEnd;
+  state.lastPlanned = record.lastPlanned;
+  state.gridAnchor = record.grid;
+  state.lastChange = Math.min(now, record.lastStart); // a restart is not a change
+  return reading.clamped ? { state, warning: `${reading.clamped}, so the timer is not suspended` } : { state };
+}
+
+/**
+ * The record to store after a run: its start and end, and the last success (this run's end, or the
+ * one kept in the `previous` record). Sharp timers also keep their grid, so a restart stays on it.
+ */
+export function recordAfterRun(previous: string | undefined, state: TimerState, settings: TimerSettings, succeeded: boolean, now: number): PersistedTimer {
+  const { schedule } = settings;
+  const reading = previous === undefined ? undefined : readTimerRecord(previous, now, schedule.intervalMs ?? 0);
+  const kept = reading?.ok ? reading.record.lastSuccess : undefined;
+  const lastSuccess = kept === undefined ? undefined : new Date(kept).toISOString();
+  const record: PersistedTimer = {
+    lastStart: new Date(state.lastStart ?? now).toISOString(),
+    lastEnd: new Date(state.lastEnd ?? now).toISOString(),
+    lastSuccess: succeeded ? new Date(state.lastEnd ?? now).toISOString() : lastSuccess,
+  };
+  if (schedule.sharp && state.lastPlanned !== undefined && state.gridAnchor !== undefined) {
+    record.lastPlanned = new Date(state.lastPlanned).toISOString();
+    record.grid = new Date(state.gridAnchor).toISOString();
+  }
+  return record;
 }

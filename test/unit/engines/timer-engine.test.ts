@@ -2,7 +2,9 @@ import { jest } from '@jest/globals';
 import { Duration } from 'luxon';
 import { pino } from 'pino';
 import type { ResourceSelector } from '../../../src/framework/api/resource.js';
-import { timerKey, TimerEngine, type TimerEngineOptions } from '../../../src/framework/engines/timers.js';
+import { timerKey } from '../../../src/framework/engines/timer-record.js';
+import { TimerEngine, type TimerEngineOptions } from '../../../src/framework/engines/timers.js';
+import { systemClock } from '../../../src/framework/clock/clock.js';
 import { PermanentError, TemporaryError } from '../../../src/framework/handler/errors.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
 import type { TimerContext, TimerOptions } from '../../../src/framework/handler/handler-specs.js';
@@ -80,7 +82,7 @@ function timerOn(
       logger,
       poster: poster.asEventPoster(),
       metrics,
-      now: () => Date.now(),
+      clock: systemClock,
       ...engineOptions,
     });
   return { engine: make(), make, api, poster, metrics, logged };

@@ -1,0 +1,59 @@
+import type { ApiClient } from '../api/api-client.js';
+import type { Resource } from '../api/resource.js';
+import type { DaemonContext } from '../handler/handler-specs.js';
+import { objectContext } from '../handler/object-context.js';
+import type { KubeObject } from '../objects/kube-object.js';
+import type { Logger } from '../observability/logger.js';
+
+/** What a daemon's context is made of besides the object. */
+export interface DaemonContextParts {
+  logger: Logger;
+  resource: Resource;
+  client: ApiClient;
+  /** Aborted after `cancellationBackoff` once a stop is requested. */
+  signal: AbortSignal;
+  /** Resolves as soon as a stop is requested. */
+  stopped: Promise<void>;
+  retry: number;
+}
+
+/** A daemon's context: `body` and the fields derived from it read the newest state (`read()`) each time. */
+export function liveDaemonContext(read: () => KubeObject, parts: DaemonContextParts): DaemonContext {
+  const { logger, resource, client, signal, stopped, retry } = parts;
+  const now = () => objectContext(read(), logger, resource, client);
+  return {
+    get body() {
+      return read();
+    },
+    get spec() {
+      return now().spec;
+    },
+    get status() {
+      return now().status;
+    },
+    get metadata() {
+      return now().metadata;
+    },
+    get name() {
+      return now().name;
+    },
+    get namespace() {
+      return now().namespace;
+    },
+    get uid() {
+      return now().uid;
+    },
+    get labels() {
+      return now().labels;
+    },
+    get annotations() {
+      return now().annotations;
+    },
+    logger,
+    resource,
+    client,
+    signal,
+    stopped,
+    retry,
+  };
+}

@@ -1,0 +1,143 @@
+import type { ApiClient } from '../api/api-client.js';
+import type { Resource } from '../api/resource.js';
+import { exponentialDelayMs } from '../clock/backoff.js';
+import type { Clock } from '../clock/clock.js';
+import { toMilliseconds } from '../clock/duration.js';
+import { asError, describeError, PermanentError, TemporaryError } from '../handler/errors.js';
+import type { DaemonSpec } from '../handler/handler-specs.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { EventPoster } from '../posting/events.js';
+import { liveDaemonContext } from './daemon-context.js';
+import type { RunningWorker, WorkerSeed } from './object-workers.js';
+
+const DEFAULT_CANCELLATION_TIMEOUT_MS = 60_000;
+/** Restarts after a failure: 1 s, doubling, at most this long (unless the daemon sets `backoff`). */
+const FIRST_RESTART_DELAY_MS = 1_000;
+const MAX_RESTART_DELAY_MS = 60_000;
+
+/** What a daemon worker needs from its engine. */
+export interface DaemonLoopDeps {
+  resource: Resource;
+  client: ApiClient;
+  logger: Logger;
+  poster: EventPoster;
+  metrics: Metrics;
+  clock: Clock;
+}
+
+/** Starts one `@daemon` on one object, as a worker of the per-object engine. */
+export function startDaemon(seed: WorkerSeed<DaemonSpec>, deps: DaemonLoopDeps): RunningWorker {
+  const daemon = new DaemonWorker(seed, deps);
+  return { done: daemon.done, stop: () => daemon.stop() };
+}
+
+/** How long to wait before restarting a daemon after its `retry`-th failure, `error`. */
+export function restartDelayMs(error: Error, retry: number, backoffSeconds: number | undefined): number {
+  if (error instanceof TemporaryError) return error.delay * 1000;
+  if (backoffSeconds !== undefined) return backoffSeconds * 1000;
+  return exponentialDelayMs(retry, FIRST_RESTART_DELAY_MS, MAX_RESTART_DELAY_MS);
+}
+
+/**
+ * One daemon on one object: a long-lived task. One that returns stays ended; one that throws is
+ * restarted with backoff (or after a TemporaryError's delay), except on a PermanentError, which ends
+ * it for this process. Stopping resolves `stopped` at once, aborts `signal` after
+ * `cancellationBackoff`, and waits up to `cancellationTimeout` for the task to end before abandoning
+ * it with a warning.
+ */
+class DaemonWorker {
+  /** The daemon's own signal: aborted after `cancellationBackoff` once a stop is requested. */
+  private readonly abort = new AbortController();
+  private readonly stopped: Promise<void>;
+  readonly done: Promise<void>;
+
+  constructor(
+    private readonly seed: WorkerSeed<DaemonSpec>,
+    private readonly deps: DaemonLoopDeps,
+  ) {
+    const { stopping } = seed;
+    this.stopped = new Promise<void>((resolve) => {
+      if (stopping.aborted) resolve();
+      else stopping.addEventListener('abort', () => resolve(), { once: true });
+    });
+    this.done = this.loop();
+  }
+
+  /** After the stop request: aborts the signal after the cancellation backoff, then waits up to the cancellation timeout. */
+  async stop(): Promise<void> {
+    const { handler: spec } = this.seed;
+    const body = this.seed.body;
+    const backoffMs = spec.options.cancellationBackoff === undefined ? 0 : toMilliseconds(spec.options.cancellationBackoff);
+    if (backoffMs === 0 || !(await this.exitsWithin(backoffMs))) this.abort.abort();
+    const timeoutMs = spec.options.cancellationTimeout === undefined ? DEFAULT_CANCELLATION_TIMEOUT_MS : toMilliseconds(spec.options.cancellationTimeout);
+    if (!(await this.exitsWithin(timeoutMs))) {
+      const meta = body.metadata ?? {};
+      this.deps.logger.warn(
+        { namespace: meta.namespace, name: meta.name, handler: spec.id, timeoutMs },
+        `daemon ${spec.id} did not exit within its cancellation timeout; abandoning it`,
+      );
+      this.deps.poster.post(body, 'Warning', 'DaemonAbandoned', `${spec.id} did not stop within ${Math.round(timeoutMs / 1000)} s`);
+    }
+  }
+
+  private async loop(): Promise<void> {
+    const { handler: spec, stopping, handOver } = this.seed;
+    const { deps } = this;
+    const meta = this.seed.body.metadata ?? {};
+    const logger = deps.logger.child({ namespace: meta.namespace, name: meta.name, handler: spec.id });
+    // The clock's sleep chains waits past setTimeout's 24.8-day limit: a long backoff must not become a restart loop.
+    const pause = (ms: number): Promise<void> => deps.clock.sleep(ms, stopping);
+    const count = (result: 'success' | 'retry' | 'failure'): void => deps.metrics.increment('handler_runs_total', { handler: spec.id, result });
+    // A new instance waits for one still exiting: never two at once.
+    if (handOver) await Promise.race([handOver, this.stopped]);
+    if (spec.options.initialDelay !== undefined && !stopping.aborted) await pause(toMilliseconds(spec.options.initialDelay));
+    let retry = 0;
+    while (!stopping.aborted) {
+      const context = liveDaemonContext(() => this.seed.body, {
+        logger,
+        resource: deps.resource,
+        client: deps.client,
+        signal: this.abort.signal,
+        stopped: this.stopped,
+        retry,
+      });
+      try {
+        await spec.fn(context);
+        count('success');
+        logger.info(`daemon ${spec.id} ended`);
+        return;
+      } catch (thrown) {
+        // `throw undefined` and `Promise.reject()` are failures too, restarted like any other.
+        const error = asError(thrown);
+        // Ending on a stop request counts as ending, even by throwing (an aborted request rejects).
+        if (stopping.aborted) {
+          count('success');
+          return;
+        }
+        const message = describeError(error);
+        if (error instanceof PermanentError) {
+          // As in Kopf: a permanent failure is not retried; the daemon stays down until the process restarts.
+          count('failure');
+          logger.error({ err: message }, `daemon ${spec.id} failed permanently; not restarted: ${message}`);
+          deps.poster.post(this.seed.body, 'Warning', 'DaemonFailed', `${spec.id} failed permanently and is not restarted: ${message}`);
+          return;
+        }
+        count('retry');
+        retry += 1;
+        const restartIn = restartDelayMs(error, retry, spec.options.backoff);
+        logger.error({ err: message, retry }, `daemon ${spec.id} failed; restarting in ${Math.round(restartIn / 1000)} s: ${message}`);
+        deps.poster.post(this.seed.body, 'Warning', 'DaemonFailed', `${spec.id} failed, restarting: ${message}`);
+        await pause(restartIn);
+      }
+    }
+  }
+
+  /** Whether the daemon's loop ends within `ms`. */
+  private async exitsWithin(ms: number): Promise<boolean> {
+    const guard = new AbortController();
+    const exited = await Promise.race([this.done.then(() => true), this.deps.clock.sleep(ms, guard.signal).then(() => false)]);
+    guard.abort();
+    return exited;
+  }
+}

@@ -1,0 +1,205 @@
+import { ApiError } from '../api/api-error.js';
+import type { ObjectApi } from '../api/object-api.js';
+import type { Clock } from '../clock/clock.js';
+import { withTimeLimit } from '../clock/time-limit.js';
+import { asError, describeError, PermanentError, TemporaryError } from '../handler/errors.js';
+import type { TimerContext, TimerSpec } from '../handler/handler-specs.js';
+import { objectContext } from '../handler/object-context.js';
+import { emptyPatch, mergeInto } from '../handler/patch.js';
+import { writePatch } from '../handling/patch-writer.js';
+import type { KubeObject } from '../objects/kube-object.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { EventPoster } from '../posting/events.js';
+import type { RunningWorker, WorkerSeed } from './object-workers.js';
+import { nextRunAt, type TimerState } from './schedule.js';
+import { recordAfterRun, restoreTimerState, timerKey } from './timer-record.js';
+import { timerSettings, type TimerSettings } from './timer-settings.js';
+
+/** What a timer worker needs from its engine. */
+export interface TimerLoopDeps {
+  api: ObjectApi;
+  logger: Logger;
+  poster: EventPoster;
+  metrics: Metrics;
+  clock: Clock;
+  /** A run taking longer is abandoned and counts as a failure; undefined: no limit. */
+  runTimeoutMs?: number;
+  /** The essence of one state of the object, to tell a change from an echo of a write. */
+  essence(body: KubeObject): string;
+  /** Warns about a timer's stored record that is not what the framework writes. */
+  warnRecord(body: KubeObject, timerId: string, raw: string, what: string): void;
+}
+
+/** Starts one `@timer` on one object: its schedule loop, as a worker of the per-object engine. */
+export function startTimer(seed: WorkerSeed<TimerSpec>, deps: TimerLoopDeps): RunningWorker {
+  const timer = new TimerWorker(seed, deps);
+  return { done: timer.loop(), observe: (body) => timer.observe(body) };
+}
+
+/**
+ * One timer on one object: waits for the next run its schedule gives, runs the handler (never
+ * overlapping itself), writes the handler's patch and a long timer's schedule, and plans again.
+ * A change to the object re-plans an idle wait; a PermanentError halts the timer until a change.
+ */
+class TimerWorker {
+  private readonly spec: TimerSpec;
+  /** Made once per worker: a child logger per tick would cost more than the tick itself. */
+  private readonly logger: Logger;
+  private readonly state: TimerState;
+  private essence: string;
+  /** The settings for one state of the object (a computed interval depends on it). */
+  private cached?: { body: KubeObject; settings: TimerSettings };
+  private failures = 0;
+  private plannedAt?: number;
+  /** A run failed with a PermanentError: no more runs for this object until it changes (or a restart), as in Kopf. */
+  private halted = false;
+  /** A run (or the wait for the previous worker's run) is under way: a change applies once it ends. */
+  private busy = false;
+  /** Aborted to end the current wait early: the object changed, or the timer stops. */
+  private wake?: AbortController;
+
+  constructor(
+    private readonly seed: WorkerSeed<TimerSpec>,
+    private readonly deps: TimerLoopDeps,
+  ) {
+    const { handler: spec, body } = seed;
+    this.spec = spec;
+    let settings: TimerSettings | undefined;
+    try {
+      settings = timerSettings(spec, body);
+    } catch {
+      settings = undefined; // a bad interval: planning reports it
+    }
+    const raw = body.metadata?.annotations?.[timerKey(spec.id)];
+    const restored = restoreTimerState(raw, settings, deps.clock.now());
+    if (raw !== undefined && restored.warning !== undefined) deps.warnRecord(body, spec.id, raw, restored.warning);
+    this.state = restored.state;
+    this.essence = deps.essence(body);
+    this.logger = deps.logger.child({ namespace: body.metadata?.namespace, name: body.metadata?.name, handler: spec.id });
+    seed.stopping.addEventListener('abort', () => this.wake?.abort(), { once: true });
+  }
+
+  /** The object changed: every change restarts an idle wait (and may change a computed interval), and may be the fix a halted timer waits for. */
+  observe(body: KubeObject): void {
+    const essence = this.deps.essence(body);
+    if (essence === this.essence) return;
+    this.essence = essence;
+    this.state.lastChange = this.deps.clock.now();
+    this.halted = false;
+    if (!this.busy) this.wake?.abort();
+  }
+
+  async loop(): Promise<void> {
+    const { stopping } = this.seed;
+    let handOver = this.seed.handOver;
+    while (!stopping.aborted) {
+      const wake = new AbortController();
+      this.wake = wake;
+      const at = this.plan();
+      // The clock's sleep, never a bare setTimeout: a monthly interval is past its 24.8-day limit and would fire at once.
+      await this.deps.clock.sleep(at === undefined ? Infinity : Math.max(0, at - this.deps.clock.now()), wake.signal);
+      if (wake.signal.aborted) continue; // changed or stopping: plan again, or end
+      this.busy = true;
+      // Never alongside the previous worker's run: it was asked to stop but may still be ending.
+      if (handOver) await handOver;
+      handOver = undefined;
+      if (!stopping.aborted) {
+        await this.run().catch((error: unknown) => this.logger.error({ err: describeError(error) }, `timer ${this.spec.id} failed unexpectedly`));
+      }
+      this.busy = false;
+    }
+  }
+
+  /** When to run next; undefined while halted, done, or the object makes the interval invalid. */
+  private plan(): number | undefined {
+    if (this.halted) return undefined;
+    const body = this.seed.body;
+    let at: number | undefined;
+    try {
+      at = nextRunAt(this.settingsFor(body).schedule, this.state);
+    } catch (error) {
+      // A bad computed interval (e.g. a malformed policy field) is the object's problem, not a crash.
+      const meta = body.metadata ?? {};
+      this.deps.logger.error({ namespace: meta.namespace, name: meta.name, timer: this.spec.id }, describeError(error));
+      this.deps.poster.post(body, 'Warning', 'TimerInvalid', `${this.spec.id}: ${describeError(error)}`);
+      return undefined;
+    }
+    if (at !== undefined) this.plannedAt = at;
+    return at;
+  }
+
+  private settingsFor(body: KubeObject): TimerSettings {
+    if (this.cached?.body !== body) this.cached = { body, settings: timerSettings(this.spec, body) };
+    return this.cached.settings;
+  }
+
+  private async run(): Promise<void> {
+    const { spec, state, logger, deps } = this;
+    const { stopping } = this.seed;
+    const body = this.seed.body;
+    const start = deps.clock.now();
+    if (this.plannedAt !== undefined) {
+      deps.metrics.observe?.('timer_lateness_seconds', Math.max(0, start - this.plannedAt) / 1000, { timer: spec.id });
+    }
+    state.lastStart = start;
+    state.lastPlanned = this.plannedAt ?? start;
+    state.gridAnchor ??= state.lastPlanned;
+    state.retryAt = undefined;
+    const patch = emptyPatch();
+    const context = (signal: AbortSignal): TimerContext => ({
+      ...objectContext(body, logger, deps.api.resource, deps.api.client),
+      patch,
+      retry: this.failures,
+      signal,
+    });
+    let succeeded = false;
+    const began = performance.now();
+    try {
+      await withTimeLimit((signal) => spec.fn(context(signal)), deps.runTimeoutMs, stopping);
+      succeeded = true;
+      this.failures = 0;
+    } catch (thrown) {
+      // `throw undefined` and `Promise.reject()` are failures too.
+      this.failed(body, asError(thrown));
+    }
+    state.lastEnd = deps.clock.now();
+    deps.metrics.observe?.('handler_duration_seconds', (performance.now() - began) / 1000, { handler: spec.id });
+    deps.metrics.increment('handler_runs_total', { handler: spec.id, result: succeeded ? 'success' : this.halted ? 'failure' : 'retry' });
+    if (stopping.aborted) return;
+    await this.write(body, patch, succeeded).catch((error: unknown) => {
+      if (error instanceof ApiError && error.status === 404) return; // deleted meanwhile
+      logger.error({ err: describeError(error) }, `writing the result of timer ${spec.id} failed`);
+    });
+  }
+
+  private failed(body: KubeObject, error: Error): void {
+    const { spec, logger, deps } = this;
+    this.failures += 1;
+    const message = describeError(error);
+    if (error instanceof TemporaryError) this.state.retryAt = deps.clock.now() + error.delay * 1000;
+    if (error instanceof PermanentError) {
+      this.halted = true;
+      const stopped = `${spec.id} failed permanently and stops for this object until it changes or the operator restarts: ${message}`;
+      logger.error({ err: message, failures: this.failures }, `timer ${stopped}`);
+      deps.poster.post(body, 'Warning', 'TimerFailed', stopped);
+    } else {
+      logger.error({ err: message, failures: this.failures }, `timer ${spec.id} failed: ${message}`);
+      deps.poster.post(body, 'Warning', 'TimerFailed', `${spec.id} failed: ${message}`);
+    }
+  }
+
+  /** The handler's patch, plus a long timer's schedule; nothing at all for a short timer that wrote nothing. */
+  private async write(body: KubeObject, patch: Record<string, unknown>, succeeded: boolean): Promise<void> {
+    const meta = body.metadata ?? {};
+    const merged: Record<string, unknown> = {};
+    mergeInto(merged, patch);
+    const settings = this.settingsFor(body);
+    if (settings.persists) {
+      const key = timerKey(this.spec.id);
+      const record = recordAfterRun(meta.annotations?.[key], this.state, settings, succeeded, this.deps.clock.now());
+      mergeInto(merged, { metadata: { annotations: { [key]: JSON.stringify(record) } } });
+    }
+    await writePatch(this.deps.api, meta.namespace, meta.name ?? '', merged);
+  }
+}
