@@ -57,8 +57,11 @@ export function installFakeClock(options: FakeClockOptions = {}): FakeClock {
       jest.setSystemTime(epochMs(time));
     },
     pendingTimers: () => jest.getTimerCount(),
-    uninstall: () => {
-      jest.useRealTimers();
-    },
+    uninstall: uninstallFakeClock,
   };
+}
+
+/** Back to real timers (safe to call when no fake clock is installed): for an `afterEach`. */
+export function uninstallFakeClock(): void {
+  jest.useRealTimers();
 }

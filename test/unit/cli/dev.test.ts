@@ -1,10 +1,10 @@
-import { jest } from '@jest/globals';
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Reloader, WarmStarter, childArguments, isWatchedChange, watchTargets, type BootedChild, type DevLog, type OperatorProcess } from '../../../src/cli/commands/dev.js';
 import { DEV_START_MESSAGE } from '../../../src/cli/commands/dev-protocol.js';
+import { installFakeClock, type FakeClock } from '../../support/fake-clock.js';
 
 /** An operator process the test starts, readies, stops and crashes by hand. */
 class FakeOperator implements OperatorProcess {
@@ -33,14 +33,13 @@ function recordingLog(): DevLog & { lines: Array<[string, unknown]> } {
 }
 
 describe('konductor dev: reloading', () => {
-  let clock = 0;
+  let clock: FakeClock;
   let operators: FakeOperator[];
   let log: ReturnType<typeof recordingLog>;
   let reloader: Reloader;
 
   beforeEach(() => {
-    jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] });
-    clock = 0;
+    clock = installFakeClock({ now: 0 });
     operators = [];
     log = recordingLog();
     reloader = new Reloader(
@@ -51,18 +50,15 @@ describe('konductor dev: reloading', () => {
       },
       log,
       100,
-      () => clock,
+      clock.now,
     );
   });
 
   afterEach(() => {
-    jest.useRealTimers();
+    clock.uninstall();
   });
 
-  async function advance(ms: number): Promise<void> {
-    clock += ms;
-    await jest.advanceTimersByTimeAsync(ms);
-  }
+  const advance = (ms: number): Promise<void> => clock.advanceAsync(ms);
 
   test('a burst of saves restarts the operator once, 100 ms after the last one', async () => {
     reloader.start();
@@ -109,7 +105,7 @@ describe('konductor dev: reloading', () => {
       },
       log,
       100,
-      () => clock,
+      clock.now,
     );
     reloader.start();
     reloader.changed('a.ts');
