@@ -1,7 +1,8 @@
 import { setMaxListeners } from 'node:events';
 import PQueue from 'p-queue';
 import type { Observable, Subscription } from 'rxjs';
-import { setLongTimeout, type LongTimeout } from '../clock/long-timeout.js';
+import { systemClock, type Clock } from '../clock/clock.js';
+import type { LongTimeout } from '../clock/long-timeout.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { KubeObject } from '../objects/kube-object.js';
@@ -36,7 +37,9 @@ export interface ReactorOptions {
   maxEventsPerRun?: number;
   logger?: Logger;
   metrics?: Metrics;
-  /** The clock for progress tracking ({@link Reactor.progress}); default `Date.now`. */
+  /** The clock for requeues, the drain deadline and progress tracking ({@link Reactor.progress}). Default {@link systemClock}. */
+  clock?: Clock;
+  /** The time progress tracking reads, when it should differ from `clock` (kept for older callers). Default: `clock.now`. */
   now?: () => number;
 }
 
@@ -93,6 +96,7 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
   private readonly logger: Logger;
   private readonly metrics: Metrics;
   private readonly maxEventsPerRun: number;
+  private readonly clock: Clock;
   private readonly now: () => number;
   private lastCompletedAt: number;
   private waitingSince: number | undefined;
@@ -109,7 +113,8 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     this.logger = options.logger ?? silentLogger();
     this.metrics = options.metrics ?? noMetrics;
     this.maxEventsPerRun = options.maxEventsPerRun ?? 1_000;
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
+    this.now = options.now ?? (() => this.clock.now());
     this.lastCompletedAt = this.now();
     // A run's own report() happens before p-queue counts it finished; report again once it has,
     // or reactor_running stays stuck at the last run's count while the reactor is idle.
@@ -191,7 +196,7 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     for (const slot of this.slots.values()) slot.requeueTimer?.clear();
     let timer: LongTimeout | undefined;
     const deadline = new Promise<'timeout'>((resolve) => {
-      timer = setLongTimeout(() => resolve('timeout'), deadlineMs);
+      timer = this.clock.setTimeout(() => resolve('timeout'), deadlineMs);
     });
     const outcome = await Promise.race([this.queue.onIdle().then(() => 'drained' as const), deadline]);
     timer?.clear();
@@ -233,8 +238,8 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     } else if (result?.requeueAfterMs !== undefined && slot.latest.type !== 'DELETED') {
       slot.state = 'idle';
       // A requeue can be far off (a TemporaryError delay, a stored `delayed` time): past setTimeout's
-      // 24.8-day limit a bare setTimeout would fire at once, again and again.
-      slot.requeueTimer = setLongTimeout(() => {
+      // 24.8-day limit a bare setTimeout would fire at once, again and again; the clock's does not.
+      slot.requeueTimer = this.clock.setTimeout(() => {
         slot.requeueTimer = undefined;
         if (slot.state === 'idle' && !this.stopped) {
           // No raw event is added: nothing happened to the object, so event observers see nothing twice.

@@ -3,8 +3,8 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { TestControlPlane } from '../../src/testing/index.js';
-import { waitFor } from '../support/wait-for.js';
+import { TestControlPlane } from '../../../src/testing/index.js';
+import { waitFor } from '../../support/wait-for.js';
 
 function isAlive(pid: number): boolean {
   try {
@@ -44,7 +44,7 @@ describe('a control plane of its own', () => {
   });
 
   test('leaves no process or folder behind when the test process is killed (SIGKILL)', async () => {
-    const holder = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../support/hold-control-plane.ts', import.meta.url))], {
+    const holder = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../../support/hold-control-plane.ts', import.meta.url))], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const firstLine = await new Promise<string>((resolve, reject) => {

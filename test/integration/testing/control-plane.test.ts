@@ -6,9 +6,9 @@ import {
   setHeaderOptions,
   type KubeConfig,
 } from '@kubernetes/client-node';
-import { kubeConfigForServiceAccount } from '../../src/testing/index.js';
-import { sharedKubeConfig, statusOf, uniqueNamespace } from '../support/cluster.js';
-import { installWidgetCrd, WIDGET_API_VERSION, widgetIds as widgets, type Widget } from '../support/widgets.js';
+import { kubeConfigForServiceAccount } from '../../../src/testing/index.js';
+import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
+import { installWidgetCrd, WIDGET_API_VERSION, widgetIds as widgets, type Widget } from '../../support/widgets.js';
 
 let kc: KubeConfig;
 let api: CustomObjectsApi;
