@@ -2,7 +2,7 @@ import { HANDLERS, METADATA } from './metadata.js';
 import type {
   ChangeHandlerFn,
   ChangeHandlerOptions,
-  ChangeKind,
+  ChangeHandlerSpec,
   DaemonHandlerFn,
   DaemonOptions,
   EventHandlerFn,
@@ -21,7 +21,7 @@ function declarationsOf(cls: HandlerClass): HandlerDeclaration[] {
 }
 
 /** A stable key for grouping handlers by resource. */
-export function selectorKey(spec: Pick<HandlerSpec, 'resource'>): string {
+function selectorKey(spec: Pick<HandlerSpec, 'resource'>): string {
   return `${spec.resource.apiVersion} ${spec.resource.name.toLowerCase()}`;
 }
 
@@ -79,7 +79,7 @@ export class Registry {
    * @example registry.change('create', { apiVersion: 'example.com/v1', name: 'widgets' }, async ({ patch }) => { ... }, { id: 'widgets.create' })
    */
   change<Spec = Record<string, unknown>, Status = Record<string, unknown>>(
-    kind: ChangeKind,
+    kind: ChangeHandlerSpec['kind'],
     resource: { apiVersion: string; name: string },
     fn: ChangeHandlerFn<Spec, Status>,
     options: ChangeHandlerOptions & { id: string },
@@ -100,15 +100,5 @@ export class Registry {
   /** Every registered handler. */
   get handlers(): readonly HandlerSpec[] {
     return this.specs;
-  }
-
-  /** Handlers grouped by the resource they watch. */
-  byResource(): Map<string, HandlerSpec[]> {
-    const groups = new Map<string, HandlerSpec[]>();
-    for (const spec of this.specs) {
-      const key = selectorKey(spec);
-      groups.set(key, [...(groups.get(key) ?? []), spec]);
-    }
-    return groups;
   }
 }

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Observable } from 'rxjs';
 import type { ApiClient } from '../api/api-client.js';
 import { retryDelayMs } from '../api/api-error.js';
@@ -6,6 +5,7 @@ import { discoverResource, ResourceNotFoundError } from '../api/discovery.js';
 import type { Resource, ResourceSelector } from '../api/resource.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { Backoff, type BackoffOptions } from '../clock/backoff.js';
+import { sleep } from '../clock/long-timeout.js';
 
 /**
  * Emits the resolved resource once discovery knows it, then completes. A missing CRD or an
@@ -36,7 +36,8 @@ export function resolveResource(
           // Say it loudly once, then quietly: a missing CRD is often a deliberate install order.
           logger[warned && error instanceof ResourceNotFoundError ? 'debug' : 'warn']({ delayMs: Math.round(delay) }, `cannot resolve ${selector.name} in ${selector.apiVersion}: ${message}; retrying`);
           warned = true;
-          await sleep(delay, undefined, { signal: stop.signal }).catch(() => undefined);
+          // Resolves early when unsubscribed; the loop then ends.
+          await sleep(delay, stop.signal);
         }
       }
     })();
