@@ -1,9 +1,15 @@
 // Shared by the operator-side processes of the benchmark (bench/*-child.mjs). Loads nothing of the
 // framework itself, so the naive baseline's process carries none of it.
 
-/** The framework: compiled (dist/, as deployed) unless BENCH_FRAMEWORK names another entry (the smoke test's sources). */
-export function loadFramework() {
-  return import(process.env.BENCH_FRAMEWORK ?? new URL('../dist/framework/index.js', import.meta.url).href);
+/**
+ * The framework's two entry points in one object, `konductor` and `konductor/runtime` (the children use
+ * building blocks such as the Reactor): compiled (dist/, as deployed) unless BENCH_FRAMEWORK names
+ * another root entry (the smoke test's sources), whose runtime entry sits beside it in runtime/.
+ */
+export async function loadFramework() {
+  const root = new URL(process.env.BENCH_FRAMEWORK ?? new URL('../dist/framework/index.js', import.meta.url).href);
+  const runtime = new URL(`runtime/${root.pathname.split('/').pop()}`, root);
+  return { ...(await import(root.href)), ...(await import(runtime.href)) };
 }
 
 export const benchResource = { apiVersion: 'bench.konductor.dev/v1', group: 'bench.konductor.dev', version: 'v1', plural: 'benchobjects' };

@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createLogger, createOperator, type Operator, type Registry } from '../framework/index.js';
 import { EtcdBackups, EtcdClusters, EtcdRestores } from '../handlers/etcd/index.js';
-import { applyManifests, EtcdPodRunner, installCrds, LoopbackAddresses, readCrds, readManifests, TestControlPlane } from '../testing/index.js';
+import { EtcdPodRunner, LoopbackAddresses } from '../handlers/etcd/testing/index.js';
+import { applyManifests, installCrds, readCrds, readManifests, TestControlPlane } from '../testing/index.js';
 import { LoadError, loadHandlers } from './load-handlers.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));

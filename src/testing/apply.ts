@@ -2,7 +2,10 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { loadAll } from 'js-yaml';
-import { ApiClient, ApiError, discoverResource, type KubeObject } from '../framework/index.js';
+import { ApiClient } from '../framework/api/api-client.js';
+import { ApiError } from '../framework/api/api-error.js';
+import { discoverResource } from '../framework/api/discovery.js';
+import type { KubeObject } from '../framework/objects/kube-object.js';
 import { collectionPath, objectPath } from '../framework/api/resource.js';
 
 /**

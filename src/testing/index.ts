@@ -18,5 +18,8 @@ export { resolveBinaries, cacheRoot, type ControlPlaneBinaries } from './binarie
 export { installCrds, readCrds } from './crds.js';
 export { runOperator, waitFor, type TestOperator, type RecordedRequest } from './operator-harness.js';
 export { applyManifests, readManifests } from './apply.js';
-export { EtcdPodRunner, LoopbackAddresses, type EtcdPodRunnerOptions, type RunningEtcdProcess } from './etcd/index.js';
+// For test helpers that start processes of their own: signal a whole process group, and have the
+// processes killed should the test runner die without stopping them.
+export { killGroup } from './managed-process.js';
+export { startReaper, registerPid } from './process-reaper.js';
 export { FaultProxy, type FaultMode, type FaultModeName, type FaultCounts, type FaultProxyOptions, type FaultProxyStats, type ProxiedControlPlane, type ProxiedRequest } from './chaos/index.js';

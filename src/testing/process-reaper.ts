@@ -3,7 +3,7 @@ import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** File in a control plane's folder listing the process ids the reaper must kill. */
-export const PID_FILE = 'pids';
+const PID_FILE = 'pids';
 
 // Runs in a detached `node -e` process so it outlives a test runner killed by SIGKILL or Ctrl-C.
 // It polls the owner; once the owner is gone it kills every listed process group and removes the folder.
@@ -23,7 +23,11 @@ const tick = () => {
 setInterval(tick, 250);
 `;
 
-/** Starts the reaper guarding `dir` for the current process. */
+/**
+ * Starts a detached reaper guarding `dir` for the current process: should this process die (even by
+ * SIGKILL), the reaper kills every process group recorded with {@link registerPid} and removes `dir`.
+ * Removing `dir` on a clean stop lets the reaper exit.
+ */
 export function startReaper(dir: string): void {
   const child = spawn(process.execPath, ['-e', REAPER_SOURCE, String(process.pid), dir], {
     detached: true,
@@ -32,7 +36,7 @@ export function startReaper(dir: string): void {
   child.unref();
 }
 
-/** Records a process (group leader) the reaper must kill if the owner dies. */
+/** Records a process (a group leader, spawned `detached`) the reaper of `dir` must kill if the owner dies. */
 export function registerPid(dir: string, pid: number): void {
   appendFileSync(join(dir, PID_FILE), `${pid}\n`);
 }

@@ -183,7 +183,7 @@ afterAll(() => {
 });
 
 describe('installing the packed package into an empty project', () => {
-  test('brings the framework, its command, its testing kit and the provisioning script, and not the bundled operators or their dependencies', () => {
+  test('brings the framework, its building blocks, its command, its testing kit and the provisioning script, and not the bundled operators or their dependencies', () => {
     const installed = join(consumer, 'node_modules', 'konductor');
     const shipped = filesBelow(installed);
     expect(shipped).toEqual(
@@ -194,14 +194,16 @@ describe('installing the packed package into an empty project', () => {
         'dist/cli/konductor.js',
         'dist/framework/index.js',
         'dist/framework/index.d.ts',
+        'dist/framework/runtime/index.js',
+        'dist/framework/runtime/index.d.ts',
         'dist/testing/index.js',
         'dist/testing/index.d.ts',
         'scripts/provision.sh',
       ]),
     );
     expect(shipped.filter((file) => file.startsWith('src/') || file.startsWith('test/') || (/\.m?ts$/.test(file) && !/\.d\.m?ts$/.test(file)))).toEqual([]);
-    // No operator code; only the interface `konductor/testing`'s LoopbackAddresses implements, for its types.
-    expect(shipped.filter((file) => file.startsWith('dist/handlers/'))).toEqual(['dist/handlers/etcd/addresses.d.ts']);
+    // No operator code, nor the etcd operator's test support.
+    expect(shipped.filter((file) => file.startsWith('dist/handlers/'))).toEqual([]);
 
     const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
     const dependencies = Object.keys(manifest.dependencies ?? {});
@@ -292,10 +294,13 @@ describe("the README's own operator, set up as the README says", () => {
 
     // Were luxon's types missing from the install, DurationInput would silently become `any`: the
     // assignment below would compile and tsc would report the directive as unused.
+    // The building blocks' subpath resolves and carries its types too.
     const durationCheck = `import type { DurationInput } from 'konductor';
+import { TimerEngine } from 'konductor/runtime';
 // @ts-expect-error a boolean is no duration
 export const wrong: DurationInput = true;
 export const right: DurationInput[] = ['PT5S', 5];
+export const engine: typeof TimerEngine = TimerEngine;
 `;
     writeFileSync(join(project, 'src', 'published-types.ts'), durationCheck);
     try {

@@ -1,4 +1,4 @@
-import type { EtcdAddresses, MemberPodAddress, MemberURLs } from '../../handlers/etcd/addresses.js';
+import type { EtcdAddresses, MemberPodAddress, MemberURLs } from '../addresses.js';
 
 /** Where a member stands, as the pod runner reports it. */
 interface MemberRecord {

@@ -8,16 +8,9 @@ import { basename, delimiter, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Subscription } from 'rxjs';
-import { ApiClient } from '../../framework/api/api-client.js';
-import { ApiError } from '../../framework/api/api-error.js';
-import type { Resource } from '../../framework/api/resource.js';
-import { silentLogger, type Logger } from '../../framework/observability/logger.js';
-import type { KubeObject } from '../../framework/objects/kube-object.js';
-import type { WatchEvent } from '../../framework/watching/events.js';
-import { watchResource } from '../../framework/watching/watch-stream.js';
-import { cacheRoot } from '../binaries.js';
-import { killGroup } from '../managed-process.js';
-import { registerPid, startReaper } from '../process-reaper.js';
+import { ApiClient, ApiError, silentLogger, type KubeObject, type Logger } from 'konductor';
+import { watchResource, type Resource, type WatchEvent } from 'konductor/runtime';
+import { cacheRoot, killGroup, registerPid, startReaper } from 'konductor/testing';
 import type { LoopbackAddresses } from './loopback-addresses.js';
 
 /** Options for {@link EtcdPodRunner}. */
