@@ -21,11 +21,18 @@ export interface TimerEngineOptions {
   metrics?: Metrics;
   /** What time it is and how to wait; default {@link systemClock}. */
   clock?: Clock;
+  /** The time schedules read, when it should differ from `clock` (kept for older callers). Default: `clock.now`. */
+  now?: () => number;
   /**
    * A run taking longer is abandoned: its signal aborts, it counts as a failure and the timer goes on
    * with its schedule. Default: no limit.
    */
   runTimeoutMs?: number;
+}
+
+function clockOf(options: TimerEngineOptions): Clock {
+  const clock = options.clock ?? systemClock;
+  return options.now ? { ...clock, now: options.now } : clock;
 }
 
 /**
@@ -47,7 +54,7 @@ export class TimerEngine {
       logger: options.logger,
       poster: options.poster,
       metrics: options.metrics ?? noMetrics,
-      clock: options.clock ?? systemClock,
+      clock: clockOf(options),
       runTimeoutMs: options.runTimeoutMs,
       essence: (body: KubeObject) => this.essenceOf(body),
       warnRecord: (body: KubeObject, timerId: string, raw: string, what: string) => this.warnRecord(body, timerId, raw, what),
