@@ -1,8 +1,8 @@
-import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import type { ObjectEvent } from '../../../src/framework/watching/events.js';
+import { widgetEvent as sharedWidgetEvent, type Widget as SharedWidget } from '../../support/widget-objects.js';
 
-/** The object kind the reactor specs feed: `spec.n` tells successive states of one object apart. */
-export interface Widget extends KubeObject {
+/** The shared Widget fixture as the reactor specs feed it: `spec.n` tells successive states of one object apart. */
+export interface Widget extends SharedWidget {
   metadata: { uid: string; name: string; namespace: string; resourceVersion: string };
   spec: { n: number };
 }
@@ -15,14 +15,7 @@ export function widgetEvent(
   n: number,
   options: { type?: WidgetEvent['type']; fromList?: boolean } = {},
 ): WidgetEvent {
-  return {
-    type: options.type ?? 'MODIFIED',
-    object: {
-      metadata: { uid, name: `widget-${uid}`, namespace: 'default', resourceVersion: String(n) },
-      spec: { n },
-    },
-    fromList: options.fromList ?? false,
-  };
+  return sharedWidgetEvent({ uid, name: `widget-${uid}`, resourceVersion: String(n), spec: { n } }, options) as WidgetEvent;
 }
 
 export interface Deferred<T = void> {
@@ -42,23 +35,13 @@ export function deferred<T = void>(): Deferred<T> {
   return { promise, resolve, reject };
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 /** Lets pending promise callbacks and I/O run once. */
 export function tick(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-/** Polls `condition` until it holds; fails with `what` after `timeoutMs`. */
-export async function waitFor(condition: () => boolean, timeoutMs = 2_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(2);
-  }
-}
+/** How the reactor specs poll with the shared `waitFor` (test/support/wait-for): every 2 ms. */
+export const often = { intervalMs: 2 } as const;
 
 /** Counts runs in progress, overall and per object, and remembers the highest counts seen. */
 export class ConcurrencyTracker {

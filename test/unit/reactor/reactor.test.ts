@@ -3,12 +3,13 @@ import { pino } from 'pino';
 import { Reactor, type ObjectBatch, type ProcessResult, type ReactorOptions } from '../../../src/framework/reactor/reactor.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
 import type { WatchEvent } from '../../../src/framework/watching/events.js';
+import { sleep } from '../../../src/framework/clock/long-timeout.js';
+import { waitFor } from '../../support/wait-for.js';
 import {
   ConcurrencyTracker,
   deferred,
-  sleep,
+  often,
   tick,
-  waitFor,
   widgetEvent,
   type Widget,
   type WidgetEvent,
@@ -101,7 +102,7 @@ describe('coalescing events of one object', () => {
     });
 
     reactor.push(widgetEvent('a', 1), 'route');
-    await waitFor(() => reactor.running === 1, 1_000, 'the first run to start');
+    await waitFor(() => reactor.running === 1, { what: 'the first run to start', timeoutMs: 1_000, ...often });
     reactor.push(widgetEvent('a', 2, { type: 'MODIFIED' }), 'route');
     await tick();
     expect(runs).toHaveLength(1); // the follow-up waits for the first run to finish
@@ -155,7 +156,7 @@ describe('sharing the concurrency limit between objects', () => {
     const { reactor, runs } = reactorWith(() => sleep(1), { concurrency: 2 });
 
     for (let i = 0; i < 2_000; i++) reactor.push(widgetEvent(`listed-${i}`, 1, { fromList: true }), 'route');
-    await waitFor(() => runs.length >= 10, 2_000, 'the backlog to get going');
+    await waitFor(() => runs.length >= 10, { what: 'the backlog to get going', timeoutMs: 2_000, ...often });
     reactor.push(widgetEvent('created', 1, { type: 'ADDED', fromList: false }), 'route');
     await reactor.onIdle();
 
@@ -280,7 +281,7 @@ describe('requeueing', () => {
     expect(runs).toHaveLength(1);
     expect(reactor.activeObjects).toBe(1); // kept while the re-run is pending
 
-    await waitFor(() => runs.length === 2, 1_000, 'the re-run');
+    await waitFor(() => runs.length === 2, { what: 'the re-run', timeoutMs: 1_000, ...often });
     await reactor.onIdle();
 
     expect(runs[1]).toMatchObject({ uid: 'a', latest: 7, route: 'route' });
@@ -291,7 +292,7 @@ describe('requeueing', () => {
     const { reactor, runs } = reactorWith(async () => (runs.length === 1 ? { requeueAfterMs: 20 } : undefined));
 
     reactor.push(widgetEvent('a', 7), 'route');
-    await waitFor(() => runs.length === 2, 1_000, 'the re-run');
+    await waitFor(() => runs.length === 2, { what: 'the re-run', timeoutMs: 1_000, ...often });
 
     expect(runs.map((r) => r.events)).toEqual([[7], []]);
   });
@@ -471,7 +472,7 @@ describe('metrics', () => {
 
     reactor.push(widgetEvent('a', 1), 'route');
     reactor.push(widgetEvent('blocker', 1), 'route');
-    await waitFor(() => runs.length === 2 && reactor.queued === 1, 1_000, "a's re-run to wait behind the blocker");
+    await waitFor(() => runs.length === 2 && reactor.queued === 1, { what: "a's re-run to wait behind the blocker", timeoutMs: 1_000, ...often });
 
     expect(metrics.gauges.get('reactor_queue_depth')).toBe(1);
     expect(metrics.gauges.get('reactor_running')).toBe(1);

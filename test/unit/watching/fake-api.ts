@@ -8,14 +8,15 @@
  */
 import type { ParsedUrlQuery } from 'node:querystring';
 import { PassThrough } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeConfig } from '@kubernetes/client-node';
 import nock from 'nock';
 import type { Observable, Subscription } from 'rxjs';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
 import type { Resource } from '../../../src/framework/api/resource.js';
+import { sleep } from '../../../src/framework/clock/long-timeout.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import type { WatchEvent } from '../../../src/framework/watching/events.js';
+import { widget as widgetObject, WIDGET_API_VERSION, widgetResource } from '../../support/widget-objects.js';
 
 export const SERVER = 'https://fake.cluster';
 
@@ -32,16 +33,9 @@ afterAll(() => {
   nock.restore();
 });
 
-/** A namespaced custom resource; listed and watched across all namespaces at {@link WIDGETS_PATH}. */
-export const widgets: Resource = {
-  group: 'example.com',
-  version: 'v1',
-  plural: 'widgets',
-  kind: 'Widget',
-  namespaced: true,
-  hasStatus: true,
-};
-export const WIDGETS_PATH = '/apis/example.com/v1/widgets';
+/** The shared Widget resource (namespaced); listed and watched across all namespaces at {@link WIDGETS_PATH}. */
+export const widgets: Resource = widgetResource;
+export const WIDGETS_PATH = `/apis/${WIDGET_API_VERSION}/${widgetResource.plural}`;
 
 export function makeClient(): ApiClient {
   const kc = new KubeConfig();
@@ -54,14 +48,9 @@ export function makeClient(): ApiClient {
   return new ApiClient(kc);
 }
 
-/** A Widget named `name` at `resourceVersion`; its UID is derived from the name unless given. */
+/** The shared Widget fixture named `name` at `resourceVersion`; its UID is derived from the name unless given. */
 export function widget(name: string, resourceVersion: string, uid = `uid-${name}`): KubeObject {
-  return {
-    apiVersion: 'example.com/v1',
-    kind: 'Widget',
-    metadata: { name, namespace: 'default', uid, resourceVersion },
-    spec: { size: 1 },
-  };
+  return widgetObject({ name, resourceVersion, uid });
 }
 
 /** One line of a watch response. */
@@ -112,7 +101,7 @@ export class FakeApi {
 
   /** Answers the next list request with one page. */
   listPage(items: KubeObject[], metadata: { resourceVersion?: string; continue?: string }): this {
-    this.next('list').reply(200, { kind: 'WidgetList', apiVersion: 'example.com/v1', metadata, items });
+    this.next('list').reply(200, { kind: 'WidgetList', apiVersion: WIDGET_API_VERSION, metadata, items });
     return this;
   }
 
@@ -208,16 +197,10 @@ export function summarize(event: WatchEvent): string {
   return `${event.type} ${name ?? '?'}@${resourceVersion ?? '?'}${event.fromList ? ' (list)' : ''}`;
 }
 
-/** Polls until `condition` holds; fails with `what` after `timeoutMs`. */
-export async function waitFor(what: string, condition: () => boolean, timeoutMs = 3_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-}
+/** How the watch specs poll with the shared `waitFor` (test/support/wait-for): often, and for at most 3 s. */
+export const quickly = { timeoutMs: 3_000, intervalMs: 5 } as const;
 
 /** Lets timers and I/O run for a while, to show that something does NOT happen. */
 export function settle(ms = 100): Promise<void> {
-  return sleep(ms).then(() => undefined);
+  return sleep(ms);
 }

@@ -3,7 +3,8 @@ import type { ApiClient } from '../../../src/framework/api/api-client.js';
 import type { Resource } from '../../../src/framework/api/resource.js';
 import { resolveResource } from '../../../src/framework/watching/resource-resolver.js';
 import { LogCapture } from '../handling/log-capture.js';
-import { makeClient, SERVER, waitFor } from './fake-api.js';
+import { waitFor } from '../../support/wait-for.js';
+import { makeClient, quickly, SERVER } from './fake-api.js';
 
 const DISCOVERY = '/apis/example.com/v1';
 const served = {
@@ -39,7 +40,7 @@ describe('resolving a resource whose CRD is missing', () => {
       logger: log.logger,
       backoff: { initialMs: 10, jitter: 0 },
     }).subscribe((resource) => resolved.push(resource));
-    await waitFor('the resource to resolve', () => resolved.length === 1);
+    await waitFor(() => resolved.length === 1, { what: 'the resource to resolve', ...quickly });
     subscription.unsubscribe();
 
     const warnings = log.atLeast('warn');

@@ -4,7 +4,9 @@ import type { ApiClient } from '../../../src/framework/api/api-client.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { watchResource, type WatchStreamOptions } from '../../../src/framework/watching/watch-stream.js';
-import { FakeApi, line, makeClient, Recorded, settle, status, waitFor, widget, widgets } from './fake-api.js';
+import { waitFor } from '../../support/wait-for.js';
+import { WIDGET_API_VERSION } from '../../support/widget-objects.js';
+import { FakeApi, line, makeClient, quickly, Recorded, settle, status, widget, widgets } from './fake-api.js';
 
 let client: ApiClient;
 let api: FakeApi;
@@ -48,7 +50,7 @@ describe('the initial listing', () => {
     api.watchStream();
 
     const stream = watch({ pageSize: 2 });
-    await waitFor('the watch request', () => api.watches.length === 1);
+    await waitFor(() => api.watches.length === 1, { what: 'the watch request', ...quickly });
 
     expect(api.lists.map((r) => [r.query.get('limit'), r.query.get('continue')])).toEqual([
       ['2', null],
@@ -68,7 +70,7 @@ describe('the initial listing', () => {
     api.watchStream();
 
     watch({ timeoutSeconds: undefined });
-    await waitFor('six watch requests', () => api.watches.length === 6);
+    await waitFor(() => api.watches.length === 6, { what: 'six watch requests', ...quickly });
 
     const asked = api.watches.map((request) => Number(request.query.get('timeoutSeconds')));
     for (const seconds of asked) {
@@ -84,7 +86,7 @@ describe('the initial listing', () => {
     api.watchStream();
 
     watch({ labelSelector: 'app=web', fieldSelector: 'metadata.namespace=default' });
-    await waitFor('the watch request', () => api.watches.length === 1);
+    await waitFor(() => api.watches.length === 1, { what: 'the watch request', ...quickly });
 
     for (const request of [api.lists[0]!, api.watches[0]!]) {
       expect(request.query.get('labelSelector')).toBe('app=web');
@@ -98,7 +100,7 @@ describe('the initial listing', () => {
     api.watchStream();
 
     const stream = watch();
-    await waitFor('the watch request', () => api.watches.length === 1);
+    await waitFor(() => api.watches.length === 1, { what: 'the watch request', ...quickly });
 
     expect(api.lists).toHaveLength(2);
     expect(stream.summary).toEqual(['ADDED a@1 (list)', 'SYNCED']);
@@ -113,7 +115,7 @@ describe('the initial listing', () => {
     api.watchStream();
 
     const stream = watch({ pageSize: 1 });
-    await waitFor('the watch request', () => api.watches.length === 1);
+    await waitFor(() => api.watches.length === 1, { what: 'the watch request', ...quickly });
 
     expect(api.lists.map((r) => r.query.get('continue'))).toEqual([null, 'old-token', null, 'new-token']);
     expect(stream.summary).toEqual(['ADDED a@1 (list)', 'ADDED b@6 (list)', 'SYNCED']);
@@ -126,7 +128,7 @@ describe('the initial listing', () => {
     api.watchStream();
 
     const stream = watch();
-    await waitFor('the watch request', () => api.watches.length === 1);
+    await waitFor(() => api.watches.length === 1, { what: 'the watch request', ...quickly });
 
     expect(stream.summary).toEqual(['ADDED a@1 (list)', 'SYNCED']);
     expect(errors()).toBe(1);
@@ -140,22 +142,22 @@ describe('the watch', () => {
     const body = api.watchStream();
 
     const stream = watch();
-    await waitFor('the watch request', () => api.watches.length === 1);
+    await waitFor(() => api.watches.length === 1, { what: 'the watch request', ...quickly });
     body.write(line('ADDED', widget('a', '2')));
     body.write(line('MODIFIED', widget('a', '3')));
     body.write(line('DELETED', widget('a', '4')));
-    await waitFor('three live events', () => stream.events.length === 4);
+    await waitFor(() => stream.events.length === 4, { what: 'three live events', ...quickly });
 
     expect(stream.summary).toEqual(['SYNCED', 'ADDED a@2', 'MODIFIED a@3', 'DELETED a@4']);
   });
 
   test('a BOOKMARK advances the resourceVersion: the next watch resumes from it without relisting', async () => {
     api.listPage([], { resourceVersion: '1' });
-    api.watchLines(line('BOOKMARK', { kind: 'Widget', apiVersion: 'example.com/v1', metadata: { resourceVersion: '42' } }));
+    api.watchLines(line('BOOKMARK', { kind: 'Widget', apiVersion: WIDGET_API_VERSION, metadata: { resourceVersion: '42' } }));
     api.watchStream();
 
     const stream = watch();
-    await waitFor('the second watch request', () => api.watches.length === 2);
+    await waitFor(() => api.watches.length === 2, { what: 'the second watch request', ...quickly });
 
     expect(api.watches.map((r) => r.query.get('resourceVersion'))).toEqual(['1', '42']);
     expect(stream.summary).toEqual(['SYNCED']);
@@ -167,10 +169,10 @@ describe('the watch', () => {
     const body = api.watchStream();
 
     const stream = watch();
-    await waitFor('the watch request', () => api.watches.length === 1);
+    await waitFor(() => api.watches.length === 1, { what: 'the watch request', ...quickly });
     body.write('{"type":"ADDED","object":{not json\n');
     body.write(line('ADDED', widget('a', '2')));
-    await waitFor('the event after the bad line', () => stream.events.length === 2);
+    await waitFor(() => stream.events.length === 2, { what: 'the event after the bad line', ...quickly });
 
     expect(stream.summary).toEqual(['SYNCED', 'ADDED a@2']);
     expect(skipped()).toBe(1);
@@ -182,11 +184,11 @@ describe('the watch', () => {
     const body = api.watchStream();
 
     const stream = watch();
-    await waitFor('the watch request', () => api.watches.length === 1);
+    await waitFor(() => api.watches.length === 1, { what: 'the watch request', ...quickly });
     body.write(line('ADDED', { kind: 'Widget', metadata: { name: 'anonymous' } }));
     body.write(line('RESIZED', widget('b', '2')));
     body.write(line('ADDED', widget('a', '3')));
-    await waitFor('the event after the skipped ones', () => stream.events.length === 2);
+    await waitFor(() => stream.events.length === 2, { what: 'the event after the skipped ones', ...quickly });
 
     expect(stream.summary).toEqual(['SYNCED', 'ADDED a@3']);
     expect(skipped()).toBe(2);
@@ -212,7 +214,7 @@ describe('410 Gone on the watch', () => {
     api.watchStream();
 
     const stream = watch();
-    await waitFor('the watch after the relist', () => api.watches.length === 2);
+    await waitFor(() => api.watches.length === 2, { what: 'the watch after the relist', ...quickly });
 
     expect(stream.summary.slice(4)).toEqual(afterRelist);
     expect(stream.syncs).toBe(2);
@@ -227,7 +229,7 @@ describe('410 Gone on the watch', () => {
     api.watchStream();
 
     const stream = watch();
-    await waitFor('the watch after the relist', () => api.watches.length === 2);
+    await waitFor(() => api.watches.length === 2, { what: 'the watch after the relist', ...quickly });
 
     expect(stream.summary.slice(4)).toEqual(afterRelist);
     expect(stream.syncs).toBe(2);
@@ -243,7 +245,7 @@ describe('failures that keep the resourceVersion', () => {
     api.watchStream();
 
     watch();
-    await waitFor('the retried watch', () => api.watches.length === 2);
+    await waitFor(() => api.watches.length === 2, { what: 'the retried watch', ...quickly });
 
     const [first, second] = api.watches;
     expect(second!.at - first!.at).toBeGreaterThanOrEqual(900);
@@ -257,7 +259,7 @@ describe('failures that keep the resourceVersion', () => {
     api.watchStream();
 
     watch();
-    await waitFor('the retried watch', () => api.watches.length === 2);
+    await waitFor(() => api.watches.length === 2, { what: 'the retried watch', ...quickly });
 
     expect(api.watches[1]!.query.get('resourceVersion')).toBe('1');
     expect(errors()).toBe(1);
@@ -270,7 +272,7 @@ describe('failures that keep the resourceVersion', () => {
     api.watchStream();
 
     watch();
-    await waitFor('the retried watch', () => api.watches.length === 2);
+    await waitFor(() => api.watches.length === 2, { what: 'the retried watch', ...quickly });
 
     expect(api.watches[1]!.query.get('resourceVersion')).toBe('1');
     expect(errors()).toBe(1);
@@ -283,11 +285,11 @@ describe('failures that keep the resourceVersion', () => {
     api.watchStream();
 
     const stream = watch();
-    await waitFor('the watch request', () => api.watches.length === 1);
+    await waitFor(() => api.watches.length === 1, { what: 'the watch request', ...quickly });
     body.write(line('ADDED', widget('a', '2')));
-    await waitFor('the first event', () => stream.events.length === 2);
+    await waitFor(() => stream.events.length === 2, { what: 'the first event', ...quickly });
     body.destroy(new Error('connection reset by peer'));
-    await waitFor('the reconnected watch', () => api.watches.length === 2);
+    await waitFor(() => api.watches.length === 2, { what: 'the reconnected watch', ...quickly });
 
     expect(api.watches[1]!.query.get('resourceVersion')).toBe('2');
     expect(stream.summary).toEqual(['SYNCED', 'ADDED a@2']);
@@ -300,7 +302,7 @@ describe('failures that keep the resourceVersion', () => {
     api.watchStream();
 
     watch({ idleTimeoutMs: 200 });
-    await waitFor('the replacement watch', () => api.watches.length === 2);
+    await waitFor(() => api.watches.length === 2, { what: 'the replacement watch', ...quickly });
 
     expect(reconnects()).toBe(1);
     expect(relists()).toBe(1);
@@ -313,9 +315,9 @@ describe('failures that keep the resourceVersion', () => {
     api.watchStream();
 
     const stream = watch({ idleTimeoutMs: 200 });
-    await waitFor('the watch request', () => api.watches.length === 1);
+    await waitFor(() => api.watches.length === 1, { what: 'the watch request', ...quickly });
     body.write(line('ADDED', widget('a', '2')));
-    await waitFor('the replacement watch', () => api.watches.length === 2);
+    await waitFor(() => api.watches.length === 2, { what: 'the replacement watch', ...quickly });
 
     expect(stream.summary).toEqual(['SYNCED', 'ADDED a@2']);
     expect(reconnects()).toBe(1);
@@ -331,7 +333,7 @@ describe('watch_reconnects_total', () => {
     api.watchStream();
 
     watch();
-    await waitFor('the retried watch', () => api.watches.length === 2);
+    await waitFor(() => api.watches.length === 2, { what: 'the retried watch', ...quickly });
 
     expect(reconnects()).toBe(1);
   });
@@ -342,7 +344,7 @@ describe('watch_reconnects_total', () => {
     api.watchStream();
 
     watch();
-    await waitFor('the retried watch', () => api.watches.length === 2);
+    await waitFor(() => api.watches.length === 2, { what: 'the retried watch', ...quickly });
 
     expect(reconnects()).toBe(1);
   });
@@ -353,11 +355,11 @@ describe('watch_reconnects_total', () => {
     api.watchStream();
 
     const stream = watch();
-    await waitFor('the watch request', () => api.watches.length === 1);
+    await waitFor(() => api.watches.length === 1, { what: 'the watch request', ...quickly });
     body.write(line('ADDED', widget('a', '2')));
-    await waitFor('the first event', () => stream.events.length === 2);
+    await waitFor(() => stream.events.length === 2, { what: 'the first event', ...quickly });
     body.destroy(new Error('connection reset by peer'));
-    await waitFor('the reconnected watch', () => api.watches.length === 2);
+    await waitFor(() => api.watches.length === 2, { what: 'the reconnected watch', ...quickly });
 
     expect(reconnects()).toBe(1);
   });
@@ -369,7 +371,7 @@ describe('watch_reconnects_total', () => {
     api.watchStream();
 
     watch();
-    await waitFor('the third watch', () => api.watches.length === 3);
+    await waitFor(() => api.watches.length === 3, { what: 'the third watch', ...quickly });
 
     expect(reconnects()).toBe(2);
     expect(errors()).toBe(2);
@@ -381,7 +383,7 @@ describe('watch_reconnects_total', () => {
     api.watchStream();
 
     watch();
-    await waitFor('the watch request', () => api.watches.length === 1);
+    await waitFor(() => api.watches.length === 1, { what: 'the watch request', ...quickly });
 
     expect(errors()).toBe(1);
     expect(reconnects()).toBe(0);
@@ -401,7 +403,7 @@ describe('reconnect backoff', () => {
     api.watchStream();
 
     watch({ backoff: { initialMs: 50, factor: 2, jitter: 0 } });
-    await waitFor('the fifth watch', () => api.watches.length === 5, 5_000);
+    await waitFor(() => api.watches.length === 5, { what: 'the fifth watch', ...quickly, timeoutMs: 5_000 });
 
     const measured = gaps();
     [50, 100, 200, 400].forEach((expected, i) => {
@@ -418,12 +420,12 @@ describe('reconnect backoff', () => {
     api.watchStream();
 
     watch({ backoff: { initialMs: 50, factor: 2, jitter: 0, resetAfterMs: 300 } });
-    await waitFor('the healthy watch', () => api.watches.length === 4, 5_000);
-    healthy.write(line('BOOKMARK', { kind: 'Widget', apiVersion: 'example.com/v1', metadata: { resourceVersion: '5' } }));
+    await waitFor(() => api.watches.length === 4, { what: 'the healthy watch', ...quickly, timeoutMs: 5_000 });
+    healthy.write(line('BOOKMARK', { kind: 'Widget', apiVersion: WIDGET_API_VERSION, metadata: { resourceVersion: '5' } }));
     await settle(400); // error-free for longer than resetAfterMs
     const cutAt = Date.now();
     healthy.destroy(new Error('connection reset by peer'));
-    await waitFor('the last watch', () => api.watches.length === 6, 5_000);
+    await waitFor(() => api.watches.length === 6, { what: 'the last watch', ...quickly, timeoutMs: 5_000 });
 
     const [first, second, third] = gaps();
     expect(first).toBeGreaterThanOrEqual(50 - EARLY);
@@ -452,10 +454,10 @@ describe('metadata.managedFields', () => {
     const body = api.watchStream();
 
     const stream = watch({ store });
-    await waitFor('the watch request', () => api.watches.length === 1);
+    await waitFor(() => api.watches.length === 1, { what: 'the watch request', ...quickly });
     body.write(line('ADDED', withManagedFields(widget('b', '2'))));
     body.write(line('MODIFIED', withManagedFields(widget('a', '3'))));
-    await waitFor('the live events', () => stream.events.length === 4);
+    await waitFor(() => stream.events.length === 4, { what: 'the live events', ...quickly });
 
     const objects = stream.events.flatMap((event) => (event.type === 'SYNCED' ? [] : [event.object]));
     expect(objects.map((object) => object.metadata?.name)).toEqual(['a', 'b', 'a']);
@@ -468,9 +470,9 @@ describe('metadata.managedFields', () => {
     const body = api.watchStream();
 
     const stream = watch({ keepManagedFields: true });
-    await waitFor('the watch request', () => api.watches.length === 1);
+    await waitFor(() => api.watches.length === 1, { what: 'the watch request', ...quickly });
     body.write(line('ADDED', withManagedFields(widget('b', '2'))));
-    await waitFor('the live event', () => stream.events.length === 3);
+    await waitFor(() => stream.events.length === 3, { what: 'the live event', ...quickly });
 
     const objects = stream.events.flatMap((event) => (event.type === 'SYNCED' ? [] : [event.object]));
     expect(objects.map(managedFieldsOf)).toEqual([managedFields, managedFields]);
@@ -485,9 +487,9 @@ describe('unsubscribing', () => {
     api.watchStream();
 
     const stream = watch({ store });
-    await waitFor('the watch request', () => api.watches.length === 1);
+    await waitFor(() => api.watches.length === 1, { what: 'the watch request', ...quickly });
     body.write(line('ADDED', widget('a', '2')));
-    await waitFor('the first event', () => stream.events.length === 2);
+    await waitFor(() => stream.events.length === 2, { what: 'the first event', ...quickly });
     stream.unsubscribe();
     body.write(line('ADDED', widget('b', '3')));
     await settle();
