@@ -2,8 +2,8 @@ import { diff, type Diff } from '../state/diff.js';
 import type { Essence } from '../state/essence.js';
 
 /**
- * Why the framework looks at an object now, decided as in Kopf (first match wins):
- * - `gone`: the object was deleted (a DELETED event): nothing to run, forget it;
+ * Why the framework looks at an object now, decided as in Kopf (first match wins). An object already
+ * gone (a DELETED event) has no cause: the processor handles it before looking for one.
  * - `free`: it is being deleted and our finalizer is not on it: nothing to do;
  * - `delete`: it is being deleted and our finalizer is on it: delete handlers;
  * - `create`: no diff-base stored: create handlers;
@@ -12,7 +12,6 @@ import type { Essence } from '../state/essence.js';
  * - `update`: the essence differs from the diff-base: update and field handlers.
  */
 export type Cause =
-  | { reason: 'gone' }
   | { reason: 'free' }
   | { reason: 'delete' }
   | { reason: 'create' }
@@ -21,7 +20,6 @@ export type Cause =
   | { reason: 'update'; old: Essence; new: Essence; diff: Diff };
 
 export interface CauseInput {
-  deleted: boolean;
   deletionRequested: boolean;
   hasFinalizer: boolean;
   diffBase: Essence | undefined;
@@ -31,7 +29,6 @@ export interface CauseInput {
 }
 
 export function detectCause(input: CauseInput): Cause {
-  if (input.deleted) return { reason: 'gone' };
   if (input.deletionRequested) return input.hasFinalizer ? { reason: 'delete' } : { reason: 'free' };
   if (input.diffBase === undefined) return { reason: 'create' };
   const changes = diff(input.diffBase, input.essence);

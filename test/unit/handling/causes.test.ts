@@ -4,7 +4,6 @@ const ESSENCE = { spec: { size: 3 } };
 
 function input(overrides: Partial<CauseInput> = {}): CauseInput {
   return {
-    deleted: false,
     deletionRequested: false,
     hasFinalizer: true,
     diffBase: ESSENCE,
@@ -15,16 +14,6 @@ function input(overrides: Partial<CauseInput> = {}): CauseInput {
 }
 
 describe('detectCause', () => {
-  test('is gone when the object was deleted', () => {
-    expect(detectCause(input({ deleted: true }))).toEqual({ reason: 'gone' });
-  });
-
-  test('is gone even while deletion is requested, the finalizer is on and the essence changed', () => {
-    expect(
-      detectCause(input({ deleted: true, deletionRequested: true, hasFinalizer: true, diffBase: undefined, resuming: true })),
-    ).toEqual({ reason: 'gone' });
-  });
-
   test('is free when deletion is requested and our finalizer is not on it', () => {
     expect(detectCause(input({ deletionRequested: true, hasFinalizer: false }))).toEqual({ reason: 'free' });
   });
