@@ -3,7 +3,7 @@ import { filter, firstValueFrom, take } from 'rxjs';
 import type { ApiClient } from '../../../src/framework/api/api-client.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
-import { watchResource, type WatchStreamOptions } from '../../../src/framework/watching/watch-stream.js';
+import { afterWatch, watchResource, type WatchStreamOptions } from '../../../src/framework/watching/watch-stream.js';
 import { waitFor } from '../../support/wait-for.js';
 import { WIDGET_API_VERSION } from '../../support/widget-objects.js';
 import { FakeApi, line, makeClient, quickly, Recorded, settle, status, widget, widgets } from './fake-api.js';
@@ -516,4 +516,12 @@ describe('unsubscribing', () => {
     expect(api.watches).toHaveLength(0);
     expect(api.unmatched).toBe(0);
   });
+});
+
+describe('what the stream does once a watch request ended', () => {
+  test('410 Gone relists', () => expect(afterWatch('gone', 3, 60_000)).toBe('relist'));
+  test('a silent connection backs off before reconnecting', () => expect(afterWatch('stalled', 3, 60_000)).toBe('back off'));
+  test('a watch that ended at once with nothing in it backs off (kubernetes#104171)', () => expect(afterWatch('ended', 0, 999)).toBe('back off'));
+  test('a watch that delivered events resumes at once', () => expect(afterWatch('ended', 1, 10)).toBe('resume'));
+  test('a long, quiet watch the server ended resumes at once', () => expect(afterWatch('ended', 0, 1_000)).toBe('resume'));
 });

@@ -1,0 +1,69 @@
+import {
+  heldByAnother,
+  leaseHeldBy,
+  leaseReleased,
+  leaseSpecKey,
+  untilNextAttemptMs,
+  type Lease,
+} from '../../../src/framework/runtime/lease-record.js';
+
+const T = Date.UTC(2026, 10, 22, 12, 0, 0);
+const existing = (spec: Lease['spec']): Lease => ({ metadata: { name: 'lock', namespace: 'ops', resourceVersion: '5' }, spec });
+
+describe('the Lease a replica writes', () => {
+  test('a new Lease starts at transition 0, held by the writer, with whole seconds of duration', () => {
+    const lease = leaseHeldBy({ metadata: { name: 'lock', namespace: 'ops' } }, 'a', 1_500, T);
+    expect(lease).toMatchObject({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease' });
+    expect(lease.spec).toEqual({
+      holderIdentity: 'a',
+      leaseDurationSeconds: 2,
+      acquireTime: '2026-11-22T12:00:00.000000Z',
+      renewTime: '2026-11-22T12:00:00.000000Z',
+      leaseTransitions: 0,
+    });
+  });
+
+  test('a renewal keeps acquireTime and the transition count', () => {
+    const lease = leaseHeldBy(existing({ holderIdentity: 'a', acquireTime: 'earlier', leaseTransitions: 3 }), 'a', 15_000, T);
+    expect(lease.spec).toMatchObject({ acquireTime: 'earlier', renewTime: '2026-11-22T12:00:00.000000Z', leaseTransitions: 3 });
+  });
+
+  test('a takeover counts one more transition and acquires now', () => {
+    const lease = leaseHeldBy(existing({ holderIdentity: 'a', acquireTime: 'earlier', leaseTransitions: 3 }), 'b', 15_000, T);
+    expect(lease.spec).toMatchObject({ holderIdentity: 'b', acquireTime: '2026-11-22T12:00:00.000000Z', leaseTransitions: 4 });
+  });
+
+  test('a release leaves no holder and a 1 s duration, so a successor takes over at once', () => {
+    const lease = leaseReleased(existing({ holderIdentity: 'a', leaseDurationSeconds: 15, leaseTransitions: 2 }), T);
+    expect(lease.spec).toEqual({
+      holderIdentity: '',
+      leaseDurationSeconds: 1,
+      acquireTime: '2026-11-22T12:00:00.000000Z',
+      renewTime: '2026-11-22T12:00:00.000000Z',
+      leaseTransitions: 2,
+    });
+  });
+
+  test('equal specs have equal keys whatever the field order', () => {
+    expect(leaseSpecKey({ renewTime: 'r', holderIdentity: 'a' })).toBe(leaseSpecKey({ holderIdentity: 'a', renewTime: 'r' }));
+    expect(leaseSpecKey({ holderIdentity: 'a' })).not.toBe(leaseSpecKey({ holderIdentity: 'b' }));
+  });
+});
+
+describe('what a replica concludes from the Lease it saw', () => {
+  const seen = { holder: 'a', observedAt: T };
+
+  test('another holder counts until the lease duration has passed since the spec last changed, by our clock', () => {
+    expect(heldByAnother(seen, 'b', 600, T + 600)).toBe(true);
+    expect(heldByAnother(seen, 'b', 600, T + 601)).toBe(false);
+    expect(heldByAnother(seen, 'a', 600, T)).toBe(false);
+    expect(heldByAnother({ holder: '', observedAt: T }, 'b', 600, T)).toBe(false);
+  });
+
+  test('a standby waits a retry period, or only until just after the Lease expires', () => {
+    expect(untilNextAttemptMs(seen, 'b', 2_000, 1_450, T)).toBe(1_450);
+    expect(untilNextAttemptMs(seen, 'b', 2_000, 1_450, T + 1_450)).toBe(551);
+    expect(untilNextAttemptMs(seen, 'b', 2_000, 1_450, T + 2_500)).toBe(1_450); // already expired: the normal pace
+    expect(untilNextAttemptMs(seen, 'a', 2_000, 1_450, T + 1_900)).toBe(1_450); // our own Lease
+  });
+});
