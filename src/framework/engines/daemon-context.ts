@@ -1,6 +1,6 @@
 import type { ApiClient } from '../api/api-client.js';
 import type { Resource } from '../api/resource.js';
-import type { DaemonContext } from '../handler/handler-specs.js';
+import type { DaemonContext, ObjectContext } from '../handler/handler-specs.js';
 import { objectContext } from '../handler/object-context.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
@@ -17,11 +17,15 @@ export interface DaemonContextParts {
   retry: number;
 }
 
-/** A daemon's context: `body` and the fields derived from it read the newest state (`read()`) each time. */
+/**
+ * A daemon's context: `body` and the fields derived from it read the newest state (`read()`) each
+ * time. `events` is built on use too, so it is about the newest state and posts through the operator
+ * whose work runs the daemon (the `DaemonContext` type does not list it yet).
+ */
 export function liveDaemonContext(read: () => KubeObject, parts: DaemonContextParts): DaemonContext {
   const { logger, resource, client, signal, stopped, retry } = parts;
   const now = () => objectContext(read(), logger, resource, client);
-  return {
+  const context: DaemonContext & Pick<ObjectContext, 'events'> = {
     get body() {
       return read();
     },
@@ -49,6 +53,9 @@ export function liveDaemonContext(read: () => KubeObject, parts: DaemonContextPa
     get annotations() {
       return now().annotations;
     },
+    get events() {
+      return now().events;
+    },
     logger,
     resource,
     client,
@@ -56,4 +63,5 @@ export function liveDaemonContext(read: () => KubeObject, parts: DaemonContextPa
     stopped,
     retry,
   };
+  return context;
 }

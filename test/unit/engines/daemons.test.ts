@@ -4,7 +4,8 @@ import { DaemonEngine } from '../../../src/framework/engines/daemons.js';
 import { PermanentError, TemporaryError } from '../../../src/framework/handler/errors.js';
 import { silentLogger } from '../../../src/framework/observability/logger.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
-import type { EventPoster } from '../../../src/framework/posting/events.js';
+import { EventScope } from '../../../src/framework/posting/event-scope.js';
+import type { EventPoster, ObjectEvents } from '../../../src/framework/posting/events.js';
 import type { DaemonContext, DaemonSpec } from '../../../src/framework/handler/handler-specs.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 
@@ -144,6 +145,21 @@ describe('daemons', () => {
     await sleep(80);
     await engine.stopAll();
     expect(sizes).toEqual([1, 5]);
+  });
+
+  test("the context's events post about the object through the operator whose work runs the daemon", async () => {
+    const posted: string[] = [];
+    const scope = new EventScope({ post: (object, type, reason, message) => posted.push(`${object.metadata?.name} ${type} ${reason}: ${message}`) });
+    scope.activate();
+    const { engine } = engineWith(async (context) => {
+      // Not in the DaemonContext type yet: it omits `events` (handler/handler-specs.ts).
+      (context as DaemonContext & { events: ObjectEvents }).events.info('Watching', 'started');
+      await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
+    });
+    scope.run(() => engine.observe(widget()));
+    await sleep(20);
+    await engine.stopAll();
+    expect(posted).toEqual(['w Normal Watching: started']);
   });
 });
 
