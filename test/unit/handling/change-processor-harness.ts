@@ -4,11 +4,11 @@ import { ChangeProcessor, type ChangeProcessorOptions } from '../../../src/frame
 import { TemporaryError } from '../../../src/framework/handler/errors.js';
 import { silentLogger, type Logger } from '../../../src/framework/observability/logger.js';
 import type { ProcessResult } from '../../../src/framework/reactor/reactor.js';
-import type { ChangeContext, ChangeHandlerOptions, ChangeHandlerSpec, ChangeKind } from '../../../src/framework/handler/handler-specs.js';
+import type { ChangeContext, ChangeHandlerOptions, ChangeHandlerSpec } from '../../../src/framework/handler/handler-specs.js';
 import { essenceOf, readDiffBase, serializeDiffBase, type Essence } from '../../../src/framework/state/essence.js';
 import { parseFieldPath } from '../../../src/framework/objects/field-path.js';
 import { DIFF_BASE_KEY } from '../../../src/framework/state/keys.js';
-import { readProgress, type ProgressRecord } from '../../../src/framework/state/progress.js';
+import { readProgress, type ChangeReason, type ProgressRecord } from '../../../src/framework/state/progress.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import type { ObjectEvent } from '../../../src/framework/watching/events.js';
 import { FakeClock, FakeObjectApi, FakePoster } from './fake-object-api.js';
@@ -64,7 +64,7 @@ export function handled(object: KubeObject, extraFields: string[] = []): KubeObj
 export type Handler = ChangeHandlerSpec & { calls: ChangeContext[] };
 
 /** A handler spec that records every context it is called with, then runs `body` (if any). */
-export function handler(kind: ChangeKind, id: string, options: ChangeHandlerOptions = {}, body?: (context: ChangeContext) => unknown): Handler {
+export function handler(kind: ChangeReason, id: string, options: ChangeHandlerOptions = {}, body?: (context: ChangeContext) => unknown): Handler {
   const calls: ChangeContext[] = [];
   return {
     kind,
@@ -79,7 +79,7 @@ export function handler(kind: ChangeKind, id: string, options: ChangeHandlerOpti
   };
 }
 
-export function failing(kind: ChangeKind, id: string, options: ChangeHandlerOptions = {}): Handler {
+export function failing(kind: ChangeReason, id: string, options: ChangeHandlerOptions = {}): Handler {
   return handler(kind, id, options, () => {
     throw new Error('boom');
   });
