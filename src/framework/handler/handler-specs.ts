@@ -249,11 +249,8 @@ export interface DaemonOptions<T extends TypedObject = KubeObject> extends Handl
   backoff?: number;
 }
 
-/**
- * What a daemon receives; `body` and friends always read the newest state of the object.
- * (`events` is not here yet: the daemon engine builds this context field by field and does not supply it.)
- */
-export interface DaemonContext<Spec = Record<string, unknown>, Status = Record<string, unknown>> extends Omit<ObjectContext<Spec, Status>, 'events'> {
+/** What a daemon receives; `body` and friends always read the newest state of the object. */
+export interface DaemonContext<Spec = Record<string, unknown>, Status = Record<string, unknown>> extends ObjectContext<Spec, Status> {
   /** Aborted when the daemon must stop (after `cancellationBackoff`). */
   signal: AbortSignal;
   /** Resolves as soon as a stop is requested. */

@@ -5,7 +5,7 @@ import { PermanentError, TemporaryError } from '../../../src/framework/handler/e
 import { silentLogger } from '../../../src/framework/observability/logger.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
 import { EventScope } from '../../../src/framework/posting/event-scope.js';
-import type { EventPoster, ObjectEvents } from '../../../src/framework/posting/events.js';
+import type { EventPoster } from '../../../src/framework/posting/events.js';
 import type { DaemonContext, DaemonSpec } from '../../../src/framework/handler/handler-specs.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 
@@ -152,8 +152,7 @@ describe('daemons', () => {
     const scope = new EventScope({ post: (object, type, reason, message) => posted.push(`${object.metadata?.name} ${type} ${reason}: ${message}`) });
     scope.activate();
     const { engine } = engineWith(async (context) => {
-      // Not in the DaemonContext type yet: it omits `events` (handler/handler-specs.ts).
-      (context as DaemonContext & { events: ObjectEvents }).events.info('Watching', 'started');
+      context.events.info('Watching', 'started');
       await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
     });
     scope.run(() => engine.observe(widget()));
