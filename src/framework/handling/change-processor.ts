@@ -66,6 +66,13 @@ const MAX_CONFLICT_RETRIES = 5;
 /** The longest backoff after framework-level failures (write errors). */
 const MAX_ERROR_DELAY_MS = 60_000;
 
+/** One processing run of one object: its memory, whether it is resuming, and the operator's stop signal. */
+interface ObjectRun {
+  memory: ObjectMemory;
+  resuming: boolean;
+  signal: AbortSignal;
+}
+
 /** One run's result, ready to write. */
 interface RunToWrite {
   body: KubeObject;
@@ -127,7 +134,7 @@ export class ChangeProcessor {
     let body = fresh.body;
     for (let attempt = 0; ; attempt++) {
       try {
-        const result = await this.cycle(body, memory, resuming, batch.signal);
+        const result = await this.cycle(body, { memory, resuming, signal: batch.signal });
         memory.failures = 0;
         if (result === undefined) memory.resuming = false;
         return result;
@@ -172,7 +179,8 @@ export class ChangeProcessor {
   }
 
   /** One run on the object as `initial`: the finalizer step, then the handlers of its cause. */
-  private async cycle(initial: KubeObject, memory: ObjectMemory, resuming: boolean, signal: AbortSignal): Promise<ProcessResult> {
+  private async cycle(initial: KubeObject, run: ObjectRun): Promise<ProcessResult> {
+    const { memory } = run;
     let body = initial;
     const relevant = this.options.handlers.filter((h) => isRelevant(h, body));
     const step = finalizerStep({
@@ -187,17 +195,11 @@ export class ChangeProcessor {
       await this.release(body, memory);
       await this.patchFinalizer(body, 'remove', memory);
     }
-    return step.then === 'handle' ? this.handle(body, relevant, memory, resuming, signal) : undefined;
+    return step.then === 'handle' ? this.handle(body, relevant, run) : undefined;
   }
 
   /** Finds the cause, runs its due handlers, and writes what they did; requeues while any is pending. */
-  private async handle(
-    body: KubeObject,
-    relevant: readonly ChangeHandlerSpec[],
-    memory: ObjectMemory,
-    resuming: boolean,
-    signal: AbortSignal,
-  ): Promise<ProcessResult> {
+  private async handle(body: KubeObject, relevant: readonly ChangeHandlerSpec[], { memory, resuming, signal }: ObjectRun): Promise<ProcessResult> {
     const meta = body.metadata ?? {};
     const deleting = Boolean(meta.deletionTimestamp);
     const essence = essenceOf(body, this.extraFields);
