@@ -108,4 +108,11 @@ describe('framework layers', () => {
     for (const folder of graph.keys()) visit(folder, []);
     expect(cycles).toEqual([]);
   });
+
+  it('keeps every framework file under 400 lines, one concept per file', () => {
+    const long = sourceFiles(framework)
+      .map((file) => ({ file: relative(root, file), lines: readFileSync(file, 'utf8').split('\n').length }))
+      .filter(({ lines }) => lines > 400);
+    expect(long).toEqual([]);
+  });
 });
