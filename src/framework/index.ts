@@ -65,7 +65,7 @@ export type { Patch, MergePatch, MergePatchValue } from './handler/patch.js';
 export type { Diff, DiffItem } from './state/diff.js';
 export type { KubeObject } from './objects/kube-object.js';
 export { TemporaryError, PermanentError, HandlerRetriesError, HandlerTimeoutError } from './handler/errors.js';
-export { events, type EventType } from './posting/events.js';
+export { events, type EventType, type ObjectEvents } from './posting/events.js';
 
 // Talking to the cluster from a handler.
 export { ApiClient, type RequestInit, type Query, type RequestCounter } from './api/api-client.js';
@@ -75,9 +75,3 @@ export { ApiError, type KubeStatus } from './api/api-error.js';
 export { createOperator, Operator, type OperatorOptions } from './runtime/operator.js';
 export { loadKubeconfig, KubeconfigError, type ClusterAccess, type KubeconfigSource } from './api/kubeconfig.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions, type LogFormat } from './observability/logger.js';
-
-// Transitional: these belong to `konductor/runtime` (the framework's bookkeeping on objects) and stay
-// here only until the specs that still import them from the root import them from there.
-export { FINALIZER, DIFF_BASE_KEY, progressKey } from './state/keys.js';
-export type { ProgressRecord } from './state/progress.js';
-export type { JsonPatchOp } from './api/object-api.js';

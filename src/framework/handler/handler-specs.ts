@@ -187,8 +187,6 @@ export type ChangeHandlerFn<Spec = Record<string, unknown>, Status = Record<stri
   context: ChangeContext<Spec, Status>,
 ) => unknown;
 
-/** @deprecated The kinds of change handlers are the reasons they run for: use {@link ChangeReason}. */
-export type ChangeKind = ChangeReason;
 
 /** A registered change handler: its kind is the reason it runs for. */
 export interface ChangeHandlerSpec {

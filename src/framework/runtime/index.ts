@@ -34,7 +34,6 @@ export { isGone } from '../api/api-error.js';
 export { Kubeconfig, type NamedEntry } from '../api/kubeconfig.js';
 
 // What the framework keeps on objects: its finalizer, the diff base and per-handler progress.
-// (Also in the root for now, with JsonPatchOp: see its transitional block.)
 export { FINALIZER, DIFF_BASE_KEY, progressKey } from '../state/keys.js';
 export type { ProgressRecord } from '../state/progress.js';
 

@@ -14,7 +14,7 @@ export interface MemberURLs {
 
 /**
  * Where etcd members and the restore endpoint are reached. In a cluster these are DNS names of the
- * headless Service ({@link ClusterDnsAddresses}); the local pod runner in `konductor/testing` maps
+ * headless Service ({@link ClusterDnsAddresses}); the local pod runner (`./testing`, this operator's test support) maps
  * them to loopback ports instead, because Pod DNS names do not resolve outside a cluster. The
  * handlers never know which one they got.
  */

@@ -1,5 +1,6 @@
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
-import { daemon, FINALIZER, timer, type DaemonContext, type TimerContext } from '../../../src/framework/index.js';
+import { daemon, timer, type DaemonContext, type TimerContext } from '../../../src/framework/index.js';
+import { FINALIZER } from '../../../src/framework/runtime/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
 import { installWidgetCrd, readWidget, Widgets, WIDGET_API_VERSION, widgetIds } from '../../support/widgets.js';

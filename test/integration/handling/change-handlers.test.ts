@@ -1,11 +1,6 @@
 import { CoreV1Api } from '@kubernetes/client-node';
-import {
-  DIFF_BASE_KEY,
-  events,
-  on,
-  type ChangeContext,
-  type Diff,
-} from '../../../src/framework/index.js';
+import { events, on, type ChangeContext, type Diff } from '../../../src/framework/index.js';
+import { DIFF_BASE_KEY } from '../../../src/framework/runtime/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
 import { installWidgetCrd, Widgets, type Widget, getWidget, WIDGET_API_VERSION } from '../../support/widgets.js';

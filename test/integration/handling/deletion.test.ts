@@ -1,15 +1,6 @@
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
-import {
-  DIFF_BASE_KEY,
-  FINALIZER,
-  on,
-  PermanentError,
-  progressKey,
-  TemporaryError,
-  type ChangeContext,
-  type JsonPatchOp,
-  type ProgressRecord,
-} from '../../../src/framework/index.js';
+import { on, PermanentError, TemporaryError, type ChangeContext } from '../../../src/framework/index.js';
+import { DIFF_BASE_KEY, FINALIZER, progressKey, type JsonPatchOp, type ProgressRecord } from '../../../src/framework/runtime/index.js';
 import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
 import { installWidgetCrd, Widgets, type Widget, readWidget, getWidget, WIDGET_API_VERSION, widgetIds } from '../../support/widgets.js';

@@ -1,4 +1,5 @@
-import { on, progressKey, TemporaryError, type ChangeContext, type ProgressRecord } from '../../../src/framework/index.js';
+import { on, TemporaryError, type ChangeContext } from '../../../src/framework/index.js';
+import { progressKey, type ProgressRecord } from '../../../src/framework/runtime/index.js';
 import { runOperator } from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';

@@ -3,7 +3,8 @@
  * the API server refuses to store. Each gets its own Warning Event, once, and never a loop.
  */
 import { CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
-import { DIFF_BASE_KEY, on, progressKey, type ChangeContext } from '../../../src/framework/index.js';
+import { on, type ChangeContext } from '../../../src/framework/index.js';
+import { DIFF_BASE_KEY, progressKey } from '../../../src/framework/runtime/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, writesTo, type RunningOperator } from '../../support/operators.js';
 import { getWidget, installWidgetCrd, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
