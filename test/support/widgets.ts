@@ -7,7 +7,6 @@ import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } fr
 import { installCrds, readCrds } from '../../src/testing/index.js';
 import { sharedKubeConfig, statusOf } from './cluster.js';
 import { WIDGET_API_VERSION, widgetIds, type Widget } from './widget-objects.js';
-import { waitFor } from './wait-for.js';
 
 export { WIDGET_API_VERSION, widget, widgetIds, widgetResource, type Widget, type WidgetShape } from './widget-objects.js';
 
@@ -73,14 +72,6 @@ export class Widgets {
   delete(name: string): Promise<unknown> {
     return this.api.deleteNamespacedCustomObject({ ...this.ids, namespace: this.namespace, name });
   }
-}
-
-/**
- * Polls until `condition` holds; throws with `what` after `timeoutMs`.
- * @deprecated Use `waitFor(condition, { what, timeoutMs })` from `./wait-for.js`; kept until the last caller moves.
- */
-export async function eventually(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  await waitFor(condition, { what, timeoutMs });
 }
 
 /** Reads a widget from the shared control plane; undefined once it is gone. */

@@ -13,7 +13,8 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { killGroup } from '../../../src/testing/managed-process.js';
 import { cleanEnv, exitWithin, type Run } from '../../support/cli.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { Widgets, eventually, installWidgetCrd, readWidget } from '../../support/widgets.js';
+import { Widgets, installWidgetCrd, readWidget } from '../../support/widgets.js';
+import { waitFor } from '../../support/wait-for.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
@@ -231,11 +232,10 @@ describe('installing the packed package into an empty project', () => {
     const run = start('npx', ['konductor', 'run', 'handlers.ts', ...args], consumer);
 
     await new Widgets(kc, namespace).create('w1');
-    await eventually(
-      async () => (await readWidget(namespace, 'w1'))?.status?.phase === 'Packaged' || !running(run.child),
-      'the widget becomes Packaged',
-      40_000,
-    ).catch((error: unknown) => {
+    await waitFor(async () => (await readWidget(namespace, 'w1'))?.status?.phase === 'Packaged' || !running(run.child), {
+      what: 'the widget becomes Packaged',
+      timeoutMs: 40_000,
+    }).catch((error: unknown) => {
       throw new Error(`${String(error)}\nstdout: ${tail(run.stdout())}\nstderr: ${run.stderr()}`);
     });
     expect({ running: running(run.child), stderr: ownStderr(run) }).toEqual({ running: true, stderr: '' });
@@ -245,7 +245,7 @@ describe('installing the packed package into an empty project', () => {
     // drains, says so and exits.
     process.kill(-run.child.pid!, 'SIGTERM');
     await exitWithin(run, 15_000);
-    await eventually(async () => run.stdout().includes('"operator stopped"'), 'konductor says it stopped', 15_000).catch((error: unknown) => {
+    await waitFor(async () => run.stdout().includes('"operator stopped"'), { what: 'konductor says it stopped', timeoutMs: 15_000 }).catch((error: unknown) => {
       throw new Error(`${String(error)}\nstdout: ${tail(run.stdout())}\nstderr: ${run.stderr()}`);
     });
     const messages = run
