@@ -1,5 +1,5 @@
-import { jest } from '@jest/globals';
 import type { ApiClient } from '../../../src/framework/api/api-client.js';
+import { sleep } from '../../../src/framework/clock/long-timeout.js';
 import { DaemonEngine } from '../../../src/framework/engines/daemons.js';
 import { PermanentError, TemporaryError } from '../../../src/framework/handler/errors.js';
 import { silentLogger } from '../../../src/framework/observability/logger.js';
@@ -8,22 +8,17 @@ import { EventScope } from '../../../src/framework/posting/event-scope.js';
 import type { EventPoster } from '../../../src/framework/posting/events.js';
 import type { DaemonContext, DaemonSpec } from '../../../src/framework/handler/handler-specs.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
-
-const resource = { group: 'example.com', version: 'v1', plural: 'widgets', kind: 'Widget', namespaced: true, hasStatus: true };
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-function widget(extra: Partial<NonNullable<KubeObject['metadata']>> = {}): KubeObject {
-  return { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'ns', uid: 'uid-1', resourceVersion: '1', ...extra }, spec: { size: 1 } };
-}
+import { installFakeClock, type FakeClock } from '../../support/fake-clock.js';
+import { WIDGET_API_VERSION, widget, widgetResource } from '../../support/widget-objects.js';
 
 function engineWith(fn: (context: DaemonContext) => unknown, options: DaemonSpec['options'] = {}) {
   const posted: string[] = [];
   const poster = { post: (_o: KubeObject, _t: string, reason: string) => posted.push(reason) } as unknown as EventPoster;
   const metrics = new MetricsRecorder();
   const engine = new DaemonEngine({
-    resource,
+    resource: widgetResource,
     client: {} as ApiClient, // daemons here talk to no API
-    daemons: [{ kind: 'daemon', id: 'd', resource: { apiVersion: 'example.com/v1', name: 'widgets' }, options, fn }],
+    daemons: [{ kind: 'daemon', id: 'd', resource: { apiVersion: WIDGET_API_VERSION, name: widgetResource.plural }, options, fn }],
     logger: silentLogger(),
     poster,
     metrics,
@@ -125,7 +120,7 @@ describe('daemons', () => {
     });
     engine.observe(widget());
     await sleep(20);
-    engine.observe(widget({ deletionTimestamp: '2026-01-01T00:00:00Z' }));
+    engine.observe(widget({ deleting: true }));
     await sleep(50);
     expect(engine.running).toBe(0);
     expect(runs).toBe(1);
@@ -141,7 +136,7 @@ describe('daemons', () => {
     });
     engine.observe(widget());
     await sleep(10);
-    engine.observe({ ...widget({ resourceVersion: '2' }), spec: { size: 5 } });
+    engine.observe(widget({ resourceVersion: '2', spec: { size: 5 } }));
     await sleep(80);
     await engine.stopAll();
     expect(sizes).toEqual([1, 5]);
@@ -155,7 +150,7 @@ describe('daemons', () => {
       context.events.info('Watching', 'started');
       await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
     });
-    scope.run(() => engine.observe(widget()));
+    scope.run(() => engine.observe(widget({ name: 'w' })));
     await sleep(20);
     await engine.stopAll();
     expect(posted).toEqual(['w Normal Watching: started']);
@@ -164,24 +159,25 @@ describe('daemons', () => {
 
 describe('daemons on a fake clock', () => {
   const T0 = Date.parse('2024-05-01T12:00:00.000Z');
-  const elapsed = (): number => Date.now() - T0;
+  let clock: FakeClock;
+  const elapsed = (): number => clock.now() - T0;
   const advanceTo = async (ms: number): Promise<void> => {
-    await jest.advanceTimersByTimeAsync(T0 + ms - Date.now());
+    await clock.advanceAsync(T0 + ms - clock.now());
   };
   const aborted = (signal: AbortSignal): Promise<void> => new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
   /** Stops the engine, letting the fake clock run while daemons exit. */
   const stop = async (engine: DaemonEngine): Promise<void> => {
     const stopped = engine.stopAll();
-    await jest.advanceTimersByTimeAsync(120_000);
+    await clock.advanceAsync(120_000);
     await stopped;
   };
 
   beforeEach(() => {
-    jest.useFakeTimers({ now: T0, doNotFake: ['nextTick', 'queueMicrotask'] });
+    clock = installFakeClock({ now: T0 });
   });
 
   afterEach(() => {
-    jest.useRealTimers();
+    clock.uninstall();
   });
 
   test('the initial delay holds the start of the daemon', async () => {

@@ -1,17 +1,13 @@
 import { ObjectWorkers, type RunningWorker, type WorkerHandler, type WorkerSeed } from '../../../src/framework/engines/object-workers.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
+import { WIDGET_API_VERSION, widget } from '../../support/widget-objects.js';
 
 /**
  * The per-object worker engine timers and daemons run on, with workers that do nothing but record
  * what the engine asks of them and exit when the spec says so.
  */
 
-function widget(labels: Record<string, string> = {}, extra: Partial<NonNullable<KubeObject['metadata']>> = {}): KubeObject {
-  return { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'ns', uid: 'uid-1', labels, ...extra }, spec: {} };
-}
-
 const gold = { tier: 'gold' };
-const deleting = { deletionTimestamp: '2026-01-01T00:00:00Z' };
 
 /** Lets pending promise callbacks run. */
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -63,8 +59,8 @@ describe('the per-object worker engine', () => {
     const { engine, workers } = engineWith();
     engine.observe(widget());
     expect(workers).toHaveLength(0);
-    engine.observe(widget(gold));
-    engine.observe(widget(gold, { resourceVersion: '2' }));
+    engine.observe(widget({ labels: gold }));
+    engine.observe(widget({ labels: gold, resourceVersion: '2' }));
     expect(workers).toHaveLength(1);
     expect(workers[0]?.seed.handler.id).toBe('h');
     expect(engine.objectCount).toBe(1);
@@ -73,14 +69,14 @@ describe('the per-object worker engine', () => {
 
   test('each handler matching an object gets its own worker', () => {
     const { engine, workers } = engineWith({ handlers: [{ id: 'a', options: {} }, { id: 'b', options: { labels: gold } }, { id: 'c', options: { labels: { tier: 'silver' } } }] });
-    engine.observe(widget(gold));
+    engine.observe(widget({ labels: gold }));
     expect(workers.map((worker) => worker.seed.handler.id)).toEqual(['a', 'b']);
   });
 
   test('a worker is told of every later state of its object, and its seed reads the newest one', () => {
     const { engine, workers } = engineWith();
-    engine.observe(widget(gold));
-    const newer = widget(gold, { resourceVersion: '2' });
+    engine.observe(widget({ labels: gold }));
+    const newer = widget({ labels: gold, resourceVersion: '2' });
     engine.observe(newer);
     expect(workers[0]?.observed).toEqual([newer]);
     expect(workers[0]?.seed.body).toBe(newer);
@@ -88,7 +84,7 @@ describe('the per-object worker engine', () => {
 
   test('an object that stops matching has its worker stopped: the signal aborts and the worker is no longer counted', () => {
     const { engine, workers } = engineWith();
-    engine.observe(widget(gold));
+    engine.observe(widget({ labels: gold }));
     engine.observe(widget());
     expect(workers[0]?.seed.stopping.aborted).toBe(true);
     expect(engine.objectCount).toBe(0);
@@ -97,8 +93,8 @@ describe('the per-object worker engine', () => {
 
   test('an object being deleted has its workers stopped and is forgotten', () => {
     const { engine, workers, forgotten } = engineWith();
-    engine.observe(widget(gold));
-    engine.observe(widget(gold, deleting));
+    engine.observe(widget({ labels: gold }));
+    engine.observe(widget({ labels: gold, deleting: true }));
     expect(workers[0]?.seed.stopping.aborted).toBe(true);
     expect(forgotten).toEqual(['uid-1']);
     expect(workers).toHaveLength(1);
@@ -106,10 +102,10 @@ describe('the per-object worker engine', () => {
 
   test('a worker that ended by itself is not started again while its object keeps matching', async () => {
     const { engine, workers } = engineWith();
-    engine.observe(widget(gold));
+    engine.observe(widget({ labels: gold }));
     workers[0]?.exit();
     await settle();
-    engine.observe(widget(gold, { resourceVersion: '2' }));
+    engine.observe(widget({ labels: gold, resourceVersion: '2' }));
     expect(workers).toHaveLength(1);
     expect(workers[0]?.observed).toEqual([]);
     expect(engine.activeCount).toBe(0);
@@ -117,9 +113,9 @@ describe('the per-object worker engine', () => {
 
   test('a worker started while the previous one is still exiting is handed its exit, which settles only once that worker exited', async () => {
     const { engine, workers } = engineWith();
-    engine.observe(widget(gold));
+    engine.observe(widget({ labels: gold }));
     engine.observe(widget());
-    engine.observe(widget(gold));
+    engine.observe(widget({ labels: gold }));
     expect(workers).toHaveLength(2);
     await settle();
     expect(workers[1]?.handedOver).toBe(false);
@@ -130,12 +126,12 @@ describe('the per-object worker engine', () => {
 
   test('a worker stopped before its hand-over settled passes the wait on: the next one waits for the first as well', async () => {
     const { engine, workers } = engineWith();
-    engine.observe(widget(gold));
+    engine.observe(widget({ labels: gold }));
     engine.observe(widget());
-    engine.observe(widget(gold));
+    engine.observe(widget({ labels: gold }));
     engine.observe(widget());
     workers[1]?.exit(); // the second ends at once, while the first is still exiting
-    engine.observe(widget(gold));
+    engine.observe(widget({ labels: gold }));
     await settle();
     expect(workers[2]?.handedOver).toBe(false);
     workers[0]?.exit();
@@ -145,9 +141,9 @@ describe('the per-object worker engine', () => {
 
   test('a worker started after its object was stopped, while the stopped worker still exits, is handed that exit', async () => {
     const { engine, workers } = engineWith();
-    engine.observe(widget(gold));
+    engine.observe(widget({ labels: gold }));
     void engine.stopObject('uid-1');
-    engine.observe(widget(gold));
+    engine.observe(widget({ labels: gold }));
     await settle();
     expect(workers[1]?.handedOver).toBe(false);
     workers[0]?.exit();
@@ -157,7 +153,7 @@ describe('the per-object worker engine', () => {
 
   test('stopping an object waits for its workers, including one still exiting after a mismatch', async () => {
     const { engine, workers } = engineWith({ handlers: [{ id: 'a', options: {} }, { id: 'b', options: { labels: gold } }] });
-    engine.observe(widget(gold));
+    engine.observe(widget({ labels: gold }));
     engine.observe(widget());
     let stopped = false;
     const stopping = engine.stopObject('uid-1').then(() => (stopped = true));
@@ -171,10 +167,10 @@ describe('the per-object worker engine', () => {
 
   test('a worker is stopped once however many ask: its own stop runs once and every caller waits for it', async () => {
     const { engine, workers } = engineWith({ withStop: true });
-    engine.observe(widget(gold));
+    engine.observe(widget({ labels: gold }));
     let finished = 0;
     const first = engine.stopObject('uid-1').then(() => (finished += 1));
-    engine.observe(widget(gold, deleting));
+    engine.observe(widget({ labels: gold, deleting: true }));
     const second = engine.stopObject('uid-1').then(() => (finished += 1));
     await settle();
     expect(finished).toBe(0);
@@ -186,8 +182,8 @@ describe('the per-object worker engine', () => {
 
   test('stopAll waits for every worker to exit, and no worker starts after it', async () => {
     const { engine, workers } = engineWith();
-    engine.observe(widget(gold));
-    engine.observe(widget(gold, { uid: 'uid-2' }));
+    engine.observe(widget({ labels: gold }));
+    engine.observe(widget({ labels: gold, uid: 'uid-2' }));
     let stopped = false;
     const stopping = engine.stopAll().then(() => (stopped = true));
     workers[0]?.exit();
@@ -196,19 +192,19 @@ describe('the per-object worker engine', () => {
     workers[1]?.exit();
     await stopping;
     expect(stopped).toBe(true);
-    engine.observe(widget(gold, { uid: 'uid-3' }));
+    engine.observe(widget({ labels: gold, uid: 'uid-3' }));
     expect(workers).toHaveLength(2);
   });
 
   test('whether any handler applies to an object is its filters', () => {
     const { engine } = engineWith();
-    expect(engine.applies(widget(gold))).toBe(true);
+    expect(engine.applies(widget({ labels: gold }))).toBe(true);
     expect(engine.applies(widget())).toBe(false);
   });
 
   test('an object without a uid is ignored', () => {
     const { engine, workers } = engineWith();
-    engine.observe({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', labels: gold } });
+    engine.observe({ apiVersion: WIDGET_API_VERSION, kind: 'Widget', metadata: { name: 'w1', labels: gold } });
     expect(workers).toHaveLength(0);
   });
 });

@@ -1,65 +1,38 @@
 import { jest } from '@jest/globals';
 import { Duration } from 'luxon';
-import { pino } from 'pino';
 import type { ResourceSelector } from '../../../src/framework/api/resource.js';
 import { timerKey } from '../../../src/framework/engines/timer-record.js';
 import { TimerEngine, type TimerEngineOptions } from '../../../src/framework/engines/timers.js';
-import { systemClock } from '../../../src/framework/clock/clock.js';
 import { PermanentError, TemporaryError } from '../../../src/framework/handler/errors.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
 import type { TimerContext, TimerOptions } from '../../../src/framework/handler/handler-specs.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
+import { installFakeClock, type FakeClock } from '../../support/fake-clock.js';
+import { LogCapture } from '../../support/log-capture.js';
+import { WIDGET_API_VERSION, widget, widgetResource } from '../../support/widget-objects.js';
 import { FakeObjectApi, FakePoster } from '../handling/fake-object-api.js';
 
 /**
- * TimerEngine on a fake clock: jest's fake timers drive both `setTimeout` and `Date.now`, so a
+ * TimerEngine on the shared fake clock: jest's fake timers drive both `setTimeout` and `Date.now`, so a
  * schedule of minutes runs in milliseconds and every start time is exact.
  */
 
 const T0 = Date.parse('2024-05-01T12:00:00.000Z');
-const SELECTOR: ResourceSelector = { apiVersion: 'example.com/v1', name: 'widgets' };
-const UID = 'uid-1';
+const SELECTOR: ResourceSelector = { apiVersion: WIDGET_API_VERSION, name: widgetResource.plural };
 
-interface WidgetShape {
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  spec?: Record<string, unknown>;
-  deleting?: boolean;
-}
-
-function widget(shape: WidgetShape = {}): KubeObject {
-  return {
-    apiVersion: 'example.com/v1',
-    kind: 'Widget',
-    metadata: {
-      name: 'w1',
-      namespace: 'default',
-      uid: UID,
-      resourceVersion: '1',
-      ...(shape.labels ? { labels: shape.labels } : {}),
-      ...(shape.annotations ? { annotations: shape.annotations } : {}),
-      ...(shape.deleting ? { deletionTimestamp: '2024-05-01T11:00:00Z' } : {}),
-    },
-    spec: shape.spec ?? { size: 1 },
-  };
-}
-
-interface LogLine {
-  level: number;
-  msg: string;
-}
+let clock: FakeClock;
 
 /** Milliseconds since T0. */
-const elapsed = (): number => Date.now() - T0;
+const elapsed = (): number => clock.now() - T0;
 /** Moves the fake clock to T0 + `ms`, firing every timer due on the way (and settling promises between them). */
 const advanceTo = async (ms: number): Promise<void> => {
-  await jest.advanceTimersByTimeAsync(T0 + ms - Date.now());
+  await clock.advanceAsync(T0 + ms - clock.now());
 };
-const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const wait = (ms: number): Promise<void> => clock.sleep(ms);
 /** Stops the engine, letting the fake clock run while a run in progress ends. */
 const stop = async (engine: TimerEngine): Promise<void> => {
   const stopped = engine.stopAll();
-  await jest.advanceTimersByTimeAsync(10_000);
+  await clock.advanceAsync(10_000);
   await stopped;
 };
 
@@ -73,19 +46,18 @@ function timerOn(
   const api = new FakeObjectApi(object);
   const poster = new FakePoster();
   const metrics = new MetricsRecorder();
-  const logged: LogLine[] = [];
-  const logger = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line) as LogLine) });
+  const log = new LogCapture();
   const make = (): TimerEngine =>
     new TimerEngine({
       api: api.asObjectApi(),
       timers: [{ kind: 'timer', id: 't', resource: SELECTOR, options, fn }],
-      logger,
+      logger: log.logger,
       poster: poster.asEventPoster(),
       metrics,
-      clock: systemClock,
+      clock,
       ...engineOptions,
     });
-  return { engine: make(), make, api, poster, metrics, logged };
+  return { engine: make(), make, api, poster, metrics, log };
 }
 
 /** A handler recording when each run started and ended (ms since T0) and how many ran at once. */
@@ -110,11 +82,11 @@ function recorder(run: (context: TimerContext, index: number) => unknown = () =>
 }
 
 beforeEach(() => {
-  jest.useFakeTimers({ now: T0, doNotFake: ['nextTick', 'queueMicrotask'] });
+  clock = installFakeClock({ now: T0 });
 });
 
 afterEach(() => {
-  jest.useRealTimers();
+  clock.uninstall();
 });
 
 describe('timer engine: interval and overlap', () => {
@@ -173,10 +145,10 @@ describe('timer engine: failures', () => {
     const runs = recorder((_, index) => {
       if (index === 0) throw new Error('backup target unreachable');
     });
-    const { engine, poster, metrics, logged } = timerOn({ interval: 10 }, runs.fn);
+    const { engine, poster, metrics, log } = timerOn({ interval: 10 }, runs.fn);
     engine.observe(widget());
     await advanceTo(1);
-    expect(logged.filter((line) => line.level >= 50).map((line) => line.msg)).toEqual(['timer t failed: backup target unreachable']);
+    expect(log.atLeast('error').map((line) => line.msg)).toEqual(['timer t failed: backup target unreachable']);
     expect(poster.withReason('TimerFailed').map((event) => [event.type, event.message])).toEqual([['Warning', 't failed: backup target unreachable']]);
     expect(metrics.counter('handler_runs_total', { handler: 't', result: 'retry' })).toBe(1);
 

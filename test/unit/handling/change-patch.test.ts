@@ -3,7 +3,8 @@ import { emptyPatch } from '../../../src/framework/handler/patch.js';
 import { readDiffBase } from '../../../src/framework/state/essence.js';
 import { DIFF_BASE_KEY, progressKey } from '../../../src/framework/state/keys.js';
 import { serializeProgress, type ProgressRecord } from '../../../src/framework/state/progress.js';
-import { handled, widget } from './change-processor-harness.js';
+import { widget } from '../../support/widget-objects.js';
+import { handled } from './change-processor-harness.js';
 
 const PENDING: ProgressRecord = { started: '2024-05-01T12:00:00.000Z', purpose: 'create', retries: 1, delayed: '2024-05-01T12:00:01.000Z' };
 const FAILED: ProgressRecord = { started: '2024-05-01T12:00:00.000Z', purpose: 'create', failure: true, retries: 1, message: 'boom' };

@@ -11,43 +11,17 @@ import { DIFF_BASE_KEY } from '../../../src/framework/state/keys.js';
 import { readProgress, type ChangeReason, type ProgressRecord } from '../../../src/framework/state/progress.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import type { ObjectEvent } from '../../../src/framework/watching/events.js';
-import { FakeClock, FakeObjectApi, FakePoster } from './fake-object-api.js';
+import { installFakeClock, type FakeClock } from '../../support/fake-clock.js';
+import { WIDGET_API_VERSION, widget, widgetResource } from '../../support/widget-objects.js';
+import { FakeObjectApi, FakePoster } from './fake-object-api.js';
 
-export const SELECTOR: ResourceSelector = { apiVersion: 'example.com/v1', name: 'widgets' };
-export const UID = 'uid-1';
+export const SELECTOR: ResourceSelector = { apiVersion: WIDGET_API_VERSION, name: widgetResource.plural };
+/** The UID of the Widget every spec here handles (the fixture's default). */
+export const UID = widget().metadata!.uid!;
 export const OTHER_FINALIZER = 'example.com/keep';
 
 // ---------------------------------------------------------------------------------------------
-// Objects
-
-export interface WidgetShape {
-  spec?: Record<string, unknown>;
-  status?: Record<string, unknown>;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  deleting?: boolean;
-}
-
-/** A Widget as a user creates it (never handled: no diff-base). */
-export function widget(shape: WidgetShape = {}): KubeObject {
-  return {
-    apiVersion: 'example.com/v1',
-    kind: 'Widget',
-    metadata: {
-      name: 'w1',
-      namespace: 'default',
-      uid: UID,
-      resourceVersion: '1',
-      ...(shape.labels ? { labels: shape.labels } : {}),
-      ...(shape.annotations ? { annotations: shape.annotations } : {}),
-      ...(shape.finalizers ? { finalizers: shape.finalizers } : {}),
-      ...(shape.deleting ? { deletionTimestamp: '2024-05-01T11:00:00Z' } : {}),
-    },
-    spec: shape.spec ?? { size: 1 },
-    ...(shape.status ? { status: shape.status } : {}),
-  };
-}
+// Objects (built with `widget` from support/widget-objects: a Widget as a user creates it, never handled)
 
 /** `object` as the processor leaves it once handled: its essence (with `extraFields`) stored as the diff-base. */
 export function handled(object: KubeObject, extraFields: string[] = []): KubeObject {
@@ -95,9 +69,12 @@ export function parked(): Handler {
 // ---------------------------------------------------------------------------------------------
 // Harness
 
-/** A processor on a fake API holding one object, fed by hand as the watch would feed it. */
+/**
+ * A processor on a fake API holding one object, fed by hand as the watch would feed it. It installs the
+ * shared fake clock (2024-05-01T12:00:00Z): specs using it uninstall it in an `afterEach`.
+ */
 export class Harness {
-  readonly clock = new FakeClock();
+  readonly clock: FakeClock = installFakeClock({ now: '2024-05-01T12:00:00.000Z' });
   readonly api: FakeObjectApi;
   readonly poster = new FakePoster();
   readonly processor: ChangeProcessor;
@@ -114,7 +91,7 @@ export class Harness {
       handlers,
       logger,
       poster: this.poster.asEventPoster(),
-      now: this.clock.now,
+      clock: this.clock,
       ...extra,
     });
   }

@@ -1,9 +1,14 @@
 import { HandlerTimeoutError, PermanentError, TemporaryError } from '../../../src/framework/handler/errors.js';
 import { ABSENT, PRESENT } from '../../../src/framework/handler/filters.js';
 import { FINALIZER, progressKey } from '../../../src/framework/state/keys.js';
-import { LogCapture } from './log-capture.js';
+import { LogCapture } from '../../support/log-capture.js';
 import type { ChangeHandlerOptions } from '../../../src/framework/handler/handler-specs.js';
-import { failing, handled, handler, Harness, OTHER_FINALIZER, parked, requeueOf, widget, type WidgetShape } from './change-processor-harness.js';
+import { uninstallFakeClock } from '../../support/fake-clock.js';
+import { widget, type WidgetShape } from '../../support/widget-objects.js';
+import { failing, handled, handler, Harness, OTHER_FINALIZER, parked, requeueOf } from './change-processor-harness.js';
+
+// Every Harness installs the shared fake clock.
+afterEach(uninstallFakeClock);
 
 // ---------------------------------------------------------------------------------------------
 
@@ -112,7 +117,9 @@ describe('ChangeProcessor', () => {
 
       await h.deliver();
       h.clock.advance(4950);
-      await h.deliver();
+      const second = h.deliver();
+      await h.clock.advanceAsync(50);
+      await second;
 
       expect(hanging.calls).toHaveLength(2);
       expect(hanging.calls[1]!.signal.aborted).toBe(true);

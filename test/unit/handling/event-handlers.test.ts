@@ -1,22 +1,20 @@
-import { jest } from '@jest/globals';
 import { runEventHandlers } from '../../../src/framework/handling/event-handlers.js';
 import { silentLogger } from '../../../src/framework/observability/logger.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
 import type { EventHandlerSpec } from '../../../src/framework/handler/handler-specs.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import type { ObjectEvent } from '../../../src/framework/watching/events.js';
+import { installFakeClock, uninstallFakeClock, type FakeClock } from '../../support/fake-clock.js';
+import { WIDGET_API_VERSION, widgetEvent, widgetResource } from '../../support/widget-objects.js';
 import { makeClient } from '../watching/fake-api.js';
 
+/** A watch event of Widget `w1` at size `size` (also its resourceVersion). */
 function event(type: ObjectEvent['type'], size: number): ObjectEvent<KubeObject> {
-  return {
-    type,
-    object: { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1', namespace: 'default', uid: 'uid-1', resourceVersion: String(size) }, spec: { size } },
-    fromList: false,
-  };
+  return widgetEvent({ resourceVersion: String(size), spec: { size } }, { type });
 }
 
 function eventHandler(id: string, fn: EventHandlerSpec['fn'], options: EventHandlerSpec['options'] = {}): EventHandlerSpec {
-  return { kind: 'event', id, resource: { apiVersion: 'example.com/v1', name: 'widgets' }, options, fn };
+  return { kind: 'event', id, resource: { apiVersion: WIDGET_API_VERSION, name: widgetResource.plural }, options, fn };
 }
 
 describe('@on.event handler metrics', () => {
@@ -83,20 +81,19 @@ describe('@on.event handler failures', () => {
 describe('@on.event handlers and the default handler timeout', () => {
   const client = makeClient();
   afterAll(() => client.close());
+  let clock: FakeClock;
   beforeEach(() => {
-    jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] });
+    clock = installFakeClock();
   });
-  afterEach(() => {
-    jest.useRealTimers();
-  });
+  afterEach(uninstallFakeClock);
 
   test('a hung handler is abandoned at the timeout: its signal aborts, it counts as a failure, and the next handlers and events run', async () => {
     const abortedAfter: number[] = [];
     const calls: string[] = [];
-    const began = Date.now();
+    const began = clock.now();
     const hung = eventHandler('Audit.hung', ({ signal, type }) => {
       calls.push(`hung ${type}`);
-      signal.addEventListener('abort', () => abortedAfter.push(Date.now() - began), { once: true });
+      signal.addEventListener('abort', () => abortedAfter.push(clock.now() - began), { once: true });
       return new Promise<never>(() => undefined); // never settles, ignores its signal
     });
     const next = eventHandler('Audit.next', ({ type }) => {
@@ -107,9 +104,9 @@ describe('@on.event handlers and the default handler timeout', () => {
     const done = runEventHandlers([hung, next], [event('ADDED', 1), event('MODIFIED', 2)], silentLogger(), new AbortController().signal, client, metrics, 10_000).then(() => {
       finished = true;
     });
-    await jest.advanceTimersByTimeAsync(9_999);
+    await clock.advanceAsync(9_999);
     expect(calls).toEqual(['hung ADDED']);
-    await jest.advanceTimersByTimeAsync(10_001);
+    await clock.advanceAsync(10_001);
     await done;
     expect(finished).toBe(true);
     expect(calls).toEqual(['hung ADDED', 'next ADDED', 'hung MODIFIED', 'next MODIFIED']);
@@ -122,7 +119,7 @@ describe('@on.event handlers and the default handler timeout', () => {
     const metrics = new MetricsRecorder();
     const slow = eventHandler('Audit.slow', () => new Promise<void>((resolve) => setTimeout(resolve, 3_600_000)));
     const done = runEventHandlers([slow], [event('ADDED', 1)], silentLogger(), new AbortController().signal, client, metrics);
-    await jest.advanceTimersByTimeAsync(3_600_000);
+    await clock.advanceAsync(3_600_000);
     await done;
     expect(metrics.counter('handler_runs_total', { handler: 'Audit.slow', result: 'success' })).toBe(1);
   });

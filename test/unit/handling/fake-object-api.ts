@@ -5,7 +5,8 @@
  * The API behaves like a Kubernetes server where it matters to the processor: every write bumps
  * `metadata.resourceVersion`; a merge PATCH on `status` changes only status, and one on the object
  * ignores status (the resource has a status subresource); a JSON patch whose `test` fails answers
- * 422 and changes nothing. Every call is recorded, and the next call can be made to fail.
+ * 422 and changes nothing. Every call is recorded, and the next call can be made to fail. It holds a
+ * Widget (support/widget-objects) unless given another resource.
  */
 import { ApiError } from '../../../src/framework/api/api-error.js';
 import type { JsonPatchOp, ObjectApi } from '../../../src/framework/api/object-api.js';
@@ -14,16 +15,7 @@ import { applyMergePatch } from '../../../src/framework/handler/patch.js';
 import type { EventPoster, EventType } from '../../../src/framework/posting/events.js';
 import { jsonEqual } from '../../../src/framework/state/diff.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
-
-/** A namespaced custom resource with a status subresource. */
-export const WIDGETS: Resource = {
-  group: 'example.com',
-  version: 'v1',
-  plural: 'widgets',
-  kind: 'Widget',
-  namespaced: true,
-  hasStatus: true,
-};
+import { widgetResource } from '../../support/widget-objects.js';
 
 export type ApiMethod = 'get' | 'mergePatch' | 'jsonPatch';
 
@@ -51,7 +43,7 @@ export class FakeObjectApi {
 
   constructor(
     initial?: KubeObject,
-    readonly resource: Resource = WIDGETS,
+    readonly resource: Resource = widgetResource,
   ) {
     if (initial) this.put(initial);
   }
@@ -215,16 +207,5 @@ export class FakePoster {
   /** The Events posted with `reason`. */
   withReason(reason: string): PostedEvent[] {
     return this.posted.filter((event) => event.reason === reason);
-  }
-}
-
-/** A clock the test moves by hand. */
-export class FakeClock {
-  constructor(private current = Date.parse('2024-05-01T12:00:00.000Z')) {}
-
-  readonly now = (): number => this.current;
-
-  advance(ms: number): void {
-    this.current += ms;
   }
 }

@@ -1,16 +1,13 @@
 import type { Resource } from '../../../src/framework/api/resource.js';
 import { writePatch } from '../../../src/framework/handling/patch-writer.js';
-import { FakeObjectApi, WIDGETS } from './fake-object-api.js';
+import { widget, widgetResource } from '../../support/widget-objects.js';
+import { FakeObjectApi } from './fake-object-api.js';
 
-const NO_STATUS_SUBRESOURCE: Resource = { ...WIDGETS, hasStatus: false };
-
-function stored(): { metadata: Record<string, unknown>; spec: Record<string, unknown> } {
-  return { metadata: { name: 'w1', namespace: 'default', uid: 'uid-1', resourceVersion: '1' }, spec: { size: 1 } };
-}
+const NO_STATUS_SUBRESOURCE: Resource = { ...widgetResource, hasStatus: false };
 
 describe('writePatch', () => {
   test('without a status subresource, status goes into the one merge PATCH on the object', async () => {
-    const api = new FakeObjectApi(stored(), NO_STATUS_SUBRESOURCE);
+    const api = new FakeObjectApi(widget(), NO_STATUS_SUBRESOURCE);
 
     await writePatch(api.asObjectApi(), 'default', 'w1', { spec: { size: 2 }, status: { phase: 'Ready' } });
 
@@ -21,7 +18,7 @@ describe('writePatch', () => {
   });
 
   test('with a status subresource, status is one PATCH on it, sent before the PATCH on the object', async () => {
-    const api = new FakeObjectApi(stored(), WIDGETS);
+    const api = new FakeObjectApi(widget(), widgetResource);
 
     await writePatch(api.asObjectApi(), 'default', 'w1', { spec: { size: 2 }, status: { phase: 'Ready' } });
 
@@ -32,7 +29,7 @@ describe('writePatch', () => {
   });
 
   test('a status-only patch without a status subresource is still a single write', async () => {
-    const api = new FakeObjectApi(stored(), NO_STATUS_SUBRESOURCE);
+    const api = new FakeObjectApi(widget(), NO_STATUS_SUBRESOURCE);
 
     await writePatch(api.asObjectApi(), 'default', 'w1', { status: { phase: 'Ready' } });
 

@@ -15,7 +15,8 @@ import {
   type Change,
   type Verdict,
 } from '../../../src/framework/handling/progression.js';
-import { handler, widget } from './change-processor-harness.js';
+import { widget } from '../../support/widget-objects.js';
+import { handler } from './change-processor-harness.js';
 
 const NOW = Date.parse('2024-05-01T12:00:00.000Z');
 const SECOND = 1_000;

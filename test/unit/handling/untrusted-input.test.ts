@@ -8,8 +8,13 @@ import { serializeDiffBase } from '../../../src/framework/state/essence.js';
 import { DIFF_BASE_KEY, FINALIZER, progressKey } from '../../../src/framework/state/keys.js';
 import { MAX_PROGRESS_MESSAGE_LENGTH } from '../../../src/framework/state/progress.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
-import { failing, handled, handler, Harness, requeueOf, UID, widget } from './change-processor-harness.js';
-import { LogCapture } from './log-capture.js';
+import { uninstallFakeClock } from '../../support/fake-clock.js';
+import { widget } from '../../support/widget-objects.js';
+import { failing, handled, handler, Harness, requeueOf, UID } from './change-processor-harness.js';
+import { LogCapture } from '../../support/log-capture.js';
+
+// Every Harness installs the shared fake clock.
+afterEach(uninstallFakeClock);
 
 /** `object` with an extra annotation, as a user (or an attacker) with edit rights could set it. */
 function annotated(object: KubeObject, key: string, value: string): KubeObject {
@@ -309,7 +314,9 @@ describe('the operator’s attempt timeout', () => {
     const hung = handler('create', 'hung', {}, ({ signal }) => new Promise<void>(() => signal.addEventListener('abort', () => (aborted = true))));
     const h = new Harness([hung], widget(), undefined, { attemptTimeoutMs: 200 });
 
-    const result = await h.deliver();
+    const delivered = h.deliver();
+    await h.clock.advanceAsync(200);
+    const result = await delivered;
 
     expect(aborted).toBe(true);
     expect(requeueOf(result)).toBe(1_000);

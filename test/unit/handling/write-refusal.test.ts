@@ -6,7 +6,7 @@ import {
   refusalWarning,
   waitsForChange,
 } from '../../../src/framework/handling/write-refusal.js';
-import { widget } from './change-processor-harness.js';
+import { widget } from '../../support/widget-objects.js';
 
 const STATE = 'create\u0000new.0123abcd\u0000false\u0000{}';
 
