@@ -5,7 +5,7 @@ import { ApiClient } from '../../../src/framework/api/api-client.js';
 import { EventPoster } from '../../../src/framework/posting/event-poster.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { makeClient, SERVER } from '../watching/fake-api.js';
-import { LogCapture } from '../handling/log-capture.js';
+import { LogCapture } from '../../support/log-capture.js';
 
 const EVENTS = '/api/v1/namespaces/default/events';
 const widget: KubeObject = {

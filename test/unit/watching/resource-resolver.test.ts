@@ -2,7 +2,7 @@ import nock from 'nock';
 import type { ApiClient } from '../../../src/framework/api/api-client.js';
 import type { Resource } from '../../../src/framework/api/resource.js';
 import { resolveResource } from '../../../src/framework/watching/resource-resolver.js';
-import { LogCapture } from '../handling/log-capture.js';
+import { LogCapture } from '../../support/log-capture.js';
 import { waitFor } from '../../support/wait-for.js';
 import { makeClient, quickly, SERVER } from './fake-api.js';
 
