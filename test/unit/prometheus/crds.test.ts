@@ -125,16 +125,18 @@ function columns(kind: string): Array<{ name: string; type: string; jsonPath: st
 }
 
 describe('crds/monitoring.coreos.com.yaml', () => {
-  test('defines Prometheus and ServiceMonitor in monitoring.coreos.com/v1, namespaced, with upstream\'s names', () => {
+  test('defines Prometheus, ServiceMonitor, PodMonitor and PrometheusRule in monitoring.coreos.com/v1, namespaced, with upstream\'s names', () => {
     expect(crds.every((c) => c.apiVersion === 'apiextensions.k8s.io/v1' && c.kind === 'CustomResourceDefinition')).toBe(true);
     expect(crds.map((c) => [c.metadata?.name, c.spec.group, c.spec.scope, c.spec.names.kind, c.spec.names.plural])).toEqual([
       ['prometheuses.monitoring.coreos.com', 'monitoring.coreos.com', 'Namespaced', 'Prometheus', 'prometheuses'],
       ['servicemonitors.monitoring.coreos.com', 'monitoring.coreos.com', 'Namespaced', 'ServiceMonitor', 'servicemonitors'],
+      ['podmonitors.monitoring.coreos.com', 'monitoring.coreos.com', 'Namespaced', 'PodMonitor', 'podmonitors'],
+      ['prometheusrules.monitoring.coreos.com', 'monitoring.coreos.com', 'Namespaced', 'PrometheusRule', 'prometheusrules'],
     ]);
     for (const c of crds) expect(c.spec.versions.map((v) => [v.name, v.served, v.storage])).toEqual([['v1', true, true]]);
   });
 
-  test.each(['Prometheus', 'ServiceMonitor'])('%s has a structural schema requiring spec', (kind) => {
+  test.each(['Prometheus', 'ServiceMonitor', 'PodMonitor', 'PrometheusRule'])('%s has a structural schema requiring spec', (kind) => {
     expect(schema(kind).type).toBe('object');
     expect(schema(kind).required).toEqual(['spec']);
     expect(untypedObjects(schema(kind), kind)).toEqual([]);

@@ -69,6 +69,7 @@ export interface EtcdClusterSpec {
   TLS?: {
     [k: string]: unknown;
   };
+  [k: string]: unknown;
 }
 export interface EtcdClusterStatus {
   phase?: string | null;
@@ -123,6 +124,7 @@ export interface EtcdBackupSpec {
      * 0 or absent: keep all.
      */
     maxBackups?: number;
+    [k: string]: unknown;
   };
   s3?: {
     /**
@@ -135,13 +137,16 @@ export interface EtcdBackupSpec {
     awsSecret: string;
     endpoint?: string | null;
     forcePathStyle?: boolean;
+    [k: string]: unknown;
   };
   local?: {
     /**
      * Under the operator's backup root.
      */
     path: string;
+    [k: string]: unknown;
   };
+  [k: string]: unknown;
 }
 export interface EtcdBackupStatus {
   succeeded?: boolean;
@@ -182,13 +187,16 @@ export interface EtcdRestoreSpec {
     awsSecret: string;
     endpoint?: string | null;
     forcePathStyle?: boolean;
+    [k: string]: unknown;
   };
   local?: {
     /**
      * Under the operator's backup root.
      */
     path: string;
+    [k: string]: unknown;
   };
+  [k: string]: unknown;
 }
 /**
  * Written by the operator only: grant tenants no access to etcdrestores/status.

@@ -39,6 +39,55 @@ export interface PrometheusSpec {
       values?: string[];
     }[];
   } | null;
+  podMonitorSelector?: {
+    matchLabels?: {
+      [k: string]: string;
+    };
+    matchExpressions?: {
+      key: string;
+      operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+      values?: string[];
+    }[];
+  } | null;
+  podMonitorNamespaceSelector?: {
+    matchLabels?: {
+      [k: string]: string;
+    };
+    matchExpressions?: {
+      key: string;
+      operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+      values?: string[];
+    }[];
+  } | null;
+  ruleSelector?: {
+    matchLabels?: {
+      [k: string]: string;
+    };
+    matchExpressions?: {
+      key: string;
+      operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+      values?: string[];
+    }[];
+  } | null;
+  ruleNamespaceSelector?: {
+    matchLabels?: {
+      [k: string]: string;
+    };
+    matchExpressions?: {
+      key: string;
+      operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+      values?: string[];
+    }[];
+  } | null;
+  /**
+   * Force honor_labels to false on every ServiceMonitor and PodMonitor scrape job.
+   */
+  overrideHonorLabels?: boolean;
+  /**
+   * Force honor_timestamps to false on every ServiceMonitor and PodMonitor scrape job.
+   */
+  overrideHonorTimestamps?: boolean;
+  serviceDiscoveryRole?: 'Endpoints' | 'EndpointSlice';
   scrapeInterval?: string;
   scrapeTimeout?: string;
   evaluationInterval?: string;
@@ -51,6 +100,7 @@ export interface PrometheusSpec {
   resources?: {
     [k: string]: unknown;
   };
+  [k: string]: unknown;
 }
 export interface PrometheusStatus {
   paused?: boolean;
@@ -97,6 +147,8 @@ export interface ServiceMonitorSpec {
   jobLabel?: string;
   targetLabels?: string[];
   podTargetLabels?: string[];
+  selectorMechanism?: 'RelabelConfig' | 'RoleSelector';
+  serviceDiscoveryRole?: 'Endpoints' | 'EndpointSlice';
   endpoints: {
     port?: string;
     targetPort?: number | string;
@@ -105,6 +157,7 @@ export interface ServiceMonitorSpec {
     interval?: string;
     scrapeTimeout?: string;
     honorLabels?: boolean;
+    honorTimestamps?: boolean;
     filterRunning?: boolean;
     relabelings?: {
       sourceLabels?: string[];
@@ -124,5 +177,112 @@ export interface ServiceMonitorSpec {
       replacement?: string;
       action?: string;
     }[];
+    [k: string]: unknown;
   }[];
+  [k: string]: unknown;
+}
+
+/**
+ * PodMonitor (monitoring.coreos.com/v1), from CustomResourceDefinition podmonitors.monitoring.coreos.com.
+ */
+export interface PodMonitor {
+  apiVersion: 'monitoring.coreos.com/v1';
+  kind: 'PodMonitor';
+  metadata: NonNullable<KubeObject['metadata']>;
+  spec: PodMonitorSpec;
+}
+export interface PodMonitorSpec {
+  selector: {
+    matchLabels?: {
+      [k: string]: string;
+    };
+    matchExpressions?: {
+      key: string;
+      operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+      values?: string[];
+    }[];
+  };
+  namespaceSelector?: {
+    any?: boolean;
+    matchNames?: string[];
+  };
+  jobLabel?: string;
+  podTargetLabels?: string[];
+  selectorMechanism?: 'RelabelConfig' | 'RoleSelector';
+  podMetricsEndpoints?: {
+    /**
+     * Name of the Pod port; takes precedence over portNumber and targetPort.
+     */
+    port?: string;
+    portNumber?: number;
+    /**
+     * Deprecated upstream: use port.
+     */
+    targetPort?: number | string;
+    path?: string;
+    scheme?: string;
+    params?: {
+      [k: string]: string[];
+    };
+    interval?: string;
+    scrapeTimeout?: string;
+    honorLabels?: boolean;
+    honorTimestamps?: boolean;
+    relabelings?: {
+      sourceLabels?: string[];
+      separator?: string;
+      targetLabel?: string;
+      regex?: string;
+      modulus?: number;
+      replacement?: string;
+      action?: string;
+    }[];
+    metricRelabelings?: {
+      sourceLabels?: string[];
+      separator?: string;
+      targetLabel?: string;
+      regex?: string;
+      modulus?: number;
+      replacement?: string;
+      action?: string;
+    }[];
+    [k: string]: unknown;
+  }[];
+  [k: string]: unknown;
+}
+
+/**
+ * PrometheusRule (monitoring.coreos.com/v1), from CustomResourceDefinition prometheusrules.monitoring.coreos.com.
+ */
+export interface PrometheusRule {
+  apiVersion: 'monitoring.coreos.com/v1';
+  kind: 'PrometheusRule';
+  metadata: NonNullable<KubeObject['metadata']>;
+  spec: PrometheusRuleSpec;
+}
+export interface PrometheusRuleSpec {
+  groups?: {
+    name: string;
+    interval?: string;
+    labels?: {
+      [k: string]: string;
+    };
+    limit?: number;
+    rules?: {
+      record?: string;
+      alert?: string;
+      expr: number | string;
+      for?: string;
+      keep_firing_for?: string;
+      labels?: {
+        [k: string]: string;
+      };
+      annotations?: {
+        [k: string]: string;
+      };
+      [k: string]: unknown;
+    }[];
+    [k: string]: unknown;
+  }[];
+  [k: string]: unknown;
 }
