@@ -2,6 +2,8 @@
 # Provisions everything Konductor's tests and demo need on a Debian bookworm machine:
 #   - etcd (Debian's etcd-server / etcd-client) and curl (restore Pods download backups with it)
 #   - kube-apiserver, built from Debian's `kubernetes` source package and cached per user
+#   - kubectl from Debian's `kubernetes-client` (same source and version as the kube-apiserver), extracted
+#     from its .deb into the per-user cache, never installed: a kubectl already on the machine is left alone
 # Idempotent: a second run with the cache present only checks and prints paths.
 # As root it installs missing apt packages; as non-root it prints what to install and stops.
 #
@@ -9,6 +11,7 @@
 #   KUBEBUILDER_ASSETS        a folder holding `kube-apiserver` and `etcd` (envtest layout)
 #   KONDUCTOR_KUBE_APISERVER  path to a kube-apiserver binary
 #   KONDUCTOR_ETCD            path to an etcd binary
+#   KONDUCTOR_KUBECTL         path to a kubectl binary
 #   KONDUCTOR_CACHE_DIR       cache root (default: ${XDG_CACHE_HOME:-$HOME/.cache}/konductor)
 set -euo pipefail
 
@@ -16,11 +19,13 @@ log() { printf '[provision] %s\n' "$*" >&2; }
 die() { printf '[provision] error: %s\n' "$*" >&2; exit 1; }
 
 CACHE_ROOT="${KONDUCTOR_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/konductor}"
-# promtool checks the bundled Prometheus operator's configs in this repository's tests. Run from an
-# installed package (node_modules/konductor/scripts), the script provisions the test control plane only.
+# promtool checks the bundled Prometheus operator's configs and kubectl applies the compatibility suite's
+# manifests in this repository's tests. Run from an installed package (node_modules/konductor/scripts),
+# the script provisions the test control plane only.
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 WANT_PROMTOOL=1
-case "$SCRIPT_DIR" in */node_modules/*) WANT_PROMTOOL=0 ;; esac
+WANT_KUBECTL=1
+case "$SCRIPT_DIR" in */node_modules/*) WANT_PROMTOOL=0; WANT_KUBECTL=0 ;; esac
 IS_ROOT=0; [ "$(id -u)" = 0 ] && IS_ROOT=1
 
 APT_UPDATED=0
@@ -119,6 +124,46 @@ build_apiserver() {
   echo "$out_dir/kube-apiserver"
 }
 
+# ---- kubectl -------------------------------------------------------------------
+# Debian's kubernetes-client is built from the same source package as the kube-apiserver above, so client
+# and server agree on version (kubectl supports one minor version of skew; a newer kubectl on PATH would
+# validate differently). The .deb is downloaded and unpacked into the cache, which needs no root.
+KUBECTL_PKG=kubernetes-client
+kubectl_cached() { ls -1d "$CACHE_ROOT"/kubectl/*/kubectl 2>/dev/null | sort -V | tail -n1 || true; }
+kubectl_in_apt() { apt-cache show "$KUBECTL_PKG" >/dev/null 2>&1; }
+
+resolve_kubectl() {
+  if [ -n "${KONDUCTOR_KUBECTL:-}" ]; then [ -x "$KONDUCTOR_KUBECTL" ] || die "KONDUCTOR_KUBECTL=$KONDUCTOR_KUBECTL is not executable"; echo "$KONDUCTOR_KUBECTL"; return; fi
+  if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/kubectl" ]; then echo "$KUBEBUILDER_ASSETS/kubectl"; return; fi
+  local cached
+  cached=$(kubectl_cached)
+  if [ -n "$cached" ] && [ -x "$cached" ] && [ -z "${KONDUCTOR_REBUILD:-}" ]; then echo "$cached"; return; fi
+  download_kubectl
+}
+
+download_kubectl() {
+  command -v dpkg-deb >/dev/null || die "dpkg-deb not found (package dpkg)"
+  if ! kubectl_in_apt; then
+    [ "$IS_ROOT" = 1 ] || die "apt does not know $KUBECTL_PKG. Run: sudo apt-get update  (then rerun this script)"
+    apt_update_once
+  fi
+  local version
+  version=$(apt-cache show "$KUBECTL_PKG" 2>/dev/null | awk '/^Version:/ {print $2; exit}')
+  [ -n "$version" ] || die "apt has no package '$KUBECTL_PKG' (Debian bookworm ships it)"
+  local out_dir="$CACHE_ROOT/kubectl/$version"
+  KUBECTL_DIR=$(mktemp -d "${TMPDIR:-/tmp}/konductor-kubectl.XXXXXX")
+  trap 'rm -rf "$KUBECTL_DIR"' EXIT
+  log "downloading $KUBECTL_PKG $version (kubectl only; nothing is installed)"
+  ( cd "$KUBECTL_DIR" && apt-get download -qq "$KUBECTL_PKG=$version" >/dev/null 2>&1 ) || die "apt-get download $KUBECTL_PKG=$version failed"
+  dpkg-deb -x "$KUBECTL_DIR"/"$KUBECTL_PKG"_*.deb "$KUBECTL_DIR/root" || die "dpkg-deb could not unpack the $KUBECTL_PKG package"
+  local bin
+  bin=$(find "$KUBECTL_DIR/root" -type f -name kubectl -perm -u+x | head -n1)
+  [ -n "$bin" ] || die "the $KUBECTL_PKG package holds no kubectl binary"
+  mkdir -p "$out_dir"
+  cp "$bin" "$out_dir/kubectl.tmp" && mv "$out_dir/kubectl.tmp" "$out_dir/kubectl"
+  echo "$out_dir/kubectl"
+}
+
 # As non-root nothing can be installed: name everything missing at once, with the exact commands.
 preflight_non_root() {
   [ "$IS_ROOT" = 1 ] && return 0
@@ -143,12 +188,19 @@ preflight_non_root() {
       steps+=("sudo sh -c \"grep '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' > /etc/apt/sources.list.d/konductor-deb-src.list\"")
     fi
   fi
-  [ "${#missing[@]}" = 0 ] && [ "${#steps[@]}" = 0 ] && return 0
+  # kubectl needs no package installed, only apt's package lists (apt-get download reads them).
+  local needs_lists=0
+  if [ "$WANT_KUBECTL" = 1 ] && [ -z "${KONDUCTOR_KUBECTL:-}" ] && ! { [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/kubectl" ]; } \
+    && { [ -n "${KONDUCTOR_REBUILD:-}" ] || [ -z "$(kubectl_cached)" ]; } && ! kubectl_in_apt; then
+    needs_lists=1
+  fi
+  [ "${#missing[@]}" = 0 ] && [ "${#steps[@]}" = 0 ] && [ "$needs_lists" = 0 ] && return 0
   steps+=("sudo apt-get update")
   [ "${#missing[@]}" -gt 0 ] && steps+=("sudo apt-get install -y --no-install-recommends ${missing[*]}")
   local lacks=()
   [ "${#missing[@]}" -gt 0 ] && lacks+=("packages ${missing[*]}")
   [ "$needs_src" = 1 ] && lacks+=("an apt deb-src entry (to build kube-apiserver from Debian's source)")
+  [ "$needs_lists" = 1 ] && lacks+=("apt package lists naming $KUBECTL_PKG (kubectl is downloaded from them)")
   log "not root, and this machine lacks what the tests need: ${lacks[*]}"
   log "run these, then rerun this script (or rerun it as root, which does the same):"
   for step in "${steps[@]}"; do printf '    %s\n' "$step" >&2; done
@@ -165,15 +217,23 @@ fi
 ETCD_BIN=$(resolve_etcd)
 APISERVER_BIN=$(resolve_apiserver)
 "$APISERVER_BIN" --version >/dev/null 2>&1 || die "$APISERVER_BIN does not run"
+KUBECTL_BIN=
+if [ "$WANT_KUBECTL" = 1 ]; then
+  KUBECTL_BIN=$(resolve_kubectl)
+  "$KUBECTL_BIN" version --client >/dev/null 2>&1 || die "$KUBECTL_BIN does not run"
+fi
 
 # Written for the test control plane to find without re-resolving.
 # Replaced atomically: a test control plane starting meanwhile reads the old record or the new one.
 mkdir -p "$CACHE_ROOT"
-cat > "$CACHE_ROOT/binaries.json.$$" <<JSON
-{ "etcd": "$ETCD_BIN", "kubeApiserver": "$APISERVER_BIN" }
-JSON
+if [ -n "$KUBECTL_BIN" ]; then
+  printf '{ "etcd": "%s", "kubeApiserver": "%s", "kubectl": "%s" }\n' "$ETCD_BIN" "$APISERVER_BIN" "$KUBECTL_BIN" > "$CACHE_ROOT/binaries.json.$$"
+else
+  printf '{ "etcd": "%s", "kubeApiserver": "%s" }\n' "$ETCD_BIN" "$APISERVER_BIN" > "$CACHE_ROOT/binaries.json.$$"
+fi
 mv -f "$CACHE_ROOT/binaries.json.$$" "$CACHE_ROOT/binaries.json"
 log "etcd:           $ETCD_BIN ($("$ETCD_BIN" --version 2>/dev/null | head -n1))"
 log "kube-apiserver: $APISERVER_BIN ($("$APISERVER_BIN" --version 2>/dev/null))"
+[ -n "$KUBECTL_BIN" ] && log "kubectl:        $KUBECTL_BIN ($("$KUBECTL_BIN" version --client --short 2>/dev/null || "$KUBECTL_BIN" version --client 2>/dev/null | head -n1))"
 [ "$WANT_PROMTOOL" = 1 ] && log "promtool:       $(command -v promtool) ($(promtool --version 2>&1 | head -n1))"
 log "recorded in $CACHE_ROOT/binaries.json"

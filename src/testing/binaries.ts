@@ -30,6 +30,19 @@ export function cacheRoot(): string {
   return process.env.KONDUCTOR_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'konductor');
 }
 
+/** What `scripts/provision.sh` recorded in the cache (`binaries.json`); empty when absent or unreadable. */
+function recordedBinaries(): Partial<ControlPlaneBinaries & { kubectl: string }> {
+  const recordFile = join(cacheRoot(), 'binaries.json');
+  if (!existsSync(recordFile)) return {};
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(recordFile, 'utf8'));
+    return typeof parsed === 'object' && parsed !== null ? (parsed as Partial<ControlPlaneBinaries & { kubectl: string }>) : {};
+  } catch {
+    // A corrupt record is ignored; the other sources still apply.
+    return {};
+  }
+}
+
 /**
  * Finds etcd and kube-apiserver, in this order: explicit overrides
  * (`KONDUCTOR_ETCD`, `KONDUCTOR_KUBE_APISERVER`), envtest's `KUBEBUILDER_ASSETS` folder,
@@ -37,15 +50,7 @@ export function cacheRoot(): string {
  * Throws with the command that fixes it when one is missing.
  */
 export function resolveBinaries(): ControlPlaneBinaries {
-  const recorded: Partial<ControlPlaneBinaries> = {};
-  const recordFile = join(cacheRoot(), 'binaries.json');
-  if (existsSync(recordFile)) {
-    try {
-      Object.assign(recorded, JSON.parse(readFileSync(recordFile, 'utf8')) as Partial<ControlPlaneBinaries>);
-    } catch {
-      // A corrupt record is ignored; the other sources still apply.
-    }
-  }
+  const recorded = recordedBinaries();
   const assets = process.env.KUBEBUILDER_ASSETS;
   const pick = (override: string | undefined, asset: string, record: string | undefined): string | undefined => {
     if (override) {
@@ -66,4 +71,28 @@ export function resolveBinaries(): ControlPlaneBinaries {
     );
   }
   return { etcd, kubeApiserver };
+}
+
+/**
+ * Finds the kubectl the compatibility specs apply manifests with, in this order: the
+ * `KONDUCTOR_KUBECTL` override, envtest's `KUBEBUILDER_ASSETS` folder, then what
+ * `scripts/provision.sh` recorded in the cache (Debian's kubernetes-client, the same version as the
+ * test control plane). Never `PATH`: a kubectl found there is often several minor versions away from
+ * the 1.20 control plane, and kubectl's validation differs between versions.
+ * Throws with the command that fixes it when none is found.
+ */
+export function resolveKubectl(): string {
+  const override = process.env.KONDUCTOR_KUBECTL;
+  if (override) {
+    if (!isExecutable(override)) throw new Error(`${override} is not an executable file; fix KONDUCTOR_KUBECTL or unset it`);
+    return override;
+  }
+  const assets = process.env.KUBEBUILDER_ASSETS;
+  if (assets && isExecutable(join(assets, 'kubectl'))) return join(assets, 'kubectl');
+  const recorded = recordedBinaries().kubectl;
+  if (typeof recorded === 'string' && isExecutable(recorded)) return recorded;
+  throw new Error(
+    "kubectl for the test control plane not found. Run 'npm run provision' (it downloads Debian's kubernetes-client, the control plane's version, into the cache), " +
+      'or set KONDUCTOR_KUBECTL to a kubectl binary.',
+  );
 }

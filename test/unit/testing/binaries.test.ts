@@ -1,7 +1,7 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { resolveBinaries } from '../../../src/testing/binaries.js';
+import { resolveBinaries, resolveKubectl } from '../../../src/testing/binaries.js';
 
 const saved = { ...process.env };
 let dir: string;
@@ -51,5 +51,51 @@ describe('finding the control plane binaries', () => {
 
   test('says how to provision when nothing is found', () => {
     expect(() => resolveBinaries()).toThrow(/etcd and kube-apiserver not found\. Run 'bash node_modules\/konductor\/scripts\/provision\.sh'/);
+  });
+});
+
+describe('finding kubectl', () => {
+  beforeEach(() => {
+    delete process.env.KONDUCTOR_KUBECTL;
+  });
+
+  function record(entries: Record<string, string>): void {
+    mkdirSync(process.env.KONDUCTOR_CACHE_DIR!, { recursive: true });
+    writeFileSync(join(process.env.KONDUCTOR_CACHE_DIR!, 'binaries.json'), JSON.stringify(entries));
+  }
+
+  test('uses the kubectl provision.sh recorded in the cache', () => {
+    const kubectl = fakeBinary('kubectl');
+    record({ etcd: fakeBinary('etcd'), kubeApiserver: fakeBinary('kube-apiserver'), kubectl });
+    expect(resolveKubectl()).toBe(kubectl);
+  });
+
+  test('prefers KONDUCTOR_KUBECTL to the recorded one', () => {
+    record({ kubectl: fakeBinary('kubectl') });
+    const custom = fakeBinary('my-kubectl');
+    process.env.KONDUCTOR_KUBECTL = custom;
+    expect(resolveKubectl()).toBe(custom);
+  });
+
+  test('uses the kubectl of an envtest KUBEBUILDER_ASSETS folder', () => {
+    const kubectl = fakeBinary('kubectl');
+    process.env.KUBEBUILDER_ASSETS = dir;
+    expect(resolveKubectl()).toBe(kubectl);
+  });
+
+  test('rejects a KONDUCTOR_KUBECTL that is not executable, naming it', () => {
+    process.env.KONDUCTOR_KUBECTL = join(dir, 'missing-kubectl');
+    expect(() => resolveKubectl()).toThrow(/missing-kubectl is not an executable file; fix KONDUCTOR_KUBECTL/);
+  });
+
+  test('never takes a kubectl from PATH, whose version may not match the control plane, and says how to provision', () => {
+    fakeBinary('kubectl');
+    process.env.PATH = dir;
+    expect(() => resolveKubectl()).toThrow(/kubectl for the test control plane not found\. Run 'npm run provision'/);
+  });
+
+  test('ignores a recorded kubectl that is no longer there', () => {
+    record({ kubectl: join(dir, 'gone', 'kubectl') });
+    expect(() => resolveKubectl()).toThrow(/not found/);
   });
 });
