@@ -221,6 +221,10 @@ KUBECTL_BIN=
 if [ "$WANT_KUBECTL" = 1 ]; then
   KUBECTL_BIN=$(resolve_kubectl)
   "$KUBECTL_BIN" version --client >/dev/null 2>&1 || die "$KUBECTL_BIN does not run"
+elif [ -f "$CACHE_ROOT/binaries.json" ]; then
+  # Run from an installed package on a machine this repository also provisioned: keep its kubectl record.
+  KUBECTL_BIN=$(sed -n 's/.*"kubectl": *"\([^"]*\)".*/\1/p' "$CACHE_ROOT/binaries.json")
+  [ -n "$KUBECTL_BIN" ] && [ -x "$KUBECTL_BIN" ] || KUBECTL_BIN=
 fi
 
 # Written for the test control plane to find without re-resolving.

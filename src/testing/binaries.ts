@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, accessSync, constants } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, accessSync, constants } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, delimiter } from 'node:path';
 
@@ -73,11 +73,24 @@ export function resolveBinaries(): ControlPlaneBinaries {
   return { etcd, kubeApiserver };
 }
 
+/** The newest `<cache>/kubectl/<version>/kubectl` provision.sh unpacked, if any. */
+function cachedKubectl(): string | undefined {
+  const root = join(cacheRoot(), 'kubectl');
+  let versions: string[];
+  try {
+    versions = readdirSync(root);
+  } catch {
+    return undefined;
+  }
+  const newestFirst = versions.sort((a, b) => b.localeCompare(a, 'en', { numeric: true }));
+  return newestFirst.map((version) => join(root, version, 'kubectl')).find(isExecutable);
+}
+
 /**
  * Finds the kubectl the compatibility specs apply manifests with, in this order: the
- * `KONDUCTOR_KUBECTL` override, envtest's `KUBEBUILDER_ASSETS` folder, then what
- * `scripts/provision.sh` recorded in the cache (Debian's kubernetes-client, the same version as the
- * test control plane). Never `PATH`: a kubectl found there is often several minor versions away from
+ * `KONDUCTOR_KUBECTL` override, envtest's `KUBEBUILDER_ASSETS` folder, what `scripts/provision.sh`
+ * recorded in the cache, then the newest kubectl in the cache's `kubectl/<version>/` folders (Debian's
+ * kubernetes-client, the same version as the test control plane). Never `PATH`: a kubectl found there is often several minor versions away from
  * the 1.20 control plane, and kubectl's validation differs between versions.
  * Throws with the command that fixes it when none is found.
  */
@@ -91,6 +104,8 @@ export function resolveKubectl(): string {
   if (assets && isExecutable(join(assets, 'kubectl'))) return join(assets, 'kubectl');
   const recorded = recordedBinaries().kubectl;
   if (typeof recorded === 'string' && isExecutable(recorded)) return recorded;
+  const cached = cachedKubectl();
+  if (cached) return cached;
   throw new Error(
     "kubectl for the test control plane not found. Run 'npm run provision' (it downloads Debian's kubernetes-client, the control plane's version, into the cache), " +
       'or set KONDUCTOR_KUBECTL to a kubectl binary.',

@@ -98,4 +98,18 @@ describe('finding kubectl', () => {
     record({ kubectl: join(dir, 'gone', 'kubectl') });
     expect(() => resolveKubectl()).toThrow(/not found/);
   });
+
+  test('finds the newest kubectl unpacked in the cache when the record lacks one', () => {
+    record({ etcd: fakeBinary('etcd'), kubeApiserver: fakeBinary('kube-apiserver') });
+    const unpacked = (version: string): string => {
+      const folder = join(process.env.KONDUCTOR_CACHE_DIR!, 'kubectl', version);
+      mkdirSync(folder, { recursive: true });
+      writeFileSync(join(folder, 'kubectl'), '#!/bin/sh\n');
+      chmodSync(join(folder, 'kubectl'), 0o755);
+      return join(folder, 'kubectl');
+    };
+    unpacked('1.9.0-1');
+    const newest = unpacked('1.20.5+really1.20.2-1.1+deb12u1');
+    expect(resolveKubectl()).toBe(newest);
+  });
 });
