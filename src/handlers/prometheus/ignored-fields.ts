@@ -183,9 +183,9 @@ export function ignoredFieldsMessage(kind: MonitoringKind, paths: readonly strin
   const more = paths.length - listed.length;
   const list = listed.join(', ') + (more > 0 ? ` and ${more} more` : '');
   const which = generation === undefined ? `this ${kind}` : `this ${kind} (generation ${generation})`;
-  const field = paths.length === 1 ? 'field' : 'fields';
+  const one = paths.length === 1;
   return (
-    `${which} sets ${paths.length} ${field} that Konductor keeps but does not act on: ${list}. ` +
-    'They have no effect here; remove them, or use prometheus-operator if you need them (docs/upstream-compatibility.md lists what is supported).'
+    `${which} sets ${paths.length} ${one ? 'field' : 'fields'} that Konductor keeps but does not act on: ${list}. ` +
+    `${one ? 'It has' : 'They have'} no effect here; remove ${one ? 'it' : 'them'}, or use prometheus-operator if you need ${one ? 'it' : 'them'} (docs/upstream-compatibility.md lists what is supported).`
   );
 }
