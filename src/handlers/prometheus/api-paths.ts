@@ -21,14 +21,19 @@ function segment(value: string): string {
 }
 
 /** `/apis/monitoring.coreos.com/v1/namespaces/<ns>/<plural>[/<name>[/status]]`. */
-export function monitoringPath(namespace: string, plural: 'prometheuses' | 'servicemonitors', name?: string, subresource?: 'status'): string {
+export function monitoringPath(
+  namespace: string,
+  plural: 'prometheuses' | 'servicemonitors' | 'podmonitors' | 'prometheusrules',
+  name?: string,
+  subresource?: 'status',
+): string {
   const base = `${MONITORING_PATH}/namespaces/${segment(namespace)}/${plural}`;
   if (name === undefined) return base;
   return `${base}/${segment(name)}${subresource ? `/${subresource}` : ''}`;
 }
 
 /** `/api/v1/namespaces/<ns>/<plural>[/<name>]` for the core objects the operator owns. */
-export function corePath(namespace: string, plural: 'secrets' | 'services', name?: string): string {
+export function corePath(namespace: string, plural: 'secrets' | 'services' | 'configmaps', name?: string): string {
   const base = `/api/v1/namespaces/${segment(namespace)}/${plural}`;
   return name === undefined ? base : `${base}/${segment(name)}`;
 }

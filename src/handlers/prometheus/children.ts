@@ -45,6 +45,64 @@ function ownerReference(prometheus: PrometheusResource & KubeObject): Record<str
   };
 }
 
+/** Where each rule ConfigMap is mounted: `<RULES_DIR>/<configmap>/`. */
+export const RULES_DIR = '/etc/prometheus/rules';
+/** Upstream's budget for one rule ConfigMap's data (half of the 1 MiB limit, leaving room for metadata). */
+export const MAX_RULE_CONFIGMAP_BYTES = 512 * 1024;
+
+/** `prometheus-<name>-rulefiles-<i>`, upstream's name for the i-th rule ConfigMap. */
+export function ruleConfigMapName(prometheus: PrometheusResource, index: number): string {
+  return `prometheus-${prometheus.metadata.name}-rulefiles-${index}`;
+}
+
+/** The `rule_files` entry for one rule ConfigMap: every file of its mount. */
+export function ruleFilesGlob(configMapName: string): string {
+  return `${RULES_DIR}/${configMapName}/*.yaml`;
+}
+
+/**
+ * The rule files, keys sorted, packed first-fit into ConfigMap data of at most
+ * {@link MAX_RULE_CONFIGMAP_BYTES} (keys and values counted), as upstream does: a file that does not
+ * fit the current ConfigMap starts the next one. Always at least one, possibly empty, so the first
+ * PrometheusRule needs no new volume (and no Pod restart). One file larger than the budget is
+ * refused before it gets here (see rules.ts).
+ */
+export function packRuleFiles(files: ReadonlyMap<string, string>): Array<Record<string, string>> {
+  const buckets: Array<Record<string, string>> = [{}];
+  let size = 0;
+  for (const key of [...files.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const value = files.get(key) as string;
+    const bytes = Buffer.byteLength(key) + Buffer.byteLength(value);
+    if (size + bytes > MAX_RULE_CONFIGMAP_BYTES && size > 0) {
+      buckets.push({});
+      size = 0;
+    }
+    (buckets[buckets.length - 1] as Record<string, string>)[key] = value;
+    size += bytes;
+  }
+  return buckets;
+}
+
+/** The labels of a rule ConfigMap, upstream's (`prometheus-name`, `managed-by`). */
+export function ruleConfigMapLabels(prometheus: PrometheusResource): Record<string, string> {
+  return { 'prometheus-name': prometheus.metadata.name, 'managed-by': 'prometheus-operator' };
+}
+
+/** The rule ConfigMaps of a Prometheus, `prometheus-<name>-rulefiles-<i>`, owned by it like the config Secret. */
+export function ruleConfigMaps(prometheus: PrometheusResource & KubeObject, files: ReadonlyMap<string, string>): KubeObject[] {
+  return packRuleFiles(files).map((data, index) => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name: ruleConfigMapName(prometheus, index),
+      namespace: prometheus.metadata.namespace,
+      labels: ruleConfigMapLabels(prometheus),
+      ownerReferences: [ownerReference(prometheus)],
+    },
+    data,
+  }));
+}
+
 /** The Secret holding the gzipped configuration the config reloader reads. */
 export function configSecret(prometheus: PrometheusResource & KubeObject, gzipped: Buffer): KubeObject {
   return {
@@ -95,12 +153,14 @@ const RELOADER_MOUNTS = [
  * does this once (`--watch-interval=0`) so Prometheus starts with a config; the sidecar keeps
  * watching and POSTs to Prometheus' reload endpoint on every change.
  */
-function configReloader(kind: 'init' | 'sidecar', image: string): Record<string, unknown> {
+function configReloader(kind: 'init' | 'sidecar', image: string, ruleMounts: readonly RuleMount[]): Record<string, unknown> {
   const io = [`--config-file=${CONFIG_DIR}/${CONFIG_KEY}`, `--config-envsubst-file=${CONFIG_FILE}`];
+  // The sidecar also watches each rule directory: a changed rule file reloads Prometheus too.
+  const watched = ruleMounts.map((mount) => `--watched-dir=${mount.mountPath}`);
   const args =
     kind === 'init'
       ? ['--watch-interval=0', '--listen-address=:8081', ...io]
-      : ['--listen-address=:8080', `--reload-url=http://127.0.0.1:${WEB_PORT}/-/reload`, ...io];
+      : ['--listen-address=:8080', `--reload-url=http://127.0.0.1:${WEB_PORT}/-/reload`, ...io, ...watched];
   return {
     name: kind === 'init' ? 'init-config-reloader' : 'config-reloader',
     image,
@@ -110,23 +170,33 @@ function configReloader(kind: 'init' | 'sidecar', image: string): Record<string,
     ...(kind === 'sidecar' ? { ports: [{ name: 'reloader-web', containerPort: 8080 }] } : {}),
     // Upstream's default requests for the reloader.
     resources: { requests: { cpu: '10m', memory: '50Mi' } },
-    volumeMounts: RELOADER_MOUNTS,
+    volumeMounts: kind === 'init' ? RELOADER_MOUNTS : [...RELOADER_MOUNTS, ...ruleMounts],
   };
+}
+
+/** One rule ConfigMap's volume mount (the volume is `rulefiles-<i>`: volume names are at most 63 characters). */
+interface RuleMount {
+  name: string;
+  mountPath: string;
+  readOnly: true;
 }
 
 /**
  * The StatefulSet running Prometheus, annotated with the hash of everything it was built from.
- * Its Pods run Prometheus on the configuration file the config reloader writes from the Secret.
+ * Its Pods run Prometheus on the configuration file the config reloader writes from the Secret,
+ * with each rule ConfigMap (`ruleConfigMapNames`) mounted at `<RULES_DIR>/<configmap>/`. Only the
+ * ConfigMaps' names enter the hash: a changed rule reloads Prometheus, it restarts no Pod.
  */
-export function statefulSet(prometheus: PrometheusResource & KubeObject, options: StatefulSetOptions): KubeObject {
+export function statefulSet(prometheus: PrometheusResource & KubeObject, options: StatefulSetOptions, ruleConfigMapNames: readonly string[] = []): KubeObject {
   const spec = prometheus.spec;
+  const ruleMounts: RuleMount[] = ruleConfigMapNames.map((configMap, i) => ({ name: `rulefiles-${i}`, mountPath: `${RULES_DIR}/${configMap}`, readOnly: true }));
   const name = prometheus.metadata.name;
   const image = spec.image ?? `${DEFAULT_IMAGE}:${spec.version ?? DEFAULT_VERSION}`;
   const labels = { 'app.kubernetes.io/name': 'prometheus', 'app.kubernetes.io/instance': name, 'operator.prometheus.io/name': name };
   const podSpec = {
     ...(spec.serviceAccountName ? { serviceAccountName: spec.serviceAccountName } : {}),
     terminationGracePeriodSeconds: 600,
-    initContainers: [configReloader('init', options.configReloaderImage)],
+    initContainers: [configReloader('init', options.configReloaderImage, [])],
     containers: [
       {
         name: 'prometheus',
@@ -145,14 +215,16 @@ export function statefulSet(prometheus: PrometheusResource & KubeObject, options
         volumeMounts: [
           { name: 'config-out', mountPath: CONFIG_OUT_DIR, readOnly: true },
           { name: 'data', mountPath: '/prometheus' },
+          ...ruleMounts,
         ],
       },
-      configReloader('sidecar', options.configReloaderImage),
+      configReloader('sidecar', options.configReloaderImage, ruleMounts),
     ],
     volumes: [
       { name: 'config', secret: { secretName: secretName(prometheus) } },
       { name: 'config-out', emptyDir: {} },
       { name: 'data', emptyDir: {} },
+      ...ruleConfigMapNames.map((configMap, i) => ({ name: `rulefiles-${i}`, configMap: { name: configMap } })),
     ],
   };
   const body = {

@@ -1,7 +1,7 @@
 import { ApiError, events, on, type ApiClient, type ChangeContext, type EventContext, type KubeObject, type Logger } from 'konductor';
 import { monitoringPath } from './api-paths.js';
 import { DEFAULT_CONFIG_RELOADER_IMAGE, type StatefulSetOptions } from './children.js';
-import { inputScope, readInputs, reconcile, removeChildren, type Inputs, type InputScope, type PrometheusStatus } from './reconcile.js';
+import { inputScope, readInputs, reconcile, removeChildren, ReportedProblems, type Inputs, type InputScope, type PrometheusStatus } from './reconcile.js';
 import type { PrometheusResource, PrometheusSpec } from './types.js';
 
 const API = 'monitoring.coreos.com/v1';
@@ -33,9 +33,10 @@ function errorMessage(error: unknown): string {
 }
 
 /**
- * The Prometheus operator: `Prometheus` objects get a StatefulSet, the governing Service and a Secret
- * with the configuration generated from the ServiceMonitors they select. A ServiceMonitor change, or a
- * change to namespace labels, re-renders every Prometheus; only changed bytes are written.
+ * The Prometheus operator: `Prometheus` objects get a StatefulSet, the governing Service, a Secret
+ * with the configuration generated from the ServiceMonitors and PodMonitors they select, and rule
+ * ConfigMaps (`prometheus-<name>-rulefiles-<i>`) with the PrometheusRules they select. A change to
+ * any of those, or to namespace labels, re-renders every Prometheus; only changed bytes are written.
  */
 export class PrometheusOperator {
   private rendering: Promise<void> | undefined;
@@ -46,6 +47,8 @@ export class PrometheusOperator {
    */
   private readonly known = new Map<string, { namespace: string; name: string; scope: InputScope }>();
   private readonly children: StatefulSetOptions;
+  /** Invalid rule groups already reported: one Event per PrometheusRule generation, not per re-render. */
+  private readonly reported = new ReportedProblems();
 
   constructor(options: PrometheusOperatorOptions = {}) {
     this.children = {
@@ -61,7 +64,7 @@ export class PrometheusOperator {
       name: prometheus.metadata.name,
       scope,
     });
-    const status = nextStatus(prometheus.status, await reconcile(client, prometheus, await readInputs(client, [scope]), logger, this.children));
+    const status = nextStatus(prometheus.status, await reconcile(client, prometheus, await readInputs(client, [scope]), logger, this.children, this.reported));
     if (status) Object.assign(patch.status, status);
   }
 
@@ -81,7 +84,7 @@ export class PrometheusOperator {
           try {
             await this.render(client, inputs, uid, namespace, name, logger.child({ prometheus: `${namespace}/${name}` }));
           } catch (error) {
-            const message = `re-rendering Prometheus ${namespace}/${name} failed: ${errorMessage(error)}; it is rendered again on its next change or the next ServiceMonitor or Namespace change`;
+            const message = `re-rendering Prometheus ${namespace}/${name} failed: ${errorMessage(error)}; it is rendered again on its next change or the next ServiceMonitor, PodMonitor, PrometheusRule or Namespace change`;
             logger.error({ prometheus: `${namespace}/${name}`, err: errorMessage(error) }, message);
             const reference = { apiVersion: API, kind: 'Prometheus', metadata: { namespace, name, uid } };
             events.warn(reference, 'ReconcileFailed', message);
@@ -113,7 +116,7 @@ export class PrometheusOperator {
       this.again = true;
       return;
     }
-    const status = nextStatus(prometheus.status, await reconcile(client, prometheus, inputs, logger, this.children));
+    const status = nextStatus(prometheus.status, await reconcile(client, prometheus, inputs, logger, this.children, this.reported));
     if (!status) return;
     await client.request('PATCH', monitoringPath(namespace, 'prometheuses', name, 'status'), { body: { status }, contentType: 'application/merge-patch+json' });
   }
@@ -141,6 +144,16 @@ export class PrometheusOperator {
 
   @on.event(API, 'servicemonitors')
   async monitorChanged({ client, logger }: EventContext): Promise<void> {
+    await this.renderAll(client, logger);
+  }
+
+  @on.event(API, 'podmonitors')
+  async podMonitorChanged({ client, logger }: EventContext): Promise<void> {
+    await this.renderAll(client, logger);
+  }
+
+  @on.event(API, 'prometheusrules')
+  async ruleChanged({ client, logger }: EventContext): Promise<void> {
     await this.renderAll(client, logger);
   }
 

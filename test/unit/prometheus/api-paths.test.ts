@@ -51,7 +51,7 @@ describe('API path helpers', () => {
 describe('the operator encodes what it takes from objects', () => {
   it('reconcile reads and writes the children of a Prometheus named with / and .. inside its own namespace only', async () => {
     const { client, requests } = recordingClient();
-    await reconcile(client, prometheusObject('team-a', HOSTILE), { monitors: [], namespaces: [], allNamespaces: false }, silentLogger(), options);
+    await reconcile(client, prometheusObject('team-a', HOSTILE), { monitors: [], podMonitors: [], rules: [], namespaces: [], allNamespaces: false }, silentLogger(), options);
     expect(requests).toEqual([
       `GET /api/v1/namespaces/team-a/secrets/prometheus-${ENCODED}`,
       'POST /api/v1/namespaces/team-a/secrets',
@@ -72,10 +72,25 @@ describe('the operator encodes what it takes from objects', () => {
     ]);
   });
 
-  it('readInputs lists ServiceMonitors of an encoded namespace', async () => {
+  it('readInputs lists ServiceMonitors, PodMonitors and PrometheusRules of an encoded namespace', async () => {
     const { client, requests } = recordingClient();
     await readInputs(client, [{ namespace: 'team/../a', ownNamespaceOnly: true }]);
-    expect(requests).toEqual(['GET /apis/monitoring.coreos.com/v1/namespaces/team%2F..%2Fa/servicemonitors']);
+    expect(requests.sort()).toEqual([
+      'GET /apis/monitoring.coreos.com/v1/namespaces/team%2F..%2Fa/podmonitors',
+      'GET /apis/monitoring.coreos.com/v1/namespaces/team%2F..%2Fa/prometheusrules',
+      'GET /apis/monitoring.coreos.com/v1/namespaces/team%2F..%2Fa/servicemonitors',
+    ]);
+  });
+
+  it('the rule ConfigMaps of a Prometheus named with / and .. are written and probed at encoded paths', async () => {
+    const { client, requests } = recordingClient();
+    const prometheus = { ...prometheusObject('team-a', HOSTILE), spec: { serviceMonitorSelector: {}, ruleSelector: {} } };
+    await reconcile(client, prometheus, { monitors: [], podMonitors: [], rules: [], namespaces: [], allNamespaces: false }, silentLogger(), options);
+    expect(requests.filter((r) => r.includes('/configmaps'))).toEqual([
+      `GET /api/v1/namespaces/team-a/configmaps/prometheus-${ENCODED}-rulefiles-0`,
+      'POST /api/v1/namespaces/team-a/configmaps',
+      `GET /api/v1/namespaces/team-a/configmaps/prometheus-${ENCODED}-rulefiles-1`,
+    ]);
   });
 
   it('a re-render after a ServiceMonitor change reads and patches the Prometheus at its encoded path', async () => {

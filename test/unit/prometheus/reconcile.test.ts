@@ -7,7 +7,7 @@ import type { PrometheusResource } from '../../../src/handlers/prometheus/types.
 type Prometheus = PrometheusResource & KubeObject;
 
 const options = { configReloaderImage: 'quay.io/example/prometheus-config-reloader:v1' };
-const inputs: Inputs = { monitors: [], namespaces: [{ name: 'monitoring' }], allNamespaces: true };
+const inputs: Inputs = { monitors: [], podMonitors: [], rules: [], namespaces: [{ name: 'monitoring' }], allNamespaces: true };
 const SECRET = '/api/v1/namespaces/monitoring/secrets/prometheus-main';
 const SERVICE = '/api/v1/namespaces/monitoring/services/prometheus-operated';
 const SET = '/apis/apps/v1/namespaces/monitoring/statefulsets/prometheus-main';
