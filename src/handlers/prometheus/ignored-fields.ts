@@ -83,6 +83,7 @@ export const SUPPORTED_FIELDS: Readonly<Record<MonitoringKind, Supported>> = {
         scrapeTimeout: true,
         honorLabels: true,
         honorTimestamps: true,
+        filterRunning: true,
         relabelings: true,
         metricRelabelings: true,
       },

@@ -153,7 +153,7 @@ describe('PodMonitor', () => {
       jobLabel: 'app',
       podTargetLabels: ['team'],
       selectorMechanism: 'RelabelConfig',
-      podMetricsEndpoints: [{ port: 'metrics', portNumber: 9100, path: '/m', scheme: 'https', params: { module: ['x'] }, interval: '1m', scrapeTimeout: '5s', honorLabels: false, honorTimestamps: true }],
+      podMetricsEndpoints: [{ port: 'metrics', portNumber: 9100, path: '/m', scheme: 'https', params: { module: ['x'] }, interval: '1m', scrapeTimeout: '5s', honorLabels: false, honorTimestamps: true, filterRunning: false }],
     };
     expect(ignoredFields('PodMonitor', spec)).toEqual([]);
   });

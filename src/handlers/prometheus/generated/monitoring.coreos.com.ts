@@ -228,6 +228,7 @@ export interface PodMonitorSpec {
     scrapeTimeout?: string;
     honorLabels?: boolean;
     honorTimestamps?: boolean;
+    filterRunning?: boolean;
     relabelings?: {
       sourceLabels?: string[];
       separator?: string;
