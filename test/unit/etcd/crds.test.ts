@@ -105,6 +105,22 @@ describe('crds/etcd.database.coreos.com.yaml', () => {
     expect(at('EtcdCluster', 'status.members.unready')).toEqual({ type: 'array', items: { type: 'string' } });
   });
 
+  // etcd-operator's manifests may carry fields the operator does not act on (TLS, pod.antiAffinity,
+  // clientTLSSecret...): kept as written and named in an IgnoredFields Event, never pruned.
+  test.each([
+    ['EtcdCluster', 'spec'],
+    ['EtcdCluster', 'spec.pod'],
+    ['EtcdBackup', 'spec'],
+    ['EtcdBackup', 'spec.backupPolicy'],
+    ['EtcdBackup', 'spec.s3'],
+    ['EtcdBackup', 'spec.local'],
+    ['EtcdRestore', 'spec'],
+    ['EtcdRestore', 'spec.s3'],
+    ['EtcdRestore', 'spec.local'],
+  ])('%s %s keeps fields the schema does not type', (kind, path) => {
+    expect(preserves(at(kind, path))).toBe(true);
+  });
+
   test('EtcdBackup: endpoints and storage type required, S3 or Local, non-negative policy, capitalised Reason', () => {
     expect(at('EtcdBackup', 'spec').required).toEqual(['etcdEndpoints', 'storageType']);
     expect(at('EtcdBackup', 'spec.etcdEndpoints')).toMatchObject({ type: 'array', minItems: 1, items: { type: 'string' } });

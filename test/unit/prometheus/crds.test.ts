@@ -142,10 +142,10 @@ describe('crds/monitoring.coreos.com.yaml', () => {
     expect(untypedObjects(schema(kind), kind)).toEqual([]);
   });
 
-  test('Prometheus has a status subresource (status is written apart from spec); ServiceMonitor has no status', () => {
+  test('Prometheus has a status subresource (status is written apart from spec); the monitors and rules have no status', () => {
     expect(version('Prometheus').subresources?.status).toEqual({});
     expect(lookup('Prometheus', 'status')).toMatchObject({ type: 'object' });
-    expect(version('ServiceMonitor').subresources).toBeUndefined();
+    for (const kind of ['ServiceMonitor', 'PodMonitor', 'PrometheusRule']) expect(version(kind).subresources).toBeUndefined();
   });
 
   test('every field the code reads is in the schema, so the API server does not prune it', () => {
@@ -157,10 +157,63 @@ describe('crds/monitoring.coreos.com.yaml', () => {
   test.each([
     ['Prometheus', 'spec.scrapeTimeout', 'string'],
     ['Prometheus', 'spec.paused', 'boolean'],
+    ['Prometheus', 'spec.overrideHonorLabels', 'boolean'],
+    ['Prometheus', 'spec.overrideHonorTimestamps', 'boolean'],
     ['ServiceMonitor', 'spec.endpoints[].filterRunning', 'boolean'],
     ['ServiceMonitor', 'spec.endpoints[].honorLabels', 'boolean'],
+    ['ServiceMonitor', 'spec.endpoints[].honorTimestamps', 'boolean'],
+    ['PodMonitor', 'spec.podMetricsEndpoints[].port', 'string'],
+    ['PodMonitor', 'spec.podMetricsEndpoints[].portNumber', 'integer'],
+    ['PodMonitor', 'spec.podMetricsEndpoints[].honorTimestamps', 'boolean'],
+    ['PodMonitor', 'spec.podMetricsEndpoints[].filterRunning', 'boolean'],
+    ['PodMonitor', 'spec.podMetricsEndpoints[].params{}', 'array'],
+    ['PrometheusRule', 'spec.groups[].name', 'string'],
+    ['PrometheusRule', 'spec.groups[].limit', 'integer'],
+    ['PrometheusRule', 'spec.groups[].rules[].keep_firing_for', 'string'],
   ])('%s %s is a %s', (kind, path, type) => {
     expect(lookup(kind, path)).toMatchObject({ type });
+  });
+
+  // Upstream manifests carry fields the operator does not act on: kept as written (and named in an
+  // IgnoredFields Event), never pruned or refused by kubectl's validation.
+  test.each([
+    ['Prometheus', 'spec'],
+    ['ServiceMonitor', 'spec'],
+    ['ServiceMonitor', 'spec.endpoints[]'],
+    ['PodMonitor', 'spec'],
+    ['PodMonitor', 'spec.podMetricsEndpoints[]'],
+    ['PrometheusRule', 'spec'],
+    ['PrometheusRule', 'spec.groups[]'],
+    ['PrometheusRule', 'spec.groups[].rules[]'],
+  ])('%s %s keeps fields the schema does not type', (kind, path) => {
+    expect(preserves(lookup(kind, path) as V1JSONSchemaProps)).toBe(true);
+  });
+
+  test.each(['podMonitorSelector', 'podMonitorNamespaceSelector', 'ruleSelector', 'ruleNamespaceSelector'])(
+    'Prometheus %s is a nullable label selector like the ServiceMonitor ones',
+    (field) => {
+      expect(lookup('Prometheus', `spec.${field}`)).toEqual(lookup('Prometheus', 'spec.serviceMonitorSelector'));
+      expect(lookup('Prometheus', `spec.${field}`)).toMatchObject({ type: 'object', nullable: true });
+    },
+  );
+
+  test.each([
+    ['Prometheus', 'spec.serviceDiscoveryRole', ['Endpoints', 'EndpointSlice']],
+    ['ServiceMonitor', 'spec.serviceDiscoveryRole', ['Endpoints', 'EndpointSlice']],
+    ['ServiceMonitor', 'spec.selectorMechanism', ['RelabelConfig', 'RoleSelector']],
+    ['PodMonitor', 'spec.selectorMechanism', ['RelabelConfig', 'RoleSelector']],
+  ])('%s %s is one of upstream\'s values', (kind, path, values) => {
+    expect((lookup(kind, path) as V1JSONSchemaProps)._enum).toEqual(values);
+  });
+
+  test('PodMonitor targetPort and PrometheusRule expr take a number or a string', () => {
+    expect(intOrString(lookup('PodMonitor', 'spec.podMetricsEndpoints[].targetPort') as V1JSONSchemaProps)).toBe(true);
+    expect(intOrString(lookup('PrometheusRule', 'spec.groups[].rules[].expr') as V1JSONSchemaProps)).toBe(true);
+  });
+
+  test('PrometheusRule groups need a name and rules an expr', () => {
+    expect((lookup('PrometheusRule', 'spec.groups[]') as V1JSONSchemaProps).required).toEqual(['name']);
+    expect((lookup('PrometheusRule', 'spec.groups[].rules[]') as V1JSONSchemaProps).required).toEqual(['expr']);
   });
 
   test('Prometheus durations are validated with Prometheus\' duration syntax', () => {
@@ -188,9 +241,14 @@ describe('crds/monitoring.coreos.com.yaml', () => {
       ['Port', 'string', '.spec.endpoints[0].port'],
       ['Age', 'date', '.metadata.creationTimestamp'],
     ]);
+    expect(columns('PodMonitor').map((c) => [c.name, c.type, c.jsonPath])).toEqual([
+      ['Port', 'string', '.spec.podMetricsEndpoints[0].port'],
+      ['Age', 'date', '.metadata.creationTimestamp'],
+    ]);
+    expect(columns('PrometheusRule').map((c) => [c.name, c.type, c.jsonPath])).toEqual([['Age', 'date', '.metadata.creationTimestamp']]);
   });
 
-  test.each(['Prometheus', 'ServiceMonitor'])('%s printer columns point at schema fields of the column\'s type', (kind) => {
+  test.each(['Prometheus', 'ServiceMonitor', 'PodMonitor', 'PrometheusRule'])('%s printer columns point at schema fields of the column\'s type', (kind) => {
     for (const column of columns(kind)) {
       if (column.jsonPath.startsWith('.metadata.')) continue;
       // The API server prints only a JSONPath's first match: `[*]` would show one value as if it were all.
