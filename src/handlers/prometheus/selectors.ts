@@ -1,10 +1,13 @@
 /**
- * Which namespaces and ServiceMonitors a Prometheus object selects, following prometheus-operator
- * and apimachinery semantics. Pure functions: callers pass in what they listed.
+ * Which namespaces, ServiceMonitors and PodMonitors a Prometheus object selects, following
+ * prometheus-operator and apimachinery semantics. Pure functions: callers pass in what they listed.
  */
 import type {
   LabelSelector,
   NamespaceInfo,
+  NamespaceSelector,
+  ObjectMeta,
+  PodMonitorResource,
   PrometheusResource,
   ServiceMonitorResource,
 } from './types.js';
@@ -61,20 +64,55 @@ export function matchesSelector(
 }
 
 /**
- * The namespaces whose ServiceMonitors `prometheus` considers, sorted by name:
- * a `null`/absent `serviceMonitorNamespaceSelector` means only the Prometheus object's own
- * namespace, `{}` means every namespace in `namespaces`, anything else those whose labels match.
+ * The namespaces whose monitors `prometheus` considers under `selector` (one of its namespace
+ * selectors), sorted by name: `null`/absent means only the Prometheus object's own namespace, `{}`
+ * every namespace in `namespaces`, anything else those whose labels match.
  */
-export function selectedNamespaces(prometheus: PrometheusResource, namespaces: readonly NamespaceInfo[]): string[] {
-  const selector = prometheus.spec.serviceMonitorNamespaceSelector;
+function namespacesSelectedBy(
+  selector: LabelSelector | null | undefined,
+  prometheus: PrometheusResource,
+  namespaces: readonly NamespaceInfo[],
+): string[] {
   if (selector == null) return [prometheus.metadata.namespace];
   const names = namespaces.filter((ns) => matchesSelector(selector, ns.labels)).map((ns) => ns.name);
   return [...new Set(names)].sort(compareStrings);
 }
 
+/** The namespaces whose ServiceMonitors `prometheus` considers (`serviceMonitorNamespaceSelector`), sorted by name. */
+export function selectedNamespaces(prometheus: PrometheusResource, namespaces: readonly NamespaceInfo[]): string[] {
+  return namespacesSelectedBy(prometheus.spec.serviceMonitorNamespaceSelector, prometheus, namespaces);
+}
+
+/** The namespaces whose PodMonitors `prometheus` considers (`podMonitorNamespaceSelector`), sorted by name. */
+export function selectedPodMonitorNamespaces(prometheus: PrometheusResource, namespaces: readonly NamespaceInfo[]): string[] {
+  return namespacesSelectedBy(prometheus.spec.podMonitorNamespaceSelector, prometheus, namespaces);
+}
+
 /** `<namespace>/<name>`, the key ServiceMonitors are ordered and reported by. */
-export function monitorKey(monitor: ServiceMonitorResource): string {
+export function monitorKey(monitor: { metadata: ObjectMeta }): string {
   return `${monitor.metadata.namespace}/${monitor.metadata.name}`;
+}
+
+/** `podMonitor/<namespace>/<name>`, the key a skipped PodMonitor is reported by (PodMonitors are ordered by {@link monitorKey}). */
+export function podMonitorKey(monitor: { metadata: ObjectMeta }): string {
+  return `podMonitor/${monitorKey(monitor)}`;
+}
+
+/** Those of `items` in `inScope` whose labels match `selector` (`null`/absent: none), sorted by key, first of each key kept. */
+function selectObjects<T extends { metadata: ObjectMeta }>(
+  selector: LabelSelector | null | undefined,
+  inScope: ReadonlySet<string>,
+  items: readonly T[],
+): T[] {
+  if (selector == null) return [];
+  const byKey = new Map<string, T>();
+  for (const item of items) {
+    if (!inScope.has(item.metadata.namespace)) continue;
+    if (!matchesSelector(selector, item.metadata.labels)) continue;
+    const key = monitorKey(item);
+    if (!byKey.has(key)) byKey.set(key, item);
+  }
+  return [...byKey.keys()].sort(compareStrings).map((key) => byKey.get(key) as T);
 }
 
 /**
@@ -89,25 +127,64 @@ export function selectServiceMonitors(
 ): ServiceMonitorResource[] {
   const selector = prometheus.spec.serviceMonitorSelector;
   if (selector == null) return [];
-  const inScope = new Set(selectedNamespaces(prometheus, namespaces));
-  const byKey = new Map<string, ServiceMonitorResource>();
-  for (const monitor of monitors) {
-    if (!inScope.has(monitor.metadata.namespace)) continue;
-    if (!matchesSelector(selector, monitor.metadata.labels)) continue;
-    const key = monitorKey(monitor);
-    if (!byKey.has(key)) byKey.set(key, monitor);
-  }
-  return [...byKey.keys()].sort(compareStrings).map((key) => byKey.get(key) as ServiceMonitorResource);
+  return selectObjects(selector, new Set(selectedNamespaces(prometheus, namespaces)), monitors);
 }
 
 /**
- * The namespaces a ServiceMonitor discovers Services in: `undefined` for `any: true` (all
- * namespaces, so the SD config carries no `namespaces` block), `matchNames` as given, or else the
- * ServiceMonitor's own namespace.
+ * The PodMonitors `prometheus` selects, by `podMonitorSelector` and `podMonitorNamespaceSelector`
+ * with the same rules as {@link selectServiceMonitors}.
  */
-export function namespacesForMonitor(monitor: ServiceMonitorResource): string[] | undefined {
+export function selectPodMonitors(
+  prometheus: PrometheusResource,
+  monitors: readonly PodMonitorResource[],
+  namespaces: readonly NamespaceInfo[],
+): PodMonitorResource[] {
+  const selector = prometheus.spec.podMonitorSelector;
+  if (selector == null) return [];
+  return selectObjects(selector, new Set(selectedPodMonitorNamespaces(prometheus, namespaces)), monitors);
+}
+
+/**
+ * The namespaces a ServiceMonitor or PodMonitor discovers targets in: `undefined` for `any: true`
+ * (all namespaces, so the SD config carries no `namespaces` block), `matchNames` as given, or else
+ * the monitor's own namespace.
+ */
+export function namespacesForMonitor(monitor: { metadata: ObjectMeta; spec: { namespaceSelector?: NamespaceSelector } }): string[] | undefined {
   const selector = monitor.spec.namespaceSelector;
   if (selector?.any === true) return undefined;
   if (selector?.matchNames !== undefined && selector.matchNames.length > 0) return [...selector.matchNames];
   return [monitor.metadata.namespace];
+}
+
+/**
+ * A label selector in apimachinery's text form (`labels.Selector.String()`), as Prometheus' role
+ * selectors take it: requirements sorted by key, `k=v`, `k in (a,b)`, `k notin (a,b)` (values
+ * sorted), `k`, `!k`, joined by commas; `{}` gives the empty text, which selects everything. Keys and
+ * values must have been validated (they are written as they are).
+ */
+export function labelSelectorText(selector: LabelSelector | undefined): string {
+  const requirements: Array<{ key: string; text: string }> = [];
+  for (const [key, value] of Object.entries(selector?.matchLabels ?? {})) requirements.push({ key, text: `${key}=${value}` });
+  for (const req of selector?.matchExpressions ?? []) {
+    const values = [...(req.values ?? [])].sort(compareStrings).join(',');
+    switch (req.operator) {
+      case 'In':
+        requirements.push({ key: req.key, text: `${req.key} in (${values})` });
+        break;
+      case 'NotIn':
+        requirements.push({ key: req.key, text: `${req.key} notin (${values})` });
+        break;
+      case 'Exists':
+        requirements.push({ key: req.key, text: req.key });
+        break;
+      case 'DoesNotExist':
+        requirements.push({ key: req.key, text: `!${req.key}` });
+        break;
+    }
+  }
+  // Array.prototype.sort is stable: requirements on one key keep their order.
+  return requirements
+    .sort((a, b) => compareStrings(a.key, b.key))
+    .map((r) => r.text)
+    .join(',');
 }

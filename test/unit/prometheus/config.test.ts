@@ -26,7 +26,7 @@ function golden(name: string, actual: string): string {
 }
 
 function run(c: GoldenCase): ReturnType<typeof generateConfig> {
-  return generateConfig(c.prometheus, c.monitors, c.namespaces);
+  return generateConfig(c.prometheus, c.monitors, c.namespaces, { podMonitors: c.podMonitors, ruleFiles: c.ruleFiles });
 }
 
 /** A seeded shuffle, so a failure is reproducible. */
@@ -134,7 +134,10 @@ describe('generateConfig ordering', () => {
   it.each(GOLDEN_CASES.map((c) => [c.name, c] as const))('%s: shuffled monitors and namespaces give identical bytes', (_name, c) => {
     const expected = run(c);
     for (const seed of [1, 7, 42, 1234, 99991]) {
-      const again = generateConfig(c.prometheus, shuffled(c.monitors, seed), shuffled(c.namespaces, seed + 1));
+      const again = generateConfig(c.prometheus, shuffled(c.monitors, seed), shuffled(c.namespaces, seed + 1), {
+        podMonitors: shuffled(c.podMonitors ?? [], seed + 2),
+        ruleFiles: c.ruleFiles,
+      });
       expect(again.yaml).toBe(expected.yaml);
       expect(again.skipped).toEqual(expected.skipped);
       expect(gzipConfig(again.yaml).equals(gzipConfig(expected.yaml))).toBe(true);
@@ -162,7 +165,6 @@ describe('generateConfig details', () => {
     const c = GOLDEN_CASES.find((g) => g.name === 'invalid-skipped')!;
     const skipped = Object.fromEntries(run(c).skipped.map((s) => [s.monitor, s.problems]));
     expect(skipped['shop/no-endpoints']).toEqual(['spec.endpoints: at least one endpoint is required']);
-    expect(skipped['shop/no-port']).toEqual(['spec.endpoints[0]: one of port or targetPort is required']);
     expect(skipped['shop/bad-action']).toEqual([expect.stringMatching(/^spec\.endpoints\[0\]\.relabelings\[0\]\.action: invalid action "rename"/)]);
     expect(skipped['shop/bad-regex']).toEqual([expect.stringMatching(/^spec\.endpoints\[0\]\.metricRelabelings\[0\]\.regex: "\(go_\.\*" does not compile/)]);
     expect(skipped['shop/slow-timeout']).toEqual(['spec.endpoints[1].scrapeTimeout: 20s is greater than the scrape interval 10s']);
@@ -217,12 +219,9 @@ describe('validateServiceMonitor', () => {
     expect(validateServiceMonitor(monitor([{ targetPort: 'web' }, { targetPort: 9090 }]))).toEqual([]);
   });
 
-  it('requires endpoints, and a port or targetPort on each', () => {
+  it('requires endpoints; an endpoint naming no port is fine (it scrapes every port, as upstream)', () => {
     expect(validateServiceMonitor(monitor([]))).toEqual(['spec.endpoints: at least one endpoint is required']);
-    expect(validateServiceMonitor(monitor([{ port: '' }, { targetPort: 0 }]))).toEqual([
-      'spec.endpoints[0]: one of port or targetPort is required',
-      'spec.endpoints[1]: one of port or targetPort is required',
-    ]);
+    expect(validateServiceMonitor(monitor([{ port: '' }, { targetPort: 0 }, { path: '/metrics' }]))).toEqual([]);
     expect(validateServiceMonitor(monitor([{ targetPort: 70000 }]))).toEqual(['spec.endpoints[0].targetPort: 70000 is not a port number']);
   });
 

@@ -127,6 +127,16 @@ describe('promtool check config', () => {
     expect(output).toMatch(/error parsing regexp: missing closing \)/);
   });
 
+  // Issue 21: why the operator refuses such a Prometheus (validatePrometheus) instead of rendering it.
+  it('refuses an external label name with a dash, as the 2.x label-name rule says', async () => {
+    const yaml = readFileSync(join(fixtureDir, 'minimal.yaml'), 'utf8');
+    const text = withFileSD(yaml).text.replace('    prometheus: monitoring/main\n', '    prometheus: monitoring/main\n    some-other-key: x\n');
+    expect(text).toContain('some-other-key: x');
+    const { code, output } = await checkConfig('dashed-external-label', text);
+    expect(code).toBe(1);
+    expect(output).toMatch(/"some-other-key" is not a valid label name/);
+  });
+
   it('still rejects kubernetes_sd_configs, which is why the tests substitute file_sd_configs', async () => {
     const { code, output } = await checkConfig('k8s-sd', readFileSync(join(fixtureDir, 'minimal.yaml'), 'utf8'));
     expect(code).toBe(1);

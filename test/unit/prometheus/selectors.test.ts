@@ -1,4 +1,5 @@
 import {
+  labelSelectorText,
   matchesSelector,
   namespacesForMonitor,
   selectedNamespaces,
@@ -186,5 +187,30 @@ describe('namespacesForMonitor', () => {
     expect(namespacesForMonitor(monitor('shop', 'm'))).toEqual(['shop']);
     expect(namespacesForMonitor(monitor('shop', 'm', {}, {}))).toEqual(['shop']);
     expect(namespacesForMonitor(monitor('shop', 'm', {}, { any: false, matchNames: [] }))).toEqual(['shop']);
+  });
+});
+
+describe('labelSelectorText (apimachinery labels.Selector.String(), for role selectors)', () => {
+  it('{} and absent are the empty text, which selects everything', () => {
+    expect(labelSelectorText({})).toBe('');
+    expect(labelSelectorText(undefined)).toBe('');
+  });
+
+  it('writes each operator as kubectl does, requirements sorted by key, In/NotIn values sorted', () => {
+    expect(
+      labelSelectorText({
+        matchLabels: { tier: 'backend', 'app.kubernetes.io/name': 'web' },
+        matchExpressions: [
+          { key: 'track', operator: 'NotIn', values: ['canary', 'beta'] },
+          { key: 'env', operator: 'In', values: ['prod', 'dev'] },
+          { key: 'owner', operator: 'Exists' },
+          { key: 'legacy', operator: 'DoesNotExist' },
+        ],
+      }),
+    ).toBe('app.kubernetes.io/name=web,env in (dev,prod),!legacy,owner,tier=backend,track notin (beta,canary)');
+  });
+
+  it('a single In value keeps its parentheses', () => {
+    expect(labelSelectorText({ matchExpressions: [{ key: 'group', operator: 'In', values: ['group1'] }] })).toBe('group in (group1)');
   });
 });
