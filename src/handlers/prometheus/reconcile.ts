@@ -7,6 +7,7 @@ import {
   INPUT_HASH,
   ruleConfigMapName,
   ruleConfigMaps,
+  ruleFilesGlob,
   secretName,
   statefulSet,
   statefulSetName,
@@ -15,13 +16,13 @@ import {
 import { corePath, monitoringPath, MONITORING_PATH, statefulSetPath } from './api-paths.js';
 import { generateConfig, gzipConfig, validatePrometheus } from './config.js';
 import { ALL_GROUPS, ruleFiles, ruleKey, type PrometheusRuleResource, type RuleSelection } from './rules.js';
-import type { LabelSelector, NamespaceInfo, ObjectMeta, PrometheusResource, ServiceMonitorResource } from './types.js';
+import type { LabelSelector, NamespaceInfo, PodMonitorResource, PrometheusResource, ServiceMonitorResource } from './types.js';
 
 const MERGE = 'application/merge-patch+json';
 
 type Prometheus = PrometheusResource & KubeObject;
 type ServiceMonitor = ServiceMonitorResource & KubeObject;
-type PodMonitor = KubeObject & { metadata: ObjectMeta; spec: Record<string, unknown> };
+type PodMonitor = PodMonitorResource & KubeObject;
 type PrometheusRule = PrometheusRuleResource & KubeObject;
 
 /** The namespace selectors of the kinds a Prometheus selects (typed here until every CRD version has them). */
@@ -321,12 +322,18 @@ export async function reconcile(
   }
   // Rule ConfigMaps first: the config and the StatefulSet name them.
   const rules = await writeRuleConfigMaps(client, prometheus, inputs, logger, reported);
-  const rendered = generateConfig(prometheus, inputs.monitors, inputs.namespaces);
+  const rendered = generateConfig(prometheus, inputs.monitors, inputs.namespaces, {
+    podMonitors: inputs.podMonitors,
+    ruleFiles: rules.names.map(ruleFilesGlob),
+  });
   // Jobs are `serviceMonitor/<namespace>/<name>/<endpoint>`: count the monitors that made it in.
   const monitorJobs = rendered.config.scrape_configs.filter((job) => job.job_name.startsWith('serviceMonitor/'));
   const selected = new Set(monitorJobs.map((job) => job.job_name.split('/').slice(1, 3).join('/'))).size;
   for (const skipped of rendered.skipped) {
-    const monitor = inputs.monitors.find((m) => `${m.metadata.namespace}/${m.metadata.name}` === skipped.monitor);
+    // ServiceMonitors are keyed `<namespace>/<name>`, PodMonitors `podMonitor/<namespace>/<name>`.
+    const monitor =
+      inputs.monitors.find((m) => `${m.metadata.namespace}/${m.metadata.name}` === skipped.monitor) ??
+      inputs.podMonitors.find((m) => `podMonitor/${m.metadata.namespace}/${m.metadata.name}` === skipped.monitor);
     const message = `skipped by Prometheus ${namespace}/${name}: ${skipped.problems.join('; ')}`;
     logger.warn({ monitor: skipped.monitor }, message);
     if (monitor) events.warn(monitor, 'InvalidConfiguration', message);

@@ -59,6 +59,8 @@ describe('the operator encodes what it takes from objects', () => {
       'POST /api/v1/namespaces/team-a/services',
       `GET /apis/apps/v1/namespaces/team-a/statefulsets/prometheus-${ENCODED}`,
       'POST /apis/apps/v1/namespaces/team-a/statefulsets',
+      // Rule ConfigMaps left from an earlier ruleSelector are looked for (none here).
+      `GET /api/v1/namespaces/team-a/configmaps/prometheus-${ENCODED}-rulefiles-0`,
     ]);
   });
 

@@ -1,7 +1,10 @@
+import { gunzipSync } from 'node:zlib';
+import yaml from 'js-yaml';
 import { ApiError, silentLogger, type ApiClient, type KubeObject, type RequestInit } from 'konductor';
+import { EventScope } from '../../../src/framework/posting/event-scope.js';
 import { configSecret, INPUT_HASH, statefulSet } from '../../../src/handlers/prometheus/children.js';
 import { generateConfig, gzipConfig } from '../../../src/handlers/prometheus/config.js';
-import { inputScope, readInputs, reconcile, type Inputs } from '../../../src/handlers/prometheus/reconcile.js';
+import { inputScope, readInputs, reconcile, removeChildren, ReportedProblems, type Inputs } from '../../../src/handlers/prometheus/reconcile.js';
 import type { PrometheusResource } from '../../../src/handlers/prometheus/types.js';
 
 type Prometheus = PrometheusResource & KubeObject;
@@ -64,6 +67,10 @@ class FakeApi {
       const patched = mergePatch(current, init.body) as KubeObject;
       this.objects.set(path, patched);
       return patched;
+    }
+    if (method === 'DELETE') {
+      if (!this.objects.delete(path)) throw new ApiError(404, `DELETE ${path}: 404 not found`, 'NotFound');
+      return {};
     }
     throw new Error(`unexpected ${method} ${path}`);
   }
@@ -176,17 +183,181 @@ describe('readInputs', () => {
     const scopes = [inputScope(prometheusObject()), { namespace: 'team-b', ownNamespaceOnly: true }, inputScope(prometheusObject())];
     const read = await readInputs(client, scopes);
     expect(paths.sort()).toEqual([
+      '/apis/monitoring.coreos.com/v1/namespaces/monitoring/podmonitors',
+      '/apis/monitoring.coreos.com/v1/namespaces/monitoring/prometheusrules',
       '/apis/monitoring.coreos.com/v1/namespaces/monitoring/servicemonitors',
+      '/apis/monitoring.coreos.com/v1/namespaces/team-b/podmonitors',
+      '/apis/monitoring.coreos.com/v1/namespaces/team-b/prometheusrules',
       '/apis/monitoring.coreos.com/v1/namespaces/team-b/servicemonitors',
     ]);
     expect(read).toMatchObject({ namespaces: [], allNamespaces: false });
-    expect(read.monitors).toHaveLength(2);
+    expect([read.monitors.length, read.podMonitors.length, read.rules.length]).toEqual([2, 2, 2]);
+    expect(read.rules.map((r) => r.kind)).toEqual(['PrometheusRule', 'PrometheusRule']);
   });
 
-  it('reads every ServiceMonitor and Namespace once any Prometheus selects other namespaces', async () => {
-    const { client, paths } = recordingClient();
-    const read = await readInputs(client, [inputScope(prometheusObject()), inputScope(prometheusObject({ serviceMonitorSelector: {}, serviceMonitorNamespaceSelector: {} }))]);
-    expect(paths.sort()).toEqual(['/api/v1/namespaces', '/apis/monitoring.coreos.com/v1/servicemonitors']);
-    expect(read.allNamespaces).toBe(true);
+  it.each(['serviceMonitorNamespaceSelector', 'podMonitorNamespaceSelector', 'ruleNamespaceSelector'])(
+    'reads every monitor, rule and Namespace once any Prometheus has a %s',
+    async (selector) => {
+      const { client, paths } = recordingClient();
+      const read = await readInputs(client, [inputScope(prometheusObject()), inputScope(prometheusObject({ serviceMonitorSelector: {}, [selector]: {} }))]);
+      expect(paths.sort()).toEqual([
+        '/api/v1/namespaces',
+        '/apis/monitoring.coreos.com/v1/podmonitors',
+        '/apis/monitoring.coreos.com/v1/prometheusrules',
+        '/apis/monitoring.coreos.com/v1/servicemonitors',
+      ]);
+      expect(read.allNamespaces).toBe(true);
+    },
+  );
+
+  it('a cluster without the PodMonitor and PrometheusRule CRDs (404) reads none of them and still renders', async () => {
+    const client = {
+      request: async (_method: string, path: string) => {
+        if (!path.endsWith('/servicemonitors')) throw new ApiError(404, `GET ${path}: 404 not found`, 'NotFound');
+        return { items: [] };
+      },
+    } as unknown as ApiClient;
+    const read = await readInputs(client, [inputScope(prometheusObject())]);
+    expect(read).toMatchObject({ monitors: [], podMonitors: [], rules: [] });
+  });
+});
+
+describe('rule ConfigMaps', () => {
+  const CONFIGMAPS = '/api/v1/namespaces/monitoring/configmaps';
+  const withRules = (): Prometheus => prometheusObject({ serviceMonitorSelector: {}, ruleSelector: { matchLabels: { role: 'alerts' } } });
+  type Rule = Inputs['rules'][number];
+
+  function rule(name: string, groups: unknown[], generation = 1): Rule {
+    return {
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'PrometheusRule',
+      metadata: { name, namespace: 'monitoring', uid: `${name}-uid`, generation, labels: { role: 'alerts' } },
+      spec: { groups },
+    };
+  }
+  const good = (name: string): unknown => ({ name, rules: [{ alert: `${name}Down`, expr: 'up == 0', for: '5m' }] });
+  const ruleInputs = (...rules: Rule[]): Inputs => ({ ...inputs, rules });
+  const dataOf = (api: FakeApi, index: number): Record<string, string> | undefined =>
+    api.objects.get(`${CONFIGMAPS}/prometheus-main-rulefiles-${index}`)?.data as Record<string, string> | undefined;
+  const podSpec = (api: FakeApi): { volumes: Array<{ name: string; configMap?: { name: string } }>; containers: Array<{ name: string; volumeMounts: Array<{ name: string; mountPath: string }> }> } =>
+    (api.objects.get(SET)?.spec as { template: { spec: never } }).template.spec;
+
+  it('writes the selected rules to prometheus-main-rulefiles-0, which the StatefulSet mounts under /etc/prometheus/rules', async () => {
+    const api = new FakeApi();
+    await reconcile(api.client, withRules(), ruleInputs(rule('node', [good('node')])), silentLogger(), options);
+    expect(Object.keys(dataOf(api, 0) ?? {})).toEqual(['monitoring-node-node-uid.yaml']);
+    expect(podSpec(api).volumes).toContainEqual({ name: 'rulefiles-0', configMap: { name: 'prometheus-main-rulefiles-0' } });
+    const prometheusMounts = podSpec(api).containers.find((c) => c.name === 'prometheus')?.volumeMounts;
+    expect(prometheusMounts).toContainEqual({ name: 'rulefiles-0', mountPath: '/etc/prometheus/rules/prometheus-main-rulefiles-0', readOnly: true });
+  });
+
+  it('the configuration\'s rule_files names the directory of each rule ConfigMap', async () => {
+    const api = new FakeApi();
+    await reconcile(api.client, withRules(), ruleInputs(rule('node', [good('node')])), silentLogger(), options);
+    const config = yaml.load(gunzipSync(Buffer.from((api.objects.get(SECRET)?.data as Record<string, string>)['prometheus.yaml.gz'] ?? '', 'base64')).toString('utf8'));
+    expect((config as { rule_files?: string[] }).rule_files).toEqual(['/etc/prometheus/rules/prometheus-main-rulefiles-0/*.yaml']);
+  });
+
+  it('selected PodMonitors are passed to the configuration as jobs', async () => {
+    const api = new FakeApi();
+    const podMonitor = {
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'PodMonitor',
+      metadata: { name: 'app', namespace: 'monitoring' },
+      spec: { selector: { matchLabels: { app: 'app' } }, podMetricsEndpoints: [{ port: 'metrics' }] },
+    };
+    const prometheus = prometheusObject({ serviceMonitorSelector: {}, podMonitorSelector: {} });
+    await reconcile(api.client, prometheus, { ...inputs, podMonitors: [podMonitor] }, silentLogger(), options);
+    const text = gunzipSync(Buffer.from((api.objects.get(SECRET)?.data as Record<string, string>)['prometheus.yaml.gz'] ?? '', 'base64')).toString('utf8');
+    expect((yaml.load(text) as { scrape_configs: Array<{ job_name: string }> }).scrape_configs.map((j) => j.job_name)).toEqual(['podMonitor/monitoring/app/0']);
+  });
+
+  it('without a ruleSelector no rule ConfigMap is written or mounted', async () => {
+    const api = new FakeApi();
+    await reconcile(api.client, prometheusObject(), ruleInputs(rule('node', [good('node')])), silentLogger(), options);
+    expect(api.writes.filter((w) => w.includes('/configmaps'))).toEqual([]);
+    expect(podSpec(api).volumes.map((v) => v.name)).not.toContain('rulefiles-0');
+  });
+
+  it('a second pass over the same rules writes nothing at all', async () => {
+    const api = new FakeApi();
+    const same = ruleInputs(rule('node', [good('node')]), rule('disk', [good('disk')]));
+    await reconcile(api.client, withRules(), same, silentLogger(), options);
+    api.writes.length = 0;
+    await reconcile(api.client, withRules(), same, silentLogger(), options);
+    expect(api.writes).toEqual([]);
+  });
+
+  it('a changed rule patches only the ConfigMap\'s data, dropping the file of a rule no longer selected, and keeps the StatefulSet as it is', async () => {
+    const api = new FakeApi();
+    await reconcile(api.client, withRules(), ruleInputs(rule('node', [good('node')]), rule('disk', [good('disk')])), silentLogger(), options);
+    api.writes.length = 0;
+    await reconcile(api.client, withRules(), ruleInputs(rule('node', [good('node'), good('extra')], 2)), silentLogger(), options);
+    expect(api.writes).toEqual([`PATCH ${CONFIGMAPS}/prometheus-main-rulefiles-0`]);
+    expect(Object.keys(dataOf(api, 0) ?? {})).toEqual(['monitoring-node-node-uid.yaml']);
+    expect(dataOf(api, 0)?.['monitoring-node-node-uid.yaml']).toContain('name: extra');
+  });
+
+  it('ConfigMaps past the wanted ones are deleted after the StatefulSet stops mounting them; one the Prometheus does not own is left alone', async () => {
+    const api = new FakeApi();
+    const big = (name: string): Rule => rule(name, [{ name, rules: [{ record: 'r', expr: `up # ${'x'.repeat(300 * 1024)}` }] }]);
+    await reconcile(api.client, withRules(), ruleInputs(big('a'), big('b'), big('c')), silentLogger(), options);
+    expect([0, 1, 2].map((i) => Object.keys(dataOf(api, i) ?? {}).length)).toEqual([1, 1, 1]);
+    api.objects.set(`${CONFIGMAPS}/prometheus-main-rulefiles-3`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'prometheus-main-rulefiles-3', ownerReferences: [{ uid: 'someone-else' }] } });
+    api.writes.length = 0;
+
+    await reconcile(api.client, withRules(), ruleInputs(big('a')), silentLogger(), options);
+    expect(api.writes).toEqual([
+      `PATCH ${SECRET}`, // rule_files names one directory now
+      `PATCH ${SET}`,
+      `DELETE ${CONFIGMAPS}/prometheus-main-rulefiles-2`,
+      `DELETE ${CONFIGMAPS}/prometheus-main-rulefiles-1`,
+    ]);
+    expect(podSpec(api).volumes.filter((v) => v.configMap).map((v) => v.configMap?.name)).toEqual(['prometheus-main-rulefiles-0']);
+    expect(api.objects.has(`${CONFIGMAPS}/prometheus-main-rulefiles-3`)).toBe(true);
+  });
+
+  it('removing the ruleSelector deletes the rule ConfigMaps; so does deleting the Prometheus', async () => {
+    const api = new FakeApi();
+    await reconcile(api.client, withRules(), ruleInputs(rule('node', [good('node')])), silentLogger(), options);
+    await reconcile(api.client, prometheusObject(), ruleInputs(rule('node', [good('node')])), silentLogger(), options);
+    expect(dataOf(api, 0)).toBeUndefined();
+    expect(api.objects.has(`${CONFIGMAPS}/prometheus-main-rulefiles-0`)).toBe(false);
+
+    await reconcile(api.client, withRules(), ruleInputs(rule('node', [good('node')])), silentLogger(), options);
+    const lister = {
+      request: async (method: string, path: string, init?: RequestInit) =>
+        path.endsWith('/prometheuses') ? { items: [] } : api.client.request(method, path, init),
+    } as unknown as ApiClient;
+    await removeChildren(lister, withRules());
+    expect(api.objects.has(`${CONFIGMAPS}/prometheus-main-rulefiles-0`)).toBe(false);
+  });
+
+  it('an invalid group is left out with one Warning Event naming the PrometheusRule and the group, once per generation', async () => {
+    const posted: string[] = [];
+    const scope = new EventScope({ post: (object, type, reason, message) => posted.push(`${object.kind} ${object.metadata?.name} ${type} ${reason}: ${message}`) });
+    scope.activate();
+    const api = new FakeApi();
+    const reported = new ReportedProblems();
+    const broken = (generation: number): Rule => rule('mixed', [good('fine'), { name: 'broken', rules: [{ expr: 'up' }] }], generation);
+
+    await scope.run(async () => {
+      await reconcile(api.client, withRules(), ruleInputs(broken(1)), silentLogger(), options, reported);
+      await reconcile(api.client, withRules(), ruleInputs(broken(1)), silentLogger(), options, reported);
+    });
+    expect(posted).toEqual([
+      'PrometheusRule mixed Warning InvalidRuleGroup: rule group "broken" of PrometheusRule monitoring/mixed is refused by Prometheus monitoring/main (its other groups still load): rules[0] must have exactly one of record and alert',
+    ]);
+    expect(dataOf(api, 0)?.['monitoring-mixed-mixed-uid.yaml']).toContain('name: fine');
+    expect(dataOf(api, 0)?.['monitoring-mixed-mixed-uid.yaml']).not.toContain('broken');
+
+    await scope.run(() => reconcile(api.client, withRules(), ruleInputs(broken(2)), silentLogger(), options, reported));
+    expect(posted).toHaveLength(2);
+  });
+
+  it('the Reconciled condition counts the PrometheusRules and refused groups', async () => {
+    const api = new FakeApi();
+    const status = await reconcile(api.client, withRules(), ruleInputs(rule('a', [good('a'), { rules: [] }]), rule('b', [good('b')])), silentLogger(), options);
+    expect(status.conditions.find((c) => c.type === 'Reconciled')?.message).toBe('0 ServiceMonitors, 0 skipped; 2 PrometheusRules, 1 rule groups refused');
   });
 });

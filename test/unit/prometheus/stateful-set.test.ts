@@ -17,6 +17,7 @@ interface Container {
 interface Volume {
   name: string;
   secret?: { secretName: string };
+  configMap?: { name: string };
   emptyDir?: Record<string, never>;
 }
 interface PodSpec {
@@ -152,5 +153,37 @@ describe('the Prometheus StatefulSet', () => {
     expect(spec).not.toHaveProperty('serviceAccountName');
     const withAccount = statefulSet({ ...prometheus, spec: { ...prometheus.spec, serviceAccountName: 'prometheus' } }, { configReloaderImage: RELOADER });
     expect(podSpec(withAccount).serviceAccountName).toBe('prometheus');
+  });
+});
+
+describe('the Prometheus StatefulSet with rule ConfigMaps', () => {
+  const names = ['prometheus-main-rulefiles-0', 'prometheus-main-rulefiles-1'];
+  const set = statefulSet(prometheus, { configReloaderImage: RELOADER }, names);
+  const spec = podSpec(set);
+
+  it('mounts each rule ConfigMap read-only into Prometheus at /etc/prometheus/rules/<configmap>', () => {
+    for (const name of names) {
+      const mount = container(spec, 'prometheus').volumeMounts.find((m) => m.mountPath === `/etc/prometheus/rules/${name}`);
+      expect(mount?.readOnly).toBe(true);
+      expect(spec.volumes.find((v) => v.name === mount?.name)?.configMap).toEqual({ name });
+    }
+  });
+
+  it('lets the reloader sidecar watch every rule directory, so a changed rule reloads Prometheus', () => {
+    const sidecar = container(spec, 'config-reloader');
+    expect(sidecar.args.filter((a) => a.startsWith('--watched-dir='))).toEqual(names.map((n) => `--watched-dir=/etc/prometheus/rules/${n}`));
+    expect(sidecar.volumeMounts.map((m) => m.mountPath)).toEqual(expect.arrayContaining(names.map((n) => `/etc/prometheus/rules/${n}`)));
+    expect(container(spec, 'init-config-reloader').args.some((a) => a.startsWith('--watched-dir='))).toBe(false);
+  });
+
+  it('only the number of rule ConfigMaps enters the input hash, not their content, so rule changes restart no Pod', () => {
+    const hash = (configMaps: string[]): string | undefined => statefulSet(prometheus, { configReloaderImage: RELOADER }, configMaps).metadata?.annotations?.[INPUT_HASH];
+    expect(hash(names)).toBe(set.metadata?.annotations?.[INPUT_HASH]);
+    expect(hash(names.slice(0, 1))).not.toBe(set.metadata?.annotations?.[INPUT_HASH]);
+    expect(hash([])).toBe(statefulSet(prometheus, { configReloaderImage: RELOADER }).metadata?.annotations?.[INPUT_HASH]);
+  });
+
+  it('names rule volumes by index, so a long Prometheus name never makes a volume name over 63 characters', () => {
+    expect(spec.volumes.filter((v) => v.configMap).map((v) => v.name)).toEqual(['rulefiles-0', 'rulefiles-1']);
   });
 });
