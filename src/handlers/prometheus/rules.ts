@@ -8,6 +8,7 @@
 import yaml from 'js-yaml';
 import { MAX_RULE_CONFIGMAP_BYTES } from './children.js';
 import { parseDuration } from './config.js';
+import { atLeast, prometheusVersion } from './prometheus-version.js';
 import { compareStrings, matchesSelector } from './selectors.js';
 import type { LabelSelector, NamespaceInfo, PrometheusResource } from './types.js';
 
@@ -41,7 +42,22 @@ export interface RenderedGroup {
   name: string;
   interval?: string;
   limit?: number;
+  /** Added to every rule of the group; Prometheus 3 and later only. */
+  labels?: Record<string, string>;
   rules: RenderedRule[];
+}
+
+/** What the deployed Prometheus can load beyond the 2.x rule file format. */
+export interface RuleFormat {
+  /** A group's `labels` (Prometheus ≥ 3.0.0); older versions refuse the whole file over it, so it is left out. */
+  groupLabels: boolean;
+}
+
+const PROMETHEUS_2: RuleFormat = { groupLabels: false };
+
+/** The rule file format of the Prometheus version `prometheus` deploys. */
+export function ruleFormat(prometheus: PrometheusResource): RuleFormat {
+  return { groupLabels: atLeast(prometheusVersion(prometheus.spec), 3, 0) };
 }
 
 /** A group left out of a rule file, and why; `group` is its name, or `groups[<i>]` when it has none. */
@@ -220,10 +236,10 @@ function checkRule(value: unknown, at: string, problems: string[]): RenderedRule
 }
 
 /**
- * One group: its problems, and what to render when there are none. Fields Prometheus 2.x does not
- * know (a group's `labels`, `query_offset`) are not written, so the file still loads.
+ * One group: its problems, and what to render when there are none. Fields the deployed Prometheus
+ * does not know (a group's `labels` before 3.0, `query_offset`) are not written, so the file loads.
  */
-function checkGroup(value: unknown): { name: string; group?: RenderedGroup; problems: string[] } {
+function checkGroup(value: unknown, format: RuleFormat): { name: string; group?: RenderedGroup; problems: string[] } {
   if (!isRecord(value)) return { name: '', problems: [`must be an object, not ${describe(value)}`] };
   const problems: string[] = [];
   const name = typeof value.name === 'string' ? value.name : '';
@@ -234,6 +250,7 @@ function checkGroup(value: unknown): { name: string; group?: RenderedGroup; prob
   if (limit !== undefined && limit !== null && !(typeof limit === 'number' && Number.isSafeInteger(limit) && limit >= 0)) {
     problems.push(`limit must be a non-negative integer, not ${JSON.stringify(limit)}`);
   }
+  const labels = format.groupLabels ? stringMap(value.labels, 'labels', problems, true) : undefined;
   const rules: RenderedRule[] = [];
   if (value.rules !== undefined && value.rules !== null && !Array.isArray(value.rules)) {
     problems.push(`rules must be a list, not ${describe(value.rules)}`);
@@ -251,6 +268,7 @@ function checkGroup(value: unknown): { name: string; group?: RenderedGroup; prob
       name,
       ...(typeof value.interval === 'string' && value.interval !== '' ? { interval: value.interval } : {}),
       ...(typeof limit === 'number' ? { limit } : {}),
+      ...(labels ? { labels } : {}),
       rules,
     },
   };
@@ -261,7 +279,7 @@ function checkGroup(value: unknown): { name: string; group?: RenderedGroup; prob
  * group without a name, a repeated group name (the first keeps it), a rule with neither or both of
  * `record` and `alert`, an unparseable duration, an `expr` that is not PromQL text, a bad label.
  */
-export function checkRuleGroups(rule: PrometheusRuleResource): { groups: RenderedGroup[]; refused: RefusedGroup[] } {
+export function checkRuleGroups(rule: PrometheusRuleResource, format: RuleFormat = PROMETHEUS_2): { groups: RenderedGroup[]; refused: RefusedGroup[] } {
   const spec = rule.spec;
   const groupsValue = isRecord(spec) ? spec.groups : undefined;
   if (groupsValue === undefined || groupsValue === null) return { groups: [], refused: [] };
@@ -270,7 +288,7 @@ export function checkRuleGroups(rule: PrometheusRuleResource): { groups: Rendere
   const refused: RefusedGroup[] = [];
   const seen = new Set<string>();
   groupsValue.forEach((value, i) => {
-    const checked = checkGroup(value);
+    const checked = checkGroup(value, format);
     const label = checked.name === '' ? `groups[${i}]` : checked.name;
     const problems = [...checked.problems];
     if (checked.name !== '' && seen.has(checked.name)) problems.push(`the group name "${checked.name}" is used by an earlier group of this PrometheusRule`);
@@ -296,8 +314,9 @@ export function ruleFiles(
   rules: readonly PrometheusRuleResource[],
   namespaces: readonly NamespaceInfo[],
 ): CheckedRuleFile[] {
+  const format = ruleFormat(prometheus);
   return selectRules(prometheus, rules, namespaces).map((rule) => {
-    const { groups, refused } = checkRuleGroups(rule);
+    const { groups, refused } = checkRuleGroups(rule, format);
     const key = `${rule.metadata.namespace}-${rule.metadata.name}-${rule.metadata.uid ?? ''}.yaml`;
     if (key.length > MAX_KEY) {
       return { rule, refused: [{ group: ALL_GROUPS, problems: [`the rule file name ${key} is longer than the ${MAX_KEY} characters a ConfigMap key may have: shorten the PrometheusRule's name`] }] };

@@ -106,6 +106,13 @@ describe('checking rule groups', () => {
     expect(groups[0]!.rules[0]!.expr).toBe('1');
   });
 
+  it('writes a group\'s labels for Prometheus 3 and leaves them out for 2.x, which refuses the whole file over them', () => {
+    const labelled = [ruleObject('monitoring', 'r', [{ name: 'g', labels: { team: 'infra' }, rules: [{ record: 'r', expr: 'up' }] }])];
+    const groupsFor = (version: string): unknown => yaml.load(ruleFiles(prometheusObject({ ruleSelector: {}, version }), labelled, [])[0]!.content!);
+    expect(groupsFor('v3.1.0')).toEqual({ groups: [{ name: 'g', labels: { team: 'infra' }, rules: [{ record: 'r', expr: 'up' }] }] });
+    expect(groupsFor('v2.42.0')).toEqual({ groups: [{ name: 'g', rules: [{ record: 'r', expr: 'up' }] }] });
+  });
+
   it('brackets inside PromQL strings and comments do not count', () => {
     expect(refusedOf([{ name: 'g', rules: [{ record: 'r', expr: 'up{job=~"a(b"} # unbalanced ( in a comment\n+ 1' }] }])).toEqual([]);
   });
