@@ -282,10 +282,12 @@ async function deleteStaleRuleConfigMaps(client: ApiClient, prometheus: Promethe
 }
 
 /**
- * Brings one Prometheus's children in line with its spec and the ServiceMonitors it selects: the
- * config Secret (written only when its bytes change), the governing Service, and the StatefulSet
- * (written only when the hash of its inputs changes). Invalid ServiceMonitors are skipped with an
- * Event on them; the rest still render.
+ * Brings one Prometheus's children in line with its spec and the monitors and rules it selects: the
+ * rule ConfigMaps (see {@link writeRuleConfigMaps}), the config Secret (written only when its bytes
+ * change), the governing Service, the StatefulSet (written only when the hash of its inputs
+ * changes), and last the deletion of rule ConfigMaps no longer mounted. Invalid ServiceMonitors and
+ * PodMonitors are skipped with an Event on them, invalid rule groups left out with one Event per
+ * generation (`reported` remembers them); the rest still render.
  */
 export async function reconcile(
   client: ApiClient,
