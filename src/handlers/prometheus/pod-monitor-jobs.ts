@@ -61,6 +61,11 @@ function relabelRules(monitor: PodMonitorResource, ep: PodMetricsEndpoint): Rela
   return rules;
 }
 
+/** The URL parameters, copied so that the configuration shares nothing with its input. */
+function copyParams(params: Record<string, string[]>): Record<string, string[]> {
+  return Object.fromEntries(Object.entries(params).map(([name, values]) => [name, [...values]]));
+}
+
 /** One scrape job, keys in upstream order. */
 function scrapeConfig(prometheus: PrometheusResource, monitor: PodMonitorResource, ep: PodMetricsEndpoint, index: number): ScrapeConfig {
   const job: ScrapeConfig = {
@@ -70,7 +75,7 @@ function scrapeConfig(prometheus: PrometheusResource, monitor: PodMonitorResourc
     ...(ep.interval !== undefined && ep.interval !== '' ? { scrape_interval: ep.interval } : {}),
     ...(ep.scrapeTimeout !== undefined && ep.scrapeTimeout !== '' ? { scrape_timeout: ep.scrapeTimeout } : {}),
     ...(ep.path !== undefined && ep.path !== '' ? { metrics_path: ep.path } : {}),
-    ...(ep.params !== undefined && Object.keys(ep.params).length > 0 ? { params: ep.params } : {}),
+    ...(ep.params != null && Object.keys(ep.params).length > 0 ? { params: copyParams(ep.params) } : {}),
     ...(ep.scheme !== undefined && ep.scheme !== '' ? { scheme: ep.scheme.toLowerCase() } : {}),
     relabel_configs: relabelRules(monitor, ep),
   };
