@@ -87,7 +87,8 @@ function declaredType(file: string, name: string): ts.Type {
 
 /**
  * Every field path of a type, as {@link lookup} takes them: the fields of nested objects, array
- * items (`[]`) and map values (`{}`), down to scalars.
+ * items (`[]`) and map values (`{}`), down to scalars. An object with declared fields and an index
+ * signature is a schema object that keeps unknown fields: its declared fields are walked.
  */
 function fieldPaths(type: ts.Type, prefix: string): string[] {
   const paths: string[] = [];
@@ -101,7 +102,7 @@ function fieldPaths(type: ts.Type, prefix: string): string[] {
     }
     if (!(propertyType.flags & ts.TypeFlags.Object)) continue;
     const mapValue = checker.getIndexTypeOfType(propertyType, ts.IndexKind.String);
-    if (mapValue !== undefined) paths.push(`${path}{}`);
+    if (mapValue !== undefined && checker.getPropertiesOfType(propertyType).length === 0) paths.push(`${path}{}`);
     else paths.push(...fieldPaths(propertyType, path));
   }
   return paths;
