@@ -112,6 +112,7 @@ const readFields: Array<[kind: string, path: string]> = [
   ...fieldPaths(declaredType(typesFile, 'PrometheusSpec'), 'spec').map((p) => ['Prometheus', p] as [string, string]),
   ...fieldPaths(declaredType(reconcileFile, 'PrometheusStatus'), 'status').map((p) => ['Prometheus', p] as [string, string]),
   ...fieldPaths(declaredType(typesFile, 'ServiceMonitorSpec'), 'spec').map((p) => ['ServiceMonitor', p] as [string, string]),
+  ...fieldPaths(declaredType(typesFile, 'PodMonitorSpec'), 'spec').map((p) => ['PodMonitor', p] as [string, string]),
 ];
 
 // ---- Printer columns ---------------------------------------------------------------------------
