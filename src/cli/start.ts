@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createLogger, createOperator, type Operator, type Registry } from '../framework/index.js';
-import { EtcdBackups, EtcdClusters, EtcdRestores } from '../handlers/etcd/index.js';
+import { EtcdBackups, EtcdClusters, EtcdIgnoredFields, EtcdRestores } from '../handlers/etcd/index.js';
 import { EtcdPodRunner, LoopbackAddresses } from '../handlers/etcd/testing/index.js';
 import { applyManifests, installCrds, readCrds, readManifests, TestControlPlane } from '../testing/index.js';
 import { LoadError, loadHandlers } from './load-handlers.js';
@@ -57,6 +57,7 @@ async function main(): Promise<void> {
       registry.addInstance(new EtcdClusters({ addresses }));
       registry.addInstance(new EtcdBackups({ addresses, localRoot: backupRoot }));
       registry.addInstance(new EtcdRestores({ localRoot: backupRoot, serve: { host: '127.0.0.1', port: 0 } }));
+      registry.addInstance(new EtcdIgnoredFields());
       console.log(`konductor: etcd members run as local processes; Local backups are written under ${backupRoot}`);
     } else {
       registry = await loadHandlers([handlersDir]);
