@@ -9,6 +9,7 @@ import yaml from 'js-yaml';
 import { MAX_RULE_CONFIGMAP_BYTES } from './children.js';
 import { parseDuration } from './config.js';
 import { atLeast, prometheusVersion } from './prometheus-version.js';
+import { promqlProblem } from './promql-syntax.js';
 import { compareStrings, matchesSelector } from './selectors.js';
 import type { LabelSelector, NamespaceInfo, PrometheusResource } from './types.js';
 
@@ -51,13 +52,16 @@ export interface RenderedGroup {
 export interface RuleFormat {
   /** A group's `labels` (Prometheus ≥ 3.0.0); older versions refuse the whole file over it, so it is left out. */
   groupLabels: boolean;
+  /** PromQL's `holt_winters` function (Prometheus < 3.0.0; 3.0 removed it). */
+  holtWinters: boolean;
 }
 
-const PROMETHEUS_2: RuleFormat = { groupLabels: false };
+const PROMETHEUS_2: RuleFormat = { groupLabels: false, holtWinters: true };
 
 /** The rule file format of the Prometheus version `prometheus` deploys. */
 export function ruleFormat(prometheus: PrometheusResource): RuleFormat {
-  return { groupLabels: atLeast(prometheusVersion(prometheus.spec), 3, 0) };
+  const three = atLeast(prometheusVersion(prometheus.spec), 3, 0);
+  return { groupLabels: three, holtWinters: !three };
 }
 
 /** A group left out of a rule file, and why; `group` is its name, or `groups[<i>]` when it has none. */
@@ -129,33 +133,6 @@ function durationProblem(value: unknown, field: string): string | undefined {
   return parseDuration(value) === undefined ? `${field} "${value}" is not a valid duration (e.g. 30s, 5m, 1h30m)` : undefined;
 }
 
-/**
- * Brackets and string literals of a PromQL expression, so an obviously broken one (`rate(x[5m]`)
- * never reaches Prometheus, which would refuse the whole file. Not a PromQL parser: the real check
- * is Prometheus' own when it loads the file.
- */
-function exprProblem(expr: string): string | undefined {
-  if (expr.trim() === '') return 'expr is empty';
-  const open: string[] = [];
-  const pairs: Record<string, string> = { ')': '(', ']': '[', '}': '{' };
-  for (let i = 0; i < expr.length; i++) {
-    const c = expr[i] as string;
-    if (c === '#') {
-      while (i < expr.length && expr[i] !== '\n') i++;
-    } else if (c === '"' || c === "'" || c === '`') {
-      let j = i + 1;
-      while (j < expr.length && expr[j] !== c) j += c !== '`' && expr[j] === '\\' ? 2 : 1;
-      if (j >= expr.length) return `expr has an unterminated string starting at character ${i + 1}`;
-      i = j;
-    } else if (c === '(' || c === '[' || c === '{') {
-      open.push(c);
-    } else if (c in pairs) {
-      if (open.pop() !== pairs[c]) return `expr has an unmatched "${c}" at character ${i + 1}`;
-    }
-  }
-  return open.length > 0 ? `expr has an unclosed "${open[open.length - 1]}"` : undefined;
-}
-
 /** Label and annotation values are Go templates in Prometheus: an unclosed `{{` makes the file unloadable. */
 function templateProblem(value: string, field: string): string | undefined {
   let at = value.indexOf('{{');
@@ -191,7 +168,7 @@ function stringMap(value: unknown, field: string, problems: string[], recording:
 }
 
 /** One rule: its problems (prefixed with `rules[<i>]`), and what to render when there are none. */
-function checkRule(value: unknown, at: string, problems: string[]): RenderedRule | undefined {
+function checkRule(value: unknown, at: string, problems: string[], format: RuleFormat): RenderedRule | undefined {
   if (!isRecord(value)) {
     problems.push(`${at} must be an object, not ${describe(value)}`);
     return undefined;
@@ -210,8 +187,11 @@ function checkRule(value: unknown, at: string, problems: string[]): RenderedRule
   if (typeof expr === 'string') text = expr;
   else if (typeof expr === 'number' && Number.isSafeInteger(expr)) text = String(expr);
   else problems.push(`${at}.expr must be a PromQL string, not ${describe(expr)}`);
-  const exprIssue = text === undefined ? undefined : exprProblem(text);
-  if (exprIssue) problems.push(`${at}.${exprIssue}`);
+  const exprIssue = text === undefined ? undefined : promqlProblem(text, format);
+  if (exprIssue) {
+    const named = hasRecord ? `record ${JSON.stringify(record)}` : hasAlert ? `alert ${JSON.stringify(alert)}` : undefined;
+    problems.push(`${at}${named ? ` (${named})` : ''}.expr ${exprIssue}`);
+  }
   const recording = hasRecord && !hasAlert;
   for (const field of ['for', 'keep_firing_for', 'annotations'] as const) {
     if (recording && value[field] !== undefined && value[field] !== null && value[field] !== '') {
@@ -256,7 +236,7 @@ function checkGroup(value: unknown, format: RuleFormat): { name: string; group?:
     problems.push(`rules must be a list, not ${describe(value.rules)}`);
   } else {
     ((value.rules as unknown[] | undefined) ?? []).forEach((rule, i) => {
-      const rendered = checkRule(rule, `rules[${i}]`, problems);
+      const rendered = checkRule(rule, `rules[${i}]`, problems, format);
       if (rendered) rules.push(rendered);
     });
   }
@@ -277,7 +257,8 @@ function checkGroup(value: unknown, format: RuleFormat): { name: string; group?:
 /**
  * The groups of one PrometheusRule that Prometheus would load, and the ones it would refuse: a
  * group without a name, a repeated group name (the first keeps it), a rule with neither or both of
- * `record` and `alert`, an unparseable duration, an `expr` that is not PromQL text, a bad label.
+ * `record` and `alert`, an unparseable duration, an `expr` that is not PromQL Prometheus would parse
+ * (see promql-syntax.ts), a bad label.
  */
 export function checkRuleGroups(rule: PrometheusRuleResource, format: RuleFormat = PROMETHEUS_2): { groups: RenderedGroup[]; refused: RefusedGroup[] } {
   const spec = rule.spec;

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import yaml from 'js-yaml';
 import type { KubeObject } from 'konductor';
 import { MAX_RULE_CONFIGMAP_BYTES, packRuleFiles, ruleConfigMaps, ruleFilesGlob } from '../../../src/handlers/prometheus/children.js';
-import { ALL_GROUPS, checkRuleGroups, renderRuleFile, ruleFiles, selectRules, type PrometheusRuleResource } from '../../../src/handlers/prometheus/rules.js';
+import { MAX_EXPR_LENGTH } from '../../../src/handlers/prometheus/promql-syntax.js';
+import { ALL_GROUPS, checkRuleGroups, renderRuleFile, ruleFiles, selectRules, type PrometheusRuleResource, type RefusedGroup } from '../../../src/handlers/prometheus/rules.js';
 import type { PrometheusResource } from '../../../src/handlers/prometheus/types.js';
 
 type Prometheus = PrometheusResource & KubeObject;
@@ -89,7 +90,6 @@ describe('checking rule groups', () => {
     ['an unparseable for', { alert: 'A', expr: 'up', for: '5 minutes' }, 'rules[0].for "5 minutes" is not a valid duration'],
     ['an expr that is a map', { alert: 'A', expr: { query: 'up' } }, 'rules[0].expr must be a PromQL string, not object'],
     ['a missing expr', { alert: 'A' }, 'rules[0].expr must be a PromQL string, not undefined'],
-    ['an unclosed bracket in expr', { alert: 'A', expr: 'rate(x[5m]' }, 'rules[0].expr has an unclosed "("'],
     ['a recording rule name that is no metric name', { record: 'my-metric', expr: 'up' }, 'rules[0].record "my-metric" is not a valid metric name'],
     ['for on a recording rule', { record: 'r', expr: 'up', for: '5m' }, 'rules[0].for is only allowed on alerting rules'],
     ['an invalid label name', { alert: 'A', expr: 'up', labels: { 'team-name': 'x' } }, 'rules[0].labels name "team-name" is not a valid label name'],
@@ -116,6 +116,65 @@ describe('checking rule groups', () => {
   it('brackets inside PromQL strings and comments do not count', () => {
     expect(refusedOf([{ name: 'g', rules: [{ record: 'r', expr: 'up{job=~"a(b"} # unbalanced ( in a comment\n+ 1' }] }])).toEqual([]);
   });
+});
+
+describe('checking rule expressions with Prometheus\' PromQL grammar', () => {
+  const refusedOf = (groups: unknown, version = 'v2.42.0'): RefusedGroup[] =>
+    ruleFiles(prometheusObject({ ruleSelector: {}, version }), [ruleObject('monitoring', 'r', groups)], [])[0]!.refused;
+
+  it('a well-formed expression passes', () => {
+    const expr = 'histogram_quantile(0.99, sum by (le, job) (rate(http_request_duration_seconds_bucket{job=~"api|web"}[5m]))) > 0.5 and on (job) up == 1';
+    expect(refusedOf([{ name: 'latency', rules: [{ alert: 'SlowRequests', expr }] }])).toEqual([]);
+  });
+
+  it.each([
+    ['rate(x[5m]', 'line 1, column 11: unexpected end of expression'],
+    ['sum by (job) (', 'line 1, column 15: unexpected end of expression'],
+    ['foo{bar=}', 'line 1, column 9: unexpected "}"'],
+    ['1 +', 'line 1, column 4: unexpected end of expression'],
+  ])('refuses %s, naming the rule, the group and where it stops parsing', (expr, where) => {
+    const refused = refusedOf([{ name: 'api', rules: [{ alert: 'HighErrorRate', expr }] }]);
+    expect(refused).toEqual([{ group: 'api', problems: [`rules[0] (alert "HighErrorRate").expr does not parse at ${where}`] }]);
+  });
+
+  it('names a recording rule by its record name', () => {
+    expect(refusedOf([{ name: 'g', rules: [{ record: 'job:up:sum', expr: 'sum(up' }] }])[0]!.problems).toEqual([
+      'rules[0] (record "job:up:sum").expr does not parse at line 1, column 7: unexpected end of expression',
+    ]);
+  });
+
+  it('reports the line and column of a multi-line expression', () => {
+    expect(refusedOf([{ name: 'g', rules: [{ record: 'r', expr: 'sum(\n  rate(x[5m])\n  by (job)' }] }])[0]!.problems[0]).toContain('line 3, column 3: unexpected "by"');
+  });
+
+  it('refuses a call of a function PromQL does not have, naming it', () => {
+    expect(refusedOf([{ name: 'g', rules: [{ record: 'r', expr: 'rates(x[5m])' }] }])[0]!.problems[0]).toContain('unknown function "rates"');
+  });
+
+  it('accepts holt_winters for Prometheus 2.x and refuses it for 3.x, which removed it', () => {
+    const groups = [{ name: 'g', rules: [{ record: 'r', expr: 'holt_winters(x[1h], 0.5, 0.5)' }] }];
+    expect(refusedOf(groups, 'v2.42.0')).toEqual([]);
+    expect(refusedOf(groups, 'v3.1.0')[0]!.problems[0]).toContain('unknown function "holt_winters"');
+  });
+
+  it.each([
+    ['an unterminated string', 'up{job="api}', 'has an unterminated string starting at line 1, column 8'],
+    ['a string broken over two lines', 'up{job="a\nb"}', 'has an unterminated string starting at line 1, column 8'],
+    ['an unknown escape', 'up{job="a\\qb"}', 'has an invalid string at line 1, column 8: unknown escape sequence "\\q"'],
+  ])('refuses %s, which the grammar lets through', (_what, expr, problem) => {
+    expect(refusedOf([{ name: 'g', rules: [{ alert: 'A', expr }] }])[0]!.problems).toEqual([`rules[0] (alert "A").expr ${problem}`]);
+  });
+
+  it('refuses an expression over 64 KiB before parsing it', () => {
+    const expr = `up${' '.repeat(MAX_EXPR_LENGTH)}`;
+    expect(refusedOf([{ name: 'g', rules: [{ record: 'r', expr }] }])[0]!.problems[0]).toContain(`more than the ${MAX_EXPR_LENGTH} this operator checks`);
+  });
+
+  it('a group with a bad expression is left out while the other group of the same PrometheusRule is rendered', () => {
+    const [file] = ruleFiles(prometheusObject({ ruleSelector: {} }), [ruleObject('monitoring', 'r', [{ name: 'broken', rules: [{ record: 'r', expr: 'rate(x[5m]' }] }, VALID_GROUP])], []);
+    expect(file!.refused.map((r) => r.group)).toEqual(['broken']);
+    expect((yaml.load(file!.content!) as { groups: Array<{ name: string }> }).groups.map((g) => g.name)).toEqual(['node']);
+  });
 
   it('a spec.groups that is not a list refuses the whole PrometheusRule', () => {
     expect(refusedOf({ name: 'g' })).toEqual([{ group: ALL_GROUPS, problems: ['spec.groups must be a list, not object'] }]);
@@ -136,7 +195,9 @@ describe('rule files and their ConfigMaps', () => {
   });
 
   it('refuse a whole PrometheusRule whose file would not fit one ConfigMap', () => {
-    const huge = { name: 'huge', rules: [{ record: 'r', expr: `vector(1) # ${'x'.repeat(MAX_RULE_CONFIGMAP_BYTES)}` }] };
+    // Each expression stays under the per-expression limit; together they exceed a ConfigMap.
+    const rules = Array.from({ length: Math.ceil(MAX_RULE_CONFIGMAP_BYTES / 60_000) + 1 }, (_, i) => ({ record: `r${i}`, expr: `vector(1) # ${'x'.repeat(60_000)}` }));
+    const huge = { name: 'huge', rules };
     const [file] = ruleFiles(prometheusObject({ ruleSelector: {} }), [ruleObject('monitoring', 'big', [huge])], []);
     expect(file!.content).toBeUndefined();
     expect(file!.refused[0]!.problems[0]).toContain('larger than');
@@ -197,19 +258,23 @@ describe('rendered rule files pass promtool check rules', () => {
     { name: 'bad-expr', rules: [{ alert: 'A', expr: ['up'] }] },
     { name: 'bad-template', rules: [{ alert: 'A', expr: 'up', labels: { severity: '{{ oops' } }] },
     { name: 'for-on-record', rules: [{ record: 'r', expr: 'up', for: '1m' }] },
+    { name: 'bad-promql', rules: [{ record: 'ok', expr: 'up' }, { alert: 'Broken', expr: 'sum by (job) (' }] },
+    { name: 'bad-escape', rules: [{ alert: 'A', expr: 'up{job="a\\qb"}' }] },
+    // Prometheus 2.x still has holt_winters (the grammar, following 3.x, does not).
+    { name: 'holt-winters', rules: [{ record: 'smoothed', expr: 'holt_winters(x[1h], 0.5, 0.5)' }] },
     // Fields promtool 2.42 does not know are left out, not written.
     { name: 'newer-fields', labels: { team: 'x' }, query_offset: '1m', rules: [{ record: 'z', expr: 'up', unknown: true }] },
   ];
 
   it('a file with valid groups and every kind of refused one loads in promtool, holding exactly the valid groups', async () => {
     const [file] = ruleFiles(prometheusObject({ ruleSelector: {} }), [ruleObject('monitoring', 'mixed', mixed)], []);
-    expect(file!.refused.map((r) => r.group)).toEqual(['groups[5]', 'node', 'bad-rule', 'bad-for', 'bad-expr', 'bad-template', 'for-on-record']);
+    expect(file!.refused.map((r) => r.group)).toEqual(['groups[5]', 'node', 'bad-rule', 'bad-for', 'bad-expr', 'bad-template', 'for-on-record', 'bad-promql', 'bad-escape']);
     const path = join(workDir, file!.key!);
     writeFileSync(path, file!.content!);
     const result = await checkRules(path);
-    expect(result.output).toContain('SUCCESS: 6 rules found');
+    expect(result.output).toContain('SUCCESS: 7 rules found');
     expect(result.code).toBe(0);
-    expect((yaml.load(file!.content!) as { groups: Array<{ name: string }> }).groups.map((g) => g.name)).toEqual(['node', 'limits', 'empty', 'int-expr', 'multiline', 'newer-fields']);
+    expect((yaml.load(file!.content!) as { groups: Array<{ name: string }> }).groups.map((g) => g.name)).toEqual(['node', 'limits', 'empty', 'int-expr', 'multiline', 'holt-winters', 'newer-fields']);
   });
 
   it('an object whose groups are all refused is an empty file promtool accepts', async () => {
@@ -217,6 +282,17 @@ describe('rendered rule files pass promtool check rules', () => {
     writeFileSync(path, renderRuleFile([]));
     expect((await checkRules(path)).code).toBe(0);
   });
+
+  it.each(['rate(x[5m]', 'sum by (job) (', 'foo{bar=}', '1 +', 'up{job="a\\qb"}', 'rates(x[5m])'])(
+    'promtool itself refuses the expression %s that the PromQL check keeps out',
+    async (expr) => {
+      const path = join(workDir, 'bad-promql.yaml');
+      writeFileSync(path, yaml.dump({ groups: [{ name: 'g', rules: [{ record: 'r', expr }] }] }));
+      const result = await checkRules(path);
+      expect(result.output).toContain('could not parse expression');
+      expect(result.code).not.toBe(0);
+    },
+  );
 
   it('promtool itself refuses what the checks keep out (so the checks are not vacuous)', async () => {
     const path = join(workDir, 'unchecked.yaml');
