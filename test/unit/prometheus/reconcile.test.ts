@@ -300,7 +300,7 @@ describe('rule ConfigMaps', () => {
 
   it('ConfigMaps past the wanted ones are deleted after the StatefulSet stops mounting them; one the Prometheus does not own is left alone', async () => {
     const api = new FakeApi();
-    const big = (name: string): Rule => rule(name, [{ name, rules: [{ record: 'r', expr: `up # ${'x'.repeat(300 * 1024)}` }] }]);
+    const big = (name: string): Rule => rule(name, [{ name, rules: Array.from({ length: 5 }, (_, i) => ({ record: `r${i}`, expr: `up # ${'x'.repeat(60 * 1024)}` })) }]);
     await reconcile(api.client, withRules(), ruleInputs(big('a'), big('b'), big('c')), silentLogger(), options);
     expect([0, 1, 2].map((i) => Object.keys(dataOf(api, i) ?? {}).length)).toEqual([1, 1, 1]);
     api.objects.set(`${CONFIGMAPS}/prometheus-main-rulefiles-3`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'prometheus-main-rulefiles-3', ownerReferences: [{ uid: 'someone-else' }] } });
