@@ -8,12 +8,16 @@
  * parser, the parser stops at the first error (no error recovery), and results are remembered so a
  * reconcile loop does not parse the same text again.
  *
+ * The regular expressions of `=~`/`!~` matchers are checked as Prometheus compiles them while parsing
+ * (RE2 syntax, the same check ServiceMonitor relabelings get).
+ *
  * Limits of the check (the grammar is not Prometheus' Go parser): argument types and counts are not
  * checked (`rate(x)` passes here and is refused by Prometheus), the grammar follows the newest
  * Prometheus (functions added in 3.x pass for a 2.x server), and the parser gives up on chains of
  * several hundred binary operators (`a + b + ...`), which are reported as not parsing.
  */
 import { parser } from '@prometheus-io/lezer-promql';
+import { regexProblem } from './regex.js';
 
 /** Longer expressions are refused before parsing. */
 export const MAX_EXPR_LENGTH = 65_536;
@@ -128,13 +132,47 @@ function withoutHoltWinters(expr: string, code: string): string {
   return out;
 }
 
+const ESCAPED: Readonly<Record<string, string>> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', '"': '"', "'": "'" };
+
+/** The value of a string literal whose escapes the lexical pass already accepted. */
+function unquote(literal: string): string {
+  const body = literal.slice(1, -1);
+  if (literal.startsWith('`')) return body;
+  let out = '';
+  for (let i = 0; i < body.length; i += 1) {
+    const c = body.charAt(i);
+    if (c !== '\\') {
+      out += c;
+      continue;
+    }
+    const next = body.charAt(i + 1);
+    const simple = ESCAPED[next];
+    if (simple !== undefined) {
+      out += simple;
+      i += 1;
+      continue;
+    }
+    const [start, digits, base] = /[0-7]/.test(next) ? [1, 3, 8] : next === 'x' ? [2, 2, 16] : next === 'u' ? [2, 4, 16] : [2, 8, 16];
+    out += String.fromCodePoint(parseInt(body.slice(i + start, i + start + digits), base));
+    i += start + digits - 1;
+  }
+  return out;
+}
+
 function grammarProblem(expr: string, text: string): string | undefined {
   let firstError: number | undefined;
+  let regexNext = false;
+  const regexes: Array<{ from: number; literal: string }> = [];
   try {
     strictParser.parse(text).iterate({
       enter: (node) => {
         if (firstError !== undefined) return false;
         if (node.type.isError) firstError = node.from;
+        else if (node.name === 'EqlRegex' || node.name === 'NeqRegex') regexNext = true;
+        else if (node.name === 'StringLiteral' && regexNext) {
+          regexNext = false;
+          regexes.push({ from: node.from, literal: expr.slice(node.from, node.to) });
+        }
         return undefined;
       },
     });
@@ -144,8 +182,17 @@ function grammarProblem(expr: string, text: string): string | undefined {
     if (!at) return `could not be checked: ${message}`;
     firstError = Number(at[1]);
   }
-  if (firstError === undefined) return undefined;
-  return `does not parse at ${position(expr, firstError)}: ${unexpected(expr, firstError)}`;
+  if (firstError !== undefined) return `does not parse at ${position(expr, firstError)}: ${unexpected(expr, firstError)}`;
+  // Prometheus compiles a matcher's regular expression while parsing: a bad one refuses the file too.
+  for (const { from, literal } of regexes) {
+    const problem = regexProblem(unquote(literal));
+    // Only what Prometheus refuses: the size bounds relabelings get are ours, not Prometheus'.
+    if (problem?.startsWith('does not compile') === true) {
+      const shown = literal.length > 60 ? `${literal.slice(0, 57)}...` : literal;
+      return `has a regular expression ${shown} at ${position(expr, from)} that ${problem}`;
+    }
+  }
+  return undefined;
 }
 
 /** Remembered results, keyed by dialect and text; the oldest are forgotten past this many characters. */

@@ -30,6 +30,8 @@ const ACCEPTED = [
   '0x1f + 1e3 + Inf - NaN',
   'sum(x) by (a) / on (a) group_left sum(y) by (a)',
   'absent(nonexistent{job="myjob"})',
+  'up{job=~"api|web", instance!~`10\\.0\\..*`}',
+  'up{job=~"a\\\\(b"}',
 ];
 
 /** Expressions Prometheus 2.42 refuses ("could not parse expression"). */
@@ -46,6 +48,8 @@ const REFUSED = [
   'x{a="\\777"}',
   'sum(\n  rate(x[5m])\n  by (job)',
   '# only a comment',
+  'up{job=~"a(b"}',
+  'sum(rate(x{path!~"[z-a]"}[5m]))',
 ];
 
 describe('agreement with the real Prometheus parser', () => {
