@@ -5,11 +5,11 @@ import { withTimeLimit } from '../clock/time-limit.js';
 import { asError, describeError, PermanentError, TemporaryError } from '../handler/errors.js';
 import type { TimerContext, TimerSpec } from '../handler/handler-specs.js';
 import { objectContext } from '../handler/object-context.js';
-import { emptyPatch, mergeInto } from '../handler/patch.js';
+import { emptyPatch, mergeInto, type Patch } from '../handler/patch.js';
 import { writePatch } from '../handling/patch-writer.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
-import type { Metrics } from '../observability/metrics.js';
+import type { Labels, Metrics } from '../observability/metrics.js';
 import type { EventPoster } from '../posting/events.js';
 import type { RunningWorker, WorkerSeed } from './object-workers.js';
 import { nextRunAt, type TimerState } from './schedule.js';
@@ -31,6 +31,19 @@ export interface TimerLoopDeps {
   warnRecord(body: KubeObject, timerId: string, raw: string, what: string): void;
 }
 
+interface TimerLabels {
+  timer: Labels;
+  handler: Labels;
+  success: Labels;
+  failure: Labels;
+  retry: Labels;
+}
+
+function timerLabels(id: string): TimerLabels {
+  const run = (result: string): Labels => Object.freeze({ handler: id, result });
+  return { timer: Object.freeze({ timer: id }), handler: Object.freeze({ handler: id }), success: run('success'), failure: run('failure'), retry: run('retry') };
+}
+
 /** Starts one `@timer` on one object: its schedule loop, as a worker of the per-object engine. */
 export function startTimer(seed: WorkerSeed<TimerSpec>, deps: TimerLoopDeps): RunningWorker {
   const timer = new TimerWorker(seed, deps);
@@ -46,6 +59,8 @@ class TimerWorker {
   private readonly spec: TimerSpec;
   /** Made once per worker: a child logger per tick would cost more than the tick itself. */
   private readonly logger: Logger;
+  /** Metric labels made once per worker: the recorder keys a label object once, not per tick. */
+  private readonly labels: TimerLabels;
   private readonly state: TimerState;
   private essence: string;
   /** The settings for one state of the object (a computed interval depends on it). */
@@ -76,6 +91,7 @@ class TimerWorker {
     if (raw !== undefined && restored.warning !== undefined) deps.warnRecord(body, spec.id, raw, restored.warning);
     this.state = restored.state;
     this.essence = deps.essence(body);
+    this.labels = timerLabels(spec.id);
     this.logger = deps.logger.child({ namespace: body.metadata?.namespace, name: body.metadata?.name, handler: spec.id });
     seed.stopping.addEventListener('abort', () => this.wakeUp?.(), { once: true });
   }
@@ -101,7 +117,11 @@ class TimerWorker {
       if (handOver) await handOver;
       handOver = undefined;
       if (!stopping.aborted) {
-        await this.run().catch((error: unknown) => this.logger.error({ err: describeError(error) }, `timer ${this.spec.id} failed unexpectedly`));
+        try {
+          await this.run();
+        } catch (error) {
+          this.logger.error({ err: describeError(error) }, `timer ${this.spec.id} failed unexpectedly`);
+        }
       }
       this.busy = false;
     }
@@ -154,28 +174,22 @@ class TimerWorker {
   }
 
   private async run(): Promise<void> {
-    const { spec, state, logger, deps } = this;
+    const { spec, state, deps, labels } = this;
     const { stopping } = this.seed;
     const body = this.seed.body;
     const start = deps.clock.now();
-    if (this.plannedAt !== undefined) {
-      deps.metrics.observe?.('timer_lateness_seconds', Math.max(0, start - this.plannedAt) / 1000, { timer: spec.id });
-    }
+    if (this.plannedAt !== undefined) deps.metrics.observe?.('timer_lateness_seconds', Math.max(0, start - this.plannedAt) / 1000, labels.timer);
     state.lastStart = start;
     state.lastPlanned = this.plannedAt ?? start;
     state.gridAnchor ??= state.lastPlanned;
     state.retryAt = undefined;
     const patch = emptyPatch();
-    const context = (signal: AbortSignal): TimerContext => ({
-      ...objectContext(body, logger, deps.api.resource, deps.api.client),
-      patch,
-      retry: this.failures,
-      signal,
-    });
     let succeeded = false;
     const began = performance.now();
     try {
-      await withTimeLimit((signal) => spec.fn(context(signal)), deps.runTimeoutMs, stopping);
+      // Without a time limit the run's signal is the worker's own: no controller, listener or race per tick.
+      if (deps.runTimeoutMs === undefined) await spec.fn(this.context(body, patch, stopping));
+      else await withTimeLimit((signal) => spec.fn(this.context(body, patch, signal)), deps.runTimeoutMs, stopping);
       succeeded = true;
       this.failures = 0;
     } catch (thrown) {
@@ -183,13 +197,25 @@ class TimerWorker {
       this.failed(body, asError(thrown));
     }
     state.lastEnd = deps.clock.now();
-    deps.metrics.observe?.('handler_duration_seconds', (performance.now() - began) / 1000, { handler: spec.id });
-    deps.metrics.increment('handler_runs_total', { handler: spec.id, result: succeeded ? 'success' : this.halted ? 'failure' : 'retry' });
+    deps.metrics.observe?.('handler_duration_seconds', (performance.now() - began) / 1000, labels.handler);
+    deps.metrics.increment('handler_runs_total', succeeded ? labels.success : this.halted ? labels.failure : labels.retry);
     if (stopping.aborted) return;
-    await this.write(body, patch, succeeded).catch((error: unknown) => {
+    const merged = this.changes(body, patch, succeeded);
+    if (merged === undefined) return; // a short timer that wrote nothing: no request, no promise
+    try {
+      await writePatch(deps.api, body.metadata?.namespace, body.metadata?.name ?? '', merged);
+    } catch (error) {
       if (error instanceof ApiError && error.status === 404) return; // deleted meanwhile
-      logger.error({ err: describeError(error) }, `writing the result of timer ${spec.id} failed`);
-    });
+      this.logger.error({ err: describeError(error) }, `writing the result of timer ${spec.id} failed`);
+    }
+  }
+
+  private context(body: KubeObject, patch: Patch, signal: AbortSignal): TimerContext {
+    const context = objectContext(body, this.logger, this.deps.api.resource, this.deps.api.client) as TimerContext;
+    context.patch = patch;
+    context.retry = this.failures;
+    context.signal = signal;
+    return context;
   }
 
   private failed(body: KubeObject, error: Error): void {
@@ -208,17 +234,27 @@ class TimerWorker {
     }
   }
 
-  /** The handler's patch, plus a long timer's schedule; nothing at all for a short timer that wrote nothing. */
-  private async write(body: KubeObject, patch: Record<string, unknown>, succeeded: boolean): Promise<void> {
-    const meta = body.metadata ?? {};
+  /** The handler's patch, plus a long timer's schedule; undefined for a short timer that wrote nothing. */
+  private changes(body: KubeObject, patch: Record<string, unknown>, succeeded: boolean): Record<string, unknown> | undefined {
+    const settings = this.settingsFor(body);
+    if (!settings.persists && isEmpty(patch)) return undefined;
     const merged: Record<string, unknown> = {};
     mergeInto(merged, patch);
-    const settings = this.settingsFor(body);
     if (settings.persists) {
       const key = timerKey(this.spec.id);
-      const record = recordAfterRun(meta.annotations?.[key], this.state, settings, succeeded, this.deps.clock.now());
+      const record = recordAfterRun(body.metadata?.annotations?.[key], this.state, settings, succeeded, this.deps.clock.now());
       mergeInto(merged, { metadata: { annotations: { [key]: JSON.stringify(record) } } });
     }
-    await writePatch(this.deps.api, meta.namespace, meta.name ?? '', merged);
+    return merged;
   }
+}
+
+/** A patch with no field set at any depth (the empty patch a handler starts from has empty sections). */
+function isEmpty(patch: Record<string, unknown>): boolean {
+  for (const value of Object.values(patch)) {
+    if (value === undefined) continue; // dropped when written, as prune() does
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+    if (!isEmpty(value as Record<string, unknown>)) return false;
+  }
+  return true;
 }

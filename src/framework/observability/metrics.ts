@@ -32,8 +32,20 @@ export interface Metrics {
 /** Discards everything. */
 export const noMetrics: Metrics = { increment: () => undefined, set: () => undefined };
 
+/** Keys of frozen label objects, which callers on hot paths make once and pass every time. */
+const frozenKeys = new WeakMap<Labels, Map<string, string>>();
+
 function key(name: string, labels: Labels | undefined): string {
   if (!labels) return name;
+  if (!Object.isFrozen(labels)) return labelKey(name, labels);
+  let byName = frozenKeys.get(labels);
+  if (!byName) frozenKeys.set(labels, (byName = new Map()));
+  let known = byName.get(name);
+  if (known === undefined) byName.set(name, (known = labelKey(name, labels)));
+  return known;
+}
+
+function labelKey(name: string, labels: Labels): string {
   const parts = Object.keys(labels).sort().map((k) => `${k}=${labels[k]}`);
   return parts.length ? `${name}{${parts.join(',')}}` : name;
 }
