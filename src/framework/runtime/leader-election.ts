@@ -5,6 +5,7 @@ import { silentLogger, type Logger } from '../observability/logger.js';
 import { withDeadline } from './lease-deadline.js';
 import {
   heldByAnother,
+  holderToAnnounce,
   leaseHeldBy,
   leaseHolder,
   leaseReleased,
@@ -106,6 +107,8 @@ export class LeaderElector {
   private observedSpec = '';
   /** When this replica last saw the spec change, by its own clock. */
   private observedAt = 0;
+  /** The other replica this one last said it stands by for ('' before it said any). */
+  private announcedHolder = '';
 
   constructor(options: LeaderElectionOptions) {
     this.leaseDurationMs = options.leaseDurationMs ?? DEFAULT_LEASE_DURATION_MS;
@@ -167,7 +170,11 @@ export class LeaderElector {
     const acquiredAt = await this.acquire(signal);
     if (acquiredAt === undefined) return;
     this.leading = true;
-    this.logger.info('acquired the lease: leading');
+    const previous = this.announcedHolder;
+    this.logger.info(
+      { previousHolder: previous || undefined },
+      previous ? `took over the Lease ${this.leaseName()} from ${previous}: leading` : `acquired the Lease ${this.leaseName()}: leading`,
+    );
     // Not awaited: the Lease must be renewed while the callback starts (or runs) the real work.
     void Promise.resolve()
       .then(() => callbacks.onStartedLeading())
@@ -197,12 +204,29 @@ export class LeaderElector {
       const startedAt = this.clock.now();
       try {
         if (await withDeadline(this.clock, signal, this.renewDeadlineMs, (bounded) => this.tryAcquireOrRenew(bounded))) return startedAt;
+        this.announceStandby();
       } catch (error) {
         if (signal.aborted) return undefined;
         this.logger.warn({ err: error }, 'could not acquire the lease; retrying');
       }
       if (!(await this.pause(this.untilNextAttempt(), signal))) return undefined;
     }
+  }
+
+  /**
+   * Says that this replica stands by and who leads, once per leader: a replica waiting without a
+   * word looks like a hung operator (or hides that an unrelated operator holds the same Lease).
+   */
+  private announceStandby(): void {
+    const holder = holderToAnnounce(leaseHolder(this.observed), this.identity, this.announcedHolder);
+    if (holder === undefined) return;
+    this.announcedHolder = holder;
+    this.logger.info({ holder }, `standing by, leader is ${holder} (Lease ${this.leaseName()})`);
+  }
+
+  /** `<namespace>/<name>`, for log lines. */
+  private leaseName(): string {
+    return `${this.namespace}/${this.name}`;
   }
 
   /** How long to wait before the next attempt to acquire (see {@link untilNextAttemptMs}). */

@@ -99,3 +99,18 @@ export function untilNextAttemptMs(seen: LeaseObservation, identity: string, lea
   // Already past expiry means the last attempt failed for another reason: back to the normal pace.
   return untilExpiry >= 0 ? Math.min(retryPeriodMs, untilExpiry + 1) : retryPeriodMs;
 }
+
+/** Longest holder id a log line repeats; a Lease is writable by anyone with RBAC on it, so its text is not trusted. */
+const MAX_HOLDER_CHARS = 128;
+
+/**
+ * The holder a replica that does not lead should announce now, or undefined: the Lease's holder when
+ * it is another replica and not the one announced last, so a standby says who leads once, and again
+ * only when the leader changes. Control characters are dropped and the id is cut, as it goes into logs.
+ */
+export function holderToAnnounce(holder: string, identity: string, lastAnnounced: string): string | undefined {
+  if (holder === '' || holder === identity) return undefined;
+  // eslint-disable-next-line no-control-regex
+  const printable = holder.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, MAX_HOLDER_CHARS);
+  return printable === '' || printable === lastAnnounced ? undefined : printable;
+}

@@ -9,6 +9,7 @@ import {
   type LeaseSpec,
   type LeaderElectionOptions,
 } from '../../../src/framework/runtime/leader-election.js';
+import { LogCapture } from '../../support/log-capture.js';
 
 // Durations on a virtual clock (below): the bounds are multiples of them, and no spec waits in real time.
 const LEASE_MS = 600;
@@ -398,6 +399,43 @@ describe('LeaderElector', () => {
     expect(waits.slice(0, 2)).toEqual([1_450, 551]);
     expect(clock.now() - startedAt).toBe(2_001);
     expect(server.lease()!.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1, acquireTime: formatMicroTime(startedAt + 2_001) });
+  });
+
+  test('a standby says who leads, once, and again only when the leader changes', async () => {
+    const a = start('a');
+    await clock.until(() => a.elector.isLeader, 'a to lead');
+    const logs = new LogCapture();
+    const b = start('b', { logger: logs.logger });
+    await clock.advance(3 * LEASE_MS); // many attempts, all finding the Lease renewed by a
+
+    expect(b.elector.isLeader).toBe(false);
+    const standing = logs.containing('standing by');
+    expect(standing.map((line) => line.msg)).toEqual([`standing by, leader is a (Lease ${NAMESPACE}/${NAME})`]);
+    expect(standing[0]).toMatchObject({ level: 30, holder: 'a' });
+
+    // Another replica takes the Lease over from a (a stops leading when its renewal finds it taken).
+    server.put({ ...server.lease()!.spec!, holderIdentity: 'c', renewTime: formatMicroTime(clock.now()) });
+    await clock.advance(2 * RETRY_MS);
+    expect(logs.containing('standing by').map((line) => line.msg)).toEqual([
+      `standing by, leader is a (Lease ${NAMESPACE}/${NAME})`,
+      `standing by, leader is c (Lease ${NAMESPACE}/${NAME})`,
+    ]);
+  });
+
+  test('a standby that takes over says from whom; a replica that finds the Lease free says it acquired it', async () => {
+    const first = new LogCapture();
+    const a = start('a', { logger: first.logger });
+    await clock.until(() => a.elector.isLeader, 'a to lead');
+    expect(first.containing('leading').map((line) => line.msg)).toEqual([`acquired the Lease ${NAMESPACE}/${NAME}: leading`]);
+
+    const second = new LogCapture();
+    const b = start('b', { logger: second.logger });
+    await clock.advance(2 * RETRY_MS);
+    await a.elector.stop();
+    await clock.until(() => b.elector.isLeader, 'b to take over');
+    const takeover = second.containing('leading');
+    expect(takeover.map((line) => line.msg)).toEqual([`took over the Lease ${NAMESPACE}/${NAME} from a: leading`]);
+    expect(takeover[0]).toMatchObject({ level: 30, previousHolder: 'a' });
   });
 
   test('stop() before leading resolves run() without calling back', async () => {

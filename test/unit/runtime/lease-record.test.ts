@@ -1,5 +1,6 @@
 import {
   heldByAnother,
+  holderToAnnounce,
   leaseHeldBy,
   leaseReleased,
   leaseSpecKey,
@@ -65,5 +66,26 @@ describe('what a replica concludes from the Lease it saw', () => {
     expect(untilNextAttemptMs(seen, 'b', 2_000, 1_450, T + 1_450)).toBe(551);
     expect(untilNextAttemptMs(seen, 'b', 2_000, 1_450, T + 2_500)).toBe(1_450); // already expired: the normal pace
     expect(untilNextAttemptMs(seen, 'a', 2_000, 1_450, T + 1_900)).toBe(1_450); // our own Lease
+  });
+});
+
+describe('what a standby announces', () => {
+  test('another replica holding the Lease is announced the first time it is seen', () => {
+    expect(holderToAnnounce('pod-a-1f2e3d', 'pod-b-4c5b6a', '')).toBe('pod-a-1f2e3d');
+  });
+
+  test('the same leader is not announced again; a new one is', () => {
+    expect(holderToAnnounce('pod-a-1f2e3d', 'pod-b-4c5b6a', 'pod-a-1f2e3d')).toBeUndefined();
+    expect(holderToAnnounce('pod-c-7a8b9c', 'pod-b-4c5b6a', 'pod-a-1f2e3d')).toBe('pod-c-7a8b9c');
+  });
+
+  test('a free Lease, or one held by this replica, announces nothing', () => {
+    expect(holderToAnnounce('', 'pod-b-4c5b6a', 'pod-a-1f2e3d')).toBeUndefined();
+    expect(holderToAnnounce('pod-b-4c5b6a', 'pod-b-4c5b6a', '')).toBeUndefined();
+  });
+
+  test('a holder id written to break log lines is announced without control characters, and cut to 128 characters', () => {
+    expect(holderToAnnounce('evil\nfake log line\u001b[31m', 'me', '')).toBe('evilfake log line[31m');
+    expect(holderToAnnounce('x'.repeat(1_000), 'me', '')).toBe('x'.repeat(128));
   });
 });
