@@ -8,6 +8,7 @@ import { ApiClient } from '../framework/api/api-client.js';
 import { loadKubeconfig, type ClusterAccess } from '../framework/api/kubeconfig.js';
 import { createLogger, type Logger } from '../framework/observability/logger.js';
 import type { Registry } from '../framework/registry/registry.js';
+import { HealthServerError } from '../framework/runtime/health-server.js';
 import { createOperator, type Operator, type OperatorOptions } from '../framework/runtime/operator.js';
 import { loadHandlers } from './load-handlers.js';
 import { DEV_BOOTED_MESSAGE, DEV_CHILD_ENV, DEV_READY_MESSAGE, DEV_START_MESSAGE } from './commands/dev-protocol.js';
@@ -70,7 +71,9 @@ async function run(options: RunOptions): Promise<void> {
     logger.info({ server: client.server, version, namespaces: namespaces ?? 'all' }, 'connected to the cluster');
     registerTypeScript();
     const registry = await loadHandlers(options.files);
-    const operator = createOperator(operatorOptionsFrom(options, { kubeConfig, registry, namespaces, logger })).start();
+    const operator = createOperator(operatorOptionsFrom(options, { kubeConfig, registry, namespaces, logger }));
+    await serveHealth(operator);
+    operator.start();
     stopOnSignals(operator, logger);
     // Lost leadership: work has stopped; exit so the pod restarts as a fresh candidate (as controller-runtime does).
     void operator.lostLeadership.then(() => process.exit(1));
@@ -82,6 +85,20 @@ async function run(options: RunOptions): Promise<void> {
     if (devChild()) process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'));
   } finally {
     client.close();
+  }
+}
+
+/**
+ * Opens the health port before any work starts: an operator whose probes cannot be served must not
+ * run (the kubelet would restart it anyway, and without them nobody sees it stall), so a taken port
+ * ends the run with exit code 1 and the reason, instead of a logged error and an operator running on.
+ */
+async function serveHealth(operator: Operator): Promise<void> {
+  try {
+    await operator.serveHealth();
+  } catch (error) {
+    if (error instanceof HealthServerError) throw new StartError(error.message);
+    throw error;
   }
 }
 

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createLogger, createOperator, type Operator, type Registry } from '../framework/index.js';
+import { HealthServerError } from '../framework/runtime/health-server.js';
 import { EtcdBackups, EtcdClusters, EtcdIgnoredFields, EtcdRestores } from '../handlers/etcd/index.js';
 import { EtcdPodRunner, LoopbackAddresses } from '../handlers/etcd/testing/index.js';
 import { applyManifests, installCrds, readCrds, readManifests, TestControlPlane } from '../testing/index.js';
@@ -16,6 +17,9 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const crdDir = join(root, 'crds');
 const examplesDir = join(root, 'examples');
 const handlersDir = join(root, 'src', 'handlers');
+
+/** Where `npm start` serves /healthz, /readyz and /metrics. */
+const HEALTH_PORT = 8080;
 
 function hasYaml(dir: string): boolean {
   return existsSync(dir) && readdirSync(dir).some((f) => /\.ya?ml$/.test(f));
@@ -62,25 +66,34 @@ async function main(): Promise<void> {
     } else {
       registry = await loadHandlers([handlersDir]);
     }
-    operator = createOperator({ kubeConfig: kc, registry, logger, health: { port: 8080, host: '127.0.0.1' } }).start();
-    console.log(`konductor: running ${registry.handlers.length} handlers from src/handlers; health and metrics on http://127.0.0.1:8080`);
+    const starting = createOperator({ kubeConfig: kc, registry, logger, health: { port: HEALTH_PORT, host: '127.0.0.1' } });
+    // The port first: without it there are no probes and no metrics, so nothing starts.
+    await starting.serveHealth();
+    operator = starting.start();
+    console.log(`konductor: running ${registry.handlers.length} handlers from src/handlers; health and metrics on http://127.0.0.1:${HEALTH_PORT}`);
   } catch (error) {
+    if (error instanceof HealthServerError) {
+      // npm start has no --health-port: say what to stop, and leave nothing running behind.
+      console.error(`konductor: port ${HEALTH_PORT} on 127.0.0.1 is not free for the health server (${error.code ?? error.message}): stop what uses it, or run 'konductor run --health-port <port>'`);
+      await shutdown(1);
+    }
     if (!(error instanceof LoadError)) throw error;
     console.log(`konductor: ${error.message}; the control plane stays up without an operator`);
   }
   console.log('konductor: press Ctrl-C to stop (processes and temporary files are removed).');
   let stopping = false;
+  async function shutdown(code: number): Promise<never> {
+    await operator?.stop(30_000);
+    await runner?.stop();
+    if (backupRoot) rmSync(backupRoot, { recursive: true, force: true });
+    await plane?.stop();
+    process.exit(code);
+  }
   const stop = (): void => {
     if (stopping) process.exit(130);
     stopping = true;
     console.log('konductor: stopping...');
-    void (async () => {
-      await operator?.stop(30_000);
-      await runner?.stop();
-      if (backupRoot) rmSync(backupRoot, { recursive: true, force: true });
-      await plane?.stop();
-      process.exit(0);
-    })();
+    void shutdown(0);
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

@@ -20,6 +20,37 @@ export interface HealthServerOptions {
 }
 
 /**
+ * The health server could not listen: its port is taken (EADDRINUSE) or not allowed (EACCES). An
+ * operator without its probes would be restarted by the kubelet, or, worse, run on unwatched, so this
+ * stops the start instead of being logged and passed over.
+ */
+export class HealthServerError extends Error {
+  override readonly name = 'HealthServerError';
+
+  constructor(
+    /** The port asked for. */
+    readonly port: number,
+    readonly host: string,
+    /** The system error code, e.g. `EADDRINUSE`. */
+    readonly code: string | undefined,
+    options: { cause: unknown },
+  ) {
+    super(describeListenError(port, host, code, options.cause), options);
+  }
+}
+
+/** What went wrong and what to do, in one line. */
+function describeListenError(port: number, host: string, code: string | undefined, cause: unknown): string {
+  const where = `the health server cannot listen on ${host}:${port}`;
+  const choose = 'set another port with --health-port (KONDUCTOR_HEALTH_PORT) or the health.port option; 0 picks any free port';
+  if (code === 'EADDRINUSE') return `${where}: the port is already in use (EADDRINUSE); free it, or ${choose}`;
+  if (code === 'EACCES') return `${where}: not allowed (EACCES; ports below 1024 need privileges); ${choose}`;
+  if (code === 'EADDRNOTAVAIL') return `${where}: no such address on this machine (EADDRNOTAVAIL); use another health host`;
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  return `${where}: ${reason}; ${choose}`;
+}
+
+/**
  * `/healthz` (alive, nothing stalled), `/readyz` (initial listings done, leadership known) and
  * `/metrics` on one small HTTP server. Failing checks answer 503 with one line per reason.
  */
@@ -28,7 +59,10 @@ export class HealthServer {
 
   constructor(private readonly options: HealthServerOptions) {}
 
-  /** Starts listening; resolves with the port. */
+  /**
+   * Starts listening; resolves with the port.
+   * @throws {@link HealthServerError} (rejects) when the port is taken or not allowed, naming it and what to do.
+   */
   start(): Promise<number> {
     const server = createServer((req, res) => {
       const path = (req.url ?? '/').split('?')[0];
@@ -49,9 +83,14 @@ export class HealthServer {
       answer(404, 'not found: try /healthz, /readyz or /metrics\n');
     });
     this.server = server;
+    const host = this.options.host ?? '0.0.0.0';
     return new Promise((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.options.port, this.options.host ?? '0.0.0.0', () => resolve((server.address() as AddressInfo).port));
+      server.once('error', (error: NodeJS.ErrnoException) => {
+        // Never listened: nothing to close, and stop() has nothing to do.
+        if (!server.listening && this.server === server) this.server = undefined;
+        reject(new HealthServerError(this.options.port, host, error.code, { cause: error }));
+      });
+      server.listen(this.options.port, host, () => resolve((server.address() as AddressInfo).port));
     });
   }
 
