@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { LogFormat } from '../framework/observability/logger.js';
 import { DEFAULT_HANDLER_STALL_MS } from '../framework/runtime/operator.js';
+import { DEFAULT_IDENTITY, Identity, InvalidIdentityError } from '../framework/state/identity.js';
 
 /** Log levels accepted by `--log-level` (pino's, plus `silent`). */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -31,11 +32,16 @@ export interface RunOptions {
   logFormat: LogFormat;
   /** Port of the health/metrics server (0: any free port). */
   healthPort: number;
+  /**
+   * Who the operator is on the objects it handles (annotation prefix, finalizer, default Lease name,
+   * Event source, field manager); a DNS-1123 subdomain, `konductor.dev` by default.
+   */
+  identity: string;
   /** Run without leader election. */
   standalone: boolean;
   /** Namespace of the leader-election Lease; default: the operator's own namespace. */
   leaseNamespace?: string;
-  /** Name of the leader-election Lease. */
+  /** Name of the leader-election Lease: `--lease-name`, else the identity's (`konductor-leader` for the default identity). */
   leaseName: string;
 }
 
@@ -72,7 +78,9 @@ export class UsageError extends Error {
 }
 
 export const DEFAULT_HEALTH_PORT = 8080;
-export const DEFAULT_LEASE_NAME = 'konductor-leader';
+/** The Lease of the default identity; another identity has its own (see `Identity.leaseName`). */
+export const DEFAULT_LEASE_NAME = Identity.DEFAULT.leaseName;
+export { DEFAULT_IDENTITY };
 /** API group of the example resource of `konductor init`. */
 export const DEFAULT_INIT_GROUP = 'example.com';
 /** `konductor dev` restarts this long after the last change to a watched file (editors save in bursts). */
@@ -100,6 +108,7 @@ const OPTIONS = {
   'log-level': { type: 'string' },
   'log-format': { type: 'string' },
   'health-port': { type: 'string' },
+  identity: { type: 'string' },
   standalone: { type: 'boolean' },
   'lease-namespace': { type: 'string' },
   'lease-name': { type: 'string' },
@@ -136,13 +145,21 @@ const RUN_OPTIONS_HELP = `Options (each may also come from the environment varia
                                env ${envName('log-level')}
       --log-format <format>    json|pretty|auto (default auto: pretty in a terminal, JSON otherwise).
                                env ${envName('log-format')}
-      --health-port <port>     Port of the health and metrics server, 0-65535 (default ${DEFAULT_HEALTH_PORT}).
+      --health-port <port>     Port of the health and metrics server, 0-65535 (default ${DEFAULT_HEALTH_PORT};
+                               0: any free port). If it is taken, the operator does not start.
                                env ${envName('health-port')}
+      --identity <name>        Who this operator is on the objects it handles: the prefix of its
+                               annotations and its finalizer, its default Lease, the source of its
+                               Events and its field manager. Give every operator on a cluster its
+                               own, or they share bookkeeping and a Lease. A DNS-1123 subdomain, e.g.
+                               db-operator.example.com (default ${DEFAULT_IDENTITY}).
+                               env ${envName('identity')}
       --standalone             Run without leader election (only one replica may run).
                                env ${envName('standalone')}=true; --no-standalone overrides it
       --lease-namespace <ns>   Namespace of the leader-election Lease (default: the operator's own).
                                env ${envName('lease-namespace')}
-      --lease-name <name>      Name of the leader-election Lease (default ${DEFAULT_LEASE_NAME}).
+      --lease-name <name>      Name of the leader-election Lease (default: the identity's,
+                               ${DEFAULT_LEASE_NAME} for ${DEFAULT_IDENTITY}, <identity>-leader for others).
                                env ${envName('lease-name')}
 `;
 
@@ -267,6 +284,7 @@ function runOptions(values: ParsedFlags['values'], files: string[], env: NodeJS.
   const logFormat = pick('log-format', values['log-format']);
   const leaseNamespace = pick('lease-namespace', values['lease-namespace']);
   const leaseName = pick('lease-name', values['lease-name']);
+  const identity = operatorIdentity(pick('identity', values.identity));
   return {
     files,
     ...scope,
@@ -278,9 +296,10 @@ function runOptions(values: ParsedFlags['values'], files: string[], env: NodeJS.
     logLevel: logLevel ? oneOf(logLevel, LOG_LEVELS) : 'info',
     logFormat: logFormat ? oneOf(logFormat, LOG_FORMATS) : 'auto',
     healthPort: healthPort ? parseInteger(healthPort, 0, 65_535, 'an integer from 0 to 65535') : DEFAULT_HEALTH_PORT,
+    identity: identity.name,
     standalone: pickBoolean('standalone', values.standalone, defaults.standalone),
     leaseNamespace: leaseNamespace && dnsLabel(leaseNamespace, false),
-    leaseName: leaseName ? dnsSubdomain(leaseName) : DEFAULT_LEASE_NAME,
+    leaseName: leaseName ? dnsSubdomain(leaseName) : identity.leaseName,
   };
 }
 
@@ -450,6 +469,17 @@ function dnsLabel(setting: Setting, allowGlob: boolean): string {
     throw new UsageError(`${setting.source} '${setting.value}' is not a namespace name: use ${allowed}`);
   }
   return setting.value;
+}
+
+/** The operator's identity (the default when not set), checked as the framework checks it. */
+function operatorIdentity(setting: Setting | undefined): Identity {
+  if (setting === undefined) return Identity.DEFAULT;
+  try {
+    return Identity.parse(setting.value);
+  } catch (error) {
+    if (!(error instanceof InvalidIdentityError)) throw error;
+    throw new UsageError(`${setting.source}: ${error.message}`);
+  }
 }
 
 /** A Lease name (RFC 1123 subdomain). */

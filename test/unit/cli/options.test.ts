@@ -9,7 +9,7 @@ function run(args: string[], env: Record<string, string> = {}): RunOptions {
 }
 
 describe('konductor command line', () => {
-  test('defaults: all namespaces, info logs in auto format, health port 8080, leader election on', () => {
+  test('defaults: all namespaces, info logs in auto format, health port 8080, identity konductor.dev with its Lease konductor-leader, leader election on', () => {
     expect(run([])).toEqual({
       files: ['handlers/'],
       namespaces: [],
@@ -20,6 +20,7 @@ describe('konductor command line', () => {
       logLevel: 'info',
       logFormat: 'auto',
       healthPort: 8080,
+      identity: 'konductor.dev',
       standalone: false,
       leaseNamespace: undefined,
       leaseName: 'konductor-leader',
@@ -42,6 +43,7 @@ describe('konductor command line', () => {
       '--log-level', 'debug',
       '--log-format', 'json',
       '--health-port', '9090',
+      '--identity', 'db-operator.example.com',
       '--standalone',
       '--lease-namespace', 'operators',
       '--lease-name', 'my-operator.leader',
@@ -56,6 +58,7 @@ describe('konductor command line', () => {
       logLevel: 'debug',
       logFormat: 'json',
       healthPort: 9090,
+      identity: 'db-operator.example.com',
       standalone: true,
       leaseNamespace: 'operators',
       leaseName: 'my-operator.leader',
@@ -89,6 +92,7 @@ describe('konductor command line', () => {
         KONDUCTOR_LOG_LEVEL: 'warn',
         KONDUCTOR_LOG_FORMAT: 'pretty',
         KONDUCTOR_HEALTH_PORT: '8181',
+        KONDUCTOR_IDENTITY: 'db-operator.example.com',
         KONDUCTOR_STANDALONE: 'true',
         KONDUCTOR_LEASE_NAMESPACE: 'operators',
         KONDUCTOR_LEASE_NAME: 'leader',
@@ -103,6 +107,7 @@ describe('konductor command line', () => {
         logLevel: 'warn',
         logFormat: 'pretty',
         healthPort: 8181,
+        identity: 'db-operator.example.com',
         standalone: true,
         leaseNamespace: 'operators',
         leaseName: 'leader',
@@ -118,9 +123,21 @@ describe('konductor command line', () => {
         KONDUCTOR_HEALTH_PORT: '8181',
         KONDUCTOR_STANDALONE: 'true',
         KONDUCTOR_LEASE_NAME: 'env-leader',
+        KONDUCTOR_IDENTITY: 'from-env.example.com',
       };
-      const options = run(['-n', 'from-flag', '--concurrency', '2', '--log-level', 'error', '--health-port', '1234', '--no-standalone', '--lease-name', 'flag-leader'], env);
-      expect(options).toMatchObject({ namespaces: ['from-flag'], concurrency: 2, logLevel: 'error', healthPort: 1234, standalone: false, leaseName: 'flag-leader' });
+      const options = run(
+        ['-n', 'from-flag', '--concurrency', '2', '--log-level', 'error', '--health-port', '1234', '--no-standalone', '--lease-name', 'flag-leader', '--identity', 'from-flag.example.com'],
+        env,
+      );
+      expect(options).toMatchObject({
+        namespaces: ['from-flag'],
+        concurrency: 2,
+        logLevel: 'error',
+        healthPort: 1234,
+        standalone: false,
+        leaseName: 'flag-leader',
+        identity: 'from-flag.example.com',
+      });
     });
 
     test('a namespace flag overrides both namespace variables, and -A overrides KONDUCTOR_NAMESPACE', () => {
@@ -229,6 +246,7 @@ describe('konductor command line', () => {
       ['--log-level', 'KONDUCTOR_LOG_LEVEL'],
       ['--log-format', 'KONDUCTOR_LOG_FORMAT'],
       ['--health-port', 'KONDUCTOR_HEALTH_PORT'],
+      ['--identity', 'KONDUCTOR_IDENTITY'],
       ['--standalone', 'KONDUCTOR_STANDALONE'],
       ['--lease-namespace', 'KONDUCTOR_LEASE_NAMESPACE'],
       ['--lease-name', 'KONDUCTOR_LEASE_NAME'],
@@ -242,6 +260,56 @@ describe('konductor command line', () => {
     expect(RUN_HELP).toContain('konductor run <file|folder>...');
     for (const level of ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']) expect(HELP).toContain(level);
     expect(HELP).toContain('json|pretty|auto');
+  });
+
+  describe('operator identity: --identity and KONDUCTOR_IDENTITY', () => {
+    test('another identity has a Lease of its own, so unrelated operators do not wait on each other', () => {
+      expect(run(['--identity', 'db-operator.example.com'])).toMatchObject({ identity: 'db-operator.example.com', leaseName: 'db-operator.example.com-leader' });
+      expect(run([], { KONDUCTOR_IDENTITY: 'cache-operator' })).toMatchObject({ identity: 'cache-operator', leaseName: 'cache-operator-leader' });
+    });
+
+    test('the identity given explicitly as konductor.dev keeps the Lease konductor-leader', () => {
+      expect(run(['--identity', 'konductor.dev'])).toMatchObject({ identity: 'konductor.dev', leaseName: 'konductor-leader' });
+    });
+
+    test('--lease-name (or KONDUCTOR_LEASE_NAME) still names the Lease, whatever the identity', () => {
+      expect(run(['--identity', 'db-operator.example.com', '--lease-name', 'db-leader']).leaseName).toBe('db-leader');
+      expect(run([], { KONDUCTOR_IDENTITY: 'db-operator.example.com', KONDUCTOR_LEASE_NAME: 'db-leader' }).leaseName).toBe('db-leader');
+    });
+
+    test('an identity too long for a Lease name still gives a valid Lease name of at most 253 characters', () => {
+      const identity = `${'a'.repeat(60)}.${'b'.repeat(60)}.${'c'.repeat(60)}.${'d'.repeat(60)}`;
+      const { leaseName } = run(['--identity', identity]);
+      expect(leaseName.length).toBeLessThanOrEqual(253);
+      expect(leaseName).toMatch(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/);
+      expect(leaseName).not.toBe(run(['--identity', `${identity.slice(0, -1)}e`]).leaseName);
+    });
+
+    test.each([
+      [['run', 'x', '--identity', 'My_Operator'], '--identity'],
+      [['run', 'x', '--identity', 'example.com.'], '--identity'],
+      [['run', 'x', '--identity', ''], '--identity'],
+      [['run', 'x', '--identity', 'a'.repeat(254)], '--identity'],
+    ])('%j is refused in one line naming the flag, the value and the rule', (args, flag) => {
+      const { message } = usageError(args);
+      expect(message).toMatch(new RegExp(`^${flag}: the operator identity .* is not a DNS-1123 subdomain`));
+      expect(message).toContain(JSON.stringify(args[3]));
+      expect(message).toContain("use lower-case letters, digits, '-' and '.'");
+      expect(message).not.toContain('\n');
+    });
+
+    test('an invalid KONDUCTOR_IDENTITY is named in the error', () => {
+      expect(usageError(['run', 'x'], { KONDUCTOR_IDENTITY: 'Konductor' }).message).toMatch(/^KONDUCTOR_IDENTITY: the operator identity "Konductor" is not a DNS-1123 subdomain/);
+    });
+
+    test('konductor dev takes the identity too', () => {
+      const command = parseCommandLine(['dev', 'handlers/', '--identity', 'db-operator.example.com'], {});
+      expect(command).toMatchObject({ kind: 'dev', options: { identity: 'db-operator.example.com', leaseName: 'db-operator.example.com-leader' } });
+    });
+
+    test('HELP documents --identity, its variable and its default', () => {
+      for (const text of ['--identity <name>', 'KONDUCTOR_IDENTITY', '(default konductor.dev)']) expect(HELP).toContain(text);
+    });
   });
 
   describe('hung handlers: --handler-timeout and --stall-timeout', () => {
