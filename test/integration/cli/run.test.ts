@@ -71,6 +71,15 @@ describe('konductor run', () => {
     expect(lines[0]).toMatch(/^konductor: .*--concurrency/);
   });
 
+  test('an invalid KONDUCTOR_IDENTITY exits 2 with one line naming the variable, the value and the rule', async () => {
+    const run = spawnKonductor('bin/konductor.mjs', ['run', fixture, '--kubeconfig', kubeconfigPath], { cwd: root, env: { KONDUCTOR_IDENTITY: 'My_Operator' } });
+    children.push(run.child);
+    expect(await exitWithin(run, 20_000)).toBe(2);
+    const lines = stderrLines(run);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^konductor: KONDUCTOR_IDENTITY: the operator identity "My_Operator" is not a DNS-1123 subdomain .*: use lower-case letters, digits, '-' and '\.'/);
+  });
+
   test('a handler file that throws on import exits 1 with one line naming the file', async () => {
     const broken = join(scratch, 'broken-handlers.ts');
     writeFileSync(broken, "export class Broken {}\nthrow new Error('the database URL is not set');\n");
@@ -79,6 +88,33 @@ describe('konductor run', () => {
     const lines = stderrLines(run);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^konductor: cannot load .*broken-handlers\.ts: the database URL is not set$/);
+  });
+
+  test('a health port already taken exits 1 with one line naming the port and what to do; the operator on it keeps serving', async () => {
+    const namespace = await uniqueNamespace(kc, 'cli-port');
+    const first = konductor(['run', fixture, '--kubeconfig', kubeconfigPath, '-n', namespace, '--log-format', 'json', '--health-port', '0', '--standalone']);
+    const listening = (): number | undefined =>
+      first
+        .stdout()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { msg?: string; port?: number })
+        .find((line) => line.msg === 'health and metrics server listening')?.port;
+    await waitFor(() => listening() !== undefined, { what: 'the first operator to serve health', timeoutMs: 40_000 });
+    const port = listening()!;
+
+    const second = konductor(['run', fixture, '--kubeconfig', kubeconfigPath, '-n', namespace, '--log-format', 'json', '--health-port', String(port), '--standalone']);
+    expect(await exitWithin(second, 40_000)).toBe(1);
+    const lines = stderrLines(second);
+    expect(lines).toEqual([
+      `konductor: the health server cannot listen on 0.0.0.0:${port}: the port is already in use (EADDRINUSE); free it, or ` +
+        'set another port with --health-port (KONDUCTOR_HEALTH_PORT) or the health.port option; 0 picks any free port',
+    ]);
+    expect(second.stdout()).not.toContain('operator started');
+
+    const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+    expect(health.status).toBe(200);
+    expect(first.child.exitCode).toBeNull();
   });
 
   test('an unreachable cluster exits 1 with one line', async () => {

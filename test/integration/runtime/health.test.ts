@@ -1,5 +1,6 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { createOperator, on, silentLogger, type ChangeContext, type EventContext, type Operator } from '../../../src/framework/index.js';
+import { HealthServerError } from '../../../src/framework/runtime/health-server.js';
 import { TestControlPlane } from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { getWidget, installWidgetCrd, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
@@ -59,6 +60,28 @@ describe('health and metrics', () => {
     expect(ready.status).toBe(503);
     expect(ready.body).toContain('listings: waiting for the initial listing');
     expect((await get(port, '/healthz')).status).toBe(200);
+  });
+
+  test('a second operator on a health port already taken refuses to start, naming the port and what to do; the first keeps serving', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'port');
+    operator = createOperator({ kubeConfig: kc, handlers: [Handlers], namespaces: [namespace], logger: silentLogger(), health: { port: 0, host: '127.0.0.1' } }).start();
+    const port = (await operator.serveHealth())!;
+    await operator.ready;
+
+    const second = createOperator({ kubeConfig: kc, handlers: [Handlers], namespaces: [namespace], logger: silentLogger(), health: { port, host: '127.0.0.1' } });
+    try {
+      await expect(second.serveHealth()).rejects.toThrow(
+        `the health server cannot listen on 127.0.0.1:${port}: the port is already in use (EADDRINUSE); free it, or set another port with --health-port`,
+      );
+      await expect(second.serveHealth()).rejects.toBeInstanceOf(HealthServerError);
+    } finally {
+      await second.stop(0);
+    }
+    expect(second.active).toBe(false);
+    expect(await get(port, '/healthz')).toEqual({ status: 200, body: 'ok\n' });
+    expect((await get(port, '/readyz')).status).toBe(200);
   });
 
   // Stalls the API server, so it runs on a control plane of its own.

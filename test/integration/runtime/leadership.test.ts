@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { ApiClient } from '../../../src/framework/api/api-client.js';
+import type { Lease } from '../../../src/framework/runtime/leader-election.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { getWidget, installWidgetCrd, Widgets } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
@@ -12,18 +14,25 @@ interface Replica {
   child: ChildProcess;
   pid: number;
   leading: () => boolean;
+  /** The messages of its JSON log lines so far. */
+  messages: () => string[];
 }
 
-/** `konductor run` with the default Lease timings (15 s / 10 s / 2 s). */
-function replica(namespace: string): Replica {
+/** `konductor run` with the default Lease timings (15 s / 10 s / 2 s), plus `extra` arguments. */
+function replica(namespace: string, extra: string[] = []): Replica {
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('KONDUCTOR_')));
   const args = ['bin/konductor.mjs', 'run', fixture, '--kubeconfig', process.env.KONDUCTOR_TEST_KUBECONFIG!, '-n', namespace];
-  args.push('--lease-namespace', namespace, '--health-port', '0', '--log-format', 'json');
+  args.push('--lease-namespace', namespace, '--health-port', '0', '--log-format', 'json', ...extra);
   const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  return { child, pid: child.pid!, leading: () => out.includes('leading: starting work') };
+  const messages = (): string[] =>
+    out
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => (JSON.parse(line) as { msg?: string }).msg ?? '');
+  return { child, pid: child.pid!, leading: () => out.includes('leading: starting work'), messages };
 }
 
 async function handledBy(namespace: string, name: string): Promise<string | undefined> {
@@ -72,5 +81,38 @@ describe('leader election between two operator processes', () => {
     await waitFor(async () => (await handledBy(namespace, 'three')) !== undefined, { what: 'three to be handled after SIGTERM' });
     expect(await handledBy(namespace, 'three')).toBe(String(third.pid));
     expect(handoverMs).toBeLessThan(6_000);
+  }, 90_000);
+});
+
+describe('operators with their own identities', () => {
+  test('each leads with a Lease of its own; a second replica of one identity says it stands by, for whom and on which Lease', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'identities');
+
+    // Before identities, both used Lease konductor-leader, and the second waited without a word.
+    const alpha = replica(namespace, ['--identity', 'alpha.example.com']);
+    const beta = replica(namespace, ['--identity', 'beta.example.com']);
+    await waitFor(() => alpha.leading() && beta.leading(), { what: 'both operators to lead', timeoutMs: 30_000 });
+
+    const client = new ApiClient(kc);
+    try {
+      const leases = await client.request<{ items: Lease[] }>('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`);
+      expect(leases.items.map((lease) => lease.metadata?.name).sort()).toEqual(['alpha.example.com-leader', 'beta.example.com-leader']);
+
+      const standby = replica(namespace, ['--identity', 'alpha.example.com']);
+      const standing = (): string[] => standby.messages().filter((msg) => msg.startsWith('standing by'));
+      await waitFor(() => standing().length > 0, { what: 'the standby to say who leads', timeoutMs: 30_000 });
+      const lease = await client.request<Lease>('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/alpha.example.com-leader`);
+      expect(standing()).toEqual([`standing by, leader is ${lease.spec?.holderIdentity} (Lease ${namespace}/alpha.example.com-leader)`]);
+      expect(standby.leading()).toBe(false);
+
+      alpha.child.kill('SIGTERM');
+      await waitFor(standby.leading, { what: 'the standby to take over after SIGTERM', timeoutMs: 15_000 });
+      expect(standby.messages()).toContain(`took over the Lease ${namespace}/alpha.example.com-leader from ${lease.spec?.holderIdentity}: leading`);
+      expect(standing()).toHaveLength(1);
+    } finally {
+      client.close();
+    }
   }, 90_000);
 });

@@ -14,6 +14,7 @@ import {
 } from '../../../src/framework/index.js';
 import { formatMicroTime, type Lease } from '../../../src/framework/runtime/leader-election.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
+import { LogCapture } from '../../support/log-capture.js';
 import { installWidgetCrd, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
 
@@ -131,5 +132,28 @@ describe('an operator under leader election', () => {
     await sleep(1_000);
     expect(handledBy).toEqual(['w by first']);
     expect(second.active).toBe(false);
+  }, 60_000);
+
+  test('a standby says once, at info level, who leads and on which Lease, and says from whom it takes over', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'standby-log');
+    class Idle {
+      @on.create(API, 'widgets')
+      created(_: ChangeContext): void {}
+    }
+
+    const first = start(namespace, 'first', [Idle]);
+    await waitFor(() => first.active, { what: 'the first replica to lead' });
+    const logs = new LogCapture();
+    const second = start(namespace, 'second', [Idle], { logger: logs.logger });
+    await waitFor(() => logs.containing('standing by').length > 0, { what: 'the standby to say who leads' });
+    expect(logs.containing('standing by')).toEqual([expect.objectContaining({ level: 30, msg: `standing by, leader is first (Lease ${namespace}/${LOCK})`, holder: 'first' })]);
+
+    operators.splice(operators.indexOf(first), 1);
+    await first.stop(2_000); // releases the Lease
+    await waitFor(() => second.active, { what: 'the standby to take over' });
+    expect(logs.containing('took over').map((line) => line.msg)).toEqual([`took over the Lease ${namespace}/${LOCK} from first: leading`]);
+    expect(logs.containing('standing by')).toHaveLength(1);
   }, 60_000);
 });
