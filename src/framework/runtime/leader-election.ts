@@ -120,7 +120,8 @@ export class LeaderElector {
     this.name = options.name;
     this.identity = options.identity;
     this.clock = options.clock ?? systemClock;
-    this.logger = (options.logger ?? silentLogger()).child({ lease: `${options.namespace}/${options.name}`, identity: options.identity });
+    // `replica`, not `identity`: the operator's identity (its annotation prefix) is another thing.
+    this.logger = (options.logger ?? silentLogger()).child({ lease: `${options.namespace}/${options.name}`, replica: options.identity });
   }
 
   /** The current holder as last seen ('' when free, undefined before the Lease was first read). */

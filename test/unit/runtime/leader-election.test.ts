@@ -411,7 +411,7 @@ describe('LeaderElector', () => {
     expect(b.elector.isLeader).toBe(false);
     const standing = logs.containing('standing by');
     expect(standing.map((line) => line.msg)).toEqual([`standing by, leader is a (Lease ${NAMESPACE}/${NAME})`]);
-    expect(standing[0]).toMatchObject({ level: 30, holder: 'a' });
+    expect(standing[0]).toMatchObject({ level: 30, holder: 'a', replica: 'b', lease: `${NAMESPACE}/${NAME}` });
 
     // Another replica takes the Lease over from a (a stops leading when its renewal finds it taken).
     server.put({ ...server.lease()!.spec!, holderIdentity: 'c', renewTime: formatMicroTime(clock.now()) });
