@@ -1,12 +1,18 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { HandlerClass } from '../../src/framework/index.js';
+import type { HandlerClass, OperatorOptions } from '../../src/framework/index.js';
 import { runOperator, type TestOperator } from '../../src/testing/index.js';
 
 /** A started in-process operator plus the requests it made, for write-budget assertions. */
 export type RunningOperator = TestOperator;
 
-export function startOperator(kc: KubeConfig, namespace: string, handlers: readonly HandlerClass[]): Promise<RunningOperator> {
-  return runOperator({ kubeConfig: kc, handlers, namespaces: [namespace] });
+/** Starts an operator on one namespace; `options` adds to that (an `identity`, say). */
+export function startOperator(
+  kc: KubeConfig,
+  namespace: string,
+  handlers: readonly HandlerClass[],
+  options: Omit<OperatorOptions, 'kubeConfig' | 'handlers' | 'namespaces'> = {},
+): Promise<RunningOperator> {
+  return runOperator({ ...options, kubeConfig: kc, handlers, namespaces: [namespace] });
 }
 
 /** PATCH requests made to one object (events excluded), as `PATCH object` or `PATCH status`. */

@@ -11,6 +11,7 @@ import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
 import type { Labels, Metrics } from '../observability/metrics.js';
 import type { EventPoster } from '../posting/events.js';
+import { markerToWrite, type Identity } from '../state/identity.js';
 import type { RunningWorker, WorkerSeed } from './object-workers.js';
 import { nextRunAt, type TimerState } from './schedule.js';
 import { recordAfterRun, restoreTimerState, timerKey } from './timer-record.js';
@@ -25,6 +26,8 @@ export interface TimerLoopDeps {
   clock: Clock;
   /** A run taking longer is abandoned and counts as a failure; undefined: no limit. */
   runTimeoutMs?: number;
+  /** Whose annotation keeps a long timer's schedule. */
+  identity: Identity;
   /** The essence of one state of the object, to tell a change from an echo of a write. */
   essence(body: KubeObject): string;
   /** Warns about a timer's stored record that is not what the framework writes. */
@@ -86,7 +89,7 @@ class TimerWorker {
     } catch {
       settings = undefined; // a bad interval: planning reports it
     }
-    const raw = body.metadata?.annotations?.[timerKey(spec.id)];
+    const raw = body.metadata?.annotations?.[timerKey(spec.id, deps.identity)];
     const restored = restoreTimerState(raw, settings, deps.clock.now());
     if (raw !== undefined && restored.warning !== undefined) deps.warnRecord(body, spec.id, raw, restored.warning);
     this.state = restored.state;
@@ -241,9 +244,10 @@ class TimerWorker {
     const merged: Record<string, unknown> = {};
     mergeInto(merged, patch);
     if (settings.persists) {
-      const key = timerKey(this.spec.id);
-      const record = recordAfterRun(body.metadata?.annotations?.[key], this.state, settings, succeeded, this.deps.clock.now());
-      mergeInto(merged, { metadata: { annotations: { [key]: JSON.stringify(record) } } });
+      const annotations = body.metadata?.annotations;
+      const key = timerKey(this.spec.id, this.deps.identity);
+      const record = recordAfterRun(annotations?.[key], this.state, settings, succeeded, this.deps.clock.now());
+      mergeInto(merged, { metadata: { annotations: { [key]: JSON.stringify(record), ...markerToWrite(this.deps.identity, annotations) } } });
     }
     return merged;
   }

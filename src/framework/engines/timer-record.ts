@@ -4,13 +4,13 @@
  * the framework writes is rejected as a whole (the timer starts its schedule over), and times in the
  * future are clamped, so no stored value can suspend a timer or make it run early in a loop.
  */
-import { annotationName, PREFIX } from '../state/keys.js';
+import { Identity } from '../state/identity.js';
 import type { TimerState } from './schedule.js';
 import type { TimerSettings } from './timer-settings.js';
 
-/** The annotation holding a long timer's schedule. */
-export function timerKey(timerId: string): string {
-  return `${PREFIX}/${annotationName(`timer.${timerId}`)}`;
+/** The annotation holding a long timer's schedule (see `Identity.timerKey`). */
+export function timerKey(timerId: string, identity: Identity = Identity.DEFAULT): string {
+  return identity.timerKey(timerId);
 }
 
 /** What a long timer keeps on the object (ISO-8601 UTC times). */

@@ -6,6 +6,7 @@ import type { Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { EventPoster } from '../posting/events.js';
 import { essenceOf } from '../state/essence.js';
+import { Identity } from '../state/identity.js';
 import { ObjectWorkers } from './object-workers.js';
 import { startTimer } from './timer-loop.js';
 import { timerKey } from './timer-record.js';
@@ -28,6 +29,8 @@ export interface TimerEngineOptions {
    * with its schedule. Default: no limit.
    */
   runTimeoutMs?: number;
+  /** Whose annotations keep long timers' schedules, and whose bookkeeping is no change. Default: the default identity. */
+  identity?: Identity;
 }
 
 function clockOf(options: TimerEngineOptions): Clock {
@@ -47,8 +50,10 @@ export class TimerEngine {
   private readonly reported = new Map<string, string>();
   /** The essence of the state being observed, computed once however many timers compare it. */
   private observed?: { body: KubeObject; essence: string };
+  private readonly identity: Identity;
 
   constructor(private readonly options: TimerEngineOptions) {
+    this.identity = options.identity ?? Identity.DEFAULT;
     const deps = {
       api: options.api,
       logger: options.logger,
@@ -56,6 +61,7 @@ export class TimerEngine {
       metrics: options.metrics ?? noMetrics,
       clock: clockOf(options),
       runTimeoutMs: options.runTimeoutMs,
+      identity: this.identity,
       essence: (body: KubeObject) => this.essenceOf(body),
       warnRecord: (body: KubeObject, timerId: string, raw: string, what: string) => this.warnRecord(body, timerId, raw, what),
     };
@@ -96,7 +102,7 @@ export class TimerEngine {
   }
 
   private essenceOf(body: KubeObject): string {
-    if (this.observed?.body !== body) this.observed = { body, essence: JSON.stringify(essenceOf(body)) };
+    if (this.observed?.body !== body) this.observed = { body, essence: JSON.stringify(essenceOf(body, [], this.identity)) };
     return this.observed.essence;
   }
 
@@ -104,7 +110,7 @@ export class TimerEngine {
   private warnRecord(body: KubeObject, timerId: string, raw: string, what: string): void {
     const meta = body.metadata ?? {};
     const key = `${meta.uid ?? ''}/${timerId}`;
-    const message = `annotation ${timerKey(timerId)} on ${meta.namespace ? `${meta.namespace}/` : ''}${meta.name ?? ''}: ${what}`;
+    const message = `annotation ${timerKey(timerId, this.identity)} on ${meta.namespace ? `${meta.namespace}/` : ''}${meta.name ?? ''}: ${what}`;
     this.options.logger.warn({ namespace: meta.namespace, name: meta.name, timer: timerId }, message);
     if (this.reported.get(key) === raw) return;
     this.reported.set(key, raw);

@@ -3,7 +3,7 @@ import type { FieldPath } from '../objects/field-path.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import { diff } from '../state/diff.js';
 import { essenceOf, inspectDiffBase, serializeDiffBase } from '../state/essence.js';
-import { DIFF_BASE_KEY, progressKey } from '../state/keys.js';
+import { Identity, markerToWrite } from '../state/identity.js';
 import { readProgress, serializeProgress, type ChangeReason, type ProgressRecord } from '../state/progress.js';
 
 /** What one run of the handlers for a cause leaves to write. */
@@ -25,12 +25,15 @@ export interface ChangePatchInput {
   blocked: boolean;
   /** Fields watched outside the essence, kept in the diff-base too. */
   extraFields: readonly FieldPath[];
+  /** Whose bookkeeping this is (its keys, and its marker). Default: the default identity. */
+  identity?: Identity;
 }
 
 /**
  * The one merge patch a run writes (pure): the handlers' patches merged, then the framework's
  * annotations. While the cause is open, the changed progress records; once it is done, the purge of
- * every record except final failures, and the new diff-base.
+ * every record except final failures, and the new diff-base. An identity of its own adds its marker
+ * (`<prefix>/konductor-managed`) to any write of its bookkeeping, when the object lacks it.
  */
 export function changePatch(input: ChangePatchInput): Record<string, unknown> {
   const merged: Record<string, unknown> = {};
@@ -45,6 +48,7 @@ export function changePatch(input: ChangePatchInput): Record<string, unknown> {
 
 function progressAnnotations(input: ChangePatchInput, handled: KubeObject): Record<string, string | null> {
   const { body, reason, records, done, blocked } = input;
+  const identity = input.identity ?? Identity.DEFAULT;
   const meta = body.metadata ?? {};
   const annotations: Record<string, string | null> = {};
   const existing = meta.annotations ?? {};
@@ -53,9 +57,9 @@ function progressAnnotations(input: ChangePatchInput, handled: KubeObject): Reco
     // stay so users can read what went wrong (`message`) until the next change. A resume is no
     // change, so the failures of earlier handlers stay through restarts too.
     for (const id of input.handlerIds) {
-      const key = progressKey(id);
+      const key = identity.progressKey(id);
       const record = records.get(id);
-      if (!record && reason === 'resume' && readProgress(body, id)?.failure) continue;
+      if (!record && reason === 'resume' && readProgress(body, id, identity)?.failure) continue;
       if (record?.failure) {
         const value = serializeProgress(record);
         if (existing[key] !== value) annotations[key] = value;
@@ -63,19 +67,22 @@ function progressAnnotations(input: ChangePatchInput, handled: KubeObject): Reco
         annotations[key] = null;
       }
     }
-    const handledEssence = essenceOf(handled, input.extraFields);
+    const handledEssence = essenceOf(handled, input.extraFields, identity);
     // An equal diff-base stays as it is, even one stored before diff-bases named their uid: a restart
     // on an unchanged world writes nothing.
-    const stored = inspectDiffBase(body).essence;
-    if (stored === undefined || diff(stored, handledEssence).length > 0) annotations[DIFF_BASE_KEY] = serializeDiffBase(handledEssence, meta.uid);
+    const stored = inspectDiffBase(body, identity).essence;
+    if (stored === undefined || diff(stored, handledEssence).length > 0) annotations[identity.diffBaseKey] = serializeDiffBase(handledEssence, meta.uid);
   } else if (!done || blocked) {
     // Pending records, or the failure that keeps a deleted object: users read its message there.
     for (const id of input.selectedIds) {
       const record = records.get(id);
       if (!record) continue;
       const value = serializeProgress(record);
-      if (existing[progressKey(id)] !== value) annotations[progressKey(id)] = value;
+      const key = identity.progressKey(id);
+      if (existing[key] !== value) annotations[key] = value;
     }
   }
+  // Written with the first bookkeeping, so other operators never see these keys without it.
+  if (Object.values(annotations).some((value) => value !== null)) Object.assign(annotations, markerToWrite(identity, existing));
   return annotations;
 }

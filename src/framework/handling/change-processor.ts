@@ -13,7 +13,7 @@ import type { EventPoster } from '../posting/events.js';
 import type { ProcessResult } from '../reactor/reactor.js';
 import { essenceOf, inspectDiffBase, type Essence } from '../state/essence.js';
 import { hasFinalizer } from '../state/finalizers.js';
-import { DIFF_BASE_KEY, progressKey } from '../state/keys.js';
+import { Identity } from '../state/identity.js';
 import { changeTag, inspectProgress, type ProgressRecord } from '../state/progress.js';
 import type { ObjectEvent } from '../watching/events.js';
 import { detectCause } from './causes.js';
@@ -59,6 +59,11 @@ export interface ChangeProcessorOptions {
    * wants an object; `release` stops it for an object being deleted, before the finalizer comes off.
    */
   holds?: Holds;
+  /**
+   * Whose bookkeeping this processor keeps: the prefix of its annotations, its finalizer, and the
+   * bookkeeping its essence leaves out. Default: the default identity (`konductor.dev`).
+   */
+  identity?: Identity;
 }
 
 /** Re-reads and retries after a conflicting write before the run backs off like any other failure. */
@@ -98,9 +103,11 @@ export class ChangeProcessor {
   private readonly extraFields: FieldPath[];
   private readonly now: () => number;
   private readonly execution: ExecutionEnvironment;
+  private readonly identity: Identity;
 
   constructor(private readonly options: ChangeProcessorOptions) {
     const clock = options.clock ?? systemClock;
+    this.identity = options.identity ?? Identity.DEFAULT;
     this.now = options.now ?? (() => clock.now());
     this.extraFields = options.handlers
       .map((h) => h.options.field)
@@ -114,6 +121,7 @@ export class ChangeProcessor {
       now: this.now,
       clock,
       attemptTimeoutMs: options.attemptTimeoutMs,
+      identity: this.identity,
     };
   }
 
@@ -165,13 +173,13 @@ export class ChangeProcessor {
 
   /** The object is gone without our finalizer on it: optional delete handlers get one best-effort run. */
   private async gone(body: KubeObject, memory: ObjectMemory, signal: AbortSignal): Promise<void> {
-    if (hasFinalizer(body) || memory.deletionHandled) return;
+    if (hasFinalizer(body, this.identity) || memory.deletionHandled) return;
     const handlers = this.options.handlers.filter((h) => h.kind === 'delete' && h.options.optional && matchesObject(body, h.options));
     for (const handler of handlers) {
       const logger = this.handlerLogger(handler, body);
       const change = { old: undefined, new: undefined, diff: [] };
-      const { resource, client, now, clock, attemptTimeoutMs } = this.execution;
-      const result = await invokeHandler({ handler, body, reason: 'delete', change, signal, logger, resource, client, now, clock, attemptTimeoutMs });
+      const { resource, client, now, clock, attemptTimeoutMs, identity } = this.execution;
+      const result = await invokeHandler({ handler, body, reason: 'delete', change, signal, logger, resource, client, now, clock, attemptTimeoutMs, identity });
       if (result.error !== undefined) {
         logger.warn(`optional delete handler failed after the object was gone (not retried): ${describeError(result.error)}`);
       }
@@ -182,12 +190,12 @@ export class ChangeProcessor {
   private async cycle(initial: KubeObject, run: ObjectRun): Promise<ProcessResult> {
     const { memory } = run;
     let body = initial;
-    const relevant = this.options.handlers.filter((h) => isRelevant(h, body));
+    const relevant = this.options.handlers.filter((h) => isRelevant(h, body, this.identity));
     const step = finalizerStep({
       handled: relevant.length > 0,
       held: this.options.holds?.applies(body) ?? false,
       deleteHandled: relevant.some((h) => h.kind === 'delete' && !h.options.optional),
-      hasFinalizer: hasFinalizer(body),
+      hasFinalizer: hasFinalizer(body, this.identity),
       deleting: Boolean(body.metadata?.deletionTimestamp),
     });
     if (step.finalizer !== 'keep') body = await this.patchFinalizer(body, step.finalizer, memory);
@@ -202,14 +210,14 @@ export class ChangeProcessor {
   private async handle(body: KubeObject, relevant: readonly ChangeHandlerSpec[], { memory, resuming, signal }: ObjectRun): Promise<ProcessResult> {
     const meta = body.metadata ?? {};
     const deleting = Boolean(meta.deletionTimestamp);
-    const essence = essenceOf(body, this.extraFields);
+    const essence = essenceOf(body, this.extraFields, this.identity);
     const diffBase = this.diffBaseOf(body, memory);
-    const cause = detectCause({ deletionRequested: deleting, hasFinalizer: hasFinalizer(body), diffBase, essence, resuming });
+    const cause = detectCause({ deletionRequested: deleting, hasFinalizer: hasFinalizer(body, this.identity), diffBase, essence, resuming });
     if (cause.reason === 'noop' || cause.reason === 'free') return undefined;
 
     const selected = selectHandlers(cause, relevant, resuming).map((selection) => ({ selection, stored: this.progressOf(body, selection.handler, memory) }));
     // An unusable or copied diff-base counts as none: so does its tag, so progress copied along with it never matches.
-    const change: Change = { reason: cause.reason, tag: changeTag(diffBase === undefined ? undefined : meta.annotations?.[DIFF_BASE_KEY], meta.uid), resuming };
+    const change: Change = { reason: cause.reason, tag: changeTag(diffBase === undefined ? undefined : meta.annotations?.[this.identity.diffBaseKey], meta.uid), resuming };
     const state = `${change.reason}\u0000${change.tag}\u0000${deleting}\u0000${JSON.stringify(essence)}`;
     if (waitsForChange(memory.refused, state)) return undefined;
     const unwritten = memory.unwritten?.state === state ? memory.unwritten.results : new Map<string, HandlerResult>();
@@ -252,9 +260,10 @@ export class ChangeProcessor {
       done,
       blocked,
       extraFields: this.extraFields,
+      identity: this.identity,
     });
     await writePatch(this.options.api, meta.namespace, meta.name ?? '', patch, (written) => this.remember(written, memory));
-    if (done && !blocked && change.reason === 'delete' && hasFinalizer(body)) {
+    if (done && !blocked && change.reason === 'delete' && hasFinalizer(body, this.identity)) {
       await this.release(body, memory);
       await this.patchFinalizer(memory.ownWrite?.body ?? body, 'remove', memory);
     }
@@ -275,7 +284,7 @@ export class ChangeProcessor {
   }
 
   private async patchFinalizer(body: KubeObject, action: 'add' | 'remove', memory: ObjectMemory): Promise<KubeObject> {
-    return patchFinalizer(this.options.api, body, action, (written) => this.remember(written, memory));
+    return patchFinalizer(this.options.api, body, action, (written) => this.remember(written, memory), this.identity);
   }
 
   /** Keeps our write until the watch delivers it (read-your-writes). */
@@ -287,14 +296,14 @@ export class ChangeProcessor {
 
   /** The object's diff-base, checked: an unusable or another object's diff-base counts as none (a create). */
   private diffBaseOf(body: KubeObject, memory: ObjectMemory): Essence | undefined {
-    const reading = inspectDiffBase(body);
+    const reading = inspectDiffBase(body, this.identity);
     if (reading.problem !== undefined) {
-      warnInvalidAnnotation(this.warnings(memory), body, DIFF_BASE_KEY, reading.problem, 'it is ignored and the object is handled as new');
+      warnInvalidAnnotation(this.warnings(memory), body, this.identity.diffBaseKey, reading.problem, 'it is ignored and the object is handled as new');
     } else if (reading.foreign !== undefined) {
       const meta = body.metadata ?? {};
       this.options.logger.info(
         { namespace: meta.namespace, name: meta.name, diffBaseUid: reading.foreign },
-        `${DIFF_BASE_KEY} was written for another object (uid ${reading.foreign}), copied with this one; handling the object as new`,
+        `${this.identity.diffBaseKey} was written for another object (uid ${reading.foreign}), copied with this one; handling the object as new`,
       );
     }
     return reading.essence;
@@ -302,10 +311,10 @@ export class ChangeProcessor {
 
   /** A handler's stored progress, checked: an unusable record counts as none, reported once. */
   private progressOf(body: KubeObject, handler: ChangeHandlerSpec, memory: ObjectMemory): ProgressRecord | undefined {
-    const reading = inspectProgress(body, handler.id);
+    const reading = inspectProgress(body, handler.id, this.identity);
     if (reading.problem !== undefined) {
       const consequence = `it is ignored and ${handler.id} runs as if it had no progress`;
-      warnInvalidAnnotation(this.warnings(memory), body, progressKey(handler.id), reading.problem, consequence);
+      warnInvalidAnnotation(this.warnings(memory), body, this.identity.progressKey(handler.id), reading.problem, consequence);
     }
     return reading.record;
   }

@@ -7,6 +7,7 @@ import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { EventPoster } from '../posting/events.js';
+import type { Identity } from '../state/identity.js';
 import { capMessage, type ProgressRecord } from '../state/progress.js';
 import type { Selection } from './handler-selection.js';
 import { invokeHandler } from './invocation.js';
@@ -34,6 +35,8 @@ export interface ExecutionEnvironment {
   clock: Clock;
   /** The operator's limit on one attempt (retried when exceeded). */
   attemptTimeoutMs?: number;
+  /** The operator's identity: its bookkeeping is off limits to handlers' patches, and its finalizer named in failures. */
+  identity: Identity;
 }
 
 /** One attempt of one selected handler. */
@@ -75,6 +78,7 @@ export async function executeAttempt(environment: ExecutionEnvironment, attempt:
     now: environment.now,
     clock: environment.clock,
     attemptTimeoutMs: environment.attemptTimeoutMs,
+    identity: environment.identity,
   });
   environment.metrics.observe?.('handler_duration_seconds', (performance.now() - began) / 1000, { handler: handler.id });
   const attempts = start.retries + 1;
@@ -108,7 +112,7 @@ function report(environment: ExecutionEnvironment, attempt: Attempt, verdict: Ve
       return nextRecord(verdict, { base, attempts, now });
     }
     case 'permanent': {
-      const message = failureMessage(handler, change.reason, body, verdict.error);
+      const message = failureMessage(handler, change.reason, body, verdict.error, environment.identity);
       logger.error({ err: message, retries: attempts }, `handler ${handler.id} failed permanently: ${message}`);
       environment.poster.post(body, 'Warning', 'HandlerFailed', `${handler.id} failed permanently: ${message}`);
       return nextRecord(verdict, { base, attempts, now, finalMessage: message });

@@ -7,6 +7,7 @@ import { ApiError } from '../api/api-error.js';
 import type { ObjectApi } from '../api/object-api.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import { addFinalizerOps, hasFinalizer, removeFinalizerOps } from '../state/finalizers.js';
+import { Identity } from '../state/identity.js';
 
 /** Attempts at a finalizer patch whose `test` keeps failing because the object keeps changing. */
 export const MAX_FINALIZER_ATTEMPTS = 5;
@@ -58,7 +59,7 @@ export class FinalizerConflict extends Error {
 }
 
 /**
- * Adds or removes our finalizer with a test-guarded JSON patch; a failed `test` (422) or a conflict
+ * Adds or removes the finalizer of `identity` with a test-guarded JSON patch; a failed `test` (422) or a conflict
  * (409) re-reads the object and tries again. Resolves with the object as written (`onWrite` sees it),
  * or as it is when there was nothing to do.
  */
@@ -67,12 +68,13 @@ export async function patchFinalizer(
   body: KubeObject,
   action: 'add' | 'remove',
   onWrite: (written: KubeObject) => KubeObject,
+  identity: Identity = Identity.DEFAULT,
 ): Promise<KubeObject> {
   let current = body;
   for (let attempt = 0; attempt < MAX_FINALIZER_ATTEMPTS; attempt++) {
     const meta = current.metadata ?? {};
-    const ops = action === 'add' ? addFinalizerOps(current) : removeFinalizerOps(current);
-    if (ops.length === 0 || (action === 'add' && hasFinalizer(current))) return current;
+    const ops = action === 'add' ? addFinalizerOps(current, identity) : removeFinalizerOps(current, identity);
+    if (ops.length === 0 || (action === 'add' && hasFinalizer(current, identity))) return current;
     try {
       return onWrite(await api.jsonPatch(meta.namespace, meta.name ?? '', ops));
     } catch (error) {

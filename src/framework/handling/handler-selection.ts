@@ -4,6 +4,7 @@ import { getField, parseFieldPath } from '../objects/field-path.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import { narrowDiff, type Diff } from '../state/diff.js';
 import { inspectDiffBase } from '../state/essence.js';
+import type { Identity } from '../state/identity.js';
 import type { Cause } from './causes.js';
 
 /** A handler chosen for a cause, with `old`/`new`/`diff` narrowed to its field. */
@@ -17,15 +18,15 @@ export interface Selection {
 /**
  * Whether a handler wants this object at all (object-level filters). For update handlers,
  * `field`+`value` also matches the field's old value (from the diff-base), as documented and as in
- * Kopf; otherwise a change away from the value could never run them.
+ * Kopf; otherwise a change away from the value could never run them. `identity` says whose diff-base that is.
  */
-export function isRelevant(handler: ChangeHandlerSpec, body: KubeObject): boolean {
+export function isRelevant(handler: ChangeHandlerSpec, body: KubeObject, identity: Identity): boolean {
   const { field, value } = handler.options;
   // As in Kopf: for create, resume and delete handlers, `field` without `value` means "the field is present".
   if (handler.kind !== 'update' && field !== undefined && value === undefined) return matchesObject(body, { ...handler.options, value: PRESENT });
   if (matchesObject(body, handler.options)) return true;
   if (handler.kind !== 'update' || field === undefined || value === undefined) return false;
-  const old = inspectDiffBase(body).essence;
+  const old = inspectDiffBase(body, identity).essence;
   return old !== undefined && matchesObject(body, { ...handler.options, value: undefined }) && matchesValue(getField(old, parseFieldPath(field)), value);
 }
 

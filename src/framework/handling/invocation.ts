@@ -10,6 +10,7 @@ import { emptyPatch, type Patch } from '../handler/patch.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
 import type { ChangeReason } from '../state/progress.js';
+import type { Identity } from '../state/identity.js';
 import { guardHandlerPatch, type GuardedPatch } from './patch-guard.js';
 import type { Selection } from './handler-selection.js';
 
@@ -34,6 +35,8 @@ export interface Invocation {
   clock: Clock;
   /** The operator's limit on one attempt (retried when exceeded). */
   attemptTimeoutMs?: number;
+  /** Whose bookkeeping the handler's patch must leave alone. Default: the default identity. */
+  identity?: Identity;
 }
 
 /** What a call came to: the handler's patch (checked), and what it threw, if anything. */
@@ -81,12 +84,12 @@ export async function invokeHandler(invocation: Invocation): Promise<InvocationR
     } else {
       await run;
     }
-    const guarded = guardedCopy(patch, body);
+    const guarded = guardedCopy(patch, body, invocation.identity);
     if (guarded.problem !== undefined) return { patch: emptyPatch(), error: new PermanentError(guarded.problem) };
     return { patch: guarded.patch };
   } catch (error) {
     // A failed attempt's patch is still sent (status it set, say): it goes through the same guard.
-    const guarded = guardedCopy(patch, body);
+    const guarded = guardedCopy(patch, body, invocation.identity);
     return { patch: guarded.patch ?? emptyPatch(), error: asError(error) };
   } finally {
     timer?.clear();
@@ -98,14 +101,14 @@ export async function invokeHandler(invocation: Invocation): Promise<InvocationR
  * The handler's patch as it is now, copied (an abandoned attempt may still be changing the object it
  * was given) and checked by `guardHandlerPatch`.
  */
-function guardedCopy(patch: Patch, body: KubeObject): GuardedPatch {
+function guardedCopy(patch: Patch, body: KubeObject, identity: Identity | undefined): GuardedPatch {
   let copy: Patch;
   try {
     copy = structuredClone(patch);
   } catch (error) {
     return { problem: `the handler's patch cannot be sent: ${describeError(error)}` };
   }
-  return guardHandlerPatch(copy, body);
+  return guardHandlerPatch(copy, body, identity);
 }
 
 /** The sooner of the handler's remaining `timeout` (permanent) and the operator's attempt limit (retried). */

@@ -1,5 +1,5 @@
 import { hasFinalizer } from '../state/finalizers.js';
-import { FINALIZER, isFrameworkKey } from '../state/keys.js';
+import { Identity } from '../state/identity.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Patch } from '../handler/patch.js';
 
@@ -24,18 +24,18 @@ const OWNED_METADATA = [
 export type GuardedPatch = { patch: Patch; problem?: undefined } | { patch?: undefined; problem: string };
 
 /**
- * Keeps handlers from breaking the framework's own bookkeeping:
+ * Keeps handlers from breaking the bookkeeping of the operator's `identity`:
  * - a patch that sets server-owned metadata (`uid`, `resourceVersion`, …) or one of the framework's
  *   annotations is refused whole, with a message naming the fields;
  * - a patch that replaces `metadata.finalizers` is accepted, with our finalizer kept in the new list
  *   while the object holds it (a merge PATCH replaces lists, so it would otherwise be dropped and the
  *   object could go without its delete handlers).
  */
-export function guardHandlerPatch(patch: Patch, body: KubeObject): GuardedPatch {
+export function guardHandlerPatch(patch: Patch, body: KubeObject, identity: Identity = Identity.DEFAULT): GuardedPatch {
   const metadata = patch.metadata;
   const refused = OWNED_METADATA.filter((key) => metadata[key] !== undefined).map((key) => `metadata.${key}`);
   for (const key of Object.keys(metadata.annotations)) {
-    if (isFrameworkKey(key)) refused.push(`metadata.annotations['${key}']`);
+    if (identity.isFrameworkKey(key)) refused.push(`metadata.annotations['${key}']`);
   }
   if (refused.length > 0) {
     return {
@@ -44,8 +44,9 @@ export function guardHandlerPatch(patch: Patch, body: KubeObject): GuardedPatch 
         'the patch was not sent: remove those fields from the handler',
     };
   }
-  if (!('finalizers' in metadata) || !hasFinalizer(body)) return { patch };
+  if (!('finalizers' in metadata) || !hasFinalizer(body, identity)) return { patch };
   const requested = metadata.finalizers;
   const list = Array.isArray(requested) ? requested.filter((item): item is string => typeof item === 'string') : [];
-  return { patch: { ...patch, metadata: { ...metadata, finalizers: list.includes(FINALIZER) ? list : [...list, FINALIZER] } } };
+  const finalizer = identity.finalizer;
+  return { patch: { ...patch, metadata: { ...metadata, finalizers: list.includes(finalizer) ? list : [...list, finalizer] } } };
 }

@@ -6,7 +6,7 @@ import { exponentialDelayMs } from '../clock/backoff.js';
 import { describeError, HandlerRetriesError, HandlerTimeoutError, PermanentError, TemporaryError } from '../handler/errors.js';
 import type { ChangeHandlerSpec } from '../handler/handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
-import { FINALIZER } from '../state/keys.js';
+import { Identity } from '../state/identity.js';
 import { capMessage, delayRemainingMs, isFinished, type ChangeReason, type ProgressRecord } from '../state/progress.js';
 import type { HandlerResult } from './object-memory.js';
 
@@ -123,16 +123,16 @@ export function verdictAfterAttempt(handler: ChangeHandlerSpec, error: Error | u
  * The message a final failure records: for a delete handler that keeps the object, also what that
  * means for the object and how it can go.
  */
-export function failureMessage(handler: ChangeHandlerSpec, reason: ChangeReason, body: KubeObject, error: Error): string {
-  return capMessage(blocksDeletion(handler, reason) ? `${describeError(error)}; ${deletionBlockedNotice(body)}` : describeError(error));
+export function failureMessage(handler: ChangeHandlerSpec, reason: ChangeReason, body: KubeObject, error: Error, identity: Identity = Identity.DEFAULT): string {
+  return capMessage(blocksDeletion(handler, reason) ? `${describeError(error)}; ${deletionBlockedNotice(body, identity)}` : describeError(error));
 }
 
 /** What a user must know when a delete handler failed for good: the object stays, and how it can go. */
-function deletionBlockedNotice(body: KubeObject): string {
+function deletionBlockedNotice(body: KubeObject, identity: Identity): string {
   const meta = body.metadata ?? {};
   const object = `${meta.namespace ? `${meta.namespace}/` : ''}${meta.name ?? ''}`;
   return (
-    `${object} keeps the finalizer ${FINALIZER} and stays until the handler's problem is fixed ` +
+    `${object} keeps the finalizer ${identity.finalizer} and stays until the handler's problem is fixed ` +
     `(the operator, restarted with a fix, runs the handler again) or the finalizer is removed by hand`
   );
 }

@@ -33,8 +33,10 @@ export type { Resource, ResourceSelector } from '../api/resource.js';
 export { isGone } from '../api/api-error.js';
 export { Kubeconfig, type NamedEntry } from '../api/kubeconfig.js';
 
-// What the framework keeps on objects: its finalizer, the diff base and per-handler progress.
+// What the framework keeps on objects: its finalizer, the diff base and per-handler progress, named by
+// the operator's identity (the constants are the default identity's).
 export { FINALIZER, DIFF_BASE_KEY, progressKey } from '../state/keys.js';
+export { Identity, InvalidIdentityError } from '../state/identity.js';
 export type { ProgressRecord } from '../state/progress.js';
 
 // Events and metrics as the engines take them.

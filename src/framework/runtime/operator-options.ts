@@ -37,8 +37,23 @@ export interface OperatorOptions {
   /** Watch timings (idle timeout, page size, backoff); defaults follow client-go. */
   watch?: WatchTuning;
   /**
+   * Who this operator is on the objects it handles, a DNS-1123 subdomain (e.g. `db-operator.example.com`;
+   * default `konductor.dev`). It is the prefix of every annotation the operator writes (diff-base,
+   * handler progress, timer schedules) and of its finalizer (`<identity>/finalizer`), and it names the
+   * default Lease (`<identity>-leader`), the Events' `source.component` and the `fieldManager` of the
+   * operator's writes. Two operators that handle the same objects need different identities: each then
+   * keeps its own bookkeeping and finalizer, deletion waits for both, and neither takes the other's
+   * bookkeeping for a change (an identity other than the default marks its annotations with
+   * `<identity>/konductor-managed: "yes"` for that). The default keeps the names of earlier releases
+   * (`konductor.dev/...`, Lease `konductor-leader`, component and field manager `konductor`).
+   * Changing the identity of a running operator makes it a new one: objects are handled anew under
+   * the new keys, and the old finalizer stays until removed by hand.
+   */
+  identity?: string;
+  /**
    * The name this operator's Events are reported under (their `source.component`), so Events of
-   * several operators (or a cluster's other controllers) can be told apart. Default `konductor`.
+   * several operators (or a cluster's other controllers) can be told apart. Default: `konductor` for
+   * the default identity, else the identity.
    */
   eventSource?: string;
   /** Called after every API request (method, path, status), e.g. to count writes in tests. */
@@ -58,7 +73,8 @@ export interface OperatorOptions {
    */
   leaderElection?: {
     namespace: string;
-    name: string;
+    /** The Lease's name. Default: the identity's (`konductor-leader` for the default identity, else `<identity>-leader`). */
+    name?: string;
     /** Default: `$POD_NAME` or the host name, plus a random suffix. */
     identity?: string;
     leaseDurationMs?: number;

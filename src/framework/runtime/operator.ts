@@ -8,6 +8,7 @@ import type { HandlerSpec } from '../handler/handler-specs.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { PrometheusMetrics } from '../observability/prometheus-metrics.js';
+import { Identity } from '../state/identity.js';
 import { EventScope } from '../posting/event-scope.js';
 import { EventPoster } from '../posting/events.js';
 import { Reactor } from '../reactor/reactor.js';
@@ -36,6 +37,8 @@ export class Operator {
   readonly registry: Registry;
   readonly metrics: Metrics;
   readonly logger: Logger;
+  /** Who this operator is on objects: its annotation prefix, finalizer, Lease, Event component and field manager. */
+  readonly identity: Identity;
   /** Resolves once every watch has delivered its initial listing. */
   readonly ready: Promise<void>;
   private readonly client: ApiClient;
@@ -73,6 +76,8 @@ export class Operator {
   readonly lostLeadership: Promise<void> = new Promise((resolve) => (this.markLost = resolve));
 
   constructor(private readonly options: OperatorOptions = {}) {
+    // First: a bad identity is a configuration error, reported before anything else is set up.
+    this.identity = options.identity === undefined ? Identity.DEFAULT : Identity.parse(options.identity);
     this.registry = options.registry ?? new Registry();
     for (const handler of options.handlers ?? []) {
       if (typeof handler === 'function') this.registry.addClass(handler as HandlerClass);
@@ -81,11 +86,18 @@ export class Operator {
     this.logger = options.logger ?? createLogger();
     this.metrics = options.metrics ?? new PrometheusMetrics();
     const kc = options.kubeConfig ?? loadKubeconfig();
-    this.client = new ApiClient(kc);
+    this.client = new ApiClient(kc, { fieldManager: this.identity.fieldManager });
     this.client.onRequest = options.onRequest;
-    this.poster = new EventPoster(this.client, this.logger, options.eventSource);
+    this.poster = new EventPoster(this.client, this.logger, options.eventSource ?? this.identity.eventComponent);
     this.eventScope = new EventScope(this.poster);
-    this.services = { client: this.client, logger: this.logger, poster: this.poster, metrics: this.metrics, handlerTimeoutMs: options.handlerTimeoutMs };
+    this.services = {
+      client: this.client,
+      logger: this.logger,
+      poster: this.poster,
+      metrics: this.metrics,
+      handlerTimeoutMs: options.handlerTimeoutMs,
+      identity: this.identity,
+    };
     this.hub = new WatchHub(this.client, { logger: this.logger, metrics: this.metrics, tuning: options.watch, health: this.watchHealth });
     // Each run enters the scope itself too, whatever async context the reactor happens to call from.
     this.reactor = new Reactor<KubeObject, Route>((batch) => this.eventScope.run(() => processBatch(batch, this.services)), {
@@ -119,7 +131,7 @@ export class Operator {
       return;
     }
     const identity = election.identity ?? `${process.env.POD_NAME ?? hostname()}-${randomBytes(3).toString('hex')}`;
-    this.elector = new LeaderElector({ ...election, identity, client: this.client, logger: this.logger });
+    this.elector = new LeaderElector({ ...election, name: election.name ?? this.identity.leaseName, identity, client: this.client, logger: this.logger });
     void this.elector.run({
       onStartedLeading: () => {
         this.logger.info({ identity }, 'leading: starting work');

@@ -12,6 +12,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { EventPoster } from '../posting/events.js';
 import type { ObjectBatch, ProcessResult } from '../reactor/reactor.js';
+import type { Identity } from '../state/identity.js';
 import { CHANGE_REASONS } from '../state/progress.js';
 
 /** What the reactor routes with each event: the resource's handlers, change processor and engines. */
@@ -45,19 +46,21 @@ export interface RouteServices {
   poster: EventPoster;
   metrics: Metrics;
   handlerTimeoutMs: number | undefined;
+  /** The operator's identity: the keys and finalizer of its bookkeeping. */
+  identity: Identity;
 }
 
 const CHANGE_KINDS: ReadonlySet<HandlerSpec['kind']> = new Set(CHANGE_REASONS);
 
 /** The route of one resource's handlers: a change processor when anything needs one, and a timer and a daemon engine when it has some. */
 export function buildRoute(resource: Resource, handlers: readonly HandlerSpec[], services: RouteServices): Route {
-  const { client, handlerTimeoutMs } = services;
+  const { client, handlerTimeoutMs, identity } = services;
   const api = new ObjectApi(client, resource);
   const common = { logger: services.logger, poster: services.poster, metrics: services.metrics };
   const timerSpecs = handlers.filter((h): h is TimerSpec => h.kind === 'timer');
   const daemonSpecs = handlers.filter((h): h is DaemonSpec => h.kind === 'daemon');
   const changeSpecs = handlers.filter((h): h is ChangeHandlerSpec => CHANGE_KINDS.has(h.kind));
-  const timers = timerSpecs.length > 0 ? new TimerEngine({ api, timers: timerSpecs, ...common, runTimeoutMs: handlerTimeoutMs }) : undefined;
+  const timers = timerSpecs.length > 0 ? new TimerEngine({ api, timers: timerSpecs, ...common, runTimeoutMs: handlerTimeoutMs, identity }) : undefined;
   const daemons = daemonSpecs.length > 0 ? new DaemonEngine({ resource, client, daemons: daemonSpecs, ...common }) : undefined;
   const engines = routeEngines({ timers, daemons });
   const changes =
@@ -67,6 +70,7 @@ export function buildRoute(resource: Resource, handlers: readonly HandlerSpec[],
           handlers: changeSpecs,
           ...common,
           attemptTimeoutMs: handlerTimeoutMs,
+          identity,
           // Timers and daemons hold their objects with the finalizer; deletion waits for them to stop.
           holds: {
             applies: (body) => engines.some((engine) => engine.applies(body)),

@@ -1,6 +1,6 @@
 import type { KubeObject } from '../objects/kube-object.js';
 import { getField, setField, type FieldPath } from '../objects/field-path.js';
-import { DIFF_BASE_KEY, isFrameworkKey } from './keys.js';
+import { Identity, isBookkeepingKey } from './identity.js';
 
 /** What a change to an object means for handlers: everything but status and server-managed metadata. */
 export type Essence = Record<string, unknown>;
@@ -9,18 +9,19 @@ const IGNORED_ANNOTATIONS = new Set(['kubectl.kubernetes.io/last-applied-configu
 
 /**
  * The essence of an object: its body without `apiVersion`, `kind`, `status` and metadata other than
- * labels and non-framework annotations, plus any `extraFields` (such as `status.phase` watched by a
- * field handler). Comparing essences tells real changes from the echo of our own writes.
+ * labels and annotations that are no Konductor operator's bookkeeping (see `isBookkeepingKey`: this
+ * operator's `identity`, the default one, and marked prefixes), plus any `extraFields` (such as
+ * `status.phase` watched by a field handler). Comparing essences tells real changes from the echo of
+ * our own writes, and from other operators' bookkeeping.
  */
-export function essenceOf(object: KubeObject, extraFields: readonly FieldPath[] = []): Essence {
+export function essenceOf(object: KubeObject, extraFields: readonly FieldPath[] = [], identity: Identity = Identity.DEFAULT): Essence {
   const essence: Essence = {};
   for (const [key, value] of Object.entries(object)) {
     if (key !== 'apiVersion' && key !== 'kind' && key !== 'status' && key !== 'metadata') essence[key] = value;
   }
   const labels = object.metadata?.labels;
-  const annotations = Object.fromEntries(
-    Object.entries(object.metadata?.annotations ?? {}).filter(([key]) => !isFrameworkKey(key) && !IGNORED_ANNOTATIONS.has(key)),
-  );
+  const all = object.metadata?.annotations ?? {};
+  const annotations = Object.fromEntries(Object.entries(all).filter(([key]) => !isBookkeepingKey(key, all, identity) && !IGNORED_ANNOTATIONS.has(key)));
   const metadata: Record<string, unknown> = {};
   if (labels && Object.keys(labels).length > 0) metadata.labels = labels;
   if (Object.keys(annotations).length > 0) metadata.annotations = annotations;
@@ -46,8 +47,8 @@ export type DiffBaseReading =
 /** Where the diff-base keeps the uid of the object it was written for (outside the essence's own fields). */
 const UID_FIELD = 'uid';
 
-export function inspectDiffBase(object: KubeObject): DiffBaseReading {
-  const raw = object.metadata?.annotations?.[DIFF_BASE_KEY];
+export function inspectDiffBase(object: KubeObject, identity: Identity = Identity.DEFAULT): DiffBaseReading {
+  const raw = object.metadata?.annotations?.[identity.diffBaseKey];
   if (raw === undefined) return {};
   let parsed: unknown;
   try {
@@ -70,8 +71,8 @@ export function inspectDiffBase(object: KubeObject): DiffBaseReading {
 }
 
 /** The stored essence from the diff-base annotation; undefined when absent or another object's. Throws when unusable. */
-export function readDiffBase(object: KubeObject): Essence | undefined {
-  const reading = inspectDiffBase(object);
+export function readDiffBase(object: KubeObject, identity: Identity = Identity.DEFAULT): Essence | undefined {
+  const reading = inspectDiffBase(object, identity);
   if (reading.problem !== undefined) throw new Error(`the diff-base annotation is unusable: ${reading.problem}`);
   return reading.essence;
 }

@@ -126,3 +126,29 @@ function cutWithHash(raw: string, max: number): string {
   const digest = shortHash(raw);
   return `${raw.slice(0, max - digest.length - 1).replace(/[^a-z0-9]+$/, '')}-${digest}`;
 }
+
+/**
+ * Whether an annotation key is the bookkeeping of a Konductor operator, as `identity` sees it: its
+ * own keys, the default identity's (`konductor.dev/...`, which every Konductor operator knows), or
+ * keys under a prefix whose marker (`<prefix>/konductor-managed`) is on the object. Such keys are
+ * never part of the essence, so an operator never takes another's bookkeeping for a change. Anyone
+ * who can edit the object can add a marker, which only hides annotations of that object from its own
+ * change detection: nothing they could not do by editing the object.
+ */
+export function isBookkeepingKey(key: string, annotations: Readonly<Record<string, string>>, identity: Identity): boolean {
+  if (identity.isFrameworkKey(key)) return true;
+  const slash = key.indexOf('/');
+  if (slash <= 0) return false;
+  const prefix = key.slice(0, slash);
+  return prefix === DEFAULT_IDENTITY || Object.hasOwn(annotations, `${prefix}/${MANAGED_MARKER_NAME}`);
+}
+
+/**
+ * The marker annotation to add to a write of `identity`'s bookkeeping on an object whose annotations
+ * are `existing`, or undefined when none is needed (the default identity, or already there).
+ */
+export function markerToWrite(identity: Identity, existing: Readonly<Record<string, string>> | undefined): Record<string, string> | undefined {
+  const marker = identity.managedMarker;
+  if (marker === undefined || (existing !== undefined && existing[marker] === MANAGED_MARKER_VALUE)) return undefined;
+  return { [marker]: MANAGED_MARKER_VALUE };
+}

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { KubeObject } from '../objects/kube-object.js';
-import { progressKey } from './keys.js';
+import { Identity } from './identity.js';
 
 /** Every reason handlers run for an object; change handlers are registered for one of them. */
 export const CHANGE_REASONS = ['create', 'update', 'delete', 'resume'] as const;
@@ -9,7 +9,7 @@ export const CHANGE_REASONS = ['create', 'update', 'delete', 'resume'] as const;
 export type ChangeReason = (typeof CHANGE_REASONS)[number];
 
 /**
- * One handler's progress on the current change, kept in the annotation `konductor.dev/<handler-id>`
+ * One handler's progress on the current change, kept in the annotation `<identity prefix>/<handler-id>`
  * so retries survive restarts. Times are ISO-8601 UTC.
  */
 export interface ProgressRecord {
@@ -94,14 +94,14 @@ export function parseProgress(raw: string): ProgressReading {
 }
 
 /** Reads and checks a handler's record (see `parseProgress`). */
-export function inspectProgress(object: KubeObject, handlerId: string): ProgressReading {
-  const raw = object.metadata?.annotations?.[progressKey(handlerId)];
+export function inspectProgress(object: KubeObject, handlerId: string, identity: Identity = Identity.DEFAULT): ProgressReading {
+  const raw = object.metadata?.annotations?.[identity.progressKey(handlerId)];
   return raw === undefined ? {} : parseProgress(raw);
 }
 
 /** Reads a handler's record; an unusable one reads as absent (the handler starts over) rather than failing. */
-export function readProgress(object: KubeObject, handlerId: string): ProgressRecord | undefined {
-  return inspectProgress(object, handlerId).record;
+export function readProgress(object: KubeObject, handlerId: string, identity: Identity = Identity.DEFAULT): ProgressRecord | undefined {
+  return inspectProgress(object, handlerId, identity).record;
 }
 
 /** A message cut to `MAX_PROGRESS_MESSAGE_LENGTH` characters, saying that it was cut. */

@@ -94,11 +94,14 @@ export function restoreSpecProblem(restoreName: string, spec: { etcdCluster?: { 
 
 /**
  * The parts of a cluster a restore keeps: not the annotations of an earlier restore (`drop`), nor
- * the framework's own bookkeeping (`konductor.dev/...`), which belongs to the old object.
+ * any Konductor operator's bookkeeping, which belongs to the old object: the default identity's
+ * (`konductor.dev/...`), and that of any prefix marked `<prefix>/konductor-managed` (whatever
+ * identity this operator runs with).
  */
 export function recordCluster(cluster: KubeObject & { spec?: Record<string, unknown> }, drop: readonly string[]): RecordedCluster {
   const meta = cluster.metadata ?? {};
-  const annotations = Object.fromEntries(Object.entries(meta.annotations ?? {}).filter(([key]) => !drop.includes(key) && !key.startsWith('konductor.dev/')));
+  const all = meta.annotations ?? {};
+  const annotations = Object.fromEntries(Object.entries(all).filter(([key]) => !drop.includes(key) && !isBookkeeping(key, all)));
   const owners = Array.isArray(meta.ownerReferences) ? meta.ownerReferences.filter(isRecord) : [];
   return {
     uid: meta.uid ?? '',
@@ -116,4 +119,12 @@ export function recordCluster(cluster: KubeObject & { spec?: Record<string, unkn
 export function startProblem(restoreName: string, spec: { etcdCluster?: { name?: unknown } } | undefined, record: RestoreRecord): string | undefined {
   if (record.source && record.token) return undefined;
   return restoreSpecProblem(restoreName, spec);
+}
+
+/** Whether an annotation is a Konductor operator's bookkeeping (as the framework's essence tells it). */
+function isBookkeeping(key: string, annotations: Readonly<Record<string, string>>): boolean {
+  const slash = key.indexOf('/');
+  if (slash <= 0) return false;
+  const prefix = key.slice(0, slash);
+  return prefix === 'konductor.dev' || Object.hasOwn(annotations, `${prefix}/konductor-managed`);
 }

@@ -1,8 +1,9 @@
 import { changePatch, type ChangePatchInput } from '../../../src/framework/handling/change-patch.js';
 import { emptyPatch } from '../../../src/framework/handler/patch.js';
-import { readDiffBase } from '../../../src/framework/state/essence.js';
+import { essenceOf, readDiffBase, serializeDiffBase } from '../../../src/framework/state/essence.js';
 import { DIFF_BASE_KEY, progressKey } from '../../../src/framework/state/keys.js';
 import { serializeProgress, type ProgressRecord } from '../../../src/framework/state/progress.js';
+import { Identity } from '../../../src/framework/state/identity.js';
 import { widget } from '../../support/widget-objects.js';
 import { handled } from './change-processor-harness.js';
 
@@ -87,5 +88,37 @@ describe('changePatch', () => {
 
     expect(annotationsOf(changePatch(input({ reason: 'delete', records })))).toEqual({});
     expect(annotationsOf(changePatch(input({ reason: 'delete', records, blocked: true })))).toEqual({ [progressKey('a')]: serializeProgress(FAILED) });
+  });
+});
+
+describe('changePatch under an identity of its own', () => {
+  const alpha = Identity.parse('alpha.example.com');
+
+  test('writes the diff-base under its identity, with its marker', () => {
+    const annotations = annotationsOf(changePatch(input({ identity: alpha })));
+    expect(Object.keys(annotations).sort()).toEqual([alpha.diffBaseKey, alpha.managedMarker].sort());
+    expect(annotations[alpha.managedMarker!]).toBe('yes');
+  });
+
+  test('writes pending progress under its identity, with its marker', () => {
+    const records = new Map([['a', PENDING]]);
+    const annotations = annotationsOf(changePatch(input({ identity: alpha, records, done: false })));
+    expect(annotations).toEqual({ [alpha.progressKey('a')]: serializeProgress(PENDING), [alpha.managedMarker!]: 'yes' });
+  });
+
+  test('writes no marker the object already has', () => {
+    const body = widget({ annotations: { [alpha.managedMarker!]: 'yes' } });
+    expect(annotationsOf(changePatch(input({ identity: alpha, body })))).not.toHaveProperty([alpha.managedMarker!]);
+  });
+
+  test('writes no marker with a purge alone', () => {
+    const diffBase = serializeDiffBase(essenceOf(widget(), [], alpha));
+    const body = widget({ annotations: { [alpha.progressKey('a')]: serializeProgress(PENDING), [alpha.diffBaseKey]: diffBase } });
+    expect(annotationsOf(changePatch(input({ identity: alpha, body, reason: 'update' })))).toEqual({ [alpha.progressKey('a')]: null });
+  });
+
+  test("leaves the default identity's keys alone", () => {
+    const body = widget({ annotations: { [progressKey('a')]: serializeProgress(PENDING) } });
+    expect(annotationsOf(changePatch(input({ identity: alpha, body })))).not.toHaveProperty([progressKey('a')]);
   });
 });
