@@ -132,6 +132,7 @@ export function operatorOptionsFrom(
     kubeConfig: context.kubeConfig,
     registry: context.registry,
     namespaces: context.namespaces,
+    identity: run.identity,
     concurrency: run.concurrency,
     handlerTimeoutMs: run.handlerTimeout === undefined ? undefined : run.handlerTimeout * 1000,
     logger: context.logger,

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { KubeConfig } from '@kubernetes/client-node';
+import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { exitWithin, spawnKonductor, type Run } from '../../support/cli.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { Widgets, installWidgetCrd, readWidget } from '../../support/widgets.js';
@@ -61,6 +61,23 @@ describe('konductor run', () => {
     for (const line of lines) expect(() => JSON.parse(line) as unknown).not.toThrow();
     expect(lines.some((line) => (JSON.parse(line) as { msg?: string }).msg === 'operator stopped')).toBe(true);
     expect(run.stderr()).toBe('');
+  });
+
+  test('--identity names the bookkeeping the operator writes and its Lease', async () => {
+    const namespace = await uniqueNamespace(kc, 'cli-identity');
+    const args = ['run', fixture, '--kubeconfig', kubeconfigPath, '-n', namespace, '--log-format', 'json', '--health-port', '0', '--lease-namespace', namespace];
+    const run = konductor([...args, '--identity', 'widgets.example.com']);
+
+    await new Widgets(kc, namespace).create('w1');
+    await waitFor(async () => (await readWidget(namespace, 'w1'))?.status?.phase === 'Ready', { what: 'the widget becomes Ready', timeoutMs: 40_000 });
+    const annotations = Object.keys((await readWidget(namespace, 'w1'))?.metadata?.annotations ?? {});
+    expect(annotations).toContain('widgets.example.com/last-handled-configuration');
+    expect(annotations.filter((key) => key.startsWith('konductor.dev/'))).toEqual([]);
+    const lease = await kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace, name: 'widgets.example.com-leader' });
+    expect(lease.spec?.holderIdentity).toBeTruthy();
+
+    run.child.kill('SIGTERM');
+    expect(await exitWithin(run, 10_000)).toBe(0);
   });
 
   test('wrong arguments exit 2 with one line naming the flag', async () => {
