@@ -177,7 +177,7 @@ export class Operator {
       this.attach(resource, resolved, readiness),
     );
     this.resolutions.push(resolution);
-    this.logger.info({ handlers: handlers.length }, 'operator started');
+    this.logger.info({ handlers: handlers.length, identity: this.identity.name }, 'operator started');
   }
 
   /** Starts (or, when more handlers of an already watched resource resolve late, rebuilds) the resource's watch and route per namespace scope. */
