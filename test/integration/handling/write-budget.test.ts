@@ -1,74 +1,209 @@
-import { on, type ChangeContext } from '../../../src/framework/index.js';
+import { on, TemporaryError, type ChangeContext, type HandlerClass } from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, writesTo, type RunningOperator } from '../../support/operators.js';
-import { installWidgetCrd, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
+import { installWidgetCrd, readWidget, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
 
 const API = WIDGET_API_VERSION;
 
-// Requests are counted by the operator's own client hook; the echo of each write is given time to
-// arrive so a write caused by it would be counted too.
-describe('the write budget of a create', () => {
+// The write budget with annotation storage (the default), one row per spec: the operator's own
+// requests are counted by its client hook, as `PATCH status` (the status subresource) or `PATCH
+// object` (the object itself: diff-base and progress annotations, finalizer). After the writes a
+// case expects, the echo of each is given time to arrive, so a write it caused would be counted too.
+const ECHO_MS = 1_000;
+
+const waitOutEcho = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, ECHO_MS));
+
+/** A fresh namespace with the Widget CRD and an operator running `handlers` on it. */
+async function operatorFor(prefix: string, handlers: readonly HandlerClass[]): Promise<{ running: RunningOperator; widgets: Widgets; namespace: string }> {
+  const kc = sharedKubeConfig();
+  await installWidgetCrd(kc);
+  const namespace = await uniqueNamespace(kc, prefix);
+  const running = await startOperator(kc, namespace, handlers);
+  return { running, widgets: new Widgets(kc, namespace), namespace };
+}
+
+/** The writes to `name` from the `from`-th on, once there are at least `expected` of them and their echo has passed. */
+async function settledWrites(running: RunningOperator, name: string, expected: number, from = 0): Promise<string[]> {
+  await waitFor(() => writesTo(running.requests, name).length >= from + expected, { what: `${expected} writes to ${name}` });
+  await waitOutEcho();
+  return writesTo(running.requests, name).slice(from);
+}
+
+describe('the write budget with annotation storage', () => {
   let running: RunningOperator | undefined;
   afterEach(async () => {
     await running?.stop();
     running = undefined;
   });
 
-  test('a successful create handler that writes status costs exactly 2 writes: status, then the object', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'budget2');
-    let runs = 0;
-    class Handlers {
-      @on.create(API, 'widgets')
-      async created({ patch }: ChangeContext): Promise<void> {
-        runs += 1;
-        patch.status.phase = 'Ready';
+  describe('create', () => {
+    test('a successful create handler that writes status costs exactly 2 writes: status, then the object', async () => {
+      let runs = 0;
+      class Handlers {
+        @on.create(API, 'widgets')
+        async created({ patch }: ChangeContext): Promise<void> {
+          runs += 1;
+          patch.status.phase = 'Ready';
+        }
       }
-    }
-    running = await startOperator(kc, namespace, [Handlers]);
-    await new Widgets(kc, namespace).create('w');
-    await waitFor(() => writesTo(running!.requests, 'w').length >= 2, { what: 'the writes' });
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const started = await operatorFor('budget2', [Handlers]);
+      running = started.running;
+      await started.widgets.create('w');
 
-    expect(runs).toBe(1);
-    expect(writesTo(running.requests, 'w')).toEqual(['PATCH status', 'PATCH object']);
+      expect(await settledWrites(running, 'w', 2)).toEqual(['PATCH status', 'PATCH object']);
+      expect(runs).toBe(1);
+    });
+
+    test('a create handler that writes nothing costs exactly 1 write (the record of having handled it)', async () => {
+      class Handlers {
+        @on.create(API, 'widgets')
+        async created(): Promise<void> {}
+      }
+      const started = await operatorFor('budget1', [Handlers]);
+      running = started.running;
+      await started.widgets.create('w');
+
+      expect(await settledWrites(running, 'w', 1)).toEqual(['PATCH object']);
+    });
+
+    test('an object no handler matches is never written to', async () => {
+      let runs = 0;
+      class Handlers {
+        @on.create(API, 'widgets', { labels: { managed: 'yes' } })
+        async created(): Promise<void> {
+          runs += 1;
+        }
+      }
+      const started = await operatorFor('stealth', [Handlers]);
+      running = started.running;
+      await started.widgets.create('unmanaged');
+      await started.widgets.createLabelled('managed', { managed: 'yes' });
+      await waitFor(() => runs === 1, { what: 'the managed object to be handled' });
+      await waitOutEcho();
+
+      expect(writesTo(running.requests, 'unmanaged')).toEqual([]);
+    });
+
+    test('a create handler failing once with TemporaryError costs 3 writes: the progress record, then status and the object', async () => {
+      const attempts: number[] = [];
+      class Handlers {
+        @on.create(API, 'widgets')
+        async created({ retry, patch }: ChangeContext): Promise<void> {
+          attempts.push(retry);
+          if (retry === 0) throw new TemporaryError('not yet', { delay: 0 });
+          patch.status.phase = 'Ready';
+        }
+      }
+      const started = await operatorFor('budget-retry', [Handlers]);
+      running = started.running;
+      await started.widgets.create('w');
+
+      expect(await settledWrites(running, 'w', 3)).toEqual(['PATCH object', 'PATCH status', 'PATCH object']);
+      expect(attempts).toEqual([0, 1]);
+    });
   });
 
-  test('a create handler that writes nothing costs exactly 1 write (the record of having handled it)', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'budget1');
-    class Handlers {
-      @on.create(API, 'widgets')
-      async created(): Promise<void> {}
+  describe('update', () => {
+    /** Starts `handlers`, creates `w` and lets its creation (`createWrites` writes) settle; returns the write count so far. */
+    async function created(prefix: string, handlers: readonly HandlerClass[], createWrites: number): Promise<{ widgets: Widgets; before: number }> {
+      const started = await operatorFor(prefix, handlers);
+      running = started.running;
+      await started.widgets.create('w', { size: 1 });
+      const before = (await settledWrites(running, 'w', createWrites)).length;
+      return { widgets: started.widgets, before };
     }
-    running = await startOperator(kc, namespace, [Handlers]);
-    await new Widgets(kc, namespace).create('w');
-    await waitFor(() => writesTo(running!.requests, 'w').length >= 1, { what: 'the write' });
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
 
-    expect(writesTo(running.requests, 'w')).toEqual(['PATCH object']);
+    test('an update handler that writes status costs exactly 2 writes: status, then the object', async () => {
+      const sizes: unknown[] = [];
+      class Handlers {
+        @on.update(API, 'widgets')
+        async updated({ spec, patch }: ChangeContext): Promise<void> {
+          sizes.push(spec.size);
+          patch.status.size = spec.size;
+        }
+      }
+      const { widgets, before } = await created('budget-update2', [Handlers], 1);
+      await widgets.patchSpec('w', { size: 2 });
+
+      expect(await settledWrites(running!, 'w', 2, before)).toEqual(['PATCH status', 'PATCH object']);
+      expect(sizes).toEqual([2]);
+    });
+
+    test('an update handler that writes nothing costs exactly 1 write (the new diff-base)', async () => {
+      let runs = 0;
+      class Handlers {
+        @on.update(API, 'widgets')
+        async updated(): Promise<void> {
+          runs += 1;
+        }
+      }
+      const { widgets, before } = await created('budget-update1', [Handlers], 1);
+      await widgets.patchSpec('w', { size: 2 });
+
+      expect(await settledWrites(running!, 'w', 1, before)).toEqual(['PATCH object']);
+      expect(runs).toBe(1);
+    });
+
+    test('a field handler whose field did not change does not run, and the new diff-base costs 1 write', async () => {
+      let runs = 0;
+      class Handlers {
+        @on.field(API, 'widgets', 'spec.size')
+        async sized(): Promise<void> {
+          runs += 1;
+        }
+      }
+      const { widgets, before } = await created('budget-field', [Handlers], 1);
+      await widgets.patchSpec('w', { color: 'blue' });
+
+      expect(await settledWrites(running!, 'w', 1, before)).toEqual(['PATCH object']);
+      expect(runs).toBe(0);
+    });
   });
 
-  test('an object no handler matches is never written to', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'stealth');
-    let runs = 0;
-    class Handlers {
-      @on.create(API, 'widgets', { labels: { managed: 'yes' } })
-      async created(): Promise<void> {
-        runs += 1;
-      }
+  describe('delete', () => {
+    /** Starts `handlers` (a delete handler among them), creates `w`, lets its creation settle, deletes it; returns the writes of the deletion. */
+    async function deletion(prefix: string, handlers: readonly HandlerClass[], deleteWrites: number): Promise<{ create: string[]; delete: string[] }> {
+      const started = await operatorFor(prefix, handlers);
+      running = started.running;
+      await started.widgets.create('w');
+      const create = await settledWrites(running, 'w', 2);
+      await started.widgets.delete('w');
+      await waitFor(async () => (await readWidget(started.namespace, 'w')) === undefined, { what: 'w to be gone' });
+      return { create, delete: await settledWrites(running, 'w', deleteWrites, create.length) };
     }
-    running = await startOperator(kc, namespace, [Handlers]);
-    await new Widgets(kc, namespace).create('unmanaged');
-    await new Widgets(kc, namespace).createLabelled('managed', { managed: 'yes' });
-    await waitFor(() => runs === 1, { what: 'the managed object to be handled' });
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
 
-    expect(writesTo(running.requests, 'unmanaged')).toEqual([]);
+    test('a delete handler costs 2 writes at create: the finalizer, then the diff-base', async () => {
+      class Handlers {
+        @on.delete(API, 'widgets')
+        async deleted(): Promise<void> {}
+      }
+      expect((await deletion('budget-delete-create', [Handlers], 1)).create).toEqual(['PATCH object', 'PATCH object']);
+    });
+
+    test('a delete handler that writes status costs exactly 2 writes at deletion: status, then the finalizer’s removal', async () => {
+      let runs = 0;
+      class Handlers {
+        @on.delete(API, 'widgets')
+        async deleted({ patch }: ChangeContext): Promise<void> {
+          runs += 1;
+          patch.status.phase = 'Deleting';
+        }
+      }
+      expect((await deletion('budget-delete2', [Handlers], 2)).delete).toEqual(['PATCH status', 'PATCH object']);
+      expect(runs).toBe(1);
+    });
+
+    test('a delete handler that writes nothing costs exactly 1 write at deletion: the finalizer’s removal', async () => {
+      let runs = 0;
+      class Handlers {
+        @on.delete(API, 'widgets')
+        async deleted(): Promise<void> {
+          runs += 1;
+        }
+      }
+      expect((await deletion('budget-delete1', [Handlers], 1)).delete).toEqual(['PATCH object']);
+      expect(runs).toBe(1);
+    });
   });
 });
