@@ -17,6 +17,8 @@ export interface InstallOptions {
   /** Namespaces served with Roles; undefined: all namespaces, with ClusterRoles. */
   watchNamespaces: readonly string[] | undefined;
   leaseName: string;
+  /** The operator's identity (`--identity`); undefined: konductor run's default. */
+  identity?: string;
 }
 
 /** One YAML document: comment lines to print above it, and the object. */
@@ -121,7 +123,7 @@ function deployment(options: InstallOptions, labels: Record<string, string>): Re
               name: 'operator',
               image: options.image,
               imagePullPolicy: 'IfNotPresent',
-              args: ['run', ...options.runPaths, ...scope, '--lease-name', options.leaseName, '--log-format', 'json', '--handler-timeout', '600', '--stall-timeout', '900'],
+              args: ['run', ...options.runPaths, ...scope, ...(options.identity ? ['--identity', options.identity] : []), '--lease-name', options.leaseName, '--log-format', 'json', '--handler-timeout', '600', '--stall-timeout', '900'],
               env: [
                 { name: 'NODE_OPTIONS', value: '--max-old-space-size=128' },
                 { name: 'KONDUCTOR_LEASE_NAMESPACE', ...fromField('metadata.namespace') },

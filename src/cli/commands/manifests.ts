@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadAll } from 'js-yaml';
 import { loadHandlers } from '../load-handlers.js';
+import { Identity, InvalidIdentityError } from '../../framework/state/identity.js';
 import { UsageError } from '../options.js';
 import { manifestDocuments, renderManifests } from './manifest-objects.js';
 import { deriveRbacRules, parseRule, RuleSyntaxError, VERBS, type PolicyRule } from './rbac-rules.js';
@@ -56,6 +57,9 @@ Options:
                                  'core/pods/log=get' (without a group: the core group). Verbs:
                                  ${VERBS.join(', ')}. Repeat for more.
       --lease-name <name>        Name of the leader-election Lease (default: the --name).
+      --identity <name>          The operator's identity, passed to 'konductor run' (the prefix of
+                                 its annotations and finalizer; see konductor run --help).
+                                 Default: konductor run's (konductor.dev).
   -h, --help                     Show this help.
 `;
 
@@ -70,6 +74,7 @@ const OPTIONS = {
   crd: { type: 'string', multiple: true },
   rule: { type: 'string', multiple: true },
   'lease-name': { type: 'string' },
+  identity: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -88,6 +93,7 @@ export async function manifestsCommand(args: readonly string[]): Promise<void> {
   const name = dnsLabel(values.name ?? DEFAULT_NAME, '--name');
   const namespace = dnsLabel(values.namespace ?? name, '--namespace');
   const leaseName = dnsSubdomain(values['lease-name'] ?? name, '--lease-name');
+  const identity = values.identity === undefined ? undefined : identityName(values.identity);
   if (values['watch-namespace'] && !values['namespace-scoped']) {
     throw new UsageError('--watch-namespace needs --namespace-scoped (without it the operator serves all namespaces with a ClusterRole)');
   }
@@ -120,6 +126,7 @@ export async function manifestsCommand(args: readonly string[]): Promise<void> {
     runPaths: values['run-path'] ?? positionals,
     watchNamespaces,
     leaseName,
+    identity,
   });
   process.stdout.write(renderManifests(documents));
 }
@@ -174,6 +181,16 @@ function dnsLabel(value: string, flag: string): string {
     throw new UsageError(`${flag} '${value}' is not a valid name: use at most 63 lower-case letters, digits and '-'`);
   }
   return value;
+}
+
+/** An identity as `konductor run --identity` takes it, checked here so a bad one fails before anything is applied. */
+function identityName(raw: string): string {
+  try {
+    return Identity.parse(raw).name;
+  } catch (error) {
+    if (error instanceof InvalidIdentityError) throw new UsageError(`--identity: ${error.message}`);
+    throw error;
+  }
 }
 
 /** A Lease name (RFC 1123 subdomain). */

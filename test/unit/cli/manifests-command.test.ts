@@ -86,6 +86,17 @@ describe('konductor manifests', () => {
     expect(find(docs, 'Deployment').spec!.template.spec.containers[0]!.args).toEqual(['run', 'dist/handlers', '--namespace', 'team-a', '--namespace', 'team-b', '--lease-name', 'demo', '--log-format', 'json', '--handler-timeout', '600', '--stall-timeout', '900']);
   });
 
+  test('--identity is passed to konductor run in the Deployment', async () => {
+    const docs = await documents([fixture, '--name', 'demo', '--identity', 'widgets.example.com']);
+    expect(find(docs, 'Deployment').spec!.template.spec.containers[0]!.args).toEqual([
+      'run', fixture, '--all-namespaces', '--identity', 'widgets.example.com', '--lease-name', 'demo', '--log-format', 'json', '--handler-timeout', '600', '--stall-timeout', '900',
+    ]);
+  });
+
+  test('an --identity that is not a DNS-1123 subdomain is refused before anything is printed', async () => {
+    await expect(manifests([fixture, '--identity', 'Not_Valid'])).rejects.toThrow(/--identity: .*Not_Valid/);
+  });
+
   test('--create-namespace prints the Namespace first', async () => {
     const docs = await documents([fixture, '--namespace', 'ops', '--create-namespace', '--crd', crd]);
     expect(docs[0]).toEqual({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ops', labels: { 'app.kubernetes.io/name': 'konductor-operator' } } });
