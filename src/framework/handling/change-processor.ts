@@ -190,6 +190,15 @@ export class ChangeProcessor {
   private async cycle(initial: KubeObject, run: ObjectRun): Promise<ProcessResult> {
     const { memory } = run;
     let body = initial;
+    if (memory.deletionHandled && body.metadata?.deletionTimestamp) {
+      // Its deletion is handled: delete handlers never run again. A stale state can still come: the API
+      // server answers the write that takes the last finalizer off (the object goes) with the
+      // resourceVersion of the state before it, so a queued event of that version (say, another
+      // controller taking its finalizer off meanwhile) passes for the echo of our write. All that can
+      // be left is our finalizer, after a removal that failed: it comes off (a 404 means it is gone).
+      if (hasFinalizer(body, this.identity)) await this.patchFinalizer(body, 'remove', memory);
+      return undefined;
+    }
     const relevant = this.options.handlers.filter((h) => isRelevant(h, body, this.identity));
     const step = finalizerStep({
       handled: relevant.length > 0,

@@ -2,6 +2,7 @@
  * Two operators built on Konductor handle the same objects: each under its own identity, with its own
  * diff-base, progress and finalizer, and neither taking the other's bookkeeping for a change.
  */
+import { CoreV1Api } from '@kubernetes/client-node';
 import { on, type ChangeContext, type HandlerClass } from '../../../src/framework/index.js';
 import { Identity } from '../../../src/framework/runtime/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
@@ -150,5 +151,38 @@ describe.each([
     await settle(); // room for a duplicate run to show up
 
     expect(seen.map((s) => s.deleted)).toEqual([['doomed'], ['doomed']]);
+  });
+});
+
+describe('an operator with an identity of its own', () => {
+  let running: RunningOperator | undefined;
+  afterEach(async () => {
+    await running?.stop();
+    running = undefined;
+  });
+
+  test('names its writes (managedFields) and its Events (source.component) after the identity', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'identities');
+    const identity = Identity.parse('alpha.example.com');
+    class Handlers {
+      @on.create(API, 'widgets')
+      async created({ events }: ChangeContext): Promise<void> {
+        events.info('Seen', 'handled by alpha');
+      }
+    }
+    running = await startOperator(kc, namespace, [Handlers], { identity: identity.name });
+    await new Widgets(kc, namespace).create('named');
+    await waitFor(async () => handledSize(await readWidget(namespace, 'named'), identity) === 1, { what: 'the create to be handled' });
+    const seen = await waitFor(
+      async () => (await kc.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace, fieldSelector: 'reason=Seen' })).items[0],
+      { what: 'the Event' },
+    );
+
+    const managedFields = (await getWidget(namespace, 'named')).metadata?.managedFields as Array<{ manager?: string }> | undefined;
+    const managers = (managedFields ?? []).map((entry) => entry.manager);
+    expect(managers).toContain(identity.fieldManager);
+    expect(seen?.source?.component).toBe('alpha.example.com');
   });
 });
