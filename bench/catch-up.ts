@@ -1,11 +1,13 @@
 // Scenarios "catch-up", "ceiling" and "catch-up-naive": N bench objects exist before the operator starts;
 // a create handler copies spec.idx to status.seen and records when it started. Then, in the same run, a
-// plain client with the same concurrency makes the same writes as the framework (status PATCH plus the
-// bookkeeping PATCH) with no framework: the ceiling. Finally the naive baseline (bench/naive-child.mjs,
-// client-node's informer and a status merge patch) catches up on its own N objects.
+// plain client with no framework writes to those objects as fast as this control plane lets it: the
+// ceiling (bench/ceiling.ts), swept over client concurrencies for 1 and 2 writes per object (and for the
+// operator's own writes per object, should that be another number). Catch-up is reported as a ratio to
+// the ceiling with the same writes per object and to the 1-write ceiling. Finally the naive baseline
+// (bench/naive-child.mjs, client-node's informer and a status merge patch) catches up on its own N objects.
 // API writes per object are read from the API server's own apiserver_request_total.
-import { ApiClient } from '../src/framework/api/api-client.js';
-import { collection, createObjects, installBenchCrd, cpuFigures, machine, measure, OperatorProcess, round1, round2, type BenchTarget, type Figures } from './support.js';
+import { CEILING_CONCURRENCIES, sweepCeilings, type CeilingSweep } from './ceiling.js';
+import { createObjects, installBenchCrd, cpuFigures, machine, measure, OperatorProcess, round1, round2, type BenchTarget, type Figures } from './support.js';
 
 export interface CatchUpOptions {
   objects: number;
@@ -14,27 +16,11 @@ export interface CatchUpOptions {
   naive: boolean;
   /** Namespace prefix (namespaces must be new). */
   prefix?: string;
-}
-
-/** The same writes with a plain client: one status PATCH and one bookkeeping PATCH per object. */
-async function ceiling(target: BenchTarget, namespace: string, objects: number, concurrency: number): Promise<number> {
-  const client = new ApiClient(target.kubeConfig);
-  const base = collection(namespace);
-  const started = performance.now();
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < objects) {
-      const i = next++;
-      await client.request('PATCH', `${base}/o-${i}/status`, { body: { status: { seen: -1, startedAt: Date.now() } }, contentType: 'application/merge-patch+json' });
-      await client.request('PATCH', `${base}/o-${i}`, { body: { metadata: { annotations: { 'bench/ceiling': String(i) } } }, contentType: 'application/merge-patch+json' });
-    }
-  };
-  try {
-    await Promise.all(Array.from({ length: concurrency }, worker));
-  } finally {
-    client.close();
-  }
-  return objects / ((performance.now() - started) / 1000);
+  /**
+   * Objects each ceiling sweep point writes (default: half of `objects`, so each point runs for seconds at
+   * 10,000 objects while the 8 points together take about a minute more than one full pass used to).
+   */
+  ceilingObjects?: number;
 }
 
 /** One operator process catching up on `objects` objects in `namespace`: its figures, API writes per object, CPU shares. */
@@ -49,6 +35,26 @@ async function catchUp(target: BenchTarget, script: string, namespace: string, o
   return { ...figures, apiWritesPerObject: round2(measured.patches / objects), ...cpuFigures(measured, operatorCpuPercent) };
 }
 
+/** `oneWrite`, `twoWrites`, `3Writes`…: how figures of a k-write ceiling are named. */
+function writesName(writesPerObject: number): string {
+  return writesPerObject === 1 ? 'oneWrite' : writesPerObject === 2 ? 'twoWrites' : `${writesPerObject}Writes`;
+}
+
+/** The writes per object an operator made, as a whole number of writes for its ceiling (at least 1). */
+function wholeWrites(figures: Figures): number {
+  return Math.max(1, Math.round(Number(figures.apiWritesPerObject)));
+}
+
+/** A sweep's figures: the best objects/s, the concurrency it came at, and objects/s per concurrency. */
+function sweepFigures(sweep: CeilingSweep): Figures {
+  const name = writesName(sweep.writesPerObject);
+  return {
+    [`${name}ObjectsPerSecond`]: Math.round(sweep.best.objectsPerSecond),
+    [`${name}BestConcurrency`]: sweep.best.concurrency,
+    [`${name}Sweep`]: Object.fromEntries(sweep.points.map((p) => [String(p.concurrency), Math.round(p.objectsPerSecond)])),
+  };
+}
+
 /** Runs catch-up (and the ceiling, and optionally the naive baseline); returns one figures line per scenario. */
 export async function runCatchUp(target: BenchTarget, options: CatchUpOptions): Promise<Figures[]> {
   const { objects, concurrency } = options;
@@ -61,29 +67,57 @@ export async function runCatchUp(target: BenchTarget, options: CatchUpOptions): 
   if (options.naive) await createObjects(target.kubeConfig, naive, objects);
 
   const konductor = await catchUp(target, 'konductor-child.mjs', ours, objects, concurrency);
-  const measuredCeiling = await measure(target.kubeConfig, () => ceiling(target, ours, objects, concurrency));
-  const ceilingPerSecond = measuredCeiling.value;
-  const ratio = Number(konductor.objectsPerSecond) / ceilingPerSecond;
+
+  // The ceiling, on the objects the operator has just handled (its process has exited).
+  const pointObjects = Math.max(1, Math.min(objects, options.ceilingObjects ?? Math.ceil(objects / 2)));
+  const sweeps = new Map<number, CeilingSweep>();
+  const sweep = async (writeCounts: readonly number[]): Promise<void> => {
+    const missing = [...new Set(writeCounts)].filter((w) => !sweeps.has(w));
+    if (missing.length > 0) for (const done of await sweepCeilings(target, ours, pointObjects, missing)) sweeps.set(done.writesPerObject, done);
+  };
+  const sweepStarted = performance.now();
+  await sweep([1, 2, wholeWrites(konductor)]);
+  const sweepSeconds = (performance.now() - sweepStarted) / 1000;
+  const oneWrite = sweeps.get(1)!;
+  const sameWrites = sweeps.get(wholeWrites(konductor))!;
+  const all = [...sweeps.values()].sort((a, b) => a.writesPerObject - b.writesPerObject);
+  const points = all.flatMap((s) => s.points);
+  const best = sameWrites.best;
   const lines: Figures[] = [
     { scenario: 'catch-up', ...konductor, concurrency, setupCreateSeconds: Math.round(setupCreateSeconds * 10) / 10, ...machine() },
     {
       scenario: 'ceiling',
-      objects,
-      objectsPerSecond: Math.round(ceilingPerSecond),
-      apiWritesPerObject: round2(measuredCeiling.patches / objects),
-      catchUpRatio: round2(ratio),
-      ...cpuFigures(measuredCeiling, 0),
-      concurrency,
+      // Per sweep point.
+      objects: pointObjects,
+      writesPerObject: sameWrites.writesPerObject,
+      // The ceiling with the operator's writes per object, and what the API server counted at its best point.
+      objectsPerSecond: Math.round(best.objectsPerSecond),
+      bestConcurrency: best.concurrency,
+      apiWritesPerObject: round2(best.measured.patches / best.objects),
+      catchUpRatioSameWrites: round2(Number(konductor.objectsPerSecond) / sameWrites.best.objectsPerSecond),
+      catchUpRatioOneWrite: round2(Number(konductor.objectsPerSecond) / oneWrite.best.objectsPerSecond),
+      ...Object.assign({}, ...all.map(sweepFigures)),
+      concurrencies: CEILING_CONCURRENCIES,
+      unchangedWrites: points.reduce((sum, p) => sum + p.unchangedWrites, 0),
+      shortestPointSeconds: round2(Math.min(...points.map((p) => p.seconds))),
+      sweepSeconds: round1(sweepSeconds),
+      // CPU at the best point of the operator's writes per object.
+      ...cpuFigures(best.measured, 0),
+      operatorConcurrency: concurrency,
       ...machine(),
     },
   ];
   if (options.naive) {
     const baseline = await catchUp(target, 'naive-child.mjs', naive, objects, concurrency);
+    // The naive operator makes one write per object: its ceiling is the 1-write one (or its own count's).
+    await sweep([wholeWrites(baseline)]);
+    const naiveCeiling = sweeps.get(wholeWrites(baseline))!;
     lines.push({
       scenario: 'catch-up-naive',
       ...baseline,
       concurrency,
-      ceilingRatio: round2(Number(baseline.objectsPerSecond) / ceilingPerSecond),
+      ceilingRatio: round2(Number(baseline.objectsPerSecond) / naiveCeiling.best.objectsPerSecond),
+      ceilingWritesPerObject: naiveCeiling.writesPerObject,
       konductorObjectsPerSecond: konductor.objectsPerSecond,
       konductorPeakRssMb: konductor.peakRssMb,
       // Konductor's throughput and peak RSS as multiples of the naive operator's.

@@ -2,7 +2,7 @@
 // @kubernetes/client-node: `makeInformer` (list, then watch, objects cached in memory) and, for every
 // object added or updated whose status does not show it handled yet, one merge PATCH of its status
 // (status.seen = spec.idx, status.startedAt = when the handler started). The only addition to the
-// textbook informer is a limit on concurrent handlers (the same as the framework's, 16 by default):
+// textbook informer is a limit on concurrent handlers (the same as the framework's, 64 by default):
 // without one, a listing of 10,000 objects fires 10,000 PATCHes at once. No retries beyond
 // re-queueing a failed PATCH after 1 s, no finalizers, no progress records, no diff-base.
 // Same protocol as konductor-child.mjs: `{"ready":true}` once listed and watching, then the result.

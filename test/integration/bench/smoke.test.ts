@@ -30,9 +30,12 @@ describe('benchmark smoke', () => {
     const lines = await runCatchUp(target, { objects: 200, concurrency: 16, naive: true, prefix: `smoke-${run}` });
     expect(lines.map((line) => line.scenario)).toEqual(['catch-up', 'ceiling', 'catch-up-naive']);
     expectWellFormed(lines[0]!, 'catch-up', ['objects', 'seconds', 'objectsPerSecond', 'peakRssMb', 'apiWritesPerObject']);
-    expectWellFormed(lines[1]!, 'ceiling', ['objectsPerSecond', 'catchUpRatio']);
-    expectWellFormed(lines[2]!, 'catch-up-naive', ['seconds', 'objectsPerSecond', 'peakRssMb', 'apiWritesPerObject', 'konductorSpeedRatio', 'konductorRssRatio']);
-  }, 60_000);
+    expectWellFormed(lines[1]!, 'ceiling', ['objectsPerSecond', 'catchUpRatioSameWrites', 'catchUpRatioOneWrite', 'oneWriteObjectsPerSecond', 'twoWritesObjectsPerSecond']);
+    // The sweep: objects/s at every concurrency, for 1 and 2 writes per object, each write a real change.
+    for (const sweep of ['oneWriteSweep', 'twoWritesSweep']) expect(Object.keys(lines[1]![sweep] as object)).toEqual(['16', '64', '128', '256']);
+    expect(lines[1]!.unchangedWrites).toBe(0);
+    expectWellFormed(lines[2]!, 'catch-up-naive', ['seconds', 'objectsPerSecond', 'peakRssMb', 'apiWritesPerObject', 'ceilingRatio', 'konductorSpeedRatio', 'konductorRssRatio']);
+  }, 120_000); // two operators' catch-ups and eight ceiling sweep points, on a machine that may be busy
 
   it.each(['konductor', 'naive'] as const)('steady load completes for %s (50/s for 2 s)', async (operator) => {
     const line = await runSteadyLoad(target, { operator, rate: 50, seconds: 2, concurrency: 16, namespace: `smoke-${run}-steady-${operator}` });
