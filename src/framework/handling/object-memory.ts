@@ -47,6 +47,27 @@ export interface ObjectMemory {
   warned: Set<string>;
 }
 
+/**
+ * One object's memory as a record of fixed shape (every field set in the constructor, so V8 keeps it a
+ * small fast object), whose warning digests get a Set only once there is a warning: an empty Set is
+ * about 230 bytes, and the change processor keeps one memory per object it watches.
+ */
+class MemoryRecord implements ObjectMemory {
+  ownWrite: OwnWrite | undefined = undefined;
+  seen = false;
+  resuming = false;
+  failures = 0;
+  deletionHandled = false;
+  unwritten: ObjectMemory['unwritten'] = undefined;
+  refused: ObjectMemory['refused'] = undefined;
+  private digests: Set<string> | undefined = undefined;
+
+  get warned(): Set<string> {
+    this.digests ??= new Set();
+    return this.digests;
+  }
+}
+
 /** The per-object memories of one change processor, by object uid. */
 export class ObjectMemories {
   private readonly byUid = new Map<string, ObjectMemory>();
@@ -55,7 +76,7 @@ export class ObjectMemories {
   of(uid: string): ObjectMemory {
     let memory = this.byUid.get(uid);
     if (!memory) {
-      memory = { seen: false, resuming: false, failures: 0, deletionHandled: false, warned: new Set() };
+      memory = new MemoryRecord();
       this.byUid.set(uid, memory);
     }
     return memory;

@@ -1,5 +1,4 @@
 import { setMaxListeners } from 'node:events';
-import PQueue from 'p-queue';
 import type { Observable, Subscription } from 'rxjs';
 import { systemClock, type Clock } from '../clock/clock.js';
 import type { LongTimeout } from '../clock/long-timeout.js';
@@ -7,6 +6,7 @@ import { silentLogger, type Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { ObjectEvent, WatchEvent } from '../watching/events.js';
+import { RunQueue, type QueueTicket } from './run-queue.js';
 
 /** What one processing run of an object receives. */
 export interface ObjectBatch<T extends KubeObject, R> {
@@ -68,15 +68,19 @@ export function stalledForMs(progress: ReactorProgress, now: number): number {
 const LIVE = 1;
 const BACKLOG = 0;
 
-interface Slot<T extends KubeObject, R> {
+/** One object's pending work; it exists only while the object has work queued, running or requeued. */
+interface Slot<T extends KubeObject, R> extends QueueTicket {
   uid: string;
   state: 'idle' | 'queued' | 'running';
   priority: number;
   events: ObjectEvent<T>[];
   latest: ObjectEvent<T>;
   route: R;
-  requeueTimer?: LongTimeout;
+  requeueTimer: LongTimeout | undefined;
 }
+
+/** Shared by every slot without raw events: a slot's first event replaces it, so it is never written. */
+const NO_EVENTS: never[] = [];
 
 /**
  * Feeds each object's events to a processor one run at a time.
@@ -90,7 +94,10 @@ interface Slot<T extends KubeObject, R> {
  */
 export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
   private readonly slots = new Map<string, Slot<T, R>>();
-  private readonly queue: PQueue;
+  private readonly queue = new RunQueue<Slot<T, R>>();
+  private readonly concurrency: number;
+  private pending = 0;
+  private idleWaiters: (() => void)[] = [];
   private readonly abort = new AbortController();
   private readonly subscriptions: Subscription[] = [];
   private readonly logger: Logger;
@@ -106,7 +113,7 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     private readonly processor: ObjectProcessor<T, R>,
     options: ReactorOptions = {},
   ) {
-    this.queue = new PQueue({ concurrency: options.concurrency ?? 64 });
+    this.concurrency = Math.max(1, options.concurrency ?? 64);
     // Every run in progress listens on this one signal (and stops listening when it ends), so Node's
     // default warning at 10 listeners would fire at any concurrency above 10.
     setMaxListeners(0, this.abort.signal);
@@ -116,9 +123,6 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     this.clock = options.clock ?? systemClock;
     this.now = options.now ?? (() => this.clock.now());
     this.lastCompletedAt = this.now();
-    // A run's own report() happens before p-queue counts it finished; report again once it has,
-    // or reactor_running stays stuck at the last run's count while the reactor is idle.
-    this.queue.on('next', () => this.report());
   }
 
   /** Feeds a watch stream into the reactor; SYNCED markers go to `onSynced`. */
@@ -138,12 +142,14 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     if (!uid) return;
     let slot = this.slots.get(uid);
     if (!slot) {
-      slot = { uid, state: 'idle', priority: BACKLOG, events: [], latest: event, route };
+      slot = { uid, state: 'idle', priority: BACKLOG, events: NO_EVENTS, latest: event, route, requeueTimer: undefined, queuedPriority: undefined, queuedPosition: undefined };
       this.slots.set(uid, slot);
     }
     if (slot.events.length >= this.maxEventsPerRun) slot.events.shift();
     if (slot.events.length > 0 || slot.state === 'running') this.metrics.increment('reactor_coalesced_events_total');
-    slot.events.push(event);
+    // A one-element array for the usual single event: an empty array grown by push reserves 17 slots.
+    if (slot.events.length === 0) slot.events = [event];
+    else slot.events.push(event);
     slot.latest = event;
     slot.route = route;
     if (slot.requeueTimer) {
@@ -155,7 +161,7 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     if (slot.state === 'idle') this.schedule(slot, priority);
     else if (slot.state === 'queued' && priority > slot.priority) {
       slot.priority = priority;
-      this.queue.setPriority(uid, priority);
+      this.queue.add(slot, priority);
     }
     this.report();
   }
@@ -172,17 +178,18 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
 
   /** Runs in progress. */
   get running(): number {
-    return this.queue.pending;
+    return this.pending;
   }
 
   /** Queue depth and when runs last finished, for spotting hung handlers. */
   progress(): ReactorProgress {
-    return { queued: this.queue.size, running: this.queue.pending, lastCompletedAt: this.lastCompletedAt, waitingSince: this.waitingSince };
+    return { queued: this.queue.size, running: this.pending, lastCompletedAt: this.lastCompletedAt, waitingSince: this.waitingSince };
   }
 
   /** Resolves when nothing is queued or running. */
   onIdle(): Promise<void> {
-    return this.queue.onIdle();
+    if (this.queue.size === 0 && this.pending === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   /**
@@ -193,15 +200,16 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     this.stopped = true;
     for (const subscription of this.subscriptions) subscription.unsubscribe();
     this.queue.clear();
+    this.wakeIfIdle();
     for (const slot of this.slots.values()) slot.requeueTimer?.clear();
     let timer: LongTimeout | undefined;
     const deadline = new Promise<'timeout'>((resolve) => {
       timer = this.clock.setTimeout(() => resolve('timeout'), deadlineMs);
     });
-    const outcome = await Promise.race([this.queue.onIdle().then(() => 'drained' as const), deadline]);
+    const outcome = await Promise.race([this.onIdle().then(() => 'drained' as const), deadline]);
     timer?.clear();
     if (outcome === 'timeout') {
-      this.logger.warn({ running: this.queue.pending, deadlineMs }, 'runs still in progress at the drain deadline; aborting them');
+      this.logger.warn({ running: this.pending, deadlineMs }, 'runs still in progress at the drain deadline; aborting them');
       this.abort.abort();
     }
     this.slots.clear();
@@ -211,14 +219,38 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
   private schedule(slot: Slot<T, R>, priority: number): void {
     slot.state = 'queued';
     slot.priority = priority;
-    void this.queue.add(() => this.run(slot), { priority, id: slot.uid });
+    this.queue.add(slot, priority);
+    this.startRuns();
+  }
+
+  /** Starts queued runs while slots are free. */
+  private startRuns(): void {
+    while (this.pending < this.concurrency && !this.stopped) {
+      const slot = this.queue.take();
+      if (!slot) break;
+      this.pending += 1;
+      void this.run(slot)
+        .catch((error: unknown) => this.logger.error({ err: error }, 'reactor run failed unexpectedly'))
+        .then(() => {
+          this.pending -= 1;
+          this.startRuns();
+          // The run's own report() came before it counted as finished: report again, or reactor_running
+          // stays at the last run's count while the reactor is idle.
+          this.report();
+          this.wakeIfIdle();
+        });
+    }
+  }
+
+  private wakeIfIdle(): void {
+    if (this.pending === 0 && this.queue.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
   private async run(slot: Slot<T, R>): Promise<void> {
     if (this.stopped) return;
     slot.state = 'running';
     const events = slot.events;
-    slot.events = [];
+    slot.events = NO_EVENTS;
     const latest = slot.latest;
     this.report();
     let result: ProcessResult = undefined;
@@ -259,7 +291,7 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     if (this.queue.size === 0) this.waitingSince = undefined;
     else this.waitingSince ??= this.now();
     this.metrics.set('reactor_queue_depth', this.queue.size);
-    this.metrics.set('reactor_running', this.queue.pending);
+    this.metrics.set('reactor_running', this.pending);
     this.metrics.set('reactor_objects', this.slots.size);
   }
 }
