@@ -39,7 +39,10 @@ export class Operator {
   readonly logger: Logger;
   /** Who this operator is on objects: its annotation prefix, finalizer, Lease, Event component and field manager. */
   readonly identity: Identity;
-  /** Resolves once every watch has delivered its initial listing. */
+  /**
+   * Resolves once every watch has delivered its initial listing. Rejects when the operator refuses to
+   * start: its health port cannot be opened (a `HealthServerError` naming the port and what to do).
+   */
   readonly ready: Promise<void>;
   private readonly client: ApiClient;
   private readonly hub: WatchHub;
@@ -67,6 +70,7 @@ export class Operator {
   healthPort: number | undefined;
   private readonly reactor: Reactor<KubeObject, Route>;
   private markReady: () => void = () => undefined;
+  private markFailed: (error: unknown) => void = () => undefined;
   private started = false;
   private working = false;
   private stopping = false;
@@ -105,7 +109,10 @@ export class Operator {
       logger: this.logger,
       metrics: this.metrics,
     });
-    this.ready = new Promise<void>((resolve) => (this.markReady = resolve)).then(() => {
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.markReady = resolve;
+      this.markFailed = reject;
+    }).then(() => {
       this.isReady = true;
     });
   }
@@ -120,11 +127,19 @@ export class Operator {
   }
 
   private startInScope(): void {
-    if (this.options.health) {
-      this.serveHealth().catch((error: unknown) =>
-        this.logger.error({ err: error instanceof Error ? error.message : String(error), port: this.options.health?.port }, 'the health server could not start'),
-      );
-    }
+    if (!this.options.health) return this.campaignOrWork();
+    // Probes first: an operator whose health port is taken would run unwatched, so it does not start.
+    this.serveHealth().then(
+      () => this.campaignOrWork(),
+      (error: unknown) => {
+        this.logger.error({ port: this.options.health?.port }, error instanceof Error ? error.message : String(error));
+        this.markFailed(error);
+      },
+    );
+  }
+
+  private campaignOrWork(): void {
+    if (this.stopping) return;
     const election = this.options.leaderElection;
     if (!election) {
       this.startWork();

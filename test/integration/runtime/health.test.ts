@@ -72,7 +72,8 @@ describe('health and metrics', () => {
 
     const second = createOperator({ kubeConfig: kc, handlers: [Handlers], namespaces: [namespace], logger: silentLogger(), health: { port, host: '127.0.0.1' } });
     try {
-      await expect(second.serveHealth()).rejects.toThrow(
+      second.start();
+      await expect(second.ready).rejects.toThrow(
         `the health server cannot listen on 127.0.0.1:${port}: the port is already in use (EADDRINUSE); free it, or set another port with --health-port`,
       );
       await expect(second.serveHealth()).rejects.toBeInstanceOf(HealthServerError);
