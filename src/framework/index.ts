@@ -73,5 +73,6 @@ export { ApiError, type KubeStatus } from './api/api-error.js';
 
 // Running an operator in a process of one's own.
 export { createOperator, Operator, type OperatorOptions } from './runtime/operator.js';
+export { HealthServerError } from './runtime/health-server.js';
 export { loadKubeconfig, KubeconfigError, type ClusterAccess, type KubeconfigSource } from './api/kubeconfig.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions, type LogFormat } from './observability/logger.js';

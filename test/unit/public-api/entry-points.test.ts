@@ -64,6 +64,7 @@ const ROOT = [
   'HandlerRetriesError',
   'HandlerSpec',
   'HandlerTimeoutError',
+  'HealthServerError',
   'IsObjectType',
   'KubeObject',
   'KubeStatus',
