@@ -47,24 +47,67 @@ export interface ObjectMemory {
   warned: Set<string>;
 }
 
+const SEEN = 1;
+const RESUMING = 2;
+const DELETION_HANDLED = 4;
+
+/** What few objects ever need: kept apart, so the usual record does not carry three empty fields. */
+interface RareMemory {
+  unwritten?: ObjectMemory['unwritten'];
+  refused?: ObjectMemory['refused'];
+  warned?: Set<string>;
+}
+
 /**
- * One object's memory as a record of fixed shape (every field set in the constructor, so V8 keeps it a
- * small fast object), whose warning digests get a Set only once there is a warning: an empty Set is
- * about 230 bytes, and the change processor keeps one memory per object it watches.
+ * One object's memory in four fields (flags in one number, the rarely used fields in an object made on
+ * first use), every field set in the constructor so V8 keeps it one small fast object: the change
+ * processor keeps a memory for every object it has looked at, and an empty Set for the warning
+ * digests alone was about 230 bytes per object.
  */
 class MemoryRecord implements ObjectMemory {
   ownWrite: OwnWrite | undefined = undefined;
-  seen = false;
-  resuming = false;
   failures = 0;
-  deletionHandled = false;
-  unwritten: ObjectMemory['unwritten'] = undefined;
-  refused: ObjectMemory['refused'] = undefined;
-  private digests: Set<string> | undefined = undefined;
+  private flags = 0;
+  private rare: RareMemory | undefined = undefined;
 
+  get seen(): boolean {
+    return (this.flags & SEEN) !== 0;
+  }
+  set seen(value: boolean) {
+    this.flag(SEEN, value);
+  }
+  get resuming(): boolean {
+    return (this.flags & RESUMING) !== 0;
+  }
+  set resuming(value: boolean) {
+    this.flag(RESUMING, value);
+  }
+  get deletionHandled(): boolean {
+    return (this.flags & DELETION_HANDLED) !== 0;
+  }
+  set deletionHandled(value: boolean) {
+    this.flag(DELETION_HANDLED, value);
+  }
+  get unwritten(): ObjectMemory['unwritten'] {
+    return this.rare?.unwritten;
+  }
+  set unwritten(value: ObjectMemory['unwritten']) {
+    if (value !== undefined || this.rare) (this.rare ??= {}).unwritten = value;
+  }
+  get refused(): ObjectMemory['refused'] {
+    return this.rare?.refused;
+  }
+  set refused(value: ObjectMemory['refused']) {
+    if (value !== undefined || this.rare) (this.rare ??= {}).refused = value;
+  }
   get warned(): Set<string> {
-    this.digests ??= new Set();
-    return this.digests;
+    const rare = (this.rare ??= {});
+    rare.warned ??= new Set();
+    return rare.warned;
+  }
+
+  private flag(bit: number, value: boolean): void {
+    this.flags = value ? this.flags | bit : this.flags & ~bit;
   }
 }
 

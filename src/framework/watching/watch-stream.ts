@@ -10,6 +10,9 @@ import type { KubeObject } from '../objects/kube-object.js';
 import type { WatchEvent } from './events.js';
 import type { WatchHealth, WatchStatus } from './watch-health.js';
 import { isTrackable, parseWatchLine, type TrackableObject } from './watch-line.js';
+import { shareStrings, withoutManagedFields, type ResourceStrings } from './compact-object.js';
+import { MemoryBudgetError, type HeapState } from './memory-budget.js';
+import { releaseListing, reserveListing } from './listing-budget.js';
 import { watchOnce, type LineResult, type WatchOutcome } from './watch-request.js';
 
 /** Options for {@link watchResource}. */
@@ -41,31 +44,25 @@ export interface WatchStreamOptions<T extends KubeObject = KubeObject> {
    * set this only when a subscriber reads server-side-apply field ownership itself.
    */
   keepManagedFields?: boolean;
+  /**
+   * Check, from the listing's first page (its objects' size and `metadata.remainingItemCount`), that
+   * the V8 heap can hold the whole listing; if not, the stream fails with a {@link MemoryBudgetError}
+   * naming the objects, the limit and the `--max-old-space-size` to set, instead of the process dying
+   * of "JavaScript heap out of memory" mid-listing. Default `true`.
+   */
+  memoryBudget?: boolean;
+  /** The heap's limit and use (default: `v8.getHeapStatistics()`); for tests. */
+  heapStatistics?: () => Pick<HeapState, 'limitBytes' | 'usedBytes'>;
 }
 
 interface ListResponse<T> {
-  metadata?: { resourceVersion?: string; continue?: string };
+  metadata?: { resourceVersion?: string; continue?: string; remainingItemCount?: number };
   items?: T[];
 }
 
 const DEFAULT_PAGE_SIZE = 500;
 const DEFAULT_IDLE_TIMEOUT_MS = 70_000;
 const VERY_SHORT_WATCH_MS = 1_000;
-
-/**
- * Drops `metadata.managedFields` by giving the object a new `metadata` without them. Deleting the
- * property instead (as `dropManagedFields` does) turns `metadata` into a dictionary-mode object in V8:
- * measured, 440 bytes more per stored object than the fast object built here, about the size of
- * the object's own JSON.
- */
-export function withoutManagedFields<O extends KubeObject>(object: O): O {
-  const metadata = object.metadata;
-  if (metadata !== null && typeof metadata === 'object' && Object.hasOwn(metadata, 'managedFields')) {
-    const { managedFields: _dropped, ...rest } = metadata;
-    object.metadata = rest;
-  }
-  return object;
-}
 
 function defaultTimeoutSeconds(): number {
   return 300 + Math.floor(Math.random() * 300);
@@ -128,6 +125,7 @@ class WatchLoop<T extends KubeObject> {
   private readonly healthId: string;
   private readonly status: WatchStatus | undefined;
   private resourceVersion: string | undefined;
+  private readonly strings: ResourceStrings;
 
   constructor(
     private readonly client: ApiClient,
@@ -136,6 +134,7 @@ class WatchLoop<T extends KubeObject> {
     private readonly emit: (event: WatchEvent<T>) => void,
   ) {
     this.path = collectionPath(resource, options.namespace);
+    this.strings = { apiVersion: apiVersionOf(resource), kind: resource.kind };
     this.id = resourceId(resource);
     this.labels = { resource: this.id };
     this.logger = (options.logger ?? silentLogger()).child({ resource: this.id, namespace: options.namespace ?? '*' });
@@ -180,6 +179,8 @@ class WatchLoop<T extends KubeObject> {
         if (next === 'back off') await sleep(this.backoff.next(), signal);
       } catch (error) {
         if (signal.aborted) return;
+        // The same listing would not fit on a retry either: the stream fails, and the operator says why.
+        if (error instanceof MemoryBudgetError) throw error;
         if (watching) this.metrics.increment('watch_reconnects_total', this.labels);
         // Only a watch's 410 means our resourceVersion expired; a 410 from the listing itself (which
         // sends none) is retried with backoff like any other error, not relisted in a hot loop.
@@ -210,6 +211,15 @@ class WatchLoop<T extends KubeObject> {
    * stored objects the listing no longer has, and SYNCED. Returns the list's resourceVersion.
    */
   private async list(signal: AbortSignal): Promise<string> {
+    const reservation = { bytes: 0 };
+    try {
+      return await this.listPages(signal, reservation);
+    } finally {
+      releaseListing(reservation.bytes);
+    }
+  }
+
+  private async listPages(signal: AbortSignal, reservation: { bytes: number }): Promise<string> {
     this.metrics.increment('watch_relists_total', this.labels);
     // The UIDs listed so far: what the store holds beyond them at the end has vanished.
     let seen = new Set<string>();
@@ -245,6 +255,8 @@ class WatchLoop<T extends KubeObject> {
       listVersion = page.metadata?.resourceVersion;
       // Checked before anything of the page is delivered: a page without it is not a listing we can resume from.
       if (!listVersion) throw new ApiError(0, `GET ${this.path}: list response without metadata.resourceVersion`);
+      // Before anything of the listing is delivered: the first page tells how many objects are coming.
+      if (continueToken === undefined && reservation.bytes === 0) reservation.bytes = this.reserveHeap(page);
       this.applyPage(page.items ?? [], seen);
       continueToken = page.metadata?.continue || undefined;
       if (continueToken === undefined) break;
@@ -255,6 +267,23 @@ class WatchLoop<T extends KubeObject> {
     return listVersion;
   }
 
+  /**
+   * Checks, on a listing's first page, that the heap can hold the whole listing, and reserves what the
+   * rest of it needs until it is delivered (returned, for the caller to release). Throws {@link MemoryBudgetError}.
+   */
+  private reserveHeap(page: ListResponse<T>): number {
+    if (this.options.memoryBudget === false) return 0;
+    const what = `${this.id} in ${this.options.namespace ?? 'all namespaces'}${this.options.labelSelector ? ` (${this.options.labelSelector})` : ''}`;
+    try {
+      // Measured as they will be stored (dropping managedFields is idempotent; applyPage does it too).
+      const items = (page.items ?? []).filter((item) => typeof item === 'object' && item !== null).map((item) => this.withoutManagedFields(item));
+      return reserveListing(items, page.metadata?.remainingItemCount, what, this.options.heapStatistics);
+    } catch (error) {
+      if (error instanceof MemoryBudgetError) this.logger.error({ objects: error.listing.objects, needMb: Math.round(error.verdict.needBytes / 2 ** 20) }, error.message);
+      throw error;
+    }
+  }
+
   /** Delivers one listed page's new and changed objects, and notes their UIDs in `seen`. */
   private applyPage(items: T[], seen: Set<string>): void {
     for (const listed of items) {
@@ -263,10 +292,10 @@ class WatchLoop<T extends KubeObject> {
         continue;
       }
       const item = this.withoutManagedFields(listed);
-      this.complete(item);
       const uid = item.metadata.uid;
-      seen.add(uid);
       const previous = this.store.get(uid);
+      this.complete(item, previous);
+      seen.add(item.metadata.uid);
       if (previous?.metadata?.resourceVersion === item.metadata.resourceVersion) continue;
       this.store.set(uid, item);
       this.deliver({ type: previous ? 'MODIFIED' : 'ADDED', object: item, fromList: true });
@@ -329,9 +358,9 @@ class WatchLoop<T extends KubeObject> {
 
   private applyChange(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: T & TrackableObject): LineResult {
     const item = this.withoutManagedFields(object);
-    this.complete(item);
+    const previous = this.store.get(item.metadata.uid);
+    this.complete(item, previous);
     const uid = item.metadata.uid;
-    const previous = this.store.get(uid);
     this.resourceVersion = item.metadata.resourceVersion;
     if (type === 'DELETED') {
       this.store.delete(uid);
@@ -349,10 +378,9 @@ class WatchLoop<T extends KubeObject> {
     return this.options.keepManagedFields ? object : withoutManagedFields(object);
   }
 
-  /** Fills in apiVersion/kind, which list items of built-in resources lack. */
-  private complete(object: KubeObject): void {
-    object.apiVersion ??= apiVersionOf(this.resource);
-    object.kind ??= this.resource.kind;
+  /** Fills in apiVersion/kind (list items of built-in resources lack them), sharing strings with `previous`. */
+  private complete(object: KubeObject, previous: KubeObject | undefined): void {
+    shareStrings(object, previous, this.strings);
   }
 
   private deliver(event: WatchEvent<T>): void {

@@ -100,7 +100,7 @@ export class FakeApi {
   }
 
   /** Answers the next list request with one page. */
-  listPage(items: KubeObject[], metadata: { resourceVersion?: string; continue?: string }): this {
+  listPage(items: KubeObject[], metadata: { resourceVersion?: string; continue?: string; remainingItemCount?: number }): this {
     this.next('list').reply(200, { kind: 'WidgetList', apiVersion: WIDGET_API_VERSION, metadata, items });
     return this;
   }

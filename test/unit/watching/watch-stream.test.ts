@@ -3,6 +3,7 @@ import { filter, firstValueFrom, take } from 'rxjs';
 import type { ApiClient } from '../../../src/framework/api/api-client.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
+import { MemoryBudgetError } from '../../../src/framework/watching/memory-budget.js';
 import { afterWatch, watchResource, type WatchStreamOptions } from '../../../src/framework/watching/watch-stream.js';
 import { waitFor } from '../../support/wait-for.js';
 import { WIDGET_API_VERSION } from '../../support/widget-objects.js';
@@ -476,6 +477,47 @@ describe('metadata.managedFields', () => {
 
     const objects = stream.events.flatMap((event) => (event.type === 'SYNCED' ? [] : [event.object]));
     expect(objects.map(managedFieldsOf)).toEqual([managedFields, managedFields]);
+  });
+});
+
+describe('a listing the heap cannot hold', () => {
+  const MB = 2 ** 20;
+  const smallHeap = () => ({ limitBytes: 96 * MB, usedBytes: 20 * MB });
+
+  test('fails the stream on its first page with the count and the settings to use, and lists and watches no further', async () => {
+    api.listPage([widget('a', '1')], { resourceVersion: '1', continue: 'next', remainingItemCount: 999_999 });
+
+    const stream = watch({ heapStatistics: smallHeap });
+    await waitFor(() => stream.error !== undefined, { what: 'the stream to fail', ...quickly });
+    await settle();
+
+    expect(stream.error).toBeInstanceOf(MemoryBudgetError);
+    expect((stream.error as Error).message).toMatch(/1,000,000 objects .* NODE_OPTIONS=--max-old-space-size=\d+ /);
+    expect(stream.summary).toEqual([]);
+    expect(api.lists).toHaveLength(1);
+    expect(api.watches).toHaveLength(0);
+  });
+
+  test('is listed as usual when the check is turned off', async () => {
+    api.listPage([widget('a', '1')], { resourceVersion: '1', remainingItemCount: 999_999 });
+    api.watchStream();
+
+    const stream = watch({ heapStatistics: smallHeap, memoryBudget: false });
+    await waitFor(() => api.watches.length === 1, { what: 'the watch request', ...quickly });
+
+    expect(stream.error).toBeUndefined();
+    expect(stream.summary).toEqual(['ADDED a@1 (list)', 'SYNCED']);
+  });
+
+  test('a listing that fits is delivered page by page as usual', async () => {
+    api.listPage([widget('a', '1')], { resourceVersion: '2', continue: 'next', remainingItemCount: 1 });
+    api.listPage([widget('b', '2')], { resourceVersion: '2' });
+    api.watchStream();
+
+    const stream = watch({ heapStatistics: smallHeap, pageSize: 1 });
+    await waitFor(() => api.watches.length === 1, { what: 'the watch request', ...quickly });
+
+    expect(stream.summary).toEqual(['ADDED a@1 (list)', 'ADDED b@2 (list)', 'SYNCED']);
   });
 });
 

@@ -1,4 +1,4 @@
-import { withoutManagedFields } from '../../../src/framework/watching/watch-stream.js';
+import { withoutManagedFields } from '../../../src/framework/watching/compact-object.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 
 describe('withoutManagedFields', () => {

@@ -1,0 +1,43 @@
+import { getHeapStatistics } from 'node:v8';
+import type { KubeObject } from '../objects/kube-object.js';
+import { describeRefusal, judgeListing, listingNeedBytes, MemoryBudgetError, type HeapState, type ListingSize } from './memory-budget.js';
+
+/** Heap reserved by listings being delivered in this process, so concurrent listings do not each count the same free heap. */
+let reserved = 0;
+
+function v8Heap(): Pick<HeapState, 'limitBytes' | 'usedBytes'> {
+  const stats = getHeapStatistics();
+  return { limitBytes: stats.heap_size_limit, usedBytes: stats.used_heap_size };
+}
+
+/**
+ * On a listing's first page (already delivered, its objects without managedFields): checks that the
+ * heap can hold the whole listing, `items.length + remainingItemCount` objects of the page's mean JSON
+ * size, and reserves what the rest of it needs. Returns the bytes reserved, for {@link releaseListing}
+ * once the listing is delivered. Throws {@link MemoryBudgetError} (with the message to show) when the
+ * listing does not fit.
+ */
+export function reserveListing(
+  items: readonly KubeObject[],
+  remainingItemCount: number | undefined,
+  what: string,
+  heapStatistics: () => Pick<HeapState, 'limitBytes' | 'usedBytes'> = v8Heap,
+): number {
+  if (items.length === 0) return 0;
+  let jsonBytes = 0;
+  for (const item of items) jsonBytes += JSON.stringify(item).length;
+  const objects = items.length + (typeof remainingItemCount === 'number' && remainingItemCount > 0 ? remainingItemCount : 0);
+  const listing: ListingSize = { objects, meanJsonBytes: jsonBytes / items.length };
+  const heap: HeapState = { ...heapStatistics(), reservedBytes: reserved };
+  const verdict = judgeListing(listing, heap);
+  if (!verdict.fits) throw new MemoryBudgetError(describeRefusal(what, listing, heap, verdict), listing, verdict);
+  // What the first page holds is already in the heap's use; the rest is reserved.
+  const rest = listingNeedBytes({ ...listing, objects: objects - items.length });
+  reserved += rest;
+  return rest;
+}
+
+/** Releases what {@link reserveListing} reserved: the listing is delivered (its objects are in the heap's use now) or abandoned. */
+export function releaseListing(bytes: number): void {
+  reserved = Math.max(0, reserved - bytes);
+}

@@ -1,0 +1,58 @@
+import { CATCH_UP_PEAK_FACTOR, describeRefusal, heapBytesPerObject, judgeListing, type HeapState } from '../../../src/framework/watching/memory-budget.js';
+
+const MB = 2 ** 20;
+/** The Deployment's heap: `--max-old-space-size=128` gives V8 a 176 MB limit (128 MB old space); about 10 MB in use after start-up. */
+const deployed: HeapState = { limitBytes: 176 * MB, usedBytes: 10 * MB, reservedBytes: 0 };
+/** The scale benchmark's objects: 445 bytes of JSON each once handled. */
+const benchObjects = (objects: number) => ({ objects, meanJsonBytes: 445 });
+
+describe('whether the heap can hold a listing', () => {
+  test("100,000 of the benchmark's objects fit the Deployment's heap", () => {
+    const verdict = judgeListing(benchObjects(100_000), deployed);
+
+    expect(verdict.fits).toBe(true);
+    expect(verdict.needBytes).toBe(Math.ceil(100_000 * heapBytesPerObject(445) * CATCH_UP_PEAK_FACTOR));
+  });
+
+  test('150,000 do not, and the cap it suggests holds them with what is already used', () => {
+    const verdict = judgeListing(benchObjects(150_000), deployed);
+
+    expect(verdict.fits).toBe(false);
+    expect(verdict.suggestedOldSpaceMb % 64).toBe(0);
+    expect(verdict.suggestedOldSpaceMb * MB).toBeGreaterThanOrEqual(verdict.needBytes + deployed.usedBytes);
+    expect(verdict.suggestedMemoryLimitMi).toBe(verdict.suggestedOldSpaceMb * 2);
+    // With that cap (and V8's young generation on top, as now) the same listing fits.
+    const raised: HeapState = { ...deployed, limitBytes: (verdict.suggestedOldSpaceMb + 48) * MB };
+    expect(judgeListing(benchObjects(150_000), raised).fits).toBe(true);
+  });
+
+  test('heap reserved by other listings under way counts as taken', () => {
+    expect(judgeListing(benchObjects(60_000), deployed).fits).toBe(true);
+    expect(judgeListing(benchObjects(60_000), { ...deployed, reservedBytes: 50 * MB }).fits).toBe(false);
+  });
+
+  test('bigger objects cost more: 10,000 objects of 20 KB do not fit where 10,000 of 445 bytes do', () => {
+    expect(judgeListing({ objects: 10_000, meanJsonBytes: 445 }, deployed).fits).toBe(true);
+    expect(judgeListing({ objects: 10_000, meanJsonBytes: 20_000 }, deployed).fits).toBe(false);
+  });
+
+  test('an empty listing always fits', () => {
+    expect(judgeListing({ objects: 0, meanJsonBytes: 0 }, { limitBytes: 32 * MB, usedBytes: 10 * MB, reservedBytes: 0 }).fits).toBe(true);
+  });
+});
+
+describe('the refusal message', () => {
+  test('names the objects, their size, the need, the free heap and the settings to use', () => {
+    const listing = benchObjects(150_000);
+    const verdict = judgeListing(listing, deployed);
+
+    const message = describeRefusal('benchobjects.bench.konductor.dev/v1 in all namespaces', listing, deployed, verdict);
+
+    expect(message).toContain('benchobjects.bench.konductor.dev/v1 in all namespaces');
+    expect(message).toContain('150,000 objects of about 445 bytes of JSON');
+    expect(message).toContain(`need about ${Math.round(verdict.needBytes / MB)} MB`);
+    expect(message).toContain('of the 128 MB old space are free');
+    expect(message).toContain(`NODE_OPTIONS=--max-old-space-size=${verdict.suggestedOldSpaceMb}`);
+    expect(message).toContain(`memory limit of at least ${verdict.suggestedMemoryLimitMi}Mi`);
+  });
+});
