@@ -3,6 +3,7 @@
 // wall time go to stderr. See bench/README.md for the groups, figures and environment overrides.
 import { TestControlPlane } from '../src/testing/index.js';
 import { runCatchUp } from './catch-up.js';
+import { runScale } from './scale.js';
 import { compareSteady, runSteadyLoad } from './steady-load.js';
 import { envNumber, type BenchTarget, type Figures } from './support.js';
 import { runTimers } from './timers.js';
@@ -33,7 +34,25 @@ const groups: Record<string, (target: BenchTarget) => Promise<Figures[]>> = {
   timers: async (target) => [
     await runTimers(target, { objects: envNumber('BENCH_TIMER_OBJECTS', 1_000), windowSeconds: envNumber('BENCH_TIMER_WINDOW', 20), namespace: 'bench-timers' }),
   ],
+  // 50,000 and 100,000 objects by default (BENCH_SCALE_OBJECTS=50000,100000), each size in its own namespace.
+  scale: async (target) => {
+    const lines: Figures[] = [];
+    for (const objects of scaleSizes()) {
+      const options = { objects, rate: envNumber('BENCH_SCALE_RATE', 100), seconds: envNumber('BENCH_SCALE_STEADY_SECONDS', 30), concurrency };
+      lines.push(await runScale(target, { ...options, namespace: `bench-scale-${objects}` }));
+    }
+    return lines;
+  },
 };
+/** Groups that run only when named (`npm run bench -- scale`): they take longer than the rest together. */
+const optIn = new Set(['scale']);
+
+function scaleSizes(): number[] {
+  const raw = process.env.BENCH_SCALE_OBJECTS ?? '50000,100000';
+  const sizes = raw.split(',').map((part) => Number(part.trim()));
+  if (sizes.some((size) => !Number.isInteger(size) || size <= 0)) throw new Error(`BENCH_SCALE_OBJECTS must be positive whole numbers separated by commas, got ${JSON.stringify(raw)}`);
+  return sizes;
+}
 
 const selected = process.argv.slice(2);
 for (const name of selected) {
@@ -41,7 +60,7 @@ for (const name of selected) {
 }
 const started = performance.now();
 for (const [name, run] of Object.entries(groups)) {
-  if (selected.length > 0 && !selected.includes(name)) continue;
+  if (selected.length > 0 ? !selected.includes(name) : optIn.has(name)) continue;
   const groupStarted = performance.now();
   process.stderr.write(`bench: ${name}...\n`);
   const plane = await TestControlPlane.start();
