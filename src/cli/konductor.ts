@@ -133,6 +133,7 @@ export function operatorOptionsFrom(
     registry: context.registry,
     namespaces: context.namespaces,
     identity: run.identity,
+    storage: run.storage,
     concurrency: run.concurrency,
     handlerTimeoutMs: run.handlerTimeout === undefined ? undefined : run.handlerTimeout * 1000,
     logger: context.logger,

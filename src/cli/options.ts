@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import type { LogFormat } from '../framework/observability/logger.js';
 import { DEFAULT_HANDLER_STALL_MS } from '../framework/runtime/operator.js';
 import { DEFAULT_IDENTITY, Identity, InvalidIdentityError } from '../framework/state/identity.js';
+import { DEFAULT_STORAGE, STORAGES, type Storage } from '../framework/state/storage.js';
 
 /** Log levels accepted by `--log-level` (pino's, plus `silent`). */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -37,6 +38,8 @@ export interface RunOptions {
    * Event source, field manager); a DNS-1123 subdomain, `konductor.dev` by default.
    */
   identity: string;
+  /** Where the diff-base and handler progress are kept: `annotations` (default) or `status`. */
+  storage: Storage;
   /** Run without leader election. */
   standalone: boolean;
   /** Namespace of the leader-election Lease; default: the operator's own namespace. */
@@ -109,6 +112,7 @@ const OPTIONS = {
   'log-format': { type: 'string' },
   'health-port': { type: 'string' },
   identity: { type: 'string' },
+  storage: { type: 'string' },
   standalone: { type: 'boolean' },
   'lease-namespace': { type: 'string' },
   'lease-name': { type: 'string' },
@@ -154,6 +158,12 @@ const RUN_OPTIONS_HELP = `Options (each may also come from the environment varia
                                own, or they share bookkeeping and a Lease. A DNS-1123 subdomain, e.g.
                                db-operator.example.com (default ${DEFAULT_IDENTITY}).
                                env ${envName('identity')}
+      --storage <place>        Where each object's diff-base and handler progress are kept:
+                               annotations (default), or status (status["<identity>"], written in
+                               the status write the handlers make anyway: one write per change
+                               instead of two; needs a status subresource whose schema keeps unknown
+                               fields). Both places are read, so switching re-runs no handler.
+                               env ${envName('storage')}
       --standalone             Run without leader election (only one replica may run).
                                env ${envName('standalone')}=true; --no-standalone overrides it
       --lease-namespace <ns>   Namespace of the leader-election Lease (default: the operator's own).
@@ -285,6 +295,7 @@ function runOptions(values: ParsedFlags['values'], files: string[], env: NodeJS.
   const leaseNamespace = pick('lease-namespace', values['lease-namespace']);
   const leaseName = pick('lease-name', values['lease-name']);
   const identity = operatorIdentity(pick('identity', values.identity));
+  const storage = pick('storage', values.storage);
   return {
     files,
     ...scope,
@@ -297,6 +308,7 @@ function runOptions(values: ParsedFlags['values'], files: string[], env: NodeJS.
     logFormat: logFormat ? oneOf(logFormat, LOG_FORMATS) : 'auto',
     healthPort: healthPort ? parseInteger(healthPort, 0, 65_535, 'an integer from 0 to 65535') : DEFAULT_HEALTH_PORT,
     identity: identity.name,
+    storage: storage ? oneOf(storage, STORAGES) : DEFAULT_STORAGE,
     standalone: pickBoolean('standalone', values.standalone, defaults.standalone),
     leaseNamespace: leaseNamespace && dnsLabel(leaseNamespace, false),
     leaseName: leaseName ? dnsSubdomain(leaseName) : identity.leaseName,

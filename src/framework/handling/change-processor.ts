@@ -11,10 +11,12 @@ import type { Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { EventPoster } from '../posting/events.js';
 import type { ProcessResult } from '../reactor/reactor.js';
-import { essenceOf, inspectDiffBase, type Essence } from '../state/essence.js';
+import { chooseDiffBase, chooseProgress, type BookkeepingProblem, type DiffBaseChoice } from '../state/bookkeeping.js';
+import { essenceOf } from '../state/essence.js';
 import { hasFinalizer } from '../state/finalizers.js';
 import { Identity } from '../state/identity.js';
-import { changeTag, inspectProgress, type ProgressRecord } from '../state/progress.js';
+import { changeTag, type ProgressRecord } from '../state/progress.js';
+import { itemLocation, type Storage } from '../state/storage.js';
 import type { ObjectEvent } from '../watching/events.js';
 import { detectCause } from './causes.js';
 import { changePatch } from './change-patch.js';
@@ -25,9 +27,9 @@ import { isRelevant, selectHandlers } from './handler-selection.js';
 import { invokeHandler } from './invocation.js';
 import { ObjectMemories, type HandlerResult, type ObjectMemory } from './object-memory.js';
 import { writePatch } from './patch-writer.js';
-import { completion, type Change } from './progression.js';
+import { completion, recordForChange, type Change } from './progression.js';
 import { freshest } from './read-your-writes.js';
-import { warnInvalidAnnotation, warnOnce, type WarningSink } from './warnings.js';
+import { warnInvalidRecord, warnOnce, type WarningSink } from './warnings.js';
 import { afterRefusal, isRefusal, refusalWarning, waitsForChange } from './write-refusal.js';
 
 /** What one processing run needs; the reactor provides it. */
@@ -64,6 +66,12 @@ export interface ChangeProcessorOptions {
    * bookkeeping its essence leaves out. Default: the default identity (`konductor.dev`).
    */
   identity?: Identity;
+  /**
+   * Where the diff-base and progress are written: `annotations` (default) or `status`
+   * (`status["<identity>"]`, in the status write the handlers make anyway). Both places are read.
+   * A resource without a status subresource always uses annotations.
+   */
+  storage?: Storage;
 }
 
 /** Re-reads and retries after a conflicting write before the run backs off like any other failure. */
@@ -104,10 +112,13 @@ export class ChangeProcessor {
   private readonly now: () => number;
   private readonly execution: ExecutionEnvironment;
   private readonly identity: Identity;
+  /** Where bookkeeping is written; status storage falls back to annotations when the API server drops it. */
+  private storage: Storage;
 
   constructor(private readonly options: ChangeProcessorOptions) {
     const clock = options.clock ?? systemClock;
     this.identity = options.identity ?? Identity.DEFAULT;
+    this.storage = options.storage === 'status' && options.api.resource.hasStatus ? 'status' : 'annotations';
     this.now = options.now ?? (() => clock.now());
     this.extraFields = options.handlers
       .map((h) => h.options.field)
@@ -199,7 +210,7 @@ export class ChangeProcessor {
       if (hasFinalizer(body, this.identity)) await this.patchFinalizer(body, 'remove', memory);
       return undefined;
     }
-    const relevant = this.options.handlers.filter((h) => isRelevant(h, body, this.identity));
+    const relevant = this.options.handlers.filter((h) => isRelevant(h, body, this.identity, this.storage));
     const step = finalizerStep({
       handled: relevant.length > 0,
       held: this.options.holds?.applies(body) ?? false,
@@ -220,13 +231,14 @@ export class ChangeProcessor {
     const meta = body.metadata ?? {};
     const deleting = Boolean(meta.deletionTimestamp);
     const essence = essenceOf(body, this.extraFields, this.identity);
-    const diffBase = this.diffBaseOf(body, memory);
+    const base = this.diffBaseOf(body, memory);
+    const diffBase = base.essence;
     const cause = detectCause({ deletionRequested: deleting, hasFinalizer: hasFinalizer(body, this.identity), diffBase, essence, resuming });
     if (cause.reason === 'noop' || cause.reason === 'free') return undefined;
 
-    const selected = selectHandlers(cause, relevant, resuming).map((selection) => ({ selection, stored: this.progressOf(body, selection.handler, memory) }));
     // An unusable or copied diff-base counts as none: so does its tag, so progress copied along with it never matches.
-    const change: Change = { reason: cause.reason, tag: changeTag(diffBase === undefined ? undefined : meta.annotations?.[this.identity.diffBaseKey], meta.uid), resuming };
+    const change: Change = { reason: cause.reason, tag: changeTag(diffBase === undefined ? undefined : base.raw, meta.uid), resuming };
+    const selected = selectHandlers(cause, relevant, resuming).map((selection) => ({ selection, stored: this.progressOf(body, selection.handler, change, memory) }));
     const state = `${change.reason}\u0000${change.tag}\u0000${deleting}\u0000${JSON.stringify(essence)}`;
     if (waitsForChange(memory.refused, state)) return undefined;
     const unwritten = memory.unwritten?.state === state ? memory.unwritten.results : new Map<string, HandlerResult>();
@@ -252,26 +264,39 @@ export class ChangeProcessor {
   }
 
   /**
-   * Sends what the run produced (see `changePatch`): status first (so a crash before the main PATCH
-   * re-runs the handler rather than losing status), then one merge PATCH with the handlers' changes,
-   * progress and, once the cause is done, the diff-base; finally, after delete handlers, the finalizer's removal.
+   * Sends what the run produced (see `changePatch`): the write without the bookkeeping first, then
+   * the one with it (progress and, once the cause is done, the diff-base: the object's annotations, or
+   * its status with status storage), so a crash between them re-runs the handler rather than losing
+   * its changes; finally, after delete handlers, the finalizer's removal.
    */
   private async write(memory: ObjectMemory, result: RunToWrite): Promise<void> {
-    const { body, change, selected, run, done, blocked } = result;
+    const { body, change, run, done, blocked } = result;
     const meta = body.metadata ?? {};
-    const patch = changePatch({
+    const input = {
       body,
       patches: run.patches,
       reason: change.reason,
       handlerIds: this.options.handlers.map((h) => h.id),
-      selectedIds: selected.map((item) => item.selection.handler.id),
+      selectedIds: result.selected.map((item) => item.selection.handler.id),
       records: run.records,
       done,
       blocked,
       extraFields: this.extraFields,
       identity: this.identity,
-    });
-    await writePatch(this.options.api, meta.namespace, meta.name ?? '', patch, (written) => this.remember(written, memory));
+      hasStatus: this.options.api.resource.hasStatus,
+    };
+    const storage = this.storage;
+    const patch = changePatch({ ...input, storage });
+    let written: KubeObject | undefined;
+    const onWrite = (object: KubeObject): void => void (written = this.remember(object, memory));
+    await writePatch(this.options.api, meta.namespace, meta.name ?? '', patch, onWrite, storage === 'status' ? 'status' : 'object');
+    if (storage === 'status' && written !== undefined && droppedBookkeeping(patch, written, this.identity)) {
+      // The CRD's status schema prunes unknown fields: what we wrote is gone, and every event would
+      // run the handlers again. Annotations from now on, for this resource; this run's result goes there now.
+      this.fallBackToAnnotations();
+      const again = changePatch({ ...input, body: written, patches: [], storage: 'annotations' });
+      await writePatch(this.options.api, meta.namespace, meta.name ?? '', again, onWrite, 'object');
+    }
     if (done && !blocked && change.reason === 'delete' && hasFinalizer(body, this.identity)) {
       await this.release(body, memory);
       await this.patchFinalizer(memory.ownWrite?.body ?? body, 'remove', memory);
@@ -303,29 +328,43 @@ export class ChangeProcessor {
     return written;
   }
 
-  /** The object's diff-base, checked: an unusable or another object's diff-base counts as none (a create). */
-  private diffBaseOf(body: KubeObject, memory: ObjectMemory): Essence | undefined {
-    const reading = inspectDiffBase(body, this.identity);
-    if (reading.problem !== undefined) {
-      warnInvalidAnnotation(this.warnings(memory), body, this.identity.diffBaseKey, reading.problem, 'it is ignored and the object is handled as new');
-    } else if (reading.foreign !== undefined) {
-      const meta = body.metadata ?? {};
-      this.options.logger.info(
-        { namespace: meta.namespace, name: meta.name, diffBaseUid: reading.foreign },
-        `${this.identity.diffBaseKey} was written for another object (uid ${reading.foreign}), copied with this one; handling the object as new`,
-      );
-    }
-    return reading.essence;
+  /** Status storage is impossible on this resource (its schema drops `status["<identity>"]`): said once, loudly. */
+  private fallBackToAnnotations(): void {
+    this.storage = 'annotations';
+    const { group, version, plural } = this.options.api.resource;
+    this.options.logger.error(
+      { resource: `${plural}.${group}/${version}`, field: `status["${this.identity.statusKey}"]` },
+      `the API server dropped status["${this.identity.statusKey}"] from ${plural}.${group}: its status schema does not keep unknown fields, ` +
+        'so status storage cannot work there; the diff-base and progress of this resource go to annotations from now on. ' +
+        `To keep them in the status, add 'x-kubernetes-preserve-unknown-fields: true' under status in the CRD's schema (or declare status["${this.identity.statusKey}"])`,
+    );
   }
 
-  /** A handler's stored progress, checked: an unusable record counts as none, reported once. */
-  private progressOf(body: KubeObject, handler: ChangeHandlerSpec, memory: ObjectMemory): ProgressRecord | undefined {
-    const reading = inspectProgress(body, handler.id, this.identity);
-    if (reading.problem !== undefined) {
-      const consequence = `it is ignored and ${handler.id} runs as if it had no progress`;
-      warnInvalidAnnotation(this.warnings(memory), body, this.identity.progressKey(handler.id), reading.problem, consequence);
+  /** The object's diff-base from either place, checked: an unusable or another object's diff-base counts as none (a create). */
+  private diffBaseOf(body: KubeObject, memory: ObjectMemory): DiffBaseChoice {
+    const choice = chooseDiffBase(body, this.identity, this.storage);
+    this.warnProblems(body, memory, choice.problems, 'it is ignored and the object is handled as new');
+    if (choice.essence === undefined && choice.foreign !== undefined) {
+      const meta = body.metadata ?? {};
+      this.options.logger.info(
+        { namespace: meta.namespace, name: meta.name, diffBaseUid: choice.foreign },
+        `the diff-base ${this.identity.diffBaseKey} was written for another object (uid ${choice.foreign}), copied with this one; handling the object as new`,
+      );
     }
-    return reading.record;
+    return choice;
+  }
+
+  /** A handler's stored progress from either place, checked: an unusable record counts as none, reported once. */
+  private progressOf(body: KubeObject, handler: ChangeHandlerSpec, change: Change, memory: ObjectMemory): ProgressRecord | undefined {
+    const choice = chooseProgress(body, this.identity, this.storage, handler.id, (record) => recordForChange(handler, record, change) !== undefined);
+    this.warnProblems(body, memory, choice.problems, `it is ignored and ${handler.id} runs as if it had no progress`);
+    return choice.record;
+  }
+
+  private warnProblems(body: KubeObject, memory: ObjectMemory, problems: readonly BookkeepingProblem[], consequence: string): void {
+    for (const { place, item, raw, problem } of problems) {
+      warnInvalidRecord(this.warnings(memory), body, itemLocation(this.identity, place, item), raw, problem, consequence);
+    }
   }
 
   private warnings(memory: ObjectMemory): WarningSink {
@@ -335,4 +374,18 @@ export class ChangeProcessor {
   private handlerLogger(handler: ChangeHandlerSpec, body: KubeObject): Logger {
     return this.options.logger.child({ namespace: body.metadata?.namespace, name: body.metadata?.name, handler: handler.id });
   }
+}
+
+/** Whether the status write stored bookkeeping the written object lacks (a status schema that prunes unknown fields). */
+function droppedBookkeeping(patch: Record<string, unknown>, written: KubeObject, identity: Identity): boolean {
+  const sent = (patch.status as Record<string, unknown> | undefined)?.[identity.statusKey];
+  if (!storesText(sent)) return false;
+  const status = written.status;
+  return !(status !== null && typeof status === 'object' && Object.hasOwn(status, identity.statusKey));
+}
+
+/** Whether a merge patch value stores any text (not only removes). */
+function storesText(value: unknown): boolean {
+  if (typeof value === 'string') return true;
+  return value !== null && typeof value === 'object' && Object.values(value).some(storesText);
 }

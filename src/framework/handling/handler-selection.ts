@@ -3,8 +3,9 @@ import { matchesObject, matchesValue, PRESENT } from '../handler/filters.js';
 import { getField, parseFieldPath } from '../objects/field-path.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import { narrowDiff, type Diff } from '../state/diff.js';
-import { inspectDiffBase } from '../state/essence.js';
+import { chooseDiffBase } from '../state/bookkeeping.js';
 import type { Identity } from '../state/identity.js';
+import type { Storage } from '../state/storage.js';
 import type { Cause } from './causes.js';
 
 /** A handler chosen for a cause, with `old`/`new`/`diff` narrowed to its field. */
@@ -18,15 +19,16 @@ export interface Selection {
 /**
  * Whether a handler wants this object at all (object-level filters). For update handlers,
  * `field`+`value` also matches the field's old value (from the diff-base), as documented and as in
- * Kopf; otherwise a change away from the value could never run them. `identity` says whose diff-base that is.
+ * Kopf; otherwise a change away from the value could never run them. `identity` says whose diff-base that is,
+ * `storage` where it is read first.
  */
-export function isRelevant(handler: ChangeHandlerSpec, body: KubeObject, identity: Identity): boolean {
+export function isRelevant(handler: ChangeHandlerSpec, body: KubeObject, identity: Identity, storage: Storage = 'annotations'): boolean {
   const { field, value } = handler.options;
   // As in Kopf: for create, resume and delete handlers, `field` without `value` means "the field is present".
   if (handler.kind !== 'update' && field !== undefined && value === undefined) return matchesObject(body, { ...handler.options, value: PRESENT });
   if (matchesObject(body, handler.options)) return true;
   if (handler.kind !== 'update' || field === undefined || value === undefined) return false;
-  const old = inspectDiffBase(body, identity).essence;
+  const old = chooseDiffBase(body, identity, storage).essence;
   return old !== undefined && matchesObject(body, { ...handler.options, value: undefined }) && matchesValue(getField(old, parseFieldPath(field)), value);
 }
 

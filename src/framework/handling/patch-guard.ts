@@ -25,8 +25,8 @@ export type GuardedPatch = { patch: Patch; problem?: undefined } | { patch?: und
 
 /**
  * Keeps handlers from breaking the bookkeeping of the operator's `identity`:
- * - a patch that sets server-owned metadata (`uid`, `resourceVersion`, …) or one of the framework's
- *   annotations is refused whole, with a message naming the fields;
+ * - a patch that sets server-owned metadata (`uid`, `resourceVersion`, …), one of the framework's
+ *   annotations or its status field (`status["<identity>"]`) is refused whole, with a message naming the fields;
  * - a patch that replaces `metadata.finalizers` is accepted, with our finalizer kept in the new list
  *   while the object holds it (a merge PATCH replaces lists, so it would otherwise be dropped and the
  *   object could go without its delete handlers).
@@ -37,6 +37,9 @@ export function guardHandlerPatch(patch: Patch, body: KubeObject, identity: Iden
   for (const key of Object.keys(metadata.annotations)) {
     if (identity.isFrameworkKey(key)) refused.push(`metadata.annotations['${key}']`);
   }
+  // Status storage keeps the bookkeeping there (and it is read with annotation storage too).
+  const status: unknown = patch.status;
+  if (status !== null && typeof status === 'object' && Object.hasOwn(status, identity.statusKey)) refused.push(`status["${identity.statusKey}"]`);
   if (refused.length > 0) {
     return {
       problem:

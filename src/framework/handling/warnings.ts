@@ -47,3 +47,16 @@ export function warnInvalidAnnotation(sink: WarningSink, body: KubeObject, key: 
     message: `annotation ${key} is unusable (${problem}); ${consequence}`,
   });
 }
+
+/**
+ * A stored bookkeeping record that is unusable (an annotation, or a field of `status["<identity>"]`
+ * with status storage): logged and reported once, then treated as absent.
+ */
+export function warnInvalidRecord(sink: WarningSink, body: KubeObject, location: string, raw: string, problem: string, consequence: string): void {
+  const annotation = location.startsWith('annotation ');
+  warnOnce(sink, body, {
+    subject: `${location}\u0000${raw}`,
+    reason: annotation ? 'InvalidAnnotation' : 'InvalidStatus',
+    message: `${location} is unusable (${problem}); ${consequence}`,
+  });
+}

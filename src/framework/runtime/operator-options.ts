@@ -51,6 +51,22 @@ export interface OperatorOptions {
    */
   identity?: string;
   /**
+   * Where the operator keeps each object's diff-base (its last handled state) and handler progress:
+   * - `'annotations'` (default): `<identity>/last-handled-configuration` and `<identity>/<handler>`
+   *   annotations, written with a PATCH of the object;
+   * - `'status'`: `status["<identity>"]` (the diff-base as one JSON string, progress records by
+   *   handler), written in the status PATCH the handlers make anyway, so a create handler that writes
+   *   status costs one write instead of two. Needs a status subresource whose schema keeps the field
+   *   (`x-kubernetes-preserve-unknown-fields: true` under `status`, as Kopf's status storage).
+   *
+   * Both places are always read (the configured one first), so switching storage re-runs no handler;
+   * only the configured one is written, and records left in the other are removed when that place is
+   * written anyway. A resource without a status subresource uses annotations (logged at start); one
+   * whose status schema drops the field falls back to annotations at the first write (logged as an error).
+   * Timer schedules stay in annotations whatever the storage.
+   */
+  storage?: 'annotations' | 'status';
+  /**
    * The name this operator's Events are reported under (their `source.component`), so Events of
    * several operators (or a cluster's other controllers) can be told apart. Default: `konductor` for
    * the default identity, else the identity.

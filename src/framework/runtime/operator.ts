@@ -9,6 +9,7 @@ import { createLogger, type Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { PrometheusMetrics } from '../observability/prometheus-metrics.js';
 import { Identity } from '../state/identity.js';
+import { DEFAULT_STORAGE, parseStorage, type Storage } from '../state/storage.js';
 import { EventScope } from '../posting/event-scope.js';
 import { EventPoster } from '../posting/events.js';
 import { Reactor } from '../reactor/reactor.js';
@@ -39,6 +40,8 @@ export class Operator {
   readonly logger: Logger;
   /** Who this operator is on objects: its annotation prefix, finalizer, Lease, Event component and field manager. */
   readonly identity: Identity;
+  /** Where the diff-base and handler progress are written (see `OperatorOptions.storage`). */
+  readonly storage: Storage;
   /**
    * Resolves once every watch has delivered its initial listing. Rejects when the operator refuses to
    * start: its health port cannot be opened (a `HealthServerError` naming the port and what to do).
@@ -63,6 +66,8 @@ export class Operator {
   /** Replaced routes still stopping their timers and daemons; `stop()` waits for them. */
   private readonly detaching = new Set<Promise<void>>();
   private readonly watchHealth = new WatchHealth();
+  /** Resources that keep bookkeeping in annotations despite status storage (no status subresource): said once each. */
+  private readonly annotationOnly = new Set<string>();
   private healthServer: HealthServer | undefined;
   private healthStarting: Promise<number | undefined> | undefined;
   private isReady = false;
@@ -82,6 +87,7 @@ export class Operator {
   constructor(private readonly options: OperatorOptions = {}) {
     // First: a bad identity is a configuration error, reported before anything else is set up.
     this.identity = options.identity === undefined ? Identity.DEFAULT : Identity.parse(options.identity);
+    this.storage = options.storage === undefined ? DEFAULT_STORAGE : parseStorage(options.storage);
     this.registry = options.registry ?? new Registry();
     for (const handler of options.handlers ?? []) {
       if (typeof handler === 'function') this.registry.addClass(handler as HandlerClass);
@@ -101,6 +107,7 @@ export class Operator {
       metrics: this.metrics,
       handlerTimeoutMs: options.handlerTimeoutMs,
       identity: this.identity,
+      storage: this.storage,
     };
     this.hub = new WatchHub(this.client, { logger: this.logger, metrics: this.metrics, tuning: options.watch, health: this.watchHealth });
     // Each run enters the scope itself too, whatever async context the reactor happens to call from.
@@ -192,12 +199,19 @@ export class Operator {
       this.attach(resource, resolved, readiness),
     );
     this.resolutions.push(resolution);
-    this.logger.info({ handlers: handlers.length, identity: this.identity.name }, 'operator started');
+    this.logger.info({ handlers: handlers.length, identity: this.identity.name, storage: this.storage }, 'operator started');
   }
 
   /** Starts (or, when more handlers of an already watched resource resolve late, rebuilds) the resource's watch and route per namespace scope. */
   private attach(resource: Resource, handlers: readonly HandlerSpec[], readiness: RouteReadiness): void {
     readiness.resolved(handlers);
+    if (this.storage === 'status' && !resource.hasStatus && !this.annotationOnly.has(resourceId(resource))) {
+      this.annotationOnly.add(resourceId(resource));
+      this.logger.warn(
+        { resource: resourceId(resource) },
+        `${resourceId(resource)} has no status subresource, so its diff-base and handler progress are kept in annotations (status storage needs one)`,
+      );
+    }
     // A cluster-scoped resource has one collection whatever namespaces were asked for. With a glob
     // among them, one cluster-wide watch filtered per event serves namespaces created later too.
     const patterns = resource.namespaced ? [...new Set(this.options.namespaces ?? [])] : [];

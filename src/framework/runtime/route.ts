@@ -13,6 +13,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { EventPoster } from '../posting/events.js';
 import type { ObjectBatch, ProcessResult } from '../reactor/reactor.js';
 import type { Identity } from '../state/identity.js';
+import type { Storage } from '../state/storage.js';
 import { CHANGE_REASONS } from '../state/progress.js';
 
 /** What the reactor routes with each event: the resource's handlers, change processor and engines. */
@@ -48,6 +49,8 @@ export interface RouteServices {
   handlerTimeoutMs: number | undefined;
   /** The operator's identity: the keys and finalizer of its bookkeeping. */
   identity: Identity;
+  /** Where bookkeeping is written (resources without a status subresource use annotations). */
+  storage: Storage;
 }
 
 const CHANGE_KINDS: ReadonlySet<HandlerSpec['kind']> = new Set(CHANGE_REASONS);
@@ -71,6 +74,7 @@ export function buildRoute(resource: Resource, handlers: readonly HandlerSpec[],
           ...common,
           attemptTimeoutMs: handlerTimeoutMs,
           identity,
+          storage: services.storage,
           // Timers and daemons hold their objects with the finalizer; deletion waits for them to stop.
           holds: {
             applies: (body) => engines.some((engine) => engine.applies(body)),

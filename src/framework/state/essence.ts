@@ -30,6 +30,13 @@ export function essenceOf(object: KubeObject, extraFields: readonly FieldPath[] 
     const value = getField(object, field);
     if (value !== undefined) setField(essence, field, value);
   }
+  // Our own status bookkeeping (status storage) is never a change, even to a handler watching all of `status`.
+  const status = essence.status;
+  if (isRecord(status) && Object.hasOwn(status, identity.statusKey)) {
+    const { [identity.statusKey]: _own, ...rest } = status;
+    if (Object.keys(rest).length > 0) essence.status = rest;
+    else delete essence.status;
+  }
   return essence;
 }
 
@@ -40,16 +47,27 @@ export function essenceOf(object: KubeObject, extraFields: readonly FieldPath[] 
  * stored carry none and are taken as the object's own.
  */
 export type DiffBaseReading =
-  | { essence?: Essence; foreign?: undefined; problem?: undefined }
+  | { essence?: Essence; foreign?: undefined; problem?: undefined; supersedes?: string }
   | { essence?: undefined; foreign: string; problem?: undefined }
   | { essence?: undefined; foreign?: undefined; problem: string };
 
 /** Where the diff-base keeps the uid of the object it was written for (outside the essence's own fields). */
 const UID_FIELD = 'uid';
+/**
+ * Where a diff-base written in one storage keeps the change tag of the diff-base it replaced in the
+ * other (while an operator switches storage, both places can hold one): the newer one names the older.
+ */
+const SUPERSEDES_FIELD = 'supersedes';
+const TAG = /^[0-9a-f]{12}$/;
 
+/** Reads and checks the diff-base annotation (see {@link parseDiffBase}). */
 export function inspectDiffBase(object: KubeObject, identity: Identity = Identity.DEFAULT): DiffBaseReading {
   const raw = object.metadata?.annotations?.[identity.diffBaseKey];
-  if (raw === undefined) return {};
+  return raw === undefined ? {} : parseDiffBase(raw, object.metadata?.uid);
+}
+
+/** Checks a stored diff-base text of the object with `uid` (attacker-controlled: never throws). */
+export function parseDiffBase(raw: string, uid: string | undefined): DiffBaseReading {
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -60,14 +78,17 @@ export function inspectDiffBase(object: KubeObject, identity: Identity = Identit
   const essence: Essence = { ...parsed };
   const metadata = essence.metadata;
   if (metadata !== undefined && !isRecord(metadata)) return { problem: 'metadata is not an object' };
-  if (metadata !== undefined && UID_FIELD in metadata) {
-    const { [UID_FIELD]: uid, ...rest } = metadata;
-    if (typeof uid !== 'string') return { problem: 'metadata.uid is not a string' };
-    if (uid !== object.metadata?.uid) return { foreign: uid };
+  let supersedes: string | undefined;
+  if (metadata !== undefined && (UID_FIELD in metadata || SUPERSEDES_FIELD in metadata)) {
+    const { [UID_FIELD]: stored, [SUPERSEDES_FIELD]: replaced, ...rest } = metadata;
+    if (stored !== undefined && typeof stored !== 'string') return { problem: 'metadata.uid is not a string' };
+    if (replaced !== undefined && (typeof replaced !== 'string' || !TAG.test(replaced))) return { problem: 'metadata.supersedes is not a change tag' };
+    if (stored !== undefined && stored !== uid) return { foreign: stored };
+    supersedes = replaced;
     if (Object.keys(rest).length > 0) essence.metadata = rest;
     else delete essence.metadata;
   }
-  return { essence };
+  return supersedes === undefined ? { essence } : { essence, supersedes };
 }
 
 /** The stored essence from the diff-base annotation; undefined when absent or another object's. Throws when unusable. */
@@ -77,11 +98,15 @@ export function readDiffBase(object: KubeObject, identity: Identity = Identity.D
   return reading.essence;
 }
 
-/** The annotation value storing an essence, bound to the object's `uid` when given. */
-export function serializeDiffBase(essence: Essence, uid?: string): string {
-  if (uid === undefined) return JSON.stringify(essence);
+/**
+ * The stored text of an essence, bound to the object's `uid` when given, and naming the change tag
+ * of the diff-base it `supersedes` in the other storage, if any.
+ */
+export function serializeDiffBase(essence: Essence, uid?: string, supersedes?: string): string {
+  if (uid === undefined && supersedes === undefined) return JSON.stringify(essence);
   const metadata = isRecord(essence.metadata) ? essence.metadata : {};
-  return JSON.stringify({ ...essence, metadata: { ...metadata, [UID_FIELD]: uid } });
+  const extra = { ...(uid === undefined ? {} : { [UID_FIELD]: uid }), ...(supersedes === undefined ? {} : { [SUPERSEDES_FIELD]: supersedes }) };
+  return JSON.stringify({ ...essence, metadata: { ...metadata, ...extra } });
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -47,6 +47,13 @@ export class Identity {
   /** The operator's finalizer. */
   readonly finalizer: string;
   /**
+   * The field under `status` that keeps the diff-base and progress with status storage:
+   * `status["<identity>"]` (`status["konductor.dev"]` for the default identity). The identity itself,
+   * not a short name like Kopf's `kopf`: identities are distinct by construction, so two operators
+   * never share the field, and it is the name users already see on the annotations and finalizer.
+   */
+  readonly statusKey: string;
+  /**
    * The marker annotation written with the bookkeeping, or undefined for the default identity (whose
    * prefix every Konductor operator knows, and whose objects must stay as they were).
    */
@@ -66,6 +73,7 @@ export class Identity {
     this.keyPrefix = `${name}/`;
     this.diffBaseKey = `${name}/last-handled-configuration`;
     this.finalizer = `${name}/finalizer`;
+    this.statusKey = name;
     const isDefault = name === DEFAULT_IDENTITY;
     this.managedMarker = isDefault ? undefined : `${name}/${MANAGED_MARKER_NAME}`;
     this.leaseName = isDefault ? 'konductor-leader' : cutWithHash(name, MAX_SUBDOMAIN - LEASE_SUFFIX.length) + LEASE_SUFFIX;
