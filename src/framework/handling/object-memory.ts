@@ -47,6 +47,10 @@ export interface ObjectMemory {
   warned: Set<string>;
 }
 
+function isEmpty(rare: RareMemory): boolean {
+  return rare.unwritten === undefined && rare.refused === undefined && (rare.warned === undefined || rare.warned.size === 0);
+}
+
 const SEEN = 1;
 const RESUMING = 2;
 const DELETION_HANDLED = 4;
@@ -106,6 +110,11 @@ class MemoryRecord implements ObjectMemory {
     return rare.warned;
   }
 
+  /** Whether this memory says nothing beyond "seen", so it can be kept as that alone. */
+  holdsOnlySeen(): boolean {
+    return this.flags === SEEN && this.failures === 0 && this.ownWrite === undefined && (this.rare === undefined || isEmpty(this.rare));
+  }
+
   private flag(bit: number, value: boolean): void {
     this.flags = value ? this.flags | bit : this.flags & ~bit;
   }
@@ -113,20 +122,45 @@ class MemoryRecord implements ObjectMemory {
 
 /** The per-object memories of one change processor, by object uid. */
 export class ObjectMemories {
-  private readonly byUid = new Map<string, ObjectMemory>();
+  private readonly byUid = new Map<string, MemoryRecord>();
+  /**
+   * Objects whose memory held nothing but "seen" when their last run ended: one Set entry each (the
+   * uid string is the watch's own), instead of a record and a Map entry.
+   */
+  private readonly seenOnly = new Set<string>();
 
   /** The object's memory, empty on first use. */
   of(uid: string): ObjectMemory {
     let memory = this.byUid.get(uid);
     if (!memory) {
       memory = new MemoryRecord();
+      if (this.seenOnly.delete(uid)) memory.seen = true;
       this.byUid.set(uid, memory);
     }
     return memory;
   }
 
+  /**
+   * Called when a run of the object has ended: a memory that holds nothing but "seen" (no write
+   * awaiting its echo, no failures, nothing unwritten, refused or warned about) shrinks to a Set entry;
+   * {@link of} restores it as it was. An operator watching 100,000 idle objects keeps no record for them.
+   */
+  settle(uid: string): void {
+    const memory = this.byUid.get(uid);
+    if (memory?.holdsOnlySeen()) {
+      this.byUid.delete(uid);
+      this.seenOnly.add(uid);
+    }
+  }
+
   /** Forgets everything about the object: it is gone. */
   forget(uid: string): void {
     this.byUid.delete(uid);
+    this.seenOnly.delete(uid);
+  }
+
+  /** Objects with a full record (the others are seen-only or unknown). */
+  get records(): number {
+    return this.byUid.size;
   }
 }
