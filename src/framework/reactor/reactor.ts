@@ -125,11 +125,18 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     this.lastCompletedAt = this.now();
   }
 
-  /** Feeds a watch stream into the reactor; SYNCED markers go to `onSynced`. */
-  consume(events: Observable<WatchEvent<T>>, route: R, onSynced?: () => void): Subscription {
+  /**
+   * Feeds a watch stream into the reactor; SYNCED markers go to `onSynced`. A stream that fails (it
+   * never does for API errors, which it retries; it does when the heap cannot hold its listing, with a
+   * `MemoryBudgetError`) is logged, and given to `onError` so the operator can stop and say why.
+   */
+  consume(events: Observable<WatchEvent<T>>, route: R, onSynced?: () => void, onError?: (error: unknown) => void): Subscription {
     const subscription = events.subscribe({
       next: (event) => (event.type === 'SYNCED' ? onSynced?.() : this.push(event, route)),
-      error: (error: unknown) => this.logger.error({ err: error }, 'watch stream failed'),
+      error: (error: unknown) => {
+        this.logger.error({ err: error }, error instanceof Error ? `watch stream failed: ${error.message}` : 'watch stream failed');
+        onError?.(error);
+      },
     });
     this.subscriptions.push(subscription);
     return subscription;

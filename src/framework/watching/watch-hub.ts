@@ -17,7 +17,7 @@ export interface WatchScope {
 }
 
 /** Tunables passed to every underlying {@link watchResource}. */
-export type WatchTuning = Pick<WatchStreamOptions, 'pageSize' | 'timeoutSeconds' | 'idleTimeoutMs' | 'backoff' | 'keepManagedFields'>;
+export type WatchTuning = Pick<WatchStreamOptions, 'pageSize' | 'timeoutSeconds' | 'idleTimeoutMs' | 'backoff' | 'keepManagedFields' | 'memoryBudget'>;
 
 interface SharedWatch {
   store: Map<string, KubeObject>;

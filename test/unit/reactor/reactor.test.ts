@@ -243,6 +243,26 @@ describe('failing processors', () => {
   });
 });
 
+describe('a failing watch stream', () => {
+  test('is logged with its message and handed to onError; events before it were processed', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'error' }, { write: (line: string) => void lines.push(line) });
+    const { reactor, runs } = reactorWith(async () => undefined, { logger });
+    const events = new Subject<WatchEvent<Widget>>();
+    const failures: unknown[] = [];
+
+    reactor.consume(events, 'route', undefined, (error) => failures.push(error));
+    events.next(widgetEvent('a', 1));
+    const failure = new Error('the heap cannot hold the listing');
+    events.error(failure);
+    await reactor.onIdle();
+
+    expect(runs.map((r) => r.uid)).toEqual(['a']);
+    expect(failures).toEqual([failure]);
+    expect(lines.some((line) => line.includes('watch stream failed: the heap cannot hold the listing'))).toBe(true);
+  });
+});
+
 describe('keeping state only for objects with work', () => {
   test('state is freed once every object is processed and idle, including after DELETED events', async () => {
     const { reactor, runs } = reactorWith(() => sleep(1), { concurrency: 3 });
