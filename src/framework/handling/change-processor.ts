@@ -330,6 +330,7 @@ export class ChangeProcessor {
 
   /** Status storage is impossible on this resource (its schema drops `status["<identity>"]`): said once, loudly. */
   private fallBackToAnnotations(): void {
+    if (this.storage === 'annotations') return; // another object's write found it first
     this.storage = 'annotations';
     const { group, version, plural } = this.options.api.resource;
     this.options.logger.error(
