@@ -4,7 +4,7 @@
  * run once and its bookkeeping kept somewhere it survives, never in a loop.
  */
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type CoreV1Event, type V1CustomResourceDefinition } from '@kubernetes/client-node';
-import { on, type ChangeContext, type KubeObject } from '../../../src/framework/index.js';
+import { on, TemporaryError, type ChangeContext, type KubeObject } from '../../../src/framework/index.js';
 import { DIFF_BASE_KEY } from '../../../src/framework/runtime/index.js';
 import { installCrds } from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
@@ -142,5 +142,33 @@ describe('status storage on the real API server', () => {
     const errors = logs.containing('dropped status["konductor.dev"]');
     expect(errors).toHaveLength(1);
     expect(errors[0]?.msg).toContain('x-kubernetes-preserve-unknown-fields');
+  });
+
+  test('a retry carries on across a restart: the progress record in the status keeps its attempt count', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'status-retry');
+    const attempts: number[] = [];
+    class Handlers {
+      @on.create(WIDGET_API_VERSION, 'widgets')
+      async created({ retry, patch }: ChangeContext): Promise<void> {
+        attempts.push(retry);
+        if (retry === 0) throw new TemporaryError('not yet', { delay: 2 });
+        patch.status.phase = 'Ready';
+      }
+    }
+    running = await startOperator(kc, namespace, [Handlers], { storage: 'status' });
+    await new Widgets(kc, namespace).create('w');
+    const section = async (): Promise<Record<string, unknown> | undefined> =>
+      ((await getWidget(namespace, 'w')).status as Record<string, Record<string, unknown>> | undefined)?.['konductor.dev'];
+    await waitFor(async () => (await section())?.progress !== undefined, { what: 'the progress record of the first attempt' });
+    await running.stop();
+
+    running = await startOperator(kc, namespace, [Handlers], { storage: 'status' });
+    await waitFor(async () => (await getWidget(namespace, 'w')).status?.phase === 'Ready', { what: 'the retry after the restart' });
+
+    expect(attempts).toEqual([0, 1]);
+    expect(await section()).not.toHaveProperty('progress.Handlers.created');
+    expect((await getWidget(namespace, 'w')).metadata?.annotations ?? {}).toEqual({});
   });
 });
