@@ -17,10 +17,11 @@ export interface CatchUpOptions {
   /** Namespace prefix (namespaces must be new). */
   prefix?: string;
   /**
-   * Objects each ceiling sweep point writes (default: half of `objects`, so each point runs for seconds at
-   * 10,000 objects while the 8 points together take about a minute more than one full pass used to).
+   * How long each ceiling sweep point writes, in seconds (default 6): long enough to be a rate, short
+   * enough that the 8 points together cost about a minute on 2 cores. A point also stops once it has
+   * written each of the `objects` objects once.
    */
-  ceilingObjects?: number;
+  ceilingPointSeconds?: number;
 }
 
 /** One operator process catching up on `objects` objects in `namespace`: its figures, API writes per object, CPU shares. */
@@ -69,11 +70,11 @@ export async function runCatchUp(target: BenchTarget, options: CatchUpOptions): 
   const konductor = await catchUp(target, 'konductor-child.mjs', ours, objects, concurrency);
 
   // The ceiling, on the objects the operator has just handled (its process has exited).
-  const pointObjects = Math.max(1, Math.min(objects, options.ceilingObjects ?? Math.ceil(objects / 2)));
+  const pointSize = { objects, seconds: options.ceilingPointSeconds ?? 6 };
   const sweeps = new Map<number, CeilingSweep>();
   const sweep = async (writeCounts: readonly number[]): Promise<void> => {
     const missing = [...new Set(writeCounts)].filter((w) => !sweeps.has(w));
-    if (missing.length > 0) for (const done of await sweepCeilings(target, ours, pointObjects, missing)) sweeps.set(done.writesPerObject, done);
+    if (missing.length > 0) for (const done of await sweepCeilings(target, ours, pointSize, missing)) sweeps.set(done.writesPerObject, done);
   };
   const sweepStarted = performance.now();
   await sweep([1, 2, wholeWrites(konductor)]);
@@ -87,8 +88,9 @@ export async function runCatchUp(target: BenchTarget, options: CatchUpOptions): 
     { scenario: 'catch-up', ...konductor, concurrency, setupCreateSeconds: Math.round(setupCreateSeconds * 10) / 10, ...machine() },
     {
       scenario: 'ceiling',
-      // Per sweep point.
-      objects: pointObjects,
+      // Each sweep point writes at most this many objects, for at most about this long.
+      objects,
+      pointSecondsLimit: pointSize.seconds,
       writesPerObject: sameWrites.writesPerObject,
       // The ceiling with the operator's writes per object, and what the API server counted at its best point.
       objectsPerSecond: Math.round(best.objectsPerSecond),
@@ -100,6 +102,7 @@ export async function runCatchUp(target: BenchTarget, options: CatchUpOptions): 
       concurrencies: CEILING_CONCURRENCIES,
       unchangedWrites: points.reduce((sum, p) => sum + p.unchangedWrites, 0),
       shortestPointSeconds: round2(Math.min(...points.map((p) => p.seconds))),
+      fewestPointObjects: Math.min(...points.map((p) => p.objects)),
       sweepSeconds: round1(sweepSeconds),
       // CPU at the best point of the operator's writes per object.
       ...cpuFigures(best.measured, 0),

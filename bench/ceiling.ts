@@ -15,7 +15,7 @@ import { collection, measure, type BenchTarget, type Measured } from './support.
 /** The client concurrencies the ceiling sweeps. */
 export const CEILING_CONCURRENCIES: readonly number[] = [16, 64, 128, 256];
 
-/** One point of the sweep: `objects` objects, `writesPerObject` writes each, `concurrency` at a time. */
+/** One point of the sweep: `objects` objects written, `writesPerObject` writes each, `concurrency` at a time. */
 export interface CeilingPoint {
   writesPerObject: number;
   concurrency: number;
@@ -45,8 +45,17 @@ async function currentRevision(client: ApiClient, base: string): Promise<bigint>
   return BigInt(list.metadata?.resourceVersion ?? '0');
 }
 
-/** One sweep point: objects `o-0` … `o-<objects − 1>` of `namespace`, each written `writesPerObject` times. */
-async function point(target: BenchTarget, namespace: string, objects: number, writesPerObject: number, concurrency: number): Promise<CeilingPoint> {
+/** How much one sweep point writes: at most `objects` objects (`o-0`, `o-1`, …), for at most about `seconds`. */
+export interface PointSize {
+  objects: number;
+  seconds: number;
+}
+
+/**
+ * One sweep point: objects `o-0`, `o-1`, … of `namespace`, each written `writesPerObject` times, until
+ * `size.objects` are written or `size.seconds` have passed (requests in flight then still count).
+ */
+async function point(target: BenchTarget, namespace: string, size: PointSize, writesPerObject: number, concurrency: number): Promise<CeilingPoint> {
   const base = collection(namespace);
   // As many sockets as requests in flight: the client's default (64) would queue the higher concurrencies.
   const client = new ApiClient(target.kubeConfig, { maxSockets: concurrency });
@@ -63,8 +72,10 @@ async function point(target: BenchTarget, namespace: string, objects: number, wr
       seen.add(revision);
     };
     let next = 0;
+    let written = 0;
+    const started = performance.now();
     const worker = async (): Promise<void> => {
-      while (next < objects) {
+      while (next < size.objects && performance.now() - started < size.seconds * 1000) {
         const i = next++;
         const status = { ceiling: token, startedAt: Date.now() };
         check(await client.request<Written>('PATCH', `${base}/o-${i}/status`, { body: { status }, contentType: 'application/merge-patch+json' }));
@@ -73,10 +84,11 @@ async function point(target: BenchTarget, namespace: string, objects: number, wr
           const annotations = { [`bench.konductor.dev/ceiling-${w}`]: JSON.stringify({ spec: { idx: i }, token }) };
           check(await client.request<Written>('PATCH', `${base}/o-${i}`, { body: { metadata: { annotations } }, contentType: 'application/merge-patch+json' }));
         }
+        written += 1;
       }
     };
     const measured = await measure(target.kubeConfig, () => Promise.all(Array.from({ length: concurrency }, worker)));
-    return { writesPerObject, concurrency, objects, seconds: measured.seconds, objectsPerSecond: objects / measured.seconds, unchangedWrites, measured };
+    return { writesPerObject, concurrency, objects: written, seconds: measured.seconds, objectsPerSecond: written / measured.seconds, unchangedWrites, measured };
   } finally {
     client.close();
   }
@@ -84,14 +96,14 @@ async function point(target: BenchTarget, namespace: string, objects: number, wr
 
 /**
  * Sweeps the ceiling for each of `writeCounts` writes per object over {@link CEILING_CONCURRENCIES}, every
- * point on the same `objects` existing objects (`o-<i>` in `namespace`), every write changing them. The
+ * point on the same existing objects (`o-<i>` in `namespace`), every write changing them. The
  * points alternate between the write counts at each concurrency, so a machine growing busier or quieter
  * during the sweep shifts all of them alike rather than one write count's.
  */
-export async function sweepCeilings(target: BenchTarget, namespace: string, objects: number, writeCounts: readonly number[]): Promise<CeilingSweep[]> {
+export async function sweepCeilings(target: BenchTarget, namespace: string, size: PointSize, writeCounts: readonly number[]): Promise<CeilingSweep[]> {
   const points = new Map<number, CeilingPoint[]>(writeCounts.map((w) => [w, []]));
   for (const concurrency of CEILING_CONCURRENCIES) {
-    for (const [writesPerObject, done] of points) done.push(await point(target, namespace, objects, writesPerObject, concurrency));
+    for (const [writesPerObject, done] of points) done.push(await point(target, namespace, size, writesPerObject, concurrency));
   }
   return [...points].map(([writesPerObject, done]) => ({ writesPerObject, points: done, best: done.reduce((a, b) => (b.objectsPerSecond > a.objectsPerSecond ? b : a)) }));
 }
