@@ -19,6 +19,8 @@ export interface InstallOptions {
   leaseName: string;
   /** The operator's identity (`--identity`); undefined: konductor run's default. */
   identity?: string;
+  /** Where the operator keeps its bookkeeping (`--storage`); undefined: konductor run's default (annotations). */
+  storage?: 'annotations' | 'status';
 }
 
 /** One YAML document: comment lines to print above it, and the object. */
@@ -123,7 +125,7 @@ function deployment(options: InstallOptions, labels: Record<string, string>): Re
               name: 'operator',
               image: options.image,
               imagePullPolicy: 'IfNotPresent',
-              args: ['run', ...options.runPaths, ...scope, ...(options.identity ? ['--identity', options.identity] : []), '--lease-name', options.leaseName, '--log-format', 'json', '--handler-timeout', '600', '--stall-timeout', '900'],
+              args: ['run', ...options.runPaths, ...scope, ...(options.identity ? ['--identity', options.identity] : []), ...(options.storage ? ['--storage', options.storage] : []), '--lease-name', options.leaseName, '--log-format', 'json', '--handler-timeout', '600', '--stall-timeout', '900'],
               env: [
                 { name: 'NODE_OPTIONS', value: '--max-old-space-size=128' },
                 { name: 'KONDUCTOR_LEASE_NAMESPACE', ...fromField('metadata.namespace') },

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { loadAll } from 'js-yaml';
 import { loadHandlers } from '../load-handlers.js';
 import { Identity, InvalidIdentityError } from '../../framework/state/identity.js';
+import { STORAGES, type Storage } from '../../framework/state/storage.js';
 import { UsageError } from '../options.js';
 import { manifestDocuments, renderManifests } from './manifest-objects.js';
 import { deriveRbacRules, parseRule, RuleSyntaxError, VERBS, type PolicyRule } from './rbac-rules.js';
@@ -60,6 +61,9 @@ Options:
       --identity <name>          The operator's identity, passed to 'konductor run' (the prefix of
                                  its annotations and finalizer; see konductor run --help).
                                  Default: konductor run's (konductor.dev).
+      --storage <place>          Where the operator keeps each object's diff-base and handler
+                                 progress, passed to 'konductor run': annotations (default) or
+                                 status (one write per change; see konductor run --help).
   -h, --help                     Show this help.
 `;
 
@@ -75,6 +79,7 @@ const OPTIONS = {
   rule: { type: 'string', multiple: true },
   'lease-name': { type: 'string' },
   identity: { type: 'string' },
+  storage: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -94,6 +99,7 @@ export async function manifestsCommand(args: readonly string[]): Promise<void> {
   const namespace = dnsLabel(values.namespace ?? name, '--namespace');
   const leaseName = dnsSubdomain(values['lease-name'] ?? name, '--lease-name');
   const identity = values.identity === undefined ? undefined : identityName(values.identity);
+  const storage = values.storage === undefined ? undefined : storageName(values.storage);
   if (values['watch-namespace'] && !values['namespace-scoped']) {
     throw new UsageError('--watch-namespace needs --namespace-scoped (without it the operator serves all namespaces with a ClusterRole)');
   }
@@ -127,6 +133,7 @@ export async function manifestsCommand(args: readonly string[]): Promise<void> {
     watchNamespaces,
     leaseName,
     identity,
+    storage,
   });
   process.stdout.write(renderManifests(documents));
 }
@@ -181,6 +188,13 @@ function dnsLabel(value: string, flag: string): string {
     throw new UsageError(`${flag} '${value}' is not a valid name: use at most 63 lower-case letters, digits and '-'`);
   }
   return value;
+}
+
+/** A storage as `konductor run --storage` takes it, checked here so a bad one fails before anything is applied. */
+function storageName(raw: string): Storage {
+  const found = STORAGES.find((storage) => storage === raw.toLowerCase());
+  if (found === undefined) throw new UsageError(`--storage must be one of ${STORAGES.join(', ')}; got '${raw}'`);
+  return found;
 }
 
 /** An identity as `konductor run --identity` takes it, checked here so a bad one fails before anything is applied. */

@@ -1,3 +1,7 @@
+import { jest } from '@jest/globals';
+import { fileURLToPath } from 'node:url';
+import { loadAll } from 'js-yaml';
+import { MANIFESTS_HELP, manifestsCommand } from '../../../src/cli/commands/manifests.js';
 import { DEV_HELP, HELP, RUN_HELP } from '../../../src/cli/options.js';
 import { parsed, usageError } from './parse-helpers.js';
 
@@ -33,5 +37,40 @@ describe('konductor run/dev --storage (KONDUCTOR_STORAGE)', () => {
     for (const help of [HELP, RUN_HELP, DEV_HELP]) {
       for (const text of ['--storage <place>', 'KONDUCTOR_STORAGE', 'annotations (default), or status']) expect(help).toContain(text);
     }
+  });
+});
+
+describe('konductor manifests --storage', () => {
+  const fixture = fileURLToPath(new URL('../../fixtures/manifests/widget-operator.ts', import.meta.url));
+
+  /** The args of the Deployment's container that `konductor manifests <args>` prints. */
+  async function deploymentArgs(args: string[]): Promise<string[]> {
+    let stdout = '';
+    const out = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => ((stdout += String(chunk)), true));
+    try {
+      await manifestsCommand(args);
+    } finally {
+      out.mockRestore();
+    }
+    const docs = loadAll(stdout) as Array<{ kind: string; spec?: { template: { spec: { containers: Array<{ args: string[] }> } } } }>;
+    return docs.find((doc) => doc.kind === 'Deployment')!.spec!.template.spec.containers[0]!.args;
+  }
+
+  test('--storage status is passed to konductor run in the Deployment', async () => {
+    expect(await deploymentArgs([fixture, '--name', 'demo', '--storage', 'status'])).toEqual(
+      expect.arrayContaining(['--storage', 'status']),
+    );
+  });
+
+  test('without --storage the Deployment leaves konductor run its default', async () => {
+    expect(await deploymentArgs([fixture, '--name', 'demo'])).not.toContain('--storage');
+  });
+
+  test('a bad --storage is refused before anything is printed', async () => {
+    await expect(deploymentArgs([fixture, '--storage', 'etcd'])).rejects.toThrow("--storage must be one of annotations, status; got 'etcd'");
+  });
+
+  test('the help documents it', () => {
+    expect(MANIFESTS_HELP).toContain('--storage <place>');
   });
 });
