@@ -25,7 +25,7 @@ import { FinalizerConflict, finalizerStep, patchFinalizer, type Holds } from './
 import { runHandlers, type HandlerRunResult, type Selected } from './handler-run.js';
 import { isRelevant, selectHandlers } from './handler-selection.js';
 import { invokeHandler } from './invocation.js';
-import { ObjectMemories, type HandlerResult, type ObjectMemory } from './object-memory.js';
+import { ObjectMemories, type HandlerResult, type ObjectMemory, type OwnWrite } from './object-memory.js';
 import { writePatch } from './patch-writer.js';
 import { completion, recordForChange, type Change } from './progression.js';
 import { freshest } from './read-your-writes.js';
@@ -84,6 +84,8 @@ interface ObjectRun {
   memory: ObjectMemory;
   resuming: boolean;
   signal: AbortSignal;
+  /** Our last write before this run, even when the watch has caught up with it. */
+  lastWrite?: OwnWrite;
 }
 
 /** One run's result, ready to write. */
@@ -148,12 +150,13 @@ export class ChangeProcessor {
     if (!memory.seen && batch.events.some((e) => e.fromList)) memory.resuming = true;
     const resuming = memory.resuming;
     memory.seen = true;
-    const fresh = freshest(memory.ownWrite, batch.events, latest.object, this.now());
+    const lastWrite = memory.ownWrite;
+    const fresh = freshest(lastWrite, batch.events, latest.object, this.now());
     if (fresh.caughtUp) memory.ownWrite = undefined;
     let body = fresh.body;
     for (let attempt = 0; ; attempt++) {
       try {
-        const result = await this.cycle(body, { memory, resuming, signal: batch.signal });
+        const result = await this.cycle(body, { memory, resuming, signal: batch.signal, lastWrite });
         memory.failures = 0;
         if (result === undefined) memory.resuming = false;
         return result;
@@ -207,7 +210,10 @@ export class ChangeProcessor {
       // resourceVersion of the state before it, so a queued event of that version (say, another
       // controller taking its finalizer off meanwhile) passes for the echo of our write. All that can
       // be left is our finalizer, after a removal that failed: it comes off (a 404 means it is gone).
-      if (hasFinalizer(body, this.identity)) await this.patchFinalizer(body, 'remove', memory);
+      // Not when the state is that of our own last write's version with the finalizer still on, while
+      // that write took it off: the echo of an earlier write of ours (say, the delete handler's status).
+      const taken = run.lastWrite?.resourceVersion === body.metadata?.resourceVersion && !hasFinalizer(run.lastWrite!.body, this.identity);
+      if (hasFinalizer(body, this.identity) && !taken) await this.patchFinalizer(body, 'remove', memory);
       return undefined;
     }
     const relevant = this.options.handlers.filter((h) => isRelevant(h, body, this.identity, this.storage));
