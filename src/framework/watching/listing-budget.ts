@@ -13,7 +13,7 @@ function v8Heap(): Pick<HeapState, 'limitBytes' | 'usedBytes'> {
 /**
  * On a listing's first page (already delivered, its objects without managedFields): checks that the
  * heap can hold the whole listing, `items.length + remainingItemCount` objects of the page's mean JSON
- * size, and reserves what the rest of it needs. Returns the bytes reserved, for {@link releaseListing}
+ * size less the `alreadyHeld` ones a relist replaces, and reserves what the rest of it needs. Returns the bytes reserved, for {@link releaseListing}
  * once the listing is delivered. Throws {@link MemoryBudgetError} (with the message to show) when the
  * listing does not fit.
  */
@@ -22,17 +22,20 @@ export function reserveListing(
   remainingItemCount: number | undefined,
   what: string,
   heapStatistics: () => Pick<HeapState, 'limitBytes' | 'usedBytes'> = v8Heap,
+  alreadyHeld = 0,
 ): number {
   if (items.length === 0) return 0;
   let jsonBytes = 0;
   for (const item of items) jsonBytes += JSON.stringify(item).length;
-  const objects = items.length + (typeof remainingItemCount === 'number' && remainingItemCount > 0 ? remainingItemCount : 0);
+  const listed = items.length + (typeof remainingItemCount === 'number' && remainingItemCount > 0 ? remainingItemCount : 0);
+  // A relist replaces the objects the stream already holds (they are in the heap's use): only the rest is new.
+  const objects = Math.max(0, listed - alreadyHeld);
   const listing: ListingSize = { objects, meanJsonBytes: jsonBytes / items.length };
   const heap: HeapState = { ...heapStatistics(), reservedBytes: reserved };
   const verdict = judgeListing(listing, heap);
   if (!verdict.fits) throw new MemoryBudgetError(describeRefusal(what, listing, heap, verdict), listing, verdict);
   // What the first page holds is already in the heap's use; the rest is reserved.
-  const rest = listingNeedBytes({ ...listing, objects: objects - items.length });
+  const rest = listingNeedBytes({ ...listing, objects: Math.max(0, objects - items.length) });
   reserved += rest;
   return rest;
 }

@@ -277,7 +277,8 @@ class WatchLoop<T extends KubeObject> {
     try {
       // Measured as they will be stored (dropping managedFields is idempotent; applyPage does it too).
       const items = (page.items ?? []).filter((item) => typeof item === 'object' && item !== null).map((item) => this.withoutManagedFields(item));
-      return reserveListing(items, page.metadata?.remainingItemCount, what, this.options.heapStatistics);
+      // A relist replaces what the store holds: only objects beyond those take more heap.
+      return reserveListing(items, page.metadata?.remainingItemCount, what, this.options.heapStatistics, this.store.size);
     } catch (error) {
       if (error instanceof MemoryBudgetError) this.logger.error({ objects: error.listing.objects, needMb: Math.round(error.verdict.needBytes / 2 ** 20) }, error.message);
       throw error;

@@ -498,6 +498,19 @@ describe('a listing the heap cannot hold', () => {
     expect(api.watches).toHaveLength(0);
   });
 
+  test('a relist is measured by the objects it adds to those the stream holds, not by its whole size', async () => {
+    const store = new Map<string, KubeObject>();
+    for (let i = 0; i < 50_000; i++) store.set(`uid-held-${i}`, widget(`held-${i}`, '1', `uid-held-${i}`));
+    api.listPage([widget('held-0', '1', 'uid-held-0')], { resourceVersion: '2', continue: 'next', remainingItemCount: 49_999 });
+    api.listPage([], { resourceVersion: '2' });
+    api.watchStream();
+
+    const stream = watch({ heapStatistics: smallHeap, store });
+    await waitFor(() => api.watches.length === 1, { what: 'the watch request', ...quickly });
+
+    expect(stream.error).toBeUndefined();
+  });
+
   test('is listed as usual when the check is turned off', async () => {
     api.listPage([widget('a', '1')], { resourceVersion: '1', remainingItemCount: 999_999 });
     api.watchStream();
