@@ -15,6 +15,7 @@ import { chooseDiffBase, chooseProgress, type BookkeepingProblem, type DiffBaseC
 import { essenceOf } from '../state/essence.js';
 import { hasFinalizer } from '../state/finalizers.js';
 import { Identity } from '../state/identity.js';
+import { droppedBookkeeping } from './dropped-bookkeeping.js';
 import { changeTag, type ProgressRecord } from '../state/progress.js';
 import { itemLocation, type Storage } from '../state/storage.js';
 import type { ObjectEvent } from '../watching/events.js';
@@ -146,6 +147,15 @@ export class ChangeProcessor {
       this.memories.forget(uid);
       return undefined;
     }
+    try {
+      return await this.live(batch, memory);
+    } finally {
+      this.memories.settle(uid); // an idle object keeps a Set entry, not a record
+    }
+  }
+
+  private async live(batch: ChangeBatch, memory: ObjectMemory): Promise<ProcessResult> {
+    const { latest } = batch;
     // Kept until a run completes, so a failed resume handler is retried on the requeue, not only on first sight.
     if (!memory.seen && batch.events.some((e) => e.fromList)) memory.resuming = true;
     const resuming = memory.resuming;
@@ -381,18 +391,4 @@ export class ChangeProcessor {
   private handlerLogger(handler: ChangeHandlerSpec, body: KubeObject): Logger {
     return this.options.logger.child({ namespace: body.metadata?.namespace, name: body.metadata?.name, handler: handler.id });
   }
-}
-
-/** Whether the status write stored bookkeeping the written object lacks (a status schema that prunes unknown fields). */
-function droppedBookkeeping(patch: Record<string, unknown>, written: KubeObject, identity: Identity): boolean {
-  const sent = (patch.status as Record<string, unknown> | undefined)?.[identity.statusKey];
-  if (!storesText(sent)) return false;
-  const status = written.status;
-  return !(status !== null && typeof status === 'object' && Object.hasOwn(status, identity.statusKey));
-}
-
-/** Whether a merge patch value stores any text (not only removes). */
-function storesText(value: unknown): boolean {
-  if (typeof value === 'string') return true;
-  return value !== null && typeof value === 'object' && Object.values(value).some(storesText);
 }
