@@ -37,6 +37,7 @@ export { Kubeconfig, type NamedEntry } from '../api/kubeconfig.js';
 // the operator's identity (the constants are the default identity's).
 export { FINALIZER, DIFF_BASE_KEY, progressKey } from '../state/keys.js';
 export { Identity, InvalidIdentityError } from '../state/identity.js';
+export { MemoryBudgetError } from '../watching/memory-budget.js';
 export type { ProgressRecord } from '../state/progress.js';
 
 // Events and metrics as the engines take them.
