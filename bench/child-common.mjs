@@ -43,13 +43,14 @@ export function sampleRss() {
  * own kubeconfig loader, so client-node's generated API is never loaded, as deployed) and reports each
  * PATCH of a bench object that the API server accepted to `onPatch({ name, status })`.
  */
-export function startBenchOperator(framework, { kubeconfigPath, namespace, concurrency, registry, onPatch }) {
+export function startBenchOperator(framework, { kubeconfigPath, namespace, concurrency, registry, onPatch, storage = 'annotations' }) {
   return framework
     .createOperator({
       kubeConfig: framework.loadKubeconfig({ path: kubeconfigPath }),
       registry,
       namespaces: [namespace],
       concurrency,
+      storage,
       logger: framework.silentLogger(),
       onRequest: (method, path, status) => {
         if (method !== 'PATCH' || status >= 300) return;

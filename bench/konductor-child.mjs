@@ -3,11 +3,13 @@
 // started (ms since the epoch). The framework writes status (its subresource) and then the object
 // (its diff-base annotation); once `expected` objects have had both writes acknowledged, it prints
 // the result and exits. With spec.sentAt on the objects (steady load) it also reports, per object,
-// the milliseconds from sentAt to the acknowledgement of the status write.
+// the milliseconds from sentAt to the acknowledgement of the status write. With BENCH_STORAGE=status
+// the bookkeeping rides in the status PATCH, so that one write is each object's last.
 import { benchResource, cpuSeconds, loadFramework, sampleRss, send, startBenchOperator } from './child-common.mjs';
 
 const [kubeconfigPath, namespace, expectedText, concurrencyText] = process.argv.slice(2);
 const expected = Number(expectedText);
+const storage = process.env.BENCH_STORAGE === 'status' ? 'status' : 'annotations';
 const framework = await loadFramework();
 const started = performance.now();
 const rss = sampleRss();
@@ -32,6 +34,7 @@ const operator = startBenchOperator(framework, {
   namespace,
   concurrency: Number(concurrencyText),
   registry,
+  storage,
   onPatch: (target) => {
     if (target.status) {
       const sent = sentAt.get(target.name);
@@ -39,8 +42,9 @@ const operator = startBenchOperator(framework, {
         writtenMs.push(Date.now() - sent);
         sentAt.delete(target.name);
       }
-    } else if (!finished.has(target.name)) {
-      // The object PATCH (diff-base) is each object's last write.
+    }
+    // The object PATCH (diff-base) is each object's last write with annotation storage; the status PATCH with status storage.
+    if (target.status === (storage === 'status') && !finished.has(target.name)) {
       finished.add(target.name);
       if (finished.size === expected) finish();
     }
@@ -54,6 +58,6 @@ void operator.ready.then(() => {
 function finish() {
   const seconds = (performance.now() - started) / 1000;
   const memory = rss.stop();
-  send({ result: { objects: expected, seconds: Math.round(seconds * 100) / 100, objectsPerSecond: Math.round(expected / seconds), ...memory, cpuSeconds: cpuSeconds(), cpuSecondsAtReady, writtenMs } });
+  send({ result: { objects: expected, seconds: Math.round(seconds * 100) / 100, objectsPerSecond: Math.round(expected / seconds), storage, ...memory, cpuSeconds: cpuSeconds(), cpuSecondsAtReady, writtenMs } });
   void operator.stop(2_000).then(() => process.exit(0));
 }
