@@ -5,6 +5,7 @@
 // operator's own writes per object, should that be another number). Catch-up is reported as a ratio to
 // the ceiling with the same writes per object and to the 1-write ceiling. Finally the naive baseline
 // (bench/naive-child.mjs, client-node's informer and a status merge patch) catches up on its own N objects.
+// With `statusStorage`, Konductor also catches up on its own N objects with storage: 'status' ("catch-up-status").
 // API writes per object are read from the API server's own apiserver_request_total.
 import { CEILING_CONCURRENCIES, sweepCeilings, type CeilingSweep } from './ceiling.js';
 import { createObjects, installBenchCrd, cpuFigures, machine, measure, OperatorProcess, round1, round2, type BenchTarget, type Figures } from './support.js';
@@ -14,6 +15,8 @@ export interface CatchUpOptions {
   concurrency: number;
   /** Also run the naive baseline on its own N objects. */
   naive: boolean;
+  /** Also catch up with status storage (`storage: 'status'`) on its own N objects, in the same run. */
+  statusStorage?: boolean;
   /** Namespace prefix (namespaces must be new). */
   prefix?: string;
   /**
@@ -25,8 +28,15 @@ export interface CatchUpOptions {
 }
 
 /** One operator process catching up on `objects` objects in `namespace`: its figures, API writes per object, CPU shares. */
-async function catchUp(target: BenchTarget, script: string, namespace: string, objects: number, concurrency: number): Promise<Figures> {
-  const child = new OperatorProcess(target, script, [namespace, objects, concurrency], { loadsFramework: script !== 'naive-child.mjs' });
+async function catchUp(target: BenchTarget, script: string, namespace: string, objects: number, concurrency: number, storage?: 'status'): Promise<Figures> {
+  // The child reads BENCH_STORAGE from the environment it is spawned with (a copy of ours).
+  if (storage) process.env.BENCH_STORAGE = storage;
+  let child: OperatorProcess;
+  try {
+    child = new OperatorProcess(target, script, [namespace, objects, concurrency], { loadsFramework: script !== 'naive-child.mjs' });
+  } finally {
+    delete process.env.BENCH_STORAGE;
+  }
   // Generous: a catch-up slower than 10 objects/s means something is broken, not slow.
   const started = performance.now();
   const measured = await measure(target.kubeConfig, () => child.result(60_000 + objects * 100));
@@ -63,11 +73,14 @@ export async function runCatchUp(target: BenchTarget, options: CatchUpOptions): 
   await installBenchCrd(target.kubeConfig);
   const ours = `${prefix}-catch-up`;
   const naive = `${prefix}-catch-up-naive`;
+  const status = `${prefix}-catch-up-status`;
   // Both sets exist before either operator starts, so both run against the same amount of stored data.
   const setupCreateSeconds = await createObjects(target.kubeConfig, ours, objects);
   if (options.naive) await createObjects(target.kubeConfig, naive, objects);
+  if (options.statusStorage) await createObjects(target.kubeConfig, status, objects);
 
   const konductor = await catchUp(target, 'konductor-child.mjs', ours, objects, concurrency);
+  const withStatus = options.statusStorage ? await catchUp(target, 'konductor-child.mjs', status, objects, concurrency, 'status') : undefined;
 
   // The ceiling, on the objects the operator has just handled (its process has exited).
   const pointSize = { objects, seconds: options.ceilingPointSeconds ?? 6 };
@@ -110,6 +123,17 @@ export async function runCatchUp(target: BenchTarget, options: CatchUpOptions): 
       ...machine(),
     },
   ];
+  if (withStatus) {
+    lines.push({
+      scenario: 'catch-up-status',
+      ...withStatus,
+      concurrency,
+      // Against annotation storage in this run, and against the ceiling of the writes it made and the 1-write one.
+      speedRatioToAnnotations: round2(Number(withStatus.objectsPerSecond) / Number(konductor.objectsPerSecond)),
+      catchUpRatioOneWrite: round2(Number(withStatus.objectsPerSecond) / oneWrite.best.objectsPerSecond),
+      ...machine(),
+    });
+  }
   if (options.naive) {
     const baseline = await catchUp(target, 'naive-child.mjs', naive, objects, concurrency);
     // The naive operator makes one write per object: its ceiling is the 1-write one (or its own count's).

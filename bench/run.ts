@@ -15,7 +15,7 @@ const concurrency = envNumber('BENCH_CONCURRENCY', 64);
 const framework = process.env.BENCH_FRAMEWORK === 'src' ? 'src' : 'dist';
 
 const groups: Record<string, (target: BenchTarget) => Promise<Figures[]>> = {
-  'catch-up': (target) => runCatchUp(target, { objects: n, concurrency, naive: true }),
+  'catch-up': (target) => runCatchUp(target, { objects: n, concurrency, naive: true, statusStorage: true }),
   'steady-load': async (target) => {
     const options = { rate: envNumber('BENCH_STEADY_RATE', 100), seconds: envNumber('BENCH_STEADY_SECONDS', 60), concurrency };
     const konductor = await runSteadyLoad(target, { ...options, operator: 'konductor', namespace: 'bench-steady' });

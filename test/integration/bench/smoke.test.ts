@@ -26,15 +26,17 @@ function expectWellFormed(line: Figures, scenario: string, figures: readonly str
 }
 
 describe('benchmark smoke', () => {
-  it('catch-up, its ceiling and the naive baseline complete at N = 200', async () => {
-    const lines = await runCatchUp(target, { objects: 200, concurrency: 16, naive: true, prefix: `smoke-${run}`, ceilingPointSeconds: 1 });
-    expect(lines.map((line) => line.scenario)).toEqual(['catch-up', 'ceiling', 'catch-up-naive']);
+  it('catch-up, its ceiling, status storage and the naive baseline complete at N = 200', async () => {
+    const lines = await runCatchUp(target, { objects: 200, concurrency: 16, naive: true, statusStorage: true, prefix: `smoke-${run}`, ceilingPointSeconds: 1 });
+    expect(lines.map((line) => line.scenario)).toEqual(['catch-up', 'ceiling', 'catch-up-status', 'catch-up-naive']);
     expectWellFormed(lines[0]!, 'catch-up', ['objects', 'seconds', 'objectsPerSecond', 'peakRssMb', 'apiWritesPerObject']);
     expectWellFormed(lines[1]!, 'ceiling', ['objectsPerSecond', 'catchUpRatioSameWrites', 'catchUpRatioOneWrite', 'oneWriteObjectsPerSecond', 'twoWritesObjectsPerSecond']);
     // The sweep: objects/s at every concurrency, for 1 and 2 writes per object, each write a real change.
     for (const sweep of ['oneWriteSweep', 'twoWritesSweep']) expect(Object.keys(lines[1]![sweep] as object)).toEqual(['16', '64', '128', '256']);
     expect(lines[1]!.unchangedWrites).toBe(0);
-    expectWellFormed(lines[2]!, 'catch-up-naive', ['seconds', 'objectsPerSecond', 'peakRssMb', 'apiWritesPerObject', 'ceilingRatio', 'konductorSpeedRatio', 'konductorRssRatio']);
+    expectWellFormed(lines[2]!, 'catch-up-status', ['objects', 'seconds', 'objectsPerSecond', 'apiWritesPerObject', 'speedRatioToAnnotations', 'catchUpRatioOneWrite']);
+    expect(lines[2]!.apiWritesPerObject).toBe(1); // the bookkeeping rides in the handler's status PATCH
+    expectWellFormed(lines[3]!, 'catch-up-naive', ['seconds', 'objectsPerSecond', 'peakRssMb', 'apiWritesPerObject', 'ceilingRatio', 'konductorSpeedRatio', 'konductorRssRatio']);
   }, 120_000); // two operators' catch-ups and eight ceiling sweep points, on a machine that may be busy
 
   it.each(['konductor', 'naive'] as const)('steady load completes for %s (50/s for 2 s)', async (operator) => {
