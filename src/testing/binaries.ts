@@ -2,10 +2,15 @@ import { existsSync, readFileSync, readdirSync, accessSync, constants } from 'no
 import { homedir } from 'node:os';
 import { join, delimiter } from 'node:path';
 
-/** Paths of the two programs a test control plane runs. */
+/** Paths of the programs a test control plane runs. */
 export interface ControlPlaneBinaries {
   etcd: string;
   kubeApiserver: string;
+  /**
+   * kube-controller-manager, run only by a plane started with `controllerManager: true`; found with
+   * {@link resolveControllerManager} when that option is on and this is not given.
+   */
+  kubeControllerManager?: string;
 }
 
 function isExecutable(path: string): boolean {
@@ -31,12 +36,12 @@ export function cacheRoot(): string {
 }
 
 /** What `scripts/provision.sh` recorded in the cache (`binaries.json`); empty when absent or unreadable. */
-function recordedBinaries(): Partial<ControlPlaneBinaries & { kubectl: string }> {
+function recordedBinaries(): Partial<Required<ControlPlaneBinaries> & { kubectl: string }> {
   const recordFile = join(cacheRoot(), 'binaries.json');
   if (!existsSync(recordFile)) return {};
   try {
     const parsed: unknown = JSON.parse(readFileSync(recordFile, 'utf8'));
-    return typeof parsed === 'object' && parsed !== null ? (parsed as Partial<ControlPlaneBinaries & { kubectl: string }>) : {};
+    return typeof parsed === 'object' && parsed !== null ? (parsed as Partial<Required<ControlPlaneBinaries> & { kubectl: string }>) : {};
   } catch {
     // A corrupt record is ignored; the other sources still apply.
     return {};
@@ -73,9 +78,9 @@ export function resolveBinaries(): ControlPlaneBinaries {
   return { etcd, kubeApiserver };
 }
 
-/** The newest `<cache>/kubectl/<version>/kubectl` provision.sh unpacked, if any. */
-function cachedKubectl(): string | undefined {
-  const root = join(cacheRoot(), 'kubectl');
+/** The newest `<cache>/<name>/<version>/<name>` provision.sh left, if any. */
+function cached(name: string): string | undefined {
+  const root = join(cacheRoot(), name);
   let versions: string[];
   try {
     versions = readdirSync(root);
@@ -83,7 +88,7 @@ function cachedKubectl(): string | undefined {
     return undefined;
   }
   const newestFirst = versions.sort((a, b) => b.localeCompare(a, 'en', { numeric: true }));
-  return newestFirst.map((version) => join(root, version, 'kubectl')).find(isExecutable);
+  return newestFirst.map((version) => join(root, version, name)).find(isExecutable);
 }
 
 /**
@@ -104,10 +109,36 @@ export function resolveKubectl(): string {
   if (assets && isExecutable(join(assets, 'kubectl'))) return join(assets, 'kubectl');
   const recorded = recordedBinaries().kubectl;
   if (typeof recorded === 'string' && isExecutable(recorded)) return recorded;
-  const cached = cachedKubectl();
-  if (cached) return cached;
+  const unpacked = cached('kubectl');
+  if (unpacked) return unpacked;
   throw new Error(
     "kubectl for the test control plane not found. Run 'npm run provision' (it downloads Debian's kubernetes-client, the control plane's version, into the cache), " +
       'or set KONDUCTOR_KUBECTL to a kubectl binary.',
+  );
+}
+
+/**
+ * Finds the kube-controller-manager a plane started with `controllerManager: true` runs, in this order:
+ * the `KONDUCTOR_KUBE_CONTROLLER_MANAGER` override, envtest's `KUBEBUILDER_ASSETS` folder, what
+ * `scripts/provision.sh` recorded in the cache, then the newest build in the cache's
+ * `kube-controller-manager/<version>/` folders. Never `PATH`: a controller manager newer than the
+ * 1.20 API server is unsupported (it may call APIs the server lacks).
+ * Throws one line naming the script that builds it when none is found.
+ */
+export function resolveControllerManager(): string {
+  const override = process.env.KONDUCTOR_KUBE_CONTROLLER_MANAGER;
+  if (override) {
+    if (!isExecutable(override)) throw new Error(`${override} is not an executable file; fix KONDUCTOR_KUBE_CONTROLLER_MANAGER or unset it`);
+    return override;
+  }
+  const assets = process.env.KUBEBUILDER_ASSETS;
+  if (assets && isExecutable(join(assets, 'kube-controller-manager'))) return join(assets, 'kube-controller-manager');
+  const recorded = recordedBinaries().kubeControllerManager;
+  if (typeof recorded === 'string' && isExecutable(recorded)) return recorded;
+  const built = cached('kube-controller-manager');
+  if (built) return built;
+  throw new Error(
+    "test control plane: kube-controller-manager not found (the controllerManager option runs it). Run 'KONDUCTOR_WITH_CONTROLLER_MANAGER=1 bash node_modules/konductor/scripts/provision.sh' " +
+      "('npm run provision' in konductor's own repository; it builds and caches it next to the kube-apiserver), or set KONDUCTOR_KUBE_CONTROLLER_MANAGER to a kube-controller-manager 1.20 binary.",
   );
 }

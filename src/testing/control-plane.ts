@@ -1,14 +1,14 @@
 import { accessSync, constants, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { resolveBinaries, type ControlPlaneBinaries } from './binaries.js';
+import { resolveBinaries, resolveControllerManager, type ControlPlaneBinaries } from './binaries.js';
+import { ControllerManager } from './controller-manager.js';
 import { writeCredentials, type Credentials } from './credentials.js';
 import { kubeConfigForServiceAccount, kubeConfigWithToken, type ServiceAccountRef } from './identities.js';
 import { ManagedProcess } from './managed-process.js';
 import { freePort } from './ports.js';
+import { probe } from './probe.js';
 import { startReaper } from './process-reaper.js';
 
 /** Options for {@link TestControlPlane.start}. */
@@ -21,6 +21,19 @@ export interface ControlPlaneOptions {
   startTimeoutMs?: number;
   /** Parent folder of the temporary folder. Default: `/dev/shm` when writable (etcd's fsyncs cost nothing on tmpfs), else the OS temp folder. */
   baseDir?: string;
+  /**
+   * Also run kube-controller-manager, so the plane behaves like a cluster where the API server alone does
+   * not: owned objects are garbage-collected after their owner is deleted, `DELETE namespace` empties the
+   * namespace and completes, Deployments get ReplicaSets and Pod objects (never run: there is no
+   * kubelet), namespaces get a `default` ServiceAccount. Node, route and service (load balancer)
+   * controllers stay off. Default false: starting it costs a few seconds and ~100 MB of memory.
+   *
+   * Needs a kube-controller-manager binary, found with {@link resolveControllerManager} unless
+   * `binaries.kubeControllerManager` is given; `scripts/provision.sh` builds it. Without one, start
+   * fails at once with the command that provides it. It can also be started later with
+   * {@link TestControlPlane.startControllerManager}.
+   */
+  controllerManager?: boolean;
 }
 
 const ADMIN_USER = 'konductor-admin';
@@ -35,8 +48,9 @@ export interface PeerApiServer {
 
 /**
  * A real etcd and kube-apiserver on free loopback ports, in a temporary folder, with TLS serving,
- * token authentication and RBAC. No controller-manager or scheduler: like envtest, objects are stored
- * and served but nothing acts on Pods, namespaces' deletion or owner references.
+ * token authentication and RBAC. By default no controller-manager or scheduler: like envtest, objects
+ * are stored and served but nothing acts on Pods, namespaces' deletion or owner references. With
+ * `controllerManager: true` a kube-controller-manager acts on those as in a cluster (no scheduler still).
  *
  * Every process and the folder are removed by {@link stop}, and by a detached reaper if the owning
  * process dies first (a killed or interrupted test run).
@@ -47,6 +61,7 @@ export class TestControlPlane {
   /** Path of a kubeconfig file for the admin identity (`system:masters`). */
   readonly kubeconfigPath: string;
   private caData = '';
+  private controllerManagerInstance: ControllerManager | undefined;
 
   private constructor(
     readonly dir: string,
@@ -63,7 +78,9 @@ export class TestControlPlane {
 
   /** Starts etcd and the API server; resolves once `/readyz` answers 200. */
   static async start(options: ControlPlaneOptions = {}): Promise<TestControlPlane> {
-    const binaries = { ...resolveBinaries(), ...options.binaries };
+    const binaries: ControlPlaneBinaries = { ...resolveBinaries(), ...options.binaries };
+    // Resolved before anything starts, so a missing binary fails at once with the way to get it.
+    if (options.controllerManager && !binaries.kubeControllerManager) binaries.kubeControllerManager = resolveControllerManager();
     const dir = mkdtempSync(join(options.baseDir ?? defaultBaseDir(), 'konductor-cp-'));
     startReaper(dir);
     let plane: TestControlPlane | undefined;
@@ -98,6 +115,7 @@ export class TestControlPlane {
       plane.server = `https://127.0.0.1:${apiPort}`;
       await plane.startEtcd();
       await plane.startApiServer();
+      if (options.controllerManager) await plane.startControllerManager();
       return plane;
     } catch (error) {
       if (plane) await plane.stop();
@@ -132,6 +150,40 @@ export class TestControlPlane {
   /** Stops the API server; etcd and its data stay. Use `signal: 'SIGKILL'` to simulate a crash. */
   async stopApiServer(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
     await this.apiServer.stop(signal);
+  }
+
+  /**
+   * Starts kube-controller-manager (again) against the API server; resolves once its controllers run.
+   * A plane started without `controllerManager: true` finds the binary now, failing with the command
+   * that provides it when there is none.
+   */
+  async startControllerManager(): Promise<void> {
+    if (!this.controllerManagerInstance) {
+      this.binaries.kubeControllerManager ??= resolveControllerManager();
+      this.controllerManagerInstance = new ControllerManager({
+        binary: this.binaries.kubeControllerManager,
+        dir: this.dir,
+        kubeconfigPath: this.kubeconfigPath,
+        serviceAccountPrivateKey: this.credentials.serviceAccountPrivateKey,
+        rootCaFile: join(this.dir, 'certs', 'apiserver.crt'),
+        server: this.server,
+        adminToken: this.credentials.adminToken,
+      });
+    }
+    await this.controllerManagerInstance.start(this.startTimeoutMs);
+  }
+
+  /**
+   * Stops kube-controller-manager, as when it crashed or lost its lease: until it starts again nothing
+   * collects garbage or finishes a namespace's deletion. Does nothing when it does not run.
+   */
+  async stopControllerManager(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    await this.controllerManagerInstance?.stop(signal);
+  }
+
+  /** The kube-controller-manager process (its pid, log tail, signals), when the plane has started one. */
+  get controllerManager(): ManagedProcess | undefined {
+    return this.controllerManagerInstance?.process;
   }
 
   /** The admin identity (`system:masters`), as a fresh KubeConfig. */
@@ -176,6 +228,8 @@ export class TestControlPlane {
 
   /** Stops everything and removes the temporary folder. Safe to call twice. */
   async stop(): Promise<void> {
+    // The controller manager first: stopped after the API server, it would only log failed requests.
+    await this.controllerManagerInstance?.stop('SIGTERM', 3_000);
     await this.apiServer.stop('SIGTERM', 3_000);
     await this.etcd.stop('SIGTERM', 3_000);
     if (existsSync(this.dir)) rmSync(this.dir, { recursive: true, force: true });
@@ -222,7 +276,8 @@ function apiServerArgs(
     '--service-account-issuer=https://kubernetes.default.svc',
     '--service-cluster-ip-range=10.0.0.0/24',
     '--allow-privileged=true',
-    // No controller-manager creates the `default` ServiceAccount, so its admission check would reject every Pod.
+    // Without a controller manager (the default) nothing creates the `default` ServiceAccount, so its admission
+    // check would reject every Pod; off with one too, so the API server behaves the same either way.
     '--disable-admission-plugins=ServiceAccount',
     '--profiling=false',
     ...extraArgs,
@@ -233,22 +288,4 @@ async function distinctFreePorts(count: number): Promise<number[]> {
   const ports = new Set<number>();
   while (ports.size < count) ports.add(await freePort());
   return [...ports];
-}
-
-/** One GET; resolves with the HTTP status, or rejects on a connection error. Self-signed TLS is accepted here. */
-function probe(url: string, token?: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const send = url.startsWith('https:') ? httpsRequest : httpRequest;
-    const req = send(
-      url,
-      { method: 'GET', timeout: 2_000, rejectUnauthorized: false, agent: false, headers: token ? { Authorization: `Bearer ${token}` } : {} },
-      (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-    req.end();
-  });
 }

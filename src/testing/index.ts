@@ -1,6 +1,8 @@
 /**
  * Testing utilities for operators built with Konductor: a real kube-apiserver + etcd
- * started in-process ({@link TestControlPlane}), and helpers to install CRDs.
+ * started in-process ({@link TestControlPlane}), optionally with kube-controller-manager
+ * (`controllerManager: true`: garbage collection, namespace deletion, workload controllers),
+ * and helpers to install CRDs.
  *
  * @example
  * ```ts
@@ -14,7 +16,7 @@
  */
 export { TestControlPlane, type ControlPlaneOptions, type PeerApiServer } from './control-plane.js';
 export { kubeConfigForServiceAccount, kubeConfigWithToken, type ServiceAccountRef } from './identities.js';
-export { resolveBinaries, cacheRoot, type ControlPlaneBinaries } from './binaries.js';
+export { resolveBinaries, resolveControllerManager, cacheRoot, type ControlPlaneBinaries } from './binaries.js';
 export { installCrds, readCrds } from './crds.js';
 export { runOperator, waitFor, type TestOperator, type RecordedRequest } from './operator-harness.js';
 export { applyManifests, readManifests } from './apply.js';

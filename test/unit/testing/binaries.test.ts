@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { resolveBinaries, resolveKubectl } from '../../../src/testing/binaries.js';
+import { resolveBinaries, resolveControllerManager, resolveKubectl } from '../../../src/testing/binaries.js';
 
 const saved = { ...process.env };
 let dir: string;
@@ -111,5 +111,75 @@ describe('finding kubectl', () => {
     unpacked('1.9.0-1');
     const newest = unpacked('1.20.5+really1.20.2-1.1+deb12u1');
     expect(resolveKubectl()).toBe(newest);
+  });
+});
+
+describe('finding kube-controller-manager', () => {
+  beforeEach(() => {
+    delete process.env.KONDUCTOR_KUBE_CONTROLLER_MANAGER;
+  });
+
+  function record(entries: Record<string, string>): void {
+    mkdirSync(process.env.KONDUCTOR_CACHE_DIR!, { recursive: true });
+    writeFileSync(join(process.env.KONDUCTOR_CACHE_DIR!, 'binaries.json'), JSON.stringify(entries));
+  }
+
+  function built(version: string): string {
+    const folder = join(process.env.KONDUCTOR_CACHE_DIR!, 'kube-controller-manager', version);
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(join(folder, 'kube-controller-manager'), '#!/bin/sh\n');
+    chmodSync(join(folder, 'kube-controller-manager'), 0o755);
+    return join(folder, 'kube-controller-manager');
+  }
+
+  test('uses the one provision.sh recorded in the cache', () => {
+    const kcm = fakeBinary('kube-controller-manager');
+    record({ etcd: fakeBinary('etcd'), kubeApiserver: fakeBinary('kube-apiserver'), kubeControllerManager: kcm });
+    expect(resolveControllerManager()).toBe(kcm);
+  });
+
+  test('prefers KONDUCTOR_KUBE_CONTROLLER_MANAGER to the recorded one', () => {
+    record({ kubeControllerManager: fakeBinary('kube-controller-manager') });
+    const custom = fakeBinary('my-kcm');
+    process.env.KONDUCTOR_KUBE_CONTROLLER_MANAGER = custom;
+    expect(resolveControllerManager()).toBe(custom);
+  });
+
+  test('uses the one in an envtest KUBEBUILDER_ASSETS folder', () => {
+    const kcm = fakeBinary('kube-controller-manager');
+    process.env.KUBEBUILDER_ASSETS = dir;
+    expect(resolveControllerManager()).toBe(kcm);
+  });
+
+  test('finds the newest build in the cache when the record lacks one', () => {
+    record({ etcd: fakeBinary('etcd'), kubeApiserver: fakeBinary('kube-apiserver') });
+    built('1.9.0-1');
+    const newest = built('1.20.5+really1.20.2-1.1+deb12u1');
+    expect(resolveControllerManager()).toBe(newest);
+  });
+
+  test('rejects an override that is not executable, naming it', () => {
+    process.env.KONDUCTOR_KUBE_CONTROLLER_MANAGER = join(dir, 'missing-kcm');
+    expect(() => resolveControllerManager()).toThrow(/missing-kcm is not an executable file; fix KONDUCTOR_KUBE_CONTROLLER_MANAGER/);
+  });
+
+  test('never takes one from PATH, whose version may be newer than the API server, and names provision.sh in one line', () => {
+    fakeBinary('kube-controller-manager');
+    process.env.PATH = dir;
+    let message = '';
+    try {
+      resolveControllerManager();
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/kube-controller-manager not found .*scripts\/provision\.sh/);
+    expect(message).not.toContain('\n');
+  });
+
+  test('is not needed to find etcd and kube-apiserver', () => {
+    const etcd = fakeBinary('etcd');
+    const kubeApiserver = fakeBinary('kube-apiserver');
+    process.env.KUBEBUILDER_ASSETS = dir;
+    expect(resolveBinaries()).toEqual({ etcd, kubeApiserver });
   });
 });

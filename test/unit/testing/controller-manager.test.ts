@@ -1,0 +1,34 @@
+import { controllerManagerArgs } from '../../../src/testing/controller-manager.js';
+
+const args = controllerManagerArgs({ kubeconfigPath: '/plane/kubeconfig.json', serviceAccountPrivateKey: '/plane/sa.key', rootCaFile: '/plane/certs/apiserver.crt' });
+
+function flag(name: string): string | undefined {
+  return args.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
+}
+
+describe('the controller manager of a test control plane', () => {
+  test('talks to the plane through its kubeconfig', () => {
+    expect(flag('kubeconfig')).toBe('/plane/kubeconfig.json');
+  });
+
+  test('signs ServiceAccount tokens with the key the API server verifies them with, and hands out its CA', () => {
+    expect(flag('service-account-private-key-file')).toBe('/plane/sa.key');
+    expect(flag('root-ca-file')).toBe('/plane/certs/apiserver.crt');
+  });
+
+  test('runs every controller but those needing nodes or a cloud', () => {
+    const controllers = flag('controllers')!.split(',');
+    expect(controllers[0]).toBe('*');
+    expect(controllers.slice(1).sort()).toEqual(['-cloud-node-lifecycle', '-nodeipam', '-nodelifecycle', '-route', '-service']);
+  });
+
+  test('runs each controller as its own ServiceAccount, as in a cluster', () => {
+    expect(flag('use-service-account-credentials')).toBe('true');
+  });
+
+  test('neither elects a leader nor opens a port', () => {
+    expect(flag('leader-elect')).toBe('false');
+    expect(flag('port')).toBe('0');
+    expect(flag('secure-port')).toBe('0');
+  });
+});
