@@ -2,6 +2,7 @@ import { Observable } from 'rxjs';
 import type { ApiClient } from '../api/api-client.js';
 import { ApiError, isGone } from '../api/api-error.js';
 import { apiVersionOf, collectionPath, resourceId, type Resource } from '../api/resource.js';
+import { withoutManagedFields } from '../api/managed-fields.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
 import { Backoff, type BackoffOptions } from '../clock/backoff.js';
@@ -10,7 +11,7 @@ import type { KubeObject } from '../objects/kube-object.js';
 import type { WatchEvent } from './events.js';
 import type { WatchHealth, WatchStatus } from './watch-health.js';
 import { isTrackable, parseWatchLine, type TrackableObject } from './watch-line.js';
-import { shareStrings, withoutManagedFields, type ResourceStrings } from './compact-object.js';
+import { shareStrings, type ResourceStrings } from './compact-object.js';
 import { MemoryBudgetError, type HeapState } from './memory-budget.js';
 import { releaseListing, reserveListing } from './listing-budget.js';
 import { watchOnce, type LineResult, type WatchOutcome } from './watch-request.js';
@@ -256,8 +257,10 @@ class WatchLoop<T extends KubeObject> {
       // Checked before anything of the page is delivered: a page without it is not a listing we can resume from.
       if (!listVersion) throw new ApiError(0, `GET ${this.path}: list response without metadata.resourceVersion`);
       // Before anything of the listing is delivered: the first page tells how many objects are coming.
-      if (continueToken === undefined && reservation.bytes === 0) reservation.bytes = this.reserveHeap(page);
-      this.applyPage(page.items ?? [], seen);
+      // Stripped once, then measured and stored as they are.
+      const items = (page.items ?? []).map((item) => this.withoutManagedFields(item));
+      if (continueToken === undefined && reservation.bytes === 0) reservation.bytes = this.reserveHeap(items, page.metadata?.remainingItemCount);
+      this.applyPage(items, seen);
       continueToken = page.metadata?.continue || undefined;
       if (continueToken === undefined) break;
     }
@@ -271,14 +274,13 @@ class WatchLoop<T extends KubeObject> {
    * Checks, on a listing's first page, that the heap can hold the whole listing, and reserves what the
    * rest of it needs until it is delivered (returned, for the caller to release). Throws {@link MemoryBudgetError}.
    */
-  private reserveHeap(page: ListResponse<T>): number {
+  private reserveHeap(listed: T[], remainingItemCount: number | undefined): number {
     if (this.options.memoryBudget === false) return 0;
     const what = `${this.id} in ${this.options.namespace ?? 'all namespaces'}${this.options.labelSelector ? ` (${this.options.labelSelector})` : ''}`;
     try {
-      // Measured as they will be stored (dropping managedFields is idempotent; applyPage does it too).
-      const items = (page.items ?? []).filter((item) => typeof item === 'object' && item !== null).map((item) => this.withoutManagedFields(item));
+      const items = listed.filter((item) => typeof item === 'object' && item !== null);
       // A relist replaces what the store holds: only objects beyond those take more heap.
-      return reserveListing(items, page.metadata?.remainingItemCount, what, this.options.heapStatistics, this.store.size);
+      return reserveListing(items, remainingItemCount, what, this.options.heapStatistics, this.store.size);
     } catch (error) {
       if (error instanceof MemoryBudgetError) this.logger.error({ objects: error.listing.objects, needMb: Math.round(error.verdict.needBytes / 2 ** 20) }, error.message);
       throw error;
@@ -287,12 +289,11 @@ class WatchLoop<T extends KubeObject> {
 
   /** Delivers one listed page's new and changed objects, and notes their UIDs in `seen`. */
   private applyPage(items: T[], seen: Set<string>): void {
-    for (const listed of items) {
-      if (!isTrackable(listed)) {
+    for (const item of items) {
+      if (!isTrackable(item)) {
         this.skip('listed object without metadata.uid or resourceVersion');
         continue;
       }
-      const item = this.withoutManagedFields(listed);
       const uid = item.metadata.uid;
       const previous = this.store.get(uid);
       this.complete(item, previous);
