@@ -1,4 +1,8 @@
+import { chmodSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { controllerManagerArgs } from '../../../src/testing/controller-manager.js';
+import { TestControlPlane } from '../../../src/testing/index.js';
 
 const args = controllerManagerArgs({ kubeconfigPath: '/plane/kubeconfig.json', serviceAccountPrivateKey: '/plane/sa.key', rootCaFile: '/plane/certs/apiserver.crt' });
 
@@ -30,5 +34,32 @@ describe('the controller manager of a test control plane', () => {
     expect(flag('leader-elect')).toBe('false');
     expect(flag('port')).toBe('0');
     expect(flag('secure-port')).toBe('0');
+  });
+});
+
+describe('asking for the controller manager without its binary', () => {
+  const saved = { ...process.env };
+  let dir: string;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'konductor-kcm-'));
+    for (const name of ['etcd', 'kube-apiserver']) {
+      writeFileSync(join(dir, name), '#!/bin/sh\n');
+      chmodSync(join(dir, name), 0o755);
+    }
+    process.env.KUBEBUILDER_ASSETS = dir;
+    process.env.KONDUCTOR_CACHE_DIR = join(dir, 'empty-cache');
+    delete process.env.KONDUCTOR_KUBE_CONTROLLER_MANAGER;
+  });
+
+  afterEach(() => {
+    process.env = { ...saved };
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('fails at once with one line naming scripts/provision.sh, starting nothing', async () => {
+    const started = TestControlPlane.start({ controllerManager: true, baseDir: dir });
+    await expect(started).rejects.toThrow(/^test control plane: kube-controller-manager not found .*scripts\/provision\.sh[^\n]*$/);
+    expect(readdirSync(dir).filter((name) => name.startsWith('konductor-cp-'))).toEqual([]);
   });
 });
