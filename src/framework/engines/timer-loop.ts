@@ -5,7 +5,7 @@ import { withTimeLimit } from '../clock/time-limit.js';
 import { asError, describeError, PermanentError, TemporaryError } from '../handler/errors.js';
 import type { TimerContext, TimerSpec } from '../handler/handler-specs.js';
 import { objectContext } from '../handler/object-context.js';
-import { emptyPatch, mergeInto, type Patch } from '../handler/patch.js';
+import { emptyPatch, isEmptyPatch, mergeInto, type Patch } from '../handler/patch.js';
 import { writePatch } from '../handling/patch-writer.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
@@ -240,7 +240,7 @@ class TimerWorker {
   /** The handler's patch, plus a long timer's schedule; undefined for a short timer that wrote nothing. */
   private changes(body: KubeObject, patch: Record<string, unknown>, succeeded: boolean): Record<string, unknown> | undefined {
     const settings = this.settingsFor(body);
-    if (!settings.persists && isEmpty(patch)) return undefined;
+    if (!settings.persists && isEmptyPatch(patch)) return undefined;
     const merged: Record<string, unknown> = {};
     mergeInto(merged, patch);
     if (settings.persists) {
@@ -251,14 +251,4 @@ class TimerWorker {
     }
     return merged;
   }
-}
-
-/** A patch with no field set at any depth (the empty patch a handler starts from has empty sections). */
-function isEmpty(patch: Record<string, unknown>): boolean {
-  for (const value of Object.values(patch)) {
-    if (value === undefined) continue; // dropped when written, as prune() does
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
-    if (!isEmpty(value as Record<string, unknown>)) return false;
-  }
-  return true;
 }

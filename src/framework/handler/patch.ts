@@ -43,6 +43,19 @@ export function prune(value: Record<string, unknown>): Record<string, unknown> |
   return Object.keys(result).length > 0 ? result : undefined;
 }
 
+/**
+ * Whether the patch sets no field at any depth: only empty objects and `undefined` (the empty patch a
+ * handler starts from has empty sections). True exactly when {@link prune} leaves nothing, without building
+ * the pruned copy. `null` (a deletion), arrays and scalars are changes.
+ */
+export function isEmptyPatch(patch: Record<string, unknown>): boolean {
+  for (const value of Object.values(patch)) {
+    if (value === undefined) continue;
+    if (!isPlainObject(value) || !isEmptyPatch(value)) return false;
+  }
+  return true;
+}
+
 /** Applies an RFC 7386 merge patch to a copy of `target` (null deletes, arrays replace). */
 export function applyMergePatch<T>(target: T, patch: Record<string, unknown>): T {
   const base: Record<string, unknown> = isPlainObject(target) ? { ...target } : {};

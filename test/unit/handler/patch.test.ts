@@ -1,4 +1,4 @@
-import { applyMergePatch, emptyPatch, mergeInto, prune } from '../../../src/framework/handler/patch.js';
+import { applyMergePatch, emptyPatch, isEmptyPatch, mergeInto, prune } from '../../../src/framework/handler/patch.js';
 
 describe('emptyPatch', () => {
   test('has the sections handlers write into', () => {
@@ -15,6 +15,29 @@ describe('emptyPatch', () => {
 
   test('prunes to nothing when untouched', () => {
     expect(prune(emptyPatch())).toBeUndefined();
+  });
+});
+
+describe('isEmptyPatch', () => {
+  test('is true for the patch a handler starts from, and for nested empty objects and undefined fields', () => {
+    expect(isEmptyPatch(emptyPatch())).toBe(true);
+    expect(isEmptyPatch({})).toBe(true);
+    expect(isEmptyPatch({ a: undefined, b: { c: {}, d: undefined } })).toBe(true);
+  });
+
+  test('is false once any field is set, at any depth', () => {
+    const patch = emptyPatch();
+    patch.metadata.labels.tier = 'gold';
+    expect(isEmptyPatch(patch)).toBe(false);
+  });
+
+  test('counts null (a deletion), arrays and falsy scalars as changes', () => {
+    for (const value of [null, [], 0, false, '']) expect(isEmptyPatch({ status: { field: value } })).toBe(false);
+  });
+
+  test('agrees with prune: empty exactly when prune leaves nothing', () => {
+    const patches = [{}, { a: {} }, { a: { b: null } }, { a: [] }, { a: undefined }, { a: { b: { c: 1 } } }];
+    for (const patch of patches) expect(isEmptyPatch(patch)).toBe(prune(patch) === undefined);
   });
 });
 
