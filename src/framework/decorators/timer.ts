@@ -14,7 +14,9 @@ export type TimerDecorator<T extends TypedObject = KubeObject> = KubeObject exte
 
 /**
  * Runs a method periodically for every matching object, never overlapping itself. Timers hold the
- * object with the framework finalizer while it exists. Long intervals (>= `persistThreshold`, 60 s by
+ * object with the framework finalizer while it exists, so its deletion waits for a run in progress;
+ * `finalizer: false` opts out, for work that needs no graceful stop (then deleting the object never
+ * waits for the operator, even one that is down). Long intervals (>= `persistThreshold`, 60 s by
  * default) survive restarts: the schedule is kept on the object.
  *
  * @example

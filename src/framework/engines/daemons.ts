@@ -43,7 +43,7 @@ export class DaemonEngine {
     this.workers = new ObjectWorkers({ handlers: options.daemons, start: (seed) => startDaemon(seed, deps) });
   }
 
-  /** Whether any daemon applies to the object (then the framework finalizer holds it). */
+  /** Whether a daemon holding a finalizer (`finalizer` not `false`) applies to the object: then the framework finalizer holds it. */
   applies(body: KubeObject): boolean {
     return this.workers.applies(body);
   }

@@ -4,7 +4,8 @@ import type { KubeObject } from '../objects/kube-object.js';
 /** A handler the engine runs one worker of per matching object: a timer or a daemon. */
 export interface WorkerHandler {
   id: string;
-  options: ObjectFilters;
+  /** `finalizer: false`: this handler never makes its objects carry the framework finalizer. */
+  options: ObjectFilters & { finalizer?: boolean };
 }
 
 /** What a new worker is given when its object starts matching its handler. */
@@ -71,9 +72,12 @@ export class ObjectWorkers<H extends WorkerHandler> {
 
   constructor(private readonly options: ObjectWorkersOptions<H>) {}
 
-  /** Whether any handler applies to the object (then the framework finalizer holds it). */
+  /**
+   * Whether a handler that holds its objects with the framework finalizer (`finalizer` not `false`)
+   * applies to the object: then its deletion waits for these workers to stop.
+   */
   applies(body: KubeObject): boolean {
-    return this.options.handlers.some((handler) => matchesObject(body, handler.options));
+    return this.options.handlers.some((handler) => handler.options.finalizer !== false && matchesObject(body, handler.options));
   }
 
   /** Takes the newest state of an object: starts, updates or stops its workers. */

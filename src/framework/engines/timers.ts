@@ -74,7 +74,7 @@ export class TimerEngine {
     });
   }
 
-  /** Whether any timer applies to the object (then the framework finalizer holds it). */
+  /** Whether a timer holding a finalizer (`finalizer` not `false`) applies to the object: then the framework finalizer holds it. */
   applies(body: KubeObject): boolean {
     return this.workers.applies(body);
   }

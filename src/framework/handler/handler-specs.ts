@@ -212,6 +212,14 @@ export interface TimerOptions<T extends TypedObject = KubeObject> extends Handle
    * restarted operator waits for the remaining interval. Shorter ones keep it in memory. Default 60 s.
    */
   persistThreshold?: DurationInput;
+  /**
+   * Whether this timer holds its objects with the framework finalizer (default `true`, as in Kopf), so
+   * that deleting an object waits for a run in progress to end. Set `false` for work that needs no
+   * graceful stop (a status refresh, a probe, a metric): an object whose only finalizer reason is such
+   * timers or daemons gets none, so it is deleted at once, also while the operator is down, and a run
+   * in progress when it is deleted just sees its `signal` abort.
+   */
+  finalizer?: boolean;
 }
 
 /** What a timer receives. */
@@ -245,6 +253,14 @@ export interface DaemonOptions<T extends TypedObject = KubeObject> extends Handl
   cancellationTimeout?: DurationInput;
   /** Seconds before restarting a daemon that threw (other than TemporaryError). Default: 1 s doubling to 60 s. */
   backoff?: number;
+  /**
+   * Whether this daemon holds its objects with the framework finalizer (default `true`, as in Kopf), so
+   * that deleting an object waits (up to `cancellationTimeout`) for the daemon to exit. Set `false` for
+   * work that needs no graceful stop (a watch on something external, a cache, a probe): an object whose
+   * only finalizer reason is such timers or daemons gets none, so it is deleted at once, also while the
+   * operator is down, and the daemon is stopped once the deletion is seen.
+   */
+  finalizer?: boolean;
 }
 
 /** What a daemon receives; `body` and friends always read the newest state of the object. */
