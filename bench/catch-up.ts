@@ -29,14 +29,10 @@ export interface CatchUpOptions {
 
 /** One operator process catching up on `objects` objects in `namespace`: its figures, API writes per object, CPU shares. */
 async function catchUp(target: BenchTarget, script: string, namespace: string, objects: number, concurrency: number, storage?: 'status'): Promise<Figures> {
-  // The child reads BENCH_STORAGE from the environment it is spawned with (a copy of ours).
-  if (storage) process.env.BENCH_STORAGE = storage;
-  let child: OperatorProcess;
-  try {
-    child = new OperatorProcess(target, script, [namespace, objects, concurrency], { loadsFramework: script !== 'naive-child.mjs' });
-  } finally {
-    delete process.env.BENCH_STORAGE;
-  }
+  const child = new OperatorProcess(target, script, [namespace, objects, concurrency], {
+    loadsFramework: script !== 'naive-child.mjs',
+    env: storage ? { BENCH_STORAGE: storage } : {},
+  });
   // Generous: a catch-up slower than 10 objects/s means something is broken, not slow.
   const started = performance.now();
   const measured = await measure(target.kubeConfig, () => child.result(60_000 + objects * 100));

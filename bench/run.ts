@@ -19,8 +19,9 @@ const groups: Record<string, (target: BenchTarget) => Promise<Figures[]>> = {
   'steady-load': async (target) => {
     const options = { rate: envNumber('BENCH_STEADY_RATE', 100), seconds: envNumber('BENCH_STEADY_SECONDS', 60), concurrency };
     const konductor = await runSteadyLoad(target, { ...options, operator: 'konductor', namespace: 'bench-steady' });
+    const withStatus = await runSteadyLoad(target, { ...options, operator: 'konductor', namespace: 'bench-steady-status', storage: 'status' });
     const naive = await runSteadyLoad(target, { ...options, operator: 'naive', namespace: 'bench-steady-naive' });
-    return [konductor, compareSteady(konductor, naive)];
+    return [konductor, withStatus, compareSteady(konductor, naive)];
   },
   'update-storm': async (target) => [
     await runUpdateStorm(target, {

@@ -34,6 +34,8 @@ export interface SteadyLoadOptions {
   seconds: number;
   concurrency: number;
   namespace: string;
+  /** Konductor only: keep the bookkeeping in status (1 write per create) instead of annotations. */
+  storage?: 'status';
 }
 
 /** Creates `count` objects at `rate` per second, open loop; returns each POST's round trip (ms) and the achieved rate. */
@@ -79,7 +81,10 @@ export async function runSteadyLoad(target: BenchTarget, options: SteadyLoadOpti
   await installBenchCrd(target.kubeConfig);
   await createNamespace(target.kubeConfig, namespace);
   const naive = options.operator === 'naive';
-  const child = new OperatorProcess(target, naive ? 'naive-child.mjs' : 'konductor-child.mjs', [namespace, objects, concurrency], { loadsFramework: !naive });
+  const child = new OperatorProcess(target, naive ? 'naive-child.mjs' : 'konductor-child.mjs', [namespace, objects, concurrency], {
+    loadsFramework: !naive,
+    env: options.storage ? { BENCH_STORAGE: options.storage } : {},
+  });
   try {
     await child.message('ready', 60_000);
   } catch (error) {
@@ -102,7 +107,7 @@ export async function runSteadyLoad(target: BenchTarget, options: SteadyLoadOpti
   }
   if (handlerMs.length !== objects) throw new Error(`steady load: ${handlerMs.length} of ${objects} objects show status.startedAt`);
   return {
-    scenario: options.operator === 'naive' ? 'steady-load-naive' : 'steady-load',
+    scenario: naive ? 'steady-load-naive' : options.storage === 'status' ? 'steady-load-status' : 'steady-load',
     objects,
     rate,
     seconds,

@@ -252,11 +252,14 @@ export class OperatorProcess {
   private exitCode: number | null | undefined;
   private readonly exited: Promise<void>;
 
-  /** `loadsFramework: false` for the naive baseline, which never needs the TypeScript loader. */
-  constructor(target: BenchTarget, script: string, args: readonly (string | number)[], options: { loadsFramework?: boolean } = {}) {
+  /**
+   * `loadsFramework: false` for the naive baseline, which never needs the TypeScript loader; `env` is
+   * added to the child's environment (e.g. `BENCH_STORAGE`).
+   */
+  constructor(target: BenchTarget, script: string, args: readonly (string | number)[], options: { loadsFramework?: boolean; env?: NodeJS.ProcessEnv } = {}) {
     const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
     // Every operator runs with the Node options the Deployment gives the operator's container.
-    const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: benchNodeOptions() };
+    const env: NodeJS.ProcessEnv = { ...process.env, ...options.env, NODE_OPTIONS: benchNodeOptions() };
     if (target.framework === 'src' && options.loadsFramework !== false) {
       // The TypeScript sources through tsx's loader; `dist` children load the compiled framework by default.
       nodeArgs.unshift('--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href);

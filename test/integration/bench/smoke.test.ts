@@ -53,6 +53,12 @@ describe('benchmark smoke', () => {
     expect(line.objects).toBe(100);
   }, 60_000);
 
+  it('steady load with status storage completes at 1 API write per object (50/s for 2 s)', async () => {
+    const line = await runSteadyLoad(target, { operator: 'konductor', storage: 'status', rate: 50, seconds: 2, concurrency: 16, namespace: `smoke-${run}-steady-status` });
+    expectWellFormed(line, 'steady-load-status', ['objects', 'createToHandlerMsP99', 'createToStatusMsP99', 'peakRssMb']);
+    expect(line.apiWritesPerObject).toBe(1);
+  }, 60_000);
+
   it('the update storm completes and ends on the last state (3 objects, 10 updates each)', async () => {
     const line = await runUpdateStorm(target, { objects: 3, updates: 10, concurrency: 16, namespace: `smoke-${run}-storm`, settleMs: 300 });
     expectWellFormed(line, 'update-storm', ['secondsToLastStateHandled', 'handlerRunsPerObjectMean', 'handlerRunsPerObjectMax', 'peakRssMb']);
