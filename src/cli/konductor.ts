@@ -1,4 +1,4 @@
-// The `konductor` command line: `konductor run|dev|init|types|manifests ...`.
+// The `konductor` command line: `konductor run|dev|init|types|manifests|disconnect|uninstall ...`.
 // Started by bin/konductor.mjs (or `tsx src/cli/konductor.ts`); see HELP in ./options.ts.
 // Commands other than run are imported when used, so `run` starts without loading their code.
 import { readFileSync } from 'node:fs';
@@ -53,6 +53,16 @@ async function main(argv: readonly string[]): Promise<void> {
       registerTypeScript(); // it imports the user's handler files, TypeScript included
       const { manifestsCommand } = await import('./commands/manifests.js');
       return manifestsCommand(command.args);
+    }
+    case 'disconnect': {
+      registerTypeScript(); // it loads the handler files, as run does, for the resources they declare
+      const { disconnect } = await import('./commands/disconnect.js');
+      return disconnect(command.options);
+    }
+    case 'uninstall': {
+      registerTypeScript();
+      const { uninstall } = await import('./commands/uninstall.js');
+      return uninstall(command.options);
     }
   }
 }

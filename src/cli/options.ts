@@ -49,7 +49,7 @@ export interface RunOptions {
 }
 
 /** The commands of `konductor`. */
-export const COMMANDS = ['run', 'dev', 'init', 'types', 'manifests'] as const;
+export const COMMANDS = ['run', 'dev', 'init', 'types', 'manifests', 'disconnect', 'uninstall'] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 /** What `konductor init <dir>` was asked to create. */
@@ -64,6 +64,42 @@ export interface InitOptions {
   konductor?: string;
 }
 
+/**
+ * What `konductor disconnect` and `konductor uninstall` act on: the objects of the resources the
+ * handler files declare, in the namespaces an operator run with the same options serves, and that
+ * operator's identity and Lease.
+ */
+export interface ReleaseScope {
+  /** Handler files or folders, as given; only the resources they declare are used. */
+  files: string[];
+  /** Namespace names or globs; empty means all namespaces. Cluster-scoped resources are always in scope, as for run. */
+  namespaces: string[];
+  context?: string;
+  kubeconfig?: string;
+  /** The operator's identity (its finalizer, annotation prefix, status field and default Lease). */
+  identity: string;
+  /** Namespace of the operator's Lease; undefined: every Lease of that name, in any namespace. */
+  leaseNamespace?: string;
+  /** Name of the operator's Lease: `--lease-name`, else the identity's. */
+  leaseName: string;
+  /** Print what would be done, one line per object, and write nothing. */
+  dryRun: boolean;
+}
+
+/** What `konductor disconnect` was asked to do. */
+export interface DisconnectOptions extends ReleaseScope {
+  /** Go ahead although a live leader holds the operator's Lease. */
+  force: boolean;
+}
+
+/** What `konductor uninstall` was asked to do. */
+export interface UninstallOptions extends ReleaseScope {
+  /** How long to wait for the objects to be gone, in seconds (0: do not wait). */
+  timeoutSeconds: number;
+  /** CustomResourceDefinitions to delete once none of their objects is left (`<plural>.<group>`). */
+  crds: string[];
+}
+
 /** What the command line asks for. `help` without a command is the overview of every command. */
 export type Command =
   | { kind: 'help'; command?: CommandName }
@@ -73,7 +109,9 @@ export type Command =
   | { kind: 'dev'; options: RunOptions; runArgs: string[] }
   | { kind: 'init'; options: InitOptions }
   /** `types` and `manifests` parse their own arguments (everything but the command's name). */
-  | { kind: 'types' | 'manifests'; args: string[] };
+  | { kind: 'types' | 'manifests'; args: string[] }
+  | { kind: 'disconnect'; options: DisconnectOptions }
+  | { kind: 'uninstall'; options: UninstallOptions };
 
 /** Bad command-line input or environment; the CLI prints its one-line message and exits with code 2. */
 export class UsageError extends Error {
@@ -182,6 +220,10 @@ Commands:
   init <dir>                  Create a new operator project (handlers, CRD, test, Dockerfile, deploy/).
   types <crd.yaml>...         Print TypeScript types for the custom resources of CRD files.
   manifests <file|folder>...  Print the ServiceAccount, RBAC and Deployment the handlers need.
+  disconnect <file|folder>... Release every object from the operator (finalizer and bookkeeping),
+                              leaving the applications running and unmanaged.
+  uninstall <file|folder>...  Delete every object of the handlers' custom resources, wait until
+                              they are gone, then delete the CRDs named with --crd.
 
 Run 'konductor <command> --help' for the details of one command.
   -h, --help                   Show this help (konductor <command> --help: that command's).
@@ -236,11 +278,91 @@ Options:
 Then:  cd <dir> && npm install && npm test
 `;
 
+/** Default of `konductor uninstall --timeout`, in seconds. */
+export const DEFAULT_UNINSTALL_TIMEOUT = 300;
+
+/** The options `disconnect` and `uninstall` share with `run`. */
+const RELEASE_SCOPE_HELP = `  -n, --namespace <name|glob>  Only objects in this namespace; repeat for more ('*' and '?' match
+                               names). Default: all namespaces. Cluster-scoped resources are always
+                               included, as 'konductor run' serves them whatever its namespaces.
+                               env ${envName('namespace')} (comma-separated)
+  -A, --all-namespaces         All namespaces (the default; cannot be combined with --namespace).
+      --context <name>         kubeconfig context to use instead of the current one.
+                               env ${envName('context')}
+      --kubeconfig <file>      kubeconfig file. Default: $KUBECONFIG, ~/.kube/config, or in-cluster.
+                               env ${envName('kubeconfig')}
+      --identity <name>        The operator's identity, as given to 'konductor run' (default
+                               ${DEFAULT_IDENTITY}): its finalizer <identity>/finalizer, its annotations
+                               <identity>/..., its status["<identity>"] and its default Lease.
+                               env ${envName('identity')}
+      --lease-namespace <ns>   Namespace of the operator's Lease. Default: a Lease of that name in
+                               any namespace (needs cluster-wide list on leases).
+                               env ${envName('lease-namespace')}
+      --lease-name <name>      Name of the operator's Lease (default: the identity's, ${DEFAULT_LEASE_NAME}
+                               for ${DEFAULT_IDENTITY}).
+                               env ${envName('lease-name')}
+      --dry-run                Print what would be done, one line per object; write nothing.
+  -h, --help                   Show this help.
+`;
+
+/** Help text for `konductor disconnect --help`. */
+export const DISCONNECT_HELP = `Usage: konductor disconnect <file|folder>... [options]
+
+Releases every object of the resources the handler files declare from the operator, so that the
+operator can be removed and what it manages keeps running, unmanaged: from each object it removes
+the operator's finalizer (<identity>/finalizer), every annotation under <identity>/ (the
+diff-base, handler progress, timer schedules, the konductor-managed marker) and status["<identity>"]
+(both storages). Nothing else is written: not the objects' other fields, not their children
+(Deployments, Secrets, Pods the handlers created), not another identity's bookkeeping. An object
+already being deleted is deleted as soon as its last finalizer goes, and its delete handlers do
+not run. Objects that carry nothing of the operator get no write, so a second run writes nothing.
+
+Loads the handler files as 'konductor run' does (only to know the resources); needs no operator.
+Refuses while a live leader holds the operator's Lease (it would handle every released object as
+new): stop the operator first (scale its Deployment to 0), or pass --force. A Lease is live while
+its holder is set and its renewTime plus leaseDurationSeconds is in the future.
+
+${RELEASE_SCOPE_HELP}      --force                  Release even while a leader holds the Lease.
+
+Prints one line per released object (and per failure), then:
+  disconnect: <n> objects seen, <n> released, <n> already clean, <n> failed
+Exit codes: 0 every object is released (or was clean), 1 some failed or the Lease is held,
+2 bad usage.
+`;
+
+/** Help text for `konductor uninstall --help`. */
+export const UNINSTALL_HELP = `Usage: konductor uninstall <file|folder>... [options]
+
+Removes what an operator manages: deletes every object of the custom resources the handler files
+declare (in the namespaces given, all by default) while the operator still runs, so its delete
+handlers remove what they created and the garbage collector removes the objects' owned children;
+waits until the objects are gone, showing how many are left (on a terminal one updating line,
+otherwise at most one line per second); then deletes the CustomResourceDefinitions named with
+--crd. A CRD is never deleted while any object of it is left (in any namespace). Built-in
+resources the handlers watch (namespaces, pods, ...) are never deleted.
+
+Objects are deleted with their uid as a precondition (a re-created object is not deleted by
+mistake) and propagationPolicy Background. When time runs out, each object left is printed
+with why it stays, e.g. "finalizer ${DEFAULT_IDENTITY}/finalizer held, no operator running: run
+konductor disconnect or start the operator".
+
+${RELEASE_SCOPE_HELP}      --timeout <duration>     How long to wait for the objects to be gone: seconds, or with a unit
+                               (90s, 5m, 1h); 0 does not wait. Default ${DEFAULT_UNINSTALL_TIMEOUT / 60}m.
+      --crd <name>             A CustomResourceDefinition to delete once its objects are gone, as
+                               <plural>.<group> (e.g. etcdclusters.etcd.database.coreos.com);
+                               repeat for more.
+
+Exit codes: 0 every object and every named CRD is gone, 1 something is left (listed with the
+reason), 2 bad usage.
+`;
+
 /** The help of one command, or the overview; `types` and `manifests` print their own. */
 export function helpFor(command: CommandName | undefined): string {
   if (command === 'run') return RUN_HELP;
   if (command === 'dev') return DEV_HELP;
   if (command === 'init') return INIT_HELP;
+  if (command === 'disconnect') return DISCONNECT_HELP;
+  if (command === 'uninstall') return UNINSTALL_HELP;
   return HELP;
 }
 
@@ -254,6 +376,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   if (found?.name === 'init') return parseInit(rest);
   if (found?.name === 'types' || found?.name === 'manifests') return { kind: found.name, args: rest };
   if (found?.name === 'help') return parseHelpCommand(rest);
+  if (found?.name === 'disconnect' || found?.name === 'uninstall') return parseRelease(found.name, rest, env);
 
   const { values, positionals } = parseFlags(argv);
   const [command, ...files] = positionals;
@@ -382,6 +505,92 @@ function parseInit(args: readonly string[]): Command {
 
 function parseInitStrict(args: readonly string[]) {
   return parseArgs({ args: [...args], options: INIT_OPTIONS, allowPositionals: true, strict: true });
+}
+
+const RELEASE_OPTIONS = {
+  namespace: OPTIONS.namespace,
+  'all-namespaces': OPTIONS['all-namespaces'],
+  context: OPTIONS.context,
+  kubeconfig: OPTIONS.kubeconfig,
+  identity: OPTIONS.identity,
+  'lease-namespace': OPTIONS['lease-namespace'],
+  'lease-name': OPTIONS['lease-name'],
+  'dry-run': { type: 'boolean' },
+  force: { type: 'boolean' },
+  timeout: { type: 'string' },
+  crd: { type: 'string', multiple: true },
+  help: OPTIONS.help,
+} as const;
+
+/** Options only one of the two commands takes. */
+const ONLY_FOR: Record<string, 'disconnect' | 'uninstall'> = { force: 'disconnect', timeout: 'uninstall', crd: 'uninstall' };
+
+/**
+ * `konductor disconnect|uninstall <file|folder>... [options]`: the handler files, and the options they
+ * share with `run` (same flags, same variables, same checks).
+ */
+function parseRelease(command: 'disconnect' | 'uninstall', args: readonly string[], env: NodeJS.ProcessEnv): Command {
+  let parsed: ReturnType<typeof parseReleaseStrict>;
+  try {
+    parsed = parseReleaseStrict(args);
+  } catch (error) {
+    throw new UsageError(describeParseError(error).replace('(see konductor --help)', `(see konductor ${command} --help)`));
+  }
+  const { values, positionals: files } = parsed;
+  if (values.help) return { kind: 'help', command };
+  for (const [option, owner] of Object.entries(ONLY_FOR)) {
+    if (owner !== command && values[option as keyof typeof values] !== undefined) {
+      throw new UsageError(`--${option} is an option of konductor ${owner}, not of ${command} (see konductor ${command} --help)`);
+    }
+  }
+  if (files.length === 0) throw new UsageError(`${command} needs the operator's handler files or folders: konductor ${command} <file|folder>...`);
+  const fromEnv = (option: keyof typeof RELEASE_OPTIONS): Setting | undefined => {
+    const name = envName(option);
+    const value = env[name];
+    return value === undefined || value.trim() === '' ? undefined : { value: value.trim(), source: name };
+  };
+  const pick = (option: keyof typeof RELEASE_OPTIONS, value: string | undefined): Setting | undefined =>
+    value === undefined ? fromEnv(option) : { value, source: `--${option}` };
+  const identity = operatorIdentity(pick('identity', values.identity));
+  const leaseNamespace = pick('lease-namespace', values['lease-namespace']);
+  const leaseName = pick('lease-name', values['lease-name']);
+  const scope: ReleaseScope = {
+    files,
+    namespaces: namespaceScope(values.namespace, values['all-namespaces'], fromEnv('namespace'), fromEnv('all-namespaces')).namespaces,
+    context: nonEmpty(pick('context', values.context)),
+    kubeconfig: nonEmpty(pick('kubeconfig', values.kubeconfig)),
+    identity: identity.name,
+    leaseNamespace: leaseNamespace && dnsLabel(leaseNamespace, false),
+    leaseName: leaseName ? dnsSubdomain(leaseName) : identity.leaseName,
+    dryRun: values['dry-run'] === true,
+  };
+  if (command === 'disconnect') return { kind: 'disconnect', options: { ...scope, force: values.force === true } };
+  const timeout = values.timeout === undefined ? DEFAULT_UNINSTALL_TIMEOUT : parseSeconds({ value: values.timeout, source: '--timeout' });
+  const crds = unique((values.crd ?? []).map((name) => crdName({ value: name, source: '--crd' })));
+  return { kind: 'uninstall', options: { ...scope, timeoutSeconds: timeout, crds } };
+}
+
+function parseReleaseStrict(args: readonly string[]) {
+  return parseArgs({ args: [...args], options: RELEASE_OPTIONS, allowPositionals: true, strict: true });
+}
+
+const SECONDS_PER_UNIT: Record<string, number> = { '': 1, s: 1, m: 60, h: 3600 };
+
+/** A wait: whole seconds, or with a unit (`90s`, `5m`, `1h`). */
+function parseSeconds(setting: Setting): number {
+  const match = /^(\d+)(s|m|h)?$/.exec(setting.value.trim());
+  const seconds = match ? Number(match[1]) * SECONDS_PER_UNIT[match[2] ?? '']! : NaN;
+  if (!Number.isSafeInteger(seconds) || seconds > MAX_SECONDS) {
+    throw new UsageError(`${setting.source} must be a duration in seconds, or with a unit s, m or h (e.g. 300, 90s, 5m), got '${setting.value}'`);
+  }
+  return seconds;
+}
+
+/** A CustomResourceDefinition's name: `<plural>.<group>`, a DNS-1123 subdomain with at least one dot. */
+function crdName(setting: Setting): string {
+  const name = dnsSubdomain(setting);
+  if (!name.includes('.')) throw new UsageError(`${setting.source} '${name}' is not a CustomResourceDefinition name: use <plural>.<group>, e.g. widgets.example.com`);
+  return name;
 }
 
 /** npm's rules for new package names: lowercase, URL-safe, at most 214 characters, optionally scoped. */

@@ -72,7 +72,7 @@ describe('konductor commands', () => {
       expect(parseCommandLine(['init', '--help'], {})).toEqual({ kind: 'help', command: 'init' });
       expect(parseCommandLine(['help', 'init'], {})).toEqual({ kind: 'help', command: 'init' });
       expect(parseCommandLine(['help', 'types'], {})).toEqual({ kind: 'help', command: 'types' });
-      expect(usageError(['help', 'deploy']).message).toBe("unknown command 'deploy': use run, dev, init, types, manifests (see konductor --help)");
+      expect(usageError(['help', 'deploy']).message).toBe("unknown command 'deploy': use run, dev, init, types, manifests, disconnect, uninstall (see konductor --help)");
     });
 
     test('each command\'s help shows its usage and options', () => {

@@ -195,7 +195,7 @@ describe('konductor command line', () => {
       [['run', 'x', '--standalone=yes'], '--standalone takes no value (use --no-standalone to turn it off)'],
       [['run'], 'run needs at least one handler file or folder: konductor run <file|folder>...'],
       [[], "no command given: use 'konductor init <dir>' for a new project or 'konductor run <file|folder>...' (see konductor --help)"],
-      [['start', 'x'], "unknown command 'start': use run, dev, init, types, manifests (see konductor --help)"],
+      [['start', 'x'], "unknown command 'start': use run, dev, init, types, manifests, disconnect, uninstall (see konductor --help)"],
     ])('%j', (args, message) => {
       const error = usageError(args);
       expect(error.message).toBe(message);
