@@ -74,3 +74,43 @@ export function cpuSeconds() {
   const cpu = process.cpuUsage();
   return Math.round((cpu.user + cpu.system) / 1000) / 1000;
 }
+
+/**
+ * How fast `objects` were done between `started` and `until` (performance.now() times): `{ objects,
+ * seconds, [rateName] }`, the seconds to 10 ms, the rate in whole objects per second.
+ */
+export function throughput(objects, started, { until = performance.now(), rateName = 'objectsPerSecond' } = {}) {
+  const seconds = (until - started) / 1000;
+  return { objects, seconds: Math.round(seconds * 100) / 100, [rateName]: Math.round(objects / seconds) };
+}
+
+/**
+ * The meters of a catch-up run, started now: wall time, peak memory ({@link sampleRss}) and CPU time, the
+ * CPU time at `ready()` (the listing's share) kept apart. `ready()` also tells the parent; `result(objects)`
+ * stops the memory sampler and gives `{ objects, seconds, objectsPerSecond, peakRssMb, heapAtPeakMb,
+ * heapUsedAtPeakMb, cpuSeconds, cpuSecondsAtReady }`.
+ */
+export function runMeters() {
+  const started = performance.now();
+  const rss = sampleRss();
+  let cpuSecondsAtReady = 0;
+  return {
+    ready() {
+      cpuSecondsAtReady = cpuSeconds();
+      send({ ready: true });
+    },
+    result(objects) {
+      return { ...throughput(objects, started), ...rss.stop(), cpuSeconds: cpuSeconds(), cpuSecondsAtReady };
+    },
+  };
+}
+
+/**
+ * Ends a child: sends `{ result }` to the parent (when given), waits for `stop()` (the operator's, or
+ * whatever the child runs, to shut down) and exits 0, so the parent sees the result before the exit.
+ */
+export async function finishRun({ result, stop }) {
+  if (result !== undefined) send({ result });
+  await stop();
+  process.exit(0);
+}

@@ -5,15 +5,13 @@
 // the result and exits. With spec.sentAt on the objects (steady load) it also reports, per object,
 // the milliseconds from sentAt to the acknowledgement of the status write. With BENCH_STORAGE=status
 // the bookkeeping rides in the status PATCH, so that one write is each object's last.
-import { benchResource, cpuSeconds, loadFramework, sampleRss, send, startBenchOperator } from './child-common.mjs';
+import { benchResource, finishRun, loadFramework, runMeters, startBenchOperator } from './child-common.mjs';
 
 const [kubeconfigPath, namespace, expectedText, concurrencyText] = process.argv.slice(2);
 const expected = Number(expectedText);
 const storage = process.env.BENCH_STORAGE === 'status' ? 'status' : 'annotations';
 const framework = await loadFramework();
-const started = performance.now();
-const rss = sampleRss();
-let cpuSecondsAtReady = 0;
+const meters = runMeters();
 
 const sentAt = new Map(); // name -> spec.sentAt, until its status write is acknowledged
 const writtenMs = [];
@@ -50,14 +48,8 @@ const operator = startBenchOperator(framework, {
     }
   },
 });
-void operator.ready.then(() => {
-  cpuSecondsAtReady = cpuSeconds();
-  send({ ready: true });
-});
+void operator.ready.then(() => meters.ready());
 
 function finish() {
-  const seconds = (performance.now() - started) / 1000;
-  const memory = rss.stop();
-  send({ result: { objects: expected, seconds: Math.round(seconds * 100) / 100, objectsPerSecond: Math.round(expected / seconds), storage, ...memory, cpuSeconds: cpuSeconds(), cpuSecondsAtReady, writtenMs } });
-  void operator.stop(2_000).then(() => process.exit(0));
+  void finishRun({ result: { ...meters.result(expected), storage, writtenMs }, stop: () => operator.stop(2_000) });
 }

@@ -7,16 +7,14 @@
 // re-queueing a failed PATCH after 1 s, no finalizers, no progress records, no diff-base.
 // Same protocol as konductor-child.mjs: `{"ready":true}` once listed and watching, then the result.
 import { CustomObjectsApi, KubeConfig, makeInformer, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { benchResource, cpuSeconds, sampleRss, send } from './child-common.mjs';
+import { benchResource, finishRun, runMeters } from './child-common.mjs';
 
 const [kubeconfigPath, namespace, expectedText, concurrencyText] = process.argv.slice(2);
 const expected = Number(expectedText);
 const concurrency = Number(concurrencyText);
 const kc = new KubeConfig();
 kc.loadFromFile(kubeconfigPath);
-const started = performance.now();
-const rss = sampleRss();
-let cpuSecondsAtReady = 0;
+const meters = runMeters();
 
 const ids = { group: benchResource.group, version: benchResource.version, plural: benchResource.plural, namespace };
 const api = kc.makeApiClient(CustomObjectsApi);
@@ -66,13 +64,9 @@ informer.on('error', (error) => {
   setTimeout(() => void informer.start(), 1_000);
 });
 await informer.start();
-cpuSecondsAtReady = cpuSeconds();
-send({ ready: true });
+meters.ready();
 
 function finish() {
-  const seconds = (performance.now() - started) / 1000;
-  const memory = rss.stop();
-  send({ result: { objects: expected, seconds: Math.round(seconds * 100) / 100, objectsPerSecond: Math.round(expected / seconds), ...memory, cpuSeconds: cpuSeconds(), cpuSecondsAtReady, writtenMs } });
   stopping = true;
-  void informer.stop().then(() => process.exit(0));
+  void finishRun({ result: { ...meters.result(expected), writtenMs }, stop: () => informer.stop() });
 }

@@ -8,7 +8,7 @@
 // objects it watches. Bookkeeping here is one bit per object, so it adds nothing measurable to that.
 import { getHeapStatistics, setFlagsFromString, writeHeapSnapshot } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { benchResource, cpuSeconds, loadFramework, send, startBenchOperator } from './child-common.mjs';
+import { benchResource, cpuSeconds, finishRun, loadFramework, send, startBenchOperator, throughput } from './child-common.mjs';
 
 const [kubeconfigPath, namespace, listedText, steadyText, concurrencyText] = process.argv.slice(2);
 const listed = Number(listedText);
@@ -111,14 +111,12 @@ function memoryFigures(objects) {
 
 async function caughtUp() {
   caughtUpAt = performance.now();
-  const seconds = (caughtUpAt - started) / 1000;
+  const rate = throughput(listed, started, { until: caughtUpAt });
   const peak = peaks();
   await settle();
   send({
     caughtUp: {
-      objects: listed,
-      seconds: Math.round(seconds * 100) / 100,
-      objectsPerSecond: Math.round(listed / seconds),
+      ...rate,
       ...peak,
       ...memoryFigures(listed),
       cpuSeconds: cpuSeconds(),
@@ -131,25 +129,22 @@ async function finish() {
   const seconds = (performance.now() - caughtUpAt) / 1000;
   const peak = peaks();
   await settle();
-  send({
-    result: {
-      objects: listed + steady,
-      steadyObjects: steady,
-      steadyWallSeconds: Math.round(seconds * 100) / 100,
-      handlerMs,
-      ...peak,
-      ...memoryFigures(listed + steady),
-      heapLimitMb: mb(getHeapStatistics().heap_size_limit),
-      heapBeforeMb: mb(heapBefore),
-      rssAfterImportsMb: mb(rssAfterImports),
-      cpuSeconds: cpuSeconds(),
-    },
+  await stop({
+    objects: listed + steady,
+    steadyObjects: steady,
+    steadyWallSeconds: Math.round(seconds * 100) / 100,
+    handlerMs,
+    ...peak,
+    ...memoryFigures(listed + steady),
+    heapLimitMb: mb(getHeapStatistics().heap_size_limit),
+    heapBeforeMb: mb(heapBefore),
+    rssAfterImportsMb: mb(rssAfterImports),
+    cpuSeconds: cpuSeconds(),
   });
-  void stop();
 }
 
-async function stop() {
+/** Sends `result` (if any) and ends the process. */
+function stop(result) {
   clearInterval(sampler);
-  await operator.stop(2_000);
-  process.exit(0);
+  return finishRun({ result, stop: () => operator.stop(2_000) });
 }

@@ -3,7 +3,7 @@
 // `{"ready":true}` once every object's creation has been handled, and the result once every object's
 // status write for `finalValue` has been acknowledged and `settleMs` more have passed without a run
 // (so late runs are counted too).
-import { benchResource, loadFramework, sampleRss, send, startBenchOperator } from './child-common.mjs';
+import { benchResource, finishRun, loadFramework, sampleRss, send, startBenchOperator } from './child-common.mjs';
 
 const [kubeconfigPath, namespace, objectsText, finalValueText, concurrencyText, settleText] = process.argv.slice(2);
 const settleMs = Number(settleText);
@@ -65,8 +65,5 @@ const operator = startBenchOperator(framework, {
 async function settle() {
   const lastHandledAt = Math.max(...handledAt.values());
   while (Date.now() - lastRunAt < settleMs) await new Promise((resolve) => setTimeout(resolve, 200));
-  const memory = rss.stop();
-  send({ result: { lastHandledAt, runs: Object.fromEntries(runs), ...memory } });
-  await operator.stop(2_000);
-  process.exit(0);
+  await finishRun({ result: { lastHandledAt, runs: Object.fromEntries(runs), ...rss.stop() }, stop: () => operator.stop(2_000) });
 }

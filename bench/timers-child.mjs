@@ -1,7 +1,7 @@
 // The operator side of the timer benchmark (compiled framework, own process): a no-op 1-second timer
 // on every bench object in one namespace. After a warm-up it measures, over a window, timer lateness
 // (actual minus planned start) and the process's CPU time as a share of one core.
-import { benchResource, loadFramework, send } from './child-common.mjs';
+import { benchResource, finishRun, loadFramework } from './child-common.mjs';
 
 const [kubeconfigPath, namespace, objectsText, windowText] = process.argv.slice(2);
 const objects = Number(objectsText);
@@ -29,7 +29,7 @@ const elapsedMs = performance.now() - started;
 const lateness = metrics.histograms.get('timer_lateness_seconds');
 const pick = (q) => (lateness ? lateness.quantile(q, before) * 1000 : 0);
 const round = (v) => Math.round(v * 10) / 10;
-send({
+await finishRun({
   result: {
     objects,
     windowSeconds: round(elapsedMs / 1000),
@@ -42,6 +42,5 @@ send({
     cpuSystemPercentOfOneCore: round((cpu.system / 1000 / elapsedMs) * 100),
     rssMb: round(process.memoryUsage.rss() / 2 ** 20),
   },
+  stop: () => operator.stop(2_000),
 });
-await operator.stop(2_000);
-process.exit(0);

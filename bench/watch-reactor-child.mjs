@@ -2,7 +2,7 @@
 // and on the compiled framework (dist/), as a deployed operator runs: no TypeScript loader in memory.
 // Watches every bench object in one namespace through the watch stream and the reactor with a no-op
 // processor, and prints its result once `expected` objects have been processed.
-import { benchResource, loadFramework, sampleRss, send } from './child-common.mjs';
+import { benchResource, finishRun, loadFramework, sampleRss, throughput } from './child-common.mjs';
 
 const [kubeconfigPath, namespace, expectedText] = process.argv.slice(2);
 const expected = Number(expectedText);
@@ -16,22 +16,15 @@ const baselineRssMb = process.memoryUsage.rss() / 2 ** 20;
 let processed = 0;
 const rss = sampleRss();
 const started = performance.now();
-const round = (value) => Math.round(value * 100) / 100;
 const reactor = new Reactor(async () => {
   processed += 1;
-  if (processed === expected) {
-    const seconds = (performance.now() - started) / 1000;
-    const result = {
-      objects: expected,
-      seconds: round(seconds),
-      eventsPerSecond: Math.round(expected / seconds),
-      ...rss.stop(),
-      rssAfterImportsMb: round(baselineRssMb),
-    };
-    send({ result });
-    await reactor.stop(1_000);
-    client.close();
-    process.exit(0);
-  }
+  if (processed !== expected) return;
+  await finishRun({
+    result: { ...throughput(expected, started, { rateName: 'eventsPerSecond' }), ...rss.stop(), rssAfterImportsMb: Math.round(baselineRssMb * 100) / 100 },
+    stop: async () => {
+      await reactor.stop(1_000);
+      client.close();
+    },
+  });
 });
 reactor.consume(watchResource(client, resource, { namespace }), undefined);
