@@ -139,6 +139,22 @@ describe('konductor uninstall', () => {
     MINUTES * 2,
   );
 
+  test('--dry-run prints one line per object it would delete and the CRDs after them, and deletes nothing', async () => {
+    const namespace = await uniqueNamespace(kc, 'uninstall-dry');
+    await new Widgets(kc, namespace).createMany('w', 2);
+    const { run, code } = await konductor('uninstall', ['test/fixtures/handlers/widget-children.ts', '-n', namespace, '--lease-namespace', namespace, '--crd', WIDGET_CRD, '--dry-run']);
+    expect(code).toBe(0);
+    expect(run.stdout().trim().split('\n').slice(1)).toEqual([
+      `would delete widgets.test.konductor.dev ${namespace}/w-0`,
+      `would delete widgets.test.konductor.dev ${namespace}/w-1`,
+      `would delete CustomResourceDefinition ${WIDGET_CRD} once none of its objects is left`,
+      'uninstall (dry run, nothing written): 2 objects to delete, 1 CRDs after them',
+    ]);
+    expect(await names(`/apis/test.konductor.dev/v1/namespaces/${namespace}/widgets`)).toEqual(['w-0', 'w-1']);
+    // Left behind, they would keep the CRD the next spec uninstalls (rightly: objects of it are left).
+    for (const name of ['w-0', 'w-1']) await api.request('DELETE', `/apis/test.konductor.dev/v1/namespaces/${namespace}/widgets/${name}`);
+  }, MINUTES);
+
   test('with no operator running, it says which objects stay and why, and keeps their CRD; after konductor disconnect, everything goes', async () => {
     const namespace = await uniqueNamespace(kc, 'uninstall-stopped');
     const operator = await startOperator(kc, namespace, [WidgetChildren]);
@@ -158,6 +174,7 @@ describe('konductor uninstall', () => {
     expect(stuck.code).toBe(1);
     const lines = stuck.run.stdout().trim().split('\n');
     expect(lines).toContain(`no operator running (no live Lease konductor-leader): objects holding konductor.dev/finalizer stay until it starts or konductor disconnect releases them`);
+    expect(lines).toContain(`waiting: 3 objects left (3 widgets.test.konductor.dev), 0s of 2s`);
     expect(lines).toContain('3 objects left after 2s:');
     for (const i of [0, 1, 2]) {
       expect(lines).toContain(`  widgets.test.konductor.dev ${namespace}/w-${i}: finalizer konductor.dev/finalizer held, no operator running: run konductor disconnect or start the operator`);
@@ -172,4 +189,5 @@ describe('konductor uninstall', () => {
     expect(done.run.stdout()).toMatch(new RegExp(`^deleted CustomResourceDefinition ${WIDGET_CRD.replace(/\./g, '\\.')}$`, 'm'));
     expect(await exists(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${WIDGET_CRD}`)).toBe(false);
   }, MINUTES);
+
 });
