@@ -20,10 +20,11 @@ import { WatchHub } from '../watching/watch-hub.js';
 import { resolveHandlerResources } from './handler-resolution.js';
 import { HealthServer } from './health-server.js';
 import { LeaderElector } from './leader-election.js';
-import { inNamespaces, isNamespaceGlob } from './namespace-patterns.js';
+import { inNamespaces, isNamespaceGlob, matchNamespace } from './namespace-patterns.js';
 import { DEFAULT_HANDLER_STALL_MS, DEFAULT_WATCH_STALL_MS, type OperatorOptions } from './operator-options.js';
 import { operatorHealth } from './operator-health.js';
 import { buildRoute, processBatch, routeEngines, type ActiveRoute, type Route, type RouteReadiness, type RouteServices } from './route.js';
+import { ShutdownDeletions, type ServedCollection } from './shutdown-deletions.js';
 import { planWatch } from './watch-plan.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -288,15 +289,38 @@ export class Operator {
     return this.healthPort;
   }
 
-  /** Stops watching and drains in-flight work up to `deadlineMs` (default 30 s), then releases the Lease. */
+  /**
+   * Stops within `deadlineMs` (default 30 s; keep it under the pod's termination grace period) and
+   * releases the Lease. First, while objects carrying the finalizer are being deleted, it keeps working
+   * until their delete handlers are done (up to 3/5 of the deadline); then it stops watching and drains
+   * in-flight work; last (in the final fifth, at most 5 s) it releases the finalizers of objects no
+   * operator instance will come back for (their namespace, or its own, is being deleted), logging each:
+   * see `finalizer-release.ts` for the rule. Objects in healthy namespaces keep their finalizer.
+   */
   async stop(deadlineMs = 30_000): Promise<void> {
     this.stopping = true;
-    await this.stopWork(deadlineMs);
+    const startedAt = Date.now();
+    const collections = this.servedCollections();
+    const deletions = this.working && deadlineMs > 0 ? new ShutdownDeletions({ client: this.client, identity: this.identity, logger: this.logger, ownNamespace: ownNamespace() }) : undefined;
+    const releaseMs = Math.min(5_000, deadlineMs / 5);
+    const survey = await deletions?.finish(collections, Math.max(0, deadlineMs - 2 * releaseMs));
+    await this.stopWork(Math.max(0, deadlineMs - (Date.now() - startedAt) - releaseMs));
+    if (deletions && ShutdownDeletions.mayRelease(survey)) await deletions.release(collections, Math.max(releaseMs, deadlineMs - (Date.now() - startedAt)));
     // Released only after the drain, so a successor never overlaps with our last handlers.
     await this.elector?.stop();
     await this.healthServer?.stop();
     this.client.close();
     this.logger.info('operator stopped');
+  }
+
+  /** The collections this operator watches, for the deletions a stop finishes or releases. */
+  private servedCollections(): ServedCollection[] {
+    const patterns = [...new Set(this.options.namespaces ?? [])];
+    const inScope = patterns.some(isNamespaceGlob) ? (namespace: string) => patterns.some((pattern) => matchNamespace(pattern, namespace)) : undefined;
+    return [...this.routes.entries()].map(([key, active]) => {
+      const namespace = (JSON.parse(key) as [string, string])[1];
+      return { resource: active.route.resource, namespace: namespace || undefined, inScope };
+    });
   }
 
   private async stopWork(deadlineMs: number): Promise<void> {
@@ -310,6 +334,11 @@ export class Operator {
     this.eventScope.deactivate();
     this.working = false;
   }
+}
+
+/** The namespace the operator runs in, as the Deployment passes it (`POD_NAMESPACE`); unset outside a cluster. */
+function ownNamespace(): string | undefined {
+  return process.env.POD_NAMESPACE || undefined;
 }
 
 /** Creates an {@link Operator}; call `.start()` to run it. */
