@@ -7,15 +7,15 @@ const deployed: HeapState = { limitBytes: 176 * MB, usedBytes: 10 * MB, reserved
 const benchObjects = (objects: number) => ({ objects, meanJsonBytes: 445 });
 
 describe('whether the heap can hold a listing', () => {
-  test("100,000 of the benchmark's objects fit the Deployment's heap", () => {
-    const verdict = judgeListing(benchObjects(100_000), deployed);
+  test("75,000 of the benchmark's objects fit the Deployment's heap", () => {
+    const verdict = judgeListing(benchObjects(75_000), deployed);
 
     expect(verdict.fits).toBe(true);
-    expect(verdict.needBytes).toBe(Math.ceil(100_000 * heapBytesPerObject(445) * CATCH_UP_PEAK_FACTOR));
+    expect(verdict.needBytes).toBe(Math.ceil(75_000 * heapBytesPerObject(445) * CATCH_UP_PEAK_FACTOR));
   });
 
-  test('150,000 do not, and the cap it suggests holds them with what is already used', () => {
-    const verdict = judgeListing(benchObjects(150_000), deployed);
+  test('100,000 do not (on a real control plane they ran out of heap mid catch-up), and the cap it suggests holds them with what is already used', () => {
+    const verdict = judgeListing(benchObjects(100_000), deployed);
 
     expect(verdict.fits).toBe(false);
     expect(verdict.suggestedOldSpaceMb % 64).toBe(0);
@@ -23,7 +23,7 @@ describe('whether the heap can hold a listing', () => {
     expect(verdict.suggestedMemoryLimitMi).toBe(verdict.suggestedOldSpaceMb * 2);
     // With that cap (and V8's young generation on top, as now) the same listing fits.
     const raised: HeapState = { ...deployed, limitBytes: (verdict.suggestedOldSpaceMb + 48) * MB };
-    expect(judgeListing(benchObjects(150_000), raised).fits).toBe(true);
+    expect(judgeListing(benchObjects(100_000), raised).fits).toBe(true);
   });
 
   test('heap reserved by other listings under way counts as taken', () => {
