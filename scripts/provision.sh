@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
 # Provisions everything Konductor's tests and demo need on a Debian bookworm machine:
 #   - etcd (Debian's etcd-server / etcd-client) and curl (restore Pods download backups with it)
-#   - kube-apiserver, built from Debian's `kubernetes` source package and cached per user
+#   - kube-apiserver and kube-controller-manager, built together from Debian's `kubernetes` source package
+#     (one unpacked tree, one Go build cache) and cached per user and version
 #   - kubectl from Debian's `kubernetes-client` (same source and version as the kube-apiserver), extracted
 #     from its .deb into the per-user cache, never installed: a kubectl already on the machine is left alone
 # Idempotent: a second run with the cache present only checks and prints paths.
 # As root it installs missing apt packages; as non-root it prints what to install and stops.
 #
 # Overrides (checked before building anything):
-#   KUBEBUILDER_ASSETS        a folder holding `kube-apiserver` and `etcd` (envtest layout)
+#   KUBEBUILDER_ASSETS        a folder holding `kube-apiserver` and `etcd` (envtest layout), and
+#                             `kube-controller-manager` if wanted
 #   KONDUCTOR_KUBE_APISERVER  path to a kube-apiserver binary
+#   KONDUCTOR_KUBE_CONTROLLER_MANAGER  path to a kube-controller-manager binary (1.20, or one minor older
+#                             than the kube-apiserver; never newer)
+#   KONDUCTOR_WITH_CONTROLLER_MANAGER  1: provide kube-controller-manager (the test control plane's
+#                             `controllerManager: true` option runs it); 0: skip it. Default: 1 in
+#                             Konductor's own repository (its tests use it), 0 from an installed package
 #   KONDUCTOR_ETCD            path to an etcd binary
 #   KONDUCTOR_KUBECTL         path to a kubectl binary
 #   KONDUCTOR_CACHE_DIR       cache root (default: ${XDG_CACHE_HOME:-$HOME/.cache}/konductor)
+#   KONDUCTOR_REBUILD         non-empty: rebuild the Kubernetes binaries and download kubectl again
 set -euo pipefail
 
 log() { printf '[provision] %s\n' "$*" >&2; }
@@ -25,12 +33,20 @@ CACHE_ROOT="${KONDUCTOR_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/konductor}"
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 WANT_PROMTOOL=1
 WANT_KUBECTL=1
-case "$SCRIPT_DIR" in */node_modules/*) WANT_PROMTOOL=0; WANT_KUBECTL=0 ;; esac
+WANT_KCM=1
+case "$SCRIPT_DIR" in */node_modules/*) WANT_PROMTOOL=0; WANT_KUBECTL=0; WANT_KCM=0 ;; esac
+case "${KONDUCTOR_WITH_CONTROLLER_MANAGER:-}" in
+  '') ;;
+  1) WANT_KCM=1 ;;
+  0) WANT_KCM=0 ;;
+  *) die "KONDUCTOR_WITH_CONTROLLER_MANAGER must be 1 or 0, not '$KONDUCTOR_WITH_CONTROLLER_MANAGER'" ;;
+esac
 IS_ROOT=0; [ "$(id -u)" = 0 ] && IS_ROOT=1
 
 APT_UPDATED=0
+# Only root can refresh apt's lists; as non-root the lists already there are used.
 apt_update_once() {
-  if [ "$APT_UPDATED" = 0 ]; then
+  if [ "$APT_UPDATED" = 0 ] && [ "$IS_ROOT" = 1 ]; then
     log "apt-get update"
     apt-get update -qq >/dev/null
     APT_UPDATED=1
@@ -78,33 +94,85 @@ resolve_etcd() {
   command -v etcd || die "etcd not found after installing etcd-server"
 }
 
-# ---- kube-apiserver ----------------------------------------------------------
+# ---- kube-apiserver and kube-controller-manager -------------------------------------
+# Both come from the same Debian source package and are built from one unpacked tree with one Go build
+# cache, so the second costs a fraction of the first. The controller manager must never be newer than
+# the API server, so they are always taken from the same version.
 KUBE_SRC_PKG=kubernetes
-resolve_apiserver() {
-  if [ -n "${KONDUCTOR_KUBE_APISERVER:-}" ]; then [ -x "$KONDUCTOR_KUBE_APISERVER" ] || die "KONDUCTOR_KUBE_APISERVER=$KONDUCTOR_KUBE_APISERVER is not executable"; echo "$KONDUCTOR_KUBE_APISERVER"; return; fi
-  if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/kube-apiserver" ]; then echo "$KUBEBUILDER_ASSETS/kube-apiserver"; return; fi
 
-  # Fast path: any cached build (the version key needs apt metadata, which we avoid when cached).
-  local cached
-  cached=$(ls -1d "$CACHE_ROOT"/kube-apiserver/*/kube-apiserver 2>/dev/null | sort -V | tail -n1 || true)
-  if [ -n "$cached" ] && [ -x "$cached" ] && [ -z "${KONDUCTOR_REBUILD:-}" ]; then echo "$cached"; return; fi
-
-  build_apiserver
+# The binary an override names for component $1 (override variable $2), or nothing.
+kube_override() {
+  local name=$1 var=$2
+  local value=${!var:-}
+  if [ -n "$value" ]; then [ -x "$value" ] || die "$var=$value is not executable"; echo "$value"; return; fi
+  if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/$name" ]; then echo "$KUBEBUILDER_ASSETS/$name"; fi
+  return 0
 }
 
-build_apiserver() {
+# The newest cached build of component $1, or nothing.
+kube_cached() { ls -1d "$CACHE_ROOT/$1"/*/"$1" 2>/dev/null | sort -V | tail -n1 || true; }
+
+# The components (of kube-apiserver, kube-controller-manager) no override provides.
+kube_wanted() {
+  [ -z "$(kube_override kube-apiserver KONDUCTOR_KUBE_APISERVER)" ] && echo kube-apiserver
+  [ "$WANT_KCM" = 1 ] && [ -z "$(kube_override kube-controller-manager KONDUCTOR_KUBE_CONTROLLER_MANAGER)" ] && echo kube-controller-manager
+  return 0
+}
+
+# True when every wanted component has a cached build of one same version (checked without apt).
+kube_cache_complete() {
+  [ "$#" = 0 ] && return 0
+  [ -z "${KONDUCTOR_REBUILD:-}" ] || return 1
+  local versions=() name bin
+  for name in "$@"; do
+    bin=$(kube_cached "$name")
+    [ -n "$bin" ] && [ -x "$bin" ] || return 1
+    versions+=("$(basename "$(dirname "$bin")")")
+  done
+  [ "$(printf '%s\n' "${versions[@]}" | sort -u | wc -l)" = 1 ]
+}
+
+# Sets APISERVER_BIN and KCM_BIN (empty when not wanted), building what the cache lacks.
+resolve_kube() {
+  APISERVER_BIN=$(kube_override kube-apiserver KONDUCTOR_KUBE_APISERVER)
+  KCM_BIN=
+  [ "$WANT_KCM" = 1 ] && KCM_BIN=$(kube_override kube-controller-manager KONDUCTOR_KUBE_CONTROLLER_MANAGER)
+  local wanted=()
+  mapfile -t wanted < <(kube_wanted)
+  [ "${#wanted[@]}" = 0 ] && return 0
+  # Fast path: cached builds (the version key needs apt metadata, which we avoid when cached).
+  local version=
+  if ! kube_cache_complete "${wanted[@]}"; then build_kube "${wanted[@]}"; version=$KUBE_VERSION; fi
+  # After a build both come from the version just built, even when the cache holds another one.
+  local name bin
+  for name in "${wanted[@]}"; do
+    if [ -n "$version" ]; then bin="$CACHE_ROOT/$name/$version/$name"; else bin=$(kube_cached "$name"); fi
+    case "$name" in kube-apiserver) APISERVER_BIN=$bin ;; kube-controller-manager) KCM_BIN=$bin ;; esac
+  done
+  return 0
+}
+
+# Builds, at the version apt offers (set in KUBE_VERSION), each named component whose build of that
+# version is not cached (all of them with KONDUCTOR_REBUILD).
+KUBE_VERSION=
+build_kube() {
   ensure_packages golang-go rsync make dpkg-dev golang-github-modern-go-reflect2-dev ca-certificates
   ensure_deb_src
   apt_update_once
   local version
   version=$(apt-cache showsrc "$KUBE_SRC_PKG" 2>/dev/null | awk '/^Version:/ {print $2; exit}')
   [ -n "$version" ] || die "apt has no source package '$KUBE_SRC_PKG' (is the deb-src entry present?)"
-  local out_dir="$CACHE_ROOT/kube-apiserver/$version"
+  KUBE_VERSION=$version
+  local names=() name
+  for name in "$@"; do
+    if [ -n "${KONDUCTOR_REBUILD:-}" ] || [ ! -x "$CACHE_ROOT/$name/$version/$name" ]; then names+=("$name"); fi
+  done
+  [ "${#names[@]}" = 0 ] && return 0
   BUILD_DIR=$(mktemp -d "${TMPDIR:-/tmp}/konductor-kube-build.XXXXXX")
   trap 'rm -rf "$BUILD_DIR"' EXIT
-  local work="$BUILD_DIR"
-  log "building kube-apiserver from Debian source $KUBE_SRC_PKG $version in $work (about 5-7 minutes on 2 cores)"
-  ( cd "$work" && apt-get source -qq --download-only "$KUBE_SRC_PKG" >/dev/null 2>&1 && dpkg-source -x --no-check ./*.dsc src >/dev/null ) \
+  local work="$BUILD_DIR" started=$SECONDS
+  log "building ${names[*]} from Debian source $KUBE_SRC_PKG $version in $work (on 2 cores about 6 minutes for one, 9 for both)"
+  ( cd "$work" && apt-get source -qq --download-only "$KUBE_SRC_PKG=$version" >/dev/null 2>&1 && dpkg-source -x --no-check ./*.dsc src >/dev/null ) \
     || die "apt-get source $KUBE_SRC_PKG failed"
   local tree="$work/src"
   # Go >= 1.18 changed map internals; reflect2 1.0.1 crashes the server on custom resources. Use Debian's 1.0.2.
@@ -114,14 +182,20 @@ build_apiserver() {
   cp -r "$r2" "$tree/vendor/github.com/modern-go/reflect2"
   mkdir -p "$work/gopath/src/k8s.io"
   ln -s "$tree" "$work/gopath/src/k8s.io/kubernetes"
-  ( cd "$work/gopath/src/k8s.io/kubernetes" && GOPATH="$work/gopath" GOCACHE="$work/gocache" GOFLAGS= make WHAT=cmd/kube-apiserver >"$work/build.log" 2>&1 ) \
-    || { tail -n 40 "$work/build.log" >&2; die "kube-apiserver build failed"; }
-  local bin
-  bin=$(find "$tree/_output" -type f -name kube-apiserver -perm -u+x | head -n1)
-  [ -n "$bin" ] || die "build finished but no kube-apiserver binary found"
-  mkdir -p "$out_dir"
-  cp "$bin" "$out_dir/kube-apiserver.tmp" && mv "$out_dir/kube-apiserver.tmp" "$out_dir/kube-apiserver"
-  echo "$out_dir/kube-apiserver"
+  local what=()
+  for name in "${names[@]}"; do what+=("cmd/$name"); done
+  # One make, one GOCACHE: the packages both programs share are compiled once.
+  ( cd "$work/gopath/src/k8s.io/kubernetes" && GOPATH="$work/gopath" GOCACHE="$work/gocache" GOFLAGS= make WHAT="${what[*]}" >"$work/build.log" 2>&1 ) \
+    || { tail -n 40 "$work/build.log" >&2; die "build of ${names[*]} failed"; }
+  local bin out_dir
+  for name in "${names[@]}"; do
+    bin=$(find "$tree/_output" -type f -name "$name" -perm -u+x | head -n1)
+    [ -n "$bin" ] || die "build finished but no $name binary found"
+    out_dir="$CACHE_ROOT/$name/$version"
+    mkdir -p "$out_dir"
+    cp "$bin" "$out_dir/$name.tmp" && mv "$out_dir/$name.tmp" "$out_dir/$name"
+  done
+  log "built ${names[*]} in $((SECONDS - started)) s"
 }
 
 # ---- kubectl -------------------------------------------------------------------
@@ -172,9 +246,9 @@ preflight_non_root() {
   if [ -z "${KONDUCTOR_ETCD:-}" ] && ! { [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/etcd" ]; }; then
     wanted+=(etcd-server etcd-client curl)
   fi
-  local needs_build=1
-  if [ -n "${KONDUCTOR_KUBE_APISERVER:-}" ] || { [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/kube-apiserver" ]; }; then needs_build=0; fi
-  if [ -z "${KONDUCTOR_REBUILD:-}" ] && ls -1d "$CACHE_ROOT"/kube-apiserver/*/kube-apiserver >/dev/null 2>&1; then needs_build=0; fi
+  local needs_build=0 kube=()
+  mapfile -t kube < <(kube_wanted)
+  kube_cache_complete ${kube[@]+"${kube[@]}"} || needs_build=1
   [ "$needs_build" = 1 ] && wanted+=(golang-go rsync make dpkg-dev golang-github-modern-go-reflect2-dev ca-certificates)
   for p in ${wanted[@]+"${wanted[@]}"}; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -199,7 +273,7 @@ preflight_non_root() {
   [ "${#missing[@]}" -gt 0 ] && steps+=("sudo apt-get install -y --no-install-recommends ${missing[*]}")
   local lacks=()
   [ "${#missing[@]}" -gt 0 ] && lacks+=("packages ${missing[*]}")
-  [ "$needs_src" = 1 ] && lacks+=("an apt deb-src entry (to build kube-apiserver from Debian's source)")
+  [ "$needs_src" = 1 ] && lacks+=("an apt deb-src entry (to build ${kube[*]} from Debian's source)")
   [ "$needs_lists" = 1 ] && lacks+=("apt package lists naming $KUBECTL_PKG (kubectl is downloaded from them)")
   log "not root, and this machine lacks what the tests need: ${lacks[*]}"
   log "run these, then rerun this script (or rerun it as root, which does the same):"
@@ -215,8 +289,9 @@ if [ "$WANT_PROMTOOL" = 1 ]; then
 fi
 
 ETCD_BIN=$(resolve_etcd)
-APISERVER_BIN=$(resolve_apiserver)
+resolve_kube
 "$APISERVER_BIN" --version >/dev/null 2>&1 || die "$APISERVER_BIN does not run"
+[ -z "$KCM_BIN" ] || "$KCM_BIN" --version >/dev/null 2>&1 || die "$KCM_BIN does not run"
 KUBECTL_BIN=
 if [ "$WANT_KUBECTL" = 1 ]; then
   KUBECTL_BIN=$(resolve_kubectl)
@@ -230,14 +305,19 @@ fi
 # Written for the test control plane to find without re-resolving.
 # Replaced atomically: a test control plane starting meanwhile reads the old record or the new one.
 mkdir -p "$CACHE_ROOT"
-if [ -n "$KUBECTL_BIN" ]; then
-  printf '{ "etcd": "%s", "kubeApiserver": "%s", "kubectl": "%s" }\n' "$ETCD_BIN" "$APISERVER_BIN" "$KUBECTL_BIN" > "$CACHE_ROOT/binaries.json.$$"
-else
-  printf '{ "etcd": "%s", "kubeApiserver": "%s" }\n' "$ETCD_BIN" "$APISERVER_BIN" > "$CACHE_ROOT/binaries.json.$$"
+if [ -z "$KCM_BIN" ] && [ -f "$CACHE_ROOT/binaries.json" ]; then
+  # Not wanted this run (an installed package's default): keep a controller manager recorded earlier.
+  KCM_BIN=$(sed -n 's/.*"kubeControllerManager": *"\([^"]*\)".*/\1/p' "$CACHE_ROOT/binaries.json")
+  [ -n "$KCM_BIN" ] && [ -x "$KCM_BIN" ] || KCM_BIN=
 fi
+record='{ "etcd": "'"$ETCD_BIN"'", "kubeApiserver": "'"$APISERVER_BIN"'"'
+[ -n "$KCM_BIN" ] && record+=', "kubeControllerManager": "'"$KCM_BIN"'"'
+[ -n "$KUBECTL_BIN" ] && record+=', "kubectl": "'"$KUBECTL_BIN"'"'
+printf '%s }\n' "$record" > "$CACHE_ROOT/binaries.json.$$"
 mv -f "$CACHE_ROOT/binaries.json.$$" "$CACHE_ROOT/binaries.json"
 log "etcd:           $ETCD_BIN ($("$ETCD_BIN" --version 2>/dev/null | head -n1))"
 log "kube-apiserver: $APISERVER_BIN ($("$APISERVER_BIN" --version 2>/dev/null))"
+[ -n "$KCM_BIN" ] && log "kube-controller-manager: $KCM_BIN ($("$KCM_BIN" --version 2>/dev/null))"
 [ -n "$KUBECTL_BIN" ] && log "kubectl:        $KUBECTL_BIN ($("$KUBECTL_BIN" version --client --short 2>/dev/null || "$KUBECTL_BIN" version --client 2>/dev/null | head -n1))"
 [ "$WANT_PROMTOOL" = 1 ] && log "promtool:       $(command -v promtool) ($(promtool --version 2>&1 | head -n1))"
 log "recorded in $CACHE_ROOT/binaries.json"
