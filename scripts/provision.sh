@@ -171,7 +171,7 @@ build_kube() {
   BUILD_DIR=$(mktemp -d "${TMPDIR:-/tmp}/konductor-kube-build.XXXXXX")
   trap 'rm -rf "$BUILD_DIR"' EXIT
   local work="$BUILD_DIR" started=$SECONDS
-  log "building ${names[*]} from Debian source $KUBE_SRC_PKG $version in $work (on 2 cores about 6 minutes for one, 9 for both)"
+  log "building ${names[*]} from Debian source $KUBE_SRC_PKG $version in $work (both together: about 20 CPU-minutes, some 10 minutes on 2 idle cores)"
   ( cd "$work" && apt-get source -qq --download-only "$KUBE_SRC_PKG=$version" >/dev/null 2>&1 && dpkg-source -x --no-check ./*.dsc src >/dev/null ) \
     || die "apt-get source $KUBE_SRC_PKG failed"
   local tree="$work/src"
