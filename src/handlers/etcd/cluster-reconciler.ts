@@ -327,15 +327,20 @@ export class ClusterReconciler {
     if (this.servicesCreated.has(ref.uid)) return true;
     for (const service of clusterServices(ref)) {
       const name = service.metadata!.name!;
-      const created = await this.options.client.request('POST', corePath(ref.namespace, 'services'), { body: service }).then(
-        () => true,
-        (error: unknown) => {
-          if (!(error instanceof ApiError && error.status === 409)) throw error;
-          return false;
-        },
-      );
-      if (created) continue;
-      const existing = await this.options.client.request<KubeObject>('GET', corePath(ref.namespace, 'services', name));
+      // Read first: after a restart the Services exist, and a create would be a refused write per Service.
+      let existing = await this.readService(ref.namespace, name);
+      if (!existing) {
+        const created = await this.options.client.request('POST', corePath(ref.namespace, 'services'), { body: service }).then(
+          () => true,
+          (error: unknown) => {
+            if (!(error instanceof ApiError && error.status === 409)) throw error;
+            return false;
+          },
+        );
+        if (created) continue;
+        // Created by someone else since we read: judge theirs.
+        existing = await this.options.client.request<KubeObject>('GET', corePath(ref.namespace, 'services', name));
+      }
       if (!isOwnService(existing, ref.uid)) {
         const message = `Service ${ref.namespace}/${name} exists and was not created by the operator for this EtcdCluster (no controller owner reference to it); it is not used. Delete it so the operator can create its own`;
         if (status.reason !== message) events.warn(cluster, 'ForeignService', message);
@@ -346,6 +351,16 @@ export class ClusterReconciler {
     }
     this.servicesCreated.add(ref.uid);
     return true;
+  }
+
+  /** The Service `namespace/name`, or undefined when there is none. */
+  private async readService(namespace: string, name: string): Promise<KubeObject | undefined> {
+    try {
+      return await this.options.client.request<KubeObject>('GET', corePath(namespace, 'services', name));
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) return undefined;
+      throw error;
+    }
   }
 }
 
