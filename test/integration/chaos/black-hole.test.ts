@@ -7,6 +7,7 @@ import { Backoff, type BackoffOptions } from '../../../src/framework/clock/backo
 import { FaultProxy, runOperator, waitFor, type TestOperator } from '../../../src/testing/index.js';
 import { LedgerWidgets } from '../../fixtures/handlers/ledger-widgets.js';
 import { readLedger, TrackedChanges, type LedgerVerdict } from '../../support/chaos/ledger.js';
+import { chaosStorage, scenarioName } from '../../support/chaos/storage.js';
 import { recordChaos } from '../../support/chaos/summary.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { installWidgetCrd, Widgets } from '../../support/widgets.js';
@@ -83,6 +84,7 @@ describe('connections black-holed', () => {
       running = await runOperator({
         kubeConfig: proxy.kubeConfig(),
         handlers: [LedgerWidgets],
+        storage: chaosStorage(),
         namespaces: [namespace],
         watch: { idleTimeoutMs: IDLE_TIMEOUT_MS, backoff: BACKOFF },
         health: { port: 0, host: '127.0.0.1', stallThresholdMs: STALL_THRESHOLD_MS },
@@ -171,7 +173,7 @@ describe('connections black-holed', () => {
           `changes ${final.changesMade}, handled ${final.changesHandled}`,
       );
       recordChaos({
-        scenario: 'black-hole-60s',
+        scenario: scenarioName('black-hole-60s', chaosStorage()),
         faults: 1,
         changesMade: final.changesMade,
         changesHandled: final.changesHandled,

@@ -6,6 +6,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { TestControlPlane, waitFor } from '../../../src/testing/index.js';
 import { checkLedger, readLedger } from '../../support/chaos/ledger.js';
 import { ChaosRandom, LedgerOperator, LedgerWorkload } from '../../support/chaos/operator-process.js';
+import { chaosStorage, scenarioName } from '../../support/chaos/storage.js';
 import { recordChaos } from '../../support/chaos/summary.js';
 import { installWidgetCrd, Widgets } from '../../support/widgets.js';
 
@@ -103,7 +104,7 @@ describe('etcd SIGKILLed and restarted', () => {
     }
     const outageMs = outages.reduce((total, o) => total + (o.to - o.from), 0);
     recordChaos({
-      scenario: 'etcd-restart',
+      scenario: scenarioName('etcd-restart', chaosStorage()),
       faults: OUTAGES,
       changesMade: verdict.changesMade,
       changesHandled: verdict.changesHandled,

@@ -6,6 +6,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { waitFor } from '../../../src/testing/index.js';
 import { checkLedger, concurrentRuns, readLedger, type ExpectedObject } from '../../support/chaos/ledger.js';
 import { ChaosRandom, judgeDuplicates, LedgerOperator, RecordingWatch, type ChaosLeaderElection } from '../../support/chaos/operator-process.js';
+import { chaosStorage, scenarioName } from '../../support/chaos/storage.js';
 import { recordChaos } from '../../support/chaos/summary.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { installWidgetCrd, readWidget, Widgets } from '../../support/widgets.js';
@@ -115,7 +116,7 @@ describe('two operator replicas with leader election while the leader is SIGKILL
     const workers = new Set(entries.map((e) => e.pid));
     const kills = replicas.reduce((total, r) => total + r.kills, 0);
     recordChaos({
-      scenario: 'leader-kills',
+      scenario: scenarioName('leader-kills', chaosStorage()),
       faults: kills,
       changesMade: verdict.changesMade,
       changesHandled: verdict.changesHandled,

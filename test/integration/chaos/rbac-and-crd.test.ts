@@ -6,6 +6,7 @@ import { ApiextensionsV1Api, CoreV1Api, RbacAuthorizationV1Api, type V1RoleBindi
 import { TestControlPlane, waitFor } from '../../../src/testing/index.js';
 import { checkLedger, readLedger } from '../../support/chaos/ledger.js';
 import { ChaosRandom, LedgerOperator, LedgerWorkload } from '../../support/chaos/operator-process.js';
+import { chaosStorage, scenarioName } from '../../support/chaos/storage.js';
 import { recordChaos } from '../../support/chaos/summary.js';
 import { statusOf } from '../../support/cluster.js';
 import { installWidgetCrd, widgetResource, Widgets } from '../../support/widgets.js';
@@ -135,7 +136,7 @@ describe('permissions and the CRD taken away from a running operator', () => {
     const entries = readLedger(ledger);
     const verdict = checkLedger(entries, [...expected.values()]);
     recordChaos({
-      scenario: 'rbac-and-crd',
+      scenario: scenarioName('rbac-and-crd', chaosStorage()),
       faults: 2,
       changesMade: verdict.changesMade,
       changesHandled: verdict.changesHandled,

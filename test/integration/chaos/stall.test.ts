@@ -7,6 +7,7 @@ import type { BackoffOptions } from '../../../src/framework/clock/backoff.js';
 import { runOperator, TestControlPlane, waitFor, type PeerApiServer, type TestOperator } from '../../../src/testing/index.js';
 import { LedgerWidgets } from '../../fixtures/handlers/ledger-widgets.js';
 import { readLedger, TrackedChanges, type LedgerVerdict } from '../../support/chaos/ledger.js';
+import { chaosStorage, scenarioName } from '../../support/chaos/storage.js';
 import { recordChaos } from '../../support/chaos/summary.js';
 import { installWidgetCrd, Widgets } from '../../support/widgets.js';
 
@@ -67,6 +68,7 @@ describe('the API server stalled', () => {
       running = await runOperator({
         kubeConfig: kc,
         handlers: [LedgerWidgets],
+        storage: chaosStorage(),
         namespaces: [NAMESPACE],
         watch: { idleTimeoutMs: IDLE_TIMEOUT_MS, backoff: BACKOFF },
         health: { port: 0, host: '127.0.0.1' },
@@ -133,7 +135,7 @@ describe('the API server stalled', () => {
           `watchdog reconnects ${stalls}; caught up ${recoveryMs} ms after SIGCONT; changes ${final.changesMade}, handled ${final.changesHandled}`,
       );
       recordChaos({
-        scenario: 'api-server-sigstop-15s',
+        scenario: scenarioName('api-server-sigstop-15s', chaosStorage()),
         faults: 1,
         changesMade: final.changesMade,
         changesHandled: final.changesHandled,

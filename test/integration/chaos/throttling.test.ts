@@ -6,6 +6,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { FaultProxy, runOperator, waitFor, type ProxiedRequest, type TestOperator } from '../../../src/testing/index.js';
 import { LedgerWidgets } from '../../fixtures/handlers/ledger-widgets.js';
 import { readLedger, TrackedChanges, type LedgerVerdict } from '../../support/chaos/ledger.js';
+import { chaosStorage, scenarioName } from '../../support/chaos/storage.js';
 import { recordChaos } from '../../support/chaos/summary.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { installWidgetCrd, Widgets } from '../../support/widgets.js';
@@ -49,7 +50,7 @@ describe('a 429 storm', () => {
 
       for (let i = 0; i < 6; i++) await create(`before-${i}`, i + 1);
       proxy = await FaultProxy.forControlPlane({ dir: dirname(process.env.KONDUCTOR_TEST_KUBECONFIG!), kubeConfig: () => kc });
-      running = await runOperator({ kubeConfig: proxy.kubeConfig(), handlers: [LedgerWidgets], namespaces: [namespace] });
+      running = await runOperator({ kubeConfig: proxy.kubeConfig(), handlers: [LedgerWidgets], storage: chaosStorage(), namespaces: [namespace] });
       await waitFor(() => verdict().lost.length === 0, { what: 'the initial widgets to be handled', timeoutMs: 30_000 });
       await sleep(1_000); // let the handlers' status writes and their echoes settle
 
@@ -114,7 +115,7 @@ describe('a 429 storm', () => {
           `changes ${final.changesMade}, handled ${final.changesHandled}`,
       );
       recordChaos({
-        scenario: 'throttle-429-20s',
+        scenario: scenarioName('throttle-429-20s', chaosStorage()),
         faults: 1,
         changesMade: final.changesMade,
         changesHandled: final.changesHandled,

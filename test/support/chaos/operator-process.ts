@@ -2,12 +2,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
-import { DIFF_BASE_KEY, FINALIZER } from '../../../src/framework/state/keys.js';
+import { FINALIZER } from '../../../src/framework/state/keys.js';
 import { waitFor } from '../../../src/testing/index.js';
 import { cleanEnv } from '../cli.js';
 import { statusOf } from '../cluster.js';
 import { widgetResource, type Widget, type Widgets } from '../widgets.js';
 import { readLedger, type ExpectedObject, type LedgerEntry } from './ledger.js';
+import { chaosStorage, recordedSize, type Storage } from './storage.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 /** The chaos workload, relative to the repository root (the child's working directory). */
@@ -34,6 +35,8 @@ export interface LedgerOperatorOptions {
   handlerMs?: number;
   /** `--concurrency`; the framework's default (16) when undefined. */
   concurrency?: number;
+  /** `--storage`: where the diff-base and progress are kept. Default: {@link chaosStorage} (`CHAOS_STORAGE`). */
+  storage?: Storage;
   /**
    * Without it the operator is `konductor run <ledger fixture> --standalone`, exactly as a user runs it.
    * With it, a small embedded launcher runs the same handlers with leader election at these timings,
@@ -61,6 +64,7 @@ const operator = createOperator({
   handlers: [LedgerWidgets],
   namespaces: [config.namespace],
   concurrency: config.concurrency,
+  storage: config.storage,
   logger,
   leaderElection: { ...config.leaderElection, identity: 'ledger-' + process.pid },
 }).start();
@@ -95,7 +99,12 @@ export class LedgerOperator {
   /** Per incarnation that reached {@link waitReady}: ms from spawn to its initial listing done. */
   readonly startupMs: number[] = [];
 
-  constructor(private readonly options: LedgerOperatorOptions) {}
+  /** Where this operator keeps its bookkeeping. */
+  readonly storage: Storage;
+
+  constructor(private readonly options: LedgerOperatorOptions) {
+    this.storage = options.storage ?? chaosStorage();
+  }
 
   /** Every pid this operator ran as, oldest first. */
   get pids(): number[] {
@@ -133,12 +142,13 @@ export class LedgerOperator {
         kubeconfig: options.kubeconfig,
         namespace: options.namespace,
         concurrency: options.concurrency,
+        storage: this.storage,
         leaderElection: options.leaderElection,
       });
       args = ['--input-type=module', '-e', LAUNCHER];
     } else {
       args = ['bin/konductor.mjs', 'run', LEDGER_FIXTURE, '--standalone', '-n', options.namespace, '--kubeconfig', options.kubeconfig];
-      args.push('--health-port', '0', '--log-format', 'json');
+      args.push('--health-port', '0', '--log-format', 'json', '--storage', this.storage);
       if (options.concurrency !== undefined) args.push('--concurrency', String(options.concurrency));
     }
     // One process (tsx hooks in, it spawns nothing), in the test runner's process group so Ctrl-C reaches it too.
@@ -263,7 +273,8 @@ function signal(pid: number, name: NodeJS.Signals): void {
 
 /**
  * When the framework recorded each handled state, as seen by a watch of the test's own: the first
- * time an object carried a diff-base with a given `spec.size`, and the first time a deleted object
+ * time an object carried a diff-base with a given `spec.size` (in its annotations or its status,
+ * whichever storage the operator uses), and the first time a deleted object
  * no longer carried our finalizer (or was gone). Used to judge duplicates after kills.
  */
 export class RecordingWatch {
@@ -304,18 +315,11 @@ export class RecordingWatch {
     if (meta.resourceVersion) this.resourceVersion = meta.resourceVersion;
     if (type === 'BOOKMARK' || type === 'ERROR' || !meta.name) return;
     const name = meta.name;
-    const raw = meta.annotations?.[DIFF_BASE_KEY];
-    if (raw !== undefined) {
-      try {
-        const size = (JSON.parse(raw) as { spec?: { size?: unknown } }).spec?.size;
-        if (typeof size === 'number') {
-          const sizes = this.sizes.get(name) ?? new Map<number, number>();
-          if (!sizes.has(size)) sizes.set(size, now);
-          this.sizes.set(name, sizes);
-        }
-      } catch {
-        // A corrupt diff-base would show up as lost or phantom runs.
-      }
+    const size = recordedSize(object);
+    if (size !== undefined) {
+      const sizes = this.sizes.get(name) ?? new Map<number, number>();
+      if (!sizes.has(size)) sizes.set(size, now);
+      this.sizes.set(name, sizes);
     }
     const released = type === 'DELETED' || (meta.deletionTimestamp !== undefined && !(meta.finalizers ?? []).includes(FINALIZER));
     if (released && !this.deletions.has(name)) this.deletions.set(name, now);
@@ -344,7 +348,7 @@ export interface DuplicateVerdict {
 /**
  * The duplicate rule for runs interrupted by kills: a handler run that completed (`done` in the
  * ledger) may be repeated only if its result had not been recorded on the object when the repeat
- * started — recorded meaning the diff-base annotation carried the handled size (for create and
+ * started — recorded meaning the diff-base (annotation or status) carried the handled size (for create and
  * update runs; create and update count as the same state), or our finalizer was released (for
  * deletions), as seen by `recordings`. A run whose `done` line is missing was cut by a kill and
  * never counts. So a kill that lands between a handler's side effect and the framework's PATCH may
