@@ -97,7 +97,8 @@ export class Operator {
     this.logger = options.logger ?? createLogger();
     this.metrics = options.metrics ?? new PrometheusMetrics();
     const kc = options.kubeConfig ?? loadKubeconfig();
-    this.client = new ApiClient(kc, { fieldManager: this.identity.fieldManager });
+    // As many sockets as handlers may write at once: a --concurrency above 64 was held to 64 sockets.
+    this.client = new ApiClient(kc, { fieldManager: this.identity.fieldManager, maxSockets: Math.max(64, options.concurrency ?? 64) });
     this.client.onRequest = options.onRequest;
     this.poster = new EventPoster(this.client, this.logger, options.eventSource ?? this.identity.eventComponent);
     this.eventScope = new EventScope(this.poster);
