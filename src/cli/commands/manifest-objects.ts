@@ -45,9 +45,15 @@ export function manifestDocuments(rbac: RbacRules, options: InstallOptions): Man
   documents.push({ comments: ['The identity the operator runs as.'], object: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta({ namespace }) } });
 
   const explanation = explainRules(rbac);
+  // On SIGTERM the operator reads whether a namespace (its own, or an object's) is being deleted, to
+  // release finalizers no instance will come back for instead of leaving the namespace stuck.
+  const namespaceReads = { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] };
   if (options.watchNamespaces === undefined) {
     documents.push(
-      { comments: ['Least privilege, cluster-wide (the operator watches all namespaces):', ...explanation], object: { apiVersion: RBAC_API, kind: 'ClusterRole', metadata: meta(), rules: rbac.rules } },
+      {
+        comments: ['Least privilege, cluster-wide (the operator watches all namespaces):', ...explanation, 'get namespaces: on stop, whether a namespace is being deleted (finalizers released then).'],
+        object: { apiVersion: RBAC_API, kind: 'ClusterRole', metadata: meta(), rules: [...rbac.rules, namespaceReads] },
+      },
       { comments: [], object: { apiVersion: RBAC_API, kind: 'ClusterRoleBinding', metadata: meta(), roleRef: roleRef('ClusterRole', name), subjects } },
     );
   } else {
@@ -57,6 +63,8 @@ export function manifestDocuments(rbac: RbacRules, options: InstallOptions): Man
         { comments: [], object: { apiVersion: RBAC_API, kind: 'RoleBinding', metadata: meta({ namespace: served }), roleRef: roleRef('Role', name), subjects } },
       );
     }
+    // Nothing cluster-wide here, so a namespace admin can install it: without get on namespaces the operator
+    // logs once on stop that it cannot tell whether a namespace is being deleted, and keeps every finalizer.
   }
 
   const leaseRole = `${name}-leader-election`;

@@ -66,6 +66,8 @@ describe('konductor manifests', () => {
       { apiGroups: ['test.konductor.dev'], resources: ['widgets'], verbs: ['get', 'list', 'watch', 'patch'] },
       { apiGroups: ['test.konductor.dev'], resources: ['widgets/status'], verbs: ['patch'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+      // On stop: is a namespace being deleted (then finalizers no instance will come back for are released)?
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
     ]);
     expect(find(docs, 'ClusterRoleBinding').subjects).toEqual([{ kind: 'ServiceAccount', name: 'demo', namespace: 'demo' }]);
     const pod = find(docs, 'Deployment').spec!.template.spec;
