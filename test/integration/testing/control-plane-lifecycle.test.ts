@@ -5,15 +5,8 @@ import { createInterface } from 'node:readline';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { TestControlPlane } from '../../../src/testing/index.js';
 import { waitFor } from '../../support/wait-for.js';
+import { isAlive } from '../../support/process-alive.js';
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 // These tests stop and kill control planes, so each starts its own instead of the shared one.
 describe('a control plane of its own', () => {

@@ -4,6 +4,7 @@ import { TestControlPlane } from '../../../src/testing/index.js';
 import { statusOf, uniqueNamespace } from '../../support/cluster.js';
 import { waitFor } from '../../support/wait-for.js';
 import { Widgets, installWidgetCrd, widgetIds, type Widget } from '../../support/widgets.js';
+import { isAlive } from '../../support/process-alive.js';
 
 // The controller manager acts on the whole plane, so these specs run on a plane of their own
 // rather than on the shared one (which has none, as users' planes have none by default).
@@ -98,12 +99,3 @@ describe('stopping a plane with the controller manager', () => {
     expect(existsSync(own.dir)).toBe(false);
   });
 });
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
