@@ -86,6 +86,7 @@ const operator = startBenchOperator(framework, {
     done[at] = 1;
     if (at < listed) {
       listedDone += 1;
+      if (listedDone === midway) midwaySnapshot();
       if (listedDone === listed) void caughtUp();
     } else {
       steadyDone += 1;
@@ -94,6 +95,14 @@ const operator = startBenchOperator(framework, {
   },
 });
 void operator.ready.then(() => send({ ready: true }));
+
+// BENCH_SCALE_MIDWAY_SNAPSHOT=<path>: the live set halfway through catching up (objects queued, handled and echoed side by side).
+const midway = process.env.BENCH_SCALE_MIDWAY_SNAPSHOT ? Math.floor(listed / 2) : -1;
+function midwaySnapshot() {
+  const heapUsed = liveHeap();
+  writeHeapSnapshot(process.env.BENCH_SCALE_MIDWAY_SNAPSHOT);
+  process.stderr.write(`${JSON.stringify({ midway: { handled: listedDone, liveHeapMb: mb(heapUsed), heapPerObjectBytes: Math.round((heapUsed - heapBefore) / listed) } })}\n`);
+}
 
 // Two seconds for the watch echoes of the last writes to arrive and be handled (which forgets those writes).
 const settle = () => new Promise((resolve) => setTimeout(resolve, 2_000));

@@ -18,6 +18,7 @@ import { Identity } from '../state/identity.js';
 import { droppedBookkeeping } from './dropped-bookkeeping.js';
 import { changeTag, type ProgressRecord } from '../state/progress.js';
 import { itemLocation, type Storage } from '../state/storage.js';
+import { shareStrings } from '../watching/compact-object.js';
 import type { ObjectEvent } from '../watching/events.js';
 import { detectCause } from './causes.js';
 import { changePatch } from './change-patch.js';
@@ -304,7 +305,7 @@ export class ChangeProcessor {
     const storage = this.storage;
     const patch = changePatch({ ...input, storage });
     let written: KubeObject | undefined;
-    const onWrite = (object: KubeObject): void => void (written = this.remember(object, memory));
+    const onWrite = (object: KubeObject): void => void (written = this.remember(object, memory, written ?? body));
     await writePatch(this.options.api, meta.namespace, meta.name ?? '', patch, onWrite, storage === 'status' ? 'status' : 'object');
     if (storage === 'status' && written !== undefined && droppedBookkeeping(patch, written, this.identity)) {
       // The CRD's status schema prunes unknown fields: what we wrote is gone, and every event would
@@ -334,11 +335,12 @@ export class ChangeProcessor {
   }
 
   private async patchFinalizer(body: KubeObject, action: 'add' | 'remove', memory: ObjectMemory): Promise<KubeObject> {
-    return patchFinalizer(this.options.api, body, action, (written) => this.remember(written, memory), this.identity);
+    return patchFinalizer(this.options.api, body, action, (written) => this.remember(written, memory, body), this.identity);
   }
 
-  /** Keeps our write until the watch delivers it (read-your-writes). */
-  private remember(written: KubeObject, memory: ObjectMemory): KubeObject {
+  /** Keeps our write until the watch delivers it (read-your-writes); it shares strings with the version it replaced, as thousands may wait during a catch-up. */
+  private remember(written: KubeObject, memory: ObjectMemory, replaced?: KubeObject): KubeObject {
+    if (replaced?.apiVersion !== undefined && replaced.kind !== undefined) shareStrings(written, replaced, { apiVersion: replaced.apiVersion, kind: replaced.kind });
     const resourceVersion = written.metadata?.resourceVersion;
     if (written.metadata?.uid && resourceVersion) memory.ownWrite = { resourceVersion, body: written, at: this.now() };
     return written;

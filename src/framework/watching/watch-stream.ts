@@ -11,7 +11,7 @@ import type { KubeObject } from '../objects/kube-object.js';
 import type { WatchEvent } from './events.js';
 import type { WatchHealth, WatchStatus } from './watch-health.js';
 import { isTrackable, parseWatchLine, type TrackableObject } from './watch-line.js';
-import { shareStrings, type ResourceStrings } from './compact-object.js';
+import { shareStrings, StringTable, type ResourceStrings } from './compact-object.js';
 import { MemoryBudgetError, type HeapState } from './memory-budget.js';
 import { releaseListing, reserveListing } from './listing-budget.js';
 import { watchOnce, type LineResult, type WatchOutcome } from './watch-request.js';
@@ -135,7 +135,7 @@ class WatchLoop<T extends KubeObject> {
     private readonly emit: (event: WatchEvent<T>) => void,
   ) {
     this.path = collectionPath(resource, options.namespace);
-    this.strings = { apiVersion: apiVersionOf(resource), kind: resource.kind };
+    this.strings = { apiVersion: apiVersionOf(resource), kind: resource.kind, table: new StringTable() };
     this.id = resourceId(resource);
     this.labels = { resource: this.id };
     this.logger = (options.logger ?? silentLogger()).child({ resource: this.id, namespace: options.namespace ?? '*' });
