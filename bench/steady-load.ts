@@ -6,9 +6,13 @@
 // - answer→handler: status.startedAt − when the create's answer reached the load generator;
 // - create→status: from spec.sentAt to the operator's receipt of the API server's answer to the status
 //   write (recorded in the operator process).
+// - create→watch: when a plain watch in the load generator's process (no handler, no writes) received
+//   the object's ADDED event − spec.sentAt: the floor any operator's create→handler sits on, set by the
+//   control plane alone.
 // Same machine, same clock: Date.now() on both sides.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiClient } from '../src/framework/api/api-client.js';
+import { watchResource } from '../src/framework/watching/watch-stream.js';
 import {
   benchApiVersion,
   benchResource,
@@ -91,17 +95,36 @@ export async function runSteadyLoad(target: BenchTarget, options: SteadyLoadOpti
     child.kill();
     throw error;
   }
-  const measured = await measure(target.kubeConfig, async () => {
-    const load = await generate(target, namespace, rate, objects);
-    return { load, result: await child.result(60_000 + seconds * 2_000) };
+  // The plain watch, started (and listed) before the load: it records when each ADDED event arrived.
+  const watchClient = new ApiClient(target.kubeConfig);
+  const watchedAt = new Map<string, number>();
+  let listed!: () => void;
+  const watching = new Promise<void>((resolve) => (listed = resolve));
+  const watch = watchResource(watchClient, benchResource, { namespace }).subscribe((event) => {
+    if (event.type === 'SYNCED') listed();
+    else if (event.type === 'ADDED' && !event.fromList) watchedAt.set(event.object.metadata?.name ?? '', Date.now());
   });
+  let measured;
+  try {
+    await watching;
+    measured = await measure(target.kubeConfig, async () => {
+      const load = await generate(target, namespace, rate, objects);
+      return { load, result: await child.result(60_000 + seconds * 2_000) };
+    });
+  } finally {
+    watch.unsubscribe();
+    watchClient.close();
+  }
   const { load, result } = measured.value;
+  const watchMs: number[] = [];
   const handlerMs: number[] = [];
   const answerToHandlerMs: number[] = [];
   for (const object of await listObjects(target.kubeConfig, namespace)) {
     const startedAt = object.status?.startedAt;
     const sentAt = object.spec?.sentAt;
     if (typeof startedAt === 'number' && typeof sentAt === 'number') handlerMs.push(startedAt - sentAt);
+    const watched = watchedAt.get(object.metadata?.name ?? '');
+    if (typeof sentAt === 'number' && watched !== undefined) watchMs.push(watched - sentAt);
     const answered = load.answeredAt.get(object.metadata?.name ?? '');
     if (typeof startedAt === 'number' && answered !== undefined) answerToHandlerMs.push(startedAt - answered);
   }
@@ -119,6 +142,9 @@ export async function runSteadyLoad(target: BenchTarget, options: SteadyLoadOpti
     // the operator's share, without the create's own time in the API server (negative: the handler
     // started before the client had read the answer).
     ...latencyFigures('answerToHandlerMs', answerToHandlerMs),
+    // The floor: a plain watch's delivery of the same creates (see the header).
+    ...latencyFigures('createToWatchMs', watchMs),
+    watchedObjects: watchMs.length,
     peakRssMb: result.peakRssMb,
     heapAtPeakMb: result.heapAtPeakMb,
     apiWritesPerObject: round2(measured.patches / objects),
