@@ -3,8 +3,8 @@ import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } fro
 import type { Duplex } from 'node:stream';
 import type { ClusterAccess } from './kubeconfig.js';
 import { ApiError } from './api-error.js';
-import { ResourceClient, type ResourceObject } from './resource-client.js';
-import type { KubeObject } from '../objects/kube-object.js';
+import { ResourceClient } from './resource-client.js';
+import type { KubeObject, ResourceObject } from '../objects/kube-object.js';
 
 /** Query parameters; undefined values are left out. */
 export type Query = Record<string, string | number | boolean | undefined>;

@@ -5,7 +5,7 @@ import { withoutManagedFields } from './managed-fields.js';
 import { JSON_PATCH, MERGE_PATCH, type JsonPatchOp } from './object-api.js';
 import { checkedName, checkedNamespace, checkedSubresource, selectorString, type ObjectRef } from './object-ref.js';
 import { apiVersionOf, collectionPath, objectPath, type Resource } from './resource.js';
-import type { KubeObject } from '../objects/kube-object.js';
+import type { KubeObject, ResourceObject } from '../objects/kube-object.js';
 import type { DeepPartial, MergePatch } from '../objects/merge-patch.js';
 
 export const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
@@ -16,8 +16,7 @@ const DEFAULT_FIELD_MANAGER = 'konductor';
 /** The page size of {@link ResourceClient.listAll} unless one is given. */
 const DEFAULT_PAGE = 500;
 
-/** What every object type has: client-node's classes and the framework's `KubeObject` both are one. */
-export type ResourceObject = Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>;
+export type { ResourceObject };
 
 /** A merge patch of `T`'s `status`. */
 export type StatusPatch<T> = T extends { status?: infer S } ? MergePatch<NonNullable<S>> : Record<string, unknown>;

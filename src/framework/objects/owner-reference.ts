@@ -1,4 +1,4 @@
-import type { KubeObject } from './kube-object.js';
+import type { ResourceObject } from './kube-object.js';
 
 /** One entry of `metadata.ownerReferences`: the child names its owner, so garbage collection deletes it with the owner. */
 export interface OwnerReference {
@@ -35,11 +35,11 @@ export interface AdoptOptions extends OwnerReferenceOptions {
  * const ref = ownerReference(body);   // { apiVersion, kind, name, uid, controller: true, blockOwnerDeletion: true }
  * ```
  */
-export function ownerReference(owner: KubeObject, options: OwnerReferenceOptions = {}): OwnerReference {
+export function ownerReference(owner: ResourceObject, options: OwnerReferenceOptions = {}): OwnerReference {
   return referenceTo(owner, options, `cannot own objects by ${describe(owner)}`);
 }
 
-function referenceTo(owner: KubeObject, options: OwnerReferenceOptions, refusal: string): OwnerReference {
+function referenceTo(owner: ResourceObject, options: OwnerReferenceOptions, refusal: string): OwnerReference {
   const { apiVersion, kind } = owner;
   const name = owner.metadata?.name;
   const uid = owner.metadata?.uid;
@@ -68,7 +68,7 @@ function referenceTo(owner: KubeObject, options: OwnerReferenceOptions, refusal:
  * await ctx.client.resource<PersistentVolumeClaim>('v1', 'persistentvolumeclaims').create(pvc);
  * ```
  */
-export function adopt<C extends KubeObject>(child: C, owner: KubeObject, options: AdoptOptions = {}): C {
+export function adopt<C extends ResourceObject>(child: C, owner: ResourceObject, options: AdoptOptions = {}): C {
   const refusal = `cannot adopt ${describe(child)} by ${describe(owner)}`;
   const reference = referenceTo(owner, options, refusal);
   // Every check before any change: a refused adoption leaves the child as it was.
@@ -98,7 +98,7 @@ export function adopt<C extends KubeObject>(child: C, owner: KubeObject, options
 }
 
 /** `Kind namespace/name` (or as much of it as the object has), for error messages. */
-function describe(object: KubeObject): string {
+function describe(object: ResourceObject): string {
   const meta = object.metadata ?? {};
   const name = meta.name ?? (typeof meta.generateName === 'string' ? `${meta.generateName}*` : '(unnamed)');
   return `${object.kind ?? 'object'} ${meta.namespace ? `${meta.namespace}/` : ''}${name}`;
