@@ -76,3 +76,21 @@ export { createOperator, Operator, type OperatorOptions } from './runtime/operat
 export { HealthServerError } from './runtime/health-server.js';
 export { loadKubeconfig, KubeconfigError, type ClusterAccess, type KubeconfigSource } from './api/kubeconfig.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions, type LogFormat } from './observability/logger.js';
+
+// Typed resource client and owner references (issue 16).
+export {
+  ResourceClient,
+  type ResourceObject,
+  type ListOptions,
+  type ListResult,
+  type PatchOptions,
+  type JsonPatchOptions,
+  type ApplyOptions,
+  type ApplyObject,
+  type DeleteOptions,
+  type WriteOptions,
+  type StatusPatch,
+} from './api/resource-client.js';
+export type { ObjectRef } from './api/object-ref.js';
+export type { DeepPartial } from './objects/merge-patch.js';
+export { adopt, ownerReference, type OwnerReference, type OwnerReferenceOptions, type AdoptOptions } from './objects/owner-reference.js';

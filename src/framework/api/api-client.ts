@@ -3,6 +3,8 @@ import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } fro
 import type { Duplex } from 'node:stream';
 import type { ClusterAccess } from './kubeconfig.js';
 import { ApiError } from './api-error.js';
+import { ResourceClient } from './resource-client.js';
+import type { KubeObject, ResourceObject } from '../objects/kube-object.js';
 
 /** Query parameters; undefined values are left out. */
 export type Query = Record<string, string | number | boolean | undefined>;
@@ -153,6 +155,21 @@ export class ApiClient {
         : new GuardedHttpAgent(common);
     }
     return this.agent;
+  }
+
+  /**
+   * A typed client for one resource (issue 16): `apiVersion` is `group/version` (`v1` for the core
+   * group), `resource` its plural, kind, singular or short name, resolved by discovery on first use
+   * and remembered by this client.
+   *
+   * @example
+   * ```ts
+   * const pods = ctx.client.resource<V1Pod>('v1', 'pods');
+   * const pod = await pods.get({ namespace: 'default', name: 'web' });
+   * ```
+   */
+  resource<T extends ResourceObject = KubeObject>(apiVersion: string, resource: string): ResourceClient<T> {
+    return new ResourceClient<T>(this, apiVersion, resource);
   }
 }
 

@@ -55,6 +55,58 @@ export class ApiError extends Error {
     const text = error instanceof Error ? `${(error as NodeJS.ErrnoException).code ?? error.name}: ${error.message}` : String(error);
     return new ApiError(0, `${what}: ${text}`, undefined, undefined, undefined, { cause: error });
   }
+
+  // Classifying an answer (issue 16), for `catch` blocks: `if (ApiError.isNotFound(error)) return;`.
+
+  /** 404: the object (or its namespace, or the resource) does not exist. */
+  get isNotFound(): boolean {
+    return this.status === 404;
+  }
+
+  /** 409: a conflict: a stale `resourceVersion`, a failed precondition, a server-side apply conflict, or an existing name. */
+  get isConflict(): boolean {
+    return this.status === 409;
+  }
+
+  /** 410: a `resourceVersion` or `continue` token too old to serve: list again from the start. */
+  get isGone(): boolean {
+    return this.status === 410;
+  }
+
+  /** 409 with reason `AlreadyExists`: a create found an object of that name. */
+  get isAlreadyExists(): boolean {
+    return this.status === 409 && this.reason === 'AlreadyExists';
+  }
+
+  /** 422: the server refused the object as invalid (its `message` names the fields). */
+  get isInvalid(): boolean {
+    return this.status === 422;
+  }
+
+  /** Whether `error` is an {@link ApiError} answering 404. */
+  static isNotFound(error: unknown): error is ApiError {
+    return error instanceof ApiError && error.isNotFound;
+  }
+
+  /** Whether `error` is an {@link ApiError} answering 409. */
+  static isConflict(error: unknown): error is ApiError {
+    return error instanceof ApiError && error.isConflict;
+  }
+
+  /** Whether `error` is an {@link ApiError} answering 410. */
+  static isGone(error: unknown): error is ApiError {
+    return error instanceof ApiError && error.isGone;
+  }
+
+  /** Whether `error` is an {@link ApiError} answering 409 AlreadyExists. */
+  static isAlreadyExists(error: unknown): error is ApiError {
+    return error instanceof ApiError && error.isAlreadyExists;
+  }
+
+  /** Whether `error` is an {@link ApiError} answering 422. */
+  static isInvalid(error: unknown): error is ApiError {
+    return error instanceof ApiError && error.isInvalid;
+  }
 }
 
 /**

@@ -1,11 +1,6 @@
-/**
- * A JSON merge patch (RFC 7386) of a `T`: every field optional, `null` deletes it, objects merge
- * field by field, arrays and scalars replace.
- */
-export type MergePatch<T> = { [K in keyof T]?: MergePatchValue<T[K]> };
-
-/** One field of a {@link MergePatch}: `null`, a whole array or scalar, or a patch of an object. */
-export type MergePatchValue<V> = null | (V extends readonly unknown[] ? V : V extends object ? MergePatch<V> : V);
+// The merge-patch types live with the object shapes, so the API client types its patches too.
+export type { MergePatch, MergePatchValue } from '../objects/merge-patch.js';
+import type { MergePatch } from '../objects/merge-patch.js';
 
 /**
  * The changes a handler asks for, sent as a JSON merge patch after it returns:

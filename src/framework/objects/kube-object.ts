@@ -18,3 +18,20 @@ export interface KubeObject {
   };
   [key: string]: unknown;
 }
+
+/**
+ * The least an object type has (issue 16): what the typed client and `adopt` read. Both the
+ * framework's `KubeObject` and client-node's classes (`V1Pod`, `V1PersistentVolumeClaim`) are one.
+ */
+export interface ResourceObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: {
+    name?: string;
+    generateName?: string;
+    namespace?: string;
+    uid?: string;
+    labels?: Record<string, string>;
+    ownerReferences?: readonly unknown[];
+  };
+}

@@ -105,6 +105,25 @@ const ROOT = [
   'on',
   'silentLogger',
   'timer',
+  // Typed resource client and owner references (issue 16).
+  'AdoptOptions',
+  'ApplyObject',
+  'ApplyOptions',
+  'DeepPartial',
+  'DeleteOptions',
+  'JsonPatchOptions',
+  'ListOptions',
+  'ListResult',
+  'ObjectRef',
+  'OwnerReference',
+  'OwnerReferenceOptions',
+  'PatchOptions',
+  'ResourceClient',
+  'ResourceObject',
+  'StatusPatch',
+  'WriteOptions',
+  'adopt',
+  'ownerReference',
 ];
 
 /** Building blocks: engines, reactor, watches, discovery. None of them is for handler authors. */
