@@ -76,3 +76,6 @@ export { createOperator, Operator, type OperatorOptions } from './runtime/operat
 export { HealthServerError } from './runtime/health-server.js';
 export { loadKubeconfig, KubeconfigError, type ClusterAccess, type KubeconfigSource } from './api/kubeconfig.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions, type LogFormat } from './observability/logger.js';
+
+// owned: children trigger their owner (@on.owned)
+export type { OwnedContext, OwnedOptions, OwnedChange, OwnedEventType, OwnedHandlerFn, OwnedSpec } from './handler/owned-specs.js';

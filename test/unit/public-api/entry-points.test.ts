@@ -105,6 +105,13 @@ const ROOT = [
   'on',
   'silentLogger',
   'timer',
+  // owned: children trigger their owner (@on.owned)
+  'OwnedChange',
+  'OwnedContext',
+  'OwnedEventType',
+  'OwnedHandlerFn',
+  'OwnedOptions',
+  'OwnedSpec',
 ];
 
 /** Building blocks: engines, reactor, watches, discovery. None of them is for handler authors. */
