@@ -1,5 +1,5 @@
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1ConfigMap, type V1OwnerReference } from '@kubernetes/client-node';
-import { createOperator, on, silentLogger, type KubeObject, type OwnedContext, type Operator } from '../../../src/framework/index.js';
+import { createOperator, on, silentLogger, type EventContext, type KubeObject, type OwnedContext, type Operator } from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { getWidget, installWidgetCrd, Widgets, WIDGET_API_VERSION, type Widget } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
@@ -127,6 +127,35 @@ describe('@on.owned handlers', () => {
     await waitFor(async () => (await getWidget(namespace, 'w')).status?.config === 'z', { what: 'the run for the owned child' });
 
     expect(runs.flatMap((run) => run.changes)).toEqual(['ADDED owned']);
+  });
+
+  test('with handlers of their own on the child resource, the children’s listing and watch are shared, and both run', async () => {
+    const { kc, namespace, widgets, configMaps } = await setUp('owned-shared');
+    const runs: OwnedRun[] = [];
+    const observed: string[] = [];
+    const Owned = recorder(runs);
+    class Observer {
+      @on.event('v1', 'configmaps')
+      seen({ type, name }: EventContext<ConfigMap>): void {
+        observed.push(`${type} ${name}`);
+      }
+    }
+    const lists: string[] = [];
+    operator = createOperator({
+      kubeConfig: kc,
+      handlers: [Owned, Observer],
+      namespaces: [namespace],
+      logger: silentLogger(),
+      onRequest: (method, path) => void (method === 'GET' && /\/configmaps(\?|$)/.test(path) && lists.push(path)),
+    }).start();
+    await operator.ready;
+    const owner = await widgets.create('w');
+
+    await configMaps.create('settings', 'one', ownedBy(owner));
+    await waitFor(async () => (await getWidget(namespace, 'w')).status?.config === 'one', { what: 'the owned run' });
+    await waitFor(() => observed.includes('ADDED settings'), { what: 'the event handler' });
+
+    expect(lists).toHaveLength(1);
   });
 
   test('a burst of 20 child changes runs the owner fewer than 20 times, and the last run sees the last state', async () => {
