@@ -94,3 +94,5 @@ export {
 export type { ObjectRef } from './api/object-ref.js';
 export type { DeepPartial } from './objects/merge-patch.js';
 export { adopt, ownerReference, type OwnerReference, type OwnerReferenceOptions, type AdoptOptions } from './objects/owner-reference.js';
+// owned: children trigger their owner (@on.owned)
+export type { OwnedContext, OwnedOptions, OwnedChange, OwnedEventType, OwnedHandlerFn, OwnedSpec } from './handler/owned-specs.js';

@@ -17,6 +17,8 @@ export interface PolicyRule {
 export interface HandlerUse {
   kind: HandlerSpec['kind'];
   resource: ResourceSelector;
+  // owned: an @on.owned handler also watches its child resource (read only)
+  child?: { resource: ResourceSelector };
 }
 
 /** A resource the handlers watch, with what the framework does with it. */
@@ -60,7 +62,9 @@ export function deriveRbacRules(
   options: { leaseName: string; crds?: readonly KnownResource[]; extraRules?: readonly PolicyRule[] },
 ): RbacRules {
   const byResource = new Map<string, WatchedResource>();
-  for (const handler of handlers) {
+  // owned: the child resource of an @on.owned handler is listed and watched, never written
+  const uses = handlers.flatMap((handler): HandlerUse[] => (handler.child ? [handler, { kind: 'event', resource: handler.child.resource }] : [handler]));
+  for (const handler of uses) {
     const resolved = resolveResourceName(handler.resource, options.crds);
     const key = `${resolved.group}/${resolved.plural}`;
     const entry = byResource.get(key) ?? {

@@ -11,6 +11,8 @@ import type {
   TypedObject,
 } from '../handler/handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
+// owned: children trigger their owner (@on.owned)
+import type { OwnedContext, OwnedOptions } from '../handler/owned-specs.js';
 
 type DecoratorContext = Pick<ClassMethodDecoratorContext, 'static' | 'private' | 'name' | 'metadata'>;
 
@@ -134,4 +136,49 @@ export const on = {
   resume<T extends TypedObject = KubeObject>(apiVersion: string, name: string, options: ChangeHandlerOptions<T> = {}): ChangeDecorator<T> {
     return change('resume', apiVersion, name, options as ChangeHandlerOptions);
   },
+
+  // owned: children trigger their owner (@on.owned)
+  /**
+   * Runs on the owner when one of its children changes: controller-runtime's `Owns()`. The child
+   * resource (`options.child`) is watched in the operator's namespaces (sharing a watch other handlers
+   * of it already have; `options.labelSelector` goes with it). A child event reaches the owner its
+   * ownerReference with `controller: true` names, when that reference's API group and kind are the
+   * owner resource's and the owner is in the child's namespace (or cluster-scoped); other references
+   * are ignored. The owner is read from its own watch (no API call): an owner not listed yet, gone, or
+   * being deleted is skipped, as are owners failing `labels`/`annotations`/`when`.
+   *
+   * Runs are serialized with the owner's other handlers (the same per-object queue) and coalesced per
+   * owner: child events arriving before the run starts make one run, which sees the newest change of
+   * each child in `ctx.changes` and the newest of all as `ctx.child`/`ctx.event`. The initial listing
+   * of the children counts as `ADDED` events (one run per owner that has children); after a lost
+   * watch, a relist delivers only the children that changed meanwhile.
+   * `ctx.patch` is the owner's, written after the handler returns in one merge PATCH (status on its
+   * subresource) like change handlers' patches. Errors are treated as for {@link on.event}: logged
+   * with the owner's namespace/name and the handler id, not retried; a failed handler's patch is not sent.
+   *
+   * @example
+   * ```ts
+   * class Widgets {
+   *   @on.owned('example.com/v1', 'widgets', { child: ['v1', 'configmaps'] })
+   *   async configChanged({ child, event, patch }: OwnedContext<Widget, ConfigMap>) {
+   *     patch.status.config = event === 'DELETED' ? null : child.metadata?.resourceVersion;
+   *   }
+   * }
+   * ```
+   */
+  owned<Owner extends TypedObject = KubeObject>(apiVersion: string, name: string, options: OwnedOptions<Owner>): OwnedDecorator<Owner> {
+    const decorator = (_method: unknown, context: ClassMethodDecoratorContext): void =>
+      declareHandler(context, { kind: 'owned', resource: { apiVersion, name }, options: options as unknown as OwnedOptions });
+    return decorator as unknown as OwnedDecorator<Owner>;
+  },
 };
+
+// owned: children trigger their owner (@on.owned)
+/**
+ * The decorator `on.owned` returns. Without an owner type, the context's types come from the method's
+ * parameter (`OwnedContext<Widget, ConfigMap>`); with one (`on.owned<Widget>(...)`), the owner is fixed
+ * and the child type comes from the parameter.
+ */
+export type OwnedDecorator<Owner extends TypedObject = KubeObject> = KubeObject extends Owner
+  ? <This, O, Child extends TypedObject>(method: (this: This, context: OwnedContext<O, Child>) => unknown, context: ClassMethodDecoratorContext<This>) => void
+  : <This, Child extends TypedObject>(method: (this: This, context: OwnedContext<Owner, Child>) => unknown, context: ClassMethodDecoratorContext<This>) => void;

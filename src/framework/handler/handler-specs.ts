@@ -8,6 +8,8 @@ import type { ObjectEvents } from '../posting/events.js';
 import type { Diff } from '../state/diff.js';
 import type { ChangeReason } from '../state/progress.js';
 import type { KubeObject } from '../objects/kube-object.js';
+// owned: children trigger their owner (@on.owned)
+import type { OwnedOptions, OwnedSpec } from './owned-specs.js';
 
 /**
  * What a handler's object type must have. Generated object types (`konductor types`) are interfaces
@@ -285,12 +287,18 @@ export interface DaemonSpec {
 }
 
 /** Every kind of handler the registry holds. */
-export type HandlerSpec = EventHandlerSpec | ChangeHandlerSpec | TimerSpec | DaemonSpec;
+export type HandlerSpec =
+  | EventHandlerSpec
+  | ChangeHandlerSpec
+  | TimerSpec
+  | DaemonSpec
+  // owned: children trigger their owner (@on.owned)
+  | OwnedSpec;
 
 /** A handler as a decorator records it on a class, before the class is instantiated. */
 export interface HandlerDeclaration {
   kind: HandlerSpec['kind'];
   resource: ResourceSelector;
-  options: HandlerOptions | ChangeHandlerOptions | TimerOptions | DaemonOptions;
+  options: HandlerOptions | ChangeHandlerOptions | TimerOptions | DaemonOptions | OwnedOptions;
   method: string | symbol;
 }

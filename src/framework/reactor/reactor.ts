@@ -77,6 +77,8 @@ interface Slot<T extends KubeObject, R> extends QueueTicket {
   latest: ObjectEvent<T>;
   route: R;
   requeueTimer: LongTimeout | undefined;
+  // owned: woken while running (its children changed), so it runs again though no raw event came
+  woken?: boolean;
 }
 
 /** Shared by every slot without raw events: a slot's first event replaces it, so it is never written. */
@@ -223,6 +225,40 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     this.report();
   }
 
+  // owned: a run without a raw event, for an object whose owned children changed
+  /**
+   * Runs the object once more without adding a raw event (event observers see nothing): for work the
+   * route keeps itself, such as an owner's child changes. Coalesces like {@link push}: a run already
+   * queued takes it along, a run in progress is followed by one more. `current` is the object's state
+   * for a run when it has no work pending (its newest watched state); pending work keeps its own.
+   */
+  wake(current: ObjectEvent<T>, route: R): void {
+    if (this.stopped) return;
+    const uid = current.object.metadata?.uid;
+    if (!uid) return;
+    let slot = this.slots.get(uid);
+    if (!slot) {
+      slot = { uid, state: 'idle', priority: BACKLOG, events: NO_EVENTS, latest: current, route, requeueTimer: undefined, queuedPriority: undefined, queuedPosition: undefined };
+      this.slots.set(uid, slot);
+    }
+    slot.route = route;
+    if (slot.state === 'running') {
+      slot.woken = true;
+      return;
+    }
+    if (slot.requeueTimer) {
+      slot.requeueTimer.clear();
+      slot.requeueTimer = undefined;
+    }
+    const priority = current.fromList ? BACKLOG : LIVE;
+    if (slot.state === 'idle') this.schedule(slot, priority);
+    else if (priority > slot.priority) {
+      slot.priority = priority;
+      this.queue.add(slot, priority);
+    }
+    this.report();
+  }
+
   private schedule(slot: Slot<T, R>, priority: number): void {
     slot.state = 'queued';
     slot.priority = priority;
@@ -256,6 +292,7 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
   private async run(slot: Slot<T, R>): Promise<void> {
     if (this.stopped) return;
     slot.state = 'running';
+    slot.woken = false;
     const events = slot.events;
     slot.events = NO_EVENTS;
     const latest = slot.latest;
@@ -271,9 +308,10 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     }
     this.lastCompletedAt = this.now();
     if (this.stopped) return;
-    if (slot.events.length > 0) {
+    if (slot.events.length > 0 || slot.woken) {
       // More happened meanwhile: run again, at the back of the line so others get their turn.
-      this.schedule(slot, slot.events.some((e) => !e.fromList) ? LIVE : BACKLOG);
+      this.schedule(slot, slot.woken || slot.events.some((e) => !e.fromList) ? LIVE : BACKLOG);
+      slot.woken = false;
     } else if (result?.requeueAfterMs !== undefined && slot.latest.type !== 'DELETED') {
       slot.state = 'idle';
       // A requeue can be far off (a TemporaryError delay, a stored `delayed` time): past setTimeout's

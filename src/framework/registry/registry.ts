@@ -11,6 +11,8 @@ import type {
   TimerHandlerFn,
   TimerOptions,
 } from '../handler/handler-specs.js';
+// owned: children trigger their owner (@on.owned)
+import { ownedSpec, type OwnedHandlerFn, type OwnedOptions } from '../handler/owned-specs.js';
 
 /** A class whose methods carry handler decorators. */
 export type HandlerClass = new () => object;
@@ -69,6 +71,8 @@ export class Registry {
       if (declaration.kind === 'event') this.register({ kind: 'event', id, resource, options, fn: fn as EventHandlerFn });
       else if (declaration.kind === 'timer') this.register({ kind: 'timer', id, resource, options: options as TimerOptions, fn: fn as TimerHandlerFn });
       else if (declaration.kind === 'daemon') this.register({ kind: 'daemon', id, resource, options: options as DaemonOptions, fn: fn as DaemonHandlerFn });
+      // owned: children trigger their owner (@on.owned)
+      else if (declaration.kind === 'owned') this.register(ownedSpec(id, resource, options as OwnedOptions, fn as OwnedHandlerFn));
       else this.register({ kind: declaration.kind, id, resource, options, fn: fn as ChangeHandlerFn });
     }
     return this;

@@ -26,6 +26,8 @@ import { operatorHealth } from './operator-health.js';
 import { buildRoute, processBatch, routeEngines, type ActiveRoute, type Route, type RouteReadiness, type RouteServices } from './route.js';
 import { ShutdownDeletions, type ServedCollection } from './shutdown-deletions.js';
 import { planWatch } from './watch-plan.js';
+// owned: children trigger their owner (@on.owned)
+import { OwnedWatches } from './owned-watches.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 
@@ -237,7 +239,13 @@ export class Operator {
       this.engines.push(...routeEngines(route));
       const events = this.hub.watch(resource, plan.scope);
       readiness.listing(key);
-      const subscription = this.reactor.consume(globbed ? events.pipe(inNamespaces(patterns)) : events, route, () => readiness.listed(key));
+      // owned: the children's watches start once the owners are listed, so each listed child finds its owner
+      const owned = route.owned ? new OwnedWatches(route, resource, plan.scope, { client: this.client, hub: this.hub, reactor: this.reactor, logger: this.logger, namespaces: this.options.namespaces ?? [] }) : undefined;
+      const subscription = this.reactor.consume(globbed ? events.pipe(inNamespaces(patterns)) : events, route, () => {
+        readiness.listed(key);
+        owned?.start();
+      });
+      if (owned) subscription.add(() => owned.stop());
       this.routes.set(key, { handlers: all, route, subscription });
       if (previous) {
         // Rare: another name of this resource was not served a moment ago. The new route has every

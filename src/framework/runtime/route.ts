@@ -7,6 +7,8 @@ import { TimerEngine } from '../engines/timers.js';
 import type { ChangeHandlerSpec, DaemonSpec, EventHandlerSpec, HandlerSpec, TimerSpec } from '../handler/handler-specs.js';
 import { ChangeProcessor } from '../handling/change-processor.js';
 import { runEventHandlers } from '../handling/event-handlers.js';
+import { OwnedProcessor } from '../handling/owned-processor.js';
+import type { OwnedSpec } from '../handler/owned-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -23,6 +25,8 @@ export interface Route {
   changes: ChangeProcessor | undefined;
   timers: TimerEngine | undefined;
   daemons: DaemonEngine | undefined;
+  // owned: children trigger their owner (@on.owned)
+  owned?: OwnedProcessor;
 }
 
 /** How routes report towards `ready`: handlers resolved, a route's listing started and delivered. */
@@ -84,7 +88,10 @@ export function buildRoute(resource: Resource, handlers: readonly HandlerSpec[],
           },
         })
       : undefined;
-  return { resource, eventHandlers: handlers.filter((h): h is EventHandlerSpec => h.kind === 'event'), changes, timers, daemons };
+  // owned: children trigger their owner (@on.owned)
+  const ownedSpecs = handlers.filter((h): h is OwnedSpec => h.kind === 'owned');
+  const owned = ownedSpecs.length > 0 ? new OwnedProcessor({ api, handlers: ownedSpecs, ...common, attemptTimeoutMs: handlerTimeoutMs, identity }) : undefined;
+  return { resource, eventHandlers: handlers.filter((h): h is EventHandlerSpec => h.kind === 'event'), changes, timers, daemons, owned };
 }
 
 /** A route's timer and daemon engines (those it has). */
@@ -92,13 +99,15 @@ export function routeEngines(route: Pick<Route, 'timers' | 'daemons'>): Array<Ti
   return [route.timers, route.daemons].filter((e): e is TimerEngine | DaemonEngine => e !== undefined);
 }
 
-/** One reactor run for an object: its event handlers, then its change handlers, then its timers and daemons see the newest state. */
+/** One reactor run for an object: its event handlers, then its change handlers, then its owned handlers, then its timers and daemons see the newest state. */
 export async function processBatch(batch: ObjectBatch<KubeObject, Route>, services: RouteServices): Promise<ProcessResult> {
   const { route, latest } = batch;
   if (route.eventHandlers.length > 0) {
     await runEventHandlers(route.eventHandlers, batch.events, services.logger, batch.signal, services.client, services.metrics, services.handlerTimeoutMs);
   }
   const result = await route.changes?.process(batch);
+  // owned: the owner's waiting child changes, after its change handlers, in the same run
+  await route.owned?.process(batch);
   const uid = latest.object.metadata?.uid ?? '';
   for (const engine of routeEngines(route)) {
     if (latest.type === 'DELETED') void engine.stopObject(uid);

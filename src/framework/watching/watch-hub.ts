@@ -89,4 +89,13 @@ export class WatchHub {
     this.watches.set(key, entry);
     return entry;
   }
+
+  // owned: children find their owner in the owner's watch store
+  /**
+   * The objects a watch open in this scope knows, by uid (read-only; no API call); undefined when no
+   * such watch is open. The map is the watch's own and follows it.
+   */
+  stored(resource: Resource, scope: WatchScope = {}): ReadonlyMap<string, KubeObject> | undefined {
+    return this.watches.get(JSON.stringify([resourceId(resource), scope.namespace ?? '', scope.labelSelector ?? '', scope.fieldSelector ?? '']))?.store;
+  }
 }

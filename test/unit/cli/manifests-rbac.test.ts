@@ -51,6 +51,18 @@ describe('RBAC rules derived from handlers', () => {
     expect(rbac.rules).toContainEqual({ apiGroups: ['apps'], resources: ['deployments/status', 'statefulsets/status'], verbs: ['patch'] });
   });
 
+  // owned: children trigger their owner (@on.owned)
+  test('an @on.owned handler writes its owner and only lists and watches its child resource', () => {
+    const owned: HandlerUse = { kind: 'owned', resource: { apiVersion: WIDGETS, name: 'widgets' }, child: { resource: { apiVersion: 'v1', name: 'configmaps' } } };
+    const rbac = deriveRbacRules([owned], { leaseName: 'op' });
+    expect(rbac.rules).toEqual([
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'watch'] },
+      { apiGroups: ['test.konductor.dev'], resources: ['widgets'], verbs: ['get', 'list', 'watch', 'patch'] },
+      { apiGroups: ['test.konductor.dev'], resources: ['widgets/status'], verbs: ['patch'] },
+      { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+    ]);
+  });
+
   test('no status rule for a resource known to have no status subresource', () => {
     const rbac = deriveRbacRules([use('create', 'v1', 'ConfigMap')], { leaseName: 'op' });
     expect(rbac.rules.flatMap((r) => r.resources)).toEqual(['configmaps', 'events']);

@@ -124,6 +124,13 @@ const ROOT = [
   'WriteOptions',
   'adopt',
   'ownerReference',
+  // owned: children trigger their owner (@on.owned)
+  'OwnedChange',
+  'OwnedContext',
+  'OwnedEventType',
+  'OwnedHandlerFn',
+  'OwnedOptions',
+  'OwnedSpec',
 ];
 
 /** Building blocks: engines, reactor, watches, discovery. None of them is for handler authors. */
