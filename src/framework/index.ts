@@ -76,3 +76,6 @@ export { createOperator, Operator, type OperatorOptions } from './runtime/operat
 export { HealthServerError } from './runtime/health-server.js';
 export { loadKubeconfig, KubeconfigError, type ClusterAccess, type KubeconfigSource } from './api/kubeconfig.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions, type LogFormat } from './observability/logger.js';
+
+// Read cache and indexes: `ctx.cache`, `ctx.indexes`, `@on.cache`, `@on.index`.
+export type { Cache, CachedResource, CacheOptions, CacheSpec, Index, Indexes, IndexContext, IndexFn, IndexOptions, IndexSpec } from './handler/cache.js';

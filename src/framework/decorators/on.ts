@@ -11,6 +11,7 @@ import type {
   TypedObject,
 } from '../handler/handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
+import { cacheDecorator, indexDecorator } from './cache.js';
 
 type DecoratorContext = Pick<ClassMethodDecoratorContext, 'static' | 'private' | 'name' | 'metadata'>;
 
@@ -134,4 +135,43 @@ export const on = {
   resume<T extends TypedObject = KubeObject>(apiVersion: string, name: string, options: ChangeHandlerOptions<T> = {}): ChangeDecorator<T> {
     return change('resume', apiVersion, name, options as ChangeHandlerOptions);
   },
+
+  // Read cache and indexes.
+  /**
+   * A CLASS decorator: watches a resource for `ctx.cache` alone (no handler runs for it), in the
+   * operator's namespaces. Handlers start once its initial listing is in, and `ready` waits for it.
+   * Every resource a handler watches is readable without it.
+   *
+   * @example
+   * ```ts
+   * @on.cache('v1', 'secrets', { labelSelector: 'app=widgets' })
+   * class Widgets {
+   *   @on.create('example.com/v1', 'widgets')
+   *   async created({ cache, namespace }: ChangeContext) {
+   *     const secret = cache.resource<Secret>('v1', 'secrets').get({ namespace, name: 'credentials' });
+   *   }
+   * }
+   * ```
+   */
+  cache: cacheDecorator,
+
+  /**
+   * An index (Kopf's `@kopf.index`, dict form): the method returns each object's values by key (or
+   * undefined), recomputed on every event of the object and dropped when it is deleted. Handlers read
+   * `ctx.indexes.get<V>(id)` (id: `Class.method` unless given): every value under a key, one per
+   * object. Handlers start once every index has its initial listing; `ready` waits too. A function
+   * that throws is logged once per object, which then contributes nothing.
+   *
+   * @example
+   * ```ts
+   * class Pods {
+   *   @on.index('v1', 'pods')
+   *   byApp({ labels, name }: IndexContext) { return labels.app ? { [labels.app]: name } : undefined; }
+   *
+   *   @on.create('example.com/v1', 'widgets')
+   *   async created({ indexes, name }: ChangeContext) { indexes.get<string>('Pods.byApp').get(name); }
+   * }
+   * ```
+   */
+  index: indexDecorator,
 };

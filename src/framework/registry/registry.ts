@@ -11,6 +11,8 @@ import type {
   TimerHandlerFn,
   TimerOptions,
 } from '../handler/handler-specs.js';
+import type { CacheSpec, IndexFn, IndexSpec } from '../handler/cache.js';
+import { cacheDeclarationsOf, indexDeclarationsOf } from './cache-declarations.js';
 
 /** A class whose methods carry handler decorators. */
 export type HandlerClass = new () => object;
@@ -42,7 +44,7 @@ export class Registry {
 
   /** Instantiates a decorated class once and registers each decorated method, bound to that instance. */
   addClass(cls: HandlerClass): this {
-    if (declarationsOf(cls).length === 0) {
+    if (declarationsOf(cls).length === 0 && !hasCacheDeclarations(cls)) {
       throw new Error(`${cls.name || 'the class'} has no handler decorators (@on.*, @timer, @daemon)`);
     }
     return this.addInstance(new cls());
@@ -55,7 +57,7 @@ export class Registry {
   addInstance(instance: object): this {
     const cls = instance.constructor as HandlerClass;
     const declarations = declarationsOf(cls);
-    if (declarations.length === 0) {
+    if (declarations.length === 0 && !hasCacheDeclarations(cls)) {
       throw new Error(`${cls.name || 'the object'} has no handler decorators (@on.*, @timer, @daemon)`);
     }
     const methods = instance as Record<string | symbol, unknown>;
@@ -71,6 +73,7 @@ export class Registry {
       else if (declaration.kind === 'daemon') this.register({ kind: 'daemon', id, resource, options: options as DaemonOptions, fn: fn as DaemonHandlerFn });
       else this.register({ kind: declaration.kind, id, resource, options, fn: fn as ChangeHandlerFn });
     }
+    this.addCacheDeclarations(instance);
     return this;
   }
 
@@ -101,4 +104,45 @@ export class Registry {
   get handlers(): readonly HandlerSpec[] {
     return this.specs;
   }
+
+  // Read cache and indexes (@on.cache, @on.index).
+  private readonly cacheSpecs: CacheSpec[] = [];
+  private readonly indexSpecs: IndexSpec[] = [];
+
+  /** Watches a resource for the cache alone (what `@on.cache` declares). */
+  cache(spec: CacheSpec): this {
+    this.cacheSpecs.push(spec);
+    return this;
+  }
+
+  /** Registers an index (what `@on.index` declares); ids are unique per operator, as `ctx.indexes` finds them by id. */
+  index(spec: IndexSpec): this {
+    if (this.indexSpecs.some((s) => s.id === spec.id)) throw new Error(`index id '${spec.id}' is registered twice; give one an explicit id`);
+    this.indexSpecs.push(spec);
+    return this;
+  }
+
+  /** Every resource watched for the cache alone. */
+  get caches(): readonly CacheSpec[] {
+    return this.cacheSpecs;
+  }
+
+  /** Every registered index. */
+  get indexes(): readonly IndexSpec[] {
+    return this.indexSpecs;
+  }
+
+  private addCacheDeclarations(instance: object): void {
+    const cls = instance.constructor as HandlerClass;
+    for (const spec of cacheDeclarationsOf(cls)) this.cache(spec);
+    for (const { resource, options, method } of indexDeclarationsOf(cls)) {
+      const fn = (instance as Record<string | symbol, unknown>)[method];
+      if (typeof fn !== 'function') throw new Error(`${cls.name}.${String(method)} is not a method`);
+      this.index({ kind: 'index', id: options.id ?? `${cls.name}.${String(method)}`, resource, options, fn: (fn as IndexFn).bind(instance) });
+    }
+  }
+}
+
+function hasCacheDeclarations(cls: HandlerClass): boolean {
+  return cacheDeclarationsOf(cls).length > 0 || indexDeclarationsOf(cls).length > 0;
 }
