@@ -96,3 +96,5 @@ export type { DeepPartial } from './objects/merge-patch.js';
 export { adopt, ownerReference, type OwnerReference, type OwnerReferenceOptions, type AdoptOptions } from './objects/owner-reference.js';
 // owned: children trigger their owner (@on.owned)
 export type { OwnedContext, OwnedOptions, OwnedChange, OwnedEventType, OwnedHandlerFn, OwnedSpec } from './handler/owned-specs.js';
+// Read cache and indexes: `ctx.cache`, `ctx.indexes`, `@on.cache`, `@on.index`.
+export type { Cache, CachedResource, CacheOptions, CacheSpec, Index, Indexes, IndexContext, IndexFn, IndexOptions, IndexSpec } from './handler/cache.js';

@@ -13,6 +13,7 @@ import type {
 import type { KubeObject } from '../objects/kube-object.js';
 // owned: children trigger their owner (@on.owned)
 import type { OwnedContext, OwnedOptions } from '../handler/owned-specs.js';
+import { cacheDecorator, indexDecorator } from './cache.js';
 
 type DecoratorContext = Pick<ClassMethodDecoratorContext, 'static' | 'private' | 'name' | 'metadata'>;
 
@@ -162,6 +163,19 @@ export const on = {
    *   @on.owned('example.com/v1', 'widgets', { child: ['v1', 'configmaps'] })
    *   async configChanged({ child, event, patch }: OwnedContext<Widget, ConfigMap>) {
    *     patch.status.config = event === 'DELETED' ? null : child.metadata?.resourceVersion;
+  // Read cache and indexes.
+  /**
+   * A CLASS decorator: watches a resource for `ctx.cache` alone (no handler runs for it), in the
+   * operator's namespaces. Handlers start once its initial listing is in, and `ready` waits for it.
+   * Every resource a handler watches is readable without it.
+   *
+   * @example
+   * ```ts
+   * @on.cache('v1', 'secrets', { labelSelector: 'app=widgets' })
+   * class Widgets {
+   *   @on.create('example.com/v1', 'widgets')
+   *   async created({ cache, namespace }: ChangeContext) {
+   *     const secret = cache.resource<Secret>('v1', 'secrets').get({ namespace, name: 'credentials' });
    *   }
    * }
    * ```
@@ -171,6 +185,27 @@ export const on = {
       declareHandler(context, { kind: 'owned', resource: { apiVersion, name }, options: options as unknown as OwnedOptions });
     return decorator as unknown as OwnedDecorator<Owner>;
   },
+  cache: cacheDecorator,
+
+  /**
+   * An index (Kopf's `@kopf.index`, dict form): the method returns each object's values by key (or
+   * undefined), recomputed on every event of the object and dropped when it is deleted. Handlers read
+   * `ctx.indexes.get<V>(id)` (id: `Class.method` unless given): every value under a key, one per
+   * object. Handlers start once every index has its initial listing; `ready` waits too. A function
+   * that throws is logged once per object, which then contributes nothing.
+   *
+   * @example
+   * ```ts
+   * class Pods {
+   *   @on.index('v1', 'pods')
+   *   byApp({ labels, name }: IndexContext) { return labels.app ? { [labels.app]: name } : undefined; }
+   *
+   *   @on.create('example.com/v1', 'widgets')
+   *   async created({ indexes, name }: ChangeContext) { indexes.get<string>('Pods.byApp').get(name); }
+   * }
+   * ```
+   */
+  index: indexDecorator,
 };
 
 // owned: children trigger their owner (@on.owned)

@@ -56,6 +56,13 @@ export function liveDaemonContext(read: () => KubeObject, parts: DaemonContextPa
     get events() {
       return now().events;
     },
+    // Read cache and indexes.
+    get cache() {
+      return now().cache;
+    },
+    get indexes() {
+      return now().indexes;
+    },
     logger,
     resource,
     client,

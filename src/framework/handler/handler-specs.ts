@@ -10,6 +10,7 @@ import type { ChangeReason } from '../state/progress.js';
 import type { KubeObject } from '../objects/kube-object.js';
 // owned: children trigger their owner (@on.owned)
 import type { OwnedOptions, OwnedSpec } from './owned-specs.js';
+import type { Cache, Indexes } from './cache.js';
 
 /**
  * What a handler's object type must have. Generated object types (`konductor types`) are interfaces
@@ -32,6 +33,11 @@ export interface EventContext<T extends TypedObject = KubeObject> {
   signal: AbortSignal;
   /** The operator's API client. */
   client: ApiClient;
+  // Read cache and indexes.
+  /** The operator's read cache: watched objects, no API call. */
+  cache: Cache;
+  /** The operator's indexes (`@on.index`), by id. */
+  indexes: Indexes;
 }
 
 /** An `@on.event` handler function. */
@@ -151,6 +157,11 @@ export interface ObjectContext<Spec = Record<string, unknown>, Status = Record<s
   client: ApiClient;
   /** Kubernetes Events about this object (`info`, `warn`, `error`) or another (`post`), posted by this operator without waiting. */
   events: ObjectEvents;
+  // Read cache and indexes.
+  /** The operator's read cache: every watched resource, read without an API call (`cache.resource('v1', 'configmaps').get(...)`). */
+  cache: Cache;
+  /** The operator's indexes (`@on.index`), by id: `indexes.get<V>('Class.method').get(key)`. */
+  indexes: Indexes;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Logger } from '../observability/logger.js';
 import { objectEvents } from '../posting/events.js';
 import type { ObjectContext } from './handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
+import { currentCacheAccess } from './cache-scope.js';
 
 /**
  * The fields every per-object handler context shares, read from one state of the object. `events`
@@ -25,5 +26,7 @@ export function objectContext(body: KubeObject, logger: Logger, resource: Resour
     resource,
     client,
     events: objectEvents(body),
+    // Read cache: the operator whose work builds the context.
+    ...currentCacheAccess(),
   };
 }

@@ -7,6 +7,7 @@ import type { KubeObject } from '../objects/kube-object.js';
 import type { ObjectEvent } from '../watching/events.js';
 import { asError, describeError } from '../handler/errors.js';
 import { matchesObject } from '../handler/filters.js';
+import { currentCacheAccess } from '../handler/cache-scope.js';
 
 /**
  * Calls every `@on.event` handler for every raw event of one object, in order. Like Kopf,
@@ -45,6 +46,7 @@ export async function runEventHandlers(
               logger: handlerLogger,
               signal: attemptSignal,
               client,
+              ...currentCacheAccess(),
             }),
           timeoutMs,
           signal,

@@ -13,6 +13,8 @@ import type {
 } from '../handler/handler-specs.js';
 // owned: children trigger their owner (@on.owned)
 import { ownedSpec, type OwnedHandlerFn, type OwnedOptions } from '../handler/owned-specs.js';
+import type { CacheSpec, IndexFn, IndexSpec } from '../handler/cache.js';
+import { cacheDeclarationsOf, indexDeclarationsOf } from './cache-declarations.js';
 
 /** A class whose methods carry handler decorators. */
 export type HandlerClass = new () => object;
@@ -44,7 +46,7 @@ export class Registry {
 
   /** Instantiates a decorated class once and registers each decorated method, bound to that instance. */
   addClass(cls: HandlerClass): this {
-    if (declarationsOf(cls).length === 0) {
+    if (declarationsOf(cls).length === 0 && !hasCacheDeclarations(cls)) {
       throw new Error(`${cls.name || 'the class'} has no handler decorators (@on.*, @timer, @daemon)`);
     }
     return this.addInstance(new cls());
@@ -57,7 +59,7 @@ export class Registry {
   addInstance(instance: object): this {
     const cls = instance.constructor as HandlerClass;
     const declarations = declarationsOf(cls);
-    if (declarations.length === 0) {
+    if (declarations.length === 0 && !hasCacheDeclarations(cls)) {
       throw new Error(`${cls.name || 'the object'} has no handler decorators (@on.*, @timer, @daemon)`);
     }
     const methods = instance as Record<string | symbol, unknown>;
@@ -75,6 +77,7 @@ export class Registry {
       else if (declaration.kind === 'owned') this.register(ownedSpec(id, resource, options as OwnedOptions, fn as OwnedHandlerFn));
       else this.register({ kind: declaration.kind, id, resource, options, fn: fn as ChangeHandlerFn });
     }
+    this.addCacheDeclarations(instance);
     return this;
   }
 
@@ -105,4 +108,45 @@ export class Registry {
   get handlers(): readonly HandlerSpec[] {
     return this.specs;
   }
+
+  // Read cache and indexes (@on.cache, @on.index).
+  private readonly cacheSpecs: CacheSpec[] = [];
+  private readonly indexSpecs: IndexSpec[] = [];
+
+  /** Watches a resource for the cache alone (what `@on.cache` declares). */
+  cache(spec: CacheSpec): this {
+    this.cacheSpecs.push(spec);
+    return this;
+  }
+
+  /** Registers an index (what `@on.index` declares); ids are unique per operator, as `ctx.indexes` finds them by id. */
+  index(spec: IndexSpec): this {
+    if (this.indexSpecs.some((s) => s.id === spec.id)) throw new Error(`index id '${spec.id}' is registered twice; give one an explicit id`);
+    this.indexSpecs.push(spec);
+    return this;
+  }
+
+  /** Every resource watched for the cache alone. */
+  get caches(): readonly CacheSpec[] {
+    return this.cacheSpecs;
+  }
+
+  /** Every registered index. */
+  get indexes(): readonly IndexSpec[] {
+    return this.indexSpecs;
+  }
+
+  private addCacheDeclarations(instance: object): void {
+    const cls = instance.constructor as HandlerClass;
+    for (const spec of cacheDeclarationsOf(cls)) this.cache(spec);
+    for (const { resource, options, method } of indexDeclarationsOf(cls)) {
+      const fn = (instance as Record<string | symbol, unknown>)[method];
+      if (typeof fn !== 'function') throw new Error(`${cls.name}.${String(method)} is not a method`);
+      this.index({ kind: 'index', id: options.id ?? `${cls.name}.${String(method)}`, resource, options, fn: (fn as IndexFn).bind(instance) });
+    }
+  }
+}
+
+function hasCacheDeclarations(cls: HandlerClass): boolean {
+  return cacheDeclarationsOf(cls).length > 0 || indexDeclarationsOf(cls).length > 0;
 }

@@ -28,6 +28,9 @@ import { ShutdownDeletions, type ServedCollection } from './shutdown-deletions.j
 import { planWatch } from './watch-plan.js';
 // owned: children trigger their owner (@on.owned)
 import { OwnedWatches } from './owned-watches.js';
+import { OperatorCache } from './operator-cache.js';
+import { runWithCache } from '../handler/cache-scope.js';
+import type { Cache, Indexes } from '../handler/cache.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 
@@ -86,6 +89,16 @@ export class Operator {
   private markLost: () => void = () => undefined;
   /** Resolves if leadership is lost (work has stopped by then); a CLI exits so it restarts as a candidate. */
   readonly lostLeadership: Promise<void> = new Promise((resolve) => (this.markLost = resolve));
+  // Read cache and indexes.
+  private readonly reads: OperatorCache;
+  /** The read cache handlers get as `ctx.cache`, for use outside handlers. */
+  get cache(): Cache {
+    return this.reads.cache;
+  }
+  /** The indexes handlers get as `ctx.indexes`, for use outside handlers. */
+  get indexes(): Indexes {
+    return this.reads.indexes;
+  }
 
   constructor(private readonly options: OperatorOptions = {}) {
     // First: a bad identity is a configuration error, reported before anything else is set up.
@@ -115,7 +128,8 @@ export class Operator {
     };
     this.hub = new WatchHub(this.client, { logger: this.logger, metrics: this.metrics, tuning: options.watch, health: this.watchHealth });
     // Each run enters the scope itself too, whatever async context the reactor happens to call from.
-    this.reactor = new Reactor<KubeObject, Route>((batch) => this.eventScope.run(() => processBatch(batch, this.services)), {
+    this.reads = new OperatorCache({ client: this.client, hub: this.hub, registry: this.registry, logger: this.logger, namespaces: options.namespaces });
+    this.reactor = new Reactor<KubeObject, Route>((batch) => this.eventScope.run(() => runWithCache(this.reads, () => processBatch(batch, this.services))), {
       concurrency: options.concurrency,
       logger: this.logger,
       metrics: this.metrics,
@@ -181,6 +195,11 @@ export class Operator {
     if (this.working || this.stopping) return;
     this.working = true;
     this.eventScope.activate();
+    // Handlers start once every index and cache-only watch has its initial listing (Kopf: handlers wait for indexes).
+    void this.reads.start().then((listed) => listed && !this.stopping && this.startHandlers());
+  }
+
+  private startHandlers(): void {
     const handlers = this.registry.handlers;
     this.brokenRoutes.clear();
     // Ready once every handler's resource is resolved and each of its watches (one per namespace)
@@ -209,6 +228,7 @@ export class Operator {
   /** Starts (or, when more handlers of an already watched resource resolve late, rebuilds) the resource's watch and route per namespace scope. */
   private attach(resource: Resource, handlers: readonly HandlerSpec[], readiness: RouteReadiness): void {
     readiness.resolved(handlers);
+    this.reads.track(resource, handlers.map((spec) => spec.resource));
     if (this.storage === 'status' && !resource.hasStatus && !this.annotationOnly.has(resourceId(resource))) {
       this.annotationOnly.add(resourceId(resource));
       this.logger.warn(
@@ -334,6 +354,7 @@ export class Operator {
 
   private async stopWork(deadlineMs: number): Promise<void> {
     for (const resolution of this.resolutions) resolution.unsubscribe();
+    this.reads.stop();
     for (const active of this.routes.values()) active.subscription.unsubscribe();
     this.routes.clear();
     // Timers and daemons stop alongside the drain (replaced routes' too); daemons get their own cancellation timeouts.

@@ -5,7 +5,9 @@ import { silentLogger, type Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { WatchEvent } from './events.js';
+import { ObjectStore } from './object-store.js';
 import { resolveResource } from './resource-resolver.js';
+import type { ScopedStore } from './store-reader.js';
 import type { WatchHealth } from './watch-health.js';
 import { watchResource, type WatchStreamOptions } from './watch-stream.js';
 
@@ -20,9 +22,12 @@ export interface WatchScope {
 export type WatchTuning = Pick<WatchStreamOptions, 'pageSize' | 'timeoutSeconds' | 'idleTimeoutMs' | 'backoff' | 'keepManagedFields' | 'memoryBudget'>;
 
 interface SharedWatch {
-  store: Map<string, KubeObject>;
+  store: ObjectStore;
   synced: boolean;
   live: Observable<WatchEvent>;
+  // Read cache: which resource and namespace the store holds.
+  id: string;
+  namespace: string | undefined;
 }
 
 /**
@@ -64,8 +69,8 @@ export class WatchHub {
   }
 
   private open(key: string, resource: Resource, scope: WatchScope): SharedWatch {
-    const store = new Map<string, KubeObject>();
-    const entry: SharedWatch = { store, synced: false, live: EMPTY };
+    const store = new ObjectStore();
+    const entry: SharedWatch = { store, synced: false, live: EMPTY, id: resourceId(resource), namespace: scope.namespace };
     const source = watchResource(this.client, resource, {
       ...this.options.tuning,
       ...scope,
@@ -97,5 +102,11 @@ export class WatchHub {
    */
   stored(resource: Resource, scope: WatchScope = {}): ReadonlyMap<string, KubeObject> | undefined {
     return this.watches.get(JSON.stringify([resourceId(resource), scope.namespace ?? '', scope.labelSelector ?? '', scope.fieldSelector ?? '']))?.store;
+  }
+
+  /** Read cache: the stores of the open watches of a resource, each with the namespace it covers. */
+  stores(resource: Pick<Resource, 'group' | 'version' | 'plural'>): ScopedStore[] {
+    const id = resourceId(resource);
+    return [...this.watches.values()].filter((watch) => watch.id === id).map(({ namespace, store }) => ({ namespace, store }));
   }
 }
