@@ -76,3 +76,7 @@ export { createOperator, Operator, type OperatorOptions } from './runtime/operat
 export { HealthServerError } from './runtime/health-server.js';
 export { loadKubeconfig, KubeconfigError, type ClusterAccess, type KubeconfigSource } from './api/kubeconfig.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions, type LogFormat } from './observability/logger.js';
+
+// Activities (issue 16, lifecycle): @on.startup, @on.cleanup, @on.probe.
+export type { ActivityContext, ActivityFn, ActivityKind, ActivityOptions, ActivitySpec, StartupOptions, CleanupOptions, ProbeOptions } from './handler/activity-specs.js';
+export { StartupError } from './runtime/activities.js';

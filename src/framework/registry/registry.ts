@@ -11,6 +11,8 @@ import type {
   TimerHandlerFn,
   TimerOptions,
 } from '../handler/handler-specs.js';
+import type { ActivityKind, ActivityFn, ActivitySpec, CleanupOptions, ProbeOptions, StartupOptions } from '../handler/activity-specs.js';
+import { activityDeclarationsOf, activitySpecsOf, checkActivityId } from './activities.js';
 
 /** A class whose methods carry handler decorators. */
 export type HandlerClass = new () => object;
@@ -42,7 +44,7 @@ export class Registry {
 
   /** Instantiates a decorated class once and registers each decorated method, bound to that instance. */
   addClass(cls: HandlerClass): this {
-    if (declarationsOf(cls).length === 0) {
+    if (declarationsOf(cls).length === 0 && activityDeclarationsOf(cls).length === 0) {
       throw new Error(`${cls.name || 'the class'} has no handler decorators (@on.*, @timer, @daemon)`);
     }
     return this.addInstance(new cls());
@@ -55,7 +57,7 @@ export class Registry {
   addInstance(instance: object): this {
     const cls = instance.constructor as HandlerClass;
     const declarations = declarationsOf(cls);
-    if (declarations.length === 0) {
+    if (declarations.length === 0 && activityDeclarationsOf(cls).length === 0) {
       throw new Error(`${cls.name || 'the object'} has no handler decorators (@on.*, @timer, @daemon)`);
     }
     const methods = instance as Record<string | symbol, unknown>;
@@ -71,6 +73,8 @@ export class Registry {
       else if (declaration.kind === 'daemon') this.register({ kind: 'daemon', id, resource, options: options as DaemonOptions, fn: fn as DaemonHandlerFn });
       else this.register({ kind: declaration.kind, id, resource, options, fn: fn as ChangeHandlerFn });
     }
+    // Activities (@on.startup, @on.cleanup, @on.probe).
+    for (const spec of activitySpecsOf(instance)) this.addActivity(spec);
     return this;
   }
 
@@ -100,5 +104,27 @@ export class Registry {
   /** Every registered handler. */
   get handlers(): readonly HandlerSpec[] {
     return this.specs;
+  }
+
+  // Activities (issue 16, lifecycle): operator-wide handlers with no resource, kept apart from `handlers`.
+  private readonly activitySpecs: ActivitySpec[] = [];
+
+  /**
+   * Registers an activity handler as a plain function (`startup`, `cleanup` or `probe`); ids must be unique per activity.
+   * @example registry.activity('startup', async ({ memo }) => { memo.pool = await connect(); }, { id: 'connect' })
+   */
+  activity(kind: ActivityKind, fn: ActivityFn, options: (StartupOptions | CleanupOptions | ProbeOptions) & { id: string }): this {
+    return this.addActivity({ kind, id: options.id, options, fn });
+  }
+
+  private addActivity(spec: ActivitySpec): this {
+    checkActivityId(this.activitySpecs, spec);
+    this.activitySpecs.push(spec);
+    return this;
+  }
+
+  /** Every registered activity handler, in declaration order. */
+  get activities(): readonly ActivitySpec[] {
+    return this.activitySpecs;
   }
 }
