@@ -105,6 +105,16 @@ const ROOT = [
   'on',
   'silentLogger',
   'timer',
+  // Activities (issue 16, lifecycle).
+  'ActivityContext',
+  'ActivityFn',
+  'ActivityKind',
+  'ActivityOptions',
+  'ActivitySpec',
+  'CleanupOptions',
+  'ProbeOptions',
+  'StartupError',
+  'StartupOptions',
 ];
 
 /** Building blocks: engines, reactor, watches, discovery. None of them is for handler authors. */
