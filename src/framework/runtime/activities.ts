@@ -68,6 +68,9 @@ export interface ActivityServices {
 export class OperatorActivities {
   private readonly stopping = new AbortController();
   private started = false;
+  private cleanedUp = false;
+  /** Why the start was stopped, once a startup handler failed for good. */
+  private failure: string | undefined;
   private probeRunner: ProbeRunner | undefined;
   private readonly clock: Clock;
 
@@ -121,7 +124,11 @@ export class OperatorActivities {
       }
       if (this.stopping.signal.aborted) return false;
       const next = startupRetry(failure, attempts, this.clock.now() - firstAt, options);
-      if ('giveUp' in next) throw new StartupError(spec.id, next.giveUp, { cause: failure });
+      if ('giveUp' in next) {
+        const error = new StartupError(spec.id, next.giveUp, { cause: failure });
+        this.failure = error.message;
+        throw error;
+      }
       this.services.logger.warn(
         { activity: 'startup', handler: spec.id, attempts, retryInMs: next.retryInMs, err: describeError(failure) },
         `startup handler ${spec.id} failed (${describeError(failure)}); retrying in ${next.retryInMs / 1000} s`,
@@ -141,8 +148,8 @@ export class OperatorActivities {
    * never thrown: a stop always goes on.
    */
   async cleanup(budgetMs: number): Promise<void> {
-    if (!this.started) return;
-    this.started = false; // once
+    if (!this.started || this.cleanedUp) return;
+    this.cleanedUp = true;
     const endAt = this.clock.now() + budgetMs;
     for (const spec of this.of('cleanup')) {
       const leftMs = endAt - this.clock.now();
@@ -160,6 +167,12 @@ export class OperatorActivities {
         log.error({ err: reason }, `cleanup handler ${spec.id} failed: ${reason}`);
       }
     }
+  }
+
+  /** The `/readyz` check: not ready until every startup handler has succeeded, saying which failed. */
+  readiness(): { ok: true } | { ok: false; reason: string } {
+    if (this.started) return { ok: true };
+    return { ok: false, reason: this.failure ?? 'startup handlers are running' };
   }
 
   /** Whether there are probe handlers (then `/healthz` answers JSON). */

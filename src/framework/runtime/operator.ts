@@ -304,7 +304,9 @@ export class Operator {
       handlerTimeout: Boolean(this.options.handlerTimeoutMs),
     };
     const probes = this.activities.hasProbes ? () => this.activities.probeReport() : undefined;
-    this.healthServer = new HealthServer({ ...operatorHealth(sources, options), probes });
+    const health = operatorHealth(sources, options);
+    const readiness = [{ name: 'startup', check: () => this.activities.readiness() }, ...health.readiness];
+    this.healthServer = new HealthServer({ ...health, readiness, probes });
     this.healthPort = await this.healthServer.start();
     this.logger.info({ port: this.healthPort }, 'health and metrics server listening');
     return this.healthPort;

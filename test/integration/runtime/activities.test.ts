@@ -112,7 +112,9 @@ describe('startup handlers', () => {
     expect((failure as Error).message).toBe('startup handler Handlers.license failed, so the operator does not start: no license key in LICENSE_KEY');
     expect(requests).toEqual([]); // not even a discovery request
     expect((await get(port, '/healthz')).status).toBe(200);
-    expect((await get(port, '/readyz')).status).toBe(503);
+    const ready = await get(port, '/readyz');
+    expect(ready.status).toBe(503);
+    expect(ready.body).toContain('startup: startup handler Handlers.license failed, so the operator does not start: no license key in LICENSE_KEY\n');
   });
 
   test('konductor run exits 1 with one line naming the failed startup handler', async () => {

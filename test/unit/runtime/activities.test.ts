@@ -79,6 +79,24 @@ describe('startup handlers', () => {
     expect(activities.startupDone).toBe(true);
   });
 
+  test('/readyz is unready while they run, and says which one stopped the start', async () => {
+    class Lifecycle {
+      @on.startup({ retries: 2, backoff: 10 })
+      async connect() {
+        throw new Error('connection refused');
+      }
+    }
+    const activities = activitiesOf(new Registry().addClass(Lifecycle));
+    const running = activities.startup();
+    await clock.advanceAsync(1_000);
+    expect(activities.readiness()).toEqual({ ok: false, reason: 'startup handlers are running' });
+    await settle(running);
+    expect(activities.readiness()).toEqual({
+      ok: false,
+      reason: 'startup handler Lifecycle.connect failed, so the operator does not start: gave up after 2 attempt(s): connection refused',
+    });
+  });
+
   test('an error is retried with backoff until the handler succeeds', async () => {
     const attempts: Array<{ at: number; retry: number }> = [];
     const start = clock.now();
