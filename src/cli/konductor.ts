@@ -87,10 +87,17 @@ async function run(options: RunOptions): Promise<void> {
     stopOnSignals(operator, logger);
     // Lost leadership: work has stopped; exit so the pod restarts as a fresh candidate (as controller-runtime does).
     void operator.lostLeadership.then(() => process.exit(1));
-    void operator.ready.then(() => {
-      logger.info('initial listings done; watching for changes');
-      if (devChild()) process.send?.(DEV_READY_MESSAGE);
-    });
+    void operator.ready.then(
+      () => {
+        logger.info('initial listings done; watching for changes');
+        if (devChild()) process.send?.(DEV_READY_MESSAGE);
+      },
+      // The operator refused to start (a startup handler failed for good): exit 1 with its reason, as for any failed start.
+      (error: unknown) => {
+        process.stderr.write(`konductor: ${messageOf(error)}\n`);
+        process.exit(1);
+      },
+    );
     // Under `konductor dev`: the parent is gone (killed, crashed) when its IPC channel closes; stop too.
     if (devChild()) process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'));
   } finally {

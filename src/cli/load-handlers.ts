@@ -3,6 +3,7 @@ import { isAbsolute, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { HANDLERS, METADATA } from '../framework/registry/metadata.js';
 import { Registry, type HandlerClass } from '../framework/registry/registry.js';
+import { activityDeclarationsOf } from '../framework/registry/activities.js';
 
 /** A handler path that is missing, fails to import, or holds no handlers; the message is one line. */
 export class LoadError extends Error {
@@ -40,7 +41,7 @@ export async function loadHandlers(paths: string[]): Promise<Registry> {
       }
     }
   }
-  if (registry.handlers.length === 0) {
+  if (registry.handlers.length === 0 && registry.activities.length === 0) {
     throw new LoadError(`no handlers found in ${paths.join(', ')}: export classes with @on.*, @timer or @daemon methods`);
   }
   return registry;
@@ -59,7 +60,7 @@ export function hasHandlers(value: unknown): value is HandlerClass {
   if (typeof value !== 'function') return false;
   const metadata = (value as unknown as Record<symbol, Record<symbol, unknown> | null | undefined>)[METADATA];
   const declarations = metadata?.[HANDLERS];
-  return Array.isArray(declarations) && declarations.length > 0;
+  return (Array.isArray(declarations) && declarations.length > 0) || activityDeclarationsOf(value).length > 0;
 }
 
 /** Absolute module files for the given files and folders, sorted per folder and without duplicates. */

@@ -70,6 +70,11 @@ async function main(): Promise<void> {
     // The port first: without it there are no probes and no metrics, so nothing starts.
     await starting.serveHealth();
     operator = starting.start();
+    // A startup handler that fails for good stops the start: say why and leave nothing running behind.
+    starting.ready.catch((error: unknown) => {
+      console.error(`konductor: ${error instanceof Error ? error.message : String(error)}`);
+      void shutdown(1);
+    });
     console.log(`konductor: running ${registry.handlers.length} handlers from src/handlers; health and metrics on http://127.0.0.1:${HEALTH_PORT}`);
   } catch (error) {
     if (error instanceof HealthServerError) {

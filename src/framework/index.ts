@@ -98,3 +98,6 @@ export { adopt, ownerReference, type OwnerReference, type OwnerReferenceOptions,
 export type { OwnedContext, OwnedOptions, OwnedChange, OwnedEventType, OwnedHandlerFn, OwnedSpec } from './handler/owned-specs.js';
 // Read cache and indexes: `ctx.cache`, `ctx.indexes`, `@on.cache`, `@on.index`.
 export type { Cache, CachedResource, CacheOptions, CacheSpec, Index, Indexes, IndexContext, IndexFn, IndexOptions, IndexSpec } from './handler/cache.js';
+// Activities (issue 16, lifecycle): @on.startup, @on.cleanup, @on.probe.
+export type { ActivityContext, ActivityFn, ActivityKind, ActivityOptions, ActivitySpec, StartupOptions, CleanupOptions, ProbeOptions } from './handler/activity-specs.js';
+export { StartupError } from './runtime/activities.js';

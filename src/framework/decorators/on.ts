@@ -14,6 +14,8 @@ import type { KubeObject } from '../objects/kube-object.js';
 // owned: children trigger their owner (@on.owned)
 import type { OwnedContext, OwnedOptions } from '../handler/owned-specs.js';
 import { cacheDecorator, indexDecorator } from './cache.js';
+import { activity, type ActivityDecorator } from './activities.js';
+import type { CleanupOptions, ProbeOptions, StartupOptions } from '../handler/activity-specs.js';
 
 type DecoratorContext = Pick<ClassMethodDecoratorContext, 'static' | 'private' | 'name' | 'metadata'>;
 
@@ -206,6 +208,41 @@ export const on = {
    * ```
    */
   index: indexDecorator,
+  // Activities (issue 16, lifecycle): operator-wide handlers with no object.
+
+  /**
+   * Runs once when the operator starts, before anything is watched (and before a leader election
+   * campaign), in declaration order; the operator waits for all of them. Errors are retried after
+   * `backoff`; a `PermanentError`, used-up `retries` or `timeout` stops the start: `ready` rejects
+   * and `konductor run` exits with code 1, naming the handler.
+   * @example
+   * ```ts
+   * @on.startup({ retries: 5 })
+   * async connect({ memo }: ActivityContext) { memo.db = await openDatabase(); }
+   * ```
+   */
+  startup(options: StartupOptions = {}): ActivityDecorator {
+    return activity('startup', options);
+  },
+
+  /**
+   * Runs once on `stop()` (SIGTERM, SIGINT), after in-flight handlers are drained and before the
+   * Lease is released, in declaration order, if every startup handler had succeeded. Errors are
+   * logged; it never holds the stop past its deadline.
+   */
+  cleanup(options: CleanupOptions = {}): ActivityDecorator {
+    return activity('cleanup', options);
+  },
+
+  /**
+   * Runs on requests to `/healthz` (at most once per 10 s; results are cached in between), after
+   * startup: its return value is shown in `/healthz`'s JSON under `probes.<id>`. A probe that throws
+   * or runs past its `timeout` (default 5 s) is shown as `{ "error": message }` and fails `/healthz`
+   * (503), so throw only for what a restart of the operator would fix.
+   */
+  probe(options: ProbeOptions = {}): ActivityDecorator {
+    return activity('probe', options);
+  },
 };
 
 // owned: children trigger their owner (@on.owned)

@@ -15,6 +15,8 @@ import type {
 import { ownedSpec, type OwnedHandlerFn, type OwnedOptions } from '../handler/owned-specs.js';
 import type { CacheSpec, IndexFn, IndexSpec } from '../handler/cache.js';
 import { cacheDeclarationsOf, indexDeclarationsOf } from './cache-declarations.js';
+import type { ActivityKind, ActivityFn, ActivitySpec, CleanupOptions, ProbeOptions, StartupOptions } from '../handler/activity-specs.js';
+import { activityDeclarationsOf, activitySpecsOf, checkActivityId } from './activities.js';
 
 /** A class whose methods carry handler decorators. */
 export type HandlerClass = new () => object;
@@ -46,7 +48,7 @@ export class Registry {
 
   /** Instantiates a decorated class once and registers each decorated method, bound to that instance. */
   addClass(cls: HandlerClass): this {
-    if (declarationsOf(cls).length === 0 && !hasCacheDeclarations(cls)) {
+    if (declarationsOf(cls).length === 0 && !hasCacheDeclarations(cls) && activityDeclarationsOf(cls).length === 0) {
       throw new Error(`${cls.name || 'the class'} has no handler decorators (@on.*, @timer, @daemon)`);
     }
     return this.addInstance(new cls());
@@ -59,7 +61,7 @@ export class Registry {
   addInstance(instance: object): this {
     const cls = instance.constructor as HandlerClass;
     const declarations = declarationsOf(cls);
-    if (declarations.length === 0 && !hasCacheDeclarations(cls)) {
+    if (declarations.length === 0 && !hasCacheDeclarations(cls) && activityDeclarationsOf(cls).length === 0) {
       throw new Error(`${cls.name || 'the object'} has no handler decorators (@on.*, @timer, @daemon)`);
     }
     const methods = instance as Record<string | symbol, unknown>;
@@ -78,6 +80,8 @@ export class Registry {
       else this.register({ kind: declaration.kind, id, resource, options, fn: fn as ChangeHandlerFn });
     }
     this.addCacheDeclarations(instance);
+    // Activities (@on.startup, @on.cleanup, @on.probe).
+    for (const spec of activitySpecsOf(instance)) this.addActivity(spec);
     return this;
   }
 
@@ -144,6 +148,28 @@ export class Registry {
       if (typeof fn !== 'function') throw new Error(`${cls.name}.${String(method)} is not a method`);
       this.index({ kind: 'index', id: options.id ?? `${cls.name}.${String(method)}`, resource, options, fn: (fn as IndexFn).bind(instance) });
     }
+  }
+
+  // Activities (issue 16, lifecycle): operator-wide handlers with no resource, kept apart from `handlers`.
+  private readonly activitySpecs: ActivitySpec[] = [];
+
+  /**
+   * Registers an activity handler as a plain function (`startup`, `cleanup` or `probe`); ids must be unique per activity.
+   * @example registry.activity('startup', async ({ memo }) => { memo.pool = await connect(); }, { id: 'connect' })
+   */
+  activity(kind: ActivityKind, fn: ActivityFn, options: (StartupOptions | CleanupOptions | ProbeOptions) & { id: string }): this {
+    return this.addActivity({ kind, id: options.id, options, fn });
+  }
+
+  private addActivity(spec: ActivitySpec): this {
+    checkActivityId(this.activitySpecs, spec);
+    this.activitySpecs.push(spec);
+    return this;
+  }
+
+  /** Every registered activity handler, in declaration order. */
+  get activities(): readonly ActivitySpec[] {
+    return this.activitySpecs;
   }
 }
 

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { ProbeReport } from './probes.js';
 
 /** One health check: ok, or not with a reason a person can act on. */
 export interface HealthCheck {
@@ -17,6 +18,9 @@ export interface HealthServerOptions {
   /** The Prometheus exposition text for `/metrics`. */
   metrics: () => Promise<string>;
   metricsContentType?: string;
+  // lifecycle (issue 16): probe handlers' results on /healthz.
+  /** The probe handlers' results: with it, `/healthz` answers JSON (`status`, `failures`, `probes`). */
+  probes?: () => Promise<ProbeReport>;
 }
 
 /**
@@ -71,6 +75,14 @@ export class HealthServer {
         res.end(body);
       };
       if (req.method !== 'GET' && req.method !== 'HEAD') return answer(405, 'method not allowed\n');
+      if ((path === '/healthz' || path === '/livez') && this.options.probes) {
+        const failures = this.failures(this.options.liveness);
+        this.options.probes().then(
+          (report) => answer(...healthJson(failures, report), 'application/json'),
+          (error: unknown) => answer(...healthJson(failures, { results: {}, failures: [`probes: ${error instanceof Error ? error.message : String(error)}`] }), 'application/json'),
+        );
+        return;
+      }
       if (path === '/healthz' || path === '/livez') return answer(...this.evaluate(this.options.liveness));
       if (path === '/readyz') return answer(...this.evaluate(this.options.readiness));
       if (path === '/metrics') {
@@ -103,11 +115,23 @@ export class HealthServer {
   }
 
   private evaluate(checks: readonly HealthCheck[]): [number, string] {
+    const failures = this.failures(checks);
+    return failures.length === 0 ? [200, 'ok\n'] : [503, `${failures.join('\n')}\n`];
+  }
+
+  private failures(checks: readonly HealthCheck[]): string[] {
     const failures: string[] = [];
     for (const check of checks) {
       const result = check.check();
       if (!result.ok) failures.push(`${check.name}: ${result.reason}`);
     }
-    return failures.length === 0 ? [200, 'ok\n'] : [503, `${failures.join('\n')}\n`];
+    return failures;
   }
+}
+
+/** `/healthz` with probes: 503 when a check or a probe failed; the same reason lines as the text body, and each probe's result by id. */
+function healthJson(checkFailures: readonly string[], report: ProbeReport): [number, string] {
+  const failures = [...checkFailures, ...report.failures];
+  const body = { status: failures.length === 0 ? 'ok' : 'failing', failures, probes: report.results };
+  return [failures.length === 0 ? 200 : 503, `${JSON.stringify(body)}\n`];
 }

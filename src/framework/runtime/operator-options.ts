@@ -97,6 +97,9 @@ export interface OperatorOptions {
     renewDeadlineMs?: number;
     retryPeriodMs?: number;
   };
+  // lifecycle (issue 16): the operator memo that activity handlers receive; the memo part types it as `Memo`.
+  /** The operator memo: startup handlers fill it, every handler of this operator reads it (`ctx.memo`). Default: an empty object. */
+  memo?: Record<string, unknown>;
 }
 
 /** Default of `health.handlerStallMs`: far beyond any handler that is merely slow, well before a person notices. */

@@ -33,6 +33,8 @@ import { runWithCache } from '../handler/cache-scope.js';
 import type { Cache, Indexes } from '../handler/cache.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
+import { OperatorActivities } from './activities.js';
+import { operatorMemo } from './operator-memo.js';
 
 export { DEFAULT_HANDLER_STALL_MS, type OperatorOptions } from './operator-options.js';
 
@@ -50,7 +52,8 @@ export class Operator {
   readonly storage: Storage;
   /**
    * Resolves once every watch has delivered its initial listing. Rejects when the operator refuses to
-   * start: its health port cannot be opened (a `HealthServerError` naming the port and what to do).
+   * start: its health port cannot be opened (a `HealthServerError` naming the port and what to do), or
+   * a startup handler failed for good (a `StartupError` naming it).
    */
   readonly ready: Promise<void>;
   private readonly client: ApiClient;
@@ -99,6 +102,8 @@ export class Operator {
   get indexes(): Indexes {
     return this.reads.indexes;
   }
+  /** lifecycle (issue 16): startup, cleanup and probe handlers. */
+  private readonly activities: OperatorActivities;
 
   constructor(private readonly options: OperatorOptions = {}) {
     // First: a bad identity is a configuration error, reported before anything else is set up.
@@ -134,6 +139,7 @@ export class Operator {
       logger: this.logger,
       metrics: this.metrics,
     });
+    this.activities = new OperatorActivities(() => this.registry.activities, { client: this.client, logger: this.logger, memo: operatorMemo(options) });
     this.ready = new Promise<void>((resolve, reject) => {
       this.markReady = resolve;
       this.markFailed = reject;
@@ -152,12 +158,25 @@ export class Operator {
   }
 
   private startInScope(): void {
-    if (!this.options.health) return this.campaignOrWork();
+    if (!this.options.health) return this.runStartup();
     // Probes first: an operator whose health port is taken would run unwatched, so it does not start.
     this.serveHealth().then(
-      () => this.campaignOrWork(),
+      () => this.runStartup(),
       (error: unknown) => {
         this.logger.error({ port: this.options.health?.port }, error instanceof Error ? error.message : String(error));
+        this.markFailed(error);
+      },
+    );
+  }
+
+  /** Startup handlers before anything else (before a leader election campaign too, as Kopf); one failing for good stops the start. */
+  private runStartup(): void {
+    this.activities.startup().then(
+      (completed) => {
+        if (completed) this.campaignOrWork();
+      },
+      (error: unknown) => {
+        this.logger.error({ handler: (error as { handler?: string }).handler }, error instanceof Error ? error.message : String(error));
         this.markFailed(error);
       },
     );
@@ -312,7 +331,10 @@ export class Operator {
       handlerStallMs: options.handlerStallMs ?? DEFAULT_HANDLER_STALL_MS,
       handlerTimeout: Boolean(this.options.handlerTimeoutMs),
     };
-    this.healthServer = new HealthServer(operatorHealth(sources, options));
+    const probes = this.activities.hasProbes ? () => this.activities.probeReport() : undefined;
+    const health = operatorHealth(sources, options);
+    const readiness = [{ name: 'startup', check: () => this.activities.readiness() }, ...health.readiness];
+    this.healthServer = new HealthServer({ ...health, readiness, probes });
     this.healthPort = await this.healthServer.start();
     this.logger.info({ port: this.healthPort }, 'health and metrics server listening');
     return this.healthPort;
@@ -328,6 +350,7 @@ export class Operator {
    */
   async stop(deadlineMs = 30_000): Promise<void> {
     this.stopping = true;
+    this.activities.abort();
     const startedAt = Date.now();
     const collections = this.servedCollections();
     const deletions = this.working && deadlineMs > 0 ? new ShutdownDeletions({ client: this.client, identity: this.identity, logger: this.logger, ownNamespace: ownNamespace() }) : undefined;
@@ -335,6 +358,8 @@ export class Operator {
     const survey = await deletions?.finish(collections, Math.max(0, deadlineMs - 2 * releaseMs));
     await this.stopWork(Math.max(0, deadlineMs - (Date.now() - startedAt) - releaseMs));
     if (deletions && ShutdownDeletions.mayRelease(survey)) await deletions.release(collections, Math.max(releaseMs, deadlineMs - (Date.now() - startedAt)));
+    // Cleanup handlers after the drain, within what is left of the deadline, while still holding the Lease.
+    await this.activities.cleanup(Math.max(0, deadlineMs - (Date.now() - startedAt)));
     // Released only after the drain, so a successor never overlaps with our last handlers.
     await this.elector?.stop();
     await this.healthServer?.stop();

@@ -141,6 +141,16 @@ const ROOT = [
   'OwnedHandlerFn',
   'OwnedOptions',
   'OwnedSpec',
+  // Activities (issue 16, lifecycle).
+  'ActivityContext',
+  'ActivityFn',
+  'ActivityKind',
+  'ActivityOptions',
+  'ActivitySpec',
+  'CleanupOptions',
+  'ProbeOptions',
+  'StartupError',
+  'StartupOptions',
 ];
 
 /** Building blocks: engines, reactor, watches, discovery. None of them is for handler authors. */

@@ -40,3 +40,31 @@ describe('the health server', () => {
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
   });
 });
+
+describe('/healthz with probe handlers', () => {
+  const servers: HealthServer[] = [];
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((s) => s.stop()));
+  });
+
+  async function healthz(probes: { results: Record<string, unknown>; failures: string[] }, failing = false): Promise<{ status: number; type: string | null; body: unknown }> {
+    const liveness = failing ? [{ name: 'watches', check: () => ({ ok: false as const, reason: 'no answer' }) }] : [];
+    const s = new HealthServer({ port: 0, host: '127.0.0.1', liveness, readiness: [], metrics: () => Promise.resolve(''), probes: () => Promise.resolve(probes) });
+    servers.push(s);
+    const response = await fetch(`http://127.0.0.1:${await s.start()}/healthz`);
+    return { status: response.status, type: response.headers.get('content-type'), body: await response.json() };
+  }
+
+  test('answers JSON with each probe result under its id', async () => {
+    expect(await healthz({ results: { depth: 3 }, failures: [] })).toEqual({
+      status: 200,
+      type: 'application/json',
+      body: { status: 'ok', failures: [], probes: { depth: 3 } },
+    });
+  });
+
+  test('a failed probe or check answers 503, naming each reason', async () => {
+    const answer = await healthz({ results: { db: { error: 'unreachable' } }, failures: ['probe db: unreachable'] }, true);
+    expect(answer).toMatchObject({ status: 503, body: { status: 'failing', failures: ['watches: no answer', 'probe db: unreachable'], probes: { db: { error: 'unreachable' } } } });
+  });
+});
