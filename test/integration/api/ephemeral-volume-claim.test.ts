@@ -1,0 +1,97 @@
+import { fileURLToPath } from 'node:url';
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig, type V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { installCrds, readCrds, TestControlPlane } from '../../../src/testing/index.js';
+import { statusOf, uniqueNamespace } from '../../support/cluster.js';
+import { startOperator, type RunningOperator } from '../../support/operators.js';
+import { waitFor } from '../../support/wait-for.js';
+import { EphemeralVolumeClaims } from '../../fixtures/ephemeral-volume-claim/ephemeral.js';
+
+// Kopf's tutorial operator, translated: the acceptance fixture of the typed client and adopt().
+// Deleting the child is garbage collection's job, so this runs on a plane with the controller manager.
+const crd = fileURLToPath(new URL('../../fixtures/ephemeral-volume-claim/crd.yaml', import.meta.url));
+const evcIds = { group: 'kopf.dev', version: 'v1', plural: 'ephemeralvolumeclaims' } as const;
+
+let plane: TestControlPlane;
+let kc: KubeConfig;
+let core: CoreV1Api;
+let custom: CustomObjectsApi;
+let running: RunningOperator | undefined;
+
+beforeAll(async () => {
+  plane = await TestControlPlane.start({ controllerManager: true });
+  kc = plane.kubeConfig();
+  core = kc.makeApiClient(CoreV1Api);
+  custom = kc.makeApiClient(CustomObjectsApi);
+  await installCrds(kc, readCrds(crd));
+});
+
+afterEach(async () => {
+  await running?.stop();
+  running = undefined;
+});
+
+afterAll(async () => {
+  await plane?.stop();
+});
+
+async function findPvc(namespace: string, name: string): Promise<V1PersistentVolumeClaim | undefined> {
+  try {
+    return await core.readNamespacedPersistentVolumeClaim({ namespace, name });
+  } catch (error) {
+    if (statusOf(error) === 404) return undefined;
+    throw error;
+  }
+}
+
+function createEvc(namespace: string, name: string, size: string, labels: Record<string, string> = {}): Promise<unknown> {
+  return custom.createNamespacedCustomObject({ ...evcIds, namespace, body: { apiVersion: 'kopf.dev/v1', kind: 'EphemeralVolumeClaim', metadata: { name, labels }, spec: { size } } });
+}
+
+describe("Kopf's EphemeralVolumeClaim operator", () => {
+  test('creating an EVC creates a PersistentVolumeClaim of its size, owned by the EVC', async () => {
+    const namespace = await uniqueNamespace(kc, 'evc');
+    running = await startOperator(kc, namespace, [EphemeralVolumeClaims]);
+
+    await createEvc(namespace, 'my-claim', '1G', { application: 'demo' });
+
+    const pvc = await waitFor(() => findPvc(namespace, 'my-claim'), { what: 'the PVC of my-claim' });
+    const evc = (await custom.getNamespacedCustomObject({ ...evcIds, namespace, name: 'my-claim' })) as { metadata: { uid: string } };
+    expect(pvc!.spec?.resources?.requests?.storage).toBe('1G');
+    expect(pvc!.metadata?.ownerReferences).toEqual([
+      { apiVersion: 'kopf.dev/v1', kind: 'EphemeralVolumeClaim', name: 'my-claim', uid: evc.metadata.uid, controller: true, blockOwnerDeletion: true },
+    ]);
+    expect(pvc!.metadata?.labels).toEqual({ application: 'demo' });
+  });
+
+  test("changing the EVC's labels copies them onto the PVC, removals included", async () => {
+    const namespace = await uniqueNamespace(kc, 'evc-labels');
+    running = await startOperator(kc, namespace, [EphemeralVolumeClaims]);
+    await createEvc(namespace, 'my-claim', '1G', { application: 'demo', stale: 'yes' });
+    await waitFor(async () => (await custom.getNamespacedCustomObject({ ...evcIds, namespace, name: 'my-claim' }) as { status?: { createFn?: unknown } }).status?.createFn, { what: 'the pvc-name in status' });
+
+    await custom.patchNamespacedCustomObject({ ...evcIds, namespace, name: 'my-claim', body: { metadata: { labels: { application: 'some-app', owner: 'me', stale: null } } } }, mergePatch());
+
+    const pvc = await waitFor(async () => {
+      const current = await findPvc(namespace, 'my-claim');
+      return current?.metadata?.labels?.owner === 'me' ? current : undefined;
+    }, { what: 'the PVC relabelled' });
+    expect(pvc!.metadata?.labels).toEqual({ application: 'some-app', owner: 'me' });
+  });
+
+  test('deleting the EVC deletes its PVC, by garbage collection through the owner reference', async () => {
+    const namespace = await uniqueNamespace(kc, 'evc-delete');
+    running = await startOperator(kc, namespace, [EphemeralVolumeClaims]);
+    await createEvc(namespace, 'my-claim', '1G');
+    await waitFor(() => findPvc(namespace, 'my-claim'), { what: 'the PVC of my-claim' });
+
+    await custom.deleteNamespacedCustomObject({ ...evcIds, namespace, name: 'my-claim' });
+
+    // The garbage collector learns of a new CRD at its next discovery resync (every 30 s), hence the wait.
+    await waitFor(async () => (await findPvc(namespace, 'my-claim')) === undefined, { what: 'the PVC to be collected', timeoutMs: 90_000 });
+  }, 120_000);
+});
+
+/** client-node's option for a JSON merge patch. */
+function mergePatch() {
+  return setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+}
