@@ -76,3 +76,8 @@ export { createOperator, Operator, type OperatorOptions } from './runtime/operat
 export { HealthServerError } from './runtime/health-server.js';
 export { loadKubeconfig, KubeconfigError, type ClusterAccess, type KubeconfigSource } from './api/kubeconfig.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions, type LogFormat } from './observability/logger.js';
+
+// memo: per-object memory, `when` filter contexts, `@on.event` field/value options.
+export type { Memo } from './handler/memo.js';
+export type { FilterContext } from './handler/filter-context.js';
+export type { EventHandlerOptions } from './handler/handler-specs.js';

@@ -4,14 +4,16 @@ import type { Logger } from '../observability/logger.js';
 import { objectEvents } from '../posting/events.js';
 import type { ObjectContext } from './handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
+import { defineMemo, ObjectMemos } from './memo.js';
 
 /**
  * The fields every per-object handler context shares, read from one state of the object. `events`
  * posts through the operator whose work builds the context (found through the async context).
+ * `memo` is the object's memo in `memos`, made on first read (a memo of its own without `memos`).
  */
-export function objectContext(body: KubeObject, logger: Logger, resource: Resource, client: ApiClient): ObjectContext {
+export function objectContext(body: KubeObject, logger: Logger, resource: Resource, client: ApiClient, memos?: ObjectMemos): ObjectContext {
   const meta = body.metadata ?? {};
-  return {
+  const context = {
     body,
     spec: (body.spec ?? {}) as Record<string, unknown>,
     status: body.status as Record<string, unknown> | undefined,
@@ -26,4 +28,5 @@ export function objectContext(body: KubeObject, logger: Logger, resource: Resour
     client,
     events: objectEvents(body),
   };
+  return defineMemo(context, memos ?? new ObjectMemos(), meta.uid ?? '');
 }
