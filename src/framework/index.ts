@@ -101,3 +101,7 @@ export type { Cache, CachedResource, CacheOptions, CacheSpec, Index, Indexes, In
 // Activities (issue 16, lifecycle): @on.startup, @on.cleanup, @on.probe.
 export type { ActivityContext, ActivityFn, ActivityKind, ActivityOptions, ActivitySpec, StartupOptions, CleanupOptions, ProbeOptions } from './handler/activity-specs.js';
 export { StartupError } from './runtime/activities.js';
+// memo: per-object memory, `when` filter contexts, `@on.event` field/value options.
+export type { Memo } from './handler/memo.js';
+export type { FilterContext } from './handler/filter-context.js';
+export type { EventHandlerOptions } from './handler/handler-specs.js';

@@ -5,6 +5,7 @@ import type {
   ChangeHandlerOptions,
   ChangeValue,
   EventContext,
+  EventHandlerOptions,
   HandlerDeclaration,
   HandlerOptions,
   StatusOf,
@@ -85,9 +86,10 @@ function change<T extends TypedObject, Field extends string>(
 export const on = {
   /**
    * Runs for every raw watch event (ADDED, MODIFIED, DELETED) of the resource, in order, one at a
-   * time per object. Errors are logged and ignored: no retries, no progress record.
+   * time per object. Errors are logged and ignored: no retries, no progress record. `field` (with
+   * `value`, default `PRESENT`) runs it only for events whose object has a matching value there.
    */
-  event<T extends TypedObject = KubeObject>(apiVersion: string, name: string, options: HandlerOptions<T> = {}) {
+  event<T extends TypedObject = KubeObject>(apiVersion: string, name: string, options: EventHandlerOptions<T> = {}) {
     return function <This>(_method: (this: This, context: EventContext<T>) => unknown, context: ClassMethodDecoratorContext<This>): void {
       declareHandler(context, { kind: 'event', resource: { apiVersion, name }, options: options as HandlerOptions });
     };

@@ -2,6 +2,7 @@ import type { ApiClient } from '../api/api-client.js';
 import type { Resource } from '../api/resource.js';
 import type { DaemonContext, ObjectContext } from '../handler/handler-specs.js';
 import { objectContext } from '../handler/object-context.js';
+import { defineMemo, ObjectMemos } from '../handler/memo.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
 
@@ -15,6 +16,8 @@ export interface DaemonContextParts {
   /** Resolves as soon as a stop is requested. */
   stopped: Promise<void>;
   retry: number;
+  /** memo: the operator's per-object memos (`ctx.memo`). */
+  memos?: ObjectMemos;
 }
 
 /**
@@ -24,8 +27,9 @@ export interface DaemonContextParts {
  */
 export function liveDaemonContext(read: () => KubeObject, parts: DaemonContextParts): DaemonContext {
   const { logger, resource, client, signal, stopped, retry } = parts;
+  // Without the memo: it is defined once below, so every read gives the same memo.
   const now = () => objectContext(read(), logger, resource, client);
-  const context: DaemonContext & Pick<ObjectContext, 'events'> = {
+  const context: Omit<DaemonContext, 'memo'> & Pick<ObjectContext, 'events'> = {
     get body() {
       return read();
     },
@@ -70,5 +74,5 @@ export function liveDaemonContext(read: () => KubeObject, parts: DaemonContextPa
     stopped,
     retry,
   };
-  return context;
+  return defineMemo(context, parts.memos ?? new ObjectMemos(), read().metadata?.uid ?? '');
 }

@@ -8,6 +8,7 @@ import type { DaemonSpec } from '../handler/handler-specs.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { EventPoster } from '../posting/events.js';
+import type { ObjectMemos } from '../handler/memo.js';
 import { liveDaemonContext } from './daemon-context.js';
 import type { RunningWorker, WorkerSeed } from './object-workers.js';
 
@@ -24,6 +25,8 @@ export interface DaemonLoopDeps {
   poster: EventPoster;
   metrics: Metrics;
   clock: Clock;
+  /** memo: the operator's per-object memos (`ctx.memo`). */
+  memos?: ObjectMemos;
 }
 
 /** Starts one `@daemon` on one object, as a worker of the per-object engine. */
@@ -101,6 +104,7 @@ class DaemonWorker {
         signal: this.abort.signal,
         stopped: this.stopped,
         retry,
+        memos: deps.memos,
       });
       try {
         await spec.fn(context);

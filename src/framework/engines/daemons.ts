@@ -7,6 +7,7 @@ import type { Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { EventPoster } from '../posting/events.js';
 import { startDaemon } from './daemon-loop.js';
+import { ObjectMemos } from '../handler/memo.js';
 import { ObjectWorkers } from './object-workers.js';
 
 export interface DaemonEngineOptions {
@@ -18,6 +19,8 @@ export interface DaemonEngineOptions {
   metrics?: Metrics;
   /** How to wait (backoffs, cancellation); default {@link systemClock}. */
   clock?: Clock;
+  /** memo: the operator's per-object memos, for `ctx.memo` and `when` filters. Default: the engine's own. */
+  memos?: ObjectMemos;
 }
 
 /**
@@ -39,8 +42,10 @@ export class DaemonEngine {
       poster: options.poster,
       metrics: options.metrics ?? noMetrics,
       clock: options.clock ?? systemClock,
+      memos: options.memos ?? new ObjectMemos(),
     };
-    this.workers = new ObjectWorkers({ handlers: options.daemons, start: (seed) => startDaemon(seed, deps) });
+    const scope = { resource: options.resource, memos: deps.memos };
+    this.workers = new ObjectWorkers({ handlers: options.daemons, scope, start: (seed) => startDaemon(seed, deps) });
   }
 
   /** Whether a daemon holding a finalizer (`finalizer` not `false`) applies to the object: then the framework finalizer holds it. */

@@ -1,4 +1,5 @@
 import { matchesObject, type ObjectFilters } from '../handler/filters.js';
+import type { FilterScope } from '../handler/filter-context.js';
 import type { KubeObject } from '../objects/kube-object.js';
 
 /** A handler the engine runs one worker of per matching object: a timer or a daemon. */
@@ -41,6 +42,8 @@ export interface ObjectWorkersOptions<H extends WorkerHandler> {
   start(seed: WorkerSeed<H>): RunningWorker;
   /** An object's workers were stopped because it is deleted or gone (or the engine stops). */
   forget?(uid: string): void;
+  /** memo: what `when` filters see besides the object (its resource and memo). */
+  scope?: FilterScope;
 }
 
 interface Worker {
@@ -77,7 +80,7 @@ export class ObjectWorkers<H extends WorkerHandler> {
    * applies to the object: then its deletion waits for these workers to stop.
    */
   applies(body: KubeObject): boolean {
-    return this.options.handlers.some((handler) => handler.options.finalizer !== false && matchesObject(body, handler.options));
+    return this.options.handlers.some((handler) => handler.options.finalizer !== false && matchesObject(body, handler.options, this.options.scope));
   }
 
   /** Takes the newest state of an object: starts, updates or stops its workers. */
@@ -96,7 +99,7 @@ export class ObjectWorkers<H extends WorkerHandler> {
     object.body = body;
     for (const handler of this.options.handlers) {
       const worker = object.workers.get(handler.id);
-      const matches = matchesObject(body, handler.options);
+      const matches = matchesObject(body, handler.options, this.options.scope);
       if (matches && !worker) object.workers.set(handler.id, this.spawn(object, handler));
       else if (!matches && worker) this.retire(uid, object, handler.id, worker);
       else if (worker && !worker.ended) worker.running.observe?.(body);

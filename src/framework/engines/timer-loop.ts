@@ -5,6 +5,7 @@ import { withTimeLimit } from '../clock/time-limit.js';
 import { asError, describeError, PermanentError, TemporaryError } from '../handler/errors.js';
 import type { TimerContext, TimerSpec } from '../handler/handler-specs.js';
 import { objectContext } from '../handler/object-context.js';
+import type { ObjectMemos } from '../handler/memo.js';
 import { emptyPatch, isEmptyPatch, mergeInto, type Patch } from '../handler/patch.js';
 import { writePatch } from '../handling/patch-writer.js';
 import type { KubeObject } from '../objects/kube-object.js';
@@ -28,6 +29,8 @@ export interface TimerLoopDeps {
   runTimeoutMs?: number;
   /** Whose annotation keeps a long timer's schedule. */
   identity: Identity;
+  /** memo: the operator's per-object memos (`ctx.memo`). */
+  memos?: ObjectMemos;
   /** The essence of one state of the object, to tell a change from an echo of a write. */
   essence(body: KubeObject): string;
   /** Warns about a timer's stored record that is not what the framework writes. */
@@ -214,7 +217,7 @@ class TimerWorker {
   }
 
   private context(body: KubeObject, patch: Patch, signal: AbortSignal): TimerContext {
-    const context = objectContext(body, this.logger, this.deps.api.resource, this.deps.api.client) as TimerContext;
+    const context = objectContext(body, this.logger, this.deps.api.resource, this.deps.api.client, this.deps.memos) as TimerContext;
     context.patch = patch;
     context.retry = this.failures;
     context.signal = signal;

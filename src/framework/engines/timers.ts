@@ -7,6 +7,7 @@ import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { EventPoster } from '../posting/events.js';
 import { essenceOf } from '../state/essence.js';
 import { Identity } from '../state/identity.js';
+import { ObjectMemos } from '../handler/memo.js';
 import { ObjectWorkers } from './object-workers.js';
 import { startTimer } from './timer-loop.js';
 import { timerKey } from './timer-record.js';
@@ -31,6 +32,8 @@ export interface TimerEngineOptions {
   runTimeoutMs?: number;
   /** Whose annotations keep long timers' schedules, and whose bookkeeping is no change. Default: the default identity. */
   identity?: Identity;
+  /** memo: the operator's per-object memos, for `ctx.memo` and `when` filters. Default: the engine's own. */
+  memos?: ObjectMemos;
 }
 
 function clockOf(options: TimerEngineOptions): Clock {
@@ -54,6 +57,7 @@ export class TimerEngine {
 
   constructor(private readonly options: TimerEngineOptions) {
     this.identity = options.identity ?? Identity.DEFAULT;
+    const memos = options.memos ?? new ObjectMemos();
     const deps = {
       api: options.api,
       logger: options.logger,
@@ -62,11 +66,13 @@ export class TimerEngine {
       clock: clockOf(options),
       runTimeoutMs: options.runTimeoutMs,
       identity: this.identity,
+      memos,
       essence: (body: KubeObject) => this.essenceOf(body),
       warnRecord: (body: KubeObject, timerId: string, raw: string, what: string) => this.warnRecord(body, timerId, raw, what),
     };
     this.workers = new ObjectWorkers({
       handlers: options.timers,
+      scope: { resource: options.api.resource, memos },
       start: (seed) => startTimer(seed, deps),
       forget: (uid) => {
         for (const key of this.reported.keys()) if (key.startsWith(`${uid}/`)) this.reported.delete(key);

@@ -1,5 +1,6 @@
 import { getField, parseFieldPath } from '../objects/field-path.js';
 import type { KubeObject } from '../objects/kube-object.js';
+import { filterContext, type FilterContext, type FilterScope } from './filter-context.js';
 
 /** Matches a label or annotation that exists, whatever its value (an empty string counts). */
 export const PRESENT: unique symbol = Symbol('konductor.present');
@@ -35,18 +36,22 @@ export function matchesValue(value: unknown, filter: ValueFilter | undefined): b
 export interface ObjectFilters<T extends KubeObject = KubeObject> {
   labels?: Record<string, MetaFilter>;
   annotations?: Record<string, MetaFilter>;
-  when?: (object: T) => boolean;
+  /** Receives the object's {@link FilterContext} (its parts, resource and memo), as Kopf's `when`. */
+  when?: (context: FilterContext<T>) => boolean;
   /** With `value`: the field must hold a matching value. */
   field?: string;
   value?: ValueFilter;
 }
 
-/** Whether an object passes labels, annotations, `when`, and `field`+`value`. */
-export function matchesObject(object: KubeObject, filters: ObjectFilters): boolean {
+/**
+ * Whether an object passes labels, annotations, `when`, and `field`+`value`. `scope` gives `when` the
+ * object's resource and memo; the context is built only for a handler that has a `when`.
+ */
+export function matchesObject(object: KubeObject, filters: ObjectFilters, scope?: FilterScope): boolean {
   if (!matchesMeta(object.metadata?.labels, filters.labels)) return false;
   if (!matchesMeta(object.metadata?.annotations, filters.annotations)) return false;
   if (filters.field !== undefined && filters.value !== undefined && !matchesValue(getField(object, parseFieldPath(filters.field)), filters.value)) {
     return false;
   }
-  return filters.when ? filters.when(object) : true;
+  return filters.when ? filters.when(filterContext(object, scope)) : true;
 }

@@ -2,6 +2,8 @@ import type { ApiClient } from '../api/api-client.js';
 import type { Resource, ResourceSelector } from '../api/resource.js';
 import type { DurationInput } from '../clock/duration.js';
 import type { MetaFilter, ValueFilter } from './filters.js';
+import type { FilterContext } from './filter-context.js';
+import type { Memo } from './memo.js';
 import type { Patch } from './patch.js';
 import type { Logger } from '../observability/logger.js';
 import type { ObjectEvents } from '../posting/events.js';
@@ -38,6 +40,27 @@ export interface EventContext<T extends TypedObject = KubeObject> {
   cache: Cache;
   /** The operator's indexes (`@on.index`), by id. */
   indexes: Indexes;
+  // memo: the object's parts, resource and memo, as every per-object context has them (Kopf's kwargs)
+  spec: SpecOf<T>;
+  status: StatusOf<T> | undefined;
+  metadata: NonNullable<KubeObject['metadata']>;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  /** The resolved resource. */
+  resource: Resource;
+  /** The object's memory, shared with its other handlers for the life of the process (see {@link Memo}). */
+  memo: Memo;
+}
+
+/**
+ * Options of `@on.event`. With `field`, the handler runs only for events whose object has a matching
+ * value there (`value`: exact, `PRESENT`, `ABSENT`, or a predicate; `field` alone means `PRESENT`), as Kopf's.
+ */
+export interface EventHandlerOptions<T extends TypedObject = KubeObject> extends HandlerOptions<T> {
+  /** A dotted path (`status.name`) the object must have (with `value`: a matching value at). */
+  field?: string;
+  /** With `field`: the value that must be there; default `PRESENT`. */
+  value?: ValueFilter;
 }
 
 /** An `@on.event` handler function. */
@@ -51,8 +74,11 @@ export interface HandlerOptions<T extends TypedObject = KubeObject> {
   labels?: Record<string, MetaFilter>;
   /** Only objects with these annotations: exact value, `PRESENT`, `ABSENT`, or a predicate. */
   annotations?: Record<string, MetaFilter>;
-  /** Only objects for which this returns true. */
-  when?: (object: T) => boolean;
+  /**
+   * Only objects for which this returns true. It receives a {@link FilterContext}: `body`, `spec`,
+   * `status`, `metadata`, `labels`, ... and the object's `memo` (`when: ({ spec }) => spec.size > 1`).
+   */
+  when?: (context: FilterContext<T>) => boolean;
   /** Sent to the API server, so non-matching objects never reach the operator (e.g. `app=db,tier!=cache`). */
   labelSelector?: string;
   /** Sent to the API server (e.g. `metadata.name=main`). */
@@ -64,7 +90,7 @@ export interface EventHandlerSpec {
   kind: 'event';
   id: string;
   resource: ResourceSelector;
-  options: HandlerOptions;
+  options: EventHandlerOptions;
   fn: EventHandlerFn;
 }
 
@@ -162,6 +188,9 @@ export interface ObjectContext<Spec = Record<string, unknown>, Status = Record<s
   cache: Cache;
   /** The operator's indexes (`@on.index`), by id: `indexes.get<V>('Class.method').get(key)`. */
   indexes: Indexes;
+  // memo
+  /** The object's memory, shared by all its handlers for the life of the process, made on first use (see {@link Memo}). */
+  memo: Memo;
 }
 
 /**
@@ -195,7 +224,14 @@ export interface ChangeContext<Spec = Record<string, unknown>, Status = Record<s
 /** What a field handler (`on.field(..., 'spec.size')`) on objects of type `T` receives: `old`/`new` are that field's values. */
 export type FieldChangeContext<T, Field extends string> = ChangeContext<T, StatusOf<T>, ChangeValue<T, Field>>;
 
-/** A change handler function. */
+/**
+ * A change handler function. What it returns, other than `undefined` or `null`, is stored in the
+ * object's status under the handler's id (Kopf's results delivery), in the same write as the status
+ * its `patch` sets: `return { pvc: name }` from `Widgets.created` gives `status['Widgets.created'].pvc`.
+ * It must be JSON (a function, symbol, BigInt or cycle fails the handler permanently); other handlers
+ * read it as `status['<id>']`, also after a restart. `@on.event` handlers, timers and daemons keep
+ * what they return to themselves.
+ */
 export type ChangeHandlerFn<Spec = Record<string, unknown>, Status = Record<string, unknown>> = (
   context: ChangeContext<Spec, Status>,
 ) => unknown;

@@ -5,14 +5,16 @@ import { objectEvents } from '../posting/events.js';
 import type { ObjectContext } from './handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import { currentCacheAccess } from './cache-scope.js';
+import { defineMemo, ObjectMemos } from './memo.js';
 
 /**
  * The fields every per-object handler context shares, read from one state of the object. `events`
  * posts through the operator whose work builds the context (found through the async context).
+ * `memo` is the object's memo in `memos`, made on first read (a memo of its own without `memos`).
  */
-export function objectContext(body: KubeObject, logger: Logger, resource: Resource, client: ApiClient): ObjectContext {
+export function objectContext(body: KubeObject, logger: Logger, resource: Resource, client: ApiClient, memos?: ObjectMemos): ObjectContext {
   const meta = body.metadata ?? {};
-  return {
+  const context = {
     body,
     spec: (body.spec ?? {}) as Record<string, unknown>,
     status: body.status as Record<string, unknown> | undefined,
@@ -29,4 +31,5 @@ export function objectContext(body: KubeObject, logger: Logger, resource: Resour
     // Read cache: the operator whose work builds the context.
     ...currentCacheAccess(),
   };
+  return defineMemo(context, memos ?? new ObjectMemos(), meta.uid ?? '');
 }

@@ -4,6 +4,7 @@ import { exponentialDelayMs } from '../clock/backoff.js';
 import { systemClock, type Clock } from '../clock/clock.js';
 import { describeError } from '../handler/errors.js';
 import { matchesObject } from '../handler/filters.js';
+import { ObjectMemos } from '../handler/memo.js';
 import type { ChangeHandlerSpec } from '../handler/handler-specs.js';
 import { parseFieldPath, type FieldPath } from '../objects/field-path.js';
 import type { KubeObject } from '../objects/kube-object.js';
@@ -74,6 +75,8 @@ export interface ChangeProcessorOptions {
    * A resource without a status subresource always uses annotations.
    */
   storage?: Storage;
+  /** memo: the operator's per-object memos (`ctx.memo`, and what `when` filters see). Default: this processor's own. */
+  memos?: ObjectMemos;
 }
 
 /** Re-reads and retries after a conflicting write before the run backs off like any other failure. */
@@ -137,6 +140,7 @@ export class ChangeProcessor {
       clock,
       attemptTimeoutMs: options.attemptTimeoutMs,
       identity: this.identity,
+      memos: options.memos ?? new ObjectMemos(),
     };
   }
 
@@ -199,7 +203,7 @@ export class ChangeProcessor {
   /** The object is gone without our finalizer on it: optional delete handlers get one best-effort run. */
   private async gone(body: KubeObject, memory: ObjectMemory, signal: AbortSignal): Promise<void> {
     if (hasFinalizer(body, this.identity) || memory.deletionHandled) return;
-    const handlers = this.options.handlers.filter((h) => h.kind === 'delete' && h.options.optional && matchesObject(body, h.options));
+    const handlers = this.options.handlers.filter((h) => h.kind === 'delete' && h.options.optional && matchesObject(body, h.options, this.execution));
     for (const handler of handlers) {
       const logger = this.handlerLogger(handler, body);
       const change = { old: undefined, new: undefined, diff: [] };
@@ -227,7 +231,7 @@ export class ChangeProcessor {
       if (hasFinalizer(body, this.identity) && !taken) await this.patchFinalizer(body, 'remove', memory);
       return undefined;
     }
-    const relevant = this.options.handlers.filter((h) => isRelevant(h, body, this.identity, this.storage));
+    const relevant = this.options.handlers.filter((h) => isRelevant(h, body, this.identity, this.storage, this.execution));
     const step = finalizerStep({
       handled: relevant.length > 0,
       held: this.options.holds?.applies(body) ?? false,

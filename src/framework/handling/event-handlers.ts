@@ -6,8 +6,10 @@ import type { EventHandlerSpec } from '../handler/handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { ObjectEvent } from '../watching/events.js';
 import { asError, describeError } from '../handler/errors.js';
-import { matchesObject } from '../handler/filters.js';
+import { matchesObject, PRESENT, type ObjectFilters } from '../handler/filters.js';
 import { currentCacheAccess } from '../handler/cache-scope.js';
+import { defineMemo, ObjectMemos } from '../handler/memo.js';
+import { detachedScope, type FilterScope } from '../handler/filter-context.js';
 
 /**
  * Calls every `@on.event` handler for every raw event of one object, in order. Like Kopf,
@@ -15,7 +17,8 @@ import { currentCacheAccess } from '../handler/cache-scope.js';
  * Each run is counted like a change handler's: `handler_runs_total` (`success` or `failure`)
  * and `handler_duration_seconds`, labelled with the handler's id. Anything thrown is a failure,
  * `undefined` included. With `timeoutMs`, a run taking longer has its signal aborted, counts as a
- * failure and is not waited for, so a hung observer cannot hold the object's worker slot.
+ * failure and is not waited for, so a hung observer cannot hold the object's worker slot. `scope`
+ * gives `when` and the handlers the object's resource and memo (the operator's memos).
  */
 export async function runEventHandlers(
   handlers: readonly EventHandlerSpec[],
@@ -25,29 +28,44 @@ export async function runEventHandlers(
   client: ApiClient,
   metrics: Metrics = noMetrics,
   timeoutMs?: number,
+  scope: FilterScope = detachedScope(),
 ): Promise<void> {
   for (const event of events) {
     const meta = event.object.metadata ?? {};
     for (const handler of handlers) {
       if (signal.aborted) return;
-      if (!matchesObject(event.object, handler.options)) continue;
+      // As in Kopf: `field` without `value` means "the field is present".
+      const filters: ObjectFilters = handler.options.field !== undefined && handler.options.value === undefined ? { ...handler.options, value: PRESENT } : handler.options;
+      if (!matchesObject(event.object, filters, scope)) continue;
       const handlerLogger = logger.child({ namespace: meta.namespace, name: meta.name, handler: handler.id });
       const began = performance.now();
       let result: 'success' | 'failure' = 'success';
       try {
         await withTimeLimit(
           (attemptSignal) =>
-            handler.fn({
-              type: event.type,
-              body: event.object,
-              name: meta.name ?? '',
-              namespace: meta.namespace,
-              uid: meta.uid ?? '',
-              logger: handlerLogger,
-              signal: attemptSignal,
-              client,
-              ...currentCacheAccess(),
-            }),
+            handler.fn(
+              defineMemo(
+                {
+                  type: event.type,
+                  body: event.object,
+                  name: meta.name ?? '',
+                  namespace: meta.namespace,
+                  uid: meta.uid ?? '',
+                  logger: handlerLogger,
+                  signal: attemptSignal,
+                  client,
+                  spec: (event.object.spec ?? {}) as Record<string, unknown>,
+                  status: event.object.status as Record<string, unknown> | undefined,
+                  metadata: meta,
+                  labels: meta.labels ?? {},
+                  annotations: meta.annotations ?? {},
+                  resource: scope.resource,
+                  ...currentCacheAccess(),
+                },
+                scope.memos ?? new ObjectMemos(),
+                meta.uid ?? '',
+              ),
+            ),
           timeoutMs,
           signal,
         );

@@ -2,6 +2,7 @@ import type { ApiClient } from '../api/api-client.js';
 import type { Resource } from '../api/resource.js';
 import type { Clock } from '../clock/clock.js';
 import { describeError } from '../handler/errors.js';
+import type { ObjectMemos } from '../handler/memo.js';
 import { emptyPatch } from '../handler/patch.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
@@ -37,6 +38,8 @@ export interface ExecutionEnvironment {
   attemptTimeoutMs?: number;
   /** The operator's identity: its bookkeeping is off limits to handlers' patches, and its finalizer named in failures. */
   identity: Identity;
+  /** memo: the operator's per-object memos (`ctx.memo`). */
+  memos?: ObjectMemos;
 }
 
 /** One attempt of one selected handler. */
@@ -79,6 +82,7 @@ export async function executeAttempt(environment: ExecutionEnvironment, attempt:
     clock: environment.clock,
     attemptTimeoutMs: environment.attemptTimeoutMs,
     identity: environment.identity,
+    memos: environment.memos,
   });
   environment.metrics.observe?.('handler_duration_seconds', (performance.now() - began) / 1000, { handler: handler.id });
   const attempts = start.retries + 1;

@@ -1,5 +1,6 @@
 import type { ChangeHandlerSpec } from '../handler/handler-specs.js';
 import { matchesObject, matchesValue, PRESENT } from '../handler/filters.js';
+import type { FilterScope } from '../handler/filter-context.js';
 import { getField, parseFieldPath } from '../objects/field-path.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import { narrowDiff, type Diff } from '../state/diff.js';
@@ -20,16 +21,16 @@ export interface Selection {
  * Whether a handler wants this object at all (object-level filters). For update handlers,
  * `field`+`value` also matches the field's old value (from the diff-base), as documented and as in
  * Kopf; otherwise a change away from the value could never run them. `identity` says whose diff-base that is,
- * `storage` where it is read first.
+ * `storage` where it is read first, `scope` what `when` sees besides the object (resource, memo).
  */
-export function isRelevant(handler: ChangeHandlerSpec, body: KubeObject, identity: Identity, storage: Storage = 'annotations'): boolean {
+export function isRelevant(handler: ChangeHandlerSpec, body: KubeObject, identity: Identity, storage: Storage = 'annotations', scope?: FilterScope): boolean {
   const { field, value } = handler.options;
   // As in Kopf: for create, resume and delete handlers, `field` without `value` means "the field is present".
-  if (handler.kind !== 'update' && field !== undefined && value === undefined) return matchesObject(body, { ...handler.options, value: PRESENT });
-  if (matchesObject(body, handler.options)) return true;
+  if (handler.kind !== 'update' && field !== undefined && value === undefined) return matchesObject(body, { ...handler.options, value: PRESENT }, scope);
+  if (matchesObject(body, handler.options, scope)) return true;
   if (handler.kind !== 'update' || field === undefined || value === undefined) return false;
   const old = chooseDiffBase(body, identity, storage).essence;
-  return old !== undefined && matchesObject(body, { ...handler.options, value: undefined }) && matchesValue(getField(old, parseFieldPath(field)), value);
+  return old !== undefined && matchesObject(body, { ...handler.options, value: undefined }, scope) && matchesValue(getField(old, parseFieldPath(field)), value);
 }
 
 /** The handlers among `relevant` that this cause runs, in their order. */

@@ -6,6 +6,7 @@ import { AttemptTimeoutError } from '../clock/time-limit.js';
 import { asError, describeError, HandlerTimeoutError, PermanentError } from '../handler/errors.js';
 import type { ChangeContext, ChangeHandlerSpec } from '../handler/handler-specs.js';
 import { objectContext } from '../handler/object-context.js';
+import type { ObjectMemos } from '../handler/memo.js';
 import { emptyPatch, type Patch } from '../handler/patch.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
@@ -13,6 +14,7 @@ import type { ChangeReason } from '../state/progress.js';
 import type { Identity } from '../state/identity.js';
 import { guardHandlerPatch, type GuardedPatch } from './patch-guard.js';
 import type { Selection } from './handler-selection.js';
+import { deliverResult } from './results-delivery.js';
 
 /** Everything one call of a change handler needs. */
 export interface Invocation {
@@ -37,6 +39,8 @@ export interface Invocation {
   attemptTimeoutMs?: number;
   /** Whose bookkeeping the handler's patch must leave alone. Default: the default identity. */
   identity?: Identity;
+  /** memo: the operator's per-object memos (`ctx.memo`); unset: a memo of the call's own. */
+  memos?: ObjectMemos;
 }
 
 /** What a call came to: the handler's patch (checked), and what it threw, if anything. */
@@ -58,8 +62,8 @@ export async function invokeHandler(invocation: Invocation): Promise<InvocationR
   signal.addEventListener('abort', onStop, { once: true });
   let timer: LongTimeout | undefined;
   const startedAt = timing?.startedAt ?? invocation.now();
-  const context: ChangeContext = {
-    ...objectContext(body, invocation.logger, invocation.resource, invocation.client),
+  // Object.assign, not a spread: a spread would read (and so make) the object's memo.
+  const context: ChangeContext = Object.assign(objectContext(body, invocation.logger, invocation.resource, invocation.client, invocation.memos), {
     patch,
     reason: invocation.reason,
     old: change.old,
@@ -69,10 +73,11 @@ export async function invokeHandler(invocation: Invocation): Promise<InvocationR
     started: new Date(startedAt),
     runtime: invocation.now() - startedAt,
     signal: controller.signal,
-  };
+  });
   try {
     const run = Promise.resolve().then(() => handler.fn(context));
     const limit = attemptLimit(handler, timing?.remainingMs, invocation.attemptTimeoutMs);
+    let returned: unknown;
     if (limit !== undefined) {
       const timedOut = new Promise<never>((_, reject) => {
         timer = invocation.clock.setTimeout(() => {
@@ -80,10 +85,13 @@ export async function invokeHandler(invocation: Invocation): Promise<InvocationR
           reject(controller.signal.reason);
         }, limit.ms);
       });
-      await Promise.race([run, timedOut]);
+      returned = await Promise.race([run, timedOut]);
     } else {
-      await run;
+      returned = await run;
     }
+    // Results delivery: the return value goes into this patch's status, under the handler's id.
+    const undeliverable = deliverResult(patch, handler.id, returned);
+    if (undeliverable !== undefined) return { patch: guardedCopy(patch, body, invocation.identity).patch ?? emptyPatch(), error: new PermanentError(undeliverable) };
     const guarded = guardedCopy(patch, body, invocation.identity);
     if (guarded.problem !== undefined) return { patch: emptyPatch(), error: new PermanentError(guarded.problem) };
     return { patch: guarded.patch };

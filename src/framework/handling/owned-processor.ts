@@ -3,6 +3,7 @@ import type { ObjectApi } from '../api/object-api.js';
 import { withTimeLimit } from '../clock/time-limit.js';
 import { asError, describeError } from '../handler/errors.js';
 import { matchesObject } from '../handler/filters.js';
+import type { ObjectMemos } from '../handler/memo.js';
 import { objectContext } from '../handler/object-context.js';
 import type { OwnedChange, OwnedSpec } from '../handler/owned-specs.js';
 import { emptyPatch, mergeInto, type Patch } from '../handler/patch.js';
@@ -29,6 +30,8 @@ export interface OwnedProcessorOptions {
   identity?: Identity;
   /** The time read-your-writes compares with. Default `Date.now`. */
   now?: () => number;
+  /** The operator's per-object memos: `ctx.memo` and `when` filters see the owner's. */
+  memos?: ObjectMemos;
 }
 
 /**
@@ -95,7 +98,7 @@ export class OwnedProcessor {
     for (const handler of this.options.handlers) {
       const changes = due.get(handler.id);
       if (!changes || changes.size === 0 || batch.signal.aborted) continue;
-      if (!matchesObject(body, handler.options)) continue;
+      if (!matchesObject(body, handler.options, { resource: this.options.api.resource, memos: this.options.memos })) continue;
       const handlerPatch = await this.invoke(handler, body, [...changes.values()], batch.signal);
       if (handlerPatch) mergeInto(patch, handlerPatch);
     }
@@ -115,7 +118,7 @@ export class OwnedProcessor {
       const { api } = this.options;
       await withTimeLimit(
         (attemptSignal) =>
-          handler.fn({ ...objectContext(body, logger, api.resource, api.client), patch, child: last.child, event: last.event, changes, signal: attemptSignal }),
+          handler.fn({ ...objectContext(body, logger, api.resource, api.client, this.options.memos), patch, child: last.child, event: last.event, changes, signal: attemptSignal }),
         this.options.attemptTimeoutMs,
         signal,
       );

@@ -4,6 +4,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Registry, HandlerClass } from '../registry/registry.js';
 import type { WatchTuning } from '../watching/watch-hub.js';
+import type { Memo } from '../handler/memo.js';
 
 /** Options for {@link createOperator}. */
 export interface OperatorOptions {
@@ -97,9 +98,18 @@ export interface OperatorOptions {
     renewDeadlineMs?: number;
     retryPeriodMs?: number;
   };
-  // lifecycle (issue 16): the operator memo that activity handlers receive; the memo part types it as `Memo`.
-  /** The operator memo: startup handlers fill it, every handler of this operator reads it (`ctx.memo`). Default: an empty object. */
-  memo?: Record<string, unknown>;
+  // memo
+  /**
+   * The operator memo: each object's `ctx.memo` starts as a shallow copy of it, so its values that are
+   * objects (a cache, a client, a counter holder) are shared by every object, while keys set on an
+   * object's memo stay that object's (Kopf's `memo`). Default `{}`.
+   *
+   * @example
+   * ```ts
+   * createOperator({ handlers: [Widgets], memo: { shared: new Map<string, string>() } });
+   * ```
+   */
+  memo?: Memo;
 }
 
 /** Default of `health.handlerStallMs`: far beyond any handler that is merely slow, well before a person notices. */

@@ -23,6 +23,7 @@ import { LeaderElector } from './leader-election.js';
 import { inNamespaces, isNamespaceGlob, matchNamespace } from './namespace-patterns.js';
 import { DEFAULT_HANDLER_STALL_MS, DEFAULT_WATCH_STALL_MS, type OperatorOptions } from './operator-options.js';
 import { operatorHealth } from './operator-health.js';
+import { ObjectMemos } from '../handler/memo.js';
 import { buildRoute, processBatch, routeEngines, type ActiveRoute, type Route, type RouteReadiness, type RouteServices } from './route.js';
 import { ShutdownDeletions, type ServedCollection } from './shutdown-deletions.js';
 import { planWatch } from './watch-plan.js';
@@ -130,6 +131,8 @@ export class Operator {
       handlerTimeoutMs: options.handlerTimeoutMs,
       identity: this.identity,
       storage: this.storage,
+      // memo: one memo per object, first copied from the operator memo
+      memos: new ObjectMemos(operatorMemo(options)),
     };
     this.hub = new WatchHub(this.client, { logger: this.logger, metrics: this.metrics, tuning: options.watch, health: this.watchHealth });
     // Each run enters the scope itself too, whatever async context the reactor happens to call from.

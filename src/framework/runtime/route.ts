@@ -15,6 +15,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { EventPoster } from '../posting/events.js';
 import type { ObjectBatch, ProcessResult } from '../reactor/reactor.js';
 import type { Identity } from '../state/identity.js';
+import type { ObjectMemos } from '../handler/memo.js';
 import type { Storage } from '../state/storage.js';
 import { CHANGE_REASONS } from '../state/progress.js';
 
@@ -55,6 +56,8 @@ export interface RouteServices {
   identity: Identity;
   /** Where bookkeeping is written (resources without a status subresource use annotations). */
   storage: Storage;
+  /** memo: the operator's per-object memos, shared by every handler of an object. */
+  memos?: ObjectMemos;
 }
 
 const CHANGE_KINDS: ReadonlySet<HandlerSpec['kind']> = new Set(CHANGE_REASONS);
@@ -63,7 +66,7 @@ const CHANGE_KINDS: ReadonlySet<HandlerSpec['kind']> = new Set(CHANGE_REASONS);
 export function buildRoute(resource: Resource, handlers: readonly HandlerSpec[], services: RouteServices): Route {
   const { client, handlerTimeoutMs, identity } = services;
   const api = new ObjectApi(client, resource);
-  const common = { logger: services.logger, poster: services.poster, metrics: services.metrics };
+  const common = { logger: services.logger, poster: services.poster, metrics: services.metrics, memos: services.memos };
   const timerSpecs = handlers.filter((h): h is TimerSpec => h.kind === 'timer');
   const daemonSpecs = handlers.filter((h): h is DaemonSpec => h.kind === 'daemon');
   const changeSpecs = handlers.filter((h): h is ChangeHandlerSpec => CHANGE_KINDS.has(h.kind));
@@ -103,15 +106,19 @@ export function routeEngines(route: Pick<Route, 'timers' | 'daemons'>): Array<Ti
 export async function processBatch(batch: ObjectBatch<KubeObject, Route>, services: RouteServices): Promise<ProcessResult> {
   const { route, latest } = batch;
   if (route.eventHandlers.length > 0) {
-    await runEventHandlers(route.eventHandlers, batch.events, services.logger, batch.signal, services.client, services.metrics, services.handlerTimeoutMs);
+    const scope = { resource: route.resource, memos: services.memos };
+    await runEventHandlers(route.eventHandlers, batch.events, services.logger, batch.signal, services.client, services.metrics, services.handlerTimeoutMs, scope);
   }
   const result = await route.changes?.process(batch);
   // owned: the owner's waiting child changes, after its change handlers, in the same run
   await route.owned?.process(batch);
   const uid = latest.object.metadata?.uid ?? '';
-  for (const engine of routeEngines(route)) {
-    if (latest.type === 'DELETED') void engine.stopObject(uid);
-    else engine.observe(latest.object);
+  if (latest.type === 'DELETED') {
+    const stopped = Promise.all(routeEngines(route).map((engine) => engine.stopObject(uid)));
+    // The memo goes once its timers and daemons have stopped, so none of them makes it again.
+    void stopped.finally(() => services.memos?.forget(uid));
+  } else {
+    for (const engine of routeEngines(route)) engine.observe(latest.object);
   }
   return result;
 }

@@ -1,4 +1,5 @@
 import type { HandlerSpec } from '../handler/handler-specs.js';
+import type { FilterContext } from '../handler/filter-context.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import { fieldSelectorMatcher } from '../watching/field-selector.js';
 import { labelSelectorMatcher } from '../watching/label-selector.js';
@@ -47,7 +48,7 @@ function withClientSideSelectors(spec: HandlerSpec): HandlerSpec {
   } catch (error) {
     throw new Error(`handler ${spec.id}: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const matches = (object: KubeObject): boolean =>
-    (labels === undefined || labels(object.metadata?.labels)) && (fields === undefined || fields(object)) && (when === undefined || when(object));
+  const matches = (context: FilterContext): boolean =>
+    (labels === undefined || labels(context.metadata.labels)) && (fields === undefined || fields(context.body)) && (when === undefined || when(context));
   return { ...spec, options: { ...spec.options, when: matches } } as HandlerSpec;
 }

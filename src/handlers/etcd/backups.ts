@@ -42,14 +42,14 @@ export class EtcdBackups {
     this.localRoot = options.localRoot ?? process.env.KONDUCTOR_BACKUP_ROOT ?? DEFAULT_BACKUP_ROOT;
   }
 
-  @on.create(API_VERSION, 'etcdbackups', { when: (backup) => !isPeriodic(backup as Backup) })
+  @on.create(API_VERSION, 'etcdbackups', { when: ({ body }) => !isPeriodic(body as Backup) })
   async oneShot(context: ChangeContext<EtcdBackupSpec, EtcdBackupStatus>): Promise<void> {
     // One-shot means once: a recorded outcome is final, as in the original.
     if (context.status?.succeeded || context.status?.Reason) return;
     await this.backUp(context.body as Backup, context.client, context.patch, context.logger, false);
   }
 
-  @timer(API_VERSION, 'etcdbackups', { interval: (backup) => intervalOf(backup as Backup), when: (backup) => isPeriodic(backup as Backup) })
+  @timer(API_VERSION, 'etcdbackups', { interval: (backup) => intervalOf(backup as Backup), when: ({ body }) => isPeriodic(body as Backup) })
   async periodic(context: TimerContext<EtcdBackupSpec, EtcdBackupStatus>): Promise<void> {
     await this.backUp(context.body as Backup, context.client, context.patch, context.logger, true);
   }

@@ -244,6 +244,28 @@ async function bookkeepingInStatus(namespace: string): Promise<void> {
   expect(Object.keys(stored.metadata?.annotations ?? {})).toEqual([]);
 }
 
+// Results delivery: the return value rides in the status write the handler makes anyway.
+const createReturningResult: BudgetCase = {
+  name: 'a create handler that writes status and returns a result',
+  scenario: { kind: 'create' },
+  handlers() {
+    class Handlers {
+      @on.create(API, 'widgets')
+      async created({ patch }: ChangeContext): Promise<{ pvc: string; size: number }> {
+        patch.status.phase = 'Ready';
+        return { pvc: 'w-data', size: 3 };
+      }
+    }
+    return { classes: [Handlers] };
+  },
+};
+
+/** The result is in the status under the handler's id, beside what the handler wrote itself. */
+async function resultInStatus(namespace: string): Promise<void> {
+  const stored = await getWidget(namespace, 'w');
+  expect(stored.status).toMatchObject({ phase: 'Ready', 'Handlers.created': { pvc: 'w-data', size: 3 } });
+}
+
 const STATUS = 'PATCH status';
 const OBJECT = 'PATCH object';
 
@@ -268,6 +290,8 @@ const table: Row[] = [
   { case: deleteWritingStatus, storage: 'status', writes: [STATUS, OBJECT], why: 'status, then the finalizer’s removal' },
   { case: deleteWritingNothing, storage: 'annotations', writes: [OBJECT], why: 'the finalizer’s removal' },
   { case: deleteWritingNothing, storage: 'status', writes: [OBJECT], why: 'the finalizer’s removal' },
+  { case: createReturningResult, storage: 'annotations', writes: [STATUS, OBJECT], why: 'status with the result, then the object', check: resultInStatus },
+  { case: createReturningResult, storage: 'status', writes: [STATUS], why: 'status with the result and the diff-base', check: resultInStatus },
 ];
 
 const cost = (writes: readonly string[]): string => (writes.length === 0 ? 'no write' : `exactly ${writes.length} write${writes.length === 1 ? '' : 's'}`);

@@ -151,13 +151,13 @@ describe('matchesObject', () => {
     expect(matchesObject(object, { field: 'spec.missing' })).toBe(true);
   });
 
-  test('asks when() with the object', () => {
+  test('asks when() with the object in its filter context', () => {
     const seen: KubeObject[] = [];
     expect(
       matchesObject(object, {
         when: (candidate) => {
-          seen.push(candidate);
-          return true;
+          seen.push(candidate.body);
+          return candidate.spec === object.spec && candidate.metadata === object.metadata && candidate.name === object.metadata?.name;
         },
       }),
     ).toBe(true);

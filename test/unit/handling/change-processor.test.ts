@@ -665,7 +665,11 @@ describe('ChangeProcessor', () => {
     test('delete handlers run, then the finalizer is removed by a JSON patch that tests its exact index', async () => {
       const writesWhenCalled: number[] = [];
       const h: Harness = new Harness(
-        [handler('delete', 'delete', {}, () => writesWhenCalled.push(h.api.writes.length))],
+        [
+          handler('delete', 'delete', {}, () => {
+            writesWhenCalled.push(h.api.writes.length);
+          }),
+        ],
         handled(widget({ finalizers: [OTHER_FINALIZER, FINALIZER, 'example.com/last'], deleting: true })),
       );
 

@@ -1,5 +1,6 @@
 import type { EventHandlerSpec, HandlerOptions, HandlerSpec } from '../../../src/framework/handler/handler-specs.js';
 import { planWatch } from '../../../src/framework/runtime/watch-plan.js';
+import { filterContext } from '../../../src/framework/handler/filter-context.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 
 function handler(id: string, options: HandlerOptions = {}): EventHandlerSpec {
@@ -11,7 +12,7 @@ function labelled(labels: Record<string, string>): KubeObject {
 }
 
 function passes(spec: HandlerSpec, object: KubeObject): boolean {
-  return spec.options.when ? spec.options.when(object) : true;
+  return spec.options.when ? spec.options.when(filterContext(object, undefined)) : true;
 }
 
 describe('planning the one watch of a resource', () => {
