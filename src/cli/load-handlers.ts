@@ -2,6 +2,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { HANDLERS, METADATA } from '../framework/registry/metadata.js';
+import { CACHES, INDEXES } from '../framework/registry/cache-declarations.js';
 import { Registry, type HandlerClass } from '../framework/registry/registry.js';
 
 /** A handler path that is missing, fails to import, or holds no handlers; the message is one line. */
@@ -58,8 +59,11 @@ function exportedValues(namespace: Record<string, unknown>): unknown[] {
 export function hasHandlers(value: unknown): value is HandlerClass {
   if (typeof value !== 'function') return false;
   const metadata = (value as unknown as Record<symbol, Record<symbol, unknown> | null | undefined>)[METADATA];
-  const declarations = metadata?.[HANDLERS];
-  return Array.isArray(declarations) && declarations.length > 0;
+  // Read cache and indexes: a class with only @on.cache or @on.index counts too.
+  return [HANDLERS, CACHES, INDEXES].some((key) => {
+    const declarations = metadata?.[key];
+    return Array.isArray(declarations) && declarations.length > 0;
+  });
 }
 
 /** Absolute module files for the given files and folders, sorted per folder and without duplicates. */
