@@ -2,6 +2,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { HANDLERS, METADATA } from '../framework/registry/metadata.js';
+import { CACHES, INDEXES } from '../framework/registry/cache-declarations.js';
 import { Registry, type HandlerClass } from '../framework/registry/registry.js';
 import { activityDeclarationsOf } from '../framework/registry/activities.js';
 
@@ -59,8 +60,12 @@ function exportedValues(namespace: Record<string, unknown>): unknown[] {
 export function hasHandlers(value: unknown): value is HandlerClass {
   if (typeof value !== 'function') return false;
   const metadata = (value as unknown as Record<symbol, Record<symbol, unknown> | null | undefined>)[METADATA];
-  const declarations = metadata?.[HANDLERS];
-  return (Array.isArray(declarations) && declarations.length > 0) || activityDeclarationsOf(value).length > 0;
+  // Read cache and indexes: a class with only @on.cache or @on.index counts too; so does one with only activities.
+  const declared = [HANDLERS, CACHES, INDEXES].some((key) => {
+    const declarations = metadata?.[key];
+    return Array.isArray(declarations) && declarations.length > 0;
+  });
+  return declared || activityDeclarationsOf(value).length > 0;
 }
 
 /** Absolute module files for the given files and folders, sorted per folder and without duplicates. */

@@ -110,7 +110,9 @@ export async function manifestsCommand(args: readonly string[]): Promise<void> {
   if (image.trim() === '' || /\s/.test(image)) throw new UsageError(`--image '${image}' is not an image reference`);
 
   const registry = await loadHandlers([...positionals]);
-  const rbac = deriveRbacRules(registry.handlers, { leaseName, crds, extraRules });
+  // Read cache and indexes: their resources are only listed and watched, as for an @on.event handler.
+  const cacheUses = [...registry.caches, ...registry.indexes].map(({ resource }) => ({ kind: 'event' as const, resource }));
+  const rbac = deriveRbacRules([...registry.handlers, ...cacheUses], { leaseName, crds, extraRules });
   if (watchNamespaces) {
     const clusterScoped = rbac.resources.filter((r) => r.namespaced === false);
     if (clusterScoped.length > 0) {

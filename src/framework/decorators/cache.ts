@@ -5,7 +5,7 @@ import type { TypedObject } from '../handler/handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
 
 /** A TC39 class decorator, for any class. */
-export type ClassDecorator = <C extends abstract new (...args: never[]) => unknown>(value: C, context: ClassDecoratorContext<C>) => void;
+export type CacheClassDecorator = <C extends abstract new (...args: never[]) => unknown>(value: C, context: ClassDecoratorContext<C>) => void;
 
 /** A TC39 method decorator for index functions on objects of type `T`. */
 export type IndexDecorator<T extends TypedObject = KubeObject> = <This, V>(
@@ -14,7 +14,7 @@ export type IndexDecorator<T extends TypedObject = KubeObject> = <This, V>(
 ) => void;
 
 /** `@on.cache`: see `on.cache`. */
-export function cacheDecorator(apiVersion: string, name: string, options: CacheOptions = {}): ClassDecorator {
+export function cacheDecorator(apiVersion: string, name: string, options: CacheOptions = {}): CacheClassDecorator {
   return (_value, context) => {
     const spec: CacheSpec = { resource: { apiVersion, name }, options: { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector } };
     declareIn(context.metadata, CACHES, spec);

@@ -20,12 +20,12 @@ import { WatchHub } from '../watching/watch-hub.js';
 import { resolveHandlerResources } from './handler-resolution.js';
 import { HealthServer } from './health-server.js';
 import { LeaderElector } from './leader-election.js';
-import { inNamespaces, isNamespaceGlob, matchNamespace } from './namespace-patterns.js';
+import { inNamespaces, isNamespaceGlob } from './namespace-patterns.js';
 import { DEFAULT_HANDLER_STALL_MS, DEFAULT_WATCH_STALL_MS, type OperatorOptions } from './operator-options.js';
 import { operatorHealth } from './operator-health.js';
 import { ObjectMemos } from '../handler/memo.js';
 import { buildRoute, processBatch, routeEngines, type ActiveRoute, type Route, type RouteReadiness, type RouteServices } from './route.js';
-import { ShutdownDeletions, type ServedCollection } from './shutdown-deletions.js';
+import { ownNamespace, servedCollections, ShutdownDeletions } from './shutdown-deletions.js';
 import { planWatch } from './watch-plan.js';
 // owned: children trigger their owner (@on.owned)
 import { OwnedWatches } from './owned-watches.js';
@@ -282,7 +282,7 @@ export class Operator {
       const events = this.hub.watch(resource, plan.scope);
       readiness.listing(key);
       // owned: the children's watches start once the owners are listed, so each listed child finds its owner
-      const owned = route.owned ? new OwnedWatches(route, resource, plan.scope, { client: this.client, hub: this.hub, reactor: this.reactor, logger: this.logger, namespaces: this.options.namespaces ?? [] }) : undefined;
+      const owned = route.owned ? new OwnedWatches(route, resource, plan.scope, { client: this.client, hub: this.hub, reactor: this.reactor, logger: this.logger, namespaces: this.options.namespaces ?? [], track: (r, selectors) => this.reads.track(r, selectors) }) : undefined;
       const subscription = this.reactor.consume(globbed ? events.pipe(inNamespaces(patterns)) : events, route, () => {
         readiness.listed(key);
         owned?.start();
@@ -355,7 +355,7 @@ export class Operator {
     this.stopping = true;
     this.activities.abort();
     const startedAt = Date.now();
-    const collections = this.servedCollections();
+    const collections = servedCollections(this.routes, this.options.namespaces);
     const deletions = this.working && deadlineMs > 0 ? new ShutdownDeletions({ client: this.client, identity: this.identity, logger: this.logger, ownNamespace: ownNamespace() }) : undefined;
     const releaseMs = Math.min(5_000, deadlineMs / 5);
     const survey = await deletions?.finish(collections, Math.max(0, deadlineMs - 2 * releaseMs));
@@ -370,16 +370,6 @@ export class Operator {
     this.logger.info('operator stopped');
   }
 
-  /** The collections this operator watches, for the deletions a stop finishes or releases. */
-  private servedCollections(): ServedCollection[] {
-    const patterns = [...new Set(this.options.namespaces ?? [])];
-    const inScope = patterns.some(isNamespaceGlob) ? (namespace: string) => patterns.some((pattern) => matchNamespace(pattern, namespace)) : undefined;
-    return [...this.routes.entries()].map(([key, active]) => {
-      const namespace = (JSON.parse(key) as [string, string])[1];
-      return { resource: active.route.resource, namespace: namespace || undefined, inScope };
-    });
-  }
-
   private async stopWork(deadlineMs: number): Promise<void> {
     for (const resolution of this.resolutions) resolution.unsubscribe();
     this.reads.stop();
@@ -392,11 +382,6 @@ export class Operator {
     this.eventScope.deactivate();
     this.working = false;
   }
-}
-
-/** The namespace the operator runs in, as the Deployment passes it (`POD_NAMESPACE`); unset outside a cluster. */
-function ownNamespace(): string | undefined {
-  return process.env.POD_NAMESPACE || undefined;
 }
 
 /** Creates an {@link Operator}; call `.start()` to run it. */

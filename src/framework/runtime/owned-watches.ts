@@ -1,6 +1,6 @@
 import { merge, mergeMap, Subscription, type Observable } from 'rxjs';
 import type { ApiClient } from '../api/api-client.js';
-import { resourceId, type Resource } from '../api/resource.js';
+import { resourceId, type Resource, type ResourceSelector } from '../api/resource.js';
 import type { OwnedSpec } from '../handler/owned-specs.js';
 import { controllerOwnerOf, mayOwn } from '../objects/controller-owner.js';
 import type { KubeObject } from '../objects/kube-object.js';
@@ -20,6 +20,8 @@ export interface OwnedWatchServices {
   logger: Logger;
   /** The operator's `namespaces` (names or globs); empty: all namespaces. */
   namespaces: readonly string[];
+  /** Makes a resolved child resource readable through `ctx.cache` (its watch store is the cache). */
+  track?: (resource: Resource, selectors: readonly ResourceSelector[]) => void;
 }
 
 /** One watch of a child resource: its scope, and whether its events must be kept to the operator's namespace globs. */
@@ -74,6 +76,7 @@ export class OwnedWatches {
     const { client, hub, logger, namespaces } = this.services;
     const events = resolveResource(client, spec.child.resource, { logger }).pipe(
       mergeMap((child) => {
+        this.services.track?.(child, [spec.child.resource]);
         const watches = childWatchScopes(child, this.ownerScope.namespace, namespaces, spec.child.labelSelector).map(({ scope, globs }) => {
           const stream = hub.watch(child, scope);
           return globs ? stream.pipe(inNamespaces(globs)) : stream;

@@ -14,6 +14,8 @@ import type { Logger } from '../observability/logger.js';
 import { hasFinalizer } from '../state/finalizers.js';
 import type { Identity } from '../state/identity.js';
 import { awaitsDeletion, ownNamespaceTerminating, releaseVerdict, type ReleaseWorld } from './finalizer-release.js';
+import { isNamespaceGlob, matchNamespace } from './namespace-patterns.js';
+import type { ActiveRoute } from './route.js';
 
 /** One collection the operator serves: a resource in one namespace, or across all (then `inScope` filters). */
 export interface ServedCollection {
@@ -221,4 +223,19 @@ export class ShutdownDeletions {
 function names(entries: readonly HeldEntry[]): string {
   const shown = entries.slice(0, 5).map((entry) => (entry.namespace ? `${entry.namespace}/${entry.name}` : entry.name));
   return entries.length > 5 ? `${shown.join(', ')} and ${entries.length - 5} more` : shown.join(', ');
+}
+
+/** The collections an operator's routes watch, for the deletions a stop finishes or releases. */
+export function servedCollections(routes: ReadonlyMap<string, ActiveRoute>, namespaces: readonly string[] | undefined): ServedCollection[] {
+  const patterns = [...new Set(namespaces ?? [])];
+  const inScope = patterns.some(isNamespaceGlob) ? (namespace: string) => patterns.some((pattern) => matchNamespace(pattern, namespace)) : undefined;
+  return [...routes.entries()].map(([key, active]) => {
+    const namespace = (JSON.parse(key) as [string, string])[1];
+    return { resource: active.route.resource, namespace: namespace || undefined, inScope };
+  });
+}
+
+/** The namespace the operator runs in, as the Deployment passes it (`POD_NAMESPACE`); unset outside a cluster. */
+export function ownNamespace(): string | undefined {
+  return process.env.POD_NAMESPACE || undefined;
 }

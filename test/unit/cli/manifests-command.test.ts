@@ -135,4 +135,11 @@ describe('konductor manifests', () => {
     const clusterScoped = fileURLToPath(new URL('../../fixtures/manifests/namespace-labeller.ts', import.meta.url));
     expect((await usageError([clusterScoped, '--namespace-scoped'])).message).toMatch(/cannot serve cluster-scoped core\/namespaces/);
   });
+
+  // Read cache and indexes.
+  test('resources read by @on.cache and @on.index are granted list and watch only', async () => {
+    const cacheFixture = fileURLToPath(new URL('../../fixtures/manifests/cache-operator.ts', import.meta.url));
+    const docs = await documents([cacheFixture, '--name', 'demo']);
+    expect(find(docs, 'ClusterRole').rules).toContainEqual({ apiGroups: [''], resources: ['configmaps', 'pods', 'secrets'], verbs: ['list', 'watch'] });
+  });
 });
