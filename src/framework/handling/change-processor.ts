@@ -64,10 +64,7 @@ export interface ChangeProcessorOptions {
    * wants an object; `release` stops it for an object being deleted, before the finalizer comes off.
    */
   holds?: Holds;
-  /**
-   * Whose bookkeeping this processor keeps: the prefix of its annotations, its finalizer, and the
-   * bookkeeping its essence leaves out. Default: the default identity (`konductor.dev`).
-   */
+  /** Whose bookkeeping this processor keeps (annotation prefix, finalizer, what its essence leaves out). Default `konductor.dev`. */
   identity?: Identity;
   /**
    * Where the diff-base and progress are written: `annotations` (default) or `status`
