@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApiError, daemon, on, type ChangeContext, type DaemonContext, type KubeObject } from 'konductor';
-import { corePath, etcdPath } from './api-paths.js';
+import { daemon, on, type ChangeContext, type DaemonContext, type KubeObject } from 'konductor';
 import { ClusterDnsAddresses, type EtcdAddresses } from './addresses.js';
 import { ClusterReconciler, type EtcdClusterObject } from './cluster-reconciler.js';
 import { errorMessage } from './etcd-client.js';
@@ -70,10 +69,7 @@ export class EtcdClusters {
     const namespace = context.namespace!;
     // Keys removed from the new status are sent as null so a merge patch drops them.
     const removed = Object.fromEntries(Object.keys(current).filter((k) => !(k in status)).map((k) => [k, null]));
-    await context.client.request('PATCH', etcdPath(namespace, 'etcdclusters', name, 'status'), {
-      body: { status: { ...removed, ...status } },
-      contentType: 'application/merge-patch+json',
-    });
+    await context.client.resource<EtcdClusterObject>(API_VERSION, 'etcdclusters').patchStatus({ namespace, name }, { ...removed, ...status });
   }
 
   /**
@@ -83,18 +79,13 @@ export class EtcdClusters {
   @on.deletion(API_VERSION, 'etcdclusters')
   async deleted({ client, name, namespace: maybeNamespace }: ChangeContext<EtcdClusterSpec, EtcdClusterStatus>): Promise<void> {
     const namespace = maybeNamespace!; // EtcdClusters are namespaced
-    const selector = Object.entries(memberLabels(name)).map(([k, v]) => `${k}=${v}`).join(',');
-    const pods = await client.request<{ items: KubeObject[] }>('GET', corePath(namespace, 'pods'), { query: { labelSelector: selector } });
-    for (const pod of pods.items) {
+    const pods = client.resource<KubeObject>('v1', 'pods');
+    // delete() answers false for one already gone.
+    for await (const pod of pods.listAll({ namespace, labelSelector: memberLabels(name) })) {
       const podName = pod.metadata?.name;
-      if (podName) await deleteIgnoringMissing(client, corePath(namespace, 'pods', podName));
+      if (podName) await pods.delete({ namespace, name: podName });
     }
-    for (const service of [name, `${name}-client`]) await deleteIgnoringMissing(client, corePath(namespace, 'services', service));
+    const services = client.resource<KubeObject>('v1', 'services');
+    for (const service of [name, `${name}-client`]) await services.delete({ namespace, name: service });
   }
-}
-
-async function deleteIgnoringMissing(client: DaemonContext['client'], path: string): Promise<void> {
-  await client.request('DELETE', path).catch((error: unknown) => {
-    if (!(error instanceof ApiError && error.status === 404)) throw error;
-  });
 }
