@@ -47,6 +47,8 @@ export interface EtcdHarnessOptions {
   restoreURL?: string;
   /** Seconds the restore waits for a deletion before retrying later. */
   deleteTimeoutSeconds?: number;
+  /** The cluster worker's settled look interval (default here 1 s; the operator's own default is 8 s) and member-death wake. */
+  clusters?: { intervalMs?: number; wakeOnMemberDeath?: boolean };
 }
 
 /**
@@ -72,7 +74,7 @@ export async function startEtcdOperator(kc: KubeConfig, namespace: string, optio
       onRequest: options.onRequest,
       namespaces,
       logger: silentLogger(),
-      handlers: [new EtcdClusters({ addresses, intervalMs: 1_000, busyIntervalMs: 300 }), new EtcdBackups({ addresses, localRoot: backupRoot }), restores],
+      handlers: [new EtcdClusters({ addresses, intervalMs: 1_000, busyIntervalMs: 300, ...options.clusters }), new EtcdBackups({ addresses, localRoot: backupRoot }), restores],
     });
   };
   const api = new ApiClient(kc);

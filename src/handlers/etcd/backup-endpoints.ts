@@ -1,4 +1,4 @@
-import { isObjectName } from './api-paths.js';
+import { isObjectName } from './object-names.js';
 
 /** An `etcdEndpoints` entry that names a cluster's client Service. */
 export interface ClientServiceEndpoint {

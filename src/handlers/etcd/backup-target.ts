@@ -1,6 +1,6 @@
 import { join, posix } from 'node:path';
-import { ApiError, type ApiClient } from 'konductor';
-import { corePath, isObjectName } from './api-paths.js';
+import { ApiError, type ApiClient, type KubeObject } from 'konductor';
+import { isObjectName } from './object-names.js';
 import { LocalStorage, parseAwsSecret, s3Path, S3Storage, type BackupStorage } from './storage/index.js';
 import type { LocalSource, S3Source, StorageType } from './types.js';
 
@@ -48,9 +48,10 @@ export async function backupTarget(client: ApiClient, namespace: string, spec: S
       throw new InvalidSpecError((error as Error).message);
     }
     const secret = await client
-      .request<{ data?: Record<string, string> }>('GET', corePath(namespace, 'secrets', s3.awsSecret))
+      .resource<KubeObject & { data?: Record<string, string> }>('v1', 'secrets')
+      .get({ namespace, name: s3.awsSecret })
       .catch((error: unknown) => {
-        if (error instanceof ApiError && error.status === 404) {
+        if (ApiError.isNotFound(error)) {
           throw new InvalidSpecError(`the credentials Secret ${namespace}/${s3.awsSecret} (spec.s3.awsSecret) does not exist: create it with a "credentials" key`);
         }
         throw error;

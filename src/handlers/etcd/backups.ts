@@ -1,9 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiError, events, on, timer, type ApiClient, type ChangeContext, type KubeObject, type Logger, type Patch, type TimerContext } from 'konductor';
+import { events, on, timer, type ApiClient, type ChangeContext, type KubeObject, type Logger, type Patch, type TimerContext } from 'konductor';
 import { ClusterDnsAddresses, type EtcdAddresses } from './addresses.js';
-import { corePath, etcdPath } from './api-paths.js';
 import { clientServiceEndpoint, ownMemberPods, type ListedPod } from './backup-endpoints.js';
 import { backupTarget, InvalidSpecError, type BackupTarget } from './backup-target.js';
 import { errorMessage } from './etcd-client.js';
@@ -125,14 +124,10 @@ async function memberEndpoints(client: ApiClient, addresses: EtcdAddresses, name
   for (const endpoint of endpoints) {
     const service = clientServiceEndpoint(namespace, endpoint);
     if ('problem' in service) throw new InvalidSpecError(service.problem);
-    const cluster = await client.request<KubeObject>('GET', etcdPath(namespace, 'etcdclusters', service.cluster)).catch((error: unknown) => {
-      if (error instanceof ApiError && error.status === 404) return undefined;
-      throw error;
-    });
+    const cluster = await client.resource<KubeObject>(API_VERSION, 'etcdclusters').find({ namespace, name: service.cluster });
     const uid = cluster?.metadata?.uid;
     if (!uid) throw new InvalidSpecError(`etcdEndpoints entry ${JSON.stringify(endpoint)} names EtcdCluster ${namespace}/${service.cluster}, which does not exist`);
-    const selector = Object.entries(memberLabels(service.cluster)).map(([k, v]) => `${k}=${v}`).join(',');
-    const pods = await client.request<{ items: ListedPod[] }>('GET', corePath(namespace, 'pods'), { query: { labelSelector: selector } });
+    const pods = await client.resource<KubeObject & ListedPod>('v1', 'pods').list({ namespace, labelSelector: memberLabels(service.cluster) });
     const found = ownMemberPods(pods.items, service.cluster, uid)
       .map((pod) => addresses.podClientURL(namespace, service.cluster, { name: pod.metadata!.name!, podIP: pod.status?.podIP }))
       .filter((url): url is string => url !== undefined);

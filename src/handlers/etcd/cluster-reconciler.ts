@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { ApiError, events, type ApiClient, type KubeObject, type Logger } from 'konductor';
+import { ApiError, events, type ApiClient, type KubeObject, type Logger, type ResourceClient } from 'konductor';
 import type { EtcdAddresses } from './addresses.js';
-import { corePath } from './api-paths.js';
 import { clearCondition, setCondition } from './conditions.js';
 import { quorum, readClusterSpec, type ClusterSpec } from './cluster-spec.js';
 import { errorMessage, isTransientMembershipError, withEtcd, type Member } from './etcd-client.js';
-import { clusterServices, memberLabels, memberPod, newMemberName } from './member-pod.js';
+import { clusterServices, memberLabels, memberPod, newMemberName, type ClusterOwner } from './member-pod.js';
 import { RESTORE_FROM_ANNOTATION, restoreSourceProblem, SEED_ATTEMPT_ANNOTATION } from './restore-annotations.js';
 import { seedAttempt, seedFailedAt, seedFailure, seedRetryDelayMs, type DeadSeed } from './seed-retry.js';
 import type { EtcdClusterSpec, EtcdClusterStatus, ObjectRef } from './types.js';
@@ -13,7 +12,7 @@ import type { EtcdClusterSpec, EtcdClusterStatus, ObjectRef } from './types.js';
 export type EtcdClusterObject = KubeObject & { spec?: Partial<EtcdClusterSpec>; status?: EtcdClusterStatus };
 
 interface Pod extends KubeObject {
-  metadata: NonNullable<KubeObject['metadata']> & { name: string; annotations?: Record<string, string>; ownerReferences?: { uid?: string }[] };
+  metadata: NonNullable<KubeObject['metadata']> & { name: string; annotations?: Record<string, string>; ownerReferences?: { uid?: string; controller?: boolean }[] };
   spec?: { containers?: { name: string; image?: string }[] };
   status?: { phase?: string; podIP?: string; conditions?: { type: string; status: string }[] } & DeadSeed['status'];
 }
@@ -43,11 +42,18 @@ export class ClusterReconciler {
   /** Failed seed Pods already reported, so each gets one Event. */
   private readonly reportedSeeds = new Set<string>();
 
-  constructor(private readonly options: ReconcilerOptions) {}
+  private readonly podsApi: ResourceClient<Pod>;
+  private readonly servicesApi: ResourceClient<KubeObject>;
+
+  constructor(private readonly options: ReconcilerOptions) {
+    this.podsApi = options.client.resource<Pod>('v1', 'pods');
+    this.servicesApi = options.client.resource<KubeObject>('v1', 'services');
+  }
 
   async step(cluster: EtcdClusterObject): Promise<TickOutcome> {
     const meta = cluster.metadata!;
     const ref: ObjectRef = { name: meta.name!, namespace: meta.namespace!, uid: meta.uid! };
+    const owner = cluster as ClusterOwner;
     const status: EtcdClusterStatus = structuredClone(cluster.status ?? {});
     const read = readClusterSpec(cluster.spec);
     if ('problems' in read) {
@@ -93,12 +99,12 @@ export class ClusterReconciler {
         attempt = seedAttempt(failed.pod) + 1;
       }
       await Promise.all(dead.map((p) => this.deletePod(ref, p.metadata.name)));
-      await this.createSeed(ref, spec, status, restoreFrom, attempt);
+      await this.createSeed(owner, ref, spec, status, restoreFrom, attempt);
       return { status, busy: true };
     }
     if (pending.length > 0) return { status, busy: true };
 
-    if (!(await this.ensureServices(cluster, ref, status))) return { status, busy: false };
+    if (!(await this.ensureServices(owner, ref, status))) return { status, busy: false };
     let members: Member[];
     try {
       members = await withEtcd(this.clientURLs(ref, running), (etcd) => etcd.members());
@@ -148,7 +154,7 @@ export class ClusterReconciler {
     if (running.some((p) => !isReady(p))) return { status, busy: true };
 
     if (members.length !== spec.size) {
-      await this.resize(cluster, ref, spec, running, named, status);
+      await this.resize(owner, ref, spec, running, named, status);
       return { status, busy: true };
     }
     status.conditions = clearCondition(status.conditions, 'Scaling');
@@ -168,12 +174,12 @@ export class ClusterReconciler {
   }
 
   /** The first member; from a snapshot when the cluster was recreated by an EtcdRestore. */
-  private async createSeed(ref: ObjectRef, spec: ClusterSpec, status: EtcdClusterStatus, restoreFrom: string | undefined, attempt: number): Promise<void> {
+  private async createSeed(cluster: ClusterOwner, ref: ObjectRef, spec: ClusterSpec, status: EtcdClusterStatus, restoreFrom: string | undefined, attempt: number): Promise<void> {
     const member = newMemberName(ref.name);
     const urls = this.options.addresses.member(ref.namespace, ref.name, member);
-    const pod = memberPod({ cluster: ref, spec, member, urls, initialCluster: `${member}=${urls.peerURL}`, state: 'new', token: randomUUID(), restoreFrom });
+    const pod = memberPod({ cluster, spec, member, urls, initialCluster: `${member}=${urls.peerURL}`, state: 'new', token: randomUUID(), restoreFrom });
     pod.metadata!.annotations = { ...(pod.metadata!.annotations ?? {}), [SEED_ATTEMPT_ANNOTATION]: String(attempt) };
-    await this.createPod(ref, pod);
+    await this.createPod(pod);
     // The download URL carries the restore's token: never logged.
     this.options.logger.info({ member, attempt }, restoreFrom ? 'created the seed member from a backup' : 'created the seed member');
     status.phase = 'Creating';
@@ -196,7 +202,7 @@ export class ClusterReconciler {
     status.conditions = setCondition(status.conditions, { type: 'Recovering', status: 'True', reason: 'Replacing dead member', message: `removed ${who}` });
   }
 
-  private async resize(cluster: EtcdClusterObject, ref: ObjectRef, spec: ClusterSpec, running: Pod[], members: (Member & { podName?: string })[], status: EtcdClusterStatus): Promise<void> {
+  private async resize(cluster: ClusterOwner, ref: ObjectRef, spec: ClusterSpec, running: Pod[], members: (Member & { podName?: string })[], status: EtcdClusterStatus): Promise<void> {
     const up = members.length < spec.size;
     status.conditions = setCondition(status.conditions, {
       type: 'Scaling',
@@ -216,7 +222,7 @@ export class ClusterReconciler {
         return;
       }
       const initialCluster = [...members.map((m) => `${m.podName ?? m.name}=${m.peerURLs[0]}`), `${member}=${urls.peerURL}`].join(',');
-      await this.createPod(ref, memberPod({ cluster: ref, spec, member, urls, initialCluster, state: 'existing' }));
+      await this.createPod(memberPod({ cluster, spec, member, urls, initialCluster, state: 'existing' }));
       events.info(cluster, 'New Member Added', `added member ${member} (${members.length + 1} of ${spec.size})`);
       this.options.logger.info({ member, size: members.length + 1 }, 'added a member');
       return;
@@ -241,10 +247,11 @@ export class ClusterReconciler {
     status.targetVersion = spec.version;
     status.conditions = setCondition(status.conditions, { type: 'Upgrading', status: 'True', reason: 'Cluster upgrading', message: `upgrading to ${spec.version}` });
     // Strategic merge keys containers by name, so only the image changes; the Pod and its data stay.
-    await this.options.client.request('PATCH', corePath(ref.namespace, 'pods', pod.metadata.name), {
-      body: { metadata: { annotations: { 'etcd.version': spec.version } }, spec: { containers: [{ name: 'etcd', image: `${spec.repository}:v${spec.version}` }] } },
-      contentType: 'application/strategic-merge-patch+json',
-    });
+    await this.podsApi.patch(
+      { namespace: ref.namespace, name: pod.metadata.name },
+      { metadata: { annotations: { 'etcd.version': spec.version } }, spec: { containers: [{ name: 'etcd', image: `${spec.repository}:v${spec.version}` }] } },
+      { type: 'strategic' },
+    );
     events.info(cluster, 'Member Upgraded', `member ${pod.metadata.name} upgraded to ${spec.version}`);
     this.options.logger.info({ member: pod.metadata.name, version: spec.version }, 'upgraded a member');
   }
@@ -296,22 +303,19 @@ export class ClusterReconciler {
   }
 
   private async pods(ref: ObjectRef): Promise<Pod[]> {
-    const selector = Object.entries(memberLabels(ref.name)).map(([k, v]) => `${k}=${v}`).join(',');
-    const list = await this.options.client.request<{ items: Pod[] }>('GET', corePath(ref.namespace, 'pods'), { query: { labelSelector: selector } });
+    const list = await this.podsApi.list({ namespace: ref.namespace, labelSelector: memberLabels(ref.name) });
     // Only this cluster's own Pods: a same-named cluster recreated must not adopt the old one's.
-    return list.items.filter((p) => !p.metadata.deletionTimestamp && p.metadata.ownerReferences?.[0]?.uid === ref.uid);
+    return list.items.filter((p) => !p.metadata.deletionTimestamp && controllerUid(p) === ref.uid);
   }
 
-  private async createPod(ref: ObjectRef, pod: KubeObject): Promise<void> {
-    await this.options.client.request('POST', corePath(ref.namespace, 'pods'), { body: pod });
+  /** `pod` comes from {@link memberPod}, adopted by its cluster. */
+  private async createPod(pod: KubeObject): Promise<void> {
+    await this.podsApi.create(pod as Pod);
   }
 
+  /** Already gone counts as deleted. */
   private async deletePod(ref: ObjectRef, name: string): Promise<void> {
-    await this.options.client
-      .request('DELETE', corePath(ref.namespace, 'pods', name), { body: { gracePeriodSeconds: 5 } })
-      .catch((error: unknown) => {
-        if (!(error instanceof ApiError && error.status === 404)) throw error;
-      });
+    await this.podsApi.delete({ namespace: ref.namespace, name }, { gracePeriodSeconds: 5 });
   }
 
   /**
@@ -321,25 +325,25 @@ export class ClusterReconciler {
    * with one Warning Event, and the cluster waits until it is deleted.
    * @returns false when a Service is not the cluster's own.
    */
-  private async ensureServices(cluster: EtcdClusterObject, ref: ObjectRef, status: EtcdClusterStatus): Promise<boolean> {
+  private async ensureServices(cluster: ClusterOwner, ref: ObjectRef, status: EtcdClusterStatus): Promise<boolean> {
     status.serviceName = `${ref.name}-client`;
     status.clientPort = 2379;
     if (this.servicesCreated.has(ref.uid)) return true;
-    for (const service of clusterServices(ref)) {
+    for (const service of clusterServices(cluster)) {
       const name = service.metadata!.name!;
       // Read first: after a restart the Services exist, and a create would be a refused write per Service.
       let existing = await this.readService(ref.namespace, name);
       if (!existing) {
-        const created = await this.options.client.request('POST', corePath(ref.namespace, 'services'), { body: service }).then(
+        const created = await this.servicesApi.create(service).then(
           () => true,
           (error: unknown) => {
-            if (!(error instanceof ApiError && error.status === 409)) throw error;
+            if (!ApiError.isConflict(error)) throw error;
             return false;
           },
         );
         if (created) continue;
         // Created by someone else since we read: judge theirs.
-        existing = await this.options.client.request<KubeObject>('GET', corePath(ref.namespace, 'services', name));
+        existing = await this.servicesApi.get({ namespace: ref.namespace, name });
       }
       if (!isOwnService(existing, ref.uid)) {
         const message = `Service ${ref.namespace}/${name} exists and was not created by the operator for this EtcdCluster (no controller owner reference to it); it is not used. Delete it so the operator can create its own`;
@@ -354,14 +358,15 @@ export class ClusterReconciler {
   }
 
   /** The Service `namespace/name`, or undefined when there is none. */
-  private async readService(namespace: string, name: string): Promise<KubeObject | undefined> {
-    try {
-      return await this.options.client.request<KubeObject>('GET', corePath(namespace, 'services', name));
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 404) return undefined;
-      throw error;
-    }
+  private readService(namespace: string, name: string): Promise<KubeObject | undefined> {
+    return this.servicesApi.find({ namespace, name });
   }
+}
+
+/** The uid of the Pod's controller (its cluster, as `adopt` set it). */
+function controllerUid(pod: Pod): string | undefined {
+  const owners = (pod.metadata.ownerReferences ?? []) as { uid?: string; controller?: boolean }[];
+  return owners.find((owner) => owner.controller === true)?.uid;
 }
 
 /** A Service this cluster controls: created by the operator, with the cluster as controller. */

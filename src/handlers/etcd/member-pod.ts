@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import type { KubeObject } from 'konductor';
+import { adopt, type KubeObject } from 'konductor';
 import type { ClusterSpec } from './cluster-spec.js';
 import type { MemberURLs } from './addresses.js';
 import { RESTORE_SEED_LABEL, SEED_INIT_CONTAINER } from './restore-annotations.js';
-import { API_VERSION, type ObjectRef } from './types.js';
 
 export const DATA_DIR = '/var/etcd/data';
 const BACKUP_FILE = '/var/etcd/latest.backup';
@@ -22,12 +21,12 @@ export function newMemberName(cluster: string): string {
   return `${cluster.slice(0, 52)}-${suffix}`;
 }
 
-export function ownerReference(owner: ObjectRef): Record<string, unknown> {
-  return { apiVersion: API_VERSION, kind: 'EtcdCluster', name: owner.name, uid: owner.uid, controller: true, blockOwnerDeletion: true };
-}
+/** The EtcdCluster as the API server returned it (apiVersion, kind, name, namespace, uid): the owner of its members. */
+export type ClusterOwner = KubeObject & { metadata: { name: string; namespace: string; uid: string } };
 
 export interface MemberPodInput {
-  cluster: ObjectRef;
+  /** The owner: its Pods are adopted by it (controller reference), so garbage collection and `@on.owned` see them. */
+  cluster: ClusterOwner;
   spec: ClusterSpec;
   member: string;
   urls: MemberURLs;
@@ -47,7 +46,7 @@ export interface MemberPodInput {
  */
 export function memberPod(input: MemberPodInput): KubeObject {
   const { cluster, spec, member, urls } = input;
-  const name = cluster.name;
+  const name = cluster.metadata.name;
   const image = `${spec.repository}:v${spec.version}`;
   const command = [
     '/usr/local/bin/etcd',
@@ -90,16 +89,14 @@ export function memberPod(input: MemberPodInput): KubeObject {
     );
   }
   const policy = spec.pod;
-  return {
+  const pod: KubeObject = {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
       name: member,
-      namespace: cluster.namespace,
       // Restore seeds are labelled, so a NetworkPolicy can let only them reach the backup server.
       labels: { ...(policy.labels ?? {}), ...memberLabels(name, member), ...(input.restoreFrom ? { [RESTORE_SEED_LABEL]: 'true' } : {}) },
       annotations: { ...(policy.annotations ?? {}), 'etcd.version': spec.version },
-      ownerReferences: [ownerReference(cluster)],
     },
     spec: {
       hostname: member,
@@ -135,20 +132,19 @@ export function memberPod(input: MemberPodInput): KubeObject {
       ...(policy.securityContext ? { securityContext: policy.securityContext } : {}),
     },
   };
+  return adopt(pod, cluster);
 }
 
 /** The headless peer Service (publishes member DNS names) and the client Service `<cluster>-client`. */
-export function clusterServices(cluster: ObjectRef): KubeObject[] {
-  const name = cluster.name;
+export function clusterServices(cluster: ClusterOwner): KubeObject[] {
+  const name = cluster.metadata.name;
   const selector = memberLabels(name);
   const metadata = (serviceName: string, tolerateUnready: string): KubeObject['metadata'] => ({
     name: serviceName,
-    namespace: cluster.namespace,
     labels: selector,
     annotations: { 'service.alpha.kubernetes.io/tolerate-unready-endpoints': tolerateUnready },
-    ownerReferences: [ownerReference(cluster)],
   });
-  return [
+  const services: KubeObject[] = [
     {
       apiVersion: 'v1',
       kind: 'Service',
@@ -170,4 +166,5 @@ export function clusterServices(cluster: ObjectRef): KubeObject[] {
       spec: { selector, ports: [{ name: 'client', port: 2379, targetPort: 2379, protocol: 'TCP' }] },
     },
   ];
+  return services.map((service) => adopt(service, cluster));
 }

@@ -1,5 +1,5 @@
 import type { KubeObject } from 'konductor';
-import { isObjectName } from './api-paths.js';
+import { isObjectName } from './object-names.js';
 import type { SnapshotFingerprint } from './snapshot-trailer.js';
 import type { LocalSource, S3Source, StorageType } from './types.js';
 

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApiError, events, on, TemporaryError, type ApiClient, type ChangeContext, type KubeObject, type Logger } from 'konductor';
-import { corePath, etcdPath } from './api-paths.js';
+import { ApiError, events, on, TemporaryError, type ApiClient, type ChangeContext, type KubeObject, type Logger, type ResourceClient } from 'konductor';
 import { DEFAULT_BACKUP_ROOT } from './backups.js';
 import { BackupServer, downloadURL, type RestoreDownload } from './backup-server.js';
 import { backupTarget, InvalidSpecError } from './backup-target.js';
@@ -57,9 +56,9 @@ export class EtcdRestores {
   async restore(context: ChangeContext<EtcdRestoreSpec, EtcdRestoreStatus>): Promise<void> {
     const { client, name, logger, patch } = context;
     const namespace = context.namespace!;
-    const restorePath = etcdPath(namespace, 'etcdrestores', name);
+    const restoreRef = { namespace, name };
     // The status written by earlier attempts, not a possibly older copy from the watch.
-    const restore = await client.request<Restore>('GET', restorePath);
+    const restore = await restores(client).get(restoreRef);
     if (restore.metadata?.uid !== context.body.metadata?.uid) return; // deleted and recreated meanwhile: the new one has its own run
     if (restore.status?.succeeded || restore.status?.reason) return;
     try {
@@ -73,10 +72,10 @@ export class EtcdRestores {
         if (!source) throw new InvalidSpecError(`unknown backupStorageType ${JSON.stringify(restore.spec?.backupStorageType)}: use S3 or Local`);
         record.source = source;
         record.token = randomBytes(32).toString('hex');
-        await this.writeRecord(client, restorePath, { source: record.source, token: record.token });
+        await this.writeRecord(client, restoreRef, { source: record.source, token: record.token });
       }
-      const clusterPath = etcdPath(namespace, 'etcdclusters', name);
-      const current = await getOrUndefined<Cluster>(client, clusterPath);
+      const clusterRef = { namespace, name };
+      const current = await clusters(client).find(clusterRef);
       if (current && current.metadata?.annotations?.[RESTORED_BY_ANNOTATION] === restore.metadata?.uid) {
         Object.assign(patch.status, { succeeded: true, reason: null });
         return;
@@ -87,14 +86,14 @@ export class EtcdRestores {
         const backup = await this.checkBackup(client, namespace, record.source);
         record.backup = backup;
         record.cluster = recordCluster(current, [RESTORE_FROM_ANNOTATION, RESTORED_BY_ANNOTATION]);
-        await this.writeRecord(client, restorePath, { backup, cluster: record.cluster });
+        await this.writeRecord(client, restoreRef, { backup, cluster: record.cluster });
         logger.info({ cluster: name, backup: backup.location, bytes: backup.size }, 'backup checked and cluster spec recorded; replacing the cluster');
       }
       if (current) {
         if (current.metadata?.uid !== record.cluster.uid) {
           throw new InvalidSpecError(`EtcdCluster ${namespace}/${name} was replaced by another object during the restore; it was left alone. Delete this EtcdRestore and create it again to restore over the new one`);
         }
-        await this.deleteCluster(client, clusterPath, record.cluster.uid, `${namespace}/${name}`);
+        await this.deleteCluster(client, clusterRef, record.cluster.uid, `${namespace}/${name}`);
       }
       const baseURL = await this.ensureServer(client, logger);
       await this.createCluster(client, namespace, name, record.cluster, {
@@ -141,18 +140,19 @@ export class EtcdRestores {
     }
   }
 
-  private async writeRecord(client: ApiClient, restorePath: string, status: Record<string, unknown>): Promise<void> {
-    await client.request('PATCH', `${restorePath}/status`, { body: { status }, contentType: 'application/merge-patch+json' });
+  private async writeRecord(client: ApiClient, ref: NamespacedRef, status: Record<string, unknown>): Promise<void> {
+    await restores(client).patchStatus(ref, status);
   }
 
   /** Deletes exactly the recorded cluster (uid precondition) and waits a while for it to go. */
-  private async deleteCluster(client: ApiClient, path: string, uid: string, what: string): Promise<void> {
-    await client.request('DELETE', path, { body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid } } }).catch((error: unknown) => {
-      if (!(error instanceof ApiError && (error.status === 404 || error.status === 409))) throw error;
+  private async deleteCluster(client: ApiClient, ref: NamespacedRef, uid: string, what: string): Promise<void> {
+    // Gone already, or a precondition failure (another object by that name): nothing of ours to delete.
+    await clusters(client).delete(ref, { preconditions: { uid } }).catch((error: unknown) => {
+      if (!ApiError.isConflict(error)) throw error;
     });
     const until = Date.now() + this.deleteTimeoutMs;
     for (;;) {
-      const still = await getOrUndefined<Cluster>(client, path);
+      const still = await clusters(client).find(ref);
       if (still?.metadata?.uid !== uid) return;
       if (Date.now() >= until) throw new TemporaryError(`EtcdCluster ${what} is still being deleted; its spec is recorded in this EtcdRestore's status`, { delay: DELETE_RETRY_SECONDS });
       await sleep(250);
@@ -172,7 +172,7 @@ export class EtcdRestores {
       },
       spec: { ...recorded.spec, paused: false },
     };
-    await client.request('POST', etcdPath(namespace, 'etcdclusters'), { body: fresh });
+    await clusters(client).create(fresh);
   }
 
   private target(client: ApiClient, namespace: string, source: RestoreSource): ReturnType<typeof backupTarget> {
@@ -182,7 +182,7 @@ export class EtcdRestores {
   /** The download state of one restore, for the backup server; read fresh from the API on each request. */
   private async download(namespace: string, name: string): Promise<RestoreDownload | undefined> {
     const client = this.client!;
-    const restore = await getOrUndefined<Restore>(client, etcdPath(namespace, 'etcdrestores', name));
+    const restore = await restores(client).find({ namespace, name });
     if (!restore) return undefined;
     const record = readRestoreRecord(restore.status);
     const { token, source, backup } = record;
@@ -205,11 +205,10 @@ export class EtcdRestores {
 
   /** The uid of the recreated cluster's seed Pod while it waits for its backup (Pending, with the download init container). */
   private async pendingSeed(client: ApiClient, namespace: string, name: string, restoreUid: string | undefined): Promise<string | undefined> {
-    const cluster = await getOrUndefined<Cluster>(client, etcdPath(namespace, 'etcdclusters', name));
+    const cluster = await clusters(client).find({ namespace, name });
     const clusterUid = cluster?.metadata?.uid;
     if (!clusterUid || !restoreUid || cluster.metadata?.annotations?.[RESTORED_BY_ANNOTATION] !== restoreUid) return undefined;
-    const selector = Object.entries(memberLabels(name)).map(([k, v]) => `${k}=${v}`).join(',');
-    const pods = await client.request<{ items: Pod[] }>('GET', corePath(namespace, 'pods'), { query: { labelSelector: selector } });
+    const pods = await client.resource<Pod>('v1', 'pods').list({ namespace, labelSelector: memberLabels(name) });
     const seed = pods.items.find(
       (pod) =>
         !pod.metadata?.deletionTimestamp &&
@@ -242,12 +241,13 @@ export function deleteWaitMs(seconds: number | undefined): number {
   return Math.min(Math.max(value, 0), MAX_DELETE_WAIT_SECONDS) * 1000;
 }
 
-async function getOrUndefined<T>(client: ApiClient, path: string): Promise<T | undefined> {
-  return client.request<T>('GET', path).catch((error: unknown) => {
-    if (error instanceof ApiError && error.status === 404) return undefined;
-    throw error;
-  });
+interface NamespacedRef {
+  namespace: string;
+  name: string;
 }
+
+const restores = (client: ApiClient): ResourceClient<Restore> => client.resource<Restore>(API_VERSION, 'etcdrestores');
+const clusters = (client: ApiClient): ResourceClient<Cluster> => client.resource<Cluster>(API_VERSION, 'etcdclusters');
 
 /** In a cluster, Pods reach the operator through the `etcd-restore-operator` Service (deploy/40-restore-service.yaml). */
 function defaultURL(host: string | undefined): string | undefined {

@@ -1,7 +1,6 @@
 import { ClusterDnsAddresses, type MemberURLs } from '../../../src/handlers/etcd/addresses.js';
 import { DEFAULT_REPOSITORY, type ClusterSpec } from '../../../src/handlers/etcd/cluster-spec.js';
-import { clusterServices, memberLabels, memberPod, newMemberName, type MemberPodInput } from '../../../src/handlers/etcd/member-pod.js';
-import type { ObjectRef } from '../../../src/handlers/etcd/types.js';
+import { clusterServices, memberLabels, memberPod, newMemberName, type ClusterOwner, type MemberPodInput } from '../../../src/handlers/etcd/member-pod.js';
 
 interface Container {
   name: string;
@@ -27,7 +26,12 @@ interface ServiceView {
   spec: { clusterIP?: string; publishNotReadyAddresses?: boolean; selector: Record<string, string>; ports: { name: string; port: number; targetPort: number }[] };
 }
 
-const cluster: ObjectRef = { name: 'demo', namespace: 'prod', uid: '7f0c1d2e-0000-4000-8000-000000000001' };
+/** The EtcdCluster as the API server returns it: member Pods and Services are adopted by it. */
+const cluster: ClusterOwner = {
+  apiVersion: 'etcd.database.coreos.com/v1beta2',
+  kind: 'EtcdCluster',
+  metadata: { name: 'demo', namespace: 'prod', uid: '7f0c1d2e-0000-4000-8000-000000000001' },
+};
 const member = 'demo-abcde12345';
 const spec: ClusterSpec = { size: 3, repository: DEFAULT_REPOSITORY, version: '3.4.23', paused: false, pod: {} };
 /** URLs as the local pod runner hands them out: IP addresses, nothing to resolve. */
@@ -38,7 +42,7 @@ const ipURLs: MemberURLs = {
   listenClientURL: 'http://127.0.0.1:12379',
 };
 /** URLs in a real cluster: DNS names published by the headless Service. */
-const dnsURLs = new ClusterDnsAddresses().member(cluster.namespace, cluster.name, member);
+const dnsURLs = new ClusterDnsAddresses().member(cluster.metadata.namespace, cluster.metadata.name, member);
 
 function pod(overrides: Partial<MemberPodInput> = {}): PodView {
   const input: MemberPodInput = {
@@ -59,7 +63,7 @@ const expectedOwner = {
   apiVersion: 'etcd.database.coreos.com/v1beta2',
   kind: 'EtcdCluster',
   name: 'demo',
-  uid: cluster.uid,
+  uid: cluster.metadata.uid,
   controller: true,
   blockOwnerDeletion: true,
 };

@@ -1,4 +1,3 @@
-import { etcdPath, corePath } from '../../../src/handlers/etcd/api-paths.js';
 import { readRestoreRecord, recordCluster, restoreSource, restoreSpecProblem, startProblem } from '../../../src/handlers/etcd/restore-record.js';
 
 describe('an EtcdRestore names only its own cluster', () => {
@@ -12,13 +11,6 @@ describe('an EtcdRestore names only its own cluster', () => {
 
   it('the restore\'s own name is accepted', () => {
     expect(restoreSpecProblem('mine', { etcdCluster: { name: 'mine' } })).toBeUndefined();
-  });
-
-  it('every segment of an API path is encoded, so no name adds a segment', () => {
-    expect(etcdPath('ns', 'etcdclusters', '../../victim/etcdclusters/victim')).toBe(
-      '/apis/etcd.database.coreos.com/v1beta2/namespaces/ns/etcdclusters/..%2F..%2Fvictim%2Fetcdclusters%2Fvictim',
-    );
-    expect(corePath('a/b', 'secrets', 's?x')).toBe('/api/v1/namespaces/a%2Fb/secrets/s%3Fx');
   });
 });
 

@@ -8,7 +8,7 @@ import { basename, delimiter, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Subscription } from 'rxjs';
-import { ApiClient, ApiError, silentLogger, type KubeObject, type Logger } from 'konductor';
+import { ApiClient, ApiError, silentLogger, type KubeObject, type Logger, type MergePatch, type ResourceClient } from 'konductor';
 import { watchResource, type Resource, type WatchEvent } from 'konductor/runtime';
 import { cacheRoot, killGroup, registerPid, startReaper } from 'konductor/testing';
 import type { LoopbackAddresses } from './loopback-addresses.js';
@@ -164,6 +164,7 @@ class UnrunnablePod extends Error {}
  */
 export class EtcdPodRunner {
   private readonly client: ApiClient;
+  private readonly podsApi: ResourceClient<Pod>;
   private readonly logger: Logger;
   private readonly addresses: LoopbackAddresses;
   private readonly namespace: string | undefined;
@@ -182,6 +183,7 @@ export class EtcdPodRunner {
   /** Creates the work folder; nothing runs before {@link start}. */
   constructor(options: EtcdPodRunnerOptions) {
     this.client = new ApiClient(options.kubeConfig);
+    this.podsApi = this.client.resource<Pod>('v1', 'pods');
     this.addresses = options.addresses;
     this.namespace = options.namespace;
     this.logger = (options.logger ?? silentLogger()).child({ component: 'etcd-pod-runner' });
@@ -601,12 +603,9 @@ export class EtcdPodRunner {
   /** Without a kubelet nobody confirms a graceful deletion; finish it. */
   private async forceDelete(namespace: string, name: string, uid: string): Promise<void> {
     try {
-      await this.client.request('DELETE', `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`, {
-        query: { gracePeriodSeconds: 0 },
-        body: { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 0, preconditions: { uid } },
-      });
+      await this.podsApi.delete({ namespace, name }, { gracePeriodSeconds: 0, preconditions: { uid } }); // false: already gone
     } catch (error) {
-      if (error instanceof ApiError && (error.status === 404 || error.status === 409)) return; // already gone, or a new Pod by that name
+      if (ApiError.isConflict(error)) return; // a new Pod by that name
       this.logger.warn({ err: messageOf(error), namespace, pod: name }, `pod ${namespace}/${name}: forced deletion failed`);
     }
   }
@@ -629,10 +628,10 @@ export class EtcdPodRunner {
 
   /** Sends the current status; retries briefly when the API server is unreachable or busy, as a kubelet would keep trying. */
   private async writeStatus(run: PodRun): Promise<void> {
-    const path = `/api/v1/namespaces/${encodeURIComponent(run.namespace)}/pods/${encodeURIComponent(run.name)}/status`;
+    const ref = { namespace: run.namespace, name: run.name };
     for (let attempt = 1; !run.deleted && !this.stopped; attempt++) {
       try {
-        await this.client.request('PATCH', path, { body: podStatus(run), contentType: 'application/merge-patch+json' });
+        await this.podsApi.patch(ref, podStatus(run) as MergePatch<Pod>, { subresource: 'status' });
         return;
       } catch (error) {
         if (error instanceof ApiError && error.status === 404) return; // deleted meanwhile
