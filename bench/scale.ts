@@ -98,6 +98,8 @@ export async function runScale(target: BenchTarget, options: ScaleOptions): Prom
   try {
     // Generous: slower than 10 objects/s means something is broken, not slow.
     caughtUp = (await child.message('caughtUp', 120_000 + objects * 100)).caughtUp as Figures;
+    // On stderr at once: a steady phase that fails (an overloaded machine) must not take these along.
+    process.stderr.write(`bench: scale ${objects}: caught up ${JSON.stringify(caughtUp)}\n`);
     if (steady > 0) achievedRate = await steadyCreates(target, namespace, rate, steady);
     result = await child.result(120_000 + steady * 100);
   } catch (error) {
