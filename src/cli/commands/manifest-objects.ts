@@ -135,7 +135,7 @@ function deployment(options: InstallOptions, labels: Record<string, string>): Re
               imagePullPolicy: 'IfNotPresent',
               args: ['run', ...options.runPaths, ...scope, ...(options.identity ? ['--identity', options.identity] : []), ...(options.storage ? ['--storage', options.storage] : []), '--lease-name', options.leaseName, '--log-format', 'json', '--handler-timeout', '600', '--stall-timeout', '900'],
               env: [
-                { name: 'NODE_OPTIONS', value: '--max-old-space-size=128' },
+                { name: 'NODE_OPTIONS', value: '--max-old-space-size=192' },
                 { name: 'KONDUCTOR_LEASE_NAMESPACE', ...fromField('metadata.namespace') },
                 { name: 'POD_NAME', ...fromField('metadata.name') },
                 { name: 'POD_NAMESPACE', ...fromField('metadata.namespace') },
@@ -144,7 +144,7 @@ function deployment(options: InstallOptions, labels: Record<string, string>): Re
               volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
               livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, initialDelaySeconds: 10, periodSeconds: 20, failureThreshold: 3 },
               readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5 },
-              resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '256Mi' } },
+              resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '384Mi' } },
               securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
             },
           ],

@@ -149,7 +149,7 @@ spec:
           env:
             # V8 sizes its heap from the node's memory, not the container's: cap it below the limit.
             - name: NODE_OPTIONS
-              value: --max-old-space-size=128
+              value: --max-old-space-size=192
             - name: KONDUCTOR_LEASE_NAMESPACE
               valueFrom:
                 fieldRef:
@@ -171,7 +171,7 @@ spec:
             periodSeconds: 5
           resources:
             requests: { cpu: 50m, memory: 128Mi }
-            limits: { memory: 256Mi }
+            limits: { memory: 384Mi }
           securityContext:
             allowPrivilegeEscalation: false
             readOnlyRootFilesystem: true

@@ -12,8 +12,8 @@
  * in-flight requests add up to {@link CATCH_UP_PEAK_FACTOR} on top. Against a fake API server that
  * never echoed the operator's writes, 100,000 objects of 445 bytes kept 756 bytes each; on a real
  * control plane, where each object comes back carrying its diff-base, the same 100,000 ran out of the
- * Deployment's 128 MB old space 507 s into their catch-up (about 1.2 KB of heap per object at the
- * time, as was 10,000 under a 26 MB cap), so that listing is now refused up front.
+ * 128 MB old space 507 s into their catch-up (about 1.2 KB of heap per object at the time, as was
+ * 10,000 under a 26 MB cap), so that listing is refused up front there; the Deployment's 192 MB holds it.
  */
 
 /** Bookkeeping bytes per watched object, whatever its size. */
