@@ -1,9 +1,11 @@
-import { events, on, type ApiClient, type Cache, type ChangeContext, type EventContext, type KubeObject, type Logger } from 'konductor';
+import { events, on, type ApiClient, type Cache, type ChangeContext, type EventContext, type KubeObject, type Logger, type OwnedContext } from 'konductor';
 import { DEFAULT_CONFIG_RELOADER_IMAGE, type StatefulSetOptions } from './children.js';
 import { readInputs, reconcile, removeChildren, ReportedProblems, type Inputs, type PrometheusStatus } from './reconcile.js';
 import type { PrometheusResource, PrometheusSpec } from './types.js';
 
 const API = 'monitoring.coreos.com/v1';
+/** The label every StatefulSet and config Secret of a Prometheus has: the owned watches see only those. */
+const CHILD_SELECTOR = 'app.kubernetes.io/name=prometheus';
 type Prometheus = PrometheusResource & KubeObject & { status?: PrometheusStatus };
 
 /** The status to write: unchanged conditions keep their transition time, and an equal status is not written at all. */
@@ -60,7 +62,7 @@ export class PrometheusOperator {
     };
   }
 
-  private async apply({ body, cache, client, logger, patch }: ChangeContext<PrometheusSpec, PrometheusStatus>): Promise<void> {
+  private async apply({ body, cache, client, logger, patch }: Pick<ChangeContext<PrometheusSpec, PrometheusStatus>, 'body' | 'cache' | 'client' | 'logger' | 'patch'>): Promise<void> {
     const prometheus = owner(body as Prometheus);
     this.known.set(prometheus.metadata.uid ?? `${prometheus.metadata.namespace}/${prometheus.metadata.name}`, {
       namespace: prometheus.metadata.namespace,
@@ -153,5 +155,26 @@ export class PrometheusOperator {
   async namespaceChanged({ type, cache, client, logger }: EventContext): Promise<void> {
     // Only label changes matter, but events do not say what changed; re-rendering writes only differences.
     if (type !== 'DELETED') await this.renderAll(client, cache, logger);
+  }
+
+  // owned: a StatefulSet or config Secret someone edited or deleted is put back
+  /**
+   * A Prometheus's StatefulSet or config Secret changed or was deleted by someone else: render that
+   * Prometheus again, which rewrites only what differs from the wanted objects. ADDED (the initial
+   * listing, or the operator's own create) needs nothing: the create and resume handlers render.
+   */
+  private async childChanged(context: OwnedContext<Prometheus, KubeObject>): Promise<void> {
+    if (context.event === 'ADDED' || context.body.metadata.deletionTimestamp) return;
+    await this.apply(context as unknown as ChangeContext<PrometheusSpec, PrometheusStatus>);
+  }
+
+  @on.owned(API, 'prometheuses', { child: ['apps/v1', 'statefulsets'], labelSelector: CHILD_SELECTOR })
+  async statefulSetChanged(context: OwnedContext<Prometheus, KubeObject>): Promise<void> {
+    await this.childChanged(context);
+  }
+
+  @on.owned(API, 'prometheuses', { child: ['v1', 'secrets'], labelSelector: CHILD_SELECTOR })
+  async configSecretChanged(context: OwnedContext<Prometheus, KubeObject>): Promise<void> {
+    await this.childChanged(context);
   }
 }

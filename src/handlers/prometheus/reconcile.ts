@@ -325,7 +325,8 @@ export async function reconcile(
     ref: { namespace, name: statefulSetName(prometheus) },
     body: set,
     what: `StatefulSet ${namespace}/${statefulSetName(prometheus)}`,
-    upToDate: (current) => current.metadata?.annotations?.[INPUT_HASH] === hash,
+    // The hash covers what the operator wrote; replicas are compared too, since a hand edit (kubectl scale) keeps the hash.
+    upToDate: (current) => current.metadata?.annotations?.[INPUT_HASH] === hash && (current.spec as { replicas?: number } | undefined)?.replicas === (set.spec as { replicas: number }).replicas,
     patch: statefulSetPatch(set),
   });
   await deleteStaleRuleConfigMaps(client, prometheus, rules.names.length);

@@ -148,6 +148,17 @@ describe('reconciling one Prometheus', () => {
     );
   });
 
+  it('a StatefulSet scaled by hand (its input hash unchanged) is patched back to the wanted replicas', async () => {
+    const api = new FakeApi();
+    await reconcile(api.client, prometheusObject(), inputs, silentLogger(), options);
+    (api.objects.get(SET)?.spec as { replicas: number }).replicas = 5;
+    api.writes.length = 0;
+
+    await reconcile(api.client, prometheusObject(), inputs, silentLogger(), options);
+    expect(api.writes).toEqual([`PATCH ${SET}`]);
+    expect((api.objects.get(SET)?.spec as { replicas: number }).replicas).toBe(1);
+  });
+
   it('removing serviceAccountName removes it from the StatefulSet, the deprecated serviceAccount too', async () => {
     const api = new FakeApi();
     await reconcile(api.client, prometheusObject({ serviceMonitorSelector: {}, serviceAccountName: 'prometheus' }), inputs, silentLogger(), options);
