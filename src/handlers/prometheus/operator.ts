@@ -43,7 +43,15 @@ function errorMessage(error: unknown): string {
  * with the configuration generated from the ServiceMonitors and PodMonitors they select, and rule
  * ConfigMaps (`prometheus-<name>-rulefiles-<i>`) with the PrometheusRules they select. A change to
  * any of those, or to namespace labels, re-renders every Prometheus; only changed bytes are written.
+ *
+ * Renders read those inputs from the operator's watches. `@on.cache` makes the handlers wait for
+ * their initial listings, so the first render after a start sees every monitor and rule (without it
+ * a resumed Prometheus could render before its ServiceMonitors are listed and write a partial config).
  */
+@on.cache(API, 'servicemonitors')
+@on.cache(API, 'podmonitors')
+@on.cache(API, 'prometheusrules')
+@on.cache('v1', 'namespaces')
 export class PrometheusOperator {
   private rendering: Promise<void> | undefined;
   private again = false;
