@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { KubeObject } from 'konductor';
+import { adopt, type KubeObject } from 'konductor';
 import type { PrometheusResource } from './types.js';
 
 /** The annotation holding the hash of a StatefulSet's inputs: equal hash, no write. */
@@ -32,17 +32,6 @@ export function statefulSetName(prometheus: PrometheusResource): string {
 
 export function secretName(prometheus: PrometheusResource): string {
   return `prometheus-${prometheus.metadata.name}`;
-}
-
-function ownerReference(prometheus: PrometheusResource & KubeObject): Record<string, unknown> {
-  return {
-    apiVersion: 'monitoring.coreos.com/v1',
-    kind: 'Prometheus',
-    name: prometheus.metadata.name,
-    uid: prometheus.metadata.uid,
-    controller: true,
-    blockOwnerDeletion: true,
-  };
 }
 
 /** Where each rule ConfigMap is mounted: `<RULES_DIR>/<configmap>/`. */
@@ -90,33 +79,35 @@ export function ruleConfigMapLabels(prometheus: PrometheusResource): Record<stri
 
 /** The rule ConfigMaps of a Prometheus, `prometheus-<name>-rulefiles-<i>`, owned by it like the config Secret. */
 export function ruleConfigMaps(prometheus: PrometheusResource & KubeObject, files: ReadonlyMap<string, string>): KubeObject[] {
-  return packRuleFiles(files).map((data, index) => ({
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: {
-      name: ruleConfigMapName(prometheus, index),
-      namespace: prometheus.metadata.namespace,
-      labels: ruleConfigMapLabels(prometheus),
-      ownerReferences: [ownerReference(prometheus)],
-    },
-    data,
-  }));
+  return packRuleFiles(files).map((data, index) =>
+    adopt<KubeObject>(
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: ruleConfigMapName(prometheus, index), namespace: prometheus.metadata.namespace, labels: ruleConfigMapLabels(prometheus) },
+        data,
+      },
+      prometheus,
+    ),
+  );
 }
 
 /** The Secret holding the gzipped configuration the config reloader reads. */
 export function configSecret(prometheus: PrometheusResource & KubeObject, gzipped: Buffer): KubeObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: {
-      name: secretName(prometheus),
-      namespace: prometheus.metadata.namespace,
-      labels: { 'app.kubernetes.io/name': 'prometheus', 'app.kubernetes.io/instance': prometheus.metadata.name },
-      ownerReferences: [ownerReference(prometheus)],
+  return adopt<KubeObject>(
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name: secretName(prometheus),
+        namespace: prometheus.metadata.namespace,
+        labels: { 'app.kubernetes.io/name': 'prometheus', 'app.kubernetes.io/instance': prometheus.metadata.name },
+      },
+      type: 'Opaque',
+      data: { [CONFIG_KEY]: gzipped.toString('base64') },
     },
-    type: 'Opaque',
-    data: { [CONFIG_KEY]: gzipped.toString('base64') },
-  };
+    prometheus,
+  );
 }
 
 /** The headless governing Service (one per namespace, shared). */
@@ -236,16 +227,13 @@ export function statefulSet(prometheus: PrometheusResource & KubeObject, options
     template: { metadata: { labels }, spec: podSpec },
   };
   const hash = createHash('sha256').update(JSON.stringify(body)).digest('hex').slice(0, 16);
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'StatefulSet',
-    metadata: {
-      name: statefulSetName(prometheus),
-      namespace: prometheus.metadata.namespace,
-      labels,
-      annotations: { [INPUT_HASH]: hash },
-      ownerReferences: [ownerReference(prometheus)],
+  return adopt<KubeObject>(
+    {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name: statefulSetName(prometheus), namespace: prometheus.metadata.namespace, labels, annotations: { [INPUT_HASH]: hash } },
+      spec: body,
     },
-    spec: body,
-  };
+    prometheus,
+  );
 }

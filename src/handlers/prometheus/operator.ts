@@ -1,10 +1,11 @@
-import { ApiError, events, on, type ApiClient, type ChangeContext, type EventContext, type KubeObject, type Logger } from 'konductor';
-import { monitoringPath } from './api-paths.js';
+import { events, on, type ApiClient, type Cache, type ChangeContext, type EventContext, type KubeObject, type Logger, type OwnedContext } from 'konductor';
 import { DEFAULT_CONFIG_RELOADER_IMAGE, type StatefulSetOptions } from './children.js';
-import { inputScope, readInputs, reconcile, removeChildren, ReportedProblems, type Inputs, type InputScope, type PrometheusStatus } from './reconcile.js';
+import { readInputs, reconcile, removeChildren, ReportedProblems, type Inputs, type PrometheusStatus } from './reconcile.js';
 import type { PrometheusResource, PrometheusSpec } from './types.js';
 
 const API = 'monitoring.coreos.com/v1';
+/** The label every StatefulSet and config Secret of a Prometheus has: the owned watches see only those. */
+const CHILD_SELECTOR = 'app.kubernetes.io/name=prometheus';
 type Prometheus = PrometheusResource & KubeObject & { status?: PrometheusStatus };
 
 /** The status to write: unchanged conditions keep their transition time, and an equal status is not written at all. */
@@ -28,6 +29,11 @@ export interface PrometheusOperatorOptions {
   configReloaderImage?: string;
 }
 
+/** The Prometheus with its apiVersion and kind, which its children's owner references name. */
+function owner(prometheus: Prometheus): Prometheus {
+  return { ...prometheus, apiVersion: API, kind: 'Prometheus' };
+}
+
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -37,7 +43,15 @@ function errorMessage(error: unknown): string {
  * with the configuration generated from the ServiceMonitors and PodMonitors they select, and rule
  * ConfigMaps (`prometheus-<name>-rulefiles-<i>`) with the PrometheusRules they select. A change to
  * any of those, or to namespace labels, re-renders every Prometheus; only changed bytes are written.
+ *
+ * Renders read those inputs from the operator's watches. `@on.cache` makes the handlers wait for
+ * their initial listings, so the first render after a start sees every monitor and rule (without it
+ * a resumed Prometheus could render before its ServiceMonitors are listed and write a partial config).
  */
+@on.cache(API, 'servicemonitors')
+@on.cache(API, 'podmonitors')
+@on.cache(API, 'prometheusrules')
+@on.cache('v1', 'namespaces')
 export class PrometheusOperator {
   private rendering: Promise<void> | undefined;
   private again = false;
@@ -45,7 +59,7 @@ export class PrometheusOperator {
    * The Prometheus objects this operator handles (its change handlers saw them). Re-renders cover only
    * these, so an operator limited to some namespaces never touches objects outside them.
    */
-  private readonly known = new Map<string, { namespace: string; name: string; scope: InputScope }>();
+  private readonly known = new Map<string, { namespace: string; name: string }>();
   private readonly children: StatefulSetOptions;
   /** Invalid rule groups already reported: one Event per PrometheusRule generation, not per re-render. */
   private readonly reported = new ReportedProblems();
@@ -56,20 +70,18 @@ export class PrometheusOperator {
     };
   }
 
-  private async apply({ body, client, logger, patch }: ChangeContext<PrometheusSpec, PrometheusStatus>): Promise<void> {
-    const prometheus = body as Prometheus;
-    const scope = inputScope(prometheus);
+  private async apply({ body, cache, client, logger, patch }: Pick<ChangeContext<PrometheusSpec, PrometheusStatus>, 'body' | 'cache' | 'client' | 'logger' | 'patch'>): Promise<void> {
+    const prometheus = owner(body as Prometheus);
     this.known.set(prometheus.metadata.uid ?? `${prometheus.metadata.namespace}/${prometheus.metadata.name}`, {
       namespace: prometheus.metadata.namespace,
       name: prometheus.metadata.name,
-      scope,
     });
-    const status = nextStatus(prometheus.status, await reconcile(client, prometheus, await readInputs(client, [scope]), logger, this.children, this.reported));
+    const status = nextStatus(prometheus.status, await reconcile(client, prometheus, readInputs(cache), logger, this.children, this.reported));
     if (status) Object.assign(patch.status, status);
   }
 
   /** One render of everything at a time; requests during a render collapse into one more render. */
-  private renderAll(client: ApiClient, logger: Logger): Promise<void> {
+  private renderAll(client: ApiClient, cache: Cache, logger: Logger): Promise<void> {
     if (this.rendering) {
       this.again = true;
       return this.rendering;
@@ -77,12 +89,12 @@ export class PrometheusOperator {
     this.rendering = (async () => {
       do {
         this.again = false;
-        // Scopes as last seen: a Prometheus whose namespace selector changed is re-applied by its update handler.
-        const inputs = await readInputs(client, [...this.known.values()].map((known) => known.scope));
+        // From the watches: a re-render lists nothing.
+        const inputs = readInputs(cache);
         for (const [uid, { namespace, name }] of [...this.known]) {
           // Each Prometheus on its own: one that fails must not leave the others stale.
           try {
-            await this.render(client, inputs, uid, namespace, name, logger.child({ prometheus: `${namespace}/${name}` }));
+            await this.render(client, cache, inputs, uid, namespace, name, logger.child({ prometheus: `${namespace}/${name}` }));
           } catch (error) {
             const message = `re-rendering Prometheus ${namespace}/${name} failed: ${errorMessage(error)}; it is rendered again on its next change or the next ServiceMonitor, PodMonitor, PrometheusRule or Namespace change`;
             logger.error({ prometheus: `${namespace}/${name}`, err: errorMessage(error) }, message);
@@ -97,28 +109,18 @@ export class PrometheusOperator {
     return this.rendering;
   }
 
-  /** Re-renders one known Prometheus: reads it afresh, reconciles it and writes a changed status. */
-  private async render(client: ApiClient, inputs: Inputs, uid: string, namespace: string, name: string, logger: Logger): Promise<void> {
-    const path = monitoringPath(namespace, 'prometheuses', name);
-    const prometheus = await client.request<Prometheus>('GET', path).catch((error: unknown) => {
-      if (error instanceof ApiError && error.status === 404) return undefined;
-      throw error;
-    });
-    if (!prometheus || prometheus.metadata.uid !== uid) {
+  /** Re-renders one known Prometheus as the cache holds it: reconciles it and writes a changed status. */
+  private async render(client: ApiClient, cache: Cache, inputs: Inputs, uid: string, namespace: string, name: string, logger: Logger): Promise<void> {
+    const found = cache.resource<Prometheus>(API, 'prometheuses').get({ namespace, name });
+    if (!found || found.metadata.uid !== uid) {
       this.known.delete(uid);
       return;
     }
-    if (prometheus.metadata.deletionTimestamp) return;
-    const scope = inputScope(prometheus);
-    if (!scope.ownNamespaceOnly && !inputs.allNamespaces) {
-      // It now selects other namespaces too, which these inputs did not read: render again with them.
-      this.known.set(uid, { namespace, name, scope });
-      this.again = true;
-      return;
-    }
+    if (found.metadata.deletionTimestamp) return;
+    const prometheus = owner(found);
     const status = nextStatus(prometheus.status, await reconcile(client, prometheus, inputs, logger, this.children, this.reported));
     if (!status) return;
-    await client.request('PATCH', monitoringPath(namespace, 'prometheuses', name, 'status'), { body: { status }, contentType: 'application/merge-patch+json' });
+    await client.resource<Prometheus>(API, 'prometheuses').patchStatus({ namespace, name }, status);
   }
 
   @on.create(API, 'prometheuses')
@@ -137,29 +139,50 @@ export class PrometheusOperator {
   }
 
   @on.deletion(API, 'prometheuses')
-  async deleted({ body, client, uid }: ChangeContext<PrometheusSpec>): Promise<void> {
-    await removeChildren(client, body as Prometheus);
+  async deleted({ body, cache, client, uid }: ChangeContext<PrometheusSpec>): Promise<void> {
+    await removeChildren(client, cache, body as Prometheus);
     this.known.delete(uid);
   }
 
   @on.event(API, 'servicemonitors')
-  async monitorChanged({ client, logger }: EventContext): Promise<void> {
-    await this.renderAll(client, logger);
+  async monitorChanged({ cache, client, logger }: EventContext): Promise<void> {
+    await this.renderAll(client, cache, logger);
   }
 
   @on.event(API, 'podmonitors')
-  async podMonitorChanged({ client, logger }: EventContext): Promise<void> {
-    await this.renderAll(client, logger);
+  async podMonitorChanged({ cache, client, logger }: EventContext): Promise<void> {
+    await this.renderAll(client, cache, logger);
   }
 
   @on.event(API, 'prometheusrules')
-  async ruleChanged({ client, logger }: EventContext): Promise<void> {
-    await this.renderAll(client, logger);
+  async ruleChanged({ cache, client, logger }: EventContext): Promise<void> {
+    await this.renderAll(client, cache, logger);
   }
 
   @on.event('v1', 'namespaces')
-  async namespaceChanged({ type, client, logger }: EventContext): Promise<void> {
+  async namespaceChanged({ type, cache, client, logger }: EventContext): Promise<void> {
     // Only label changes matter, but events do not say what changed; re-rendering writes only differences.
-    if (type !== 'DELETED') await this.renderAll(client, logger);
+    if (type !== 'DELETED') await this.renderAll(client, cache, logger);
+  }
+
+  // owned: a StatefulSet or config Secret someone edited or deleted is put back
+  /**
+   * A Prometheus's StatefulSet or config Secret changed or was deleted by someone else: render that
+   * Prometheus again, which rewrites only what differs from the wanted objects. ADDED (the initial
+   * listing, or the operator's own create) needs nothing: the create and resume handlers render.
+   */
+  private async childChanged(context: OwnedContext<Prometheus, KubeObject>): Promise<void> {
+    if (context.event === 'ADDED' || context.body.metadata.deletionTimestamp) return;
+    await this.apply(context as unknown as ChangeContext<PrometheusSpec, PrometheusStatus>);
+  }
+
+  @on.owned(API, 'prometheuses', { child: ['apps/v1', 'statefulsets'], labelSelector: CHILD_SELECTOR })
+  async statefulSetChanged(context: OwnedContext<Prometheus, KubeObject>): Promise<void> {
+    await this.childChanged(context);
+  }
+
+  @on.owned(API, 'prometheuses', { child: ['v1', 'secrets'], labelSelector: CHILD_SELECTOR })
+  async configSecretChanged(context: OwnedContext<Prometheus, KubeObject>): Promise<void> {
+    await this.childChanged(context);
   }
 }

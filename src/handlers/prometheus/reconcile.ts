@@ -1,4 +1,4 @@
-import { ApiError, events, type ApiClient, type KubeObject, type Logger } from 'konductor';
+import { ApiError, events, type ApiClient, type Cache, type KubeObject, type Logger, type ResourceClient } from 'konductor';
 import {
   configSecret,
   CONFIG_KEY,
@@ -13,24 +13,17 @@ import {
   statefulSetName,
   type StatefulSetOptions,
 } from './children.js';
-import { corePath, monitoringPath, MONITORING_PATH, statefulSetPath } from './api-paths.js';
 import { generateConfig, gzipConfig, validatePrometheus } from './config.js';
 import { ALL_GROUPS, ruleFiles, ruleKey, type PrometheusRuleResource, type RuleSelection } from './rules.js';
-import type { LabelSelector, NamespaceInfo, PodMonitorResource, PrometheusResource, ServiceMonitorResource } from './types.js';
+import type { NamespaceInfo, PodMonitorResource, PrometheusResource, ServiceMonitorResource } from './types.js';
 
-const MERGE = 'application/merge-patch+json';
+/** The monitoring group's version. */
+export const MONITORING = 'monitoring.coreos.com/v1';
 
 type Prometheus = PrometheusResource & KubeObject;
 type ServiceMonitor = ServiceMonitorResource & KubeObject;
 type PodMonitor = PodMonitorResource & KubeObject;
 type PrometheusRule = PrometheusRuleResource & KubeObject;
-
-/** The namespace selectors of the kinds a Prometheus selects (typed here until every CRD version has them). */
-interface NamespaceSelectors {
-  serviceMonitorNamespaceSelector?: LabelSelector | null;
-  podMonitorNamespaceSelector?: LabelSelector | null;
-  ruleNamespaceSelector?: LabelSelector | null;
-}
 
 /** What a reconcile pass found, for the Prometheus object's status. */
 export interface PrometheusStatus {
@@ -41,102 +34,57 @@ export interface PrometheusStatus {
   conditions: Array<{ type: string; status: 'True' | 'False'; reason: string; message: string; lastTransitionTime: string }>;
 }
 
-/** Everything a render needs, read once: the ServiceMonitors, PodMonitors, PrometheusRules and namespaces. */
+/** Everything a render needs: the ServiceMonitors, PodMonitors, PrometheusRules and namespaces the operator serves. */
 export interface Inputs {
   monitors: ServiceMonitor[];
   podMonitors: PodMonitor[];
   rules: PrometheusRule[];
   namespaces: NamespaceInfo[];
-  /** Whether every namespace was read, or only the namespaces of Prometheus objects that select just their own. */
-  allNamespaces: boolean;
 }
 
-async function list<T extends KubeObject>(client: ApiClient, path: string, kind: string, apiVersion: string): Promise<T[]> {
-  const result = await client.request<{ items?: T[] }>('GET', path);
-  return (result.items ?? []).map((item) => ({ ...item, kind, apiVersion }));
-}
-
-/**
- * Lists a kind whose CRD a cluster may not have yet (PodMonitor, PrometheusRule were added after
- * the first CRD release): a 404 means none exist, so a cluster with the older CRDs still renders.
- */
-async function listOptional<T extends KubeObject>(client: ApiClient, path: string, kind: string): Promise<T[]> {
-  return list<T>(client, path, kind, 'monitoring.coreos.com/v1').catch((error: unknown) => {
-    if (error instanceof ApiError && error.status === 404) return [];
-    throw error;
-  });
-}
-
-/** Which monitors and rules a Prometheus may select: only its own namespace's, or any namespace's. */
-export interface InputScope {
-  namespace: string;
-  /** Every namespace selector (ServiceMonitor, PodMonitor, rule) is null/absent: only the Prometheus's own namespace counts. */
-  ownNamespaceOnly: boolean;
-}
-
-/** The {@link InputScope} of one Prometheus. */
-export function inputScope(prometheus: PrometheusResource): InputScope {
-  const spec = prometheus.spec as NamespaceSelectors;
-  const ownNamespaceOnly = spec.serviceMonitorNamespaceSelector == null && spec.podMonitorNamespaceSelector == null && spec.ruleNamespaceSelector == null;
-  return { namespace: prometheus.metadata.namespace, ownNamespaceOnly };
-}
-
-/** ServiceMonitors, PodMonitors and PrometheusRules under one collection path (a namespace's, or the cluster's). */
-async function listSelectable(client: ApiClient, collection: (plural: 'servicemonitors' | 'podmonitors' | 'prometheusrules') => string): Promise<Omit<Inputs, 'namespaces' | 'allNamespaces'>> {
-  const [monitors, podMonitors, rules] = await Promise.all([
-    list<ServiceMonitor>(client, collection('servicemonitors'), 'ServiceMonitor', 'monitoring.coreos.com/v1'),
-    listOptional<PodMonitor>(client, collection('podmonitors'), 'PodMonitor'),
-    listOptional<PrometheusRule>(client, collection('prometheusrules'), 'PrometheusRule'),
-  ]);
-  return { monitors, podMonitors, rules };
+/** The cached objects of one kind, each with its kind and apiVersion (events and rule keys name them). */
+function cached<T extends KubeObject>(cache: Cache, name: string, kind: string, apiVersion = MONITORING): T[] {
+  return cache
+    .resource<T>(apiVersion, name)
+    .list()
+    .map((item) => ({ ...item, kind, apiVersion }));
 }
 
 /**
- * Reads what rendering the given Prometheus objects needs. When each selects only its own
- * namespace (the default), ServiceMonitors, PodMonitors and PrometheusRules are listed in those
- * namespaces alone and Namespaces not at all, so an operator installed with namespaced Roles
- * (deploy/namespaced/) never asks for more than it may read; otherwise all of them and every
- * Namespace are listed.
+ * What rendering needs, from the operator's watches (no API call): every ServiceMonitor, PodMonitor,
+ * PrometheusRule and Namespace it sees. An operator limited to some namespaces (deploy/namespaced/)
+ * watches, and so sees, only those namespaces' monitors and rules; a kind whose CRD is not installed
+ * (PodMonitor, PrometheusRule came after the first CRD release) reads as none.
  */
-export async function readInputs(client: ApiClient, scopes: readonly InputScope[]): Promise<Inputs> {
-  if (scopes.every((scope) => scope.ownNamespaceOnly)) {
-    const namespaces = [...new Set(scopes.map((scope) => scope.namespace))];
-    const lists = await Promise.all(namespaces.map((namespace) => listSelectable(client, (plural) => monitoringPath(namespace, plural))));
-    return {
-      monitors: lists.flatMap((l) => l.monitors),
-      podMonitors: lists.flatMap((l) => l.podMonitors),
-      rules: lists.flatMap((l) => l.rules),
-      namespaces: [],
-      allNamespaces: false,
-    };
-  }
-  const [selectable, namespaceObjects] = await Promise.all([
-    listSelectable(client, (plural) => `${MONITORING_PATH}/${plural}`),
-    list<KubeObject>(client, '/api/v1/namespaces', 'Namespace', 'v1'),
-  ]);
-  const namespaces = namespaceObjects.map((ns) => ({ name: ns.metadata?.name ?? '', labels: ns.metadata?.labels ?? {} }));
-  return { ...selectable, namespaces, allNamespaces: true };
+export function readInputs(cache: Cache): Inputs {
+  const namespaces = cache
+    .resource<KubeObject>('v1', 'namespaces')
+    .list()
+    .map((ns) => ({ name: ns.metadata?.name ?? '', labels: ns.metadata?.labels ?? {} }));
+  return {
+    monitors: cached<ServiceMonitor>(cache, 'servicemonitors', 'ServiceMonitor'),
+    podMonitors: cached<PodMonitor>(cache, 'podmonitors', 'PodMonitor'),
+    rules: cached<PrometheusRule>(cache, 'prometheusrules', 'PrometheusRule'),
+    namespaces,
+  };
 }
 
-export async function listPrometheuses(client: ApiClient): Promise<Prometheus[]> {
-  return list<Prometheus>(client, `${MONITORING_PATH}/prometheuses`, 'Prometheus', 'monitoring.coreos.com/v1');
-}
-
-async function read(client: ApiClient, path: string): Promise<KubeObject | undefined> {
-  try {
-    return await client.request<KubeObject>('GET', path);
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return undefined;
-    throw error;
-  }
+/** The clients of the kinds a Prometheus owns. */
+function childClients(client: ApiClient): Record<'secrets' | 'services' | 'configMaps' | 'statefulSets', ResourceClient<KubeObject>> {
+  return {
+    secrets: client.resource<KubeObject>('v1', 'secrets'),
+    services: client.resource<KubeObject>('v1', 'services'),
+    configMaps: client.resource<KubeObject>('v1', 'configmaps'),
+    statefulSets: client.resource<KubeObject>('apps/v1', 'statefulsets'),
+  };
 }
 
 /** How {@link upsert} makes one child. */
 interface Child {
-  /** The object's path. */
-  path: string;
-  /** The collection it is created in. */
-  collection: string;
+  /** Its kind's client. */
+  resource: ResourceClient<KubeObject>;
+  /** Where it is. */
+  ref: { namespace: string; name: string };
   /** What to create. */
   body: KubeObject;
   /** What the child is called in errors: `Secret <ns>/<name>`. */
@@ -152,20 +100,20 @@ interface Child {
  * someone else (an earlier attempt whose answer was lost, a second operator) created it meanwhile:
  * it is then read and patched like any existing object. Returns the object as last seen.
  */
-async function upsert(client: ApiClient, child: Child): Promise<KubeObject> {
-  let current = await read(client, child.path);
+async function upsert(child: Child): Promise<KubeObject> {
+  let current = await child.resource.find(child.ref);
   if (!current) {
     try {
-      return await client.request<KubeObject>('POST', child.collection, { body: child.body });
+      return await child.resource.create(child.body);
     } catch (error) {
-      if (!(error instanceof ApiError && error.status === 409)) throw error;
+      if (!ApiError.isAlreadyExists(error) && !ApiError.isConflict(error)) throw error;
     }
-    current = await read(client, child.path);
+    current = await child.resource.find(child.ref);
     if (!current) throw new Error(`${child.what} was reported as existing but is gone; the next reconcile creates it again`);
   }
   if (child.upToDate(current)) return current;
   const patch = typeof child.patch === 'function' ? child.patch(current) : child.patch;
-  return client.request<KubeObject>('PATCH', child.path, { body: patch, contentType: MERGE });
+  return child.resource.patch(child.ref, patch);
 }
 
 /**
@@ -240,9 +188,9 @@ async function writeRuleConfigMaps(
     const configMapName = configMap.metadata?.name as string;
     const data = configMap.data as Record<string, string>;
     const labels = configMap.metadata?.labels as Record<string, string>;
-    await upsert(client, {
-      path: corePath(namespace, 'configmaps', configMapName),
-      collection: corePath(namespace, 'configmaps'),
+    await upsert({
+      resource: client.resource<KubeObject>('v1', 'configmaps'),
+      ref: { namespace, name: configMapName },
       body: configMap,
       what: `ConfigMap ${namespace}/${configMapName}`,
       upToDate: (current) =>
@@ -265,19 +213,18 @@ async function writeRuleConfigMaps(
  */
 async function deleteStaleRuleConfigMaps(client: ApiClient, prometheus: Prometheus, wanted: number): Promise<void> {
   const { namespace, uid } = prometheus.metadata;
+  const configMaps = client.resource<KubeObject>('v1', 'configmaps');
   const stale: string[] = [];
   for (let index = wanted; ; index++) {
     const configMapName = ruleConfigMapName(prometheus, index);
-    const current = await read(client, corePath(namespace, 'configmaps', configMapName));
+    const current = await configMaps.find({ namespace, name: configMapName });
     if (!current) break;
     // Someone else's ConfigMap of that name is left alone.
     const owners = (current.metadata?.ownerReferences ?? []) as Array<{ uid?: string }>;
     if (owners.some((owner) => owner.uid === uid)) stale.push(configMapName);
   }
   for (const configMapName of stale.reverse()) {
-    await client.request('DELETE', corePath(namespace, 'configmaps', configMapName)).catch((error: unknown) => {
-      if (!(error instanceof ApiError && error.status === 404)) throw error;
-    });
+    await configMaps.delete({ namespace, name: configMapName });
   }
 }
 
@@ -344,9 +291,10 @@ export async function reconcile(
   // Config Secret: compare the bytes, write only on change.
   const secret = configSecret(prometheus, gzipConfig(rendered.yaml));
   const wanted = (secret.data as Record<string, string>)[CONFIG_KEY];
-  await upsert(client, {
-    path: corePath(namespace, 'secrets', secretName(prometheus)),
-    collection: corePath(namespace, 'secrets'),
+  const children = childClients(client);
+  await upsert({
+    resource: children.secrets,
+    ref: { namespace, name: secretName(prometheus) },
     body: secret,
     what: `Secret ${namespace}/${secretName(prometheus)}`,
     upToDate: (current) => (current.data as Record<string, string> | undefined)?.[CONFIG_KEY] === wanted,
@@ -356,9 +304,9 @@ export async function reconcile(
   // Shared by every Prometheus in the namespace: whichever comes first creates it.
   const service = governingService(namespace);
   const serviceSpec = service.spec as { ports: unknown; selector: unknown };
-  await upsert(client, {
-    path: corePath(namespace, 'services', GOVERNING_SERVICE),
-    collection: corePath(namespace, 'services'),
+  await upsert({
+    resource: children.services,
+    ref: { namespace, name: GOVERNING_SERVICE },
     body: service,
     what: `Service ${namespace}/${GOVERNING_SERVICE}`,
     upToDate: (current) => {
@@ -372,12 +320,13 @@ export async function reconcile(
   // StatefulSet: written only when the hash of its inputs changes.
   const set = statefulSet(prometheus, options, rules.names);
   const hash = set.metadata?.annotations?.[INPUT_HASH];
-  const currentSet = await upsert(client, {
-    path: statefulSetPath(namespace, statefulSetName(prometheus)),
-    collection: statefulSetPath(namespace),
+  const currentSet = await upsert({
+    resource: children.statefulSets,
+    ref: { namespace, name: statefulSetName(prometheus) },
     body: set,
     what: `StatefulSet ${namespace}/${statefulSetName(prometheus)}`,
-    upToDate: (current) => current.metadata?.annotations?.[INPUT_HASH] === hash,
+    // The hash covers what the operator wrote; replicas are compared too, since a hand edit (kubectl scale) keeps the hash.
+    upToDate: (current) => current.metadata?.annotations?.[INPUT_HASH] === hash && (current.spec as { replicas?: number } | undefined)?.replicas === (set.spec as { replicas: number }).replicas,
     patch: statefulSetPatch(set),
   });
   await deleteStaleRuleConfigMaps(client, prometheus, rules.names.length);
@@ -410,19 +359,19 @@ export async function reconcile(
   };
 }
 
-/** Removes what a deleted Prometheus owned (owner references do the same where a garbage collector runs). */
-export async function removeChildren(client: ApiClient, prometheus: Prometheus): Promise<void> {
+/**
+ * Removes what a deleted Prometheus owned (owner references do the same where a garbage collector
+ * runs); the shared governing Service only when no other cached Prometheus of the namespace is left.
+ */
+export async function removeChildren(client: ApiClient, cache: Cache, prometheus: Prometheus): Promise<void> {
   const { namespace } = prometheus.metadata;
-  const paths = [
-    statefulSetPath(namespace, statefulSetName(prometheus)),
-    corePath(namespace, 'secrets', secretName(prometheus)),
-  ];
-  const others = (await listPrometheuses(client)).filter((p) => p.metadata.namespace === namespace && p.metadata.uid !== prometheus.metadata.uid);
-  if (others.length === 0) paths.push(corePath(namespace, 'services', GOVERNING_SERVICE));
-  for (const path of paths) {
-    await client.request('DELETE', path).catch((error: unknown) => {
-      if (!(error instanceof ApiError && error.status === 404)) throw error;
-    });
-  }
+  const children = childClients(client);
+  await children.statefulSets.delete({ namespace, name: statefulSetName(prometheus) });
+  await children.secrets.delete({ namespace, name: secretName(prometheus) });
+  const others = cache
+    .resource<Prometheus>(MONITORING, 'prometheuses')
+    .list({ namespace })
+    .filter((p) => p.metadata.uid !== prometheus.metadata.uid);
+  if (others.length === 0) await children.services.delete({ namespace, name: GOVERNING_SERVICE });
   await deleteStaleRuleConfigMaps(client, prometheus, 0);
 }

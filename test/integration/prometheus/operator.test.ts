@@ -96,19 +96,19 @@ function mark(): number {
 }
 
 /**
- * Waits until a re-render that read the ServiceMonitors after `since` has reconciled each given
- * Prometheus: it writes the Secret before it reads the StatefulSet, so that read ends the Secret's part.
+ * Waits until a re-render after `since` has reconciled each given Prometheus: the ServiceMonitors come
+ * from the cache (no request shows them read), so the sign is the render's own reads: the Secret, then
+ * the StatefulSet. The test waited for the previous render's writes before taking `since`, so a pair
+ * after it belongs to a render that saw the change.
  */
 async function renderedSince(since: number, prometheuses: Array<[namespace: string, name: string]>): Promise<void> {
   await waitFor(
     () => {
       const later = running.requests.slice(since);
-      const listed = later.findIndex((r) => r.method === 'GET' && r.path === '/apis/monitoring.coreos.com/v1/servicemonitors');
-      if (listed < 0) return false;
-      const after = later.slice(listed);
-      return prometheuses.every(([namespace, name]) =>
-        after.some((r) => r.method === 'GET' && r.path === `/apis/apps/v1/namespaces/${namespace}/statefulsets/prometheus-${name}`),
-      );
+      return prometheuses.every(([namespace, name]) => {
+        const secret = later.findIndex((r) => r.method === 'GET' && r.path === `/api/v1/namespaces/${namespace}/secrets/prometheus-${name}`);
+        return secret >= 0 && later.slice(secret).some((r) => r.method === 'GET' && r.path === `/apis/apps/v1/namespaces/${namespace}/statefulsets/prometheus-${name}`);
+      });
     },
     { what: `a re-render of ${prometheuses.map((p) => p.join('/')).join(', ')}` },
   );

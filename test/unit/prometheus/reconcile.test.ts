@@ -4,13 +4,14 @@ import { ApiError, silentLogger, type ApiClient, type KubeObject, type RequestIn
 import { EventScope } from '../../../src/framework/posting/event-scope.js';
 import { configSecret, INPUT_HASH, statefulSet } from '../../../src/handlers/prometheus/children.js';
 import { generateConfig, gzipConfig } from '../../../src/handlers/prometheus/config.js';
-import { inputScope, readInputs, reconcile, removeChildren, ReportedProblems, type Inputs } from '../../../src/handlers/prometheus/reconcile.js';
+import { readInputs, reconcile, removeChildren, ReportedProblems, type Inputs } from '../../../src/handlers/prometheus/reconcile.js';
 import type { PrometheusResource } from '../../../src/handlers/prometheus/types.js';
+import { fakeApiClient, fakeCache } from './fake-api-client.js';
 
 type Prometheus = PrometheusResource & KubeObject;
 
 const options = { configReloaderImage: 'quay.io/example/prometheus-config-reloader:v1' };
-const inputs: Inputs = { monitors: [], podMonitors: [], rules: [], namespaces: [{ name: 'monitoring' }], allNamespaces: true };
+const inputs: Inputs = { monitors: [], podMonitors: [], rules: [], namespaces: [{ name: 'monitoring' }] };
 const SECRET = '/api/v1/namespaces/monitoring/secrets/prometheus-main';
 const SERVICE = '/api/v1/namespaces/monitoring/services/prometheus-operated';
 const SET = '/apis/apps/v1/namespaces/monitoring/statefulsets/prometheus-main';
@@ -38,9 +39,7 @@ class FakeApi {
   readonly writes: string[] = [];
   readonly racers = new Map<string, KubeObject>();
 
-  readonly client = {
-    request: async <T>(method: string, path: string, init: RequestInit = {}): Promise<T> => this.request(method, path, init) as T,
-  } as unknown as ApiClient;
+  readonly client: ApiClient = fakeApiClient(async (method, path, init = {}) => this.request(method, path, init));
 
   private request(method: string, path: string, init: RequestInit): unknown {
     if (method === 'GET') {
@@ -140,15 +139,24 @@ describe('reconciling one Prometheus', () => {
 
   it('a 409 for an object that is gone again fails naming it, for the next attempt to create it', async () => {
     const api = new FakeApi();
-    const gone = {
-      request: async (method: string, path: string, init?: RequestInit) => {
-        if (method === 'POST' && path.endsWith('/secrets')) throw new ApiError(409, `POST ${path}: 409 already exists`, 'AlreadyExists');
-        return api.client.request(method, path, init);
-      },
-    } as unknown as ApiClient;
+    const gone = fakeApiClient(async (method, path, init) => {
+      if (method === 'POST' && path.endsWith('/secrets')) throw new ApiError(409, `POST ${path}: 409 already exists`, 'AlreadyExists');
+      return api.client.request(method, path, init);
+    });
     await expect(reconcile(gone, prometheusObject(), inputs, silentLogger(), options)).rejects.toThrow(
       'Secret monitoring/prometheus-main was reported as existing but is gone',
     );
+  });
+
+  it('a StatefulSet scaled by hand (its input hash unchanged) is patched back to the wanted replicas', async () => {
+    const api = new FakeApi();
+    await reconcile(api.client, prometheusObject(), inputs, silentLogger(), options);
+    (api.objects.get(SET)?.spec as { replicas: number }).replicas = 5;
+    api.writes.length = 0;
+
+    await reconcile(api.client, prometheusObject(), inputs, silentLogger(), options);
+    expect(api.writes).toEqual([`PATCH ${SET}`]);
+    expect((api.objects.get(SET)?.spec as { replicas: number }).replicas).toBe(1);
   });
 
   it('removing serviceAccountName removes it from the StatefulSet, the deprecated serviceAccount too', async () => {
@@ -166,59 +174,25 @@ describe('reconciling one Prometheus', () => {
 });
 
 describe('readInputs', () => {
-  /** Answers every list with one item named for the path, and records what was asked. */
-  function recordingClient(): { client: ApiClient; paths: string[] } {
-    const paths: string[] = [];
-    const client = {
-      request: async (_method: string, path: string) => {
-        paths.push(path);
-        return { items: [{ metadata: { name: path, namespace: 'x' } }] };
-      },
-    } as unknown as ApiClient;
-    return { client, paths };
-  }
+  const M = 'monitoring.coreos.com/v1';
+  const object = (namespace: string | undefined, name: string, labels?: Record<string, string>): KubeObject => ({ metadata: { namespace, name, labels } });
 
-  it('reads only the own namespaces of Prometheus objects without a namespace selector, so namespaced Roles suffice', async () => {
-    const { client, paths } = recordingClient();
-    const scopes = [inputScope(prometheusObject()), { namespace: 'team-b', ownNamespaceOnly: true }, inputScope(prometheusObject())];
-    const read = await readInputs(client, scopes);
-    expect(paths.sort()).toEqual([
-      '/apis/monitoring.coreos.com/v1/namespaces/monitoring/podmonitors',
-      '/apis/monitoring.coreos.com/v1/namespaces/monitoring/prometheusrules',
-      '/apis/monitoring.coreos.com/v1/namespaces/monitoring/servicemonitors',
-      '/apis/monitoring.coreos.com/v1/namespaces/team-b/podmonitors',
-      '/apis/monitoring.coreos.com/v1/namespaces/team-b/prometheusrules',
-      '/apis/monitoring.coreos.com/v1/namespaces/team-b/servicemonitors',
-    ]);
-    expect(read).toMatchObject({ namespaces: [], allNamespaces: false });
-    expect([read.monitors.length, read.podMonitors.length, read.rules.length]).toEqual([2, 2, 2]);
-    expect(read.rules.map((r) => r.kind)).toEqual(['PrometheusRule', 'PrometheusRule']);
+  it('reads the monitors, rules and namespace labels from the cache, each named with its kind', () => {
+    const cache = fakeCache({
+      [`${M} servicemonitors`]: [object('team-a', 'web'), object('team-b', 'api')],
+      [`${M} podmonitors`]: [object('team-a', 'pods')],
+      [`${M} prometheusrules`]: [object('team-b', 'alerts')],
+      'v1 namespaces': [object(undefined, 'team-a', { team: 'a' })],
+    });
+    const read = readInputs(cache);
+    expect(read.monitors.map((m) => `${m.kind} ${m.metadata.namespace}/${m.metadata.name}`)).toEqual(['ServiceMonitor team-a/web', 'ServiceMonitor team-b/api']);
+    expect(read.podMonitors.map((m) => m.kind)).toEqual(['PodMonitor']);
+    expect(read.rules.map((r) => `${r.apiVersion} ${r.kind}`)).toEqual([`${M} PrometheusRule`]);
+    expect(read.namespaces).toEqual([{ name: 'team-a', labels: { team: 'a' } }]);
   });
 
-  it.each(['serviceMonitorNamespaceSelector', 'podMonitorNamespaceSelector', 'ruleNamespaceSelector'])(
-    'reads every monitor, rule and Namespace once any Prometheus has a %s',
-    async (selector) => {
-      const { client, paths } = recordingClient();
-      const read = await readInputs(client, [inputScope(prometheusObject()), inputScope(prometheusObject({ serviceMonitorSelector: {}, [selector]: {} }))]);
-      expect(paths.sort()).toEqual([
-        '/api/v1/namespaces',
-        '/apis/monitoring.coreos.com/v1/podmonitors',
-        '/apis/monitoring.coreos.com/v1/prometheusrules',
-        '/apis/monitoring.coreos.com/v1/servicemonitors',
-      ]);
-      expect(read.allNamespaces).toBe(true);
-    },
-  );
-
-  it('a cluster without the PodMonitor and PrometheusRule CRDs (404) reads none of them and still renders', async () => {
-    const client = {
-      request: async (_method: string, path: string) => {
-        if (!path.endsWith('/servicemonitors')) throw new ApiError(404, `GET ${path}: 404 not found`, 'NotFound');
-        return { items: [] };
-      },
-    } as unknown as ApiClient;
-    const read = await readInputs(client, [inputScope(prometheusObject())]);
-    expect(read).toMatchObject({ monitors: [], podMonitors: [], rules: [] });
+  it('a kind the cache holds nothing of (its CRD not installed) reads as none, and rendering still works', () => {
+    expect(readInputs(fakeCache())).toEqual({ monitors: [], podMonitors: [], rules: [], namespaces: [] });
   });
 });
 
@@ -325,11 +299,7 @@ describe('rule ConfigMaps', () => {
     expect(api.objects.has(`${CONFIGMAPS}/prometheus-main-rulefiles-0`)).toBe(false);
 
     await reconcile(api.client, withRules(), ruleInputs(rule('node', [good('node')])), silentLogger(), options);
-    const lister = {
-      request: async (method: string, path: string, init?: RequestInit) =>
-        path.endsWith('/prometheuses') ? { items: [] } : api.client.request(method, path, init),
-    } as unknown as ApiClient;
-    await removeChildren(lister, withRules());
+    await removeChildren(api.client, fakeCache(), withRules());
     expect(api.objects.has(`${CONFIGMAPS}/prometheus-main-rulefiles-0`)).toBe(false);
   });
 

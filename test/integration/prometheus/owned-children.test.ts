@@ -1,0 +1,89 @@
+/**
+ * A Prometheus's StatefulSet and config Secret are the operator's: edited or deleted by hand, they
+ * are put back (the operator re-renders their Prometheus when an owned child changes).
+ */
+import { fileURLToPath } from 'node:url';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { PrometheusOperator } from '../../../src/handlers/prometheus/index.js';
+import { installCrds, readCrds, runOperator, type TestOperator } from '../../../src/testing/index.js';
+import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
+import { waitFor } from '../../support/wait-for.js';
+
+const crds = fileURLToPath(new URL('../../../crds/monitoring.coreos.com.yaml', import.meta.url));
+const group = { group: 'monitoring.coreos.com', version: 'v1' };
+
+let kc: KubeConfig;
+let running: TestOperator | undefined;
+let core: CoreV1Api;
+let apps: AppsV1Api;
+let namespace: string;
+let rendered: string;
+
+beforeAll(async () => {
+  kc = sharedKubeConfig();
+  await installCrds(kc, readCrds(crds));
+  core = kc.makeApiClient(CoreV1Api);
+  apps = kc.makeApiClient(AppsV1Api);
+  running = await runOperator({ kubeConfig: kc, handlers: [PrometheusOperator] });
+  namespace = await uniqueNamespace(kc, 'prom-owned');
+  await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+    ...group,
+    plural: 'prometheuses',
+    namespace,
+    body: { apiVersion: 'monitoring.coreos.com/v1', kind: 'Prometheus', metadata: { name: 'main' }, spec: { serviceMonitorSelector: {}, replicas: 2 } },
+  });
+  await waitFor(async () => (await configOf()) !== undefined && (await replicasOf()) === 2, { what: 'the Secret and StatefulSet of main' });
+  rendered = (await configOf()) as string;
+});
+afterAll(async () => {
+  await running?.stop();
+});
+
+/** The rendered configuration in the Secret, or undefined while it does not exist. */
+async function configOf(): Promise<string | undefined> {
+  try {
+    return (await core.readNamespacedSecret({ namespace, name: 'prometheus-main' })).data?.['prometheus.yaml.gz'];
+  } catch (error) {
+    if (statusOf(error) === 404) return undefined;
+    throw error;
+  }
+}
+
+async function replicasOf(): Promise<number | undefined> {
+  try {
+    return (await apps.readNamespacedStatefulSet({ namespace, name: 'prometheus-main' })).spec?.replicas;
+  } catch (error) {
+    if (statusOf(error) === 404) return undefined;
+    throw error;
+  }
+}
+
+describe('the children of a Prometheus', () => {
+  test('a deleted config Secret is created again with the rendered configuration', async () => {
+    const before = (await core.readNamespacedSecret({ namespace, name: 'prometheus-main' })).metadata?.uid;
+    await core.deleteNamespacedSecret({ namespace, name: 'prometheus-main' });
+    await waitFor(
+      async () => {
+        const secret = await core.readNamespacedSecret({ namespace, name: 'prometheus-main' }).catch(() => undefined);
+        return secret !== undefined && secret.metadata?.uid !== before;
+      },
+      { what: 'prometheus-main Secret to be created again' },
+    );
+    expect(await configOf()).toBe(rendered);
+  });
+
+  test('config Secret data edited by hand is restored', async () => {
+    await core.patchNamespacedSecret({ namespace, name: 'prometheus-main', body: [{ op: 'replace', path: '/data/prometheus.yaml.gz', value: Buffer.from('edited').toString('base64') }] });
+    await waitFor(async () => (await configOf()) === rendered, { what: 'the rendered configuration back in the Secret' });
+  });
+
+  test('StatefulSet replicas changed by hand are restored to the Prometheus spec', async () => {
+    await apps.patchNamespacedStatefulSet({ namespace, name: 'prometheus-main', body: [{ op: 'replace', path: '/spec/replicas', value: 5 }] });
+    await waitFor(async () => (await replicasOf()) === 2, { what: 'the StatefulSet back at 2 replicas' });
+  });
+
+  test('a deleted StatefulSet is created again', async () => {
+    await apps.deleteNamespacedStatefulSet({ namespace, name: 'prometheus-main' });
+    await waitFor(async () => (await replicasOf()) === 2, { what: 'prometheus-main StatefulSet to be created again' });
+  });
+});
