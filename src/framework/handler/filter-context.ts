@@ -1,5 +1,6 @@
 import type { Resource } from '../api/resource.js';
 import type { KubeObject } from '../objects/kube-object.js';
+import { objectParts } from './object-parts.js';
 import type { ObjectOf, SpecOf, StatusOf, TypedObject } from './handler-specs.js';
 import { defineMemo, ObjectMemos, type Memo } from './memo.js';
 
@@ -48,19 +49,6 @@ export function detachedScope(): FilterScope {
 
 /** The context a `when` filter sees for one state of an object; without a scope, a memo of its own. */
 export function filterContext(body: KubeObject, scope: FilterScope | undefined): FilterContext {
-  const meta = body.metadata ?? {};
-  const uid = meta.uid ?? '';
-  const context = {
-    body,
-    spec: (body.spec ?? {}) as Record<string, unknown>,
-    status: body.status as Record<string, unknown> | undefined,
-    metadata: meta,
-    name: meta.name ?? '',
-    namespace: meta.namespace,
-    uid,
-    labels: meta.labels ?? {},
-    annotations: meta.annotations ?? {},
-    resource: scope?.resource ?? UNRESOLVED,
-  };
-  return defineMemo(context, scope?.memos ?? new ObjectMemos(), uid);
+  const context = { ...objectParts(body), resource: scope?.resource ?? UNRESOLVED };
+  return defineMemo(context, scope?.memos ?? new ObjectMemos(), context.uid);
 }

@@ -1,5 +1,6 @@
 import type { Resource } from '../api/resource.js';
 import type { KubeObject } from '../objects/kube-object.js';
+import { objectParts } from './object-parts.js';
 import type { Logger } from '../observability/logger.js';
 import type { IndexContext, IndexSpec } from './cache.js';
 import { matchesObject } from './filters.js';
@@ -48,18 +49,5 @@ export function indexContribution(
 }
 
 function indexContext(body: KubeObject, resource: Resource, logger: Logger): IndexContext {
-  const meta = body.metadata ?? {};
-  return {
-    body,
-    spec: (body.spec ?? {}) as Record<string, unknown>,
-    status: body.status as Record<string, unknown> | undefined,
-    metadata: meta,
-    name: meta.name ?? '',
-    namespace: meta.namespace,
-    uid: meta.uid ?? '',
-    labels: meta.labels ?? {},
-    annotations: meta.annotations ?? {},
-    logger,
-    resource,
-  };
+  return { ...objectParts(body), logger, resource };
 }

@@ -6,6 +6,7 @@ import type { ObjectContext } from './handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import { currentCacheAccess } from './cache-scope.js';
 import { defineMemo, ObjectMemos } from './memo.js';
+import { objectParts } from './object-parts.js';
 
 /**
  * The fields every per-object handler context shares, read from one state of the object. `events`
@@ -13,17 +14,9 @@ import { defineMemo, ObjectMemos } from './memo.js';
  * `memo` is the object's memo in `memos`, made on first read (a memo of its own without `memos`).
  */
 export function objectContext(body: KubeObject, logger: Logger, resource: Resource, client: ApiClient, memos?: ObjectMemos): ObjectContext {
-  const meta = body.metadata ?? {};
+  const parts = objectParts(body);
   const context = {
-    body,
-    spec: (body.spec ?? {}) as Record<string, unknown>,
-    status: body.status as Record<string, unknown> | undefined,
-    metadata: meta,
-    name: meta.name ?? '',
-    namespace: meta.namespace,
-    uid: meta.uid ?? '',
-    labels: meta.labels ?? {},
-    annotations: meta.annotations ?? {},
+    ...parts,
     logger,
     resource,
     client,
@@ -31,5 +24,5 @@ export function objectContext(body: KubeObject, logger: Logger, resource: Resour
     // Read cache: the operator whose work builds the context.
     ...currentCacheAccess(),
   };
-  return defineMemo(context, memos ?? new ObjectMemos(), meta.uid ?? '');
+  return defineMemo(context, memos ?? new ObjectMemos(), parts.uid);
 }
