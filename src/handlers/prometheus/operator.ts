@@ -55,6 +55,8 @@ function errorMessage(error: unknown): string {
 export class PrometheusOperator {
   private rendering: Promise<void> | undefined;
   private again = false;
+  /** Input events seen so far (ServiceMonitors, PodMonitors, PrometheusRules, Namespaces). */
+  private inputChanges = 0;
   /**
    * The Prometheus objects this operator handles (its change handlers saw them). Re-renders cover only
    * these, so an operator limited to some namespaces never touches objects outside them.
@@ -76,12 +78,24 @@ export class PrometheusOperator {
       namespace: prometheus.metadata.namespace,
       name: prometheus.metadata.name,
     });
-    const status = nextStatus(prometheus.status, await reconcile(client, prometheus, readInputs(cache), logger, this.children, this.reported));
+    // Inputs come from the watches: one arriving while this render runs starts a re-render that writes
+    // its status at once, and this handler's (older) status, written after it returns, would undo it.
+    // So a render that saw the inputs change under it renders again before handing its status back.
+    // At most 5 renders: under a steady stream of input changes the re-renders those start carry on.
+    let seen: number;
+    let status: PrometheusStatus | undefined;
+    let renders = 0;
+    do {
+      seen = this.inputChanges;
+      renders += 1;
+      status = nextStatus(prometheus.status, await reconcile(client, prometheus, readInputs(cache), logger, this.children, this.reported));
+    } while (seen !== this.inputChanges && renders < 5);
     if (status) Object.assign(patch.status, status);
   }
 
   /** One render of everything at a time; requests during a render collapse into one more render. */
   private renderAll(client: ApiClient, cache: Cache, logger: Logger): Promise<void> {
+    this.inputChanges += 1;
     if (this.rendering) {
       this.again = true;
       return this.rendering;
@@ -165,9 +179,10 @@ export class PrometheusOperator {
     if (type !== 'DELETED') await this.renderAll(client, cache, logger);
   }
 
-  // owned: a StatefulSet or config Secret someone edited or deleted is put back
+  // owned: a StatefulSet someone edited or deleted is put back. Config Secrets are not watched: that
+  // needs list/watch on every Secret the operator may see (cluster-wide in deploy/), more than it should read.
   /**
-   * A Prometheus's StatefulSet or config Secret changed or was deleted by someone else: render that
+   * A Prometheus's StatefulSet changed or was deleted by someone else: render that
    * Prometheus again, which rewrites only what differs from the wanted objects. ADDED (the initial
    * listing, or the operator's own create) needs nothing: the create and resume handlers render.
    */
@@ -178,11 +193,6 @@ export class PrometheusOperator {
 
   @on.owned(API, 'prometheuses', { child: ['apps/v1', 'statefulsets'], labelSelector: CHILD_SELECTOR })
   async statefulSetChanged(context: OwnedContext<Prometheus, KubeObject>): Promise<void> {
-    await this.childChanged(context);
-  }
-
-  @on.owned(API, 'prometheuses', { child: ['v1', 'secrets'], labelSelector: CHILD_SELECTOR })
-  async configSecretChanged(context: OwnedContext<Prometheus, KubeObject>): Promise<void> {
     await this.childChanged(context);
   }
 }
