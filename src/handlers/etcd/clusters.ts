@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { daemon, on, type ChangeContext, type DaemonContext, type KubeObject, type OwnedContext } from 'konductor';
+import { sameJson } from '../common/same-json.js';
 import { ClusterDnsAddresses, type EtcdAddresses } from './addresses.js';
 import { ClusterReconciler, type EtcdClusterObject } from './cluster-reconciler.js';
 import { errorMessage } from './etcd-client.js';
@@ -95,7 +96,7 @@ export class EtcdClusters {
 
   private async writeStatus(context: Context, status: EtcdClusterStatus): Promise<void> {
     const current = (context.body as EtcdClusterObject).status ?? {};
-    if (JSON.stringify(current) === JSON.stringify(status)) return;
+    if (sameJson(current, status)) return;
     const name = context.name;
     const namespace = context.namespace!;
     // Keys removed from the new status are sent as null so a merge patch drops them.

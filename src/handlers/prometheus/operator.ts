@@ -1,4 +1,5 @@
 import { events, on, type ApiClient, type Cache, type ChangeContext, type EventContext, type KubeObject, type Logger, type OwnedContext } from 'konductor';
+import { sameJson } from '../common/same-json.js';
 import { DEFAULT_CONFIG_RELOADER_IMAGE, type StatefulSetOptions } from './children.js';
 import { readInputs, reconcile, removeChildren, ReportedProblems, type Inputs, type PrometheusStatus } from './reconcile.js';
 import type { PrometheusResource, PrometheusSpec } from './types.js';
@@ -16,7 +17,7 @@ function nextStatus(previous: PrometheusStatus | undefined, next: PrometheusStat
     return same ? { ...condition, lastTransitionTime: before.lastTransitionTime } : condition;
   });
   const status = { ...next, conditions };
-  return JSON.stringify(previous) === JSON.stringify(status) ? undefined : status;
+  return sameJson(previous, status) ? undefined : status;
 }
 
 /** Options of {@link PrometheusOperator}. */

@@ -13,6 +13,7 @@ import {
   statefulSetName,
   type StatefulSetOptions,
 } from './children.js';
+import { sameJson } from '../common/same-json.js';
 import { generateConfig, gzipConfig, validatePrometheus } from './config.js';
 import { ALL_GROUPS, ruleFiles, ruleKey, type PrometheusRuleResource, type RuleSelection } from './rules.js';
 import type { NamespaceInfo, PodMonitorResource, PrometheusResource, ServiceMonitorResource } from './types.js';
@@ -125,10 +126,6 @@ function statefulSetPatch(set: KubeObject): Record<string, unknown> {
   const spec = set.spec as { template: { spec: Record<string, unknown> } };
   const podSpec = { serviceAccountName: null, serviceAccount: null, ...spec.template.spec };
   return { metadata: { annotations: set.metadata?.annotations }, spec: { ...spec, template: { ...spec.template, spec: podSpec } } };
-}
-
-function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
 }
 
 /** A string map with its keys sorted, so two maps compare by content alone. */
