@@ -22,6 +22,9 @@ const shared = {
 export default {
   // Integration tests start real processes; unit tests finish long before this.
   testTimeout: 60_000,
+  // Two files at a time, each integration worker on its own control plane (test/support/global-setup.js):
+  // most integration time is waiting on real processes, so two workers nearly halve a 2-core run.
+  maxWorkers: 2,
   // Exit once the run and the global teardown are done: on 2026-11-24 a clean-clone CI run passed every
   // suite (172/172) and then stayed up for 10+ minutes on a handle left in jest's main process (not yet
   // found; two esbuild services from ts-jest/tsx were its only child processes), which a CI time limit turns red.
@@ -32,7 +35,8 @@ export default {
       ...shared,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
-      // One real control plane per run, shared by every integration test file.
+      // One real control plane per jest worker, shared by the integration test files that worker runs.
+      setupFiles: [...shared.setupFiles, '<rootDir>/test/support/worker-plane.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.js',
       globalTeardown: '<rootDir>/test/support/global-teardown.js',
     },

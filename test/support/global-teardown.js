@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 
-/** Prints the chaos summary (if any scenario ran) and stops the shared control plane (its reaper cleans up too if this never runs). */
+/** Prints the chaos summary (if any scenario ran) and stops the workers' control planes (their reapers clean up too if this never runs). */
 export default async function globalTeardown() {
   const path = process.env.KONDUCTOR_CHAOS_RECORD;
   if (path && existsSync(path)) {
@@ -14,5 +14,5 @@ export default async function globalTeardown() {
     );
     rmSync(path, { force: true });
   }
-  await globalThis.__konductorControlPlane?.stop();
+  await Promise.all((globalThis.__konductorControlPlanes ?? []).map((plane) => plane.stop()));
 }
