@@ -80,7 +80,9 @@ export function rotationState(stored: StoredCertificates): RotationState {
 
 /** The bundle to publish: retired CAs, then the signer, then the staged CA. */
 export function caBundleOf(stored: StoredCertificates): string {
-  return [...stored.retired.map((entry) => entry.cert), stored.signer?.cert, stored.next?.cert].filter((cert) => cert !== undefined).join('');
+  const certs = [...stored.retired.map((entry) => entry.cert), stored.signer?.cert, stored.next?.cert].filter((cert) => cert !== undefined);
+  // One certificate per block, newline-separated: a stored certificate may lack its final newline.
+  return certs.map((cert) => (cert.endsWith('\n') ? cert : `${cert}\n`)).join('');
 }
 
 /** The Secret's data for `stored` (base64); a key with nothing to hold is `null`, so a merge patch removes it. */

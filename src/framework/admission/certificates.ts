@@ -74,7 +74,7 @@ export async function issueAuthority(options: AuthorityOptions): Promise<IssuedC
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
     ],
   });
-  return { cert: cert.toString('pem'), key: await keyPem(keys.privateKey) };
+  return { cert: withNewline(cert.toString('pem')), key: await keyPem(keys.privateKey) };
 }
 
 /**
@@ -111,7 +111,7 @@ export async function issueServingCertificate(authority: IssuedCertificate, opti
       await x509.AuthorityKeyIdentifierExtension.create(issuer.publicKey),
     ],
   });
-  return { cert: cert.toString('pem'), key: await keyPem(keys.privateKey) };
+  return { cert: withNewline(cert.toString('pem')), key: await keyPem(keys.privateKey) };
 }
 
 /** Reads one PEM certificate (the first of a chain); throws on anything that is not one. */
@@ -154,7 +154,12 @@ function generateKeys(): Promise<webcrypto.CryptoKeyPair> {
 }
 
 async function keyPem(key: webcrypto.CryptoKey): Promise<string> {
-  return x509.PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', key), 'PRIVATE KEY');
+  return withNewline(x509.PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', key), 'PRIVATE KEY'));
+}
+
+/** PEM ending in a newline, so certificates concatenate into a bundle every TLS library reads (no `-----END…----------BEGIN` line). */
+function withNewline(pem: string): string {
+  return pem.endsWith('\n') ? pem : `${pem}\n`;
 }
 
 function pemBody(pem: string): ArrayBuffer {

@@ -91,6 +91,15 @@ describe('reading PEM', () => {
     expect(certs.map((pem) => new X509Certificate(pem).subject)).toEqual(['CN=a', 'CN=b']);
   });
 
+  test('certificates and keys end with a newline, so concatenated certificates stay a readable bundle', async () => {
+    const a = await issueAuthority({ commonName: 'a', now, validityMs: DAY });
+    const b = await issueAuthority({ commonName: 'b', now, validityMs: DAY });
+
+    expect([a.cert, a.key].every((pem) => pem.endsWith('-----\n'))).toBe(true);
+    expect(splitPemCertificates(a.cert + b.cert)).toHaveLength(2);
+    expect(a.cert + b.cert).not.toContain('----------');
+  });
+
   test('readCertificate throws on garbage, and keyMatches answers false for it', () => {
     expect(() => readCertificate('not a certificate')).toThrow();
     expect(keyMatches('garbage', 'garbage')).toBe(false);
