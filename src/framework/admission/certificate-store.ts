@@ -76,6 +76,8 @@ export class CertificateStore {
   private nextCheckAt = Infinity;
   private timer: LongTimeout | undefined;
   private running = false;
+  /** Counts start() calls, so a look still in flight from before a stop() does not carry on. */
+  private generation = 0;
 
   constructor(private readonly options: CertificateStoreOptions) {
     const { namespace, secretName } = options;
@@ -89,6 +91,8 @@ export class CertificateStore {
     const caValidityMs = positive(options.caValidityMs ?? 365 * DAY_MS, 'caValidityMs');
     const overlapMs = positive(options.overlapMs ?? defaultOverlapMs(servingValidityMs, this.pollIntervalMs), 'overlapMs');
     // A CA must live through staging, the overlap, the switch and the retirement with room to spare.
+    // Every replica must have re-read the Secret (one poll) before a staged CA signs or a retired one goes.
+    if (overlapMs < this.pollIntervalMs) throw new Error(`CertificateStore (${this.where}): overlapMs (${overlapMs}) must be at least pollIntervalMs (${this.pollIntervalMs})`);
     if (caValidityMs < 4 * overlapMs) throw new Error(`CertificateStore (${this.where}): caValidityMs (${caValidityMs}) must be at least 4 × the overlap (${overlapMs} ms)`);
     if (servingValidityMs < 1000) throw new Error(`CertificateStore (${this.where}): servingValidityMs must be at least 1000`);
     this.times = { caValidityMs, servingValidityMs, overlapMs };
@@ -123,11 +127,13 @@ export class CertificateStore {
     if (this.running) throw new Error(`CertificateStore (${this.where}) is already started`);
     this.running = true;
     this.delivered = this.latest;
+    const generation = ++this.generation;
+    const current = (): boolean => this.running && this.generation === generation;
     const look = async (): Promise<void> => {
       let failed = false;
       try {
         const bundle = await this.ensure();
-        if (this.running && !sameBundle(this.delivered, bundle)) {
+        if (current() && !sameBundle(this.delivered, bundle)) {
           await onChange(bundle);
           this.delivered = bundle;
         }
@@ -138,7 +144,7 @@ export class CertificateStore {
       schedule(failed);
     };
     const schedule = (failed: boolean): void => {
-      if (!this.running) return;
+      if (!current()) return;
       const due = failed ? this.pollIntervalMs : this.nextCheckAt - this.clock.now();
       // clock.setTimeout takes waits of any length (a CA a year away), so only the lower end needs a floor.
       const delay = Math.max(MIN_DELAY_MS, Math.min(this.pollIntervalMs, due));
@@ -166,7 +172,8 @@ export class CertificateStore {
       this.options.logger.warn({ problems: stored.problems }, `webhook certificates: ${this.where} holds unusable contents (${stored.problems.join('; ')}); replacing them`);
     }
     const wrongType = secret !== undefined && secret.type !== SECRET_TYPE;
-    if (planIsIdle(plan) && !wrongType) return this.settled(stored, now);
+    // Unusable contents are rewritten even when no certificate is due (e.g. an unreadable extra CA in ca.crt).
+    if (planIsIdle(plan) && !wrongType && stored.problems.length === 0) return this.settled(stored, now);
 
     const updated = await this.apply(stored, plan, now);
     const object: SecretObject = { apiVersion: 'v1', kind: 'Secret', metadata: { ...ref }, type: SECRET_TYPE, data: present(secretData(updated)) };
@@ -244,5 +251,5 @@ function describe(plan: RotationPlan): string[] {
   if (plan.stageAuthority) steps.push('staged a new CA in the bundle');
   if (plan.promoteAuthority) steps.push('switched signing to the staged CA');
   if (plan.renewServing) steps.push('issued a new serving certificate');
-  return steps.length > 0 ? steps : ['set the Secret type'];
+  return steps.length > 0 ? steps : ['rewrote unusable contents'];
 }

@@ -120,6 +120,17 @@ describe('ensure', () => {
     expect(await handshake(repaired, repaired.caBundle)).toBe('ok');
   });
 
+  test('an unreadable certificate added to ca.crt is removed again, keeping the serving certificate', async () => {
+    const first = await store('extra').ensure();
+    const tampered = `${first.caBundle}-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n`;
+    await secrets().patch({ namespace, name: 'extra' }, { data: { 'ca.crt': Buffer.from(tampered).toString('base64') } });
+
+    const repaired = await store('extra').ensure();
+
+    expect(repaired).toEqual(first);
+    expect(Buffer.from((await readSecret('extra')).data!['ca.crt']!, 'base64').toString()).toBe(first.caBundle);
+  });
+
   test('a Secret of another type is replaced by a kubernetes.io/tls one', async () => {
     await secrets().create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'opaque', namespace }, type: 'Opaque', data: { unrelated: 'eA==' } });
 
