@@ -143,7 +143,7 @@ describe('ensure', () => {
 
 describe('rotation', () => {
   test('renews the serving certificate and rotates the CA: bundle [old, new] → serving switched → old dropped, never failing a handshake', async () => {
-    const options = { caValidityMs: 15_000, servingValidityMs: 6_000, overlapMs: 2_000, pollIntervalMs: 500 };
+    const options = { caValidityMs: 24_000, servingValidityMs: 9_000, overlapMs: 3_000, pollIntervalMs: 500 };
     const delivered: CertificateBundle[] = [];
     const failures: string[] = [];
     const replica = store('rotating', options);
