@@ -170,6 +170,12 @@ const INTERNALS = [
   'nextRunAt',
   'toMilliseconds',
   'watchResource',
+  // Admission webhook certificates (issue 17).
+  'CertificateBundle',
+  'CertificateStore',
+  'CertificateStoreOptions',
+  'issueAuthority',
+  'issueServingCertificate',
 ];
 
 
