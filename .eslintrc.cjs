@@ -19,7 +19,9 @@ const layers = {
   decorators: ['registry', 'handler', 'objects', 'clock'],
   handling: ['handler', 'reactor', 'state', 'posting', 'watching', 'api', 'objects', 'observability', 'clock'],
   engines: ['handling', 'handler', 'state', 'posting', 'watching', 'api', 'objects', 'observability', 'clock'],
-  runtime: ['engines', 'handling', 'registry', 'handler', 'reactor', 'state', 'posting', 'watching', 'api', 'objects', 'observability', 'clock'],
+  runtime: ['engines', 'handling', 'registry', 'handler', 'reactor', 'state', 'posting', 'watching', 'api', 'objects', 'observability', 'clock', 'admission'],
+  // Admission webhooks (issue 17): one admission or conversion request, the HTTPS server, certificates, webhook configurations.
+  admission: ['registry', 'handler', 'posting', 'state', 'api', 'objects', 'observability', 'clock'],
 };
 
 /** One ESLint override per folder: importing a folder not in its list is an error that names the rule. */
