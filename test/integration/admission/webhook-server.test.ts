@@ -1,0 +1,128 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AdmissionError, ApiClient, ApiError, Registry, silentLogger, type AdmissionContext, type KubeObject, type MutationContext } from '../../../src/framework/index.js';
+import { webhookPath, WebhookServer, type ServingCertificate } from '../../../src/framework/runtime/index.js';
+import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
+import { waitFor } from '../../support/wait-for.js';
+
+// The webhook server as the real API server calls it: over HTTPS, trusting the caBundle of a webhook
+// configuration that points at a URL (local development); only ConfigMaps carrying this spec's label are sent.
+
+function selfSigned(): ServingCertificate {
+  const dir = mkdtempSync(join(tmpdir(), 'webhook-cert-'));
+  try {
+    execFileSync('openssl', [
+      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
+      '-subj', '/CN=konductor-webhook-spec', '-addext', 'subjectAltName=IP:127.0.0.1',
+      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
+    ], { stdio: 'ignore' });
+    return { cert: readFileSync(join(dir, 'cert.pem'), 'utf8'), key: readFileSync(join(dir, 'key.pem'), 'utf8') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const marker = `admission-${randomBytes(4).toString('hex')}`;
+const certificate = selfSigned();
+const seen: { dryRun: boolean; user: string }[] = [];
+let client: ApiClient;
+let namespace: string;
+let server: WebhookServer;
+
+const registry = new Registry()
+  .registerAdmission({
+    kind: 'validate',
+    id: 'ConfigMaps.check',
+    resource: { apiVersion: 'v1', name: 'configmaps' },
+    options: {},
+    fn: ({ body, dryRun, userInfo }: AdmissionContext) => {
+      seen.push({ dryRun, user: userInfo.username });
+      const size = Number((body.data as Record<string, string> | undefined)?.size ?? 0);
+      if (size > 9) throw new AdmissionError(`data.size must be at most 9, got ${size}`);
+      return size > 5 ? ['data.size above 5 is slow'] : [];
+    },
+  })
+  .registerAdmission({
+    kind: 'mutate',
+    id: 'ConfigMaps.defaults',
+    resource: { apiVersion: 'v1', name: 'configmaps' },
+    options: {},
+    fn: ({ patch, body }: MutationContext) => {
+      if ((body.data as Record<string, string> | undefined)?.color === undefined) patch.data = { color: 'blue' };
+      patch.metadata.labels.defaulted = 'true';
+    },
+  });
+
+function webhook(kind: 'validate' | 'mutate', id: string, port: number): Record<string, unknown> {
+  return {
+    name: `${kind}.${marker}.konductor.test`,
+    clientConfig: { url: `https://127.0.0.1:${port}${webhookPath({ kind, id })}`, caBundle: Buffer.from(certificate.cert).toString('base64') },
+    rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['configmaps'], scope: 'Namespaced' }],
+    objectSelector: { matchLabels: { 'konductor.test/admission': marker } },
+    failurePolicy: 'Fail',
+    sideEffects: 'None',
+    admissionReviewVersions: ['v1'],
+    timeoutSeconds: 5,
+  };
+}
+
+const configMap = (name: string, data: Record<string, string>): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace, labels: { 'konductor.test/admission': marker } },
+  data,
+});
+
+const collection = (): string => `/api/v1/namespaces/${namespace}/configmaps`;
+
+beforeAll(async () => {
+  const kc = sharedKubeConfig();
+  client = new ApiClient(kc);
+  namespace = await uniqueNamespace(kc, 'admission');
+  server = new WebhookServer({ registry, port: 0, host: '127.0.0.1', certificate, logger: silentLogger(), client, resolve: () => undefined });
+  const port = await server.start();
+  await client.request('POST', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', {
+    body: { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: marker }, webhooks: [webhook('validate', 'ConfigMaps.check', port)] },
+  });
+  await client.request('POST', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', {
+    body: { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: marker }, webhooks: [webhook('mutate', 'ConfigMaps.defaults', port)] },
+  });
+  // The API server picks webhook configurations up from its own watch: wait until ours is in force.
+  await waitFor(async () => {
+    const created = await client.request<KubeObject>('POST', collection(), { body: configMap('probe', {}), query: { dryRun: 'All' } });
+    return created.metadata?.labels?.defaulted === 'true';
+  }, { what: 'the webhook configurations to take effect' });
+});
+
+afterAll(async () => {
+  await client.request('DELETE', `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${marker}`).catch(() => undefined);
+  await client.request('DELETE', `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${marker}`).catch(() => undefined);
+  await server.stop();
+  client.close();
+});
+
+describe('admission webhooks called by the real API server', () => {
+  test('a refused object is not created, and the client sees the handler’s message', async () => {
+    const error = await client.request('POST', collection(), { body: configMap('too-big', { size: '12' }) }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).message).toContain('data.size must be at most 9, got 12');
+    const gone = await client.request('GET', `${collection()}/too-big`).catch((e: unknown) => e);
+    expect(ApiError.isNotFound(gone)).toBe(true);
+  });
+
+  test('a mutated object is stored with the mutation', async () => {
+    await client.request('POST', collection(), { body: configMap('defaulted', { size: '1' }) });
+    const stored = await client.request<KubeObject>('GET', `${collection()}/defaulted`);
+    expect([stored.data, stored.metadata?.labels?.defaulted]).toEqual([{ size: '1', color: 'blue' }, 'true']);
+  });
+
+  test('a server-side dry run reaches the handler with dryRun: true', async () => {
+    seen.length = 0;
+    await client.request('POST', collection(), { body: configMap('dry', { size: '2' }), query: { dryRun: 'All' } });
+    expect(seen.map((request) => request.dryRun)).toEqual([true]);
+    expect(seen[0]!.user).not.toBe('');
+  });
+});
