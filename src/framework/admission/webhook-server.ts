@@ -102,7 +102,12 @@ export class WebhookServer {
     if (this.server) throw new Error('the webhook server is already started');
     this.routes = webhookRoutes(this.options.registry);
     const { cert, key } = this.certificate;
-    const server = createServer({ cert, key, minVersion: 'TLSv1.2' }, (request, response) => void this.serve(request, response));
+    let server: Server;
+    try {
+      server = createServer({ cert, key, minVersion: 'TLSv1.2' }, (request, response) => void this.serve(request, response));
+    } catch (error) {
+      throw new Error(`the webhook server cannot use its certificate (${describeError(error)}): give a PEM certificate and its private key`, { cause: error });
+    }
     server.requestTimeout = REQUEST_TIMEOUT_MS;
     server.on('tlsClientError', (error) => this.options.logger.debug({ err: error }, 'webhook server: TLS handshake refused'));
     this.server = server;
@@ -130,8 +135,12 @@ export class WebhookServer {
    * in flight go on with the one they started with, so nothing is dropped or restarted.
    */
   setCertificate(certificate: ServingCertificate): void {
+    try {
+      this.server?.setSecureContext({ cert: certificate.cert, key: certificate.key, minVersion: 'TLSv1.2' });
+    } catch (error) {
+      throw new Error(`the webhook server cannot use the new certificate (${describeError(error)}); it keeps serving the previous one`, { cause: error });
+    }
     this.certificate = certificate;
-    this.server?.setSecureContext({ cert: certificate.cert, key: certificate.key, minVersion: 'TLSv1.2' });
   }
 
   /** Stops accepting connections; resolves once requests in flight are answered (idle connections are closed at once). */

@@ -1,34 +1,17 @@
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { ApiClient, Registry, silentLogger, type ConversionContext, type KubeObject } from '../../../src/framework/index.js';
-import { conversionPath, WebhookServer, type ServingCertificate } from '../../../src/framework/runtime/index.js';
+import { conversionPath, WebhookServer } from '../../../src/framework/runtime/index.js';
 import { installCrds } from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
+import { selfSignedCertificate } from '../../support/serving-certificate.js';
 import { waitFor } from '../../support/wait-for.js';
 
 // A CRD with two versions whose conversion webhook is the webhook server: the real API server converts
 // stored objects through it. v1 has `spec.size`; v2 renamed it `spec.replicas`.
 
-function selfSigned(): ServingCertificate {
-  const dir = mkdtempSync(join(tmpdir(), 'webhook-cert-'));
-  try {
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', '/CN=konductor-conversion-spec', '-addext', 'subjectAltName=IP:127.0.0.1',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-    ], { stdio: 'ignore' });
-    return { cert: readFileSync(join(dir, 'cert.pem'), 'utf8'), key: readFileSync(join(dir, 'key.pem'), 'utf8') };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 const group = `conv-${randomBytes(4).toString('hex')}.konductor.test`;
-const certificate = selfSigned();
+const certificate = selfSignedCertificate('konductor-conversion-spec');
 let client: ApiClient;
 let namespace: string;
 let server: WebhookServer;

@@ -1,32 +1,15 @@
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { AdmissionError, ApiClient, ApiError, Registry, silentLogger, type AdmissionContext, type KubeObject, type MutationContext } from '../../../src/framework/index.js';
-import { webhookPath, WebhookServer, type ServingCertificate } from '../../../src/framework/runtime/index.js';
+import { webhookPath, WebhookServer } from '../../../src/framework/runtime/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
+import { selfSignedCertificate } from '../../support/serving-certificate.js';
 import { waitFor } from '../../support/wait-for.js';
 
 // The webhook server as the real API server calls it: over HTTPS, trusting the caBundle of a webhook
 // configuration that points at a URL (local development); only ConfigMaps carrying this spec's label are sent.
 
-function selfSigned(): ServingCertificate {
-  const dir = mkdtempSync(join(tmpdir(), 'webhook-cert-'));
-  try {
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', '/CN=konductor-webhook-spec', '-addext', 'subjectAltName=IP:127.0.0.1',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-    ], { stdio: 'ignore' });
-    return { cert: readFileSync(join(dir, 'cert.pem'), 'utf8'), key: readFileSync(join(dir, 'key.pem'), 'utf8') };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 const marker = `admission-${randomBytes(4).toString('hex')}`;
-const certificate = selfSigned();
+const certificate = selfSignedCertificate('konductor-webhook-spec');
 const seen: { dryRun: boolean; user: string }[] = [];
 let client: ApiClient;
 let namespace: string;

@@ -1,30 +1,12 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { connect, type TLSSocket } from 'node:tls';
 import { AdmissionError, ApiClient, Registry, silentLogger, type KubeObject, type MutationContext } from '../../../src/framework/index.js';
-import { conversionPath, webhookPath, WebhookServer, type ServingCertificate } from '../../../src/framework/runtime/index.js';
+import { conversionPath, webhookPath, WebhookServer } from '../../../src/framework/runtime/index.js';
 import { LogCapture } from '../../support/log-capture.js';
+import { selfSignedCertificate } from '../../support/serving-certificate.js';
 
-/** A throwaway self-signed certificate for 127.0.0.1, with `name` as its common name. */
-function selfSigned(name: string): ServingCertificate {
-  const dir = mkdtempSync(join(tmpdir(), 'webhook-cert-'));
-  try {
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', `/CN=${name}`, '-addext', 'subjectAltName=IP:127.0.0.1',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-    ], { stdio: 'ignore' });
-    return { cert: readFileSync(join(dir, 'cert.pem'), 'utf8'), key: readFileSync(join(dir, 'key.pem'), 'utf8') };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-const first = selfSigned('first');
-const second = selfSigned('second');
+const first = selfSignedCertificate('first');
+const second = selfSignedCertificate('second');
 const client = new ApiClient({ getCurrentCluster: () => ({ server: 'https://127.0.0.1:1' }), applyToHTTPSOptions: async () => undefined });
 
 interface Answer {
@@ -191,6 +173,12 @@ describe('the webhook server over HTTPS', () => {
     const slow = await inFlight;
     expect([slow.status, slow.servedBy, JSON.parse(slow.body).response.uid]).toEqual([200, 'first', 'slow']);
     server.setCertificate(first);
+  });
+
+  test('a certificate that cannot be used is refused and the previous one is served on', async () => {
+    expect(() => server.setCertificate({ cert: 'not a certificate', key: first.key })).toThrow('it keeps serving the previous one');
+    const answer = await send(port, webhookPath({ kind: 'validate', id: 'Widgets.check' }), admissionReview(widget(1)));
+    expect([answer.status, answer.servedBy]).toEqual([200, 'first']);
   });
 
   test('stop() closes the server', async () => {
