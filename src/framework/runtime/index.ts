@@ -46,3 +46,4 @@ export { MetricsRecorder, Histogram, noMetrics, type Metrics, type CounterName, 
 // Admission webhooks (issue 17): the HTTPS server the API server calls, and the path of each webhook.
 export { WebhookServer, type WebhookServerOptions, type ServingCertificate } from '../admission/webhook-server.js';
 export { webhookPath, conversionPath } from '../admission/webhook-paths.js';
+export { webhookConfigurations, crdConversion, type WebhookEndpoint, type WebhookConfigurationOptions } from '../admission/webhook-configuration.js';

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { ApiClient, Registry, silentLogger, type ConversionContext, type KubeObject } from '../../../src/framework/index.js';
-import { conversionPath, WebhookServer } from '../../../src/framework/runtime/index.js';
+import { WebhookServer } from '../../../src/framework/runtime/index.js';
+import { crdConversion } from '../../../src/framework/admission/webhook-configuration.js';
 import { installCrds } from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { selfSignedCertificate } from '../../support/serving-certificate.js';
@@ -37,15 +38,9 @@ function crd(port: number): V1CustomResourceDefinition {
         { name: 'v1', served: true, storage: true, schema: schema('size') },
         { name: 'v2', served: true, storage: false, schema: schema('replicas') },
       ],
-      conversion: {
-        strategy: 'Webhook',
-        webhook: {
-          clientConfig: { url: `https://127.0.0.1:${port}${conversionPath(group, 'gizmos')}`, caBundle: Buffer.from(certificate.cert).toString('base64') },
-          conversionReviewVersions: ['v1'],
-        },
-      },
+      conversion: crdConversion({ group, name: 'gizmos' }, { caBundle: certificate.cert, endpoint: { url: `https://127.0.0.1:${port}` } }),
     },
-  } as V1CustomResourceDefinition;
+  } as unknown as V1CustomResourceDefinition;
 }
 
 const path = (version: string, name?: string): string => `/apis/${group}/${version}/namespaces/${namespace}/gizmos${name ? `/${name}` : ''}`;

@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { AdmissionError, ApiClient, ApiError, Registry, silentLogger, type AdmissionContext, type KubeObject, type MutationContext } from '../../../src/framework/index.js';
-import { webhookPath, WebhookServer } from '../../../src/framework/runtime/index.js';
+import { WebhookServer } from '../../../src/framework/runtime/index.js';
+import { webhookConfigurations } from '../../../src/framework/admission/webhook-configuration.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { selfSignedCertificate } from '../../support/serving-certificate.js';
 import { waitFor } from '../../support/wait-for.js';
 
 // The webhook server as the real API server calls it: over HTTPS, trusting the caBundle of a webhook
-// configuration that points at a URL (local development); only ConfigMaps carrying this spec's label are sent.
+// configuration (built by webhookConfigurations) that points at a URL (local development); only ConfigMaps
+// carrying this spec's label are sent.
 
 const marker = `admission-${randomBytes(4).toString('hex')}`;
 const certificate = selfSignedCertificate('konductor-webhook-spec');
@@ -20,7 +22,7 @@ const registry = new Registry()
     kind: 'validate',
     id: 'ConfigMaps.check',
     resource: { apiVersion: 'v1', name: 'configmaps' },
-    options: {},
+    options: { objectSelector: { matchLabels: { 'konductor.test/admission': marker } }, timeoutSeconds: 5 },
     fn: ({ body, dryRun, userInfo }: AdmissionContext) => {
       seen.push({ dryRun, user: userInfo.username });
       const size = Number((body.data as Record<string, string> | undefined)?.size ?? 0);
@@ -32,25 +34,12 @@ const registry = new Registry()
     kind: 'mutate',
     id: 'ConfigMaps.defaults',
     resource: { apiVersion: 'v1', name: 'configmaps' },
-    options: {},
+    options: { objectSelector: { matchLabels: { 'konductor.test/admission': marker } }, timeoutSeconds: 5 },
     fn: ({ patch, body }: MutationContext) => {
       if ((body.data as Record<string, string> | undefined)?.color === undefined) patch.data = { color: 'blue' };
       patch.metadata.labels.defaulted = 'true';
     },
   });
-
-function webhook(kind: 'validate' | 'mutate', id: string, port: number): Record<string, unknown> {
-  return {
-    name: `${kind}.${marker}.konductor.test`,
-    clientConfig: { url: `https://127.0.0.1:${port}${webhookPath({ kind, id })}`, caBundle: Buffer.from(certificate.cert).toString('base64') },
-    rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['configmaps'], scope: 'Namespaced' }],
-    objectSelector: { matchLabels: { 'konductor.test/admission': marker } },
-    failurePolicy: 'Fail',
-    sideEffects: 'None',
-    admissionReviewVersions: ['v1'],
-    timeoutSeconds: 5,
-  };
-}
 
 const configMap = (name: string, data: Record<string, string>): KubeObject => ({
   apiVersion: 'v1',
@@ -67,12 +56,14 @@ beforeAll(async () => {
   namespace = await uniqueNamespace(kc, 'admission');
   server = new WebhookServer({ registry, port: 0, host: '127.0.0.1', certificate, logger: silentLogger(), client, resolve: () => undefined });
   const port = await server.start();
-  await client.request('POST', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', {
-    body: { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: marker }, webhooks: [webhook('validate', 'ConfigMaps.check', port)] },
+  const { validating, mutating } = webhookConfigurations(registry.admission(), {
+    name: marker,
+    caBundle: certificate.cert,
+    endpoint: { url: `https://127.0.0.1:${port}` },
+    resolve: () => undefined,
   });
-  await client.request('POST', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', {
-    body: { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: marker }, webhooks: [webhook('mutate', 'ConfigMaps.defaults', port)] },
-  });
+  await client.request('POST', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', { body: validating });
+  await client.request('POST', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', { body: mutating });
   // The API server picks webhook configurations up from its own watch: wait until ours is in force.
   await waitFor(async () => {
     const created = await client.request<KubeObject>('POST', collection(), { body: configMap('probe', {}), query: { dryRun: 'All' } });

@@ -186,6 +186,8 @@ const INTERNALS = [
   // Admission webhooks (issue 17).
   'WebhookServer',
   'conversionPath',
+  'crdConversion',
+  'webhookConfigurations',
   'webhookPath',
 ];
 
