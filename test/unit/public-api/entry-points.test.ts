@@ -154,6 +154,19 @@ const ROOT = [
   'ProbeOptions',
   'StartupError',
   'StartupOptions',
+  // Admission webhooks (issue 17).
+  'AdmissionContext',
+  'AdmissionError',
+  'AdmissionHandlerFn',
+  'AdmissionOperation',
+  'AdmissionOptions',
+  'AdmissionSpec',
+  'AdmissionUser',
+  'ConversionContext',
+  'ConversionFn',
+  'ConversionSpec',
+  'LabelSelector',
+  'MutationContext',
 ];
 
 /** Building blocks: engines, reactor, watches, discovery. None of them is for handler authors. */
@@ -176,6 +189,10 @@ const INTERNALS = [
   'CertificateStoreOptions',
   'issueAuthority',
   'issueServingCertificate',
+  // Admission webhooks (issue 17).
+  'WebhookServer',
+  'conversionPath',
+  'webhookPath',
 ];
 
 
