@@ -19,7 +19,8 @@ const layers = {
   decorators: ['registry', 'handler', 'objects', 'clock'],
   handling: ['handler', 'reactor', 'state', 'posting', 'watching', 'api', 'objects', 'observability', 'clock'],
   engines: ['handling', 'handler', 'state', 'posting', 'watching', 'api', 'objects', 'observability', 'clock'],
-  runtime: ['engines', 'handling', 'registry', 'handler', 'reactor', 'state', 'posting', 'watching', 'api', 'objects', 'observability', 'clock'],
+  admission: ['registry', 'handler', 'posting', 'state', 'api', 'objects', 'observability', 'clock'],
+  runtime: ['admission', 'engines', 'handling', 'registry', 'handler', 'reactor', 'state', 'posting', 'watching', 'api', 'objects', 'observability', 'clock'],
 };
 
 /** One ESLint override per folder: importing a folder not in its list is an error that names the rule. */

@@ -2,6 +2,7 @@
 // fresh test control plane, and prints one JSON line per scenario to stdout. Progress and the total
 // wall time go to stderr. See bench/README.md for the groups, figures and environment overrides.
 import { TestControlPlane } from '../src/testing/index.js';
+import { runAdmission } from './admission.js';
 import { runCatchUp } from './catch-up.js';
 import { runScale } from './scale.js';
 import { compareSteady, runSteadyLoad } from './steady-load.js';
@@ -34,6 +35,10 @@ const groups: Record<string, (target: BenchTarget) => Promise<Figures[]>> = {
   'watch-reactor': (target) => runWatchReactor(target, { objects: n, namespace: 'bench-watch' }),
   timers: async (target) => [
     await runTimers(target, { objects: envNumber('BENCH_TIMER_OBJECTS', 1_000), windowSeconds: envNumber('BENCH_TIMER_WINDOW', 20), namespace: 'bench-timers' }),
+  ],
+  // The latency an admission webhook (validating + mutating) adds at 50 requests/s.
+  admission: async (target) => [
+    await runAdmission(target, { rate: envNumber('BENCH_ADMISSION_RATE', 50), seconds: envNumber('BENCH_ADMISSION_SECONDS', 30), namespace: 'bench-admission' }),
   ],
   // 50,000 and 100,000 objects by default (BENCH_SCALE_OBJECTS=50000,100000), each size in its own namespace.
   scale: async (target) => {

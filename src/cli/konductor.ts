@@ -156,6 +156,8 @@ export function operatorOptionsFrom(
     logger: context.logger,
     health: { port: run.healthPort, handlerStallMs: run.stallTimeout === undefined ? undefined : run.stallTimeout * 1000 },
     leaderElection: run.standalone ? undefined : { namespace: run.leaseNamespace ?? ownNamespace(), name: run.leaseName },
+    // Used only when the handlers declare @on.validate, @on.mutate or @on.convert.
+    webhooks: { enabled: run.webhooks, port: run.webhookPort, url: run.webhookUrl, service: run.webhookService },
   };
 }
 

@@ -46,6 +46,15 @@ export interface RunOptions {
   leaseNamespace?: string;
   /** Name of the leader-election Lease: `--lease-name`, else the identity's (`konductor-leader` for the default identity). */
   leaseName: string;
+  // admission webhooks (issue 17)
+  /** HTTPS port of the webhook server (default 9443; 0: any free port). */
+  webhookPort?: number;
+  /** Base URL the API server calls the webhooks at (local development). */
+  webhookUrl?: string;
+  /** The Service in front of the operator's pods that the API server calls the webhooks through. */
+  webhookService?: { namespace: string; name: string; port?: number };
+  /** Serve the admission and conversion webhooks the handlers declare (`--no-webhooks`: do not). */
+  webhooks: boolean;
 }
 
 /** The commands of `konductor`. */
@@ -154,6 +163,10 @@ const OPTIONS = {
   standalone: { type: 'boolean' },
   'lease-namespace': { type: 'string' },
   'lease-name': { type: 'string' },
+  'webhook-port': { type: 'string' },
+  'webhook-url': { type: 'string' },
+  'webhook-service': { type: 'string' },
+  webhooks: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -209,6 +222,19 @@ const RUN_OPTIONS_HELP = `Options (each may also come from the environment varia
       --lease-name <name>      Name of the leader-election Lease (default: the identity's,
                                ${DEFAULT_LEASE_NAME} for ${DEFAULT_IDENTITY}, <identity>-leader for others).
                                env ${envName('lease-name')}
+      --webhook-port <port>    HTTPS port of the admission and conversion webhook server
+                               (@on.validate, @on.mutate, @on.convert), 0-65535 (default 9443).
+                               env ${envName('webhook-port')}
+      --webhook-service <ns/name[:port]>
+                               The Service the API server calls the webhooks through (in a cluster;
+                               port default 443). Its name is in the generated certificate.
+                               env ${envName('webhook-service')}
+      --webhook-url <url>      Or the https base URL the API server calls them at (local
+                               development), e.g. https://127.0.0.1:9443.
+                               env ${envName('webhook-url')}
+      --no-webhooks            Do not serve the handlers' webhooks (an operator without the
+                               cluster-wide rights to register them); they are logged as not served.
+                               env ${envName('webhooks')}=false
 `;
 
 /** Help text for `konductor --help`: every command, then the options of `run` and `dev`. */
@@ -419,6 +445,9 @@ function runOptions(values: ParsedFlags['values'], files: string[], env: NodeJS.
   const leaseName = pick('lease-name', values['lease-name']);
   const identity = operatorIdentity(pick('identity', values.identity));
   const storage = pick('storage', values.storage);
+  const webhookPort = pick('webhook-port', values['webhook-port']);
+  const webhookUrl = nonEmpty(pick('webhook-url', values['webhook-url']));
+  const webhookService = pick('webhook-service', values['webhook-service']);
   return {
     files,
     ...scope,
@@ -435,6 +464,34 @@ function runOptions(values: ParsedFlags['values'], files: string[], env: NodeJS.
     standalone: pickBoolean('standalone', values.standalone, defaults.standalone),
     leaseNamespace: leaseNamespace && dnsLabel(leaseNamespace, false),
     leaseName: leaseName ? dnsSubdomain(leaseName) : identity.leaseName,
+    webhookPort: webhookPort && parseInteger(webhookPort, 0, 65_535, 'an integer from 0 to 65535'),
+    webhookUrl: webhookUrl && httpsUrl(webhookUrl),
+    webhookService: webhookService && serviceReference(webhookService),
+    webhooks: pickBoolean('webhooks', values.webhooks, true),
+  };
+}
+
+/** `--webhook-url`: an https URL (the API server calls webhooks over TLS only). */
+function httpsUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`--webhook-url ${JSON.stringify(value)} is not a URL: give the https base URL the API server reaches the operator at, e.g. https://127.0.0.1:9443`);
+  }
+  if (url.protocol !== 'https:') throw new UsageError(`--webhook-url ${value} must start with https://: the API server calls webhooks over TLS only`);
+  return value;
+}
+
+/** `--webhook-service namespace/name[:port]`. */
+function serviceReference(setting: Setting): { namespace: string; name: string; port?: number } {
+  const match = /^([^/:]+)\/([^/:]+)(?::(\d+))?$/.exec(setting.value);
+  if (!match) throw new UsageError(`${setting.source} ${JSON.stringify(setting.value)} must be <namespace>/<name> or <namespace>/<name>:<port>`);
+  const [, namespace, name, port] = match;
+  return {
+    namespace: dnsLabel({ value: namespace!, source: setting.source }, false),
+    name: dnsLabel({ value: name!, source: setting.source }, false),
+    ...(port ? { port: parseInteger({ value: port, source: setting.source }, 1, 65_535, 'a port from 1 to 65535') } : {}),
   };
 }
 

@@ -105,3 +105,18 @@ export { StartupError } from './runtime/activities.js';
 export type { Memo } from './handler/memo.js';
 export type { FilterContext } from './handler/filter-context.js';
 export type { EventHandlerOptions } from './handler/handler-specs.js';
+// Admission webhooks (issue 17): @on.validate, @on.mutate, @on.convert.
+export type {
+  AdmissionContext,
+  AdmissionHandlerFn,
+  AdmissionOperation,
+  AdmissionOptions,
+  AdmissionSpec,
+  AdmissionUser,
+  ConversionContext,
+  ConversionFn,
+  ConversionSpec,
+  LabelSelector,
+  MutationContext,
+} from './handler/admission-specs.js';
+export { AdmissionError } from './handler/errors.js';

@@ -13,7 +13,9 @@ export function sharedKubeConfig(): KubeConfig {
 /** Creates a namespace with a unique name so tests sharing one control plane never see each other's objects. */
 export async function uniqueNamespace(kc: KubeConfig, prefix = 'test'): Promise<string> {
   const name = `${prefix}-${randomBytes(4).toString('hex')}`;
-  await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name } } });
+  // The label API servers from 1.21 set on every namespace (this 1.20 one does not), which webhooks
+  // of operators limited to some namespaces select them by.
+  await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name, labels: { 'kubernetes.io/metadata.name': name } } } });
   return name;
 }
 

@@ -2,6 +2,7 @@
 // Deployment hardened like deploy/30-deployment.yaml. Pure: the command renders them as YAML.
 import { dump } from 'js-yaml';
 import type { RbacRules, WatchedResource } from './rbac-rules.js';
+import { WEBHOOK_PORT, webhookDocuments, webhookServiceName, type WebhookInstall } from './webhook-manifests.js';
 
 /** What the install looks like. */
 export interface InstallOptions {
@@ -21,6 +22,8 @@ export interface InstallOptions {
   identity?: string;
   /** Where the operator keeps its bookkeeping (`--storage`); undefined: konductor run's default (annotations). */
   storage?: 'annotations' | 'status';
+  /** The webhooks the handlers declare; undefined when they declare none. */
+  webhooks?: WebhookInstall;
 }
 
 /** One YAML document: comment lines to print above it, and the object. */
@@ -67,6 +70,7 @@ export function manifestDocuments(rbac: RbacRules, options: InstallOptions): Man
     // logs once on stop that it cannot tell whether a namespace is being deleted, and keeps every finalizer.
   }
 
+  if (options.webhooks) documents.push(...webhookDocuments({ name, namespace, labels }, options.webhooks));
   const leaseRole = `${name}-leader-election`;
   documents.push(
     {
@@ -114,6 +118,7 @@ function purpose(resource: WatchedResource): string {
 
 function deployment(options: InstallOptions, labels: Record<string, string>): Record<string, unknown> {
   const scope = options.watchNamespaces === undefined ? ['--all-namespaces'] : options.watchNamespaces.flatMap((ns) => ['--namespace', ns]);
+  const webhooks = options.webhooks ? ['--webhook-service', `${options.namespace}/${webhookServiceName(options.name)}`] : [];
   const fromField = (fieldPath: string): Record<string, unknown> => ({ valueFrom: { fieldRef: { fieldPath } } });
   return {
     apiVersion: 'apps/v1',
@@ -133,14 +138,14 @@ function deployment(options: InstallOptions, labels: Record<string, string>): Re
               name: 'operator',
               image: options.image,
               imagePullPolicy: 'IfNotPresent',
-              args: ['run', ...options.runPaths, ...scope, ...(options.identity ? ['--identity', options.identity] : []), ...(options.storage ? ['--storage', options.storage] : []), '--lease-name', options.leaseName, '--log-format', 'json', '--handler-timeout', '600', '--stall-timeout', '900'],
+              args: ['run', ...options.runPaths, ...scope, ...(options.identity ? ['--identity', options.identity] : []), ...(options.storage ? ['--storage', options.storage] : []), '--lease-name', options.leaseName, ...webhooks, '--log-format', 'json', '--handler-timeout', '600', '--stall-timeout', '900'],
               env: [
                 { name: 'NODE_OPTIONS', value: '--max-old-space-size=192' },
                 { name: 'KONDUCTOR_LEASE_NAMESPACE', ...fromField('metadata.namespace') },
                 { name: 'POD_NAME', ...fromField('metadata.name') },
                 { name: 'POD_NAMESPACE', ...fromField('metadata.namespace') },
               ],
-              ports: [{ name: 'health', containerPort: 8080 }],
+              ports: [{ name: 'health', containerPort: 8080 }, ...(options.webhooks ? [{ name: 'webhooks', containerPort: WEBHOOK_PORT }] : [])],
               volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
               livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, initialDelaySeconds: 10, periodSeconds: 20, failureThreshold: 3 },
               readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5 },

@@ -9,6 +9,7 @@ import { Identity, InvalidIdentityError } from '../../framework/state/identity.j
 import { STORAGES, type Storage } from '../../framework/state/storage.js';
 import { UsageError } from '../options.js';
 import { manifestDocuments, renderManifests } from './manifest-objects.js';
+import type { WebhookInstall } from './webhook-manifests.js';
 import { deriveRbacRules, parseRule, RuleSyntaxError, VERBS, type PolicyRule } from './rbac-rules.js';
 import { crdResources, type KnownResource } from './resource-names.js';
 
@@ -136,6 +137,7 @@ export async function manifestsCommand(args: readonly string[]): Promise<void> {
     leaseName,
     identity,
     storage,
+    webhooks: webhookInstall(registry, identity),
   });
   process.stdout.write(renderManifests(documents));
 }
@@ -219,4 +221,12 @@ function dnsSubdomain(value: string, flag: string): string {
 
 function unique(values: readonly string[]): string[] {
   return [...new Set(values)];
+}
+
+/** The webhooks the handlers declare (admission, conversions), or undefined for none. */
+function webhookInstall(registry: Awaited<ReturnType<typeof loadHandlers>>, identity: string | undefined): WebhookInstall | undefined {
+  const admission = registry.admission().length > 0;
+  const conversions = registry.conversions().map((spec) => `${spec.name}.${spec.group}`);
+  if (!admission && conversions.length === 0) return undefined;
+  return { identity: identity ?? Identity.DEFAULT.name, admission, conversions };
 }

@@ -83,6 +83,7 @@ export async function uninstall(options: UninstallOptions, out: NodeJS.WriteStre
     for (const name of options.crds) {
       if (!(await deleteCrd(client, name, Math.max(deadline, Date.now() + MIN_CRD_WAIT_MS), out))) failed = true;
     }
+    await deleteWebhookConfigurations(client, identity.name, out);
     if (failed) process.exitCode = 1;
   } finally {
     client.close();
@@ -249,4 +250,19 @@ class Progress {
 
 function seconds(ms: number): string {
   return `${Math.round(ms / 1000)}s`;
+}
+
+/**
+ * Removes the admission configurations the operator registered (named for its identity, labelled as
+ * managed by it): left behind, a `failurePolicy: Fail` webhook whose server is gone refuses every
+ * write it covers. Someone else's configuration of that name (no such label) is left alone.
+ */
+async function deleteWebhookConfigurations(client: ApiClient, name: string, out: NodeJS.WritableStream): Promise<void> {
+  for (const plural of ['validatingwebhookconfigurations', 'mutatingwebhookconfigurations']) {
+    const configurations = client.resource<KubeObject>('admissionregistration.k8s.io/v1', plural);
+    const current = await configurations.find({ name });
+    if (current?.metadata?.labels?.['app.kubernetes.io/managed-by'] !== name) continue;
+    await configurations.delete({ name });
+    out.write(`deleted ${plural}/${name}\n`);
+  }
 }

@@ -17,6 +17,9 @@ import type { OwnedContext, OwnedOptions } from '../handler/owned-specs.js';
 import { cacheDecorator, indexDecorator } from './cache.js';
 import { activity, type ActivityDecorator } from './activities.js';
 import type { CleanupOptions, ProbeOptions, StartupOptions } from '../handler/activity-specs.js';
+// Admission webhooks (issue 17).
+import { admission, conversion, type ConvertDecorator, type MutateDecorator, type ValidateDecorator } from './admission.js';
+import type { AdmissionOptions } from '../handler/admission-specs.js';
 
 type DecoratorContext = Pick<ClassMethodDecoratorContext, 'static' | 'private' | 'name' | 'metadata'>;
 
@@ -244,6 +247,53 @@ export const on = {
    */
   probe(options: ProbeOptions = {}): ActivityDecorator {
     return activity('probe', options);
+  },
+
+  // Admission webhooks (issue 17): @on.validate, @on.mutate, @on.convert.
+  /**
+   * A validating admission webhook: the API server asks it before storing an object (by default on
+   * CREATE and UPDATE). Throw `AdmissionError(message, { code })` to refuse (any other error refuses
+   * as a 500); push to `ctx.warnings` or return strings to warn. Objects failing `labels`,
+   * `annotations`, `when` or `field`/`value` are admitted without running it. Each handler is its own
+   * webhook (own path, `failurePolicy`, `timeoutSeconds`).
+   * @example
+   * ```ts
+   * @on.validate('example.com/v1', 'widgets', { operations: ['CREATE', 'UPDATE'] })
+   * check({ spec }: AdmissionContext<Widget>) { if (spec.size > 9) throw new AdmissionError('spec.size must be at most 9'); }
+   * ```
+   */
+  validate<T extends TypedObject = KubeObject>(apiVersion: string, name: string, options: AdmissionOptions<T> = {}): ValidateDecorator<T> {
+    return admission('validate', apiVersion, name, options as AdmissionOptions) as unknown as ValidateDecorator<T>;
+  },
+
+  /**
+   * A mutating admission webhook: edit `ctx.patch` (the merge patch change handlers use) and the
+   * object is stored with the change (answered as a JSON patch). Refuses as {@link on.validate} does.
+   * @example
+   * ```ts
+   * @on.mutate('example.com/v1', 'widgets')
+   * defaults({ spec, patch }: MutationContext<Widget>) { if (spec.size === undefined) patch.spec.size = 1; }
+   * ```
+   */
+  mutate<T extends TypedObject = KubeObject>(apiVersion: string, name: string, options: AdmissionOptions<T> = {}): MutateDecorator<T> {
+    return admission('mutate', apiVersion, name, options as AdmissionOptions) as unknown as MutateDecorator<T>;
+  },
+
+  /**
+   * The conversion webhook of a CRD with several versions (`group`, plural `name`): returns the object
+   * at `ctx.toVersion` (the framework sets its `apiVersion`). Objects already at the desired version
+   * are not passed to it. One per CRD.
+   * @example
+   * ```ts
+   * @on.convert('example.com', 'widgets')
+   * convert({ object, toVersion }: ConversionContext) {
+   *   const spec = object.spec as { size?: number; replicas?: number };
+   *   return toVersion === 'example.com/v2' ? { ...object, spec: { replicas: spec.size } } : { ...object, spec: { size: spec.replicas } };
+   * }
+   * ```
+   */
+  convert(group: string, name: string): ConvertDecorator {
+    return conversion(group, name);
   },
 };
 

@@ -63,3 +63,22 @@ export class NonErrorThrown extends Error {
 export function asError(thrown: unknown): Error {
   return thrown instanceof Error ? thrown : new NonErrorThrown(thrown);
 }
+
+// Admission webhooks (issue 17): a validating or mutating handler refuses the request.
+/**
+ * Thrown by an `@on.validate` or `@on.mutate` handler to refuse the request: the API server answers
+ * the client (`kubectl apply`) with `message` and `code` (default 400; a code outside 400..599 is
+ * taken as 400). Any other error also refuses, as a 500 with its message.
+ * @example throw new AdmissionError('spec.size must be at most 9', { code: 422 });
+ */
+export class AdmissionError extends Error {
+  override readonly name = 'AdmissionError';
+  /** The HTTP status code the client sees. */
+  readonly code: number;
+
+  constructor(message: string, options: { code?: number; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    const code = options.code ?? 400;
+    this.code = Number.isInteger(code) && code >= 400 && code <= 599 ? code : 400;
+  }
+}

@@ -17,6 +17,9 @@ import type { CacheSpec, IndexFn, IndexSpec } from '../handler/cache.js';
 import { cacheDeclarationsOf, indexDeclarationsOf } from './cache-declarations.js';
 import type { ActivityKind, ActivityFn, ActivitySpec, CleanupOptions, ProbeOptions, StartupOptions } from '../handler/activity-specs.js';
 import { activityDeclarationsOf, activitySpecsOf, checkActivityId } from './activities.js';
+// Admission webhooks (issue 17).
+import { checkAdmissionOptions, type AdmissionSpec, type ConversionSpec } from '../handler/admission-specs.js';
+import { admissionDeclarationsOf, admissionSpecsOf, checkAdmissionId, checkConversion, conversionDeclarationsOf, conversionSpecsOf } from './admission-declarations.js';
 
 /** A class whose methods carry handler decorators. */
 export type HandlerClass = new () => object;
@@ -48,7 +51,7 @@ export class Registry {
 
   /** Instantiates a decorated class once and registers each decorated method, bound to that instance. */
   addClass(cls: HandlerClass): this {
-    if (declarationsOf(cls).length === 0 && !hasCacheDeclarations(cls) && activityDeclarationsOf(cls).length === 0) {
+    if (declarationsOf(cls).length === 0 && !hasCacheDeclarations(cls) && activityDeclarationsOf(cls).length === 0 && !hasAdmissionDeclarations(cls)) {
       throw new Error(`${cls.name || 'the class'} has no handler decorators (@on.*, @timer, @daemon)`);
     }
     return this.addInstance(new cls());
@@ -61,7 +64,7 @@ export class Registry {
   addInstance(instance: object): this {
     const cls = instance.constructor as HandlerClass;
     const declarations = declarationsOf(cls);
-    if (declarations.length === 0 && !hasCacheDeclarations(cls) && activityDeclarationsOf(cls).length === 0) {
+    if (declarations.length === 0 && !hasCacheDeclarations(cls) && activityDeclarationsOf(cls).length === 0 && !hasAdmissionDeclarations(cls)) {
       throw new Error(`${cls.name || 'the object'} has no handler decorators (@on.*, @timer, @daemon)`);
     }
     const methods = instance as Record<string | symbol, unknown>;
@@ -82,6 +85,9 @@ export class Registry {
     this.addCacheDeclarations(instance);
     // Activities (@on.startup, @on.cleanup, @on.probe).
     for (const spec of activitySpecsOf(instance)) this.addActivity(spec);
+    // Admission webhooks (@on.validate, @on.mutate, @on.convert).
+    for (const spec of admissionSpecsOf(instance)) this.registerAdmission(spec);
+    for (const spec of conversionSpecsOf(instance)) this.registerConversion(spec);
     return this;
   }
 
@@ -171,6 +177,42 @@ export class Registry {
   get activities(): readonly ActivitySpec[] {
     return this.activitySpecs;
   }
+
+  // Admission webhooks (issue 17): served by the webhook server, never watched, kept apart from `handlers`.
+  private readonly admissionSpecs: AdmissionSpec[] = [];
+  private readonly conversionSpecs: ConversionSpec[] = [];
+
+  /**
+   * Registers a validating or mutating handler as a plain function; ids are unique per kind (they name the webhook path).
+   * @example registry.registerAdmission({ kind: 'validate', id: 'widgets.size', resource: { apiVersion: 'example.com/v1', name: 'widgets' }, options: {}, fn })
+   */
+  registerAdmission(spec: AdmissionSpec): this {
+    checkAdmissionOptions(spec.kind, spec.options);
+    checkAdmissionId(this.admissionSpecs, spec);
+    this.admissionSpecs.push(spec);
+    return this;
+  }
+
+  /** Registers a CRD's conversion handler as a plain function; one per CRD. */
+  registerConversion(spec: ConversionSpec): this {
+    checkConversion(this.conversionSpecs, spec);
+    this.conversionSpecs.push(spec);
+    return this;
+  }
+
+  /** Every validating and mutating handler, in declaration order. */
+  admission(): readonly AdmissionSpec[] {
+    return this.admissionSpecs;
+  }
+
+  /** Every conversion handler. */
+  conversions(): readonly ConversionSpec[] {
+    return this.conversionSpecs;
+  }
+}
+
+function hasAdmissionDeclarations(cls: HandlerClass): boolean {
+  return admissionDeclarationsOf(cls).length > 0 || conversionDeclarationsOf(cls).length > 0;
 }
 
 function hasCacheDeclarations(cls: HandlerClass): boolean {

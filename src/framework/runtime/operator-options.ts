@@ -5,6 +5,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { Registry, HandlerClass } from '../registry/registry.js';
 import type { WatchTuning } from '../watching/watch-hub.js';
 import type { Memo } from '../handler/memo.js';
+import type { WebhookOptions } from './operator-webhooks.js';
 
 /** Options for {@link createOperator}. */
 export interface OperatorOptions {
@@ -110,6 +111,13 @@ export interface OperatorOptions {
    * ```
    */
   memo?: Memo;
+  // admission webhooks (issue 17)
+  /**
+   * The admission and conversion webhook server, used when the handlers declare `@on.validate`,
+   * `@on.mutate` or `@on.convert`: its port, how the API server reaches it (`service` in a cluster,
+   * `url` for local development), and where its certificates are kept. See {@link WebhookOptions}.
+   */
+  webhooks?: WebhookOptions;
 }
 
 /** Default of `health.handlerStallMs`: far beyond any handler that is merely slow, well before a person notices. */

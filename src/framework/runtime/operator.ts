@@ -36,6 +36,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { OperatorActivities } from './activities.js';
 import { operatorMemo } from './operator-memo.js';
+import { OperatorWebhooks } from './operator-webhooks.js';
 
 export { DEFAULT_HANDLER_STALL_MS, type OperatorOptions } from './operator-options.js';
 
@@ -105,6 +106,8 @@ export class Operator {
   }
   /** lifecycle (issue 16): startup, cleanup and probe handlers. */
   private readonly activities: OperatorActivities;
+  /** Admission and conversion webhooks (issue 17), served by every replica. */
+  readonly webhooks: OperatorWebhooks;
 
   constructor(private readonly options: OperatorOptions = {}) {
     // First: a bad identity is a configuration error, reported before anything else is set up.
@@ -142,6 +145,8 @@ export class Operator {
       logger: this.logger,
       metrics: this.metrics,
     });
+    const [identity, namespaces, cache, indexes, memo] = [this.identity, options.namespaces, this.reads.cache, this.reads.indexes, operatorMemo(options)];
+    this.webhooks = new OperatorWebhooks(options.webhooks, { client: this.client, registry: this.registry, identity, logger: this.logger, namespaces, cache, indexes, memo });
     this.activities = new OperatorActivities(() => this.registry.activities, { client: this.client, logger: this.logger, memo: operatorMemo(options) });
     this.ready = new Promise<void>((resolve, reject) => {
       this.markReady = resolve;
@@ -161,15 +166,17 @@ export class Operator {
   }
 
   private startInScope(): void {
-    if (!this.options.health) return this.runStartup();
-    // Probes first: an operator whose health port is taken would run unwatched, so it does not start.
-    this.serveHealth().then(
-      () => this.runStartup(),
-      (error: unknown) => {
-        this.logger.error({ port: this.options.health?.port }, error instanceof Error ? error.message : String(error));
-        this.markFailed(error);
-      },
-    );
+    // Probes and webhooks first: with its health port taken an operator would run unwatched, and
+    // without its webhook server it would refuse every admission it is called for; neither starts.
+    this.serveHealth()
+      .then(() => this.webhooks.start())
+      .then(
+        () => this.runStartup(),
+        (error: unknown) => {
+          this.logger.error(error instanceof Error ? error.message : String(error));
+          this.markFailed(error);
+        },
+      );
   }
 
   /** Startup handlers before anything else (before a leader election campaign too, as Kopf); one failing for good stops the start. */
@@ -336,7 +343,7 @@ export class Operator {
     };
     const probes = this.activities.hasProbes ? () => this.activities.probeReport() : undefined;
     const health = operatorHealth(sources, options);
-    const readiness = [{ name: 'startup', check: () => this.activities.readiness() }, ...health.readiness];
+    const readiness = [{ name: 'startup', check: () => this.activities.readiness() }, { name: 'webhooks', check: () => this.webhooks.readiness() }, ...health.readiness];
     this.healthServer = new HealthServer({ ...health, readiness, probes });
     this.healthPort = await this.healthServer.start();
     this.logger.info({ port: this.healthPort }, 'health and metrics server listening');
@@ -365,6 +372,7 @@ export class Operator {
     await this.activities.cleanup(Math.max(0, deadlineMs - (Date.now() - startedAt)));
     // Released only after the drain, so a successor never overlaps with our last handlers.
     await this.elector?.stop();
+    await this.webhooks.stop();
     await this.healthServer?.stop();
     this.client.close();
     this.logger.info('operator stopped');

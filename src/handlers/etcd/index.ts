@@ -7,3 +7,4 @@ export { RESTORE_FROM_ANNOTATION, RESTORED_BY_ANNOTATION } from './restore-annot
 export { EtcdIgnoredFields } from './ignored-fields-reporter.js';
 export { IGNORED_FIELDS_REASON, SUPPORTED_FIELDS, ignoredFields, ignoredFieldsMessage, type EtcdKind } from './ignored-fields.js';
 export * from './types.js';
+export { EtcdAdmission, versionChangeProblem } from './admission.js';

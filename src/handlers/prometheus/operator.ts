@@ -1,7 +1,7 @@
 import { events, on, type ApiClient, type Cache, type ChangeContext, type EventContext, type KubeObject, type Logger, type OwnedContext } from 'konductor';
 import { sameJson } from '../common/same-json.js';
 import { DEFAULT_CONFIG_RELOADER_IMAGE, type StatefulSetOptions } from './children.js';
-import { readInputs, reconcile, removeChildren, ReportedProblems, type Inputs, type PrometheusStatus } from './reconcile.js';
+import { readInputs, reconcile, removeChildren, ReportedProblems, type PrometheusStatus } from './reconcile.js';
 import type { PrometheusResource, PrometheusSpec } from './types.js';
 
 const API = 'monitoring.coreos.com/v1';
@@ -66,6 +66,8 @@ export class PrometheusOperator {
   private readonly children: StatefulSetOptions;
   /** Invalid rule groups already reported: one Event per PrometheusRule generation, not per re-render. */
   private readonly reported = new ReportedProblems();
+  /** The render under way per Prometheus uid (see {@link exclusive}). */
+  private readonly renders = new Map<string, Promise<void>>();
 
   constructor(options: PrometheusOperatorOptions = {}) {
     this.children = {
@@ -83,15 +85,37 @@ export class PrometheusOperator {
     // its status at once, and this handler's (older) status, written after it returns, would undo it.
     // So a render that saw the inputs change under it renders again before handing its status back.
     // At most 5 renders: under a steady stream of input changes the re-renders those start carry on.
-    let seen: number;
-    let status: PrometheusStatus | undefined;
-    let renders = 0;
-    do {
-      seen = this.inputChanges;
-      renders += 1;
-      status = nextStatus(prometheus.status, await reconcile(client, prometheus, readInputs(cache), logger, this.children, this.reported));
-    } while (seen !== this.inputChanges && renders < 5);
+    const status = await this.exclusive(prometheus.metadata.uid ?? '', async () => {
+      let seen: number;
+      let next: PrometheusStatus | undefined;
+      let renders = 0;
+      do {
+        seen = this.inputChanges;
+        renders += 1;
+        next = nextStatus(prometheus.status, await reconcile(client, prometheus, readInputs(cache), logger, this.children, this.reported));
+      } while (seen !== this.inputChanges && renders < 5);
+      return next;
+    });
     if (status) Object.assign(patch.status, status);
+  }
+
+  /**
+   * Runs one render of a Prometheus at a time. Its handlers (create, update, owned StatefulSet) and
+   * the re-renders that input events start run in different slots; two renders at once could finish
+   * in the wrong order, the one that read the inputs first writing its older config last.
+   */
+  private exclusive<T>(uid: string, render: () => Promise<T>): Promise<T> {
+    const previous = this.renders.get(uid) ?? Promise.resolve();
+    const next = previous.then(render, render);
+    const settled = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.renders.set(uid, settled);
+    void settled.then(() => {
+      if (this.renders.get(uid) === settled) this.renders.delete(uid);
+    });
+    return next;
   }
 
   /** One render of everything at a time; requests during a render collapse into one more render. */
@@ -104,12 +128,10 @@ export class PrometheusOperator {
     this.rendering = (async () => {
       do {
         this.again = false;
-        // From the watches: a re-render lists nothing.
-        const inputs = readInputs(cache);
         for (const [uid, { namespace, name }] of [...this.known]) {
           // Each Prometheus on its own: one that fails must not leave the others stale.
           try {
-            await this.render(client, cache, inputs, uid, namespace, name, logger.child({ prometheus: `${namespace}/${name}` }));
+            await this.render(client, cache, uid, namespace, name, logger.child({ prometheus: `${namespace}/${name}` }));
           } catch (error) {
             const message = `re-rendering Prometheus ${namespace}/${name} failed: ${errorMessage(error)}; it is rendered again on its next change or the next ServiceMonitor, PodMonitor, PrometheusRule or Namespace change`;
             logger.error({ prometheus: `${namespace}/${name}`, err: errorMessage(error) }, message);
@@ -125,17 +147,20 @@ export class PrometheusOperator {
   }
 
   /** Re-renders one known Prometheus as the cache holds it: reconciles it and writes a changed status. */
-  private async render(client: ApiClient, cache: Cache, inputs: Inputs, uid: string, namespace: string, name: string, logger: Logger): Promise<void> {
-    const found = cache.resource<Prometheus>(API, 'prometheuses').get({ namespace, name });
-    if (!found || found.metadata.uid !== uid) {
-      this.known.delete(uid);
-      return;
-    }
-    if (found.metadata.deletionTimestamp) return;
-    const prometheus = owner(found);
-    const status = nextStatus(prometheus.status, await reconcile(client, prometheus, inputs, logger, this.children, this.reported));
-    if (!status) return;
-    await client.resource<Prometheus>(API, 'prometheuses').patchStatus({ namespace, name }, status);
+  private async render(client: ApiClient, cache: Cache, uid: string, namespace: string, name: string, logger: Logger): Promise<void> {
+    await this.exclusive(uid, async () => {
+      const found = cache.resource<Prometheus>(API, 'prometheuses').get({ namespace, name });
+      if (!found || found.metadata.uid !== uid) {
+        this.known.delete(uid);
+        return;
+      }
+      if (found.metadata.deletionTimestamp) return;
+      const prometheus = owner(found);
+      // From the watches (a re-render lists nothing), read once this render has its turn.
+      const status = nextStatus(prometheus.status, await reconcile(client, prometheus, readInputs(cache), logger, this.children, this.reported));
+      if (!status) return;
+      await client.resource<Prometheus>(API, 'prometheuses').patchStatus({ namespace, name }, status);
+    });
   }
 
   @on.create(API, 'prometheuses')

@@ -25,6 +25,7 @@ describe('konductor command line', () => {
       standalone: false,
       leaseNamespace: undefined,
       leaseName: 'konductor-leader',
+      webhooks: true,
     });
   });
 
@@ -48,6 +49,10 @@ describe('konductor command line', () => {
       '--standalone',
       '--lease-namespace', 'operators',
       '--lease-name', 'my-operator.leader',
+      '--webhook-port', '9443',
+      '--webhook-url', 'https://127.0.0.1:9443',
+      '--webhook-service', 'operators/hooks:8443',
+      '--no-webhooks',
     ]);
     expect(options).toEqual({
       files: ['handlers/'],
@@ -64,6 +69,10 @@ describe('konductor command line', () => {
       standalone: true,
       leaseNamespace: 'operators',
       leaseName: 'my-operator.leader',
+      webhookPort: 9443,
+      webhookUrl: 'https://127.0.0.1:9443',
+      webhookService: { namespace: 'operators', name: 'hooks', port: 8443 },
+      webhooks: false,
     });
   });
 
@@ -98,6 +107,10 @@ describe('konductor command line', () => {
         KONDUCTOR_STANDALONE: 'true',
         KONDUCTOR_LEASE_NAMESPACE: 'operators',
         KONDUCTOR_LEASE_NAME: 'leader',
+        KONDUCTOR_WEBHOOK_PORT: '9443',
+        KONDUCTOR_WEBHOOK_URL: 'https://127.0.0.1:9443',
+        KONDUCTOR_WEBHOOK_SERVICE: 'operators/hooks',
+        KONDUCTOR_WEBHOOKS: 'false',
       });
       expect(options).toEqual({
         files: ['handlers/'],
@@ -114,6 +127,10 @@ describe('konductor command line', () => {
         standalone: true,
         leaseNamespace: 'operators',
         leaseName: 'leader',
+        webhookPort: 9443,
+        webhookUrl: 'https://127.0.0.1:9443',
+        webhookService: { namespace: 'operators', name: 'hooks' },
+        webhooks: false,
       });
       expect(run([], { KONDUCTOR_ALL_NAMESPACES: 'true' }).allNamespaces).toBe(true);
     });

@@ -154,6 +154,19 @@ const ROOT = [
   'ProbeOptions',
   'StartupError',
   'StartupOptions',
+  // Admission webhooks (issue 17).
+  'AdmissionContext',
+  'AdmissionError',
+  'AdmissionHandlerFn',
+  'AdmissionOperation',
+  'AdmissionOptions',
+  'AdmissionSpec',
+  'AdmissionUser',
+  'ConversionContext',
+  'ConversionFn',
+  'ConversionSpec',
+  'LabelSelector',
+  'MutationContext',
 ];
 
 /** Building blocks: engines, reactor, watches, discovery. None of them is for handler authors. */
@@ -170,6 +183,16 @@ const INTERNALS = [
   'nextRunAt',
   'toMilliseconds',
   'watchResource',
+  // Admission webhook certificates (issue 17).
+  'CertificateBundle',
+  'CertificateStore',
+  'CertificateStoreOptions',
+  'issueAuthority',
+  'issueServingCertificate',
+  // Admission webhooks (issue 17).
+  'WebhookServer',
+  'conversionPath',
+  'webhookPath',
 ];
 
 

@@ -1,0 +1,45 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { resolveKubectl } from '../../src/testing/binaries.js';
+
+/** What one kubectl run printed and how it ended. */
+export interface KubectlRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+const cacheDir = mkdtempSync(join(tmpdir(), 'konductor-kubectl-'));
+
+/**
+ * Runs the provisioned kubectl against this worker's control plane, as a user types it (`stdin`
+ * for `apply -f -`); a cache of its own, so no discovery goes stale between files. Killed after 30 s.
+ */
+export function kubectl(args: readonly string[], stdin = ''): Promise<KubectlRun> {
+  const kubeconfig = process.env.KONDUCTOR_TEST_KUBECONFIG;
+  if (!kubeconfig) throw new Error('KONDUCTOR_TEST_KUBECONFIG is not set: run integration tests through jest (npm run test:integration)');
+  return new Promise((resolve, reject) => {
+    const child = spawn(resolveKubectl(), ['--kubeconfig', kubeconfig, '--cache-dir', cacheDir, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(new Error(`kubectl did not start: ${error.message}`));
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? -1, stdout, stderr: signal ? `${stderr}killed by ${signal}` : stderr });
+    });
+    child.stdin.end(stdin);
+  });
+}
+
+/** `kubectl apply -f -` of one object given as JSON (kubectl reads JSON as YAML). */
+export function kubectlApply(object: unknown, extra: readonly string[] = []): Promise<KubectlRun> {
+  return kubectl(['apply', '-f', '-', ...extra], JSON.stringify(object));
+}
