@@ -11,6 +11,8 @@ import { tsImport } from 'tsx/esm/api';
  * in KONDUCTOR_TEST_KUBECONFIG_<N>; test/support/worker-plane.ts sets KONDUCTOR_TEST_KUBECONFIG from it.
  */
 export default async function globalSetup(globalConfig) {
+  // Both integration projects name this file: one set of planes serves a run that selects both.
+  if (globalThis.__konductorControlPlanes) return;
   const { TestControlPlane } = await tsImport('../../src/testing/index.ts', import.meta.url);
   const workers = Math.max(1, Math.min(4, Number(globalConfig?.maxWorkers) || 1));
   const planes = [];

@@ -14,5 +14,7 @@ export default async function globalTeardown() {
     );
     rmSync(path, { force: true });
   }
-  await Promise.all((globalThis.__konductorControlPlanes ?? []).map((plane) => plane.stop()));
+  const planes = globalThis.__konductorControlPlanes ?? [];
+  globalThis.__konductorControlPlanes = undefined;
+  await Promise.all(planes.map((plane) => plane.stop()));
 }
