@@ -13,15 +13,10 @@ export interface KubectlRun {
 
 const cacheDir = mkdtempSync(join(tmpdir(), 'konductor-kubectl-'));
 
-/**
- * Runs the provisioned kubectl against this worker's control plane, as a user types it (`stdin`
- * for `apply -f -`); a cache of its own, so no discovery goes stale between files. Killed after 30 s.
- */
-export function kubectl(args: readonly string[], stdin = ''): Promise<KubectlRun> {
-  const kubeconfig = process.env.KONDUCTOR_TEST_KUBECONFIG;
-  if (!kubeconfig) throw new Error('KONDUCTOR_TEST_KUBECONFIG is not set: run integration tests through jest (npm run test:integration)');
+/** Runs a program to its end (killed after 30 s); a program that cannot start fails with the reason. */
+export function runProgram(program: string, args: readonly string[], stdin = ''): Promise<KubectlRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(resolveKubectl(), ['--kubeconfig', kubeconfig, '--cache-dir', cacheDir, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(program, [...args], { stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -29,7 +24,7 @@ export function kubectl(args: readonly string[], stdin = ''): Promise<KubectlRun
     const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
     child.once('error', (error) => {
       clearTimeout(timer);
-      reject(new Error(`kubectl did not start: ${error.message}`));
+      reject(new Error(`${program} did not start: ${error.message}`));
     });
     child.once('close', (code, signal) => {
       clearTimeout(timer);
@@ -37,6 +32,16 @@ export function kubectl(args: readonly string[], stdin = ''): Promise<KubectlRun
     });
     child.stdin.end(stdin);
   });
+}
+
+/**
+ * Runs the provisioned kubectl against this worker's control plane, as a user types it (`stdin`
+ * for `apply -f -`); a cache of its own, so no discovery goes stale between files.
+ */
+export function kubectl(args: readonly string[], stdin = ''): Promise<KubectlRun> {
+  const kubeconfig = process.env.KONDUCTOR_TEST_KUBECONFIG;
+  if (!kubeconfig) throw new Error('KONDUCTOR_TEST_KUBECONFIG is not set: run integration tests through jest (npm run test:integration)');
+  return runProgram(resolveKubectl(), ['--kubeconfig', kubeconfig, '--cache-dir', cacheDir, ...args], stdin);
 }
 
 /** `kubectl apply -f -` of one object given as JSON (kubectl reads JSON as YAML). */

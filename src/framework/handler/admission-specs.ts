@@ -1,11 +1,8 @@
-import type { ApiClient } from '../api/api-client.js';
-import type { Resource, ResourceSelector } from '../api/resource.js';
+import type { ResourceSelector } from '../api/resource.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
-import type { Cache, Indexes } from './cache.js';
 import type { ValueFilter } from './filters.js';
-import type { HandlerOptions, ObjectOf, SpecOf, StatusOf, TypedObject } from './handler-specs.js';
-import type { Memo } from './memo.js';
+import type { HandlerOptions, ObjectContext, ObjectOf, SpecOf, StatusOf, TypedObject } from './handler-specs.js';
 import type { Patch } from './patch.js';
 
 /** What the API server is doing to the object when it asks the webhook. */
@@ -42,21 +39,12 @@ export interface LabelSelector {
  * }
  * ```
  */
-export interface AdmissionContext<Spec = Record<string, unknown>, Status = Record<string, unknown>> {
-  /** `request.object`; on DELETE, `request.oldObject` (there is no new object). Read-only. */
-  body: ObjectOf<Spec, Status>;
+export interface AdmissionContext<Spec = Record<string, unknown>, Status = Record<string, unknown>> extends Omit<ObjectContext<Spec, Status>, 'events'> {
+  // The object's fields are as in ObjectContext, from `request.object` (on DELETE, `request.oldObject`:
+  // there is no new object). On CREATE `uid` is empty and, with `generateName`, so may `name` be (the
+  // API server sets them after admission). `memo` is the operator memo: the object may not exist yet.
   /** `request.oldObject`: the stored object, on UPDATE and DELETE; undefined otherwise. */
   old: ObjectOf<Spec, Status> | undefined;
-  spec: SpecOf<Spec>;
-  status: StatusOf<Spec, Status> | undefined;
-  metadata: NonNullable<KubeObject['metadata']>;
-  /** The object's name; on CREATE with `generateName` it may be empty (the API server names it later). */
-  name: string;
-  namespace: string | undefined;
-  /** Empty on CREATE: the API server assigns it after admission. */
-  uid: string;
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
   operation: AdmissionOperation;
   /** The subresource the request is for (`status`, `scale`), or undefined for the object itself. */
   subresource: string | undefined;
@@ -65,18 +53,6 @@ export interface AdmissionContext<Spec = Record<string, unknown>, Status = Recor
   dryRun: boolean;
   /** Warnings sent back with the answer (`kubectl` prints them); allowed or not. */
   warnings: string[];
-  /** A logger bound to this object and handler. */
-  logger: Logger;
-  /** The resolved resource. */
-  resource: Resource;
-  /** The operator's API client. */
-  client: ApiClient;
-  /** The operator's read cache (see `Cache`). */
-  cache: Cache;
-  /** The operator's indexes (`@on.index`), by id. */
-  indexes: Indexes;
-  /** The operator memo (there is no per-object memo: the object may not exist yet). */
-  memo: Memo;
   /** Aborted when the answer is due (slightly before the handler's `timeoutSeconds`). */
   signal: AbortSignal;
 }

@@ -83,6 +83,11 @@ async function refusing(namespace: string): Promise<void> {
 }
 
 describe('admission webhooks through the real API server', () => {
+  test('an operator with webhooks but no way for the API server to reach them refuses to start, saying what to set', async () => {
+    const namespace = await uniqueNamespace(kc, 'adm-unreachable');
+    await expect(runOperator({ kubeConfig: kc, handlers: [new WidgetAdmission()], namespaces: [namespace] })).rejects.toThrow(/--webhook-service .* --webhook-url/);
+  });
+
   test('kubectl apply of a refused object fails with the handler message', async () => {
     const namespace = await uniqueNamespace(kc, 'adm-refuse');
     await startWebhooks(namespace, [new WidgetAdmission()]);

@@ -7,7 +7,6 @@
  * own version (1.20), whose `apply` validates client-side against the API server's published OpenAPI
  * and refuses unknown fields (`unknown field "enableAdminAPI"`).
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,8 +17,8 @@ import { load } from 'js-yaml';
 import { ApiClient } from '../../../src/framework/index.js';
 import { S3Storage } from '../../../src/handlers/etcd/storage/index.js';
 import { PrometheusOperator } from '../../../src/handlers/prometheus/index.js';
-import { resolveKubectl } from '../../../src/testing/binaries.js';
 import { installCrds, readCrds, readManifests, runOperator, type TestOperator } from '../../../src/testing/index.js';
+import { kubectl, runProgram, type KubectlRun } from '../../support/kubectl.js';
 import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
 import { allHealthy, etcdStatus, installEtcdCrds, memberList, readCluster, startEtcdOperator, type EtcdHarness } from '../../support/etcd.js';
 import { startS3Server, type TestS3Server } from '../../support/s3-server.js';
@@ -45,39 +44,6 @@ afterAll(() => {
 });
 
 // ---- kubectl -------------------------------------------------------------------------------------
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs a program to its end; a program that cannot start fails the spec with the reason. */
-function run(program: string, args: string[], stdin = ''): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(program, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(new Error(`${program} did not start: ${error.message}`));
-    });
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? -1, stdout, stderr: signal ? `${stderr}killed by ${signal}` : stderr });
-    });
-    child.stdin.end(stdin);
-  });
-}
-
-/** The provisioned kubectl against the shared control plane, with a cache of its own (no stale discovery). */
-function kubectl(args: string[], stdin = ''): Promise<Run> {
-  const kubeconfig = process.env.KONDUCTOR_TEST_KUBECONFIG!;
-  return run(resolveKubectl(), ['--kubeconfig', kubeconfig, '--cache-dir', join(workDir, 'kubectl-cache'), ...args], stdin);
-}
 
 /**
  * Waits until the API server's OpenAPI document, which kubectl validates against, describes every
@@ -163,13 +129,13 @@ function withFileSD(yaml: string, targetsFile: string): { text: string; replaced
   return { text: out.join('\n'), replaced };
 }
 
-async function promtoolCheckConfig(yaml: string): Promise<Run & { replaced: number }> {
+async function promtoolCheckConfig(yaml: string): Promise<KubectlRun & { replaced: number }> {
   const targetsFile = join(workDir, 'targets.json');
   writeFileSync(targetsFile, JSON.stringify([{ targets: ['127.0.0.1:8080'], labels: { __meta_kubernetes_endpoint_port_name: 'web' } }]));
   const { text, replaced } = withFileSD(yaml, targetsFile);
   const file = join(workDir, 'prometheus.yaml');
   writeFileSync(file, text);
-  const result = await run('promtool', ['check', 'config', file]).catch((error: Error) => {
+  const result = await runProgram('promtool', ['check', 'config', file]).catch((error: Error) => {
     throw new Error(`${error.message}: run \`npm run provision\` (installs Debian's prometheus package, which has promtool)`);
   });
   return { ...result, replaced };
@@ -186,7 +152,7 @@ interface ScrapeJob {
 describe("prometheus-operator's getting-started manifests", () => {
   const group = 'monitoring.coreos.com';
   let namespace: string;
-  let applied: Run;
+  let applied: KubectlRun;
   let operator: TestOperator | undefined;
   let core: CoreV1Api;
 

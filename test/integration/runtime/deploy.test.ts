@@ -46,7 +46,7 @@ interface PolicyPeer {
   podSelector?: { matchLabels?: Record<string, string>; matchExpressions?: Array<{ key: string; operator: string }> };
 }
 interface PolicyRule {
-  from: PolicyPeer[];
+  from?: PolicyPeer[];
   ports: Array<{ protocol: string; port: number }>;
 }
 
@@ -202,7 +202,7 @@ describe('the NetworkPolicy', () => {
   it.each([
     ['deploy/', (): KubeObject[] => manifests(), true],
     ['deploy/namespaced/', (): KubeObject[] => namespacedManifests(PLACEHOLDER), false],
-  ] as const)('%s: the operator Pod takes only the restore port from restore seed Pods and the health port from the cluster', (_dir, read, anyNamespace) => {
+  ] as const)('%s: the operator Pod takes only the restore port from restore seed Pods, the health port from the cluster and (deploy/) the webhook port from anywhere', (_dir, read, anyNamespace) => {
     const objects = read();
     const policy = findObject(objects, 'NetworkPolicy');
     const pod = operatorPod(findObject(objects, 'Deployment'));
@@ -210,17 +210,23 @@ describe('the NetworkPolicy', () => {
     expect(policy.metadata?.namespace).toBe(findObject(objects, 'Deployment').metadata?.namespace);
     expect(selects(spec.podSelector, pod.labels)).toBe(true);
     expect(spec.policyTypes).toEqual(['Ingress']);
-    expect(spec.ingress.map((rule) => rule.ports)).toEqual([[{ protocol: 'TCP', port: pod.ports.restore }], [{ protocol: 'TCP', port: pod.ports.health }]]);
+    // deploy/ serves admission webhooks; the API server calling them is not a Pod, so any source may reach 9443.
+    const webhooks = anyNamespace ? [[{ protocol: 'TCP', port: pod.ports.webhooks }]] : [];
+    expect(spec.ingress.map((rule) => rule.ports)).toEqual([[{ protocol: 'TCP', port: pod.ports.restore }], [{ protocol: 'TCP', port: pod.ports.health }], ...webhooks]);
     expect([pod.ports.restore, pod.ports.health]).toEqual([19999, 8080]);
+    if (anyNamespace) {
+      expect(pod.ports.webhooks).toBe(9443);
+      expect(spec.ingress[2]!.from).toBeUndefined();
+    }
 
     const [restore, health] = spec.ingress as [PolicyRule, PolicyRule];
     // Restore: a restore's seed Pods only, from any namespace or only its own; other members cannot.
     expect(restore.from).toHaveLength(1);
-    expect(restore.from[0]!.namespaceSelector).toEqual(anyNamespace ? {} : undefined);
-    expect(selects(restore.from[0]!.podSelector, { ...memberLabels('restored', 'restored-abc'), [RESTORE_SEED_LABEL]: 'true' })).toBe(true);
-    expect(selects(restore.from[0]!.podSelector, memberLabels('restored', 'restored-abc'))).toBe(false);
-    expect(selects(restore.from[0]!.podSelector, { app: 'web' })).toBe(false);
-    expect(selects(restore.from[0]!.podSelector, { app: 'etcd' })).toBe(false);
+    expect(restore.from![0]!.namespaceSelector).toEqual(anyNamespace ? {} : undefined);
+    expect(selects(restore.from![0]!.podSelector, { ...memberLabels('restored', 'restored-abc'), [RESTORE_SEED_LABEL]: 'true' })).toBe(true);
+    expect(selects(restore.from![0]!.podSelector, memberLabels('restored', 'restored-abc'))).toBe(false);
+    expect(selects(restore.from![0]!.podSelector, { app: 'web' })).toBe(false);
+    expect(selects(restore.from![0]!.podSelector, { app: 'etcd' })).toBe(false);
     // Health and metrics: any Pod in any namespace.
     expect(health.from).toEqual([{ namespaceSelector: {} }]);
   });
