@@ -1,13 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { ApiClient } from '../api/api-client.js';
-import type { Resource } from '../api/resource.js';
 import { setLongTimeout } from '../clock/long-timeout.js';
-import type { Cache, Indexes } from '../handler/cache.js';
 import { describeError } from '../handler/errors.js';
-import type { Memo } from '../handler/memo.js';
-import type { Logger } from '../observability/logger.js';
 import type { Registry } from '../registry/registry.js';
 import { answerReview, webhookRoutes, type ReviewScope, type WebhookRoute } from './webhook-routes.js';
 
@@ -17,8 +12,8 @@ export interface ServingCertificate {
   key: string;
 }
 
-/** Options of {@link WebhookServer}. */
-export interface WebhookServerOptions {
+/** Options of {@link WebhookServer}: what answering a review needs ({@link ReviewScope}: logger, client, resolver, cache, indexes, operator memo), and where to serve. */
+export interface WebhookServerOptions extends ReviewScope {
   /** The handlers served: `registry.admission()` and `registry.conversions()`, read at `start()`. */
   registry: Registry;
   /** 0 picks a free port. */
@@ -26,14 +21,6 @@ export interface WebhookServerOptions {
   /** Default 0.0.0.0 (the API server calls in through a Service); tests use 127.0.0.1. */
   host?: string;
   certificate: ServingCertificate;
-  logger: Logger;
-  client: ApiClient;
-  /** The discovered resource of a handler's `apiVersion` and name (the operator's resolver). */
-  resolve: (apiVersion: string, name: string) => Resource | undefined;
-  cache?: Cache;
-  indexes?: Indexes;
-  /** The operator memo handlers get as `ctx.memo`. */
-  memo?: Memo;
   /** Largest request body accepted, in bytes; default 8 MiB (a review holds up to two 3 MiB objects). Larger: 413. */
   maxBodyBytes?: number;
 }
