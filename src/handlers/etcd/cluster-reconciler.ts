@@ -41,6 +41,11 @@ export class ClusterReconciler {
   private readonly servicesCreated = new Set<string>();
   /** Failed seed Pods already reported, so each gets one Event. */
   private readonly reportedSeeds = new Set<string>();
+  /**
+   * The standing problem last reported. `status.reason` alone is not enough: a step in between
+   * (a member list that failed) can overwrite it while the same problem stands.
+   */
+  private lastWarning: string | undefined;
 
   private readonly podsApi: ResourceClient<Pod>;
   private readonly servicesApi: ResourceClient<KubeObject>;
@@ -58,7 +63,7 @@ export class ClusterReconciler {
     const read = readClusterSpec(cluster.spec);
     if ('problems' in read) {
       const message = read.problems.join('; ');
-      if (status.reason !== message) events.warn(cluster, 'InvalidSpec', `${message}. Nothing was changed; fix the spec to continue.`);
+      this.warnOnce(cluster, status, 'InvalidSpec', message, `${message}. Nothing was changed; fix the spec to continue.`);
       status.reason = message;
       status.conditions = setCondition(status.conditions, { type: 'Valid', status: 'False', reason: 'InvalidSpec', message });
       return { status, busy: false };
@@ -77,7 +82,7 @@ export class ClusterReconciler {
     if (running.length === 0 && pending.length === 0) {
       if (status.phase === 'Running') {
         const message = 'all etcd members are dead: create an EtcdRestore from a backup to recover';
-        if (status.reason !== message) events.warn(cluster, 'AllMembersDead', message);
+        this.warnOnce(cluster, status, 'AllMembersDead', message);
         status.reason = message;
         status.conditions = setCondition(status.conditions, { type: 'Available', status: 'False', reason: 'AllMembersDead', message });
         return { status, busy: false };
@@ -87,7 +92,7 @@ export class ClusterReconciler {
       const sourceProblem = restoreFrom === undefined ? undefined : restoreSourceProblem(restoreFrom);
       if (sourceProblem !== undefined) {
         const message = `annotation ${RESTORE_FROM_ANNOTATION} ${sourceProblem}: no seed member is created; restore through an EtcdRestore`;
-        if (status.reason !== message) events.warn(cluster, 'InvalidRestoreSource', message);
+        this.warnOnce(cluster, status, 'InvalidRestoreSource', message);
         status.reason = message;
         return { status, busy: false };
       }
@@ -128,7 +133,7 @@ export class ClusterReconciler {
     const alive = named.filter((m) => m.podName !== undefined && runningNames.has(m.podName));
     if (alive.length < quorum(members.length)) {
       const message = `lost quorum: ${alive.length} of ${members.length} members are running; nothing is removed. Create an EtcdRestore to recover`;
-      if (status.reason !== message) events.warn(cluster, 'LostQuorum', message);
+      this.warnOnce(cluster, status, 'LostQuorum', message);
       status.reason = message;
       status.conditions = setCondition(status.conditions, { type: 'Available', status: 'False', reason: 'LostQuorum', message });
       return { status, busy: false };
@@ -169,8 +174,16 @@ export class ClusterReconciler {
     status.currentVersion = spec.version;
     status.targetVersion = '';
     delete status.reason;
+    this.lastWarning = undefined;
     status.conditions = setCondition(status.conditions, { type: 'Available', status: 'True', reason: 'Cluster available', message: `${members.length} healthy members` });
     return { status, busy: false };
+  }
+
+  /** One Warning Event per standing problem, not one per look at it. */
+  private warnOnce(cluster: EtcdClusterObject, status: EtcdClusterStatus, reason: string, message: string, eventMessage = message): void {
+    if (status.reason === message || this.lastWarning === message) return;
+    this.lastWarning = message;
+    events.warn(cluster, reason, eventMessage);
   }
 
   /** The first member; from a snapshot when the cluster was recreated by an EtcdRestore. */
@@ -347,7 +360,7 @@ export class ClusterReconciler {
       }
       if (!isOwnService(existing, ref.uid)) {
         const message = `Service ${ref.namespace}/${name} exists and was not created by the operator for this EtcdCluster (no controller owner reference to it); it is not used. Delete it so the operator can create its own`;
-        if (status.reason !== message) events.warn(cluster, 'ForeignService', message);
+        this.warnOnce(cluster, status, 'ForeignService', message);
         status.reason = message;
         status.conditions = setCondition(status.conditions, { type: 'Available', status: 'False', reason: 'ForeignService', message });
         return false;
