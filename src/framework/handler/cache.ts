@@ -2,6 +2,7 @@ import type { Resource, ResourceSelector } from '../api/resource.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
 import type { HandlerOptions, SpecOf, StatusOf, TypedObject } from './handler-specs.js';
+import type { ObjectState } from './object-parts.js';
 
 /**
  * One resource as the operator's watches hold it. Reads make no API call: they answer from the
@@ -61,16 +62,7 @@ export interface Indexes {
 }
 
 /** What an `@on.index` function receives: one object. It must be synchronous and quick. */
-export interface IndexContext<T extends TypedObject = KubeObject> {
-  body: T;
-  spec: SpecOf<T>;
-  status: StatusOf<T> | undefined;
-  metadata: NonNullable<KubeObject['metadata']>;
-  name: string;
-  namespace: string | undefined;
-  uid: string;
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
+export interface IndexContext<T extends TypedObject = KubeObject> extends ObjectState<T, SpecOf<T>, StatusOf<T>> {
   /** A logger bound to this object and index. */
   logger: Logger;
   /** The resolved resource. */

@@ -1,6 +1,6 @@
 import type { Resource } from '../api/resource.js';
 import type { KubeObject } from '../objects/kube-object.js';
-import { objectParts } from './object-parts.js';
+import { objectParts, type ObjectState } from './object-parts.js';
 import type { ObjectOf, SpecOf, StatusOf, TypedObject } from './handler-specs.js';
 import { defineMemo, ObjectMemos, type Memo } from './memo.js';
 
@@ -15,17 +15,7 @@ import { defineMemo, ObjectMemos, type Memo } from './memo.js';
  * greet({ memo }: TimerContext<Widget>) { console.log(`Hello, ${memo.lastName}!`); }
  * ```
  */
-export interface FilterContext<T extends TypedObject = KubeObject> {
-  /** The whole object, read-only. */
-  body: ObjectOf<T>;
-  spec: SpecOf<T>;
-  status: StatusOf<T> | undefined;
-  metadata: NonNullable<KubeObject['metadata']>;
-  name: string;
-  namespace: string | undefined;
-  uid: string;
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
+export interface FilterContext<T extends TypedObject = KubeObject> extends ObjectState<ObjectOf<T>, SpecOf<T>, StatusOf<T>> {
   /** The object's memo (made on first read; see {@link Memo}). */
   memo: Memo;
   /** The resolved resource. */

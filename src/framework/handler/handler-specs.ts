@@ -13,6 +13,7 @@ import type { KubeObject } from '../objects/kube-object.js';
 // owned: children trigger their owner (@on.owned)
 import type { OwnedOptions, OwnedSpec } from './owned-specs.js';
 import type { Cache, Indexes } from './cache.js';
+import type { ObjectState } from './object-parts.js';
 
 /**
  * What a handler's object type must have. Generated object types (`konductor types`) are interfaces
@@ -164,17 +165,7 @@ export type ChangeValue<T, Field extends string = never> = [Field] extends [neve
  * The first type argument is either the whole object type (e.g. `Widget` from `konductor types`),
  * or its spec type with `Status` as the second: `ObjectContext<Widget>` or `ObjectContext<WidgetSpec, WidgetStatus>`.
  */
-export interface ObjectContext<Spec = Record<string, unknown>, Status = Record<string, unknown>> {
-  /** The whole object, read-only. */
-  body: ObjectOf<Spec, Status>;
-  spec: SpecOf<Spec>;
-  status: StatusOf<Spec, Status> | undefined;
-  metadata: NonNullable<KubeObject['metadata']>;
-  name: string;
-  namespace: string | undefined;
-  uid: string;
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
+export interface ObjectContext<Spec = Record<string, unknown>, Status = Record<string, unknown>> extends ObjectState<ObjectOf<Spec, Status>, SpecOf<Spec>, StatusOf<Spec, Status>> {
   /** A logger bound to this object and handler (`namespace`, `name`, `handler`). */
   logger: Logger;
   /** The resolved resource. */

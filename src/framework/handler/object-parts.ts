@@ -1,10 +1,14 @@
 import type { KubeObject } from '../objects/kube-object.js';
 
-/** The parts of one state of an object, named as every context (handler, `when` filter, index) names them. */
-export interface ObjectParts {
-  body: KubeObject;
-  spec: Record<string, unknown>;
-  status: Record<string, unknown> | undefined;
+/**
+ * One state of an object and its parts, named as every context (handler, `when` filter, index) names
+ * them; each context types `body`, `spec` and `status` from its resource's type.
+ */
+export interface ObjectState<Body = KubeObject, Spec = Record<string, unknown>, Status = Record<string, unknown>> {
+  /** The whole object, read-only. */
+  body: Body;
+  spec: Spec;
+  status: Status | undefined;
   metadata: NonNullable<KubeObject['metadata']>;
   name: string;
   namespace: string | undefined;
@@ -12,6 +16,9 @@ export interface ObjectParts {
   labels: Record<string, string>;
   annotations: Record<string, string>;
 }
+
+/** The untyped {@link ObjectState}, as read from any object. */
+export type ObjectParts = ObjectState;
 
 /** {@link ObjectParts} of `body`, read once, so the contexts built from it cannot drift apart. */
 export function objectParts(body: KubeObject): ObjectParts {
