@@ -115,4 +115,16 @@ describe('framework layers', () => {
       .filter(({ lines }) => lines > 400);
     expect(long).toEqual([]);
   });
+
+  it('leaves no hand-built API path in the bundled operators: they read and write through client.resource', () => {
+    const handlers = join(root, 'src/handlers');
+    const paths = sourceFiles(handlers).flatMap((file) =>
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .map((line, at) => ({ at: `${relative(root, file)}:${at + 1}`, line }))
+        .filter(({ line }) => /['`]\/apis?\//.test(line))
+        .map(({ at }) => at),
+    );
+    expect(paths).toEqual([]);
+  });
 });
