@@ -43,7 +43,7 @@ export function sampleRss() {
  * own kubeconfig loader, so client-node's generated API is never loaded, as deployed) and reports each
  * PATCH of a bench object that the API server accepted to `onPatch({ name, status })`.
  */
-export function startBenchOperator(framework, { kubeconfigPath, namespace, concurrency, registry, onPatch, storage = 'annotations' }) {
+export async function startBenchOperator(framework, { kubeconfigPath, namespace, concurrency, registry, onPatch, storage = 'annotations' }) {
   return framework
     .createOperator({
       kubeConfig: framework.loadKubeconfig({ path: kubeconfigPath }),
@@ -51,7 +51,7 @@ export function startBenchOperator(framework, { kubeconfigPath, namespace, concu
       namespaces: [namespace],
       concurrency,
       storage,
-      logger: framework.silentLogger(),
+      logger: await benchLogger(framework),
       onRequest: (method, path, status) => {
         if (method !== 'PATCH' || status >= 300) return;
         const target = objectOfPath(path);
@@ -59,6 +59,14 @@ export function startBenchOperator(framework, { kubeconfigPath, namespace, concu
       },
     })
     .start();
+}
+
+/** Quiet, unless BENCH_LOG names a level: then the operator's log lines go to stderr (stdout carries the messages). */
+async function benchLogger(framework) {
+  const level = process.env.BENCH_LOG;
+  if (!level) return framework.silentLogger();
+  const { pino } = await import('pino');
+  return pino({ level }, pino.destination(2));
 }
 
 /** The object name and whether it is the status subresource, from a bench object's API path. */

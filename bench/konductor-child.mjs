@@ -27,7 +27,7 @@ const registry = new framework.Registry().change(
   },
   { id: 'bench' },
 );
-const operator = startBenchOperator(framework, {
+const operator = await startBenchOperator(framework, {
   kubeconfigPath,
   namespace,
   concurrency: Number(concurrencyText),

@@ -74,7 +74,7 @@ const registry = new framework.Registry().change(
   },
   { id: 'bench' },
 );
-const operator = startBenchOperator(framework, {
+const operator = await startBenchOperator(framework, {
   kubeconfigPath,
   namespace,
   concurrency: Number(concurrencyText),
@@ -103,6 +103,12 @@ function midwaySnapshot() {
   writeHeapSnapshot(process.env.BENCH_SCALE_MIDWAY_SNAPSHOT);
   process.stderr.write(`${JSON.stringify({ midway: { handled: listedDone, liveHeapMb: mb(heapUsed), heapPerObjectBytes: Math.round((heapUsed - heapBefore) / listed) } })}\n`);
 }
+
+// Progress on stderr every 10 s, so a phase that stalls shows where: objects done, steady handlers started.
+const progress = setInterval(() => {
+  process.stderr.write(`${JSON.stringify({ progress: { seconds: Math.round((performance.now() - started) / 1000), listedDone, steadyDone, steadyHandled: handlerMs.length, heapUsedMb: mb(process.memoryUsage().heapUsed) } })}\n`);
+}, 10_000);
+progress.unref();
 
 // Two seconds for the watch echoes of the last writes to arrive and be handled (which forgets those writes).
 const settle = () => new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -155,5 +161,6 @@ async function finish() {
 /** Sends `result` (if any) and ends the process. */
 function stop(result) {
   clearInterval(sampler);
+  clearInterval(progress);
   return finishRun({ result, stop: () => operator.stop(2_000) });
 }

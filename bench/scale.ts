@@ -3,6 +3,8 @@
 // cap) catches up on all of them with the catch-up handler, then takes steady creates at a fixed rate on
 // top for a while. It reports peak RSS, heap in use, objects per second and what each watched object
 // costs in heap (after full garbage collections: the live set), beside the objects' mean JSON size.
+// A plain watch in this process, started with the operator, receives the same stream and says when
+// each steady create reached a watch that does nothing (createToWatchMs): the control plane's floor.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiClient } from '../src/framework/api/api-client.js';
 import {
@@ -14,6 +16,7 @@ import {
   latencyFigures,
   machine,
   OperatorProcess,
+  PlainWatch,
   round1,
   round2,
   type BenchTarget,
@@ -30,23 +33,29 @@ export interface ScaleOptions {
   namespace: string;
 }
 
-/** Creates `count` objects `s-<i>` at `rate` per second, open loop (a slow answer never delays the next create); returns the achieved rate. */
-async function steadyCreates(target: BenchTarget, namespace: string, rate: number, count: number): Promise<number> {
+/**
+ * Creates `count` objects `s-<i>` at `rate` per second, open loop (a slow answer never delays the next
+ * create); returns the achieved rate and when each was sent (Date.now(), also in its spec.sentAt).
+ */
+async function steadyCreates(target: BenchTarget, namespace: string, rate: number, count: number): Promise<{ achievedRate: number; sentAt: Map<string, number> }> {
   const client = new ApiClient(target.kubeConfig);
   const path = collection(namespace);
   const inFlight: Promise<unknown>[] = [];
+  const sentAt = new Map<string, number>();
   const interval = 1000 / rate;
   const started = performance.now();
   try {
     for (let i = 0; i < count; i++) {
       const wait = started + i * interval - performance.now();
       if (wait >= 1) await sleep(wait);
-      const body = { apiVersion: benchApiVersion, kind: benchResource.kind, metadata: { name: `s-${i}` }, spec: { idx: i, sentAt: Date.now() } };
+      const now = Date.now();
+      sentAt.set(`s-${i}`, now);
+      const body = { apiVersion: benchApiVersion, kind: benchResource.kind, metadata: { name: `s-${i}` }, spec: { idx: i, sentAt: now } };
       inFlight.push(client.request('POST', path, { body }));
     }
     const sendSeconds = (performance.now() - started) / 1000;
     await Promise.all(inFlight);
-    return round1(count / Math.max(sendSeconds, interval / 1000));
+    return { achievedRate: round1(count / Math.max(sendSeconds, interval / 1000)), sentAt };
   } finally {
     client.close();
   }
@@ -91,20 +100,27 @@ export async function runScale(target: BenchTarget, options: ScaleOptions): Prom
   const steady = Math.max(0, Math.round(rate * seconds));
   await installBenchCrd(target.kubeConfig);
   const setupCreateSeconds = await createObjects(target.kubeConfig, namespace, objects);
+  // The floor for the steady phase: a plain watch started with the operator, so it receives the same
+  // stream (the listing, then the echoes of every catch-up write) before the steady creates.
+  const watch = new PlainWatch(target.kubeConfig, namespace);
+  await watch.listed;
   const child = new OperatorProcess(target, 'scale-child.mjs', [namespace, objects, steady, concurrency]);
   let caughtUp: Figures;
   let result: Figures;
   let achievedRate = 0;
+  let sentAt = new Map<string, number>();
   try {
     // Generous: slower than 10 objects/s means something is broken, not slow.
     caughtUp = (await child.message('caughtUp', 120_000 + objects * 100)).caughtUp as Figures;
     // On stderr at once: a steady phase that fails (an overloaded machine) must not take these along.
     process.stderr.write(`bench: scale ${objects}: caught up ${JSON.stringify(caughtUp)}\n`);
-    if (steady > 0) achievedRate = await steadyCreates(target, namespace, rate, steady);
+    if (steady > 0) ({ achievedRate, sentAt } = await steadyCreates(target, namespace, rate, steady));
     result = await child.result(120_000 + steady * 100);
   } catch (error) {
     child.kill();
     throw error;
+  } finally {
+    watch.stop();
   }
   const sizes = await jsonSizes(target, namespace);
   const { handlerMs, cpuSeconds: _cpu, objects: _all, ...end } = result;
@@ -122,6 +138,8 @@ export async function runScale(target: BenchTarget, options: ScaleOptions): Prom
     steadySeconds: seconds,
     achievedRate,
     ...latencyFigures('createToHandlerMs', (handlerMs as number[] | undefined) ?? []),
+    // The floor: when the plain watch, behind the same stream of catch-up echoes, received each create.
+    ...latencyFigures('createToWatchMs', watch.delays(sentAt)),
     ...end,
     ...sizes,
     // Heap per object as a multiple of its JSON as the operator keeps it.

@@ -12,7 +12,6 @@
 // Same machine, same clock: Date.now() on both sides.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiClient } from '../src/framework/api/api-client.js';
-import { watchResource } from '../src/framework/watching/watch-stream.js';
 import {
   benchApiVersion,
   benchResource,
@@ -25,6 +24,7 @@ import {
   measure,
   cpuFigures,
   OperatorProcess,
+  PlainWatch,
   round1,
   round2,
   type BenchTarget,
@@ -95,25 +95,17 @@ export async function runSteadyLoad(target: BenchTarget, options: SteadyLoadOpti
     child.kill();
     throw error;
   }
-  // The plain watch, started (and listed) before the load: it records when each ADDED event arrived.
-  const watchClient = new ApiClient(target.kubeConfig);
-  const watchedAt = new Map<string, number>();
-  let listed!: () => void;
-  const watching = new Promise<void>((resolve) => (listed = resolve));
-  const watch = watchResource(watchClient, benchResource, { namespace }).subscribe((event) => {
-    if (event.type === 'SYNCED') listed();
-    else if (event.type === 'ADDED' && !event.fromList) watchedAt.set(event.object.metadata?.name ?? '', Date.now());
-  });
+  // The plain watch, started (and listed) before the load.
+  const watch = new PlainWatch(target.kubeConfig, namespace);
   let measured;
   try {
-    await watching;
+    await watch.listed;
     measured = await measure(target.kubeConfig, async () => {
       const load = await generate(target, namespace, rate, objects);
       return { load, result: await child.result(60_000 + seconds * 2_000) };
     });
   } finally {
-    watch.unsubscribe();
-    watchClient.close();
+    watch.stop();
   }
   const { load, result } = measured.value;
   const watchMs: number[] = [];
@@ -123,7 +115,7 @@ export async function runSteadyLoad(target: BenchTarget, options: SteadyLoadOpti
     const startedAt = object.status?.startedAt;
     const sentAt = object.spec?.sentAt;
     if (typeof startedAt === 'number' && typeof sentAt === 'number') handlerMs.push(startedAt - sentAt);
-    const watched = watchedAt.get(object.metadata?.name ?? '');
+    const watched = watch.arrivals.get(object.metadata?.name ?? '');
     if (typeof sentAt === 'number' && watched !== undefined) watchMs.push(watched - sentAt);
     const answered = load.answeredAt.get(object.metadata?.name ?? '');
     if (typeof startedAt === 'number' && answered !== undefined) answerToHandlerMs.push(startedAt - answered);

@@ -41,7 +41,7 @@ const registry = new framework.Registry()
     },
     { id: 'storm-update', field: 'spec.value' },
   );
-const operator = startBenchOperator(framework, {
+const operator = await startBenchOperator(framework, {
   kubeconfigPath,
   namespace,
   concurrency: Number(concurrencyText),

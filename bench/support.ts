@@ -11,6 +11,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiClient } from '../src/framework/api/api-client.js';
 import type { Resource } from '../src/framework/api/resource.js';
 import { installCrds, readCrds } from '../src/testing/crds.js';
+import { watchResource } from '../src/framework/watching/watch-stream.js';
 
 /** The benchmark's CRD (bench/crd.yaml). */
 export const benchResource: Resource = {
@@ -123,6 +124,44 @@ interface BenchObject {
 }
 
 /** Every bench object in a namespace, read in pages. */
+/**
+ * A plain watch of the bench objects in `namespace` in this (the harness's) process: no handler, no
+ * writes. It records when each object's ADDED event arrived after the initial listing, which is the
+ * delivery no operator on this control plane can beat. `listed` resolves once it is listed.
+ */
+export class PlainWatch {
+  /** When (Date.now()) each object's ADDED event arrived, by name. */
+  readonly arrivals = new Map<string, number>();
+  readonly listed: Promise<void>;
+  private readonly client: ApiClient;
+  private readonly subscription: { unsubscribe(): void };
+
+  constructor(kc: KubeConfig, namespace: string) {
+    this.client = new ApiClient(kc);
+    let listed!: () => void;
+    this.listed = new Promise<void>((resolve) => (listed = resolve));
+    this.subscription = watchResource(this.client, benchResource, { namespace }).subscribe((event) => {
+      if (event.type === 'SYNCED') listed();
+      else if (event.type === 'ADDED' && !event.fromList) this.arrivals.set(event.object.metadata?.name ?? '', Date.now());
+    });
+  }
+
+  /** Each arrival minus when that object was sent (`sentAt` by name), for the objects it saw. */
+  delays(sentAt: ReadonlyMap<string, number>): number[] {
+    const delays: number[] = [];
+    for (const [name, sent] of sentAt) {
+      const arrived = this.arrivals.get(name);
+      if (arrived !== undefined) delays.push(arrived - sent);
+    }
+    return delays;
+  }
+
+  stop(): void {
+    this.subscription.unsubscribe();
+    this.client.close();
+  }
+}
+
 export async function listObjects(kc: KubeConfig, namespace: string): Promise<BenchObject[]> {
   const client = new ApiClient(kc);
   const items: BenchObject[] = [];
