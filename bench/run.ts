@@ -45,7 +45,10 @@ const groups: Record<string, (target: BenchTarget) => Promise<Figures[]>> = {
     const lines: Figures[] = [];
     for (const objects of scaleSizes()) {
       const options = { objects, rate: envNumber('BENCH_SCALE_RATE', 100), seconds: envNumber('BENCH_SCALE_STEADY_SECONDS', 30), concurrency };
-      lines.push(await runScale(target, { ...options, namespace: `bench-scale-${objects}` }));
+      const line = await runScale(target, { ...options, namespace: `bench-scale-${objects}` });
+      // On stderr at once too: a larger size that fails later must not take this one's figures along.
+      process.stderr.write(`bench: scale ${objects}: ${JSON.stringify(line)}\n`);
+      lines.push(line);
     }
     return lines;
   },

@@ -9,6 +9,7 @@ import { ApiClient, silentLogger } from '../../src/framework/index.js';
 import { EtcdBackups, EtcdClusters, EtcdRestores } from '../../src/handlers/etcd/index.js';
 import { EtcdPodRunner, LoopbackAddresses } from '../../src/handlers/etcd/testing/index.js';
 import { installCrds, readCrds, runOperator, type TestOperator } from '../../src/testing/index.js';
+import { waitFor } from './wait-for.js';
 
 export const ETCD_API = 'etcd.database.coreos.com/v1beta2';
 const run = promisify(execFile);
@@ -199,6 +200,34 @@ export async function allHealthy(h: EtcdHarness, name: string): Promise<boolean>
   } catch {
     return false;
   }
+}
+
+/** What {@link settledAt} also waits for besides the size: a version, the Available condition. */
+export interface SettledOptions {
+  /** Every member at this version (status.currentVersion). */
+  version?: string;
+  /** Status says Available=True too. */
+  available?: boolean;
+  timeoutMs?: number;
+}
+
+/**
+ * Waits until status says Running at `size`, `member list` shows exactly `size` started members and
+ * every one answers `endpoint health` (and the options hold).
+ */
+export async function settledAt(h: EtcdHarness, name: string, size: number, options: SettledOptions = {}): Promise<void> {
+  const { version, available = false, timeoutMs = 120_000 } = options;
+  await waitFor(
+    async () => {
+      const status = (await readCluster(h, name).catch(() => undefined))?.status;
+      if (status?.phase !== 'Running' || status.size !== size) return false;
+      if (version !== undefined && status.currentVersion !== version) return false;
+      if (available && status.conditions?.find((c) => c.type === 'Available')?.status !== 'True') return false;
+      const members = await memberList(h, name).catch(() => []);
+      return members.length === size && members.every((m) => m.name !== '') && (await allHealthy(h, name));
+    },
+    { what: `${name} to settle at ${size} healthy members${version ? ` of ${version}` : ''}`, timeoutMs },
+  );
 }
 
 /** A client on the cluster's live members (for writing and reading keys). */

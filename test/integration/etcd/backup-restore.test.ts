@@ -6,12 +6,11 @@ import { parseBackupName, S3Storage } from '../../../src/handlers/etcd/storage/i
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import {
   ETCD_API,
-  allHealthy,
   createCluster,
   etcdClient,
   installEtcdCrds,
-  memberList,
   readCluster,
+  settledAt,
   startEtcdOperator,
   type EtcdHarness,
 } from '../../support/etcd.js';
@@ -37,18 +36,6 @@ async function createObject(h: EtcdHarness, plural: string, kind: string, name: 
 async function statusOf<T>(h: EtcdHarness, plural: string, name: string): Promise<T | undefined> {
   const object = await h.api.request<{ status?: T }>('GET', `/apis/${ETCD_API}/namespaces/${h.namespace}/${plural}/${name}`);
   return object.status;
-}
-
-async function settled(h: EtcdHarness, name: string, size: number): Promise<void> {
-  await waitFor(
-    async () => {
-      const cluster = await readCluster(h, name);
-      if (cluster.status?.phase !== 'Running' || cluster.status.size !== size) return false;
-      const members = await memberList(h, name).catch(() => []);
-      return members.length === size && members.every((m) => m.name !== '') && (await allHealthy(h, name));
-    },
-    { what: `${name} to run ${size} healthy members`, timeoutMs: 120_000 },
-  );
 }
 
 /** `etcdctl snapshot status` of a file: the revision and key count it holds. */
@@ -89,7 +76,7 @@ describe('EtcdBackup and EtcdRestore on real etcd processes', () => {
     h = await startEtcdOperator(kc, await uniqueNamespace(kc, 'backup'));
     s3 = await startS3Server(['backups']);
     await createCluster(h, 'source', { size: 1 });
-    await settled(h, 'source', 1);
+    await settledAt(h, 'source', 1);
     await putKeys(h, 'source', { 'before-backup': 'kept' });
   }, MINUTES);
   afterAll(async () => {
@@ -150,7 +137,7 @@ describe('EtcdBackup and EtcdRestore on real etcd processes', () => {
 
   test('a restore from a Local backup brings back the keys written before it and scales back to size', async () => {
     await createCluster(h, 'restored', { size: 3 });
-    await settled(h, 'restored', 3);
+    await settledAt(h, 'restored', 3);
     await putKeys(h, 'restored', { 'in-backup': 'yes' });
     await createObject(h, 'etcdbackups', 'EtcdBackup', 'restored-once', {
       etcdEndpoints: ['http://restored-client:2379'],
@@ -164,7 +151,7 @@ describe('EtcdBackup and EtcdRestore on real etcd processes', () => {
     await createObject(h, 'etcdrestores', 'EtcdRestore', 'restored', { etcdCluster: { name: 'restored' }, backupStorageType: 'Local', local: { path: 'one-shot/restored.db' } });
     await waitFor(async () => (await statusOf<{ succeeded?: boolean }>(h, 'etcdrestores', 'restored'))?.succeeded === true, { what: 'the restore to succeed', timeoutMs: 90_000 });
     await waitFor(async () => (await readCluster(h, 'restored').catch(() => undefined))?.metadata.uid !== oldUid, { what: 'a new cluster object', timeoutMs: 30_000 });
-    await settled(h, 'restored', 3);
+    await settledAt(h, 'restored', 3);
 
     await expect(readKey(h, 'restored', 'in-backup')).resolves.toBe('yes');
     await expect(readKey(h, 'restored', 'after-backup')).resolves.toBeNull();
@@ -204,7 +191,7 @@ describe('EtcdBackup and EtcdRestore on real etcd processes', () => {
     await createObject(h, 'etcdrestores', 'EtcdRestore', 'source', { etcdCluster: { name: 'source' }, backupStorageType: 'S3', s3: { ...s3Spec, path: `backups/${newest}` } });
     await waitFor(async () => (await statusOf<{ succeeded?: boolean }>(h, 'etcdrestores', 'source'))?.succeeded === true, { what: 'the restore from S3', timeoutMs: 90_000 });
     await waitFor(async () => (await readCluster(h, 'source').catch(() => undefined))?.metadata.annotations?.['etcd.database.coreos.com/restored-by'] !== undefined, { what: 'the recreated cluster', timeoutMs: 30_000 });
-    await settled(h, 'source', 1);
+    await settledAt(h, 'source', 1);
     await expect(readKey(h, 'source', 'before-backup')).resolves.toBe('kept');
     await expect(readKey(h, 'source', 'after-s3-backup')).resolves.toBeNull();
   }, MINUTES);

@@ -1,24 +1,11 @@
-import { installEtcdCrds, allHealthy, clusterPath, eventsFor, createCluster, etcdClient, memberList, memberPods, readCluster, setSize, startEtcdOperator, type EtcdHarness } from '../../support/etcd.js';
+import { installEtcdCrds, clusterPath, eventsFor, createCluster, etcdClient, memberList, memberPods, readCluster, setSize, settledAt, startEtcdOperator, type EtcdHarness } from '../../support/etcd.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { waitFor } from '../../support/wait-for.js';
 
 // Real etcd 3.4 refuses a membership change until every member has been connected for 5 s, so
 // each scaling step takes seconds; these specs get minutes, not the default minute.
 const MINUTES = 240_000;
-
-/** Waits until `member list` shows exactly `size` started members, every one healthy, and status agrees. */
-async function settledAt(h: EtcdHarness, name: string, size: number, timeoutMs = 90_000): Promise<void> {
-  await waitFor(
-    async () => {
-      const cluster = await readCluster(h, name);
-      if (cluster.status?.phase !== 'Running' || cluster.status.size !== size) return false;
-      if (cluster.status.conditions?.find((c) => c.type === 'Available')?.status !== 'True') return false;
-      const members = await memberList(h, name).catch(() => []);
-      return members.length === size && members.every((m) => m.name !== '') && (await allHealthy(h, name));
-    },
-    { what: `${name} to settle at ${size} healthy members`, timeoutMs: timeoutMs },
-  );
-}
+const AVAILABLE = { available: true, timeoutMs: 90_000 };
 
 describe('EtcdCluster on real etcd processes', () => {
   let h: EtcdHarness;
@@ -33,14 +20,14 @@ describe('EtcdCluster on real etcd processes', () => {
 
   test('scaling 1 → 3 → 5 → 3 leaves exactly the declared members, all healthy, with earlier data readable', async () => {
     await createCluster(h, 'scaled', { size: 1 });
-    await settledAt(h, 'scaled', 1);
+    await settledAt(h, 'scaled', 1, AVAILABLE);
     const etcd = etcdClient(h, 'scaled');
     await etcd.put('before-scaling').value('kept');
     etcd.close();
 
     for (const size of [3, 5, 3]) {
       await setSize(h, 'scaled', size);
-      await settledAt(h, 'scaled', size);
+      await settledAt(h, 'scaled', size, AVAILABLE);
       const members = await memberList(h, 'scaled');
       const pods = await memberPods(h, 'scaled');
       expect(pods.map((p) => p.metadata.name).sort()).toEqual(members.map((m) => m.name).sort());
@@ -55,13 +42,13 @@ describe('EtcdCluster on real etcd processes', () => {
 
   test('a killed member is replaced and the cluster is back to 3 healthy members', async () => {
     await createCluster(h, 'healing', { size: 3 });
-    await settledAt(h, 'healing', 3);
+    await settledAt(h, 'healing', 3, AVAILABLE);
     const before = (await memberList(h, 'healing')).map((m) => m.name);
     const victim = before[0]!;
     expect(h.runner.kill(h.namespace, victim)).toBe(true);
 
     await waitFor(async () => !(await memberList(h, 'healing').catch(() => [])).some((m) => m.name === victim), { what: `${victim} to be removed`, timeoutMs: 60_000 });
-    await settledAt(h, 'healing', 3);
+    await settledAt(h, 'healing', 3, AVAILABLE);
     const after = (await memberList(h, 'healing')).map((m) => m.name);
     expect(after).not.toContain(victim);
     expect(after.filter((n) => before.includes(n))).toHaveLength(2);
@@ -69,7 +56,7 @@ describe('EtcdCluster on real etcd processes', () => {
 
   test('losing quorum is reported in status and an Event, and no member is removed or Pod deleted', async () => {
     await createCluster(h, 'quorum', { size: 3 });
-    await settledAt(h, 'quorum', 3);
+    await settledAt(h, 'quorum', 3, AVAILABLE);
     const members = (await memberList(h, 'quorum')).map((m) => m.name);
     h.runner.kill(h.namespace, members[0]!);
     h.runner.kill(h.namespace, members[1]!);
@@ -86,13 +73,13 @@ describe('EtcdCluster on real etcd processes', () => {
 
   test('a paused cluster is left alone: a size change waits until it is unpaused', async () => {
     await createCluster(h, 'paused', { size: 1 });
-    await settledAt(h, 'paused', 1);
+    await settledAt(h, 'paused', 1, AVAILABLE);
     await h.api.request('PATCH', clusterPath(h.namespace, 'paused'), { body: { spec: { paused: true, size: 3 } }, contentType: 'application/merge-patch+json' });
     await waitFor(async () => (await readCluster(h, 'paused')).status?.controlPaused === true, { what: 'status.controlPaused', timeoutMs: 10_000 });
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     expect(await memberPods(h, 'paused')).toHaveLength(1);
 
     await h.api.request('PATCH', clusterPath(h.namespace, 'paused'), { body: { spec: { paused: false } }, contentType: 'application/merge-patch+json' });
-    await settledAt(h, 'paused', 3);
+    await settledAt(h, 'paused', 3, AVAILABLE);
   }, MINUTES);
 });

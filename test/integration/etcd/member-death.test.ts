@@ -1,4 +1,4 @@
-import { installEtcdCrds, allHealthy, createCluster, memberList, memberPods, readCluster, startEtcdOperator, type EtcdHarness, type EtcdHarnessOptions } from '../../support/etcd.js';
+import { installEtcdCrds, createCluster, memberList, memberPods, settledAt, startEtcdOperator, type EtcdHarness, type EtcdHarnessOptions } from '../../support/etcd.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { waitFor } from '../../support/wait-for.js';
 
@@ -6,18 +6,6 @@ import { waitFor } from '../../support/wait-for.js';
 const MINUTES = 240_000;
 /** The operator's own settled look interval: a dead member waits up to this long without the owned handler. */
 const SETTLED_LOOK_MS = 8_000;
-
-async function settledAt(h: EtcdHarness, name: string, size: number): Promise<void> {
-  await waitFor(
-    async () => {
-      const cluster = await readCluster(h, name);
-      if (cluster.status?.phase !== 'Running' || cluster.status.size !== size) return false;
-      const members = await memberList(h, name).catch(() => []);
-      return members.length === size && members.every((m) => m.name !== '') && (await allHealthy(h, name));
-    },
-    { what: `${name} to settle at ${size} healthy members`, timeoutMs: 120_000 },
-  );
-}
 
 /**
  * Kills one member's etcd process and measures, from the moment its Pod shows it (Failed, or gone),

@@ -14,8 +14,8 @@ import {
   etcdObjectPath,
   etcdStatus,
   installEtcdCrds,
-  memberList,
   readCluster,
+  settledAt,
   standaloneSnapshot,
   startEtcdOperator,
   type EtcdHarness,
@@ -36,18 +36,6 @@ interface RestoreStatus {
 interface PodView {
   metadata: { name: string; uid: string };
   status?: { phase?: string };
-}
-
-async function settled(h: EtcdHarness, name: string, size: number): Promise<void> {
-  await waitFor(
-    async () => {
-      const cluster = await readCluster(h, name).catch(() => undefined);
-      if (cluster?.status?.phase !== 'Running' || cluster.status.size !== size) return false;
-      const members = await memberList(h, name).catch(() => []);
-      return members.length === size && members.every((m) => m.name !== '') && (await allHealthy(h, name));
-    },
-    { what: `${name} to run ${size} healthy members`, timeoutMs: 120_000 },
-  );
 }
 
 async function put(h: EtcdHarness, cluster: string, key: string, value: string): Promise<void> {
@@ -98,7 +86,7 @@ describe('point 12: a restore never loses the cluster', () => {
 
   test('a restore from a corrupt backup is refused before anything is deleted', async () => {
     await createCluster(h, 'corrupt', { size: 1 });
-    await settled(h, 'corrupt', 1);
+    await settledAt(h, 'corrupt', 1);
     const good = await oneShotBackup(h, 'corrupt', 'corrupt/good.db');
     const bad = join(h.backupRoot, h.namespace, 'corrupt/cut.db');
     await copyFile(good, bad);
@@ -114,7 +102,7 @@ describe('point 12: a restore never loses the cluster', () => {
 
   test('a restore interrupted while the cluster is slow to delete, across an operator restart, recreates the cluster from the spec recorded in status', async () => {
     await createCluster(h, 'slow', { size: 1 });
-    await settled(h, 'slow', 1);
+    await settledAt(h, 'slow', 1);
     await put(h, 'slow', 'in-backup', 'yes');
     await oneShotBackup(h, 'slow', 'slow.db');
     const old = await readCluster(h, 'slow');
@@ -147,7 +135,7 @@ describe('point 12: a restore never loses the cluster', () => {
     expect(fresh.metadata.uid).not.toBe(old.metadata.uid);
     expect(fresh.metadata.annotations?.[RESTORED_BY]).toBeDefined();
     expect(fresh.spec.size).toBe(1);
-    await settled(h, 'slow', 1);
+    await settledAt(h, 'slow', 1);
     await expect(get(h, 'slow', 'in-backup')).resolves.toBe('yes');
   }, MINUTES);
 });
@@ -166,7 +154,7 @@ describe('point 12: a seed that cannot download its backup', () => {
 
   test('gets a Warning Event without the download token, and is retried with a growing back-off, not every tick', async () => {
     await createCluster(h, 'nodl', { size: 1 });
-    await settled(h, 'nodl', 1);
+    await settledAt(h, 'nodl', 1);
     await oneShotBackup(h, 'nodl', 'nodl.db');
     await createEtcdObject(h, 'EtcdRestore', 'nodl', { etcdCluster: { name: 'nodl' }, backupStorageType: 'Local', local: { path: 'nodl.db' } });
     await waitFor(async () => (await etcdStatus<RestoreStatus>(h, 'etcdrestores', 'nodl'))?.succeeded === true, { what: 'the cluster to be recreated', timeoutMs: 60_000 });

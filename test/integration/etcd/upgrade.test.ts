@@ -6,9 +6,8 @@
 // the "upgrade" to 3.4.24: these specs prove the choreography (one member at a time, in place, data
 // kept, status and conditions), not a real change of etcd version.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { allHealthy, clusterPath, createCluster, etcdClient, installEtcdCrds, memberList, readCluster, startEtcdOperator, type EtcdClusterView, type EtcdHarness } from '../../support/etcd.js';
+import { clusterPath, createCluster, etcdClient, installEtcdCrds, readCluster, settledAt, startEtcdOperator, type EtcdClusterView, type EtcdHarness } from '../../support/etcd.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { waitFor } from '../../support/wait-for.js';
 
 const FROM = '3.4.23';
 const TO = '3.4.24';
@@ -42,20 +41,6 @@ async function pods(h: EtcdHarness): Promise<MemberPod[]> {
   return list.items;
 }
 
-/** Waits until `member list` shows exactly `size` started members, every one healthy, and status agrees. */
-async function settledAt(h: EtcdHarness, size: number, version: string, timeoutMs = 90_000): Promise<void> {
-  await waitFor(
-    async () => {
-      const cluster = await readCluster(h, CLUSTER);
-      if (cluster.status?.phase !== 'Running' || cluster.status.size !== size || cluster.status.currentVersion !== version) return false;
-      if (conditionOf(cluster, 'Available') !== 'True') return false;
-      const members = await memberList(h, CLUSTER).catch(() => []);
-      return members.length === size && members.every((m) => m.name !== '') && (await allHealthy(h, CLUSTER));
-    },
-    { what: `${CLUSTER} to settle at ${size} healthy members of ${version}`, timeoutMs: timeoutMs },
-  );
-}
-
 /** Status reports the upgrade done: the new current version, available, no longer upgrading. */
 function statusSaysDone(cluster: EtcdClusterView): boolean {
   return cluster.status?.currentVersion === TO && conditionOf(cluster, 'Available') === 'True' && conditionOf(cluster, 'Upgrading') !== 'True';
@@ -81,7 +66,7 @@ describe(`EtcdCluster upgrade from ${FROM} to ${TO}`, () => {
     await installEtcdCrds(kc);
     h = await startEtcdOperator(kc, await uniqueNamespace(kc, 'etcd-upgrade'));
     await createCluster(h, CLUSTER, { size: 3 });
-    await settledAt(h, 3, FROM);
+    await settledAt(h, CLUSTER, 3, { version: FROM, available: true, timeoutMs: 90_000 });
     const etcd = etcdClient(h, CLUSTER);
     await etcd.put('before-upgrade').value('kept');
     etcd.close();
@@ -109,7 +94,7 @@ describe(`EtcdCluster upgrade from ${FROM} to ${TO}`, () => {
       if (Date.now() > deadline) throw new Error(`the upgrade did not finish within ${UPGRADE_TIMEOUT_MS} ms; last sample: ${JSON.stringify(sample)}`);
       await sleep(SAMPLE_EVERY_MS);
     }
-    await settledAt(h, 3, TO);
+    await settledAt(h, CLUSTER, 3, { version: TO, available: true, timeoutMs: 90_000 });
     after = await pods(h);
     final = await readCluster(h, CLUSTER);
   }, 300_000);

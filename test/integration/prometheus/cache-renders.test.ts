@@ -3,17 +3,15 @@
  * watches: once the operator is ready and a Prometheus rendered, a ServiceMonitor change re-renders it
  * without a single LIST request, however many monitors and namespaces it selects.
  */
-import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import yaml from 'js-yaml';
-import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import type { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { PrometheusOperator } from '../../../src/handlers/prometheus/index.js';
-import { installCrds, readCrds, runOperator, type RecordedRequest, type TestOperator } from '../../../src/testing/index.js';
-import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
+import { runOperator, type RecordedRequest, type TestOperator } from '../../../src/testing/index.js';
+import { statusOf, uniqueNamespace } from '../../support/cluster.js';
+import { monitoringGroup as group, monitoringPlane } from '../../support/prometheus.js';
 import { waitFor } from '../../support/wait-for.js';
 
-const crds = fileURLToPath(new URL('../../../crds/monitoring.coreos.com.yaml', import.meta.url));
-const group = { group: 'monitoring.coreos.com', version: 'v1' };
 const NAMESPACES = 10;
 const PER_NAMESPACE = 10;
 
@@ -23,10 +21,7 @@ let custom: CustomObjectsApi;
 let core: CoreV1Api;
 
 beforeAll(async () => {
-  kc = sharedKubeConfig();
-  await installCrds(kc, readCrds(crds));
-  custom = kc.makeApiClient(CustomObjectsApi);
-  core = kc.makeApiClient(CoreV1Api);
+  ({ kc, custom, core } = await monitoringPlane());
 });
 afterAll(async () => {
   await running?.stop();

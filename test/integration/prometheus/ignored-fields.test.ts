@@ -1,14 +1,13 @@
 // Upstream fields the operator does not act on: the CRDs keep them on the stored object, and the
 // operator says so in exactly one Warning Event per object and spec generation.
-import { fileURLToPath } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiClient } from '../../../src/framework/index.js';
 import { IGNORED_FIELDS_REASON, PrometheusIgnoredFields } from '../../../src/handlers/prometheus/index.js';
-import { installCrds, readCrds, runOperator, type TestOperator } from '../../../src/testing/index.js';
-import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
+import { runOperator, type TestOperator } from '../../../src/testing/index.js';
+import { uniqueNamespace } from '../../support/cluster.js';
+import { monitoringPlane } from '../../support/prometheus.js';
 import { waitFor } from '../../support/wait-for.js';
 
-const crds = fileURLToPath(new URL('../../../crds/monitoring.coreos.com.yaml', import.meta.url));
 const API = 'monitoring.coreos.com/v1';
 
 interface EventView {
@@ -31,8 +30,7 @@ let running: TestOperator;
 const start = (): Promise<TestOperator> => runOperator({ kubeConfig: kc, handlers: [PrometheusIgnoredFields], namespaces: [namespace] });
 
 beforeAll(async () => {
-  kc = sharedKubeConfig();
-  await installCrds(kc, readCrds(crds));
+  ({ kc } = await monitoringPlane());
   api = new ApiClient(kc);
   namespace = await uniqueNamespace(kc, 'ignored-fields');
   running = await start();

@@ -1,17 +1,15 @@
-import { fileURLToPath } from 'node:url';
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { ApiClient } from '../../../src/framework/index.js';
 import { PrometheusOperator } from '../../../src/handlers/prometheus/index.js';
-import { installCrds, readCrds, runOperator, waitFor, type RecordedRequest, type TestOperator } from '../../../src/testing/index.js';
-import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
+import { runOperator, waitFor, type RecordedRequest, type TestOperator } from '../../../src/testing/index.js';
+import { uniqueNamespace } from '../../support/cluster.js';
+import { monitoringGroup as group, monitoringPlane } from '../../support/prometheus.js';
 
 /**
  * Stopped means harmless: a Prometheus's StatefulSet and config Secret are left as they are while the
  * operator is stopped, and a restarted operator on an unchanged world writes nothing to them.
  */
 
-const crds = fileURLToPath(new URL('../../../crds/monitoring.coreos.com.yaml', import.meta.url));
-const group = { group: 'monitoring.coreos.com', version: 'v1' };
 const STOPPED_MS = 60_000;
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -20,8 +18,7 @@ let api: ApiClient;
 let running: TestOperator | undefined;
 
 beforeAll(async () => {
-  kc = sharedKubeConfig();
-  await installCrds(kc, readCrds(crds));
+  ({ kc } = await monitoringPlane());
   api = new ApiClient(kc);
 });
 afterAll(async () => {

@@ -1,13 +1,10 @@
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { gunzipSync } from 'node:zlib';
-import { fileURLToPath } from 'node:url';
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1StatefulSet } from '@kubernetes/client-node';
+import type { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, V1StatefulSet } from '@kubernetes/client-node';
 import { PrometheusOperator } from '../../../src/handlers/prometheus/index.js';
-import { installCrds, readCrds, runOperator, waitFor, type TestOperator } from '../../../src/testing/index.js';
-import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
-
-const crds = fileURLToPath(new URL('../../../crds/monitoring.coreos.com.yaml', import.meta.url));
-const group = { group: 'monitoring.coreos.com', version: 'v1' };
+import { runOperator, waitFor, type TestOperator } from '../../../src/testing/index.js';
+import { statusOf, uniqueNamespace } from '../../support/cluster.js';
+import { monitoringGroup as group, monitoringPlane } from '../../support/prometheus.js';
 
 let kc: KubeConfig;
 let running: TestOperator;
@@ -16,11 +13,7 @@ let core: CoreV1Api;
 let apps: AppsV1Api;
 
 beforeAll(async () => {
-  kc = sharedKubeConfig();
-  await installCrds(kc, readCrds(crds));
-  custom = kc.makeApiClient(CustomObjectsApi);
-  core = kc.makeApiClient(CoreV1Api);
-  apps = kc.makeApiClient(AppsV1Api);
+  ({ kc, custom, core, apps } = await monitoringPlane());
   running = await runOperator({ kubeConfig: kc, handlers: [PrometheusOperator] });
 });
 afterAll(async () => {

@@ -3,15 +3,12 @@
  * operator re-renders its Prometheus when the owned StatefulSet changes). Config Secrets are not
  * watched, so the operator needs no list/watch on Secrets (the deploy/ RBAC spec denies that).
  */
-import { fileURLToPath } from 'node:url';
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { CustomObjectsApi, type AppsV1Api, type CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { PrometheusOperator } from '../../../src/handlers/prometheus/index.js';
-import { installCrds, readCrds, runOperator, type TestOperator } from '../../../src/testing/index.js';
-import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
+import { runOperator, type TestOperator } from '../../../src/testing/index.js';
+import { statusOf, uniqueNamespace } from '../../support/cluster.js';
+import { monitoringGroup as group, monitoringPlane } from '../../support/prometheus.js';
 import { waitFor } from '../../support/wait-for.js';
-
-const crds = fileURLToPath(new URL('../../../crds/monitoring.coreos.com.yaml', import.meta.url));
-const group = { group: 'monitoring.coreos.com', version: 'v1' };
 
 let kc: KubeConfig;
 let running: TestOperator | undefined;
@@ -20,10 +17,7 @@ let apps: AppsV1Api;
 let namespace: string;
 
 beforeAll(async () => {
-  kc = sharedKubeConfig();
-  await installCrds(kc, readCrds(crds));
-  core = kc.makeApiClient(CoreV1Api);
-  apps = kc.makeApiClient(AppsV1Api);
+  ({ kc, core, apps } = await monitoringPlane());
   running = await runOperator({ kubeConfig: kc, handlers: [PrometheusOperator] });
   namespace = await uniqueNamespace(kc, 'prom-owned');
   await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({

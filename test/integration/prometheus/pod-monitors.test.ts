@@ -2,17 +2,14 @@
  * PodMonitors on the test control plane: the ones a Prometheus selects by `podMonitorSelector`
  * become `role: pod` jobs in its config Secret, and a PodMonitor change re-renders it.
  */
-import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import yaml from 'js-yaml';
-import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import type { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { PrometheusOperator } from '../../../src/handlers/prometheus/index.js';
-import { installCrds, readCrds, runOperator, type TestOperator } from '../../../src/testing/index.js';
-import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
+import { runOperator, type TestOperator } from '../../../src/testing/index.js';
+import { statusOf, uniqueNamespace } from '../../support/cluster.js';
+import { monitoringGroup as group, monitoringPlane } from '../../support/prometheus.js';
 import { waitFor } from '../../support/wait-for.js';
-
-const crds = fileURLToPath(new URL('../../../crds/monitoring.coreos.com.yaml', import.meta.url));
-const group = { group: 'monitoring.coreos.com', version: 'v1' };
 
 let kc: KubeConfig;
 let running: TestOperator;
@@ -20,10 +17,7 @@ let custom: CustomObjectsApi;
 let core: CoreV1Api;
 
 beforeAll(async () => {
-  kc = sharedKubeConfig();
-  await installCrds(kc, readCrds(crds));
-  custom = kc.makeApiClient(CustomObjectsApi);
-  core = kc.makeApiClient(CoreV1Api);
+  ({ kc, custom, core } = await monitoringPlane());
   running = await runOperator({ kubeConfig: kc, handlers: [PrometheusOperator] });
 });
 afterAll(async () => {

@@ -7,17 +7,15 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import yaml from 'js-yaml';
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import type { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, V1ConfigMap } from '@kubernetes/client-node';
 import { PrometheusOperator } from '../../../src/handlers/prometheus/index.js';
-import { installCrds, readCrds, runOperator, type TestOperator } from '../../../src/testing/index.js';
-import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
+import { runOperator, type TestOperator } from '../../../src/testing/index.js';
+import { statusOf, uniqueNamespace } from '../../support/cluster.js';
+import { monitoringGroup as group, monitoringPlane } from '../../support/prometheus.js';
 import { waitFor } from '../../support/wait-for.js';
 
-const crds = fileURLToPath(new URL('../../../crds/monitoring.coreos.com.yaml', import.meta.url));
-const group = { group: 'monitoring.coreos.com', version: 'v1' };
 const CONFIGMAP = 'prometheus-main-rulefiles-0';
 
 let kc: KubeConfig;
@@ -27,11 +25,7 @@ let core: CoreV1Api;
 let apps: AppsV1Api;
 
 beforeAll(async () => {
-  kc = sharedKubeConfig();
-  await installCrds(kc, readCrds(crds));
-  custom = kc.makeApiClient(CustomObjectsApi);
-  core = kc.makeApiClient(CoreV1Api);
-  apps = kc.makeApiClient(AppsV1Api);
+  ({ kc, custom, core, apps } = await monitoringPlane());
   running = await runOperator({ kubeConfig: kc, handlers: [PrometheusOperator] });
 });
 afterAll(async () => {
