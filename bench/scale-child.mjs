@@ -105,10 +105,19 @@ function midwaySnapshot() {
 }
 
 // Progress on stderr every 10 s, so a phase that stalls shows where: objects done, steady handlers started.
-const progress = setInterval(() => {
-  process.stderr.write(`${JSON.stringify({ progress: { seconds: Math.round((performance.now() - started) / 1000), listedDone, steadyDone, steadyHandled: handlerMs.length, heapUsedMb: mb(process.memoryUsage().heapUsed) } })}\n`);
+// With the operator's own gauges and counters: events its watch delivered, runs queued and running.
+const progress = setInterval(async () => {
+  const operatorFigures = await operatorProgress();
+  process.stderr.write(`${JSON.stringify({ progress: { seconds: Math.round((performance.now() - started) / 1000), listedDone, steadyDone, steadyHandled: handlerMs.length, heapUsedMb: mb(process.memoryUsage().heapUsed), ...operatorFigures } })}\n`);
 }, 10_000);
 progress.unref();
+
+/** Sums of the operator's metrics that say where work waits. */
+async function operatorProgress() {
+  const text = await operator.metrics.text();
+  const sum = (name) => text.split('\n').filter((line) => line.startsWith(name)).reduce((total, line) => total + Number(line.split(' ').pop()), 0);
+  return { watchEvents: sum('konductor_watch_events_total'), reconnects: sum('konductor_watch_reconnects_total'), queued: sum('konductor_reactor_queue_depth'), running: sum('konductor_reactor_running') };
+}
 
 // Two seconds for the watch echoes of the last writes to arrive and be handled (which forgets those writes).
 const settle = () => new Promise((resolve) => setTimeout(resolve, 2_000));
