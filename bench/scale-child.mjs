@@ -116,7 +116,7 @@ progress.unref();
 async function operatorProgress() {
   const text = await operator.metrics.text();
   const sum = (name) => text.split('\n').filter((line) => line.startsWith(name)).reduce((total, line) => total + Number(line.split(' ').pop()), 0);
-  return { watchEvents: sum('konductor_watch_events_total'), reconnects: sum('konductor_watch_reconnects_total'), queued: sum('konductor_reactor_queue_depth'), running: sum('konductor_reactor_running') };
+  return { watchEvents: sum('konductor_watch_events_total'), reconnects: sum('konductor_watch_reconnects_total'), relists: sum('konductor_watch_relists_total'), queued: sum('konductor_reactor_queue_depth'), running: sum('konductor_reactor_running') };
 }
 
 // Two seconds for the watch echoes of the last writes to arrive and be handled (which forgets those writes).

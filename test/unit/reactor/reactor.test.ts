@@ -433,6 +433,35 @@ describe('consuming a watch stream', () => {
     ]);
   });
 
+  test('objects of the initial listing beyond the head start wait until the listing is complete, then run in listing order', async () => {
+    const { reactor, runs } = reactorWith(async () => undefined, { maxRunsWhileListing: 2 });
+    const stream = new Subject<WatchEvent<Widget>>();
+    reactor.consume(stream, 'widgets');
+
+    for (const uid of ['a', 'b', 'c', 'd']) stream.next(widgetEvent(uid, 1, { type: 'ADDED', fromList: true }));
+    await reactor.onIdle();
+    expect(runs.map((r) => r.uid)).toEqual(['a', 'b']);
+
+    stream.next({ type: 'SYNCED' });
+    await reactor.onIdle();
+    expect(runs.map((r) => r.uid)).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  test('a relisting after the initial one is not held: its objects run as they arrive', async () => {
+    const { reactor, runs } = reactorWith(async () => undefined, { maxRunsWhileListing: 1 });
+    const stream = new Subject<WatchEvent<Widget>>();
+    let synced = 0;
+    reactor.consume(stream, 'widgets', () => (synced += 1));
+    stream.next({ type: 'SYNCED' });
+
+    stream.next(widgetEvent('a', 2, { type: 'MODIFIED', fromList: true }));
+    stream.next(widgetEvent('b', 2, { type: 'MODIFIED', fromList: true }));
+    await reactor.onIdle();
+
+    expect(runs.map((r) => r.uid)).toEqual(['a', 'b']);
+    expect(synced).toBe(1);
+  });
+
   test('stop unsubscribes from consumed streams', async () => {
     const { reactor, runs } = reactorWith();
     const stream = new Subject<WatchEvent<Widget>>();
