@@ -52,6 +52,12 @@ const START_TIMEOUT_MS = 30_000;
 const POLL_UNTIL_READY_MS = 200;
 const POLL_WHILE_READY_MS = 1_000;
 const PROBE_TIMEOUT_MS = 1_000;
+/**
+ * Failed probes in a row before a ready member is reported not ready, as the member Pod's own
+ * readinessProbe (failureThreshold 3) has a kubelet do. A single failure of `/health` is what an
+ * election looks like (a leader restarting during an upgrade), not a member that stopped serving.
+ */
+const READINESS_FAILURE_THRESHOLD = 3;
 const STATUS_ATTEMPTS = 5;
 const LOCALHOST = '127.0.0.1';
 
@@ -551,10 +557,13 @@ export class EtcdPodRunner {
   private async watchHealth(run: PodRun, generation: number): Promise<void> {
     const current = (): boolean => !run.abort.signal.aborted && run.generation === generation && run.state === 'running';
     let everReady = false;
+    let failures = 0;
     while (current()) {
       // Without an advertised client URL there is nothing to probe; a started process counts as ready.
-      const healthy = run.clientURL ? await probeHealth(run.clientURL) : true;
+      const probed = run.clientURL ? await probeHealth(run.clientURL) : true;
       if (!current()) return;
+      failures = probed ? 0 : failures + 1;
+      const healthy = probed || (run.ready && failures < READINESS_FAILURE_THRESHOLD);
       everReady ||= healthy;
       if (healthy !== run.ready) {
         run.ready = healthy;
