@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
 import {
+  ApiError,
   createOperator,
   daemon,
   on,
@@ -85,9 +86,22 @@ describe('an operator under leader election', () => {
     const client = new ApiClient(kc);
     clients.push(client);
     const path = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${LOCK}`;
-    const lease = await client.request<Lease>('GET', path);
-    const now = formatMicroTime(Date.now());
-    await client.request<Lease>('PUT', path, { body: { ...lease, spec: { ...lease.spec, holderIdentity: 'usurper', acquireTime: now, renewTime: now } } });
+    // The leader renews meanwhile now and then (a 409 on our stale version): read again and retry, as a replica would.
+    await waitFor(
+      async () => {
+        const lease = await client.request<Lease>('GET', path);
+        const now = formatMicroTime(Date.now());
+        const taken = await client.request<Lease>('PUT', path, { body: { ...lease, spec: { ...lease.spec, holderIdentity: 'usurper', acquireTime: now, renewTime: now } } }).then(
+          () => true,
+          (error: unknown) => {
+            if (ApiError.isConflict(error)) return false;
+            throw error;
+          },
+        );
+        return taken;
+      },
+      { what: 'the usurper to take the Lease', timeoutMs: 10_000, intervalMs: 50 },
+    );
 
     let lost = false;
     void operator.lostLeadership.then(() => (lost = true));
