@@ -2,12 +2,13 @@
 // a create handler copies spec.idx to status.seen and records when it started. Then, in the same run, a
 // plain client with no framework writes to those objects as fast as this control plane lets it: the
 // ceiling (bench/ceiling.ts), swept over client concurrencies for 1 and 2 writes per object (and for the
-// operator's own writes per object, should that be another number). Catch-up is reported as a ratio to
+// operator's own writes per object, should that be another number), on new objects of its own created
+// with the operator's before either runs. Catch-up is reported as a ratio to
 // the ceiling with the same writes per object and to the 1-write ceiling. Finally the naive baseline
 // (bench/naive-child.mjs, client-node's informer and a status merge patch) catches up on its own N objects.
 // With `statusStorage`, Konductor also catches up on its own N objects with storage: 'status' ("catch-up-status").
 // API writes per object are read from the API server's own apiserver_request_total.
-import { CEILING_CONCURRENCIES, sweepCeilings, type CeilingSweep } from './ceiling.js';
+import { CEILING_CONCURRENCIES, CeilingPool, sweepCeilings, sweepObjects, type CeilingSweep } from './ceiling.js';
 import { createObjects, installBenchCrd, cpuFigures, machine, measure, OperatorProcess, round1, round2, type BenchTarget, type Figures } from './support.js';
 
 export interface CatchUpOptions {
@@ -20,11 +21,15 @@ export interface CatchUpOptions {
   /** Namespace prefix (namespaces must be new). */
   prefix?: string;
   /**
-   * How long each ceiling sweep point writes, in seconds (default 6): long enough to be a rate, short
-   * enough that the 8 points together cost about a minute on 2 cores. A point also stops once it has
-   * written each of the `objects` objects once.
+   * How long each ceiling sweep point writes at most, in seconds (default 8): long enough to be a rate,
+   * short enough that the 8 points together cost about a minute on 2 cores.
    */
   ceilingPointSeconds?: number;
+  /**
+   * How many new objects each ceiling sweep point writes at most (default 3,000, at most `objects`); the
+   * sweep's 8 points need 8 times as many, created before the operators run.
+   */
+  ceilingPointObjects?: number;
 }
 
 /** One operator process catching up on `objects` objects in `namespace`: its figures, API writes per object, CPU shares. */
@@ -70,20 +75,23 @@ export async function runCatchUp(target: BenchTarget, options: CatchUpOptions): 
   const ours = `${prefix}-catch-up`;
   const naive = `${prefix}-catch-up-naive`;
   const status = `${prefix}-catch-up-status`;
-  // Both sets exist before either operator starts, so both run against the same amount of stored data.
+  // Every set exists before any operator starts, so all run against the same amount of stored data.
   const setupCreateSeconds = await createObjects(target.kubeConfig, ours, objects);
   if (options.naive) await createObjects(target.kubeConfig, naive, objects);
   if (options.statusStorage) await createObjects(target.kubeConfig, status, objects);
+  // The ceiling's new objects for its 1- and 2-write sweeps, created with the operators'.
+  const pointSize = { objects: Math.min(objects, options.ceilingPointObjects ?? 3_000), seconds: options.ceilingPointSeconds ?? 8 };
+  const pool = new CeilingPool(target, `${prefix}-ceiling`);
+  const poolCreateSeconds = await pool.reserve(sweepObjects(2, pointSize));
 
   const konductor = await catchUp(target, 'konductor-child.mjs', ours, objects, concurrency);
   const withStatus = options.statusStorage ? await catchUp(target, 'konductor-child.mjs', status, objects, concurrency, 'status') : undefined;
 
-  // The ceiling, on the objects the operator has just handled (its process has exited).
-  const pointSize = { objects, seconds: options.ceilingPointSeconds ?? 6 };
+  // The ceiling, once the operators' processes have exited.
   const sweeps = new Map<number, CeilingSweep>();
   const sweep = async (writeCounts: readonly number[]): Promise<void> => {
     const missing = [...new Set(writeCounts)].filter((w) => !sweeps.has(w));
-    if (missing.length > 0) for (const done of await sweepCeilings(target, ours, pointSize, missing)) sweeps.set(done.writesPerObject, done);
+    if (missing.length > 0) for (const done of await sweepCeilings(target, pool, pointSize, missing)) sweeps.set(done.writesPerObject, done);
   };
   const sweepStarted = performance.now();
   await sweep([1, 2, wholeWrites(konductor)]);
@@ -97,9 +105,10 @@ export async function runCatchUp(target: BenchTarget, options: CatchUpOptions): 
     { scenario: 'catch-up', ...konductor, concurrency, setupCreateSeconds: Math.round(setupCreateSeconds * 10) / 10, ...machine() },
     {
       scenario: 'ceiling',
-      // Each sweep point writes at most this many objects, for at most about this long.
-      objects,
+      // Each sweep point writes at most this many new objects, for at most about this long.
+      pointObjectsLimit: pointSize.objects,
       pointSecondsLimit: pointSize.seconds,
+      poolCreateSeconds: round1(poolCreateSeconds),
       writesPerObject: sameWrites.writesPerObject,
       // The ceiling with the operator's writes per object, and what the API server counted at its best point.
       objectsPerSecond: Math.round(best.objectsPerSecond),
