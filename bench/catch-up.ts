@@ -8,7 +8,7 @@
 // (bench/naive-child.mjs, client-node's informer and a status merge patch) catches up on its own N objects.
 // With `statusStorage`, Konductor also catches up on its own N objects with storage: 'status' ("catch-up-status").
 // API writes per object are read from the API server's own apiserver_request_total.
-import { CEILING_CONCURRENCIES, CeilingPool, sweepCeilings, sweepObjects, type CeilingSweep } from './ceiling.js';
+import { CEILING_CONCURRENCIES, CeilingPool, sweepCeilings, sweepObjects, watchedPoint, type CeilingSweep } from './ceiling.js';
 import { createObjects, installBenchCrd, cpuFigures, machine, measure, OperatorProcess, round1, round2, type BenchTarget, type Figures } from './support.js';
 
 export interface CatchUpOptions {
@@ -79,10 +79,10 @@ export async function runCatchUp(target: BenchTarget, options: CatchUpOptions): 
   const setupCreateSeconds = await createObjects(target.kubeConfig, ours, objects);
   if (options.naive) await createObjects(target.kubeConfig, naive, objects);
   if (options.statusStorage) await createObjects(target.kubeConfig, status, objects);
-  // The ceiling's new objects for its 1- and 2-write sweeps, created with the operators'.
+  // The ceiling's new objects for its 1- and 2-write sweeps and the two watched points, created with the operators'.
   const pointSize = { objects: Math.min(objects, options.ceilingPointObjects ?? 3_000), seconds: options.ceilingPointSeconds ?? 8 };
   const pool = new CeilingPool(target, `${prefix}-ceiling`);
-  const poolCreateSeconds = await pool.reserve(sweepObjects(2, pointSize));
+  const poolCreateSeconds = await pool.reserve(sweepObjects(2, pointSize) + 2 * pointSize.objects);
 
   const konductor = await catchUp(target, 'konductor-child.mjs', ours, objects, concurrency);
   const withStatus = options.statusStorage ? await catchUp(target, 'konductor-child.mjs', status, objects, concurrency, 'status') : undefined;
@@ -96,6 +96,10 @@ export async function runCatchUp(target: BenchTarget, options: CatchUpOptions): 
   const sweepStarted = performance.now();
   await sweep([1, 2, wholeWrites(konductor)]);
   const sweepSeconds = (performance.now() - sweepStarted) / 1000;
+  // The same writes at the operator's concurrency with a plain watch open: the share of the gap to the
+  // ceiling that any operator pays for seeing its own writes come back.
+  const oneWriteWatched = await watchedPoint(target, pool, pointSize, 1, concurrency);
+  const sameWritesWatched = await watchedPoint(target, pool, pointSize, wholeWrites(konductor), concurrency);
   const oneWrite = sweeps.get(1)!;
   const sameWrites = sweeps.get(wholeWrites(konductor))!;
   const all = [...sweeps.values()].sort((a, b) => a.writesPerObject - b.writesPerObject);
@@ -118,7 +122,11 @@ export async function runCatchUp(target: BenchTarget, options: CatchUpOptions): 
       catchUpRatioOneWrite: round2(Number(konductor.objectsPerSecond) / oneWrite.best.objectsPerSecond),
       ...Object.assign({}, ...all.map(sweepFigures)),
       concurrencies: CEILING_CONCURRENCIES,
-      unchangedWrites: points.reduce((sum, p) => sum + p.unchangedWrites, 0),
+      // With a plain watch open, at the operator's concurrency (not part of the ceiling).
+      oneWriteWatchedObjectsPerSecond: Math.round(oneWriteWatched.objectsPerSecond),
+      sameWritesWatchedObjectsPerSecond: Math.round(sameWritesWatched.objectsPerSecond),
+      catchUpRatioSameWritesWatched: round2(Number(konductor.objectsPerSecond) / sameWritesWatched.objectsPerSecond),
+      unchangedWrites: [...points, oneWriteWatched, sameWritesWatched].reduce((sum, p) => sum + p.unchangedWrites, 0),
       shortestPointSeconds: round2(Math.min(...points.map((p) => p.seconds))),
       fewestPointObjects: Math.min(...points.map((p) => p.objects)),
       sweepSeconds: round1(sweepSeconds),
@@ -136,6 +144,7 @@ export async function runCatchUp(target: BenchTarget, options: CatchUpOptions): 
       // Against annotation storage in this run, and against the ceiling of the writes it made and the 1-write one.
       speedRatioToAnnotations: round2(Number(withStatus.objectsPerSecond) / Number(konductor.objectsPerSecond)),
       catchUpRatioOneWrite: round2(Number(withStatus.objectsPerSecond) / oneWrite.best.objectsPerSecond),
+      catchUpRatioOneWriteWatched: round2(Number(withStatus.objectsPerSecond) / oneWriteWatched.objectsPerSecond),
       ...machine(),
     });
   }

@@ -17,7 +17,7 @@
 // revision newer than the point's start (read just before it) and unique within the point; a no-op
 // answers with the object's old one. Writes failing that check are counted in `unchangedWrites`.
 import { ApiClient } from '../src/framework/api/api-client.js';
-import { collection, createObjects, measure, type BenchTarget, type Measured } from './support.js';
+import { collection, createObjects, measure, PlainWatch, type BenchTarget, type Measured } from './support.js';
 
 /** The client concurrencies the ceiling sweeps. */
 export const CEILING_CONCURRENCIES: readonly number[] = [16, 64, 128, 256];
@@ -159,4 +159,21 @@ export async function sweepCeilings(target: BenchTarget, pool: CeilingPool, size
     for (const [writesPerObject, done] of points) done.push(await point(target, pool.namespace, pool.take(size.objects), size.seconds, writesPerObject, concurrency));
   }
   return [...points].map(([writesPerObject, done]) => ({ writesPerObject, points: done, best: done.reduce((a, b) => (b.objectsPerSecond > a.objectsPerSecond ? b : a)) }));
+}
+
+/**
+ * One point as {@link sweepCeilings} makes them, at `concurrency`, with a plain watch of the pool's
+ * namespace open (listed before the clock starts): every write then also costs the API server a watch
+ * event, as each of an operator's writes does (the echo of its own write). Not a ceiling but what an
+ * operator cannot avoid: how far below the ceiling that alone puts any operator on this control plane.
+ */
+export async function watchedPoint(target: BenchTarget, pool: CeilingPool, size: PointSize, writesPerObject: number, concurrency: number): Promise<CeilingPoint> {
+  await pool.reserve(size.objects);
+  const watch = new PlainWatch(target.kubeConfig, pool.namespace);
+  try {
+    await watch.listed;
+    return await point(target, pool.namespace, pool.take(size.objects), size.seconds, writesPerObject, concurrency);
+  } finally {
+    watch.stop();
+  }
 }

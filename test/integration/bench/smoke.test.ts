@@ -30,7 +30,7 @@ describe('benchmark smoke', () => {
     const lines = await runCatchUp(target, { objects: 200, concurrency: 16, naive: true, statusStorage: true, prefix: `smoke-${run}`, ceilingPointSeconds: 1, ceilingPointObjects: 50 });
     expect(lines.map((line) => line.scenario)).toEqual(['catch-up', 'ceiling', 'catch-up-status', 'catch-up-naive']);
     expectWellFormed(lines[0]!, 'catch-up', ['objects', 'seconds', 'objectsPerSecond', 'peakRssMb', 'apiWritesPerObject']);
-    expectWellFormed(lines[1]!, 'ceiling', ['objectsPerSecond', 'catchUpRatioSameWrites', 'catchUpRatioOneWrite', 'oneWriteObjectsPerSecond', 'twoWritesObjectsPerSecond']);
+    expectWellFormed(lines[1]!, 'ceiling', ['objectsPerSecond', 'catchUpRatioSameWrites', 'catchUpRatioOneWrite', 'oneWriteObjectsPerSecond', 'twoWritesObjectsPerSecond', 'oneWriteWatchedObjectsPerSecond', 'sameWritesWatchedObjectsPerSecond']);
     // The sweep: objects/s at every concurrency, for 1 and 2 writes per object, each write a real change.
     for (const sweep of ['oneWriteSweep', 'twoWritesSweep']) expect(Object.keys(lines[1]![sweep] as object)).toEqual(['16', '64', '128', '256']);
     expect(lines[1]!.unchangedWrites).toBe(0);
