@@ -1,6 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { HandlerClass, OperatorOptions } from '../../src/framework/index.js';
-import { runOperator, type TestOperator } from '../../src/testing/index.js';
+import { runOperator, waitFor, type TestOperator } from '../../src/testing/index.js';
 
 /** A started in-process operator plus the requests it made, for write-budget assertions. */
 export type RunningOperator = TestOperator;
@@ -20,4 +20,26 @@ export function writesTo(requests: RunningOperator['requests'], name: string): s
   return requests
     .filter((r) => r.method === 'PATCH' && new RegExp(`/${name}(/status)?$`).test(r.path))
     .map((r) => `${r.method} ${r.path.endsWith('/status') ? 'status' : 'object'}`);
+}
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Waits until the operator has made no write (Events and Leases aside) for `quietMs`. A spec that
+ * reads the cluster sees a write as soon as the API server stores it, before the operator's client
+ * records the answer; and a render's status PATCH can follow the change a spec waited for. Take a
+ * request mark or a snapshot only after this, so no earlier write is counted after it.
+ */
+export async function writesQuiet(requests: RunningOperator['requests'], quietMs = 1_000): Promise<void> {
+  const writes = (): number => requests.filter((r) => WRITE_METHODS.has(r.method) && !r.path.includes('/events') && !r.path.includes('/leases')).length;
+  let count = writes();
+  let since = Date.now();
+  await waitFor(
+    () => {
+      const now = writes();
+      if (now !== count) [count, since] = [now, Date.now()];
+      return Date.now() - since >= quietMs;
+    },
+    { what: `the operator to make no write for ${quietMs} ms`, timeoutMs: 30_000 },
+  );
 }

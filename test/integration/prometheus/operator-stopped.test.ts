@@ -3,6 +3,7 @@ import { ApiClient } from '../../../src/framework/index.js';
 import { PrometheusOperator } from '../../../src/handlers/prometheus/index.js';
 import { runOperator, waitFor, type RecordedRequest, type TestOperator } from '../../../src/testing/index.js';
 import { uniqueNamespace } from '../../support/cluster.js';
+import { writesQuiet } from '../../support/operators.js';
 import { monitoringGroup as group, monitoringPlane } from '../../support/prometheus.js';
 
 /**
@@ -43,24 +44,6 @@ async function children(namespace: string): Promise<string[]> {
   return listed.flat().sort();
 }
 
-/**
- * Waits until the operator has made no write for `quietMs`: the status PATCH that answers a render
- * and the bookkeeping after it can land after the status a spec waits for.
- */
-async function quiet(requests: RecordedRequest[], quietMs = 2_000): Promise<void> {
-  const writes = (): number => requests.filter((r) => WRITES.has(r.method) && !r.path.includes('/events') && !r.path.includes('/leases')).length;
-  let count = writes();
-  let since = Date.now();
-  await waitFor(
-    () => {
-      const now = writes();
-      if (now !== count) [count, since] = [now, Date.now()];
-      return Date.now() - since >= quietMs;
-    },
-    { what: `the operator to make no write for ${quietMs} ms`, timeoutMs: 30_000 },
-  );
-}
-
 describe('a Prometheus while its operator is stopped', () => {
   test('its StatefulSet and Secret are untouched for 60 s with the operator stopped, and a restart writes nothing to any child', async () => {
     const namespace = await uniqueNamespace(kc, 'prom-stopped');
@@ -91,7 +74,7 @@ describe('a Prometheus while its operator is stopped', () => {
       async () => ((await custom.getNamespacedCustomObject({ ...group, plural: 'prometheuses', namespace, name: 'kept' })) as { status?: { selectedServiceMonitors?: number } }).status?.selectedServiceMonitors === 1,
       { what: 'kept to select the ServiceMonitor' },
     );
-    await quiet(requests);
+    await writesQuiet(requests, 2_000);
     const before = await children(namespace);
     const prometheusBefore = await custom.getNamespacedCustomObject({ ...group, plural: 'prometheuses', namespace, name: 'kept' });
 
@@ -107,7 +90,7 @@ describe('a Prometheus while its operator is stopped', () => {
       what: 'the restarted operator to reconcile kept',
     });
     // A write the restart makes after that read would come within this.
-    await quiet(requests);
+    await writesQuiet(requests, 2_000);
     const writes = requests.slice(mark).filter((r) => WRITES.has(r.method) && !r.path.includes('/events') && !r.path.includes('/leases'));
     expect(writes.map((r) => `${r.method} ${r.path}`)).toEqual([]);
     expect(await children(namespace)).toEqual(before);

@@ -4,6 +4,7 @@ import type { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, V1StatefulSet 
 import { PrometheusOperator } from '../../../src/handlers/prometheus/index.js';
 import { runOperator, waitFor, type TestOperator } from '../../../src/testing/index.js';
 import { statusOf, uniqueNamespace } from '../../support/cluster.js';
+import { writesQuiet } from '../../support/operators.js';
 import { monitoringGroup as group, monitoringPlane } from '../../support/prometheus.js';
 
 let kc: KubeConfig;
@@ -83,8 +84,12 @@ async function statusOfPrometheus(namespace: string, name: string): Promise<Stat
   return ((await custom.getNamespacedCustomObject({ ...group, plural: 'prometheuses', namespace, name })) as { status?: Status }).status;
 }
 
-/** The index the next recorded operator request will have. */
-function mark(): number {
+/**
+ * The index the next recorded operator request will have, once the operator's writes so far are all
+ * recorded (a Secret the spec saw change may have been written before its answer was recorded).
+ */
+async function mark(): Promise<number> {
+  await writesQuiet(running.requests);
   return running.requests.length;
 }
 
@@ -131,14 +136,14 @@ describe('the Prometheus operator', () => {
 
     // A monitor neither selects: a full re-render, and no write to either Secret.
     // Marks are taken before each change, so the re-render it causes is always after them.
-    let since = mark();
+    let since = await mark();
     await monitor(first, 'billing', { team: 'b' });
     await renderedSince(since, [[first, 'wide'], [second, 'local']]);
     expect(secretWritesSince(since, first, 'wide')).toEqual([]);
     expect(secretWritesSince(since, second, 'local')).toEqual([]);
 
     // checkout leaves `wide` (team=c); `local` selects it regardless of labels: only wide's Secret is written.
-    since = mark();
+    since = await mark();
     await custom.patchNamespacedCustomObject(
       { ...group, plural: 'servicemonitors', namespace: second, name: 'checkout', body: [{ op: 'replace', path: '/metadata/labels/team', value: 'c' }] },
     );
@@ -149,7 +154,7 @@ describe('the Prometheus operator', () => {
     expect(secretWritesSince(since, second, 'local')).toEqual([]);
 
     // Deleting it changes only `local`.
-    since = mark();
+    since = await mark();
     await custom.deleteNamespacedCustomObject({ ...group, plural: 'servicemonitors', namespace: second, name: 'checkout' });
     await jobsBecome(second, 'local', []);
     await renderedSince(since, [[first, 'wide'], [second, 'local']]);
