@@ -6,7 +6,7 @@
 //
 // Every point writes objects nothing has written since they were created, as the operator's catch-up
 // does. A write costs the API server more the larger the object it changes (decoding, managed fields,
-// encoding, etcd): measured here, a 1-write point made 617 objects/s on new objects and 261–299 on the
+// encoding, etcd): measured here, a 1-write point made 617 objects/s on new objects and 236–296 on the
 // same objects once an operator and earlier points had written them, and the 2-write ceiling swept
 // after the operator came out below it. So the sweep takes its objects from a {@link CeilingPool} of new
 // objects, created alongside the operator's before anything is handled.

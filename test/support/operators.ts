@@ -24,6 +24,11 @@ export function writesTo(requests: RunningOperator['requests'], name: string): s
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
+/** The operator's writes among `requests`, Events and Leases aside (those come and go on their own). */
+export function operatorWrites(requests: RunningOperator['requests']): RunningOperator['requests'] {
+  return requests.filter((r) => WRITE_METHODS.has(r.method) && !r.path.includes('/events') && !r.path.includes('/leases'));
+}
+
 /**
  * Waits until the operator has made no write (Events and Leases aside) for `quietMs`. A spec that
  * reads the cluster sees a write as soon as the API server stores it, before the operator's client
@@ -31,7 +36,7 @@ const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * request mark or a snapshot only after this, so no earlier write is counted after it.
  */
 export async function writesQuiet(requests: RunningOperator['requests'], quietMs = 1_000): Promise<void> {
-  const writes = (): number => requests.filter((r) => WRITE_METHODS.has(r.method) && !r.path.includes('/events') && !r.path.includes('/leases')).length;
+  const writes = (): number => operatorWrites(requests).length;
   let count = writes();
   let since = Date.now();
   await waitFor(

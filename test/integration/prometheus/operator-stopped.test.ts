@@ -3,7 +3,7 @@ import { ApiClient } from '../../../src/framework/index.js';
 import { PrometheusOperator } from '../../../src/handlers/prometheus/index.js';
 import { runOperator, waitFor, type RecordedRequest, type TestOperator } from '../../../src/testing/index.js';
 import { uniqueNamespace } from '../../support/cluster.js';
-import { writesQuiet } from '../../support/operators.js';
+import { operatorWrites, writesQuiet } from '../../support/operators.js';
 import { monitoringGroup as group, monitoringPlane } from '../../support/prometheus.js';
 
 /**
@@ -12,7 +12,6 @@ import { monitoringGroup as group, monitoringPlane } from '../../support/prometh
  */
 
 const STOPPED_MS = 60_000;
-const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 let kc: KubeConfig;
 let api: ApiClient;
@@ -91,7 +90,7 @@ describe('a Prometheus while its operator is stopped', () => {
     });
     // A write the restart makes after that read would come within this.
     await writesQuiet(requests, 2_000);
-    const writes = requests.slice(mark).filter((r) => WRITES.has(r.method) && !r.path.includes('/events') && !r.path.includes('/leases'));
+    const writes = operatorWrites(requests.slice(mark));
     expect(writes.map((r) => `${r.method} ${r.path}`)).toEqual([]);
     expect(await children(namespace)).toEqual(before);
     expect(await custom.getNamespacedCustomObject({ ...group, plural: 'prometheuses', namespace, name: 'kept' })).toEqual(prometheusBefore);
