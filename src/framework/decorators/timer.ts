@@ -17,7 +17,8 @@ export type TimerDecorator<T extends TypedObject = KubeObject> = KubeObject exte
  * object with the framework finalizer while it exists, so its deletion waits for a run in progress;
  * `finalizer: false` opts out, for work that needs no graceful stop (then deleting the object never
  * waits for the operator, even one that is down). Long intervals (>= `persistThreshold`, 60 s by
- * default) survive restarts: the schedule is kept on the object.
+ * default) survive restarts: the schedule is kept on the object. A returned JSON value is stored at
+ * `status[<handler id>]` in the run's write (none when that value is already stored there).
  *
  * @example
  * ```ts

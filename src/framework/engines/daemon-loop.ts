@@ -1,4 +1,6 @@
 import type { ApiClient } from '../api/api-client.js';
+import { ApiError } from '../api/api-error.js';
+import { ObjectApi } from '../api/object-api.js';
 import type { Resource } from '../api/resource.js';
 import { exponentialDelayMs } from '../clock/backoff.js';
 import type { Clock } from '../clock/clock.js';
@@ -9,6 +11,9 @@ import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { EventPoster } from '../posting/events.js';
 import type { ObjectMemos } from '../handler/memo.js';
+import { emptyPatch } from '../handler/patch.js';
+import { writePatch } from '../handling/patch-writer.js';
+import { deliverResult, isStoredResult } from '../handling/results-delivery.js';
 import { liveDaemonContext } from './daemon-context.js';
 import type { RunningWorker, WorkerSeed } from './object-workers.js';
 
@@ -107,9 +112,11 @@ class DaemonWorker {
         memos: deps.memos,
       });
       try {
-        await spec.fn(context);
+        const returned = await spec.fn(context);
         count('success');
         logger.info(`daemon ${spec.id} ended`);
+        // A daemon asked to stop may be ending because its object is going: its result is not written then.
+        if (!stopping.aborted) await this.deliver(returned, logger);
         return;
       } catch (thrown) {
         // `throw undefined` and `Promise.reject()` are failures too, restarted like any other.
@@ -134,6 +141,33 @@ class DaemonWorker {
         deps.poster.post(this.seed.body, 'Warning', 'DaemonFailed', `${spec.id} failed, restarting: ${message}`);
         await pause(restartIn);
       }
+    }
+  }
+
+  /**
+   * Results delivery for a daemon that ended by itself: what it returned goes to `status[<daemon id>]`
+   * in one write (none when that is already stored). A value that is not JSON, or a failed write, is
+   * logged and posted as a Warning Event; the daemon stays ended either way.
+   */
+  private async deliver(returned: unknown, logger: Logger): Promise<void> {
+    const { handler: spec, body } = this.seed;
+    if (isStoredResult(body, spec.id, returned)) return;
+    const patch = emptyPatch();
+    const problem = deliverResult(patch, spec.id, returned);
+    if (problem !== undefined) {
+      logger.error({}, problem);
+      this.deps.poster.post(body, 'Warning', 'DaemonResultNotStored', problem);
+      return;
+    }
+    if (!Object.hasOwn(patch.status, spec.id)) return; // nothing returned
+    const meta = body.metadata ?? {};
+    try {
+      await writePatch(new ObjectApi(this.deps.client, this.deps.resource), meta.namespace, meta.name ?? '', { status: patch.status });
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) return; // deleted meanwhile
+      const message = `storing the result of daemon ${spec.id} failed: ${describeError(error)}`;
+      logger.error({ err: describeError(error) }, message);
+      this.deps.poster.post(body, 'Warning', 'DaemonResultNotStored', message);
     }
   }
 

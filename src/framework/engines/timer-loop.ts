@@ -8,6 +8,7 @@ import { objectContext } from '../handler/object-context.js';
 import type { ObjectMemos } from '../handler/memo.js';
 import { emptyPatch, isEmptyPatch, mergeInto, type Patch } from '../handler/patch.js';
 import { writePatch } from '../handling/patch-writer.js';
+import { deliverResult, isStoredResult } from '../handling/results-delivery.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
 import type { Labels, Metrics } from '../observability/metrics.js';
@@ -77,6 +78,8 @@ class TimerWorker {
   private halted = false;
   /** A run (or the wait for the previous worker's run) is under way: a change applies once it ends. */
   private busy = false;
+  /** A return value that is not JSON was reported for this object: one Event, not one per tick. */
+  private reportedResult = false;
   /** Ends the current wait early (the object changed, or the timer stops); undefined while not waiting. */
   private wakeUp?: () => void;
 
@@ -194,10 +197,12 @@ class TimerWorker {
     const began = performance.now();
     try {
       // Without a time limit the run's signal is the worker's own: no controller, listener or race per tick.
-      if (deps.runTimeoutMs === undefined) await spec.fn(this.context(body, patch, stopping));
-      else await withTimeLimit((signal) => spec.fn(this.context(body, patch, signal)), deps.runTimeoutMs, stopping);
+      let returned: unknown;
+      if (deps.runTimeoutMs === undefined) returned = await spec.fn(this.context(body, patch, stopping));
+      else returned = await withTimeLimit((signal) => spec.fn(this.context(body, patch, signal)), deps.runTimeoutMs, stopping);
       succeeded = true;
       this.failures = 0;
+      this.deliver(body, patch, returned);
     } catch (thrown) {
       // `throw undefined` and `Promise.reject()` are failures too.
       this.failed(body, asError(thrown));
@@ -214,6 +219,21 @@ class TimerWorker {
       if (error instanceof ApiError && error.status === 404) return; // deleted meanwhile
       this.logger.error({ err: describeError(error) }, `writing the result of timer ${spec.id} failed`);
     }
+  }
+
+  /**
+   * Results delivery, as for change handlers: a returned value goes to `status[<timer id>]` in the
+   * run's own write. A value already stored there is not written again, so a timer returning the same
+   * result every tick makes no request for it. A value that is not JSON is not stored and is reported
+   * once per object; the run still counts as done, so a periodic job is never halted by its return value.
+   */
+  private deliver(body: KubeObject, patch: Patch, returned: unknown): void {
+    if (isStoredResult(body, this.spec.id, returned)) return;
+    const problem = deliverResult(patch, this.spec.id, returned);
+    if (problem === undefined || this.reportedResult) return;
+    this.reportedResult = true;
+    this.logger.error({ handler: this.spec.id }, problem);
+    this.deps.poster.post(body, 'Warning', 'TimerResultNotStored', problem);
   }
 
   private context(body: KubeObject, patch: Patch, signal: AbortSignal): TimerContext {

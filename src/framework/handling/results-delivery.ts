@@ -1,4 +1,6 @@
+import { isDeepStrictEqual } from 'node:util';
 import { describeError } from '../handler/errors.js';
+import type { KubeObject } from '../objects/kube-object.js';
 import type { Patch } from '../handler/patch.js';
 
 /**
@@ -20,4 +22,21 @@ export function deliverResult(patch: Patch, handlerId: string, result: unknown):
   if (json === undefined) return `handler ${handlerId} returned a ${typeof result}, which is not JSON; return JSON data, or nothing`;
   (patch.status as Record<string, unknown>)[handlerId] = JSON.parse(json) as unknown;
   return undefined;
+}
+
+/**
+ * Whether `result` is already what `status[<handler id>]` of `body` holds (as JSON), so delivering it
+ * again would change nothing: a timer that returns the same value every tick then writes nothing.
+ */
+export function isStoredResult(body: KubeObject, handlerId: string, result: unknown): boolean {
+  if (result === undefined || result === null) return false;
+  const status = (body as { status?: unknown }).status;
+  if (typeof status !== 'object' || status === null || !Object.hasOwn(status, handlerId)) return false;
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(result);
+  } catch {
+    return false;
+  }
+  return json !== undefined && isDeepStrictEqual(JSON.parse(json) as unknown, (status as Record<string, unknown>)[handlerId]);
 }

@@ -181,4 +181,41 @@ describe('timers and daemons', () => {
     expect(run.requests.filter((r) => r.method === 'PATCH').length - writesBefore).toBe(0);
     expect(writesBefore).toBe(1_000); // one finalizer per object, nothing else
   });
+
+  test('a timer and a daemon store what they return in status under their ids; a timer returning the same again writes nothing more', async () => {
+    const kc = sharedKubeConfig();
+    await installWidgetCrd(kc);
+    const namespace = await uniqueNamespace(kc, 'results');
+    let ticks = 0;
+    class Reporting {
+      @timer(API, 'widgets', { interval: 0.5 })
+      check(_: TimerContext): { healthy: boolean } {
+        ticks += 1;
+        return { healthy: true };
+      }
+
+      @daemon(API, 'widgets')
+      async migrate(_: DaemonContext): Promise<{ migrated: number }> {
+        return { migrated: 3 };
+      }
+    }
+    const run = await startOperator(kc, namespace, [Reporting]);
+    running.push(run);
+    await new Widgets(kc, namespace).create('reported');
+    const stored = await waitFor(
+      async () => {
+        const status = (await readWidget(namespace, 'reported'))?.status;
+        return status?.['Reporting.check'] !== undefined && status['Reporting.migrate'] !== undefined ? status : undefined;
+      },
+      { what: 'both results in status' },
+    );
+    await sleep(1_000); // the results' own writes have been watched back
+    const writesBefore = run.requests.filter((r) => r.method === 'PATCH').length;
+    const ticksBefore = ticks;
+    await sleep(2_000);
+
+    expect(stored).toMatchObject({ 'Reporting.check': { healthy: true }, 'Reporting.migrate': { migrated: 3 } });
+    expect(ticks - ticksBefore).toBeGreaterThanOrEqual(3);
+    expect(run.requests.filter((r) => r.method === 'PATCH').length - writesBefore).toBe(0);
+  });
 });

@@ -11,19 +11,34 @@ import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { installFakeClock, type FakeClock } from '../../support/fake-clock.js';
 import { WIDGET_API_VERSION, widget, widgetResource } from '../../support/widget-objects.js';
 
+/** A request the engine itself sent (the daemons here send none of their own). */
+interface SentRequest {
+  method: string;
+  path: string;
+  body: unknown;
+}
+
 function engineWith(fn: (context: DaemonContext) => unknown, options: DaemonSpec['options'] = {}) {
   const posted: string[] = [];
+  const sent: SentRequest[] = [];
   const poster = { post: (_o: KubeObject, _t: string, reason: string) => posted.push(reason) } as unknown as EventPoster;
   const metrics = new MetricsRecorder();
+  // Answers every request with the object: enough for the results write, the one request the engine makes.
+  const client = {
+    request: (method: string, path: string, init: { body?: unknown } = {}) => {
+      sent.push({ method, path, body: init.body });
+      return Promise.resolve(widget());
+    },
+  } as unknown as ApiClient;
   const engine = new DaemonEngine({
     resource: widgetResource,
-    client: {} as ApiClient, // daemons here talk to no API
+    client,
     daemons: [{ kind: 'daemon', id: 'd', resource: { apiVersion: WIDGET_API_VERSION, name: widgetResource.plural }, options, fn }],
     logger: silentLogger(),
     poster,
     metrics,
   });
-  return { engine, posted, metrics };
+  return { engine, posted, metrics, sent };
 }
 
 describe('daemons', () => {
@@ -154,6 +169,46 @@ describe('daemons', () => {
     await sleep(20);
     await engine.stopAll();
     expect(posted).toEqual(['w Normal Watching: started']);
+  });
+});
+
+describe('daemons: results delivery', () => {
+  test('what a daemon returns when it ends by itself is stored at status[<daemon id>] in one status write', async () => {
+    const { engine, sent } = engineWith(() => ({ migrated: 12 }));
+    engine.observe(widget());
+    await sleep(50);
+    expect(sent).toEqual([{ method: 'PATCH', path: '/apis/test.konductor.dev/v1/namespaces/default/widgets/w1/status', body: { status: { d: { migrated: 12 } } } }]);
+    await engine.stopAll();
+  });
+
+  test('a daemon returning what status[<daemon id>] already holds, or nothing, makes no request', async () => {
+    const same = engineWith(() => ({ migrated: 12 }));
+    same.engine.observe(widget({ status: { d: { migrated: 12 } } }));
+    const nothing = engineWith(() => undefined);
+    nothing.engine.observe(widget());
+    await sleep(50);
+    expect([...same.sent, ...nothing.sent]).toEqual([]);
+    await Promise.all([same.engine.stopAll(), nothing.engine.stopAll()]);
+  });
+
+  test('a daemon that ends because it was asked to stop has its return value ignored', async () => {
+    const { engine, sent } = engineWith(async ({ stopped }) => {
+      await stopped;
+      return { interrupted: true };
+    });
+    engine.observe(widget());
+    await sleep(20);
+    await engine.stopObject('uid-1');
+    expect(sent).toEqual([]);
+  });
+
+  test('a value that is not JSON is not stored and is posted as a DaemonResultNotStored Event', async () => {
+    const { engine, sent, posted } = engineWith(() => Symbol('done'));
+    engine.observe(widget());
+    await sleep(50);
+    expect(sent).toEqual([]);
+    expect(posted).toEqual(['DaemonResultNotStored']);
+    await engine.stopAll();
   });
 });
 

@@ -323,6 +323,50 @@ describe('timer engine: writes and the persisted schedule', () => {
   });
 });
 
+describe('timer engine: results delivery', () => {
+  test("a returned value is stored at status[<timer id>], in the run's own write with the status it set", async () => {
+    const { engine, api } = timerOn({ interval: 30 }, ({ patch }) => {
+      patch.status['checked'] = true;
+      return { healthy: 3, at: new Date(T0) };
+    });
+    engine.observe(widget());
+    await advanceTo(1);
+    expect(api.writes.map((write) => ('subresource' in write ? write.subresource : write.method))).toEqual(['status']);
+    expect(api.object.status).toEqual({ checked: true, t: { healthy: 3, at: '2024-05-01T12:00:00.000Z' } });
+    await stop(engine);
+  });
+
+  test('a timer returning what status[<timer id>] already holds makes no write for it', async () => {
+    const runs = recorder();
+    const fn = async (context: TimerContext): Promise<unknown> => {
+      await runs.fn(context);
+      return { healthy: 3 };
+    };
+    const { engine, api } = timerOn({ interval: 1 }, fn);
+    engine.observe(widget({ status: { t: { healthy: 3 } } }));
+    await advanceTo(3_500);
+    expect(runs.starts).toHaveLength(4);
+    expect(api.writes).toEqual([]);
+    await stop(engine);
+  });
+
+  test('a value that is not JSON is not stored, is reported by one Event, and the timer keeps running', async () => {
+    const runs = recorder();
+    const fn = async (context: TimerContext): Promise<unknown> => {
+      await runs.fn(context);
+      return () => 'a function';
+    };
+    const { engine, api, poster } = timerOn({ interval: 1 }, fn);
+    engine.observe(widget());
+    await advanceTo(3_500);
+    expect(runs.starts).toHaveLength(4);
+    expect(api.writes).toEqual([]);
+    expect(poster.withReason('TimerResultNotStored').map((event) => event.message)).toEqual(['handler t returned a function, which is not JSON; return JSON data, or nothing']);
+    expect(poster.withReason('TimerFailed')).toEqual([]);
+    await stop(engine);
+  });
+});
+
 describe('timer engine: durations', () => {
   test('interval, initial delay and idle accept ISO-8601 strings, luxon Durations and seconds alike', async () => {
     const iso = recorder();
