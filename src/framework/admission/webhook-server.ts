@@ -23,6 +23,13 @@ export interface WebhookServerOptions extends ReviewScope {
   certificate: ServingCertificate;
   /** Largest request body accepted, in bytes; default 8 MiB (a review holds up to two 3 MiB objects). Larger: 413. */
   maxBodyBytes?: number;
+  /**
+   * Most bytes of request bodies held at once, by all requests in flight together; default twice
+   * `maxBodyBytes`. A request that would go past it is answered 429 with `Retry-After`, so a flood of
+   * large reviews (from the API server or anyone who can reach the port) cannot exhaust the operator's
+   * memory; the API server then applies the webhook's `failurePolicy`.
+   */
+  maxBufferedBytes?: number;
 }
 
 const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
@@ -30,9 +37,36 @@ const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
 const REQUEST_TIMEOUT_MS = 35_000;
 
 class BodyTooLarge extends Error {}
+class ServerBusy extends Error {}
 
-/** The request body, up to `limit` bytes; rejects with {@link BodyTooLarge} past it. */
-function readBody(request: IncomingMessage, limit: number): Promise<Buffer> {
+/** The bytes all requests in flight hold; each request takes its body's size and gives it back once answered. */
+class ByteBudget {
+  private used = 0;
+
+  constructor(private readonly limit: number) {}
+
+  /** Takes `bytes` when they fit; false (taking nothing) when they would go past the limit. */
+  take(bytes: number): boolean {
+    if (this.used + bytes > this.limit) return false;
+    this.used += bytes;
+    return true;
+  }
+
+  give(bytes: number): void {
+    this.used -= bytes;
+  }
+}
+
+/** What one request has taken from the budget, given back when it is answered. */
+interface Held {
+  bytes: number;
+}
+
+/**
+ * The request body, up to `limit` bytes, each chunk taken from `budget` (recorded in `held`); rejects
+ * with {@link BodyTooLarge} past the limit, or {@link ServerBusy} when the budget has no room.
+ */
+function readBody(request: IncomingMessage, limit: number, budget: ByteBudget, held: Held): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(request.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {
@@ -46,7 +80,13 @@ function readBody(request: IncomingMessage, limit: number): Promise<Buffer> {
       if (size > limit) {
         request.removeAllListeners('data');
         reject(new BodyTooLarge());
-      } else chunks.push(chunk);
+      } else if (!budget.take(chunk.length)) {
+        request.removeAllListeners('data');
+        reject(new ServerBusy());
+      } else {
+        held.bytes += chunk.length;
+        chunks.push(chunk);
+      }
     });
     request.on('end', () => resolve(Buffer.concat(chunks)));
     request.on('error', reject);
@@ -57,7 +97,8 @@ function readBody(request: IncomingMessage, limit: number): Promise<Buffer> {
  * The HTTPS server the API server calls for admission (`/validate/<id>`, `/mutate/<id>`) and
  * conversion (`/convert/<group>/<plural>`). TLS 1.2 or later only; POST of a JSON AdmissionReview
  * or ConversionReview only. Bad requests get a 4xx with a reason (405 not POST, 404 unknown path,
- * 413 too large, 400 not a review) and one debug log line; nothing a client sends can throw out of it.
+ * 413 too large, 400 not a review, 429 when the bodies in flight hold `maxBufferedBytes`) and one
+ * debug log line; nothing a client sends can throw out of it.
  * The certificate can be swapped while serving ({@link setCertificate}).
  *
  * @example
@@ -72,9 +113,11 @@ export class WebhookServer {
   private certificate: ServingCertificate;
   private stopping = false;
   private readonly scope: ReviewScope;
+  private readonly budget: ByteBudget;
 
   constructor(private readonly options: WebhookServerOptions) {
     this.certificate = options.certificate;
+    this.budget = new ByteBudget(options.maxBufferedBytes ?? 2 * (options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
     const { logger, client, resolve, cache, indexes, memo } = options;
     this.scope = { logger, client, resolve, cache, indexes, memo };
   }
@@ -149,6 +192,7 @@ export class WebhookServer {
   }
 
   private async serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const held: Held = { bytes: 0 };
     try {
       if (this.stopping) response.setHeader('Connection', 'close');
       const path = pathOf(request.url);
@@ -157,9 +201,10 @@ export class WebhookServer {
       if (!route) return this.refuse(request, response, 404, `no webhook is served at ${JSON.stringify(path ?? request.url)}`);
       let text: string;
       try {
-        text = (await readBody(request, this.options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES)).toString('utf8');
+        text = (await readBody(request, this.options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, this.budget, held)).toString('utf8');
       } catch (error) {
         if (error instanceof BodyTooLarge) return this.refuse(request, response, 413, 'the request body is too large', { Connection: 'close' });
+        if (error instanceof ServerBusy) return this.refuse(request, response, 429, 'too many reviews in flight; retry', { Connection: 'close', 'Retry-After': '1' });
         throw error;
       }
       let body: unknown;
@@ -180,6 +225,8 @@ export class WebhookServer {
         response.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8', Connection: 'close' });
         response.end('internal error\n');
       }
+    } finally {
+      this.budget.give(held.bytes);
     }
   }
 

@@ -4,6 +4,7 @@ import { AdmissionError, ApiClient, Registry, silentLogger, type KubeObject, typ
 import { conversionPath, webhookPath, WebhookServer } from '../../../src/framework/runtime/index.js';
 import { LogCapture } from '../../support/log-capture.js';
 import { selfSignedCertificate } from '../../support/serving-certificate.js';
+import { waitFor } from '../../support/wait-for.js';
 
 const first = selfSignedCertificate('first');
 const second = selfSignedCertificate('second');
@@ -14,6 +15,7 @@ interface Answer {
   body: string;
   /** The common name of the certificate the server presented. */
   servedBy: string;
+  retryAfter?: string;
 }
 
 /** One request on a connection of its own, trusting both test certificates. */
@@ -24,7 +26,8 @@ function send(port: number, path: string, body: unknown, method = 'POST'): Promi
       const servedBy = String((res.socket as TLSSocket).getPeerCertificate().subject.CN);
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), servedBy }));
+      const retryAfter = res.headers['retry-after'];
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), servedBy, ...(retryAfter ? { retryAfter } : {}) }));
     });
     req.on('error', reject);
     req.end(payload);
@@ -188,5 +191,50 @@ describe('the webhook server over HTTPS', () => {
     await other.stop();
     expect(other.listening).toBe(false);
     await expect(send(otherPort, '/', {})).rejects.toThrow();
+  });
+});
+
+describe('the webhook server under a flood of large reviews', () => {
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let entered = 0;
+  const registry = new Registry().registerAdmission({
+    kind: 'validate',
+    id: 'Widgets.slow',
+    resource: { apiVersion: 'example.com/v1', name: 'widgets' },
+    options: {},
+    fn: async () => {
+      entered += 1;
+      await gate;
+    },
+  });
+  // Bodies of about 40 KiB: two fit in the 100 KiB held at once, a third does not.
+  const server = new WebhookServer({ registry, port: 0, host: '127.0.0.1', certificate: first, logger: silentLogger(), client, resolve: () => undefined, maxBodyBytes: 64 * 1024, maxBufferedBytes: 100 * 1024 });
+  const large = (uid: string): unknown => {
+    const object = widget(1);
+    object.metadata = { ...object.metadata, annotations: { padding: 'x'.repeat(40 * 1024) } };
+    return admissionReview(object, uid);
+  };
+  const path = webhookPath({ kind: 'validate', id: 'Widgets.slow' });
+  let port = 0;
+
+  beforeAll(async () => {
+    port = await server.start();
+  });
+  afterAll(async () => {
+    release();
+    await server.stop();
+  });
+
+  test('a review past the bytes held by reviews in flight is answered 429 with Retry-After, and served again once they are answered', async () => {
+    const held = [send(port, path, large('a')), send(port, path, large('b'))];
+    await waitFor(() => entered === 2, { what: 'both reviews to reach the handler' });
+    const refused = await send(port, path, large('c'));
+    expect([refused.status, refused.retryAfter, refused.body]).toEqual([429, '1', 'too many reviews in flight; retry\n']);
+
+    release();
+    expect((await Promise.all(held)).map((answer) => answer.status)).toEqual([200, 200]);
+    const again = await send(port, path, large('d'));
+    expect([again.status, JSON.parse(again.body).response]).toEqual([200, { uid: 'd', allowed: true }]);
   });
 });
