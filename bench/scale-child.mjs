@@ -7,6 +7,7 @@
 // collected: `heapPerObjectBytes` is (heap in use now − heap in use before the operator started) ÷ the
 // objects it watches. Bookkeeping here is one bit per object, so it adds nothing measurable to that.
 import { getHeapStatistics, setFlagsFromString, writeHeapSnapshot } from 'node:v8';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { runInNewContext } from 'node:vm';
 import { benchResource, cpuSeconds, finishRun, loadFramework, send, startBenchOperator, throughput } from './child-common.mjs';
 
@@ -80,6 +81,7 @@ const operator = await startBenchOperator(framework, {
   concurrency: Number(concurrencyText),
   registry,
   onPatch: (target) => {
+    writesAcked += 1;
     if (target.status) return;
     const at = indexOf(target.name);
     if (at < 0 || done[at]) return;
@@ -104,11 +106,38 @@ function midwaySnapshot() {
   process.stderr.write(`${JSON.stringify({ midway: { handled: listedDone, liveHeapMb: mb(heapUsed), heapPerObjectBytes: Math.round((heapUsed - heapBefore) / listed) } })}\n`);
 }
 
+// What the process spends outside the operator's work, per progress period: garbage collection
+// (all pauses, and major mark-compacts alone) and the event loop's delay (a blocked loop reads no watch).
+let writesAcked = 0;
+const gc = { ms: 0, majorMs: 0, majors: 0 };
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    gc.ms += entry.duration;
+    if (entry.detail?.kind === 4) {
+      gc.majorMs += entry.duration;
+      gc.majors += 1;
+    }
+  }
+}).observe({ entryTypes: ['gc'] });
+const loopDelay = monitorEventLoopDelay({ resolution: 20 });
+loopDelay.enable();
+/** The period's GC and loop figures, then a fresh period. */
+function periodFigures() {
+  const figures = { gcMs: Math.round(gc.ms), gcMajorMs: Math.round(gc.majorMs), gcMajors: gc.majors, loopDelayP99Ms: Math.round(loopDelay.percentile(99) / 1e6), loopDelayMaxMs: Math.round(loopDelay.max / 1e6) };
+  Object.assign(gc, { ms: 0, majorMs: 0, majors: 0 });
+  loopDelay.reset();
+  return figures;
+}
+
 // Progress on stderr every 10 s, so a phase that stalls shows where: objects done, steady handlers started.
-// With the operator's own gauges and counters: events its watch delivered, runs queued and running.
+// With the operator's own gauges and counters: events its watch delivered, runs queued and running, and
+// how far its watch trails its own writes (`unseenEvents`: listed objects, steady creates handled and
+// acknowledged writes, less the events the watch delivered; a lower bound: relists deliver some again,
+// and steady creates not yet seen are not counted).
 const progress = setInterval(async () => {
   const operatorFigures = await operatorProgress();
-  process.stderr.write(`${JSON.stringify({ progress: { seconds: Math.round((performance.now() - started) / 1000), listedDone, steadyDone, steadyHandled: handlerMs.length, heapUsedMb: mb(process.memoryUsage().heapUsed), ...operatorFigures } })}\n`);
+  const unseenEvents = listed + handlerMs.length + writesAcked - operatorFigures.watchEvents;
+  process.stderr.write(`${JSON.stringify({ progress: { seconds: Math.round((performance.now() - started) / 1000), listedDone, steadyDone, steadyHandled: handlerMs.length, heapUsedMb: mb(process.memoryUsage().heapUsed), ...operatorFigures, writesAcked, unseenEvents, ...periodFigures() } })}\n`);
 }, 10_000);
 progress.unref();
 
