@@ -53,7 +53,7 @@ function memberName(cluster = 'demo'): string {
 }
 
 /** A single-member etcd Pod like the handlers create, on loopback URLs. */
-async function createEtcdPod(member: string, options: { cluster?: string; initContainers?: unknown[] } = {}): Promise<{ clientURL: string }> {
+async function createEtcdPod(member: string, options: { cluster?: string; initContainers?: unknown[]; readinessProbe?: unknown } = {}): Promise<{ clientURL: string }> {
   const cluster = options.cluster ?? 'demo';
   const urls = addresses.member(namespace, cluster, member);
   await api.request('POST', podsPath(), {
@@ -81,6 +81,7 @@ async function createEtcdPod(member: string, options: { cluster?: string; initCo
               '--initial-cluster-token=t',
             ],
             volumeMounts: [{ name: 'etcd-data', mountPath: '/var/etcd' }],
+            ...(options.readinessProbe ? { readinessProbe: options.readinessProbe } : {}),
           },
         ],
         volumes: [{ name: 'etcd-data', emptyDir: {} }],
@@ -135,6 +136,47 @@ it('runs a new Pod until it is Running and Ready, with etcd answering on its cli
   expect(pod.status?.containerStatuses?.[0]).toMatchObject({ ready: true, started: true, restartCount: 0, state: { running: {} } });
   expect(await health(clientURL)).toBe(200);
   expect(processOf(member)?.pid).toBeGreaterThan(0);
+});
+
+/** When the Pod's Ready condition last changed. */
+function readyChangedAt(pod: Pod): string | undefined {
+  return (pod.status?.conditions as { type: string; lastTransitionTime?: string }[] | undefined)?.find((c) => c.type === 'Ready')?.lastTransitionTime;
+}
+
+/** Freezes the member's etcd (SIGSTOP) for `ms`, so its `/health` probes time out, then lets it go on. */
+async function freeze(member: string, ms: number): Promise<void> {
+  const pid = processOf(member)!.pid;
+  process.kill(pid, 'SIGSTOP');
+  try {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+  } finally {
+    process.kill(pid, 'SIGCONT');
+  }
+}
+
+it("keeps a Ready member Ready through fewer failed probes in a row than its readinessProbe's failureThreshold (default 3)", async () => {
+  const member = memberName();
+  await createEtcdPod(member);
+  const before = readyChangedAt(await waitForPod(member, 'to be Ready', isReady));
+
+  // Probes come a second apart and wait a second for an answer: a 3 s freeze fails one or two in a row.
+  await freeze(member, 3_000);
+
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  const after = await readPod(member);
+  expect([isReady(after), readyChangedAt(after)]).toEqual([true, before]);
+});
+
+it('reports a member not Ready once as many probes in a row fail as its readinessProbe says, and Ready again when it answers', async () => {
+  const member = memberName();
+  await createEtcdPod(member, { readinessProbe: { exec: { command: ['etcdctl', 'endpoint', 'health'] }, failureThreshold: 1 } });
+  await waitForPod(member, 'to be Ready', isReady);
+
+  const frozen = freeze(member, 3_000);
+  await waitForPod(member, 'to be not Ready while frozen', (pod) => !isReady(pod), 5_000);
+  await frozen;
+
+  await waitForPod(member, 'to be Ready again', isReady);
 });
 
 it('marks the Pod Failed when its process dies', async () => {

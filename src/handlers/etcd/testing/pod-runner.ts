@@ -52,12 +52,8 @@ const START_TIMEOUT_MS = 30_000;
 const POLL_UNTIL_READY_MS = 200;
 const POLL_WHILE_READY_MS = 1_000;
 const PROBE_TIMEOUT_MS = 1_000;
-/**
- * Failed probes in a row before a ready member is reported not ready, as the member Pod's own
- * readinessProbe (failureThreshold 3) has a kubelet do. A single failure of `/health` is what an
- * election looks like (a leader restarting during an upgrade), not a member that stopped serving.
- */
-const READINESS_FAILURE_THRESHOLD = 3;
+/** Kubernetes' default `failureThreshold` of a probe, for a container whose readinessProbe gives none. */
+const DEFAULT_FAILURE_THRESHOLD = 3;
 const STATUS_ATTEMPTS = 5;
 const LOCALHOST = '127.0.0.1';
 
@@ -75,6 +71,7 @@ interface Container {
   command?: unknown;
   args?: unknown;
   env?: unknown;
+  readinessProbe?: unknown;
 }
 
 interface Pod extends KubeObject {
@@ -89,6 +86,12 @@ interface ContainerPlan {
   file: string;
   args: string[];
   env: Record<string, string>;
+  /**
+   * Failed probes in a row before a ready container is reported not ready: its readinessProbe's
+   * `failureThreshold`, as a kubelet reads it. A single failure of `/health` is what an election looks
+   * like (a leader restarting during an upgrade), not a member that stopped serving.
+   */
+  readinessFailureThreshold: number;
 }
 
 type RunState = 'initializing' | 'running' | 'restarting' | 'exited' | 'failed' | 'stopping';
@@ -384,7 +387,7 @@ export class EtcdPodRunner {
     const program = words[0] as string;
     const file = this.executable(program);
     if (!file) throw new UnrunnablePod(`${where} (${name}): executable ${basename(program)} not found on PATH`);
-    return { name, image, file, args: words.slice(1), env };
+    return { name, image, file, args: words.slice(1), env, readinessFailureThreshold: failureThreshold(container.readinessProbe) };
   }
 
   /** `etcd` and `etcdctl` are the test binaries; anything else (`sh`, `curl`) comes from PATH. */
@@ -563,7 +566,7 @@ export class EtcdPodRunner {
       const probed = run.clientURL ? await probeHealth(run.clientURL) : true;
       if (!current()) return;
       failures = probed ? 0 : failures + 1;
-      const healthy = probed || (run.ready && failures < READINESS_FAILURE_THRESHOLD);
+      const healthy = probed || (run.ready && failures < (run.main?.readinessFailureThreshold ?? DEFAULT_FAILURE_THRESHOLD));
       everReady ||= healthy;
       if (healthy !== run.ready) {
         run.ready = healthy;
@@ -756,6 +759,12 @@ function podKey(namespace: string, name: string): string {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** A readinessProbe's `failureThreshold`; Kubernetes' default when it gives no positive whole number. */
+function failureThreshold(probe: unknown): number {
+  const value = typeof probe === 'object' && probe !== null ? (probe as { failureThreshold?: unknown }).failureThreshold : undefined;
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : DEFAULT_FAILURE_THRESHOLD;
 }
 
 function stringList(value: unknown, where: string): string[] {
