@@ -1,6 +1,8 @@
 import type { ApiClient } from '../api/api-client.js';
 import { ApiError } from '../api/api-error.js';
+import { withoutManagedFields } from '../api/managed-fields.js';
 import { ObjectApi } from '../api/object-api.js';
+import { observedClient } from '../api/observed-client.js';
 import type { Resource } from '../api/resource.js';
 import { exponentialDelayMs } from '../clock/backoff.js';
 import type { Clock } from '../clock/clock.js';
@@ -11,6 +13,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { EventPoster } from '../posting/events.js';
 import type { ObjectMemos } from '../handler/memo.js';
+import type { KubeObject } from '../objects/kube-object.js';
 import { emptyPatch } from '../handler/patch.js';
 import { writePatch } from '../handling/patch-writer.js';
 import { deliverResult, isStoredResult } from '../handling/results-delivery.js';
@@ -18,6 +21,7 @@ import { liveDaemonContext } from './daemon-context.js';
 import type { RunningWorker, WorkerSeed } from './object-workers.js';
 
 const DEFAULT_CANCELLATION_TIMEOUT_MS = 60_000;
+const WRITES = new Set(['PATCH', 'POST', 'PUT']);
 /** Restarts after a failure: 1 s, doubling, at most this long (unless the daemon sets `backoff`). */
 const FIRST_RESTART_DELAY_MS = 1_000;
 const MAX_RESTART_DELAY_MS = 60_000;
@@ -32,6 +36,23 @@ export interface DaemonLoopDeps {
   clock: Clock;
   /** memo: the operator's per-object memos (`ctx.memo`). */
   memos?: ObjectMemos;
+}
+
+/** The daemon's own object as its latest write through `ctx.client` answered it, and the watched version that write was sent from. */
+export interface OwnWrite {
+  from: string | undefined;
+  object: KubeObject;
+}
+
+/**
+ * What the daemon's context shows as its object: the answer to its own latest write while the watch has
+ * delivered nothing since that write was sent (so a step right after a status write sees that status,
+ * not the one before it), else the watched body. Once the watch moves on, the watched body it is: events
+ * come in order, so it holds the write or something later (or, for a moment, a state the write
+ * overtook, which the write's own event then replaces).
+ */
+export function newestOwnState(body: KubeObject, written: OwnWrite | undefined): KubeObject {
+  return written !== undefined && body.metadata?.resourceVersion === written.from ? written.object : body;
 }
 
 /** Starts one `@daemon` on one object, as a worker of the per-object engine. */
@@ -59,6 +80,10 @@ class DaemonWorker {
   private readonly abort = new AbortController();
   private readonly stopped: Promise<void>;
   readonly done: Promise<void>;
+  /** The daemon's latest write to its own object through `ctx.client`, until the watch moves past it. */
+  private written: OwnWrite | undefined;
+  /** `ctx.client`: the operator's client, noting the daemon's writes to its own object. */
+  private readonly client: ApiClient;
 
   constructor(
     private readonly seed: WorkerSeed<DaemonSpec>,
@@ -69,7 +94,24 @@ class DaemonWorker {
       if (stopping.aborted) resolve();
       else stopping.addEventListener('abort', () => resolve(), { once: true });
     });
+    const uid = seed.body.metadata?.uid;
+    this.client = observedClient(deps.client, (method) => {
+      if (!WRITES.has(method) || uid === undefined) return undefined;
+      const from = this.seed.body.metadata?.resourceVersion;
+      return (answer) => {
+        const object = answer as KubeObject | undefined;
+        if (object?.metadata?.uid === uid) this.written = { from, object: withoutManagedFields(object) };
+      };
+    });
     this.done = this.loop();
+  }
+
+  /** The object as the daemon's context shows it: see {@link newestOwnState}. */
+  private current(): KubeObject {
+    const body = this.seed.body;
+    const newest = newestOwnState(body, this.written);
+    if (newest === body) this.written = undefined; // the watch moved on: the write is of no more use
+    return newest;
   }
 
   /** After the stop request: aborts the signal after the cancellation backoff, then waits up to the cancellation timeout. */
@@ -102,10 +144,10 @@ class DaemonWorker {
     if (spec.options.initialDelay !== undefined && !stopping.aborted) await pause(toMilliseconds(spec.options.initialDelay));
     let retry = 0;
     while (!stopping.aborted) {
-      const context = liveDaemonContext(() => this.seed.body, {
+      const context = liveDaemonContext(() => this.current(), {
         logger,
         resource: deps.resource,
-        client: deps.client,
+        client: this.client,
         signal: this.abort.signal,
         stopped: this.stopped,
         retry,
@@ -150,7 +192,8 @@ class DaemonWorker {
    * logged and posted as a Warning Event; the daemon stays ended either way.
    */
   private async deliver(returned: unknown, logger: Logger): Promise<void> {
-    const { handler: spec, body } = this.seed;
+    const { handler: spec } = this.seed;
+    const body = this.current();
     if (isStoredResult(body, spec.id, returned)) return;
     const patch = emptyPatch();
     const problem = deliverResult(patch, spec.id, returned);

@@ -303,7 +303,11 @@ export interface DaemonOptions<T extends TypedObject = KubeObject> extends Handl
   finalizer?: boolean;
 }
 
-/** What a daemon receives; `body` and friends always read the newest state of the object. */
+/**
+ * What a daemon receives; `body` and friends always read the newest state of the object, including
+ * the daemon's own writes to it through `client` (read-your-writes): after a status PATCH, `status`
+ * shows it at once, not only when its watch event arrives.
+ */
 export interface DaemonContext<Spec = Record<string, unknown>, Status = Record<string, unknown>> extends ObjectContext<Spec, Status> {
   /** Aborted when the daemon must stop (after `cancellationBackoff`). */
   signal: AbortSignal;

@@ -10,21 +10,6 @@ import { API_VERSION, type EtcdClusterSpec, type EtcdClusterStatus } from './typ
 
 type Context = DaemonContext<EtcdClusterSpec, EtcdClusterStatus>;
 
-/** A status this worker wrote: the object the API server answered, and the version of `body` it was based on. */
-interface Written {
-  from: string | undefined;
-  object: EtcdClusterObject;
-}
-
-/**
- * The cluster as the next step should see it. A status just written reaches `body` only when its
- * watch event arrives; a step woken before that (a second member death) would otherwise start from
- * the old status and report the same loss again.
- */
-export function newestKnown(body: EtcdClusterObject, written: Written | undefined): EtcdClusterObject {
-  return written !== undefined && body.metadata?.resourceVersion === written.from ? written.object : body;
-}
-
 /** Options of {@link EtcdClusters}. */
 export interface EtcdClustersOptions {
   /** Where members are reached; default: cluster DNS names. */
@@ -62,16 +47,16 @@ export class EtcdClusters {
     const { client, logger, signal } = context;
     const reconciler = new ClusterReconciler({ client, addresses: this.addresses, logger });
     const wake = memberWake(context.memo);
-    let written: Written | undefined;
     while (!signal.aborted) {
       wake.take(); // this step reads the Pods as they are now; a death seen during it wakes the next wait
-      const cluster = newestKnown(context.body as EtcdClusterObject, written);
+      // `body` includes the status this worker just wrote, also before its watch event arrives.
+      const cluster = context.body as EtcdClusterObject;
       const seen = cluster.metadata?.generation;
       let busy = true;
       try {
         const outcome = await reconciler.step(cluster);
         busy = outcome.busy;
-        written = (await this.writeStatus(cluster, context, outcome.status)) ?? written;
+        await this.writeStatus(cluster, context, outcome.status);
       } catch (error) {
         if (signal.aborted) return;
         logger.error({ err: errorMessage(error) }, 'reconcile failed; trying again');
@@ -110,16 +95,15 @@ export class EtcdClusters {
     memberWake(memo).wake();
   }
 
-  /** Writes the status when it changed; answers what was written, so the next step starts from it. */
-  private async writeStatus(cluster: EtcdClusterObject, context: Context, status: EtcdClusterStatus): Promise<Written | undefined> {
+  /** Writes the status when it changed; the daemon's `body` shows it from then on (the framework's read-your-writes). */
+  private async writeStatus(cluster: EtcdClusterObject, context: Context, status: EtcdClusterStatus): Promise<void> {
     const current = cluster.status ?? {};
-    if (sameJson(current, status)) return undefined;
+    if (sameJson(current, status)) return;
     const name = context.name;
     const namespace = context.namespace!;
     // Keys removed from the new status are sent as null so a merge patch drops them.
     const removed = Object.fromEntries(Object.keys(current).filter((k) => !(k in status)).map((k) => [k, null]));
-    const object = await context.client.resource<EtcdClusterObject>(API_VERSION, 'etcdclusters').patchStatus({ namespace, name }, { ...removed, ...status });
-    return { from: (context.body as EtcdClusterObject).metadata?.resourceVersion, object };
+    await context.client.resource<EtcdClusterObject>(API_VERSION, 'etcdclusters').patchStatus({ namespace, name }, { ...removed, ...status });
   }
 
   /**

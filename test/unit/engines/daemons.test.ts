@@ -18,7 +18,10 @@ interface SentRequest {
   body: unknown;
 }
 
-function engineWith(fn: (context: DaemonContext) => unknown, options: DaemonSpec['options'] = {}) {
+/** How the fake API answers a request: by default with the object as first observed. */
+type Answer = (method: string, path: string) => unknown;
+
+function engineWith(fn: (context: DaemonContext) => unknown, options: DaemonSpec['options'] = {}, answer: Answer = () => widget()) {
   const posted: string[] = [];
   const sent: SentRequest[] = [];
   const poster = { post: (_o: KubeObject, _t: string, reason: string) => posted.push(reason) } as unknown as EventPoster;
@@ -27,7 +30,7 @@ function engineWith(fn: (context: DaemonContext) => unknown, options: DaemonSpec
   const client = {
     request: (method: string, path: string, init: { body?: unknown } = {}) => {
       sent.push({ method, path, body: init.body });
-      return Promise.resolve(widget());
+      return Promise.resolve(answer(method, path));
     },
   } as unknown as ApiClient;
   const engine = new DaemonEngine({
@@ -209,6 +212,45 @@ describe('daemons: results delivery', () => {
     expect(sent).toEqual([]);
     expect(posted).toEqual(['DaemonResultNotStored']);
     await engine.stopAll();
+  });
+});
+
+describe("daemons: the context shows the daemon's own writes", () => {
+  const statusPath = '/apis/test.konductor.dev/v1/namespaces/default/widgets/w1/status';
+
+  /** A daemon that reads `status.phase`, writes its status, reads it, waits for `next`, and reads it once more. */
+  function phasesAround(next: Promise<void>, phases: unknown[]) {
+    return async (context: DaemonContext): Promise<void> => {
+      phases.push(context.status?.phase);
+      await context.client.request('PATCH', statusPath, { body: { status: { phase: 'Running' } } });
+      phases.push(context.status?.phase);
+      await next;
+      phases.push(context.status?.phase);
+      await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
+    };
+  }
+
+  test('a write to its own object through ctx.client shows in ctx.body until the watch delivers a later state', async () => {
+    let advance: () => void = () => undefined;
+    const next = new Promise<void>((resolve) => (advance = resolve));
+    const phases: unknown[] = [];
+    const { engine } = engineWith(phasesAround(next, phases), {}, () => widget({ resourceVersion: '2', status: { phase: 'Running' } }));
+    engine.observe(widget());
+    await sleep(20);
+    engine.observe(widget({ resourceVersion: '3', status: { phase: 'Failed' } }));
+    advance();
+    await sleep(20);
+    await engine.stopAll();
+    expect(phases).toEqual([undefined, 'Running', 'Failed']);
+  });
+
+  test("the answer to a write of another object leaves the daemon's object as watched", async () => {
+    const phases: unknown[] = [];
+    const { engine } = engineWith(phasesAround(Promise.resolve(), phases), {}, () => widget({ uid: 'uid-2', resourceVersion: '2', status: { phase: 'Running' } }));
+    engine.observe(widget());
+    await sleep(20);
+    await engine.stopAll();
+    expect(phases).toEqual([undefined, undefined, undefined]);
   });
 });
 
