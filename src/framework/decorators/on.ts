@@ -161,8 +161,11 @@ export const on = {
    * of the children counts as `ADDED` events (one run per owner that has children); after a lost
    * watch, a relist delivers only the children that changed meanwhile.
    * `ctx.patch` is the owner's, written after the handler returns in one merge PATCH (status on its
-   * subresource) like change handlers' patches. Errors are treated as for {@link on.event}: logged
-   * with the owner's namespace/name and the handler id, not retried; a failed handler's patch is not sent.
+   * subresource) like change handlers' patches. A failed handler is logged with the owner's
+   * namespace/name and the handler id, its patch is not sent, and the owner runs it again after 1 s,
+   * doubling up to 60 s (a `TemporaryError`'s `delay` when given; a `PermanentError` is not retried),
+   * with the failed run's child changes merged with any newer ones. A failed write of the patch is
+   * retried the same way.
    *
    * @example
    * ```ts

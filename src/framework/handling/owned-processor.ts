@@ -1,7 +1,8 @@
 import { ApiError } from '../api/api-error.js';
 import type { ObjectApi } from '../api/object-api.js';
+import { exponentialDelayMs } from '../clock/backoff.js';
 import { withTimeLimit } from '../clock/time-limit.js';
-import { asError, describeError } from '../handler/errors.js';
+import { asError, describeError, PermanentError, TemporaryError } from '../handler/errors.js';
 import { matchesObject } from '../handler/filters.js';
 import type { ObjectMemos } from '../handler/memo.js';
 import { objectContext } from '../handler/object-context.js';
@@ -10,6 +11,7 @@ import { emptyPatch, mergeInto, type Patch } from '../handler/patch.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
+import type { ProcessResult } from '../reactor/reactor.js';
 import { Identity } from '../state/identity.js';
 import type { ChangeBatch } from './change-processor.js';
 import type { OwnWrite } from './object-memory.js';
@@ -24,7 +26,7 @@ export interface OwnedProcessorOptions {
   handlers: readonly OwnedSpec[];
   logger: Logger;
   metrics?: Metrics;
-  /** The operator's handler timeout: past it a run's signal aborts and it counts as failed (not retried). */
+  /** The operator's handler timeout: past it a run's signal aborts and it counts as failed (and is retried). */
   attemptTimeoutMs?: number;
   /** Whose bookkeeping a handler's patch must leave alone. */
   identity?: Identity;
@@ -34,20 +36,28 @@ export interface OwnedProcessorOptions {
   memos?: ObjectMemos;
 }
 
+/** The first retry of a failed owned run comes after 1 s, doubling up to 60 s (a TemporaryError's delay wins). */
+const FIRST_RETRY_MS = 1_000;
+const MAX_RETRY_MS = 60_000;
+
 /**
  * Runs the `@on.owned` handlers of one owner resource. Child changes are offered per owner uid (and
  * handler) as they arrive; the owner's next reactor run takes them all, so runs are serialized with
  * the owner's other handlers and child events arriving before a run starts merge into it.
  *
- * A run skips owners being deleted. Errors are handled like `@on.event`'s: logged with the owner's
- * namespace/name and the handler id, not retried, and the failed handler's patch is not sent. The
- * other handlers' patches go out together in one merge PATCH (status on its subresource), and the
- * written owner is kept until the watch delivers it (read-your-writes), as change handlers' writes are.
+ * A run skips owners being deleted. A handler that fails is logged with the owner's namespace/name and
+ * its id, its patch is not sent, and its child changes wait for a retry of the owner (1 s, doubling to
+ * 60 s; a TemporaryError's own delay), merged with any that arrive meanwhile; a PermanentError is not
+ * retried. The other handlers' patches go out together in one merge PATCH (status on its
+ * subresource); when that write fails, the run's changes wait for a retry too. The written owner is
+ * kept until the watch delivers it (read-your-writes), as change handlers' writes are.
  */
 export class OwnedProcessor {
   /** Owner uid -> handler id -> the child changes waiting for the owner's next run. */
   private readonly pending = new Map<string, Map<string, PendingOwnedChanges>>();
   private readonly ownWrites = new Map<string, OwnWrite>();
+  /** Failures in a row, by `<owner uid> <handler id>` (or `<owner uid> ` for the write): the retry backoff. */
+  private readonly failures = new Map<string, number>();
   private readonly metrics: Metrics;
   private readonly identity: Identity;
   private readonly now: () => number;
@@ -77,12 +87,13 @@ export class OwnedProcessor {
     return this.pending.size;
   }
 
-  /** One reactor run of an owner: its waiting child changes, if any, go to the handlers now. */
-  async process(batch: ChangeBatch): Promise<void> {
+  /** One reactor run of an owner: its waiting child changes, if any, go to the handlers now; asks for a retry when some failed. */
+  async process(batch: ChangeBatch): Promise<ProcessResult> {
     const { uid, latest } = batch;
     if (latest.type === 'DELETED') {
       this.pending.delete(uid);
       this.ownWrites.delete(uid);
+      for (const key of this.failures.keys()) if (key.startsWith(`${uid} `)) this.failures.delete(key);
       return;
     }
     const own = this.ownWrites.get(uid);
@@ -95,19 +106,52 @@ export class OwnedProcessor {
     // A deletion in progress is the delete handlers' business; its children are going too.
     if (body.metadata?.deletionTimestamp) return;
     const patch: Record<string, unknown> = {};
+    let retryInMs: number | undefined;
+    const retryIn = (ms: number): void => void (retryInMs = Math.min(retryInMs ?? ms, ms));
+    const ran = new Map<string, PendingOwnedChanges>();
     for (const handler of this.options.handlers) {
       const changes = due.get(handler.id);
       if (!changes || changes.size === 0 || batch.signal.aborted) continue;
       if (!matchesObject(body, handler.options, { resource: this.options.api.resource, memos: this.options.memos })) continue;
-      const handlerPatch = await this.invoke(handler, body, [...changes.values()], batch.signal);
-      if (handlerPatch) mergeInto(patch, handlerPatch);
+      const outcome = await this.invoke(handler, body, [...changes.values()], batch.signal);
+      const key = `${uid} ${handler.id}`;
+      if (outcome.retry) {
+        this.putBack(uid, handler.id, changes);
+        retryIn(this.retryDelayMs(key, outcome.error));
+        continue;
+      }
+      this.failures.delete(key);
+      ran.set(handler.id, changes);
+      if (outcome.patch) mergeInto(patch, outcome.patch);
     }
     if (batch.signal.aborted) return;
-    await this.write(body, patch);
+    if (await this.write(body, patch)) this.failures.delete(`${uid} `);
+    else {
+      for (const [handlerId, changes] of ran) this.putBack(uid, handlerId, changes);
+      retryIn(this.retryDelayMs(`${uid} `, undefined));
+    }
+    return retryInMs === undefined ? undefined : { requeueAfterMs: retryInMs };
   }
 
-  /** Calls one handler; its checked patch, or undefined when it failed (logged, not retried). */
-  private async invoke(handler: OwnedSpec, body: KubeObject, changes: readonly OwnedChange[], signal: AbortSignal): Promise<Patch | undefined> {
+  /** A run's changes wait again, before any that arrived since (those are newer). */
+  private putBack(uid: string, handlerId: string, changes: PendingOwnedChanges): void {
+    let byHandler = this.pending.get(uid);
+    if (!byHandler) this.pending.set(uid, (byHandler = new Map()));
+    const merged: PendingOwnedChanges = new Map(changes);
+    for (const change of byHandler.get(handlerId)?.values() ?? []) coalesceOwnedChange(merged, change);
+    byHandler.set(handlerId, merged);
+  }
+
+  /** How long until the next attempt after another failure under `key`. */
+  private retryDelayMs(key: string, error: Error | undefined): number {
+    const failures = (this.failures.get(key) ?? 0) + 1;
+    this.failures.set(key, failures);
+    if (error instanceof TemporaryError) return error.delay * 1000;
+    return exponentialDelayMs(failures, FIRST_RETRY_MS, MAX_RETRY_MS);
+  }
+
+  /** Calls one handler: its checked patch, or whether to retry it (it failed, other than permanently). */
+  private async invoke(handler: OwnedSpec, body: KubeObject, changes: readonly OwnedChange[], signal: AbortSignal): Promise<{ patch?: Patch; retry?: boolean; error?: Error }> {
     const meta = body.metadata ?? {};
     const logger = this.options.logger.child({ namespace: meta.namespace, name: meta.name, handler: handler.id });
     const last = changes[changes.length - 1]!;
@@ -129,8 +173,9 @@ export class OwnedProcessor {
     this.metrics.increment('handler_runs_total', { handler: handler.id, result: failure ? 'failure' : 'success' });
     const where = `${meta.namespace ? `${meta.namespace}/` : ''}${meta.name ?? ''}`;
     if (failure) {
-      logger.error({ err: failure }, `owned handler ${handler.id} failed for ${where} (not retried, as for @on.event handlers; its patch is not sent): ${describeError(failure)}`);
-      return undefined;
+      const retry = !(failure instanceof PermanentError);
+      logger.error({ err: failure }, `owned handler ${handler.id} failed for ${where} (its patch is not sent; ${retry ? 'retried' : 'not retried: permanent'}): ${describeError(failure)}`);
+      return retry ? { retry, error: failure } : {};
     }
     let guarded;
     try {
@@ -141,22 +186,24 @@ export class OwnedProcessor {
     }
     if (guarded.problem !== undefined) {
       logger.error(`owned handler ${handler.id} for ${where}: ${guarded.problem}`);
-      return undefined;
+      return {}; // a patch that can never be sent: running again would not change that
     }
-    return guarded.patch;
+    return { patch: guarded.patch };
   }
 
-  /** Sends the merged patch (nothing when empty); an owner gone meanwhile is fine, other failures are logged. */
-  private async write(body: KubeObject, patch: Record<string, unknown>): Promise<void> {
+  /** Sends the merged patch (nothing when empty); false when it failed (logged; an owner gone meanwhile is no failure). */
+  private async write(body: KubeObject, patch: Record<string, unknown>): Promise<boolean> {
     const meta = body.metadata ?? {};
     try {
       await writePatch(this.options.api, meta.namespace, meta.name ?? '', patch, (written) => this.remember(written));
+      return true;
     } catch (error) {
-      if (error instanceof ApiError && error.status === 404) return;
+      if (error instanceof ApiError && error.status === 404) return true;
       this.options.logger.error(
         { namespace: meta.namespace, name: meta.name, err: describeError(error) },
-        `writing the owned handlers' patch of ${meta.namespace ? `${meta.namespace}/` : ''}${meta.name ?? ''} failed (not retried; the next child change runs them again)`,
+        `writing the owned handlers' patch of ${meta.namespace ? `${meta.namespace}/` : ''}${meta.name ?? ''} failed; their changes are retried`,
       );
+      return false;
     }
   }
 

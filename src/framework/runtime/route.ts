@@ -111,7 +111,7 @@ export async function processBatch(batch: ObjectBatch<KubeObject, Route>, servic
   }
   const result = await route.changes?.process(batch);
   // owned: the owner's waiting child changes, after its change handlers, in the same run
-  await route.owned?.process(batch);
+  const ownedResult = await route.owned?.process(batch);
   const uid = latest.object.metadata?.uid ?? '';
   if (latest.type === 'DELETED') {
     const stopped = Promise.all(routeEngines(route).map((engine) => engine.stopObject(uid)));
@@ -120,5 +120,11 @@ export async function processBatch(batch: ObjectBatch<KubeObject, Route>, servic
   } else {
     for (const engine of routeEngines(route)) engine.observe(latest.object);
   }
-  return result;
+  return soonerRetry(result, ownedResult);
+}
+
+/** Both processors' results as one: the sooner of their requested re-runs. */
+function soonerRetry(a: ProcessResult, b: ProcessResult): ProcessResult {
+  const ms = [a?.requeueAfterMs, b?.requeueAfterMs].filter((value): value is number => value !== undefined);
+  return ms.length === 0 ? a : { ...(a ?? {}), requeueAfterMs: Math.min(...ms) };
 }

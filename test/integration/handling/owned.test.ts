@@ -112,6 +112,25 @@ describe('@on.owned handlers', () => {
     expect(runs.at(-1)).toMatchObject({ owner: 'w', event: 'DELETED', child: 'settings', value: 'one' });
   });
 
+  test("a handler that fails is run again with the same child change, without another change, and the owner's patch lands", async () => {
+    const { kc, namespace, widgets, configMaps } = await setUp('owned-retry');
+    const runs: OwnedRun[] = [];
+    let failures = 1;
+    await start(
+      kc,
+      namespace,
+      recorder(runs, async () => {
+        if (failures-- > 0) throw new Error('the child is not ready yet');
+      }),
+    );
+    const owner = await widgets.create('w');
+    await configMaps.create('settings', 'one', ownedBy(owner));
+
+    await waitFor(async () => (await getWidget(namespace, 'w')).status?.config === 'one', { what: "the owner's patch after the retry" });
+
+    expect(runs.map((run) => `${run.event} ${run.child} ${run.value}`)).toEqual(['ADDED settings one', 'ADDED settings one']);
+  });
+
   test('a ConfigMap controlled by another kind, or referencing the owner without controller: true, runs nothing', async () => {
     const { kc, namespace, widgets, configMaps } = await setUp('owned-other');
     const runs: OwnedRun[] = [];

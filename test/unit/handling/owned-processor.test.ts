@@ -1,4 +1,5 @@
 import type { OwnedChange, OwnedContext, OwnedSpec } from '../../../src/framework/handler/owned-specs.js';
+import { PermanentError, TemporaryError } from '../../../src/framework/handler/errors.js';
 import { OwnedProcessor } from '../../../src/framework/handling/owned-processor.js';
 import type { ObjectEvent } from '../../../src/framework/watching/events.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
@@ -74,25 +75,75 @@ describe('owned runs (OwnedProcessor)', () => {
     expect(api.writes).toEqual([{ method: 'mergePatch', namespace: 'default', name: 'w1', body: { metadata: { labels: { one: 'yes', two: 'yes' } } } }]);
   });
 
-  test('a handler that throws is logged with the owner and handler id, not retried, and its patch is not sent', async () => {
+  test('a handler that throws is logged with the owner and handler id, its patch is not sent, and the owner is run again in 1 s, then 2 s', async () => {
     let calls = 0;
     const { processor, run, api, logs } = setup([
-      ownedHandler('Widgets.broken', ({ patch }) => {
+      ownedHandler('Widgets.flaky', ({ patch }) => {
         calls += 1;
-        patch.metadata.labels.half = 'done';
-        throw new Error('child unreadable');
+        patch.metadata.labels.attempt = String(calls);
+        if (calls < 3) throw new Error('child unreadable');
       }),
     ]);
-    processor.offer('uid-1', 'Widgets.broken', { event: 'ADDED', child: child('a', '1') });
+    processor.offer('uid-1', 'Widgets.flaky', { event: 'ADDED', child: child('a', '1') });
 
-    await run();
-    await run();
+    const results = [await run(), await run(), await run()];
 
-    expect(calls).toBe(1);
-    expect(api.writes).toEqual([]);
+    expect(results).toEqual([{ requeueAfterMs: 1_000 }, { requeueAfterMs: 2_000 }, undefined]);
+    expect(api.writes.map((write) => ('body' in write ? write.body : undefined))).toEqual([{ metadata: { labels: { attempt: '3' } } }]);
     const [line] = logs.atLeast('error');
-    expect(line).toMatchObject({ namespace: 'default', name: 'w1', handler: 'Widgets.broken' });
+    expect(line).toMatchObject({ namespace: 'default', name: 'w1', handler: 'Widgets.flaky' });
     expect(line!.msg).toContain('child unreadable');
+  });
+
+  test("a retried run gets the failed run's changes merged with those that arrived meanwhile", async () => {
+    const runs: string[][] = [];
+    const { processor, run } = setup([
+      ownedHandler('Widgets.config', ({ changes }) => {
+        runs.push(changes.map((c: OwnedChange) => `${c.child.metadata?.uid}=${String(c.child.data?.v)}`));
+        if (runs.length === 1) throw new Error('not yet');
+      }),
+    ]);
+    processor.offer('uid-1', 'Widgets.config', { event: 'ADDED', child: child('a', '1') });
+    processor.offer('uid-1', 'Widgets.config', { event: 'ADDED', child: child('b', '1') });
+    await run();
+    processor.offer('uid-1', 'Widgets.config', { event: 'MODIFIED', child: child('a', '2') });
+
+    await run();
+
+    expect(runs).toEqual([['a=1', 'b=1'], ['b=1', 'a=2']]);
+  });
+
+  test("a PermanentError is not retried; a TemporaryError's delay sets the retry", async () => {
+    const calls: string[] = [];
+    const { processor, run } = setup([
+      ownedHandler('Widgets.never', () => {
+        calls.push('never');
+        throw new PermanentError('the child can never be read');
+      }),
+      ownedHandler('Widgets.later', () => {
+        calls.push('later');
+        throw new TemporaryError('the child is still starting', { delay: 15 });
+      }),
+    ]);
+    processor.offer('uid-1', 'Widgets.never', { event: 'ADDED', child: child('a', '1') });
+    processor.offer('uid-1', 'Widgets.later', { event: 'ADDED', child: child('a', '1') });
+
+    expect(await run()).toEqual({ requeueAfterMs: 15_000 });
+    await run();
+
+    expect(calls).toEqual(['never', 'later', 'later']);
+  });
+
+  test("a failed write of the owner puts the run's changes back and asks for a retry", async () => {
+    let calls = 0;
+    const { processor, run, api } = setup([ownedHandler('Widgets.config', ({ patch }) => void ((calls += 1), (patch.metadata.labels.seen = 'yes')))]);
+    processor.offer('uid-1', 'Widgets.config', { event: 'ADDED', child: child('a', '1') });
+    api.failNext(500, 'mergePatch');
+
+    expect(await run()).toEqual({ requeueAfterMs: 1_000 });
+    expect(await run()).toBeUndefined();
+    expect(calls).toBe(2);
+    expect(api.object.metadata?.labels).toEqual({ seen: 'yes' });
   });
 
   test('an owner being deleted is skipped', async () => {
