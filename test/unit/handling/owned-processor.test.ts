@@ -99,7 +99,7 @@ describe('owned runs (OwnedProcessor)', () => {
     const runs: string[][] = [];
     const { processor, run } = setup([
       ownedHandler('Widgets.config', ({ changes }) => {
-        runs.push(changes.map((c: OwnedChange) => `${c.child.metadata?.uid}=${String(c.child.data?.v)}`));
+        runs.push(changes.map((c: OwnedChange) => `${c.child.metadata?.uid}=${String((c.child.data as { v?: string } | undefined)?.v)}`));
         if (runs.length === 1) throw new Error('not yet');
       }),
     ]);
