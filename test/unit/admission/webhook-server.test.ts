@@ -1,7 +1,7 @@
 import { request as httpsRequest } from 'node:https';
 import { connect, type TLSSocket } from 'node:tls';
 import { AdmissionError, ApiClient, Registry, silentLogger, type KubeObject, type MutationContext } from '../../../src/framework/index.js';
-import { conversionPath, webhookPath, WebhookServer } from '../../../src/framework/runtime/index.js';
+import { conversionPath, webhookPath, WebhookServer, type WebhookServerOptions } from '../../../src/framework/runtime/index.js';
 import { LogCapture } from '../../support/log-capture.js';
 import { selfSignedCertificate } from '../../support/serving-certificate.js';
 import { waitFor } from '../../support/wait-for.js';
@@ -50,6 +50,20 @@ function admissionReview(object: KubeObject, uid = 'req-1'): unknown {
   };
 }
 
+/**
+ * A webhook server on loopback for the enclosing `describe`: started before its tests (`started` gets
+ * the port), stopped after them once `beforeStop` has run (it releases handlers still waiting).
+ */
+function serveForSuite(options: Pick<WebhookServerOptions, 'registry' | 'logger'> & Partial<WebhookServerOptions>, started: (port: number) => void, beforeStop: () => void): WebhookServer {
+  const server = new WebhookServer({ port: 0, host: '127.0.0.1', certificate: first, client, resolve: () => undefined, ...options });
+  beforeAll(async () => started(await server.start()));
+  afterAll(async () => {
+    beforeStop();
+    await server.stop();
+  });
+  return server;
+}
+
 const widget = (size: number): KubeObject => ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'team-a' }, spec: { size } });
 
 describe('the webhook server over HTTPS', () => {
@@ -81,16 +95,8 @@ describe('the webhook server over HTTPS', () => {
       },
     })
     .registerConversion({ id: 'Widgets.convert', group: 'example.com', name: 'widgets', fn: ({ object }) => ({ ...object, spec: { replicas: (object.spec as { size: number }).size } }) });
-  const server = new WebhookServer({ registry, port: 0, host: '127.0.0.1', certificate: first, logger: logs.logger, client, resolve: () => undefined, maxBodyBytes: 64 * 1024 });
   let port = 0;
-
-  beforeAll(async () => {
-    port = await server.start();
-  });
-  afterAll(async () => {
-    release();
-    await server.stop();
-  });
+  const server = serveForSuite({ registry, logger: logs.logger, maxBodyBytes: 64 * 1024 }, (bound) => (port = bound), () => release());
 
   test('a validating webhook answers the AdmissionReview with the handler’s refusal, echoing the uid', async () => {
     const answer = await send(port, webhookPath({ kind: 'validate', id: 'Widgets.check' }), admissionReview(widget(12), 'abc'));
@@ -209,22 +215,14 @@ describe('the webhook server under a flood of large reviews', () => {
     },
   });
   // Bodies of about 40 KiB: two fit in the 100 KiB held at once, a third does not.
-  const server = new WebhookServer({ registry, port: 0, host: '127.0.0.1', certificate: first, logger: silentLogger(), client, resolve: () => undefined, maxBodyBytes: 64 * 1024, maxBufferedBytes: 100 * 1024 });
+  let port = 0;
+  serveForSuite({ registry, logger: silentLogger(), maxBodyBytes: 64 * 1024, maxBufferedBytes: 100 * 1024 }, (bound) => (port = bound), () => release());
   const large = (uid: string): unknown => {
     const object = widget(1);
     object.metadata = { ...object.metadata, annotations: { padding: 'x'.repeat(40 * 1024) } };
     return admissionReview(object, uid);
   };
   const path = webhookPath({ kind: 'validate', id: 'Widgets.slow' });
-  let port = 0;
-
-  beforeAll(async () => {
-    port = await server.start();
-  });
-  afterAll(async () => {
-    release();
-    await server.stop();
-  });
 
   test('a review past the bytes held by reviews in flight is answered 429 with Retry-After, and served again once they are answered', async () => {
     const held = [send(port, path, large('a')), send(port, path, large('b'))];
