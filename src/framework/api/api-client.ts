@@ -21,6 +21,11 @@ export interface RequestInit {
 
 /** The verbs that write, and so carry the client's field manager. */
 const WRITES = new Set(['PATCH', 'POST', 'PUT']);
+
+/** Whether a request with this verb writes (PATCH, POST, PUT). */
+export function isWrite(method: string): boolean {
+  return WRITES.has(method);
+}
 /** The API server refuses a longer `fieldManager`. */
 const MAX_FIELD_MANAGER = 128;
 
@@ -107,7 +112,7 @@ export class ApiClient {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
     // URLSearchParams encodes the value; a caller's own manager (server-side apply) wins.
-    if (this.fieldManager !== undefined && WRITES.has(method) && !url.searchParams.has('fieldManager')) url.searchParams.set('fieldManager', this.fieldManager);
+    if (this.fieldManager !== undefined && isWrite(method) && !url.searchParams.has('fieldManager')) url.searchParams.set('fieldManager', this.fieldManager);
     const options: RequestOptions = { headers: {} };
     // Re-applied on every request: tokens rotate (in-cluster files, exec plugins).
     await this.kc.applyToHTTPSOptions(options);

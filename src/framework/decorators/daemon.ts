@@ -15,8 +15,9 @@ export type DaemonDecorator<T extends TypedObject = KubeObject> = KubeObject ext
 /**
  * Runs a long-lived method for every matching object until the object is deleted or stops matching,
  * or the operator stops. A daemon that returns is not restarted (a JSON value it returns is stored
- * at `status[<handler id>]`, unless it was asked to stop); one that throws is restarted with backoff. Deletion waits (up to `cancellationTimeout`) for the daemon to exit, as the framework
- * finalizer holds the object; `finalizer: false` opts out, for work that needs no graceful stop (then
+ * at `status[<handler id>]`, unless it was asked to stop); one that throws is restarted with backoff.
+ * Deletion waits (up to `cancellationTimeout`) for the daemon to exit, as the framework finalizer
+ * holds the object; `finalizer: false` opts out, for work that needs no graceful stop (then
  * deleting the object never waits for the operator, even one that is down).
  *
  * @example

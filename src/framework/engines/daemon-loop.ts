@@ -1,4 +1,4 @@
-import type { ApiClient } from '../api/api-client.js';
+import { isWrite, type ApiClient } from '../api/api-client.js';
 import { ApiError } from '../api/api-error.js';
 import { withoutManagedFields } from '../api/managed-fields.js';
 import { ObjectApi } from '../api/object-api.js';
@@ -16,12 +16,11 @@ import type { ObjectMemos } from '../handler/memo.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import { emptyPatch } from '../handler/patch.js';
 import { writePatch } from '../handling/patch-writer.js';
-import { deliverResult, isStoredResult } from '../handling/results-delivery.js';
+import { deliverResult } from '../handling/results-delivery.js';
 import { liveDaemonContext } from './daemon-context.js';
 import type { RunningWorker, WorkerSeed } from './object-workers.js';
 
 const DEFAULT_CANCELLATION_TIMEOUT_MS = 60_000;
-const WRITES = new Set(['PATCH', 'POST', 'PUT']);
 /** Restarts after a failure: 1 s, doubling, at most this long (unless the daemon sets `backoff`). */
 const FIRST_RESTART_DELAY_MS = 1_000;
 const MAX_RESTART_DELAY_MS = 60_000;
@@ -96,7 +95,7 @@ class DaemonWorker {
     });
     const uid = seed.body.metadata?.uid;
     this.client = observedClient(deps.client, (method) => {
-      if (!WRITES.has(method) || uid === undefined) return undefined;
+      if (!isWrite(method) || uid === undefined) return undefined;
       const from = this.seed.body.metadata?.resourceVersion;
       return (answer) => {
         const object = answer as KubeObject | undefined;
@@ -194,15 +193,14 @@ class DaemonWorker {
   private async deliver(returned: unknown, logger: Logger): Promise<void> {
     const { handler: spec } = this.seed;
     const body = this.current();
-    if (isStoredResult(body, spec.id, returned)) return;
     const patch = emptyPatch();
-    const problem = deliverResult(patch, spec.id, returned);
+    const problem = deliverResult(patch, spec.id, returned, body);
     if (problem !== undefined) {
       logger.error({}, problem);
       this.deps.poster.post(body, 'Warning', 'DaemonResultNotStored', problem);
       return;
     }
-    if (!Object.hasOwn(patch.status, spec.id)) return; // nothing returned
+    if (!Object.hasOwn(patch.status, spec.id)) return; // nothing returned, or already stored
     const meta = body.metadata ?? {};
     try {
       await writePatch(new ObjectApi(this.deps.client, this.deps.resource), meta.namespace, meta.name ?? '', { status: patch.status });

@@ -8,7 +8,7 @@ import { objectContext } from '../handler/object-context.js';
 import type { ObjectMemos } from '../handler/memo.js';
 import { emptyPatch, isEmptyPatch, mergeInto, type Patch } from '../handler/patch.js';
 import { writePatch } from '../handling/patch-writer.js';
-import { deliverResult, isStoredResult } from '../handling/results-delivery.js';
+import { deliverResult } from '../handling/results-delivery.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
 import type { Labels, Metrics } from '../observability/metrics.js';
@@ -228,8 +228,7 @@ class TimerWorker {
    * once per object; the run still counts as done, so a periodic job is never halted by its return value.
    */
   private deliver(body: KubeObject, patch: Patch, returned: unknown): void {
-    if (isStoredResult(body, this.spec.id, returned)) return;
-    const problem = deliverResult(patch, this.spec.id, returned);
+    const problem = deliverResult(patch, this.spec.id, returned, body);
     if (problem === undefined || this.reportedResult) return;
     this.reportedResult = true;
     this.logger.error({ handler: this.spec.id }, problem);
