@@ -4,10 +4,10 @@ import { withoutManagedFields } from '../api/managed-fields.js';
 import { ObjectApi } from '../api/object-api.js';
 import { observedClient } from '../api/observed-client.js';
 import type { Resource } from '../api/resource.js';
-import { exponentialDelayMs } from '../clock/backoff.js';
 import type { Clock } from '../clock/clock.js';
 import { toMilliseconds } from '../clock/duration.js';
-import { asError, describeError, PermanentError, TemporaryError } from '../handler/errors.js';
+import { asError, describeError, PermanentError } from '../handler/errors.js';
+import { retryDelayMs } from '../handler/retry-delay.js';
 import type { DaemonSpec } from '../handler/handler-specs.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -21,9 +21,6 @@ import { liveDaemonContext } from './daemon-context.js';
 import type { RunningWorker, WorkerSeed } from './object-workers.js';
 
 const DEFAULT_CANCELLATION_TIMEOUT_MS = 60_000;
-/** Restarts after a failure: 1 s, doubling, at most this long (unless the daemon sets `backoff`). */
-const FIRST_RESTART_DELAY_MS = 1_000;
-const MAX_RESTART_DELAY_MS = 60_000;
 
 /** What a daemon worker needs from its engine. */
 export interface DaemonLoopDeps {
@@ -58,13 +55,6 @@ export function newestOwnState(body: KubeObject, written: OwnWrite | undefined):
 export function startDaemon(seed: WorkerSeed<DaemonSpec>, deps: DaemonLoopDeps): RunningWorker {
   const daemon = new DaemonWorker(seed, deps);
   return { done: daemon.done, stop: () => daemon.stop() };
-}
-
-/** How long to wait before restarting a daemon after its `retry`-th failure, `error`. */
-export function restartDelayMs(error: Error, retry: number, backoffSeconds: number | undefined): number {
-  if (error instanceof TemporaryError) return error.delay * 1000;
-  if (backoffSeconds !== undefined) return backoffSeconds * 1000;
-  return exponentialDelayMs(retry, FIRST_RESTART_DELAY_MS, MAX_RESTART_DELAY_MS);
 }
 
 /**
@@ -177,7 +167,7 @@ class DaemonWorker {
         }
         count('retry');
         retry += 1;
-        const restartIn = restartDelayMs(error, retry, spec.options.backoff);
+        const restartIn = retryDelayMs(error, retry, spec.options.backoff);
         logger.error({ err: message, retry }, `daemon ${spec.id} failed; restarting in ${Math.round(restartIn / 1000)} s: ${message}`);
         deps.poster.post(this.seed.body, 'Warning', 'DaemonFailed', `${spec.id} failed, restarting: ${message}`);
         await pause(restartIn);

@@ -1,12 +1,12 @@
 import { ApiError } from '../api/api-error.js';
 import type { ObjectApi } from '../api/object-api.js';
-import { exponentialDelayMs } from '../clock/backoff.js';
 import { withTimeLimit } from '../clock/time-limit.js';
-import { asError, describeError, PermanentError, TemporaryError } from '../handler/errors.js';
+import { asError, describeError, PermanentError } from '../handler/errors.js';
 import { matchesObject } from '../handler/filters.js';
 import type { ObjectMemos } from '../handler/memo.js';
 import { objectContext } from '../handler/object-context.js';
 import type { OwnedChange, OwnedSpec } from '../handler/owned-specs.js';
+import { retryDelayMs } from '../handler/retry-delay.js';
 import { emptyPatch, mergeInto, type Patch } from '../handler/patch.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
@@ -35,10 +35,6 @@ export interface OwnedProcessorOptions {
   /** The operator's per-object memos: `ctx.memo` and `when` filters see the owner's. */
   memos?: ObjectMemos;
 }
-
-/** The first retry of a failed owned run comes after 1 s, doubling up to 60 s (a TemporaryError's delay wins). */
-const FIRST_RETRY_MS = 1_000;
-const MAX_RETRY_MS = 60_000;
 
 /**
  * Runs the `@on.owned` handlers of one owner resource. Child changes are offered per owner uid (and
@@ -117,7 +113,7 @@ export class OwnedProcessor {
       const key = `${uid} ${handler.id}`;
       if (outcome.retry) {
         this.putBack(uid, handler.id, changes);
-        retryIn(this.retryDelayMs(key, outcome.error));
+        retryIn(this.failedAgain(key, outcome.error));
         continue;
       }
       this.failures.delete(key);
@@ -128,7 +124,7 @@ export class OwnedProcessor {
     if (await this.write(body, patch)) this.failures.delete(`${uid} `);
     else {
       for (const [handlerId, changes] of ran) this.putBack(uid, handlerId, changes);
-      retryIn(this.retryDelayMs(`${uid} `, undefined));
+      retryIn(this.failedAgain(`${uid} `, undefined));
     }
     return retryInMs === undefined ? undefined : { requeueAfterMs: retryInMs };
   }
@@ -142,12 +138,11 @@ export class OwnedProcessor {
     byHandler.set(handlerId, merged);
   }
 
-  /** How long until the next attempt after another failure under `key`. */
-  private retryDelayMs(key: string, error: Error | undefined): number {
+  /** Counts another failure under `key`; how long until the next attempt. */
+  private failedAgain(key: string, error: Error | undefined): number {
     const failures = (this.failures.get(key) ?? 0) + 1;
     this.failures.set(key, failures);
-    if (error instanceof TemporaryError) return error.delay * 1000;
-    return exponentialDelayMs(failures, FIRST_RETRY_MS, MAX_RETRY_MS);
+    return retryDelayMs(error, failures);
   }
 
   /** Calls one handler: its checked patch, or whether to retry it (it failed, other than permanently). */
