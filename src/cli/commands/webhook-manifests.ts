@@ -1,11 +1,12 @@
 // What `konductor manifests` adds for handlers with admission or conversion webhooks (@on.validate,
 // @on.mutate, @on.convert): the Service the API server calls them through, the rights to register
 // them and to keep their certificate, and what the Deployment needs to serve them. Pure.
+import { certificateSecretName } from '../../framework/admission/certificate-secret.js';
 import type { ManifestDocument } from './manifest-objects.js';
 
 /** The webhooks the handlers declare, as the manifests need them. */
 export interface WebhookInstall {
-  /** The operator identity: the configurations' name, and the certificate Secret's (`<identity with dashes>-webhook-tls`). */
+  /** The operator identity: the configurations' name, and the certificate Secret's (`<identity>-webhook-tls`). */
   identity: string;
   /** Whether validating or mutating handlers are declared. */
   admission: boolean;
@@ -39,7 +40,7 @@ export function webhookDocuments(options: { name: string; namespace: string; lab
       ? [{ apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], resourceNames: [...webhooks.conversions], verbs: ['get', 'patch'] }]
       : []),
   ];
-  const secret = `${webhooks.identity.replace(/\./g, '-')}-webhook-tls`;
+  const secret = certificateSecretName(webhooks.identity);
   return [
     {
       comments: [`The API server calls the webhooks at https://${webhookServiceName(name)}.${namespace}.svc:443 (the operator's port ${WEBHOOK_PORT}).`],

@@ -1,6 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { KubeObject } from '../objects/kube-object.js';
+import { shortHash } from '../state/annotation-name.js';
 import { keyMatches, readCertificate, splitPemCertificates, type IssuedCertificate } from './certificates.js';
 import type { Lifetime, RotationState } from './certificate-rotation.js';
 
@@ -21,6 +22,24 @@ import type { Lifetime, RotationState } from './certificate-rotation.js';
  */
 
 export const SECRET_TYPE = 'kubernetes.io/tls';
+
+/** Longest Secret name (a DNS-1123 subdomain). */
+const MAX_SECRET_NAME = 253;
+const SECRET_SUFFIX = '-webhook-tls';
+
+/**
+ * The default name of an operator's certificate Secret: `<identity>-webhook-tls`. The identity is
+ * already a DNS subdomain and is kept whole (rewriting its dots would make `db-op.example.com` and
+ * `db.op-example.com` share one Secret); only a name past 253 characters is cut, with a hash of the
+ * identity so two cut names never meet.
+ */
+export function certificateSecretName(identity: string): string {
+  const name = `${identity}${SECRET_SUFFIX}`;
+  if (name.length <= MAX_SECRET_NAME) return name;
+  const digest = shortHash(identity);
+  const head = identity.slice(0, MAX_SECRET_NAME - SECRET_SUFFIX.length - digest.length - 1).replace(/[^a-z0-9]+$/, '');
+  return `${head}-${digest}${SECRET_SUFFIX}`;
+}
 export const SECRET_KEYS = {
   cert: 'tls.crt',
   key: 'tls.key',

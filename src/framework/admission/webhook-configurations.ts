@@ -1,5 +1,6 @@
 import type { Resource } from '../api/resource.js';
 import type { KubeObject } from '../objects/kube-object.js';
+import { shortHash } from '../state/annotation-name.js';
 
 /** A label selector as Kubernetes writes it. */
 export interface WebhookLabelSelector {
@@ -49,20 +50,30 @@ export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 const DEFAULT_OPERATIONS = ['CREATE', 'UPDATE'];
 
+/** Longest DNS label: the handler id's part of a webhook name. */
+const MAX_LABEL = 63;
+
 /**
  * The webhook's name: a DNS subdomain of at least three segments (the API server's rule), from the
- * handler id and the identity: `prometheusoperator-validate.konductor.dev`.
+ * handler id and the identity: `prometheusoperator-validate-1a2b3c4d.konductor.dev`. When the id had
+ * to be lowercased, cleaned or cut, a hash of the whole id follows, so ids differing only in case,
+ * punctuation or past 63 characters never share a name (the API server refuses duplicates).
  */
 export function webhookName(id: string, identity: string): string {
-  const label =
-    id
-      .toLowerCase()
-      .replace(/[^a-z0-9-]+/g, '-')
-      .replace(/^-+|-+$/g, '')
-      .slice(0, 63)
-      .replace(/-+$/, '') || 'handler';
+  const cleaned = id
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+  const label = cleaned === id && cleaned.length <= MAX_LABEL ? cleaned : hashed(cleaned, id);
   const name = `${label}.${identity}`;
   return name.split('.').length >= 3 ? name : `${name}.webhooks`;
+}
+
+/** `cleaned` cut to leave room for `-<hash of raw>` within one DNS label. */
+function hashed(cleaned: string, raw: string): string {
+  const digest = shortHash(raw);
+  const head = cleaned.slice(0, MAX_LABEL - digest.length - 1).replace(/-+$/, '');
+  return head ? `${head}-${digest}` : digest;
 }
 
 /** The webhook's client config: the URL joined with the path, or the Service with the path. */

@@ -1,6 +1,7 @@
 import type { ApiClient } from '../api/api-client.js';
 import { discoverResource } from '../api/discovery.js';
 import { resourceId, type Resource } from '../api/resource.js';
+import { certificateSecretName } from '../admission/certificate-secret.js';
 import { CertificateStore, type CertificateBundle } from '../admission/certificate-store.js';
 import { writeConversion, writeWebhookConfigurations } from '../admission/configuration-writer.js';
 import { conversionWebhook, webhookConfigurations, type WebhookClient, type WebhookEntry } from '../admission/webhook-configurations.js';
@@ -35,7 +36,7 @@ export interface WebhookOptions {
   managed?: boolean;
   /**
    * Where the CA and serving certificate are kept, so replicas share them: a `kubernetes.io/tls`
-   * Secret. Default: `<identity with dots as dashes>-webhook-tls` in the Service's namespace, else
+   * Secret. Default: `<identity>-webhook-tls` in the Service's namespace, else
    * `$POD_NAMESPACE`, else the operator's only namespace, else `default`. Validities are for tests and
    * odd policies (defaults: CA 365 days, serving certificate 90 days, renewed at two thirds of its life).
    */
@@ -110,7 +111,7 @@ export class OperatorWebhooks {
     this.store = new CertificateStore({
       client,
       namespace,
-      secretName: options.certificates?.secretName ?? `${identity.name.replace(/\./g, '-')}-webhook-tls`,
+      secretName: options.certificates?.secretName ?? certificateSecretName(identity.name),
       hosts: certificateHosts(options),
       logger: logger.child({ component: 'webhook-certificates' }),
       caValidityMs: options.certificates?.caValidityMs,

@@ -20,7 +20,7 @@ describe('webhook configurations built from the handlers', () => {
     expect(validating?.metadata).toEqual({ name: 'konductor.dev', labels: { 'app.kubernetes.io/managed-by': 'konductor.dev' } });
     expect(webhooksOf(validating)).toEqual([
       expect.objectContaining({
-        name: 'prometheusadmission-servicemonitor.konductor.dev',
+        name: expect.stringMatching(/^prometheusadmission-servicemonitor-[0-9a-f]{8}\.konductor\.dev$/),
         clientConfig: { url: 'https://127.0.0.1:9443/validate/PrometheusAdmission.serviceMonitor', caBundle: Buffer.from('CA').toString('base64') },
         rules: [{ apiGroups: ['monitoring.coreos.com'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['servicemonitors'], scope: 'Namespaced' }],
         admissionReviewVersions: ['v1'],
@@ -55,8 +55,31 @@ describe('webhook configurations built from the handlers', () => {
   });
 
   test('webhook names are DNS subdomains of at least three segments, whatever the handler id', () => {
-    expect(webhookName('My_Handlers.check!', 'konductor.dev')).toBe('my-handlers-check.konductor.dev');
+    expect(webhookName('My_Handlers.check!', 'konductor.dev')).toMatch(/^my-handlers-check-[0-9a-f]{8}\.konductor\.dev$/);
     expect(webhookName('x', 'single')).toBe('x.single.webhooks');
+  });
+
+  test('an id that is already a DNS label is the name as it is', () => {
+    expect(webhookName('widget-limits', 'konductor.dev')).toBe('widget-limits.konductor.dev');
+  });
+
+  test.each([
+    ['an underscore and a dash', 'widget_limits', 'widget-limits'],
+    ['a dot and a dash', 'Widgets.check', 'Widgets-check'],
+    ['case', 'Widgets.check', 'widgets.check'],
+    ['characters past the 63rd', `${'a'.repeat(63)}-one`, `${'a'.repeat(63)}-two`],
+  ])('ids differing only in %s get different names', (_what, one, other) => {
+    expect(webhookName(one, 'konductor.dev')).not.toBe(webhookName(other, 'konductor.dev'));
+  });
+
+  test('a long id is cut to one DNS label, with its hash', () => {
+    const label = webhookName('x'.repeat(100), 'konductor.dev').split('.')[0]!;
+    expect(label).toMatch(/^x+-[0-9a-f]{8}$/);
+    expect(label.length).toBeLessThanOrEqual(63);
+  });
+
+  test('the same id always gets the same name, so a restart rewrites nothing', () => {
+    expect(webhookName('Widgets.check', 'konductor.dev')).toBe(webhookName('Widgets.check', 'konductor.dev'));
   });
 
   test('a CRD conversion points at the conversion path with the CA', () => {

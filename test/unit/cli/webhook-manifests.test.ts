@@ -32,7 +32,7 @@ describe('konductor manifests for handlers with webhooks', () => {
       verbs: ['get', 'patch', 'delete'],
     });
     const role = documents.find((d) => d.object.kind === 'Role' && (d.object.metadata as { name: string }).name === 'widgets-operator-webhooks')!;
-    expect(role.object.rules).toContainEqual({ apiGroups: [''], resources: ['secrets'], resourceNames: ['widgets-example-com-webhook-tls'], verbs: ['get', 'patch', 'delete'] });
+    expect(role.object.rules).toContainEqual({ apiGroups: [''], resources: ['secrets'], resourceNames: ['widgets.example.com-webhook-tls'], verbs: ['get', 'patch', 'delete'] });
   });
 
   test('the Deployment serves them on 9443 and names the Service', () => {
