@@ -5,6 +5,7 @@ import { HANDLERS, METADATA } from '../framework/registry/metadata.js';
 import { CACHES, INDEXES } from '../framework/registry/cache-declarations.js';
 import { Registry, type HandlerClass } from '../framework/registry/registry.js';
 import { activityDeclarationsOf } from '../framework/registry/activities.js';
+import { ADMISSIONS, CONVERSIONS } from '../framework/registry/admission-declarations.js';
 
 /** A handler path that is missing, fails to import, or holds no handlers; the message is one line. */
 export class LoadError extends Error {
@@ -42,10 +43,15 @@ export async function loadHandlers(paths: string[]): Promise<Registry> {
       }
     }
   }
-  if (registry.handlers.length === 0 && registry.activities.length === 0) {
+  if (isEmpty(registry)) {
     throw new LoadError(`no handlers found in ${paths.join(', ')}: export classes with @on.*, @timer or @daemon methods`);
   }
   return registry;
+}
+
+/** Whether nothing would run: caches and indexes alone serve no handler, webhooks alone do. */
+function isEmpty(registry: Registry): boolean {
+  return registry.handlers.length === 0 && registry.activities.length === 0 && registry.admission().length === 0 && registry.conversions().length === 0;
 }
 
 /** A module's exports; for CommonJS modules (a `.ts` file outside a `"type": "module"` package), those of `module.exports` too. */
@@ -60,8 +66,8 @@ function exportedValues(namespace: Record<string, unknown>): unknown[] {
 export function hasHandlers(value: unknown): value is HandlerClass {
   if (typeof value !== 'function') return false;
   const metadata = (value as unknown as Record<symbol, Record<symbol, unknown> | null | undefined>)[METADATA];
-  // Read cache and indexes: a class with only @on.cache or @on.index counts too; so does one with only activities.
-  const declared = [HANDLERS, CACHES, INDEXES].some((key) => {
+  // Any declaration counts: a class with only @on.cache, @on.index, activities or webhooks is loaded too.
+  const declared = [HANDLERS, CACHES, INDEXES, ADMISSIONS, CONVERSIONS].some((key) => {
     const declarations = metadata?.[key];
     return Array.isArray(declarations) && declarations.length > 0;
   });

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createLogger, createOperator, type Operator, type Registry } from '../framework/index.js';
 import { HealthServerError } from '../framework/runtime/health-server.js';
-import { EtcdBackups, EtcdClusters, EtcdIgnoredFields, EtcdRestores } from '../handlers/etcd/index.js';
+import { EtcdAdmission, EtcdBackups, EtcdClusters, EtcdIgnoredFields, EtcdRestores } from '../handlers/etcd/index.js';
 import { EtcdPodRunner, LoopbackAddresses } from '../handlers/etcd/testing/index.js';
 import { applyManifests, installCrds, readCrds, readManifests, TestControlPlane } from '../testing/index.js';
 import { LoadError, loadHandlers } from './load-handlers.js';
@@ -62,11 +62,15 @@ async function main(): Promise<void> {
       registry.addInstance(new EtcdBackups({ addresses, localRoot: backupRoot }));
       registry.addInstance(new EtcdRestores({ localRoot: backupRoot, serve: { host: '127.0.0.1', port: 0 } }));
       registry.addInstance(new EtcdIgnoredFields());
+      registry.addInstance(new EtcdAdmission());
       console.log(`konductor: etcd members run as local processes; Local backups are written under ${backupRoot}`);
     } else {
       registry = await loadHandlers([handlersDir]);
     }
-    const starting = createOperator({ kubeConfig: kc, registry, logger, health: { port: HEALTH_PORT, host: '127.0.0.1' } });
+    // The embedded API server reaches a webhook server on loopback; a real cluster's cannot, so there
+    // the webhooks are left off (logged) rather than registered with an address that fails every write.
+    const webhooks = plane ? { port: 0, host: '127.0.0.1', url: 'https://127.0.0.1' } : { enabled: false };
+    const starting = createOperator({ kubeConfig: kc, registry, logger, health: { port: HEALTH_PORT, host: '127.0.0.1' }, webhooks });
     // The port first: without it there are no probes and no metrics, so nothing starts.
     await starting.serveHealth();
     operator = starting.start();
