@@ -342,6 +342,8 @@ diff-base, handler progress, timer schedules, the konductor-managed marker) and 
 (Deployments, Secrets, Pods the handlers created), not another identity's bookkeeping. An object
 already being deleted is deleted as soon as its last finalizer goes, and its delete handlers do
 not run. Objects that carry nothing of the operator get no write, so a second run writes nothing.
+First it deletes the operator's own webhook configurations (named <identity>): with no operator
+behind them, failurePolicy Fail webhooks would refuse the releases and every later write.
 
 Loads the handler files as 'konductor run' does (only to know the resources); needs no operator.
 Refuses while a live leader holds the operator's Lease (it would handle every released object as
@@ -365,7 +367,8 @@ handlers remove what they created and the garbage collector removes the objects'
 waits until the objects are gone, showing how many are left (on a terminal one updating line,
 otherwise at most one line per second); then deletes the CustomResourceDefinitions named with
 --crd. A CRD is never deleted while any object of it is left (in any namespace). Built-in
-resources the handlers watch (namespaces, pods, ...) are never deleted.
+resources the handlers watch (namespaces, pods, ...) are never deleted. The operator's webhook
+configurations (cluster-wide) are deleted last, only without --namespace and with no object left.
 
 Objects are deleted with their uid as a precondition (a re-created object is not deleted by
 mistake) and propagationPolicy Background. When time runs out, each object left is printed

@@ -1,7 +1,10 @@
 // `konductor disconnect <files>`: releases every object of the declared resources from the operator
-// (its finalizer, annotations and status record), so the operator can go and what it manages stays.
+// (its finalizer, annotations and status record), so the operator can go and what it manages stays;
+// its admission configurations go first, as nothing would answer their webhooks.
 // See DISCONNECT_HELP in ../options.ts.
+import type { ApiClient } from '../../framework/api/api-client.js';
 import { ApiError } from '../../framework/api/api-error.js';
+import { deleteOwnWebhookConfigurations, ownWebhookConfigurations } from '../../framework/admission/configuration-writer.js';
 import { ObjectApi } from '../../framework/api/object-api.js';
 import type { Resource } from '../../framework/api/resource.js';
 import type { KubeObject } from '../../framework/objects/kube-object.js';
@@ -36,6 +39,7 @@ export async function disconnect(options: DisconnectOptions, out: NodeJS.Writabl
     }
     const { served, unserved } = await declaredResources(client, options.files);
     for (const line of unserved) out.write(`skipped ${line}\n`);
+    await withdrawWebhooks(client, identity, options.dryRun, out);
     const counts = { seen: 0, released: 0, clean: 0, failed: 0 };
     for (const { resource } of served) {
       const objects = await listInScope(client, resource, options.namespaces);
@@ -62,6 +66,29 @@ export async function disconnect(options: DisconnectOptions, out: NodeJS.Writabl
   } finally {
     client.close();
   }
+}
+
+/**
+ * Removes the operator's own admission configurations before any release: with no server behind
+ * them, `failurePolicy: Fail` webhooks refuse the release patches and, left behind, every later write
+ * of the resources they cover. The operator registers them again when it next starts.
+ */
+async function withdrawWebhooks(client: ApiClient, identity: Identity, dryRun: boolean, out: NodeJS.WritableStream): Promise<void> {
+  const why = 'its webhooks would refuse every write once the operator is gone';
+  if (dryRun) {
+    for (const name of await ownWebhookConfigurations(client, identity.name)) out.write(`would delete ${name} first: ${why}\n`);
+    return;
+  }
+  let deleted: string[];
+  try {
+    deleted = await deleteOwnWebhookConfigurations(client, identity.name);
+  } catch (error) {
+    throw new CommandError(
+      `cannot delete the operator's webhook configurations ${identity.name} (${oneLine(error)}); nothing was released: ` +
+        `delete them (kubectl delete validatingwebhookconfiguration,mutatingwebhookconfiguration ${identity.name} --ignore-not-found) or use a kubeconfig allowed to, and run disconnect again`,
+    );
+  }
+  for (const name of deleted) out.write(`deleted ${name}: ${why}\n`);
 }
 
 /** What a dry run says about one object. */

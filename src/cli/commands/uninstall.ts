@@ -7,6 +7,7 @@ import { ApiError } from '../../framework/api/api-error.js';
 import { groupVersionPath, objectPath, pathSegment, type Resource } from '../../framework/api/resource.js';
 import { sleep } from '../../framework/clock/long-timeout.js';
 import type { KubeObject } from '../../framework/objects/kube-object.js';
+import { ownWebhookConfigurations } from '../../framework/admission/configuration-writer.js';
 import { Identity } from '../../framework/state/identity.js';
 import type { UninstallOptions } from '../options.js';
 import { CommandError, connect, declaredResources, describeLease, eachLimited, listInScope, liveLeases, objectName, oneLine, resourceName, type DeclaredResource } from './declared-objects.js';
@@ -54,7 +55,7 @@ export async function uninstall(options: UninstallOptions, out: NodeJS.WriteStre
         ? `operator running: ${operator}\n`
         : `no operator running (no live Lease ${options.leaseName}): objects holding ${identity.finalizer} stay until it starts or konductor disconnect releases them\n`,
     );
-    if (options.dryRun) return await dryRun(client, targets, options, out);
+    if (options.dryRun) return await dryRun(client, targets, options, identity.name, out);
 
     const started = Date.now();
     const deadline = started + options.timeoutSeconds * 1000;
@@ -83,7 +84,11 @@ export async function uninstall(options: UninstallOptions, out: NodeJS.WriteStre
     for (const name of options.crds) {
       if (!(await deleteCrd(client, name, Math.max(deadline, Date.now() + MIN_CRD_WAIT_MS), out))) failed = true;
     }
-    await deleteWebhookConfigurations(client, identity.name, out);
+    const keep = webhooksKept(options.namespaces, left.length);
+    for (const name of await ownWebhookConfigurations(client, identity.name)) {
+      if (keep) out.write(`kept ${name}: ${keep}\n`);
+      else if (await deleteOwnWebhookConfiguration(client, name)) out.write(`deleted ${name}\n`);
+    }
     if (failed) process.exitCode = 1;
   } finally {
     client.close();
@@ -141,7 +146,7 @@ async function deleteObject(client: ApiClient, resource: Resource, object: KubeO
 }
 
 /** Prints what would be deleted, one line per object, and deletes nothing. */
-async function dryRun(client: ApiClient, targets: readonly DeclaredResource[], options: UninstallOptions, out: NodeJS.WritableStream): Promise<void> {
+async function dryRun(client: ApiClient, targets: readonly DeclaredResource[], options: UninstallOptions, identity: string, out: NodeJS.WritableStream): Promise<void> {
   let count = 0;
   for (const target of targets) {
     for (const object of await listInScope(client, target.resource, options.namespaces)) {
@@ -151,6 +156,10 @@ async function dryRun(client: ApiClient, targets: readonly DeclaredResource[], o
     }
   }
   for (const name of options.crds) out.write(`would delete CustomResourceDefinition ${name} once none of its objects is left\n`);
+  const keep = webhooksKept(options.namespaces, 0);
+  for (const name of await ownWebhookConfigurations(client, identity)) {
+    out.write(keep ? `would keep ${name}: ${keep}\n` : `would delete ${name} once no object is left\n`);
+  }
   out.write(`uninstall (dry run, nothing written): ${count} objects to delete, ${options.crds.length} CRDs after them\n`);
 }
 
@@ -253,16 +262,18 @@ function seconds(ms: number): string {
 }
 
 /**
- * Removes the admission configurations the operator registered (named for its identity, labelled as
- * managed by it): left behind, a `failurePolicy: Fail` webhook whose server is gone refuses every
- * write it covers. Someone else's configuration of that name (no such label) is left alone.
+ * Why the operator's admission configurations stay, or undefined when uninstall removes them. They
+ * are cluster-wide: removed only when everything was uninstalled (no namespace limit) and no object
+ * is left, since the operator still serves other namespaces, or the objects left.
  */
-async function deleteWebhookConfigurations(client: ApiClient, name: string, out: NodeJS.WritableStream): Promise<void> {
-  for (const plural of ['validatingwebhookconfigurations', 'mutatingwebhookconfigurations']) {
-    const configurations = client.resource<KubeObject>('admissionregistration.k8s.io/v1', plural);
-    const current = await configurations.find({ name });
-    if (current?.metadata?.labels?.['app.kubernetes.io/managed-by'] !== name) continue;
-    await configurations.delete({ name });
-    out.write(`deleted ${plural}/${name}\n`);
-  }
+export function webhooksKept(namespaces: readonly string[], objectsLeft: number): string | undefined {
+  if (namespaces.length > 0) return `it serves every namespace the operator does, and only ${namespaces.join(', ')} ${namespaces.length === 1 ? 'was' : 'were'} uninstalled`;
+  if (objectsLeft > 0) return `${objectsLeft} object${objectsLeft === 1 ? ' is' : 's are'} left, which the operator still serves`;
+  return undefined;
+}
+
+/** Deletes one configuration named `<plural>/<name>`, as {@link ownWebhookConfigurations} lists it; whether it was there. */
+async function deleteOwnWebhookConfiguration(client: ApiClient, qualified: string): Promise<boolean> {
+  const [plural = '', name = ''] = qualified.split('/');
+  return client.resource<KubeObject>('admissionregistration.k8s.io/v1', plural).delete({ name });
 }

@@ -80,3 +80,37 @@ export async function writeConversion(client: ApiClient, group: string, plural: 
   await crds.patch({ name }, { spec: { conversion } } as never);
   logger.info({ crd: name }, `CustomResourceDefinition ${name} now converts its versions through this operator's webhook`);
 }
+
+/** The kinds of admission configuration an operator registers, as their resources are named. */
+export const CONFIGURATION_PLURALS = ['validatingwebhookconfigurations', 'mutatingwebhookconfigurations'] as const;
+
+/**
+ * The operator's own admission configurations that exist: named for its identity and labelled as
+ * managed by it (someone else's configuration of that name is not its to remove), as `<plural>/<name>`.
+ */
+export async function ownWebhookConfigurations(client: ApiClient, name: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const plural of CONFIGURATION_PLURALS) {
+    const current = await client.resource<KubeObject>(ADMISSION_API, plural).find({ name });
+    if (current?.metadata?.labels?.[MANAGED_BY_LABEL] === name) found.push(`${plural}/${name}`);
+  }
+  return found;
+}
+
+/**
+ * Deletes the operator's own admission configurations (see {@link ownWebhookConfigurations}), each
+ * only if it is still the one read (its uid as a precondition); resolves with what it deleted. Used
+ * when the operator goes for good: a `failurePolicy: Fail` webhook whose server is gone refuses every
+ * write it covers, the release of the operator's own finalizers included.
+ */
+export async function deleteOwnWebhookConfigurations(client: ApiClient, name: string): Promise<string[]> {
+  const deleted: string[] = [];
+  for (const plural of CONFIGURATION_PLURALS) {
+    const configurations = client.resource<KubeObject>(ADMISSION_API, plural);
+    const current = await configurations.find({ name });
+    if (current?.metadata?.labels?.[MANAGED_BY_LABEL] !== name) continue;
+    const uid = current.metadata?.uid;
+    if (await configurations.delete({ name }, uid ? { preconditions: { uid } } : {})) deleted.push(`${plural}/${name}`);
+  }
+  return deleted;
+}

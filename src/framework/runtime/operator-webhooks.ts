@@ -3,7 +3,7 @@ import { discoverResource } from '../api/discovery.js';
 import { resourceId, type Resource } from '../api/resource.js';
 import { certificateSecretName } from '../admission/certificate-secret.js';
 import { CertificateStore, type CertificateBundle } from '../admission/certificate-store.js';
-import { writeConversion, writeWebhookConfigurations } from '../admission/configuration-writer.js';
+import { deleteOwnWebhookConfigurations, writeConversion, writeWebhookConfigurations } from '../admission/configuration-writer.js';
 import { conversionWebhook, webhookConfigurations, type WebhookClient, type WebhookEntry } from '../admission/webhook-configurations.js';
 import { conversionPath, webhookPath } from '../admission/webhook-paths.js';
 import { WebhookServer } from '../admission/webhook-server.js';
@@ -145,6 +145,21 @@ export class OperatorWebhooks {
   /** Ready once it serves (or when there is nothing to serve). */
   readiness(): { ok: true } | { ok: false; reason: string } {
     return this.declared && this.options?.enabled !== false && !this.serving ? { ok: false, reason: 'the webhook server is not serving yet' } : { ok: true };
+  }
+
+  /**
+   * Removes the admission configurations this operator registered, for an operator going for good;
+   * failures are logged (whoever removes the operator can delete them), never thrown.
+   */
+  async withdraw(): Promise<void> {
+    if (!this.declared || this.options?.managed === false || this.options?.enabled === false) return;
+    const { client, identity, logger } = this.services;
+    try {
+      const deleted = await deleteOwnWebhookConfigurations(client, identity.name);
+      for (const name of deleted) logger.info({ configuration: name }, `removed ${name}: the operator is going for good, and its webhooks would refuse every write without it`);
+    } catch (error) {
+      logger.warn({ err: error instanceof Error ? error.message : String(error) }, `could not remove the webhook configurations ${identity.name}; delete them by hand, or writes they cover are refused`);
+    }
   }
 
   async stop(): Promise<void> {

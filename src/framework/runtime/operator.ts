@@ -356,7 +356,8 @@ export class Operator {
    * until their delete handlers are done (up to 3/5 of the deadline); then it stops watching and drains
    * in-flight work; last (in the final fifth, at most 5 s) it releases the finalizers of objects no
    * operator instance will come back for (their namespace, or its own, is being deleted), logging each:
-   * see `finalizer-release.ts` for the rule. Objects in healthy namespaces keep their finalizer.
+   * see `finalizer-release.ts` for the rule. Objects in healthy namespaces keep their finalizer. An
+   * operator whose own namespace is being deleted first removes its admission configurations.
    */
   async stop(deadlineMs = 30_000): Promise<void> {
     this.stopping = true;
@@ -367,7 +368,7 @@ export class Operator {
     const releaseMs = Math.min(5_000, deadlineMs / 5);
     const survey = await deletions?.finish(collections, Math.max(0, deadlineMs - 2 * releaseMs));
     await this.stopWork(Math.max(0, deadlineMs - (Date.now() - startedAt) - releaseMs));
-    if (deletions && ShutdownDeletions.mayRelease(survey)) await deletions.release(collections, Math.max(releaseMs, deadlineMs - (Date.now() - startedAt)));
+    if (deletions && ShutdownDeletions.mayRelease(survey)) await deletions.release(collections, Math.max(releaseMs, deadlineMs - (Date.now() - startedAt)), () => this.webhooks.withdraw());
     // Cleanup handlers after the drain, within what is left of the deadline, while still holding the Lease.
     await this.activities.cleanup(Math.max(0, deadlineMs - (Date.now() - startedAt)));
     // Released only after the drain, so a successor never overlaps with our last handlers.

@@ -97,13 +97,15 @@ export class ShutdownDeletions {
   /**
    * Takes the finalizer off every object the rule says no instance will come back for, logging each
    * (namespace/name and why); resolves with how many were released. `budgetMs` bounds the whole of it.
+   * `goingForGood` runs first when the operator's own namespace is being deleted (no instance comes back).
    */
-  async release(collections: readonly ServedCollection[], budgetMs: number): Promise<number> {
+  async release(collections: readonly ServedCollection[], budgetMs: number, goingForGood?: () => Promise<void>): Promise<number> {
     const abort = new AbortController();
     const timer = this.clock.setTimeout(() => abort.abort(), budgetMs);
     try {
       const survey = await this.survey(collections, budgetMs, abort.signal);
       if (!survey) return 0;
+      if (goingForGood && ownNamespaceTerminating(survey.world)) await goingForGood();
       const chosen = survey.held.flatMap((entry) => {
         const verdict = releaseVerdict(entry, survey.world);
         return verdict.release ? [{ entry, why: verdict.why }] : [];
