@@ -11,6 +11,7 @@ import type { Registry } from '../framework/registry/registry.js';
 import { HealthServerError } from '../framework/runtime/health-server.js';
 import { createOperator, type Operator, type OperatorOptions } from '../framework/runtime/operator.js';
 import { loadHandlers } from './load-handlers.js';
+import { podNamespace } from './own-namespace.js';
 import { DEV_BOOTED_MESSAGE, DEV_CHILD_ENV, DEV_READY_MESSAGE, DEV_START_MESSAGE } from './commands/dev-protocol.js';
 import { UsageError, helpFor, parseCommandLine, type RunOptions } from './options.js';
 
@@ -161,13 +162,9 @@ export function operatorOptionsFrom(
   };
 }
 
-/** In a pod, its own namespace (the ServiceAccount mount says); elsewhere `default`. */
+/** In a pod, its own namespace; elsewhere `default`. */
 function ownNamespace(): string {
-  try {
-    return readFileSync('/var/run/secrets/kubernetes.io/serviceaccount/namespace', 'utf8').trim() || 'default';
-  } catch {
-    return 'default';
-  }
+  return podNamespace() ?? 'default';
 }
 
 function loadKubeConfig(options: RunOptions): ClusterAccess {

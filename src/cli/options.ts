@@ -87,7 +87,7 @@ export interface ReleaseScope {
   kubeconfig?: string;
   /** The operator's identity (its finalizer, annotation prefix, status field and default Lease). */
   identity: string;
-  /** Namespace of the operator's Lease; undefined: every Lease of that name, in any namespace. */
+  /** Namespace of the operator's Lease (its own); undefined: the pod's own namespace, required outside a pod. */
   leaseNamespace?: string;
   /** Name of the operator's Lease: `--lease-name`, else the identity's. */
   leaseName: string;
@@ -321,8 +321,8 @@ const RELEASE_SCOPE_HELP = `  -n, --namespace <name|glob>  Only objects in this 
                                ${DEFAULT_IDENTITY}): its finalizer <identity>/finalizer, its annotations
                                <identity>/..., its status["<identity>"] and its default Lease.
                                env ${envName('identity')}
-      --lease-namespace <ns>   Namespace of the operator's Lease. Default: a Lease of that name in
-                               any namespace (needs cluster-wide list on leases).
+      --lease-namespace <ns>   The operator's own namespace, where its Lease is (konductor-system
+                               for deploy/). Required, except in a pod: there its own namespace.
                                env ${envName('lease-namespace')}
       --lease-name <name>      Name of the operator's Lease (default: the identity's, ${DEFAULT_LEASE_NAME}
                                for ${DEFAULT_IDENTITY}).

@@ -13,7 +13,8 @@ import type { Registry } from '../../framework/registry/registry.js';
 import { isNamespaceGlob, matchNamespace } from '../../framework/runtime/namespace-patterns.js';
 import type { Lease } from '../../framework/runtime/lease-record.js';
 import { loadHandlers } from '../load-handlers.js';
-import type { ReleaseScope } from '../options.js';
+import { UsageError, type ReleaseScope } from '../options.js';
+import { podNamespace } from '../own-namespace.js';
 
 /** A failure before anything was written: one line, exit code 1. */
 export class CommandError extends Error {
@@ -148,37 +149,39 @@ export function liveHolder(lease: Lease, now: number): { holder: string; until: 
   return until > now ? { holder, until: new Date(until) } : undefined;
 }
 
-/** The operator's live Leases: the one in `--lease-namespace`, else every Lease of that name in the cluster. */
-export async function liveLeases(client: ApiClient, scope: Pick<ReleaseScope, 'leaseNamespace' | 'leaseName'>, now: number): Promise<LiveLease[]> {
-  const base = '/apis/coordination.k8s.io/v1';
-  let leases: Lease[];
-  try {
-    if (scope.leaseNamespace !== undefined) {
-      const path = `${base}/namespaces/${pathSegment(scope.leaseNamespace, 'namespace')}/leases/${pathSegment(scope.leaseName, 'name')}`;
-      leases = [await client.request<Lease>('GET', path)];
-    } else {
-      const list = await client.request<{ items?: Lease[] }>('GET', `${base}/leases`, { query: { fieldSelector: `metadata.name=${scope.leaseName}` } });
-      leases = list.items ?? [];
-    }
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return [];
-    if (error instanceof ApiError && error.status === 403 && scope.leaseNamespace === undefined) {
-      throw new CommandError(`cannot look for the operator's Lease ${scope.leaseName} in every namespace (${oneLine(error)}): pass --lease-namespace <the operator's namespace>`);
-    }
-    throw error;
+/**
+ * The namespace the operator's Lease is in: `--lease-namespace` (or its variable), else, in a pod, the
+ * pod's own namespace, as `konductor run` takes it. Never searched for across namespaces: anyone who
+ * can create a Lease in some namespace could name one like the operator's.
+ * @throws {@link UsageError} outside a pod without `--lease-namespace`.
+ */
+export function leaseNamespaceOf(scope: Pick<ReleaseScope, 'leaseNamespace'>, inPod: string | undefined = podNamespace()): string {
+  const namespace = scope.leaseNamespace ?? inPod;
+  if (namespace === undefined) {
+    throw new UsageError("--lease-namespace is required outside a pod: give the operator's own namespace, where its Lease is (konductor-system for deploy/, default for a local 'konductor run')");
   }
-  const live: LiveLease[] = [];
-  for (const lease of leases) {
-    const held = liveHolder(lease, now);
-    if (held) live.push({ namespace: lease.metadata?.namespace ?? '', name: lease.metadata?.name ?? scope.leaseName, ...held });
-  }
-  return live;
+  return namespace;
 }
 
-/** `operator-7d9f (Lease ops/konductor-leader, held until 2026-11-24T13:05:10Z)`. */
+/** The operator's Lease in its own namespace (see {@link leaseNamespaceOf}), if a live holder leads it. */
+export async function liveLeases(client: ApiClient, scope: Pick<ReleaseScope, 'leaseNamespace' | 'leaseName'>, now: number): Promise<LiveLease[]> {
+  const namespace = leaseNamespaceOf(scope);
+  const path = `/apis/coordination.k8s.io/v1/namespaces/${pathSegment(namespace, 'namespace')}/leases/${pathSegment(scope.leaseName, 'name')}`;
+  let lease: Lease;
+  try {
+    lease = await client.request<Lease>('GET', path);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return [];
+    throw error;
+  }
+  const held = liveHolder(lease, now);
+  return held ? [{ namespace, name: scope.leaseName, ...held }] : [];
+}
+
+/** `"operator-7d9f" (Lease ops/konductor-leader, held until 2026-11-24T13:05:10Z)`; the holder quoted, as whoever writes the Lease chooses it. */
 export function describeLease(lease: LiveLease): string {
   const until = lease.until ? `held until ${lease.until.toISOString()}` : 'held, no renew time given';
-  return `${lease.holder} (Lease ${lease.namespace}/${lease.name}, ${until})`;
+  return `${JSON.stringify(lease.holder)} (Lease ${lease.namespace}/${lease.name}, ${until})`;
 }
 
 /** Runs `work` on every item, at most `limit` at a time. */

@@ -166,13 +166,37 @@ describe('konductor disconnect', () => {
       const { code, run, requests } = await disconnect(['-n', namespace, '--lease-namespace', namespace]);
       expect(code).toBe(1);
       expect(run.stderr().trim().split('\n')).toEqual([
-        expect.stringMatching(new RegExp(`^konductor: refusing to disconnect while the operator leads: operator-7d9f \\(Lease ${namespace}/konductor-leader, held until \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\)\\. .*stop it first .*, or pass --force$`)),
+        expect.stringMatching(new RegExp(`^konductor: refusing to disconnect while the operator leads: "operator-7d9f" \\(Lease ${namespace}/konductor-leader, held until \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\)\\. .*stop it first .*, or pass --force$`)),
       ]);
       expect(writes(requests)).toEqual([]);
       expect((await listWidgets(namespace)).filter(handledByDefault)).toHaveLength(3);
     } finally {
       await operator.stop();
     }
+  }, 120_000);
+
+  test("a tenant's Lease named like the operator's does not steer it: without --lease-namespace it asks for the operator's namespace, and never prints the tenant's text", async () => {
+    const namespace = await uniqueNamespace(kc, 'disconnect-own');
+    const tenant = await uniqueNamespace(kc, 'disconnect-tenant');
+    const operator = await startOperator(kc, namespace, [WidgetChildren]);
+    await handledWidgets(namespace, 3, handledByDefault);
+    await operator.stop();
+    const now = formatMicroTime(Date.now());
+    const api = new ApiClient(kc);
+    await api.request('POST', `/apis/coordination.k8s.io/v1/namespaces/${tenant}/leases`, {
+      body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'konductor-leader' }, spec: { holderIdentity: 'tenant-text', leaseDurationSeconds: 3600, acquireTime: now, renewTime: now } },
+    });
+    api.close();
+
+    const unscoped = await disconnect(['-n', namespace]);
+    expect(unscoped.code).toBe(2);
+    expect(unscoped.run.stderr()).toMatch(/^konductor: --lease-namespace is required outside a pod: give the operator's own namespace/);
+    expect(unscoped.run.stdout() + unscoped.run.stderr()).not.toContain('tenant-text');
+    expect(writes(unscoped.requests)).toEqual([]);
+
+    const scoped = await disconnect(['-n', namespace, '--lease-namespace', namespace]);
+    expect(scoped.code).toBe(0);
+    expect(lastLine(scoped.run)).toBe('disconnect: 3 objects seen, 3 released, 0 already clean, 0 failed');
   }, 120_000);
 
   test('--force releases the objects although a Lease is still held (an operator killed moments ago)', async () => {
@@ -191,7 +215,7 @@ describe('konductor disconnect', () => {
     expect(refused.code).toBe(1);
     const forced = await disconnect(['-n', namespace, '--lease-namespace', namespace, '--force']);
     expect(forced.code).toBe(0);
-    expect(forced.run.stdout()).toMatch(new RegExp(`^warning: --force: disconnecting while operator-killed \\(Lease ${namespace}/konductor-leader, held until `));
+    expect(forced.run.stdout()).toMatch(new RegExp(`^warning: --force: disconnecting while "operator-killed" \\(Lease ${namespace}/konductor-leader, held until `));
     expect(lastLine(forced.run)).toBe('disconnect: 3 objects seen, 3 released, 0 already clean, 0 failed');
     expect((await listWidgets(namespace)).flatMap((w) => traces(w, 'konductor.dev'))).toEqual([]);
   }, 120_000);

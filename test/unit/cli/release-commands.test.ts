@@ -1,4 +1,6 @@
-import { liveHolder } from '../../../src/cli/commands/declared-objects.js';
+import { describeLease, leaseNamespaceOf, liveHolder } from '../../../src/cli/commands/declared-objects.js';
+import { webhooksKept } from '../../../src/cli/commands/uninstall.js';
+import { UsageError } from '../../../src/cli/options.js';
 import { whyLeft, type LeftoverContext } from '../../../src/cli/commands/leftover.js';
 import { DISCONNECT_HELP, HELP, UNINSTALL_HELP, helpFor } from '../../../src/cli/options.js';
 import { Identity } from '../../../src/framework/state/identity.js';
@@ -80,6 +82,40 @@ describe("the operator's Lease, as disconnect and uninstall judge it", () => {
 
   test('a holder without a renew time counts as live (refusing is the safe side), and its name is printable', () => {
     expect(liveHolder({ spec: { holderIdentity: 'op\u001b[31m-1' } }, now)).toEqual({ holder: 'op[31m-1', until: undefined });
+  });
+});
+
+describe("where disconnect and uninstall look for the operator's Lease", () => {
+  test('in --lease-namespace when given', () => {
+    expect(leaseNamespaceOf({ leaseNamespace: 'ops' }, 'team-a')).toBe('ops');
+  });
+
+  test("in a pod, in the pod's own namespace, as konductor run takes it", () => {
+    expect(leaseNamespaceOf({ leaseNamespace: undefined }, 'konductor-system')).toBe('konductor-system');
+  });
+
+  test('outside a pod without --lease-namespace, nowhere: the command asks for it instead of searching every namespace', () => {
+    expect(() => leaseNamespaceOf({ leaseNamespace: undefined }, undefined)).toThrow(UsageError);
+    expect(() => leaseNamespaceOf({ leaseNamespace: undefined }, undefined)).toThrow(/--lease-namespace is required outside a pod/);
+  });
+
+  test('the holder, which whoever writes the Lease chooses, is printed quoted', () => {
+    const holder = 'x (Lease kube-system/real, held until 2099-01-01T00:00:00.000Z); "or"';
+    expect(describeLease({ namespace: 'ops', name: 'konductor-leader', holder, until: undefined })).toBe(`${JSON.stringify(holder)} (Lease ops/konductor-leader, held, no renew time given)`);
+  });
+});
+
+describe("what uninstall does with the operator's webhook configurations", () => {
+  test('removes them once everything is uninstalled and no object is left', () => {
+    expect(webhooksKept([], 0)).toBeUndefined();
+  });
+
+  test('keeps them when only some namespaces are uninstalled, as the operator serves the others', () => {
+    expect(webhooksKept(['team-a'], 0)).toBe('it serves every namespace the operator does, and only team-a was uninstalled');
+  });
+
+  test('keeps them while objects are left', () => {
+    expect(webhooksKept([], 2)).toBe('2 objects are left, which the operator still serves');
   });
 });
 
