@@ -139,7 +139,8 @@ export class ShutdownDeletions {
       const held: HeldEntry[] = [];
       for (const collection of collections) held.push(...(await this.heldIn(collection, options)));
       const namespaces = new Set<string>();
-      if (held.length > 0 && this.options.ownNamespace) namespaces.add(this.options.ownNamespace);
+      // The own namespace always: an operator leaving for good withdraws its webhooks even holding nothing.
+      if (this.options.ownNamespace) namespaces.add(this.options.ownNamespace);
       for (const entry of held) if (entry.deleting && entry.namespace) namespaces.add(entry.namespace);
       const terminating = new Set<string>();
       for (const namespace of namespaces) if (await this.terminating(namespace, options)) terminating.add(namespace);
