@@ -117,7 +117,7 @@ describe('konductor uninstall', () => {
         expect(await names(`/api/v1/namespaces/${namespace}/pods`)).not.toEqual([]);
 
         const crds = [...ETCD_CRDS, ...MONITORING_CRDS].flatMap((name) => ['--crd', name]);
-        const { run, code } = await konductor('uninstall', ['src/handlers/etcd', 'src/handlers/prometheus', '-n', namespace, '--timeout', '3m', ...crds]);
+        const { run, code } = await konductor('uninstall', ['src/handlers/etcd', 'src/handlers/prometheus', '-n', namespace, '--lease-namespace', namespace, '--timeout', '3m', ...crds]);
         expect({ code, stderr: run.stderr() }).toEqual({ code: 0, stderr: '' });
         const out = run.stdout();
         expect(out).toMatch(/^skipped namespaces: a built-in resource the handlers watch; uninstall deletes only custom resources$/m);
