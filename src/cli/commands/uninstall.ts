@@ -7,7 +7,7 @@ import { ApiError } from '../../framework/api/api-error.js';
 import { groupVersionPath, objectPath, pathSegment, type Resource } from '../../framework/api/resource.js';
 import { sleep } from '../../framework/clock/long-timeout.js';
 import type { KubeObject } from '../../framework/objects/kube-object.js';
-import { ownWebhookConfigurations } from '../../framework/admission/configuration-writer.js';
+import { deleteOwnWebhookConfigurations, ownWebhookConfigurations } from '../../framework/admission/configuration-writer.js';
 import { Identity } from '../../framework/state/identity.js';
 import type { UninstallOptions } from '../options.js';
 import { CommandError, connect, declaredResources, describeLease, eachLimited, listInScope, liveLeases, objectName, oneLine, resourceName, type DeclaredResource } from './declared-objects.js';
@@ -85,10 +85,8 @@ export async function uninstall(options: UninstallOptions, out: NodeJS.WriteStre
       if (!(await deleteCrd(client, name, Math.max(deadline, Date.now() + MIN_CRD_WAIT_MS), out))) failed = true;
     }
     const keep = webhooksKept(options.namespaces, left.length);
-    for (const name of await ownWebhookConfigurations(client, identity.name)) {
-      if (keep) out.write(`kept ${name}: ${keep}\n`);
-      else if (await deleteOwnWebhookConfiguration(client, name)) out.write(`deleted ${name}\n`);
-    }
+    if (keep) for (const name of await ownWebhookConfigurations(client, identity.name)) out.write(`kept ${name}: ${keep}\n`);
+    else for (const name of await deleteOwnWebhookConfigurations(client, identity.name)) out.write(`deleted ${name}\n`);
     if (failed) process.exitCode = 1;
   } finally {
     client.close();
@@ -270,10 +268,4 @@ export function webhooksKept(namespaces: readonly string[], objectsLeft: number)
   if (namespaces.length > 0) return `it serves every namespace the operator does, and only ${namespaces.join(', ')} ${namespaces.length === 1 ? 'was' : 'were'} uninstalled`;
   if (objectsLeft > 0) return `${objectsLeft} object${objectsLeft === 1 ? ' is' : 's are'} left, which the operator still serves`;
   return undefined;
-}
-
-/** Deletes one configuration named `<plural>/<name>`, as {@link ownWebhookConfigurations} lists it; whether it was there. */
-async function deleteOwnWebhookConfiguration(client: ApiClient, qualified: string): Promise<boolean> {
-  const [plural = '', name = ''] = qualified.split('/');
-  return client.resource<KubeObject>('admissionregistration.k8s.io/v1', plural).delete({ name });
 }
