@@ -3,7 +3,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { AdmissionError, ApiClient, on, type AdmissionContext } from '../../../src/framework/index.js';
 import { runOperator, waitFor, type TestOperator } from '../../../src/testing/index.js';
 import { sharedKubeConfig, sharedWebhookClientCA, statusOf, uniqueNamespace } from '../../support/cluster.js';
-import { installWidgetCrd, WIDGET_API_VERSION, Widgets, type Widget } from '../../support/widgets.js';
+import { installWidgetCrd, WIDGET_API_VERSION, widgetIds, Widgets, type Widget } from '../../support/widgets.js';
 import { admissionReview, send } from '../../support/webhook-requests.js';
 
 /**
@@ -57,7 +57,9 @@ test('with the API server’s client CA, creates through the API server reach th
 
   const configuration = await api.resource('admissionregistration.k8s.io/v1', 'validatingwebhookconfigurations').get({ name: identity });
   const url = new URL((configuration as { webhooks: Array<{ clientConfig: { url: string } }> }).webhooks[0]!.clientConfig.url);
-  const review = admissionReview({ apiVersion: WIDGET_API_VERSION, kind: 'Widget', metadata: { name: 'w', namespace }, spec: { size: 1 } });
+  const review = admissionReview({ apiVersion: WIDGET_API_VERSION, kind: 'Widget', metadata: { name: 'w', namespace }, spec: { size: 1 } }) as { request: Record<string, unknown> };
+  // A review the handler would answer: only the missing certificate refuses it.
+  Object.assign(review.request, { kind: { group: widgetIds.group, version: widgetIds.version, kind: 'Widget' }, resource: { group: widgetIds.group, version: widgetIds.version, resource: widgetIds.plural }, namespace });
   const direct = await send(Number(url.port), url.pathname, review, { ca: [], insecure: true });
   expect([direct.status, direct.body.trim()]).toEqual([403, 'admission reviews are accepted only from a caller with a client certificate signed by the webhook client CA']);
 });
