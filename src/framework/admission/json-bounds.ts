@@ -8,7 +8,7 @@
  *   stored object it replaces (etcd keeps up to 1.5 MiB): 4.5 MiB of JSON.
  * - Kubernetes objects take 16–21 bytes of JSON per value (measured on the bundled CRDs and on
  *   Prometheus and etcd objects: a key, quotes, separators and the value), so 4.5 MiB of them is
- *   under 300,000 values. A parse at that limit of the densest shape (empty objects) keeps 19 MB of
+ *   under 300,000 values. A parse at that limit of the densest shape (empty objects) keeps 17 MB of
  *   heap; one of `[{},{},…]` as large as the body limit (8 MiB) would keep 180 MB.
  * - Objects nest a few dozen levels at most; 200 leaves room for any schema and keeps recursive
  *   walks (diffs, patches) of an admitted object far from the stack's limit.
