@@ -158,8 +158,20 @@ export function operatorOptionsFrom(
     health: { port: run.healthPort, handlerStallMs: run.stallTimeout === undefined ? undefined : run.stallTimeout * 1000 },
     leaderElection: run.standalone ? undefined : { namespace: run.leaseNamespace ?? ownNamespace(), name: run.leaseName },
     // Used only when the handlers declare @on.validate, @on.mutate or @on.convert.
-    webhooks: { enabled: run.webhooks, port: run.webhookPort, url: run.webhookUrl, service: run.webhookService },
+    webhooks: { enabled: run.webhooks, port: run.webhookPort, url: run.webhookUrl, service: run.webhookService, clientCA: run.webhookClientCA === undefined ? undefined : readClientCA(run.webhookClientCA) },
   };
+}
+
+/** The PEM CA certificates of `--webhook-client-ca`; a usage error, saying what to give, when the file has none. */
+function readClientCA(path: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`--webhook-client-ca ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)}): give the PEM file of the CA that signs the API server's webhook client certificate`);
+  }
+  if (!text.includes('-----BEGIN CERTIFICATE-----')) throw new UsageError(`--webhook-client-ca ${path} holds no PEM certificate: give the CA that signs the API server's webhook client certificate`);
+  return text;
 }
 
 /** In a pod, its own namespace; elsewhere `default`. */

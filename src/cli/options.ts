@@ -55,6 +55,8 @@ export interface RunOptions {
   webhookService?: { namespace: string; name: string; port?: number };
   /** Serve the admission and conversion webhooks the handlers declare (`--no-webhooks`: do not). */
   webhooks: boolean;
+  /** PEM file of the CA that signs the API server's webhook client certificate; set: admission callers without it are refused. */
+  webhookClientCA?: string;
 }
 
 /** The commands of `konductor`. */
@@ -166,6 +168,7 @@ const OPTIONS = {
   'webhook-port': { type: 'string' },
   'webhook-url': { type: 'string' },
   'webhook-service': { type: 'string' },
+  'webhook-client-ca': { type: 'string' },
   webhooks: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
@@ -232,6 +235,14 @@ const RUN_OPTIONS_HELP = `Options (each may also come from the environment varia
       --webhook-url <url>      Or the https base URL the API server calls them at (local
                                development), e.g. https://127.0.0.1:9443.
                                env ${envName('webhook-url')}
+      --webhook-client-ca <file>
+                               PEM CA certificates that sign the client certificate the API server
+                               presents to admission webhooks (a WebhookAdmissionConfiguration's
+                               kubeConfigFile in its --admission-control-config-file). Set: an
+                               admission request from any other caller is refused (403) before its
+                               body is read. Conversion webhooks get no certificate from the API
+                               server and stay open. Default: any caller.
+                               env ${envName('webhook-client-ca')}
       --no-webhooks            Do not serve the handlers' webhooks (an operator without the
                                cluster-wide rights to register them); they are logged as not served.
                                env ${envName('webhooks')}=false
@@ -451,6 +462,7 @@ function runOptions(values: ParsedFlags['values'], files: string[], env: NodeJS.
   const webhookPort = pick('webhook-port', values['webhook-port']);
   const webhookUrl = nonEmpty(pick('webhook-url', values['webhook-url']));
   const webhookService = pick('webhook-service', values['webhook-service']);
+  const webhookClientCA = nonEmpty(pick('webhook-client-ca', values['webhook-client-ca']));
   return {
     files,
     ...scope,
@@ -471,6 +483,7 @@ function runOptions(values: ParsedFlags['values'], files: string[], env: NodeJS.
     webhookUrl: webhookUrl && httpsUrl(webhookUrl),
     webhookService: webhookService && serviceReference(webhookService),
     webhooks: pickBoolean('webhooks', values.webhooks, true),
+    webhookClientCA,
   };
 }
 

@@ -10,6 +10,7 @@ import { ManagedProcess } from './managed-process.js';
 import { freePort } from './ports.js';
 import { probe } from './probe.js';
 import { startReaper } from './process-reaper.js';
+import { writeWebhookClientIdentity, type WebhookClientIdentity } from './webhook-client.js';
 
 /** Options for {@link TestControlPlane.start}. */
 export interface ControlPlaneOptions {
@@ -60,6 +61,13 @@ export class TestControlPlane {
   server = '';
   /** Path of a kubeconfig file for the admin identity (`system:masters`). */
   readonly kubeconfigPath: string;
+  /**
+   * The CA (PEM) of the client certificate the API server presents to admission webhooks (its
+   * `--admission-control-config-file` gives it one for every host). Give it to the operator as
+   * `webhooks.clientCA` (`--webhook-client-ca`) to accept admission requests from this API server
+   * only. Also in the plane's folder as `webhook-client-ca.crt`, beside `kubeconfigPath`.
+   */
+  readonly webhookClientCA: string;
   private caData = '';
   private controllerManagerInstance: ControllerManager | undefined;
 
@@ -72,8 +80,10 @@ export class TestControlPlane {
     private readonly etcdClientUrl: string,
     private readonly extraArgs: readonly string[],
     private readonly startTimeoutMs: number,
+    private readonly webhookClient: WebhookClientIdentity,
   ) {
     this.kubeconfigPath = join(dir, 'kubeconfig.json');
+    this.webhookClientCA = webhookClient.ca;
   }
 
   /** Starts etcd and the API server; resolves once `/readyz` answers 200. */
@@ -86,6 +96,7 @@ export class TestControlPlane {
     let plane: TestControlPlane | undefined;
     try {
       const credentials = writeCredentials(dir);
+      const webhookClient = await writeWebhookClientIdentity(dir);
       const startTimeoutMs = options.startTimeoutMs ?? 30_000;
       const [etcdClient, etcdPeer, apiPort] = (await distinctFreePorts(3)) as [number, number, number];
       const etcdClientUrl = `http://127.0.0.1:${etcdClient}`;
@@ -107,11 +118,11 @@ export class TestControlPlane {
       const apiServer = new ManagedProcess(
         'kube-apiserver',
         binaries.kubeApiserver,
-        apiServerArgs(etcdClientUrl, apiPort, certDir, credentials, extraArgs),
+        apiServerArgs(etcdClientUrl, apiPort, certDir, credentials, webhookClient, extraArgs),
         join(dir, 'kube-apiserver.log'),
         dir,
       );
-      plane = new TestControlPlane(dir, binaries, credentials, etcd, apiServer, etcdClientUrl, extraArgs, startTimeoutMs);
+      plane = new TestControlPlane(dir, binaries, credentials, etcd, apiServer, etcdClientUrl, extraArgs, startTimeoutMs, webhookClient);
       plane.server = `https://127.0.0.1:${apiPort}`;
       await plane.startEtcd();
       await plane.startApiServer();
@@ -212,7 +223,7 @@ export class TestControlPlane {
     const peer = new ManagedProcess(
       'kube-apiserver (peer)',
       this.binaries.kubeApiserver,
-      apiServerArgs(this.etcdClientUrl, port, certDir, this.credentials, this.extraArgs),
+      apiServerArgs(this.etcdClientUrl, port, certDir, this.credentials, this.webhookClient, this.extraArgs),
       join(this.dir, `kube-apiserver-peer-${port}.log`),
       this.dir,
     );
@@ -260,6 +271,7 @@ function apiServerArgs(
   port: number,
   certDir: string,
   credentials: Credentials,
+  webhookClient: WebhookClientIdentity,
   extraArgs: readonly string[],
 ): string[] {
   return [
@@ -279,6 +291,8 @@ function apiServerArgs(
     // Without a controller manager (the default) nothing creates the `default` ServiceAccount, so its admission
     // check would reject every Pod; off with one too, so the API server behaves the same either way.
     '--disable-admission-plugins=ServiceAccount',
+    // A client certificate for admission webhooks, so operators under test can accept this API server only.
+    `--admission-control-config-file=${webhookClient.admissionConfigPath}`,
     '--profiling=false',
     ...extraArgs,
   ];

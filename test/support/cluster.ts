@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { WEBHOOK_CLIENT_CA_FILE } from '../../src/testing/webhook-client.js';
 
 /** The shared control plane's admin KubeConfig (started by the integration project's global setup). */
 export function sharedKubeConfig(): KubeConfig {
@@ -8,6 +11,13 @@ export function sharedKubeConfig(): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromFile(path);
   return kc;
+}
+
+/** The CA of the client certificate the shared plane's API server presents to admission webhooks (`TestControlPlane.webhookClientCA`). */
+export function sharedWebhookClientCA(): string {
+  const path = process.env.KONDUCTOR_TEST_KUBECONFIG;
+  if (!path) throw new Error('KONDUCTOR_TEST_KUBECONFIG is not set: run integration tests through jest (npm run test:integration)');
+  return readFileSync(join(dirname(path), WEBHOOK_CLIENT_CA_FILE), 'utf8');
 }
 
 /** Creates a namespace with a unique name so tests sharing one control plane never see each other's objects. */

@@ -42,6 +42,15 @@ export interface ServingOptions {
   validityMs: number;
 }
 
+/** Options for {@link issueClientCertificate}. */
+export interface ClientOptions {
+  /** The subject's common name: the user name an API server would see. */
+  commonName: string;
+  now: number;
+  /** Capped at the authority's own expiry. */
+  validityMs: number;
+}
+
 /** How far back `notBefore` is set, so a peer whose clock runs a little behind accepts a fresh certificate. */
 export const CLOCK_SKEW_MS = 60_000;
 
@@ -107,6 +116,43 @@ export async function issueServingCertificate(authority: IssuedCertificate, opti
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
       new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
       new x509.SubjectAlternativeNameExtension(hosts.map((host) => ({ type: isIP(host) ? 'ip' : 'dns', value: host }))),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+      await x509.AuthorityKeyIdentifierExtension.create(issuer.publicKey),
+    ],
+  });
+  return { cert: withNewline(cert.toString('pem')), key: await keyPem(keys.privateKey) };
+}
+
+/**
+ * A client certificate signed by `authority` (clientAuth): what the API server presents to admission
+ * webhooks when its admission configuration gives it one, and what a webhook server with a client CA
+ * asks for.
+ *
+ * @example
+ * ```ts
+ * const client = await issueClientCertificate(ca, { commonName: 'kube-apiserver-webhook-client', now: Date.now(), validityMs: 365 * 86_400_000 });
+ * ```
+ */
+export async function issueClientCertificate(authority: IssuedCertificate, options: ClientOptions): Promise<IssuedCertificate> {
+  checkValidity(options.validityMs, 'client');
+  const commonName = options.commonName.trim().slice(0, 64);
+  if (commonName === '') throw new Error('issueClientCertificate: commonName must not be empty');
+  const issuer = new x509.X509Certificate(authority.cert);
+  const signingKey = await webcrypto.subtle.importKey('pkcs8', pemBody(authority.key), ALGORITHM, false, ['sign']);
+  const keys = await generateKeys();
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: serialNumber(),
+    subject: [{ CN: [commonName] }],
+    issuer: issuer.subjectName,
+    notBefore: new Date(options.now - CLOCK_SKEW_MS),
+    notAfter: new Date(Math.min(options.now + options.validityMs, issuer.notAfter.getTime())),
+    publicKey: keys.publicKey,
+    signingKey,
+    signingAlgorithm: ALGORITHM,
+    extensions: [
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth]),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
       await x509.AuthorityKeyIdentifierExtension.create(issuer.publicKey),
     ],

@@ -1,9 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createServer, type Server } from 'node:https';
+import { createServer, type Server, type ServerOptions } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { setLongTimeout } from '../clock/long-timeout.js';
 import { describeError } from '../handler/errors.js';
 import type { Registry } from '../registry/registry.js';
+import { DEFAULT_JSON_LIMITS, type JsonLimits } from './json-bounds.js';
+import { BodyRefused, readBody, type BodyLimits, type Held } from './request-body.js';
+import { SharedBudget } from './shared-budget.js';
 import { answerReview, webhookRoutes, type ReviewScope, type WebhookRoute } from './webhook-routes.js';
 
 /** A serving certificate and its private key, PEM (the certificate may be followed by its chain). */
@@ -21,7 +25,7 @@ export interface WebhookServerOptions extends ReviewScope {
   /** Default 0.0.0.0 (the API server calls in through a Service); tests use 127.0.0.1. */
   host?: string;
   certificate: ServingCertificate;
-  /** Largest request body accepted, in bytes; default 8 MiB (a review holds up to two 3 MiB objects). Larger: 413. */
+  /** Largest request body accepted, in bytes; default 8 MiB (a review holds up to a 3 MiB object and the 1.5 MiB one it replaces). Larger: 413. */
   maxBodyBytes?: number;
   /**
    * Most bytes of request bodies held at once, by all requests in flight together; default twice
@@ -30,75 +34,45 @@ export interface WebhookServerOptions extends ReviewScope {
    * memory; the API server then applies the webhook's `failurePolicy`.
    */
   maxBufferedBytes?: number;
+  /**
+   * Most of `maxBufferedBytes` that the requests of one remote address hold at once; default half of
+   * it, so a client that fills its share leaves the other half to the API server. Past it: 429.
+   */
+  maxBufferedBytesPerSource?: number;
+  /**
+   * Most JSON values (objects, arrays, strings, numbers, literals) and nesting of one body, counted
+   * as it arrives, before `JSON.parse`; default 300,000 values and 200 levels, which every object
+   * the API server stores fits (see `json-bounds.ts`). Past them: 413 (values) or 400 (nesting). The
+   * parsed values of the requests in flight are also bounded together: twice `maxValues`, half of
+   * that per remote address (429 past it).
+   */
+  json?: Partial<JsonLimits>;
+  /** How long after its headers a request's whole body must have arrived; default 5 s. Later: 408, and the connection is closed. */
+  bodyTimeoutMs?: number;
+  /**
+   * CA certificates (PEM) that sign the API server's client certificate for webhooks. When set, the
+   * server asks every caller for a certificate and answers admission requests without one it signs
+   * with 403 before reading their body. Conversion requests are not asked: kube-apiserver presents
+   * no client certificate to CRD conversion webhooks (only `--admission-control-config-file`'s
+   * `kubeConfigFile` gives one, and only to admission webhooks).
+   */
+  clientCA?: string;
 }
 
 const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
+const DEFAULT_BODY_TIMEOUT_MS = 5_000;
 /** The API server waits at most 30 s for a webhook; a request still incomplete after this is abandoned. */
 const REQUEST_TIMEOUT_MS = 35_000;
-
-class BodyTooLarge extends Error {}
-class ServerBusy extends Error {}
-
-/** The bytes all requests in flight hold; each request takes its body's size and gives it back once answered. */
-class ByteBudget {
-  private used = 0;
-
-  constructor(private readonly limit: number) {}
-
-  /** Takes `bytes` when they fit; false (taking nothing) when they would go past the limit. */
-  take(bytes: number): boolean {
-    if (this.used + bytes > this.limit) return false;
-    this.used += bytes;
-    return true;
-  }
-
-  give(bytes: number): void {
-    this.used -= bytes;
-  }
-}
-
-/** What one request has taken from the budget, given back when it is answered. */
-interface Held {
-  bytes: number;
-}
-
-/**
- * The request body, up to `limit` bytes, each chunk taken from `budget` (recorded in `held`); rejects
- * with {@link BodyTooLarge} past the limit, or {@link ServerBusy} when the budget has no room.
- */
-function readBody(request: IncomingMessage, limit: number, budget: ByteBudget, held: Held): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(request.headers['content-length']);
-    if (Number.isFinite(declared) && declared > limit) {
-      reject(new BodyTooLarge());
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        request.removeAllListeners('data');
-        reject(new BodyTooLarge());
-      } else if (!budget.take(chunk.length)) {
-        request.removeAllListeners('data');
-        reject(new ServerBusy());
-      } else {
-        held.bytes += chunk.length;
-        chunks.push(chunk);
-      }
-    });
-    request.on('end', () => resolve(Buffer.concat(chunks)));
-    request.on('error', reject);
-  });
-}
 
 /**
  * The HTTPS server the API server calls for admission (`/validate/<id>`, `/mutate/<id>`) and
  * conversion (`/convert/<group>/<plural>`). TLS 1.2 or later only; POST of a JSON AdmissionReview
  * or ConversionReview only. Bad requests get a 4xx with a reason (405 not POST, 404 unknown path,
- * 413 too large, 400 not a review, 429 when the bodies in flight hold `maxBufferedBytes`) and one
- * debug log line; nothing a client sends can throw out of it.
+ * 403 an admission caller without a certificate signed by `clientCA` when one is set, 413 too large
+ * in bytes or JSON values, 400 not a review or nested too deep, 408 a body not complete in
+ * `bodyTimeoutMs`, 429 when the bodies in flight hold `maxBufferedBytes` or the caller's address its
+ * share of it) and one debug log line; nothing a client sends can throw out of it, and no body
+ * reaches `JSON.parse` before its values are counted.
  * The certificate can be swapped while serving ({@link setCertificate}).
  *
  * @example
@@ -113,11 +87,18 @@ export class WebhookServer {
   private certificate: ServingCertificate;
   private stopping = false;
   private readonly scope: ReviewScope;
-  private readonly budget: ByteBudget;
+  private readonly bytes: SharedBudget;
+  private readonly values: SharedBudget;
+  private readonly limits: BodyLimits;
 
   constructor(private readonly options: WebhookServerOptions) {
     this.certificate = options.certificate;
-    this.budget = new ByteBudget(options.maxBufferedBytes ?? 2 * (options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
+    const maxBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    const maxBuffered = options.maxBufferedBytes ?? 2 * maxBytes;
+    this.bytes = new SharedBudget(maxBuffered, options.maxBufferedBytesPerSource ?? Math.floor(maxBuffered / 2));
+    const json = { ...DEFAULT_JSON_LIMITS, ...options.json };
+    this.values = new SharedBudget(2 * json.maxValues, json.maxValues);
+    this.limits = { maxBytes, json, deadlineMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS };
     const { logger, client, resolve, cache, indexes, memo } = options;
     this.scope = { logger, client, resolve, cache, indexes, memo };
   }
@@ -134,9 +115,10 @@ export class WebhookServer {
     const { cert, key } = this.certificate;
     let server: Server;
     try {
-      server = createServer({ cert, key, minVersion: 'TLSv1.2' }, (request, response) => void this.serve(request, response));
+      server = createServer(this.tlsOptions(cert, key), (request, response) => void this.serve(request, response));
     } catch (error) {
-      throw new Error(`the webhook server cannot use its certificate (${describeError(error)}): give a PEM certificate and its private key`, { cause: error });
+      const what = this.options.clientCA === undefined ? 'a PEM certificate and its private key' : 'a PEM certificate, its private key and PEM client CA certificates';
+      throw new Error(`the webhook server cannot use its certificate (${describeError(error)}): give ${what}`, { cause: error });
     }
     server.requestTimeout = REQUEST_TIMEOUT_MS;
     server.on('tlsClientError', (error) => this.options.logger.debug({ err: error }, 'webhook server: TLS handshake refused'));
@@ -166,7 +148,7 @@ export class WebhookServer {
    */
   setCertificate(certificate: ServingCertificate): void {
     try {
-      this.server?.setSecureContext({ cert: certificate.cert, key: certificate.key, minVersion: 'TLSv1.2' });
+      this.server?.setSecureContext(this.tlsOptions(certificate.cert, certificate.key));
     } catch (error) {
       throw new Error(`the webhook server cannot use the new certificate (${describeError(error)}); it keeps serving the previous one`, { cause: error });
     }
@@ -191,21 +173,34 @@ export class WebhookServer {
     this.stopping = false;
   }
 
+  /** TLS settings: the serving certificate, and with `clientCA` a request for the caller's certificate (checked per request, so a refusal carries a reason). */
+  private tlsOptions(cert: string, key: string): ServerOptions {
+    const { clientCA } = this.options;
+    return { cert, key, minVersion: 'TLSv1.2', ...(clientCA === undefined ? {} : { ca: clientCA, requestCert: true, rejectUnauthorized: false }) };
+  }
+
   private async serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const held: Held = { bytes: 0 };
+    const held: Held = { source: request.socket.remoteAddress ?? 'unknown', bytes: 0 };
+    let values = 0;
     try {
       if (this.stopping) response.setHeader('Connection', 'close');
       const path = pathOf(request.url);
       if (request.method !== 'POST') return this.refuse(request, response, 405, 'only POST is served', { Allow: 'POST' });
       const route = path === undefined ? undefined : this.routes.get(path);
       if (!route) return this.refuse(request, response, 404, `no webhook is served at ${JSON.stringify(path ?? request.url)}`);
+      if (route.kind === 'admission' && this.options.clientCA !== undefined && !(request.socket as TLSSocket).authorized) {
+        return this.refuse(request, response, 403, 'admission reviews are accepted only from a caller with a client certificate signed by the webhook client CA', { Connection: 'close' });
+      }
       let text: string;
       try {
-        text = (await readBody(request, this.options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, this.budget, held)).toString('utf8');
+        const body = await readBody(request, this.limits, this.bytes, held);
+        text = body.text;
+        if (!this.values.take(held.source, body.values)) return this.refuse(request, response, 429, 'too many reviews in flight; retry', { Connection: 'close', 'Retry-After': '1' });
+        values = body.values;
       } catch (error) {
-        if (error instanceof BodyTooLarge) return this.refuse(request, response, 413, 'the request body is too large', { Connection: 'close' });
-        if (error instanceof ServerBusy) return this.refuse(request, response, 429, 'too many reviews in flight; retry', { Connection: 'close', 'Retry-After': '1' });
-        throw error;
+        if (!(error instanceof BodyRefused)) throw error;
+        const headers: Record<string, string> = error.status === 429 ? { Connection: 'close', 'Retry-After': '1' } : { Connection: 'close' };
+        return this.refuse(request, response, error.status, error.reason, headers);
       }
       let body: unknown;
       try {
@@ -226,7 +221,8 @@ export class WebhookServer {
         response.end('internal error\n');
       }
     } finally {
-      this.budget.give(held.bytes);
+      this.bytes.give(held.source, held.bytes);
+      this.values.give(held.source, values);
     }
   }
 

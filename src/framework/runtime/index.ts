@@ -46,7 +46,7 @@ export { MetricsRecorder, Histogram, noMetrics, type Metrics, type CounterName, 
 
 // Admission webhook certificates (issue 17): a CA and serving certificate kept in a Secret, rotated without a failed admission.
 export { CertificateStore, type CertificateBundle, type CertificateStoreOptions } from '../admission/certificate-store.js';
-export { issueAuthority, issueServingCertificate, type IssuedCertificate, type AuthorityOptions, type ServingOptions } from '../admission/certificates.js';
+export { issueAuthority, issueServingCertificate, issueClientCertificate, type IssuedCertificate, type AuthorityOptions, type ServingOptions, type ClientOptions } from '../admission/certificates.js';
 // Admission webhooks (issue 17): the HTTPS server the API server calls, and the path of each webhook.
 export { WebhookServer, type WebhookServerOptions, type ServingCertificate } from '../admission/webhook-server.js';
 export { webhookPath, conversionPath } from '../admission/webhook-paths.js';

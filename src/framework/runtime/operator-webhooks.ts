@@ -41,6 +41,14 @@ export interface WebhookOptions {
    * odd policies (defaults: CA 365 days, serving certificate 90 days, renewed at two thirds of its life).
    */
   certificates?: { namespace?: string; secretName?: string; caValidityMs?: number; servingValidityMs?: number; pollIntervalMs?: number };
+  /**
+   * CA certificates (PEM) of the client certificate the API server presents to admission webhooks
+   * (its `--admission-control-config-file` names a `WebhookAdmissionConfiguration` whose
+   * `kubeConfigFile` holds that certificate). When set, admission requests from any other caller are
+   * refused (403) before their body is read, so only the API server can reach the handlers.
+   * Conversion webhooks stay open to any caller: the API server presents no certificate to them.
+   */
+  clientCA?: string;
 }
 
 /** What the webhooks need from the operator. */
@@ -130,6 +138,7 @@ export class OperatorWebhooks {
       cache: this.services.cache,
       indexes: this.services.indexes,
       memo: this.services.memo,
+      clientCA: options.clientCA,
     });
     await this.resolveResources();
     this.port = await this.server.start();

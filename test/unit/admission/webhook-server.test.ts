@@ -1,67 +1,18 @@
-import { request as httpsRequest } from 'node:https';
-import { connect, type TLSSocket } from 'node:tls';
+import { connect } from 'node:tls';
 import { AdmissionError, ApiClient, Registry, silentLogger, type KubeObject, type MutationContext } from '../../../src/framework/index.js';
-import { conversionPath, webhookPath, WebhookServer, type WebhookServerOptions } from '../../../src/framework/runtime/index.js';
+import { conversionPath, webhookPath, WebhookServer } from '../../../src/framework/runtime/index.js';
 import { LogCapture } from '../../support/log-capture.js';
 import { selfSignedCertificate } from '../../support/serving-certificate.js';
-import { waitFor } from '../../support/wait-for.js';
+import { serveForSuite } from '../../support/webhook-server-suite.js';
+import { admissionReview, send as sendRequest, type Answer } from '../../support/webhook-requests.js';
 
 const first = selfSignedCertificate('first');
 const second = selfSignedCertificate('second');
 const client = new ApiClient({ getCurrentCluster: () => ({ server: 'https://127.0.0.1:1' }), applyToHTTPSOptions: async () => undefined });
 
-interface Answer {
-  status: number;
-  body: string;
-  /** The common name of the certificate the server presented. */
-  servedBy: string;
-  retryAfter?: string;
-}
-
 /** One request on a connection of its own, trusting both test certificates. */
 function send(port: number, path: string, body: unknown, method = 'POST'): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const payload = typeof body === 'string' ? body : JSON.stringify(body);
-    const req = httpsRequest({ host: '127.0.0.1', port, path, method, ca: [first.cert, second.cert], agent: false, headers: { 'Content-Type': 'application/json' } }, (res) => {
-      const servedBy = String((res.socket as TLSSocket).getPeerCertificate().subject.CN);
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      const retryAfter = res.headers['retry-after'];
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), servedBy, ...(retryAfter ? { retryAfter } : {}) }));
-    });
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
-
-function admissionReview(object: KubeObject, uid = 'req-1'): unknown {
-  return {
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid,
-      kind: { group: 'example.com', version: 'v1', kind: 'Widget' },
-      resource: { group: 'example.com', version: 'v1', resource: 'widgets' },
-      namespace: 'team-a',
-      operation: 'CREATE',
-      userInfo: { username: 'alice' },
-      object,
-    },
-  };
-}
-
-/**
- * A webhook server on loopback for the enclosing `describe`: started before its tests (`started` gets
- * the port), stopped after them once `beforeStop` has run (it releases handlers still waiting).
- */
-function serveForSuite(options: Pick<WebhookServerOptions, 'registry' | 'logger'> & Partial<WebhookServerOptions>, started: (port: number) => void, beforeStop: () => void): WebhookServer {
-  const server = new WebhookServer({ port: 0, host: '127.0.0.1', certificate: first, client, resolve: () => undefined, ...options });
-  beforeAll(async () => started(await server.start()));
-  afterAll(async () => {
-    beforeStop();
-    await server.stop();
-  });
-  return server;
+  return sendRequest(port, path, body, { method, ca: [first.cert, second.cert] });
 }
 
 const widget = (size: number): KubeObject => ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'team-a' }, spec: { size } });
@@ -96,7 +47,7 @@ describe('the webhook server over HTTPS', () => {
     })
     .registerConversion({ id: 'Widgets.convert', group: 'example.com', name: 'widgets', fn: ({ object }) => ({ ...object, spec: { replicas: (object.spec as { size: number }).size } }) });
   let port = 0;
-  const server = serveForSuite({ registry, logger: logs.logger, maxBodyBytes: 64 * 1024 }, (bound) => (port = bound), () => release());
+  const server = serveForSuite({ registry, logger: logs.logger, certificate: first, maxBodyBytes: 64 * 1024 }, (bound) => (port = bound), () => release());
 
   test('a validating webhook answers the AdmissionReview with the handler’s refusal, echoing the uid', async () => {
     const answer = await send(port, webhookPath({ kind: 'validate', id: 'Widgets.check' }), admissionReview(widget(12), 'abc'));
@@ -197,42 +148,5 @@ describe('the webhook server over HTTPS', () => {
     await other.stop();
     expect(other.listening).toBe(false);
     await expect(send(otherPort, '/', {})).rejects.toThrow();
-  });
-});
-
-describe('the webhook server under a flood of large reviews', () => {
-  let release: () => void = () => undefined;
-  const gate = new Promise<void>((resolve) => (release = resolve));
-  let entered = 0;
-  const registry = new Registry().registerAdmission({
-    kind: 'validate',
-    id: 'Widgets.slow',
-    resource: { apiVersion: 'example.com/v1', name: 'widgets' },
-    options: {},
-    fn: async () => {
-      entered += 1;
-      await gate;
-    },
-  });
-  // Bodies of about 40 KiB: two fit in the 100 KiB held at once, a third does not.
-  let port = 0;
-  serveForSuite({ registry, logger: silentLogger(), maxBodyBytes: 64 * 1024, maxBufferedBytes: 100 * 1024 }, (bound) => (port = bound), () => release());
-  const large = (uid: string): unknown => {
-    const object = widget(1);
-    object.metadata = { ...object.metadata, annotations: { padding: 'x'.repeat(40 * 1024) } };
-    return admissionReview(object, uid);
-  };
-  const path = webhookPath({ kind: 'validate', id: 'Widgets.slow' });
-
-  test('a review past the bytes held by reviews in flight is answered 429 with Retry-After, and served again once they are answered', async () => {
-    const held = [send(port, path, large('a')), send(port, path, large('b'))];
-    await waitFor(() => entered === 2, { what: 'both reviews to reach the handler' });
-    const refused = await send(port, path, large('c'));
-    expect([refused.status, refused.retryAfter, refused.body]).toEqual([429, '1', 'too many reviews in flight; retry\n']);
-
-    release();
-    expect((await Promise.all(held)).map((answer) => answer.status)).toEqual([200, 200]);
-    const again = await send(port, path, large('d'));
-    expect([again.status, JSON.parse(again.body).response]).toEqual([200, { uid: 'd', allowed: true }]);
   });
 });

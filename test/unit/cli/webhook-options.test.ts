@@ -27,6 +27,13 @@ describe('konductor run: webhook options', () => {
     expect(run([], { KONDUCTOR_WEBHOOKS: 'false' }).webhooks).toBe(false);
   });
 
+  test('--webhook-client-ca names the PEM file of the API server’s webhook client CA, also from KONDUCTOR_WEBHOOK_CLIENT_CA; unset by default', () => {
+    expect(run(['--webhook-client-ca', '/etc/konductor/webhook-client-ca.crt']).webhookClientCA).toBe('/etc/konductor/webhook-client-ca.crt');
+    expect(run([], { KONDUCTOR_WEBHOOK_CLIENT_CA: '/ca.crt' }).webhookClientCA).toBe('/ca.crt');
+    expect(run([]).webhookClientCA).toBeUndefined();
+    expect(usageError(['run', 'h/', '--webhook-client-ca', ' ']).message).toMatch(/--webhook-client-ca must not be empty/);
+  });
+
   test('a plain-http URL is refused: the API server calls webhooks over TLS only', () => {
     expect(usageError(['run', 'h/', '--webhook-url', 'http://127.0.0.1:9443']).message).toMatch(/must start with https/);
   });
