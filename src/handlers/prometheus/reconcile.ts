@@ -267,7 +267,7 @@ export async function reconcile(
   } catch (error) {
     // A refusal (4xx) stays one until the inputs change, which renders again; anything else is retried.
     if (!(error instanceof ApiError) || error.status < 400 || error.status >= 500) throw error;
-    const message = `the configuration Secret ${namespace}/${secretName(prometheus)} could not be written (${fitted.gzipped.length} gzipped bytes), so Prometheus keeps its previous configuration: ${error.message}`;
+    const message = `Prometheus ${namespace}/${prometheus.metadata.name}: the configuration Secret ${namespace}/${secretName(prometheus)} could not be written (${fitted.gzipped.length} gzipped bytes), so Prometheus keeps its previous configuration: ${error.message}`;
     logger.warn(message);
     if (reported.firstTime(prometheus, message)) events.warn(prometheus, 'ConfigNotWritten', message);
     return {
