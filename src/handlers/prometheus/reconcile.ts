@@ -102,6 +102,9 @@ function sortedMap(map: Record<string, string> | undefined): Record<string, stri
   return Object.fromEntries(Object.entries(map ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
+/** What the API server answers a write whose content it refuses: 400 Bad Request, 413 too large, 422 Invalid. */
+const REFUSED_CONTENT: ReadonlySet<number> = new Set([400, 413, 422]);
+
 /** Problems for an Event: the first five, and how many more, so one message stays short. */
 function summary(problems: readonly string[]): string {
   const shown = problems.slice(0, 5).join('; ');
@@ -265,8 +268,9 @@ export async function reconcile(
       patch: { data: secret.data },
     });
   } catch (error) {
-    // A refusal (4xx) stays one until the inputs change, which renders again; anything else is retried.
-    if (!(error instanceof ApiError) || error.status < 400 || error.status >= 500) throw error;
+    // A refusal of the content (invalid, too large) stays one until the inputs change, which renders
+    // again; anything else (a conflict, throttling, the server failing) is thrown, to be retried.
+    if (!(error instanceof ApiError) || !REFUSED_CONTENT.has(error.status)) throw error;
     const message = `Prometheus ${namespace}/${prometheus.metadata.name}: the configuration Secret ${namespace}/${secretName(prometheus)} could not be written (${fitted.gzipped.length} gzipped bytes), so Prometheus keeps its previous configuration: ${error.message}`;
     logger.warn(message);
     if (reported.firstTime(prometheus, message)) events.warn(prometheus, 'ConfigNotWritten', message);

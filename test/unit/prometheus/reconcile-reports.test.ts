@@ -78,9 +78,12 @@ describe('reports of a render', () => {
     expect(posted).toEqual(['main Warning ConfigNotWritten']);
   });
 
-  it('a Secret write that fails on the server side is thrown, to be retried', async () => {
-    const client = api(new ApiError(503, 'etcd unavailable', 'ServiceUnavailable'));
+  it.each([
+    [503, 'etcd unavailable'],
+    [429, 'too many requests'],
+  ])('a Secret write answered %i is thrown, to be retried', async (status, message) => {
+    const client = api(new ApiError(status, message));
     const inputs: Inputs = { monitors: [], podMonitors: [], rules: [], namespaces: [{ name: 'monitoring' }] };
-    await expect(reconcile(client, prometheus, inputs, silentLogger(), options)).rejects.toThrow('etcd unavailable');
+    await expect(reconcile(client, prometheus, inputs, silentLogger(), options)).rejects.toThrow(message);
   });
 });
