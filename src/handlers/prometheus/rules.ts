@@ -299,9 +299,25 @@ export function runToEnd<T>(steps: Generator<void, T>): T {
   }
 }
 
+const DUMP_OPTIONS: yaml.DumpOptions = { noArrayIndent: true, lineWidth: -1, noRefs: true, sortKeys: false };
+
 /** A rule file's YAML: `groups:` and the given groups. */
 export function renderRuleFile(groups: readonly RenderedGroup[]): string {
-  return yaml.dump({ groups }, { noArrayIndent: true, lineWidth: -1, noRefs: true, sortKeys: false });
+  return runToEnd(renderRuleFileSteps(groups));
+}
+
+/**
+ * {@link renderRuleFile} one group at a time, pausing after each: the text of `groups:` followed by
+ * each group dumped as a one-item list is the text of the whole dump.
+ */
+export function* renderRuleFileSteps(groups: readonly RenderedGroup[]): Generator<void, string> {
+  if (groups.length === 0) return yaml.dump({ groups: [] }, DUMP_OPTIONS);
+  let text = 'groups:\n';
+  for (const group of groups) {
+    text += yaml.dump([group], DUMP_OPTIONS);
+    yield;
+  }
+  return text;
 }
 
 /** A PrometheusRule refused as a whole, for `problem`. */
@@ -321,7 +337,7 @@ export function* checkRuleFileSteps(rule: PrometheusRuleResource, format: RuleFo
     return refusedWhole(rule, `the rule file name ${key} is longer than the ${MAX_KEY} characters a ConfigMap key may have: shorten the PrometheusRule's name`, false);
   }
   const { groups, refused } = yield* checkRuleGroupsSteps(rule, format);
-  const content = renderRuleFile(groups);
+  const content = yield* renderRuleFileSteps(groups);
   if (Buffer.byteLength(key) + Buffer.byteLength(content) > MAX_RULE_CONFIGMAP_BYTES) {
     return refusedWhole(rule, `the rendered rule file is larger than ${MAX_RULE_CONFIGMAP_BYTES} bytes, more than one ConfigMap holds: split the PrometheusRule`);
   }

@@ -3,10 +3,11 @@
  * it is parsed, one check per object generation for every render, bounded memory, and turns of the
  * event loop while a large object is checked.
  */
+import yaml from 'js-yaml';
 import type { KubeObject } from 'konductor';
 import { MAX_RULES_PER_NAMESPACE, MAX_RULES_PER_OBJECT, MAX_RULE_OBJECT_BYTES } from '../../../src/handlers/prometheus/rule-limits.js';
 import { RuleChecks } from '../../../src/handlers/prometheus/rule-checks.js';
-import { ALL_GROUPS, checkRuleFileSteps, ruleFiles, type CheckedRuleFile, type PrometheusRuleResource, type RuleFormat } from '../../../src/handlers/prometheus/rules.js';
+import { ALL_GROUPS, checkRuleFileSteps, renderRuleFile, ruleFiles, type CheckedRuleFile, type PrometheusRuleResource, type RuleFormat } from '../../../src/handlers/prometheus/rules.js';
 import type { PrometheusResource } from '../../../src/handlers/prometheus/types.js';
 
 type Prometheus = PrometheusResource & KubeObject;
@@ -128,5 +129,18 @@ describe('RuleChecks', () => {
       ranBeforeDone = otherRan;
     });
     expect(ranBeforeDone).toBe(true);
+  });
+});
+
+describe('rendering a rule file a group at a time', () => {
+  it('gives the same text as dumping all groups at once', () => {
+    const groups = [
+      { name: 'a', interval: '1m', limit: 3, rules: [{ alert: 'A: b', expr: 'up == 0\nor vector(1)', for: '5m', labels: { s: 'p' }, annotations: { d: '{{ $labels.instance }} is "down"\nline 2' } }] },
+      { name: 'b-#', rules: [{ record: 'r:x', expr: 'sum(rate(x[5m]))' }] },
+      { name: "'quoted'", rules: [] },
+    ];
+    const options = { noArrayIndent: true, lineWidth: -1, noRefs: true, sortKeys: false };
+    expect(renderRuleFile(groups)).toBe(yaml.dump({ groups }, options));
+    expect(renderRuleFile([])).toBe(yaml.dump({ groups: [] }, options));
   });
 });
