@@ -1,7 +1,9 @@
 import { events, on, type ApiClient, type Cache, type ChangeContext, type EventContext, type KubeObject, type Logger, type OwnedContext } from 'konductor';
 import { sameJson } from '../common/same-json.js';
 import { DEFAULT_CONFIG_RELOADER_IMAGE, type StatefulSetOptions } from './children.js';
-import { readInputs, reconcile, removeChildren, ReportedProblems, type PrometheusStatus } from './reconcile.js';
+import { readInputs, reconcile, removeChildren, type Inputs, type PrometheusStatus } from './reconcile.js';
+import { ReportedProblems } from './reported-problems.js';
+import { RuleChecks } from './rule-checks.js';
 import type { PrometheusResource, PrometheusSpec } from './types.js';
 
 const API = 'monitoring.coreos.com/v1';
@@ -64,8 +66,10 @@ export class PrometheusOperator {
    */
   private readonly known = new Map<string, { namespace: string; name: string }>();
   private readonly children: StatefulSetOptions;
-  /** Invalid rule groups already reported: one Event per PrometheusRule generation, not per re-render. */
+  /** Problems already reported: one Event per object generation and message, not per re-render. */
   private readonly reported = new ReportedProblems();
+  /** Each PrometheusRule generation's check, done once for every render of every Prometheus. */
+  private readonly ruleChecks = new RuleChecks();
   /** The render under way per Prometheus uid (see {@link exclusive}). */
   private readonly renders = new Map<string, Promise<void>>();
 
@@ -92,7 +96,7 @@ export class PrometheusOperator {
       do {
         seen = this.inputChanges;
         renders += 1;
-        next = nextStatus(prometheus.status, await reconcile(client, prometheus, readInputs(cache), logger, this.children, this.reported));
+        next = nextStatus(prometheus.status, await reconcile(client, prometheus, readInputs(cache), logger, this.children, this.reported, this.ruleChecks));
       } while (seen !== this.inputChanges && renders < 5);
       return next;
     });
@@ -128,6 +132,7 @@ export class PrometheusOperator {
     this.rendering = (async () => {
       do {
         this.again = false;
+        this.forgetGone(readInputs(cache));
         for (const [uid, { namespace, name }] of [...this.known]) {
           // Each Prometheus on its own: one that fails must not leave the others stale.
           try {
@@ -146,6 +151,13 @@ export class PrometheusOperator {
     return this.rendering;
   }
 
+  /** Drops what is remembered about objects no longer in the cache. */
+  private forgetGone(inputs: Inputs): void {
+    const live = new Set<string>(this.known.keys());
+    for (const object of [...inputs.monitors, ...inputs.podMonitors, ...inputs.rules]) if (object.metadata.uid !== undefined) live.add(object.metadata.uid);
+    this.reported.retain(live);
+  }
+
   /** Re-renders one known Prometheus as the cache holds it: reconciles it and writes a changed status. */
   private async render(client: ApiClient, cache: Cache, uid: string, namespace: string, name: string, logger: Logger): Promise<void> {
     await this.exclusive(uid, async () => {
@@ -157,7 +169,7 @@ export class PrometheusOperator {
       if (found.metadata.deletionTimestamp) return;
       const prometheus = owner(found);
       // From the watches (a re-render lists nothing), read once this render has its turn.
-      const status = nextStatus(prometheus.status, await reconcile(client, prometheus, readInputs(cache), logger, this.children, this.reported));
+      const status = nextStatus(prometheus.status, await reconcile(client, prometheus, readInputs(cache), logger, this.children, this.reported, this.ruleChecks));
       if (!status) return;
       await client.resource<Prometheus>(API, 'prometheuses').patchStatus({ namespace, name }, status);
     });

@@ -14,17 +14,21 @@ import {
   type StatefulSetOptions,
 } from './children.js';
 import { sameJson } from '../common/same-json.js';
-import { generateConfig, gzipConfig, validatePrometheus } from './config.js';
-import { ALL_GROUPS, ruleFiles, ruleKey, type PrometheusRuleResource, type RuleSelection } from './rules.js';
-import type { NamespaceInfo, PodMonitorResource, PrometheusResource, ServiceMonitorResource } from './types.js';
+import { generateConfig, validatePrometheus } from './config.js';
+import { fitConfig, jobMonitor, MAX_CONFIG_GZIP_BYTES } from './config-budget.js';
+import { reportMonitors } from './monitor-reports.js';
+import { MONITORING, type Inputs } from './inputs.js';
+import { ReportedProblems } from './reported-problems.js';
+import { RuleChecks } from './rule-checks.js';
+import { ALL_GROUPS, ruleKey, type RuleSelection } from './rules.js';
+import type { PrometheusResource } from './types.js';
 
-/** The monitoring group's version. */
-export const MONITORING = 'monitoring.coreos.com/v1';
+export { readInputs, type Inputs } from './inputs.js';
+export { ReportedProblems } from './reported-problems.js';
+
+export { MONITORING } from './inputs.js';
 
 type Prometheus = PrometheusResource & KubeObject;
-type ServiceMonitor = ServiceMonitorResource & KubeObject;
-type PodMonitor = PodMonitorResource & KubeObject;
-type PrometheusRule = PrometheusRuleResource & KubeObject;
 
 /** What a reconcile pass found, for the Prometheus object's status. */
 export interface PrometheusStatus {
@@ -33,41 +37,6 @@ export interface PrometheusStatus {
   availableReplicas: number;
   selectedServiceMonitors: number;
   conditions: Array<{ type: string; status: 'True' | 'False'; reason: string; message: string; lastTransitionTime: string }>;
-}
-
-/** Everything a render needs: the ServiceMonitors, PodMonitors, PrometheusRules and namespaces the operator serves. */
-export interface Inputs {
-  monitors: ServiceMonitor[];
-  podMonitors: PodMonitor[];
-  rules: PrometheusRule[];
-  namespaces: NamespaceInfo[];
-}
-
-/** The cached objects of one kind, each with its kind and apiVersion (events and rule keys name them). */
-function cached<T extends KubeObject>(cache: Cache, name: string, kind: string, apiVersion = MONITORING): T[] {
-  return cache
-    .resource<T>(apiVersion, name)
-    .list()
-    .map((item) => ({ ...item, kind, apiVersion }));
-}
-
-/**
- * What rendering needs, from the operator's watches (no API call): every ServiceMonitor, PodMonitor,
- * PrometheusRule and Namespace it sees. An operator limited to some namespaces (deploy/namespaced/)
- * watches, and so sees, only those namespaces' monitors and rules; a kind whose CRD is not installed
- * (PodMonitor, PrometheusRule came after the first CRD release) reads as none.
- */
-export function readInputs(cache: Cache): Inputs {
-  const namespaces = cache
-    .resource<KubeObject>('v1', 'namespaces')
-    .list()
-    .map((ns) => ({ name: ns.metadata?.name ?? '', labels: ns.metadata?.labels ?? {} }));
-  return {
-    monitors: cached<ServiceMonitor>(cache, 'servicemonitors', 'ServiceMonitor'),
-    podMonitors: cached<PodMonitor>(cache, 'podmonitors', 'PodMonitor'),
-    rules: cached<PrometheusRule>(cache, 'prometheusrules', 'PrometheusRule'),
-    namespaces,
-  };
 }
 
 /** The clients of the kinds a Prometheus owns. */
@@ -133,20 +102,18 @@ function sortedMap(map: Record<string, string> | undefined): Record<string, stri
   return Object.fromEntries(Object.entries(map ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
-/**
- * Remembers the problems already reported, so each is one Warning Event per object generation
- * rather than one per re-render (a busy cluster re-renders on every monitor or rule change).
- */
-export class ReportedProblems {
-  private readonly seen = new Set<string>();
+/** What the API server answers a write whose content it refuses: 400 Bad Request, 413 too large, 422 Invalid. */
+const REFUSED_CONTENT: ReadonlySet<number> = new Set([400, 413, 422]);
 
-  /** True the first time `key` is seen. Bounded: past 10 000 keys it forgets them all (and reports again). */
-  firstTime(key: string): boolean {
-    if (this.seen.has(key)) return false;
-    if (this.seen.size >= 10_000) this.seen.clear();
-    this.seen.add(key);
-    return true;
-  }
+/** Problems for an Event: the first five, and how many more, so one message stays short. */
+function summary(problems: readonly string[]): string {
+  const shown = problems.slice(0, 5).join('; ');
+  return problems.length > 5 ? `${shown}; and ${problems.length - 5} more` : shown;
+}
+
+/** `a, b, c` for at most five names, then how many more. */
+function names(keys: readonly string[]): string {
+  return keys.length > 5 ? `${keys.slice(0, 5).join(', ')} and ${keys.length - 5} more` : keys.join(', ');
 }
 
 /**
@@ -161,21 +128,25 @@ async function writeRuleConfigMaps(
   inputs: Inputs,
   logger: Logger,
   reported: ReportedProblems,
-): Promise<{ names: string[]; rules: number; refusedGroups: number }> {
-  const { name, namespace, uid } = prometheus.metadata;
-  if ((prometheus.spec as RuleSelection).ruleSelector == null) return { names: [], rules: 0, refusedGroups: 0 };
-  const checked = ruleFiles(prometheus, inputs.rules, inputs.namespaces);
+  ruleChecks: RuleChecks,
+): Promise<{ names: string[]; rules: number; refusedGroups: number; tooLarge: string[] }> {
+  const { name, namespace } = prometheus.metadata;
+  if ((prometheus.spec as RuleSelection).ruleSelector == null) return { names: [], rules: 0, refusedGroups: 0, tooLarge: [] };
+  const checked = await ruleChecks.files(prometheus, inputs.rules, inputs.namespaces);
   let refusedGroups = 0;
+  const tooLarge: string[] = [];
   for (const file of checked) {
     const rule = file.rule;
+    if (file.tooLarge === true) tooLarge.push(ruleKey(rule));
     for (const refused of file.refused) {
       refusedGroups += 1;
       const message =
         refused.group === ALL_GROUPS
-          ? `PrometheusRule ${ruleKey(rule)} is refused by Prometheus ${namespace}/${name}: ${refused.problems.join('; ')}`
-          : `rule group ${JSON.stringify(refused.group)} of PrometheusRule ${ruleKey(rule)} is refused by Prometheus ${namespace}/${name} (its other groups still load): ${refused.problems.join('; ')}`;
+          ? `PrometheusRule ${ruleKey(rule)} is refused by Prometheus ${namespace}/${name}: ${summary(refused.problems)}`
+          : `rule group ${JSON.stringify(refused.group)} of PrometheusRule ${ruleKey(rule)} is refused by Prometheus ${namespace}/${name} (its other groups still load): ${summary(refused.problems)}`;
+      if (!reported.firstTime(rule, message)) continue;
       logger.warn({ rule: ruleKey(rule), group: refused.group }, message);
-      if (reported.firstTime(`${uid}|${rule.metadata.uid}|${rule.metadata.generation}|${message}`)) events.warn(rule, 'InvalidRuleGroup', message);
+      events.warn(rule, file.tooLarge === true ? 'RuleTooLarge' : 'InvalidRuleGroup', message);
     }
   }
   const files = new Map<string, string>();
@@ -200,7 +171,7 @@ async function writeRuleConfigMaps(
       }),
     });
   }
-  return { names: configMaps.map((configMap) => configMap.metadata?.name as string), rules: checked.length, refusedGroups };
+  return { names: configMaps.map((configMap) => configMap.metadata?.name as string), rules: checked.length, refusedGroups, tooLarge };
 }
 
 /**
@@ -240,8 +211,9 @@ export async function reconcile(
   logger: Logger,
   options: StatefulSetOptions,
   reported: ReportedProblems = new ReportedProblems(),
+  ruleChecks: RuleChecks = new RuleChecks(),
 ): Promise<PrometheusStatus> {
-  const { name, namespace } = prometheus.metadata;
+  const { namespace } = prometheus.metadata;
   const now = new Date().toISOString();
   if (prometheus.spec.paused) {
     return {
@@ -256,8 +228,10 @@ export async function reconcile(
   if (problems.length > 0) {
     // A bad spec touches nothing: the running StatefulSet and its last good config stay as they are.
     const message = `invalid spec, nothing reconciled: ${problems.join('; ')}`;
-    logger.warn(message);
-    events.warn(prometheus, 'InvalidConfiguration', message);
+    if (reported.firstTime(prometheus, message)) {
+      logger.warn(message);
+      events.warn(prometheus, 'InvalidConfiguration', message);
+    }
     return {
       paused: false,
       replicas: prometheus.spec.replicas ?? 1,
@@ -267,36 +241,47 @@ export async function reconcile(
     };
   }
   // Rule ConfigMaps first: the config and the StatefulSet name them.
-  const rules = await writeRuleConfigMaps(client, prometheus, inputs, logger, reported);
+  const rules = await writeRuleConfigMaps(client, prometheus, inputs, logger, reported, ruleChecks);
   const rendered = generateConfig(prometheus, inputs.monitors, inputs.namespaces, {
     podMonitors: inputs.podMonitors,
     ruleFiles: rules.names.map(ruleFilesGlob),
   });
+  // Measured before writing: past the Secret's limit the largest monitors are left out, not the write refused.
+  const fitted = fitConfig(rendered.config, { yaml: rendered.yaml });
+  reportMonitors(prometheus, { services: inputs.monitors, pods: inputs.podMonitors }, { skipped: rendered.skipped, leftOut: fitted.leftOut }, reported, logger);
   // Jobs are `serviceMonitor/<namespace>/<name>/<endpoint>`: count the monitors that made it in.
-  const monitorJobs = rendered.config.scrape_configs.filter((job) => job.job_name.startsWith('serviceMonitor/'));
-  const selected = new Set(monitorJobs.map((job) => job.job_name.split('/').slice(1, 3).join('/'))).size;
-  for (const skipped of rendered.skipped) {
-    // ServiceMonitors are keyed `<namespace>/<name>`, PodMonitors `podMonitor/<namespace>/<name>`.
-    const monitor =
-      inputs.monitors.find((m) => `${m.metadata.namespace}/${m.metadata.name}` === skipped.monitor) ??
-      inputs.podMonitors.find((m) => `podMonitor/${m.metadata.namespace}/${m.metadata.name}` === skipped.monitor);
-    const message = `skipped by Prometheus ${namespace}/${name}: ${skipped.problems.join('; ')}`;
-    logger.warn({ monitor: skipped.monitor }, message);
-    if (monitor) events.warn(monitor, 'InvalidConfiguration', message);
-  }
+  const leftOut = new Set(fitted.leftOut.map((m) => m.monitor));
+  const monitorJobs = rendered.config.scrape_configs.filter((job) => job.job_name.startsWith('serviceMonitor/') && !leftOut.has(jobMonitor(job.job_name)));
+  const selected = new Set(monitorJobs.map((job) => jobMonitor(job.job_name))).size;
 
   // Config Secret: compare the bytes, write only on change.
-  const secret = configSecret(prometheus, gzipConfig(rendered.yaml));
+  const secret = configSecret(prometheus, fitted.gzipped);
   const wanted = (secret.data as Record<string, string>)[CONFIG_KEY];
   const children = childClients(client);
-  await upsert({
-    resource: children.secrets,
-    ref: { namespace, name: secretName(prometheus) },
-    body: secret,
-    what: `Secret ${namespace}/${secretName(prometheus)}`,
-    upToDate: (current) => (current.data as Record<string, string> | undefined)?.[CONFIG_KEY] === wanted,
-    patch: { data: secret.data },
-  });
+  try {
+    await upsert({
+      resource: children.secrets,
+      ref: { namespace, name: secretName(prometheus) },
+      body: secret,
+      what: `Secret ${namespace}/${secretName(prometheus)}`,
+      upToDate: (current) => (current.data as Record<string, string> | undefined)?.[CONFIG_KEY] === wanted,
+      patch: { data: secret.data },
+    });
+  } catch (error) {
+    // A refusal of the content (invalid, too large) stays one until the inputs change, which renders
+    // again; anything else (a conflict, throttling, the server failing) is thrown, to be retried.
+    if (!(error instanceof ApiError) || !REFUSED_CONTENT.has(error.status)) throw error;
+    const message = `Prometheus ${namespace}/${prometheus.metadata.name}: the configuration Secret ${namespace}/${secretName(prometheus)} could not be written (${fitted.gzipped.length} gzipped bytes), so Prometheus keeps its previous configuration: ${error.message}`;
+    logger.warn(message);
+    if (reported.firstTime(prometheus, message)) events.warn(prometheus, 'ConfigNotWritten', message);
+    return {
+      paused: false,
+      replicas: prometheus.spec.replicas ?? 1,
+      availableReplicas: 0,
+      selectedServiceMonitors: selected,
+      conditions: [{ type: 'Reconciled', status: 'False', reason: 'ConfigNotWritten', message, lastTransitionTime: now }],
+    };
+  }
 
   // Shared by every Prometheus in the namespace: whichever comes first creates it.
   const service = governingService(namespace);
@@ -332,6 +317,12 @@ export async function reconcile(
   const available = Number(setStatus?.availableReplicas ?? setStatus?.readyReplicas ?? 0);
   const replicas = prometheus.spec.replicas ?? 1;
   const allAvailable = available >= replicas && replicas > 0;
+  const ruleSummary =
+    (prometheus.spec as RuleSelection).ruleSelector == null
+      ? ''
+      : `; ${rules.rules} PrometheusRules, ${rules.refusedGroups} rule groups refused${rules.tooLarge.length > 0 ? `, ${rules.tooLarge.length} PrometheusRules refused as too large (${names(rules.tooLarge)})` : ''}`;
+  const leftOutSummary =
+    fitted.leftOut.length === 0 ? '' : `, ${fitted.leftOut.length} left out to keep the configuration within ${MAX_CONFIG_GZIP_BYTES} gzipped bytes (${names(fitted.leftOut.map((m) => m.monitor))})`;
   return {
     paused: false,
     replicas,
@@ -341,8 +332,8 @@ export async function reconcile(
       {
         type: 'Reconciled',
         status: 'True',
-        reason: 'ConfigRendered',
-        message: `${selected} ServiceMonitors, ${rendered.skipped.length} skipped${(prometheus.spec as RuleSelection).ruleSelector == null ? '' : `; ${rules.rules} PrometheusRules, ${rules.refusedGroups} rule groups refused`}`,
+        reason: fitted.leftOut.length > 0 ? 'MonitorsLeftOut' : 'ConfigRendered',
+        message: `${selected} ServiceMonitors, ${rendered.skipped.length} skipped${leftOutSummary}${ruleSummary}`,
         lastTransitionTime: now,
       },
       {

@@ -10,6 +10,7 @@ import { MAX_RULE_CONFIGMAP_BYTES } from './children.js';
 import { parseDuration } from './config.js';
 import { atLeast, prometheusVersion } from './prometheus-version.js';
 import { promqlProblem } from './promql-syntax.js';
+import { limitProblems, ruleSize } from './rule-limits.js';
 import { compareStrings, matchesSelector } from './selectors.js';
 import type { LabelSelector, NamespaceInfo, PrometheusResource } from './types.js';
 
@@ -79,6 +80,8 @@ export interface CheckedRuleFile {
   content?: string;
   /** Groups left out; `(all groups)` when the whole object is refused. */
   refused: RefusedGroup[];
+  /** Set when the whole object is refused for its size (or its namespace's rule count), not for what it says. */
+  tooLarge?: boolean;
 }
 
 /** ConfigMap keys are at most 253 characters. */
@@ -218,8 +221,9 @@ function checkRule(value: unknown, at: string, problems: string[], format: RuleF
 /**
  * One group: its problems, and what to render when there are none. Fields the deployed Prometheus
  * does not know (a group's `labels` before 3.0, `query_offset`) are not written, so the file loads.
+ * Pauses after each rule, so a caller can yield to the event loop (see rule-checks.ts).
  */
-function checkGroup(value: unknown, format: RuleFormat): { name: string; group?: RenderedGroup; problems: string[] } {
+function* checkGroup(value: unknown, format: RuleFormat): Generator<void, { name: string; group?: RenderedGroup; problems: string[] }> {
   if (!isRecord(value)) return { name: '', problems: [`must be an object, not ${describe(value)}`] };
   const problems: string[] = [];
   const name = typeof value.name === 'string' ? value.name : '';
@@ -235,10 +239,12 @@ function checkGroup(value: unknown, format: RuleFormat): { name: string; group?:
   if (value.rules !== undefined && value.rules !== null && !Array.isArray(value.rules)) {
     problems.push(`rules must be a list, not ${describe(value.rules)}`);
   } else {
-    ((value.rules as unknown[] | undefined) ?? []).forEach((rule, i) => {
-      const rendered = checkRule(rule, `rules[${i}]`, problems, format);
+    const listed = (value.rules as unknown[] | undefined) ?? [];
+    for (let i = 0; i < listed.length; i++) {
+      const rendered = checkRule(listed[i], `rules[${i}]`, problems, format);
       if (rendered) rules.push(rendered);
-    });
+      yield;
+    }
   }
   if (problems.length > 0) return { name, problems };
   return {
@@ -261,6 +267,11 @@ function checkGroup(value: unknown, format: RuleFormat): { name: string; group?:
  * (see promql-syntax.ts), a bad label.
  */
 export function checkRuleGroups(rule: PrometheusRuleResource, format: RuleFormat = PROMETHEUS_2): { groups: RenderedGroup[]; refused: RefusedGroup[] } {
+  return runToEnd(checkRuleGroupsSteps(rule, format));
+}
+
+/** {@link checkRuleGroups} one rule at a time: the generator pauses after each rule. */
+export function* checkRuleGroupsSteps(rule: PrometheusRuleResource, format: RuleFormat = PROMETHEUS_2): Generator<void, { groups: RenderedGroup[]; refused: RefusedGroup[] }> {
   const spec = rule.spec;
   const groupsValue = isRecord(spec) ? spec.groups : undefined;
   if (groupsValue === undefined || groupsValue === null) return { groups: [], refused: [] };
@@ -268,27 +279,76 @@ export function checkRuleGroups(rule: PrometheusRuleResource, format: RuleFormat
   const groups: RenderedGroup[] = [];
   const refused: RefusedGroup[] = [];
   const seen = new Set<string>();
-  groupsValue.forEach((value, i) => {
-    const checked = checkGroup(value, format);
+  for (let i = 0; i < groupsValue.length; i++) {
+    const checked = yield* checkGroup(groupsValue[i], format);
     const label = checked.name === '' ? `groups[${i}]` : checked.name;
     const problems = [...checked.problems];
     if (checked.name !== '' && seen.has(checked.name)) problems.push(`the group name "${checked.name}" is used by an earlier group of this PrometheusRule`);
     if (checked.name !== '') seen.add(checked.name);
     if (problems.length > 0 || !checked.group) refused.push({ group: label, problems });
     else groups.push(checked.group);
-  });
+  }
   return { groups, refused };
 }
 
+/** Runs a generator of pauses to its end, without pausing. */
+export function runToEnd<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const next = steps.next();
+    if (next.done === true) return next.value;
+  }
+}
+
+const DUMP_OPTIONS: yaml.DumpOptions = { noArrayIndent: true, lineWidth: -1, noRefs: true, sortKeys: false };
+
 /** A rule file's YAML: `groups:` and the given groups. */
 export function renderRuleFile(groups: readonly RenderedGroup[]): string {
-  return yaml.dump({ groups }, { noArrayIndent: true, lineWidth: -1, noRefs: true, sortKeys: false });
+  return runToEnd(renderRuleFileSteps(groups));
 }
 
 /**
- * Every PrometheusRule `prometheus` selects, checked and rendered: the file of each (its loadable
- * groups) under upstream's key `<namespace>-<name>-<uid>.yaml`, and what was left out. An object
- * whose file would not fit one ConfigMap, or whose key would be too long, is refused as a whole.
+ * {@link renderRuleFile} one group at a time, pausing after each: the text of `groups:` followed by
+ * each group dumped as a one-item list is the text of the whole dump.
+ */
+export function* renderRuleFileSteps(groups: readonly RenderedGroup[]): Generator<void, string> {
+  if (groups.length === 0) return yaml.dump({ groups: [] }, DUMP_OPTIONS);
+  let text = 'groups:\n';
+  for (const group of groups) {
+    text += yaml.dump([group], DUMP_OPTIONS);
+    yield;
+  }
+  return text;
+}
+
+/** A PrometheusRule refused as a whole, for `problem`. */
+export function refusedWhole(rule: PrometheusRuleResource, problem: string, tooLarge = true): CheckedRuleFile {
+  return { rule, refused: [{ group: ALL_GROUPS, problems: [problem] }], ...(tooLarge ? { tooLarge } : {}) };
+}
+
+/**
+ * One PrometheusRule checked and rendered: its file (the loadable groups) under upstream's key
+ * `<namespace>-<name>-<uid>.yaml`, and what was left out. An object whose file would not fit one
+ * ConfigMap, or whose key would be too long, is refused as a whole. Pauses after each rule (see
+ * {@link checkRuleGroupsSteps}); the size limits of rule-limits.ts come before this, not in it.
+ */
+export function* checkRuleFileSteps(rule: PrometheusRuleResource, format: RuleFormat): Generator<void, CheckedRuleFile> {
+  const key = `${rule.metadata.namespace}-${rule.metadata.name}-${rule.metadata.uid ?? ''}.yaml`;
+  if (key.length > MAX_KEY) {
+    return refusedWhole(rule, `the rule file name ${key} is longer than the ${MAX_KEY} characters a ConfigMap key may have: shorten the PrometheusRule's name`, false);
+  }
+  const { groups, refused } = yield* checkRuleGroupsSteps(rule, format);
+  const content = yield* renderRuleFileSteps(groups);
+  if (Buffer.byteLength(key) + Buffer.byteLength(content) > MAX_RULE_CONFIGMAP_BYTES) {
+    return refusedWhole(rule, `the rendered rule file is larger than ${MAX_RULE_CONFIGMAP_BYTES} bytes, more than one ConfigMap holds: split the PrometheusRule`);
+  }
+  return { rule, key, content, refused };
+}
+
+/**
+ * Every PrometheusRule `prometheus` selects, checked and rendered (see {@link checkRuleFileSteps}),
+ * after the limits of rule-limits.ts, which refuse an object before anything in it is parsed. The
+ * operator goes through `RuleChecks` (rule-checks.ts) instead: the same results, remembered per
+ * object generation and computed without blocking the event loop.
  */
 export function ruleFiles(
   prometheus: PrometheusResource,
@@ -296,16 +356,10 @@ export function ruleFiles(
   namespaces: readonly NamespaceInfo[],
 ): CheckedRuleFile[] {
   const format = ruleFormat(prometheus);
-  return selectRules(prometheus, rules, namespaces).map((rule) => {
-    const { groups, refused } = checkRuleGroups(rule, format);
-    const key = `${rule.metadata.namespace}-${rule.metadata.name}-${rule.metadata.uid ?? ''}.yaml`;
-    if (key.length > MAX_KEY) {
-      return { rule, refused: [{ group: ALL_GROUPS, problems: [`the rule file name ${key} is longer than the ${MAX_KEY} characters a ConfigMap key may have: shorten the PrometheusRule's name`] }] };
-    }
-    const content = renderRuleFile(groups);
-    if (Buffer.byteLength(key) + Buffer.byteLength(content) > MAX_RULE_CONFIGMAP_BYTES) {
-      return { rule, refused: [{ group: ALL_GROUPS, problems: [`the rendered rule file is larger than ${MAX_RULE_CONFIGMAP_BYTES} bytes, more than one ConfigMap holds: split the PrometheusRule`] }] };
-    }
-    return { rule, key, content, refused };
+  const selected = selectRules(prometheus, rules, namespaces);
+  const limits = limitProblems(selected, selected.map(ruleSize));
+  return selected.map((rule, i) => {
+    const problem = limits[i];
+    return problem === undefined ? runToEnd(checkRuleFileSteps(rule, format)) : refusedWhole(rule, problem);
   });
 }

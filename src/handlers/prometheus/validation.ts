@@ -10,6 +10,7 @@ import { labelKeyProblem, labelValueProblem } from './label-values.js';
 import { atLeast, prometheusVersion, versionProblem, type PrometheusVersion } from './prometheus-version.js';
 import { MAX_MONITOR_REGEX_INSTRUCTIONS, MAX_REGEX_INSTRUCTIONS, MAX_REGEX_LENGTH } from './regex.js';
 import { estimateRegexSize, MAX_REPEAT } from './regex-size.js';
+import { monitorSizeProblems } from './monitor-limits.js';
 import { relabelProblems } from './relabel-checks.js';
 import type { LabelSelector, PodMonitorResource, PrometheusResource, RelabelConfig, ServiceMonitorResource } from './types.js';
 
@@ -139,7 +140,8 @@ function budgetProblem(endpoints: ReadonlyArray<AnyEndpoint & { port?: string }>
 
 /**
  * Problems that make a ServiceMonitor unusable; empty when it is usable. An endpoint without
- * `port` or `targetPort` is fine: it scrapes every port of the selected Services.
+ * `port` or `targetPort` is fine: it scrapes every port of the selected Services. A spec over the
+ * size limits of monitor-limits.ts is refused for that alone.
  *
  * @param defaultScrapeInterval the Prometheus' `scrapeInterval`, which an endpoint without
  *   `interval` inherits and its `scrapeTimeout` must not exceed.
@@ -150,6 +152,9 @@ export function validateServiceMonitor(
   defaultScrapeInterval = DEFAULT_INTERVAL,
   version: PrometheusVersion = prometheusVersion({}),
 ): string[] {
+  // Sizes first: an oversized monitor is measured, never compiled.
+  const tooLarge = monitorSizeProblems(monitor.spec);
+  if (tooLarge.length > 0) return tooLarge;
   const problems = selectorProblems(monitor.spec?.selector, 'spec.selector');
   problems.push(...mechanismProblems(monitor.spec?.selectorMechanism, version), ...roleProblem(monitor.spec?.serviceDiscoveryRole, 'spec.serviceDiscoveryRole'));
   const endpoints = monitor.spec?.endpoints;
@@ -173,6 +178,8 @@ export function validatePodMonitor(
   defaultScrapeInterval = DEFAULT_INTERVAL,
   version: PrometheusVersion = prometheusVersion({}),
 ): string[] {
+  const tooLarge = monitorSizeProblems(monitor.spec);
+  if (tooLarge.length > 0) return tooLarge;
   const problems = selectorProblems(monitor.spec?.selector, 'spec.selector');
   problems.push(...mechanismProblems(monitor.spec?.selectorMechanism, version));
   const endpoints = monitor.spec?.podMetricsEndpoints;

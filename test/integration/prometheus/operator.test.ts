@@ -285,8 +285,8 @@ describe('the Prometheus operator', () => {
     await jobsBecome(namespace, 'healthy', [`serviceMonitor/${namespace}/api/0`]);
     const event = await waitFor(
       async () =>
-        (await core.listNamespacedEvent({ namespace, fieldSelector: 'involvedObject.name=broken' })).items.find((e) => e.reason === 'ReconcileFailed'),
-      { what: 'a ReconcileFailed Event about broken' },
+        (await core.listNamespacedEvent({ namespace, fieldSelector: 'involvedObject.name=broken' })).items.find((e) => e.reason === 'ConfigNotWritten'),
+      { what: 'a ConfigNotWritten Event about broken' },
     );
     expect(event!.type).toBe('Warning');
     expect(event!.involvedObject.kind).toBe('Prometheus');
