@@ -8,7 +8,7 @@ import { writeCredentials, type Credentials } from './credentials.js';
 import { kubeConfigForServiceAccount, kubeConfigWithToken, type ServiceAccountRef } from './identities.js';
 import { ManagedProcess } from './managed-process.js';
 import { freePort } from './ports.js';
-import { probe } from './probe.js';
+import { readinessCheck } from './probe.js';
 import { startReaper } from './process-reaper.js';
 import { writeWebhookClientIdentity, type WebhookClientIdentity } from './webhook-client.js';
 
@@ -18,7 +18,11 @@ export interface ControlPlaneOptions {
   binaries?: Partial<ControlPlaneBinaries>;
   /** Extra kube-apiserver flags, appended after ours (a later flag wins). */
   apiServerArgs?: readonly string[];
-  /** How long each program may take to become ready. Default 30 s. */
+  /**
+   * How long each program may go without progress while starting (no new readiness answer, no new log
+   * output) before the start fails. Default 30 s. A start that keeps progressing, as on a loaded
+   * machine, may take ten times as long; the error then says what the readiness check last saw.
+   */
   startTimeoutMs?: number;
   /** Parent folder of the temporary folder. Default: `/dev/shm` when writable (etcd's fsyncs cost nothing on tmpfs), else the OS temp folder. */
   baseDir?: string;
@@ -137,7 +141,7 @@ export class TestControlPlane {
 
   /** Starts etcd (again), keeping its data folder. */
   async startEtcd(): Promise<void> {
-    await this.etcd.start(() => probe(`${this.etcdClientUrl}/health`).then((s) => s === 200), this.startTimeoutMs);
+    await this.etcd.start(readinessCheck(`${this.etcdClientUrl}/health`), this.startTimeoutMs);
   }
 
   /** Stops etcd, keeping its data. Use `signal: 'SIGKILL'` to simulate a crash. */
@@ -147,10 +151,7 @@ export class TestControlPlane {
 
   /** Starts the API server (again) on the same port, so clients reconnect to the same URL. */
   async startApiServer(): Promise<void> {
-    await this.apiServer.start(
-      () => probe(`${this.server}/readyz`, this.credentials.adminToken).then((s) => s === 200),
-      this.startTimeoutMs,
-    );
+    await this.apiServer.start(readinessCheck(`${this.server}/readyz`, this.credentials.adminToken), this.startTimeoutMs);
     if (!this.caData) {
       // The API server made a self-signed CA and serving cert in --cert-dir; trust that CA.
       this.caData = readFileSync(join(this.dir, 'certs', 'apiserver.crt')).toString('base64');
@@ -228,7 +229,7 @@ export class TestControlPlane {
       this.dir,
     );
     const server = `https://127.0.0.1:${port}`;
-    await peer.start(() => probe(`${server}/readyz`, this.credentials.adminToken).then((s) => s === 200), this.startTimeoutMs);
+    await peer.start(readinessCheck(`${server}/readyz`, this.credentials.adminToken), this.startTimeoutMs);
     const caData = readFileSync(join(certDir, 'apiserver.crt')).toString('base64');
     return {
       server,

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { ManagedProcess } from './managed-process.js';
-import { probe } from './probe.js';
+import { readinessCheck } from './probe.js';
 
 /** What a kube-controller-manager needs from the control plane it runs against. */
 export interface ControllerManagerSetup {
@@ -67,7 +67,7 @@ export class ControllerManager {
    * restart that probe answers at once; the controllers catch up with what changed meanwhile within seconds.
    */
   async start(timeoutMs: number): Promise<void> {
-    await this.process.start(() => probe(`${this.setup.server}${READY_PATH}`, this.setup.adminToken).then((s) => s === 200), timeoutMs);
+    await this.process.start(readinessCheck(`${this.setup.server}${READY_PATH}`, this.setup.adminToken), timeoutMs);
   }
 
   /** Stops it (SIGTERM, then SIGKILL after `graceMs`). Objects stay; nothing acts on them until it starts again. */

@@ -1,7 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { openSync, closeSync, readFileSync } from 'node:fs';
+import { openSync, closeSync, readFileSync, statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { registerPid } from './process-reaper.js';
+import { ReadinessError, waitUntilReady, type ReadinessAnswer } from './readiness-wait.js';
+
+/** How much longer than its stall window a start that keeps making progress may take. */
+const CEILING_FACTOR = 10;
 
 /** A long-running program of the control plane: started detached, logged to a file, stopped with its group. */
 export class ManagedProcess {
@@ -24,8 +28,12 @@ export class ManagedProcess {
     return this.pid !== undefined;
   }
 
-  /** Starts the program and waits until `ready()` answers true, failing with the log's tail otherwise. */
-  async start(ready: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  /**
+   * Starts the program and waits until `ready()` answers true, for as long as it makes progress: it
+   * fails (with the log's tail) after `timeoutMs` without a new answer or new log output, or after ten
+   * times `timeoutMs` in all. An answer with `seen` says what the check saw, for the error.
+   */
+  async start(ready: () => Promise<boolean | ReadinessAnswer>, timeoutMs: number): Promise<void> {
     if (this.running) throw new Error(`${this.name} is already running (pid ${this.pid})`);
     const fd = openSync(this.logFile, 'a');
     // Detached: a group of its own, so Ctrl-C on the test runner does not hit it and the reaper can kill the group.
@@ -36,14 +44,31 @@ export class ManagedProcess {
     child.once('error', () => undefined);
     child.unref();
     if (child.pid !== undefined) registerPid(this.reaperDir, child.pid);
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      if (!this.running) throw new Error(`${this.name} exited during start-up:\n${this.logTail()}`);
-      if (await ready().catch(() => false)) return;
-      await sleep(100);
+    try {
+      await waitUntilReady({
+        name: this.name,
+        check: async () => {
+          const answer = await ready();
+          return typeof answer === 'boolean' ? { ready: answer, seen: answer ? 'ready' : 'not ready' } : answer;
+        },
+        alive: () => this.running,
+        progress: () => this.logSize(),
+        stallMs: timeoutMs,
+        ceilingMs: CEILING_FACTOR * timeoutMs,
+      });
+    } catch (error) {
+      if (!(error instanceof ReadinessError)) throw error;
+      await this.stop();
+      throw new Error(`${error.message}:\n${this.logTail()}`, { cause: error });
     }
-    await this.stop();
-    throw new Error(`${this.name} was not ready within ${timeoutMs} ms:\n${this.logTail()}`);
+  }
+
+  private logSize(): number {
+    try {
+      return statSync(this.logFile).size;
+    } catch {
+      return 0;
+    }
   }
 
   /** Sends `signal` to the process group and waits for exit; escalates to SIGKILL after `graceMs`. */

@@ -1,3 +1,4 @@
+import type { ReadinessAnswer } from './readiness-wait.js';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 
@@ -20,4 +21,17 @@ export function probe(url: string, token?: string): Promise<number> {
     req.on('error', reject);
     req.end();
   });
+}
+
+/**
+ * A readiness check of `url` for `ManagedProcess.start`: ready on 200; otherwise it says what it
+ * saw (the status, or the connection error), so a start that never gets ready names its last answer.
+ */
+export function readinessCheck(url: string, token?: string): () => Promise<ReadinessAnswer> {
+  const path = new URL(url).pathname;
+  return () =>
+    probe(url, token).then(
+      (status) => ({ ready: status === 200, seen: `GET ${path} answered ${status}` }),
+      (error: unknown) => ({ ready: false, seen: `GET ${path} failed: ${error instanceof Error ? error.message : String(error)}` }),
+    );
 }

@@ -10,7 +10,8 @@ export type CounterName =
   | 'watch_skipped_lines_total'
   | 'reactor_runs_total'
   | 'reactor_coalesced_events_total'
-  | 'handler_runs_total';
+  | 'handler_runs_total'
+  | 'events_dropped_total';
 
 /** Distributions the framework observes. */
 export type HistogramName = 'timer_lateness_seconds' | 'handler_duration_seconds';

@@ -1,7 +1,7 @@
 import { currentEventScope, type EventScope } from './event-scope.js';
-import type { EventType, InvolvedObject } from './event-poster.js';
+import type { EventType, InvolvedObject } from './event-types.js';
 
-export { EventPoster, type EventSink, type EventType, type InvolvedObject } from './event-poster.js';
+export { EventPoster, type EventPosterOptions, type EventSink, type EventType, type InvolvedObject } from './event-poster.js';
 
 let warnedOutsideOperator = false;
 

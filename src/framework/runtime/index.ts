@@ -41,7 +41,7 @@ export { MemoryBudgetError } from '../watching/memory-budget.js';
 export type { ProgressRecord } from '../state/progress.js';
 
 // Events and metrics as the engines take them.
-export { EventPoster } from '../posting/events.js';
+export { EventPoster, type EventPosterOptions } from '../posting/events.js';
 export { MetricsRecorder, Histogram, noMetrics, type Metrics, type CounterName, type GaugeName, type HistogramName, type Labels } from '../observability/metrics.js';
 
 // Admission webhook certificates (issue 17): a CA and serving certificate kept in a Secret, rotated without a failed admission.

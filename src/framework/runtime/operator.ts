@@ -124,7 +124,7 @@ export class Operator {
     // As many sockets as handlers may write at once: a --concurrency above 64 was held to 64 sockets.
     this.client = new ApiClient(kc, { fieldManager: this.identity.fieldManager, maxSockets: Math.max(64, options.concurrency ?? 64) });
     this.client.onRequest = options.onRequest;
-    this.poster = new EventPoster(this.client, this.logger, options.eventSource ?? this.identity.eventComponent);
+    this.poster = new EventPoster(this.client, this.logger, options.eventSource ?? this.identity.eventComponent, { metrics: this.metrics });
     this.eventScope = new EventScope(this.poster);
     this.services = {
       client: this.client,
@@ -380,13 +380,14 @@ export class Operator {
   }
 
   private async stopWork(deadlineMs: number): Promise<void> {
+    const startedAt = Date.now();
     for (const resolution of this.resolutions) resolution.unsubscribe();
     this.reads.stop();
     for (const active of this.routes.values()) active.subscription.unsubscribe();
     this.routes.clear();
     // Timers and daemons stop alongside the drain (replaced routes' too); daemons get their own cancellation timeouts.
     await Promise.all([this.reactor.stop(deadlineMs), ...this.engines.map((engine) => engine.stopAll()), ...this.detaching]);
-    await this.poster.flush();
+    await this.poster.flush(Math.max(0, deadlineMs - (Date.now() - startedAt))); // what waits past the deadline is dropped
     // Only this operator's Events stop; another operator in the process keeps posting its own.
     this.eventScope.deactivate();
     this.working = false;

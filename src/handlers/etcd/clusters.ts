@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { daemon, on, type ChangeContext, type DaemonContext, type KubeObject, type OwnedContext } from 'konductor';
+import { deleteIfOwn } from '../common/owned-by.js';
 import { sameJson } from '../common/same-json.js';
 import { ClusterDnsAddresses, type EtcdAddresses } from './addresses.js';
 import { ClusterReconciler, type EtcdClusterObject } from './cluster-reconciler.js';
@@ -109,17 +110,19 @@ export class EtcdClusters {
   /**
    * Deletes the member Pods and Services at once. Owner references let Kubernetes' garbage collector
    * do this too; doing it here stops the members promptly, and where no collector runs (a test plane).
+   * Only the cluster's own go (controller reference with its uid): a Pod that merely carries the
+   * member labels, or a Service named like the cluster's, belongs to someone else and stays, with a
+   * Warning Event on the cluster naming it.
    */
   @on.deletion(API_VERSION, 'etcdclusters')
-  async deleted({ client, name, namespace: maybeNamespace }: ChangeContext<EtcdClusterSpec, EtcdClusterStatus>): Promise<void> {
+  async deleted({ client, body, name, namespace: maybeNamespace }: ChangeContext<EtcdClusterSpec, EtcdClusterStatus>): Promise<void> {
     const namespace = maybeNamespace!; // EtcdClusters are namespaced
     const pods = client.resource<KubeObject>('v1', 'pods');
-    // delete() answers false for one already gone.
-    for await (const pod of pods.listAll({ namespace, labelSelector: memberLabels(name) })) {
-      const podName = pod.metadata?.name;
-      if (podName) await pods.delete({ namespace, name: podName });
-    }
+    for await (const pod of pods.listAll({ namespace, labelSelector: memberLabels(name) })) await deleteIfOwn(pods, pod, 'Pod', body);
     const services = client.resource<KubeObject>('v1', 'services');
-    for (const service of [name, `${name}-client`]) await services.delete({ namespace, name: service });
+    for (const service of [name, `${name}-client`]) {
+      const current = await services.find({ namespace, name: service });
+      if (current) await deleteIfOwn(services, current, 'Service', body);
+    }
   }
 }

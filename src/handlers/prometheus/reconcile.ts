@@ -13,6 +13,7 @@ import {
   statefulSetName,
   type StatefulSetOptions,
 } from './children.js';
+import { controllerReference, deleteIfOwn, isControlledBy, referencedOwner, warnForeignChild } from '../common/owned-by.js';
 import { sameJson } from '../common/same-json.js';
 import { generateConfig, validatePrometheus } from './config.js';
 import { fitConfig, jobMonitor, MAX_CONFIG_GZIP_BYTES } from './config-budget.js';
@@ -68,7 +69,10 @@ interface Child {
 /**
  * Creates the child, or patches it when it exists and is not up to date. A 409 on create means
  * someone else (an earlier attempt whose answer was lost, a second operator) created it meanwhile:
- * it is then read and patched like any existing object. Returns the object as last seen.
+ * it is then read and patched like any existing object. A child whose body names a controller (the
+ * Prometheus) is patched only when the existing object's controller reference carries that uid:
+ * someone else's object of the same name is left untouched, with a Warning Event on the Prometheus.
+ * Returns the object as last seen.
  */
 async function upsert(child: Child): Promise<KubeObject> {
   let current = await child.resource.find(child.ref);
@@ -80,6 +84,11 @@ async function upsert(child: Child): Promise<KubeObject> {
     }
     current = await child.resource.find(child.ref);
     if (!current) throw new Error(`${child.what} was reported as existing but is gone; the next reconcile creates it again`);
+  }
+  const owner = controllerReference(child.body);
+  if (owner && !isControlledBy(current, owner.uid)) {
+    warnForeignChild(referencedOwner(owner, child.ref.namespace), child.what);
+    return current;
   }
   if (child.upToDate(current)) return current;
   const patch = typeof child.patch === 'function' ? child.patch(current) : child.patch;
@@ -350,12 +359,19 @@ export async function reconcile(
 /**
  * Removes what a deleted Prometheus owned (owner references do the same where a garbage collector
  * runs); the shared governing Service only when no other cached Prometheus of the namespace is left.
+ * The StatefulSet and config Secret go only when they are this Prometheus's ({@link deleteIfOwn}).
  */
 export async function removeChildren(client: ApiClient, cache: Cache, prometheus: Prometheus): Promise<void> {
   const { namespace } = prometheus.metadata;
   const children = childClients(client);
-  await children.statefulSets.delete({ namespace, name: statefulSetName(prometheus) });
-  await children.secrets.delete({ namespace, name: secretName(prometheus) });
+  const owned: Array<[ResourceClient<KubeObject>, string, string]> = [
+    [children.statefulSets, statefulSetName(prometheus), 'StatefulSet'],
+    [children.secrets, secretName(prometheus), 'Secret'],
+  ];
+  for (const [resource, childName, kind] of owned) {
+    const current = await resource.find({ namespace, name: childName });
+    if (current) await deleteIfOwn(resource, current, kind, prometheus);
+  }
   const others = cache
     .resource<Prometheus>(MONITORING, 'prometheuses')
     .list({ namespace })

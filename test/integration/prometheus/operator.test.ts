@@ -268,12 +268,15 @@ describe('the Prometheus operator', () => {
 
   test('one Prometheus failing to render does not keep the others stale, and gets an Event saying why', async () => {
     const namespace = await uniqueNamespace(kc, 'prom-isolated');
-    // An immutable Secret in the way: writing broken's configuration fails with 422 on every attempt.
+    // An immutable Secret of broken's own (its controller reference carries broken's uid; a foreign one
+    // would be left alone) in the way: writing broken's configuration fails with 422 on every attempt.
+    const { metadata } = (await prometheus(namespace, 'broken', { serviceMonitorSelector: {}, paused: true })) as { metadata: { uid: string } };
+    const owner = { apiVersion: 'monitoring.coreos.com/v1', kind: 'Prometheus', name: 'broken', uid: metadata.uid, controller: true };
     await core.createNamespacedSecret({
       namespace,
-      body: { metadata: { name: 'prometheus-broken' }, immutable: true, data: { 'prometheus.yaml.gz': Buffer.from('stale').toString('base64') } },
+      body: { metadata: { name: 'prometheus-broken', ownerReferences: [owner] }, immutable: true, data: { 'prometheus.yaml.gz': Buffer.from('stale').toString('base64') } },
     });
-    await prometheus(namespace, 'broken', { serviceMonitorSelector: {} });
+    await custom.patchNamespacedCustomObject({ ...group, plural: 'prometheuses', namespace, name: 'broken', body: [{ op: 'replace', path: '/spec/paused', value: false }] });
     await waitFor(() => running.requests.some((r) => r.method === 'PATCH' && r.path === `/api/v1/namespaces/${namespace}/secrets/prometheus-broken` && r.status === 422), {
       what: 'broken to have been tried',
     });

@@ -90,13 +90,33 @@ describe('reconciling one Prometheus', () => {
     ]);
   });
 
-  it('a Secret someone else created meanwhile (409 on create) is read and patched to the wanted configuration', async () => {
+  it('a Secret of this Prometheus created meanwhile (409 on create) is read and patched to the wanted configuration', async () => {
     const api = new FakeApi();
     const prometheus = prometheusObject();
-    api.racers.set(SECRET, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'prometheus-main', namespace: 'monitoring' }, data: { 'prometheus.yaml.gz': 'c3RhbGU=' } });
+    const ownerReferences = [{ apiVersion: 'monitoring.coreos.com/v1', kind: 'Prometheus', name: 'main', uid: 'uid-1', controller: true }];
+    api.racers.set(SECRET, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'prometheus-main', namespace: 'monitoring', ownerReferences }, data: { 'prometheus.yaml.gz': 'c3RhbGU=' } });
     await reconcile(api.client, prometheus, inputs, silentLogger(), options);
     expect(api.writes.filter((w) => w.includes('/secrets'))).toEqual(['POST /api/v1/namespaces/monitoring/secrets', `PATCH ${SECRET}`]);
     expect(api.objects.get(SECRET)?.data).toEqual(wantedSecretData(prometheus));
+  });
+
+  it('a Secret of its name that is not this Prometheus’s is neither patched nor deleted, and a Warning names it', async () => {
+    const posted: string[] = [];
+    const scope = new EventScope({ post: (object, type, reason, message) => posted.push(`${object.kind} ${object.metadata?.name} ${type} ${reason}: ${message}`) });
+    scope.activate();
+    const api = new FakeApi();
+    const foreign = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'prometheus-main', namespace: 'monitoring' }, data: { password: 'aHVudGVyMg==' } };
+    api.racers.set(SECRET, foreign);
+
+    await scope.run(async () => {
+      await reconcile(api.client, prometheusObject(), inputs, silentLogger(), options);
+      await removeChildren(api.client, fakeCache(), prometheusObject());
+    });
+    expect(api.writes.filter((w) => w.includes('/secrets'))).toEqual(['POST /api/v1/namespaces/monitoring/secrets']);
+    expect(api.objects.get(SECRET)?.data).toEqual(foreign.data);
+    expect(posted).toContain(
+      'Prometheus main Warning ForeignChild: Secret monitoring/prometheus-main exists but is not controlled by Prometheus monitoring/main (no controller owner reference with its uid): it is left untouched. Rename or delete it so the operator can make its own',
+    );
   });
 
   it('a Secret created meanwhile with the wanted bytes is left as it is', async () => {
