@@ -355,9 +355,8 @@ export class Operator {
    * releases the Lease. First, while objects carrying the finalizer are being deleted, it keeps working
    * until their delete handlers are done (up to 3/5 of the deadline); then it stops watching and drains
    * in-flight work; last (in the final fifth, at most 5 s) it releases the finalizers of objects no
-   * operator instance will come back for (their namespace, or its own, is being deleted), logging each:
-   * see `finalizer-release.ts` for the rule. Objects in healthy namespaces keep their finalizer. An
-   * operator whose own namespace is being deleted first removes its admission configurations.
+   * operator instance will come back for (their namespace, or its own, is being deleted; then its webhook
+   * configurations go first), logging each: see `finalizer-release.ts`. Healthy namespaces keep theirs.
    */
   async stop(deadlineMs = 30_000): Promise<void> {
     this.stopping = true;

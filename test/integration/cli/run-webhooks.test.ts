@@ -1,5 +1,9 @@
-import type { ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
@@ -26,6 +30,7 @@ let kc: KubeConfig;
 let api: ApiClient;
 const children: ChildProcess[] = [];
 const identities: string[] = [];
+const folders: string[] = [];
 
 beforeAll(async () => {
   kc = sharedKubeConfig();
@@ -40,15 +45,33 @@ afterAll(async () => {
   // Cluster-scoped: leave no webhook behind for the files that share this control plane.
   for (const name of identities) await api.resource('admissionregistration.k8s.io/v1', 'validatingwebhookconfigurations').delete({ name });
   api?.close();
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
 });
 
+/**
+ * The Dockerfile's image, without its container: a folder holding the package's package.json, bin/
+ * and a build of src/ (tsconfig.build.json, as `npm run build` makes it) and no src/, so bin/konductor.mjs
+ * runs the compiled CLI and `konductor` resolves to the compiled framework, as in the image.
+ * Dependencies come from this checkout's node_modules.
+ */
+async function imageTree(): Promise<string> {
+  const folder = mkdtempSync(join(tmpdir(), 'konductor-image-'));
+  folders.push(folder);
+  cpSync(join(root, 'package.json'), join(folder, 'package.json'));
+  cpSync(join(root, 'bin'), join(folder, 'bin'), { recursive: true });
+  symlinkSync(join(root, 'node_modules'), join(folder, 'node_modules'), 'dir');
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  await promisify(execFile)(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', join(folder, 'dist')], { cwd: root });
+  return folder;
+}
+
 /** `konductor run <handlers>` for one namespace, its webhooks reached at 127.0.0.1 on a free port, under an identity of its own. */
-async function runWebhooks(handlers: string, prefix: string): Promise<{ run: Run; namespace: string; identity: string }> {
+async function runWebhooks(handlers: string, prefix: string, cwd = root): Promise<{ run: Run; namespace: string; identity: string }> {
   const namespace = await uniqueNamespace(kc, prefix);
   const identity = `${prefix}-${randomBytes(4).toString('hex')}.konductor.dev`;
   identities.push(identity);
   const args = ['run', handlers, '--kubeconfig', process.env.KONDUCTOR_TEST_KUBECONFIG!, '-n', namespace, '--lease-namespace', namespace, '--identity', identity];
-  const run = spawnKonductor('bin/konductor.mjs', [...args, '--health-port', '0', '--webhook-port', '0', '--webhook-url', 'https://127.0.0.1', '--log-format', 'json'], { cwd: root });
+  const run = spawnKonductor('bin/konductor.mjs', [...args, '--health-port', '0', '--webhook-port', '0', '--webhook-url', 'https://127.0.0.1', '--log-format', 'json'], { cwd });
   children.push(run.child);
   return { run, namespace, identity };
 }
@@ -101,12 +124,12 @@ describe('konductor run on a folder holding only admission classes', () => {
   });
 });
 
-describe('konductor run src/handlers, what deploy/ runs (as dist/handlers)', () => {
+describe('konductor run dist/handlers, what deploy/ runs, from a build laid out as the image', () => {
   let served: { run: Run; namespace: string; identity: string };
 
   beforeAll(async () => {
-    served = await runWebhooks('src/handlers', 'cli-bundled');
-  });
+    served = await runWebhooks('dist/handlers', 'cli-bundled', await imageTree());
+  }, 240_000);
 
   function serviceMonitor(name: string, spec: Record<string, unknown>): Record<string, unknown> {
     return { apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: { namespace: served.namespace, name }, spec: { selector: {}, endpoints: [{ port: 'metrics' }], ...spec } };
