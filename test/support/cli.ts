@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { ApiClient } from '../../src/framework/api/api-client.js';
 import { killGroup } from '../../src/testing/managed-process.js';
 
 /** A `konductor` child process and what it printed. */
@@ -47,4 +48,15 @@ export async function exitWithin(run: Run, ms: number): Promise<number | string>
 export function killChildGroup(child: ChildProcess): void {
   if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
   killGroup(child.pid, 'SIGKILL');
+}
+
+/**
+ * Kills the `konductor` processes a spec file started that still run, then deletes the
+ * ValidatingWebhookConfigurations named for `identities`: they are cluster-scoped, and one left
+ * behind would call a dead server for the files that share this control plane.
+ */
+export async function endWebhookRuns(api: ApiClient, children: ChildProcess[], identities: readonly string[]): Promise<void> {
+  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  const configurations = api.resource('admissionregistration.k8s.io/v1', 'validatingwebhookconfigurations');
+  for (const name of identities) await configurations.delete({ name });
 }

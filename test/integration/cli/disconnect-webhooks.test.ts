@@ -5,7 +5,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { installCrds, readCrds } from '../../../src/testing/index.js';
-import { exitWithin, spawnKonductor, type Run } from '../../support/cli.js';
+import { endWebhookRuns, exitWithin, spawnKonductor, type Run } from '../../support/cli.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { ETCD_API, installEtcdCrds } from '../../support/etcd.js';
 import { kubectl, kubectlApply } from '../../support/kubectl.js';
@@ -34,8 +34,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  for (const name of identities) await api.resource('admissionregistration.k8s.io/v1', 'validatingwebhookconfigurations').delete({ name });
+  await endWebhookRuns(api, children, identities);
   api?.close();
 });
 

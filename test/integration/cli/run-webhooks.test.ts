@@ -9,7 +9,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { installCrds, readCrds } from '../../../src/testing/index.js';
-import { spawnKonductor, type Run } from '../../support/cli.js';
+import { endWebhookRuns, spawnKonductor, type Run } from '../../support/cli.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { ETCD_API, installEtcdCrds } from '../../support/etcd.js';
 import { kubectlApply } from '../../support/kubectl.js';
@@ -41,9 +41,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  // Cluster-scoped: leave no webhook behind for the files that share this control plane.
-  for (const name of identities) await api.resource('admissionregistration.k8s.io/v1', 'validatingwebhookconfigurations').delete({ name });
+  await endWebhookRuns(api, children, identities);
   api?.close();
   for (const folder of folders) rmSync(folder, { recursive: true, force: true });
 });

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
-import { exitWithin, spawnKonductor, type Run } from '../../support/cli.js';
+import { endWebhookRuns, exitWithin, spawnKonductor, type Run } from '../../support/cli.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { unreachableConfiguration } from '../../support/webhook-configurations.js';
 import { installWidgetCrd } from '../../support/widgets.js';
@@ -28,8 +28,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  for (const name of identities) await configurations().delete({ name });
+  await endWebhookRuns(api, children, identities);
   api?.close();
 });
 
