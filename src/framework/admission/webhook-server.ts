@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server, type ServerOptions } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { setLongTimeout } from '../clock/long-timeout.js';
 import { describeError } from '../handler/errors.js';
@@ -57,10 +57,23 @@ export interface WebhookServerOptions extends ReviewScope {
    * `kubeConfigFile` gives one, and only to admission webhooks).
    */
   clientCA?: string;
+  /**
+   * Most connections open at once, and most of them from one remote address; default 256 and a
+   * quarter of that. A connection past either is closed at once, so sockets held open by one client
+   * (idle, or stalled in the TLS handshake or the headers) cannot exhaust the operator's memory or
+   * lock the API server out.
+   */
+  connections?: { max?: number; perSource?: number };
+  /** How long a caller has to finish the TLS handshake; default 5 s (Node's own is 120 s). */
+  handshakeTimeoutMs?: number;
 }
 
 const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
 const DEFAULT_BODY_TIMEOUT_MS = 5_000;
+const DEFAULT_MAX_CONNECTIONS = 256;
+const DEFAULT_HANDSHAKE_TIMEOUT_MS = 5_000;
+/** Request headers must be complete this soon; the API server sends them at once. */
+const HEADERS_TIMEOUT_MS = 10_000;
 /** The API server waits at most 30 s for a webhook; a request still incomplete after this is abandoned. */
 const REQUEST_TIMEOUT_MS = 35_000;
 
@@ -72,7 +85,8 @@ const REQUEST_TIMEOUT_MS = 35_000;
  * in bytes or JSON values, 400 not a review or nested too deep, 408 a body not complete in
  * `bodyTimeoutMs`, 429 when the bodies in flight hold `maxBufferedBytes` or the caller's address its
  * share of it) and one debug log line; nothing a client sends can throw out of it, and no body
- * reaches `JSON.parse` before its values are counted.
+ * reaches `JSON.parse` before its values are counted. Open connections are bounded in number (all,
+ * and per remote address) and in the time their handshake and headers may take.
  * The certificate can be swapped while serving ({@link setCertificate}).
  *
  * @example
@@ -90,6 +104,7 @@ export class WebhookServer {
   private readonly bytes: SharedBudget;
   private readonly values: SharedBudget;
   private readonly limits: BodyLimits;
+  private readonly sockets: SharedBudget;
 
   constructor(private readonly options: WebhookServerOptions) {
     this.certificate = options.certificate;
@@ -99,6 +114,8 @@ export class WebhookServer {
     const json = { ...DEFAULT_JSON_LIMITS, ...options.json };
     this.values = new SharedBudget(2 * json.maxValues, json.maxValues);
     this.limits = { maxBytes, json, deadlineMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS };
+    const maxConnections = options.connections?.max ?? DEFAULT_MAX_CONNECTIONS;
+    this.sockets = new SharedBudget(maxConnections, options.connections?.perSource ?? Math.max(1, Math.floor(maxConnections / 4)));
     const { logger, client, resolve, cache, indexes, memo } = options;
     this.scope = { logger, client, resolve, cache, indexes, memo };
   }
@@ -115,12 +132,15 @@ export class WebhookServer {
     const { cert, key } = this.certificate;
     let server: Server;
     try {
-      server = createServer(this.tlsOptions(cert, key), (request, response) => void this.serve(request, response));
+      const handshakeTimeout = this.options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
+      server = createServer({ ...this.tlsOptions(cert, key), handshakeTimeout }, (request, response) => void this.serve(request, response));
     } catch (error) {
       const what = this.options.clientCA === undefined ? 'a PEM certificate and its private key' : 'a PEM certificate, its private key and PEM client CA certificates';
       throw new Error(`the webhook server cannot use its certificate (${describeError(error)}): give ${what}`, { cause: error });
     }
     server.requestTimeout = REQUEST_TIMEOUT_MS;
+    server.headersTimeout = HEADERS_TIMEOUT_MS;
+    server.on('connection', (socket: Socket) => this.admit(socket));
     server.on('tlsClientError', (error) => this.options.logger.debug({ err: error }, 'webhook server: TLS handshake refused'));
     this.server = server;
     const host = this.options.host ?? '0.0.0.0';
@@ -171,6 +191,17 @@ export class WebhookServer {
     });
     this.server = undefined;
     this.stopping = false;
+  }
+
+  /** Counts a new connection against the limits, or closes it at once when it is past one of them. */
+  private admit(socket: Socket): void {
+    const source = socket.remoteAddress ?? 'unknown';
+    if (!this.sockets.take(source, 1)) {
+      this.options.logger.debug({ source, open: this.sockets.held }, 'webhook server: connection refused, too many open');
+      socket.destroy();
+      return;
+    }
+    socket.once('close', () => this.sockets.give(source, 1));
   }
 
   /** TLS settings: the serving certificate, and with `clientCA` a request for the caller's certificate (checked per request, so a refusal carries a reason). */
