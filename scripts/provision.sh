@@ -34,7 +34,14 @@ SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 WANT_PROMTOOL=1
 WANT_KUBECTL=1
 WANT_KCM=1
-case "$SCRIPT_DIR" in */node_modules/*) WANT_PROMTOOL=0; WANT_KUBECTL=0; WANT_KCM=0 ;; esac
+WANT_NODE=1
+case "$SCRIPT_DIR" in */node_modules/*) WANT_PROMTOOL=0; WANT_KUBECTL=0; WANT_KCM=0; WANT_NODE=0 ;; esac
+case "${KONDUCTOR_WITH_NODE:-}" in
+  '') ;;
+  1) WANT_NODE=1; WANT_KCM=1; WANT_KUBECTL=1 ;;
+  0) WANT_NODE=0 ;;
+  *) die "KONDUCTOR_WITH_NODE must be 1 or 0, not '$KONDUCTOR_WITH_NODE'" ;;
+esac
 case "${KONDUCTOR_WITH_CONTROLLER_MANAGER:-}" in
   '') ;;
   1) WANT_KCM=1 ;;
@@ -116,6 +123,11 @@ kube_cached() { ls -1d "$CACHE_ROOT/$1"/*/"$1" 2>/dev/null | sort -V | tail -n1 
 kube_wanted() {
   [ -z "$(kube_override kube-apiserver KONDUCTOR_KUBE_APISERVER)" ] && echo kube-apiserver
   [ "$WANT_KCM" = 1 ] && [ -z "$(kube_override kube-controller-manager KONDUCTOR_KUBE_CONTROLLER_MANAGER)" ] && echo kube-controller-manager
+  if [ "$WANT_NODE" = 1 ]; then
+    [ -z "$(kube_override kube-scheduler KONDUCTOR_KUBE_SCHEDULER)" ] && echo kube-scheduler
+    [ -z "$(kube_override kubelet KONDUCTOR_KUBELET)" ] && echo kubelet
+    [ -z "$(kube_override kube-proxy KONDUCTOR_KUBE_PROXY)" ] && echo kube-proxy
+  fi
   return 0
 }
 
@@ -137,6 +149,12 @@ resolve_kube() {
   APISERVER_BIN=$(kube_override kube-apiserver KONDUCTOR_KUBE_APISERVER)
   KCM_BIN=
   [ "$WANT_KCM" = 1 ] && KCM_BIN=$(kube_override kube-controller-manager KONDUCTOR_KUBE_CONTROLLER_MANAGER)
+  SCHEDULER_BIN= KUBELET_BIN= PROXY_BIN=
+  if [ "$WANT_NODE" = 1 ]; then
+    SCHEDULER_BIN=$(kube_override kube-scheduler KONDUCTOR_KUBE_SCHEDULER)
+    KUBELET_BIN=$(kube_override kubelet KONDUCTOR_KUBELET)
+    PROXY_BIN=$(kube_override kube-proxy KONDUCTOR_KUBE_PROXY)
+  fi
   local wanted=()
   mapfile -t wanted < <(kube_wanted)
   [ "${#wanted[@]}" = 0 ] && return 0
@@ -147,13 +165,24 @@ resolve_kube() {
   local name bin
   for name in "${wanted[@]}"; do
     if [ -n "$version" ]; then bin="$CACHE_ROOT/$name/$version/$name"; else bin=$(kube_cached "$name"); fi
-    case "$name" in kube-apiserver) APISERVER_BIN=$bin ;; kube-controller-manager) KCM_BIN=$bin ;; esac
+    case "$name" in
+      kube-apiserver) APISERVER_BIN=$bin ;;
+      kube-controller-manager) KCM_BIN=$bin ;;
+      kube-scheduler) SCHEDULER_BIN=$bin ;;
+      kubelet) KUBELET_BIN=$bin ;;
+      kube-proxy) PROXY_BIN=$bin ;;
+    esac
   done
   return 0
 }
 
 # Builds, at the version apt offers (set in KUBE_VERSION), each named component whose build of that
 # version is not cached (all of them with KONDUCTOR_REBUILD).
+#
+# The unpacked tree is kept in the cache ($CACHE_ROOT/build/<version>/src) with its Go build cache: the
+# Kubernetes build scripts put GOCACHE inside the tree (hack/lib/golang.sh overrides any GOCACHE given), and
+# Go's cache keys hold the tree's absolute path, so a later build of more components reuses what an earlier
+# one compiled only when it runs in the same tree at the same path.
 KUBE_VERSION=
 build_kube() {
   ensure_packages golang-go rsync make dpkg-dev golang-github-modern-go-reflect2-dev ca-certificates
@@ -168,25 +197,26 @@ build_kube() {
     if [ -n "${KONDUCTOR_REBUILD:-}" ] || [ ! -x "$CACHE_ROOT/$name/$version/$name" ]; then names+=("$name"); fi
   done
   [ "${#names[@]}" = 0 ] && return 0
-  BUILD_DIR=$(mktemp -d "${TMPDIR:-/tmp}/konductor-kube-build.XXXXXX")
-  trap 'rm -rf "$BUILD_DIR"' EXIT
-  local work="$BUILD_DIR" started=$SECONDS
-  log "building ${names[*]} from Debian source $KUBE_SRC_PKG $version in $work (both together: about 20 CPU-minutes, some 10 minutes on 2 idle cores)"
-  ( cd "$work" && apt-get source -qq --download-only "$KUBE_SRC_PKG=$version" >/dev/null 2>&1 && dpkg-source -x --no-check ./*.dsc src >/dev/null ) \
-    || die "apt-get source $KUBE_SRC_PKG failed"
-  local tree="$work/src"
-  # Go >= 1.18 changed map internals; reflect2 1.0.1 crashes the server on custom resources. Use Debian's 1.0.2.
-  local r2=/usr/share/gocode/src/github.com/modern-go/reflect2
-  [ -d "$r2" ] || die "$r2 missing (package golang-github-modern-go-reflect2-dev)"
-  rm -rf "$tree/vendor/github.com/modern-go/reflect2"
-  cp -r "$r2" "$tree/vendor/github.com/modern-go/reflect2"
-  mkdir -p "$work/gopath/src/k8s.io"
-  ln -s "$tree" "$work/gopath/src/k8s.io/kubernetes"
+  local root="$CACHE_ROOT/build/$version"
+  mkdir -p "$root"
+  # One build at a time per version: a second provisioning waits, then finds the binaries cached.
+  exec 9>"$root/.lock"
+  flock 9
+  local tree="$root/src"
+  if [ ! -f "$tree/.konductor-unpacked" ]; then
+    unpack_kube_source "$root" "$version"
+  fi
+  local started=$SECONDS
+  log "building ${names[*]} from Debian source $KUBE_SRC_PKG $version in $tree (the first build about 25 CPU-minutes, some 15 minutes on 2 idle cores; later ones reuse its compiled packages)"
+  mkdir -p "$root/gopath/src/k8s.io"
+  ln -sfn "$tree" "$root/gopath/src/k8s.io/kubernetes"
   local what=()
   for name in "${names[@]}"; do what+=("cmd/$name"); done
-  # One make, one GOCACHE: the packages both programs share are compiled once.
-  ( cd "$work/gopath/src/k8s.io/kubernetes" && GOPATH="$work/gopath" GOCACHE="$work/gocache" GOFLAGS= make WHAT="${what[*]}" >"$work/build.log" 2>&1 ) \
-    || { tail -n 40 "$work/build.log" >&2; die "build of ${names[*]} failed"; }
+  # One make: the packages the programs share are compiled once. KUBE_STATIC_OVERRIDES makes the kubelet
+  # static like the others (it is cgo by default), so it shares their compiled packages and runs anywhere.
+  ( cd "$root/gopath/src/k8s.io/kubernetes" && GOPATH="$root/gopath" GOFLAGS= KUBE_STATIC_OVERRIDES=kubelet \
+      make WHAT="${what[*]}" >"$root/build.log" 2>&1 ) \
+    || { tail -n 40 "$root/build.log" >&2; die "build of ${names[*]} failed (log: $root/build.log)"; }
   local bin out_dir
   for name in "${names[@]}"; do
     bin=$(find "$tree/_output" -type f -name "$name" -perm -u+x | head -n1)
@@ -196,6 +226,24 @@ build_kube() {
     cp "$bin" "$out_dir/$name.tmp" && mv "$out_dir/$name.tmp" "$out_dir/$name"
   done
   log "built ${names[*]} in $((SECONDS - started)) s"
+  flock -u 9
+}
+
+# Unpacks Debian's source for $2 into $1/src, patched to build with Debian's Go.
+unpack_kube_source() {
+  local root=$1 version=$2 work
+  work=$(mktemp -d "$root/unpack.XXXXXX")
+  ( cd "$work" && apt-get source -qq --download-only "$KUBE_SRC_PKG=$version" >/dev/null 2>&1 && dpkg-source -x --no-check ./*.dsc src >/dev/null ) \
+    || { rm -rf "$work"; die "apt-get source $KUBE_SRC_PKG failed"; }
+  # Go >= 1.18 changed map internals; reflect2 1.0.1 crashes the server on custom resources. Use Debian's 1.0.2.
+  local r2=/usr/share/gocode/src/github.com/modern-go/reflect2
+  [ -d "$r2" ] || { rm -rf "$work"; die "$r2 missing (package golang-github-modern-go-reflect2-dev)"; }
+  rm -rf "$work/src/vendor/github.com/modern-go/reflect2"
+  cp -r "$r2" "$work/src/vendor/github.com/modern-go/reflect2"
+  touch "$work/src/.konductor-unpacked"
+  rm -rf "$root/src"
+  mv "$work/src" "$root/src"
+  rm -rf "$work"
 }
 
 # ---- kubectl -------------------------------------------------------------------
@@ -238,6 +286,10 @@ download_kubectl() {
   echo "$out_dir/kubectl"
 }
 
+# The local node (scripts/cluster.sh): container runtime, CNI plugins, DNS stand-in, kube-proxy's iptables,
+# and what scripts/images builds images from (busybox, gcc for pause, dpkg-deb/apt-get download).
+NODE_PACKAGES="containerd runc containernetworking-plugins dnsmasq-base iptables iproute2 busybox-static gcc libc6-dev binutils"
+
 # As non-root nothing can be installed: name everything missing at once, with the exact commands.
 preflight_non_root() {
   [ "$IS_ROOT" = 1 ] && return 0
@@ -249,6 +301,7 @@ preflight_non_root() {
   local needs_build=0 kube=()
   mapfile -t kube < <(kube_wanted)
   kube_cache_complete ${kube[@]+"${kube[@]}"} || needs_build=1
+  [ "$WANT_NODE" = 1 ] && wanted+=($NODE_PACKAGES)
   [ "$needs_build" = 1 ] && wanted+=(golang-go rsync make dpkg-dev golang-github-modern-go-reflect2-dev ca-certificates)
   for p in ${wanted[@]+"${wanted[@]}"}; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -289,6 +342,7 @@ if [ "$WANT_PROMTOOL" = 1 ]; then
 fi
 
 ETCD_BIN=$(resolve_etcd)
+[ "$WANT_NODE" = 1 ] && ensure_packages $NODE_PACKAGES
 resolve_kube
 "$APISERVER_BIN" --version >/dev/null 2>&1 || die "$APISERVER_BIN does not run"
 [ -z "$KCM_BIN" ] || "$KCM_BIN" --version >/dev/null 2>&1 || die "$KCM_BIN does not run"
@@ -313,11 +367,15 @@ fi
 record='{ "etcd": "'"$ETCD_BIN"'", "kubeApiserver": "'"$APISERVER_BIN"'"'
 [ -n "$KCM_BIN" ] && record+=', "kubeControllerManager": "'"$KCM_BIN"'"'
 [ -n "$KUBECTL_BIN" ] && record+=', "kubectl": "'"$KUBECTL_BIN"'"'
+[ -n "$SCHEDULER_BIN" ] && record+=', "kubeScheduler": "'"$SCHEDULER_BIN"'"'
+[ -n "$KUBELET_BIN" ] && record+=', "kubelet": "'"$KUBELET_BIN"'"'
+[ -n "$PROXY_BIN" ] && record+=', "kubeProxy": "'"$PROXY_BIN"'"'
 printf '%s }\n' "$record" > "$CACHE_ROOT/binaries.json.$$"
 mv -f "$CACHE_ROOT/binaries.json.$$" "$CACHE_ROOT/binaries.json"
 log "etcd:           $ETCD_BIN ($("$ETCD_BIN" --version 2>/dev/null | head -n1))"
 log "kube-apiserver: $APISERVER_BIN ($("$APISERVER_BIN" --version 2>/dev/null))"
 [ -n "$KCM_BIN" ] && log "kube-controller-manager: $KCM_BIN ($("$KCM_BIN" --version 2>/dev/null))"
 [ -n "$KUBECTL_BIN" ] && log "kubectl:        $KUBECTL_BIN ($("$KUBECTL_BIN" version --client --short 2>/dev/null || "$KUBECTL_BIN" version --client 2>/dev/null | head -n1))"
+[ -n "$KUBELET_BIN" ] && log "kubelet, kube-scheduler, kube-proxy: $(dirname "$(dirname "$KUBELET_BIN")") ($("$KUBELET_BIN" --version 2>/dev/null)); containerd $(containerd --version 2>/dev/null | awk '{print $3}')"
 [ "$WANT_PROMTOOL" = 1 ] && log "promtool:       $(command -v promtool) ($(promtool --version 2>&1 | head -n1))"
 log "recorded in $CACHE_ROOT/binaries.json"
