@@ -36,7 +36,8 @@ export interface LeaderElectionOptions {
   leaseDurationMs?: number;
   /**
    * How long after the start of its last successful renewal a leader keeps trying before it gives up
-   * leading; an API server that stalls for less (minus a retry period) costs nothing. Default 20 000 ms.
+   * leading: an API server stall shorter than this minus a retry period costs nothing. Must be below
+   * the lease duration, which leaves the difference for the work to stop. Default 20 000 ms.
    */
   renewDeadlineMs?: number;
   /** The pause between attempts to acquire or renew. Default 2 000 ms. */
