@@ -224,6 +224,9 @@ const RUN_OPTIONS_HELP = `Options (each may also come from the environment varia
                                env ${envName('lease-namespace')}
       --lease-name <name>      Name of the leader-election Lease (default: the identity's,
                                ${DEFAULT_LEASE_NAME} for ${DEFAULT_IDENTITY}, <identity>-leader for others).
+                               The leader renews it every 2 s and exits 1 after 20 s without a
+                               renewal (an API server stalled for up to ~17 s costs nothing); a
+                               standby takes it over 30 s after it last saw it renewed.
                                env ${envName('lease-name')}
       --webhook-port <port>    HTTPS port of the admission and conversion webhook server
                                (@on.validate, @on.mutate, @on.convert), 0-65535 (default 9443).

@@ -3,6 +3,7 @@ import { ApiError } from '../api/api-error.js';
 import { systemClock, type Clock } from '../clock/clock.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { withDeadline } from './lease-deadline.js';
+import { attemptTimeoutMs, leaseTimings, renewAttemptMs, stillLeading, untilNextRenewalMs, type LeaseTimings, type RenewAttempt } from './lease-renewal.js';
 import {
   heldByAnother,
   holderToAnnounce,
@@ -18,7 +19,7 @@ import {
 // The Lease record goes with the elector for its callers (and specs that write Leases themselves).
 export { formatMicroTime, type Lease, type LeaseSpec } from './lease-record.js';
 
-/** Options for {@link LeaderElector}. Durations default to controller-runtime's. */
+/** Options for {@link LeaderElector}. Durations default to 30 s / 20 s / 2 s (see lease-renewal.ts for why). */
 export interface LeaderElectionOptions {
   client: ApiClient;
   /** Namespace of the Lease. */
@@ -30,10 +31,14 @@ export interface LeaderElectionOptions {
   /**
    * How long non-leaders wait after the last change they saw to the Lease before taking it over.
    * Judged by each replica's own clock and setting, so every replica should use the same value.
-   * Default 15 000 ms.
+   * Default 30 000 ms.
    */
   leaseDurationMs?: number;
-  /** How long a leader keeps trying to renew before it gives up leading. Default 10 000 ms. */
+  /**
+   * How long after the start of its last successful renewal a leader keeps trying before it gives up
+   * leading: an API server stall shorter than this minus a retry period costs nothing. Must be below
+   * the lease duration, which leaves the difference for the work to stop. Default 20 000 ms.
+   */
   renewDeadlineMs?: number;
   /** The pause between attempts to acquire or renew. Default 2 000 ms. */
   retryPeriodMs?: number;
@@ -66,12 +71,6 @@ export interface StopOptions {
   release?: boolean;
 }
 
-const DEFAULT_LEASE_DURATION_MS = 15_000;
-const DEFAULT_RENEW_DEADLINE_MS = 10_000;
-const DEFAULT_RETRY_PERIOD_MS = 2_000;
-/** client-go's JitterFactor: the renew deadline must leave room for more than one retry. */
-const JITTER_FACTOR = 1.2;
-
 /**
  * Leader election over a `coordination.k8s.io/v1` Lease, with the semantics of client-go's
  * `leaderelection` package: at most one replica leads as long as the replicas' clocks run at
@@ -89,9 +88,9 @@ export class LeaderElector {
   private readonly namespace: string;
   private readonly name: string;
   private readonly identity: string;
-  private readonly leaseDurationMs: number;
-  private readonly renewDeadlineMs: number;
-  private readonly retryPeriodMs: number;
+  private readonly timings: LeaseTimings;
+  /** How long one request may wait for the API server (see {@link attemptTimeoutMs}). */
+  private readonly attemptMs: number;
   private readonly logger: Logger;
   private readonly clock: Clock;
 
@@ -111,10 +110,11 @@ export class LeaderElector {
   private announcedHolder = '';
 
   constructor(options: LeaderElectionOptions) {
-    this.leaseDurationMs = options.leaseDurationMs ?? DEFAULT_LEASE_DURATION_MS;
-    this.renewDeadlineMs = options.renewDeadlineMs ?? DEFAULT_RENEW_DEADLINE_MS;
-    this.retryPeriodMs = options.retryPeriodMs ?? DEFAULT_RETRY_PERIOD_MS;
-    validate(options, this.leaseDurationMs, this.renewDeadlineMs, this.retryPeriodMs);
+    this.timings = leaseTimings(options);
+    this.attemptMs = attemptTimeoutMs(this.timings.renewDeadlineMs);
+    for (const field of ['namespace', 'name', 'identity'] as const) {
+      if (!options[field]) throw new Error(`leader election: ${field} must not be empty`);
+    }
     this.client = options.client;
     this.namespace = options.namespace;
     this.name = options.name;
@@ -204,7 +204,7 @@ export class LeaderElector {
     for (;;) {
       const startedAt = this.clock.now();
       try {
-        if (await withDeadline(this.clock, signal, this.renewDeadlineMs, (bounded) => this.tryAcquireOrRenew(bounded))) return startedAt;
+        if (await withDeadline(this.clock, signal, this.attemptMs, (bounded) => this.tryAcquireOrRenew(bounded))) return startedAt;
         this.announceStandby();
       } catch (error) {
         if (signal.aborted) return undefined;
@@ -232,7 +232,7 @@ export class LeaderElector {
 
   /** How long to wait before the next attempt to acquire (see {@link untilNextAttemptMs}). */
   private untilNextAttempt(): number {
-    return untilNextAttemptMs(this.seen(), this.identity, this.leaseDurationMs, this.retryPeriodMs, this.clock.now());
+    return untilNextAttemptMs(this.seen(), this.identity, this.timings.leaseDurationMs, this.timings.retryPeriodMs, this.clock.now());
   }
 
   /** Waits `ms`; false when aborted first. The clock's timer is cleared on abort, so nothing keeps the process alive. */
@@ -242,26 +242,38 @@ export class LeaderElector {
     return !signal.aborted;
   }
 
-  /** Renews every retry period until aborted, out of time, or the Lease is seen held by another replica. */
+  /**
+   * Renews every retry period until aborted, out of time or the Lease is seen held by another replica.
+   * Out of time means the renew deadline has passed since the start of the last successful renewal
+   * (see {@link stillLeading}); until then, failed or hung attempts are retried, so an API server
+   * that stalls for less costs nothing.
+   */
   private async renew(signal: AbortSignal, renewedAt: number): Promise<'aborted' | 'expired' | 'taken'> {
+    const deadlineMs = this.timings.renewDeadlineMs;
     let lastRenewal = renewedAt;
+    let last: RenewAttempt = { startedAt: renewedAt, renewed: true };
+    let failures = 0;
     for (;;) {
-      const remaining = (): number => lastRenewal + this.renewDeadlineMs - this.clock.now();
-      if (!(await this.pause(Math.min(this.retryPeriodMs, Math.max(0, remaining())), signal))) return 'aborted';
-      if (remaining() <= 0) return 'expired';
+      if (!(await this.pause(untilNextRenewalMs(last, lastRenewal, this.timings, this.clock.now()), signal))) return 'aborted';
       // The attempt's start, not its end, counts: the write may have landed any time after it.
       const startedAt = this.clock.now();
+      if (!stillLeading(lastRenewal, deadlineMs, startedAt)) return 'expired';
+      last = { startedAt, renewed: false };
       try {
-        if (await withDeadline(this.clock, signal, remaining(), (bounded) => this.tryAcquireOrRenew(bounded))) {
-          lastRenewal = startedAt;
+        if (await withDeadline(this.clock, signal, renewAttemptMs(lastRenewal, deadlineMs, startedAt), (bounded) => this.tryAcquireOrRenew(bounded))) {
+          if (failures > 0) {
+            const sinceLastRenewalMs = this.clock.now() - lastRenewal;
+            this.logger.info({ failedAttempts: failures, sinceLastRenewalMs }, `renewed the lease again, ${sinceLastRenewalMs} ms after the last renewal: still leading`);
+          }
+          [lastRenewal, last, failures] = [startedAt, { startedAt, renewed: true }, 0];
           continue;
         }
         if (leaseHolder(this.observed) !== this.identity) return 'taken';
       } catch (error) {
         if (signal.aborted) return 'aborted';
-        this.logger.warn({ err: error }, 'could not renew the lease; retrying');
+        this.logger.warn({ err: error, renewDeadlineMs: deadlineMs }, 'could not renew the lease; retrying until the renew deadline');
       }
-      if (remaining() <= 0) return 'expired';
+      failures++;
     }
   }
 
@@ -282,6 +294,9 @@ export class LeaderElector {
     }
 
     let lease = await this.read(signal);
+    // Expiry counts from when the answer came, not when it was asked for: a slow read may show a renewal
+    // that landed well after it was sent.
+    let seenAt = this.clock.now();
     if (!lease) {
       try {
         this.observe(await this.write('POST', this.nextLease({ metadata: { name: this.name, namespace: this.namespace } }, now), signal), now);
@@ -290,11 +305,12 @@ export class LeaderElector {
         if (!isConflict(error)) throw error;
         // Another replica created it first.
         lease = await this.read(signal);
+        seenAt = this.clock.now();
         if (!lease) return false;
       }
     }
-    this.observe(lease, now);
-    if (heldByAnother(this.seen(), this.identity, this.leaseDurationMs, now)) return false;
+    this.observe(lease, seenAt);
+    if (heldByAnother(this.seen(), this.identity, this.timings.leaseDurationMs, this.clock.now())) return false;
     try {
       this.observe(await this.write('PUT', this.nextLease(lease, now), signal), now);
       return true;
@@ -306,14 +322,14 @@ export class LeaderElector {
 
   /** The Lease as this replica writes it to acquire or renew. */
   private nextLease(current: Lease, now: number): Lease {
-    return leaseHeldBy(current, this.identity, this.leaseDurationMs, now);
+    return leaseHeldBy(current, this.identity, this.timings.leaseDurationMs, now);
   }
 
   /** Gives the Lease up after leading, as client-go's `release`; failures are logged, not thrown. */
   private async release(): Promise<void> {
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        const released = await withDeadline(this.clock, undefined, this.renewDeadlineMs, async (signal) => {
+        const released = await withDeadline(this.clock, undefined, this.attemptMs, async (signal) => {
           // The cached copy first; after a conflict (say, an aborted renewal that landed anyway), a fresh one.
           const lease = attempt === 0 ? this.observed : await this.read(signal);
           if (lease?.spec?.holderIdentity !== this.identity) return false;
@@ -333,7 +349,7 @@ export class LeaderElector {
 
   private async read(signal: AbortSignal): Promise<Lease | undefined> {
     try {
-      return await this.client.request<Lease>('GET', this.leasePath(), { signal, timeoutMs: this.renewDeadlineMs });
+      return await this.client.request<Lease>('GET', this.leasePath(), { signal, timeoutMs: this.attemptMs });
     } catch (error) {
       if (error instanceof ApiError && error.status === 404) return undefined;
       throw error;
@@ -342,7 +358,7 @@ export class LeaderElector {
 
   private write(method: 'POST' | 'PUT', lease: Lease, signal: AbortSignal): Promise<Lease> {
     const path = method === 'POST' ? this.collectionPath() : this.leasePath();
-    return this.client.request<Lease>(method, path, { body: lease, signal, timeoutMs: this.renewDeadlineMs });
+    return this.client.request<Lease>(method, path, { body: lease, signal, timeoutMs: this.attemptMs });
   }
 
   /** Records a Lease read or written at `now`; the observed time moves only when the spec changed. */
@@ -366,25 +382,6 @@ export class LeaderElector {
 
   private leasePath(): string {
     return `${this.collectionPath()}/${encodeURIComponent(this.name)}`;
-  }
-}
-
-function validate(options: LeaderElectionOptions, leaseDurationMs: number, renewDeadlineMs: number, retryPeriodMs: number): void {
-  for (const [field, value] of [
-    ['leaseDurationMs', leaseDurationMs],
-    ['renewDeadlineMs', renewDeadlineMs],
-    ['retryPeriodMs', retryPeriodMs],
-  ] as const) {
-    if (!Number.isFinite(value) || value <= 0) throw new Error(`leader election: ${field} must be a positive number of milliseconds, got ${value}`);
-  }
-  if (leaseDurationMs <= renewDeadlineMs) {
-    throw new Error(`leader election: leaseDurationMs (${leaseDurationMs}) must be greater than renewDeadlineMs (${renewDeadlineMs})`);
-  }
-  if (renewDeadlineMs <= JITTER_FACTOR * retryPeriodMs) {
-    throw new Error(`leader election: renewDeadlineMs (${renewDeadlineMs}) must be greater than ${JITTER_FACTOR} × retryPeriodMs (${retryPeriodMs})`);
-  }
-  for (const field of ['namespace', 'name', 'identity'] as const) {
-    if (!options[field]) throw new Error(`leader election: ${field} must not be empty`);
   }
 }
 

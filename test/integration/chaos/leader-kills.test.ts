@@ -38,7 +38,7 @@ describe('two operator replicas with leader election while the leader is SIGKILL
     const ledger = join(scratch, 'ledger.jsonl');
     const widgets = new Widgets(kc, namespace);
     recordings = await RecordingWatch.start(kc, namespace);
-    // Short Lease timings (the CLI's are 15 s / 10 s / 2 s) keep four failovers within the time budget;
+    // Short Lease timings (the CLI's are 30 s / 20 s / 2 s) keep four failovers within the time budget;
     // the renew deadline stays well below the lease duration, so a slow leader steps down before a standby may take over.
     const leaderElection: ChaosLeaderElection = { namespace, name: 'chaos-ledger', leaseDurationMs: 5_000, renewDeadlineMs: 3_000, retryPeriodMs: 500 };
     const options = { kubeconfig: process.env.KONDUCTOR_TEST_KUBECONFIG!, namespace, ledger, handlerMs: 100, leaderElection };

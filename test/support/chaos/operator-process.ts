@@ -14,7 +14,7 @@ const root = fileURLToPath(new URL('../../../', import.meta.url));
 /** The chaos workload, relative to the repository root (the child's working directory). */
 export const LEDGER_FIXTURE = 'test/fixtures/handlers/ledger-widgets.ts';
 
-/** Leader election with explicit timings (the CLI only has the 15 s / 10 s / 2 s defaults). */
+/** Leader election with explicit timings (the CLI only has the 30 s / 20 s / 2 s defaults). */
 export interface ChaosLeaderElection {
   namespace: string;
   name: string;
@@ -40,7 +40,7 @@ export interface LedgerOperatorOptions {
   /**
    * Without it the operator is `konductor run <ledger fixture> --standalone`, exactly as a user runs it.
    * With it, a small embedded launcher runs the same handlers with leader election at these timings,
-   * because the CLI has no flags for Lease durations and the defaults make each failover take ~17 s.
+   * because the CLI has no flags for Lease durations and the defaults make each failover take ~32 s.
    */
   leaderElection?: ChaosLeaderElection;
 }

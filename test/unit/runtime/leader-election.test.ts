@@ -9,6 +9,7 @@ import {
   type LeaseSpec,
   type LeaderElectionOptions,
 } from '../../../src/framework/runtime/leader-election.js';
+import { attemptTimeoutMs } from '../../../src/framework/runtime/lease-renewal.js';
 import { LogCapture } from '../../support/log-capture.js';
 
 // Durations on a virtual clock (below): the bounds are multiples of them, and no spec waits in real time.
@@ -123,11 +124,27 @@ class FakeLeaseServer {
     this.leases.set(LEASE_PATH, { ...lease, metadata: { ...lease.metadata, resourceVersion: String(++this.version) }, spec });
   }
 
+  /** While set, the server is frozen (SIGSTOP): requests wait for it, then are answered in order. */
+  private frozen: Promise<void> | undefined;
+  private thawFrozen: () => void = () => undefined;
+
+  /** Freezes the server: requests arriving from now on wait until {@link thaw}. */
+  freeze(): void {
+    this.frozen = new Promise((resolve) => (this.thawFrozen = resolve));
+  }
+
+  /** Lets the server go on: the requests that waited are answered, even those their client gave up on. */
+  thaw(): void {
+    this.frozen = undefined;
+    this.thawFrozen();
+  }
+
   /** A client for one replica; `mode` can be switched at any time. */
   client(by: string): { client: ApiClient; mode: Mode } {
     const handle = { mode: 'ok' as Mode, client: undefined as unknown as ApiClient };
     const request = async (method: string, path: string, init: RequestInit = {}): Promise<unknown> => {
       await turn(); // an answer takes a moment, as over a network
+      while (this.frozen) await this.frozen;
       if (handle.mode === 'fail') throw new ApiError(500, `${method} ${path}: 500 injected failure`);
       if (handle.mode === 'hang') return new Promise(() => undefined);
       return this.handle(method, path, init.body as Lease | undefined, by);
@@ -320,6 +337,56 @@ describe('LeaderElector', () => {
     expect(log).toEqual(['a started', 'a stopped']);
   });
 
+  /** The framework's defaults (30 s / 20 s / 2 s), not this file's short durations. */
+  const DEFAULT_TIMINGS = { leaseDurationMs: undefined, renewDeadlineMs: undefined, retryPeriodMs: undefined };
+
+  test.each([0, 1_000, 1_999])(
+    'on the default timings, a leader keeps leading through a 10 s API server freeze that starts %i ms after a renewal, and renews once it thaws',
+    async (phase) => {
+      const a = start('a', DEFAULT_TIMINGS);
+      await clock.until(() => a.elector.isLeader, 'a to lead');
+      await clock.advance(10_000); // steady renewals, one just now
+      await clock.advance(phase);
+      server.freeze();
+      await clock.advance(10_000);
+      const writesBeforeThaw = server.writes.length;
+      server.thaw();
+      const thawedAt = clock.now();
+      await clock.until(() => server.writes.length > writesBeforeThaw, 'a renewal after the thaw', 5_000);
+      expect(clock.now() - thawedAt).toBe(0); // the renewal waiting in the frozen server, or the next, lands at once
+
+      await clock.advance(60_000);
+      expect(a.elector.isLeader).toBe(true);
+      expect(a.finished()).toBe(false);
+      expect(log).toEqual(['a started']);
+      expect(server.lease()!.spec).toMatchObject({ holderIdentity: 'a', leaseTransitions: 0 });
+    },
+  );
+
+  test('on the default timings, a leader frozen out past its renew deadline steps down before a standby may take over', async () => {
+    const a = start('a', DEFAULT_TIMINGS);
+    await clock.until(() => a.elector.isLeader, 'a to lead');
+    const b = start('b', DEFAULT_TIMINGS);
+    await clock.advance(5_000); // b has seen a's renewals
+    server.freeze();
+    const frozenAt = clock.now();
+    let stoppedAt: number | undefined;
+    let tookOverAt: number | undefined;
+    while (tookOverAt === undefined) {
+      await clock.advance(100);
+      if (clock.now() - frozenAt === 25_000) server.thaw();
+      expect(a.elector.isLeader && b.elector.isLeader).toBe(false);
+      if (stoppedAt === undefined && log.includes('a stopped')) stoppedAt = clock.now();
+      if (b.elector.isLeader) tookOverAt = clock.now();
+      if (clock.now() - frozenAt > 120_000) throw new Error('b did not take over within 120 s of the freeze');
+    }
+    expect(log).toEqual(['a started', 'a stopped', 'b started']);
+    // a gave up within its 20 s renew deadline, during the freeze; b waited out the 30 s lease after the thaw.
+    expect(stoppedAt! - frozenAt).toBeLessThanOrEqual(20_000);
+    expect(tookOverAt - stoppedAt!).toBeGreaterThanOrEqual(10_000);
+    expect(server.lease()!.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+  });
+
   test('a leader that finds the Lease taken by another replica stops leading at once', async () => {
     const a = start('a');
     await clock.until(() => a.elector.isLeader, 'a to lead');
@@ -389,7 +456,7 @@ describe('LeaderElector', () => {
       clock: {
         ...clock,
         sleep: (ms, signal) => {
-          if (ms !== timings.renewDeadlineMs) waits.push(ms); // not the deadlines of its requests
+          if (ms !== attemptTimeoutMs(timings.renewDeadlineMs)) waits.push(ms); // not the deadlines of its requests
           return clock.sleep(ms, signal);
         },
       },
@@ -502,7 +569,7 @@ describe('LeaderElector', () => {
     const client = server.client('x').client;
     const make = (options: Partial<LeaderElectionOptions>) => () =>
       new LeaderElector({ client, namespace: NAMESPACE, name: NAME, identity: 'x', ...options });
-    expect(make({})).not.toThrow(); // the defaults: 15 s > 10 s > 1.2 × 2 s
+    expect(make({})).not.toThrow(); // the defaults: 30 s > 20 s > 1.2 × 2 s
     expect(make({ leaseDurationMs: 400, renewDeadlineMs: 400, retryPeriodMs: 100 })).toThrow(/leaseDurationMs \(400\) must be greater than renewDeadlineMs \(400\)/);
     expect(make({ leaseDurationMs: 600, renewDeadlineMs: 120, retryPeriodMs: 100 })).toThrow(/renewDeadlineMs \(120\) must be greater than 1\.2 × retryPeriodMs \(100\)/);
     expect(make({ leaseDurationMs: 600, renewDeadlineMs: 400, retryPeriodMs: 0 })).toThrow(/retryPeriodMs must be a positive number/);
