@@ -39,6 +39,14 @@ const integration = {
   globalTeardown: '<rootDir>/test/support/global-teardown.js',
 };
 
+/**
+ * End-to-end specs on the local node (scripts/cluster): real kubelet, containerd and Pods. They run after
+ * the jest suite (`npm run test:e2e`), one file at a time, each file on its own. `e2e-harness` starts and
+ * stops nodes itself; `e2e` shares one node that its global setup starts, and its teardown checks that
+ * stopping it left the host as it was.
+ */
+const e2e = { ...shared };
+
 /** @type {import('jest').Config} */
 export default {
   // Integration tests start real processes; unit tests finish long before this.
@@ -57,6 +65,14 @@ export default {
       ...integration,
       displayName: 'integration-timed',
       testMatch: timed.map((path) => (path.endsWith('/') ? `${path}**/*.test.ts` : path)),
+    },
+    { ...e2e, displayName: 'e2e-harness', testMatch: ['<rootDir>/test/e2e/harness/**/*.test.ts'] },
+    {
+      ...e2e,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/e2e/node/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/e2e/support/global-setup.js',
+      globalTeardown: '<rootDir>/test/e2e/support/global-teardown.js',
     },
   ],
 };

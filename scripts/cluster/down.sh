@@ -72,7 +72,12 @@ cluster_down() {
   # 7. Folders the runtime made outside ours, if they were not there before.
   if [ -f "$S/host/absent-dirs" ]; then
     local d
-    while read -r d; do [ -n "$d" ] && [ -e "$d" ] && rm -rf "$d"; done < "$S/host/absent-dirs"
+    # `ip netns add` makes /run/netns a mount point of its own.
+    while read -r d; do
+      [ -n "$d" ] && [ -e "$d" ] || continue
+      [ -L "$d" ] || ! mountpoint -q "$d" || umount "$d" 2>/dev/null || umount -l "$d" 2>/dev/null || true
+      rm -rf "$d"
+    done < "$S/host/absent-dirs"
   fi
   rm -rf "$S/run" "$S/pids" "$S/host" "$S/kubeconfig" "$S/etc" "$S/pki"
   log "down in $((SECONDS - started)) s"

@@ -6,7 +6,8 @@
 start_in_node() {
   local name=$1
   shift
-  nohup nsenter --net="$NETNS_PATH" -- "$@" >"$S/logs/$name.log" 2>&1 &
+  # 8>&-: the node's processes must not hold cluster.sh's lock, or the next `down` would wait on them forever.
+  nohup nsenter --net="$NETNS_PATH" -- "$@" >"$S/logs/$name.log" 2>&1 8>&- &
   echo $! > "$S/pids/$name"
 }
 
@@ -82,7 +83,7 @@ start_sysctl_guard() {
         [ "$(sysctl -n "$key" 2>/dev/null)" = "$value" ] || sysctl -qw "$key=$value" >/dev/null 2>&1
       done < "$1"
       sleep 0.5
-    done' sysctl-guard "$S/host/sysctls" >"$S/logs/sysctl-guard.log" 2>&1 &
+    done' sysctl-guard "$S/host/sysctls" >"$S/logs/sysctl-guard.log" 2>&1 8>&- &
   echo $! > "$S/pids/sysctl-guard"
 }
 
@@ -132,7 +133,7 @@ cluster_up() {
   local importer=$!
   await "the API server" 60 in_node curl -sf --cacert "$S/pki/ca.crt" -H "Authorization: Bearer $(cat "$S/pki/admin.token")" "https://$NODE_IP:6443/readyz"
   start_in_node forward-node node "$CLUSTER_SCRIPTS/forward.mjs" --listen "unix:$S/run/apiserver.sock" --connect "tcp:$NODE_IP:6443"
-  nohup node "$CLUSTER_SCRIPTS/forward.mjs" --listen "tcp:127.0.0.1:$HOST_PORT" --connect "unix:$S/run/apiserver.sock" >"$S/logs/forward-host.log" 2>&1 &
+  nohup node "$CLUSTER_SCRIPTS/forward.mjs" --listen "tcp:127.0.0.1:$HOST_PORT" --connect "unix:$S/run/apiserver.sock" >"$S/logs/forward-host.log" 2>&1 8>&- &
   echo $! > "$S/pids/forward-host"
   start_in_node kube-controller-manager "$(binary kubeControllerManager)" --kubeconfig="$S/etc/admin.kubeconfig" \
     --service-account-private-key-file="$S/pki/sa.key" --root-ca-file="$S/pki/ca.crt" \

@@ -213,7 +213,8 @@ async function main(argv) {
     if (want('pause')) out.push(await pauseImage());
     if (want('busybox')) out.push(await busyboxImage());
     if (want('etcd')) out.push(await etcdImage());
-    if (want('konductor')) out.push(await projectImage(REPO, reference(args.tag ?? 'konductor:0.1.0')));
+    // Only in Konductor's own repository (an installed package has no Dockerfile of its own).
+    if (want('konductor') && existsSync(join(REPO, 'Dockerfile'))) out.push(await projectImage(REPO, reference(args.tag ?? 'konductor:0.1.0')));
   }
   process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
 }

@@ -18,6 +18,7 @@ export { TestControlPlane, type ControlPlaneOptions, type PeerApiServer } from '
 export { kubeConfigForServiceAccount, kubeConfigWithToken, type ServiceAccountRef } from './identities.js';
 export { resolveBinaries, resolveControllerManager, cacheRoot, type ControlPlaneBinaries } from './binaries.js';
 export { installCrds, readCrds } from './crds.js';
+export { NodeCluster, type NodeClusterOptions, type CommandResult } from './node-cluster.js';
 export { runOperator, waitFor, type TestOperator, type RecordedRequest } from './operator-harness.js';
 export { applyManifests, readManifests } from './apply.js';
 // For test helpers that start processes of their own: signal a whole process group, and have the

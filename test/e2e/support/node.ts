@@ -1,0 +1,78 @@
+import { resolve } from 'node:path';
+import { NodeCluster } from '../../../src/testing/index.js';
+import { resolveKubectl } from '../../../src/testing/binaries.js';
+import { runProgram, type KubectlRun } from '../../support/kubectl.js';
+
+export { waitFor } from '../../support/wait-for.js';
+
+/** The repository root: specs apply its deploy/ and examples/ as a user would. */
+export const REPO = resolve(import.meta.dirname, '../../..');
+
+/** The local node the e2e global setup started. */
+export function localNode(): NodeCluster {
+  const path = process.env.KONDUCTOR_E2E_KUBECONFIG;
+  if (!path) throw new Error('KONDUCTOR_E2E_KUBECONFIG is not set: run the e2e specs with npm run test:e2e');
+  return NodeCluster.attach(path);
+}
+
+/** kubectl against the local node, as a user types it (`stdin` for `apply -f -`). */
+export function kubectl(args: readonly string[], stdin = ''): Promise<KubectlRun> {
+  return runProgram(resolveKubectl(), ['--kubeconfig', localNode().kubeconfigPath, ...args], stdin);
+}
+
+/** kubectl that must succeed; returns its stdout. */
+export async function kubectlOk(args: readonly string[], stdin = ''): Promise<string> {
+  const run = await kubectl(args, stdin);
+  if (run.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${run.code}: ${run.stderr.trim()}`);
+  return run.stdout;
+}
+
+/** A JSON object read with kubectl, or undefined when it does not exist. */
+export async function getJson<T = Record<string, unknown>>(args: readonly string[]): Promise<T | undefined> {
+  const run = await kubectl(['get', ...args, '-o', 'json']);
+  if (run.code !== 0) {
+    if (/NotFound|not found/.test(run.stderr)) return undefined;
+    throw new Error(`kubectl get ${args.join(' ')}: ${run.stderr.trim()}`);
+  }
+  return JSON.parse(run.stdout) as T;
+}
+
+/** Applies deploy/ as a user does and waits for the rollout; returns the seconds it took. */
+export async function deployOperator(timeoutSeconds = 60): Promise<number> {
+  const started = Date.now();
+  await kubectlOk(['apply', '-f', resolve(REPO, 'deploy')]);
+  await kubectlOk(['-n', 'konductor-system', 'rollout', 'status', 'deploy/konductor', `--timeout=${timeoutSeconds}s`]);
+  return (Date.now() - started) / 1000;
+}
+
+/** The running operator Pod(s) in konductor-system. */
+export interface PodSummary {
+  name: string;
+  ip: string;
+  ready: boolean;
+  restarts: number;
+  uid: string;
+  deleting: boolean;
+}
+
+export async function operatorPods(): Promise<PodSummary[]> {
+  type Pod = {
+    metadata: { name: string; uid: string; deletionTimestamp?: string };
+    status?: { podIP?: string; conditions?: { type: string; status: string }[]; containerStatuses?: { restartCount: number }[] };
+  };
+  const list = await getJson<{ items: Pod[] }>(['pods', '-n', 'konductor-system', '-l', 'app.kubernetes.io/name=konductor']);
+  return (list?.items ?? []).map((pod) => ({
+    name: pod.metadata.name,
+    uid: pod.metadata.uid,
+    ip: pod.status?.podIP ?? '',
+    ready: pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+    restarts: pod.status?.containerStatuses?.[0]?.restartCount ?? 0,
+    deleting: pod.metadata.deletionTimestamp !== undefined,
+  }));
+}
+
+/** The holder of the operator's Lease. */
+export async function leaseHolder(): Promise<string | undefined> {
+  const lease = await getJson<{ spec?: { holderIdentity?: string } }>(['lease', '-n', 'konductor-system', 'konductor-leader']);
+  return lease?.spec?.holderIdentity;
+}
