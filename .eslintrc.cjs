@@ -40,8 +40,8 @@ function layerOverrides() {
                 message: `src/framework/${folder} may import only: ${layers[folder].join(', ') || 'nothing else in the framework'} (see ARCHITECTURE.md).`,
               })),
               {
-                group: ['**/handlers/**', '**/cli/**', '**/testing/**', '../index.js', '../../index.js'],
-                message: 'The framework knows nothing of the CLI, the testing kit, the bundled operators or its own public index.',
+                group: ['**/handlers/**', '**/cli/**', '**/testing/**', '**/test/**', '../index.js', '../../index.js'],
+                message: "The framework knows nothing of the CLI, the testing kit, the bundled operators, the repository's test support or its own public index.",
               },
             ],
           },
@@ -82,10 +82,24 @@ module.exports = {
           {
             patterns: [
               {
-                group: ['**/framework/**', '**/cli/**', '**/testing/**', '**/src/**'],
+                group: ['**/framework/**', '**/cli/**', '**/testing/**', '**/src/**', '**/test/**'],
                 message: "Handler modules import the public API only: import { on, timer } from 'konductor'.",
               },
             ],
+          },
+        ],
+      },
+    },
+    {
+      // Built and packed code never reaches into test/ (outside the build's rootDir, never shipped); only
+      // the repository-only demo, run from source, uses the simulated kubelet there.
+      files: ['src/cli/**/*.ts', 'src/testing/**/*.ts'],
+      excludedFiles: ['src/cli/start.ts'],
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          {
+            patterns: [{ group: ['**/test/**'], message: "Packed code does not import the repository's test support (test/)." }],
           },
         ],
       },

@@ -9,7 +9,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { createLogger, createOperator, type Operator, type Registry } from '../framework/index.js';
 import { HealthServerError } from '../framework/runtime/health-server.js';
 import { EtcdAdmission, EtcdBackups, EtcdClusters, EtcdIgnoredFields, EtcdRestores } from '../handlers/etcd/index.js';
-import { EtcdPodRunner, LoopbackAddresses } from '../handlers/etcd/testing/index.js';
+// The demo is repository-only (never built or packed), so it may use the specs' simulated kubelet.
+import { EtcdPodRunner, LoopbackAddresses } from '../../test/support/simulated-kubelet/index.js';
 import { applyManifests, installCrds, readCrds, readManifests, TestControlPlane } from '../testing/index.js';
 import { LoadError, loadHandlers } from './load-handlers.js';
 

@@ -13,7 +13,8 @@ export interface ControlPlaneBinaries {
   kubeControllerManager?: string;
 }
 
-function isExecutable(path: string): boolean {
+/** Whether `path` is a file this process may execute. */
+export function isExecutable(path: string): boolean {
   try {
     accessSync(path, constants.X_OK);
     return true;
@@ -22,7 +23,8 @@ function isExecutable(path: string): boolean {
   }
 }
 
-function onPath(name: string): string | undefined {
+/** The first executable `name` in a `PATH` folder. */
+export function onPath(name: string): string | undefined {
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {
     const candidate = join(dir, name);
     if (dir && isExecutable(candidate)) return candidate;
@@ -56,16 +58,6 @@ function recordedBinaries(): Partial<Required<ControlPlaneBinaries> & { kubectl:
  */
 export function resolveBinaries(): ControlPlaneBinaries {
   const recorded = recordedBinaries();
-  const assets = process.env.KUBEBUILDER_ASSETS;
-  const pick = (override: string | undefined, asset: string, record: string | undefined): string | undefined => {
-    if (override) {
-      if (!isExecutable(override)) throw new Error(`${override} is not an executable file; fix the override variable or unset it`);
-      return override;
-    }
-    if (assets && isExecutable(join(assets, asset))) return join(assets, asset);
-    if (record && isExecutable(record)) return record;
-    return onPath(asset);
-  };
   const etcd = pick(process.env.KONDUCTOR_ETCD, 'etcd', recorded.etcd);
   const kubeApiserver = pick(process.env.KONDUCTOR_KUBE_APISERVER, 'kube-apiserver', recorded.kubeApiserver);
   const missing = [!etcd && 'etcd', !kubeApiserver && 'kube-apiserver'].filter(Boolean);
@@ -76,6 +68,26 @@ export function resolveBinaries(): ControlPlaneBinaries {
     );
   }
   return { etcd, kubeApiserver };
+}
+
+/**
+ * The etcd {@link resolveBinaries} picks, found the same way; undefined when there is none. For test
+ * support that runs etcd processes of its own next to a control plane's.
+ */
+export function findEtcd(): string | undefined {
+  return pick(process.env.KONDUCTOR_ETCD, 'etcd', recordedBinaries().etcd);
+}
+
+/** A control plane program: the override (which must be executable), envtest's assets folder, the record, then `PATH`. */
+function pick(override: string | undefined, asset: string, record: string | undefined): string | undefined {
+  if (override) {
+    if (!isExecutable(override)) throw new Error(`${override} is not an executable file; fix the override variable or unset it`);
+    return override;
+  }
+  const assets = process.env.KUBEBUILDER_ASSETS;
+  if (assets && isExecutable(join(assets, asset))) return join(assets, asset);
+  if (record && isExecutable(record)) return record;
+  return onPath(asset);
 }
 
 /** The newest `<cache>/<name>/<version>/<name>` provision.sh left, if any. */

@@ -1,5 +1,4 @@
-import { accessSync, constants, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { resolveBinaries, resolveControllerManager, type ControlPlaneBinaries } from './binaries.js';
@@ -10,6 +9,7 @@ import { ManagedProcess } from './managed-process.js';
 import { freePort } from './ports.js';
 import { readinessCheck } from './probe.js';
 import { startReaper } from './process-reaper.js';
+import { defaultBaseDir } from './scratch-dir.js';
 import { writeWebhookClientIdentity, type WebhookClientIdentity } from './webhook-client.js';
 
 /** Options for {@link TestControlPlane.start}. */
@@ -254,15 +254,6 @@ export class TestControlPlane {
   /** Versions of the binaries in use, for logs. */
   get binaryPaths(): Readonly<ControlPlaneBinaries> {
     return this.binaries;
-  }
-}
-
-function defaultBaseDir(): string {
-  try {
-    accessSync('/dev/shm', constants.W_OK);
-    return '/dev/shm';
-  } catch {
-    return tmpdir();
   }
 }
 

@@ -75,17 +75,7 @@ export class ManagedProcess {
   async stop(signal: NodeJS.Signals = 'SIGTERM', graceMs = 5_000): Promise<void> {
     const pid = this.pid;
     if (pid === undefined) return;
-    killGroup(pid, signal);
-    const grace = new AbortController();
-    const done = await Promise.race([
-      this.exited.then(() => true),
-      sleep(graceMs, false, { signal: grace.signal }).catch(() => false),
-    ]);
-    grace.abort(); // don't let a pending grace timer keep the caller's process alive
-    if (!done) {
-      killGroup(pid, 'SIGKILL');
-      await this.exited;
-    }
+    await stopGroup(pid, this.exited, signal, graceMs);
   }
 
   /** Sends a signal without waiting (SIGSTOP/SIGCONT for stall tests). */
@@ -113,5 +103,20 @@ export function killGroup(pid: number, signal: NodeJS.Signals): void {
     } catch {
       // Already gone.
     }
+  }
+}
+
+/**
+ * Sends `signal` to a process group and resolves once `exited` does; sends SIGKILL when the group's
+ * leader has not exited after `graceMs`.
+ */
+export async function stopGroup(pid: number, exited: Promise<void>, signal: NodeJS.Signals, graceMs: number): Promise<void> {
+  killGroup(pid, signal);
+  const grace = new AbortController();
+  const done = await Promise.race([exited.then(() => true), sleep(graceMs, false, { signal: grace.signal }).catch(() => false)]);
+  grace.abort(); // don't let a pending grace timer keep the caller's process alive
+  if (!done) {
+    killGroup(pid, 'SIGKILL');
+    await exited;
   }
 }

@@ -4,14 +4,15 @@ import { request as httpsRequest } from 'node:https';
 
 /**
  * One GET against a test control plane's own process; resolves with the HTTP status, or rejects on a
- * connection error. Self-signed TLS is accepted: the plane's processes made their certificates themselves.
+ * connection error or after `timeoutMs`. Self-signed TLS is accepted: the plane's processes made their
+ * certificates themselves.
  */
-export function probe(url: string, token?: string): Promise<number> {
+export function probe(url: string, token?: string, timeoutMs = 2_000): Promise<number> {
   return new Promise((resolve, reject) => {
     const send = url.startsWith('https:') ? httpsRequest : httpRequest;
     const req = send(
       url,
-      { method: 'GET', timeout: 2_000, rejectUnauthorized: false, agent: false, headers: token ? { Authorization: `Bearer ${token}` } : {} },
+      { method: 'GET', timeout: timeoutMs, rejectUnauthorized: false, agent: false, headers: token ? { Authorization: `Bearer ${token}` } : {} },
       (res) => {
         res.resume();
         resolve(res.statusCode ?? 0);

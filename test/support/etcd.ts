@@ -7,7 +7,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { Etcd3 } from 'etcd3';
 import { ApiClient, silentLogger } from '../../src/framework/index.js';
 import { EtcdBackups, EtcdClusters, EtcdRestores } from '../../src/handlers/etcd/index.js';
-import { EtcdPodRunner, LoopbackAddresses } from '../../src/handlers/etcd/testing/index.js';
+import { EtcdPodRunner, LoopbackAddresses } from './simulated-kubelet/index.js';
 import { installCrds, readCrds, runOperator, type TestOperator } from '../../src/testing/index.js';
 import { waitFor } from './wait-for.js';
 

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Etcd3 } from 'etcd3';
 import { ApiClient, type KubeObject } from '../../../src/framework/index.js';
-import { EtcdPodRunner, LoopbackAddresses } from '../../../src/handlers/etcd/testing/index.js';
+import { EtcdPodRunner, LoopbackAddresses } from '../../support/simulated-kubelet/index.js';
 import { waitFor } from '../../support/wait-for.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 

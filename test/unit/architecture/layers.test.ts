@@ -86,6 +86,21 @@ describe('framework layers', () => {
     expect(messages).toEqual([expect.stringContaining("import the public API only")]);
   });
 
+  it('fails lint when packed code imports the repository test support', async () => {
+    const importer = "import { EtcdPodRunner } from '../../test/support/simulated-kubelet/index.js';\nexport const Wrong = EtcdPodRunner;\n";
+    for (const filePath of ['src/cli/wrong-import.ts', 'src/testing/wrong-import.ts', 'src/handlers/etcd/wrong-import.ts', 'src/framework/runtime/wrong-import.ts']) {
+      expect(await restrictedImportMessages(filePath, importer)).not.toEqual([]);
+    }
+  });
+
+  it('lets the repository-only demo (npm start) use the simulated kubelet of the test support', async () => {
+    const messages = await restrictedImportMessages(
+      'src/cli/start.ts',
+      "import { EtcdPodRunner } from '../../test/support/simulated-kubelet/index.js';\nexport const Allowed = EtcdPodRunner;\n",
+    );
+    expect(messages).toEqual([]);
+  });
+
   it('gives every framework folder a layer rule', async () => {
     const unruled: string[] = [];
     for (const folder of frameworkFolders()) {

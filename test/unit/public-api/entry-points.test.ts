@@ -234,7 +234,7 @@ describe('the runtime entry point (konductor/runtime)', () => {
 });
 
 describe('the testing kit (konductor/testing)', () => {
-  test('ships no etcd-only support: the etcd pod runner is the etcd operator’s own test support', () => {
+  test('ships no etcd-only support: the etcd pod runner is the repository’s test support', () => {
     expect(names['konductor/testing']).not.toContain('EtcdPodRunner');
     expect(names['konductor/testing']).not.toContain('LoopbackAddresses');
     expect(Object.keys(testing)).toEqual(expect.arrayContaining(['TestControlPlane', 'runOperator', 'waitFor']));

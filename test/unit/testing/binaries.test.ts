@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { resolveBinaries, resolveControllerManager, resolveKubectl } from '../../../src/testing/binaries.js';
+import { findEtcd, resolveBinaries, resolveControllerManager, resolveKubectl } from '../../../src/testing/binaries.js';
 
 const saved = { ...process.env };
 let dir: string;
@@ -51,6 +51,24 @@ describe('finding the control plane binaries', () => {
 
   test('says how to provision when nothing is found', () => {
     expect(() => resolveBinaries()).toThrow(/etcd and kube-apiserver not found\. Run 'bash node_modules\/konductor\/scripts\/provision\.sh'/);
+  });
+});
+
+describe('finding etcd alone (test support that runs etcd processes of its own)', () => {
+  test('finds the etcd resolveBinaries picks, without needing a kube-apiserver', () => {
+    const etcd = fakeBinary('etcd');
+    process.env.KUBEBUILDER_ASSETS = dir;
+    expect(findEtcd()).toBe(etcd);
+  });
+
+  test('finds it on PATH last', () => {
+    const etcd = fakeBinary('etcd');
+    process.env.PATH = dir;
+    expect(findEtcd()).toBe(etcd);
+  });
+
+  test('gives undefined when there is none', () => {
+    expect(findEtcd()).toBeUndefined();
   });
 });
 

@@ -1,4 +1,4 @@
-import type { EtcdAddresses, MemberPodAddress, MemberURLs } from '../addresses.js';
+import type { EtcdAddresses, MemberPodAddress, MemberURLs } from '../../../src/handlers/etcd/addresses.js';
 
 /** Where a member stands, as the pod runner reports it. */
 interface MemberRecord {
