@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { NodeCluster } from '../../../src/testing/index.js';
 import { resolveKubectl } from '../../../src/testing/binaries.js';
 import { runProgram, type KubectlRun } from '../../support/kubectl.js';
@@ -6,7 +7,7 @@ import { runProgram, type KubectlRun } from '../../support/kubectl.js';
 export { waitFor } from '../../support/wait-for.js';
 
 /** The repository root: specs apply its deploy/ and examples/ as a user would. */
-export const REPO = resolve(import.meta.dirname, '../../..');
+export const REPO = fileURLToPath(new URL('../../..', import.meta.url));
 
 /** The local node the e2e global setup started. */
 export function localNode(): NodeCluster {
