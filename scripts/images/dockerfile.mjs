@@ -101,7 +101,8 @@ export function buildStages({ stages, context, work, baseEnv, log }) {
   const built = new Map();
   let result;
   stages.forEach((stage, index) => {
-    const dir = join(work, `stage-${index}`);
+    // Each stage's folder is `${work}-<index>`: the caller picks where (see images.mjs for why).
+    const dir = `${work}-${index}`;
     mkdirSync(dir, { recursive: true });
     const config = { Env: [...baseEnv], WorkingDir: '', User: '', ExposedPorts: {}, Entrypoint: null, Cmd: null };
     const env = {};

@@ -174,12 +174,24 @@ async function projectImage(context, reference) {
   }
   return cached(reference.replace(/[^a-zA-Z0-9_.-]+/g, '_'), reference, { base, context: hash.digest('hex') }, async (work) => {
     const baseRoot = nodeBase(work, base);
-    const result = buildStages({ stages, context, work: join(work, 'stages'), baseEnv: [PATH_ENV], log });
+    // The stages run in a folder beside the project, at its depth, so a relative file: dependency in
+    // package-lock.json (file:../x.tgz, as a project testing a local package has) resolves as it does
+    // in the project itself.
+    const stagesDir = join(dirname(context), `.konductor-image-${process.pid}-${Date.now()}`);
+    const removeStages = () => stages.forEach((_, index) => rmSync(`${stagesDir}-${index}`, { recursive: true, force: true }));
+    let result;
+    try {
+      result = buildStages({ stages, context, work: stagesDir, baseEnv: [PATH_ENV], log });
+    } catch (error) {
+      removeStages();
+      throw error;
+    }
     // The final stage's folder becomes its WORKDIR in the image.
     const app = join(work, 'app');
     mkdirSync(join(app, result.workdir), { recursive: true });
     rmSync(join(app, result.workdir), { recursive: true });
     execFileSync('mv', [result.dir, join(app, result.workdir)]);
+    removeStages();
     const config = Object.fromEntries(Object.entries(result.config).filter(([, v]) => v !== null && v !== ''));
     return { layerDirs: [baseRoot, app], config };
   });

@@ -1,0 +1,199 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TrackedChanges } from '../../support/chaos/ledger.js';
+import { Widgets } from '../../support/widgets.js';
+import { REPO, getJson, kubectl, kubectlOk, localNode, waitFor } from '../support/node.js';
+
+const GROUP = 'greet.example.org';
+const NPM_FLAGS = ['--no-audit', '--no-fund', '--prefer-offline'];
+
+let scratch: string;
+let project: string;
+
+/** Runs a command to its end; rejects with its output when it fails. */
+function command(file: string, args: readonly string[], cwd: string, timeoutMs = 300_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, [...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(stdout);
+      else reject(new Error(`${file} ${args.join(' ')} exited ${code}:\n${stderr.slice(-3000)}`));
+    });
+  });
+}
+
+beforeAll(async () => {
+  scratch = mkdtempSync(join(tmpdir(), 'konductor-e2e-init-'));
+  const packed = join(scratch, 'pack');
+  mkdirSync(packed);
+  await command('npm', ['pack', '--pack-destination', packed], REPO);
+  const tarball = join(packed, readdirSync(packed).find((name) => name.endsWith('.tgz'))!);
+  const consumer = join(scratch, 'consumer');
+  mkdirSync(consumer);
+  writeFileSync(join(consumer, 'package.json'), '{ "name": "consumer", "private": true, "type": "module" }\n');
+  await command('npm', ['install', ...NPM_FLAGS, tarball], consumer);
+  await command('npx', ['konductor', 'init', 'greeter', '--group', GROUP, '--konductor', `file:${tarball}`], consumer);
+  project = join(consumer, 'greeter');
+  await command('npm', ['install', ...NPM_FLAGS], project);
+}, 900_000);
+
+afterAll(async () => {
+  if (project) {
+    const manifests = await command('npx', ['konductor', 'manifests', 'src/handlers.ts', '--image', 'greeter:0.1.0'], project).catch(() => '');
+    if (manifests) await kubectl(['delete', '--ignore-not-found', '--wait=true', '-f', '-'], manifests);
+    await kubectl(['delete', '--ignore-not-found', '-f', join(project, 'crds')]);
+  }
+  rmSync(scratch, { recursive: true, force: true });
+}, 300_000);
+
+describe('a project made by npx konductor init, deployed to the local node', () => {
+  it('builds its image with the same script, deploys with npx konductor manifests | kubectl apply -f -, and its handler writes status', async () => {
+    const node = localNode();
+    const started = Date.now();
+    await node.loadImage(project, 'greeter:0.1.0');
+    const built = (Date.now() - started) / 1000;
+    await kubectlOk(['apply', '-f', join(project, 'crds')]);
+    // The tag the project's Dockerfile names (a `latest` tag would make the kubelet try a registry).
+    const manifests = await command('npx', ['konductor', 'manifests', 'src/handlers.ts', '--image', 'greeter:0.1.0'], project);
+    expect(manifests).toContain('image: greeter:0.1.0');
+    await kubectlOk(['apply', '-f', '-'], manifests);
+    const deployment = /^kind: Deployment\nmetadata:\n {2}name: (\S+)\n {2}namespace: (\S+)/m.exec(manifests);
+    expect(deployment).not.toBeNull();
+    await kubectlOk(['-n', deployment![2]!, 'rollout', 'status', `deploy/${deployment![1]!}`, '--timeout=90s']);
+    const plural = 'greetings';
+    await kubectlOk(['apply', '-f', '-'], JSON.stringify({ apiVersion: `${GROUP}/v1`, kind: 'Greeting', metadata: { name: 'hello', namespace: 'default' }, spec: { name: 'world' } }));
+    const status = await waitFor(async () => {
+      const object = await getJson<{ status?: { phase?: string; message?: string } }>([`${plural}.${GROUP}`, 'hello', '-n', 'default']);
+      return object?.status?.message ? object.status : undefined;
+    }, { what: 'status.message on the Greeting hello', timeoutMs: 90_000, intervalMs: 500 });
+    process.stderr.write(`[e2e] init project: image built and loaded in ${built.toFixed(1)} s, status written ${((Date.now() - started) / 1000).toFixed(1)} s after the start\n`);
+    expect(status).toEqual({ phase: 'Ready', message: 'Hello, world!' });
+    await kubectlOk(['delete', `${plural}.${GROUP}`, 'hello', '-n', 'default', '--wait=true', '--timeout=60s']);
+  }, 600_000);
+});
+
+/** The chaos suite's ledger workload, as a project's handlers file (importing the installed package). */
+function ledgerHandlers(): string {
+  const fixture = readFileSync(join(REPO, 'test/fixtures/handlers/ledger-widgets.ts'), 'utf8');
+  return fixture.replace("'../../../src/framework/index.js'", "'konductor'");
+}
+
+/** SIGKILLs the operator's main process inside its container, as an OOM kill or a crash would. */
+function killContainer(podUid: string): number {
+  const marker = `pod${podUid}`;
+  for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'node') continue;
+      if (!readFileSync(`/proc/${pid}/cgroup`, 'utf8').includes(marker)) continue;
+      process.kill(Number(pid), 'SIGKILL');
+      return Number(pid);
+    } catch {
+      // The process ended while being read.
+    }
+  }
+  throw new Error(`no node process in the cgroups of Pod ${podUid}`);
+}
+
+describe('the operator Pod replaced or its container killed while objects keep changing', () => {
+  const namespace = 'e2e-ledger';
+  let ledgerDir: string;
+  let ledger: string;
+  let deployment: { name: string; namespace: string };
+  let widgets: Widgets;
+
+  beforeAll(async () => {
+    const node = localNode();
+    writeFileSync(join(project, 'src/handlers.ts'), ledgerHandlers());
+    await node.loadImage(project, 'ledger:0.1.0');
+    await kubectlOk(['apply', '-f', join(REPO, 'test/fixtures/widgets-crd.yaml')]);
+    await kubectl(['create', 'namespace', namespace]);
+    const manifests = await command('npx', ['konductor', 'manifests', 'src/handlers.ts', '--image', 'ledger:0.1.0'], project);
+    const found = /^kind: Deployment\nmetadata:\n {2}name: (\S+)\n {2}namespace: (\S+)/m.exec(manifests)!;
+    deployment = { name: found[1]!, namespace: found[2]! };
+    await kubectlOk(['apply', '-f', '-'], manifests);
+    // The ledger outlives the Pods: a folder of this machine, mounted into each of them.
+    ledgerDir = mkdtempSync(join(tmpdir(), 'konductor-e2e-ledger-'));
+    chmodSync(ledgerDir, 0o777);
+    ledger = join(ledgerDir, 'ledger.jsonl');
+    const patch = [
+      { op: 'add', path: '/spec/template/spec/volumes', value: [{ name: 'ledger', hostPath: { path: ledgerDir, type: 'Directory' } }] },
+      { op: 'add', path: '/spec/template/spec/containers/0/volumeMounts', value: [{ name: 'ledger', mountPath: '/ledger' }] },
+      { op: 'add', path: '/spec/template/spec/containers/0/env', value: [{ name: 'CHAOS_LEDGER', value: '/ledger/ledger.jsonl' }, { name: 'CHAOS_HANDLER_MS', value: '200' }] },
+    ];
+    await kubectlOk(['-n', deployment.namespace, 'patch', 'deployment', deployment.name, '--type=json', '-p', JSON.stringify(patch)]);
+    await kubectlOk(['-n', deployment.namespace, 'rollout', 'status', `deploy/${deployment.name}`, '--timeout=120s']);
+    widgets = new Widgets(node.kubeConfig(), namespace);
+  }, 900_000);
+
+  afterAll(async () => {
+    await kubectl(['delete', 'namespace', namespace, '--wait=true', '--timeout=120s']);
+    if (deployment) await kubectl(['-n', deployment.namespace, 'delete', 'deployment', deployment.name, '--wait=true']);
+    if (ledgerDir) rmSync(ledgerDir, { recursive: true, force: true });
+  }, 300_000);
+
+  async function operatorPod(): Promise<{ name: string; uid: string }> {
+    const list = await getJson<{ items: { metadata: { name: string; uid: string; deletionTimestamp?: string }; status?: { phase?: string } }[] }>(
+      ['pods', '-n', deployment.namespace, '-l', `app.kubernetes.io/name=${deployment.name}`],
+    );
+    const pod = (list?.items ?? []).find((p) => !p.metadata.deletionTimestamp && p.status?.phase === 'Running');
+    if (!pod) throw new Error(`no running Pod of ${deployment.namespace}/${deployment.name}`);
+    return pod.metadata;
+  }
+
+  /** Creates, resizes and deletes widgets for about 12 s, running `fault` 4 s in; waits until all is handled. */
+  async function changesAround(prefix: string, fault: () => Promise<void>): Promise<{ verdict: ReturnType<TrackedChanges['verdict']>; seconds: number }> {
+    const tracked = new TrackedChanges(ledger, widgets);
+    const started = Date.now();
+    let faulted = false;
+    for (let round = 0; round < 12; round += 1) {
+      if (!faulted && Date.now() - started >= 4_000) {
+        faulted = true;
+        await fault();
+      }
+      await tracked.create(`${prefix}-${round}`, 1);
+      if (round > 0) await tracked.resize(`${prefix}-${round - 1}`, 2);
+      if (round > 1 && round % 3 === 0) await tracked.remove(`${prefix}-${round - 2}`);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+    await waitFor(async () => {
+      const verdict = tracked.verdict();
+      return verdict.lost.length === 0 ? verdict : undefined;
+    }, { what: `every change to ${prefix}-* handled`, timeoutMs: 180_000, intervalMs: 1_000 });
+    // Anything still to come (a repeat) would show within a few seconds of the last run.
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    return { verdict: tracked.verdict(), seconds: (Date.now() - started) / 1000 };
+  }
+
+  it('deleted: the replacement Pod takes over and every change is handled exactly once', async () => {
+    const before = await operatorPod();
+    const { verdict, seconds } = await changesAround('deleted', async () => {
+      await kubectlOk(['-n', deployment.namespace, 'delete', 'pod', before.name, '--wait=false']);
+    });
+    process.stderr.write(`[e2e] Pod deleted: ${verdict.changesMade} changes, ${verdict.changesHandled} handled, ${verdict.lost.length} lost, ${verdict.duplicates} duplicated, all handled ${seconds.toFixed(1)} s after the first\n`);
+    expect((await operatorPod()).uid).not.toBe(before.uid);
+    expect(verdict.lost).toEqual([]);
+    expect(verdict.phantom).toEqual([]);
+    expect(verdict.duplicates).toBe(0);
+    expect(verdict.changesHandled).toBe(verdict.changesMade);
+  }, 600_000);
+
+  it('its container killed: the restarted container takes over and every change is handled exactly once', async () => {
+    const pod = await operatorPod();
+    const { verdict, seconds } = await changesAround('killed', async () => {
+      killContainer(pod.uid);
+    });
+    process.stderr.write(`[e2e] container killed: ${verdict.changesMade} changes, ${verdict.changesHandled} handled, ${verdict.lost.length} lost, ${verdict.duplicates} duplicated, all handled ${seconds.toFixed(1)} s after the first\n`);
+    expect(verdict.lost).toEqual([]);
+    expect(verdict.phantom).toEqual([]);
+    expect(verdict.duplicates).toBe(0);
+    expect(verdict.changesHandled).toBe(verdict.changesMade);
+  }, 600_000);
+});
