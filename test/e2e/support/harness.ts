@@ -115,6 +115,7 @@ export async function crashUpMidway(): Promise<Map<string, number>> {
   const logFile = join(logDir, 'up.log');
   const fd = openSync(logFile, 'w');
   const { program, args, env } = command(['up'], {});
+  const started = Date.now();
   const child = spawn(program, args, { env, stdio: ['ignore', fd, fd] });
   closeSync(fd);
   let exit: string | undefined;
@@ -134,6 +135,7 @@ export async function crashUpMidway(): Promise<Map<string, number>> {
     );
     child.kill('SIGKILL');
     await exited;
+    process.stderr.write(`[e2e-harness] cluster.sh up killed after ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   } finally {
     if (exit === undefined) child.kill('SIGKILL');
     rmSync(logDir, { recursive: true, force: true });
