@@ -19,7 +19,7 @@ describe('the operator deployed with kubectl apply -f deploy/ on a real node', (
       const current = await leaseHolder();
       return current?.startsWith(`${pod!.name}-`) ? current : undefined;
     }, { what: `the Lease held by ${pod!.name}`, timeoutMs: 60_000 });
-    expect(holder.startsWith(pod!.name)).toBe(true);
+    expect(holder?.startsWith(pod!.name)).toBe(true);
   }, 90_000);
 
   it('answers /healthz and /metrics from its Pod IP', async () => {
