@@ -20,6 +20,12 @@ set -euo pipefail
 # shellcheck source=up.sh
 . "$CLUSTER_SCRIPTS/up.sh"
 
+# Before touching the state folder, which another user may not reach: say what is wrong instead.
+case "${1:-}" in
+  up) [ "$(id -u)" = 0 ] || die "the local node needs root (it creates a network namespace, cgroups and mounts); run it as root" ;;
+  down) [ "$(id -u)" = 0 ] || die "taking the local node down needs root" ;;
+esac
+
 # One `up` or `down` at a time.
 mkdir -p "$S"
 exec 8>"$S/.lock"
@@ -27,14 +33,11 @@ exec 8>"$S/.lock"
 case "${1:-}" in
   up)
     flock 8
-    # A failed `up` leaves nothing behind.
-    trap 'status=$?; if [ $status != 0 ]; then log "up failed; taking down what started"; cluster_down; fi' EXIT
     cluster_up
     trap - EXIT
     ;;
   down)
     flock 8
-    [ "$(id -u)" = 0 ] || die "taking the local node down needs root"
     cluster_down
     ;;
   load)

@@ -1,12 +1,21 @@
 # Stops the local node and undoes everything it changed on the host, whatever state a crash left it in.
 # shellcheck shell=bash
 
+# Whether process $1 still runs. A zombie has exited: the node's processes are orphans once `up` ends,
+# and the init that adopts them may reap them only seconds later (kill -0 still succeeds until then).
+running() {
+  local stat
+  read -r stat 2>/dev/null < "/proc/$1/stat" || return 1
+  stat=${stat##*) }
+  [ "${stat%% *}" != Z ]
+}
+
 # Kills a process and waits up to $2 tenths of a second for it to go, then SIGKILL.
 stop_pid() {
   local pid=$1 tenths=${2:-50} i
-  kill -0 "$pid" 2>/dev/null || return 0
+  running "$pid" || return 0
   kill "$pid" 2>/dev/null || true
-  for ((i = 0; i < tenths; i++)); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  for ((i = 0; i < tenths; i++)); do running "$pid" || return 0; sleep 0.1; done
   kill -9 "$pid" 2>/dev/null || true
 }
 

@@ -31,6 +31,10 @@ preflight() {
   [ "${#missing[@]}" = 0 ] || die "missing packages: ${missing[*]}. Run scripts/provision.sh as root, or: apt-get install -y --no-install-recommends ${missing[*]}"
   local b
   for b in kubeApiserver kubeControllerManager kubeScheduler kubelet kubeProxy kubectl etcd; do binary "$b" >/dev/null; done
+}
+
+# What of the host the node needs free; checked once a crashed node's own port forward is gone.
+preflight_host() {
   # The only host address the node uses: say who holds it rather than fail later.
   local holder
   holder=$(ss -Hltnp "sport = :$HOST_PORT" 2>/dev/null | grep -o 'users:.*' || true)
@@ -106,6 +110,9 @@ cluster_up() {
     log "a previous node was not taken down; cleaning up first"
     cluster_down
   fi
+  preflight_host
+  # From here on a failed `up` leaves nothing behind; a refusal above had changed nothing.
+  trap 'status=$?; if [ $status != 0 ]; then log "up failed; taking down what started"; cluster_down; fi' EXIT
   rm -rf "$S/logs"
   mkdir -p "$S/logs" "$S/pids"
   record_host
