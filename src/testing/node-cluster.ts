@@ -1,8 +1,10 @@
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
+import { runCommand, type CommandResult } from './run-command.js';
+
+export type { CommandResult };
 
 /** Options of {@link NodeCluster.start}. */
 export interface NodeClusterOptions {
@@ -10,13 +12,6 @@ export interface NodeClusterOptions {
   port?: number;
   /** Where the node keeps its state. Default `~/.cache/konductor/cluster` (`KONDUCTOR_CLUSTER_DIR`). */
   stateDir?: string;
-}
-
-/** What a command printed and how it ended. */
-export interface CommandResult {
-  code: number;
-  stdout: string;
-  stderr: string;
 }
 
 const SCRIPTS = resolve(dirname(fileURLToPath(import.meta.url)), '../../scripts');
@@ -122,20 +117,5 @@ function tail(text: string): string {
 }
 
 function run(program: string, args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<CommandResult> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(program, [...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(new Error(`${program} did not start: ${error.message}`));
-    });
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      resolvePromise({ code: code ?? -1, stdout, stderr: signal ? `${stderr}\nkilled by ${signal} after ${timeoutMs} ms` : stderr });
-    });
-  });
+  return runCommand(program, args, { env, timeoutMs });
 }

@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveKubectl } from '../../src/testing/binaries.js';
+import { runCommand } from '../../src/testing/run-command.js';
 
 /** What one kubectl run printed and how it ended. */
 export interface KubectlRun {
@@ -15,23 +15,7 @@ const cacheDir = mkdtempSync(join(tmpdir(), 'konductor-kubectl-'));
 
 /** Runs a program to its end (killed after 30 s); a program that cannot start fails with the reason. */
 export function runProgram(program: string, args: readonly string[], stdin = ''): Promise<KubectlRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(program, [...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(new Error(`${program} did not start: ${error.message}`));
-    });
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? -1, stdout, stderr: signal ? `${stderr}killed by ${signal}` : stderr });
-    });
-    child.stdin.end(stdin);
-  });
+  return runCommand(program, args, { stdin });
 }
 
 /**

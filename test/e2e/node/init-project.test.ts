@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runCommand } from '../../../src/testing/run-command.js';
 import { TrackedChanges } from '../../support/chaos/ledger.js';
 import { Widgets } from '../../support/widgets.js';
 import { REPO, getJson, kubectl, kubectlOk, localNode, waitFor } from '../support/node.js';
@@ -14,20 +14,10 @@ let scratch: string;
 let project: string;
 
 /** Runs a command to its end; rejects with its output when it fails. */
-function command(file: string, args: readonly string[], cwd: string, timeoutMs = 300_000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, [...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(stdout);
-      else reject(new Error(`${file} ${args.join(' ')} exited ${code}:\n${stderr.slice(-3000)}`));
-    });
-  });
+async function command(file: string, args: readonly string[], cwd: string, timeoutMs = 300_000): Promise<string> {
+  const run = await runCommand(file, args, { cwd, timeoutMs });
+  if (run.code !== 0) throw new Error(`${file} ${args.join(' ')} exited ${run.code}:\n${run.stderr.slice(-3000)}`);
+  return run.stdout;
 }
 
 beforeAll(async () => {

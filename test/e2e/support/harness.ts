@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cacheRoot, resolveKubectl } from '../../../src/testing/binaries.js';
+import { runCommand } from '../../../src/testing/run-command.js';
 import { runProgram, type KubectlRun } from '../../support/kubectl.js';
 import { waitFor } from '../../support/wait-for.js';
 
@@ -48,23 +49,7 @@ export function clusterScript(args: readonly string[], options: ScriptOptions = 
   const { program, args: argv, env } = command(args, options);
   const started = Date.now();
   const timeoutMs = options.timeoutMs ?? 600_000;
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(program, argv, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(new Error(`${program} did not start: ${error.message}`));
-    });
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      const seconds = (Date.now() - started) / 1000;
-      resolvePromise({ code: code ?? -1, stdout, stderr: signal ? `${stderr}\nkilled by ${signal} after ${timeoutMs} ms` : stderr, seconds });
-    });
-  });
+  return runCommand(program, argv, { env, timeoutMs }).then((run) => ({ ...run, seconds: (Date.now() - started) / 1000 }));
 }
 
 /** `cluster.sh <args>` that must succeed; logs how long it took. */
