@@ -10,6 +10,12 @@ CACHE_ROOT="${KONDUCTOR_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/konductor}"
 # Everything the node writes: configs, certificates, data, logs, sockets. Nothing of it outside, but for
 # what the kernel keeps (the namespace, cgroups, mounts, sysctls), which `down` undoes.
 S="${KONDUCTOR_CLUSTER_DIR:-$CACHE_ROOT/cluster}"
+# `down` deletes folders under $S: refuse anything that is not a folder of its own.
+case "$S" in
+  /*/*) ;;
+  *) printf '[cluster] error: KONDUCTOR_CLUSTER_DIR=%s must be an absolute path at least two levels deep (a folder for the node alone)\n' "$S" >&2; exit 1 ;;
+esac
+S="${S%/}"
 # The node lives in this network namespace: its bridge, Pod and Service addresses exist nowhere else.
 NETNS=konductor-node
 NETNS_PATH=/run/netns/$NETNS
