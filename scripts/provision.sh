@@ -359,11 +359,20 @@ fi
 # Written for the test control plane to find without re-resolving.
 # Replaced atomically: a test control plane starting meanwhile reads the old record or the new one.
 mkdir -p "$CACHE_ROOT"
-if [ -z "$KCM_BIN" ] && [ -f "$CACHE_ROOT/binaries.json" ]; then
-  # Not wanted this run (an installed package's default): keep a controller manager recorded earlier.
-  KCM_BIN=$(sed -n 's/.*"kubeControllerManager": *"\([^"]*\)".*/\1/p' "$CACHE_ROOT/binaries.json")
-  [ -n "$KCM_BIN" ] && [ -x "$KCM_BIN" ] || KCM_BIN=
-fi
+# A binary recorded earlier under key $1, if it is still there (empty otherwise).
+recorded() {
+  local value
+  [ -f "$CACHE_ROOT/binaries.json" ] || return 0
+  value=$(sed -n 's/.*"'"$1"'": *"\([^"]*\)".*/\1/p' "$CACHE_ROOT/binaries.json")
+  [ -n "$value" ] && [ -x "$value" ] && printf '%s\n' "$value"
+  return 0
+}
+# Not wanted this run (an installed package's default): keep what an earlier run recorded, so provisioning
+# from a project never takes away the controller manager or the node's binaries this repository uses.
+[ -n "$KCM_BIN" ] || KCM_BIN=$(recorded kubeControllerManager)
+[ -n "${SCHEDULER_BIN:-}" ] || SCHEDULER_BIN=$(recorded kubeScheduler)
+[ -n "${KUBELET_BIN:-}" ] || KUBELET_BIN=$(recorded kubelet)
+[ -n "${PROXY_BIN:-}" ] || PROXY_BIN=$(recorded kubeProxy)
 record='{ "etcd": "'"$ETCD_BIN"'", "kubeApiserver": "'"$APISERVER_BIN"'"'
 [ -n "$KCM_BIN" ] && record+=', "kubeControllerManager": "'"$KCM_BIN"'"'
 [ -n "$KUBECTL_BIN" ] && record+=', "kubectl": "'"$KUBECTL_BIN"'"'

@@ -42,6 +42,12 @@ binary() {
   local key=$1 record="$CACHE_ROOT/binaries.json" value
   [ -f "$record" ] || die "no $record: run scripts/provision.sh (as root) first"
   value=$(sed -n "s/.*\"$key\": *\"\\([^\"]*\\)\".*/\\1/p" "$record")
+  if [ -z "$value" ] || [ ! -x "$value" ]; then
+    # Not recorded (the record was rewritten by a provisioning that did not want it): the newest cached build.
+    local name
+    name=$(printf '%s' "$key" | sed -E 's/([A-Z])/-\1/g' | tr '[:upper:]' '[:lower:]')
+    value=$(ls -1d "$CACHE_ROOT/$name"/*/"$name" 2>/dev/null | sort -V | tail -n1 || true)
+  fi
   [ -n "$value" ] && [ -x "$value" ] || die "$record names no $key binary: run scripts/provision.sh (as root), which builds it"
   printf '%s\n' "$value"
 }
