@@ -2,7 +2,8 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NodeCluster } from '../../../src/testing/index.js';
 import { resolveKubectl } from '../../../src/testing/binaries.js';
-import { runProgram, type KubectlRun } from '../../support/kubectl.js';
+import { runCommand } from '../../../src/testing/run-command.js';
+import type { KubectlRun } from '../../support/kubectl.js';
 
 export { waitFor } from '../../support/wait-for.js';
 
@@ -16,9 +17,12 @@ export function localNode(): NodeCluster {
   return NodeCluster.attach(path);
 }
 
-/** kubectl against the local node, as a user types it (`stdin` for `apply -f -`). */
+/**
+ * kubectl against the local node, as a user types it (`stdin` for `apply -f -`). Waits as long as the
+ * command's own `--timeout` allows (a `delete --wait` of a namespace with finalizers takes tens of seconds).
+ */
 export function kubectl(args: readonly string[], stdin = ''): Promise<KubectlRun> {
-  return runProgram(resolveKubectl(), ['--kubeconfig', localNode().kubeconfigPath, ...args], stdin);
+  return runCommand(resolveKubectl(), ['--kubeconfig', localNode().kubeconfigPath, ...args], { stdin, timeoutMs: 300_000 });
 }
 
 /** kubectl that must succeed; returns its stdout. */
