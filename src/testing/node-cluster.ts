@@ -80,7 +80,7 @@ export class NodeCluster {
    * (they exist nowhere else), e.g. `runInNode('curl', ['-s', 'http://10.244.0.12:8080/healthz'])`.
    */
   runInNode(program: string, args: readonly string[], timeoutMs = 30_000): Promise<CommandResult> {
-    return run('nsenter', ['--net=/run/netns/konductor-node', '--', program, ...args], this.env, timeoutMs);
+    return runCommand('nsenter', ['--net=/run/netns/konductor-node', '--', program, ...args], { env: this.env, timeoutMs });
   }
 
   /** The PID of one of the node's processes (`kube-apiserver`, `kubelet`, `containerd`, ...). */
@@ -109,13 +109,9 @@ function environment(options: NodeClusterOptions): NodeJS.ProcessEnv {
 }
 
 function runScript(args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<CommandResult> {
-  return run('bash', [join(SCRIPTS, 'cluster', 'cluster.sh'), ...args], env, timeoutMs);
+  return runCommand('bash', [join(SCRIPTS, 'cluster', 'cluster.sh'), ...args], { env, timeoutMs });
 }
 
 function tail(text: string): string {
   return text.trim().split('\n').slice(-15).join('\n');
-}
-
-function run(program: string, args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<CommandResult> {
-  return runCommand(program, args, { env, timeoutMs });
 }

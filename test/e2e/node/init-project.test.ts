@@ -20,6 +20,13 @@ async function command(file: string, args: readonly string[], cwd: string, timeo
   return run.stdout;
 }
 
+/** The Deployment `konductor manifests` printed: its name and namespace. */
+function deploymentIn(manifests: string): { name: string; namespace: string } {
+  const found = /^kind: Deployment\nmetadata:\n {2}name: (\S+)\n {2}namespace: (\S+)/m.exec(manifests);
+  if (!found) throw new Error(`konductor manifests printed no Deployment:\n${manifests}`);
+  return { name: found[1]!, namespace: found[2]! };
+}
+
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'konductor-e2e-init-'));
   const packed = join(scratch, 'pack');
@@ -55,9 +62,8 @@ describe('a project made by npx konductor init, deployed to the local node', () 
     const manifests = await command('npx', ['konductor', 'manifests', 'src/handlers.ts', '--image', 'greeter:0.1.0', '--create-namespace', '--crd', 'crds/'], project);
     expect(manifests).toContain('image: greeter:0.1.0');
     await kubectlOk(['apply', '-f', '-'], manifests);
-    const deployment = /^kind: Deployment\nmetadata:\n {2}name: (\S+)\n {2}namespace: (\S+)/m.exec(manifests);
-    expect(deployment).not.toBeNull();
-    await kubectlOk(['-n', deployment![2]!, 'rollout', 'status', `deploy/${deployment![1]!}`, '--timeout=90s']);
+    const deployment = deploymentIn(manifests);
+    await kubectlOk(['-n', deployment.namespace, 'rollout', 'status', `deploy/${deployment.name}`, '--timeout=90s']);
     const plural = 'greetings';
     await kubectlOk(['apply', '-f', '-'], JSON.stringify({ apiVersion: `${GROUP}/v1`, kind: 'Greeting', metadata: { name: 'hello', namespace: 'default' }, spec: { name: 'world' } }));
     const status = await waitFor(async () => {
@@ -106,8 +112,7 @@ describe('the operator Pod replaced or its container killed while objects keep c
     await kubectlOk(['apply', '-f', join(REPO, 'test/fixtures/widgets-crd.yaml')]);
     await kubectl(['create', 'namespace', namespace]);
     const manifests = await command('npx', ['konductor', 'manifests', 'src/handlers.ts', '--image', 'ledger:0.1.0', '--create-namespace', '--crd', join(REPO, 'test/fixtures/widgets-crd.yaml')], project);
-    const found = /^kind: Deployment\nmetadata:\n {2}name: (\S+)\n {2}namespace: (\S+)/m.exec(manifests)!;
-    deployment = { name: found[1]!, namespace: found[2]! };
+    deployment = deploymentIn(manifests);
     await kubectlOk(['apply', '-f', '-'], manifests);
     // The ledger outlives the Pods: a folder of this machine, mounted into each of them.
     ledgerDir = mkdtempSync(join(tmpdir(), 'konductor-e2e-ledger-'));
