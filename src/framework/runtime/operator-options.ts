@@ -94,7 +94,7 @@ export interface OperatorOptions {
     namespace: string;
     /** The Lease's name. Default: the identity's (`konductor-leader` for the default identity, else `<identity>-leader`). */
     name?: string;
-    /** Default: `$POD_NAME` or the host name, plus a random suffix. */
+    /** Default: `$POD_NAME` (a restarted container takes its Pod's Lease back at once), else the host name plus a random suffix. */
     identity?: string;
     leaseDurationMs?: number;
     renewDeadlineMs?: number;

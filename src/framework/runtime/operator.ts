@@ -32,8 +32,7 @@ import { OwnedWatches } from './owned-watches.js';
 import { OperatorCache } from './operator-cache.js';
 import { runWithCache } from '../handler/cache-scope.js';
 import type { Cache, Indexes } from '../handler/cache.js';
-import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
+import { defaultReplicaIdentity } from './replica-identity.js';
 import { OperatorActivities } from './activities.js';
 import { operatorMemo } from './operator-memo.js';
 import { OperatorWebhooks } from './operator-webhooks.js';
@@ -199,7 +198,7 @@ export class Operator {
       this.startWork();
       return;
     }
-    const identity = election.identity ?? `${process.env.POD_NAME ?? hostname()}-${randomBytes(3).toString('hex')}`;
+    const identity = election.identity ?? defaultReplicaIdentity();
     this.elector = new LeaderElector({ ...election, name: election.name ?? this.identity.leaseName, identity, client: this.client, logger: this.logger });
     void this.elector.run({
       onStartedLeading: () => {

@@ -1,7 +1,9 @@
 import { events, on, type ApiClient, type Cache, type ChangeContext, type EventContext, type KubeObject, type Logger, type OwnedContext } from 'konductor';
 import { sameJson } from '../common/same-json.js';
+import type { ConfigKind, Verdicts } from './acceptance.js';
+import { AcceptanceWriter, type ConfigObject, type ConfigObjects } from './acceptance-writer.js';
 import { DEFAULT_CONFIG_RELOADER_IMAGE, type StatefulSetOptions } from './children.js';
-import { readInputs, reconcile, removeChildren, type Inputs, type PrometheusStatus } from './reconcile.js';
+import { readInputs, reconcile, removeChildren, type Inputs, type PrometheusStatus, type ReconcileResult } from './reconcile.js';
 import { ReportedProblems } from './reported-problems.js';
 import { RuleChecks } from './rule-checks.js';
 import type { PrometheusResource, PrometheusSpec } from './types.js';
@@ -20,6 +22,13 @@ function nextStatus(previous: PrometheusStatus | undefined, next: PrometheusStat
   });
   const status = { ...next, conditions };
   return sameJson(previous, status) ? undefined : status;
+}
+
+const PLURALS: Record<ConfigKind, string> = { ServiceMonitor: 'servicemonitors', PodMonitor: 'podmonitors', PrometheusRule: 'prometheusrules' };
+
+/** Reads a ServiceMonitor, PodMonitor or PrometheusRule from the operator's watches as they are now. */
+function currentIn(cache: Cache): (kind: ConfigKind, namespace: string, name: string) => ConfigObject | undefined {
+  return (kind, namespace, name) => cache.resource<ConfigObject>(API, PLURALS[kind]).get({ namespace, name });
 }
 
 /** Options of {@link PrometheusOperator}. */
@@ -70,6 +79,8 @@ export class PrometheusOperator {
   private readonly reported = new ReportedProblems();
   /** Each PrometheusRule generation's check, done once for every render of every Prometheus. */
   private readonly ruleChecks = new RuleChecks();
+  /** Each ServiceMonitor's, PodMonitor's and PrometheusRule's `status.bindings`: whether each Prometheus accepted it. */
+  private readonly acceptance = new AcceptanceWriter();
   /** The render under way per Prometheus uid (see {@link exclusive}). */
   private readonly renders = new Map<string, Promise<void>>();
 
@@ -91,14 +102,17 @@ export class PrometheusOperator {
     // At most 5 renders: under a steady stream of input changes the re-renders those start carry on.
     const status = await this.exclusive(prometheus.metadata.uid ?? '', async () => {
       let seen: number;
-      let next: PrometheusStatus | undefined;
+      let result: ReconcileResult;
+      let inputs: Inputs;
       let renders = 0;
       do {
         seen = this.inputChanges;
         renders += 1;
-        next = nextStatus(prometheus.status, await reconcile(client, prometheus, readInputs(cache), logger, this.children, this.reported, this.ruleChecks));
+        inputs = readInputs(cache);
+        result = await reconcile(client, prometheus, inputs, logger, this.children, this.reported, this.ruleChecks);
       } while (seen !== this.inputChanges && renders < 5);
-      return next;
+      await this.publish(client, cache, prometheus, inputs, result.verdicts, logger);
+      return nextStatus(prometheus.status, result.status);
     });
     if (status) Object.assign(patch.status, status);
   }
@@ -156,6 +170,24 @@ export class PrometheusOperator {
     const live = new Set<string>(this.known.keys());
     for (const object of [...inputs.monitors, ...inputs.podMonitors, ...inputs.rules]) if (object.metadata.uid !== undefined) live.add(object.metadata.uid);
     this.reported.retain(live);
+    this.acceptance.retain(live);
+  }
+
+  /**
+   * Writes `prometheus`'s verdicts into the status of the objects it selects, and takes its binding off
+   * those it no longer selects. No verdicts (paused, an invalid spec, a configuration not written)
+   * leaves every binding as it was: what the running Prometheus loaded has not changed.
+   */
+  private async publish(client: ApiClient, cache: Cache, prometheus: Prometheus, inputs: Inputs, verdicts: Verdicts | undefined, logger: Logger): Promise<void> {
+    if (verdicts === undefined) return;
+    const objects: ConfigObjects = { ServiceMonitor: inputs.monitors, PodMonitor: inputs.podMonitors, PrometheusRule: inputs.rules };
+    const refused = (kind: ConfigKind, message: string): void => {
+      // One Warning per Prometheus generation, not one per render.
+      if (!this.reported.firstTime(prometheus, message)) return;
+      logger.warn({ kind }, message);
+      events.warn(prometheus, 'StatusNotWritten', message);
+    };
+    await this.acceptance.publish(client, prometheus.metadata, objects, verdicts, currentIn(cache), refused, logger);
   }
 
   /** Re-renders one known Prometheus as the cache holds it: reconciles it and writes a changed status. */
@@ -169,7 +201,10 @@ export class PrometheusOperator {
       if (found.metadata.deletionTimestamp) return;
       const prometheus = owner(found);
       // From the watches (a re-render lists nothing), read once this render has its turn.
-      const status = nextStatus(prometheus.status, await reconcile(client, prometheus, readInputs(cache), logger, this.children, this.reported, this.ruleChecks));
+      const inputs = readInputs(cache);
+      const result = await reconcile(client, prometheus, inputs, logger, this.children, this.reported, this.ruleChecks);
+      await this.publish(client, cache, prometheus, inputs, result.verdicts, logger);
+      const status = nextStatus(prometheus.status, result.status);
       if (!status) return;
       await client.resource<Prometheus>(API, 'prometheuses').patchStatus({ namespace, name }, status);
     });
@@ -191,8 +226,12 @@ export class PrometheusOperator {
   }
 
   @on.deletion(API, 'prometheuses')
-  async deleted({ body, cache, client, uid }: ChangeContext<PrometheusSpec>): Promise<void> {
-    await removeChildren(client, cache, body as Prometheus);
+  async deleted({ body, cache, client, logger, uid }: ChangeContext<PrometheusSpec>): Promise<void> {
+    const prometheus = owner(body as Prometheus);
+    await removeChildren(client, cache, prometheus);
+    // A verdict on nothing: its binding comes off every object that had one (after any render under
+    // way, which would otherwise put it back).
+    await this.exclusive(uid, () => this.publish(client, cache, prometheus, readInputs(cache), new Map(), logger));
     this.known.delete(uid);
   }
 

@@ -17,11 +17,13 @@ import { controllerReference, deleteIfOwn, isControlledBy, referencedOwner, warn
 import { sameJson } from '../common/same-json.js';
 import { generateConfig, validatePrometheus } from './config.js';
 import { fitConfig, jobMonitor, MAX_CONFIG_GZIP_BYTES } from './config-budget.js';
+import { monitorVerdicts, ruleVerdicts, selectionOf, type Selection, type Verdicts } from './acceptance.js';
 import { reportMonitors } from './monitor-reports.js';
 import { MONITORING, type Inputs } from './inputs.js';
 import { ReportedProblems } from './reported-problems.js';
 import { RuleChecks } from './rule-checks.js';
-import { ALL_GROUPS, ruleKey, type RuleSelection } from './rules.js';
+import { ALL_GROUPS, ruleKey, type CheckedRuleFile, type RuleSelection } from './rules.js';
+import { selectPodMonitors, selectServiceMonitors } from './selectors.js';
 import type { PrometheusResource } from './types.js';
 
 export { readInputs, type Inputs } from './inputs.js';
@@ -36,8 +38,21 @@ export interface PrometheusStatus {
   paused: boolean;
   replicas: number;
   availableReplicas: number;
+  /** The ServiceMonitors in the configuration (`serviceMonitors.accepted`, under its older name). */
   selectedServiceMonitors: number;
+  /** How many ServiceMonitors it selected, and how many of those it accepted. */
+  serviceMonitors?: Selection;
+  /** How many PodMonitors it selected, and how many of those it accepted. */
+  podMonitors?: Selection;
+  /** How many PrometheusRules it selected, and how many of those loaded whole. */
+  prometheusRules?: Selection;
   conditions: Array<{ type: string; status: 'True' | 'False'; reason: string; message: string; lastTransitionTime: string }>;
+}
+
+/** A reconcile pass's status, and its verdict on each monitor and rule it selected (none when it rendered nothing). */
+export interface ReconcileResult {
+  status: PrometheusStatus;
+  verdicts?: Verdicts;
 }
 
 /** The clients of the kinds a Prometheus owns. */
@@ -111,6 +126,11 @@ function sortedMap(map: Record<string, string> | undefined): Record<string, stri
   return Object.fromEntries(Object.entries(map ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
+/** The status of a pass that rendered nothing, with the condition saying why. */
+function failed(prometheus: Prometheus, selected: number, condition: PrometheusStatus['conditions'][number], paused = false): PrometheusStatus {
+  return { paused, replicas: prometheus.spec.replicas ?? 1, availableReplicas: 0, selectedServiceMonitors: selected, conditions: [condition] };
+}
+
 /** What the API server answers a write whose content it refuses: 400 Bad Request, 413 too large, 422 Invalid. */
 const REFUSED_CONTENT: ReadonlySet<number> = new Set([400, 413, 422]);
 
@@ -138,9 +158,9 @@ async function writeRuleConfigMaps(
   logger: Logger,
   reported: ReportedProblems,
   ruleChecks: RuleChecks,
-): Promise<{ names: string[]; rules: number; refusedGroups: number; tooLarge: string[] }> {
+): Promise<{ names: string[]; checked: CheckedRuleFile[]; refusedGroups: number; tooLarge: string[] }> {
   const { name, namespace } = prometheus.metadata;
-  if ((prometheus.spec as RuleSelection).ruleSelector == null) return { names: [], rules: 0, refusedGroups: 0, tooLarge: [] };
+  if ((prometheus.spec as RuleSelection).ruleSelector == null) return { names: [], checked: [], refusedGroups: 0, tooLarge: [] };
   const checked = await ruleChecks.files(prometheus, inputs.rules, inputs.namespaces);
   let refusedGroups = 0;
   const tooLarge: string[] = [];
@@ -180,7 +200,7 @@ async function writeRuleConfigMaps(
       }),
     });
   }
-  return { names: configMaps.map((configMap) => configMap.metadata?.name as string), rules: checked.length, refusedGroups, tooLarge };
+  return { names: configMaps.map((configMap) => configMap.metadata?.name as string), checked, refusedGroups, tooLarge };
 }
 
 /**
@@ -221,17 +241,12 @@ export async function reconcile(
   options: StatefulSetOptions,
   reported: ReportedProblems = new ReportedProblems(),
   ruleChecks: RuleChecks = new RuleChecks(),
-): Promise<PrometheusStatus> {
+): Promise<ReconcileResult> {
   const { namespace } = prometheus.metadata;
   const now = new Date().toISOString();
   if (prometheus.spec.paused) {
-    return {
-      paused: true,
-      replicas: prometheus.spec.replicas ?? 1,
-      availableReplicas: 0,
-      selectedServiceMonitors: 0,
-      conditions: [{ type: 'Reconciled', status: 'False', reason: 'Paused', message: 'spec.paused is true: nothing is reconciled', lastTransitionTime: now }],
-    };
+    const message = 'spec.paused is true: nothing is reconciled';
+    return { status: failed(prometheus, 0, { type: 'Reconciled', status: 'False', reason: 'Paused', message, lastTransitionTime: now }, true) };
   }
   const problems = validatePrometheus(prometheus);
   if (problems.length > 0) {
@@ -241,13 +256,7 @@ export async function reconcile(
       logger.warn(message);
       events.warn(prometheus, 'InvalidConfiguration', message);
     }
-    return {
-      paused: false,
-      replicas: prometheus.spec.replicas ?? 1,
-      availableReplicas: 0,
-      selectedServiceMonitors: 0,
-      conditions: [{ type: 'Reconciled', status: 'False', reason: 'InvalidSpec', message, lastTransitionTime: now }],
-    };
+    return { status: failed(prometheus, 0, { type: 'Reconciled', status: 'False', reason: 'InvalidSpec', message, lastTransitionTime: now }) };
   }
   // Rule ConfigMaps first: the config and the StatefulSet name them.
   const rules = await writeRuleConfigMaps(client, prometheus, inputs, logger, reported, ruleChecks);
@@ -262,6 +271,11 @@ export async function reconcile(
   const leftOut = new Set(fitted.leftOut.map((m) => m.monitor));
   const monitorJobs = rendered.config.scrape_configs.filter((job) => job.job_name.startsWith('serviceMonitor/') && !leftOut.has(jobMonitor(job.job_name)));
   const selected = new Set(monitorJobs.map((job) => jobMonitor(job.job_name))).size;
+  const selection = { services: selectServiceMonitors(prometheus, inputs.monitors, inputs.namespaces), pods: selectPodMonitors(prometheus, inputs.podMonitors, inputs.namespaces) };
+  const verdicts = new Map([
+    ...monitorVerdicts(prometheus.metadata, selection, rendered.skipped, fitted.leftOut, MAX_CONFIG_GZIP_BYTES),
+    ...ruleVerdicts(prometheus.metadata, rules.checked),
+  ]);
 
   // Config Secret: compare the bytes, write only on change.
   const secret = configSecret(prometheus, fitted.gzipped);
@@ -283,13 +297,7 @@ export async function reconcile(
     const message = `Prometheus ${namespace}/${prometheus.metadata.name}: the configuration Secret ${namespace}/${secretName(prometheus)} could not be written (${fitted.gzipped.length} gzipped bytes), so Prometheus keeps its previous configuration: ${error.message}`;
     logger.warn(message);
     if (reported.firstTime(prometheus, message)) events.warn(prometheus, 'ConfigNotWritten', message);
-    return {
-      paused: false,
-      replicas: prometheus.spec.replicas ?? 1,
-      availableReplicas: 0,
-      selectedServiceMonitors: selected,
-      conditions: [{ type: 'Reconciled', status: 'False', reason: 'ConfigNotWritten', message, lastTransitionTime: now }],
-    };
+    return { status: failed(prometheus, selected, { type: 'Reconciled', status: 'False', reason: 'ConfigNotWritten', message, lastTransitionTime: now }) };
   }
 
   // Shared by every Prometheus in the namespace: whichever comes first creates it.
@@ -329,14 +337,17 @@ export async function reconcile(
   const ruleSummary =
     (prometheus.spec as RuleSelection).ruleSelector == null
       ? ''
-      : `; ${rules.rules} PrometheusRules, ${rules.refusedGroups} rule groups refused${rules.tooLarge.length > 0 ? `, ${rules.tooLarge.length} PrometheusRules refused as too large (${names(rules.tooLarge)})` : ''}`;
+      : `; ${rules.checked.length} PrometheusRules, ${rules.refusedGroups} rule groups refused${rules.tooLarge.length > 0 ? `, ${rules.tooLarge.length} PrometheusRules refused as too large (${names(rules.tooLarge)})` : ''}`;
   const leftOutSummary =
     fitted.leftOut.length === 0 ? '' : `, ${fitted.leftOut.length} left out to keep the configuration within ${MAX_CONFIG_GZIP_BYTES} gzipped bytes (${names(fitted.leftOut.map((m) => m.monitor))})`;
-  return {
+  const status: PrometheusStatus = {
     paused: false,
     replicas,
     availableReplicas: available,
     selectedServiceMonitors: selected,
+    serviceMonitors: selectionOf(verdicts, 'ServiceMonitor'),
+    podMonitors: selectionOf(verdicts, 'PodMonitor'),
+    prometheusRules: selectionOf(verdicts, 'PrometheusRule'),
     conditions: [
       {
         type: 'Reconciled',
@@ -354,6 +365,7 @@ export async function reconcile(
       },
     ],
   };
+  return { status, verdicts };
 }
 
 /**

@@ -144,10 +144,15 @@ describe('crds/monitoring.coreos.com.yaml', () => {
     expect(untypedObjects(schema(kind), kind)).toEqual([]);
   });
 
-  test('Prometheus has a status subresource (status is written apart from spec); the monitors and rules have no status', () => {
-    expect(version('Prometheus').subresources?.status).toEqual({});
-    expect(lookup('Prometheus', 'status')).toMatchObject({ type: 'object' });
-    for (const kind of ['ServiceMonitor', 'PodMonitor', 'PrometheusRule']) expect(version(kind).subresources).toBeUndefined();
+  test.each(['Prometheus', 'ServiceMonitor', 'PodMonitor', 'PrometheusRule'])('%s has a status subresource (status is written apart from spec)', (kind) => {
+    expect(version(kind).subresources?.status).toEqual({});
+    expect(lookup(kind, 'status')).toMatchObject({ type: 'object' });
+  });
+
+  test.each(['ServiceMonitor', 'PodMonitor', 'PrometheusRule'])("%s status holds upstream's bindings, each with metav1.Condition fields", (kind) => {
+    for (const field of ['group', 'resource', 'namespace', 'name']) expect(lookup(kind, `status.bindings[].${field}`)).toMatchObject({ type: 'string' });
+    for (const field of ['type', 'status', 'reason', 'message', 'lastTransitionTime']) expect(lookup(kind, `status.bindings[].conditions[].${field}`)).toMatchObject({ type: 'string' });
+    expect(lookup(kind, 'status.bindings[].conditions[].observedGeneration')).toMatchObject({ type: 'integer' });
   });
 
   test('every field the code reads is in the schema, so the API server does not prune it', () => {
@@ -240,14 +245,22 @@ describe('crds/monitoring.coreos.com.yaml', () => {
       ['Age', '.metadata.creationTimestamp'],
     ]);
     expect(columns('ServiceMonitor').map((c) => [c.name, c.type, c.jsonPath])).toEqual([
+      ['Accepted', 'string', '.status.bindings[0].conditions[?(@.type=="Accepted")].status'],
+      ['Prometheus', 'string', '.status.bindings[0].name'],
       ['Port', 'string', '.spec.endpoints[0].port'],
       ['Age', 'date', '.metadata.creationTimestamp'],
     ]);
     expect(columns('PodMonitor').map((c) => [c.name, c.type, c.jsonPath])).toEqual([
+      ['Accepted', 'string', '.status.bindings[0].conditions[?(@.type=="Accepted")].status'],
+      ['Prometheus', 'string', '.status.bindings[0].name'],
       ['Port', 'string', '.spec.podMetricsEndpoints[0].port'],
       ['Age', 'date', '.metadata.creationTimestamp'],
     ]);
-    expect(columns('PrometheusRule').map((c) => [c.name, c.type, c.jsonPath])).toEqual([['Age', 'date', '.metadata.creationTimestamp']]);
+    expect(columns('PrometheusRule').map((c) => [c.name, c.type, c.jsonPath])).toEqual([
+      ['Accepted', 'string', '.status.bindings[0].conditions[?(@.type=="Accepted")].status'],
+      ['Prometheus', 'string', '.status.bindings[0].name'],
+      ['Age', 'date', '.metadata.creationTimestamp'],
+    ]);
   });
 
   test.each(['Prometheus', 'ServiceMonitor', 'PodMonitor', 'PrometheusRule'])('%s printer columns point at schema fields of the column\'s type', (kind) => {
@@ -287,10 +300,13 @@ function outsideSchema(kind: string, value: unknown, path: string): string[] {
 describe('examples/prometheus.yaml', () => {
   const documents = yaml.loadAll(readFileSync(exampleFile, 'utf8')) as Array<{ apiVersion: string; kind: string; spec?: unknown }>;
 
-  test('declares namespaces, a Prometheus and a ServiceMonitor it selects', () => {
+  test("declares namespaces, the Prometheus's ServiceAccount and its read access, a Prometheus and a ServiceMonitor it selects", () => {
     expect(documents.map((d) => `${d.apiVersion} ${d.kind}`)).toEqual([
       'v1 Namespace',
       'v1 Namespace',
+      'v1 ServiceAccount',
+      'rbac.authorization.k8s.io/v1 ClusterRole',
+      'rbac.authorization.k8s.io/v1 ClusterRoleBinding',
       'monitoring.coreos.com/v1 Prometheus',
       'monitoring.coreos.com/v1 ServiceMonitor',
     ]);

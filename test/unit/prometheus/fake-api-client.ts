@@ -18,6 +18,9 @@ const DISCOVERY: Record<string, { resources: Array<{ name: string; kind: string;
       { name: 'servicemonitors', kind: 'ServiceMonitor', namespaced: true },
       { name: 'podmonitors', kind: 'PodMonitor', namespaced: true },
       { name: 'prometheusrules', kind: 'PrometheusRule', namespaced: true },
+      { name: 'servicemonitors/status', kind: 'ServiceMonitor', namespaced: true },
+      { name: 'podmonitors/status', kind: 'PodMonitor', namespaced: true },
+      { name: 'prometheusrules/status', kind: 'PrometheusRule', namespaced: true },
     ],
   },
 };

@@ -67,7 +67,7 @@ describe('reports of a render', () => {
     const client = api(refusal);
     const reported = new ReportedProblems();
     const inputs: Inputs = { monitors: [], podMonitors: [], rules: [], namespaces: [{ name: 'monitoring' }] };
-    const status = await scope.run(async () => {
+    const { status } = await scope.run(async () => {
       await reconcile(client, prometheus, inputs, silentLogger(), options, reported);
       return reconcile(client, prometheus, inputs, silentLogger(), options, reported);
     });

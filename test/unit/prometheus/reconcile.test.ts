@@ -152,7 +152,7 @@ describe('reconciling one Prometheus', () => {
       metadata: { name: 'prometheus-operated', labels: { 'operated-prometheus': 'true' } },
       spec: { clusterIP: 'None', ports: [{ name: 'web', port: 9090, protocol: 'TCP', targetPort: 'web' }], selector: { 'app.kubernetes.io/name': 'prometheus' } },
     });
-    const status = await reconcile(api.client, prometheusObject(), inputs, silentLogger(), options);
+    const { status } = await reconcile(api.client, prometheusObject(), inputs, silentLogger(), options);
     expect(api.writes.filter((w) => w.includes('/services'))).toEqual(['POST /api/v1/namespaces/monitoring/services']);
     expect(status.conditions.find((c) => c.type === 'Reconciled')?.status).toBe('True');
   });
@@ -347,7 +347,7 @@ describe('rule ConfigMaps', () => {
 
   it('the Reconciled condition counts the PrometheusRules and refused groups', async () => {
     const api = new FakeApi();
-    const status = await reconcile(api.client, withRules(), ruleInputs(rule('a', [good('a'), { rules: [] }]), rule('b', [good('b')])), silentLogger(), options);
+    const { status } = await reconcile(api.client, withRules(), ruleInputs(rule('a', [good('a'), { rules: [] }]), rule('b', [good('b')])), silentLogger(), options);
     expect(status.conditions.find((c) => c.type === 'Reconciled')?.message).toBe('0 ServiceMonitors, 0 skipped; 2 PrometheusRules, 1 rule groups refused');
   });
 });

@@ -109,6 +109,18 @@ export interface PrometheusStatus {
   availableReplicas?: number;
   unavailableReplicas?: number;
   selectedServiceMonitors?: number;
+  serviceMonitors?: {
+    selected?: number;
+    accepted?: number;
+  };
+  podMonitors?: {
+    selected?: number;
+    accepted?: number;
+  };
+  prometheusRules?: {
+    selected?: number;
+    accepted?: number;
+  };
   observedGeneration?: number;
   conditions?: {
     type: string;
@@ -128,6 +140,7 @@ export interface ServiceMonitor {
   kind: 'ServiceMonitor';
   metadata: NonNullable<KubeObject['metadata']>;
   spec: ServiceMonitorSpec;
+  status?: ServiceMonitorStatus;
 }
 export interface ServiceMonitorSpec {
   selector: {
@@ -181,6 +194,22 @@ export interface ServiceMonitorSpec {
   }[];
   [k: string]: unknown;
 }
+export interface ServiceMonitorStatus {
+  bindings?: {
+    group?: string;
+    resource?: string;
+    namespace: string;
+    name: string;
+    conditions?: {
+      type: string;
+      status: string;
+      reason?: string;
+      message?: string;
+      lastTransitionTime?: string;
+      observedGeneration?: number;
+    }[];
+  }[];
+}
 
 /**
  * PodMonitor (monitoring.coreos.com/v1), from CustomResourceDefinition podmonitors.monitoring.coreos.com.
@@ -190,6 +219,7 @@ export interface PodMonitor {
   kind: 'PodMonitor';
   metadata: NonNullable<KubeObject['metadata']>;
   spec: PodMonitorSpec;
+  status?: PodMonitorStatus;
 }
 export interface PodMonitorSpec {
   selector: {
@@ -251,6 +281,22 @@ export interface PodMonitorSpec {
   }[];
   [k: string]: unknown;
 }
+export interface PodMonitorStatus {
+  bindings?: {
+    group?: string;
+    resource?: string;
+    namespace: string;
+    name: string;
+    conditions?: {
+      type: string;
+      status: string;
+      reason?: string;
+      message?: string;
+      lastTransitionTime?: string;
+      observedGeneration?: number;
+    }[];
+  }[];
+}
 
 /**
  * PrometheusRule (monitoring.coreos.com/v1), from CustomResourceDefinition prometheusrules.monitoring.coreos.com.
@@ -260,6 +306,7 @@ export interface PrometheusRule {
   kind: 'PrometheusRule';
   metadata: NonNullable<KubeObject['metadata']>;
   spec: PrometheusRuleSpec;
+  status?: PrometheusRuleStatus;
 }
 export interface PrometheusRuleSpec {
   groups?: {
@@ -286,4 +333,20 @@ export interface PrometheusRuleSpec {
     [k: string]: unknown;
   }[];
   [k: string]: unknown;
+}
+export interface PrometheusRuleStatus {
+  bindings?: {
+    group?: string;
+    resource?: string;
+    namespace: string;
+    name: string;
+    conditions?: {
+      type: string;
+      status: string;
+      reason?: string;
+      message?: string;
+      lastTransitionTime?: string;
+      observedGeneration?: number;
+    }[];
+  }[];
 }

@@ -1,0 +1,120 @@
+import { ApiError, type ApiClient, type KubeObject, type Logger } from 'konductor';
+import { sameJson } from '../common/same-json.js';
+import { configKey, nextBindings, type Binding, type ConfigKind, type ConfigResourceStatus, type PrometheusRef, type Verdicts } from './acceptance.js';
+import { MONITORING } from './inputs.js';
+
+/** A ServiceMonitor, PodMonitor or PrometheusRule as the cache holds it. */
+export type ConfigObject = KubeObject & { status?: ConfigResourceStatus };
+
+const PLURALS: Record<ConfigKind, string> = {
+  ServiceMonitor: 'servicemonitors',
+  PodMonitor: 'podmonitors',
+  PrometheusRule: 'prometheusrules',
+};
+
+/** The objects a render considered, of each kind (from the operator's watches). */
+export type ConfigObjects = Readonly<Record<ConfigKind, readonly ConfigObject[]>>;
+
+/** Looks an object up in the cache at write time (the render's copy may be older). */
+export type CurrentObject = (kind: ConfigKind, namespace: string, name: string) => ConfigObject | undefined;
+
+/** What the writer tells the operator about writes it cannot make, once per kind. */
+export type RefusedWrites = (kind: ConfigKind, message: string) => void;
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Writes each object's `status.bindings` where a Prometheus's verdicts change it, and nowhere else: an
+ * unchanged verdict costs no request. Writes run one at a time across every Prometheus, since two
+ * Prometheuses selecting one object each rewrite its whole `bindings` list. The cache shows a write
+ * only once its echo arrives, so until then the list as written is the one the next change builds on.
+ */
+export class AcceptanceWriter {
+  private chain: Promise<unknown> = Promise.resolve();
+  /** Bindings written whose echo the cache has not shown yet, by object uid. */
+  private readonly written = new Map<string, Binding[]>();
+
+  /**
+   * Brings every object in `objects` in line with `prometheus`'s `verdicts` (an object without a
+   * verdict loses that Prometheus's binding). An object deleted meanwhile is skipped; a write the
+   * operator is not allowed to make (403: its role lacks `<kind>/status`) is reported through
+   * `refused` and the rest of that kind skipped; any other failure is thrown once every object was
+   * tried, so the render is retried.
+   */
+  publish(
+    client: ApiClient,
+    prometheus: PrometheusRef,
+    objects: ConfigObjects,
+    verdicts: Verdicts,
+    current: CurrentObject,
+    refused: RefusedWrites,
+    logger: Logger,
+  ): Promise<void> {
+    const run = (): Promise<void> => this.write(client, prometheus, objects, verdicts, current, refused, logger);
+    const next = this.chain.then(run, run);
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Forgets pending writes of objects whose uid is not in `live`. */
+  retain(live: ReadonlySet<string>): void {
+    for (const uid of [...this.written.keys()]) if (!live.has(uid)) this.written.delete(uid);
+  }
+
+  private async write(
+    client: ApiClient,
+    prometheus: PrometheusRef,
+    objects: ConfigObjects,
+    verdicts: Verdicts,
+    current: CurrentObject,
+    refused: RefusedWrites,
+    logger: Logger,
+  ): Promise<void> {
+    const failures: string[] = [];
+    const now = new Date().toISOString();
+    for (const kind of Object.keys(PLURALS) as ConfigKind[]) {
+      const resource = client.resource<ConfigObject>(MONITORING, PLURALS[kind]);
+      for (const seen of objects[kind]) {
+        const { namespace, name, uid, generation } = seen.metadata ?? {};
+        if (namespace === undefined || name === undefined || uid === undefined) continue;
+        const object = current(kind, namespace, name);
+        if (object === undefined || object.metadata?.uid !== uid) continue;
+        const next = nextBindings(this.base(uid, object), prometheus, verdicts.get(configKey(kind, namespace, name)), generation, now);
+        if (next === undefined) continue;
+        try {
+          await resource.patchStatus({ namespace, name }, { bindings: next });
+          this.written.set(uid, next);
+        } catch (error) {
+          if (ApiError.isNotFound(error)) continue;
+          if (error instanceof ApiError && error.status === 403) {
+            refused(
+              kind,
+              `the operator may not write ${kind} status (${errorMessage(error)}): grant it patch on ${PLURALS[kind]}/status (deploy/20-rbac.yaml does) to see in each ${kind} whether Prometheus accepted it`,
+            );
+            break;
+          }
+          failures.push(`${kind} ${namespace}/${name}: ${errorMessage(error)}`);
+        }
+      }
+    }
+    if (failures.length === 0) return;
+    logger.warn({ failures: failures.slice(0, 5) }, `${failures.length} acceptance status writes failed`);
+    throw new Error(
+      `Prometheus ${prometheus.namespace}/${prometheus.name}: ${failures.length} status writes of its ServiceMonitors, PodMonitors or PrometheusRules failed (first: ${failures[0]}); the render is retried`,
+    );
+  }
+
+  /** The bindings a change builds on: the ones written, until the cache shows them. */
+  private base(uid: string, object: ConfigObject): unknown {
+    const cached = object.status?.bindings;
+    const pending = this.written.get(uid);
+    if (pending === undefined) return cached;
+    if (sameJson(pending, cached ?? [])) {
+      this.written.delete(uid);
+      return cached;
+    }
+    return pending;
+  }
+}
