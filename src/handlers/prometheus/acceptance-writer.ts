@@ -21,6 +21,19 @@ export type CurrentObject = (kind: ConfigKind, namespace: string, name: string) 
 /** What the writer tells the operator about writes it cannot make, once per kind. */
 export type RefusedWrites = (kind: ConfigKind, message: string) => void;
 
+/** One Prometheus's verdicts, to be written into the objects it considered. */
+export interface Publication {
+  client: ApiClient;
+  prometheus: PrometheusRef;
+  objects: ConfigObjects;
+  verdicts: Verdicts;
+  /** The objects as the cache holds them at write time. */
+  current: CurrentObject;
+  /** Told, once per kind and publication, about writes the operator may not make. */
+  refused: RefusedWrites;
+  logger: Logger;
+}
+
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -43,16 +56,8 @@ export class AcceptanceWriter {
    * `refused` and the rest of that kind skipped; any other failure is thrown once every object was
    * tried, so the render is retried.
    */
-  publish(
-    client: ApiClient,
-    prometheus: PrometheusRef,
-    objects: ConfigObjects,
-    verdicts: Verdicts,
-    current: CurrentObject,
-    refused: RefusedWrites,
-    logger: Logger,
-  ): Promise<void> {
-    const run = (): Promise<void> => this.write(client, prometheus, objects, verdicts, current, refused, logger);
+  publish(publication: Publication): Promise<void> {
+    const run = (): Promise<void> => this.write(publication);
     const next = this.chain.then(run, run);
     this.chain = next.catch(() => undefined);
     return next;
@@ -63,15 +68,7 @@ export class AcceptanceWriter {
     for (const uid of [...this.written.keys()]) if (!live.has(uid)) this.written.delete(uid);
   }
 
-  private async write(
-    client: ApiClient,
-    prometheus: PrometheusRef,
-    objects: ConfigObjects,
-    verdicts: Verdicts,
-    current: CurrentObject,
-    refused: RefusedWrites,
-    logger: Logger,
-  ): Promise<void> {
+  private async write({ client, prometheus, objects, verdicts, current, refused, logger }: Publication): Promise<void> {
     const failures: string[] = [];
     const now = new Date().toISOString();
     for (const kind of Object.keys(PLURALS) as ConfigKind[]) {

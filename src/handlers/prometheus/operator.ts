@@ -187,7 +187,7 @@ export class PrometheusOperator {
       logger.warn({ kind }, message);
       events.warn(prometheus, 'StatusNotWritten', message);
     };
-    await this.acceptance.publish(client, prometheus.metadata, objects, verdicts, currentIn(cache), refused, logger);
+    await this.acceptance.publish({ client, prometheus: prometheus.metadata, objects, verdicts, current: currentIn(cache), refused, logger });
   }
 
   /** Re-renders one known Prometheus as the cache holds it: reconciles it and writes a changed status. */

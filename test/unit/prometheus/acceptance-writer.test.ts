@@ -1,6 +1,6 @@
-import { ApiError, silentLogger, type RequestInit } from 'konductor';
+import { ApiError, silentLogger, type ApiClient, type RequestInit } from 'konductor';
 import type { ConfigKind, Verdict } from '../../../src/handlers/prometheus/acceptance.js';
-import { AcceptanceWriter, type ConfigObject, type ConfigObjects } from '../../../src/handlers/prometheus/acceptance-writer.js';
+import { AcceptanceWriter, type ConfigObject, type ConfigObjects, type Publication } from '../../../src/handlers/prometheus/acceptance-writer.js';
 import { fakeApiClient } from './fake-api-client.js';
 
 const main = { namespace: 'monitoring', name: 'main' };
@@ -44,13 +44,18 @@ const noRefusal = (): void => {
   throw new Error('nothing should be refused');
 };
 
+/** Main's verdicts on every object, written through `client`, with `changes` made. */
+function publication(client: ApiClient, changes: Partial<Publication> = {}): Publication {
+  return { client, prometheus: main, objects, verdicts: all, current, refused: noRefusal, logger: silentLogger(), ...changes };
+}
+
 describe('acceptance writer', () => {
   it("writes each object's status once, and nothing when the verdicts repeat before the echo arrives", async () => {
     const { client, writes } = recording();
     const writer = new AcceptanceWriter();
-    await writer.publish(client, main, objects, all, current, noRefusal, silentLogger());
+    await writer.publish(publication(client));
     expect(names(writes)).toEqual(['servicemonitors/web/status', 'podmonitors/pods/status', 'prometheusrules/rules/status']);
-    await writer.publish(client, main, objects, all, current, noRefusal, silentLogger());
+    await writer.publish(publication(client));
     expect(writes).toHaveLength(3);
   });
 
@@ -59,8 +64,8 @@ describe('acceptance writer', () => {
     const writer = new AcceptanceWriter();
     const justWeb = new Map([['ServiceMonitor/monitoring/web', yes]]);
     await Promise.all([
-      writer.publish(client, main, objects, justWeb, current, noRefusal, silentLogger()),
-      writer.publish(client, other, objects, justWeb, current, noRefusal, silentLogger()),
+      writer.publish(publication(client, { verdicts: justWeb })),
+      writer.publish(publication(client, { prometheus: other, verdicts: justWeb })),
     ]);
     const last = writes.at(-1)?.body as { status: { bindings: Array<{ name: string }> } };
     expect(last.status.bindings.map((binding) => binding.name)).toEqual(['main', 'other']);
@@ -72,7 +77,7 @@ describe('acceptance writer', () => {
     const twoMonitors: ConfigObjects = { ...objects, ServiceMonitor: [web, object('ServiceMonitor', 'api')] };
     const verdicts = new Map([...all, ['ServiceMonitor/monitoring/api', yes]]);
     const lookup = (kind: ConfigKind, _namespace: string, name: string): ConfigObject | undefined => twoMonitors[kind].find((o) => o.metadata?.name === name);
-    await new AcceptanceWriter().publish(client, main, twoMonitors, verdicts, lookup, (kind, message) => refused.push(`${kind}: ${message}`), silentLogger());
+    await new AcceptanceWriter().publish(publication(client, { objects: twoMonitors, verdicts, current: lookup, refused: (kind, message) => refused.push(`${kind}: ${message}`) }));
     expect(refused).toHaveLength(1);
     expect(refused[0]).toContain('grant it patch on servicemonitors/status');
     expect(names(writes)).toEqual(['servicemonitors/web/status', 'podmonitors/pods/status', 'prometheusrules/rules/status']);
@@ -81,13 +86,13 @@ describe('acceptance writer', () => {
   it('skips an object deleted meanwhile, and one the cache no longer holds', async () => {
     const { client, writes } = recording((path) => (path.includes('/podmonitors/') ? new ApiError(404, 'not found', 'NotFound') : {}));
     const gone = (kind: ConfigKind, namespace: string, name: string): ConfigObject | undefined => (kind === 'PrometheusRule' ? undefined : current(kind, namespace, name));
-    await expect(new AcceptanceWriter().publish(client, main, objects, all, gone, noRefusal, silentLogger())).resolves.toBeUndefined();
+    await expect(new AcceptanceWriter().publish(publication(client, { current: gone }))).resolves.toBeUndefined();
     expect(names(writes)).toEqual(['servicemonitors/web/status', 'podmonitors/pods/status']);
   });
 
   it('tries every object before throwing what failed, so the render is retried', async () => {
     const { client, writes } = recording((path) => (path.includes('/servicemonitors/') ? new ApiError(500, 'etcd timeout', 'InternalError') : {}));
-    const publishing = new AcceptanceWriter().publish(client, main, objects, all, current, noRefusal, silentLogger());
+    const publishing = new AcceptanceWriter().publish(publication(client));
     await expect(publishing).rejects.toThrow(/Prometheus monitoring\/main: 1 status writes .* failed \(first: ServiceMonitor monitoring\/web: etcd timeout\)/);
     expect(writes).toHaveLength(3);
   });
