@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import yaml from 'js-yaml';
 import { runCommand } from '../../../src/testing/run-command.js';
 import { TrackedChanges } from '../../support/chaos/ledger.js';
 import { Widgets } from '../../support/widgets.js';
@@ -76,6 +77,23 @@ describe('a project made by npx konductor init, deployed to the local node', () 
   }, 600_000);
 });
 
+interface PodTemplate {
+  volumes?: unknown[];
+  containers: Array<{ volumeMounts?: unknown[]; env?: unknown[] }>;
+}
+
+/** The manifests with the ledger folder mounted into the operator's container, so one rollout has it. */
+function withLedger(manifests: string, ledgerDir: string): string {
+  const documents = (yaml.loadAll(manifests) as Array<{ kind?: string; spec?: { template: { spec: PodTemplate } } } | null>).filter((d) => d !== null);
+  const pod = documents.find((d) => d.kind === 'Deployment')?.spec?.template.spec;
+  const container = pod?.containers[0];
+  if (!pod || !container) throw new Error(`konductor manifests printed no Deployment with a container:\n${manifests}`);
+  pod.volumes = [...(pod.volumes ?? []), { name: 'ledger', hostPath: { path: ledgerDir, type: 'Directory' } }];
+  container.volumeMounts = [...(container.volumeMounts ?? []), { name: 'ledger', mountPath: '/ledger' }];
+  container.env = [...(container.env ?? []), { name: 'CHAOS_LEDGER', value: '/ledger/ledger.jsonl' }, { name: 'CHAOS_HANDLER_MS', value: '200' }];
+  return documents.map((document) => yaml.dump(document)).join('---\n');
+}
+
 /** The chaos suite's ledger workload, as a project's handlers file (importing the installed package). */
 function ledgerHandlers(): string {
   const fixture = readFileSync(join(REPO, 'test/fixtures/handlers/ledger-widgets.ts'), 'utf8');
@@ -113,18 +131,11 @@ describe('the operator Pod replaced or its container killed while objects keep c
     await kubectl(['create', 'namespace', namespace]);
     const manifests = await command('npx', ['konductor', 'manifests', 'src/handlers.ts', '--image', 'ledger:0.1.0', '--create-namespace', '--crd', join(REPO, 'test/fixtures/widgets-crd.yaml')], project);
     deployment = deploymentIn(manifests);
-    await kubectlOk(['apply', '-f', '-'], manifests);
-    // The ledger outlives the Pods: a folder of this machine, mounted into each of them.
+    // The ledger outlives the Pods: a folder of this machine, mounted into each of them from the first.
     ledgerDir = mkdtempSync(join(tmpdir(), 'konductor-e2e-ledger-'));
     chmodSync(ledgerDir, 0o777);
     ledger = join(ledgerDir, 'ledger.jsonl');
-    const patch = [
-      { op: 'add', path: '/spec/template/spec/volumes/-', value: { name: 'ledger', hostPath: { path: ledgerDir, type: 'Directory' } } },
-      { op: 'add', path: '/spec/template/spec/containers/0/volumeMounts/-', value: { name: 'ledger', mountPath: '/ledger' } },
-      { op: 'add', path: '/spec/template/spec/containers/0/env/-', value: { name: 'CHAOS_LEDGER', value: '/ledger/ledger.jsonl' } },
-      { op: 'add', path: '/spec/template/spec/containers/0/env/-', value: { name: 'CHAOS_HANDLER_MS', value: '200' } },
-    ];
-    await kubectlOk(['-n', deployment.namespace, 'patch', 'deployment', deployment.name, '--type=json', '-p', JSON.stringify(patch)]);
+    await kubectlOk(['apply', '-f', '-'], withLedger(manifests, ledgerDir));
     await kubectlOk(['-n', deployment.namespace, 'rollout', 'status', `deploy/${deployment.name}`, '--timeout=120s']);
     widgets = new Widgets(node.kubeConfig(), namespace);
   }, 900_000);
