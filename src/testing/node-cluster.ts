@@ -76,6 +76,17 @@ export class NodeCluster {
   }
 
   /**
+   * Builds (or finds cached) images `scripts/images/images.mjs` knows by name and loads them into the
+   * node, e.g. `loadBuiltImages(['prometheus', 'prometheus-config-reloader'])`; `up` loads only pause,
+   * busybox, etcd and the operator.
+   */
+  async loadBuiltImages(names: readonly string[]): Promise<void> {
+    if (names.length === 0 || names.some((name) => !/^[a-z][a-z0-9-]*$/.test(name))) throw new Error(`loadBuiltImages: expected image names such as 'prometheus', got ${JSON.stringify(names)}`);
+    const run = await runScript(['load', '--only', names.join(',')], this.env, 600_000);
+    if (run.code !== 0) throw new Error(`could not build and load the images ${names.join(', ')}:\n${tail(run.stderr)}`);
+  }
+
+  /**
    * Runs a program inside the node's network namespace, where Pod and Service addresses are reachable
    * (they exist nowhere else), e.g. `runInNode('curl', ['-s', 'http://10.244.0.12:8080/healthz'])`.
    */
