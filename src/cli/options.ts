@@ -46,7 +46,7 @@ export interface RunOptions {
   leaseNamespace?: string;
   /** Name of the leader-election Lease: `--lease-name`, else the identity's (`konductor-leader` for the default identity). */
   leaseName: string;
-  // admission webhooks (issue 17)
+  // admission webhooks
   /** HTTPS port of the webhook server (default 9443; 0: any free port). */
   webhookPort?: number;
   /** Base URL the API server calls the webhooks at (local development). */

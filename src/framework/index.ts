@@ -77,7 +77,7 @@ export { HealthServerError } from './runtime/health-server.js';
 export { loadKubeconfig, KubeconfigError, type ClusterAccess, type KubeconfigSource } from './api/kubeconfig.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions, type LogFormat } from './observability/logger.js';
 
-// Typed resource client and owner references (issue 16).
+// Typed resource client and owner references.
 export {
   ResourceClient,
   type ResourceObject,
@@ -98,14 +98,14 @@ export { adopt, ownerReference, type OwnerReference, type OwnerReferenceOptions,
 export type { OwnedContext, OwnedOptions, OwnedChange, OwnedEventType, OwnedHandlerFn, OwnedSpec } from './handler/owned-specs.js';
 // Read cache and indexes: `ctx.cache`, `ctx.indexes`, `@on.cache`, `@on.index`.
 export type { Cache, CachedResource, CacheOptions, CacheSpec, Index, Indexes, IndexContext, IndexFn, IndexOptions, IndexSpec } from './handler/cache.js';
-// Activities (issue 16, lifecycle): @on.startup, @on.cleanup, @on.probe.
+// Activities (lifecycle): @on.startup, @on.cleanup, @on.probe.
 export type { ActivityContext, ActivityFn, ActivityKind, ActivityOptions, ActivitySpec, StartupOptions, CleanupOptions, ProbeOptions } from './handler/activity-specs.js';
 export { StartupError } from './runtime/activities.js';
 // memo: per-object memory, `when` filter contexts, `@on.event` field/value options.
 export type { Memo } from './handler/memo.js';
 export type { FilterContext } from './handler/filter-context.js';
 export type { EventHandlerOptions } from './handler/handler-specs.js';
-// Admission webhooks (issue 17): @on.validate, @on.mutate, @on.convert.
+// Admission webhooks: @on.validate, @on.mutate, @on.convert.
 export type {
   AdmissionContext,
   AdmissionHandlerFn,

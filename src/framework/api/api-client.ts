@@ -163,7 +163,7 @@ export class ApiClient {
   }
 
   /**
-   * A typed client for one resource (issue 16): `apiVersion` is `group/version` (`v1` for the core
+   * A typed client for one resource: `apiVersion` is `group/version` (`v1` for the core
    * group), `resource` its plural, kind, singular or short name, resolved by discovery on first use
    * and remembered by this client.
    *

@@ -56,7 +56,7 @@ export class ApiError extends Error {
     return new ApiError(0, `${what}: ${text}`, undefined, undefined, undefined, { cause: error });
   }
 
-  // Classifying an answer (issue 16), for `catch` blocks: `if (ApiError.isNotFound(error)) return;`.
+  // Classifying an answer, for `catch` blocks: `if (ApiError.isNotFound(error)) return;`.
 
   /** 404: the object (or its namespace, or the resource) does not exist. */
   get isNotFound(): boolean {

@@ -17,7 +17,7 @@ import type { OwnedContext, OwnedOptions } from '../handler/owned-specs.js';
 import { cacheDecorator, indexDecorator } from './cache.js';
 import { activity, type ActivityDecorator } from './activities.js';
 import type { CleanupOptions, ProbeOptions, StartupOptions } from '../handler/activity-specs.js';
-// Admission webhooks (issue 17).
+// Admission webhooks.
 import { admission, conversion, type ConvertDecorator, type MutateDecorator, type ValidateDecorator } from './admission.js';
 import type { AdmissionOptions } from '../handler/admission-specs.js';
 
@@ -216,7 +216,7 @@ export const on = {
    * ```
    */
   index: indexDecorator,
-  // Activities (issue 16, lifecycle): operator-wide handlers with no object.
+  // Activities (lifecycle): operator-wide handlers with no object.
 
   /**
    * Runs once when the operator starts, before anything is watched (and before a leader election
@@ -252,7 +252,7 @@ export const on = {
     return activity('probe', options);
   },
 
-  // Admission webhooks (issue 17): @on.validate, @on.mutate, @on.convert.
+  // Admission webhooks: @on.validate, @on.mutate, @on.convert.
   /**
    * A validating admission webhook: the API server asks it before storing an object (by default on
    * CREATE and UPDATE). Throw `AdmissionError(message, { code })` to refuse (any other error refuses

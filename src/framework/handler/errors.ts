@@ -64,7 +64,7 @@ export function asError(thrown: unknown): Error {
   return thrown instanceof Error ? thrown : new NonErrorThrown(thrown);
 }
 
-// Admission webhooks (issue 17): a validating or mutating handler refuses the request.
+// Admission webhooks: a validating or mutating handler refuses the request.
 /**
  * Thrown by an `@on.validate` or `@on.mutate` handler to refuse the request: the API server answers
  * the client (`kubectl apply`) with `message` and `code` (default 400; a code outside 400..599 is

@@ -20,7 +20,7 @@ export interface KubeObject {
 }
 
 /**
- * The least an object type has (issue 16): what the typed client and `adopt` read. Both the
+ * The least an object type has: what the typed client and `adopt` read. Both the
  * framework's `KubeObject` and client-node's classes (`V1Pod`, `V1PersistentVolumeClaim`) are one.
  */
 export interface ResourceObject {

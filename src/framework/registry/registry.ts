@@ -17,7 +17,7 @@ import type { CacheSpec, IndexFn, IndexSpec } from '../handler/cache.js';
 import { cacheDeclarationsOf, indexDeclarationsOf } from './cache-declarations.js';
 import type { ActivityKind, ActivityFn, ActivitySpec, CleanupOptions, ProbeOptions, StartupOptions } from '../handler/activity-specs.js';
 import { activityDeclarationsOf, activitySpecsOf, checkActivityId } from './activities.js';
-// Admission webhooks (issue 17).
+// Admission webhooks.
 import { checkAdmissionOptions, type AdmissionSpec, type ConversionSpec } from '../handler/admission-specs.js';
 import { admissionDeclarationsOf, admissionSpecsOf, checkAdmissionId, checkConversion, conversionDeclarationsOf, conversionSpecsOf } from './admission-declarations.js';
 
@@ -156,7 +156,7 @@ export class Registry {
     }
   }
 
-  // Activities (issue 16, lifecycle): operator-wide handlers with no resource, kept apart from `handlers`.
+  // Activities (lifecycle): operator-wide handlers with no resource, kept apart from `handlers`.
   private readonly activitySpecs: ActivitySpec[] = [];
 
   /**
@@ -178,7 +178,7 @@ export class Registry {
     return this.activitySpecs;
   }
 
-  // Admission webhooks (issue 17): served by the webhook server, never watched, kept apart from `handlers`.
+  // Admission webhooks: served by the webhook server, never watched, kept apart from `handlers`.
   private readonly admissionSpecs: AdmissionSpec[] = [];
   private readonly conversionSpecs: ConversionSpec[] = [];
 

@@ -18,7 +18,7 @@ export interface HealthServerOptions {
   /** The Prometheus exposition text for `/metrics`. */
   metrics: () => Promise<string>;
   metricsContentType?: string;
-  // lifecycle (issue 16): probe handlers' results on /healthz.
+  // lifecycle: probe handlers' results on /healthz.
   /** The probe handlers' results: with it, `/healthz` answers JSON (`status`, `failures`, `probes`). */
   probes?: () => Promise<ProbeReport>;
 }

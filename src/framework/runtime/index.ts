@@ -44,9 +44,9 @@ export type { ProgressRecord } from '../state/progress.js';
 export { EventPoster, type EventPosterOptions } from '../posting/events.js';
 export { MetricsRecorder, Histogram, noMetrics, type Metrics, type CounterName, type GaugeName, type HistogramName, type Labels } from '../observability/metrics.js';
 
-// Admission webhook certificates (issue 17): a CA and serving certificate kept in a Secret, rotated without a failed admission.
+// Admission webhook certificates: a CA and serving certificate kept in a Secret, rotated without a failed admission.
 export { CertificateStore, type CertificateBundle, type CertificateStoreOptions } from '../admission/certificate-store.js';
 export { issueAuthority, issueServingCertificate, issueClientCertificate, type IssuedCertificate, type AuthorityOptions, type ServingOptions, type ClientOptions } from '../admission/certificates.js';
-// Admission webhooks (issue 17): the HTTPS server the API server calls, and the path of each webhook.
+// Admission webhooks: the HTTPS server the API server calls, and the path of each webhook.
 export { WebhookServer, type WebhookServerOptions, type ServingCertificate } from '../admission/webhook-server.js';
 export { webhookPath, conversionPath } from '../admission/webhook-paths.js';

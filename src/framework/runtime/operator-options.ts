@@ -112,7 +112,7 @@ export interface OperatorOptions {
    * ```
    */
   memo?: Memo;
-  // admission webhooks (issue 17)
+  // admission webhooks
   /**
    * The admission and conversion webhook server, used when the handlers declare `@on.validate`,
    * `@on.mutate` or `@on.convert`: its port, how the API server reaches it (`service` in a cluster,

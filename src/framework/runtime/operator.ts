@@ -103,9 +103,9 @@ export class Operator {
   get indexes(): Indexes {
     return this.reads.indexes;
   }
-  /** lifecycle (issue 16): startup, cleanup and probe handlers. */
+  /** lifecycle: startup, cleanup and probe handlers. */
   private readonly activities: OperatorActivities;
-  /** Admission and conversion webhooks (issue 17), served by every replica. */
+  /** Admission and conversion webhooks, served by every replica. */
   readonly webhooks: OperatorWebhooks;
 
   constructor(private readonly options: OperatorOptions = {}) {
