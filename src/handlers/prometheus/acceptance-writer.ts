@@ -40,12 +40,13 @@ function errorMessage(error: unknown): string {
 
 /**
  * Writes each object's `status.bindings` where a Prometheus's verdicts change it, and nowhere else: an
- * unchanged verdict costs no request. Writes run one at a time across every Prometheus, since two
- * Prometheuses selecting one object each rewrite its whole `bindings` list. The cache shows a write
+ * unchanged verdict costs no request. Writes of one object run one at a time, since two
+ * Prometheuses selecting it each rewrite its whole `bindings` list. The cache shows a write
  * only once its echo arrives, so until then the list as written is the one the next change builds on.
  */
 export class AcceptanceWriter {
-  private chain: Promise<unknown> = Promise.resolve();
+  /** The write under way per object uid: two Prometheuses' writes of one object run one after the other. */
+  private readonly writing = new Map<string, Promise<unknown>>();
   /** Bindings written whose echo the cache has not shown yet, by object uid. */
   private readonly written = new Map<string, Binding[]>();
 
@@ -57,10 +58,7 @@ export class AcceptanceWriter {
    * tried, so the render is retried.
    */
   publish(publication: Publication): Promise<void> {
-    const run = (): Promise<void> => this.write(publication);
-    const next = this.chain.then(run, run);
-    this.chain = next.catch(() => undefined);
-    return next;
+    return this.write(publication);
   }
 
   /** Forgets pending writes of objects whose uid is not in `live`. */
@@ -76,13 +74,21 @@ export class AcceptanceWriter {
       for (const seen of objects[kind]) {
         const { namespace, name, uid, generation } = seen.metadata ?? {};
         if (namespace === undefined || name === undefined || uid === undefined) continue;
-        const object = current(kind, namespace, name);
-        if (object === undefined || object.metadata?.uid !== uid) continue;
-        const next = nextBindings(this.base(uid, object), prometheus, verdicts.get(configKey(kind, namespace, name)), generation, now);
-        if (next === undefined) continue;
+        // Decided when its turn comes, on what an earlier write of the same object left.
+        const decide = (): Binding[] | undefined => {
+          const object = current(kind, namespace, name);
+          if (object === undefined || object.metadata?.uid !== uid) return undefined;
+          return nextBindings(this.base(uid, object), prometheus, verdicts.get(configKey(kind, namespace, name)), generation, now);
+        };
+        // Most objects need nothing: they neither wait for nor hold up another Prometheus's writes.
+        if (!this.writing.has(uid) && decide() === undefined) continue;
         try {
-          await resource.patchStatus({ namespace, name }, { bindings: next });
-          this.written.set(uid, next);
+          await this.inTurn(uid, async () => {
+            const next = decide();
+            if (next === undefined) return;
+            await resource.patchStatus({ namespace, name }, { bindings: next });
+            this.written.set(uid, next);
+          });
         } catch (error) {
           if (ApiError.isNotFound(error)) continue;
           if (error instanceof ApiError && error.status === 403) {
@@ -101,6 +107,17 @@ export class AcceptanceWriter {
     throw new Error(
       `Prometheus ${prometheus.namespace}/${prometheus.name}: ${failures.length} status writes of its ServiceMonitors, PodMonitors or PrometheusRules failed (first: ${failures[0]}); the render is retried`,
     );
+  }
+
+  /** Runs `write` after the writes of object `uid` already under way. */
+  private inTurn(uid: string, write: () => Promise<void>): Promise<void> {
+    const next = (this.writing.get(uid) ?? Promise.resolve()).then(write, write);
+    const settled = next.catch(() => undefined);
+    this.writing.set(uid, settled);
+    void settled.then(() => {
+      if (this.writing.get(uid) === settled) this.writing.delete(uid);
+    });
+    return next;
   }
 
   /** The bindings a change builds on: the ones written, until the cache shows them. */
