@@ -70,7 +70,7 @@ describe('PrometheusRules of tens of thousands of rules, selected by a tenant\'s
     running = await runOperator({ kubeConfig: kc, handlers: [PrometheusOperator], leaderElection: { ...ELECTION, namespace: other, identity: 'large-rules-spec' } });
     await create(tenant, 'prometheuses', 'Prometheus', 'tenant', { ruleSelector: {}, serviceMonitorSelector: {} });
     await create(other, 'prometheuses', 'Prometheus', 'shared', { serviceMonitorSelector: {} });
-    await waitFor(async () => (await core.readNamespacedSecret({ namespace: other, name: 'prometheus-shared' }).catch(() => undefined)) !== undefined, { what: 'the shared Prometheus\'s first render' });
+    await waitFor(async () => (await core.readNamespacedSecret({ namespace: other, name: 'prometheus-shared' }).catch(() => undefined)) !== undefined, { what: 'the shared Prometheus\'s first render', timeoutMs: 60_000 });
 
     const delay = monitorEventLoopDelay({ resolution: 10 });
     delay.enable();
