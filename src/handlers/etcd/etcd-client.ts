@@ -1,5 +1,8 @@
 import { Etcd3, type IMember } from 'etcd3';
 import { noop } from 'cockatiel';
+import { errorMessage } from '../common/error-message.js';
+
+export { errorMessage };
 
 /** One member as `member list` reports it; IDs are uint64 decimal strings (never JS numbers). */
 export interface Member {
@@ -80,10 +83,6 @@ export class EtcdClient {
 
 function toMember(member: IMember): Member {
   return { id: String(member.ID), name: member.name ?? '', peerURLs: member.peerURLs ?? [], clientURLs: member.clientURLs ?? [] };
-}
-
-export function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** etcd's own refusals right after a membership change; they clear within seconds, so try again next tick. */

@@ -1,4 +1,5 @@
-import { ApiError, type ApiClient, type KubeObject, type Logger } from 'konductor';
+import { ApiError, type ApiClient, type Cache, type KubeObject, type Logger } from 'konductor';
+import { errorMessage } from '../common/error-message.js';
 import { sameJson } from '../common/same-json.js';
 import { configKey, nextBindings, type Binding, type ConfigKind, type ConfigResourceStatus, type PrometheusRef, type Verdicts } from './acceptance.js';
 import { MONITORING } from './inputs.js';
@@ -18,6 +19,11 @@ export type ConfigObjects = Readonly<Record<ConfigKind, readonly ConfigObject[]>
 /** Looks an object up in the cache at write time (the render's copy may be older). */
 export type CurrentObject = (kind: ConfigKind, namespace: string, name: string) => ConfigObject | undefined;
 
+/** Reads a ServiceMonitor, PodMonitor or PrometheusRule from the operator's watches as they are now. */
+export function currentIn(cache: Cache): CurrentObject {
+  return (kind, namespace, name) => cache.resource<ConfigObject>(MONITORING, PLURALS[kind]).get({ namespace, name });
+}
+
 /** What the writer tells the operator about writes it cannot make, once per kind. */
 export type RefusedWrites = (kind: ConfigKind, message: string) => void;
 
@@ -32,10 +38,6 @@ export interface Publication {
   /** Told, once per kind and publication, about writes the operator may not make. */
   refused: RefusedWrites;
   logger: Logger;
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**

@@ -75,8 +75,8 @@ function keyOfMonitor(monitor: string): string {
   return monitor.startsWith('podMonitor/') ? `PodMonitor/${monitor.slice('podMonitor/'.length)}` : `ServiceMonitor/${monitor}`;
 }
 
-/** Problems for a message: the first five, and how many more, so a status stays short. */
-function summary(problems: readonly string[]): string {
+/** Problems for a message: the first five, and how many more, so an Event or a status stays short. */
+export function summary(problems: readonly string[]): string {
   const shown = problems.slice(0, 5).join('; ');
   return problems.length > 5 ? `${shown}; and ${problems.length - 5} more` : shown;
 }

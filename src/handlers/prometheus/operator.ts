@@ -1,7 +1,8 @@
 import { events, on, type ApiClient, type Cache, type ChangeContext, type EventContext, type KubeObject, type Logger, type OwnedContext } from 'konductor';
+import { errorMessage } from '../common/error-message.js';
 import { sameJson } from '../common/same-json.js';
 import type { ConfigKind, Verdicts } from './acceptance.js';
-import { AcceptanceWriter, type ConfigObject, type ConfigObjects } from './acceptance-writer.js';
+import { AcceptanceWriter, currentIn, type ConfigObjects } from './acceptance-writer.js';
 import { DEFAULT_CONFIG_RELOADER_IMAGE, type StatefulSetOptions } from './children.js';
 import { readInputs, reconcile, removeChildren, type Inputs, type PrometheusStatus, type ReconcileResult } from './reconcile.js';
 import { ReportedProblems } from './reported-problems.js';
@@ -24,13 +25,6 @@ function nextStatus(previous: PrometheusStatus | undefined, next: PrometheusStat
   return sameJson(previous, status) ? undefined : status;
 }
 
-const PLURALS: Record<ConfigKind, string> = { ServiceMonitor: 'servicemonitors', PodMonitor: 'podmonitors', PrometheusRule: 'prometheusrules' };
-
-/** Reads a ServiceMonitor, PodMonitor or PrometheusRule from the operator's watches as they are now. */
-function currentIn(cache: Cache): (kind: ConfigKind, namespace: string, name: string) => ConfigObject | undefined {
-  return (kind, namespace, name) => cache.resource<ConfigObject>(API, PLURALS[kind]).get({ namespace, name });
-}
-
 /** Options of {@link PrometheusOperator}. */
 export interface PrometheusOperatorOptions {
   /**
@@ -44,10 +38,6 @@ export interface PrometheusOperatorOptions {
 /** The Prometheus with its apiVersion and kind, which its children's owner references name. */
 function owner(prometheus: Prometheus): Prometheus {
   return { ...prometheus, apiVersion: API, kind: 'Prometheus' };
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**

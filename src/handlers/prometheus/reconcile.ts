@@ -17,7 +17,7 @@ import { controllerReference, deleteIfOwn, isControlledBy, referencedOwner, warn
 import { sameJson } from '../common/same-json.js';
 import { generateConfig, validatePrometheus } from './config.js';
 import { fitConfig, jobMonitor, MAX_CONFIG_GZIP_BYTES } from './config-budget.js';
-import { monitorVerdicts, ruleVerdicts, selectionOf, type Selection, type Verdicts } from './acceptance.js';
+import { monitorVerdicts, ruleVerdicts, selectionOf, summary, type Selection, type Verdicts } from './acceptance.js';
 import { reportMonitors } from './monitor-reports.js';
 import { MONITORING, type Inputs } from './inputs.js';
 import { ReportedProblems } from './reported-problems.js';
@@ -133,12 +133,6 @@ function failed(prometheus: Prometheus, selected: number, condition: PrometheusS
 
 /** What the API server answers a write whose content it refuses: 400 Bad Request, 413 too large, 422 Invalid. */
 const REFUSED_CONTENT: ReadonlySet<number> = new Set([400, 413, 422]);
-
-/** Problems for an Event: the first five, and how many more, so one message stays short. */
-function summary(problems: readonly string[]): string {
-  const shown = problems.slice(0, 5).join('; ');
-  return problems.length > 5 ? `${shown}; and ${problems.length - 5} more` : shown;
-}
 
 /** `a, b, c` for at most five names, then how many more. */
 function names(keys: readonly string[]): string {
