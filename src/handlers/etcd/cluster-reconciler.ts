@@ -4,7 +4,7 @@ import type { EtcdAddresses } from './addresses.js';
 import { clearCondition, setCondition } from './conditions.js';
 import { quorum, readClusterSpec, type ClusterSpec } from './cluster-spec.js';
 import { errorMessage, isTransientMembershipError, withEtcd, type Member } from './etcd-client.js';
-import { clusterServices, memberLabels, memberPod, newMemberName, type ClusterOwner } from './member-pod.js';
+import { clusterServices, memberLabels, memberPod, newMemberName, runsOlderImage, type ClusterOwner } from './member-pod.js';
 import { RESTORE_FROM_ANNOTATION, restoreSourceProblem, SEED_ATTEMPT_ANNOTATION } from './restore-annotations.js';
 import { seedAttempt, seedFailedAt, seedFailure, seedRetryDelayMs, type DeadSeed } from './seed-retry.js';
 import type { EtcdClusterSpec, EtcdClusterStatus, ObjectRef } from './types.js';
@@ -14,7 +14,7 @@ export type EtcdClusterObject = KubeObject & { spec?: Partial<EtcdClusterSpec>; 
 interface Pod extends KubeObject {
   metadata: NonNullable<KubeObject['metadata']> & { name: string; annotations?: Record<string, string>; ownerReferences?: { uid?: string; controller?: boolean }[] };
   spec?: { containers?: { name: string; image?: string }[] };
-  status?: { phase?: string; podIP?: string; conditions?: { type: string; status: string }[] } & DeadSeed['status'];
+  status?: { phase?: string; podIP?: string; conditions?: { type: string; status: string }[]; containerStatuses?: { name?: string; image?: string }[] } & DeadSeed['status'];
 }
 
 export interface ReconcilerOptions {
@@ -155,8 +155,8 @@ export class ClusterReconciler {
       return { status, busy: true };
     }
     // etcd keeps answering for a moment after SIGTERM (a restarting member passes the health check),
-    // so a Pod that is not Ready yet holds every further change.
-    if (running.some((p) => !isReady(p))) return { status, busy: true };
+    // so a Pod that is not Ready yet, or still runs the image it is being upgraded from, holds every further change.
+    if (running.some((p) => !isReady(p) || runsOlderImage(p))) return { status, busy: true };
 
     if (members.length !== spec.size) {
       await this.resize(owner, ref, spec, running, named, status);

@@ -168,3 +168,30 @@ export function clusterServices(cluster: ClusterOwner): KubeObject[] {
   ];
   return services.map((service) => adopt(service, cluster));
 }
+
+/** The parts of a member Pod that say which image its etcd container should run and which one runs. */
+export interface MemberImages {
+  spec?: { containers?: { name: string; image?: string }[] };
+  status?: { containerStatuses?: { name?: string; image?: string }[] };
+}
+
+/** The tag of an image reference (`quay.io/coreos/etcd:v3.5.30` → `v3.5.30`), or undefined for a digest or no tag. */
+function tagOf(image: string): string | undefined {
+  if (image.includes('@') || image.startsWith('sha256:')) return undefined;
+  const colon = image.lastIndexOf(':');
+  return colon > image.lastIndexOf('/') ? image.slice(colon + 1) : undefined;
+}
+
+/**
+ * Whether a member's etcd container still runs an older image than its Pod asks for: right after an
+ * in-place upgrade the kubelet has not yet restarted it, and its Pod still reads Ready, so the next
+ * member must wait. Compared by tag (the kubelet may report `docker.io/library/...` for a short name);
+ * a status naming a digest cannot be compared and does not hold the upgrade.
+ */
+export function runsOlderImage(pod: MemberImages): boolean {
+  const wanted = pod.spec?.containers?.find((c) => c.name === 'etcd')?.image;
+  const running = pod.status?.containerStatuses?.find((c) => c.name === 'etcd')?.image;
+  if (wanted === undefined || running === undefined) return false;
+  const [want, have] = [tagOf(wanted), tagOf(running)];
+  return want !== undefined && have !== undefined && want !== have;
+}

@@ -6,7 +6,7 @@ import yaml from 'js-yaml';
 import { runCommand } from '../../../src/testing/run-command.js';
 import { TrackedChanges } from '../../support/chaos/ledger.js';
 import { Widgets } from '../../support/widgets.js';
-import { REPO, getJson, kubectl, kubectlOk, localNode, waitFor } from '../support/node.js';
+import { REPO, getJson, killProcessInPod, kubectl, kubectlOk, localNode, waitFor } from '../support/node.js';
 
 const GROUP = 'greet.example.org';
 const NPM_FLAGS = ['--no-audit', '--no-fund', '--prefer-offline'];
@@ -100,22 +100,6 @@ function ledgerHandlers(): string {
   return fixture.replace("'../../../src/framework/index.js'", "'konductor'");
 }
 
-/** SIGKILLs the operator's main process inside its container, as an OOM kill or a crash would. */
-function killContainer(podUid: string): number {
-  const marker = `pod${podUid}`;
-  for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'node') continue;
-      if (!readFileSync(`/proc/${pid}/cgroup`, 'utf8').includes(marker)) continue;
-      process.kill(Number(pid), 'SIGKILL');
-      return Number(pid);
-    } catch {
-      // The process ended while being read.
-    }
-  }
-  throw new Error(`no node process in the cgroups of Pod ${podUid}`);
-}
-
 describe('the operator Pod replaced or its container killed while objects keep changing', () => {
   const namespace = 'e2e-ledger';
   let ledgerDir: string;
@@ -204,7 +188,7 @@ describe('the operator Pod replaced or its container killed while objects keep c
   it('its container killed: the restarted container takes over and every change is handled exactly once', async () => {
     const pod = await operatorPod();
     const { verdict, seconds } = await changesAround('killed', async () => {
-      killContainer(pod.uid);
+      killProcessInPod(pod.uid, 'node');
     });
     process.stderr.write(`[e2e] container killed: ${verdict.changesMade} changes, ${verdict.changesHandled} handled, ${verdict.lost.length} lost, ${verdict.duplicates} duplicated, all handled ${seconds.toFixed(1)} s after the first\n`);
     expect(verdict.lost).toEqual([]);

@@ -95,6 +95,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await kubectlOk(['delete', '--ignore-not-found', '-f', '-'], [serviceMonitor, podMonitor, rule].join('---\n'));
+  // The Prometheus and its Pod first: a namespace deleted with a Pod in it is checked again only after
+  // about half the Pod's grace period (600 s, as upstream's), however soon the Pod is gone.
+  await kubectlOk(['delete', 'prometheus', '-n', 'monitoring', 'main', '--ignore-not-found', '--wait=true', '--timeout=120s']);
+  await waitFor(async () => (await getJson(['pod', '-n', 'monitoring', 'prometheus-main-0'])) === undefined, { what: 'prometheus-main-0 gone', timeoutMs: 120_000, intervalMs: 1_000 });
   await kubectlOk(['delete', '--ignore-not-found', '--wait=true', '--timeout=120s', '-f', '-'], example);
   await kubectlOk(['delete', '--ignore-not-found', '--wait=true', '--timeout=180s', '-f', resolve(REPO, 'examples/etcd.yaml')]);
   await kubectlOk(['-n', 'konductor-system', 'set', 'env', 'deployment/konductor', 'KONDUCTOR_PROMETHEUS_CONFIG_RELOADER_IMAGE-']);

@@ -1,3 +1,4 @@
+import { readFileSync, readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NodeCluster } from '../../../src/testing/index.js';
@@ -80,4 +81,23 @@ export async function operatorPods(): Promise<PodSummary[]> {
 export async function leaseHolder(): Promise<string | undefined> {
   const lease = await getJson<{ spec?: { holderIdentity?: string } }>(['lease', '-n', 'konductor-system', 'konductor-leader']);
   return lease?.spec?.holderIdentity;
+}
+
+/**
+ * SIGKILLs the process named `comm` (as /proc/<pid>/comm shows it) inside a Pod's containers, as an
+ * OOM kill or a crash would; returns its PID.
+ */
+export function killProcessInPod(podUid: string, comm: string): number {
+  const marker = `pod${podUid}`;
+  for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== comm) continue;
+      if (!readFileSync(`/proc/${pid}/cgroup`, 'utf8').includes(marker)) continue;
+      process.kill(Number(pid), 'SIGKILL');
+      return Number(pid);
+    } catch {
+      // The process ended while being read.
+    }
+  }
+  throw new Error(`no ${comm} process in the cgroups of Pod ${podUid}`);
 }

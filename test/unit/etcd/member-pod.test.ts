@@ -1,6 +1,6 @@
 import { ClusterDnsAddresses, type MemberURLs } from '../../../src/handlers/etcd/addresses.js';
 import { DEFAULT_REPOSITORY, type ClusterSpec } from '../../../src/handlers/etcd/cluster-spec.js';
-import { clusterServices, memberLabels, memberPod, newMemberName, type ClusterOwner, type MemberPodInput } from '../../../src/handlers/etcd/member-pod.js';
+import { clusterServices, memberLabels, memberPod, newMemberName, runsOlderImage, type ClusterOwner, type MemberPodInput } from '../../../src/handlers/etcd/member-pod.js';
 
 interface Container {
   name: string;
@@ -239,5 +239,25 @@ describe('clusterServices', () => {
 
   it('are owned by the EtcdCluster as the controller', () => {
     for (const service of [peer!, client!]) expect(service.metadata.ownerReferences).toEqual([expectedOwner]);
+  });
+});
+
+describe('runsOlderImage: a member upgraded in place, before the kubelet restarts it', () => {
+  const pod = (wanted: string, running?: string) => ({
+    spec: { containers: [{ name: 'etcd', image: wanted }] },
+    status: running === undefined ? {} : { containerStatuses: [{ name: 'etcd', image: running }] },
+  });
+
+  it('holds while the running container has the tag the Pod is being upgraded from', () => {
+    expect(runsOlderImage(pod('quay.io/coreos/etcd:v3.5.30', 'quay.io/coreos/etcd:v3.4.23'))).toBe(true);
+  });
+  it('lets go once the container runs the Pod\'s tag, however the kubelet spells the repository', () => {
+    expect(runsOlderImage(pod('quay.io/coreos/etcd:v3.5.30', 'quay.io/coreos/etcd:v3.5.30'))).toBe(false);
+    expect(runsOlderImage(pod('etcd:v3.5.30', 'docker.io/library/etcd:v3.5.30'))).toBe(false);
+  });
+  it('does not hold on what it cannot compare: a digest, a registry port without a tag, no status yet', () => {
+    expect(runsOlderImage(pod('quay.io/coreos/etcd:v3.5.30', 'sha256:0123abcd'))).toBe(false);
+    expect(runsOlderImage(pod('localhost:5000/etcd', 'localhost:5000/etcd'))).toBe(false);
+    expect(runsOlderImage(pod('quay.io/coreos/etcd:v3.5.30'))).toBe(false);
   });
 });

@@ -1,0 +1,177 @@
+/**
+ * The bundled etcd operator on a real node, with a writer putting keys through the cluster's client
+ * Service the whole time: scale 3 → 5 → 3, a member's container killed and the member replaced, and a
+ * real upgrade from Debian bookworm's etcd 3.4 to Debian sid's 3.5, one member at a time. At the end
+ * every acknowledged write is read back, and the longest time without an acknowledged write is
+ * reported for each step (under 5 s for the upgrade).
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { runCommand } from '../../../src/testing/run-command.js';
+import { REPO, deployOperator, getJson, killProcessInPod, kubectlOk, localNode, waitFor } from '../support/node.js';
+
+const CLUSTER = 'e2e-lifecycle';
+const FROM = '3.4.23';
+const PREFIX = 'e2e/';
+const WRITER = resolve(REPO, 'test/e2e/support/etcd-writer.mjs');
+
+interface MemberPod {
+  metadata: { name: string; uid: string; deletionTimestamp?: string };
+  status?: { phase?: string; podIP?: string; containerStatuses?: { name: string; image: string; ready: boolean }[] };
+}
+interface Cluster {
+  status?: { phase?: string; currentVersion?: string; members?: { ready?: string[] } };
+}
+interface WriterReport {
+  attempts: number;
+  acked: { key: string; at: number }[];
+  failures: { at: number; error: string }[];
+}
+
+let to = '';
+let scratch = '';
+let writer: Promise<WriterReport> | undefined;
+const steps: { name: string; from: number; to: number }[] = [];
+
+/** The etcd version of the image built from Debian sid (the version the upgrade goes to). */
+async function sidVersion(): Promise<string> {
+  const run = await runCommand(process.execPath, [resolve(REPO, 'scripts/images/images.mjs'), '--only', 'etcd-sid'], { timeoutMs: 600_000 });
+  if (run.code !== 0) throw new Error(`scripts/images/images.mjs --only etcd-sid exited ${run.code}: ${run.stderr.trim()}`);
+  const [image] = JSON.parse(run.stdout) as { reference: string }[];
+  return /:v(\S+)$/.exec(image!.reference)![1]!;
+}
+
+async function memberPods(): Promise<MemberPod[]> {
+  const list = await getJson<{ items: MemberPod[] }>(['pods', '-l', `etcd_cluster=${CLUSTER}`]);
+  return (list?.items ?? []).filter((pod) => pod.metadata.deletionTimestamp === undefined);
+}
+
+/** The cluster Running at `size` members, each Pod's etcd container Ready on the image of `version`. */
+async function settled(size: number, version: string): Promise<boolean> {
+  const cluster = await getJson<Cluster>(['etcdcluster', CLUSTER]);
+  if (cluster?.status?.phase !== 'Running' || cluster.status.currentVersion !== version || cluster.status.members?.ready?.length !== size) return false;
+  const pods = await memberPods();
+  const image = `quay.io/coreos/etcd:v${version}`;
+  return pods.length === size && pods.every((pod) => pod.status?.containerStatuses?.some((c) => c.name === 'etcd' && c.ready && c.image === image));
+}
+
+async function step(name: string, change: () => Promise<void>, size: number, version: string): Promise<void> {
+  const from = Date.now();
+  await change();
+  await waitFor(() => settled(size, version), { what: `${CLUSTER}: ${name} done (${size} Ready members on ${version})`, timeoutMs: 420_000, intervalMs: 1_000 });
+  steps.push({ name, from, to: Date.now() });
+  process.stderr.write(`[e2e] etcd ${name}: ${((Date.now() - from) / 1000).toFixed(1)} s\n`);
+}
+
+/** The longest time in [from, to] without an acknowledged write, counted from the last one before it. */
+function longestGapMs(acked: readonly { at: number }[], from: number, to: number): number {
+  let previous = [...acked].reverse().find((write) => write.at <= from)?.at ?? from;
+  let longest = 0;
+  for (const write of acked) {
+    if (write.at <= from) continue;
+    if (write.at > to) break;
+    longest = Math.max(longest, write.at - previous);
+    previous = write.at;
+  }
+  return Math.max(longest, to - previous);
+}
+
+async function range(url: string): Promise<Set<string>> {
+  const b64 = (text: string): string => Buffer.from(text).toString('base64');
+  const end = PREFIX.slice(0, -1) + String.fromCharCode(PREFIX.charCodeAt(PREFIX.length - 1) + 1);
+  const body = JSON.stringify({ key: b64(PREFIX), range_end: b64(end), keys_only: true });
+  const run = await localNode().runInNode('curl', ['-sf', '--max-time', '20', '-X', 'POST', '-d', body, `${url}/v3/kv/range`]);
+  if (run.code !== 0) throw new Error(`range read of ${PREFIX} failed (curl exit ${run.code}): ${run.stderr.trim()}`);
+  const kvs = (JSON.parse(run.stdout) as { kvs?: { key: string }[] }).kvs ?? [];
+  return new Set(kvs.map((kv) => Buffer.from(kv.key, 'base64').toString()));
+}
+
+const manifest = (size: number, version: string): string => `apiVersion: etcd.database.coreos.com/v1beta2
+kind: EtcdCluster
+metadata:
+  name: ${CLUSTER}
+  namespace: default
+spec:
+  size: ${size}
+  version: ${version}
+`;
+
+let clientUrl = '';
+
+beforeAll(async () => {
+  to = await sidVersion();
+  await localNode().loadBuiltImages(['etcd-sid']);
+  await deployOperator(120);
+  await kubectlOk(['apply', '-f', '-'], manifest(3, FROM));
+  await waitFor(() => settled(3, FROM), { what: `${CLUSTER}: 3 Ready members on ${FROM}`, timeoutMs: 300_000, intervalMs: 1_000 });
+  const service = await getJson<{ spec?: { clusterIP?: string } }>(['service', `${CLUSTER}-client`]);
+  clientUrl = `http://${service!.spec!.clusterIP!}:2379`;
+  scratch = mkdtempSync(join(tmpdir(), 'konductor-etcd-writer-'));
+  writer = localNode()
+    .runInNode(process.execPath, [WRITER, clientUrl, PREFIX, join(scratch, 'stop')], 1_800_000)
+    .then((run) => {
+      if (run.code !== 0) throw new Error(`the writer exited ${run.code}: ${run.stderr.trim()}`);
+      return JSON.parse(run.stdout) as WriterReport;
+    });
+  await waitFor(async () => (await range(clientUrl)).size >= 10, { what: 'the writer to have written 10 keys', timeoutMs: 30_000 });
+}, 900_000);
+
+afterAll(async () => {
+  if (scratch && !existsSync(join(scratch, 'stop'))) writeFileSync(join(scratch, 'stop'), '');
+  await writer?.catch(() => undefined);
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+  await kubectlOk(['delete', 'etcdcluster', CLUSTER, '--ignore-not-found', '--wait=true', '--timeout=180s']);
+}, 300_000);
+
+describe('an etcd cluster on a real node, written to through its client Service throughout', () => {
+  it('scales 3 → 5 → 3, one member at a time', async () => {
+    await step('scale 3 → 5', () => kubectlOk(['apply', '-f', '-'], manifest(5, FROM)).then(() => undefined), 5, FROM);
+    await step('scale 5 → 3', () => kubectlOk(['apply', '-f', '-'], manifest(3, FROM)).then(() => undefined), 3, FROM);
+  }, 900_000);
+
+  it('replaces a member whose etcd process is killed', async () => {
+    const [victim] = await memberPods();
+    await step(
+      'member killed → replaced',
+      async () => {
+        killProcessInPod(victim!.metadata.uid, 'etcd');
+        await waitFor(async () => !(await memberPods()).some((pod) => pod.metadata.uid === victim!.metadata.uid && pod.status?.phase === 'Running'), {
+          what: `${victim!.metadata.name} to stop running`,
+          timeoutMs: 60_000,
+        });
+      },
+      3,
+      FROM,
+    );
+    expect((await memberPods()).map((pod) => pod.metadata.name)).not.toContain(victim!.metadata.name);
+  }, 900_000);
+
+  it(`upgrades etcd ${FROM} → Debian sid's 3.5 one member at a time; every member then serves 3.5`, async () => {
+    expect(to).toMatch(/^3\.5\./);
+    await step(`upgrade ${FROM} → ${to}`, () => kubectlOk(['apply', '-f', '-'], manifest(3, to)).then(() => undefined), 3, to);
+    for (const pod of await memberPods()) {
+      const run = await localNode().runInNode('curl', ['-sf', '--max-time', '5', `http://${pod.status!.podIP!}:2379/version`]);
+      expect(JSON.parse(run.stdout)).toMatchObject({ etcdserver: to });
+    }
+    // The cluster version moves to 3.5 once every member runs it.
+    await waitFor(async () => {
+      const run = await localNode().runInNode('curl', ['-sf', '--max-time', '5', `${clientUrl}/version`]);
+      return run.code === 0 && (JSON.parse(run.stdout) as { etcdcluster?: string }).etcdcluster?.startsWith('3.5.') === true;
+    }, { what: 'the cluster version to become 3.5', timeoutMs: 60_000 });
+  }, 900_000);
+
+  it('kept every acknowledged write; writes failed for under 5 s during the upgrade', async () => {
+    writeFileSync(join(scratch, 'stop'), '');
+    const report = await writer!;
+    const stored = await range(clientUrl);
+    const missing = report.acked.filter((write) => !stored.has(write.key)).map((write) => write.key);
+    const gaps = steps.map((s) => ({ step: s.name, longestGapMs: longestGapMs(report.acked, s.from, s.to) }));
+    process.stderr.write(`[e2e] etcd writer: ${report.attempts} attempts, ${report.acked.length} acknowledged, ${missing.length} missing, ${report.failures.length} failed\n`);
+    for (const gap of gaps) process.stderr.write(`[e2e] etcd ${gap.step}: longest time without an acknowledged write ${gap.longestGapMs} ms\n`);
+    expect(missing).toEqual([]);
+    expect(report.acked.length).toBeGreaterThan(100);
+    expect(gaps.find((gap) => gap.step.startsWith('upgrade'))!.longestGapMs).toBeLessThan(5_000);
+  }, 120_000);
+});
