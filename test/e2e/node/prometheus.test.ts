@@ -95,6 +95,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await kubectlOk(['delete', '--ignore-not-found', '-f', '-'], [serviceMonitor, podMonitor, rule].join('---\n'));
+  await kubectlOk(['delete', '--ignore-not-found', '-f', resolve(REPO, 'deploy/monitoring')]);
   // The Prometheus and its Pod first: a namespace deleted with a Pod in it is checked again only after
   // about half the Pod's grace period (600 s, as upstream's), however soon the Pod is gone.
   await kubectlOk(['delete', 'prometheus', '-n', 'monitoring', 'main', '--ignore-not-found', '--wait=true', '--timeout=120s']);
@@ -163,6 +164,21 @@ describe('the bundled Prometheus operator on a real node', () => {
     const table = await kubectlOk(['get', 'prometheusrule', 'always']);
     expect(table).toMatch(/^always\s+True\s+/m);
   }, 300_000);
+
+  it("scrapes the operator's own /metrics through the ServiceMonitor in deploy/monitoring/", async () => {
+    const applied = Date.now();
+    await kubectlOk(['apply', '-f', resolve(REPO, 'deploy/monitoring')]);
+    const pool = 'serviceMonitor/konductor-system/konductor/0';
+    await waitFor(async () => {
+      const found = await targets(pool).catch(() => []);
+      return found.length === 1 && found[0]!.health === 'up';
+    }, { what: `the operator's target (${pool}) up`, timeoutMs: 120_000, intervalMs: 2_000 });
+    process.stderr.write(`[e2e] deploy/monitoring/ applied -> the operator's own target up in ${((Date.now() - applied) / 1000).toFixed(1)} s\n`);
+    const query = encodeURIComponent('count({__name__=~"konductor_.+", namespace="konductor-system"})');
+    const data = await prometheusApi<{ result: { value: [number, string] }[] }>(`/api/v1/query?query=${query}`);
+    expect(Number(data.result[0]?.value[1] ?? 0)).toBeGreaterThan(0);
+    expect(await kubectlOk(['get', 'servicemonitor', '-n', 'konductor-system', 'konductor'])).toMatch(/^konductor\s+True\s+/m);
+  }, 180_000);
 
   it("drops a deleted ServiceMonitor's targets once Prometheus reloads", async () => {
     const deleted = Date.now();

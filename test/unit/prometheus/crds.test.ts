@@ -3,9 +3,13 @@ import { fileURLToPath } from 'node:url';
 import { loadAllYaml, type V1CustomResourceDefinition, type V1JSONSchemaProps } from '@kubernetes/client-node';
 import yaml from 'js-yaml';
 import ts from 'typescript';
+import { matchesSelector, selectServiceMonitors } from '../../../src/handlers/prometheus/selectors.js';
+import type { PrometheusResource, ServiceMonitorResource } from '../../../src/handlers/prometheus/types.js';
 
 const crdFile = fileURLToPath(new URL('../../../crds/monitoring.coreos.com.yaml', import.meta.url));
 const exampleFile = fileURLToPath(new URL('../../../examples/prometheus.yaml', import.meta.url));
+const metricsServiceFile = fileURLToPath(new URL('../../../deploy/46-metrics-service.yaml', import.meta.url));
+const selfMonitorFile = fileURLToPath(new URL('../../../deploy/monitoring/servicemonitor.yaml', import.meta.url));
 const typesFile = fileURLToPath(new URL('../../../src/handlers/prometheus/types.ts', import.meta.url));
 const reconcileFile = fileURLToPath(new URL('../../../src/handlers/prometheus/reconcile.ts', import.meta.url));
 
@@ -322,5 +326,23 @@ describe('examples/prometheus.yaml', () => {
       'ServiceMonitor: spec.endpoints[].filterRuning is not in the schema (no filterRuning)',
     ]);
     expect(outsideSchema('Prometheus', { replicas: 'two' }, 'spec')).toEqual(['Prometheus: spec.replicas is string, the schema says integer']);
+  });
+});
+
+describe('deploy/monitoring/servicemonitor.yaml, the operator monitoring itself', () => {
+  const monitor = yaml.load(readFileSync(selfMonitorFile, 'utf8')) as ServiceMonitorResource;
+  const example = (yaml.loadAll(readFileSync(exampleFile, 'utf8')) as (PrometheusResource & { kind: string })[]).find((d) => d.kind === 'Prometheus')!;
+
+  test('uses only fields (and types) the schema has', () => {
+    expect(outsideSchema('ServiceMonitor', monitor.spec, 'spec')).toEqual([]);
+  });
+
+  test("is selected by examples/prometheus.yaml's Prometheus, and selects deploy/'s metrics Service on its named port", () => {
+    const namespaces = [{ name: 'konductor-system', labels: {} }];
+    expect(selectServiceMonitors(example, [monitor], namespaces).map((m) => m.metadata.name)).toEqual(['konductor']);
+    const service = yaml.load(readFileSync(metricsServiceFile, 'utf8')) as { metadata: { namespace: string; labels: Record<string, string> }; spec: { ports: { name: string }[] } };
+    expect(service.metadata.namespace).toBe(monitor.metadata.namespace);
+    expect(matchesSelector(monitor.spec.selector, service.metadata.labels)).toBe(true);
+    expect(service.spec.ports.map((port) => port.name)).toContain(monitor.spec.endpoints[0]!.port);
   });
 });
