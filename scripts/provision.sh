@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Provisions everything Konductor's tests and demo need on a Debian bookworm machine:
-#   - etcd (Debian's etcd-server / etcd-client) and curl (restore Pods download backups with it)
+#   - etcd (Debian's etcd-server / etcd-client), wget (restore Pods download backups with it) and curl
 #   - kube-apiserver and kube-controller-manager, built together from Debian's `kubernetes` source package
 #     (one unpacked tree, one Go build cache) and cached per user and version
 #   - kubectl from Debian's `kubernetes-client` (same source and version as the kube-apiserver), extracted
@@ -97,7 +97,7 @@ ensure_deb_src() {
 resolve_etcd() {
   if [ -n "${KONDUCTOR_ETCD:-}" ]; then [ -x "$KONDUCTOR_ETCD" ] || die "KONDUCTOR_ETCD=$KONDUCTOR_ETCD is not executable"; echo "$KONDUCTOR_ETCD"; return; fi
   if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/etcd" ]; then echo "$KUBEBUILDER_ASSETS/etcd"; return; fi
-  ensure_packages etcd-server etcd-client curl
+  ensure_packages etcd-server etcd-client wget curl
   command -v etcd || die "etcd not found after installing etcd-server"
 }
 
@@ -296,7 +296,7 @@ preflight_non_root() {
   local wanted=() missing=() steps=()
   [ "$WANT_PROMTOOL" = 1 ] && wanted+=(prometheus)
   if [ -z "${KONDUCTOR_ETCD:-}" ] && ! { [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/etcd" ]; }; then
-    wanted+=(etcd-server etcd-client curl)
+    wanted+=(etcd-server etcd-client wget curl)
   fi
   local needs_build=0 kube=()
   mapfile -t kube < <(kube_wanted)

@@ -12,9 +12,9 @@ export const SEED_ATTEMPT_ANNOTATION = `${GROUP}/seed-attempt`;
 export const RESTORE_SEED_LABEL = 'etcd_restore_seed';
 
 /**
- * Checks a `restore-from` annotation before it reaches a seed Pod's `curl`: anyone who can create an
+ * Checks a `restore-from` annotation before it reaches a seed Pod's `wget`: anyone who can create an
  * EtcdCluster can set it, so only an http(s) URL of the backup server's download path is accepted
- * (a value starting with `-` would otherwise be read as a curl option). Returns why it is refused.
+ * (a value starting with `-` would otherwise be read as a wget option). Returns why it is refused.
  */
 export function restoreSourceProblem(value: string): string | undefined {
   let url: URL;

@@ -18,7 +18,7 @@ export class CorruptSnapshotError extends Error {
  * Passes a snapshot through, holding back its last 32 bytes (the SHA-256 trailer etcd appends)
  * until the rest has been hashed: the trailer goes out only when it matches, and, when `expected` is
  * given, only when size and digest are the ones recorded. Otherwise the stream fails before its
- * last bytes, so a reader (curl, `etcdctl snapshot restore`) never takes a bad or swapped file
+ * last bytes, so a reader (wget, `etcdctl snapshot restore`) never takes a bad or swapped file
  * for a complete one.
  */
 export class SnapshotTrailerCheck extends Transform {

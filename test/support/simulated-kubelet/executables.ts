@@ -3,7 +3,7 @@ import { findEtcd, isExecutable, onPath } from '../../../src/testing/binaries.js
 
 /**
  * The local programs containers run: `etcd` and `etcdctl` are the test binaries (the etcd the control
- * plane runs, and the etcdctl beside it); anything else (`sh`, `curl`) comes from PATH.
+ * plane runs, and the etcdctl beside it); anything else (`sh`, `wget`) comes from PATH.
  */
 export class ContainerExecutables {
   private etcdPath: string | undefined;

@@ -163,7 +163,7 @@ describe('memberPod init containers', () => {
     const p = pod({ urls: ipURLs, restoreFrom: url, token: 'restore-token' });
     const inits = p.spec.initContainers ?? [];
     expect(inits.map((c) => c.name)).toEqual(['fetch-backup', 'restore-datadir']);
-    expect(inits[0]!.command).toEqual(['curl', '-fsS', '-o', '/var/etcd/latest.backup', url]);
+    expect(inits[0]!.command).toEqual(['wget', '-q', '-O', '/var/etcd/latest.backup', url]);
     expect(inits[1]!.image).toBe(etcd(p).image);
     expect(inits[1]!.env).toEqual([{ name: 'ETCDCTL_API', value: '3' }]);
     expect(inits[1]!.command).toEqual([
