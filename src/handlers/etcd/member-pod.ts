@@ -39,6 +39,9 @@ export interface MemberPodInput {
   restoreFrom?: string;
 }
 
+/** The member's data volume; a restore seed's init containers write the backup and the restored data dir there too. */
+const DATA_MOUNT = { name: 'etcd-data', mountPath: '/var/etcd' };
+
 /** The image of the members' init containers (DNS wait, backup download). */
 const BUSYBOX_IMAGE = 'busybox:1.36';
 
@@ -76,11 +79,12 @@ export function memberPod(input: MemberPodInput): KubeObject {
   if (input.restoreFrom) {
     initContainers.push(
       // busybox's wget (exit 1 on an HTTP error), from the image the DNS wait already needs: one image fewer to mirror.
-      { name: SEED_INIT_CONTAINER, image: BUSYBOX_IMAGE, command: ['wget', '-q', '-O', BACKUP_FILE, input.restoreFrom] },
+      { name: SEED_INIT_CONTAINER, image: BUSYBOX_IMAGE, command: ['wget', '-q', '-O', BACKUP_FILE, input.restoreFrom], volumeMounts: [DATA_MOUNT] },
       {
         name: 'restore-datadir',
         image,
         env: [{ name: 'ETCDCTL_API', value: '3' }],
+        volumeMounts: [DATA_MOUNT],
         command: [
           'etcdctl', 'snapshot', 'restore', BACKUP_FILE,
           '--name', member,
@@ -118,7 +122,7 @@ export function memberPod(input: MemberPodInput): KubeObject {
             { name: 'peer', containerPort: 2380, protocol: 'TCP' },
           ],
           env: policy.etcdEnv ?? [],
-          volumeMounts: [{ name: 'etcd-data', mountPath: '/var/etcd' }],
+          volumeMounts: [DATA_MOUNT],
           readinessProbe: {
             exec: { command: ['/bin/sh', '-ec', 'ETCDCTL_API=3 etcdctl endpoint status'] },
             initialDelaySeconds: 1,

@@ -99,6 +99,7 @@ spec:
 `;
 
 let clientUrl = '';
+let report: WriterReport | undefined;
 
 beforeAll(async () => {
   to = await sidVersion();
@@ -122,6 +123,7 @@ afterAll(async () => {
   if (scratch && !existsSync(join(scratch, 'stop'))) writeFileSync(join(scratch, 'stop'), '');
   await writer?.catch(() => undefined);
   if (scratch) rmSync(scratch, { recursive: true, force: true });
+  await kubectlOk(['delete', 'etcdrestore,etcdbackup', '-l', 'e2e=lifecycle', '--ignore-not-found', '--wait=true', '--timeout=60s']);
   await kubectlOk(['delete', 'etcdcluster', CLUSTER, '--ignore-not-found', '--wait=true', '--timeout=180s']);
 }, 300_000);
 
@@ -164,14 +166,56 @@ describe('an etcd cluster on a real node, written to through its client Service 
 
   it('kept every acknowledged write; writes failed for under 5 s during the upgrade', async () => {
     writeFileSync(join(scratch, 'stop'), '');
-    const report = await writer!;
+    const written = await writer!;
+    report = written;
     const stored = await range(clientUrl);
-    const missing = report.acked.filter((write) => !stored.has(write.key)).map((write) => write.key);
-    const gaps = steps.map((s) => ({ step: s.name, longestGapMs: longestGapMs(report.acked, s.from, s.to) }));
-    process.stderr.write(`[e2e] etcd writer: ${report.attempts} attempts, ${report.acked.length} acknowledged, ${missing.length} missing, ${report.failures.length} failed\n`);
+    const missing = written.acked.filter((write) => !stored.has(write.key)).map((write) => write.key);
+    const gaps = steps.map((s) => ({ step: s.name, longestGapMs: longestGapMs(written.acked, s.from, s.to) }));
+    process.stderr.write(`[e2e] etcd writer: ${written.attempts} attempts, ${written.acked.length} acknowledged, ${missing.length} missing, ${written.failures.length} failed\n`);
     for (const gap of gaps) process.stderr.write(`[e2e] etcd ${gap.step}: longest time without an acknowledged write ${gap.longestGapMs} ms\n`);
     expect(missing).toEqual([]);
-    expect(report.acked.length).toBeGreaterThan(100);
+    expect(written.acked.length).toBeGreaterThan(100);
     expect(gaps.find((gap) => gap.step.startsWith('upgrade'))!.longestGapMs).toBeLessThan(5_000);
   }, 120_000);
+
+  it('restores a Local backup taken by the operator Pod into a new cluster that has every acknowledged key', async () => {
+    expect(report).toBeDefined();
+    const oldUid = (await getJson<{ metadata: { uid: string } }>(['etcdcluster', CLUSTER]))!.metadata.uid;
+    await kubectlOk(['apply', '-f', '-'], custom('EtcdBackup', `${CLUSTER}-once`, `  etcdEndpoints: [http://${CLUSTER}-client:2379]
+  storageType: Local
+  local:
+    path: e2e/${CLUSTER}.db
+`));
+    await waitFor(async () => (await getJson<{ status?: { succeeded?: boolean } }>(['etcdbackup', `${CLUSTER}-once`]))?.status?.succeeded === true, {
+      what: 'the one-shot Local backup',
+      timeoutMs: 60_000,
+    });
+    const started = Date.now();
+    await kubectlOk(['apply', '-f', '-'], custom('EtcdRestore', CLUSTER, `  etcdCluster:
+    name: ${CLUSTER}
+  backupStorageType: Local
+  local:
+    path: e2e/${CLUSTER}.db
+`));
+    await waitFor(async () => {
+      const cluster = await getJson<{ metadata: { uid: string } }>(['etcdcluster', CLUSTER]);
+      return cluster !== undefined && cluster.metadata.uid !== oldUid && (await settled(3, to));
+    }, { what: `${CLUSTER} recreated from the backup with 3 Ready members`, timeoutMs: 300_000, intervalMs: 1_000 });
+    process.stderr.write(`[e2e] etcd restore from a Local backup: 3 Ready members ${((Date.now() - started) / 1000).toFixed(1)} s after the EtcdRestore\n`);
+    const service = await getJson<{ spec?: { clusterIP?: string } }>(['service', `${CLUSTER}-client`]);
+    const stored = await range(`http://${service!.spec!.clusterIP!}:2379`);
+    expect(report!.acked.filter((write) => !stored.has(write.key))).toEqual([]);
+  }, 420_000);
 });
+
+function custom(kind: string, name: string, spec: string): string {
+  return `apiVersion: etcd.database.coreos.com/v1beta2
+kind: ${kind}
+metadata:
+  name: ${name}
+  namespace: default
+  labels:
+    e2e: lifecycle
+spec:
+${spec}`;
+}

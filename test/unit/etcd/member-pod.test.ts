@@ -158,6 +158,12 @@ describe('memberPod init containers', () => {
     expect(inits[0]!.command.join(' ')).toContain(`nslookup ${member}.demo.prod.svc`);
   });
 
+  it('mounts the data volume into both restore init containers, where they write the backup and the data dir', () => {
+    const p = pod({ urls: ipURLs, restoreFrom: 'http://etcd-restore-operator:19999/v1/backup/prod/demo', token: 'restore-token' });
+    const mounts = (p.spec.initContainers ?? []).map((c) => (c as Container & { volumeMounts?: unknown[] }).volumeMounts);
+    expect(mounts).toEqual([[{ name: 'etcd-data', mountPath: '/var/etcd' }], [{ name: 'etcd-data', mountPath: '/var/etcd' }]]);
+  });
+
   it('downloads the backup, then restores the data dir, when restoreFrom is given', () => {
     const url = 'http://etcd-restore-operator:19999/v1/backup/prod/demo';
     const p = pod({ urls: ipURLs, restoreFrom: url, token: 'restore-token' });
