@@ -17,6 +17,7 @@ interface ContainerStatus {
 interface Pod extends KubeObject {
   status?: {
     phase?: string;
+    reason?: string;
     message?: string;
     podIP?: string;
     conditions?: { type: string; status: string }[];
@@ -217,6 +218,19 @@ it('marks the Pod Failed with the message of an init container that exits non-ze
   expect(pod.status?.message).toContain('cannot resolve the member');
   expect(processOf(member)).toBeUndefined();
   expect(await health(clientURL)).toBe(0);
+});
+
+it('marks Failed, as unrunnable, a Pod whose init container uses /var/etcd without mounting it: a kubelet would give it an empty folder of its own', async () => {
+  const member = memberName();
+  await createEtcdPod(member, {
+    initContainers: [{ name: 'fetch-backup', image: 'busybox:1.36', command: ['wget', '-q', '-O', '/var/etcd/latest.backup', 'http://127.0.0.1:9/x'] }],
+  });
+
+  const pod = await waitForPod(member, 'to be Failed', (pod) => pod.status?.phase === 'Failed');
+
+  expect(pod.status?.reason).toBe('Unrunnable');
+  expect(pod.status?.message).toContain('spec.initContainers[0] (fetch-backup) uses /var/etcd without mounting it');
+  expect(processOf(member)).toBeUndefined();
 });
 
 it('restarts the process in place, keeping its data, when the image changes', async () => {

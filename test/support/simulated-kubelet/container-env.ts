@@ -66,6 +66,16 @@ export function expand(text: string, env: Record<string, string>): string {
   });
 }
 
+/**
+ * Whether a container reads or writes the volume path without mounting it. A kubelet would give such
+ * a container its own filesystem, lost when it exits; the pod runner's folder would hide that, so
+ * such a Pod is refused as unrunnable instead.
+ */
+export function usesVolumeUnmounted(words: readonly string[], volumeMounts: unknown): boolean {
+  const mounted = Array.isArray(volumeMounts) && volumeMounts.some((m) => typeof m === 'object' && m !== null && (m as { mountPath?: unknown }).mountPath === VOLUME_PATH);
+  return !mounted && words.some((word) => new RegExp(VOLUME_PATTERN.source).test(word));
+}
+
 /** Replaces the volume path where it starts a path (whole word, after `=`, a quote, a comma...) by the Pod's folder. */
 export function rewriteVolume(text: string, dir: string): string {
   return text.replace(VOLUME_PATTERN, (_match, before: string) => `${before}${dir}`);

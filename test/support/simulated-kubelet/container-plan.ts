@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import { containerEnv, expand, rewriteVolume, type PodContext } from './container-env.js';
+import { containerEnv, expand, rewriteVolume, usesVolumeUnmounted, type PodContext } from './container-env.js';
 import type { ContainerExecutables } from './executables.js';
 import type { Container, Pod } from './pod.js';
 import { UnrunnablePod } from './unrunnable-pod.js';
@@ -48,6 +48,9 @@ export function planContainer(value: unknown, where: string, context: PodContext
   const args = stringList(container.args, `${where}.args`);
   // Without a command a kubelet runs the image's entrypoint, which a local runner cannot know.
   if (command.length === 0) throw new UnrunnablePod(`${where} (${name}) has no command; image entrypoints are unknown to the pod runner`);
+  if (usesVolumeUnmounted([...command, ...args], container.volumeMounts)) {
+    throw new UnrunnablePod(`${where} (${name}) uses /var/etcd without mounting it: on a kubelet it would see an empty folder of its own`);
+  }
   const env = containerEnv(container.env, `${where}.env`, context);
   const words = [...command, ...args].map((word) => rewriteVolume(expand(word, env), context.dir));
   const program = words[0] as string;

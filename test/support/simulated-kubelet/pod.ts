@@ -21,6 +21,7 @@ export interface Container {
   command?: unknown;
   args?: unknown;
   env?: unknown;
+  volumeMounts?: unknown;
   readinessProbe?: unknown;
 }
 
