@@ -36,7 +36,7 @@ cluster_down() {
   for round in 1 2 3; do
     for cg in $(our_cgroups); do
       # shellcheck disable=SC2046
-      [ -f "$cg/cgroup.procs" ] && kill -9 $(cat "$cg/cgroup.procs") 2>/dev/null || true
+      [ -f "$cg/cgroup.procs" ] && kill -9 $(cat "$cg/cgroup.procs" 2>/dev/null) 2>/dev/null || true
     done
     sleep 0.2
   done
