@@ -18,8 +18,10 @@ import { waitFor } from '../../support/wait-for.js';
 const LARGE_RULES = 3;
 const RULES_PER_OBJECT = 32_000;
 const LEASE = 'large-rules';
-// Short Lease timings: a loop blocked for seconds loses the Lease within the spec.
-const ELECTION = { name: LEASE, leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500 };
+// Lease timings short enough that a loop blocked for longer than the renew deadline loses the Lease
+// within the spec, and long enough that an API server stalled for a few seconds by the rest of the
+// suite does not take it (with a 2 s deadline it did, and the operator stopped before its first render).
+const ELECTION = { name: LEASE, leaseDurationMs: 10_000, renewDeadlineMs: 6_000, retryPeriodMs: 1_000 };
 
 let kc: KubeConfig;
 let custom: CustomObjectsApi;
@@ -68,9 +70,16 @@ describe('PrometheusRules of tens of thousands of rules, selected by a tenant\'s
     const other = await uniqueNamespace(kc, 'prom-big-other');
     const leases = kc.makeApiClient(CoordinationV1Api);
     running = await runOperator({ kubeConfig: kc, handlers: [PrometheusOperator], leaderElection: { ...ELECTION, namespace: other, identity: 'large-rules-spec' } });
+    // An operator that loses its Lease stops for good; every wait below says so at once instead of timing out.
+    let lost = false;
+    void running.operator.lostLeadership.then(() => (lost = true));
+    const leading = <T>(probe: () => Promise<T>) => async (): Promise<T> => {
+      if (lost) throw new Error(`the operator lost its Lease ${other}/${LEASE} (renew deadline ${ELECTION.renewDeadlineMs} ms) and stopped`);
+      return probe();
+    };
     await create(tenant, 'prometheuses', 'Prometheus', 'tenant', { ruleSelector: {}, serviceMonitorSelector: {} });
     await create(other, 'prometheuses', 'Prometheus', 'shared', { serviceMonitorSelector: {} });
-    await waitFor(async () => (await core.readNamespacedSecret({ namespace: other, name: 'prometheus-shared' }).catch(() => undefined)) !== undefined, { what: 'the shared Prometheus\'s first render', timeoutMs: 60_000 });
+    await waitFor(leading(async () => (await core.readNamespacedSecret({ namespace: other, name: 'prometheus-shared' }).catch(() => undefined)) !== undefined), { what: 'the shared Prometheus\'s first render', timeoutMs: 60_000 });
 
     const delay = monitorEventLoopDelay({ resolution: 10 });
     delay.enable();
@@ -78,15 +87,15 @@ describe('PrometheusRules of tens of thousands of rules, selected by a tenant\'s
     try {
       for (let i = 0; i < LARGE_RULES; i++) await create(tenant, 'prometheusrules', 'PrometheusRule', `large-${i}`, largeRuleSpec(i));
       refused = await waitFor(
-        async () => {
+        leading(async () => {
           const found = (await ruleEvents(tenant)).filter((e) => e.reason === 'RuleTooLarge');
           return found.length >= LARGE_RULES ? found : undefined;
-        },
+        }),
         { what: `a RuleTooLarge Event on each of the ${LARGE_RULES} PrometheusRules`, timeoutMs: 60_000 },
       ) as Array<{ name: string; reason: string; message: string }>;
       // Still working: a ServiceMonitor created now reaches the other Prometheus's configuration.
       await create(other, 'servicemonitors', 'ServiceMonitor', 'after', { selector: {}, endpoints: [{ port: 'metrics' }] });
-      await waitFor(async () => (await jobsOf(other, 'shared')).includes(`serviceMonitor/${other}/after/0`), { what: 'the ServiceMonitor created after the rules in the shared configuration', timeoutMs: 30_000 });
+      await waitFor(leading(async () => (await jobsOf(other, 'shared')).includes(`serviceMonitor/${other}/after/0`)), { what: 'the ServiceMonitor created after the rules in the shared configuration', timeoutMs: 30_000 });
     } finally {
       delay.disable();
       console.log(`longest event-loop block while ${LARGE_RULES} PrometheusRules of ${RULES_PER_OBJECT} rules arrived: ${(delay.max / 1e6).toFixed(0)} ms`);
