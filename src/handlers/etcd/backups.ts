@@ -9,7 +9,7 @@ import { errorMessage } from './etcd-client.js';
 import { memberLabels } from './member-pod.js';
 import { takeSnapshot } from './snapshot.js';
 import { backupIntervalSeconds, backupTimeoutSeconds, localQuotaProblem } from './backup-policy.js';
-import { backupsToDelete, LocalStorage, periodicBackupName } from './storage/index.js';
+import { backupsToDelete, LocalStorage, periodicBackupName, s3Path } from './storage/index.js';
 import { API_VERSION, type EtcdBackupSpec, type EtcdBackupStatus } from './types.js';
 
 /** Where `Local` backups go unless told otherwise (each namespace in a folder of its own): mount a PVC here in the operator Pod. */
@@ -98,6 +98,7 @@ export class EtcdBackups {
         etcdRevision: Number(snapshot.revision),
         lastSuccessDate: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
         lastBackup: target.storage.describe(name),
+        lastBackupPath: spec.storageType === 'S3' ? `${s3Path(spec.s3!.path).bucket}/${name}` : name,
         ...(kept !== undefined ? { backups: kept } : {}),
       });
     } catch (error) {

@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { ApiError, events, type ApiClient, type KubeObject, type Logger, type ResourceClient } from 'konductor';
+import { events, type ApiClient, type KubeObject, type Logger, type ResourceClient } from 'konductor';
 import type { EtcdAddresses } from './addresses.js';
 import { clearCondition, setCondition } from './conditions.js';
+import { ClusterServices } from './cluster-services.js';
+import { DisasterRecovery } from './disaster-recovery.js';
+import { quorumKept, quorumLost } from './restore-policy.js';
 import { quorum, readClusterSpec, type ClusterSpec } from './cluster-spec.js';
 import { errorMessage, isTransientMembershipError, withEtcd, type Member } from './etcd-client.js';
-import { clusterServices, memberLabels, memberPod, newMemberName, runsOlderImage, type ClusterOwner } from './member-pod.js';
+import { memberLabels, memberPod, newMemberName, runsOlderImage, type ClusterOwner } from './member-pod.js';
 import { RESTORE_FROM_ANNOTATION, restoreSourceProblem, SEED_ATTEMPT_ANNOTATION } from './restore-annotations.js';
 import { seedAttempt, seedFailedAt, seedFailure, seedRetryDelayMs, type DeadSeed } from './seed-retry.js';
 import type { EtcdClusterSpec, EtcdClusterStatus, ObjectRef } from './types.js';
@@ -27,6 +30,8 @@ export interface ReconcilerOptions {
 export interface TickOutcome {
   status: EtcdClusterStatus;
   busy: boolean;
+  /** Look again after this many ms at the latest (disaster recovery's deadline). */
+  nextLookMs?: number;
 }
 
 const isReady = (pod: Pod): boolean => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
@@ -38,21 +43,23 @@ const phaseOf = (pod: Pod): string => pod.status?.phase ?? 'Pending';
  * operator carries on), and changes at most one member per step.
  */
 export class ClusterReconciler {
-  private readonly servicesCreated = new Set<string>();
   /** Failed seed Pods already reported, so each gets one Event. */
   private readonly reportedSeeds = new Set<string>();
   /**
-   * The standing problem last reported. `status.reason` alone is not enough: a step in between
-   * (a member list that failed) can overwrite it while the same problem stands.
+   * The standing problems reported since the cluster was last healthy. `status.reason` alone is not
+   * enough: a step in between (a member list that failed), or a second problem reported in the same
+   * step (lost quorum, and no backup to restore), overwrites it while the first still stands.
    */
-  private lastWarning: string | undefined;
+  private readonly warned = new Set<string>();
 
   private readonly podsApi: ResourceClient<Pod>;
-  private readonly servicesApi: ResourceClient<KubeObject>;
+  private readonly services: ClusterServices;
+  private readonly recovery: DisasterRecovery;
 
   constructor(private readonly options: ReconcilerOptions) {
     this.podsApi = options.client.resource<Pod>('v1', 'pods');
-    this.servicesApi = options.client.resource<KubeObject>('v1', 'services');
+    this.services = new ClusterServices(options.client);
+    this.recovery = new DisasterRecovery(options.client, options.logger);
   }
 
   async step(cluster: EtcdClusterObject): Promise<TickOutcome> {
@@ -82,10 +89,7 @@ export class ClusterReconciler {
     if (running.length === 0 && pending.length === 0) {
       if (status.phase === 'Running') {
         const message = 'all etcd members are dead: create an EtcdRestore from a backup to recover';
-        this.warnOnce(cluster, status, 'AllMembersDead', message);
-        status.reason = message;
-        status.conditions = setCondition(status.conditions, { type: 'Available', status: 'False', reason: 'AllMembersDead', message });
-        return { status, busy: false };
+        return this.withoutQuorum(cluster, ref, spec, status, 'AllMembersDead', message);
       }
       // A seed that never came up holds no data yet: start over, after a back-off when one failed.
       const restoreFrom = cluster.metadata?.annotations?.[RESTORE_FROM_ANNOTATION];
@@ -109,13 +113,20 @@ export class ClusterReconciler {
     }
     if (pending.length > 0) return { status, busy: true };
 
-    if (!(await this.ensureServices(owner, ref, status))) return { status, busy: false };
+    if (!(await this.services.ensure(owner, ref, status, (why, text) => this.warnOnce(cluster, status, why, text)))) return { status, busy: false };
     let members: Member[];
     try {
       members = await withEtcd(this.clientURLs(ref, running), (etcd) => etcd.members());
     } catch (error) {
       status.reason = `cannot list members: ${errorMessage(error)}`;
       this.options.logger.warn({ err: errorMessage(error) }, 'cannot list etcd members; trying again');
+      // etcd 3.5 answers no member list without quorum: in a cluster that has run, fewer Ready members than
+      // a majority of the last known size is a lost quorum too (a starting seed is not Ready yet either).
+      const known = status.size ?? spec.size;
+      if (status.phase === 'Running' && running.filter(isReady).length < quorum(known)) {
+        const message = `lost quorum: ${running.filter(isReady).length} of ${known} members are ready and the member list cannot be read. Create an EtcdRestore to recover`;
+        return { ...(await this.withoutQuorum(cluster, ref, spec, status, 'LostQuorum', message)), busy: true };
+      }
       return { status, busy: true };
     }
     const named = members.map((m) => ({ ...m, podName: this.options.addresses.memberName(ref.namespace, ref.name, m.peerURLs[0] ?? '') }));
@@ -133,11 +144,9 @@ export class ClusterReconciler {
     const alive = named.filter((m) => m.podName !== undefined && runningNames.has(m.podName));
     if (alive.length < quorum(members.length)) {
       const message = `lost quorum: ${alive.length} of ${members.length} members are running; nothing is removed. Create an EtcdRestore to recover`;
-      this.warnOnce(cluster, status, 'LostQuorum', message);
-      status.reason = message;
-      status.conditions = setCondition(status.conditions, { type: 'Available', status: 'False', reason: 'LostQuorum', message });
-      return { status, busy: false };
+      return this.withoutQuorum(cluster, ref, spec, status, 'LostQuorum', message);
     }
+    status.conditions = quorumKept(status.conditions);
 
     const gone = named.find((m) => m.podName === undefined || !runningNames.has(m.podName));
     if (gone) {
@@ -174,15 +183,26 @@ export class ClusterReconciler {
     status.currentVersion = spec.version;
     status.targetVersion = '';
     delete status.reason;
-    this.lastWarning = undefined;
+    this.warned.clear();
     status.conditions = setCondition(status.conditions, { type: 'Available', status: 'True', reason: 'Cluster available', message: `${members.length} healthy members` });
     return { status, busy: false };
   }
 
+  /** Reports the lost quorum; with `spec.restorePolicy`, restores the newest backup once it has lasted long enough. */
+  private async withoutQuorum(cluster: EtcdClusterObject, ref: ObjectRef, spec: ClusterSpec, status: EtcdClusterStatus, reason: string, message: string): Promise<TickOutcome> {
+    this.warnOnce(cluster, status, reason, message);
+    status.reason = message;
+    status.conditions = setCondition(status.conditions, { type: 'Available', status: 'False', reason, message });
+    status.conditions = quorumLost(status.conditions, message);
+    const nextLookMs = await this.recovery.step(cluster, ref, spec.restorePolicy, status, (why, text) => this.warnOnce(cluster, status, why, text));
+    return { status, busy: false, ...(nextLookMs !== undefined ? { nextLookMs } : {}) };
+  }
+
   /** One Warning Event per standing problem, not one per look at it. */
   private warnOnce(cluster: EtcdClusterObject, status: EtcdClusterStatus, reason: string, message: string, eventMessage = message): void {
-    if (status.reason === message || this.lastWarning === message) return;
-    this.lastWarning = message;
+    if (status.reason === message || this.warned.has(message)) return;
+    if (this.warned.size >= 100) this.warned.clear(); // messages that keep changing: report again rather than grow
+    this.warned.add(message);
     events.warn(cluster, reason, eventMessage);
   }
 
@@ -330,62 +350,12 @@ export class ClusterReconciler {
   private async deletePod(ref: ObjectRef, name: string): Promise<void> {
     await this.podsApi.delete({ namespace: ref.namespace, name }, { gracePeriodSeconds: 5 });
   }
-
-  /**
-   * Creates the peer and client Services, or checks that existing ones are this cluster's own
-   * (controller owner reference). A Service of the same name someone else made (an `ExternalName`
-   * to another namespace, a selector of their choice) is never used: it is reported in status and
-   * with one Warning Event, and the cluster waits until it is deleted.
-   * @returns false when a Service is not the cluster's own.
-   */
-  private async ensureServices(cluster: ClusterOwner, ref: ObjectRef, status: EtcdClusterStatus): Promise<boolean> {
-    status.serviceName = `${ref.name}-client`;
-    status.clientPort = 2379;
-    if (this.servicesCreated.has(ref.uid)) return true;
-    for (const service of clusterServices(cluster)) {
-      const name = service.metadata!.name!;
-      // Read first: after a restart the Services exist, and a create would be a refused write per Service.
-      let existing = await this.readService(ref.namespace, name);
-      if (!existing) {
-        const created = await this.servicesApi.create(service).then(
-          () => true,
-          (error: unknown) => {
-            if (!ApiError.isConflict(error)) throw error;
-            return false;
-          },
-        );
-        if (created) continue;
-        // Created by someone else since we read: judge theirs.
-        existing = await this.servicesApi.get({ namespace: ref.namespace, name });
-      }
-      if (!isOwnService(existing, ref.uid)) {
-        const message = `Service ${ref.namespace}/${name} exists and was not created by the operator for this EtcdCluster (no controller owner reference to it); it is not used. Delete it so the operator can create its own`;
-        this.warnOnce(cluster, status, 'ForeignService', message);
-        status.reason = message;
-        status.conditions = setCondition(status.conditions, { type: 'Available', status: 'False', reason: 'ForeignService', message });
-        return false;
-      }
-    }
-    this.servicesCreated.add(ref.uid);
-    return true;
-  }
-
-  /** The Service `namespace/name`, or undefined when there is none. */
-  private readService(namespace: string, name: string): Promise<KubeObject | undefined> {
-    return this.servicesApi.find({ namespace, name });
-  }
 }
 
 /** The uid of the Pod's controller (its cluster, as `adopt` set it). */
 function controllerUid(pod: Pod): string | undefined {
   const owners = (pod.metadata.ownerReferences ?? []) as { uid?: string; controller?: boolean }[];
   return owners.find((owner) => owner.controller === true)?.uid;
-}
-
-/** A Service this cluster controls: created by the operator, with the cluster as controller. */
-function isOwnService(service: KubeObject, clusterUid: string): boolean {
-  const owners = (service.metadata?.ownerReferences ?? []) as { uid?: string; controller?: boolean }[];
-  return owners.some((owner) => owner.controller === true && owner.uid === clusterUid);
 }
 
 /** Valid becomes True only if it was ever False: a cluster that was always valid carries no such condition. */

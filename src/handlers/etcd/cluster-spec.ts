@@ -1,3 +1,4 @@
+import { readRestorePolicy, type RestorePolicy } from './restore-policy.js';
 import type { EtcdClusterSpec } from './types.js';
 
 export const DEFAULT_REPOSITORY = 'quay.io/coreos/etcd';
@@ -13,6 +14,8 @@ export interface ClusterSpec {
   version: string;
   paused: boolean;
   pod: NonNullable<EtcdClusterSpec['pod']>;
+  /** Disaster recovery, when opted in. */
+  restorePolicy?: RestorePolicy;
 }
 
 /**
@@ -35,8 +38,10 @@ export function readClusterSpec(spec: Partial<EtcdClusterSpec> | undefined): { s
     if (RESERVED_LABELS.test(key)) problems.push(`spec.pod.labels.${key} is reserved for the operator's own selectors`);
   }
   if (pod.annotations && 'etcd.version' in pod.annotations) problems.push('spec.pod.annotations."etcd.version" is reserved: it drives upgrades');
-  if (problems.length > 0) return { problems };
-  return { spec: { size: size as number, repository, version, paused: spec?.paused === true, pod } };
+  const restore = readRestorePolicy(spec?.restorePolicy);
+  if ('problem' in restore) problems.push(restore.problem);
+  if (problems.length > 0 || 'problem' in restore) return { problems };
+  return { spec: { size: size as number, repository, version, paused: spec?.paused === true, pod, ...(restore.policy ? { restorePolicy: restore.policy } : {}) } };
 }
 
 /** Votes needed for quorum among `members` members. */

@@ -53,16 +53,16 @@ export class EtcdClusters {
       // `body` includes the status this worker just wrote, also before its watch event arrives.
       const cluster = context.body as EtcdClusterObject;
       const seen = cluster.metadata?.generation;
-      let busy = true;
+      let interval = this.busyIntervalMs;
       try {
         const outcome = await reconciler.step(cluster);
-        busy = outcome.busy;
+        interval = Math.min(outcome.busy ? this.busyIntervalMs : this.intervalMs, outcome.nextLookMs ?? Infinity);
         await this.writeStatus(cluster, context, outcome.status);
       } catch (error) {
         if (signal.aborted) return;
         logger.error({ err: errorMessage(error) }, 'reconcile failed; trying again');
       }
-      await this.wait(context, busy ? this.busyIntervalMs : this.intervalMs, seen);
+      await this.wait(context, interval, seen);
     }
   }
 

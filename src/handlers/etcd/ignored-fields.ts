@@ -24,6 +24,7 @@ export const SUPPORTED_FIELDS: Readonly<Record<EtcdKind, Supported>> = {
     repository: true,
     version: true,
     paused: true,
+    restorePolicy: true,
     pod: { labels: true, annotations: true, nodeSelector: true, resources: true, tolerations: true, affinity: true, etcdEnv: true, securityContext: true },
   },
   EtcdBackup: {

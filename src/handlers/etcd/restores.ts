@@ -4,6 +4,7 @@ import { ApiError, events, on, TemporaryError, type ApiClient, type ChangeContex
 import { DEFAULT_BACKUP_ROOT } from './backups.js';
 import { BackupServer, downloadURL, type RestoreDownload } from './backup-server.js';
 import { backupTarget, InvalidSpecError } from './backup-target.js';
+import { RESTORE_REVISION_ANNOTATION } from './disaster-recovery.js';
 import { errorMessage } from './etcd-client.js';
 import { memberLabels } from './member-pod.js';
 import { RESTORE_FROM_ANNOTATION, RESTORED_BY_ANNOTATION, SEED_INIT_CONTAINER } from './restore-annotations.js';
@@ -96,11 +97,12 @@ export class EtcdRestores {
         await this.deleteCluster(client, clusterRef, record.cluster.uid, `${namespace}/${name}`);
       }
       const baseURL = await this.ensureServer(client, logger);
-      await this.createCluster(client, namespace, name, record.cluster, {
+      const created = await this.createCluster(client, namespace, name, record.cluster, {
         [RESTORE_FROM_ANNOTATION]: downloadURL(baseURL, namespace, name, record.token),
         [RESTORED_BY_ANNOTATION]: restore.metadata!.uid!,
       });
       events.info(restore, 'Restoring', `recreated EtcdCluster ${name} from ${record.backup?.location ?? 'the backup'}`);
+      reportRestored(created, restore, record.backup?.location);
       logger.info({ cluster: name }, 'recreated the cluster from the backup');
       Object.assign(patch.status, { succeeded: true, reason: null });
     } catch (error) {
@@ -159,7 +161,7 @@ export class EtcdRestores {
     }
   }
 
-  private async createCluster(client: ApiClient, namespace: string, name: string, recorded: RecordedCluster, annotations: Record<string, string>): Promise<void> {
+  private async createCluster(client: ApiClient, namespace: string, name: string, recorded: RecordedCluster, annotations: Record<string, string>): Promise<Cluster> {
     const fresh = {
       apiVersion: API_VERSION,
       kind: 'EtcdCluster',
@@ -172,7 +174,7 @@ export class EtcdRestores {
       },
       spec: { ...recorded.spec, paused: false },
     };
-    await clusters(client).create(fresh);
+    return clusters(client).create(fresh);
   }
 
   private target(client: ApiClient, namespace: string, source: RestoreSource): ReturnType<typeof backupTarget> {
@@ -239,6 +241,21 @@ export const DELETE_RETRY_SECONDS = 10;
 export function deleteWaitMs(seconds: number | undefined): number {
   const value = seconds === undefined || !Number.isFinite(seconds) ? 2 : seconds;
   return Math.min(Math.max(value, 0), MAX_DELETE_WAIT_SECONDS) * 1000;
+}
+
+/**
+ * Tells the recreated cluster's own Events what it was restored from and what was lost: after a
+ * disaster recovery, every write after the backup's revision.
+ */
+function reportRestored(cluster: Cluster, restore: Restore, location: string | undefined): void {
+  const what = `recreated by EtcdRestore ${restore.metadata?.name} from backup ${location ?? '(unknown)'}`;
+  // Anyone who can create an EtcdRestore can set the annotation: only digits reach the message.
+  const revision = restore.metadata?.annotations?.[RESTORE_REVISION_ANNOTATION];
+  if (revision !== undefined && /^\d{1,20}$/.test(revision)) {
+    events.warn(cluster, 'RestoredFromBackup', `${what} by disaster recovery: the data is as of revision ${revision}; writes after revision ${revision} are lost`);
+  } else {
+    events.info(cluster, 'RestoredFromBackup', `${what}: writes after the backup was taken are lost`);
+  }
 }
 
 interface NamespacedRef {

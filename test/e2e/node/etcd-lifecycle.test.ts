@@ -3,7 +3,9 @@
  * Service the whole time: scale 3 → 5 → 3, a member's container killed and the member replaced, and a
  * real upgrade from Debian bookworm's etcd 3.4 to Debian sid's 3.5, one member at a time. At the end
  * every acknowledged write is read back, and the longest time without an acknowledged write is
- * reported for each step (under 5 s for the upgrade).
+ * reported for each step (under 5 s for the upgrade). Then a Local backup is restored by an
+ * EtcdRestore, periodic backups go to S3, and the operator restores the newest of them by itself
+ * when a majority of members is killed (restorePolicy).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,6 +18,10 @@ const CLUSTER = 'e2e-lifecycle';
 const FROM = '3.4.23';
 const PREFIX = 'e2e/';
 const WRITER = resolve(REPO, 'test/e2e/support/etcd-writer.mjs');
+const S3_SERVER = resolve(REPO, 'test/e2e/support/s3-in-node.mjs');
+/** The node's own address on the Pod bridge: Pods reach it, nothing outside this machine does. */
+const NODE_IP = '10.244.0.1';
+const S3_ENDPOINT = `http://${NODE_IP}:9000`;
 
 interface MemberPod {
   metadata: { name: string; uid: string; deletionTimestamp?: string };
@@ -33,6 +39,7 @@ interface WriterReport {
 let to = '';
 let scratch = '';
 let writer: Promise<WriterReport> | undefined;
+let s3: Promise<{ keys: string[] }> | undefined;
 const steps: { name: string; from: number; to: number }[] = [];
 
 /** The etcd version of the image built from Debian sid (the version the upgrade goes to). */
@@ -122,8 +129,12 @@ beforeAll(async () => {
 afterAll(async () => {
   if (scratch && !existsSync(join(scratch, 'stop'))) writeFileSync(join(scratch, 'stop'), '');
   await writer?.catch(() => undefined);
+  if (scratch && !existsSync(join(scratch, 's3-stop'))) writeFileSync(join(scratch, 's3-stop'), '');
+  await s3?.catch(() => undefined);
   if (scratch) rmSync(scratch, { recursive: true, force: true });
-  await kubectlOk(['delete', 'etcdrestore,etcdbackup', '-l', 'e2e=lifecycle', '--ignore-not-found', '--wait=true', '--timeout=60s']);
+  await kubectlOk(['delete', 'etcdrestore,etcdbackup,secret', '-l', 'e2e=lifecycle', '--ignore-not-found', '--wait=true', '--timeout=60s']);
+  // The restore the operator made for itself carries none of the spec's labels.
+  await kubectlOk(['delete', 'etcdrestore', CLUSTER, '--ignore-not-found', '--wait=true', '--timeout=60s']);
   await kubectlOk(['delete', 'etcdcluster', CLUSTER, '--ignore-not-found', '--wait=true', '--timeout=180s']);
 }, 300_000);
 
@@ -205,6 +216,81 @@ describe('an etcd cluster on a real node, written to through its client Service 
     const service = await getJson<{ spec?: { clusterIP?: string } }>(['service', `${CLUSTER}-client`]);
     const stored = await range(`http://${service!.spec!.clusterIP!}:2379`);
     expect(report!.acked.filter((write) => !stored.has(write.key))).toEqual([]);
+  }, 420_000);
+
+  it('backs up to S3 every 10 s from the operator Pod, to the suite\'s S3 stand-in on the node network', async () => {
+    s3 = localNode()
+      .runInNode(process.execPath, ['--openssl-legacy-provider', S3_SERVER, NODE_IP, '9000', 'backups', join(scratch, 's3-stop')], 1_800_000)
+      .then((run) => {
+        if (run.code !== 0) throw new Error(`the S3 stand-in exited ${run.code}: ${run.stderr.trim()}`);
+        return JSON.parse(run.stdout) as { keys: string[] };
+      });
+    await waitFor(async () => (await localNode().runInNode('curl', ['-s', '-o', '/dev/null', '--max-time', '2', `${S3_ENDPOINT}/`])).code === 0, {
+      what: `the S3 stand-in at ${S3_ENDPOINT}`,
+      timeoutMs: 30_000,
+    });
+    await kubectlOk(['apply', '-f', '-'], `apiVersion: v1
+kind: Secret
+metadata:
+  name: ${CLUSTER}-aws
+  namespace: default
+  labels:
+    e2e: lifecycle
+stringData:
+  credentials: |
+    [default]
+    aws_access_key_id = S3RVER
+    aws_secret_access_key = S3RVER
+`);
+    await kubectlOk(['apply', '-f', '-'], custom('EtcdBackup', `${CLUSTER}-s3`, `  etcdEndpoints: [http://${CLUSTER}-client:2379]
+  storageType: S3
+  s3:
+    path: backups/${CLUSTER}
+    awsSecret: ${CLUSTER}-aws
+    endpoint: ${S3_ENDPOINT}
+    forcePathStyle: true
+  backupPolicy:
+    backupIntervalInSecond: 10
+    maxBackups: 2
+`));
+    const written = new Set<string>();
+    await waitFor(async () => {
+      const status = (await getJson<{ status?: { succeeded?: boolean; lastBackupPath?: string; Reason?: string } }>(['etcdbackup', `${CLUSTER}-s3`]))?.status;
+      if (status?.succeeded === false) throw new Error(`the S3 backup failed: ${status.Reason}`);
+      if (status?.succeeded && status.lastBackupPath) written.add(status.lastBackupPath);
+      return written.size >= 2;
+    }, { what: 'two periodic backups to S3', timeoutMs: 120_000, intervalMs: 1_000 });
+    for (const path of written) expect(path).toMatch(new RegExp(`^backups/${CLUSTER}_v\\d+_`));
+  }, 300_000);
+
+  it('restores itself from the newest backup, the periodic S3 one, once a majority of member containers is killed (restorePolicy)', async () => {
+    expect(report).toBeDefined();
+    await kubectlOk(['apply', '-f', '-'], `${manifest(3, to)}  restorePolicy:\n    afterQuorumLostSeconds: 10\n`);
+    const oldUid = (await getJson<{ metadata: { uid: string } }>(['etcdcluster', CLUSTER]))!.metadata.uid;
+
+    const started = Date.now();
+    for (const pod of (await memberPods()).slice(1)) killProcessInPod(pod.metadata.uid, 'etcd');
+    await waitFor(async () => {
+      const cluster = await getJson<{ metadata: { uid: string } }>(['etcdcluster', CLUSTER]);
+      return cluster !== undefined && cluster.metadata.uid !== oldUid && (await settled(3, to));
+    }, { what: `${CLUSTER} restored by itself with 3 Ready members`, timeoutMs: 300_000, intervalMs: 1_000 });
+    process.stderr.write(`[e2e] etcd disaster recovery: 3 Ready members ${((Date.now() - started) / 1000).toFixed(1)} s after 2 of 3 members were killed (afterQuorumLostSeconds 10)\n`);
+
+    const service = await getJson<{ spec?: { clusterIP?: string } }>(['service', `${CLUSTER}-client`]);
+    const stored = await range(`http://${service!.spec!.clusterIP!}:2379`);
+    expect(report!.acked.filter((write) => !stored.has(write.key))).toEqual([]);
+    const events = (await getJson<{ items: { reason?: string; message?: string }[] }>(['events', '--field-selector', `involvedObject.name=${CLUSTER}`]))?.items ?? [];
+    const recovery = events.find((event) => event.reason === 'DisasterRecovery');
+    expect(recovery?.message).toMatch(new RegExp(`restoring from EtcdBackup ${CLUSTER}-s3, .* at revision (\\d+); writes after revision \\1 are lost`));
+    process.stderr.write(`[e2e] etcd disaster recovery Event: ${recovery!.message}\n`);
+    expect(events).toContainEqual(expect.objectContaining({ reason: 'RestoredFromBackup', message: expect.stringContaining('by disaster recovery') }));
+
+    await kubectlOk(['delete', 'etcdbackup', `${CLUSTER}-s3`, '--wait=true', '--timeout=60s']);
+    writeFileSync(join(scratch, 's3-stop'), '');
+    const { keys } = await s3!;
+    process.stderr.write(`[e2e] S3 stand-in holds ${keys.length} backups (maxBackups 2): ${keys.join(', ')}\n`);
+    expect(keys.length).toBeGreaterThanOrEqual(1);
+    for (const key of keys) expect(key).toMatch(new RegExp(`^${CLUSTER}_v\\d+_`));
   }, 420_000);
 });
 

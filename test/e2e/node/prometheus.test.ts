@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { REPO, deployOperator, getJson, kubectlOk, localNode, waitFor } from '../support/node.js';
+import { REPO, deployOperator, getJson, kubectlOk, localNode, rolledOut, waitFor } from '../support/node.js';
 
 const RELOADER_IMAGE = 'docker.io/konductor/prometheus-config-reloader:0.1.0';
 const CLUSTER = 'example-etcd-cluster';
@@ -89,7 +89,7 @@ beforeAll(async () => {
   await deployOperator(120);
   // Upstream's reloader image is not in Debian: the operator is told to use the stand-in built here.
   await kubectlOk(['-n', 'konductor-system', 'set', 'env', 'deployment/konductor', `KONDUCTOR_PROMETHEUS_CONFIG_RELOADER_IMAGE=${RELOADER_IMAGE}`]);
-  await kubectlOk(['-n', 'konductor-system', 'rollout', 'status', 'deploy/konductor', '--timeout=180s']);
+  await rolledOut(180);
   await kubectlOk(['apply', '-f', resolve(REPO, 'examples/etcd.yaml')]);
 }, 900_000);
 

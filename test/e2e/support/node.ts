@@ -5,8 +5,9 @@ import { NodeCluster } from '../../../src/testing/index.js';
 import { resolveKubectl } from '../../../src/testing/binaries.js';
 import { runCommand } from '../../../src/testing/run-command.js';
 import type { KubectlRun } from '../../support/kubectl.js';
+import { waitFor } from '../../support/wait-for.js';
 
-export { waitFor } from '../../support/wait-for.js';
+export { waitFor };
 
 /** The repository root: specs apply its deploy/ and examples/ as a user would. */
 export const REPO = fileURLToPath(new URL('../../..', import.meta.url));
@@ -47,8 +48,30 @@ export async function getJson<T = Record<string, unknown>>(args: readonly string
 export async function deployOperator(timeoutSeconds = 60): Promise<number> {
   const started = Date.now();
   await kubectlOk(['apply', '-f', resolve(REPO, 'deploy')]);
-  await kubectlOk(['-n', 'konductor-system', 'rollout', 'status', 'deploy/konductor', `--timeout=${timeoutSeconds}s`]);
+  await rolledOut(timeoutSeconds);
   return (Date.now() - started) / 1000;
+}
+
+/**
+ * Waits for the operator's rollout and then until its admission webhooks answer: a new Pod is Ready
+ * before kube-proxy routes the webhook Service to it, and meanwhile the API server's calls are
+ * refused ("no route to host": a Service without endpoints), failing any EtcdCluster write.
+ */
+export async function rolledOut(timeoutSeconds = 60): Promise<void> {
+  await kubectlOk(['-n', 'konductor-system', 'rollout', 'status', 'deploy/konductor', `--timeout=${timeoutSeconds}s`]);
+  // A server-side dry run goes through admission and stores nothing.
+  const probe = 'apiVersion: etcd.database.coreos.com/v1beta2\nkind: EtcdCluster\nmetadata:\n  name: webhook-probe\n  namespace: default\nspec:\n  size: 1\n';
+  let last = '';
+  await waitFor(
+    async () => {
+      const run = await kubectl(['create', '--dry-run=server', '-o', 'name', '-f', '-'], probe);
+      last = run.stderr.trim();
+      return run.code === 0;
+    },
+    { what: "the operator's admission webhooks to answer a server-side dry run", timeoutMs: 60_000, intervalMs: 500 },
+  ).catch((error: unknown) => {
+    throw new Error(`${(error as Error).message}; last answer: ${last}`, { cause: error });
+  });
 }
 
 /** The running operator Pod(s) in konductor-system. */

@@ -63,7 +63,7 @@ async function serveOneWidget(kc: KubeConfig, options: { account: { namespace: s
     registry: await loadHandlers([`${root}/${handlers}`]),
     // Only the test's namespace: other test files handle Widgets in theirs on the shared control plane.
     namespaces: [options.namespace],
-    leaderElection: { namespace: options.account.namespace, name: options.leaseName, leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500 },
+    leaderElection: { namespace: options.account.namespace, name: options.leaseName, leaseDurationMs: 10_000, renewDeadlineMs: 6_000, retryPeriodMs: 1_000 },
     onRequest: (method, path, status) => {
       if (status === 403) denied.push(`${method} ${path}`);
       seen.add(`${method} ${path.replace(/\?.*$/, '')}`);

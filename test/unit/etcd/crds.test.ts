@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadAllYaml, type V1CustomResourceDefinition, type V1JSONSchemaProps } from '@kubernetes/client-node';
+import { DEFAULT_AFTER_QUORUM_LOST_SECONDS, MAX_AFTER_QUORUM_LOST_SECONDS, MIN_AFTER_QUORUM_LOST_SECONDS } from '../../../src/handlers/etcd/restore-policy.js';
 import { GROUP } from '../../../src/handlers/etcd/types.js';
 
 const crdFile = fileURLToPath(new URL('../../../crds/etcd.database.coreos.com.yaml', import.meta.url));
@@ -105,6 +106,15 @@ describe('crds/etcd.database.coreos.com.yaml', () => {
     expect(at('EtcdCluster', 'status.members.unready')).toEqual({ type: 'array', items: { type: 'string' } });
   });
 
+  test("EtcdCluster: restorePolicy's wait has the operator's own bounds and default", () => {
+    expect(at('EtcdCluster', 'spec.restorePolicy.afterQuorumLostSeconds')).toMatchObject({
+      type: 'integer',
+      minimum: MIN_AFTER_QUORUM_LOST_SECONDS,
+      maximum: MAX_AFTER_QUORUM_LOST_SECONDS,
+      _default: DEFAULT_AFTER_QUORUM_LOST_SECONDS,
+    });
+  });
+
   // etcd-operator's manifests may carry fields the operator does not act on (TLS, pod.antiAffinity,
   // clientTLSSecret...): kept as written and named in an IgnoredFields Event, never pruned.
   test.each([
@@ -131,7 +141,7 @@ describe('crds/etcd.database.coreos.com.yaml', () => {
     expect(Object.keys(at('EtcdBackup', 'spec.s3').properties!)).toEqual(['path', 'awsSecret', 'endpoint', 'forcePathStyle']);
     expect(Object.keys(at('EtcdBackup', 'spec.local').properties!)).toEqual(['path']);
     expect(Object.keys(at('EtcdBackup', 'status').properties!).sort()).toEqual(
-      ['Reason', 'backups', 'etcdRevision', 'etcdVersion', 'lastBackup', 'lastSuccessDate', 'succeeded'].sort(),
+      ['Reason', 'backups', 'etcdRevision', 'etcdVersion', 'lastBackup', 'lastBackupPath', 'lastSuccessDate', 'succeeded'].sort(),
     );
   });
 

@@ -64,6 +64,17 @@ export interface EtcdClusterSpec {
     [k: string]: unknown;
   };
   /**
+   * Opt-in disaster recovery (not in the original operator): once quorum has been lost for afterQuorumLostSeconds, the operator restores the cluster from the newest backup an EtcdBackup in this namespace wrote of it, through an EtcdRestore named after the cluster. Writes after that backup are lost (a Warning Event names its revision).
+   */
+  restorePolicy?: {
+    /**
+     * How long quorum must stay lost before the restore starts.
+     *
+     * @defaultValue `60`
+     */
+    afterQuorumLostSeconds?: number;
+  };
+  /**
    * Accepted for compatibility; not acted on.
    */
   TLS?: {
@@ -155,6 +166,10 @@ export interface EtcdBackupStatus {
   etcdRevision?: number;
   lastSuccessDate?: string | null;
   lastBackup?: string | null;
+  /**
+   * The file last written, as an EtcdRestore names it (s3.path bucket/key, or local.path).
+   */
+  lastBackupPath?: string | null;
   backups?: number;
 }
 
