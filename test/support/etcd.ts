@@ -235,6 +235,26 @@ export function etcdClient(h: EtcdHarness, name: string): Etcd3 {
   return new Etcd3({ hosts: clientURLs(h, name) });
 }
 
+/** Writes `keys` through the cluster's live members, one at a time. */
+export async function putKeys(h: EtcdHarness, name: string, keys: Record<string, string>): Promise<void> {
+  const etcd = etcdClient(h, name);
+  try {
+    for (const [key, value] of Object.entries(keys)) await etcd.put(key).value(value);
+  } finally {
+    etcd.close();
+  }
+}
+
+/** One key's value (null when absent), read through the cluster's live members. */
+export async function readKey(h: EtcdHarness, name: string, key: string): Promise<string | null> {
+  const etcd = etcdClient(h, name);
+  try {
+    return await etcd.get(key).string();
+  } finally {
+    etcd.close();
+  }
+}
+
 /** Pods of the cluster, by name. */
 export async function memberPods(h: EtcdHarness, name: string): Promise<{ metadata: { name: string }; status?: { phase?: string } }[]> {
   const list = await h.api.request<{ items: { metadata: { name: string }; status?: { phase?: string } }[] }>('GET', `/api/v1/namespaces/${h.namespace}/pods`, {

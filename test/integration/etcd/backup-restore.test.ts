@@ -7,8 +7,9 @@ import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import {
   ETCD_API,
   createCluster,
-  etcdClient,
   installEtcdCrds,
+  putKeys,
+  readKey,
   readCluster,
   settledAt,
   startEtcdOperator,
@@ -47,24 +48,6 @@ async function snapshotStatus(file: string): Promise<{ revision: number; totalKe
 /** The backups in a folder, without the owner file each has beside it. */
 async function backupFiles(dir: string): Promise<string[]> {
   return (await readdir(dir)).filter((f) => !f.endsWith('.konductor-owner')).sort();
-}
-
-async function putKeys(h: EtcdHarness, cluster: string, keys: Record<string, string>): Promise<void> {
-  const etcd = etcdClient(h, cluster);
-  try {
-    for (const [key, value] of Object.entries(keys)) await etcd.put(key).value(value);
-  } finally {
-    etcd.close();
-  }
-}
-
-async function readKey(h: EtcdHarness, cluster: string, key: string): Promise<string | null> {
-  const etcd = etcdClient(h, cluster);
-  try {
-    return await etcd.get(key).string();
-  } finally {
-    etcd.close();
-  }
 }
 
 describe('EtcdBackup and EtcdRestore on real etcd processes', () => {

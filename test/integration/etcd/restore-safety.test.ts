@@ -10,7 +10,8 @@ import {
   allHealthy,
   createCluster,
   createEtcdObject,
-  etcdClient,
+  putKeys,
+  readKey,
   etcdObjectPath,
   etcdStatus,
   installEtcdCrds,
@@ -36,24 +37,6 @@ interface RestoreStatus {
 interface PodView {
   metadata: { name: string; uid: string };
   status?: { phase?: string };
-}
-
-async function put(h: EtcdHarness, cluster: string, key: string, value: string): Promise<void> {
-  const etcd = etcdClient(h, cluster);
-  try {
-    await etcd.put(key).value(value);
-  } finally {
-    etcd.close();
-  }
-}
-
-async function get(h: EtcdHarness, cluster: string, key: string): Promise<string | null> {
-  const etcd = etcdClient(h, cluster);
-  try {
-    return await etcd.get(key).string();
-  } finally {
-    etcd.close();
-  }
 }
 
 async function oneShotBackup(h: EtcdHarness, cluster: string, path: string): Promise<string> {
@@ -103,7 +86,7 @@ describe('point 12: a restore never loses the cluster', () => {
   test('a restore interrupted while the cluster is slow to delete, across an operator restart, recreates the cluster from the spec recorded in status', async () => {
     await createCluster(h, 'slow', { size: 1 });
     await settledAt(h, 'slow', 1);
-    await put(h, 'slow', 'in-backup', 'yes');
+    await putKeys(h, 'slow', { 'in-backup': 'yes' });
     await oneShotBackup(h, 'slow', 'slow.db');
     const old = await readCluster(h, 'slow');
     // Someone else's finalizer holds the deletion past the restore's wait.
@@ -136,7 +119,7 @@ describe('point 12: a restore never loses the cluster', () => {
     expect(fresh.metadata.annotations?.[RESTORED_BY]).toBeDefined();
     expect(fresh.spec.size).toBe(1);
     await settledAt(h, 'slow', 1);
-    await expect(get(h, 'slow', 'in-backup')).resolves.toBe('yes');
+    await expect(readKey(h, 'slow', 'in-backup')).resolves.toBe('yes');
   }, MINUTES);
 });
 
