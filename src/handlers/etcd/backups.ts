@@ -99,6 +99,7 @@ export class EtcdBackups {
         lastSuccessDate: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
         lastBackup: target.storage.describe(name),
         lastBackupPath: spec.storageType === 'S3' ? `${s3Path(spec.s3!.path).bucket}/${name}` : name,
+        lastBackupCluster: soleCluster(namespace, spec.etcdEndpoints ?? []) ?? null,
         ...(kept !== undefined ? { backups: kept } : {}),
       });
     } catch (error) {
@@ -138,6 +139,13 @@ async function memberEndpoints(client: ApiClient, addresses: EtcdAddresses, name
     urls.push(...found);
   }
   return urls;
+}
+
+/** The one EtcdCluster every endpoint names (disaster recovery restores only a cluster's own backups), else undefined. */
+function soleCluster(namespace: string, endpoints: readonly unknown[]): string | undefined {
+  const names = new Set(endpoints.map((endpoint) => clientServiceEndpoint(namespace, endpoint)).map((read) => ('cluster' in read ? read.cluster : '')));
+  const [only] = names;
+  return names.size === 1 && only ? only : undefined;
 }
 
 async function ownedBy(storage: LocalStorage, names: string[], owner: string): Promise<string[]> {

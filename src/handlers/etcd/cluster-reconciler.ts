@@ -4,7 +4,7 @@ import type { EtcdAddresses } from './addresses.js';
 import { clearCondition, setCondition } from './conditions.js';
 import { ClusterServices } from './cluster-services.js';
 import { DisasterRecovery } from './disaster-recovery.js';
-import { quorumKept, quorumLost } from './restore-policy.js';
+import { quorumKept, quorumLost, recoveryClockRuns } from './restore-policy.js';
 import { quorum, readClusterSpec, type ClusterSpec } from './cluster-spec.js';
 import { errorMessage, isTransientMembershipError, withEtcd, type Member } from './etcd-client.js';
 import { memberLabels, memberPod, newMemberName, runsOlderImage, type ClusterOwner } from './member-pod.js';
@@ -144,7 +144,7 @@ export class ClusterReconciler {
     const alive = named.filter((m) => m.podName !== undefined && runningNames.has(m.podName));
     if (alive.length < quorum(members.length)) {
       const message = `lost quorum: ${alive.length} of ${members.length} members are running; nothing is removed. Create an EtcdRestore to recover`;
-      return this.withoutQuorum(cluster, ref, spec, status, 'LostQuorum', message);
+      return this.withoutQuorum(cluster, ref, spec, status, 'LostQuorum', message, members);
     }
     status.conditions = quorumKept(status.conditions);
 
@@ -189,10 +189,12 @@ export class ClusterReconciler {
   }
 
   /** Reports the lost quorum; with `spec.restorePolicy`, restores the newest backup once it has lasted long enough. */
-  private async withoutQuorum(cluster: EtcdClusterObject, ref: ObjectRef, spec: ClusterSpec, status: EtcdClusterStatus, reason: string, message: string): Promise<TickOutcome> {
+  /** Reports the lost quorum; with `spec.restorePolicy`, restores the newest backup once it has lasted long enough ({@link recoveryClockRuns}). */
+  private async withoutQuorum(cluster: EtcdClusterObject, ref: ObjectRef, spec: ClusterSpec, status: EtcdClusterStatus, reason: string, message: string, members?: Member[]): Promise<TickOutcome> {
     this.warnOnce(cluster, status, reason, message);
     status.reason = message;
     status.conditions = setCondition(status.conditions, { type: 'Available', status: 'False', reason, message });
+    if (!recoveryClockRuns(status.conditions, members)) return { status, busy: false };
     status.conditions = quorumLost(status.conditions, message);
     const nextLookMs = await this.recovery.step(cluster, ref, spec.restorePolicy, status, (why, text) => this.warnOnce(cluster, status, why, text));
     return { status, busy: false, ...(nextLookMs !== undefined ? { nextLookMs } : {}) };

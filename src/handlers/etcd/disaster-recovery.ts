@@ -45,10 +45,10 @@ export class DisasterRecovery {
       return dueIn;
     }
     const existing = await this.restores.find({ namespace: ref.namespace, name: ref.name });
-    if (existing) return this.existingRestore(existing, ref, status, warn);
+    if (existing) return this.existingRestore(cluster, existing, ref, status, warn);
 
     const listed = await this.backups.list({ namespace: ref.namespace });
-    const backup = newestBackupOf(ref.namespace, ref.name, listed.items);
+    const backup = newestBackupOf(ref.name, listed.items);
     if (!backup) {
       const message = `lost quorum at ${new Date(lostSince).toISOString()} and restorePolicy is set, but no EtcdBackup in ${ref.namespace} has written a backup of this cluster: nothing to restore from. Bring members back or create an EtcdRestore`;
       warn('NoBackupToRestore', message);
@@ -74,14 +74,16 @@ export class DisasterRecovery {
   }
 
   /** An EtcdRestore named after the cluster exists: wait for it, report it, or replace a finished one. */
-  private async existingRestore(existing: Restore, ref: ObjectRef, status: EtcdClusterStatus, warn: WarnOnce): Promise<number | undefined> {
-    const finished = existing.status?.succeeded === true || existing.status?.succeeded === false || Boolean(existing.status?.reason);
-    if (!finished) {
+  private async existingRestore(cluster: KubeObject, existing: Restore, ref: ObjectRef, status: EtcdClusterStatus, warn: WarnOnce): Promise<number | undefined> {
+    const failed = existing.status?.succeeded === false || Boolean(existing.status?.reason);
+    const ours = existing.metadata?.annotations?.[RECOVERY_OF_ANNOTATION] === ref.uid;
+    // Under way, or this cluster's own recovery done and the cluster about to be replaced: wait.
+    if (!failed && (existing.status?.succeeded !== true || ours)) {
       status.reason = `restoring from a backup through EtcdRestore ${ref.namespace}/${ref.name}`;
       return undefined;
     }
-    if (existing.metadata?.annotations?.[RECOVERY_OF_ANNOTATION] === ref.uid) {
-      // This cluster's own recovery ran and the cluster is still here: it failed. Trying the same again would loop.
+    if (ours) {
+      // This cluster's own recovery failed. Trying the same again would loop.
       const message = `disaster recovery through EtcdRestore ${ref.namespace}/${ref.name} did not restore the cluster (${existing.status?.reason ?? 'no reason given'}); it is not tried again: fix the backup and delete that EtcdRestore, or create one by hand`;
       warn('DisasterRecoveryFailed', message);
       status.reason = message;
@@ -91,6 +93,7 @@ export class DisasterRecovery {
     await this.restores.delete({ namespace: ref.namespace, name: ref.name }, { preconditions: { uid: existing.metadata!.uid! } }).catch((error: unknown) => {
       if (!ApiError.isConflict(error)) throw error;
     });
+    events.info(cluster, 'ReplacingRestore', `deleted the finished EtcdRestore ${ref.namespace}/${ref.name} (succeeded: ${existing.status?.succeeded === true}) to restore this cluster under its name`);
     this.logger.info({ restore: ref.name }, 'deleted a finished EtcdRestore to restore the cluster under its name');
     return 1_000;
   }

@@ -3,7 +3,6 @@
  * when it has been without quorum, whether that is long enough, and which backup to restore. The
  * cluster controller does the I/O (see `disaster-recovery.ts`).
  */
-import { clientServiceEndpoint } from './backup-endpoints.js';
 import { setCondition } from './conditions.js';
 import type { RestoreSource } from './restore-record.js';
 import type { Condition } from './types.js';
@@ -53,6 +52,17 @@ export function quorumKept(conditions: readonly Condition[] | undefined, now = n
   return setCondition(conditions, { type: 'Quorum', status: 'True', reason: 'QuorumRegained', message: 'a majority of members is running' }, now);
 }
 
+/**
+ * Whether a lost quorum runs the recovery clock: not during an upgrade (a single member restarting on
+ * its new image is briefly without quorum), nor while a member added to etcd has never started (its
+ * Pod's create failed: a scale-up to finish, not a disaster to restore a backup over).
+ * @param members the member list, when it could be read.
+ */
+export function recoveryClockRuns(conditions: readonly Condition[] | undefined, members?: readonly { name: string }[]): boolean {
+  if (conditions?.some((c) => c.type === 'Upgrading' && c.status === 'True')) return false;
+  return !(members ?? []).some((m) => m.name === '');
+}
+
 /** When quorum was lost (ms since the epoch), from the `Quorum` condition; undefined while it is not lost or the time does not parse. */
 export function quorumLostSince(conditions: readonly Condition[] | undefined): number | undefined {
   const quorum = conditions?.find((c) => c.type === 'Quorum');
@@ -71,7 +81,7 @@ export function restoreDueInMs(policy: RestorePolicy | undefined, lostSince: num
 export interface BackupObject {
   metadata?: { name?: string };
   spec?: { etcdEndpoints?: unknown; storageType?: unknown; s3?: unknown; local?: unknown };
-  status?: { etcdRevision?: unknown; lastSuccessDate?: unknown; lastBackupPath?: unknown };
+  status?: { etcdRevision?: unknown; lastSuccessDate?: unknown; lastBackupPath?: unknown; lastBackupCluster?: unknown };
 }
 
 /** A backup file to restore a cluster from, as an EtcdRestore names it. */
@@ -89,19 +99,18 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
 const isText = (value: unknown): value is string => typeof value === 'string' && value !== '';
 
 /**
- * The newest backup of `cluster` among a namespace's EtcdBackups: those whose every endpoint names
- * the cluster's client Service, that have written a file (`status.lastBackupPath`, kept when a later
- * run fails, as every run does once quorum is lost), newest `lastSuccessDate` first, then highest
- * revision. Backups of the same name taken of an earlier cluster count: a restored cluster is one.
+ * The newest backup of `cluster` among a namespace's EtcdBackups: those whose last file holds that
+ * cluster (`status.lastBackupCluster`, written with it) and that have written a file (`status.lastBackupPath`, kept when a later
+ * run fails), newest `lastSuccessDate` first, then highest revision. Backups of the same name taken of
+ * an earlier cluster count: a restored cluster is one.
  */
-export function newestBackupOf(namespace: string, cluster: string, backups: readonly BackupObject[]): RecoveryBackup | undefined {
+export function newestBackupOf(cluster: string, backups: readonly BackupObject[]): RecoveryBackup | undefined {
   let newest: (RecoveryBackup & { at: number }) | undefined;
   for (const backup of backups) {
     const name = backup.metadata?.name;
-    const endpoints = backup.spec?.etcdEndpoints;
-    if (!isText(name) || !Array.isArray(endpoints) || endpoints.length === 0) continue;
-    if (!endpoints.every((e) => { const read = clientServiceEndpoint(namespace, e); return 'cluster' in read && read.cluster === cluster; })) continue;
-    const { etcdRevision, lastSuccessDate, lastBackupPath } = backup.status ?? {};
+    // The cluster the file holds, as recorded when it was written: the spec may name another one since.
+    if (!isText(name) || backup.status?.lastBackupCluster !== cluster) continue;
+    const { etcdRevision, lastSuccessDate, lastBackupPath } = backup.status;
     const at = isText(lastSuccessDate) ? Date.parse(lastSuccessDate) : NaN;
     if (!isText(lastBackupPath) || Number.isNaN(at) || typeof etcdRevision !== 'number' || !Number.isSafeInteger(etcdRevision) || etcdRevision < 0) continue;
     const source = sourceOf(backup.spec ?? {}, lastBackupPath);

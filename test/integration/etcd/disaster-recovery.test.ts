@@ -23,6 +23,7 @@ interface BackupStatus {
   succeeded?: boolean;
   etcdRevision?: number;
   lastBackupPath?: string;
+  lastBackupCluster?: string;
 }
 
 /** Kills the etcd process of `count` members and waits until their Pods show them dead. */
@@ -53,7 +54,7 @@ describe('disaster recovery (spec.restorePolicy) on real etcd processes', () => 
     await createEtcdObject(h, 'EtcdBackup', 'dr-once', { etcdEndpoints: ['http://dr-client:2379'], storageType: 'Local', local: { path: 'dr/one-shot.db' } });
     await waitFor(async () => (await etcdStatus<BackupStatus>(h, 'etcdbackups', 'dr-once'))?.succeeded === true, { what: 'the one-shot backup', timeoutMs: 30_000 });
     const backup = (await etcdStatus<BackupStatus>(h, 'etcdbackups', 'dr-once'))!;
-    expect(backup.lastBackupPath).toBe('dr/one-shot.db');
+    expect(backup).toMatchObject({ lastBackupPath: 'dr/one-shot.db', lastBackupCluster: 'dr' });
     await putKeys(h, 'dr', { 'after-backup': 'lost' });
     const oldUid = (await readCluster(h, 'dr')).metadata.uid;
 

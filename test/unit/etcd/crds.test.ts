@@ -141,7 +141,7 @@ describe('crds/etcd.database.coreos.com.yaml', () => {
     expect(Object.keys(at('EtcdBackup', 'spec.s3').properties!)).toEqual(['path', 'awsSecret', 'endpoint', 'forcePathStyle']);
     expect(Object.keys(at('EtcdBackup', 'spec.local').properties!)).toEqual(['path']);
     expect(Object.keys(at('EtcdBackup', 'status').properties!).sort()).toEqual(
-      ['Reason', 'backups', 'etcdRevision', 'etcdVersion', 'lastBackup', 'lastBackupPath', 'lastSuccessDate', 'succeeded'].sort(),
+      ['Reason', 'backups', 'etcdRevision', 'etcdVersion', 'lastBackup', 'lastBackupCluster', 'lastBackupPath', 'lastSuccessDate', 'succeeded'].sort(),
     );
   });
 

@@ -5,6 +5,7 @@ import {
   quorumLost,
   quorumLostSince,
   readRestorePolicy,
+  recoveryClockRuns,
   restoreDueInMs,
   type BackupObject,
 } from '../../../src/handlers/etcd/restore-policy.js';
@@ -12,11 +13,16 @@ import {
 const T0 = new Date('2026-01-01T00:00:00Z');
 const at = (seconds: number): Date => new Date(T0.getTime() + seconds * 1000);
 
-function backup(name: string, options: { endpoints?: unknown; revision?: unknown; date?: string; path?: unknown; storage?: Partial<NonNullable<BackupObject['spec']>> } = {}): BackupObject {
+function backup(name: string, options: { cluster?: unknown; revision?: unknown; date?: string; path?: unknown; storage?: Partial<NonNullable<BackupObject['spec']>> } = {}): BackupObject {
   return {
     metadata: { name },
-    spec: { etcdEndpoints: options.endpoints ?? ['http://db-client:2379'], storageType: 'Local', local: { path: `${name}/db` }, ...options.storage },
-    status: { etcdRevision: options.revision ?? 10, lastSuccessDate: options.date ?? '2026-01-01T00:00:00Z', lastBackupPath: options.path ?? `${name}/db_v10` },
+    spec: { etcdEndpoints: ['http://db-client:2379'], storageType: 'Local', local: { path: `${name}/db` }, ...options.storage },
+    status: {
+      etcdRevision: options.revision ?? 10,
+      lastSuccessDate: options.date ?? '2026-01-01T00:00:00Z',
+      lastBackupPath: options.path ?? `${name}/db_v10`,
+      lastBackupCluster: 'cluster' in options ? options.cluster : 'db',
+    },
   };
 }
 
@@ -54,6 +60,14 @@ describe('the Quorum condition keeps when quorum was lost', () => {
     expect(quorumLostSince(regained)).toBeUndefined();
   });
 
+  it('does not run the recovery clock during an upgrade, nor while an added member has never started', () => {
+    const upgrading = [{ type: 'Upgrading' as const, status: 'True' as const }];
+    expect(recoveryClockRuns(upgrading, [{ name: 'a' }])).toBe(false);
+    expect(recoveryClockRuns(undefined, [{ name: 'a' }, { name: '' }])).toBe(false);
+    expect(recoveryClockRuns([{ type: 'Upgrading', status: 'False' }], [{ name: 'a' }, { name: 'b' }])).toBe(true);
+    expect(recoveryClockRuns(undefined)).toBe(true);
+  });
+
   it('restores when the policy time has passed, and says how long is left before that', () => {
     const policy = { afterQuorumLostSeconds: 60 };
     expect(restoreDueInMs(policy, at(0).getTime(), at(45).getTime())).toBe(15_000);
@@ -65,7 +79,7 @@ describe('the Quorum condition keeps when quorum was lost', () => {
 
 describe('disaster recovery restores the newest backup taken of the cluster', () => {
   it('picks the newest by lastSuccessDate, then revision, and names the file that backup last wrote', () => {
-    const found = newestBackupOf('ns', 'db', [
+    const found = newestBackupOf('db', [
       backup('nightly', { date: '2026-01-01T00:00:00Z', revision: 50 }),
       backup('hourly', { date: '2026-01-01T01:00:00Z', revision: 40, path: 'hourly/db_v40_2026-01-01-01:00:00' }),
     ]);
@@ -74,23 +88,19 @@ describe('disaster recovery restores the newest backup taken of the cluster', ()
 
   it("keeps an S3 backup's credentials Secret and endpoint, and reads the exact object it wrote", () => {
     const s3 = { path: 'bucket/db', awsSecret: 'aws', endpoint: 'http://s3:9000', forcePathStyle: true };
-    const found = newestBackupOf('ns', 'db', [backup('to-s3', { storage: { storageType: 'S3', s3, local: undefined }, path: 'bucket/db_v10_x' })]);
+    const found = newestBackupOf('db', [backup('to-s3', { storage: { storageType: 'S3', s3, local: undefined }, path: 'bucket/db_v10_x' })]);
     expect(found?.source).toEqual({ backupStorageType: 'S3', s3: { ...s3, path: 'bucket/db_v10_x' } });
   });
 
-  it("ignores backups of other clusters, of several clusters at once, and another namespace's Service", () => {
-    expect(
-      newestBackupOf('ns', 'db', [
-        backup('other', { endpoints: ['http://other-client:2379'] }),
-        backup('both', { endpoints: ['http://db-client:2379', 'http://other-client:2379'] }),
-        backup('elsewhere', { endpoints: ['http://db-client.tenant-b.svc:2379'] }),
-      ]),
-    ).toBeUndefined();
+  it('ignores files that hold another cluster, or several, as recorded when they were written, whatever the spec names now', () => {
+    const repointed = backup('repointed', { cluster: 'other' });
+    expect(repointed.spec?.etcdEndpoints).toEqual(['http://db-client:2379']);
+    expect(newestBackupOf('db', [repointed, backup('several', { cluster: null }), backup('unrecorded', { cluster: undefined })])).toBeUndefined();
   });
 
   it('ignores a backup that has written nothing, or whose status does not read as one', () => {
     expect(
-      newestBackupOf('ns', 'db', [
+      newestBackupOf('db', [
         { metadata: { name: 'never' }, spec: backup('never').spec, status: { etcdRevision: 0 } },
         backup('forged-revision', { revision: '12' }),
         backup('forged-path', { path: 7 }),

@@ -170,6 +170,10 @@ export interface EtcdBackupStatus {
    * The file last written, as an EtcdRestore names it (s3.path bucket/key, or local.path).
    */
   lastBackupPath?: string | null;
+  /**
+   * The EtcdCluster that file holds (when every endpoint named one cluster).
+   */
+  lastBackupCluster?: string | null;
   backups?: number;
 }
 
