@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { events, type ApiClient, type KubeObject, type Logger, type ResourceClient } from 'konductor';
 import type { EtcdAddresses } from './addresses.js';
-import { clearCondition, setCondition } from './conditions.js';
+import { clearCondition, restoreCondition, setCondition } from './conditions.js';
 import { ClusterServices } from './cluster-services.js';
 import { DisasterRecovery } from './disaster-recovery.js';
 import { quorumKept, quorumLost, recoveryClockRuns } from './restore-policy.js';
@@ -76,7 +76,7 @@ export class ClusterReconciler {
       return { status, busy: false };
     }
     const spec = read.spec;
-    status.conditions = clearConditionTo(status.conditions, 'Valid');
+    status.conditions = restoreCondition(status.conditions, { type: 'Valid', reason: 'SpecValid', message: 'the spec is valid' });
     status.controlPaused = spec.paused;
     if (spec.paused) return { status, busy: false };
 
@@ -123,8 +123,9 @@ export class ClusterReconciler {
       // etcd 3.5 answers no member list without quorum: in a cluster that has run, fewer Ready members than
       // a majority of the last known size is a lost quorum too (a starting seed is not Ready yet either).
       const known = status.size ?? spec.size;
-      if (status.phase === 'Running' && running.filter(isReady).length < quorum(known)) {
-        const message = `lost quorum: ${running.filter(isReady).length} of ${known} members are ready and the member list cannot be read. Create an EtcdRestore to recover`;
+      const ready = status.members.ready.length;
+      if (status.phase === 'Running' && ready < quorum(known)) {
+        const message = `lost quorum: ${ready} of ${known} members are ready and the member list cannot be read. Create an EtcdRestore to recover`;
         return { ...(await this.withoutQuorum(cluster, ref, spec, status, 'LostQuorum', message)), busy: true };
       }
       return { status, busy: true };
@@ -358,13 +359,6 @@ export class ClusterReconciler {
 function controllerUid(pod: Pod): string | undefined {
   const owners = (pod.metadata.ownerReferences ?? []) as { uid?: string; controller?: boolean }[];
   return owners.find((owner) => owner.controller === true)?.uid;
-}
-
-/** Valid becomes True only if it was ever False: a cluster that was always valid carries no such condition. */
-function clearConditionTo(conditions: EtcdClusterStatus['conditions'], type: 'Valid'): EtcdClusterStatus['conditions'] {
-  const before = conditions?.find((c) => c.type === type);
-  if (!before || before.status === 'True') return conditions;
-  return setCondition(conditions, { type, status: 'True', reason: 'SpecValid', message: 'the spec is valid' });
 }
 
 /** The most recently failed of the dead Pods, with when it failed. */

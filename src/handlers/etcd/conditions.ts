@@ -26,3 +26,13 @@ export function clearCondition(conditions: readonly Condition[] | undefined, typ
   if (!before || before.status === 'False') return [...(conditions ?? [])];
   return setCondition(conditions, { type, status: 'False', reason: before.reason, message: before.message }, now);
 }
+
+/**
+ * Sets a condition True only where it was False: a cluster that never had the problem carries no
+ * such condition (and no status write for it).
+ */
+export function restoreCondition(conditions: readonly Condition[] | undefined, next: Omit<Condition, 'status' | 'lastUpdateTime' | 'lastTransitionTime'>, now = new Date()): Condition[] | undefined {
+  const before = conditions?.find((c) => c.type === next.type);
+  if (!before || before.status === 'True') return conditions ? [...conditions] : undefined;
+  return setCondition(conditions, { ...next, status: 'True' }, now);
+}

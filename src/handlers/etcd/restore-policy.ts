@@ -3,7 +3,7 @@
  * when it has been without quorum, whether that is long enough, and which backup to restore. The
  * cluster controller does the I/O (see `disaster-recovery.ts`).
  */
-import { setCondition } from './conditions.js';
+import { restoreCondition, setCondition } from './conditions.js';
 import type { RestoreSource } from './restore-record.js';
 import type { Condition } from './types.js';
 
@@ -47,9 +47,7 @@ export function quorumLost(conditions: readonly Condition[] | undefined, message
 
 /** The `Quorum` condition back to True, only where it was False: a cluster that never lost quorum carries none. */
 export function quorumKept(conditions: readonly Condition[] | undefined, now = new Date()): Condition[] | undefined {
-  const before = conditions?.find((c) => c.type === 'Quorum');
-  if (!before || before.status === 'True') return conditions ? [...conditions] : undefined;
-  return setCondition(conditions, { type: 'Quorum', status: 'True', reason: 'QuorumRegained', message: 'a majority of members is running' }, now);
+  return restoreCondition(conditions, { type: 'Quorum', reason: 'QuorumRegained', message: 'a majority of members is running' }, now);
 }
 
 /**
