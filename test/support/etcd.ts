@@ -1,4 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -75,7 +76,7 @@ export async function startEtcdOperator(kc: KubeConfig, namespace: string, optio
       onRequest: options.onRequest,
       namespaces,
       logger: silentLogger(),
-      handlers: [new EtcdClusters({ addresses, intervalMs: 1_000, busyIntervalMs: 300, ...options.clusters }), new EtcdBackups({ addresses, localRoot: backupRoot }), restores],
+      handlers: [new EtcdClusters({ addresses, intervalMs: 1_000, busyIntervalMs: 300, tlsRefreshMs: 1_000, ...options.clusters }), new EtcdBackups({ addresses, localRoot: backupRoot }), restores],
     });
   };
   const api = new ApiClient(kc);
@@ -176,15 +177,41 @@ export async function setSize(h: EtcdHarness, name: string, size: number): Promi
   await h.api.request('PATCH', clusterPath(h.namespace, name), { body: { spec: { size } }, contentType: 'application/merge-patch+json' });
 }
 
-/** The cluster's client URLs of members the runner runs. */
+/** Files of a client certificate, its key and the CA, for `etcdctl` and the npm client. */
+export interface ClientTLSFiles {
+  cert: string;
+  key: string;
+  ca: string;
+}
+
+/** Clusters whose members serve TLS, by `<namespace>/<name>`: the helpers below dial them over https with these files. */
+const clientTLS = new Map<string, ClientTLSFiles>();
+
+/** Makes the helpers of this module talk to `name`'s members over https, presenting `files`. */
+export function useClientTLS(h: EtcdHarness, name: string, files: ClientTLSFiles): void {
+  clientTLS.set(`${h.namespace}/${name}`, files);
+}
+
+function tlsOf(h: EtcdHarness, name: string): ClientTLSFiles | undefined {
+  return clientTLS.get(`${h.namespace}/${name}`);
+}
+
+/** `etcdctl` flags for the cluster's client TLS, if any. */
+function tlsFlags(h: EtcdHarness, name: string): string[] {
+  const tls = tlsOf(h, name);
+  return tls ? ['--cert', tls.cert, '--key', tls.key, '--cacert', tls.ca] : [];
+}
+
+/** The cluster's client URLs of members the runner runs (`https` for a TLS cluster). */
 export function clientURLs(h: EtcdHarness, name: string): string[] {
-  return h.addresses.endpoints(h.namespace, `http://${name}-client:2379`);
+  const urls = h.addresses.endpoints(h.namespace, `http://${name}-client:2379`);
+  return tlsOf(h, name) ? urls.map((url) => url.replace(/^http:/, 'https:')) : urls;
 }
 
 /** `member list` as etcdctl prints it, through one running member. */
 export async function memberList(h: EtcdHarness, name: string): Promise<{ name: string; clientURLs: string[] }[]> {
   const endpoints = clientURLs(h, name);
-  const { stdout } = await run('etcdctl', ['--endpoints', endpoints.join(','), 'member', 'list', '-w', 'json'], { env: { ...process.env, ETCDCTL_API: '3' } });
+  const { stdout } = await run('etcdctl', ['--endpoints', endpoints.join(','), ...tlsFlags(h, name), 'member', 'list', '-w', 'json'], { env: { ...process.env, ETCDCTL_API: '3' } });
   const parsed = JSON.parse(stdout) as { members?: { name?: string; clientURLs?: string[] }[] };
   return (parsed.members ?? []).map((m) => ({ name: m.name ?? '', clientURLs: m.clientURLs ?? [] }));
 }
@@ -195,7 +222,7 @@ export async function allHealthy(h: EtcdHarness, name: string): Promise<boolean>
   const urls = members.flatMap((m) => m.clientURLs);
   if (urls.length !== members.length) return false;
   try {
-    await run('etcdctl', ['--endpoints', urls.join(','), 'endpoint', 'health'], { env: { ...process.env, ETCDCTL_API: '3' } });
+    await run('etcdctl', ['--endpoints', urls.join(','), ...tlsFlags(h, name), 'endpoint', 'health'], { env: { ...process.env, ETCDCTL_API: '3' } });
     return true;
   } catch {
     return false;
@@ -232,7 +259,9 @@ export async function settledAt(h: EtcdHarness, name: string, size: number, opti
 
 /** A client on the cluster's live members (for writing and reading keys). */
 export function etcdClient(h: EtcdHarness, name: string): Etcd3 {
-  return new Etcd3({ hosts: clientURLs(h, name) });
+  const tls = tlsOf(h, name);
+  const credentials = tls ? { credentials: { rootCertificate: readFileSync(tls.ca), certChain: readFileSync(tls.cert), privateKey: readFileSync(tls.key) } } : {};
+  return new Etcd3({ hosts: clientURLs(h, name), ...credentials });
 }
 
 /** Writes `keys` through the cluster's live members, one at a time. */

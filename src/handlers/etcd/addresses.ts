@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { https, type TLSPolicy } from './tls-policy.js';
 
 /** The URLs one etcd member advertises and listens on. */
 export interface MemberURLs {
@@ -67,4 +68,16 @@ export class ClusterDnsAddresses implements EtcdAddresses {
     if (family === 0) return undefined;
     return family === 6 ? `http://[${ip}]:2379` : `http://${ip}:2379`;
   }
+}
+
+/**
+ * The URL the operator dials for a running member Pod of its own: the Pod's address from
+ * {@link EtcdAddresses.podClientURL}, or, when the members serve clients over TLS, the member's
+ * name from {@link EtcdAddresses.member} over `https`, since that is the name the member's server
+ * certificate carries (and a certificate the cluster's CA signed proves the member, not DNS).
+ */
+export function memberClientURL(addresses: EtcdAddresses, namespace: string, cluster: string, pod: MemberPodAddress, tls: TLSPolicy | undefined): string | undefined {
+  if (tls?.serverSecret === undefined) return addresses.podClientURL(namespace, cluster, pod);
+  if (addresses.podClientURL(namespace, cluster, pod) === undefined) return undefined; // no address yet: not serving
+  return https(addresses.member(namespace, cluster, pod.name).clientURL);
 }

@@ -1,6 +1,7 @@
 import { AdmissionError, on, type AdmissionContext } from 'konductor';
 import { sameJson } from '../common/same-json.js';
 import { DEFAULT_VERSION, readClusterSpec } from './cluster-spec.js';
+import { readTLSPolicy, tlsMode, tlsModeChangeProblem } from './tls-policy.js';
 import { API_VERSION, type EtcdClusterSpec } from './types.js';
 
 function parts(version: string): [number, number, number] {
@@ -31,7 +32,7 @@ type Cluster = { spec?: Partial<EtcdClusterSpec>; metadata?: { namespace?: strin
 /**
  * Admission for EtcdClusters: a spec the operator would refuse (size, version format, reserved
  * labels) is refused at `kubectl apply`, and so is a version change it cannot do safely (a downgrade,
- * a major change, a skipped minor version), with the reason. Clusters stored before the webhook
+ * a major change, a skipped minor version) or a change of which sides talk TLS, with the reason. Clusters stored before the webhook
  * existed are still reported by Events.
  */
 export class EtcdAdmission {
@@ -48,5 +49,8 @@ export class EtcdAdmission {
     const before = String((context.old as unknown as Cluster).spec?.version ?? DEFAULT_VERSION).replace(/^v/, '');
     const problem = before === read.spec.version ? undefined : versionChangeProblem(before, read.spec.version);
     if (problem) throw new AdmissionError(`${where} is refused: ${problem}`, { code: 422 });
+    const oldTLS = readTLSPolicy((context.old as unknown as Cluster).spec?.TLS);
+    const tlsProblem = 'problem' in oldTLS ? undefined : tlsModeChangeProblem(tlsMode(oldTLS.policy), tlsMode(read.spec.tls));
+    if (tlsProblem) throw new AdmissionError(`${where} is refused: ${tlsProblem}`, { code: 422 });
   }
 }

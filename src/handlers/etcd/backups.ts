@@ -2,12 +2,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { events, on, timer, type ApiClient, type ChangeContext, type KubeObject, type Logger, type Patch, type TimerContext } from 'konductor';
-import { ClusterDnsAddresses, type EtcdAddresses } from './addresses.js';
+import { ClusterDnsAddresses, memberClientURL, type EtcdAddresses } from './addresses.js';
 import { clientServiceEndpoint, ownMemberPods, type ListedPod } from './backup-endpoints.js';
 import { backupTarget, InvalidSpecError, type BackupTarget } from './backup-target.js';
 import { errorMessage } from './etcd-client.js';
 import { memberLabels } from './member-pod.js';
+import { isObjectName } from './object-names.js';
 import { takeSnapshot } from './snapshot.js';
+import { CLIENT_KEYS, readTLSPolicy } from './tls-policy.js';
+import { readTLSSecret, type ClientCredentials } from './tls-secrets.js';
 import { backupIntervalSeconds, backupTimeoutSeconds, localQuotaProblem } from './backup-policy.js';
 import { backupsToDelete, LocalStorage, periodicBackupName, s3Path } from './storage/index.js';
 import { API_VERSION, type EtcdBackupSpec, type EtcdBackupStatus } from './types.js';
@@ -65,9 +68,10 @@ export class EtcdBackups {
       const problem = validate(spec);
       if (problem) throw new InvalidSpecError(problem);
       target = await backupTarget(client, namespace, { storageType: spec.storageType, s3: spec.s3, local: spec.local }, this.localRoot);
-      const endpoints = await memberEndpoints(client, this.addresses, namespace, spec.etcdEndpoints ?? []);
+      const members = await memberEndpoints(client, this.addresses, namespace, spec.etcdEndpoints ?? []);
+      const credentials = members.operatorSecret === undefined ? undefined : await clientCredentials(client, namespace, spec.clientTLSSecret || members.operatorSecret, spec.clientTLSSecret ? 'spec.clientTLSSecret' : 'the cluster\'s spec.TLS.static.operatorSecret');
       const file = join(work, 'snapshot.db');
-      const snapshot = await takeSnapshot(endpoints, file, backupTimeoutSeconds(spec.backupPolicy?.timeoutInSecond) * 1000);
+      const snapshot = await takeSnapshot(members.urls, file, backupTimeoutSeconds(spec.backupPolicy?.timeoutInSecond) * 1000, credentials);
       const name = periodic ? periodicBackupName(target.path, snapshot.revision, new Date()) : target.path;
       // Only files this EtcdBackup wrote are replaced or pruned (Local records owners; an S3 bucket is the credentials' own).
       const owner = { owner: `EtcdBackup ${backup.metadata!.name!}` };
@@ -115,30 +119,49 @@ export class EtcdBackups {
   }
 }
 
+/** The member URLs a backup dials, and the operator Secret of their cluster when it serves clients over TLS. */
+interface MemberEndpoints {
+  urls: string[];
+  operatorSecret?: string;
+}
+
 /**
  * The client URLs of the member Pods of each cluster the endpoints name, after checking that each
  * names the client Service of an EtcdCluster in the backup's own namespace. The Service itself is
  * never dialled (the tenant may own it): only Pods controlled by that cluster, at the addresses the
  * cluster controller uses.
  */
-async function memberEndpoints(client: ApiClient, addresses: EtcdAddresses, namespace: string, endpoints: readonly unknown[]): Promise<string[]> {
+async function memberEndpoints(client: ApiClient, addresses: EtcdAddresses, namespace: string, endpoints: readonly unknown[]): Promise<MemberEndpoints> {
   const urls: string[] = [];
+  const secrets = new Set<string | undefined>();
   for (const endpoint of endpoints) {
     const service = clientServiceEndpoint(namespace, endpoint);
     if ('problem' in service) throw new InvalidSpecError(service.problem);
-    const cluster = await client.resource<KubeObject>(API_VERSION, 'etcdclusters').find({ namespace, name: service.cluster });
+    const cluster = await client.resource<KubeObject & { spec?: { TLS?: unknown } }>(API_VERSION, 'etcdclusters').find({ namespace, name: service.cluster });
     const uid = cluster?.metadata?.uid;
     if (!uid) throw new InvalidSpecError(`etcdEndpoints entry ${JSON.stringify(endpoint)} names EtcdCluster ${namespace}/${service.cluster}, which does not exist`);
+    const tls = readTLSPolicy(cluster.spec?.TLS);
+    if ('problem' in tls) throw new InvalidSpecError(`EtcdCluster ${namespace}/${service.cluster}: ${tls.problem}`);
+    secrets.add(tls.policy?.serverSecret === undefined ? undefined : tls.policy.operatorSecret);
     const pods = await client.resource<KubeObject & ListedPod>('v1', 'pods').list({ namespace, labelSelector: memberLabels(service.cluster) });
     const found = ownMemberPods(pods.items, service.cluster, uid)
-      .map((pod) => addresses.podClientURL(namespace, service.cluster, { name: pod.metadata!.name!, podIP: pod.status?.podIP }))
+      .map((pod) => memberClientURL(addresses, namespace, service.cluster, { name: pod.metadata!.name!, podIP: pod.status?.podIP }, tls.policy))
       .filter((url): url is string => url !== undefined);
     if (found.length === 0) {
       throw new Error(`EtcdCluster ${namespace}/${service.cluster} has no running member Pods of its own to back up (only Pods the operator created for it are dialled, never the Service): wait until it runs, or unpause it`);
     }
     urls.push(...found);
   }
-  return urls;
+  if (secrets.size > 1) throw new InvalidSpecError('spec.etcdEndpoints name clusters that differ in spec.TLS (plain and TLS, or other operator Secrets): back each up with an EtcdBackup of its own');
+  const [operatorSecret] = secrets;
+  return { urls, ...(operatorSecret !== undefined ? { operatorSecret } : {}) };
+}
+
+/** The client certificate a backup presents; a missing or unreadable Secret is the user's to fix. */
+async function clientCredentials(client: ApiClient, namespace: string, name: string, field: string): Promise<ClientCredentials> {
+  const read = await readTLSSecret(client, namespace, name, CLIENT_KEYS, field);
+  if ('problem' in read) throw new InvalidSpecError(read.problem);
+  return read;
 }
 
 /** The one EtcdCluster every endpoint names (disaster recovery restores only a cluster's own backups), else undefined. */
@@ -155,6 +178,9 @@ async function ownedBy(storage: LocalStorage, names: string[], owner: string): P
 
 function validate(spec: Partial<EtcdBackupSpec>): string | undefined {
   if (!Array.isArray(spec.etcdEndpoints) || spec.etcdEndpoints.length === 0) return 'spec.etcdEndpoints must list at least one etcd client URL, e.g. http://<cluster>-client:2379';
+  if (spec.clientTLSSecret !== undefined && spec.clientTLSSecret !== '' && !isObjectName(spec.clientTLSSecret)) {
+    return `spec.clientTLSSecret must name a Secret in the backup's namespace (a DNS-1123 subdomain), got ${JSON.stringify(spec.clientTLSSecret)}`;
+  }
   const policy = spec.backupPolicy ?? {};
   for (const key of ['timeoutInSecond', 'backupIntervalInSecond', 'maxBackups'] as const) {
     const value = policy[key];

@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { events, type ApiClient, type KubeObject, type Logger, type ResourceClient } from 'konductor';
-import type { EtcdAddresses } from './addresses.js';
+import { memberClientURL, type EtcdAddresses, type MemberURLs } from './addresses.js';
 import { clearCondition, restoreCondition, setCondition } from './conditions.js';
 import { ClusterServices } from './cluster-services.js';
 import { DisasterRecovery } from './disaster-recovery.js';
 import { quorumKept, quorumLost, recoveryClockRuns } from './restore-policy.js';
 import { quorum, readClusterSpec, type ClusterSpec } from './cluster-spec.js';
-import { errorMessage, isTransientMembershipError, withEtcd, type Member } from './etcd-client.js';
-import { memberLabels, memberPod, newMemberName, runsOlderImage, type ClusterOwner } from './member-pod.js';
+import { errorMessage, isTransientMembershipError, withEtcd, type EtcdClient, type Member } from './etcd-client.js';
+import { memberLabels, memberPod, newMemberName, runsOlderImage, TLS_DIGEST_ANNOTATION, TLS_MODE_ANNOTATION, type ClusterOwner } from './member-pod.js';
+import { securedURLs, tlsMode, tlsModeChangeProblem } from './tls-policy.js';
+import { ClusterTLSCache } from './tls-secrets.js';
 import { RESTORE_FROM_ANNOTATION, restoreSourceProblem, SEED_ATTEMPT_ANNOTATION } from './restore-annotations.js';
 import { seedAttempt, seedFailedAt, seedFailure, seedRetryDelayMs, type DeadSeed } from './seed-retry.js';
 import type { EtcdClusterSpec, EtcdClusterStatus, ObjectRef } from './types.js';
@@ -24,6 +26,8 @@ export interface ReconcilerOptions {
   client: ApiClient;
   addresses: EtcdAddresses;
   logger: Logger;
+  /** How long TLS Secrets read once are used; default 30 s. */
+  tlsRefreshMs?: number;
 }
 
 /** What one look at a cluster did; `busy` means a step is under way, so look again soon. */
@@ -55,11 +59,16 @@ export class ClusterReconciler {
   private readonly podsApi: ResourceClient<Pod>;
   private readonly services: ClusterServices;
   private readonly recovery: DisasterRecovery;
+  /** The cluster's TLS Secrets; the step in progress dials with their credentials. */
+  private readonly tls: ClusterTLSCache;
+  /** The spec the step in progress works for. */
+  private spec: ClusterSpec | undefined;
 
   constructor(private readonly options: ReconcilerOptions) {
     this.podsApi = options.client.resource<Pod>('v1', 'pods');
     this.services = new ClusterServices(options.client);
     this.recovery = new DisasterRecovery(options.client, options.logger);
+    this.tls = new ClusterTLSCache(options.client, options.tlsRefreshMs);
   }
 
   async step(cluster: EtcdClusterObject): Promise<TickOutcome> {
@@ -79,6 +88,15 @@ export class ClusterReconciler {
     status.conditions = restoreCondition(status.conditions, { type: 'Valid', reason: 'SpecValid', message: 'the spec is valid' });
     status.controlPaused = spec.paused;
     if (spec.paused) return { status, busy: false };
+    this.spec = spec;
+    const tlsProblem = await this.tls.refresh(ref.namespace, spec.tls);
+    if (tlsProblem) {
+      const message = `${tlsProblem}. No member is created or changed until it is fixed`;
+      this.warnOnce(cluster, status, 'InvalidTLS', message);
+      status.reason = message;
+      status.conditions = setCondition(status.conditions, { type: 'Valid', status: 'False', reason: 'InvalidTLS', message });
+      return { status, busy: false };
+    }
 
     const pods = await this.pods(ref);
     const running = pods.filter((p) => phaseOf(p) === 'Running');
@@ -112,11 +130,18 @@ export class ClusterReconciler {
       return { status, busy: true };
     }
     if (pending.length > 0) return { status, busy: true };
+    const modeProblem = tlsModeChangeProblem(pods[0]!.metadata.annotations?.[TLS_MODE_ANNOTATION] ?? '', tlsMode(spec.tls));
+    if (modeProblem) {
+      // Before any member is added or replaced: a member in the other mode could not join.
+      this.warnOnce(cluster, status, 'TLSChangeRefused', modeProblem);
+      status.reason = modeProblem;
+      return { status, busy: false };
+    }
 
     if (!(await this.services.ensure(owner, ref, status, (why, text) => this.warnOnce(cluster, status, why, text)))) return { status, busy: false };
     let members: Member[];
     try {
-      members = await withEtcd(this.clientURLs(ref, running), (etcd) => etcd.members());
+      members = await this.etcd(this.clientURLs(ref, running), (etcd) => etcd.members());
     } catch (error) {
       status.reason = `cannot list members: ${errorMessage(error)}`;
       this.options.logger.warn({ err: errorMessage(error) }, 'cannot list etcd members; trying again');
@@ -180,6 +205,15 @@ export class ClusterReconciler {
       return { status, busy: true };
     }
     status.conditions = clearCondition(status.conditions, 'Upgrading');
+    const digest = this.tls.current?.digest;
+    const stale = digest === undefined ? undefined : running.find((p) => p.metadata.annotations?.[TLS_DIGEST_ANNOTATION] !== digest);
+    if (stale) {
+      // One extra member with the new certificates first, then the old one goes (scale-down prefers it): quorum never shrinks.
+      status.conditions = setCondition(status.conditions, { type: 'Rolling', status: 'True', reason: 'CertificatesChanged', message: `replacing ${stale.metadata.name}, which runs with older TLS Secrets` });
+      await this.addMember(owner, ref, spec, running, named, status, `to replace ${stale.metadata.name}, which runs with older TLS Secrets`);
+      return { status, busy: true };
+    }
+    status.conditions = clearCondition(status.conditions, 'Rolling');
     status.phase = 'Running';
     status.currentVersion = spec.version;
     status.targetVersion = '';
@@ -212,8 +246,8 @@ export class ClusterReconciler {
   /** The first member; from a snapshot when the cluster was recreated by an EtcdRestore. */
   private async createSeed(cluster: ClusterOwner, ref: ObjectRef, spec: ClusterSpec, status: EtcdClusterStatus, restoreFrom: string | undefined, attempt: number): Promise<void> {
     const member = newMemberName(ref.name);
-    const urls = this.options.addresses.member(ref.namespace, ref.name, member);
-    const pod = memberPod({ cluster, spec, member, urls, initialCluster: `${member}=${urls.peerURL}`, state: 'new', token: randomUUID(), restoreFrom });
+    const urls = this.memberURLs(ref, member);
+    const pod = memberPod({ cluster, spec, member, urls, initialCluster: `${member}=${urls.peerURL}`, state: 'new', token: randomUUID(), restoreFrom, tlsDigest: this.tls.current?.digest });
     pod.metadata!.annotations = { ...(pod.metadata!.annotations ?? {}), [SEED_ATTEMPT_ANNOTATION]: String(attempt) };
     await this.createPod(pod);
     // The download URL carries the restore's token: never logged.
@@ -227,7 +261,7 @@ export class ClusterReconciler {
   private async replaceDead(cluster: EtcdClusterObject, ref: ObjectRef, running: Pod[], gone: Member & { podName?: string }, status: EtcdClusterStatus): Promise<void> {
     const who = gone.podName ?? gone.peerURLs[0] ?? gone.id;
     try {
-      await withEtcd(this.clientURLs(ref, running), (etcd) => etcd.remove(gone.id));
+      await this.etcd(this.clientURLs(ref, running), (etcd) => etcd.remove(gone.id));
     } catch (error) {
       this.retryLater(status, `cannot remove dead member ${who}`, error);
       return;
@@ -240,36 +274,33 @@ export class ClusterReconciler {
 
   private async resize(cluster: ClusterOwner, ref: ObjectRef, spec: ClusterSpec, running: Pod[], members: (Member & { podName?: string })[], status: EtcdClusterStatus): Promise<void> {
     const up = members.length < spec.size;
-    status.conditions = setCondition(status.conditions, {
-      type: 'Scaling',
-      status: 'True',
-      reason: up ? 'Scaling up' : 'Scaling down',
-      message: `Current cluster size: ${members.length}, desired cluster size: ${spec.size}`,
-    });
     status.conditions = clearCondition(status.conditions, 'Recovering');
-    const endpoints = this.clientURLs(ref, running);
+    const digest = this.tls.current?.digest;
+    // The extra member of a certificate roll is no scaling.
+    const rolling = !up && digest !== undefined && running.some((p) => p.metadata.annotations?.[TLS_DIGEST_ANNOTATION] !== digest);
+    if (!rolling) {
+      status.conditions = setCondition(status.conditions, {
+        type: 'Scaling',
+        status: 'True',
+        reason: up ? 'Scaling up' : 'Scaling down',
+        message: `Current cluster size: ${members.length}, desired cluster size: ${spec.size}`,
+      });
+    }
     if (up) {
-      const member = newMemberName(ref.name);
-      const urls = this.options.addresses.member(ref.namespace, ref.name, member);
-      try {
-        await withEtcd(endpoints, (etcd) => etcd.add(urls.peerURL));
-      } catch (error) {
-        this.retryLater(status, `cannot add a member`, error);
-        return;
-      }
-      const initialCluster = [...members.map((m) => `${m.podName ?? m.name}=${m.peerURLs[0]}`), `${member}=${urls.peerURL}`].join(',');
-      await this.createPod(memberPod({ cluster, spec, member, urls, initialCluster, state: 'existing' }));
-      events.info(cluster, 'New Member Added', `added member ${member} (${members.length + 1} of ${spec.size})`);
-      this.options.logger.info({ member, size: members.length + 1 }, 'added a member');
+      await this.addMember(cluster, ref, spec, running, members, status, `(${members.length + 1} of ${spec.size})`);
       return;
     }
-    // Remove a follower: removing the leader forces an election for nothing.
-    const leader = await withEtcd(endpoints, (etcd) => etcd.status()).then((s) => s.leader, () => '');
-    const candidates = members.filter((m) => m.podName !== undefined).sort((a, b) => (a.podName! < b.podName! ? 1 : -1));
-    const victim = candidates.find((m) => m.id !== leader) ?? candidates[0];
+    const endpoints = this.clientURLs(ref, running);
+    // Remove a follower (removing the leader forces an election for nothing), one with older certificates first.
+    const leader = await this.etcd(endpoints, (etcd) => etcd.status()).then((s) => s.leader, () => '');
+    const staleNames = new Set(running.filter((p) => digest !== undefined && p.metadata.annotations?.[TLS_DIGEST_ANNOTATION] !== digest).map((p) => p.metadata.name));
+    const candidates = members
+      .filter((m) => m.podName !== undefined)
+      .sort((a, b) => Number(staleNames.has(b.podName!)) - Number(staleNames.has(a.podName!)) || (a.podName! < b.podName! ? 1 : -1));
+    const victim = candidates.find((m) => m.id !== leader && (staleNames.size === 0 || staleNames.has(m.podName!))) ?? candidates[0];
     if (!victim) return;
     try {
-      await withEtcd(endpoints, (etcd) => etcd.remove(victim.id));
+      await this.etcd(endpoints, (etcd) => etcd.remove(victim.id));
     } catch (error) {
       this.retryLater(status, `cannot remove member ${victim.podName}`, error);
       return;
@@ -277,6 +308,22 @@ export class ClusterReconciler {
     await this.deletePod(ref, victim.podName!);
     events.info(cluster, 'Member Removed', `removed member ${victim.podName} (${members.length - 1} of ${spec.size})`);
     this.options.logger.info({ member: victim.podName, size: members.length - 1 }, 'removed a member');
+  }
+
+  /** Adds one member through the member API, then creates its Pod; `why` ends the Event's message. */
+  private async addMember(cluster: ClusterOwner, ref: ObjectRef, spec: ClusterSpec, running: Pod[], members: (Member & { podName?: string })[], status: EtcdClusterStatus, why: string): Promise<void> {
+    const member = newMemberName(ref.name);
+    const urls = this.memberURLs(ref, member);
+    try {
+      await this.etcd(this.clientURLs(ref, running), (etcd) => etcd.add(urls.peerURL));
+    } catch (error) {
+      this.retryLater(status, `cannot add a member`, error);
+      return;
+    }
+    const initialCluster = [...members.map((m) => `${m.podName ?? m.name}=${m.peerURLs[0]}`), `${member}=${urls.peerURL}`].join(',');
+    await this.createPod(memberPod({ cluster, spec, member, urls, initialCluster, state: 'existing', tlsDigest: this.tls.current?.digest }));
+    events.info(cluster, 'New Member Added', `added member ${member} ${why}`);
+    this.options.logger.info({ member, size: members.length + 1 }, 'added a member');
   }
 
   private async upgrade(cluster: EtcdClusterObject, ref: ObjectRef, spec: ClusterSpec, pod: Pod, status: EtcdClusterStatus): Promise<void> {
@@ -323,7 +370,7 @@ export class ClusterReconciler {
     const results = await Promise.all(
       running.map(async (pod) => {
         const url = this.clientURL(ref, pod);
-        return url && (await withEtcd([url], (etcd) => etcd.healthy())) ? undefined : pod.metadata.name;
+        return url && (await this.etcd([url], (etcd) => etcd.healthy())) ? undefined : pod.metadata.name;
       }),
     );
     return results.filter((n): n is string => n !== undefined);
@@ -335,7 +382,17 @@ export class ClusterReconciler {
   }
 
   private clientURL(ref: ObjectRef, pod: Pod): string | undefined {
-    return this.options.addresses.podClientURL(ref.namespace, ref.name, { name: pod.metadata.name, podIP: pod.status?.podIP });
+    return memberClientURL(this.options.addresses, ref.namespace, ref.name, { name: pod.metadata.name, podIP: pod.status?.podIP }, this.spec?.tls);
+  }
+
+  /** A new member's URLs, `https` where the spec asks for TLS. */
+  private memberURLs(ref: ObjectRef, member: string): MemberURLs {
+    return securedURLs(this.options.addresses.member(ref.namespace, ref.name, member), this.spec?.tls);
+  }
+
+  /** Runs `work` against `endpoints`, with the operator's client certificate when members serve TLS. */
+  private etcd<T>(endpoints: string[], work: (client: EtcdClient) => Promise<T>): Promise<T> {
+    return withEtcd(endpoints, work, this.tls.current?.credentials);
   }
 
   private async pods(ref: ObjectRef): Promise<Pod[]> {

@@ -1,4 +1,5 @@
 import { readRestorePolicy, type RestorePolicy } from './restore-policy.js';
+import { readTLSPolicy, type TLSPolicy } from './tls-policy.js';
 import type { EtcdClusterSpec } from './types.js';
 
 export const DEFAULT_REPOSITORY = 'quay.io/coreos/etcd';
@@ -16,6 +17,8 @@ export interface ClusterSpec {
   pod: NonNullable<EtcdClusterSpec['pod']>;
   /** Disaster recovery, when opted in. */
   restorePolicy?: RestorePolicy;
+  /** `spec.TLS.static`, when it names any Secret. */
+  tls?: TLSPolicy;
 }
 
 /**
@@ -40,8 +43,20 @@ export function readClusterSpec(spec: Partial<EtcdClusterSpec> | undefined): { s
   if (pod.annotations && 'etcd.version' in pod.annotations) problems.push('spec.pod.annotations."etcd.version" is reserved: it drives upgrades');
   const restore = readRestorePolicy(spec?.restorePolicy);
   if ('problem' in restore) problems.push(restore.problem);
-  if (problems.length > 0 || 'problem' in restore) return { problems };
-  return { spec: { size: size as number, repository, version, paused: spec?.paused === true, pod, ...(restore.policy ? { restorePolicy: restore.policy } : {}) } };
+  const tls = readTLSPolicy(spec?.TLS);
+  if ('problem' in tls) problems.push(tls.problem);
+  if (problems.length > 0 || 'problem' in restore || 'problem' in tls) return { problems };
+  return {
+    spec: {
+      size: size as number,
+      repository,
+      version,
+      paused: spec?.paused === true,
+      pod,
+      ...(restore.policy ? { restorePolicy: restore.policy } : {}),
+      ...(tls.policy ? { tls: tls.policy } : {}),
+    },
+  };
 }
 
 /** Votes needed for quorum among `members` members. */

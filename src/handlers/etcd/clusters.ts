@@ -24,6 +24,11 @@ export interface EtcdClustersOptions {
    * terminated), instead of at its next look. Default true; false reacts only at the next look.
    */
   wakeOnMemberDeath?: boolean;
+  /**
+   * How long a cluster's TLS Secrets, once read, are used before they are read again: a certificate
+   * change rolls out within this. Default 30 s.
+   */
+  tlsRefreshMs?: number;
 }
 
 /**
@@ -35,18 +40,20 @@ export class EtcdClusters {
   private readonly intervalMs: number;
   private readonly busyIntervalMs: number;
   private readonly wakeOnMemberDeath: boolean;
+  private readonly tlsRefreshMs: number | undefined;
 
   constructor(options: EtcdClustersOptions = {}) {
     this.addresses = options.addresses ?? new ClusterDnsAddresses();
     this.intervalMs = options.intervalMs ?? 8_000;
     this.busyIntervalMs = options.busyIntervalMs ?? 1_000;
     this.wakeOnMemberDeath = options.wakeOnMemberDeath ?? true;
+    this.tlsRefreshMs = options.tlsRefreshMs;
   }
 
   @daemon(API_VERSION, 'etcdclusters', { cancellationTimeout: 30 })
   async run(context: Context): Promise<void> {
     const { client, logger, signal } = context;
-    const reconciler = new ClusterReconciler({ client, addresses: this.addresses, logger });
+    const reconciler = new ClusterReconciler({ client, addresses: this.addresses, logger, tlsRefreshMs: this.tlsRefreshMs });
     const wake = memberWake(context.memo);
     while (!signal.aborted) {
       wake.take(); // this step reads the Pods as they are now; a death seen during it wakes the next wait

@@ -1,6 +1,7 @@
 import { Etcd3, type IMember } from 'etcd3';
 import { noop } from 'cockatiel';
 import { errorMessage } from '../common/error-message.js';
+import type { ClientCredentials } from './tls-secrets.js';
 
 export { errorMessage };
 
@@ -25,9 +26,11 @@ const REQUEST_TIMEOUT_MS = 5_000;
 export class EtcdClient {
   private readonly client: Etcd3;
 
-  constructor(endpoints: string[]) {
+  /** @param credentials for members that serve clients over TLS (`https://` endpoints): the CA to trust and the certificate to present. */
+  constructor(endpoints: string[], credentials?: ClientCredentials) {
     this.client = new Etcd3({
       hosts: endpoints,
+      ...(credentials ? { credentials: { rootCertificate: credentials.ca, certChain: credentials.cert, privateKey: credentials.key } } : {}),
       dialTimeout: DIAL_TIMEOUT_MS,
       defaultCallOptions: () => ({ deadline: Date.now() + REQUEST_TIMEOUT_MS }),
       faultHandling: { host: () => noop, global: noop },
@@ -90,9 +93,9 @@ export function isTransientMembershipError(error: unknown): boolean {
   return /unhealthy cluster|not enough started members|too many requests|deadline|unavailable|timed out|ECONNREFUSED/i.test(errorMessage(error));
 }
 
-/** Runs `work` with a client for `endpoints`, closing it afterwards. */
-export async function withEtcd<T>(endpoints: string[], work: (client: EtcdClient) => Promise<T>): Promise<T> {
-  const client = new EtcdClient(endpoints);
+/** Runs `work` with a client for `endpoints` (with `credentials` when they serve TLS), closing it afterwards. */
+export async function withEtcd<T>(endpoints: string[], work: (client: EtcdClient) => Promise<T>, credentials?: ClientCredentials): Promise<T> {
+  const client = new EtcdClient(endpoints, credentials);
   try {
     return await work(client);
   } finally {

@@ -3,8 +3,8 @@ import { IGNORED_FIELDS_REASON, ignoredFields, ignoredFieldsMessage, type EtcdKi
 import { API_VERSION } from './types.js';
 
 /**
- * Tells users which etcd-operator fields of their objects have no effect here (`TLS`,
- * `pod.antiAffinity`, ...): one Warning Event (reason `IgnoredFields`) and one log line per object and
+ * Tells users which etcd-operator fields of their objects have no effect here (`pod.antiAffinity`,
+ * `pod.persistentVolumeClaimSpec`, ...): one Warning Event (reason `IgnoredFields`) and one log line per object and
  * spec generation that sets any, nothing otherwise. Handlers run on creation and on spec changes (every
  * spec change is a new generation), not on resume, so an operator restart does not repeat the warning.
  */

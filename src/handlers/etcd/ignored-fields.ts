@@ -3,8 +3,7 @@
  *
  * The CRDs (crds/etcd.database.coreos.com.yaml) accept every field of coreos/etcd-operator's API: the
  * ones the operator acts on are typed there, and each spec (and its nested blocks) keeps all others as
- * written. {@link SUPPORTED_FIELDS} mirrors that schema, less `spec.TLS`, which the schema keeps for
- * compatibility but nothing reads; a spec checks that the two agree.
+ * written. {@link SUPPORTED_FIELDS} mirrors that schema; a spec checks that the two agree.
  */
 
 import { describeIgnoredFields, findIgnoredFields, type Supported } from '../common/ignored-fields.js';
@@ -25,10 +24,12 @@ export const SUPPORTED_FIELDS: Readonly<Record<EtcdKind, Supported>> = {
     version: true,
     paused: true,
     restorePolicy: true,
+    TLS: { static: { member: { peerSecret: true, serverSecret: true }, operatorSecret: true } },
     pod: { labels: true, annotations: true, nodeSelector: true, resources: true, tolerations: true, affinity: true, etcdEnv: true, securityContext: true },
   },
   EtcdBackup: {
     etcdEndpoints: true,
+    clientTLSSecret: true,
     storageType: true,
     backupPolicy: { timeoutInSecond: true, backupIntervalInSecond: true, maxBackups: true },
     s3,
@@ -54,14 +55,12 @@ const HARMLESS: Readonly<Record<EtcdKind, Readonly<Record<string, unknown>>>> = 
 
 /** What an ignored field means for the user, where that is not obvious. */
 const CONSEQUENCES: Readonly<Record<string, string>> = {
-  'spec.TLS': 'members and clients talk plain HTTP',
   'spec.pod.antiAffinity': 'use spec.pod.affinity',
   'spec.pod.persistentVolumeClaimSpec': 'member data is on an emptyDir volume',
-  'spec.clientTLSSecret': 'the backup talks plain HTTP to etcd',
 };
 
 /**
- * The paths (`spec.TLS`, `spec.pod.antiAffinity`) of the fields `spec` sets that the operator keeps
+ * The paths (`spec.pod.antiAffinity`, `spec.pod.persistentVolumeClaimSpec`) of the fields `spec` sets that the operator keeps
  * but does not act on, in the order they appear; empty when there are none. Fields that are unset in
  * upstream's sense (null, `""`, `[]`) and ignored fields set to upstream's default where the operator
  * behaves the same are not listed. Pure; `spec` is untrusted.

@@ -4,6 +4,7 @@ import { adopt, type KubeObject } from 'konductor';
 import type { ClusterSpec } from './cluster-spec.js';
 import type { MemberURLs } from './addresses.js';
 import { RESTORE_SEED_LABEL, SEED_INIT_CONTAINER } from './restore-annotations.js';
+import { memberSecretMounts, memberTLSFlags, readinessCommand, tlsMode } from './tls-policy.js';
 
 export const DATA_DIR = '/var/etcd/data';
 const BACKUP_FILE = '/var/etcd/latest.backup';
@@ -37,7 +38,14 @@ export interface MemberPodInput {
   token?: string;
   /** A restore seed: where to download the snapshot from before starting. */
   restoreFrom?: string;
+  /** The digest of the TLS Secrets the Pod mounts (`spec.tls`), recorded so a change rolls the member. */
+  tlsDigest?: string;
 }
+
+/** On member Pods of a TLS cluster: the digest of the Secrets it started with (see `readClusterTLS`). */
+export const TLS_DIGEST_ANNOTATION = 'etcd.database.coreos.com/tls-digest';
+/** On member Pods of a TLS cluster: which sides talk TLS (see `tlsMode`). */
+export const TLS_MODE_ANNOTATION = 'etcd.database.coreos.com/tls-mode';
 
 /** The member's data volume; a restore seed's init containers write the backup and the restored data dir there too. */
 const DATA_MOUNT = { name: 'etcd-data', mountPath: '/var/etcd' };
@@ -65,7 +73,10 @@ export function memberPod(input: MemberPodInput): KubeObject {
     `--initial-cluster=${input.initialCluster}`,
     `--initial-cluster-state=${input.state}`,
     ...(input.token ? [`--initial-cluster-token=${input.token}`] : []),
+    ...memberTLSFlags(spec.tls),
   ];
+  const secretMounts = memberSecretMounts(spec.tls);
+  const tlsMounts = secretMounts.map((m) => ({ name: m.volume, mountPath: m.mountPath, readOnly: true }));
   const initContainers: Record<string, unknown>[] = [];
   const peerHost = new URL(urls.peerURL).hostname;
   if (!isIP(peerHost)) {
@@ -104,7 +115,7 @@ export function memberPod(input: MemberPodInput): KubeObject {
       name: member,
       // Restore seeds are labelled, so a NetworkPolicy can let only them reach the backup server.
       labels: { ...(policy.labels ?? {}), ...memberLabels(name, member), ...(input.restoreFrom ? { [RESTORE_SEED_LABEL]: 'true' } : {}) },
-      annotations: { ...(policy.annotations ?? {}), 'etcd.version': spec.version },
+      annotations: { ...(policy.annotations ?? {}), 'etcd.version': spec.version, ...tlsAnnotations(spec, input.tlsDigest) },
     },
     spec: {
       hostname: member,
@@ -122,9 +133,9 @@ export function memberPod(input: MemberPodInput): KubeObject {
             { name: 'peer', containerPort: 2380, protocol: 'TCP' },
           ],
           env: policy.etcdEnv ?? [],
-          volumeMounts: [DATA_MOUNT],
+          volumeMounts: [DATA_MOUNT, ...tlsMounts],
           readinessProbe: {
-            exec: { command: ['/bin/sh', '-ec', 'ETCDCTL_API=3 etcdctl endpoint status'] },
+            exec: { command: readinessCommand(spec.tls) },
             initialDelaySeconds: 1,
             timeoutSeconds: 5,
             periodSeconds: 5,
@@ -133,7 +144,7 @@ export function memberPod(input: MemberPodInput): KubeObject {
           ...(policy.resources ? { resources: policy.resources } : {}),
         },
       ],
-      volumes: [{ name: 'etcd-data', emptyDir: {} }],
+      volumes: [{ name: 'etcd-data', emptyDir: {} }, ...secretMounts.map((m) => ({ name: m.volume, secret: { secretName: m.secret } }))],
       ...(policy.nodeSelector ? { nodeSelector: policy.nodeSelector } : {}),
       ...(policy.tolerations ? { tolerations: policy.tolerations } : {}),
       ...(policy.affinity ? { affinity: policy.affinity } : {}),
@@ -141,6 +152,11 @@ export function memberPod(input: MemberPodInput): KubeObject {
     },
   };
   return adopt(pod, cluster);
+}
+
+function tlsAnnotations(spec: ClusterSpec, digest: string | undefined): Record<string, string> {
+  const mode = tlsMode(spec.tls);
+  return mode === '' ? {} : { [TLS_MODE_ANNOTATION]: mode, ...(digest ? { [TLS_DIGEST_ANNOTATION]: digest } : {}) };
 }
 
 /** The headless peer Service (publishes member DNS names) and the client Service `<cluster>-client`. */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { errorMessage, withEtcd, EtcdClient } from './etcd-client.js';
+import type { ClientCredentials } from './tls-secrets.js';
 import { MAX_SNAPSHOT_BYTES_ENV, maxSnapshotBytes } from './storage/transfer-limits.js';
 
 /** What a snapshot file holds and where it came from. */
@@ -17,8 +18,8 @@ export interface Snapshot {
  * not answer are skipped (the original failed the whole backup when any one did); only when none
  * answers is it an error, naming each endpoint's failure.
  */
-export async function bestEndpoint(endpoints: string[]): Promise<{ endpoint: string; revision: string; version: string }> {
-  const probes = await Promise.allSettled(endpoints.map((endpoint) => withEtcd([endpoint], (etcd) => etcd.status()).then((s) => ({ endpoint, ...s }))));
+export async function bestEndpoint(endpoints: string[], credentials?: ClientCredentials): Promise<{ endpoint: string; revision: string; version: string }> {
+  const probes = await Promise.allSettled(endpoints.map((endpoint) => withEtcd([endpoint], (etcd) => etcd.status(), credentials).then((s) => ({ endpoint, ...s }))));
   let best: { endpoint: string; revision: string; version: string } | undefined;
   const failures: string[] = [];
   probes.forEach((probe, i) => {
@@ -34,11 +35,11 @@ export async function bestEndpoint(endpoints: string[]): Promise<{ endpoint: str
 
 /**
  * Streams a snapshot from the best endpoint into `file` and checks its SHA-256 trailer, so a cut
- * stream never passes for a backup.
+ * stream never passes for a backup. `credentials` when the members serve TLS.
  */
-export async function takeSnapshot(endpoints: string[], file: string, timeoutMs: number): Promise<Snapshot> {
-  const { endpoint, version } = await bestEndpoint(endpoints);
-  const client = new EtcdClient([endpoint]);
+export async function takeSnapshot(endpoints: string[], file: string, timeoutMs: number, credentials?: ClientCredentials): Promise<Snapshot> {
+  const { endpoint, version } = await bestEndpoint(endpoints, credentials);
+  const client = new EtcdClient([endpoint], credentials);
   try {
     // The stream carries no revision on etcd 3.4, so it is read before and after: when they agree, the
     // snapshot holds exactly that revision. Under constant writes, the last try records the lower bound.

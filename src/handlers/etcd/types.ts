@@ -20,7 +20,7 @@ export type PodPolicy = NonNullable<Crd.EtcdClusterSpec['pod']>;
  * condition (which keeps unknown fields) where `EtcdClusterStatus` extends the generated status.
  */
 export type Condition = {
-  type: 'Available' | 'Recovering' | 'Scaling' | 'Upgrading' | 'Valid' | 'Quorum';
+  type: 'Available' | 'Recovering' | 'Scaling' | 'Upgrading' | 'Rolling' | 'Valid' | 'Quorum';
   status: 'True' | 'False' | 'Unknown';
   lastUpdateTime?: string;
   lastTransitionTime?: string;

@@ -3,8 +3,8 @@
  * Service the whole time: scale 3 → 5 → 3, a member's container killed and the member replaced, and a
  * real upgrade from Debian bookworm's etcd 3.4 to Debian sid's 3.5, one member at a time. At the end
  * every acknowledged write is read back, and the longest time without an acknowledged write is
- * reported for each step (under 5 s for the upgrade). Then a Local backup is restored by an
- * EtcdRestore, periodic backups go to S3, and the operator restores the newest of them by itself
+ * reported for each step (under 5 s for the upgrade). Then the newest of periodic Local backups is
+ * restored by an EtcdRestore, periodic backups go to S3, and the operator restores the newest of them by itself
  * when a majority of members is killed (restorePolicy).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -189,30 +189,40 @@ describe('an etcd cluster on a real node, written to through its client Service 
     expect(gaps.find((gap) => gap.step.startsWith('upgrade'))!.longestGapMs).toBeLessThan(5_000);
   }, 120_000);
 
-  it('restores a Local backup taken by the operator Pod into a new cluster that has every acknowledged key', async () => {
+  it('backs up to a Local volume every 10 s from the operator Pod, and restores the newest into a new cluster that has every acknowledged key', async () => {
     expect(report).toBeDefined();
     const oldUid = (await getJson<{ metadata: { uid: string } }>(['etcdcluster', CLUSTER]))!.metadata.uid;
-    await kubectlOk(['apply', '-f', '-'], custom('EtcdBackup', `${CLUSTER}-once`, `  etcdEndpoints: [http://${CLUSTER}-client:2379]
+    await kubectlOk(['apply', '-f', '-'], custom('EtcdBackup', `${CLUSTER}-local`, `  etcdEndpoints: [http://${CLUSTER}-client:2379]
   storageType: Local
   local:
-    path: e2e/${CLUSTER}.db
+    path: e2e/${CLUSTER}
+  backupPolicy:
+    backupIntervalInSecond: 10
+    maxBackups: 2
 `));
-    await waitFor(async () => (await getJson<{ status?: { succeeded?: boolean } }>(['etcdbackup', `${CLUSTER}-once`]))?.status?.succeeded === true, {
-      what: 'the one-shot Local backup',
-      timeoutMs: 60_000,
-    });
+    const written = new Set<string>();
+    await waitFor(async () => {
+      const status = (await getJson<{ status?: { succeeded?: boolean; lastBackupPath?: string; Reason?: string } }>(['etcdbackup', `${CLUSTER}-local`]))?.status;
+      if (status?.succeeded === false) throw new Error(`the Local backup failed: ${status.Reason}`);
+      if (status?.succeeded && status.lastBackupPath) written.add(status.lastBackupPath);
+      return written.size >= 2;
+    }, { what: 'two periodic Local backups', timeoutMs: 120_000, intervalMs: 1_000 });
+    // Stopped before the restore, so the disaster-recovery step below finds the S3 backups newest.
+    await kubectlOk(['delete', 'etcdbackup', `${CLUSTER}-local`, '--wait=true', '--timeout=60s']);
+    const newest = [...written].pop()!;
+    expect(newest).toMatch(new RegExp(`^e2e/${CLUSTER}_v\\d+_`));
     const started = Date.now();
     await kubectlOk(['apply', '-f', '-'], custom('EtcdRestore', CLUSTER, `  etcdCluster:
     name: ${CLUSTER}
   backupStorageType: Local
   local:
-    path: e2e/${CLUSTER}.db
+    path: ${newest}
 `));
     await waitFor(async () => {
       const cluster = await getJson<{ metadata: { uid: string } }>(['etcdcluster', CLUSTER]);
       return cluster !== undefined && cluster.metadata.uid !== oldUid && (await settled(3, to));
-    }, { what: `${CLUSTER} recreated from the backup with 3 Ready members`, timeoutMs: 300_000, intervalMs: 1_000 });
-    process.stderr.write(`[e2e] etcd restore from a Local backup: 3 Ready members ${((Date.now() - started) / 1000).toFixed(1)} s after the EtcdRestore\n`);
+    }, { what: `${CLUSTER} recreated from the newest periodic Local backup with 3 Ready members`, timeoutMs: 300_000, intervalMs: 1_000 });
+    process.stderr.write(`[e2e] etcd restore from a periodic Local backup (${newest}): 3 Ready members ${((Date.now() - started) / 1000).toFixed(1)} s after the EtcdRestore\n`);
     const service = await getJson<{ spec?: { clusterIP?: string } }>(['service', `${CLUSTER}-client`]);
     const stored = await range(`http://${service!.spec!.clusterIP!}:2379`);
     expect(report!.acked.filter((write) => !stored.has(write.key))).toEqual([]);

@@ -81,4 +81,14 @@ describe('the etcd operator at kubectl apply', () => {
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain("spec.pod.labels.app is reserved for the operator's own selectors");
   });
+
+  test('adding TLS to an existing cluster is refused with what to do instead', async () => {
+    expect((await kubectlApply(cluster('plain', 1))).code).toBe(0);
+    const withTLS = cluster('plain', 1);
+    (withTLS.spec as Record<string, unknown>).TLS = { static: { member: { peerSecret: 'p', serverSecret: 's' }, operatorSecret: 'o' } };
+    const run = await kubectlApply(withTLS);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain('a running cluster cannot change this');
+    expect(run.stderr).toContain('restore a backup into a new cluster with the TLS you want');
+  });
 });

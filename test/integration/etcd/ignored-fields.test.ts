@@ -1,4 +1,4 @@
-// etcd-operator fields the operator does not act on (TLS, pod.antiAffinity, ...): the CRDs keep them on
+// etcd-operator fields the operator does not act on (pod.antiAffinity, pod.persistentVolumeClaimSpec, ...): the CRDs keep them on
 // the stored object, and the operator says so in exactly one Warning Event per object and spec generation.
 import { fileURLToPath } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -56,27 +56,30 @@ async function eventsThrough(kind: string, name: string, generation: number): Pr
 }
 
 // One EtcdCluster through its life: each step builds on the one before.
-describe("an EtcdCluster with TLS, as in etcd-operator's TLS example", () => {
-  const name = 'secure';
+describe('an EtcdCluster setting etcd-operator fields the operator does not act on', () => {
+  const name = 'claims';
+  const pod = { persistentVolumeClaimSpec: { storageClassName: 'ssd', resources: { requests: { storage: '1Gi' } } } };
   const TLS = { static: { member: { peerSecret: 'etcd-peer-tls', serverSecret: 'etcd-server-tls' }, operatorSecret: 'etcd-client-tls' } };
 
-  test('is stored with TLS, not pruned', async () => {
-    await api.request('POST', path('etcdclusters'), { body: { apiVersion: API, kind: 'EtcdCluster', metadata: { name }, spec: { size: 3, version: '3.4.23', TLS } } });
-    const stored = await api.request<{ spec: { TLS?: unknown } }>('GET', path('etcdclusters', name));
+  test('is stored with them (and with TLS), not pruned', async () => {
+    await api.request('POST', path('etcdclusters'), { body: { apiVersion: API, kind: 'EtcdCluster', metadata: { name }, spec: { size: 3, version: '3.4.23', pod, TLS } } });
+    const stored = await api.request<{ spec: { TLS?: unknown; pod?: unknown } }>('GET', path('etcdclusters', name));
+    expect(stored.spec.pod).toEqual(pod);
     expect(stored.spec.TLS).toEqual(TLS);
   });
 
-  test('gets one Warning Event IgnoredFields naming spec.TLS and that members talk plain HTTP', async () => {
+  test('gets one Warning Event IgnoredFields naming the field and what it means, and not TLS, which the operator acts on', async () => {
     const events = await eventsThrough('EtcdCluster', name, 1);
     expect(events).toHaveLength(1);
     expect(events[0]!.type).toBe('Warning');
-    expect(events[0]!.message).toContain('spec.TLS (members and clients talk plain HTTP)');
+    expect(events[0]!.message).toContain('spec.pod.persistentVolumeClaimSpec (member data is on an emptyDir volume)');
+    expect(events[0]!.message).not.toContain('spec.TLS');
   });
 
   test('a spec change posts exactly one more, for the new generation, naming what it sets then', async () => {
     await api.request('PATCH', path('etcdclusters', name), { body: { spec: { size: 5, pod: { antiAffinity: true } } }, contentType: 'application/merge-patch+json' });
     const events = await eventsThrough('EtcdCluster', name, 2);
     expect(events.map((e) => /\(generation (\d+)\)/.exec(e.message)?.[1]).sort()).toEqual(['1', '2']);
-    expect(events.find((e) => e.message.includes('(generation 2)'))!.message).toMatch(/spec\.TLS .*spec\.pod\.antiAffinity/);
+    expect(events.find((e) => e.message.includes('(generation 2)'))!.message).toMatch(/spec\.pod\.antiAffinity.*spec\.pod\.persistentVolumeClaimSpec/);
   });
 });

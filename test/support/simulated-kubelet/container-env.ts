@@ -6,10 +6,12 @@ const VOLUME_PATH = '/var/etcd';
 /** The volume path where it starts a path: at the start, after `=`, a blank, a quote, a comma... */
 const VOLUME_PATTERN = new RegExp(`(^|[=\\s'":,;(])${VOLUME_PATH.replace(/\//g, '\\/')}(?=$|[/\\s'":,;)])`, 'g');
 
-/** What a container's words and environment are resolved against: its Pod and the Pod's folder. */
+/** What a container's words and environment are resolved against: its Pod, the Pod's folder and its Secret volumes' folders. */
 export interface PodContext {
   pod: Pod;
   dir: string;
+  /** Mount paths (`/etc/etcdtls/...`) and the folders standing in for them. */
+  mounts?: readonly { mountPath: string; dir: string }[];
 }
 
 /**
@@ -79,4 +81,15 @@ export function usesVolumeUnmounted(words: readonly string[], volumeMounts: unkn
 /** Replaces the volume path where it starts a path (whole word, after `=`, a quote, a comma...) by the Pod's folder. */
 export function rewriteVolume(text: string, dir: string): string {
   return text.replace(VOLUME_PATTERN, (_match, before: string) => `${before}${dir}`);
+}
+
+/** Replaces each mount path where it starts a path by the folder standing in for it. */
+export function rewriteMounts(text: string, mounts: readonly { mountPath: string; dir: string }[] = []): string {
+  let result = text;
+  for (const mount of mounts) {
+    const path = mount.mountPath.replace(/\/+$/, '');
+    const pattern = new RegExp(`(^|[=\\s'":,;(])${path.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(?=$|[/\\s'":,;)])`, 'g');
+    result = result.replace(pattern, (_match, before: string) => `${before}${mount.dir}`);
+  }
+  return result;
 }

@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import { containerEnv, expand, rewriteVolume, usesVolumeUnmounted, type PodContext } from './container-env.js';
+import { containerEnv, expand, rewriteMounts, rewriteVolume, usesVolumeUnmounted, type PodContext } from './container-env.js';
 import type { ContainerExecutables } from './executables.js';
 import type { Container, Pod } from './pod.js';
 import { UnrunnablePod } from './unrunnable-pod.js';
@@ -20,6 +20,8 @@ export interface ContainerPlan {
    * like (a leader restarting during an upgrade), not a member that stopped serving.
    */
   readinessFailureThreshold: number;
+  /** The client certificate, key and CA its readinessProbe's `etcdctl` presents (local paths), when it names them. */
+  probeTLS?: { cert: string; key: string; ca: string };
 }
 
 /** A Pod's containers, unread: its init containers and the first container, the one a member runs. */
@@ -52,17 +54,29 @@ export function planContainer(value: unknown, where: string, context: PodContext
     throw new UnrunnablePod(`${where} (${name}) uses /var/etcd without mounting it: on a kubelet it would see an empty folder of its own`);
   }
   const env = containerEnv(container.env, `${where}.env`, context);
-  const words = [...command, ...args].map((word) => rewriteVolume(expand(word, env), context.dir));
+  const rewrite = (word: string): string => rewriteMounts(rewriteVolume(expand(word, env), context.dir), context.mounts);
+  const words = [...command, ...args].map(rewrite);
   const program = words[0] as string;
   const file = executables.find(program);
   if (!file) throw new UnrunnablePod(`${where} (${name}): executable ${basename(program)} not found on PATH`);
-  return { name, image, file, args: words.slice(1), env, readinessFailureThreshold: failureThreshold(container.readinessProbe) };
+  const probeTLS = probeCertificates(container.readinessProbe, rewrite);
+  return { name, image, file, args: words.slice(1), env, readinessFailureThreshold: failureThreshold(container.readinessProbe), ...(probeTLS ? { probeTLS } : {}) };
 }
 
 /** A readinessProbe's `failureThreshold`; Kubernetes' default when it gives no positive whole number. */
 function failureThreshold(probe: unknown): number {
   const value = typeof probe === 'object' && probe !== null ? (probe as { failureThreshold?: unknown }).failureThreshold : undefined;
   return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : DEFAULT_FAILURE_THRESHOLD;
+}
+
+/** The `--cert`, `--key` and `--cacert` an exec readinessProbe's `etcdctl` passes, rewritten to local paths; undefined unless all three are there. */
+function probeCertificates(probe: unknown, rewrite: (word: string) => string): ContainerPlan['probeTLS'] {
+  const command = (probe as { exec?: { command?: unknown } } | undefined)?.exec?.command;
+  if (!Array.isArray(command)) return undefined;
+  const line = command.filter((word): word is string => typeof word === 'string').map(rewrite).join(' ');
+  const flag = (name: string): string | undefined => new RegExp(`--${name}[= ]([^\\s'"]+)`).exec(line)?.[1];
+  const [cert, key, ca] = [flag('cert'), flag('key'), flag('cacert')];
+  return cert && key && ca ? { cert, key, ca } : undefined;
 }
 
 function stringList(value: unknown, where: string): string[] {

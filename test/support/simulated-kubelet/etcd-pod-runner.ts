@@ -91,6 +91,7 @@ export class EtcdPodRunner {
     this.processGroups = new ProcessGroups(this.ownsWorkDir ? this.workDir : undefined);
     this.host = {
       podsApi: this.podsApi,
+      secretsApi: this.client.resource('v1', 'secrets'),
       addresses: options.addresses,
       processes: this.processGroups,
       executables: new ContainerExecutables(),

@@ -13,6 +13,7 @@ import { messageOf, type Container, type Pod } from './pod.js';
 import type { PodRun, Termination } from './pod-run.js';
 import { podStatus } from './pod-status.js';
 import { portInUse } from './port-in-use.js';
+import { secretMounts, writeSecretVolumes, type Secret } from './secret-volumes.js';
 import type { ProcessGroups } from './process-groups.js';
 
 const INIT_TIMEOUT_MS = 60_000;
@@ -25,6 +26,8 @@ const STATUS_ATTEMPTS = 5;
 /** What a {@link LocalPod} shares with the other Pods of its runner. */
 export interface PodHost {
   podsApi: ResourceClient<Pod>;
+  /** Where `secret` volumes are read from. */
+  secretsApi: ResourceClient<Secret>;
   /** Told which members run and are ready. */
   addresses: LoopbackAddresses;
   processes: ProcessGroups;
@@ -108,7 +111,8 @@ export class LocalPod {
   private plan(pod: Pod): void {
     const run = this.run;
     const { inits, main } = podContainers(pod);
-    const context = { pod, dir: run.dir };
+    run.secretMounts = secretMounts(pod, run.dir);
+    const context = { pod, dir: run.dir, mounts: run.secretMounts };
     run.inits = inits.map((container, i) => planContainer(container, `spec.initContainers[${i}]`, context, this.host.executables));
     run.initStatuses = run.inits.map((plan) => ({ name: plan.name, image: plan.image }));
     run.main = planContainer(main, 'spec.containers[0]', context, this.host.executables);
@@ -121,6 +125,7 @@ export class LocalPod {
     const run = this.run;
     rmSync(run.dir, { recursive: true, force: true }); // an emptyDir starts empty
     mkdirSync(run.dir, { recursive: true });
+    if (!(await writeSecretVolumes(this.host.secretsApi, run.namespace, run.secretMounts, run.abort.signal))) return;
     for (const [index, plan] of run.inits.entries()) {
       const result = await this.runInit(plan);
       if (run.abort.signal.aborted) return;
@@ -248,7 +253,7 @@ export class LocalPod {
     let failures = 0;
     while (current()) {
       // Without an advertised client URL there is nothing to probe; a started process counts as ready.
-      const probed = run.clientURL ? await probeHealth(run.clientURL) : true;
+      const probed = run.clientURL ? await probeHealth(run.clientURL, run.main?.probeTLS) : true;
       if (!current()) return;
       failures = probed ? 0 : failures + 1;
       const healthy = probed || (run.ready && failures < (run.main?.readinessFailureThreshold ?? DEFAULT_FAILURE_THRESHOLD));

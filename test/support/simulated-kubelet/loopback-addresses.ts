@@ -89,7 +89,7 @@ export class LoopbackAddresses implements EtcdAddresses {
       };
       record = { namespace, cluster, member, urls, running: false, ready: false };
       this.members.set(id, record);
-      this.byPeerURL.set(urls.peerURL, record);
+      this.byPeerURL.set(normalise(urls.peerURL), record);
     }
     return record;
   }
@@ -107,8 +107,9 @@ function key(namespace: string, cluster: string, member: string): string {
   return `${namespace}/${cluster}/${member}`;
 }
 
+/** The URL without its scheme and trailing slashes: a member of a TLS cluster advertises `https` for the same address. */
 function normalise(url: string): string {
-  return url.trim().replace(/\/+$/, '');
+  return url.trim().replace(/^https?:\/\//, '').replace(/\/+$/, '');
 }
 
 /** The cluster and namespace of a client Service host, or undefined when the endpoint names something else. */

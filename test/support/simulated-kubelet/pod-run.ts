@@ -1,3 +1,4 @@
+import type { SecretMount } from './secret-volumes.js';
 import type { ChildProcess } from 'node:child_process';
 import type { Logger } from '../../../src/framework/index.js';
 import type { ContainerPlan } from './container-plan.js';
@@ -37,6 +38,8 @@ export interface PodRun {
   inits: ContainerPlan[];
   main: ContainerPlan | undefined;
   clientURL: string | undefined;
+  /** The Secret volumes its containers mount, written into the Pod's folder before the first container starts. */
+  secretMounts: SecretMount[];
   startTime: string;
   /** Set for failures before the main container ran (malformed Pod, init container, busy port). */
   failure: { reason: string; message: string } | undefined;
@@ -90,6 +93,7 @@ export function newPodRun({ namespace, name, uid, dir, labels, logger }: NewRun)
     inits: [],
     main: undefined,
     clientURL: undefined,
+    secretMounts: [],
     startTime: new Date().toISOString(),
     failure: undefined,
     initStatuses: [],

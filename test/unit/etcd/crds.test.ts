@@ -115,8 +115,8 @@ describe('crds/etcd.database.coreos.com.yaml', () => {
     });
   });
 
-  // etcd-operator's manifests may carry fields the operator does not act on (TLS, pod.antiAffinity,
-  // clientTLSSecret...): kept as written and named in an IgnoredFields Event, never pruned.
+  // etcd-operator's manifests may carry fields the operator does not act on (pod.antiAffinity,
+  // backupPolicy fields of other versions...): kept as written and named in an IgnoredFields Event, never pruned.
   test.each([
     ['EtcdCluster', 'spec'],
     ['EtcdCluster', 'spec.pod'],

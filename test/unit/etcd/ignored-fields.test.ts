@@ -41,9 +41,8 @@ function specSchema(kind: string): SchemaNode {
 }
 
 describe('the supported fields', () => {
-  test('of EtcdCluster are the fields its schema types, less TLS (kept, never read), with pod.etcdEnv passed to members whole', () => {
-    const { TLS, ...schema } = shapeOf(specSchema('EtcdCluster')) as Record<string, Supported>;
-    expect(TLS).toBe(true);
+  test('of EtcdCluster are the fields its schema types, with pod.etcdEnv passed to members whole', () => {
+    const schema = shapeOf(specSchema('EtcdCluster')) as Record<string, Supported>;
     const pod = schema.pod as Record<string, Supported>;
     expect(pod.etcdEnv).toEqual([{ name: true, value: true }]);
     expect(SUPPORTED_FIELDS.EtcdCluster).toEqual({ ...schema, pod: { ...pod, etcdEnv: true } });
@@ -59,11 +58,13 @@ describe('EtcdCluster', () => {
     expect(ignoredFields('EtcdCluster', { size: 3, version: '3.2.13' })).toEqual([]);
   });
 
-  test('names TLS, and the message says members talk plain HTTP', () => {
+  test("names nothing in etcd-operator's TLS example: the operator acts on spec.TLS.static", () => {
     const spec = { size: 3, version: '3.2.13', TLS: { static: { member: { peerSecret: 'etcd-peer-tls', serverSecret: 'etcd-server-tls' }, operatorSecret: 'etcd-client-tls' } } };
-    const paths = ignoredFields('EtcdCluster', spec);
-    expect(paths).toEqual(['spec.TLS']);
-    expect(ignoredFieldsMessage('EtcdCluster', paths, 1)).toContain('spec.TLS (members and clients talk plain HTTP)');
+    expect(ignoredFields('EtcdCluster', spec)).toEqual([]);
+  });
+
+  test('names TLS fields beyond the static Secrets', () => {
+    expect(ignoredFields('EtcdCluster', { size: 1, TLS: { static: { member: { peerSecret: 'p' } }, dynamic: { issuer: 'x' } } })).toEqual(['spec.TLS.dynamic']);
   });
 
   test('names pod fields the operator does not apply to member Pods', () => {
@@ -107,7 +108,7 @@ describe('EtcdBackup', () => {
     expect(ignoredFields('EtcdBackup', { etcdEndpoints: ['https://example-etcd-cluster-client:2379'], storageType: 'S3', s3: { path: 'bucket/key', awsSecret: 'aws' } })).toEqual([]);
   });
 
-  test('names clientTLSSecret, unknown policy and S3 fields', () => {
+  test('names unknown policy and S3 fields, not clientTLSSecret, which the operator acts on', () => {
     const spec = {
       etcdEndpoints: ['http://db-client:2379'],
       storageType: 'S3',
@@ -115,8 +116,7 @@ describe('EtcdBackup', () => {
       backupPolicy: { backupIntervalInSecond: 60, maxBackups: 3, compress: true },
       s3: { path: 'bucket/key', awsSecret: 'aws', region: 'eu-west-1' },
     };
-    expect(ignoredFields('EtcdBackup', spec)).toEqual(['spec.clientTLSSecret', 'spec.backupPolicy.compress', 'spec.s3.region']);
-    expect(ignoredFieldsMessage('EtcdBackup', ['spec.clientTLSSecret'])).toContain('spec.clientTLSSecret (the backup talks plain HTTP to etcd)');
+    expect(ignoredFields('EtcdBackup', spec)).toEqual(['spec.backupPolicy.compress', 'spec.s3.region']);
   });
 });
 

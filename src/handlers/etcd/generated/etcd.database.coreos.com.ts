@@ -75,9 +75,27 @@ export interface EtcdClusterSpec {
     afterQuorumLostSeconds?: number;
   };
   /**
-   * Accepted for compatibility; not acted on.
+   * TLS between members (peer) and to clients (server), from Secrets in the cluster's namespace. Fixed at creation; a change of the Secrets' contents or names rolls the members one at a time.
    */
   TLS?: {
+    static?: {
+      member?: {
+        /**
+         * Secret with peer-ca.crt, peer.crt and peer.key: members talk TLS to each other.
+         */
+        peerSecret?: string;
+        /**
+         * Secret with server-ca.crt, server.crt and server.key: members serve clients over TLS and ask for client certificates. Set together with operatorSecret.
+         */
+        serverSecret?: string;
+        [k: string]: unknown;
+      };
+      /**
+       * Secret with etcd-client.crt, etcd-client.key and etcd-client-ca.crt: the operator's own client certificate (member checks, backups, readiness probes).
+       */
+      operatorSecret?: string;
+      [k: string]: unknown;
+    };
     [k: string]: unknown;
   };
   [k: string]: unknown;
@@ -121,6 +139,10 @@ export interface EtcdBackupSpec {
    * e.g. http://<cluster>-client:2379
    */
   etcdEndpoints: string[];
+  /**
+   * Secret with etcd-client.crt, etcd-client.key and etcd-client-ca.crt for a cluster served over TLS; default: the cluster's spec.TLS.static.operatorSecret.
+   */
+  clientTLSSecret?: string;
   storageType: 'S3' | 'Local';
   backupPolicy?: {
     /**
