@@ -18,11 +18,14 @@ let custom: CustomObjectsApi;
 let running: RunningOperator | undefined;
 
 beforeAll(async () => {
-  plane = await TestControlPlane.start({ controllerManager: true });
+  plane = await TestControlPlane.start();
   kc = plane.kubeConfig();
   core = kc.makeApiClient(CoreV1Api);
   custom = kc.makeApiClient(CustomObjectsApi);
   await installCrds(kc, readCrds(crd));
+  // Started after the CRD exists, its garbage collector watches EVCs from the start instead of
+  // finding them at its next discovery resync (30 s).
+  await plane.startControllerManager();
 });
 
 afterEach(async () => {

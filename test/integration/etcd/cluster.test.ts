@@ -13,6 +13,10 @@ describe('EtcdCluster on real etcd processes', () => {
     const kc = sharedKubeConfig();
     await installEtcdCrds(kc);
     h = await startEtcdOperator(kc, await uniqueNamespace(kc, 'etcd'));
+    // The later specs' clusters form (about 10 s each for 3 members) while the first spec runs.
+    await createCluster(h, 'healing', { size: 3 });
+    await createCluster(h, 'quorum', { size: 3 });
+    await createCluster(h, 'paused', { size: 1 });
   }, 60_000);
   afterAll(async () => {
     await h?.stop();
@@ -41,7 +45,6 @@ describe('EtcdCluster on real etcd processes', () => {
   }, MINUTES);
 
   test('a killed member is replaced and the cluster is back to 3 healthy members', async () => {
-    await createCluster(h, 'healing', { size: 3 });
     await settledAt(h, 'healing', 3, AVAILABLE);
     const before = (await memberList(h, 'healing')).map((m) => m.name);
     const victim = before[0]!;
@@ -55,7 +58,6 @@ describe('EtcdCluster on real etcd processes', () => {
   }, MINUTES);
 
   test('losing quorum is reported in status and an Event, and no member is removed or Pod deleted', async () => {
-    await createCluster(h, 'quorum', { size: 3 });
     await settledAt(h, 'quorum', 3, AVAILABLE);
     const members = (await memberList(h, 'quorum')).map((m) => m.name);
     h.runner.kill(h.namespace, members[0]!);
@@ -72,7 +74,6 @@ describe('EtcdCluster on real etcd processes', () => {
   }, MINUTES);
 
   test('a paused cluster is left alone: a size change waits until it is unpaused', async () => {
-    await createCluster(h, 'paused', { size: 1 });
     await settledAt(h, 'paused', 1, AVAILABLE);
     await h.api.request('PATCH', clusterPath(h.namespace, 'paused'), { body: { spec: { paused: true, size: 3 } }, contentType: 'application/merge-patch+json' });
     await waitFor(async () => (await readCluster(h, 'paused')).status?.controlPaused === true, { what: 'status.controlPaused', timeoutMs: 10_000 });
