@@ -166,6 +166,16 @@ export class ClusterReconciler {
       return { status, busy: true };
     }
 
+    // A member added whose Pod was never created (the create was refused, or the operator stopped in
+    // between) gets its Pod now: removing it instead needs the quorum its addition may have taken away.
+    const podNames = new Set(pods.map((p) => p.metadata.name));
+    const unstarted = named.find((m) => m.name === '' && m.podName !== undefined && !podNames.has(m.podName));
+    if (unstarted) {
+      await this.createMemberPod(owner, ref, spec, named, unstarted.podName!);
+      events.info(cluster, 'New Member Added', `created the Pod of member ${unstarted.podName}, added earlier but never started`);
+      return { status, busy: true };
+    }
+
     const runningNames = new Set(running.map((p) => p.metadata.name));
     const alive = named.filter((m) => m.podName !== undefined && runningNames.has(m.podName));
     if (alive.length < quorum(members.length)) {
@@ -320,10 +330,16 @@ export class ClusterReconciler {
       this.retryLater(status, `cannot add a member`, error);
       return;
     }
-    const initialCluster = [...members.map((m) => `${m.podName ?? m.name}=${m.peerURLs[0]}`), `${member}=${urls.peerURL}`].join(',');
-    await this.createPod(memberPod({ cluster, spec, member, urls, initialCluster, state: 'existing', tlsDigest: this.tls.current?.digest }));
+    await this.createMemberPod(cluster, ref, spec, [...members, { id: '', name: '', peerURLs: [urls.peerURL], clientURLs: [], podName: member }], member);
     events.info(cluster, 'New Member Added', `added member ${member} ${why}`);
     this.options.logger.info({ member, size: members.length + 1 }, 'added a member');
+  }
+
+  /** The Pod of `member`, which the member list (`members`, this one included) already holds, joining as `existing`. */
+  private async createMemberPod(cluster: ClusterOwner, ref: ObjectRef, spec: ClusterSpec, members: (Member & { podName?: string })[], member: string): Promise<void> {
+    const urls = this.memberURLs(ref, member);
+    const initialCluster = members.map((m) => `${m.podName ?? m.name}=${m.peerURLs[0]}`).join(',');
+    await this.createPod(memberPod({ cluster, spec, member, urls, initialCluster, state: 'existing', tlsDigest: this.tls.current?.digest }));
   }
 
   private async upgrade(cluster: EtcdClusterObject, ref: ObjectRef, spec: ClusterSpec, pod: Pod, status: EtcdClusterStatus): Promise<void> {

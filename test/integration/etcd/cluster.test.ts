@@ -73,6 +73,23 @@ describe('EtcdCluster on real etcd processes', () => {
     expect((await eventsFor(h, 'quorum')).filter((e) => e.reason === 'LostQuorum').map((e) => e.count ?? 1)).toEqual([1]);
   }, MINUTES);
 
+  test('a member added whose Pod was refused gets its Pod once Pods are allowed again, instead of leaving the cluster without quorum', async () => {
+    await createCluster(h, 'halfway', { size: 1 });
+    await settledAt(h, 'halfway', 1, AVAILABLE);
+    // A quota already used up refuses every new Pod (its usage is written here: no controller manager computes it).
+    const quota = `/api/v1/namespaces/${h.namespace}/resourcequotas`;
+    await h.api.request('POST', quota, { body: { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'no-pods' }, spec: { hard: { pods: '1' } } } });
+    await h.api.request('PATCH', `${quota}/no-pods/status`, { body: { status: { hard: { pods: '1' }, used: { pods: '1' } } }, contentType: 'application/merge-patch+json' });
+    await setSize(h, 'halfway', 2);
+    // The member is added (1 of 2 running: no quorum) and its Pod refused.
+    await waitFor(async () => (await memberList(h, 'halfway').catch(() => [])).length === 2, { what: 'the second member to be added', timeoutMs: 30_000 });
+    expect(await memberPods(h, 'halfway')).toHaveLength(1);
+
+    await h.api.request('DELETE', `${quota}/no-pods`);
+    await settledAt(h, 'halfway', 2, AVAILABLE);
+    expect((await eventsFor(h, 'halfway')).some((e) => /created the Pod of member .*, added earlier but never started/.test(e.message ?? ''))).toBe(true);
+  }, MINUTES);
+
   test('a paused cluster is left alone: a size change waits until it is unpaused', async () => {
     await settledAt(h, 'paused', 1, AVAILABLE);
     await h.api.request('PATCH', clusterPath(h.namespace, 'paused'), { body: { spec: { paused: true, size: 3 } }, contentType: 'application/merge-patch+json' });
