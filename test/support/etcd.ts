@@ -108,6 +108,7 @@ export interface EtcdClusterView {
   spec: { size: number; version?: string; paused?: boolean };
   status?: {
     phase?: string;
+    tlsMode?: string;
     controlPaused?: boolean;
     reason?: string;
     size?: number;

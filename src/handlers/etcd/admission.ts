@@ -1,7 +1,7 @@
 import { AdmissionError, on, type AdmissionContext } from 'konductor';
 import { sameJson } from '../common/same-json.js';
 import { DEFAULT_VERSION, readClusterSpec } from './cluster-spec.js';
-import { readTLSPolicy, tlsMode, tlsModeChangeProblem } from './tls-policy.js';
+import { tlsMode, tlsModeChangeProblem } from './tls-policy.js';
 import { API_VERSION, type EtcdClusterSpec } from './types.js';
 
 function parts(version: string): [number, number, number] {
@@ -27,7 +27,7 @@ export function versionChangeProblem(from: string, to: string): string | undefin
   return undefined;
 }
 
-type Cluster = { spec?: Partial<EtcdClusterSpec>; metadata?: { namespace?: string; name?: string } };
+type Cluster = { spec?: Partial<EtcdClusterSpec>; status?: { tlsMode?: unknown }; metadata?: { namespace?: string; name?: string } };
 
 /**
  * Admission for EtcdClusters: a spec the operator would refuse (size, version format, reserved
@@ -49,8 +49,10 @@ export class EtcdAdmission {
     const before = String((context.old as unknown as Cluster).spec?.version ?? DEFAULT_VERSION).replace(/^v/, '');
     const problem = before === read.spec.version ? undefined : versionChangeProblem(before, read.spec.version);
     if (problem) throw new AdmissionError(`${where} is refused: ${problem}`, { code: 422 });
-    const oldTLS = readTLSPolicy((context.old as unknown as Cluster).spec?.TLS);
-    const tlsProblem = 'problem' in oldTLS ? undefined : tlsModeChangeProblem(tlsMode(oldTLS.policy), tlsMode(read.spec.tls));
+    // Judged against the mode the members run with (status.tlsMode), not the old spec: a spec.TLS written
+    // while the operator still ignored it may be removed, and one removed by mistake may be put back.
+    const running = (context.old as unknown as Cluster).status?.tlsMode;
+    const tlsProblem = typeof running === 'string' ? tlsModeChangeProblem(running, tlsMode(read.spec.tls)) : undefined;
     if (tlsProblem) throw new AdmissionError(`${where} is refused: ${tlsProblem}`, { code: 422 });
   }
 }

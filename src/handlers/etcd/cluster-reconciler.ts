@@ -8,7 +8,7 @@ import { quorumKept, quorumLost, recoveryClockRuns } from './restore-policy.js';
 import { quorum, readClusterSpec, type ClusterSpec } from './cluster-spec.js';
 import { errorMessage, isTransientMembershipError, withEtcd, type EtcdClient, type Member } from './etcd-client.js';
 import { memberLabels, memberPod, newMemberName, runsOlderImage, TLS_DIGEST_ANNOTATION, TLS_MODE_ANNOTATION, type ClusterOwner } from './member-pod.js';
-import { securedURLs, tlsMode, tlsModeChangeProblem } from './tls-policy.js';
+import { NO_TLS, securedURLs, tlsMode, tlsModeChangeProblem } from './tls-policy.js';
 import { ClusterTLSCache } from './tls-secrets.js';
 import { RESTORE_FROM_ANNOTATION, restoreSourceProblem, SEED_ATTEMPT_ANNOTATION } from './restore-annotations.js';
 import { seedAttempt, seedFailedAt, seedFailure, seedRetryDelayMs, type DeadSeed } from './seed-retry.js';
@@ -61,8 +61,10 @@ export class ClusterReconciler {
   private readonly recovery: DisasterRecovery;
   /** The cluster's TLS Secrets; the step in progress dials with their credentials. */
   private readonly tls: ClusterTLSCache;
-  /** The spec the step in progress works for. */
+  /** The spec the step in progress works for, with the TLS its members run with. */
   private spec: ClusterSpec | undefined;
+  /** The TLS mode disagreement last reported, so it is reported once. */
+  private tlsModeWarning: string | undefined;
 
   constructor(private readonly options: ReconcilerOptions) {
     this.podsApi = options.client.resource<Pod>('v1', 'pods');
@@ -84,10 +86,13 @@ export class ClusterReconciler {
       status.conditions = setCondition(status.conditions, { type: 'Valid', status: 'False', reason: 'InvalidSpec', message });
       return { status, busy: false };
     }
-    const spec = read.spec;
     status.conditions = restoreCondition(status.conditions, { type: 'Valid', reason: 'SpecValid', message: 'the spec is valid' });
-    status.controlPaused = spec.paused;
-    if (spec.paused) return { status, busy: false };
+    status.controlPaused = read.spec.paused;
+    if (read.spec.paused) return { status, busy: false };
+
+    const pods = await this.pods(ref);
+    const spec = this.withRunningTLS(cluster, status, read.spec, pods);
+    if (!spec) return { status, busy: false };
     this.spec = spec;
     const tlsProblem = await this.tls.refresh(ref.namespace, spec.tls);
     if (tlsProblem) {
@@ -98,7 +103,6 @@ export class ClusterReconciler {
       return { status, busy: false };
     }
 
-    const pods = await this.pods(ref);
     const running = pods.filter((p) => phaseOf(p) === 'Running');
     const pending = pods.filter((p) => phaseOf(p) === 'Pending');
     const dead = pods.filter((p) => phaseOf(p) === 'Failed' || phaseOf(p) === 'Succeeded');
@@ -130,19 +134,19 @@ export class ClusterReconciler {
       return { status, busy: true };
     }
     if (pending.length > 0) return { status, busy: true };
-    const modeProblem = tlsModeChangeProblem(pods[0]!.metadata.annotations?.[TLS_MODE_ANNOTATION] ?? '', tlsMode(spec.tls));
-    if (modeProblem) {
-      // Before any member is added or replaced: a member in the other mode could not join.
-      this.warnOnce(cluster, status, 'TLSChangeRefused', modeProblem);
-      status.reason = modeProblem;
-      return { status, busy: false };
-    }
 
     if (!(await this.services.ensure(owner, ref, status, (why, text) => this.warnOnce(cluster, status, why, text)))) return { status, busy: false };
     let members: Member[];
     try {
       members = await this.etcd(this.clientURLs(ref, running), (etcd) => etcd.members());
     } catch (error) {
+      if (this.tls.current && isTLSFailure(error)) {
+        // Members that refuse the certificates have not lost quorum: no disaster recovery for this.
+        const message = `the members refuse the operator's TLS connection (${errorMessage(error)}): check the TLS Secrets; membership is not changed until they are reached`;
+        this.warnOnce(cluster, status, 'TLSHandshakeFailed', message);
+        status.reason = message;
+        return { status, busy: false };
+      }
       status.reason = `cannot list members: ${errorMessage(error)}`;
       this.options.logger.warn({ err: errorMessage(error) }, 'cannot list etcd members; trying again');
       // etcd 3.5 answers no member list without quorum: in a cluster that has run, fewer Ready members than
@@ -243,6 +247,33 @@ export class ClusterReconciler {
     status.conditions = quorumLost(status.conditions, message);
     const nextLookMs = await this.recovery.step(cluster, ref, spec.restorePolicy, status, (why, text) => this.warnOnce(cluster, status, why, text));
     return { status, busy: false, ...(nextLookMs !== undefined ? { nextLookMs } : {}) };
+  }
+
+  /**
+   * The spec with the TLS the members run with (recorded on their Pods; none on Pods made before the
+   * operator supported TLS). A running cluster keeps its mode: admission refuses a change, and an
+   * object that bypassed it, or whose `spec.TLS` was written while it was still ignored, gets one
+   * Warning. Plain members are then managed as plain; members running TLS that the spec no longer
+   * describes cannot be reached, so nothing is done (undefined).
+   */
+  private withRunningTLS(cluster: EtcdClusterObject, status: EtcdClusterStatus, spec: ClusterSpec, pods: Pod[]): ClusterSpec | undefined {
+    const live = pods.find((p) => phaseOf(p) === 'Running' || phaseOf(p) === 'Pending');
+    if (!live) return spec; // the next seed starts in the spec's mode
+    const running = live.metadata.annotations?.[TLS_MODE_ANNOTATION] ?? NO_TLS;
+    status.tlsMode = running;
+    const problem = tlsModeChangeProblem(running, tlsMode(spec.tls));
+    if (!problem) {
+      this.tlsModeWarning = undefined;
+      return spec;
+    }
+    if (this.tlsModeWarning !== problem) {
+      this.tlsModeWarning = problem;
+      events.warn(cluster, 'TLSChangeRefused', problem);
+      this.options.logger.warn({}, problem);
+    }
+    if (running === NO_TLS) return { ...spec, tls: undefined };
+    status.reason = problem;
+    return undefined;
   }
 
   /** One Warning Event per standing problem, not one per look at it. */
@@ -392,7 +423,10 @@ export class ClusterReconciler {
     return results.filter((n): n is string => n !== undefined);
   }
 
-  /** Members are dialled at their Pods' own addresses, never through a Service name the tenant could own. */
+  /**
+   * Members are dialled at their Pods' own addresses, never through a Service name the tenant could
+   * own; members serving TLS by their own names, which their certificates must carry ({@link memberClientURL}).
+   */
   private clientURLs(ref: ObjectRef, pods: Pod[]): string[] {
     return pods.map((p) => this.clientURL(ref, p)).filter((url): url is string => url !== undefined);
   }
@@ -426,6 +460,11 @@ export class ClusterReconciler {
   private async deletePod(ref: ObjectRef, name: string): Promise<void> {
     await this.podsApi.delete({ namespace: ref.namespace, name }, { gracePeriodSeconds: 5 });
   }
+}
+
+/** A dial that failed on certificates rather than on an absent member. */
+function isTLSFailure(error: unknown): boolean {
+  return /certificate|handshake|ssl|tls|self.signed|unable to verify|bad record mac|alert/i.test(errorMessage(error));
 }
 
 /** The uid of the Pod's controller (its cluster, as `adopt` set it). */

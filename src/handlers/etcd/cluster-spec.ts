@@ -1,6 +1,6 @@
 import { readRestorePolicy, type RestorePolicy } from './restore-policy.js';
 import { readTLSPolicy, type TLSPolicy } from './tls-policy.js';
-import type { EtcdClusterSpec } from './types.js';
+import { GROUP, type EtcdClusterSpec } from './types.js';
 
 export const DEFAULT_REPOSITORY = 'quay.io/coreos/etcd';
 /** The only etcd these machines have; the original defaulted to 3.2.13, which no one should start today. */
@@ -41,6 +41,9 @@ export function readClusterSpec(spec: Partial<EtcdClusterSpec> | undefined): { s
     if (RESERVED_LABELS.test(key)) problems.push(`spec.pod.labels.${key} is reserved for the operator's own selectors`);
   }
   if (pod.annotations && 'etcd.version' in pod.annotations) problems.push('spec.pod.annotations."etcd.version" is reserved: it drives upgrades');
+  for (const key of Object.keys(pod.annotations ?? {})) {
+    if (key.startsWith(`${GROUP}/`)) problems.push(`spec.pod.annotations."${key}" is reserved: annotations under ${GROUP}/ record what the operator made each member with`);
+  }
   const restore = readRestorePolicy(spec?.restorePolicy);
   if ('problem' in restore) problems.push(restore.problem);
   const tls = readTLSPolicy(spec?.TLS);

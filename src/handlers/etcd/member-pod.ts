@@ -4,7 +4,7 @@ import { adopt, type KubeObject } from 'konductor';
 import type { ClusterSpec } from './cluster-spec.js';
 import type { MemberURLs } from './addresses.js';
 import { RESTORE_SEED_LABEL, SEED_INIT_CONTAINER } from './restore-annotations.js';
-import { memberSecretMounts, memberTLSFlags, readinessCommand, tlsMode } from './tls-policy.js';
+import { memberSecretMounts, memberTLSFlags, NO_TLS, readinessCommand, tlsMode } from './tls-policy.js';
 
 export const DATA_DIR = '/var/etcd/data';
 const BACKUP_FILE = '/var/etcd/latest.backup';
@@ -144,7 +144,7 @@ export function memberPod(input: MemberPodInput): KubeObject {
           ...(policy.resources ? { resources: policy.resources } : {}),
         },
       ],
-      volumes: [{ name: 'etcd-data', emptyDir: {} }, ...secretMounts.map((m) => ({ name: m.volume, secret: { secretName: m.secret } }))],
+      volumes: [{ name: 'etcd-data', emptyDir: {} }, ...secretMounts.map((m) => ({ name: m.volume, secret: { secretName: m.secret, items: m.keys.map((key) => ({ key, path: key })) } }))],
       ...(policy.nodeSelector ? { nodeSelector: policy.nodeSelector } : {}),
       ...(policy.tolerations ? { tolerations: policy.tolerations } : {}),
       ...(policy.affinity ? { affinity: policy.affinity } : {}),
@@ -156,7 +156,7 @@ export function memberPod(input: MemberPodInput): KubeObject {
 
 function tlsAnnotations(spec: ClusterSpec, digest: string | undefined): Record<string, string> {
   const mode = tlsMode(spec.tls);
-  return mode === '' ? {} : { [TLS_MODE_ANNOTATION]: mode, ...(digest ? { [TLS_DIGEST_ANNOTATION]: digest } : {}) };
+  return mode === NO_TLS ? {} : { [TLS_MODE_ANNOTATION]: mode, ...(digest ? { [TLS_DIGEST_ANNOTATION]: digest } : {}) };
 }
 
 /** The headless peer Service (publishes member DNS names) and the client Service `<cluster>-client`. */

@@ -69,12 +69,20 @@ export function https(url: string): string {
   return url.replace(/^http:\/\//, 'https://');
 }
 
-/** The Secrets a member Pod mounts, each with its volume name and mount path. */
-export function memberSecretMounts(tls: TLSPolicy | undefined): { volume: string; secret: string; mountPath: string }[] {
-  const mounts: { volume: string; secret: string; mountPath: string }[] = [];
-  if (tls?.peerSecret) mounts.push({ volume: 'member-peer-tls', secret: tls.peerSecret, mountPath: PEER_TLS_DIR });
-  if (tls?.serverSecret) mounts.push({ volume: 'member-server-tls', secret: tls.serverSecret, mountPath: SERVER_TLS_DIR });
-  if (tls?.operatorSecret) mounts.push({ volume: 'etcd-client-tls', secret: tls.operatorSecret, mountPath: OPERATOR_TLS_DIR });
+/** A Secret a member Pod mounts: its volume name, mount path and the only keys it takes from it. */
+export interface SecretMount {
+  volume: string;
+  secret: string;
+  mountPath: string;
+  keys: readonly string[];
+}
+
+/** The Secrets a member Pod mounts; only the three keys each needs, whatever else the Secret holds. */
+export function memberSecretMounts(tls: TLSPolicy | undefined): SecretMount[] {
+  const mounts: SecretMount[] = [];
+  if (tls?.peerSecret) mounts.push({ volume: 'member-peer-tls', secret: tls.peerSecret, mountPath: PEER_TLS_DIR, keys: Object.values(PEER_KEYS) });
+  if (tls?.serverSecret) mounts.push({ volume: 'member-server-tls', secret: tls.serverSecret, mountPath: SERVER_TLS_DIR, keys: Object.values(SERVER_KEYS) });
+  if (tls?.operatorSecret) mounts.push({ volume: 'etcd-client-tls', secret: tls.operatorSecret, mountPath: OPERATOR_TLS_DIR, keys: Object.values(CLIENT_KEYS) });
   return mounts;
 }
 
@@ -115,17 +123,20 @@ export function readinessCommand(tls: TLSPolicy | undefined): string[] {
   ];
 }
 
+/** The mode of a cluster without TLS. */
+export const NO_TLS = 'none';
+
 /**
- * Which sides talk TLS (`peer`, `server`, `peer,server`; empty for none). A running cluster keeps
+ * Which sides talk TLS (`peer`, `server`, `peer,server`; {@link NO_TLS}). A running cluster keeps
  * its mode: members that talk plain HTTP and members that talk TLS cannot reach each other.
  */
 export function tlsMode(tls: TLSPolicy | undefined): string {
-  return [tls?.peerSecret ? 'peer' : '', tls?.serverSecret ? 'server' : ''].filter(Boolean).join(',');
+  return [tls?.peerSecret ? 'peer' : '', tls?.serverSecret ? 'server' : ''].filter(Boolean).join(',') || NO_TLS;
 }
 
 /** Why a cluster whose members run in `running` mode cannot move to `wanted`; undefined when they agree. */
 export function tlsModeChangeProblem(running: string, wanted: string): string | undefined {
   if (running === wanted) return undefined;
-  const describe = (mode: string): string => (mode === '' ? 'no TLS' : `TLS for ${mode.replace(',', ' and ')}`);
+  const describe = (mode: string): string => (mode === NO_TLS ? 'no TLS' : `TLS for ${mode.replace(',', ' and ')}`);
   return `spec.TLS asks for ${describe(wanted)} but the members run with ${describe(running)}; a running cluster cannot change this (plain and TLS members cannot reach each other). Set spec.TLS back, or restore a backup into a new cluster with the TLS you want`;
 }

@@ -31,21 +31,52 @@ type Keys = { ca: string; cert: string; key: string };
  */
 export async function readClusterTLS(client: ApiClient, namespace: string, policy: TLSPolicy): Promise<ClusterTLS | { problem: string }> {
   const hash = createHash('sha256');
-  let credentials: ClientCredentials | undefined;
-  const parts: [string | undefined, Keys, string][] = [
-    [policy.peerSecret, PEER_KEYS, 'spec.TLS.static.member.peerSecret'],
-    [policy.serverSecret, SERVER_KEYS, 'spec.TLS.static.member.serverSecret'],
-    [policy.operatorSecret, CLIENT_KEYS, 'spec.TLS.static.operatorSecret'],
+  const read: Partial<Record<'peer' | 'server' | 'client', ClientCredentials & { where: string }>> = {};
+  const parts: ['peer' | 'server' | 'client', string | undefined, Keys, string][] = [
+    ['peer', policy.peerSecret, PEER_KEYS, 'spec.TLS.static.member.peerSecret'],
+    ['server', policy.serverSecret, SERVER_KEYS, 'spec.TLS.static.member.serverSecret'],
+    ['client', policy.operatorSecret, CLIENT_KEYS, 'spec.TLS.static.operatorSecret'],
   ];
-  for (const [name, keys, field] of parts) {
+  for (const [role, name, keys, field] of parts) {
     if (name === undefined) continue;
-    const read = await readTLSSecret(client, namespace, name, keys, field);
-    if ('problem' in read) return read;
+    const secret = await readTLSSecret(client, namespace, name, keys, field);
+    if ('problem' in secret) return secret;
     hash.update(`${field}=${name}\n`);
-    for (const part of [read.ca, read.cert, read.key]) hash.update(createHash('sha256').update(part).digest());
-    if (keys === CLIENT_KEYS) credentials = read;
+    for (const part of [secret.ca, secret.cert, secret.key]) hash.update(createHash('sha256').update(part).digest());
+    read[role] = { ...secret, where: `Secret ${namespace}/${name} (${field})` };
   }
+  const problem = trustProblem(read);
+  if (problem) return { problem };
+  const credentials = read.client ? { ca: read.client.ca, cert: read.client.cert, key: read.client.key } : undefined;
   return { ...(credentials ? { credentials } : {}), digest: hash.digest('hex').slice(0, 32) };
+}
+
+/**
+ * Whether the certificates would work together, checked before any member uses them (a member that
+ * cannot be reached looks like a lost one): each is signed by a CA its peers trust (peers by the
+ * peer CA; the server by the CA the operator trusts; the operator's client certificate by the CA
+ * members trust for clients), and the server certificate names `localhost`, which the readiness
+ * probe dials.
+ */
+function trustProblem(read: Partial<Record<'peer' | 'server' | 'client', ClientCredentials & { where: string }>>): string | undefined {
+  const { peer, server, client } = read;
+  if (peer && !signedByAny(peer.cert, peer.ca)) return `${peer.where}: ${PEER_KEYS.cert} is not signed by a CA in ${PEER_KEYS.ca}, so members would refuse each other`;
+  if (server && client) {
+    if (!signedByAny(server.cert, client.ca)) return `${server.where}: ${SERVER_KEYS.cert} is not signed by a CA in the operator Secret's ${CLIENT_KEYS.ca}, so the operator could not trust the members`;
+    if (!signedByAny(client.cert, server.ca)) return `${client.where}: ${CLIENT_KEYS.cert} is not signed by a CA in the server Secret's ${SERVER_KEYS.ca}, so members would refuse the operator and its probes`;
+    if (new X509Certificate(server.cert).checkHost('localhost') === undefined) return `${server.where}: ${SERVER_KEYS.cert} does not name localhost, which the members' readiness probe dials`;
+  }
+  return undefined;
+}
+
+/** Whether `cert` (PEM) is signed by one of the CAs in `bundle` (PEM, one or more certificates). */
+function signedByAny(cert: Buffer, bundle: Buffer): boolean {
+  const leaf = new X509Certificate(cert);
+  const authorities = [...bundle.toString('utf8').matchAll(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)];
+  return authorities.some(([pem]) => {
+    const authority = new X509Certificate(pem);
+    return leaf.checkIssued(authority) && leaf.verify(authority.publicKey);
+  });
 }
 
 /**

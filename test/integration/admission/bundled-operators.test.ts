@@ -82,8 +82,9 @@ describe('the etcd operator at kubectl apply', () => {
     expect(run.stderr).toContain("spec.pod.labels.app is reserved for the operator's own selectors");
   });
 
-  test('adding TLS to an existing cluster is refused with what to do instead', async () => {
+  test('adding TLS to a cluster whose members run without it is refused with what to do instead', async () => {
     expect((await kubectlApply(cluster('plain', 1))).code).toBe(0);
+    await runningTLSMode('plain', 'none');
     const withTLS = cluster('plain', 1);
     (withTLS.spec as Record<string, unknown>).TLS = { static: { member: { peerSecret: 'p', serverSecret: 's' }, operatorSecret: 'o' } };
     const run = await kubectlApply(withTLS);
@@ -91,4 +92,17 @@ describe('the etcd operator at kubectl apply', () => {
     expect(run.stderr).toContain('a running cluster cannot change this');
     expect(run.stderr).toContain('restore a backup into a new cluster with the TLS you want');
   });
+
+  test('a spec.TLS written while the members run without it (as when the operator ignored the field) may be removed', async () => {
+    const withTLS = cluster('legacy', 1);
+    (withTLS.spec as Record<string, unknown>).TLS = { static: { member: { peerSecret: 'p' } } };
+    expect((await kubectlApply(withTLS)).code).toBe(0);
+    await runningTLSMode('legacy', 'none');
+    expect((await kubectlApply(cluster('legacy', 1))).code).toBe(0);
+  });
 });
+
+/** Records in status the TLS mode the cluster's members run with, as the operator does. */
+async function runningTLSMode(name: string, mode: string): Promise<void> {
+  await api.request('PATCH', `/apis/${ETCD_API}/namespaces/${namespace}/etcdclusters/${name}/status`, { body: { status: { tlsMode: mode } }, contentType: 'application/merge-patch+json' });
+}

@@ -19,6 +19,7 @@ import {
   putKeys,
   readCluster,
   readKey,
+  setSize,
   settledAt,
   startEtcdOperator,
   useClientTLS,
@@ -175,7 +176,7 @@ describe('TLS Secrets that are not there or not usable', () => {
     await settledAt(h, name, 1, { timeoutMs: 90_000 });
   }, MINUTES);
 
-  test('adding TLS to a running plain cluster is refused with a Warning, and its members are left as they are', async () => {
+  test('adding TLS to a running plain cluster gets one Warning; its members stay as they are and are still managed, as plain members', async () => {
     const name = 'plain';
     await createCluster(h, name, { size: 1 });
     await settledAt(h, name, 1);
@@ -184,5 +185,9 @@ describe('TLS Secrets that are not there or not usable', () => {
     await waitFor(async () => (await eventsFor(h, name)).some((e) => e.reason === 'TLSChangeRefused'), { what: 'the refusal', timeoutMs: 30_000 });
     expect((await eventsFor(h, name)).find((e) => e.reason === 'TLSChangeRefused')!.message).toMatch(/asks for TLS for peer and server but the members run with no TLS/);
     expect((await pods(name)).map((p) => p.metadata.name)).toEqual(before);
+    expect((await readCluster(h, name)).status).toMatchObject({ tlsMode: 'none' });
+    await setSize(h, name, 2);
+    await settledAt(h, name, 2);
+    expect((await eventsFor(h, name)).filter((e) => e.reason === 'TLSChangeRefused')).toHaveLength(1);
   }, MINUTES);
 });

@@ -16,10 +16,13 @@ export interface SecretMount {
   mountPath: string;
   /** The folder holding the Secret's files. */
   dir: string;
+  /** `secret.items`: only these keys, each at its path; every key when absent. */
+  items?: { key: string; path: string }[];
 }
 
 const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const KEY = /^[-._a-zA-Z0-9]+$/;
+const VOLUME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /** How often a Pod whose Secret is missing looks again (a kubelet keeps such a Pod in ContainerCreating). */
 const MISSING_SECRET_RETRY_MS = 1_000;
 
@@ -32,16 +35,17 @@ export function secretMounts(pod: Pod, podDir: string): SecretMount[] {
   if (!Array.isArray(volumes)) throw new UnrunnablePod('spec.volumes is not a list');
   const containers = [...asList(pod.spec?.initContainers), ...asList(pod.spec?.containers)];
   const mounts: SecretMount[] = [];
-  for (const volume of volumes as { name?: unknown; secret?: { secretName?: unknown } }[]) {
+  for (const volume of volumes as { name?: unknown; secret?: { secretName?: unknown; items?: unknown } }[]) {
     if (volume?.secret === undefined) continue;
     const secretName = volume.secret.secretName;
-    if (typeof volume.name !== 'string' || typeof secretName !== 'string' || !NAME.test(secretName)) {
-      throw new UnrunnablePod(`secret volume ${JSON.stringify(volume.name)} has no valid secretName`);
+    if (typeof volume.name !== 'string' || !VOLUME.test(volume.name) || typeof secretName !== 'string' || !NAME.test(secretName)) {
+      throw new UnrunnablePod(`secret volume ${JSON.stringify(volume.name)} needs a DNS-label name and a valid secretName`);
     }
+    const items = secretItems(volume.secret.items, volume.name);
     const dir = join(podDir, '.secrets', volume.name);
     for (const container of containers) {
       for (const mount of asList((container as { volumeMounts?: unknown }).volumeMounts) as { name?: unknown; mountPath?: unknown }[]) {
-        if (mount?.name === volume.name && typeof mount.mountPath === 'string') mounts.push({ volume: volume.name, secretName, mountPath: mount.mountPath, dir });
+        if (mount?.name === volume.name && typeof mount.mountPath === 'string') mounts.push({ volume: volume.name, secretName, mountPath: mount.mountPath, dir, ...(items ? { items } : {}) });
       }
     }
   }
@@ -64,12 +68,26 @@ export async function writeSecretVolumes(secrets: ResourceClient<Secret>, namesp
       if (!secret) await sleep(MISSING_SECRET_RETRY_MS, undefined, { signal }).catch(() => undefined);
     }
     mkdirSync(mount.dir, { recursive: true });
-    for (const [key, value] of Object.entries(secret.data ?? {})) {
-      if (!KEY.test(key) || key === '.' || key === '..') continue; // the API server refuses such keys; never a path
-      writeFileSync(join(mount.dir, key), Buffer.from(value, 'base64'), { mode: 0o600 });
+    const data = secret.data ?? {};
+    const files = mount.items ?? Object.keys(data).map((key) => ({ key, path: key }));
+    for (const { key, path } of files) {
+      if (!KEY.test(key) || key === '.' || key === '..' || data[key] === undefined) continue; // the API server refuses such keys; never a path
+      writeFileSync(join(mount.dir, path), Buffer.from(data[key], 'base64'), { mode: 0o600 });
     }
   }
   return true;
+}
+
+/** `secret.items` as `{ key, path }` with plain file names as paths (what the etcd Pods use); undefined when absent. */
+function secretItems(value: unknown, volume: string): { key: string; path: string }[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value)) throw new UnrunnablePod(`secret volume ${volume}: items is not a list`);
+  return value.map((item: { key?: unknown; path?: unknown }) => {
+    if (typeof item?.key !== 'string' || typeof item.path !== 'string' || !KEY.test(item.path) || item.path === '.' || item.path === '..') {
+      throw new UnrunnablePod(`secret volume ${volume}: each item needs a key and a plain file name as path`);
+    }
+    return { key: item.key, path: item.path };
+  });
 }
 
 function asList(value: unknown): unknown[] {

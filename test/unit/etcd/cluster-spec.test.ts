@@ -103,6 +103,12 @@ describe('readClusterSpec reserved pod labels and annotations', () => {
     ]);
   });
 
+  it("refuses annotations under etcd.database.coreos.com/, which record what the operator made each member with", () => {
+    expect(problems({ size: 1, pod: { annotations: { 'etcd.database.coreos.com/tls-mode': 'peer' } } })).toEqual([
+      'spec.pod.annotations."etcd.database.coreos.com/tls-mode" is reserved: annotations under etcd.database.coreos.com/ record what the operator made each member with',
+    ]);
+  });
+
   it('accepts other annotations', () => {
     expect(valid({ size: 1, pod: { annotations: { 'prometheus.io/scrape': 'true' } } }).pod.annotations).toEqual({ 'prometheus.io/scrape': 'true' });
   });

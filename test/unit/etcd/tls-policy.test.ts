@@ -54,11 +54,11 @@ describe('securedURLs', () => {
 
 describe('TLS mode', () => {
   test('names the sides that talk TLS', () => {
-    expect([tlsMode(undefined), tlsMode({ peerSecret: 'p' }), tlsMode(full)]).toEqual(['', 'peer', 'peer,server']);
+    expect([tlsMode(undefined), tlsMode({ peerSecret: 'p' }), tlsMode(full)]).toEqual(['none', 'peer', 'peer,server']);
   });
 
   test('a running cluster cannot gain or lose TLS, and the message says what to do', () => {
-    expect(tlsModeChangeProblem('', 'peer,server')).toMatch(/asks for TLS for peer and server but the members run with no TLS.*restore a backup into a new cluster/);
+    expect(tlsModeChangeProblem('none', 'peer,server')).toMatch(/asks for TLS for peer and server but the members run with no TLS.*restore a backup into a new cluster/);
     expect(tlsModeChangeProblem('peer,server', 'peer,server')).toBeUndefined();
   });
 });

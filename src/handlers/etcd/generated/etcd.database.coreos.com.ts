@@ -108,6 +108,10 @@ export interface EtcdClusterStatus {
   serviceName?: string | null;
   clientPort?: number;
   currentVersion?: string | null;
+  /**
+   * Which sides the members talk TLS on (none, peer, server or "peer,server"), as they run: spec.TLS may not change it.
+   */
+  tlsMode?: string;
   targetVersion?: string | null;
   members?: {
     ready?: string[];
