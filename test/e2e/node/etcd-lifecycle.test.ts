@@ -200,16 +200,10 @@ describe('an etcd cluster on a real node, written to through its client Service 
     backupIntervalInSecond: 10
     maxBackups: 2
 `));
-    const written = new Set<string>();
-    await waitFor(async () => {
-      const status = (await getJson<{ status?: { succeeded?: boolean; lastBackupPath?: string; Reason?: string } }>(['etcdbackup', `${CLUSTER}-local`]))?.status;
-      if (status?.succeeded === false) throw new Error(`the Local backup failed: ${status.Reason}`);
-      if (status?.succeeded && status.lastBackupPath) written.add(status.lastBackupPath);
-      return written.size >= 2;
-    }, { what: 'two periodic Local backups', timeoutMs: 120_000, intervalMs: 1_000 });
+    const written = await periodicBackups(`${CLUSTER}-local`, 2);
     // Stopped before the restore, so the disaster-recovery step below finds the S3 backups newest.
     await kubectlOk(['delete', 'etcdbackup', `${CLUSTER}-local`, '--wait=true', '--timeout=60s']);
-    const newest = [...written].pop()!;
+    const newest = written.at(-1)!;
     expect(newest).toMatch(new RegExp(`^e2e/${CLUSTER}_v\\d+_`));
     const started = Date.now();
     await kubectlOk(['apply', '-f', '-'], custom('EtcdRestore', CLUSTER, `  etcdCluster:
@@ -263,13 +257,7 @@ stringData:
     backupIntervalInSecond: 10
     maxBackups: 2
 `));
-    const written = new Set<string>();
-    await waitFor(async () => {
-      const status = (await getJson<{ status?: { succeeded?: boolean; lastBackupPath?: string; Reason?: string } }>(['etcdbackup', `${CLUSTER}-s3`]))?.status;
-      if (status?.succeeded === false) throw new Error(`the S3 backup failed: ${status.Reason}`);
-      if (status?.succeeded && status.lastBackupPath) written.add(status.lastBackupPath);
-      return written.size >= 2;
-    }, { what: 'two periodic backups to S3', timeoutMs: 120_000, intervalMs: 1_000 });
+    const written = await periodicBackups(`${CLUSTER}-s3`, 2);
     for (const path of written) expect(path).toMatch(new RegExp(`^backups/${CLUSTER}_v\\d+_`));
   }, 300_000);
 
@@ -303,6 +291,18 @@ stringData:
     for (const key of keys) expect(key).toMatch(new RegExp(`^${CLUSTER}_v\\d+_`));
   }, 420_000);
 });
+
+/** The paths (status.lastBackupPath) of the first `count` backups a periodic EtcdBackup writes, in order; its first failure throws. */
+async function periodicBackups(name: string, count: number): Promise<string[]> {
+  const written = new Set<string>();
+  await waitFor(async () => {
+    const status = (await getJson<{ status?: { succeeded?: boolean; lastBackupPath?: string; Reason?: string } }>(['etcdbackup', name]))?.status;
+    if (status?.succeeded === false) throw new Error(`EtcdBackup ${name} failed: ${status.Reason}`);
+    if (status?.succeeded && status.lastBackupPath) written.add(status.lastBackupPath);
+    return written.size >= count;
+  }, { what: `${count} backups of the periodic EtcdBackup ${name}`, timeoutMs: 120_000, intervalMs: 1_000 });
+  return [...written];
+}
 
 function custom(kind: string, name: string, spec: string): string {
   return `apiVersion: etcd.database.coreos.com/v1beta2
