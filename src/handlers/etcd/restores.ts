@@ -11,6 +11,8 @@ import { RESTORE_FROM_ANNOTATION, RESTORED_BY_ANNOTATION, SEED_INIT_CONTAINER } 
 import { readRestoreRecord, recordCluster, startProblem, restoreSource, type RecordedCluster, type RestoreRecord, type RestoreSource } from './restore-record.js';
 import { CorruptSnapshotError, fingerprintSnapshot } from './snapshot-trailer.js';
 import { BackupNotFoundError } from './storage/index.js';
+import { readTLSPolicy } from './tls-policy.js';
+import { readClusterTLS } from './tls-secrets.js';
 import { API_VERSION, type EtcdRestoreSpec, type EtcdRestoreStatus } from './types.js';
 
 /** Options of {@link EtcdRestores}. */
@@ -83,6 +85,9 @@ export class EtcdRestores {
       }
       if (!record.cluster) {
         if (!current) throw new InvalidSpecError(`EtcdCluster ${namespace}/${name} does not exist: a restore recreates an existing cluster with its spec`);
+        // The recreated cluster starts only with usable TLS Secrets: never delete the cluster for one that would wait.
+        const tlsProblem = await clusterTLSProblem(client, namespace, current.spec?.TLS);
+        if (tlsProblem) throw new InvalidSpecError(`EtcdCluster ${namespace}/${name} was left alone: the cluster it would be recreated as could not start (${tlsProblem}). Fix the Secrets, then delete this EtcdRestore and create it again`);
         // Only a backup that reads back whole is worth deleting the cluster for.
         const backup = await this.checkBackup(client, namespace, record.source);
         record.backup = backup;
@@ -271,4 +276,13 @@ function defaultURL(host: string | undefined): string | undefined {
   if (host && host !== '0.0.0.0') return undefined; // a test or local run: the URL follows the bound port
   const namespace = process.env.POD_NAMESPACE ?? process.env.KONDUCTOR_LEASE_NAMESPACE;
   return namespace ? `http://etcd-restore-operator.${namespace}.svc:19999` : undefined;
+}
+
+/** Why the TLS of a cluster spec (`spec.TLS`, untrusted) would keep its members from starting; undefined when it would not, or names none. */
+async function clusterTLSProblem(client: ApiClient, namespace: string, tls: unknown): Promise<string | undefined> {
+  const read = readTLSPolicy(tls);
+  if ('problem' in read) return read.problem;
+  if (!read.policy) return undefined;
+  const secrets = await readClusterTLS(client, namespace, read.policy);
+  return 'problem' in secrets ? secrets.problem : undefined;
 }

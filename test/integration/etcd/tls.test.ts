@@ -26,7 +26,7 @@ import {
   type ClientTLSFiles,
   type EtcdHarness,
 } from '../../support/etcd.js';
-import { applyTLSSecrets, issueEtcdTLS, TLS_SPEC, type EtcdTLS } from '../../support/etcd-tls.js';
+import { applyTLSSecrets, issueEtcdTLS, TLS_SPEC, tlsSecrets, type EtcdTLS } from '../../support/etcd-tls.js';
 import { waitFor } from '../../support/wait-for.js';
 
 const run = promisify(execFile);
@@ -174,6 +174,28 @@ describe('TLS Secrets that are not there or not usable', () => {
     expect((await readCluster(h, name)).status!.reason).toContain('etcd-client.key is not the private key of the certificate');
     await secrets.patch({ namespace: h.namespace, name: 'np-client' }, { data: { 'etcd-client.key': b64(tls.client.key) } });
     await settledAt(h, name, 1, { timeoutMs: 90_000 });
+  }, MINUTES);
+
+  test('a restore whose recreated cluster could not start (its TLS Secret is gone) leaves the cluster alone and says why', async () => {
+    const name = 'keep';
+    const tls = await issueEtcdTLS(h.namespace, name);
+    const spec = { static: { member: { peerSecret: 'keep-peer', serverSecret: 'keep-server' }, operatorSecret: 'keep-client' } };
+    const secrets = h.api.resource<{ apiVersion: string; kind: string; metadata: { name: string; namespace: string }; data: Record<string, string> }>('v1', 'secrets');
+    for (const [secret, data] of tlsSecrets(tls).map((s, i) => [['keep-peer', 'keep-server', 'keep-client'][i]!, s.data] as const)) {
+      await secrets.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: secret, namespace: h.namespace }, data });
+    }
+    useClientTLS(h, name, clientFiles(tls, name));
+    await createCluster(h, name, { size: 1, TLS: spec });
+    await settledAt(h, name, 1);
+    await createEtcdObject(h, 'EtcdBackup', 'keep-once', { etcdEndpoints: ['https://keep-client:2379'], storageType: 'Local', local: { path: 'keep/once.db' } });
+    await waitFor(async () => (await etcdStatus<{ succeeded?: boolean }>(h, 'etcdbackups', 'keep-once'))?.succeeded === true, { what: 'the backup', timeoutMs: 60_000 });
+    const uid = (await readCluster(h, name)).metadata.uid;
+    await secrets.delete({ namespace: h.namespace, name: 'keep-client' });
+
+    await createEtcdObject(h, 'EtcdRestore', name, { etcdCluster: { name }, backupStorageType: 'Local', local: { path: 'keep/once.db' } });
+    await waitFor(async () => ((await etcdStatus<{ reason?: string }>(h, 'etcdrestores', name))?.reason ?? '').includes('keep-client'), { what: 'the restore to name the missing Secret', timeoutMs: 30_000 });
+    expect((await etcdStatus<{ reason?: string }>(h, 'etcdrestores', name))!.reason).toMatch(/was left alone: .*Secret .*\/keep-client \(spec.TLS.static.operatorSecret\) does not exist/);
+    expect((await readCluster(h, name)).metadata.uid).toBe(uid);
   }, MINUTES);
 
   test('adding TLS to a running plain cluster gets one Warning; its members stay as they are and are still managed, as plain members', async () => {
