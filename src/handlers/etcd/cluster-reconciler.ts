@@ -219,8 +219,7 @@ export class ClusterReconciler {
       return { status, busy: true };
     }
     status.conditions = clearCondition(status.conditions, 'Upgrading');
-    const digest = this.tls.current?.digest;
-    const stale = digest === undefined ? undefined : running.find((p) => p.metadata.annotations?.[TLS_DIGEST_ANNOTATION] !== digest);
+    const [stale] = withOlderTLS(running, this.tls.current?.digest);
     if (stale) {
       // One extra member with the new certificates first, then the old one goes (scale-down prefers it): quorum never shrinks.
       status.conditions = setCondition(status.conditions, { type: 'Rolling', status: 'True', reason: 'CertificatesChanged', message: `replacing ${stale.metadata.name}, which runs with older TLS Secrets` });
@@ -316,10 +315,9 @@ export class ClusterReconciler {
   private async resize(cluster: ClusterOwner, ref: ObjectRef, spec: ClusterSpec, running: Pod[], members: (Member & { podName?: string })[], status: EtcdClusterStatus): Promise<void> {
     const up = members.length < spec.size;
     status.conditions = clearCondition(status.conditions, 'Recovering');
-    const digest = this.tls.current?.digest;
+    const staleNames = new Set(withOlderTLS(running, this.tls.current?.digest).map((p) => p.metadata.name));
     // The extra member of a certificate roll is no scaling.
-    const rolling = !up && digest !== undefined && running.some((p) => p.metadata.annotations?.[TLS_DIGEST_ANNOTATION] !== digest);
-    if (!rolling) {
+    if (up || staleNames.size === 0) {
       status.conditions = setCondition(status.conditions, {
         type: 'Scaling',
         status: 'True',
@@ -334,7 +332,6 @@ export class ClusterReconciler {
     const endpoints = this.clientURLs(ref, running);
     // Remove a follower (removing the leader forces an election for nothing), one with older certificates first.
     const leader = await this.etcd(endpoints, (etcd) => etcd.status()).then((s) => s.leader, () => '');
-    const staleNames = new Set(running.filter((p) => digest !== undefined && p.metadata.annotations?.[TLS_DIGEST_ANNOTATION] !== digest).map((p) => p.metadata.name));
     const candidates = members
       .filter((m) => m.podName !== undefined)
       .sort((a, b) => Number(staleNames.has(b.podName!)) - Number(staleNames.has(a.podName!)) || (a.podName! < b.podName! ? 1 : -1));
@@ -460,6 +457,11 @@ export class ClusterReconciler {
   private async deletePod(ref: ObjectRef, name: string): Promise<void> {
     await this.podsApi.delete({ namespace: ref.namespace, name }, { gracePeriodSeconds: 5 });
   }
+}
+
+/** The Pods started with other TLS Secrets than those of `digest` (none without TLS): the members a certificate roll replaces. */
+function withOlderTLS(pods: Pod[], digest: string | undefined): Pod[] {
+  return digest === undefined ? [] : pods.filter((p) => p.metadata.annotations?.[TLS_DIGEST_ANNOTATION] !== digest);
 }
 
 /** A dial that failed on certificates rather than on an absent member. */
