@@ -4,7 +4,12 @@ import { UnrunnablePod } from './unrunnable-pod.js';
 /** The volume mount path of the etcd Pods, replaced by the Pod's folder in every argument. */
 const VOLUME_PATH = '/var/etcd';
 /** The volume path where it starts a path: at the start, after `=`, a blank, a quote, a comma... */
-const VOLUME_PATTERN = new RegExp(`(^|[=\\s'":,;(])${VOLUME_PATH.replace(/\//g, '\\/')}(?=$|[/\\s'":,;)])`, 'g');
+const VOLUME_PATTERN = pathPattern(VOLUME_PATH);
+
+/** `path` where it starts a path in a word: at the start, after `=`, a blank, a quote, a comma...; group 1 is what precedes it. */
+function pathPattern(path: string): RegExp {
+  return new RegExp(`(^|[=\\s'":,;(])${path.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(?=$|[/\\s'":,;)])`, 'g');
+}
 
 /** What a container's words and environment are resolved against: its Pod, the Pod's folder and its Secret volumes' folders. */
 export interface PodContext {
@@ -87,9 +92,7 @@ export function rewriteVolume(text: string, dir: string): string {
 export function rewriteMounts(text: string, mounts: readonly { mountPath: string; dir: string }[] = []): string {
   let result = text;
   for (const mount of mounts) {
-    const path = mount.mountPath.replace(/\/+$/, '');
-    const pattern = new RegExp(`(^|[=\\s'":,;(])${path.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(?=$|[/\\s'":,;)])`, 'g');
-    result = result.replace(pattern, (_match, before: string) => `${before}${mount.dir}`);
+    result = result.replace(pathPattern(mount.mountPath.replace(/\/+$/, '')), (_match, before: string) => `${before}${mount.dir}`);
   }
   return result;
 }
