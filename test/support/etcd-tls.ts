@@ -2,6 +2,7 @@ import { webcrypto } from 'node:crypto';
 import { isIP } from 'node:net';
 import * as x509 from '@peculiar/x509';
 import type { ApiClient } from '../../src/framework/index.js';
+import { issueAuthority, issueClientCertificate } from '../../src/framework/admission/certificates.js';
 
 /**
  * Certificates for an EtcdCluster with `spec.TLS.static`, laid out as etcd-operator's TLS guide lays
@@ -35,22 +36,16 @@ export const TLS_SECRETS = { peer: 'etcd-peer-tls', server: 'etcd-server-tls', o
 /** `spec.TLS` naming {@link TLS_SECRETS}. */
 export const TLS_SPEC = { static: { member: { peerSecret: TLS_SECRETS.peer, serverSecret: TLS_SECRETS.server }, operatorSecret: TLS_SECRETS.operator } };
 
-/** A CA. */
-export async function issueCA(commonName = 'etcd test CA'): Promise<Pem> {
-  const keys = await generate();
-  const cert = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: serial(),
-    name: `CN=${commonName}`,
-    notBefore: new Date(Date.now() - 60_000),
-    notAfter: new Date(Date.now() + DAY_MS),
-    keys,
-    signingAlgorithm: ALGORITHM,
-    extensions: [new x509.BasicConstraintsExtension(true, 0, true), new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.digitalSignature, true)],
-  });
-  return { cert: cert.toString('pem'), key: await keyPem(keys.privateKey) };
+/** A CA (the framework's webhook CA: the same ECDSA P-256 authority). */
+export function issueCA(commonName = 'etcd test CA'): Promise<Pem> {
+  return issueAuthority({ commonName, now: Date.now(), validityMs: DAY_MS });
 }
 
-/** A leaf certificate signed by `ca`, for `hosts` (DNS names, wildcards, IP addresses), good for serving and as a client. */
+/**
+ * A leaf certificate signed by `ca`, for `hosts` (DNS names, wildcards, IP addresses), good for
+ * serving and as a client: what etcd's peer and server certificates must be (members dial each
+ * other, and etcd's gateway dials its own server), which the framework's serving certificates are not.
+ */
 export async function issueLeaf(ca: Pem, commonName: string, hosts: readonly string[]): Promise<Pem> {
   const issuer = new x509.X509Certificate(ca.cert);
   const signingKey = await webcrypto.subtle.importKey('pkcs8', pemBody(ca.key), ALGORITHM, false, ['sign']);
@@ -87,7 +82,7 @@ export async function issueEtcdTLS(namespace: string, cluster: string, ca?: Pem)
     ca: authority,
     peer: await issueLeaf(authority, `${cluster} peer`, hosts),
     server: await issueLeaf(authority, `${cluster} server`, hosts),
-    client: await issueLeaf(authority, 'etcd operator', []),
+    client: await issueClientCertificate(authority, { commonName: 'etcd operator', now: Date.now(), validityMs: DAY_MS }),
   };
 }
 
