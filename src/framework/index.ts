@@ -94,7 +94,10 @@ export {
 export type { ObjectRef } from './api/object-ref.js';
 export type { DeepPartial } from './objects/merge-patch.js';
 export { adopt, ownerReference, type OwnerReference, type OwnerReferenceOptions, type AdoptOptions } from './objects/owner-reference.js';
-// owned: children trigger their owner (@on.owned)
+export { watch, type ReconcileContext, type ReconcileOptions, type ReconcileResult, type ReconcileHandlerFn, type WatchRelation, type KindReference, type ObjectKey } from './handler/reconcile-specs.js';
+export type { Condition, Conditions } from './handler/conditions.js';
+export { defineKind, type Kind, type CustomObject } from './objects/kind.js';
+export * as kinds from './objects/builtin-kinds.js';
 export type { OwnedContext, OwnedOptions, OwnedChange, OwnedEventType, OwnedHandlerFn, OwnedSpec } from './handler/owned-specs.js';
 // Read cache and indexes: `ctx.cache`, `ctx.indexes`, `@on.cache`, `@on.index`.
 export type { Cache, CachedResource, CacheOptions, CacheSpec, Index, Indexes, IndexContext, IndexFn, IndexOptions, IndexSpec } from './handler/cache.js';

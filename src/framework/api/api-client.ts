@@ -1,3 +1,4 @@
+import { resourceArguments, type Kind } from '../objects/kind.js';
 import { Agent as HttpAgent, request as httpRequest, type ClientRequestArgs, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
 import type { Duplex } from 'node:stream';
@@ -169,12 +170,15 @@ export class ApiClient {
    *
    * @example
    * ```ts
-   * const pods = ctx.client.resource<V1Pod>('v1', 'pods');
+   * const pods = ctx.client.resource(kinds.Pod); // or resource<V1Pod>('v1', 'pods')
    * const pod = await pods.get({ namespace: 'default', name: 'web' });
    * ```
    */
-  resource<T extends ResourceObject = KubeObject>(apiVersion: string, resource: string): ResourceClient<T> {
-    return new ResourceClient<T>(this, apiVersion, resource);
+  resource<T extends ResourceObject>(kind: Kind<T>): ResourceClient<T>;
+  resource<T extends ResourceObject = KubeObject>(apiVersion: string, resource: string): ResourceClient<T>;
+  resource<T extends ResourceObject>(first: string | Kind<T>, resource?: string): ResourceClient<T> {
+    const { resource: selector } = resourceArguments(first, [resource], 'client.resource');
+    return new ResourceClient<T>(this, selector.apiVersion, selector.name);
   }
 }
 

@@ -1,5 +1,5 @@
 import '../registry/metadata.js';
-import { declareHandler } from './on.js';
+import { declareHandler } from './declare-handler.js';
 import { toMilliseconds } from '../clock/duration.js';
 import type { DaemonContext, DaemonOptions, StatusOf, TypedObject } from '../handler/handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';

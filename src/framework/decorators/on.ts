@@ -1,5 +1,6 @@
 import '../registry/metadata.js';
-import { HANDLERS } from '../registry/metadata.js';
+import { declareHandler } from './declare-handler.js';
+import { reconcile } from './reconcile.js';
 import type {
   ChangeContext,
   ChangeHandlerOptions,
@@ -12,6 +13,7 @@ import type {
   TypedObject,
 } from '../handler/handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
+import { resourceArguments, type Kind } from '../objects/kind.js';
 // owned: children trigger their owner (@on.owned)
 import type { OwnedContext, OwnedOptions } from '../handler/owned-specs.js';
 import { cacheDecorator, indexDecorator } from './cache.js';
@@ -21,20 +23,7 @@ import type { CleanupOptions, ProbeOptions, StartupOptions } from '../handler/ac
 import { admission, conversion, type ConvertDecorator, type MutateDecorator, type ValidateDecorator } from './admission.js';
 import type { AdmissionOptions } from '../handler/admission-specs.js';
 
-type DecoratorContext = Pick<ClassMethodDecoratorContext, 'static' | 'private' | 'name' | 'metadata'>;
-
-/** Records a handler declaration in the class's decorator metadata. */
-export function declareHandler(context: DecoratorContext, declaration: Omit<HandlerDeclaration, 'method'>): void {
-  if (context.static || context.private) {
-    throw new Error(`@on.${declaration.kind} on ${String(context.name)}: handlers must be public instance methods`);
-  }
-  const metadata = context.metadata as Record<symbol, HandlerDeclaration[] | undefined> | undefined;
-  if (!metadata) throw new Error('decorator metadata is unavailable: import "konductor" before defining handler classes');
-  // Own array per class, so a subclass adds to (not mutates) its parent's list.
-  const own = Object.prototype.hasOwnProperty.call(metadata, HANDLERS) ? metadata[HANDLERS]! : [...(metadata[HANDLERS] ?? [])];
-  own.push({ ...declaration, method: context.name });
-  metadata[HANDLERS] = own;
-}
+export { declareHandler };
 
 /**
  * The decorator a change-handler factory returns. Without an object type (`on.create(...)`), the
@@ -58,16 +47,38 @@ export type ChangeDecorator<T extends TypedObject = KubeObject, Field extends st
         context: ClassMethodDecoratorContext<This>,
       ) => void;
 
-function change<T extends TypedObject, Field extends string>(
-  kind: HandlerDeclaration['kind'],
-  apiVersion: string,
-  name: string,
-  options: ChangeHandlerOptions,
-): ChangeDecorator<T, Field> {
-  const decorator = (_method: unknown, context: ClassMethodDecoratorContext): void =>
-    declareHandler(context, { kind, resource: { apiVersion, name }, options });
-  // One decorator at run time; the conditional type only decides which methods it accepts.
-  return decorator as unknown as ChangeDecorator<T, Field>;
+/** A change-handler factory: the resource as a kind (`on.create(Widget)`) or as `apiVersion` and `name`. */
+export interface ChangeDecoratorFactory {
+  <T extends TypedObject>(kind: Kind<T>, options?: ChangeHandlerOptions<T>): ChangeDecorator<T>;
+  <T extends TypedObject = KubeObject>(apiVersion: string, name: string, options?: ChangeHandlerOptions<T>): ChangeDecorator<T>;
+}
+
+/** `on.update`: as {@link ChangeDecoratorFactory}, with an optional `field` that narrows `old`/`new`. */
+export interface UpdateDecoratorFactory {
+  <T extends TypedObject, Field extends string = never>(kind: Kind<T>, options?: ChangeHandlerOptions<T> & { field?: Field }): ChangeDecorator<T, Field>;
+  <T extends TypedObject = KubeObject, Field extends string = never>(apiVersion: string, name: string, options?: ChangeHandlerOptions<T> & { field?: Field }): ChangeDecorator<T, Field>;
+}
+
+/** `on.field`: the resource, then the field path. */
+export interface FieldDecoratorFactory {
+  <T extends TypedObject, Field extends string = string>(kind: Kind<T>, field: Field, options?: Omit<ChangeHandlerOptions<T>, 'field'>): ChangeDecorator<T, Field>;
+  <T extends TypedObject = KubeObject, Field extends string = string>(apiVersion: string, name: string, field: Field, options?: Omit<ChangeHandlerOptions<T>, 'field'>): ChangeDecorator<T, Field>;
+}
+
+/** `on.event`: the resource as a kind or as `apiVersion` and `name`. */
+export interface EventDecoratorFactory {
+  <T extends TypedObject>(kind: Kind<T>, options?: EventHandlerOptions<T>): EventDecorator<T>;
+  <T extends TypedObject = KubeObject>(apiVersion: string, name: string, options?: EventHandlerOptions<T>): EventDecorator<T>;
+}
+
+/** The decorator `on.event` returns. */
+export type EventDecorator<T extends TypedObject = KubeObject> = <This>(method: (this: This, context: EventContext<T>) => unknown, context: ClassMethodDecoratorContext<This>) => void;
+
+function changeFactory(kind: HandlerDeclaration['kind']): (first: unknown, ...rest: unknown[]) => (method: unknown, context: ClassMethodDecoratorContext) => void {
+  return (first, ...rest) => {
+    const { resource, rest: [options] } = resourceArguments(first, rest, `@on.${kind}`);
+    return (_method, context) => declareHandler(context, { kind, resource, options: (options ?? {}) as ChangeHandlerOptions });
+  };
 }
 
 /**
@@ -92,60 +103,65 @@ export const on = {
    * time per object. Errors are logged and ignored: no retries, no progress record. `field` (with
    * `value`, default `PRESENT`) runs it only for events whose object has a matching value there.
    */
-  event<T extends TypedObject = KubeObject>(apiVersion: string, name: string, options: EventHandlerOptions<T> = {}) {
-    return function <This>(_method: (this: This, context: EventContext<T>) => unknown, context: ClassMethodDecoratorContext<This>): void {
-      declareHandler(context, { kind: 'event', resource: { apiVersion, name }, options: options as HandlerOptions });
-    };
-  },
+  event: ((first: unknown, ...rest: unknown[]) => {
+    const { resource, rest: [options] } = resourceArguments(first, rest, '@on.event');
+    return (_method: unknown, context: ClassMethodDecoratorContext): void => declareHandler(context, { kind: 'event', resource, options: (options ?? {}) as HandlerOptions });
+  }) as EventDecoratorFactory,
 
   /** Runs once when an object is first seen with no record of having been handled. */
-  create<T extends TypedObject = KubeObject>(apiVersion: string, name: string, options: ChangeHandlerOptions<T> = {}): ChangeDecorator<T> {
-    return change('create', apiVersion, name, options as ChangeHandlerOptions);
-  },
+  create: changeFactory('create') as ChangeDecoratorFactory,
 
   /** Runs when the object's essence (spec, labels, annotations; or one `field`) changed since it was last handled. */
-  update<T extends TypedObject = KubeObject, Field extends string = never>(
-    apiVersion: string,
-    name: string,
-    options: ChangeHandlerOptions<T> & { field?: Field } = {},
-  ): ChangeDecorator<T, Field> {
-    return change('update', apiVersion, name, options as ChangeHandlerOptions);
-  },
+  update: changeFactory('update') as UpdateDecoratorFactory,
 
   /** Runs when one field (`spec.size`, or `status.phase`) changed; `old`/`new`/`diff` are narrowed to it. */
-  field<T extends TypedObject = KubeObject, Field extends string = string>(
-    apiVersion: string,
-    name: string,
-    field: Field,
-    options: Omit<ChangeHandlerOptions<T>, 'field'> = {},
-  ): ChangeDecorator<T, Field> {
-    return change('update', apiVersion, name, { ...(options as ChangeHandlerOptions), field });
-  },
+  field: ((first: unknown, ...rest: unknown[]) => {
+    const { resource, rest: [field, options] } = resourceArguments(first, rest, '@on.field');
+    if (typeof field !== 'string' || field === '') throw new Error(`@on.field ${resource.name}: the field path (e.g. 'spec.size') is missing`);
+    return (_method: unknown, context: ClassMethodDecoratorContext): void =>
+      declareHandler(context, { kind: 'update', resource, options: { ...((options ?? {}) as ChangeHandlerOptions), field } });
+  }) as FieldDecoratorFactory,
 
   /**
    * Runs when the object is being deleted. Unless `optional`, a finalizer holds the object until every
    * delete handler has finished. The portable name: it parses in every toolchain (tsc, esbuild/tsx,
    * Babel, SWC), unlike `on.delete`.
    */
-  deletion<T extends TypedObject = KubeObject>(apiVersion: string, name: string, options: ChangeHandlerOptions<T> = {}): ChangeDecorator<T> {
-    return change('delete', apiVersion, name, options as ChangeHandlerOptions);
-  },
+  deletion: changeFactory('delete') as ChangeDecoratorFactory,
 
   /**
    * Kopf's name for {@link on.deletion}, the same decorator. esbuild (and so tsx and
    * `konductor run`) rejects a reserved word after the dot in a decorator (`@on.delete(...)`), while
    * `tsc` accepts it: prefer `on.deletion`.
    */
-  delete<T extends TypedObject = KubeObject>(apiVersion: string, name: string, options: ChangeHandlerOptions<T> = {}): ChangeDecorator<T> {
-    return change('delete', apiVersion, name, options as ChangeHandlerOptions);
-  },
+  delete: changeFactory('delete') as ChangeDecoratorFactory,
 
   /** Runs for objects that exist when the operator starts (and alongside updates to them on first sight). */
-  resume<T extends TypedObject = KubeObject>(apiVersion: string, name: string, options: ChangeHandlerOptions<T> = {}): ChangeDecorator<T> {
-    return change('resume', apiVersion, name, options as ChangeHandlerOptions);
-  },
+  resume: changeFactory('resume') as ChangeDecoratorFactory,
 
-  // owned: children trigger their owner (@on.owned)
+  /**
+   * Level-triggered reconcile (controller-runtime's `Reconcile`, kube-rs's `Controller`): one method
+   * that makes the world match the object's current state, called whenever the object changes, a
+   * child it `owns` (by controller owner reference) changes, a `watches` map function names it, on
+   * resume, and when a run asks to run again (it returns a delay, or `requeueAfter` is set). Never
+   * twice at once for one object; changes during a run make one more run; runs of one object start
+   * at least `minInterval` (0.2 s) apart. Its own writes wake nothing. A `TemporaryError` is retried
+   * after its delay, a `PermanentError` waits for the next change, anything else is retried after
+   * 1 s doubling to 60 s. `ctx.patch` and `ctx.conditions` go out in one merge PATCH with
+   * `status.observedGeneration`. A deleted object gets one last run with `ctx.deleting` while the
+   * finalizer holds it (none with `finalizer: false`). One per resource; it sits beside cause handlers.
+   *
+   * @example
+   * ```ts
+   * @on.reconcile(Widget, { owns: [kinds.ConfigMap] })
+   * async reconcile({ name, namespace, spec, body, client, conditions }: ReconcileContext<Widget>) {
+   *   await client.resource(kinds.ConfigMap).apply(adopt({ metadata: { name, namespace }, data: { size: String(spec.size) } }, body));
+   *   conditions.set('Ready', true);
+   * }
+   * ```
+   */
+  reconcile,
+
   /**
    * Runs on the owner when one of its children changes: controller-runtime's `Owns()`. The child
    * resource (`options.child`) is watched in the operator's namespaces (sharing a watch other handlers

@@ -1,3 +1,4 @@
+import type { Kind } from '../objects/kind.js';
 import type { Resource, ResourceSelector } from '../api/resource.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
@@ -41,6 +42,7 @@ export interface CachedResource<T extends TypedObject = KubeObject> {
  */
 export interface Cache {
   /** A reader of one watched resource. Throws, saying how to declare it, when the operator does not watch it. */
+  resource<T extends TypedObject>(kind: Kind<T>): CachedResource<T>;
   resource<T extends TypedObject = KubeObject>(apiVersion: string, resource: string): CachedResource<T>;
 }
 

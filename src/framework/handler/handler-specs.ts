@@ -14,6 +14,7 @@ import type { KubeObject } from '../objects/kube-object.js';
 import type { OwnedOptions, OwnedSpec } from './owned-specs.js';
 import type { Cache, Indexes } from './cache.js';
 import type { ObjectState } from './object-parts.js';
+import type { ReconcileOptions, ReconcileSpec } from './reconcile-specs.js';
 
 /**
  * What a handler's object type must have. Generated object types (`konductor types`) are interfaces
@@ -334,13 +335,13 @@ export type HandlerSpec =
   | ChangeHandlerSpec
   | TimerSpec
   | DaemonSpec
-  // owned: children trigger their owner (@on.owned)
-  | OwnedSpec;
+  | OwnedSpec
+  | ReconcileSpec;
 
 /** A handler as a decorator records it on a class, before the class is instantiated. */
 export interface HandlerDeclaration {
   kind: HandlerSpec['kind'];
   resource: ResourceSelector;
-  options: HandlerOptions | ChangeHandlerOptions | TimerOptions | DaemonOptions | OwnedOptions;
+  options: HandlerOptions | ChangeHandlerOptions | TimerOptions | DaemonOptions | OwnedOptions | ReconcileOptions;
   method: string | symbol;
 }

@@ -24,7 +24,7 @@ import type { ObjectEvent } from '../watching/events.js';
 import { detectCause } from './causes.js';
 import { changePatch } from './change-patch.js';
 import type { ExecutionEnvironment } from './execution.js';
-import { FinalizerConflict, finalizerStep, patchFinalizer, type Holds } from './finalizer-step.js';
+import { FinalizerConflict, finalizerStep, patchFinalizer, ReleaseDeferred, type Holds } from './finalizer-step.js';
 import { runHandlers, type HandlerRunResult, type Selected } from './handler-run.js';
 import { isRelevant, selectHandlers } from './handler-selection.js';
 import { invokeHandler } from './invocation.js';
@@ -185,6 +185,7 @@ export class ChangeProcessor {
           }
         }
         if (error instanceof ApiError && error.status === 404) return undefined; // gone meanwhile; the DELETED event follows
+        if (error instanceof ReleaseDeferred) return { requeueAfterMs: error.delayMs }; // the hold logged why
         memory.failures += 1;
         // The server's Retry-After wins over our own backoff: retrying sooner only adds to its load.
         const delay = retryDelayMs(error, exponentialDelayMs(memory.failures, 1_000, MAX_ERROR_DELAY_MS));
@@ -331,8 +332,9 @@ export class ChangeProcessor {
 
   /** Its deletion is handled: timers and daemons stop first, as the finalizer is what makes deletion wait for them. */
   private async release(body: KubeObject, memory: ObjectMemory): Promise<void> {
-    memory.deletionHandled = true;
+    // Handled once every hold let go: a release that failed (ReleaseDeferred) is tried again.
     await this.options.holds?.release(body);
+    memory.deletionHandled = true;
   }
 
   private async patchFinalizer(body: KubeObject, action: 'add' | 'remove', memory: ObjectMemory): Promise<KubeObject> {

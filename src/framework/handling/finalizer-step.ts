@@ -53,6 +53,15 @@ export function finalizerStep(input: FinalizerStepInput): FinalizerStep {
   return { finalizer, then: 'handle' };
 }
 
+/** A hold's release failed and must be tried again after `delayMs` (say, a reconcile's last run): the finalizer stays. */
+export class ReleaseDeferred extends Error {
+  override readonly name = 'ReleaseDeferred';
+
+  constructor(readonly delayMs: number) {
+    super(`releasing the object is retried in ${Math.round(delayMs / 100) / 10} s`);
+  }
+}
+
 /** The finalizer patch kept failing its `test` (the object kept changing): the run retries from a fresh read. */
 export class FinalizerConflict extends Error {
   override readonly name = 'FinalizerConflict';

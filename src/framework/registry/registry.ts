@@ -14,6 +14,7 @@ import type {
 // owned: children trigger their owner (@on.owned)
 import { ownedSpec, type OwnedHandlerFn, type OwnedOptions } from '../handler/owned-specs.js';
 import type { CacheSpec, IndexFn, IndexSpec } from '../handler/cache.js';
+import { reconcileSpec, type ReconcileHandlerFn, type ReconcileOptions } from '../handler/reconcile-specs.js';
 import { cacheDeclarationsOf, indexDeclarationsOf } from './cache-declarations.js';
 import type { ActivityKind, ActivityFn, ActivitySpec, CleanupOptions, ProbeOptions, StartupOptions } from '../handler/activity-specs.js';
 import { activityDeclarationsOf, activitySpecsOf, checkActivityId } from './activities.js';
@@ -78,8 +79,8 @@ export class Registry {
       if (declaration.kind === 'event') this.register({ kind: 'event', id, resource, options, fn: fn as EventHandlerFn });
       else if (declaration.kind === 'timer') this.register({ kind: 'timer', id, resource, options: options as TimerOptions, fn: fn as TimerHandlerFn });
       else if (declaration.kind === 'daemon') this.register({ kind: 'daemon', id, resource, options: options as DaemonOptions, fn: fn as DaemonHandlerFn });
-      // owned: children trigger their owner (@on.owned)
       else if (declaration.kind === 'owned') this.register(ownedSpec(id, resource, options as OwnedOptions, fn as OwnedHandlerFn));
+      else if (declaration.kind === 'reconcile') this.register(reconcileSpec(id, resource, options as ReconcileOptions, fn as ReconcileHandlerFn));
       else this.register({ kind: declaration.kind, id, resource, options, fn: fn as ChangeHandlerFn });
     }
     this.addCacheDeclarations(instance);
@@ -112,6 +113,14 @@ export class Registry {
   /** Registers a daemon as a plain function. */
   daemon(resource: { apiVersion: string; name: string }, fn: DaemonHandlerFn, options: DaemonOptions & { id: string }): this {
     return this.register({ kind: 'daemon', id: options.id, resource, options, fn });
+  }
+
+  /**
+   * Registers a reconcile handler as a plain function (see `on.reconcile`).
+   * @example registry.reconcile({ apiVersion: 'example.com/v1', name: 'widgets' }, async ({ spec, patch }) => { ... }, { id: 'widgets', owns: [kinds.ConfigMap] })
+   */
+  reconcile(resource: { apiVersion: string; name: string }, fn: ReconcileHandlerFn, options: ReconcileOptions & { id: string }): this {
+    return this.register(reconcileSpec(options.id, resource, options, fn));
   }
 
   /** Every registered handler. */

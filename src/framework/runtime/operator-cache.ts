@@ -1,3 +1,4 @@
+import { resourceArguments, type Kind } from '../objects/kind.js';
 import type { Subscription } from 'rxjs';
 import type { ApiClient } from '../api/api-client.js';
 import { apiVersionOf, resourceId, type Resource, type ResourceSelector } from '../api/resource.js';
@@ -43,7 +44,12 @@ export class OperatorCache implements CacheAccess {
   ) {
     this.patterns = [...new Set(deps.namespaces ?? [])];
     this.gate = this.patterns.length === 0 ? () => true : (namespace) => this.patterns.some((pattern) => matchNamespace(pattern, namespace));
-    this.cache = { resource: <T extends TypedObject>(apiVersion: string, name: string) => this.reader<T>(apiVersion, name) };
+    this.cache = {
+      resource: <T extends TypedObject>(first: string | Kind<T>, name?: string) => {
+        const { resource } = resourceArguments(first, [name], 'cache.resource');
+        return this.reader<T>(resource.apiVersion, resource.name);
+      },
+    } as Cache;
     this.indexes = { get: <V>(id: string) => this.book(id) as Index<V> };
   }
 

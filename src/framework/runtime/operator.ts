@@ -27,8 +27,7 @@ import { ObjectMemos } from '../handler/memo.js';
 import { buildRoute, processBatch, routeEngines, type ActiveRoute, type Route, type RouteReadiness, type RouteServices } from './route.js';
 import { ownNamespace, servedCollections, ShutdownDeletions } from './shutdown-deletions.js';
 import { planWatch } from './watch-plan.js';
-// owned: children trigger their owner (@on.owned)
-import { OwnedWatches } from './owned-watches.js';
+import { relatedWatches } from './reconcile-watches.js';
 import { OperatorCache } from './operator-cache.js';
 import { runWithCache } from '../handler/cache-scope.js';
 import type { Cache, Indexes } from '../handler/cache.js';
@@ -287,13 +286,14 @@ export class Operator {
       this.engines.push(...routeEngines(route));
       const events = this.hub.watch(resource, plan.scope);
       readiness.listing(key);
-      // owned: the children's watches start once the owners are listed, so each listed child finds its owner
-      const owned = route.owned ? new OwnedWatches(route, resource, plan.scope, { client: this.client, hub: this.hub, reactor: this.reactor, logger: this.logger, namespaces: this.options.namespaces ?? [], track: (r, selectors) => this.reads.track(r, selectors) }) : undefined;
+      // Children's and watched resources' watches start once the objects are listed, so each event finds its object.
+      const services = { client: this.client, hub: this.hub, reactor: this.reactor, logger: this.logger, namespaces: this.options.namespaces ?? [], cache: this.reads.cache };
+      const related = relatedWatches(route, resource, plan.scope, { ...services, track: (r, selectors) => this.reads.track(r, selectors) });
       const subscription = this.reactor.consume(globbed ? events.pipe(inNamespaces(patterns)) : events, route, () => {
         readiness.listed(key);
-        owned?.start();
+        for (const watches of related) watches.start();
       });
-      if (owned) subscription.add(() => owned.stop());
+      subscription.add(() => related.forEach((watches) => watches.stop()));
       this.routes.set(key, { handlers: all, route, subscription });
       if (previous) {
         // Rare: another name of this resource was not served a moment ago. The new route has every

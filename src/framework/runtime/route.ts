@@ -8,6 +8,8 @@ import type { ChangeHandlerSpec, DaemonSpec, EventHandlerSpec, HandlerSpec, Time
 import { ChangeProcessor } from '../handling/change-processor.js';
 import { runEventHandlers } from '../handling/event-handlers.js';
 import { OwnedProcessor } from '../handling/owned-processor.js';
+import { ReconcileProcessor } from '../handling/reconcile-processor.js';
+import type { ReconcileSpec } from '../handler/reconcile-specs.js';
 import type { OwnedSpec } from '../handler/owned-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
@@ -26,8 +28,9 @@ export interface Route {
   changes: ChangeProcessor | undefined;
   timers: TimerEngine | undefined;
   daemons: DaemonEngine | undefined;
-  // owned: children trigger their owner (@on.owned)
   owned?: OwnedProcessor;
+  /** The resource's `@on.reconcile` handler, if it has one. */
+  reconcile?: ReconcileProcessor;
 }
 
 /** How routes report towards `ready`: handlers resolved, a route's listing started and delivered. */
@@ -73,8 +76,12 @@ export function buildRoute(resource: Resource, handlers: readonly HandlerSpec[],
   const timers = timerSpecs.length > 0 ? new TimerEngine({ api, timers: timerSpecs, ...common, runTimeoutMs: handlerTimeoutMs, identity }) : undefined;
   const daemons = daemonSpecs.length > 0 ? new DaemonEngine({ resource, client, daemons: daemonSpecs, ...common }) : undefined;
   const engines = routeEngines({ timers, daemons });
+  const reconcileSpecs = handlers.filter((h): h is ReconcileSpec => h.kind === 'reconcile');
+  const reconcile = reconcileSpecs[0] && new ReconcileProcessor({ api, handler: reconcileSpecs[0], ...common, attemptTimeoutMs: handlerTimeoutMs, identity });
+  // The last run of a deleted object has no operator signal to follow: the handler timeout bounds it.
+  const lastRuns = new AbortController().signal;
   const changes =
-    changeSpecs.length > 0 || engines.length > 0
+    changeSpecs.length > 0 || engines.length > 0 || reconcile
       ? new ChangeProcessor({
           api,
           handlers: changeSpecs,
@@ -83,18 +90,19 @@ export function buildRoute(resource: Resource, handlers: readonly HandlerSpec[],
           identity,
           storage: services.storage,
           // Timers and daemons hold their objects with the finalizer; deletion waits for them to stop.
+          // So does a reconcile, for its last run.
           holds: {
-            applies: (body) => engines.some((engine) => engine.applies(body)),
+            applies: (body) => engines.some((engine) => engine.applies(body)) || (reconcile?.applies(body) ?? false),
             release: async (body) => {
               await Promise.all(engines.map((engine) => engine.stopObject(body.metadata?.uid ?? '')));
+              await reconcile?.finalize(body, lastRuns);
             },
           },
         })
       : undefined;
-  // owned: children trigger their owner (@on.owned)
   const ownedSpecs = handlers.filter((h): h is OwnedSpec => h.kind === 'owned');
   const owned = ownedSpecs.length > 0 ? new OwnedProcessor({ api, handlers: ownedSpecs, ...common, attemptTimeoutMs: handlerTimeoutMs, identity }) : undefined;
-  return { resource, eventHandlers: handlers.filter((h): h is EventHandlerSpec => h.kind === 'event'), changes, timers, daemons, owned };
+  return { resource, eventHandlers: handlers.filter((h): h is EventHandlerSpec => h.kind === 'event'), changes, timers, daemons, owned, reconcile };
 }
 
 /** A route's timer and daemon engines (those it has). */
@@ -102,7 +110,7 @@ export function routeEngines(route: Pick<Route, 'timers' | 'daemons'>): Array<Ti
   return [route.timers, route.daemons].filter((e): e is TimerEngine | DaemonEngine => e !== undefined);
 }
 
-/** One reactor run for an object: its event handlers, then its change handlers, then its owned handlers, then its timers and daemons see the newest state. */
+/** One reactor run for an object: its event handlers, then its change, owned and reconcile handlers, then its timers and daemons see the newest state. */
 export async function processBatch(batch: ObjectBatch<KubeObject, Route>, services: RouteServices): Promise<ProcessResult> {
   const { route, latest } = batch;
   if (route.eventHandlers.length > 0) {
@@ -110,8 +118,9 @@ export async function processBatch(batch: ObjectBatch<KubeObject, Route>, servic
     await runEventHandlers(route.eventHandlers, batch.events, services.logger, batch.signal, services.client, services.metrics, services.handlerTimeoutMs, scope);
   }
   const result = await route.changes?.process(batch);
-  // owned: the owner's waiting child changes, after its change handlers, in the same run
   const ownedResult = await route.owned?.process(batch);
+  // Level-triggered, after the change handlers, so it sees the finalizer they put on.
+  const reconcileResult = await route.reconcile?.process(batch);
   const uid = latest.object.metadata?.uid ?? '';
   if (latest.type === 'DELETED') {
     const stopped = Promise.all(routeEngines(route).map((engine) => engine.stopObject(uid)));
@@ -120,11 +129,11 @@ export async function processBatch(batch: ObjectBatch<KubeObject, Route>, servic
   } else {
     for (const engine of routeEngines(route)) engine.observe(latest.object);
   }
-  return soonerRetry(result, ownedResult);
+  return soonerRetry(result, ownedResult, reconcileResult);
 }
 
-/** Both processors' results as one: the sooner of their requested re-runs. */
-function soonerRetry(a: ProcessResult, b: ProcessResult): ProcessResult {
-  const ms = [a?.requeueAfterMs, b?.requeueAfterMs].filter((value): value is number => value !== undefined);
-  return ms.length === 0 ? a : { ...(a ?? {}), requeueAfterMs: Math.min(...ms) };
+/** The processors' results as one: the soonest of their requested re-runs. */
+function soonerRetry(...results: ProcessResult[]): ProcessResult {
+  const ms = results.map((result) => result?.requeueAfterMs).filter((value): value is number => value !== undefined);
+  return ms.length === 0 ? results[0] : { ...(results[0] ?? {}), requeueAfterMs: Math.min(...ms) };
 }

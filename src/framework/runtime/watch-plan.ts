@@ -28,6 +28,8 @@ export function planWatch(handlers: readonly HandlerSpec[], namespace: string | 
     }
     ids.add(spec.id);
   }
+  const reconciles = handlers.filter((spec) => spec.kind === 'reconcile');
+  if (reconciles.length > 1) throw new Error(`one @on.reconcile per resource, found ${reconciles.map((spec) => `'${spec.id}'`).join(' and ')}: make them one handler`);
   const selectors = new Set(handlers.map((spec) => JSON.stringify([spec.options.labelSelector ?? '', spec.options.fieldSelector ?? ''])));
   if (selectors.size <= 1) {
     const first = handlers[0]?.options;

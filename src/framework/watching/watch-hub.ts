@@ -100,7 +100,7 @@ export class WatchHub {
    * The objects a watch open in this scope knows, by uid (read-only; no API call); undefined when no
    * such watch is open. The map is the watch's own and follows it.
    */
-  stored(resource: Resource, scope: WatchScope = {}): ReadonlyMap<string, KubeObject> | undefined {
+  stored(resource: Resource, scope: WatchScope = {}): (ReadonlyMap<string, KubeObject> & Pick<ObjectStore, 'named'>) | undefined {
     return this.watches.get(JSON.stringify([resourceId(resource), scope.namespace ?? '', scope.labelSelector ?? '', scope.fieldSelector ?? '']))?.store;
   }
 

@@ -1,10 +1,12 @@
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig, type V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, StorageV1Api, type KubeConfig, type V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { installCrds, readCrds, TestControlPlane } from '../../../src/testing/index.js';
 import { statusOf, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
 import { waitFor } from '../../support/wait-for.js';
 import { EphemeralVolumeClaims } from '../../fixtures/ephemeral-volume-claim/ephemeral.js';
+import { SyncedVolumeClaims } from '../../fixtures/ephemeral-volume-claim/synced.js';
 
 // Kopf's tutorial operator, translated: the acceptance fixture of the typed client and adopt().
 // Deleting the child is garbage collection's job, so this runs on a plane with the controller manager.
@@ -92,6 +94,61 @@ describe("Kopf's EphemeralVolumeClaim operator", () => {
     // The garbage collector learns of a new CRD at its next discovery resync (every 30 s), hence the wait.
     await waitFor(async () => (await findPvc(namespace, 'my-claim')) === undefined, { what: 'the PVC to be collected', timeoutMs: 90_000 });
   }, 120_000);
+});
+
+describe("Kopf's EphemeralVolumeClaim operator, synced, as one reconcile", () => {
+  /** A bindable volume in the `standard` class, which allows expansion (no provisioner: it is static). */
+  async function standardVolume(name: string): Promise<void> {
+    const storage = kc.makeApiClient(StorageV1Api);
+    try {
+      await storage.createStorageClass({ body: { metadata: { name: 'standard' }, provisioner: 'kubernetes.io/no-provisioner', allowVolumeExpansion: true } });
+    } catch (error) {
+      if (statusOf(error) !== 409) throw error;
+    }
+    await core.createPersistentVolume({
+      body: { metadata: { name }, spec: { storageClassName: 'standard', capacity: { storage: '5Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: `/tmp/konductor-${name}` } } },
+    });
+  }
+
+  async function evcStatus(namespace: string, name: string): Promise<{ phase?: string; conditions?: { type: string; status: string }[] } | undefined> {
+    return ((await custom.getNamespacedCustomObject({ ...evcIds, namespace, name })) as { status?: { phase?: string } }).status;
+  }
+
+  test('the PVC follows the size and labels, comes back when deleted, and its phase is mirrored', async () => {
+    const namespace = await uniqueNamespace(kc, 'evc-synced');
+    running = await startOperator(kc, namespace, [SyncedVolumeClaims]);
+    await createEvc(namespace, 'my-claim', '1G', { application: 'demo', stale: 'yes' });
+    const created = await waitFor(() => findPvc(namespace, 'my-claim'), { what: 'the PVC of my-claim' });
+    expect(created!.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'EphemeralVolumeClaim', name: 'my-claim', controller: true });
+    expect(await waitFor(async () => (await evcStatus(namespace, 'my-claim'))?.phase, { what: 'the phase mirrored' })).toBe('Pending');
+
+    await standardVolume(`${namespace}-pv`);
+    await waitFor(async () => (await evcStatus(namespace, 'my-claim'))?.phase === 'Bound', { what: 'the Bound phase mirrored', timeoutMs: 60_000 });
+    await custom.patchNamespacedCustomObject({ ...evcIds, namespace, name: 'my-claim', body: { metadata: { labels: { owner: 'me', stale: null } }, spec: { size: '2G' } } }, mergePatch());
+    const followed = await waitFor(async () => {
+      const pvc = await findPvc(namespace, 'my-claim');
+      return pvc?.spec?.resources?.requests?.storage === '2G' && pvc.metadata?.labels?.owner === 'me' ? pvc : undefined;
+    }, { what: 'the PVC resized and relabelled' });
+    expect(followed!.metadata?.labels).toEqual({ application: 'demo', owner: 'me' });
+
+    await core.deleteNamespacedPersistentVolumeClaim({ namespace, name: 'my-claim' });
+    await waitFor(async () => {
+      const pvc = await findPvc(namespace, 'my-claim');
+      return pvc !== undefined && pvc.metadata?.uid !== followed!.metadata?.uid && pvc.metadata?.deletionTimestamp === undefined;
+    }, { what: 'the deleted PVC put back', timeoutMs: 60_000 });
+  }, 120_000);
+
+  test('the operator is at most 35 code lines, with one import and no hand-written Kubernetes type', () => {
+    const source = readFileSync(fileURLToPath(new URL('../../fixtures/ephemeral-volume-claim/synced.ts', import.meta.url)), 'utf8');
+    const code = source
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .split('\n')
+      .filter((line) => line.trim() !== '' && !line.trim().startsWith('//'));
+
+    expect(code.length).toBeLessThanOrEqual(35);
+    expect(code.filter((line) => /^import\b/.test(line))).toHaveLength(1);
+    expect(source).not.toMatch(/\binterface\b|extends KubeObject|@kubernetes\/client-node/);
+  });
 });
 
 /** client-node's option for a JSON merge patch. */

@@ -1,0 +1,147 @@
+import { merge, mergeMap, Subscription, type Observable } from 'rxjs';
+import type { ApiClient } from '../api/api-client.js';
+import { resourceId, type Resource, type ResourceSelector } from '../api/resource.js';
+import type { Cache } from '../handler/cache.js';
+import type { MappedKeys, ObjectKey } from '../handler/reconcile-specs.js';
+import { controllerOwnerOf, mayOwn } from '../objects/controller-owner.js';
+import type { KubeObject } from '../objects/kube-object.js';
+import type { Logger } from '../observability/logger.js';
+import type { Reactor } from '../reactor/reactor.js';
+import type { WatchEvent } from '../watching/events.js';
+import { resolveResource } from '../watching/resource-resolver.js';
+import type { WatchHub, WatchScope } from '../watching/watch-hub.js';
+import { inNamespaces } from './namespace-patterns.js';
+import { childWatchScopes, OwnedWatches } from './owned-watches.js';
+import type { Route } from './route.js';
+
+/** What the watches of a reconcile's `owns` and `watches` share. */
+export interface ReconcileWatchServices {
+  client: ApiClient;
+  hub: WatchHub;
+  reactor: Reactor<KubeObject, Route>;
+  logger: Logger;
+  /** The operator's `namespaces` (names or globs); empty: all namespaces. */
+  namespaces: readonly string[];
+  /** What map functions read. */
+  cache: Cache;
+  /** Makes a resolved resource readable through `ctx.cache`. */
+  track?: (resource: Resource, selectors: readonly ResourceSelector[]) => void;
+}
+
+/** The keys a map function returned, checked: attacker-shaped objects must not make it throw the watch away. */
+export function mappedKeys(keys: MappedKeys, fallbackNamespace: string | undefined): ObjectKey[] {
+  if (keys === undefined || keys === null) return [];
+  const list: readonly unknown[] = Array.isArray(keys) ? keys : [keys];
+  return list.flatMap((key) => {
+    const { namespace, name } = (key ?? {}) as Partial<ObjectKey>;
+    if (typeof name !== 'string' || name === '' || (namespace !== undefined && typeof namespace !== 'string')) return [];
+    return [{ namespace: namespace ?? fallbackNamespace, name }];
+  });
+}
+
+/**
+ * The watches that wake a reconciled resource's objects: its children (`owns`: a child event reaches
+ * the object its controller owner reference names, when that object is listed, live and may own it),
+ * and other resources (`watches`: a map function names the objects). Started once the reconciled
+ * objects are listed, so the initial listings find them. Woken objects run in the reactor, serialized
+ * with their other handlers.
+ */
+export class ReconcileWatches {
+  private readonly subscriptions = new Subscription();
+  private started = false;
+
+  constructor(
+    private readonly route: Route,
+    private readonly owner: Resource,
+    private readonly ownerScope: WatchScope,
+    private readonly services: ReconcileWatchServices,
+  ) {}
+
+  /** Starts the watches (once; never after {@link stop}). */
+  start(): void {
+    const spec = this.route.reconcile?.handler;
+    if (this.started || this.subscriptions.closed || !spec) return;
+    this.started = true;
+    for (const child of spec.owns) this.subscriptions.add(this.watchResource(child, undefined, (event) => this.fromChild(event)));
+    for (const relation of spec.watches) {
+      this.subscriptions.add(this.watchResource(relation.resource, relation.labelSelector, (event) => this.fromMapped(event, relation.map)));
+    }
+  }
+
+  stop(): void {
+    this.subscriptions.unsubscribe();
+  }
+
+  private watchResource(selector: ResourceSelector, labelSelector: string | undefined, deliver: (event: WatchEvent) => void): Subscription {
+    const { client, hub, logger, namespaces } = this.services;
+    const id = this.route.reconcile?.handler.id;
+    const events = resolveResource(client, selector, { logger }).pipe(
+      mergeMap((resource) => {
+        this.services.track?.(resource, [selector]);
+        // A watched resource may live elsewhere than the reconciled objects: the operator's namespaces, not the owner's scope.
+        const ownerNamespace = resource.namespaced ? this.ownerScope.namespace : undefined;
+        const watches = childWatchScopes(resource, ownerNamespace, namespaces, labelSelector).map(({ scope, globs }) => {
+          const stream = hub.watch(resource, scope);
+          return globs ? stream.pipe(inNamespaces(globs)) : stream;
+        });
+        return merge(...watches) as Observable<WatchEvent>;
+      }),
+    );
+    return events.subscribe({
+      next: (event) => {
+        if (event.type !== 'SYNCED') deliver(event);
+      },
+      error: (error: unknown) =>
+        logger.error(
+          { err: error, handler: id, resource: resourceId(this.owner) },
+          `a watch of reconcile ${id} (${selector.name} ${selector.apiVersion}) failed: ${error instanceof Error ? error.message : String(error)}`,
+        ),
+    });
+  }
+
+  private fromChild(event: WatchEvent): void {
+    if (event.type === 'SYNCED') return;
+    const child = event.object;
+    const reference = controllerOwnerOf(child, this.owner);
+    if (!reference) return;
+    const owner = this.services.hub.stored(this.owner, this.ownerScope)?.get(reference.uid);
+    if (!owner || !mayOwn(owner, child)) return;
+    this.wake(owner, event.fromList);
+  }
+
+  private fromMapped(event: WatchEvent, map: (object: never, context: { cache: Cache }) => MappedKeys): void {
+    if (event.type === 'SYNCED') return;
+    const object = event.object;
+    let keys: ObjectKey[];
+    try {
+      keys = mappedKeys(map(object as never, { cache: this.services.cache }), object.metadata?.namespace);
+    } catch (error) {
+      const meta = object.metadata ?? {};
+      this.services.logger.error(
+        { err: error, handler: this.route.reconcile?.handler.id, namespace: meta.namespace, name: meta.name },
+        `the map function of reconcile ${this.route.reconcile?.handler.id} failed for ${meta.namespace ? `${meta.namespace}/` : ''}${meta.name}: ${error instanceof Error ? error.message : String(error)}`,
+      );
+      return;
+    }
+    const store = this.services.hub.stored(this.owner, this.ownerScope);
+    for (const key of keys) {
+      const target = store?.named(this.owner.namespaced ? (key.namespace ?? '') : '', key.name);
+      if (target) this.wake(target, event.fromList);
+    }
+  }
+
+  private wake(owner: KubeObject, fromList: boolean): void {
+    const uid = owner.metadata?.uid;
+    if (!uid || !this.route.reconcile) return;
+    this.route.reconcile.wake(uid);
+    this.services.reactor.wake({ type: 'MODIFIED', object: owner, fromList }, this.route);
+  }
+}
+
+/** The watches that wake a route's objects (`@on.owned` children, a reconcile's `owns` and `watches`): started once the route's objects are listed. */
+export function relatedWatches(route: Route, resource: Resource, scope: WatchScope, services: ReconcileWatchServices): Array<{ start(): void; stop(): void }> {
+  const watches: Array<{ start(): void; stop(): void }> = [];
+  if (route.owned) watches.push(new OwnedWatches(route, resource, scope, services));
+  if (route.reconcile) watches.push(new ReconcileWatches(route, resource, scope, services));
+  return watches;
+}
