@@ -23,6 +23,8 @@ export interface CrdVersion {
   group: string;
   version: string;
   kind: string;
+  /** The resource's plural, e.g. `widgets`. */
+  plural: string;
   /** The object's interface name; `<name>Spec` and `<name>Status` name the spec and status. */
   typeName: string;
   /** The CRD's schema for this version, as written (Kubernetes dialect). */
@@ -68,6 +70,10 @@ export function crdVersions(document: unknown, where: string): CrdVersion[] {
   if (typeof kind !== 'string' || !KIND.test(kind)) {
     throw new CrdSchemaError(`${at}: spec.names.kind must be a PascalCase identifier (e.g. Widget), got ${JSON.stringify(kind)}`);
   }
+  const plural = names.plural;
+  if (typeof plural !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(plural)) {
+    throw new CrdSchemaError(`${at}: spec.names.plural must be a lower-case name (e.g. widgets), got ${JSON.stringify(plural)}`);
+  }
   const group = typeof spec.group === 'string' ? spec.group : '';
   const versions = Array.isArray(spec.versions) ? spec.versions.filter(isRecord) : [];
   if (versions.length === 0) throw new CrdSchemaError(`${at}: spec.versions is empty`);
@@ -82,7 +88,7 @@ export function crdVersions(document: unknown, where: string): CrdVersion[] {
       throw new CrdSchemaError(`${at}: version ${version} has no schema.openAPIV3Schema to generate types from`);
     }
     const plain = versions.length === 1 || entry.storage === true;
-    result.push({ crd, group, version, kind, typeName: plain ? kind : `${kind}${pascal(version)}`, schema });
+    result.push({ crd, group, version, kind, plural, typeName: plain ? kind : `${kind}${pascal(version)}`, schema });
   }
   return result;
 }

@@ -3,6 +3,7 @@ import { declareHandler } from './declare-handler.js';
 import { toMilliseconds } from '../clock/duration.js';
 import type { DaemonContext, DaemonOptions, StatusOf, TypedObject } from '../handler/handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
+import { resourceArguments, type Kind } from '../objects/kind.js';
 
 /**
  * The decorator `@daemon` returns. Without an object type, the context's types are inferred from the
@@ -26,17 +27,17 @@ export type DaemonDecorator<T extends TypedObject = KubeObject> = KubeObject ext
  * async watchExternal({ signal, logger }: DaemonContext) { while (!signal.aborted) { ... } }
  * ```
  */
-export function daemon<T extends TypedObject = KubeObject>(
-  apiVersion: string,
-  name: string,
-  options: DaemonOptions<T> = {},
-): DaemonDecorator<T> {
+export interface DaemonDecoratorFactory {
+  <T extends TypedObject>(kind: Kind<T>, options?: DaemonOptions<T>): DaemonDecorator<T>;
+  <T extends TypedObject = KubeObject>(apiVersion: string, name: string, options?: DaemonOptions<T>): DaemonDecorator<T>;
+}
+
+export const daemon: DaemonDecoratorFactory = ((first: unknown, ...rest: unknown[]) => {
+  const { resource, rest: [given] } = resourceArguments(first, rest, '@daemon');
+  const options = (given ?? {}) as DaemonOptions;
   for (const key of ['initialDelay', 'cancellationBackoff', 'cancellationTimeout'] as const) {
     const value = options[key];
-    if (value !== undefined) toMilliseconds(value, `@daemon ${name} ${key}`);
+    if (value !== undefined) toMilliseconds(value, `@daemon ${resource.name} ${key}`);
   }
-  const decorator = (_method: unknown, context: ClassMethodDecoratorContext): void =>
-    declareHandler(context, { kind: 'daemon', resource: { apiVersion, name }, options: options as DaemonOptions });
-  // One decorator at run time; the conditional type only decides which methods it accepts.
-  return decorator as unknown as DaemonDecorator<T>;
-}
+  return (_method: unknown, context: ClassMethodDecoratorContext): void => declareHandler(context, { kind: 'daemon', resource, options });
+}) as DaemonDecoratorFactory;

@@ -206,11 +206,10 @@ export const on = {
    * }
    * ```
    */
-  owned<Owner extends TypedObject = KubeObject>(apiVersion: string, name: string, options: OwnedOptions<Owner>): OwnedDecorator<Owner> {
-    const decorator = (_method: unknown, context: ClassMethodDecoratorContext): void =>
-      declareHandler(context, { kind: 'owned', resource: { apiVersion, name }, options: options as unknown as OwnedOptions });
-    return decorator as unknown as OwnedDecorator<Owner>;
-  },
+  owned: ((first: unknown, ...rest: unknown[]) => {
+    const { resource, rest: [options] } = resourceArguments(first, rest, '@on.owned');
+    return (_method: unknown, context: ClassMethodDecoratorContext): void => declareHandler(context, { kind: 'owned', resource, options: options as OwnedOptions });
+  }) as OwnedDecoratorFactory,
   cache: cacheDecorator,
 
   /**
@@ -281,9 +280,10 @@ export const on = {
    * check({ spec }: AdmissionContext<Widget>) { if (spec.size > 9) throw new AdmissionError('spec.size must be at most 9'); }
    * ```
    */
-  validate<T extends TypedObject = KubeObject>(apiVersion: string, name: string, options: AdmissionOptions<T> = {}): ValidateDecorator<T> {
-    return admission('validate', apiVersion, name, options as AdmissionOptions) as unknown as ValidateDecorator<T>;
-  },
+  validate: ((first: unknown, ...rest: unknown[]) => {
+    const { resource, rest: [options] } = resourceArguments(first, rest, '@on.validate');
+    return admission('validate', resource.apiVersion, resource.name, (options ?? {}) as AdmissionOptions);
+  }) as AdmissionDecoratorFactory<'validate'>,
 
   /**
    * A mutating admission webhook: edit `ctx.patch` (the merge patch change handlers use) and the
@@ -294,9 +294,10 @@ export const on = {
    * defaults({ spec, patch }: MutationContext<Widget>) { if (spec.size === undefined) patch.spec.size = 1; }
    * ```
    */
-  mutate<T extends TypedObject = KubeObject>(apiVersion: string, name: string, options: AdmissionOptions<T> = {}): MutateDecorator<T> {
-    return admission('mutate', apiVersion, name, options as AdmissionOptions) as unknown as MutateDecorator<T>;
-  },
+  mutate: ((first: unknown, ...rest: unknown[]) => {
+    const { resource, rest: [options] } = resourceArguments(first, rest, '@on.mutate');
+    return admission('mutate', resource.apiVersion, resource.name, (options ?? {}) as AdmissionOptions);
+  }) as AdmissionDecoratorFactory<'mutate'>,
 
   /**
    * The conversion webhook of a CRD with several versions (`group`, plural `name`): returns the object
@@ -325,3 +326,15 @@ export const on = {
 export type OwnedDecorator<Owner extends TypedObject = KubeObject> = KubeObject extends Owner
   ? <This, O, Child extends TypedObject>(method: (this: This, context: OwnedContext<O, Child>) => unknown, context: ClassMethodDecoratorContext<This>) => void
   : <This, Child extends TypedObject>(method: (this: This, context: OwnedContext<Owner, Child>) => unknown, context: ClassMethodDecoratorContext<This>) => void;
+
+/** `on.owned`: the owner as a kind or as `apiVersion` and `name`. */
+export interface OwnedDecoratorFactory {
+  <Owner extends TypedObject>(kind: Kind<Owner>, options: OwnedOptions<Owner>): OwnedDecorator<Owner>;
+  <Owner extends TypedObject = KubeObject>(apiVersion: string, name: string, options: OwnedOptions<Owner>): OwnedDecorator<Owner>;
+}
+
+/** `on.validate` and `on.mutate`: the resource as a kind or as `apiVersion` and `name`. */
+export interface AdmissionDecoratorFactory<K extends 'validate' | 'mutate'> {
+  <T extends TypedObject>(kind: Kind<T>, options?: AdmissionOptions<T>): K extends 'validate' ? ValidateDecorator<T> : MutateDecorator<T>;
+  <T extends TypedObject = KubeObject>(apiVersion: string, name: string, options?: AdmissionOptions<T>): K extends 'validate' ? ValidateDecorator<T> : MutateDecorator<T>;
+}

@@ -3,6 +3,7 @@ import { declareHandler } from './declare-handler.js';
 import { toMilliseconds } from '../clock/duration.js';
 import type { StatusOf, TimerContext, TimerOptions, TypedObject } from '../handler/handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
+import { resourceArguments, type Kind } from '../objects/kind.js';
 
 /**
  * The decorator `@timer` returns. Without an object type, the context's types are inferred from the
@@ -26,19 +27,20 @@ export type TimerDecorator<T extends TypedObject = KubeObject> = KubeObject exte
  * async backup({ spec, patch, logger, signal }: TimerContext) { ... }
  * ```
  */
-export function timer<T extends TypedObject = KubeObject>(
-  apiVersion: string,
-  name: string,
-  options: TimerOptions<T> = {},
-): TimerDecorator<T> {
+export interface TimerDecoratorFactory {
+  <T extends TypedObject>(kind: Kind<T>, options?: TimerOptions<T>): TimerDecorator<T>;
+  <T extends TypedObject = KubeObject>(apiVersion: string, name: string, options?: TimerOptions<T>): TimerDecorator<T>;
+}
+
+export const timer: TimerDecoratorFactory = ((first: unknown, ...rest: unknown[]) => {
+  const { resource, rest: [given] } = resourceArguments(first, rest, '@timer');
+  const options = (given ?? {}) as TimerOptions;
+  const name = resource.name;
   // Validate durations now, so a typo fails when the module loads, not at the first tick.
   for (const key of ['initialDelay', 'idle', 'persistThreshold'] as const) {
     const value = options[key];
     if (value !== undefined) toMilliseconds(value, `@timer ${name} ${key}`);
   }
   if (options.interval !== undefined && typeof options.interval !== 'function') toMilliseconds(options.interval, `@timer ${name} interval`);
-  const decorator = (_method: unknown, context: ClassMethodDecoratorContext): void =>
-    declareHandler(context, { kind: 'timer', resource: { apiVersion, name }, options: options as TimerOptions });
-  // One decorator at run time; the conditional type only decides which methods it accepts.
-  return decorator as unknown as TimerDecorator<T>;
-}
+  return (_method: unknown, context: ClassMethodDecoratorContext): void => declareHandler(context, { kind: 'timer', resource, options });
+}) as TimerDecoratorFactory;

@@ -1,5 +1,6 @@
 import type { ResourceSelector } from '../api/resource.js';
 import type { KubeObject } from '../objects/kube-object.js';
+import { isKind, type Kind } from '../objects/kind.js';
 import type { HandlerOptions, ObjectContext, SpecOf, StatusOf, TypedObject } from './handler-specs.js';
 import type { Patch } from './patch.js';
 
@@ -20,8 +21,8 @@ export interface OwnedChange<Child extends TypedObject = KubeObject> {
  * watch its resource already has.
  */
 export interface OwnedOptions<Owner extends TypedObject = KubeObject> extends Omit<HandlerOptions<Owner>, 'labelSelector' | 'fieldSelector'> {
-  /** The child resource: `[apiVersion, name]`, e.g. `['v1', 'configmaps']` (plural, kind, singular or short name). */
-  child: readonly [apiVersion: string, name: string];
+  /** The child resource: a kind (`kinds.ConfigMap`) or `[apiVersion, name]`, e.g. `['v1', 'configmaps']` (plural, kind, singular or short name). */
+  child: Kind<unknown> | readonly [apiVersion: string, name: string];
   /** Sent to the API server with the child watch (e.g. `app=db`): other children are never seen. */
   labelSelector?: string;
 }
@@ -69,14 +70,15 @@ export interface OwnedSpec {
 /** The spec of a declared `@on.owned` handler: the child and its selector taken out of the owner's options. */
 export function ownedSpec(id: string, resource: ResourceSelector, options: OwnedOptions, fn: OwnedHandlerFn): OwnedSpec {
   const { child, labelSelector, ...ownerOptions } = options;
-  if (!Array.isArray(child) || typeof child[0] !== 'string' || typeof child[1] !== 'string') {
-    throw new Error(`@on.owned ${id}: options.child must be [apiVersion, name] of the child resource, e.g. ['v1', 'configmaps']`);
-  }
+  let childResource: ResourceSelector;
+  if (isKind(child)) childResource = { apiVersion: child.apiVersion, name: child.plural };
+  else if (Array.isArray(child) && typeof child[0] === 'string' && typeof child[1] === 'string') childResource = { apiVersion: child[0], name: child[1] };
+  else throw new Error(`@on.owned ${id}: options.child must be a kind or [apiVersion, name] of the child resource, e.g. kinds.ConfigMap or ['v1', 'configmaps']`);
   return {
     kind: 'owned',
     id,
     resource,
-    child: { resource: { apiVersion: child[0], name: child[1] }, labelSelector: labelSelector || undefined },
+    child: { resource: childResource, labelSelector: labelSelector || undefined },
     options: ownerOptions,
     fn,
   };

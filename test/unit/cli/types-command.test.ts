@@ -56,7 +56,11 @@ describe('konductor types: TypeScript from CRD schemas', () => {
         '  status?: WidgetStatus;',
       ].join('\n'),
     );
-    expect(widgets).toContain("import type { KubeObject } from 'konductor';");
+    expect(widgets).toContain("import { defineKind, type KubeObject } from 'konductor';");
+  });
+
+  test('each version gets a kind of its name beside its interface, for decorators and the client', () => {
+    expect(widgets).toContain("export const Widget = defineKind<Widget>('example.com/v1', 'Widget', 'widgets');");
   });
 
   test('required fields are not optional, the others are', () => {
@@ -104,7 +108,7 @@ describe('konductor types: TypeScript from CRD schemas', () => {
   });
 
   test('the module that declares KubeObject can be changed', async () => {
-    expect(await generateTypes([fixture('widgets.yaml')], { importFrom: '@acme/konductor' })).toContain("import type { KubeObject } from '@acme/konductor';");
+    expect(await generateTypes([fixture('widgets.yaml')], { importFrom: '@acme/konductor' })).toContain("import { defineKind, type KubeObject } from '@acme/konductor';");
   });
 
   test('every version of a CRD gets its own types', async () => {

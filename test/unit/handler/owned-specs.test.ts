@@ -36,6 +36,6 @@ describe('@on.owned registration', () => {
       @on.owned('test.konductor.dev/v1', 'widgets', {} as never)
       changed(): void {}
     }
-    expect(() => new Registry().addClass(Broken)).toThrow(/options.child must be \[apiVersion, name\]/);
+    expect(() => new Registry().addClass(Broken)).toThrow(/options.child must be a kind or \[apiVersion, name\]/);
   });
 });
