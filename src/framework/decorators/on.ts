@@ -124,17 +124,10 @@ export const on = {
 
   /**
    * Runs when the object is being deleted. Unless `optional`, a finalizer holds the object until every
-   * delete handler has finished. The portable name: it parses in every toolchain (tsc, esbuild/tsx,
-   * Babel, SWC), unlike `on.delete`.
+   * delete handler has finished. (Kopf's `on.delete` is not offered: `delete` after a dot in a
+   * decorator is a syntax error in esbuild, and so in tsx and `konductor run`.)
    */
   deletion: changeFactory('delete') as ChangeDecoratorFactory,
-
-  /**
-   * Kopf's name for {@link on.deletion}, the same decorator. esbuild (and so tsx and
-   * `konductor run`) rejects a reserved word after the dot in a decorator (`@on.delete(...)`), while
-   * `tsc` accepts it: prefer `on.deletion`.
-   */
-  delete: changeFactory('delete') as ChangeDecoratorFactory,
 
   /** Runs for objects that exist when the operator starts (and alongside updates to them on first sight). */
   resume: changeFactory('resume') as ChangeDecoratorFactory,

@@ -95,7 +95,9 @@ class TimerWorker {
     } catch {
       settings = undefined; // a bad interval: planning reports it
     }
-    const raw = body.metadata?.annotations?.[timerKey(spec.id, deps.identity)];
+    const annotations = body.metadata?.annotations;
+    // An earlier release's default id (`Class.method`) keeps the schedule until this one writes its own.
+    const raw = [spec.id, ...(spec.legacyIds ?? [])].map((id) => annotations?.[timerKey(id, deps.identity)]).find((value) => value !== undefined);
     const restored = restoreTimerState(raw, settings, deps.clock.now());
     if (raw !== undefined && restored.warning !== undefined) deps.warnRecord(body, spec.id, raw, restored.warning);
     this.state = restored.state;
@@ -268,8 +270,11 @@ class TimerWorker {
     if (settings.persists) {
       const annotations = body.metadata?.annotations;
       const key = timerKey(this.spec.id, this.deps.identity);
-      const record = recordAfterRun(annotations?.[key], this.state, settings, succeeded, this.deps.clock.now());
-      mergeInto(merged, { metadata: { annotations: { [key]: JSON.stringify(record), ...markerToWrite(this.deps.identity, annotations) } } });
+      const legacy = (this.spec.legacyIds ?? []).map((id) => timerKey(id, this.deps.identity)).filter((old) => annotations?.[old] !== undefined);
+      const previous = [key, ...legacy].map((stored) => annotations?.[stored]).find((value) => value !== undefined);
+      const record = recordAfterRun(previous, this.state, settings, succeeded, this.deps.clock.now());
+      const dropped = Object.fromEntries(legacy.map((old) => [old, null]));
+      mergeInto(merged, { metadata: { annotations: { ...dropped, [key]: JSON.stringify(record), ...markerToWrite(this.deps.identity, annotations) } } });
     }
     return merged;
   }

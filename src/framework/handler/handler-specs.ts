@@ -70,7 +70,7 @@ export type EventHandlerFn<T extends TypedObject = KubeObject> = (context: Event
 
 /** Options shared by all handlers. */
 export interface HandlerOptions<T extends TypedObject = KubeObject> {
-  /** Stable id; defaults to `Class.method` (plus `/field` for field handlers). Progress is keyed by it. */
+  /** Stable id; defaults to the method's name (plus `/field` for field handlers), as Kopf's. Progress and results are keyed by it. */
   id?: string;
   /** Only objects with these labels: exact value, `PRESENT`, `ABSENT`, or a predicate. Checked in the operator. */
   labels?: Record<string, MetaFilter>;
@@ -99,7 +99,7 @@ export interface EventHandlerSpec {
 /** How a handler's errors other than TemporaryError/PermanentError are treated. */
 export type ErrorsMode = 'temporary' | 'permanent' | 'ignored';
 
-/** Options of change handlers (`on.create`, `on.update`, `on.field`, `on.delete`, `on.resume`). */
+/** Options of change handlers (`on.create`, `on.update`, `on.field`, `on.deletion`, `on.resume`). */
 export interface ChangeHandlerOptions<T extends TypedObject = KubeObject> extends HandlerOptions<T> {
   /** A dotted path (`spec.size`): for update handlers, run only when it changed; `old`/`new`/`diff` narrow to it. */
   field?: string;
@@ -233,6 +233,8 @@ export type ChangeHandlerFn<Spec = Record<string, unknown>, Status = Record<stri
 export interface ChangeHandlerSpec {
   kind: ChangeReason;
   id: string;
+  /** Ids its progress may be stored under by an earlier release (`Class.method`), read when its own has none. */
+  legacyIds?: readonly string[];
   resource: ResourceSelector;
   options: ChangeHandlerOptions;
   fn: ChangeHandlerFn;
@@ -279,6 +281,8 @@ export type TimerHandlerFn<Spec = Record<string, unknown>, Status = Record<strin
 export interface TimerSpec {
   kind: 'timer';
   id: string;
+  /** Ids its schedule may be stored under by an earlier release (`Class.method`), read when its own has none. */
+  legacyIds?: readonly string[];
   resource: ResourceSelector;
   options: TimerOptions;
   fn: TimerHandlerFn;
@@ -327,6 +331,16 @@ export interface DaemonSpec {
   resource: ResourceSelector;
   options: DaemonOptions;
   fn: DaemonHandlerFn;
+}
+
+const CAUSES: ReadonlySet<string> = new Set(['create', 'update', 'delete', 'resume']);
+
+/**
+ * Whether two handlers with one id are one method under stacked decorators (`@on.create` over
+ * `@on.resume`: one handler, two causes), which may share it, rather than a clash.
+ */
+export function stackedOnOneMethod(a: Pick<HandlerSpec, 'kind' | 'fn'>, b: Pick<HandlerSpec, 'kind' | 'fn'>): boolean {
+  return a.fn === b.fn && a.kind !== b.kind && CAUSES.has(a.kind) && CAUSES.has(b.kind);
 }
 
 /** Every kind of handler the registry holds. */

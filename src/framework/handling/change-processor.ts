@@ -12,7 +12,7 @@ import type { Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { EventPoster } from '../posting/events.js';
 import type { ProcessResult } from '../reactor/reactor.js';
-import { chooseDiffBase, chooseProgress, type BookkeepingProblem, type DiffBaseChoice } from '../state/bookkeeping.js';
+import { chooseDiffBase, chooseProgressUnder, type BookkeepingProblem, type DiffBaseChoice } from '../state/bookkeeping.js';
 import { essenceOf } from '../state/essence.js';
 import { hasFinalizer } from '../state/finalizers.js';
 import { Identity } from '../state/identity.js';
@@ -295,7 +295,7 @@ export class ChangeProcessor {
       body,
       patches: run.patches,
       reason: change.reason,
-      handlerIds: this.options.handlers.map((h) => h.id),
+      handlerIds: [...new Set(this.options.handlers.flatMap((h) => [h.id, ...(h.legacyIds ?? [])]))],
       selectedIds: result.selected.map((item) => item.selection.handler.id),
       records: run.records,
       done,
@@ -378,7 +378,7 @@ export class ChangeProcessor {
 
   /** A handler's stored progress from either place, checked: an unusable record counts as none, reported once. */
   private progressOf(body: KubeObject, handler: ChangeHandlerSpec, change: Change, memory: ObjectMemory): ProgressRecord | undefined {
-    const choice = chooseProgress(body, this.identity, this.storage, handler.id, (record) => recordForChange(handler, record, change) !== undefined);
+    const choice = chooseProgressUnder([handler.id, ...(handler.legacyIds ?? [])], body, this.identity, this.storage, (record) => recordForChange(handler, record, change) !== undefined);
     this.warnProblems(body, memory, choice.problems, `it is ignored and ${handler.id} runs as if it had no progress`);
     return choice.record;
   }

@@ -33,8 +33,16 @@ export function isRelevant(handler: ChangeHandlerSpec, body: KubeObject, identit
   return old !== undefined && matchesObject(body, { ...handler.options, value: undefined }, scope) && matchesValue(getField(old, parseFieldPath(field)), value);
 }
 
-/** The handlers among `relevant` that this cause runs, in their order. */
+/**
+ * The handlers among `relevant` that this cause runs, in their order, each id once: a method under
+ * stacked decorators (`@on.update` over `@on.resume`) runs once, as the first of its causes chosen.
+ */
 export function selectHandlers(cause: Cause, relevant: readonly ChangeHandlerSpec[], resuming: boolean): Selection[] {
+  const seen = new Set<string>();
+  return chooseHandlers(cause, relevant, resuming).filter(({ handler }) => !seen.has(handler.id) && seen.add(handler.id));
+}
+
+function chooseHandlers(cause: Cause, relevant: readonly ChangeHandlerSpec[], resuming: boolean): Selection[] {
   const whole = (handler: ChangeHandlerSpec): Selection => ({ handler, old: undefined, new: undefined, diff: [] });
   switch (cause.reason) {
     case 'create':

@@ -1,4 +1,5 @@
 import { HANDLERS, METADATA } from './metadata.js';
+import { stackedOnOneMethod } from '../handler/handler-specs.js';
 import type {
   ChangeHandlerFn,
   ChangeHandlerOptions,
@@ -44,7 +45,7 @@ export class Registry {
 
   /** Registers one handler; ids must be unique per resource. */
   register(spec: HandlerSpec): this {
-    const clash = this.specs.find((s) => s.id === spec.id && selectorKey(s) === selectorKey(spec));
+    const clash = this.specs.find((s) => s.id === spec.id && selectorKey(s) === selectorKey(spec) && !stackedOnOneMethod(s, spec));
     if (clash) throw new Error(`handler id '${spec.id}' is registered twice for ${spec.resource.name}; give one an explicit id`);
     this.specs.push(spec);
     return this;
@@ -69,19 +70,25 @@ export class Registry {
       throw new Error(`${cls.name || 'the object'} has no handler decorators (@on.*, @timer, @daemon)`);
     }
     const methods = instance as Record<string | symbol, unknown>;
+    // One bound function per method: decorators stacked on it make one handler with several causes.
+    const bound = new Map<string | symbol, (...args: unknown[]) => unknown>();
     for (const declaration of declarations) {
       const method = methods[declaration.method];
       if (typeof method !== 'function') throw new Error(`${cls.name}.${String(declaration.method)} is not a method`);
-      const fn = (method as (...args: unknown[]) => unknown).bind(instance);
+      let fn = bound.get(declaration.method);
+      if (!fn) bound.set(declaration.method, (fn = (method as (...args: unknown[]) => unknown).bind(instance)));
       const field = (declaration.options as ChangeHandlerOptions).field;
-      const id = declaration.options.id ?? `${cls.name}.${String(declaration.method)}${field ? `/${field}` : ''}`;
+      const suffix = field ? `/${field}` : '';
+      const id = declaration.options.id ?? `${String(declaration.method)}${suffix}`;
+      // Default ids were `Class.method`: progress and timer schedules stored under them are still found.
+      const legacyIds = declaration.options.id === undefined ? [`${cls.name}.${String(declaration.method)}${suffix}`] : undefined;
       const { resource, options } = declaration;
       if (declaration.kind === 'event') this.register({ kind: 'event', id, resource, options, fn: fn as EventHandlerFn });
-      else if (declaration.kind === 'timer') this.register({ kind: 'timer', id, resource, options: options as TimerOptions, fn: fn as TimerHandlerFn });
+      else if (declaration.kind === 'timer') this.register({ kind: 'timer', id, legacyIds, resource, options: options as TimerOptions, fn: fn as TimerHandlerFn });
       else if (declaration.kind === 'daemon') this.register({ kind: 'daemon', id, resource, options: options as DaemonOptions, fn: fn as DaemonHandlerFn });
       else if (declaration.kind === 'owned') this.register(ownedSpec(id, resource, options as OwnedOptions, fn as OwnedHandlerFn));
       else if (declaration.kind === 'reconcile') this.register(reconcileSpec(id, resource, options as ReconcileOptions, fn as ReconcileHandlerFn));
-      else this.register({ kind: declaration.kind, id, resource, options, fn: fn as ChangeHandlerFn });
+      else this.register({ kind: declaration.kind, id, legacyIds, resource, options, fn: fn as ChangeHandlerFn });
     }
     this.addCacheDeclarations(instance);
     // Activities (@on.startup, @on.cleanup, @on.probe).

@@ -1,4 +1,4 @@
-import type { HandlerSpec } from '../handler/handler-specs.js';
+import { stackedOnOneMethod, type HandlerSpec } from '../handler/handler-specs.js';
 import type { FilterContext } from '../handler/filter-context.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import { fieldSelectorMatcher } from '../watching/field-selector.js';
@@ -20,13 +20,14 @@ export interface WatchPlan {
  */
 export function planWatch(handlers: readonly HandlerSpec[], namespace: string | undefined): WatchPlan {
   // Progress is keyed by handler id on the object, so two handlers naming the resource differently must not share one.
-  const ids = new Set<string>();
+  const ids = new Map<string, HandlerSpec>();
   for (const spec of handlers) {
     if (spec.kind === 'event') continue; // no progress record to share
-    if (ids.has(spec.id)) {
+    const same = ids.get(spec.id);
+    if (same && !stackedOnOneMethod(same, spec)) {
       throw new Error(`handler id '${spec.id}' is registered twice for this resource (as ${handlers.filter((h) => h.id === spec.id && h.kind !== 'event').map((h) => `'${h.resource.name}'`).join(' and ')}); give one an explicit id`);
     }
-    ids.add(spec.id);
+    ids.set(spec.id, spec);
   }
   const reconciles = handlers.filter((spec) => spec.kind === 'reconcile');
   if (reconciles.length > 1) throw new Error(`one @on.reconcile per resource, found ${reconciles.map((spec) => `'${spec.id}'`).join(' and ')}: make them one handler`);

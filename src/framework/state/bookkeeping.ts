@@ -111,6 +111,23 @@ export function chooseProgress(
   return choice;
 }
 
+/** The record under the first of `ids` that has one: a handler's own id, then the ids an earlier release stored it under. */
+export function chooseProgressUnder(
+  ids: readonly string[],
+  object: KubeObject,
+  identity: Identity,
+  storage: Storage,
+  belongs?: (record: ProgressRecord) => boolean,
+): ProgressChoice {
+  let first: ProgressChoice | undefined;
+  for (const id of ids) {
+    const choice = chooseProgress(object, identity, storage, id, belongs);
+    if (choice.record !== undefined) return choice;
+    first ??= choice;
+  }
+  return first ?? { problems: [], stored: {} };
+}
+
 /** Whether `candidate` (read second) counts over `current`: see {@link chooseProgress}. */
 function isAhead(candidate: ProgressRecord, current: ProgressRecord, belongs: (record: ProgressRecord) => boolean): boolean {
   const order = [

@@ -142,7 +142,7 @@ describe('timers and daemons', () => {
     }
     await new Widgets(kc, namespace).create('slow');
     const first = await startOperator(kc, namespace, [Slow]);
-    await waitFor(async () => ticks.length === 1 && Boolean((await readWidget(namespace, 'slow'))?.metadata?.annotations?.['konductor.dev/timer.Slow.tick']), { what: 'the first tick, persisted' });
+    await waitFor(async () => ticks.length === 1 && Boolean((await readWidget(namespace, 'slow'))?.metadata?.annotations?.['konductor.dev/timer.tick']), { what: 'the first tick, persisted' });
     await sleep(3_000 - (Date.now() - ticks[0]!));
     await first.stop();
     const restartedAt = Date.now();
@@ -205,7 +205,7 @@ describe('timers and daemons', () => {
     const stored = await waitFor(
       async () => {
         const status = (await readWidget(namespace, 'reported'))?.status;
-        return status?.['Reporting.check'] !== undefined && status['Reporting.migrate'] !== undefined ? status : undefined;
+        return status?.['check'] !== undefined && status['migrate'] !== undefined ? status : undefined;
       },
       { what: 'both results in status' },
     );
@@ -214,7 +214,7 @@ describe('timers and daemons', () => {
     const ticksBefore = ticks;
     await sleep(2_000);
 
-    expect(stored).toMatchObject({ 'Reporting.check': { healthy: true }, 'Reporting.migrate': { migrated: 3 } });
+    expect(stored).toMatchObject({ 'check': { healthy: true }, 'migrate': { migrated: 3 } });
     expect(ticks - ticksBefore).toBeGreaterThanOrEqual(3);
     expect(run.requests.filter((r) => r.method === 'PATCH').length - writesBefore).toBe(0);
   });

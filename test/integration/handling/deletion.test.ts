@@ -121,7 +121,7 @@ describe('deletion and finalizers', () => {
     const namespace = await uniqueNamespace(kc, 'delete');
     const deleted: string[] = [];
     class Handlers {
-      @on.delete(API, 'widgets')
+      @on.deletion(API, 'widgets')
       async deleted({ name }: ChangeContext): Promise<void> {
         deleted.push(name);
       }
@@ -175,7 +175,7 @@ describe('deletion and finalizers', () => {
     const namespace = await uniqueNamespace(kc, 'optional');
     const deleted: string[] = [];
     class Handlers {
-      @on.delete(API, 'widgets', { optional: true })
+      @on.deletion(API, 'widgets', { optional: true })
       async deleted({ name }: ChangeContext): Promise<void> {
         deleted.push(name);
       }
@@ -200,7 +200,7 @@ describe('deletion and finalizers', () => {
     const namespace = await uniqueNamespace(kc, 'delete-retry');
     const attempts: number[] = [];
     class Handlers {
-      @on.delete(API, 'widgets')
+      @on.deletion(API, 'widgets')
       async deleted({ retry }: ChangeContext): Promise<void> {
         attempts.push(retry);
         if (retry === 0) throw new TemporaryError('cleanup not finished', { delay: 1 });
@@ -217,7 +217,7 @@ describe('deletion and finalizers', () => {
     await waitFor(async () => {
       if (attempts.length !== 1) return false;
       const widget = await readWidget(namespace, 'sticky');
-      if (widget?.metadata?.annotations?.[progressKey('Handlers.deleted')] === undefined) return false;
+      if (widget?.metadata?.annotations?.[progressKey('deleted')] === undefined) return false;
       pending = widget;
       return true;
     }, { what: 'the first attempt to fail and be recorded' });
@@ -238,7 +238,7 @@ describe('deletion and finalizers', () => {
     let fixed = false;
     const attempts: string[] = [];
     class Handlers {
-      @on.delete(API, 'widgets')
+      @on.deletion(API, 'widgets')
       async deleted({ name }: ChangeContext): Promise<void> {
         attempts.push(fixed ? 'fixed' : 'broken');
         if (!fixed) throw new PermanentError(`cannot release the bucket of ${name}`);
@@ -252,7 +252,7 @@ describe('deletion and finalizers', () => {
     await widgets.delete('stuck');
     let record: ProgressRecord | undefined;
     await waitFor(async () => {
-      const raw = (await readWidget(namespace, 'stuck'))?.metadata?.annotations?.[progressKey('Handlers.deleted')];
+      const raw = (await readWidget(namespace, 'stuck'))?.metadata?.annotations?.[progressKey('deleted')];
       record = raw === undefined ? undefined : (JSON.parse(raw) as ProgressRecord);
       return record?.failure === true;
     }, { what: 'the permanent failure to be recorded' });
@@ -285,7 +285,7 @@ describe('deletion and finalizers', () => {
     const namespace = await uniqueNamespace(kc, 'other-finalizer');
     const deleted: string[] = [];
     class Handlers {
-      @on.delete(API, 'widgets')
+      @on.deletion(API, 'widgets')
       async deleted({ name }: ChangeContext): Promise<void> {
         deleted.push(name);
       }

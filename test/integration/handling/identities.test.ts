@@ -32,7 +32,7 @@ function handlersFor(seen: Seen, holdDeletes?: Promise<void>): HandlerClass {
       seen.updated.push(`${name}:${spec.size}`);
     }
 
-    @on.delete(API, 'widgets')
+    @on.deletion(API, 'widgets')
     async deleted({ name }: ChangeContext): Promise<void> {
       await holdDeletes;
       seen.deleted.push(name);

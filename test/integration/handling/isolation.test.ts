@@ -69,7 +69,7 @@ describe('error isolation', () => {
     // the object changes again; its record stays on the object with the message.
     const bad = await getWidget(namespace, 'bad');
     expect(bad.metadata?.annotations?.[DIFF_BASE_KEY]).toBeDefined();
-    expect(JSON.parse(bad.metadata?.annotations?.[progressKey('Handlers.created')] ?? '{}')).toMatchObject({ failure: true });
+    expect(JSON.parse(bad.metadata?.annotations?.[progressKey('created')] ?? '{}')).toMatchObject({ failure: true });
   });
 
   test('a spec the handler rejects with PermanentError gets a Warning Event with the error; later objects are still handled', async () => {
@@ -103,7 +103,7 @@ describe('error isolation', () => {
     expect(failed?.involvedObject.kind).toBe('Widget');
     // Handled for good: the diff-base is stored, and the failure stays in the progress record for users.
     await waitFor(async () => (await getWidget(namespace, 'too-big')).metadata?.annotations?.[DIFF_BASE_KEY] !== undefined, { what: 'too-big to count as handled' });
-    const record = JSON.parse((await getWidget(namespace, 'too-big')).metadata?.annotations?.[progressKey('Handlers.created')] ?? '{}') as Record<string, unknown>;
+    const record = JSON.parse((await getWidget(namespace, 'too-big')).metadata?.annotations?.[progressKey('created')] ?? '{}') as Record<string, unknown>;
     expect(record).toMatchObject({ failure: true, message: 'spec.size must be <= 9, got 42' });
 
     await widgets.create('fine', { size: 3 });
@@ -130,7 +130,7 @@ describe('error isolation', () => {
 
     const seen = new Set<string>();
     await waitFor(async () => {
-      const raw = (await getWidget(namespace, 'flaky')).metadata?.annotations?.[progressKey('Handlers.created')];
+      const raw = (await getWidget(namespace, 'flaky')).metadata?.annotations?.[progressKey('created')];
       if (raw !== undefined) seen.add(raw);
       return attempts.length >= 2;
     }, { what: 'the second attempt' });
@@ -143,7 +143,7 @@ describe('error isolation', () => {
     expect(retrying?.message).toContain('database not reachable');
     await waitFor(async () => {
       const widget = await getWidget(namespace, 'flaky');
-      return widget.metadata?.annotations?.[progressKey('Handlers.created')] === undefined && widget.metadata?.annotations?.[DIFF_BASE_KEY] !== undefined;
+      return widget.metadata?.annotations?.[progressKey('created')] === undefined && widget.metadata?.annotations?.[DIFF_BASE_KEY] !== undefined;
     }, { what: 'the progress record to be cleared' });
     await settle();
 

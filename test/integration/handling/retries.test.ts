@@ -37,7 +37,7 @@ describe('retries', () => {
 
     const pending: Array<ProgressRecord | undefined> = [];
     await waitFor(async () => {
-      const record = await progressOf(namespace, 'flaky', 'Flaky.created');
+      const record = await progressOf(namespace, 'flaky', 'created');
       if (record) pending.push(record);
       return attempts.length === 3 && record === undefined;
     }, { what: 'three attempts and a cleared progress record' });
@@ -94,12 +94,12 @@ describe('retries', () => {
     }
     const first = await startOperator(kc, namespace, [Flaky]);
     await new Widgets(kc, namespace).create('flaky');
-    await waitFor(async () => (await progressOf(namespace, 'flaky', 'Flaky.created'))?.retries === 1, { what: 'the first failure to be recorded' });
+    await waitFor(async () => (await progressOf(namespace, 'flaky', 'created'))?.retries === 1, { what: 'the first failure to be recorded' });
     await first.stop();
-    const delayedUntil = Date.parse((await progressOf(namespace, 'flaky', 'Flaky.created'))!.delayed!);
+    const delayedUntil = Date.parse((await progressOf(namespace, 'flaky', 'created'))!.delayed!);
 
     running.push(await startOperator(kc, namespace, [Flaky]));
-    await waitFor(async () => attempts.length === 3 && (await progressOf(namespace, 'flaky', 'Flaky.created')) === undefined, { what: 'the remaining attempts' });
+    await waitFor(async () => attempts.length === 3 && (await progressOf(namespace, 'flaky', 'created')) === undefined, { what: 'the remaining attempts' });
 
     expect(attempts.map((a) => a.retry)).toEqual([0, 1, 2]);
     expect(attempts[1]!.at).toBeGreaterThanOrEqual(delayedUntil);

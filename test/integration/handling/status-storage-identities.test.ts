@@ -25,7 +25,7 @@ function handlersFor(seen: string[]): HandlerClass {
       seen.push(`update:${name}:${spec.size}`);
     }
 
-    @on.delete(API, 'widgets')
+    @on.deletion(API, 'widgets')
     async deleted({ name }: ChangeContext): Promise<void> {
       seen.push(`delete:${name}`);
     }

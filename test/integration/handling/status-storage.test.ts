@@ -63,7 +63,7 @@ describe('status storage on the real API server', () => {
     await new Widgets(kc, namespace).create('forged');
     // Written before the operator starts, by anyone who may write the status subresource.
     await objects().patchNamespacedCustomObjectStatus(
-      { group: 'test.konductor.dev', version: 'v1', plural: 'widgets', namespace, name: 'forged', body: { status: { 'konductor.dev': { progress: { 'Handlers.created': '{"started":"garbage"}' } } } } },
+      { group: 'test.konductor.dev', version: 'v1', plural: 'widgets', namespace, name: 'forged', body: { status: { 'konductor.dev': { progress: { 'created': '{"started":"garbage"}' } } } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
     let runs = 0;
@@ -81,9 +81,9 @@ describe('status storage on the real API server', () => {
     const [event, ...more] = await eventsAbout(namespace, 'forged', 'InvalidStatus');
     expect(more).toHaveLength(0);
     expect(event?.type).toBe('Warning');
-    expect(event?.message).toContain('status["konductor.dev"].progress["Handlers.created"] is unusable');
+    expect(event?.message).toContain('status["konductor.dev"].progress["created"] is unusable');
     expect(runs).toBe(1);
-    expect(((await getWidget(namespace, 'forged')).status as Record<string, Record<string, unknown>>)['konductor.dev']).not.toHaveProperty('progress.Handlers.created');
+    expect(((await getWidget(namespace, 'forged')).status as Record<string, Record<string, unknown>>)['konductor.dev']).not.toHaveProperty('progress.created');
   });
 
   test('a resource without a status subresource keeps annotations, said once at start: 1 write, the handler once', async () => {
@@ -168,7 +168,7 @@ describe('status storage on the real API server', () => {
     await waitFor(async () => (await getWidget(namespace, 'w')).status?.phase === 'Ready', { what: 'the retry after the restart' });
 
     expect(attempts).toEqual([0, 1]);
-    expect(await section()).not.toHaveProperty('progress.Handlers.created');
+    expect(await section()).not.toHaveProperty('progress.created');
     expect((await getWidget(namespace, 'w')).metadata?.annotations ?? {}).toEqual({});
   });
 });

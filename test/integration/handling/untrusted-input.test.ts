@@ -45,7 +45,7 @@ describe('untrusted input on the real API server', () => {
 
   test('a forged progress annotation gets one InvalidAnnotation Warning and the create handler runs once', async () => {
     const { namespace, widgets, runs } = await operatorCounting('forged-progress');
-    const key = progressKey('Handlers.created');
+    const key = progressKey('created');
 
     await widgets.createFrom({ metadata: { name: 'forged', annotations: { [key]: '{"started":"garbage","retries":"x"}' } }, spec: { size: 1 } });
 

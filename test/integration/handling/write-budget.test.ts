@@ -199,7 +199,7 @@ const deleteHandlerAtCreate: BudgetCase = {
   scenario: { kind: 'delete', counted: 'create' },
   handlers() {
     class Handlers {
-      @on.delete(API, 'widgets')
+      @on.deletion(API, 'widgets')
       async deleted(): Promise<void> {}
     }
     return { classes: [Handlers] };
@@ -212,7 +212,7 @@ const deleteWritingStatus: BudgetCase = {
   handlers() {
     let runs = 0;
     class Handlers {
-      @on.delete(API, 'widgets')
+      @on.deletion(API, 'widgets')
       async deleted({ patch }: ChangeContext): Promise<void> {
         runs += 1;
         patch.status.phase = 'Deleting';
@@ -228,7 +228,7 @@ const deleteWritingNothing: BudgetCase = {
   handlers() {
     let runs = 0;
     class Handlers {
-      @on.delete(API, 'widgets')
+      @on.deletion(API, 'widgets')
       async deleted(): Promise<void> {
         runs += 1;
       }
@@ -263,7 +263,7 @@ const createReturningResult: BudgetCase = {
 /** The result is in the status under the handler's id, beside what the handler wrote itself. */
 async function resultInStatus(namespace: string): Promise<void> {
   const stored = await getWidget(namespace, 'w');
-  expect(stored.status).toMatchObject({ phase: 'Ready', 'Handlers.created': { pvc: 'w-data', size: 3 } });
+  expect(stored.status).toMatchObject({ phase: 'Ready', 'created': { pvc: 'w-data', size: 3 } });
 }
 
 const STATUS = 'PATCH status';

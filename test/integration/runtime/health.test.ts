@@ -37,12 +37,12 @@ describe('health and metrics', () => {
     const widgets = new Widgets(kc, namespace);
     await widgets.create('a');
     await widgets.create('b');
-    const line = 'konductor_handler_runs_total{handler="Handlers.created",result="success"} 2';
+    const line = 'konductor_handler_runs_total{handler="created",result="success"} 2';
     await waitFor(async () => (await get(port, '/metrics')).body.includes(line), { what: 'two successful runs in /metrics' });
 
     const { body } = await get(port, '/metrics');
     expect(body).toMatch(/konductor_watch_events_total\{resource="widgets\.test\.konductor\.dev\/v1",type="ADDED"\} 2/);
-    expect(body).toMatch(/konductor_handler_duration_seconds_count\{handler="Handlers.created"\} 2/);
+    expect(body).toMatch(/konductor_handler_duration_seconds_count\{handler="created"\} 2/);
     expect(body).toMatch(/konductor_process_resident_memory_bytes \d+/);
   });
 
@@ -120,7 +120,7 @@ describe('health and metrics', () => {
   });
 
   describe('hung handlers', () => {
-    /** Holds every run of `Hanging.created` for a widget named `stuck` until released. */
+    /** Holds every run of `created` for a widget named `stuck` until released. */
     let release: () => void = () => undefined;
     let hold = new Promise<void>((resolve) => (release = resolve));
 
@@ -198,7 +198,7 @@ describe('health and metrics', () => {
       await waitFor(async () => (await getWidget(namespace, 'after')).status?.phase === 'Ready', { what: 'the widget behind the hung handler to be handled' });
       expect(abandoned.length).toBeGreaterThanOrEqual(1);
       const metrics = (await get(port, '/metrics')).body;
-      expect(metrics).toMatch(/konductor_handler_runs_total\{handler="Observers.observed",result="failure"\} [1-9]/);
+      expect(metrics).toMatch(/konductor_handler_runs_total\{handler="observed",result="failure"\} [1-9]/);
     });
   });
 });

@@ -33,21 +33,21 @@ describe('handlers of one resource share one watch and one route', () => {
     }
     class ByKind {
       @on.create(API_VERSION, 'Widget')
-      created(context: ChangeContext): void {
+      kindCreated(context: ChangeContext): void {
         record('kind')(context);
       }
       @on.update(API_VERSION, 'Widget', { field: 'spec.size' })
-      resized(context: ChangeContext): void {
+      kindResized(context: ChangeContext): void {
         record('kind')(context);
       }
     }
     class ByShortName {
       @on.create(API_VERSION, 'wg')
-      created(context: ChangeContext): void {
+      shortCreated(context: ChangeContext): void {
         record('short')(context);
       }
       @on.update(API_VERSION, 'wg', { field: 'spec.size' })
-      resized(context: ChangeContext): void {
+      shortResized(context: ChangeContext): void {
         record('short')(context);
       }
       @on.event(API_VERSION, 'wg')
@@ -95,22 +95,22 @@ describe('handlers of one resource share one watch and one route', () => {
     }
     class Blue {
       @on.create(API_VERSION, 'Widget', { labelSelector: 'color in (blue)' })
-      created(context: ChangeContext): void {
+      blueCreated(context: ChangeContext): void {
         record('blue')(context);
       }
       @on.update(API_VERSION, 'Widget', { labelSelector: 'color in (blue)', field: 'spec.size' })
-      resized(context: ChangeContext): void {
+      blueResized(context: ChangeContext): void {
         record('blue')(context);
       }
     }
 
     class All {
       @on.create(API_VERSION, 'wg')
-      created(context: ChangeContext): void {
+      allCreated(context: ChangeContext): void {
         record('all')(context);
       }
       @on.update(API_VERSION, 'wg', { field: 'spec.size' })
-      resized(context: ChangeContext): void {
+      allResized(context: ChangeContext): void {
         record('all')(context);
       }
     }

@@ -146,7 +146,7 @@ describe('a stopping operator finishes the deletions under way', () => {
     const namespace = await uniqueNamespace(kc, 'finish');
     const cleaned: string[] = [];
     class Cleanup {
-      @on.delete(WIDGET_API_VERSION, 'widgets')
+      @on.deletion(WIDGET_API_VERSION, 'widgets')
       async deleted({ name }: ChangeContext): Promise<void> {
         await new Promise((resolve) => setTimeout(resolve, 200)); // some cleanup work
         cleaned.push(name);
@@ -167,7 +167,7 @@ describe('a stopping operator finishes the deletions under way', () => {
 
 /** A delete handler that cannot finish (its external system is gone, say): it fails on every attempt. */
 class FailingCleanup {
-  @on.delete(WIDGET_API_VERSION, 'widgets')
+  @on.deletion(WIDGET_API_VERSION, 'widgets')
   deleted(): void {
     throw new Error('the external system is unreachable');
   }

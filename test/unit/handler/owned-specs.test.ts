@@ -20,7 +20,7 @@ describe('@on.owned registration', () => {
   test('registers an owned handler of the owner resource, with its child resource and the child’s selector', () => {
     expect(spec).toMatchObject({
       kind: 'owned',
-      id: 'Owners.configChanged',
+      id: 'configChanged',
       resource: { apiVersion: 'test.konductor.dev/v1', name: 'widgets' },
       child: { resource: { apiVersion: 'v1', name: 'configmaps' }, labelSelector: 'app=db' },
       options: { labels: { tier: 'gold' } },

@@ -3,7 +3,7 @@ import { on, Registry, type ChangeContext, type ChangeHandlerSpec, type EventCon
 const API = 'example.com/v1';
 
 describe('handler registration', () => {
-  test('decorated methods become handlers with ids Class.method, and Class.method/field for field handlers', () => {
+  test('decorated methods become handlers whose ids are their method names (and method/field for field handlers), as in Kopf', () => {
     class Widgets {
       @on.create(API, 'widgets')
       async created(_: ChangeContext): Promise<void> {}
@@ -16,9 +16,9 @@ describe('handler registration', () => {
     }
     const registry = new Registry().addClass(Widgets);
     expect(registry.handlers.map((h) => `${h.kind} ${h.id}`)).toEqual([
-      'create Widgets.created',
-      'update Widgets.resized/spec.size',
-      'event Widgets.seen',
+      'create created',
+      'update resized/spec.size',
+      'event seen',
     ]);
   });
 
@@ -32,7 +32,7 @@ describe('handler registration', () => {
       }
     }
     const registry = new Registry().addInstance(new Configured('hello'));
-    expect(registry.handlers.map((h) => `${h.kind} ${h.id}`)).toEqual(['create Configured.created']);
+    expect(registry.handlers.map((h) => `${h.kind} ${h.id}`)).toEqual(['create created']);
     const patch = { status: {} as Record<string, unknown> };
     await (registry.handlers[0] as ChangeHandlerSpec).fn({ patch } as unknown as ChangeContext);
     expect(patch.status.greeting).toBe('hello, widget');
@@ -70,7 +70,7 @@ describe('handler registration', () => {
 
   test('an explicit id replaces the default one', () => {
     class Widgets {
-      @on.delete(API, 'widgets', { id: 'cleanup', optional: true })
+      @on.deletion(API, 'widgets', { id: 'cleanup', optional: true })
       async deleted(_: ChangeContext): Promise<void> {}
     }
     const [spec] = new Registry().addClass(Widgets).handlers;
@@ -97,6 +97,32 @@ describe('handler registration', () => {
     expect(registry.handlers[0]).toMatchObject({ kind: 'create', id: 'widgets-create', options: { retries: 3 } });
   });
 
+  test('decorators stacked on one method make one handler with several causes, under one id', () => {
+    class Widgets {
+      @on.create(API, 'widgets')
+      @on.resume(API, 'widgets')
+      @on.update(API, 'widgets')
+      async ensure(_: ChangeContext): Promise<void> {}
+    }
+
+    const handlers = new Registry().addClass(Widgets).handlers;
+
+    expect(handlers.map((h) => `${h.kind} ${h.id}`).sort()).toEqual(['create ensure', 'resume ensure', 'update ensure']);
+    expect(new Set(handlers.map((h) => h.fn)).size).toBe(1);
+  });
+
+  test('a defaulted id remembers the Class.method id earlier releases stored progress under', () => {
+    class Widgets {
+      @on.create(API, 'widgets')
+      async created(_: ChangeContext): Promise<void> {}
+
+      @on.create(API, 'widgets', { id: 'explicit' })
+      async named(_: ChangeContext): Promise<void> {}
+    }
+
+    expect(new Registry().addClass(Widgets).handlers.map((h) => (h.kind === 'create' ? h.legacyIds : undefined))).toEqual([['Widgets.created'], undefined]);
+  });
+
   test('two handlers with the same id for one resource are rejected with a clear message', () => {
     const registry = new Registry().change('create', { apiVersion: API, name: 'widgets' }, async () => undefined, { id: 'same' });
     expect(() => registry.change('update', { apiVersion: API, name: 'widgets' }, async () => undefined, { id: 'same' })).toThrow(
@@ -114,7 +140,7 @@ describe('handler registration', () => {
       @on.deletion(API, 'widgets', { optional: true })
       async gone(_: ChangeContext): Promise<void> {}
     }
-    expect(new Registry().addClass(Widgets).handlers[0]).toMatchObject({ kind: 'delete', id: 'Widgets.gone', options: { optional: true } });
+    expect(new Registry().addClass(Widgets).handlers[0]).toMatchObject({ kind: 'delete', id: 'gone', options: { optional: true } });
     const { transformSync } = await import('esbuild');
     expect(() => transformSync("class A { @on.deletion('v1', 'x') m() {} }", { loader: 'ts' })).not.toThrow();
   });
