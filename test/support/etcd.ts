@@ -47,10 +47,8 @@ export interface EtcdHarnessOptions {
   runPods?: boolean;
   /** The URL restore seeds download from, instead of the backup server's own. */
   restoreURL?: string;
-  /** Seconds the restore waits for a deletion before retrying later. */
-  deleteTimeoutSeconds?: number;
-  /** The cluster worker's settled look interval (default here 1 s; the operator's own default is 8 s) and member-death wake. */
-  clusters?: { intervalMs?: number; wakeOnMemberDeath?: boolean };
+  /** The cluster reconcile's settled look interval (default here 1 s; the operator's own default is 8 s). */
+  clusters?: { intervalMs?: number };
 }
 
 /**
@@ -69,7 +67,6 @@ export async function startEtcdOperator(kc: KubeConfig, namespace: string, optio
     restores = new EtcdRestores({
       localRoot: backupRoot,
       serve: { host: '127.0.0.1', port: 0, ...(options.restoreURL ? { url: options.restoreURL } : {}) },
-      ...(options.deleteTimeoutSeconds !== undefined ? { deleteTimeoutSeconds: options.deleteTimeoutSeconds } : {}),
     });
     return runOperator({
       kubeConfig: options.as ?? kc,

@@ -51,8 +51,11 @@ export interface AnyWatchRelation {
 
 /** Options of `@on.reconcile`. `labels`, `annotations`, `when` and the selectors filter the reconciled objects. */
 export interface ReconcileOptions<T extends TypedObject = KubeObject> extends HandlerOptions<T> {
-  /** Children whose controller owner reference names an object wake it (controller-runtime's `Owns`). */
-  owns?: readonly KindReference<unknown>[];
+  /**
+   * Children whose controller owner reference names an object wake it (controller-runtime's `Owns`):
+   * a kind, or `{ kind, labelSelector }` so that only labelled children are watched.
+   */
+  owns?: readonly (KindReference<unknown> | { kind: KindReference<unknown>; labelSelector?: string })[];
   /** Other resources whose changes wake the objects their map function names. */
   watches?: readonly AnyWatchRelation[];
   /** Run again this long after every successful run (unless the handler returns its own delay). Default: only on change. */
@@ -98,7 +101,7 @@ export interface ReconcileSpec {
   id: string;
   resource: ResourceSelector;
   options: ReconcileOptions;
-  owns: readonly ResourceSelector[];
+  owns: readonly { resource: ResourceSelector; labelSelector?: string }[];
   watches: readonly { resource: ResourceSelector; map: WatchRelation['map']; labelSelector?: string }[];
   requeueAfterMs?: number;
   minIntervalMs: number;
@@ -117,7 +120,12 @@ function selectorOf(reference: KindReference<unknown>, what: string): ResourceSe
 /** The spec of a declared `@on.reconcile`; throws naming the handler when an option is malformed. */
 export function reconcileSpec(id: string, resource: ResourceSelector, options: ReconcileOptions, fn: ReconcileHandlerFn): ReconcileSpec {
   const where = `@on.reconcile ${id}`;
-  const owns = (options.owns ?? []).map((reference, index) => selectorOf(reference, `${where}: owns[${index}]`));
+  const owns = (options.owns ?? []).map((entry, index) => {
+    const what = `${where}: owns[${index}]`;
+    if (isKind(entry) || Array.isArray(entry)) return { resource: selectorOf(entry as KindReference<unknown>, what) };
+    const { kind, labelSelector } = (entry ?? {}) as { kind?: KindReference<unknown>; labelSelector?: string };
+    return { resource: selectorOf(kind as KindReference<unknown>, what), labelSelector: labelSelector || undefined };
+  });
   const watches = (options.watches ?? []).map((relation, index) => {
     if (typeof relation?.map !== 'function') throw new Error(`${where}: watches[${index}] needs a map function (use watch(kind, map))`);
     return { resource: selectorOf(relation.kind, `${where}: watches[${index}].kind`), map: relation.map as WatchRelation['map'], labelSelector: relation.labelSelector || undefined };

@@ -62,9 +62,9 @@ export class ReconcileWatches {
     const spec = this.route.reconcile?.handler;
     if (this.started || this.subscriptions.closed || !spec) return;
     this.started = true;
-    for (const child of spec.owns) this.subscriptions.add(this.watchResource(child, undefined, (event) => this.fromChild(event)));
+    for (const child of spec.owns) this.subscriptions.add(this.watchResource(child.resource, child.labelSelector, true, (event) => this.fromChild(event)));
     for (const relation of spec.watches) {
-      this.subscriptions.add(this.watchResource(relation.resource, relation.labelSelector, (event) => this.fromMapped(event, relation.map)));
+      this.subscriptions.add(this.watchResource(relation.resource, relation.labelSelector, false, (event) => this.fromMapped(event, relation.map)));
     }
   }
 
@@ -72,14 +72,14 @@ export class ReconcileWatches {
     this.subscriptions.unsubscribe();
   }
 
-  private watchResource(selector: ResourceSelector, labelSelector: string | undefined, deliver: (event: WatchEvent) => void): Subscription {
+  /** Children live in their owner's namespace (owner references never cross one); watched objects anywhere the operator watches. */
+  private watchResource(selector: ResourceSelector, labelSelector: string | undefined, children: boolean, deliver: (event: WatchEvent) => void): Subscription {
     const { client, hub, logger, namespaces } = this.services;
     const id = this.route.reconcile?.handler.id;
     const events = resolveResource(client, selector, { logger }).pipe(
       mergeMap((resource) => {
         this.services.track?.(resource, [selector]);
-        // A watched resource may live elsewhere than the reconciled objects: the operator's namespaces, not the owner's scope.
-        const ownerNamespace = resource.namespaced ? this.ownerScope.namespace : undefined;
+        const ownerNamespace = children && resource.namespaced ? this.ownerScope.namespace : undefined;
         const watches = childWatchScopes(resource, ownerNamespace, namespaces, labelSelector).map(({ scope, globs }) => {
           const stream = hub.watch(resource, scope);
           return globs ? stream.pipe(inNamespaces(globs)) : stream;

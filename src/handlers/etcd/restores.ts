@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError, events, on, TemporaryError, type ApiClient, type ChangeContext, type KubeObject, type Logger, type ResourceClient } from 'konductor';
 import { DEFAULT_BACKUP_ROOT } from './backups.js';
 import { BackupServer, downloadURL, type RestoreDownload } from './backup-server.js';
@@ -21,12 +20,6 @@ export interface EtcdRestoresOptions {
   localRoot?: string;
   /** Where the backup server listens; default 0.0.0.0:19999 (the `etcd-restore-operator` Service in deploy/). */
   serve?: { host?: string; port?: number; url?: string };
-  /**
-   * Seconds the handler waits for the old cluster to be deleted before it lets go and retries later
-   * (a TemporaryError): default 2, at most {@link MAX_DELETE_WAIT_SECONDS}, so a finalizer on the
-   * tenant's cluster never holds a handler slot.
-   */
-  deleteTimeoutSeconds?: number;
 }
 
 type Restore = KubeObject & { spec?: Partial<EtcdRestoreSpec>; status?: EtcdRestoreStatus };
@@ -46,13 +39,11 @@ interface Pod extends KubeObject {
  */
 export class EtcdRestores {
   private readonly localRoot: string;
-  private readonly deleteTimeoutMs: number;
   private server: BackupServer | undefined;
   private client: ApiClient | undefined;
 
   constructor(private readonly options: EtcdRestoresOptions = {}) {
     this.localRoot = options.localRoot ?? process.env.KONDUCTOR_BACKUP_ROOT ?? DEFAULT_BACKUP_ROOT;
-    this.deleteTimeoutMs = deleteWaitMs(options.deleteTimeoutSeconds);
   }
 
   @on.create(API_VERSION, 'etcdrestores')
@@ -151,18 +142,19 @@ export class EtcdRestores {
     await restores(client).patchStatus(ref, status);
   }
 
-  /** Deletes exactly the recorded cluster (uid precondition) and waits a while for it to go. */
+  /**
+   * Deletes exactly the recorded cluster (uid precondition). While it is still being deleted (its
+   * last reconcile stops its members) the handler lets go and looks again in a second, so a finalizer
+   * on the tenant's cluster never holds a handler slot.
+   */
   private async deleteCluster(client: ApiClient, ref: NamespacedRef, uid: string, what: string): Promise<void> {
     // Gone already, or a precondition failure (another object by that name): nothing of ours to delete.
     await clusters(client).delete(ref, { preconditions: { uid } }).catch((error: unknown) => {
       if (!ApiError.isConflict(error)) throw error;
     });
-    const until = Date.now() + this.deleteTimeoutMs;
-    for (;;) {
-      const still = await clusters(client).find(ref);
-      if (still?.metadata?.uid !== uid) return;
-      if (Date.now() >= until) throw new TemporaryError(`EtcdCluster ${what} is still being deleted; its spec is recorded in this EtcdRestore's status`, { delay: DELETE_RETRY_SECONDS });
-      await sleep(250);
+    const still = await clusters(client).find(ref);
+    if (still?.metadata?.uid === uid) {
+      throw new TemporaryError(`EtcdCluster ${what} is still being deleted; its spec is recorded in this EtcdRestore's status`, { delay: DELETE_RETRY_SECONDS });
     }
   }
 
@@ -237,16 +229,8 @@ export class EtcdRestores {
   }
 }
 
-/** The longest the restore handler waits for a deletion in one go. */
-export const MAX_DELETE_WAIT_SECONDS = 5;
 /** Seconds before a restore whose cluster is still being deleted looks again. */
-export const DELETE_RETRY_SECONDS = 10;
-
-/** How long one attempt waits for the old cluster to go: default 2 s, clamped to 0..{@link MAX_DELETE_WAIT_SECONDS}. */
-export function deleteWaitMs(seconds: number | undefined): number {
-  const value = seconds === undefined || !Number.isFinite(seconds) ? 2 : seconds;
-  return Math.min(Math.max(value, 0), MAX_DELETE_WAIT_SECONDS) * 1000;
-}
+export const DELETE_RETRY_SECONDS = 1;
 
 /**
  * Tells the recreated cluster's own Events what it was restored from and what was lost: after a

@@ -4,7 +4,7 @@ import { waitFor } from '../../support/wait-for.js';
 
 // Real etcd 3.4 needs seconds per membership change; these specs get minutes.
 const MINUTES = 240_000;
-/** The operator's own settled look interval: a dead member waits up to this long without the owned handler. */
+/** The operator's own settled look interval: a dead member would wait up to this long if its Pod did not wake the cluster. */
 const SETTLED_LOOK_MS = 8_000;
 
 /**
@@ -50,20 +50,9 @@ describeWith('a member Pod dying, with the operator\'s own 8 s look', { interval
   test('wakes the cluster at once: the dead member is removed and replaced, and the cluster is back to 3 healthy members', async () => {
     const h = harness();
     const { victim, reactionMs } = await killAndMeasure(h, 'woken');
-    console.log(`etcd member death → member removed: ${reactionMs} ms (owned Pod handler wakes the worker; settled look ${SETTLED_LOOK_MS} ms)`);
+    console.log(`etcd member death → member removed: ${reactionMs} ms (the owned Pod wakes the reconcile; settled look ${SETTLED_LOOK_MS} ms)`);
 
     await settledAt(h, 'woken', 3);
     expect((await memberList(h, 'woken')).map((m) => m.name)).not.toContain(victim);
-  }, MINUTES);
-});
-
-describeWith('a member Pod dying, with the wake turned off (the original operator)', { intervalMs: SETTLED_LOOK_MS, wakeOnMemberDeath: false }, (harness) => {
-  test('is still handled at the next look: the dead member is removed and replaced', async () => {
-    const h = harness();
-    const { victim, reactionMs } = await killAndMeasure(h, 'polled');
-    console.log(`etcd member death → member removed: ${reactionMs} ms (no wake: the next settled look, every ${SETTLED_LOOK_MS} ms)`);
-
-    await settledAt(h, 'polled', 3);
-    expect((await memberList(h, 'polled')).map((m) => m.name)).not.toContain(victim);
   }, MINUTES);
 });

@@ -61,7 +61,7 @@ describe('point 12: a restore never loses the cluster', () => {
   beforeAll(async () => {
     const kc = sharedKubeConfig();
     await installEtcdCrds(kc);
-    h = await startEtcdOperator(kc, await uniqueNamespace(kc, 'restore-safe'), { deleteTimeoutSeconds: 2 });
+    h = await startEtcdOperator(kc, await uniqueNamespace(kc, 'restore-safe'), {});
   }, MINUTES);
   afterAll(async () => {
     await h?.stop();

@@ -4,7 +4,6 @@ import {
   localQuotaProblem,
   MAX_BACKUP_TIMEOUT_SECONDS,
 } from '../../../src/handlers/etcd/backup-policy.js';
-import { deleteWaitMs } from '../../../src/handlers/etcd/restores.js';
 
 describe('an EtcdBackup cannot hold a handler slot for as long as it likes', () => {
   it.each([
@@ -17,15 +16,6 @@ describe('an EtcdBackup cannot hold a handler slot for as long as it likes', () 
     ['7200', MAX_BACKUP_TIMEOUT_SECONDS],
   ])('timeoutInSecond %p gives a snapshot timeout of %p s', (value, seconds) => {
     expect(backupTimeoutSeconds(value)).toBe(seconds);
-  });
-
-  it.each([
-    [undefined, 2_000],
-    [60, 5_000],
-    [3_600, 5_000],
-    [0, 0],
-  ])('a restore waits at most a few seconds in the handler for a deletion (option %p: %p ms)', (seconds, ms) => {
-    expect(deleteWaitMs(seconds)).toBe(ms);
   });
 });
 

@@ -3,10 +3,11 @@
  * Prometheus operator takes from an object can never add a path segment or reach another
  * namespace's objects. A name with `/`, `%` or `..` is refused before any request is made.
  */
-import { ApiError, silentLogger, type ChangeContext, type EventContext, type KubeObject } from 'konductor';
+import { ApiError, silentLogger, type KubeObject, type ReconcileContext } from 'konductor';
+import type { Prometheus as PrometheusKind } from '../../../src/handlers/prometheus/generated/monitoring.coreos.com.js';
 import { PrometheusOperator } from '../../../src/handlers/prometheus/operator.js';
-import { reconcile, removeChildren, type PrometheusStatus } from '../../../src/handlers/prometheus/reconcile.js';
-import type { PrometheusResource, PrometheusSpec } from '../../../src/handlers/prometheus/types.js';
+import { reconcile, removeChildren } from '../../../src/handlers/prometheus/reconcile.js';
+import type { PrometheusResource } from '../../../src/handlers/prometheus/types.js';
 import { fakeApiClient, fakeCache } from './fake-api-client.js';
 
 const HOSTILE = 'evil/../../victim';
@@ -50,17 +51,18 @@ describe('the operator refuses names that would leave their path segment', () =>
   });
 });
 
-describe('a re-render after a ServiceMonitor change', () => {
-  it('reads the Prometheus from the cache and patches only its status subresource: no GET, no LIST', async () => {
+describe('a reconcile after a ServiceMonitor change', () => {
+  it('reads the Prometheus and its inputs from the cache and hands its status to the framework: no request about Prometheus objects', async () => {
     const prometheus = prometheusObject('team-a', 'main');
     const { client, requests } = recordingClient();
     const cache = fakeCache({ 'monitoring.coreos.com/v1 prometheuses': [prometheus] });
     const operator = new PrometheusOperator(options);
-    const context = { body: prometheus, cache, client, logger: silentLogger(), patch: { status: {} } } as unknown as ChangeContext<PrometheusSpec, PrometheusStatus>;
-    await operator.created(context);
-    requests.length = 0;
+    const patch = { status: {} as Record<string, unknown> };
+    const context = { body: prometheus, cache, client, logger: silentLogger(), patch, deleting: false } as unknown as ReconcileContext<PrometheusKind>;
 
-    await operator.monitorChanged({ cache, client, logger: silentLogger() } as unknown as EventContext);
-    expect(requests.filter((r) => r.includes('/prometheuses'))).toEqual(['PATCH /apis/monitoring.coreos.com/v1/namespaces/team-a/prometheuses/main/status']);
+    await operator.reconcile(context);
+
+    expect(requests.filter((r) => r.includes('/prometheuses'))).toEqual([]);
+    expect(patch.status.conditions).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'Reconciled' })]));
   });
 });
