@@ -1,6 +1,7 @@
 // `npm run bench [-- <group>...]`: runs the benchmark groups (all by default) in turn, each on its own
 // fresh test control plane, and prints one JSON line per scenario to stdout. Progress and the total
 // wall time go to stderr. See bench/README.md for the groups, figures and environment overrides.
+import { runPriority } from './priority.js';
 import { TestControlPlane } from '../src/testing/index.js';
 import { runAdmission } from './admission.js';
 import { runCatchUp } from './catch-up.js';
@@ -40,6 +41,10 @@ const groups: Record<string, (target: BenchTarget) => Promise<Figures[]>> = {
   admission: async (target) => [
     await runAdmission(target, { rate: envNumber('BENCH_ADMISSION_RATE', 50), seconds: envNumber('BENCH_ADMISSION_SECONDS', 30), namespace: 'bench-admission' }),
   ],
+  // Creates at 10/s while 100,000 objects are caught up (BENCH_PRIORITY_OBJECTS, BENCH_PRIORITY_RATE): how long they wait.
+  priority: async (target) => [
+    await runPriority(target, { objects: envNumber('BENCH_PRIORITY_OBJECTS', 100_000), rate: envNumber('BENCH_PRIORITY_RATE', 10), concurrency, namespace: 'bench-priority' }),
+  ],
   // 50,000 and 100,000 objects by default (BENCH_SCALE_OBJECTS=50000,100000), each size in its own namespace.
   scale: async (target) => {
     const lines: Figures[] = [];
@@ -54,7 +59,7 @@ const groups: Record<string, (target: BenchTarget) => Promise<Figures[]>> = {
   },
 };
 /** Groups that run only when named (`npm run bench -- scale`): they take longer than the rest together. */
-const optIn = new Set(['scale']);
+const optIn = new Set(['scale', 'priority']);
 
 function scaleSizes(): number[] {
   const raw = process.env.BENCH_SCALE_OBJECTS ?? '50000,100000';

@@ -173,6 +173,8 @@ async function caughtUp() {
       ...peak,
       ...memoryFigures(listed),
       cpuSeconds: cpuSeconds(),
+      // Without a steady phase (the priority scenario): how long each object created during the catch-up waited.
+      ...(steady === 0 ? { createdDuringMs: handlerMs } : {}),
     },
   });
   if (steady === 0) void stop();

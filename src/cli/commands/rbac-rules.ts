@@ -17,8 +17,11 @@ export interface PolicyRule {
 export interface HandlerUse {
   kind: HandlerSpec['kind'];
   resource: ResourceSelector;
-  // owned: an @on.owned handler also watches its child resource (read only)
+  /** An `@on.owned` handler also watches its child resource (read only). */
   child?: { resource: ResourceSelector };
+  /** An `@on.reconcile` handler also watches the children it owns and the resources it maps (read only). */
+  owns?: readonly { resource: ResourceSelector }[];
+  watches?: readonly { resource: ResourceSelector }[];
 }
 
 /** A resource the handlers watch, with what the framework does with it. */
@@ -62,8 +65,10 @@ export function deriveRbacRules(
   options: { leaseName: string; crds?: readonly KnownResource[]; extraRules?: readonly PolicyRule[] },
 ): RbacRules {
   const byResource = new Map<string, WatchedResource>();
-  // owned: the child resource of an @on.owned handler is listed and watched, never written
-  const uses = handlers.flatMap((handler): HandlerUse[] => (handler.child ? [handler, { kind: 'event', resource: handler.child.resource }] : [handler]));
+  // Children and mapped resources are listed and watched, never written by the framework.
+  const watchedOnly = (handler: HandlerUse): HandlerUse[] =>
+    [...(handler.child ? [handler.child] : []), ...(handler.owns ?? []), ...(handler.watches ?? [])].map(({ resource }) => ({ kind: 'event', resource }));
+  const uses = handlers.flatMap((handler): HandlerUse[] => [handler, ...watchedOnly(handler)]);
   for (const handler of uses) {
     const resolved = resolveResourceName(handler.resource, options.crds);
     const key = `${resolved.group}/${resolved.plural}`;

@@ -63,6 +63,10 @@ rules:
   - apiGroups: ["${settings.group}"]
     resources: ["${EXAMPLE.plural}/status"]
     verbs: ["get", "patch"]
+  # The ConfigMaps the reconcile keeps: watched (owned children wake their owner) and applied.
+  - apiGroups: [""]
+    resources: ["configmaps"]
+    verbs: ["get", "list", "watch", "create", "patch"]
   # Events about handled objects (handler failures and retries, events.info/warn from handlers).
   - apiGroups: [""]
     resources: ["events"]

@@ -1,8 +1,8 @@
 import { EXAMPLE, exampleApiVersion, type ProjectSettings } from './settings.js';
 
-/** src/handlers.ts: create, update and delete handlers and a timer on the example resource. */
+/** src/handlers.ts: a reconcile keeping a child ConfigMap, a create handler and a timer on the example resource. */
 export function handlersFile(settings: ProjectSettings): string {
-  return `import { on, timer, type ChangeContext, type TimerContext } from 'konductor';
+  return `import { adopt, defineKind, kinds, on, timer, type ChangeContext, type CustomObject, type ReconcileContext, type TimerContext } from 'konductor';
 
 /** What a user asks for in a ${EXAMPLE.kind} (see crds/${EXAMPLE.plural}.yaml). */
 export interface ${EXAMPLE.kind}Spec {
@@ -18,39 +18,48 @@ export interface ${EXAMPLE.kind}Status {
   checkedAt?: string;
 }
 
-const API_VERSION = '${exampleApiVersion(settings)}';
+/** A ${EXAMPLE.kind} object, and its kind: what decorators and the client take. */
+export type ${EXAMPLE.kind} = CustomObject<${EXAMPLE.kind}Spec, ${EXAMPLE.kind}Status>;
+export const ${EXAMPLE.kind} = defineKind<${EXAMPLE.kind}>('${exampleApiVersion(settings)}', '${EXAMPLE.kind}', '${EXAMPLE.plural}');
 
-/** The greeting for a spec: one pure function, used by the create and update handlers. */
+/** The greeting for a spec: one pure function, used by the reconcile. */
 export function greetingFor(spec: ${EXAMPLE.kind}Spec): string {
   return \`Hello, \${spec.name}!\`;
 }
 
 /**
- * Keeps each ${EXAMPLE.kind}'s status.message in line with its spec, and checks every one of them
- * periodically. \`konductor run src/handlers.ts\` runs every exported class with handlers.
+ * Keeps a ConfigMap with each ${EXAMPLE.kind}'s greeting (and its status.message) in line with its spec,
+ * says hello once per new ${EXAMPLE.singular}, and checks every one of them periodically.
+ * \`konductor run src/handlers.ts\` runs every exported class with handlers.
  */
 export class ${EXAMPLE.kind}s {
-  @on.create(API_VERSION, '${EXAMPLE.plural}')
-  async created({ spec, patch, logger }: ChangeContext<${EXAMPLE.kind}Spec, ${EXAMPLE.kind}Status>): Promise<void> {
+  /**
+   * Level-triggered: runs whenever the ${EXAMPLE.singular} or its ConfigMap changes (someone edits or deletes
+   * it: it is put back), with the current state, never twice at once for one object.
+   */
+  @on.reconcile(${EXAMPLE.kind}, { owns: [kinds.ConfigMap] })
+  async reconcile({ name, namespace, spec, body, client, patch, conditions, deleting, logger }: ReconcileContext<${EXAMPLE.kind}>): Promise<void> {
+    if (deleting) {
+      // Release here what the object owns outside the cluster: a finalizer holds it until this returns.
+      logger.info({ name }, 'said goodbye');
+      return;
+    }
+    const greeting = greetingFor(spec);
+    const configMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data: { greeting } };
+    await client.resource(kinds.ConfigMap).apply(adopt(configMap, body), { force: true });
     patch.status.phase = 'Ready';
-    patch.status.message = greetingFor(spec);
-    logger.info({ greeted: spec.name }, 'greeted');
+    patch.status.message = greeting;
+    conditions.set('Ready', true, { message: greeting });
   }
 
-  @on.update(API_VERSION, '${EXAMPLE.plural}')
-  async updated({ spec, patch }: ChangeContext<${EXAMPLE.kind}Spec, ${EXAMPLE.kind}Status>): Promise<void> {
-    patch.status.message = greetingFor(spec);
+  /** Edge-triggered (Kopf's style): once per new ${EXAMPLE.singular}, for work that belongs to that moment. */
+  @on.create(${EXAMPLE.kind})
+  async created({ name, logger }: ChangeContext<${EXAMPLE.kind}>): Promise<void> {
+    logger.info({ greeted: name }, 'a new ${EXAMPLE.singular}');
   }
 
-  // on.deletion, not on.delete: \`delete\` is a reserved word that esbuild (tsx) refuses after a dot in a decorator.
-  @on.deletion(API_VERSION, '${EXAMPLE.plural}')
-  async deleted({ name, logger }: ChangeContext<${EXAMPLE.kind}Spec, ${EXAMPLE.kind}Status>): Promise<void> {
-    // Release here what the object owns outside the cluster: a finalizer holds it until this returns.
-    logger.info({ name }, 'said goodbye');
-  }
-
-  @timer(API_VERSION, '${EXAMPLE.plural}', { interval: 30 })
-  async check({ patch }: TimerContext<${EXAMPLE.kind}Spec, ${EXAMPLE.kind}Status>): Promise<void> {
+  @timer(${EXAMPLE.kind}, { interval: 30 })
+  async check({ patch }: TimerContext<${EXAMPLE.kind}>): Promise<void> {
     patch.status.checkedAt = new Date().toISOString();
   }
 }
@@ -116,11 +125,9 @@ export function handlersTestFile(settings: ProjectSettings): string {
   return `import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { ApiClient, ApiError, type KubeObject } from 'konductor';
+import { ApiClient, ApiError, kinds } from 'konductor';
 import { TestControlPlane, applyManifests, installCrds, readCrds, runOperator, waitFor, type TestOperator } from 'konductor/testing';
-import { ${EXAMPLE.kind}s, type ${EXAMPLE.kind}Spec, type ${EXAMPLE.kind}Status } from '../src/handlers.js';
-
-type ${EXAMPLE.kind} = KubeObject & { spec: ${EXAMPLE.kind}Spec; status?: ${EXAMPLE.kind}Status };
+import { ${EXAMPLE.kind}s, type ${EXAMPLE.kind} } from '../src/handlers.js';
 
 const crds = fileURLToPath(new URL('../crds', import.meta.url));
 const namespace = 'greetings-test';
@@ -170,7 +177,24 @@ test('a new ${EXAMPLE.singular} is greeted and checked by the timer', async () =
   assert.equal(greeted?.status?.message, 'Hello, world!');
 });
 
-test('a deleted ${EXAMPLE.singular} goes away once the delete handler has run', async () => {
+test('each ${EXAMPLE.singular} keeps a ConfigMap with its greeting, put back when someone deletes it', async () => {
+  await applyManifests(plane!.kubeConfig(), [
+    { apiVersion: '${exampleApiVersion(settings)}', kind: '${EXAMPLE.kind}', metadata: { name: 'kept', namespace }, spec: { name: 'sun' } },
+  ]);
+  const configMaps = client!.resource(kinds.ConfigMap);
+  const first = await waitFor(() => configMaps.find({ namespace, name: 'kept' }), { what: 'the ConfigMap' });
+  assert.equal(first?.data?.greeting, 'Hello, sun!');
+
+  await configMaps.delete({ namespace, name: 'kept' });
+
+  const back = await waitFor(async () => {
+    const current = await configMaps.find({ namespace, name: 'kept' });
+    return current && current.metadata?.uid !== first?.metadata?.uid ? current : undefined;
+  }, { what: 'the ConfigMap put back' });
+  assert.equal(back?.data?.greeting, 'Hello, sun!');
+});
+
+test('a deleted ${EXAMPLE.singular} goes away once its last reconcile has run', async () => {
   await applyManifests(plane!.kubeConfig(), [
     { apiVersion: '${exampleApiVersion(settings)}', kind: '${EXAMPLE.kind}', metadata: { name: 'bye', namespace }, spec: { name: 'moon' } },
   ]);

@@ -81,13 +81,14 @@ describe('konductor init: the files', () => {
     expect(compilerOptions).not.toHaveProperty('skipLibCheck');
   });
 
-  test('the handlers: create, update, the portable delete decorator and a timer, on the CRD\'s resource', () => {
+  test('the handlers lead with a reconcile that owns a ConfigMap, then a create handler and a timer, all on the CRD\'s kind', () => {
     const handlers = file('src/handlers.ts');
-    for (const decorator of ["@on.create(API_VERSION, 'greetings')", "@on.update(API_VERSION, 'greetings')", "@on.deletion(API_VERSION, 'greetings')", "@timer(API_VERSION, 'greetings'"]) {
+    for (const decorator of ['@on.reconcile(Greeting, { owns: [kinds.ConfigMap] })', '@on.create(Greeting)', '@timer(Greeting, { interval: 30 })']) {
       expect(handlers).toContain(decorator);
     }
+    expect(handlers.indexOf('@on.reconcile(')).toBeLessThan(handlers.indexOf('@on.create('));
     expect(handlers).not.toContain('@on.delete(');
-    expect(handlers).toContain("const API_VERSION = 'greet.acme.io/v1';");
+    expect(handlers).toContain("export const Greeting = defineKind<Greeting>('greet.acme.io/v1', 'Greeting', 'greetings');");
     const crd = load(file('crds/greetings.yaml')) as { metadata: { name: string }; spec: { group: string; names: { plural: string }; versions: Array<{ name: string; subresources: unknown }> } };
     expect(crd.metadata.name).toBe('greetings.greet.acme.io');
     expect(crd.spec.group).toBe('greet.acme.io');
@@ -118,6 +119,7 @@ describe('konductor init: the files', () => {
     expect(clusterRole.rules).toEqual([
       { apiGroups: ['greet.acme.io'], resources: ['greetings'], verbs: ['get', 'list', 'watch', 'patch'] },
       { apiGroups: ['greet.acme.io'], resources: ['greetings/status'], verbs: ['get', 'patch'] },
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'patch'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     ]);
     const deployment = manifests.find((m) => m.kind === 'Deployment')!;

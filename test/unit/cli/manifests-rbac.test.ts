@@ -51,12 +51,28 @@ describe('RBAC rules derived from handlers', () => {
     expect(rbac.rules).toContainEqual({ apiGroups: ['apps'], resources: ['deployments/status', 'statefulsets/status'], verbs: ['patch'] });
   });
 
-  // owned: children trigger their owner (@on.owned)
   test('an @on.owned handler writes its owner and only lists and watches its child resource', () => {
     const owned: HandlerUse = { kind: 'owned', resource: { apiVersion: WIDGETS, name: 'widgets' }, child: { resource: { apiVersion: 'v1', name: 'configmaps' } } };
     const rbac = deriveRbacRules([owned], { leaseName: 'op' });
     expect(rbac.rules).toEqual([
       { apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'watch'] },
+      { apiGroups: ['test.konductor.dev'], resources: ['widgets'], verbs: ['get', 'list', 'watch', 'patch'] },
+      { apiGroups: ['test.konductor.dev'], resources: ['widgets/status'], verbs: ['patch'] },
+      { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+    ]);
+  });
+
+  test('an @on.reconcile handler writes its objects and only lists and watches what it owns and maps', () => {
+    const reconcile: HandlerUse = {
+      kind: 'reconcile',
+      resource: { apiVersion: WIDGETS, name: 'widgets' },
+      owns: [{ resource: { apiVersion: 'apps/v1', name: 'statefulsets' } }],
+      watches: [{ resource: { apiVersion: 'v1', name: 'namespaces' } }],
+    };
+    const rbac = deriveRbacRules([reconcile], { leaseName: 'op' });
+    expect(rbac.rules).toEqual([
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
+      { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['list', 'watch'] },
       { apiGroups: ['test.konductor.dev'], resources: ['widgets'], verbs: ['get', 'list', 'watch', 'patch'] },
       { apiGroups: ['test.konductor.dev'], resources: ['widgets/status'], verbs: ['patch'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create'] },
