@@ -89,8 +89,12 @@ export interface ReconcileContext<T = Record<string, unknown>> extends ObjectCon
   signal: AbortSignal;
 }
 
-/** What a reconcile handler returns: nothing, or how long until it runs again (seconds, ISO-8601, luxon Duration). */
-export type ReconcileResult = void | undefined | DurationInput;
+/**
+ * What a reconcile handler returns: nothing, how long until it runs again (seconds, ISO-8601, luxon
+ * Duration), or that with a priority: `high` runs it before changes seen live (say, a failover that
+ * must not wait behind a catch-up), `low` lets it wait with the listing's backlog.
+ */
+export type ReconcileResult = void | undefined | DurationInput | { requeueAfter?: DurationInput; priority?: 'high' | 'normal' | 'low' };
 
 /** An `@on.reconcile` handler function. */
 export type ReconcileHandlerFn<T = Record<string, unknown>> = (context: ReconcileContext<T>) => ReconcileResult | Promise<ReconcileResult>;

@@ -1,5 +1,6 @@
 import { ApiError } from '../api/api-error.js';
 import type { ObjectApi } from '../api/object-api.js';
+import { Duration } from 'luxon';
 import { toMilliseconds } from '../clock/duration.js';
 import { withTimeLimit } from '../clock/time-limit.js';
 import { conditionsOf, nextConditions, readConditions, type ConditionChange } from '../handler/conditions.js';
@@ -46,8 +47,9 @@ interface ReconcileState {
   failures: number;
   /** When a failed run is retried. */
   retryAt?: number;
-  /** When a successful run asked to run again. */
+  /** When a successful run asked to run again, and how urgently. */
   requeueAt?: number;
+  priority?: 'high' | 'normal' | 'low';
   /** resourceVersions of our own writes that changed nothing but what the run wrote: their events wake nothing. */
   echoes?: Set<string>;
   /** Our last write, until the watch delivers it (read-your-writes). */
@@ -55,7 +57,7 @@ interface ReconcileState {
 }
 
 /** How one run ended. */
-type Outcome = { ok: true; requeueAfterMs?: number } | { ok: false; retryInMs?: number };
+type Outcome = { ok: true; requeueAfterMs?: number; priority?: 'high' | 'normal' | 'low' } | { ok: false; retryInMs?: number };
 
 /**
  * Runs the `@on.reconcile` handler of one resource: level-triggered, with the object's newest state,
@@ -129,6 +131,7 @@ export class ReconcileProcessor {
     if (outcome.ok) {
       state.failures = 0;
       if (outcome.requeueAfterMs !== undefined) state.requeueAt = after + outcome.requeueAfterMs;
+      state.priority = outcome.priority;
     } else if (outcome.retryInMs !== undefined) {
       state.retryAt = after + outcome.retryInMs;
     }
@@ -172,7 +175,9 @@ export class ReconcileProcessor {
     const times = [state.retryAt, state.requeueAt].filter((at): at is number => at !== undefined);
     if (!state.due && times.length === 0 && state.failures === 0 && !state.ownWrite && !state.echoes?.size) this.states.delete(uid);
     if (state.due) return { requeueAfterMs: 0 };
-    return times.length === 0 ? undefined : { requeueAfterMs: Math.max(0, Math.min(...times) - now) };
+    if (times.length === 0) return undefined;
+    const requeueAfterMs = Math.max(0, Math.min(...times) - now);
+    return state.priority === undefined || state.priority === 'normal' || state.requeueAt === undefined ? { requeueAfterMs } : { requeueAfterMs, priority: state.priority };
   }
 
   private pruneStarts(now: number): void {
@@ -203,13 +208,14 @@ export class ReconcileProcessor {
     this.metrics.increment('handler_runs_total', { handler: handler.id, result: failure ? 'failure' : 'success' });
     if (failure) return this.failed(state, failure, logger, where);
     let requeueAfterMs = handler.requeueAfterMs;
+    let priority: 'high' | 'normal' | 'low' | undefined;
     try {
-      if (result !== undefined && result !== null) requeueAfterMs = toMilliseconds(result, `the delay ${handler.id} returned`);
+      ({ requeueAfterMs, priority } = requeueOf(result, requeueAfterMs, handler.id));
       await this.write(body, this.patchOf(body, patch, changes, deleting), state);
     } catch (error) {
       return this.failed(state, asError(error), logger, where);
     }
-    return { ok: true, requeueAfterMs };
+    return { ok: true, requeueAfterMs, priority };
   }
 
   private failed(state: ReconcileState, error: Error, logger: Logger, where: string): Outcome {
@@ -260,6 +266,28 @@ export class ReconcileProcessor {
       throw error;
     }
   }
+}
+
+/** The re-run a handler asked for: its returned delay and priority, else `requeueAfter`; throws naming a malformed one. */
+function requeueOf(result: ReconcileResult, configuredMs: number | undefined, id: string): { requeueAfterMs?: number; priority?: 'high' | 'normal' | 'low' } {
+  try {
+    return readRequeue(result, configuredMs, id);
+  } catch (error) {
+    // A malformed delay is the handler's code: running it again would return the same.
+    throw error instanceof PermanentError ? error : new PermanentError(describeError(error));
+  }
+}
+
+function readRequeue(result: ReconcileResult, configuredMs: number | undefined, id: string): { requeueAfterMs?: number; priority?: 'high' | 'normal' | 'low' } {
+  if (result === undefined || result === null) return { requeueAfterMs: configuredMs };
+  if (typeof result === 'object' && !Duration.isDuration(result)) {
+    const { requeueAfter, priority } = result;
+    if (priority !== undefined && priority !== 'high' && priority !== 'normal' && priority !== 'low') {
+      throw new PermanentError(`${id} returned priority ${JSON.stringify(priority)}: use 'high', 'normal' or 'low'`);
+    }
+    return { requeueAfterMs: requeueAfter === undefined ? configuredMs : toMilliseconds(requeueAfter, `the delay ${id} returned`), priority };
+  }
+  return { requeueAfterMs: toMilliseconds(result, `the delay ${id} returned`) };
 }
 
 /** Whether two states of an object agree on everything but server-kept metadata. */

@@ -21,8 +21,14 @@ export interface ObjectBatch<T extends KubeObject, R> {
   signal: AbortSignal;
 }
 
-/** A processor may ask to run the object again later even without a new event. */
-export type ProcessResult = void | { requeueAfterMs?: number };
+/**
+ * A processor may ask to run the object again later even without a new event, and how urgently:
+ * `high` goes before live changes, `low` waits with listings and relists; default as a live change.
+ */
+export type ProcessResult = void | { requeueAfterMs?: number; priority?: RunPriority };
+
+/** Where a run waits in the shared queue. */
+export type RunPriority = 'high' | 'normal' | 'low';
 
 export type ObjectProcessor<T extends KubeObject, R> = (batch: ObjectBatch<T, R>) => Promise<ProcessResult>;
 
@@ -72,9 +78,11 @@ export function stalledForMs(progress: ReactorProgress, now: number): number {
   return Math.max(0, now - Math.max(progress.lastCompletedAt, progress.waitingSince));
 }
 
-/** Priorities in the shared queue: live changes go before a (re)listing backlog. */
+/** Priorities in the shared queue: live changes go before a (re)listing backlog; a processor may ask for more. */
+const HIGH = 2;
 const LIVE = 1;
 const BACKLOG = 0;
+const PRIORITIES: Record<RunPriority, number> = { high: HIGH, normal: LIVE, low: BACKLOG };
 
 /** One object's pending work; it exists only while the object has work queued, running or requeued. */
 interface Slot<T extends KubeObject, R> extends QueueTicket {
@@ -342,13 +350,14 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
       slot.woken = false;
     } else if (result?.requeueAfterMs !== undefined && slot.latest.type !== 'DELETED') {
       slot.state = 'idle';
+      const priority = PRIORITIES[result.priority ?? 'normal'] ?? LIVE;
       // A requeue can be far off (a TemporaryError delay, a stored `delayed` time): past setTimeout's
       // 24.8-day limit a bare setTimeout would fire at once, again and again; the clock's does not.
       slot.requeueTimer = this.clock.setTimeout(() => {
         slot.requeueTimer = undefined;
         if (slot.state === 'idle' && !this.stopped) {
           // No raw event is added: nothing happened to the object, so event observers see nothing twice.
-          this.schedule(slot, LIVE);
+          this.schedule(slot, priority);
           // Nothing else reports here: without it the queue depth misses a re-run waiting for a slot.
           this.report();
         }

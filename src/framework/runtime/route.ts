@@ -132,8 +132,11 @@ export async function processBatch(batch: ObjectBatch<KubeObject, Route>, servic
   return soonerRetry(result, ownedResult, reconcileResult);
 }
 
-/** The processors' results as one: the soonest of their requested re-runs. */
+/** The processors' results as one: the soonest of their requested re-runs, at the highest priority any asked for. */
 function soonerRetry(...results: ProcessResult[]): ProcessResult {
-  const ms = results.map((result) => result?.requeueAfterMs).filter((value): value is number => value !== undefined);
-  return ms.length === 0 ? results[0] : { ...(results[0] ?? {}), requeueAfterMs: Math.min(...ms) };
+  const asked = results.filter((result): result is Exclude<ProcessResult, void> => result?.requeueAfterMs !== undefined);
+  if (asked.length === 0) return undefined;
+  const order = ['low', 'normal', 'high'] as const;
+  const priority = asked.map((result) => result.priority ?? 'normal').reduce((a, b) => (order.indexOf(b) > order.indexOf(a) ? b : a));
+  return { requeueAfterMs: Math.min(...asked.map((result) => result.requeueAfterMs!)), ...(priority === 'normal' ? {} : { priority }) };
 }

@@ -119,6 +119,15 @@ describe('reconcile runs (ReconcileProcessor)', () => {
     expect(await configured.run([])).toEqual({ requeueAfterMs: 60_000 });
   });
 
+  test('a handler may raise the priority of its next run: the requeue says so', async () => {
+    const urgent = setup(() => ({ requeueAfter: 5, priority: 'high' as const }));
+    const malformed = setup(() => ({ requeueAfter: 'soon' }));
+
+    expect(await urgent.run()).toEqual({ requeueAfterMs: 5_000, priority: 'high' });
+    expect(await malformed.run()).toBeUndefined();
+    expect(malformed.logs.containing("failed permanently (not retried until it changes): the delay reconcile returned: 'soon' is not an ISO-8601 duration")).toHaveLength(1);
+  });
+
   test("a TemporaryError is retried after its delay; another error after 1 s, then 2 s; its patch is not sent", async () => {
     const temporary = setup(() => {
       throw new TemporaryError('not yet', { delay: 7 });

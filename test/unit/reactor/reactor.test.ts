@@ -308,6 +308,30 @@ describe('requeueing', () => {
     expect(reactor.activeObjects).toBe(0);
   });
 
+  test('a requeue at high priority runs before live changes already waiting; at normal priority, after them', async () => {
+    const order = async (priority: 'high' | 'normal') => {
+      const hold = deferred();
+      const { reactor, runs } = reactorWith(
+        async (batch) => {
+          if (batch.uid === 'blocker') await hold.promise;
+          return batch.uid === 'x' && runs.filter((r) => r.uid === 'x').length === 1 ? { requeueAfterMs: 20, priority } : undefined;
+        },
+        { concurrency: 1 },
+      );
+      reactor.push(widgetEvent('x', 1), 'route');
+      await waitFor(() => runs.length === 1 && reactor.running === 0, { what: 'the first run of x', timeoutMs: 1_000, ...often });
+      reactor.push(widgetEvent('blocker', 1), 'route');
+      reactor.push(widgetEvent('b', 1), 'route');
+      await waitFor(() => reactor.queued === 2, { what: "x's requeue waiting behind b", timeoutMs: 1_000, ...often });
+      hold.resolve();
+      await reactor.onIdle();
+      return runs.map((r) => r.uid);
+    };
+
+    expect(await order('high')).toEqual(['x', 'blocker', 'x', 'b']);
+    expect(await order('normal')).toEqual(['x', 'blocker', 'b', 'x']);
+  });
+
   test('a requeued run carries no raw events, so event observers never see one twice', async () => {
     const { reactor, runs } = reactorWith(async () => (runs.length === 1 ? { requeueAfterMs: 20 } : undefined));
 
