@@ -44,6 +44,25 @@ export function childWatchScopes(child: Pick<Resource, 'namespaced'>, ownerNames
 }
 
 /**
+ * The events of a related resource (children, or a resource a map function reads) as the operator's
+ * watches deliver them: resolved by discovery, readable through the cache, watched in `namespace`
+ * (children: their owner's) or, without one, in the operator's namespaces.
+ */
+export function relatedEvents(services: OwnedWatchServices, selector: ResourceSelector, namespace: string | undefined, labelSelector: string | undefined): Observable<WatchEvent> {
+  const { client, hub, logger, namespaces } = services;
+  return resolveResource(client, selector, { logger }).pipe(
+    mergeMap((resource) => {
+      services.track?.(resource, [selector]);
+      const watches = childWatchScopes(resource, resource.namespaced ? namespace : undefined, namespaces, labelSelector).map(({ scope, globs }) => {
+        const stream = hub.watch(resource, scope);
+        return globs ? stream.pipe(inNamespaces(globs)) : stream;
+      });
+      return merge(...watches) as Observable<WatchEvent>;
+    }),
+  );
+}
+
+/**
  * The child watches of one owner route's `@on.owned` handlers. Started once the owners are listed
  * (so a listed child finds its owner in the owner watch's store); each child event that names a
  * listed, live owner of this resource as its controller is offered to the route's owned processor,
@@ -73,18 +92,8 @@ export class OwnedWatches {
   }
 
   private watchChildren(spec: OwnedSpec): Subscription {
-    const { client, hub, logger, namespaces } = this.services;
-    const events = resolveResource(client, spec.child.resource, { logger }).pipe(
-      mergeMap((child) => {
-        this.services.track?.(child, [spec.child.resource]);
-        const watches = childWatchScopes(child, this.ownerScope.namespace, namespaces, spec.child.labelSelector).map(({ scope, globs }) => {
-          const stream = hub.watch(child, scope);
-          return globs ? stream.pipe(inNamespaces(globs)) : stream;
-        });
-        return merge(...watches) as Observable<WatchEvent>;
-      }),
-    );
-    return events.subscribe({
+    const { logger } = this.services;
+    return relatedEvents(this.services, spec.child.resource, this.ownerScope.namespace, spec.child.labelSelector).subscribe({
       next: (event) => this.deliver(spec, event),
       error: (error: unknown) =>
         logger.error(

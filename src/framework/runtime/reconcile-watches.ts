@@ -1,31 +1,17 @@
-import { merge, mergeMap, Subscription, type Observable } from 'rxjs';
-import type { ApiClient } from '../api/api-client.js';
+import { Subscription } from 'rxjs';
 import { resourceId, type Resource, type ResourceSelector } from '../api/resource.js';
 import type { Cache } from '../handler/cache.js';
 import type { MappedKeys, ObjectKey } from '../handler/reconcile-specs.js';
 import { controllerOwnerOf, mayOwn } from '../objects/controller-owner.js';
 import type { KubeObject } from '../objects/kube-object.js';
-import type { Logger } from '../observability/logger.js';
-import type { Reactor } from '../reactor/reactor.js';
 import type { WatchEvent } from '../watching/events.js';
-import { resolveResource } from '../watching/resource-resolver.js';
-import type { WatchHub, WatchScope } from '../watching/watch-hub.js';
-import { inNamespaces } from './namespace-patterns.js';
-import { childWatchScopes, OwnedWatches } from './owned-watches.js';
+import type { WatchScope } from '../watching/watch-hub.js';
+import { OwnedWatches, relatedEvents, type OwnedWatchServices } from './owned-watches.js';
 import type { Route } from './route.js';
 
-/** What the watches of a reconcile's `owns` and `watches` share. */
-export interface ReconcileWatchServices {
-  client: ApiClient;
-  hub: WatchHub;
-  reactor: Reactor<KubeObject, Route>;
-  logger: Logger;
-  /** The operator's `namespaces` (names or globs); empty: all namespaces. */
-  namespaces: readonly string[];
-  /** What map functions read. */
+/** What the watches of a reconcile's `owns` and `watches` share: the child watches' services, and what map functions read. */
+export interface ReconcileWatchServices extends OwnedWatchServices {
   cache: Cache;
-  /** Makes a resolved resource readable through `ctx.cache`. */
-  track?: (resource: Resource, selectors: readonly ResourceSelector[]) => void;
 }
 
 /** The keys a map function returned, checked: attacker-shaped objects must not make it throw the watch away. */
@@ -74,20 +60,9 @@ export class ReconcileWatches {
 
   /** Children live in their owner's namespace (owner references never cross one); watched objects anywhere the operator watches. */
   private watchResource(selector: ResourceSelector, labelSelector: string | undefined, children: boolean, deliver: (event: WatchEvent) => void): Subscription {
-    const { client, hub, logger, namespaces } = this.services;
+    const { logger } = this.services;
     const id = this.route.reconcile?.handler.id;
-    const events = resolveResource(client, selector, { logger }).pipe(
-      mergeMap((resource) => {
-        this.services.track?.(resource, [selector]);
-        const ownerNamespace = children && resource.namespaced ? this.ownerScope.namespace : undefined;
-        const watches = childWatchScopes(resource, ownerNamespace, namespaces, labelSelector).map(({ scope, globs }) => {
-          const stream = hub.watch(resource, scope);
-          return globs ? stream.pipe(inNamespaces(globs)) : stream;
-        });
-        return merge(...watches) as Observable<WatchEvent>;
-      }),
-    );
-    return events.subscribe({
+    return relatedEvents(this.services, selector, children ? this.ownerScope.namespace : undefined, labelSelector).subscribe({
       next: (event) => {
         if (event.type !== 'SYNCED') deliver(event);
       },

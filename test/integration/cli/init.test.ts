@@ -122,7 +122,7 @@ describe('konductor init', () => {
       env: { TSX_TSCONFIG_PATH: 'tsconfig.check.json' },
       timeoutMs: 180_000,
     });
-    expect(output).toMatch(/# pass 2\b/);
+    expect(output).toMatch(/# pass 3\b/);
     expect(output).toMatch(/# fail 0\b/);
   }, 200_000);
 

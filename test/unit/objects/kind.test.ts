@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { defineKind, resourceArguments } from '../../../src/framework/objects/kind.js';
 import * as kinds from '../../../src/framework/objects/builtin-kinds.js';
 
@@ -21,5 +23,14 @@ describe('kinds', () => {
       'v1 PersistentVolumeClaim persistentvolumeclaims',
       'apps/v1 StatefulSet statefulsets',
     ]);
+  });
+});
+
+describe('the built-in kinds cost nothing at run time', () => {
+  test("their module imports client-node's models as types only, so loading them loads none of client-node", () => {
+    const source = readFileSync(fileURLToPath(new URL('../../../src/framework/objects/builtin-kinds.ts', import.meta.url)), 'utf8');
+    const imports = source.split('\n').filter((line) => line.startsWith('import ') && line.includes('@kubernetes/client-node'));
+
+    expect(imports).toEqual(["import type * as k8s from '@kubernetes/client-node';"]);
   });
 });
