@@ -108,6 +108,18 @@ function sameCondition(a: Condition, b: Condition): boolean {
   return a.status === b.status && a.reason === b.reason && a.message === b.message && a.lastTransitionTime === b.lastTransitionTime && a.observedGeneration === b.observedGeneration;
 }
 
+/**
+ * Puts what a handler set through `ctx.conditions` into its status patch: the whole
+ * `status.conditions` list (a merge patch replaces lists), and `status.observedGeneration` beside it
+ * when `observed`. Nothing when it set nothing, or nothing that changes them.
+ */
+export function conditionsPatch(status: unknown, changes: readonly ConditionChange[], generation: number | undefined, now: Date, observed: boolean): Record<string, unknown> | undefined {
+  const conditions = nextConditions(readConditions(status), changes, generation, now);
+  if (!conditions) return undefined;
+  const current = (status as { observedGeneration?: unknown } | undefined)?.observedGeneration;
+  return observed && generation !== undefined && current !== generation ? { conditions, observedGeneration: generation } : { conditions };
+}
+
 /** The `ctx.conditions` of one handler run over `status`, and the changes it collected. */
 export function conditionsOf(status: unknown): { conditions: Conditions; changes: ConditionChange[] } {
   const changes: ConditionChange[] = [];

@@ -15,6 +15,7 @@ import type { OwnedOptions, OwnedSpec } from './owned-specs.js';
 import type { Cache, Indexes } from './cache.js';
 import type { ObjectState } from './object-parts.js';
 import type { ReconcileOptions, ReconcileSpec } from './reconcile-specs.js';
+import type { Conditions } from './conditions.js';
 
 /**
  * What a handler's object type must have. Generated object types (`konductor types`) are interfaces
@@ -195,6 +196,8 @@ export interface ChangeContext<Spec = Record<string, unknown>, Status = Record<s
   extends ObjectContext<Spec, Status> {
   /** Changes to send when the handler returns (one merge PATCH, status on its subresource); `null` deletes a field. */
   patch: Patch<SpecOf<Spec>, StatusOf<Spec, Status>>;
+  /** `status.conditions`, set by name; written with `patch`, with `status.observedGeneration` (see {@link Conditions}). */
+  conditions: Conditions;
   /** Why the handler runs. */
   reason: ChangeReason;
   /** Update handlers: the previous value (of `field`, or the whole essence); undefined for other causes. */

@@ -3,6 +3,7 @@ import type { Resource } from '../api/resource.js';
 import type { Clock } from '../clock/clock.js';
 import type { LongTimeout } from '../clock/long-timeout.js';
 import { AttemptTimeoutError } from '../clock/time-limit.js';
+import { conditionsOf, conditionsPatch, type ConditionChange } from '../handler/conditions.js';
 import { asError, describeError, HandlerTimeoutError, PermanentError } from '../handler/errors.js';
 import type { ChangeContext, ChangeHandlerSpec } from '../handler/handler-specs.js';
 import { objectContext } from '../handler/object-context.js';
@@ -62,9 +63,11 @@ export async function invokeHandler(invocation: Invocation): Promise<InvocationR
   signal.addEventListener('abort', onStop, { once: true });
   let timer: LongTimeout | undefined;
   const startedAt = timing?.startedAt ?? invocation.now();
+  const { conditions, changes } = conditionsOf(body.status);
   // Object.assign, not a spread: a spread would read (and so make) the object's memo.
   const context: ChangeContext = Object.assign(objectContext(body, invocation.logger, invocation.resource, invocation.client, invocation.memos), {
     patch,
+    conditions,
     reason: invocation.reason,
     old: change.old,
     new: change.new,
@@ -89,6 +92,7 @@ export async function invokeHandler(invocation: Invocation): Promise<InvocationR
     } else {
       returned = await run;
     }
+    addConditions(patch, body, changes, invocation);
     // Results delivery: the return value goes into this patch's status, under the handler's id.
     const undeliverable = deliverResult(patch, handler.id, returned);
     if (undeliverable !== undefined) return { patch: guardedCopy(patch, body, invocation.identity).patch ?? emptyPatch(), error: new PermanentError(undeliverable) };
@@ -97,12 +101,19 @@ export async function invokeHandler(invocation: Invocation): Promise<InvocationR
     return { patch: guarded.patch };
   } catch (error) {
     // A failed attempt's patch is still sent (status it set, say): it goes through the same guard.
+    addConditions(patch, body, changes, invocation);
     const guarded = guardedCopy(patch, body, invocation.identity);
     return { patch: guarded.patch ?? emptyPatch(), error: asError(error) };
   } finally {
     timer?.clear();
     signal.removeEventListener('abort', onStop);
   }
+}
+
+/** The conditions the handler set, into its status patch (with the generation they saw, given a status subresource). */
+function addConditions(patch: Patch, body: KubeObject, changes: readonly ConditionChange[], invocation: Invocation): void {
+  const extra = conditionsPatch(body.status, changes, body.metadata?.generation, new Date(invocation.now()), invocation.resource.hasStatus);
+  if (extra) Object.assign(patch.status, extra);
 }
 
 /**
