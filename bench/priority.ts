@@ -3,7 +3,8 @@
 // listing is in (`ready`), new objects are created at a fixed rate (10/s) for as long as it catches up.
 // Reported: how long each of those waited from its create to its handler (sent → handler start), with
 // those still unhandled when the catch-up ends counted at that moment (a lower bound), and the
-// catch-up's own throughput. A change seen live must not wait behind the listing's backlog.
+// catch-up's own throughput, against a control catch-up of as many objects with nothing created during
+// it, run first in the same run. A change seen live must not wait behind the listing's backlog.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiClient } from '../src/framework/api/api-client.js';
 import { benchApiVersion, benchResource, collection, createObjects, installBenchCrd, latencyFigures, machine, OperatorProcess, round1, type BenchTarget, type Figures } from './support.js';
@@ -40,9 +41,27 @@ async function createUntil(target: BenchTarget, namespace: string, rate: number,
   }
 }
 
+/** The same catch-up with nothing created during it, in its own namespace: what serving the creates first costs. */
+async function controlCatchUp(target: BenchTarget, options: PriorityOptions): Promise<Figures> {
+  const namespace = `${options.namespace}-control`;
+  await createObjects(target.kubeConfig, namespace, options.objects);
+  const child = new OperatorProcess(target, 'scale-child.mjs', [namespace, options.objects, 0, options.concurrency]);
+  try {
+    const caughtUp = (await child.message('caughtUp', 120_000 + options.objects * 100)).caughtUp as Figures;
+    await child.result(60_000).catch(() => undefined);
+    return caughtUp;
+  } catch (error) {
+    child.kill();
+    throw error;
+  }
+}
+
 export async function runPriority(target: BenchTarget, options: PriorityOptions): Promise<Figures> {
   const { objects, rate, concurrency, namespace } = options;
   await installBenchCrd(target.kubeConfig);
+  // BENCH_PRIORITY_CONTROL=0 skips the control catch-up (half the time).
+  const control = process.env.BENCH_PRIORITY_CONTROL === '0' ? undefined : await controlCatchUp(target, options);
+  if (control) process.stderr.write(`bench: priority ${objects}: control catch-up ${JSON.stringify(control)}\n`);
   const setupCreateSeconds = await createObjects(target.kubeConfig, namespace, objects);
   const child = new OperatorProcess(target, 'scale-child.mjs', [namespace, objects, 0, concurrency]);
   const stop = new AbortController();
@@ -67,6 +86,14 @@ export async function runPriority(target: BenchTarget, options: PriorityOptions)
       ...latencyFigures('createToHandlerMs', [...createdDuringMs, ...unhandled]),
       catchUpSeconds: rest.seconds,
       objectsPerSecond: rest.objectsPerSecond,
+      ...(control
+        ? {
+            controlCatchUpSeconds: control.seconds,
+            controlObjectsPerSecond: control.objectsPerSecond,
+            // What serving the live creates first cost the catch-up, against the control in this run.
+            throughputDropPercent: round1((1 - Number(rest.objectsPerSecond) / Number(control.objectsPerSecond)) * 100),
+          }
+        : {}),
       catchUpPeakRssMb: rest.peakRssMb,
       concurrency,
       setupCreateSeconds: round1(setupCreateSeconds),
