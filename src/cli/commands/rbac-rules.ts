@@ -19,7 +19,7 @@ export interface HandlerUse {
   resource: ResourceSelector;
   /** An `@on.owned` handler also watches its child resource (read only). */
   child?: { resource: ResourceSelector };
-  /** An `@on.reconcile` handler also watches the children it owns and the resources it maps (read only). */
+  /** An `@on.reconcile` handler manages the children it owns, and reads (only) the resources it maps. */
   owns?: readonly { resource: ResourceSelector }[];
   watches?: readonly { resource: ResourceSelector }[];
 }
@@ -65,10 +65,11 @@ export function deriveRbacRules(
   options: { leaseName: string; crds?: readonly KnownResource[]; extraRules?: readonly PolicyRule[] },
 ): RbacRules {
   const byResource = new Map<string, WatchedResource>();
-  // Children and mapped resources are listed and watched, never written by the framework.
-  const watchedOnly = (handler: HandlerUse): HandlerUse[] =>
-    [...(handler.child ? [handler.child] : []), ...(handler.owns ?? []), ...(handler.watches ?? [])].map(({ resource }) => ({ kind: 'event', resource }));
+  // Children of @on.owned and mapped resources are listed and watched, never written by the framework.
+  const watchedOnly = (handler: HandlerUse): HandlerUse[] => [...(handler.child ? [handler.child] : []), ...(handler.watches ?? [])].map(({ resource }) => ({ kind: 'event', resource }));
   const uses = handlers.flatMap((handler): HandlerUse[] => [handler, ...watchedOnly(handler)]);
+  // What a reconcile owns it makes, changes (server-side apply is a PATCH that may create) and removes.
+  const managed = handlers.flatMap((handler) => handler.owns ?? []).map(({ resource }) => resolveResourceName(resource, options.crds));
   for (const handler of uses) {
     const resolved = resolveResourceName(handler.resource, options.crds);
     const key = `${resolved.group}/${resolved.plural}`;
@@ -97,6 +98,7 @@ export function deriveRbacRules(
       rules.push({ apiGroups: [resource.group], resources: [`${resource.plural}/status`], verbs: ['patch'] });
     }
   }
+  for (const child of managed) rules.push({ apiGroups: [child.group], resources: [child.plural], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] });
   rules.push({ apiGroups: [''], resources: ['events'], verbs: ['create'] });
   for (const rule of options.extraRules ?? []) rules.push(rule);
 

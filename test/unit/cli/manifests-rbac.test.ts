@@ -62,7 +62,7 @@ describe('RBAC rules derived from handlers', () => {
     ]);
   });
 
-  test('an @on.reconcile handler writes its objects and only lists and watches what it owns and maps', () => {
+  test('an @on.reconcile handler writes its objects, manages what it owns, and only lists and watches what it maps', () => {
     const reconcile: HandlerUse = {
       kind: 'reconcile',
       resource: { apiVersion: WIDGETS, name: 'widgets' },
@@ -72,9 +72,9 @@ describe('RBAC rules derived from handlers', () => {
     const rbac = deriveRbacRules([reconcile], { leaseName: 'op' });
     expect(rbac.rules).toEqual([
       { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
-      { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['list', 'watch'] },
       { apiGroups: ['test.konductor.dev'], resources: ['widgets'], verbs: ['get', 'list', 'watch', 'patch'] },
       { apiGroups: ['test.konductor.dev'], resources: ['widgets/status'], verbs: ['patch'] },
+      { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create'] },
     ]);
   });
