@@ -3,7 +3,7 @@ import type { ObjectApi } from '../api/object-api.js';
 import { Duration } from 'luxon';
 import { toMilliseconds } from '../clock/duration.js';
 import { withTimeLimit } from '../clock/time-limit.js';
-import { conditionsOf, nextConditions, readConditions, type ConditionChange } from '../handler/conditions.js';
+import { conditionsOf, conditionsPatch, type ConditionChange } from '../handler/conditions.js';
 import { asError, describeError, PermanentError } from '../handler/errors.js';
 import { matchesObject } from '../handler/filters.js';
 import type { ObjectMemos } from '../handler/memo.js';
@@ -199,8 +199,9 @@ export class ReconcileProcessor {
     let result: ReconcileResult;
     let failure: Error | undefined;
     try {
-      const context = { ...objectContext(body, logger, api.resource, api.client, this.options.memos), patch, conditions, deleting, retry: state.failures };
-      result = await withTimeLimit((attemptSignal) => handler.fn({ ...context, signal: attemptSignal }), this.options.attemptTimeoutMs, signal);
+      // Object.assign, not a spread: a spread would read (and so make) the object's memo.
+      const context = Object.assign(objectContext(body, logger, api.resource, api.client, this.options.memos), { patch, conditions, deleting, retry: state.failures });
+      result = await withTimeLimit((attemptSignal) => handler.fn(Object.assign(context, { signal: attemptSignal })), this.options.attemptTimeoutMs, signal);
     } catch (thrown) {
       failure = asError(thrown);
     }
@@ -237,9 +238,7 @@ export class ReconcileProcessor {
     mergeInto(merged, guarded.patch as Record<string, unknown>);
     const status = (body.status ?? {}) as Record<string, unknown>;
     const generation = body.metadata?.generation;
-    const conditions = nextConditions(readConditions(status), changes, generation, new Date(this.now()));
-    const extra: Record<string, unknown> = {};
-    if (conditions) extra.conditions = conditions;
+    const extra: Record<string, unknown> = conditionsPatch(status, changes, generation, new Date(this.now()), false) ?? {};
     // Without a status subresource a status write bumps the generation: recording it would chase itself.
     const observed = !deleting && this.options.handler.options.observedGeneration !== false && this.options.api.resource.hasStatus;
     if (observed && generation !== undefined && status.observedGeneration !== generation) extra.observedGeneration = generation;
