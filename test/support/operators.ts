@@ -1,6 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { HandlerClass, OperatorOptions } from '../../src/framework/index.js';
+import type { OperatorOptions } from '../../src/framework/index.js';
 import { runOperator, waitFor, type TestOperator } from '../../src/testing/index.js';
+import { type HandlerClass } from '../../src/framework/registry/registry.js';
 
 /** A started in-process operator plus the requests it made, for write-budget assertions. */
 export type RunningOperator = TestOperator;

@@ -14,7 +14,6 @@ import type {
 } from '../handler/handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import { resourceArguments, type Kind } from '../objects/kind.js';
-// owned: children trigger their owner (@on.owned)
 import type { OwnedContext, OwnedOptions } from '../handler/owned-specs.js';
 import { cacheDecorator, indexDecorator } from './cache.js';
 import { activity, type ActivityDecorator } from './activities.js';
@@ -182,7 +181,15 @@ export const on = {
    *   @on.owned('example.com/v1', 'widgets', { child: ['v1', 'configmaps'] })
    *   async configChanged({ child, event, patch }: OwnedContext<Widget, ConfigMap>) {
    *     patch.status.config = event === 'DELETED' ? null : child.metadata?.resourceVersion;
-  // Read cache and indexes.
+   *   }
+   * }
+   * ```
+   */
+  owned: ((first: unknown, ...rest: unknown[]) => {
+    const { resource, rest: [options] } = resourceArguments(first, rest, '@on.owned');
+    return (_method: unknown, context: ClassMethodDecoratorContext): void => declareHandler(context, { kind: 'owned', resource, options: options as OwnedOptions });
+  }) as OwnedDecoratorFactory,
+
   /**
    * A CLASS decorator: watches a resource for `ctx.cache` alone (no handler runs for it), in the
    * operator's namespaces. Handlers start once its initial listing is in, and `ready` waits for it.
@@ -199,10 +206,6 @@ export const on = {
    * }
    * ```
    */
-  owned: ((first: unknown, ...rest: unknown[]) => {
-    const { resource, rest: [options] } = resourceArguments(first, rest, '@on.owned');
-    return (_method: unknown, context: ClassMethodDecoratorContext): void => declareHandler(context, { kind: 'owned', resource, options: options as OwnedOptions });
-  }) as OwnedDecoratorFactory,
   cache: cacheDecorator,
 
   /**
@@ -310,7 +313,6 @@ export const on = {
   },
 };
 
-// owned: children trigger their owner (@on.owned)
 /**
  * The decorator `on.owned` returns. Without an owner type, the context's types come from the method's
  * parameter (`OwnedContext<Widget, ConfigMap>`); with one (`on.owned<Widget>(...)`), the owner is fixed

@@ -10,7 +10,6 @@ import type { ObjectEvents } from '../posting/events.js';
 import type { Diff } from '../state/diff.js';
 import type { ChangeReason } from '../state/progress.js';
 import type { KubeObject } from '../objects/kube-object.js';
-// owned: children trigger their owner (@on.owned)
 import type { OwnedOptions, OwnedSpec } from './owned-specs.js';
 import type { Cache, Indexes } from './cache.js';
 import type { ObjectState } from './object-parts.js';

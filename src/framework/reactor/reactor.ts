@@ -93,7 +93,7 @@ interface Slot<T extends KubeObject, R> extends QueueTicket {
   latest: ObjectEvent<T>;
   route: R;
   requeueTimer: LongTimeout | undefined;
-  // owned: woken while running (its children changed), so it runs again though no raw event came
+  // Woken while running (an owned child changed): it runs again though no raw event came.
   woken?: boolean;
 }
 
@@ -261,7 +261,6 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     this.report();
   }
 
-  // owned: a run without a raw event, for an object whose owned children changed
   /**
    * Runs the object once more without adding a raw event (event observers see nothing): for work the
    * route keeps itself, such as an owner's child changes. Coalesces like {@link push}: a run already

@@ -12,7 +12,6 @@ import type {
   TimerHandlerFn,
   TimerOptions,
 } from '../handler/handler-specs.js';
-// owned: children trigger their owner (@on.owned)
 import { ownedSpec, type OwnedHandlerFn, type OwnedOptions } from '../handler/owned-specs.js';
 import type { CacheSpec, IndexFn, IndexSpec } from '../handler/cache.js';
 import { reconcileSpec, type ReconcileHandlerFn, type ReconcileOptions } from '../handler/reconcile-specs.js';

@@ -95,7 +95,6 @@ export class WatchHub {
     return entry;
   }
 
-  // owned: children find their owner in the owner's watch store
   /**
    * The objects a watch open in this scope knows, by uid (read-only; no API call); undefined when no
    * such watch is open. The map is the watch's own and follows it.

@@ -1,4 +1,6 @@
-import { ApiError, events, type DeleteOptions, type KubeObject, type ResourceClient } from 'konductor';
+import { ApiError, events, type KubeObject, type ResourceClient } from 'konductor';
+
+type DeleteOptions = NonNullable<Parameters<ResourceClient<KubeObject>['delete']>[1]>;
 
 /** The fields of a controller owner reference a child check needs. */
 export interface ControllerReference {

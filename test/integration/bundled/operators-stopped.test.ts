@@ -14,9 +14,9 @@ import {
   startEtcdOperator,
   type EtcdHarness,
 } from '../../support/etcd.js';
-import type { RecordedRequest } from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { waitFor } from '../../support/wait-for.js';
+import { type RecordedRequest } from '../../../src/testing/operator-harness.js';
 
 /**
  * Stopped means harmless (CoreOS operator principles: instances "continue to run unaffected if the

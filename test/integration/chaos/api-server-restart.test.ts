@@ -3,12 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { TestControlPlane, waitFor, type PeerApiServer } from '../../../src/testing/index.js';
+import { TestControlPlane, waitFor } from '../../../src/testing/index.js';
 import { checkLedger, readLedger } from '../../support/chaos/ledger.js';
 import { ChaosRandom, judgeDuplicates, LedgerOperator, LedgerWorkload, RecordingWatch } from '../../support/chaos/operator-process.js';
 import { chaosStorage, scenarioName, type Storage } from '../../support/chaos/storage.js';
 import { recordChaos } from '../../support/chaos/summary.js';
 import { installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { type PeerApiServer } from '../../../src/testing/control-plane.js';
 
 const OUTAGES = 2;
 /** Outages of the extra run with status storage (every run proves it; one outage keeps its cost down). */

@@ -4,13 +4,14 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Backoff, type BackoffOptions } from '../../../src/framework/clock/backoff.js';
-import { FaultProxy, runOperator, waitFor, type TestOperator } from '../../../src/testing/index.js';
+import { runOperator, waitFor, type TestOperator } from '../../../src/testing/index.js';
 import { LedgerWidgets } from '../../fixtures/handlers/ledger-widgets.js';
 import { readLedger, TrackedChanges, type LedgerVerdict } from '../../support/chaos/ledger.js';
 import { chaosStorage, scenarioName } from '../../support/chaos/storage.js';
 import { recordChaos } from '../../support/chaos/summary.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { FaultProxy } from '../../../src/testing/chaos/index.js';
 
 const OUTAGE_MS = 60_000;
 const IDLE_TIMEOUT_MS = 5_000;

@@ -4,12 +4,13 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { BackoffOptions } from '../../../src/framework/clock/backoff.js';
-import { runOperator, TestControlPlane, waitFor, type PeerApiServer, type TestOperator } from '../../../src/testing/index.js';
+import { runOperator, TestControlPlane, waitFor, type TestOperator } from '../../../src/testing/index.js';
 import { LedgerWidgets } from '../../fixtures/handlers/ledger-widgets.js';
 import { readLedger, TrackedChanges, type LedgerVerdict } from '../../support/chaos/ledger.js';
 import { chaosStorage, scenarioName } from '../../support/chaos/storage.js';
 import { recordChaos } from '../../support/chaos/summary.js';
 import { installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { type PeerApiServer } from '../../../src/testing/control-plane.js';
 
 const NAMESPACE = 'chaos-stall';
 const IDLE_TIMEOUT_MS = 5_000;

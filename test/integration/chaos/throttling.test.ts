@@ -3,13 +3,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { FaultProxy, runOperator, waitFor, type ProxiedRequest, type TestOperator } from '../../../src/testing/index.js';
+import { runOperator, waitFor, type TestOperator } from '../../../src/testing/index.js';
 import { LedgerWidgets } from '../../fixtures/handlers/ledger-widgets.js';
 import { readLedger, TrackedChanges, type LedgerVerdict } from '../../support/chaos/ledger.js';
 import { chaosStorage, scenarioName } from '../../support/chaos/storage.js';
 import { recordChaos } from '../../support/chaos/summary.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { FaultProxy, type ProxiedRequest } from '../../../src/testing/chaos/index.js';
 
 const STORM_MS = 20_000;
 const RETRY_AFTER_SECONDS = 2;

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
 import { formatMicroTime } from '../../../src/framework/runtime/leader-election.js';
-import { FaultProxy, type ProxiedRequest } from '../../../src/testing/index.js';
+import { FaultProxy, type ProxiedRequest } from '../../../src/testing/chaos/index.js';
 import { WidgetChildren } from '../../fixtures/handlers/widget-children.js';
 import { WidgetStatus } from '../../fixtures/handlers/widget-status.js';
 import { exitWithin, spawnKonductor, type Run } from '../../support/cli.js';

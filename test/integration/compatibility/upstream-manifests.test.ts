@@ -1,5 +1,5 @@
 /**
- * Issue 21, point 4: manifests shaped like the original operators' published examples
+ * Manifests shaped like the original operators' published examples
  * (test/fixtures/upstream, see its README) apply with kubectl's DEFAULT validation, keep every field
  * they set, and are reconciled by the bundled operators.
  *

@@ -1,4 +1,4 @@
-// Issue 14, points 10 and 12: a restore never loses the cluster, and its backup is served only to
+// A restore never loses the cluster, and its backup is served only to
 // its own seed member, once, with the restore's token. Members are real etcd processes.
 import { copyFile, mkdir, readFile, truncate } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';

@@ -1,4 +1,4 @@
-// Issue 14, points 9, 11 and 13: a tenant who can create EtcdClusters, EtcdBackups and EtcdRestores
+// A tenant who can create EtcdClusters, EtcdBackups and EtcdRestores
 // in one namespace can neither read, change nor delete another namespace's clusters or backups.
 // One operator serves two tenant namespaces, as in a shared installation; members are real etcd processes.
 import { createHash } from 'node:crypto';

@@ -3,12 +3,13 @@
  * diff-base, progress and finalizer, and neither taking the other's bookkeeping for a change.
  */
 import { CoreV1Api } from '@kubernetes/client-node';
-import { on, type ChangeContext, type HandlerClass } from '../../../src/framework/index.js';
+import { on, type ChangeContext } from '../../../src/framework/index.js';
 import { Identity } from '../../../src/framework/runtime/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
 import { installWidgetCrd, Widgets, type Widget, readWidget, getWidget, WIDGET_API_VERSION } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
+import { type HandlerClass } from '../../../src/framework/registry/registry.js';
 
 const API = WIDGET_API_VERSION;
 

@@ -2,11 +2,12 @@
  * Two operators on the same objects with status storage (or one with each storage): each keeps its
  * bookkeeping in its own status field, runs its handlers once per change, and deletion waits for both.
  */
-import { on, type ChangeContext, type HandlerClass } from '../../../src/framework/index.js';
+import { on, type ChangeContext } from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
 import { getWidget, installWidgetCrd, readWidget, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
+import { type HandlerClass } from '../../../src/framework/registry/registry.js';
 
 const API = WIDGET_API_VERSION;
 const NAMES = ['a', 'b', 'c'];

@@ -1,8 +1,9 @@
-import { on, type ChangeContext, type HandlerClass } from '../../../src/framework/index.js';
+import { on, type ChangeContext } from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
 import { installWidgetCrd, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
+import { type HandlerClass } from '../../../src/framework/registry/registry.js';
 
 const API = WIDGET_API_VERSION;
 const OBJECTS = 100;

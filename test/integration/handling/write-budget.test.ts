@@ -1,8 +1,9 @@
-import { on, TemporaryError, type ChangeContext, type HandlerClass, type OperatorOptions } from '../../../src/framework/index.js';
+import { on, TemporaryError, type ChangeContext, type OperatorOptions } from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, writesTo, type RunningOperator } from '../../support/operators.js';
 import { getWidget, installWidgetCrd, readWidget, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
+import { type HandlerClass } from '../../../src/framework/registry/registry.js';
 
 const API = WIDGET_API_VERSION;
 

@@ -7,10 +7,11 @@ import { gunzipSync } from 'node:zlib';
 import yaml from 'js-yaml';
 import type { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { PrometheusOperator } from '../../../src/handlers/prometheus/index.js';
-import { runOperator, type RecordedRequest, type TestOperator } from '../../../src/testing/index.js';
+import { runOperator, type TestOperator } from '../../../src/testing/index.js';
 import { statusOf, uniqueNamespace } from '../../support/cluster.js';
 import { monitoringGroup as group, monitoringPlane } from '../../support/prometheus.js';
 import { waitFor } from '../../support/wait-for.js';
+import { type RecordedRequest } from '../../../src/testing/operator-harness.js';
 
 const NAMESPACES = 10;
 const PER_NAMESPACE = 10;

@@ -6,12 +6,14 @@
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
-import { events, on, type ChangeContext, type HandlerClass, type KubeObject } from '../../../src/framework/index.js';
+import { events, on, type ChangeContext, type KubeObject } from '../../../src/framework/index.js';
 import { MetricsRecorder } from '../../../src/framework/runtime/index.js';
-import { FaultProxy, runOperator, type TestOperator } from '../../../src/testing/index.js';
+import { runOperator, type TestOperator } from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { waitFor } from '../../support/wait-for.js';
 import { installWidgetCrd, WIDGET_API_VERSION, Widgets } from '../../support/widgets.js';
+import { type HandlerClass } from '../../../src/framework/registry/registry.js';
+import { FaultProxy } from '../../../src/testing/chaos/index.js';
 
 let kc: KubeConfig;
 const running: TestOperator[] = [];

@@ -1,9 +1,10 @@
 import { CoreV1Api, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
-import { events, on, type ChangeContext, type HandlerClass } from '../../../src/framework/index.js';
+import { events, on, type ChangeContext } from '../../../src/framework/index.js';
 import { runOperator, type TestOperator } from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { waitFor } from '../../support/wait-for.js';
 import { installWidgetCrd, WIDGET_API_VERSION, Widgets } from '../../support/widgets.js';
+import { type HandlerClass } from '../../../src/framework/registry/registry.js';
 
 /** Handlers that announce each new widget twice: through their context and through the free function. */
 function announcing(): HandlerClass {

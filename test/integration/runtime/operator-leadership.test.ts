@@ -9,7 +9,6 @@ import {
   timer,
   type ChangeContext,
   type DaemonContext,
-  type HandlerClass,
   type Operator,
   type OperatorOptions,
 } from '../../../src/framework/index.js';
@@ -18,6 +17,7 @@ import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { LogCapture } from '../../support/log-capture.js';
 import { installWidgetCrd, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
+import { type HandlerClass } from '../../../src/framework/registry/registry.js';
 
 const API = WIDGET_API_VERSION;
 const LOCK = 'operator-lock';

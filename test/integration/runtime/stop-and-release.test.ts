@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { on, timer, type ChangeContext, type HandlerClass, type TimerContext } from '../../../src/framework/index.js';
+import { on, timer, type ChangeContext, type TimerContext } from '../../../src/framework/index.js';
 import { resolveControllerManager } from '../../../src/testing/binaries.js';
 import { runOperator, TestControlPlane, type TestOperator } from '../../../src/testing/index.js';
 import type { LedgerEntry } from '../../fixtures/handlers/ledger-widgets.js';
@@ -13,6 +13,7 @@ import { statusOf, uniqueNamespace } from '../../support/cluster.js';
 import { LogCapture } from '../../support/log-capture.js';
 import { waitFor } from '../../support/wait-for.js';
 import { installWidgetCrd, WIDGET_API_VERSION, widgetIds, Widgets, type Widget } from '../../support/widgets.js';
+import { type HandlerClass } from '../../../src/framework/registry/registry.js';
 
 /**
  * Stopping never leaves a namespace stuck: a stopping operator finishes the deletions under way (their

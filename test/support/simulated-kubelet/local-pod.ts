@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApiError, type MergePatch, type ResourceClient } from '../../../src/framework/index.js';
+import { ApiError, type ResourceClient } from '../../../src/framework/index.js';
 import { killGroup, stopGroup } from '../../../src/testing/managed-process.js';
 import { exitCodeOf, exitOf, signalNumber, tailOf, type ExitOutcome } from './container-exit.js';
 import { DEFAULT_FAILURE_THRESHOLD, firstURL, flagValue, planContainer, podContainers, type ContainerPlan } from './container-plan.js';
@@ -15,6 +15,7 @@ import { podStatus } from './pod-status.js';
 import { portInUse } from './port-in-use.js';
 import { secretMounts, writeSecretVolumes, type Secret } from './secret-volumes.js';
 import type { ProcessGroups } from './process-groups.js';
+import { type MergePatch } from '../../../src/framework/handler/patch.js';
 
 const INIT_TIMEOUT_MS = 60_000;
 const DELETE_GRACE_MS = 3_000;

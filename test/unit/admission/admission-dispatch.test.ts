@@ -7,11 +7,10 @@ import {
   PRESENT,
   silentLogger,
   type AdmissionContext,
-  type AdmissionOptions,
-  type AdmissionSpec,
   type KubeObject,
   type MutationContext,
 } from '../../../src/framework/index.js';
+import { type AdmissionOptions, type AdmissionSpec } from '../../../src/framework/handler/admission-specs.js';
 
 const widget: KubeObject = {
   apiVersion: 'example.com/v1',

@@ -152,7 +152,7 @@ describe('crds/etcd.database.coreos.com.yaml', () => {
     expect(at('EtcdRestore', 'spec.s3')).toEqual(at('EtcdBackup', 'spec.s3'));
     expect(at('EtcdRestore', 'spec.local')).toEqual(at('EtcdBackup', 'spec.local'));
     expect(Object.keys(at('EtcdRestore', 'status').properties!).sort()).toEqual(['backup', 'cluster', 'reason', 'source', 'succeeded', 'token']);
-    // Issue 14 point 9: only a DNS-1123 name, so no `/` or `..` ever reaches an API path.
+    // Only a DNS-1123 name, so no `/` or `..` ever reaches an API path.
     const pattern = new RegExp(at('EtcdRestore', 'spec.etcdCluster.name').pattern!);
     expect(pattern.test('db')).toBe(true);
     expect(pattern.test('../../victim/etcdclusters/victim')).toBe(false);

@@ -1,7 +1,8 @@
-import { ApiError, silentLogger, type ApiClient, type RequestInit } from 'konductor';
+import { ApiError, silentLogger, type ApiClient } from 'konductor';
 import type { ConfigKind, Verdict } from '../../../src/handlers/prometheus/acceptance.js';
 import { AcceptanceWriter, type ConfigObject, type ConfigObjects, type Publication } from '../../../src/handlers/prometheus/acceptance-writer.js';
 import { fakeApiClient } from './fake-api-client.js';
+import { type RequestInit } from '../../../src/framework/api/api-client.js';
 
 const main = { namespace: 'monitoring', name: 'main' };
 const other = { namespace: 'monitoring', name: 'other' };

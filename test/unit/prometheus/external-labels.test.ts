@@ -1,5 +1,5 @@
 /**
- * Issue 21, point 2: external label names are checked against the label-name rule of the
+ * External label names are checked against the label-name rule of the
  * Prometheus version deployed, so a name 2.x refuses (`some-other-key`) refuses the Prometheus
  * object (status reason and Event through `validatePrometheus`) instead of shipping a configuration
  * that fails to load.

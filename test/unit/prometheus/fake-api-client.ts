@@ -1,4 +1,5 @@
-import { ResourceClient, type ApiClient, type Cache, type KubeObject, type RequestInit } from 'konductor';
+import { ResourceClient, type ApiClient, type Cache, type KubeObject } from 'konductor';
+import { type RequestInit } from '../../../src/framework/api/api-client.js';
 
 /** The discovery answers of the group versions the Prometheus operator uses. */
 const DISCOVERY: Record<string, { resources: Array<{ name: string; kind: string; namespaced: boolean }> }> = {

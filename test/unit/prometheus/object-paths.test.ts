@@ -1,5 +1,5 @@
 /**
- * Issue 14 security review, point 2, now through the typed resource client: a namespace or name the
+ * A namespace or name the
  * Prometheus operator takes from an object can never add a path segment or reach another
  * namespace's objects. A name with `/`, `%` or `..` is refused before any request is made.
  */

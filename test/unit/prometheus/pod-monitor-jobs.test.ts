@@ -1,5 +1,5 @@
 /**
- * Issue 21, point 3: PodMonitors become `role: pod` jobs as upstream's `generatePodMonitorConfig`
+ * PodMonitors become `role: pod` jobs as upstream's `generatePodMonitorConfig`
  * writes them, selected like ServiceMonitors, and a bad one never breaks the others.
  */
 import { generateConfig, validatePodMonitor } from '../../../src/handlers/prometheus/config.js';

@@ -127,7 +127,7 @@ describe('promtool check config', () => {
     expect(output).toMatch(/error parsing regexp: missing closing \)/);
   });
 
-  // Issue 21: why the operator refuses such a Prometheus (validatePrometheus) instead of rendering it.
+  // Why the operator refuses such a Prometheus (validatePrometheus) instead of rendering it.
   it('refuses an external label name with a dash, as the 2.x label-name rule says', async () => {
     const yaml = readFileSync(join(fixtureDir, 'minimal.yaml'), 'utf8');
     const text = withFileSD(yaml).text.replace('    prometheus: monitoring/main\n', '    prometheus: monitoring/main\n    some-other-key: x\n');
@@ -168,7 +168,7 @@ describe('promtool check config', () => {
   });
 });
 
-// Issue 14, point 14: one ServiceMonitor Prometheus would refuse must not make the whole configuration unloadable.
+// One ServiceMonitor Prometheus would refuse must not make the whole configuration unloadable.
 describe('hostile ServiceMonitors', () => {
   const prometheus: PrometheusResource = {
     metadata: { namespace: 'monitoring', name: 'main' },

@@ -1,12 +1,13 @@
 import { gunzipSync } from 'node:zlib';
 import yaml from 'js-yaml';
-import { ApiError, silentLogger, type ApiClient, type KubeObject, type RequestInit } from 'konductor';
+import { ApiError, silentLogger, type ApiClient, type KubeObject } from 'konductor';
 import { EventScope } from '../../../src/framework/posting/event-scope.js';
 import { configSecret, INPUT_HASH, statefulSet } from '../../../src/handlers/prometheus/children.js';
 import { generateConfig, gzipConfig } from '../../../src/handlers/prometheus/config.js';
 import { readInputs, reconcile, removeChildren, ReportedProblems, type Inputs } from '../../../src/handlers/prometheus/reconcile.js';
 import type { PrometheusResource } from '../../../src/handlers/prometheus/types.js';
 import { fakeApiClient, fakeCache } from './fake-api-client.js';
+import { type RequestInit } from '../../../src/framework/api/api-client.js';
 
 type Prometheus = PrometheusResource & KubeObject;
 

@@ -1,5 +1,5 @@
 /**
- * Issue 14 security review, point 1: a tenant's ServiceMonitor regex must not stall or crash the
+ * A tenant's ServiceMonitor regex must not stall or crash the
  * shared operator. Compiling `x{n}` builds n copies of `x`, so a few kilobytes of regex could block
  * the event loop for seconds or exhaust the Deployment's 128 MB heap; regexes are now measured
  * before they are compiled, and each distinct one is compiled once.

@@ -1,5 +1,5 @@
 /**
- * Issue 21, point 2: ServiceMonitor jobs as upstream's `generateServiceMonitorConfig` writes them,
+ * ServiceMonitor jobs as upstream's `generateServiceMonitorConfig` writes them,
  * for the fields users bring from prometheus-operator (the golden files show whole jobs; these
  * specs name one behaviour each).
  */

@@ -5,7 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
 import { ApiError } from '../../../src/framework/api/api-error.js';
-import { FaultProxy, kubeConfigWithToken } from '../../../src/testing/index.js';
+import { kubeConfigWithToken } from '../../../src/testing/index.js';
+import { FaultProxy } from '../../../src/testing/chaos/index.js';
 
 // A self-signed EC certificate for IP 127.0.0.1, valid 2000–2125. The upstream and the proxy both
 // serve it, as the proxy serves a control plane's own API server certificate.
