@@ -49,9 +49,10 @@ const integration = {
 
 /**
  * End-to-end specs on the local node (scripts/cluster): real kubelet, containerd and Pods. They run after
- * the jest suite (`npm run test:e2e`), one file at a time, each file on its own. `e2e-harness` starts and
- * stops nodes itself; `e2e` shares one node that its global setup starts, and its teardown checks that
- * stopping it left the host as it was.
+ * the jest suite, one file at a time, each file on its own. `npm run test:e2e` is the platform's:
+ * `e2e-harness` starts and stops nodes itself; `e2e` shares one node that its global setup starts, and
+ * its teardown checks that stopping it left the host as it was. `npm run test:e2e:operators` runs the
+ * bundled operators' specs (`e2e-operators`) the same way, on a node of their own.
  */
 const e2e = { ...shared };
 
@@ -79,6 +80,13 @@ export default {
       ...e2e,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/e2e/node/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/e2e/support/global-setup.js',
+      globalTeardown: '<rootDir>/test/e2e/support/global-teardown.js',
+    },
+    {
+      ...e2e,
+      displayName: 'e2e-operators',
+      testMatch: ['<rootDir>/test/e2e/operators/**/*.test.ts'],
       globalSetup: '<rootDir>/test/e2e/support/global-setup.js',
       globalTeardown: '<rootDir>/test/e2e/support/global-teardown.js',
     },
