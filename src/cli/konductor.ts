@@ -1,5 +1,5 @@
 // The `konductor` command line: `konductor run|dev|init|types|manifests|disconnect|uninstall ...`.
-// Started by bin/konductor.mjs (or `tsx src/cli/konductor.ts`); see HELP in ./options.ts.
+// Started by bin/konductor.mjs (or `tsx src/cli/konductor.ts`); each command's flags and help are in ./options/.
 // Commands other than run are imported when used, so `run` starts without loading their code.
 import { readFileSync } from 'node:fs';
 import { register as registerTsxCjs } from 'tsx/cjs/api';
@@ -13,7 +13,9 @@ import { createOperator, type Operator, type OperatorOptions } from '../framewor
 import { loadHandlers } from './load-handlers.js';
 import { podNamespace } from './own-namespace.js';
 import { DEV_BOOTED_MESSAGE, DEV_CHILD_ENV, DEV_READY_MESSAGE, DEV_START_MESSAGE } from './commands/dev-protocol.js';
-import { UsageError, helpFor, parseCommandLine, type RunOptions } from './options.js';
+import { helpFor, parseCommandLine } from './command-line.js';
+import type { RunOptions } from './options/run.js';
+import { UsageError } from './validators.js';
 
 /** How long the start-up reachability check waits for the API server. */
 const REACHABILITY_TIMEOUT_MS = 5_000;
@@ -29,8 +31,6 @@ async function main(argv: readonly string[]): Promise<void> {
   const command = parseCommandLine(argv, process.env);
   switch (command.kind) {
     case 'help':
-      // types and manifests parse their own arguments, help included.
-      if (command.command === 'types' || command.command === 'manifests') return main([command.command, '--help']);
       process.stdout.write(helpFor(command.command));
       return;
     case 'version':

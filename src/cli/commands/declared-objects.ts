@@ -13,7 +13,8 @@ import type { Registry } from '../../framework/registry/registry.js';
 import { isNamespaceGlob, matchNamespace } from '../../framework/runtime/namespace-patterns.js';
 import type { Lease } from '../../framework/runtime/lease-record.js';
 import { loadHandlers } from '../load-handlers.js';
-import { UsageError, type ReleaseScope } from '../options.js';
+import type { ReleaseScope } from '../options/release.js';
+import { UsageError } from '../validators.js';
 import { podNamespace } from '../own-namespace.js';
 
 /** A failure before anything was written: one line, exit code 1. */

@@ -8,7 +8,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { createLogger, type Logger } from '../../framework/observability/logger.js';
-import { DEV_DEBOUNCE_MS, type RunOptions } from '../options.js';
+import { DEV_DEBOUNCE_MS, type RunOptions } from '../options/run.js';
 import { DEV_BOOTED_MESSAGE, DEV_CHILD_ENV, DEV_READY_MESSAGE, DEV_START_MESSAGE } from './dev-protocol.js';
 
 /** After SIGTERM, how long the child may drain before a second SIGTERM makes it exit at once. */

@@ -1,7 +1,7 @@
 // `konductor disconnect <files>`: releases every object of the declared resources from the operator
 // (its finalizer, annotations and status record), so the operator can go and what it manages stays;
 // its admission configurations go first, as nothing would answer their webhooks.
-// See DISCONNECT_HELP in ../options.ts.
+// Its flags and help: ../options/release.ts.
 import type { ApiClient } from '../../framework/api/api-client.js';
 import { ApiError } from '../../framework/api/api-error.js';
 import { deleteOwnWebhookConfigurations, ownWebhookConfigurations } from '../../framework/admission/configuration-writer.js';
@@ -10,7 +10,7 @@ import type { Resource } from '../../framework/api/resource.js';
 import type { KubeObject } from '../../framework/objects/kube-object.js';
 import { Identity } from '../../framework/state/identity.js';
 import { describeRelease, releasePatch } from '../../framework/state/release-patch.js';
-import type { DisconnectOptions } from '../options.js';
+import type { DisconnectOptions } from '../options/release.js';
 import { CommandError, connect, declaredResources, describeLease, eachLimited, listInScope, liveLeases, objectName, oneLine, resourceName } from './declared-objects.js';
 
 /** Objects released at once. */

@@ -2,7 +2,8 @@
 import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { type InitOptions, isPackageName } from '../options.js';
+import type { InitOptions } from '../options/init.js';
+import { isPackageName } from '../validators.js';
 import { projectFiles, type ProjectSettings } from '../templates/index.js';
 
 /** A target folder that is not empty, or a name that cannot be derived: one line, exit code 1. */

@@ -2,41 +2,12 @@
 // CRDs' openAPIV3Schema by json-schema-to-typescript (./types-crd-schema.ts speaks Kubernetes to it).
 import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { loadAll } from 'js-yaml';
 import { compile } from 'json-schema-to-typescript';
-import { UsageError } from '../options.js';
+import { commandHelp } from '../help.js';
+import { DEFAULT_TYPES_IMPORT, TYPES, parseTypes } from '../options/types.js';
+import { UsageError } from '../validators.js';
 import { CrdSchemaError, crdVersions, objectSchema, type CrdVersion } from './types-crd-schema.js';
-
-const DEFAULT_IMPORT = 'konductor';
-
-/** Help text for `konductor types --help`. */
-export const TYPES_HELP = `Usage: konductor types <crd.yaml|folder>... [options] > types.ts
-
-Prints TypeScript interfaces for the custom resources the given CRD files define (a folder means
-its *.yaml and *.yml files). For each version of each CRD: <Kind>Spec, <Kind>Status and the
-object <Kind> (apiVersion, kind, metadata, spec, status), from the version's openAPIV3Schema:
-enums become unions, required fields are not optional, nullable adds | null,
-x-kubernetes-int-or-string is number | string, x-kubernetes-preserve-unknown-fields adds an
-index signature, descriptions become TSDoc. Objects without preserve-unknown-fields are closed,
-as the API server prunes unknown fields. The storage version gets the plain names; other
-versions add theirs (WidgetV1Alpha1). Each version also gets a kind of the same name, a value
-that carries apiVersion, kind, plural and the type, for decorators and the client:
-
-  @on.reconcile(Widget, { owns: [kinds.ConfigMap] })
-  async reconcile({ spec, patch }: ReconcileContext<Widget>) { patch.status.phase = 'Ready'; }
-
-Options:
-  -o, --out <file>             Write to this file instead of stdout (folders are created).
-      --import-from <module>   Module that exports KubeObject and defineKind (default '${DEFAULT_IMPORT}').
-  -h, --help                   Show this help.
-`;
-
-const OPTIONS = {
-  out: { type: 'string', short: 'o' },
-  'import-from': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
 
 /** One CRD file's contents and the name the generated header mentions. */
 export interface CrdSource {
@@ -56,7 +27,7 @@ export interface GenerateOptions {
  * @throws {@link CrdSchemaError} naming the file and CRD when a CRD cannot be used.
  */
 export async function generateTypes(sources: readonly CrdSource[], options: GenerateOptions = {}): Promise<string> {
-  const importFrom = options.importFrom ?? DEFAULT_IMPORT;
+  const importFrom = options.importFrom ?? DEFAULT_TYPES_IMPORT;
   const versions: CrdVersion[] = [];
   for (const source of sources) {
     let documents: unknown[];
@@ -114,17 +85,13 @@ export async function generateTypes(sources: readonly CrdSource[], options: Gene
 
 /** `konductor types <crd.yaml|folder>... [--out file]`. */
 export async function typesCommand(args: readonly string[]): Promise<void> {
-  const { values, positionals } = parse(args);
-  if (values.help) {
-    process.stdout.write(TYPES_HELP);
+  const parsed = parseTypes(args);
+  if (parsed.help) {
+    process.stdout.write(commandHelp(TYPES));
     return;
   }
-  if (positionals.length === 0) throw new UsageError('types needs at least one CRD file or folder: konductor types <crd.yaml>... (see konductor types --help)');
-  const importFrom = values['import-from'];
-  if (importFrom !== undefined && !/^[@a-zA-Z0-9._/-]+$/.test(importFrom)) {
-    throw new UsageError(`--import-from '${importFrom}' is not a module name`);
-  }
-  const sources = positionals.flatMap(readSources);
+  const { paths, importFrom, out } = parsed.options;
+  const sources = paths.flatMap(readSources);
   let code: string;
   try {
     code = await generateTypes(sources, { importFrom });
@@ -132,25 +99,12 @@ export async function typesCommand(args: readonly string[]): Promise<void> {
     if (error instanceof CrdSchemaError) throw new UsageError(error.message);
     throw error;
   }
-  if (values.out === undefined) {
+  if (out === undefined) {
     process.stdout.write(code);
     return;
   }
-  mkdirSync(dirname(values.out), { recursive: true });
-  writeFileSync(values.out, code);
-}
-
-function parse(args: readonly string[]): ReturnType<typeof parseStrict> {
-  try {
-    return parseStrict(args);
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    throw new UsageError(`${message.split('\n')[0] ?? message} (see konductor types --help)`);
-  }
-}
-
-function parseStrict(args: readonly string[]) {
-  return parseArgs({ args: [...args], options: OPTIONS, allowPositionals: true, strict: true });
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, code);
 }
 
 /** A CRD file, or a folder's *.yaml/*.yml files in name order; named by file name in the header. */

@@ -1,7 +1,7 @@
 // `konductor uninstall <files>`: deletes every object of the declared custom resources while the
 // operator runs (its delete handlers clean up, the garbage collector takes owned children), waits
 // for them with a progress display, reports what is left and why, then deletes the named CRDs.
-// See UNINSTALL_HELP in ../options.ts.
+// Its flags and help: ../options/release.ts.
 import type { ApiClient } from '../../framework/api/api-client.js';
 import { ApiError } from '../../framework/api/api-error.js';
 import { groupVersionPath, objectPath, pathSegment, type Resource } from '../../framework/api/resource.js';
@@ -9,7 +9,7 @@ import { sleep } from '../../framework/clock/long-timeout.js';
 import type { KubeObject } from '../../framework/objects/kube-object.js';
 import { deleteOwnWebhookConfigurations, ownWebhookConfigurations } from '../../framework/admission/configuration-writer.js';
 import { Identity } from '../../framework/state/identity.js';
-import type { UninstallOptions } from '../options.js';
+import type { UninstallOptions } from '../options/release.js';
 import { CommandError, connect, declaredResources, describeLease, eachLimited, listInScope, liveLeases, objectName, oneLine, resourceName, type DeclaredResource } from './declared-objects.js';
 import { whyLeft } from './leftover.js';
 

@@ -1,8 +1,9 @@
 import { jest } from '@jest/globals';
 import { fileURLToPath } from 'node:url';
 import { loadAll } from 'js-yaml';
-import { MANIFESTS_HELP, manifestsCommand } from '../../../src/cli/commands/manifests.js';
-import { UsageError } from '../../../src/cli/options.js';
+import { helpFor } from '../../../src/cli/command-line.js';
+import { manifestsCommand } from '../../../src/cli/commands/manifests.js';
+import { UsageError } from '../../../src/cli/validators.js';
 
 const fixture = fileURLToPath(new URL('../../fixtures/manifests/widget-operator.ts', import.meta.url));
 const crd = fileURLToPath(new URL('../../fixtures/widgets-crd.yaml', import.meta.url));
@@ -117,7 +118,7 @@ describe('konductor manifests', () => {
   });
 
   test('--help prints the help', async () => {
-    expect((await manifests(['--help'])).stdout).toBe(MANIFESTS_HELP);
+    expect((await manifests(['--help'])).stdout).toBe(helpFor('manifests'));
   });
 
   test.each([

@@ -1,5 +1,10 @@
-import { HELP, RUN_HELP, isNamespaceGlob, matchNamespace, parseCommandLine, type RunOptions } from '../../../src/cli/options.js';
+import { helpFor, parseCommandLine } from '../../../src/cli/command-line.js';
+import type { RunOptions } from '../../../src/cli/options/run.js';
+import { isNamespaceGlob, matchNamespace } from '../../../src/framework/runtime/namespace-patterns.js';
 import { usageError } from './parse-helpers.js';
+
+const HELP = helpFor(undefined);
+const RUN_HELP = helpFor('run');
 
 /** Parses `konductor run handlers/ <args>` with the given environment and returns the run options. */
 function run(args: string[], env: Record<string, string> = {}): RunOptions {

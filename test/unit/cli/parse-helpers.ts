@@ -1,5 +1,6 @@
 /** Shared by the command-line specs: parse, and get the command or the UsageError. */
-import { UsageError, parseCommandLine, type Command } from '../../../src/cli/options.js';
+import { parseCommandLine, type Command } from '../../../src/cli/command-line.js';
+import { UsageError } from '../../../src/cli/validators.js';
 
 /** The UsageError a parse throws (fails the test if it does not throw one). */
 export function usageError(args: string[], env: Record<string, string> = {}): UsageError {

@@ -1,8 +1,8 @@
 import { jest } from '@jest/globals';
 import { fileURLToPath } from 'node:url';
 import { loadAll } from 'js-yaml';
-import { MANIFESTS_HELP, manifestsCommand } from '../../../src/cli/commands/manifests.js';
-import { DEV_HELP, HELP, RUN_HELP } from '../../../src/cli/options.js';
+import { helpFor } from '../../../src/cli/command-line.js';
+import { manifestsCommand } from '../../../src/cli/commands/manifests.js';
 import { parsed, usageError } from './parse-helpers.js';
 
 describe('konductor run/dev --storage (KONDUCTOR_STORAGE)', () => {
@@ -34,7 +34,7 @@ describe('konductor run/dev --storage (KONDUCTOR_STORAGE)', () => {
   });
 
   test('the help of run, dev and the overview documents --storage, its variable and its choices', () => {
-    for (const help of [HELP, RUN_HELP, DEV_HELP]) {
+    for (const help of [helpFor(undefined), helpFor('run'), helpFor('dev')]) {
       for (const text of ['--storage <place>', 'KONDUCTOR_STORAGE', 'annotations (default), or status']) expect(help).toContain(text);
     }
   });
@@ -71,6 +71,6 @@ describe('konductor manifests --storage', () => {
   });
 
   test('the help documents it', () => {
-    expect(MANIFESTS_HELP).toContain('--storage <place>');
+    expect(helpFor('manifests')).toContain('--storage <place>');
   });
 });

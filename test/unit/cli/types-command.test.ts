@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jest } from '@jest/globals';
 import { CrdSchemaError } from '../../../src/cli/commands/types-crd-schema.js';
-import { TYPES_HELP, generateTypes, typesCommand } from '../../../src/cli/commands/types.js';
-import { UsageError } from '../../../src/cli/options.js';
+import { helpFor } from '../../../src/cli/command-line.js';
+import { generateTypes, typesCommand } from '../../../src/cli/commands/types.js';
+import { UsageError } from '../../../src/cli/validators.js';
 
 const fixturePath = (name: string): string => new URL(`../../fixtures/crds-types/${name}`, import.meta.url).pathname;
 const fixture = (name: string) => ({ name, text: readFileSync(fixturePath(name), 'utf8') });
@@ -135,7 +136,7 @@ describe('konductor types: TypeScript from CRD schemas', () => {
 
 describe('konductor types command line', () => {
   test('--help prints the usage', async () => {
-    expect(await printed(['--help'])).toBe(TYPES_HELP);
+    expect(await printed(['--help'])).toBe(helpFor('types'));
   });
 
   test('prints the module on stdout', async () => {

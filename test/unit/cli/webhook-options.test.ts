@@ -1,4 +1,5 @@
-import { parseCommandLine, type RunOptions } from '../../../src/cli/options.js';
+import { parseCommandLine } from '../../../src/cli/command-line.js';
+import type { RunOptions } from '../../../src/cli/options/run.js';
 import { usageError } from './parse-helpers.js';
 
 function run(args: string[], env: Record<string, string> = {}): RunOptions {
