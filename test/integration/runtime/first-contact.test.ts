@@ -1,9 +1,10 @@
 // First contact, as a new user has it: the packed package (`npm pack`, whose `prepack` builds) installed
-// into an empty ES-module project, then exactly what the README tells them to type: `npx konductor`,
-// `./node_modules/.bin/konductor`, `konductor run`, the README's own setup (its `npm install` line, its
-// package.json and tsconfig) with every TypeScript block of the README type-checked and its examples
-// run, and `konductor init` → `npm install` → `npm test`, `types` and `manifests` in the new project.
-// Nothing here comes from the source tree: only the tarball, the npm registry and the shared cluster.
+// into an empty ES-module project, then exactly what the README and the documentation tell them to type:
+// `npx konductor`, `./node_modules/.bin/konductor`, `konductor run`, the setup of docs/getting-started/
+// (its `npm install` lines, its package.json and tsconfig) with every TypeScript block of the README and
+// of docs/ type-checked and its examples run, and the README's `konductor init` → `npm install` →
+// `npm test`, `types` and `manifests` in the new project.
+// Nothing here comes from the source tree but the pages: only the tarball, the npm registry and the shared cluster.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -121,35 +122,94 @@ function temporaryFolder(prefix: string): string {
   return dir;
 }
 
-/** A fenced code block of the README; `path` is the file its first line names (`// src/x.ts`, `# crds/x.yaml`). */
+/** A fenced code block; `path` is the file its first line names (`// src/x.ts`, `# crds/x.yaml`). */
 interface ReadmeBlock {
   lang: string;
   body: string;
   path?: string;
+  /** The line of the markdown page its body starts on. */
+  line: number;
 }
 
 function readmeBlocks(markdown: string): ReadmeBlock[] {
-  return [...markdown.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)].map(([, lang = '', body = '']) => {
+  return [...markdown.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)].map((match) => {
+    const [, lang = '', body = ''] = match;
+    const line = markdown.slice(0, match.index).split('\n').length + 1;
     const named = /^(?:\/\/|#) ([\w./-]+\.(?:ts|ya?ml))\n/.exec(body);
-    return named ? { lang, body, path: named[1]! } : { lang, body };
+    return named ? { lang, body, path: named[1]!, line } : { lang, body, line };
   });
 }
 
-/** The one JSON block of the README holding `needle` (its package.json or its tsconfig). */
+/** A page of the documentation: README.md or a markdown file below docs/, named from the repository root. */
+interface Page {
+  path: string;
+  markdown: string;
+}
+
+const pages: Page[] = [
+  { path: 'README.md', markdown: readme },
+  ...filesBelow(join(root, 'docs'))
+    .filter((file) => file.endsWith('.md'))
+    .sort()
+    .map((file) => ({ path: `docs/${file}`, markdown: readFileSync(join(root, 'docs', file), 'utf8') })),
+];
+
+/**
+ * The pages whose blocks make up the one project a reader builds, in the consumer project's own
+ * folders: the README and getting started. Every other page's blocks land in a folder of their own
+ * (`src/docs/<page>/`), so pages never share or clash over a file name.
+ */
+function isProjectPage(page: string): boolean {
+  return page === 'README.md' || page.startsWith('docs/getting-started/');
+}
+
+/** A block of a page and where it lands in the project: `where` names it in failure messages. */
+interface PageBlock extends ReadmeBlock {
+  page: string;
+  landing?: string;
+  where: string;
+}
+
+/** Every block of every page; TypeScript and named blocks get the path they land at in the project. */
+function pageBlocks(): PageBlock[] {
+  return pages.flatMap(({ path: page, markdown }) => {
+    const folder = `src/docs/${page.replace(/^docs\//, '').replace(/\.md$/, '').split('/').join('-')}`;
+    let unnamed = 0;
+    return readmeBlocks(markdown).map((block, index) => {
+      const where = `${page}, block ${index + 1} at line ${block.line}`;
+      if (block.lang !== 'ts' && !block.path) return { ...block, page, where };
+      const own = block.path ?? `example-${++unnamed}.ts`;
+      const landing = isProjectPage(page) && block.path ? block.path : `${folder}/${own}`;
+      return { ...block, page, where, landing };
+    });
+  });
+}
+
+/** The blocks of the project pages. */
+function projectBlocks(): PageBlock[] {
+  return pageBlocks().filter((block) => isProjectPage(block.page));
+}
+
+/** The one JSON block of the project pages holding `needle` (its package.json or its tsconfig). */
 function readmeJson(needle: string): Record<string, unknown> {
-  const blocks = readmeBlocks(readme).filter((block) => block.lang === 'json' && block.body.includes(needle));
-  expect(blocks).toHaveLength(1);
+  const blocks = projectBlocks().filter((block) => block.lang === 'json' && block.body.includes(needle));
+  expect(blocks.map((block) => block.where)).toHaveLength(1);
   return JSON.parse(blocks[0]!.body) as Record<string, unknown>;
 }
 
-/** The README's commands in ```sh blocks that start with `prefix`, as argument lists (comments dropped). */
+/** The project pages' commands in ```sh blocks that start with `prefix`, as argument lists (comments dropped). */
 function readmeCommands(prefix: string): string[][] {
-  return readmeBlocks(readme)
+  return projectBlocks()
     .filter((block) => block.lang === 'sh')
     .flatMap((block) => block.body.split('\n'))
     .map((line) => line.replace(/\s+#.*$/, '').trim())
     .filter((line) => line.startsWith(prefix))
     .map((line) => line.split(/\s+/));
+}
+
+/** A block without import or export would be a global script, whose names clash with other blocks'. */
+function asModule(body: string): string {
+  return /^\s*(import|export)\b/m.test(body) ? body : `${body}\nexport {};\n`;
 }
 
 let kc: KubeConfig;
@@ -258,39 +318,50 @@ describe('installing the packed package into an empty project', () => {
   }, 120_000);
 });
 
-describe("the README's own operator, set up as the README says", () => {
+describe('the documented project, set up as docs/getting-started says, with every block of the README and docs/', () => {
   let project: string;
+  /** Where each written file came from, for failure messages. */
+  const origins = new Map<string, PageBlock>();
 
   beforeAll(async () => {
-    // The same project, now set up as the README's "Your own operator" says.
+    // The same project, now set up as getting started says.
     project = consumer;
     const manifest = { ...(JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as object), ...readmeJson('"type"') };
     writeFileSync(join(project, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
     writeFileSync(join(project, 'tsconfig.json'), `${JSON.stringify(readmeJson('compilerOptions'), null, 2)}\n`);
     const installs = readmeCommands('npm install');
-    expect(installs.length).toBeGreaterThan(0);
+    expect(installs.map((install) => install.join(' '))).toContain('npm install konductor');
     for (const [npm, ...args] of installs) {
       // `konductor` is this tarball, not whatever the registry has under the name.
       await command(npm!, [...args.map((arg) => (arg === 'konductor' ? tarball : arg)), ...NPM_FLAGS], project, 240_000);
     }
-    let unnamed = 0;
-    for (const block of readmeBlocks(readme)) {
-      if (block.lang !== 'ts' && !block.path) continue;
-      const path = block.path ?? `src/readme-example-${++unnamed}.ts`;
-      mkdirSync(join(project, dirname(path)), { recursive: true });
-      writeFileSync(join(project, path), block.body);
+    const clashes: string[] = [];
+    for (const block of pageBlocks()) {
+      if (!block.landing) continue;
+      const earlier = origins.get(block.landing);
+      // A page may show a file another project page shows too, but never two versions of it.
+      if (earlier) {
+        if (earlier.body !== block.body) clashes.push(`${block.where} and ${earlier.where} both write ${block.landing}, differently`);
+        continue;
+      }
+      origins.set(block.landing, block);
+      mkdirSync(join(project, dirname(block.landing)), { recursive: true });
+      writeFileSync(join(project, block.landing), block.lang === 'ts' && !block.path ? asModule(block.body) : block.body);
     }
+    expect(clashes).toEqual([]);
   }, 600_000);
 
-  test('every TypeScript block of the README type-checks against the installed package (strict, library types checked, luxon types included)', async () => {
+  test('every TypeScript block of the README and of docs/ type-checks against the installed package (strict, library types checked, luxon types included)', async () => {
     const tsconfig = readmeJson('compilerOptions') as { compilerOptions: Record<string, unknown>; include: string[] };
     expect(tsconfig.compilerOptions).toMatchObject({ strict: true });
     expect(tsconfig.compilerOptions).not.toHaveProperty('skipLibCheck');
     expect(tsconfig.compilerOptions).not.toHaveProperty('experimentalDecorators');
-    const blocks = readmeBlocks(readme).filter((block) => block.lang === 'ts');
-    expect(blocks.length).toBeGreaterThanOrEqual(4);
-    // Every block lands in a folder the README's tsconfig includes.
-    for (const block of blocks) expect(tsconfig.include).toContain((block.path ?? 'src/').split('/')[0]);
+    const blocks = pageBlocks().filter((block) => block.lang === 'ts');
+    expect(blocks.filter((block) => block.page === 'README.md').length).toBeGreaterThanOrEqual(1);
+    expect(blocks.filter((block) => block.page.startsWith('docs/')).length).toBeGreaterThanOrEqual(20);
+    // Every block lands in a folder the documented tsconfig includes.
+    const outside = blocks.filter((block) => !tsconfig.include.includes(block.landing!.split('/')[0]!)).map((block) => `${block.where}: ${block.landing}`);
+    expect(outside).toEqual([]);
 
     // Were luxon's types missing from the install, DurationInput would silently become `any`: the
     // assignment below would compile and tsc would report the directive as unused.
@@ -304,24 +375,38 @@ export const engine: typeof TimerEngine = TimerEngine;
 `;
     writeFileSync(join(project, 'src', 'published-types.ts'), durationCheck);
     try {
-      expect(await command('npx', ['tsc', '-p', '.'], project, 180_000)).toBe('');
+      const run = start('npx', ['tsc', '-p', '.'], project);
+      let timer: NodeJS.Timeout | undefined;
+      const exited = await Promise.race([run.exited, new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), 180_000)))]);
+      clearTimeout(timer);
+      // Each error names the page, line and block it came from; the line is the page's, not the file's.
+      const errors = run
+        .stdout()
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .map((line) => {
+          const at = /^([^(]+)\((\d+),(\d+)\): (.*)$/.exec(line);
+          const origin = at ? origins.get(at[1]!) : undefined;
+          return origin && at ? `${origin.page}:${origin.line + Number(at[2]) - 1} (${origin.where}; ${at[1]}:${at[2]}:${at[3]}): ${at[4]}` : line;
+        });
+      expect({ exited, errors, stderr: run.stderr() }).toEqual({ exited: 0, errors: [], stderr: '' });
     } finally {
       rmSync(join(project, 'src', 'published-types.ts'));
     }
   }, 300_000);
 
-  test("the README's test recipe passes with `npm test` (node --import tsx --test)", async () => {
+  test("getting started's test recipe passes with `npm test` (node --import tsx --test)", async () => {
     expect(existsSync(join(project, 'crds', 'widgets.yaml'))).toBe(true);
+    expect(existsSync(join(project, 'test', 'widgets.test.ts'))).toBe(true);
     const output = await command('npm', ['test'], project, 180_000);
     expect(output).toMatch(/# pass [1-9]/);
     expect(output).toMatch(/# fail 0/);
   }, 240_000);
 
-  test("the README's control-plane example runs as written", async () => {
-    const example = readmeBlocks(readme).findIndex((block) => block.lang === 'ts' && !block.path && block.body.includes('TestControlPlane.start()'));
-    expect(example).toBeGreaterThanOrEqual(0);
-    const unnamedBefore = readmeBlocks(readme).slice(0, example).filter((block) => block.lang === 'ts' && !block.path).length;
-    const output = await command('node', ['--import', 'tsx', `src/readme-example-${unnamedBefore + 1}.ts`], project, 120_000);
+  test("the test control plane's example (docs/testing/control-plane.md) runs as written", async () => {
+    const examples = pageBlocks().filter((block) => block.page === 'docs/testing/control-plane.md' && block.lang === 'ts' && !block.path && block.body.includes('TestControlPlane.start()'));
+    expect(examples.map((block) => block.where)).toHaveLength(1);
+    const output = await command('node', ['--import', 'tsx', examples[0]!.landing!], project, 120_000);
     expect(output).toContain('system:serviceaccount:ops:operator');
   }, 180_000);
 });
