@@ -51,7 +51,15 @@ describe('the operator deployed with kubectl apply -f deploy/ on a real node', (
       const cluster = await getJson<EtcdCluster>(['etcdcluster', 'example-etcd-cluster']);
       return cluster?.status?.phase === 'Running' && cluster.status.members?.ready?.length === 3;
     }, { what: 'example-etcd-cluster Running with 3 ready members', timeoutMs: 180_000, intervalMs: 1_000 });
-    process.stderr.write(`[e2e] examples/etcd.yaml: 3 ready members in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+    const seconds = (Date.now() - started) / 1000;
+    process.stderr.write(`[e2e] examples/etcd.yaml: 3 ready members in ${seconds.toFixed(1)} s\n`);
+    // Usually 18–30 s: a slower run prints what the operator did and what the Pods went through.
+    if (seconds > 45) {
+      const logs = await kubectl(['logs', '-n', 'konductor-system', 'deploy/konductor']);
+      const lines = logs.stdout.split('\n').filter((line) => line.includes('example-etcd-cluster'));
+      const events = await kubectl(['get', 'events', '--sort-by=.lastTimestamp', '-o', 'custom-columns=AT:.lastTimestamp,OBJECT:.involvedObject.name,REASON:.reason,MESSAGE:.message']);
+      process.stderr.write(`[e2e] slow formation: the operator's log\n${lines.join('\n')}\n[e2e] events\n${events.stdout}\n`);
+    }
     const pods = await getJson<PodList>(['pods', '-l', 'etcd_cluster=example-etcd-cluster']);
     const running = (pods?.items ?? []).filter((pod) => pod.status?.phase === 'Running' && pod.status.containerStatuses?.every((c) => c.ready));
     expect(running).toHaveLength(3);
