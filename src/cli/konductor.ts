@@ -153,9 +153,9 @@ export function operatorOptionsFrom(
     identity: run.identity,
     storage: run.storage,
     concurrency: run.concurrency,
-    handlerTimeoutMs: run.handlerTimeout === undefined ? undefined : run.handlerTimeout * 1000,
+    handlerTimeout: run.handlerTimeout,
     logger: context.logger,
-    health: { port: run.healthPort, handlerStallMs: run.stallTimeout === undefined ? undefined : run.stallTimeout * 1000 },
+    health: { port: run.healthPort, handlerStall: run.stallTimeout },
     leaderElection: run.standalone ? undefined : { namespace: run.leaseNamespace ?? ownNamespace(), name: run.leaseName },
     // Used only when the handlers declare @on.validate, @on.mutate or @on.convert.
     webhooks: { enabled: run.webhooks, port: run.webhookPort, url: run.webhookUrl, service: run.webhookService, clientCA: run.webhookClientCA === undefined ? undefined : readClientCA(run.webhookClientCA) },

@@ -20,7 +20,7 @@ export interface OperatorHealthSources {
   watchStallMs: number;
   /** Work waiting this long for a slot while no handler run finishes fails `/healthz`; 0 turns the check off. */
   handlerStallMs: number;
-  /** Whether the operator abandons hung handler runs (`handlerTimeoutMs`); the stall reason suggests it otherwise. */
+  /** Whether the operator abandons hung handler runs (`handlerTimeout`); the stall reason suggests it otherwise. */
   handlerTimeout: boolean;
 }
 
@@ -45,7 +45,7 @@ export function operatorHealth(sources: OperatorHealthSources, server: { port: n
           const progress = sources.progress();
           const stalledMs = stalledForMs(progress, Date.now());
           if (stalledMs < handlerStallMs) return { ok: true };
-          const limit = sources.handlerTimeout ? '' : '; a handler timeout (option handlerTimeoutMs, konductor --handler-timeout) abandons hung handlers';
+          const limit = sources.handlerTimeout ? '' : '; a handler timeout (option handlerTimeout, konductor --handler-timeout) abandons hung handlers';
           return {
             ok: false,
             reason: `no handler run has finished for ${Math.round(stalledMs / 1000)} s while ${progress.queued} object(s) wait and ${progress.running} run(s) hold every slot: handlers are hung${limit}`,

@@ -5,6 +5,8 @@ import type { Metrics } from '../observability/metrics.js';
 import type { Registry, HandlerClass } from '../registry/registry.js';
 import type { WatchTuning } from '../watching/watch-hub.js';
 import type { Memo } from '../handler/memo.js';
+import { toMilliseconds, type DurationInput } from '../clock/duration.js';
+import { MAX_TIMEOUT_MS } from '../clock/long-timeout.js';
 import type { WebhookOptions } from './operator-webhooks.js';
 
 /** Options for {@link createOperator}. */
@@ -28,16 +30,16 @@ export interface OperatorOptions {
   /** At most this many objects are handled at once. Default 64. */
   concurrency?: number;
   /**
-   * Default time limit for one handler attempt, in ms: change handlers, `@on.event` handlers and timer
-   * runs taking longer have their `signal` aborted, are no longer waited for, and count as a failure
+   * Default time limit for one handler attempt: change handlers, `@on.event` handlers and timer runs
+   * taking longer have their `signal` aborted, are no longer waited for, and count as a failure
    * (change handlers and timers retry as after any error). Daemons are long-running by design and
-   * have none. Default: no limit.
+   * have none. Default: no limit (0 too).
    */
-  handlerTimeoutMs?: number;
+  handlerTimeout?: DurationInput;
   logger?: Logger;
   metrics?: Metrics;
-  /** Watch timings (idle timeout, page size, backoff); defaults follow client-go. */
-  watch?: WatchTuning;
+  /** Watch tuning (page size, idle timeout, reconnect backoff); defaults follow client-go. */
+  watch?: WatchOptions;
   /**
    * Who this operator is on the objects it handles, a DNS-1123 subdomain (e.g. `db-operator.example.com`;
    * default `konductor.dev`). It is the prefix of every annotation the operator writes (diff-base,
@@ -78,12 +80,12 @@ export interface OperatorOptions {
   onRequest?: RequestCounter;
   /**
    * Serve `/healthz`, `/readyz` and `/metrics` on this port (0 picks a free one; see `healthPort`).
-   * `stallThresholdMs`: a watch silent for longer makes `/healthz` fail (default 180 s: well past the
-   * 70 s idle watchdog plus a reconnect backoff). `handlerStallMs`: work waiting this long for a
-   * handler slot while no handler run finishes makes `/healthz` fail, since every slot is held by a
-   * hung handler (default 300 s; 0 turns the check off).
+   * `watchStall`: a watch silent for longer makes `/healthz` fail (default 180 s: well past the 70 s
+   * idle watchdog plus a reconnect backoff). `handlerStall`: work waiting this long for a handler slot
+   * while no handler run finishes makes `/healthz` fail, since every slot is held by a hung handler
+   * (default 300 s; 0 turns the check off).
    */
-  health?: { port: number; host?: string; stallThresholdMs?: number; handlerStallMs?: number };
+  health?: { port: number; host?: string; watchStall?: DurationInput; handlerStall?: DurationInput };
   /**
    * Run only while holding a `coordination.k8s.io/v1` Lease, so replicas never handle at the same time
    * (defaults 30 s lease, 20 s renew deadline, 2 s retry: an API server stalled for up to about 17 s
@@ -96,9 +98,9 @@ export interface OperatorOptions {
     name?: string;
     /** Default: `$POD_NAME` (a restarted container takes its Pod's Lease back at once), else the host name plus a random suffix. */
     identity?: string;
-    leaseDurationMs?: number;
-    renewDeadlineMs?: number;
-    retryPeriodMs?: number;
+    leaseDuration?: DurationInput;
+    renewDeadline?: DurationInput;
+    retryPeriod?: DurationInput;
   };
   // memo
   /**
@@ -121,8 +123,74 @@ export interface OperatorOptions {
   webhooks?: WebhookOptions;
 }
 
-/** Default of `health.handlerStallMs`: far beyond any handler that is merely slow, well before a person notices. */
+/** Default of `health.handlerStall`, in ms: far beyond any handler that is merely slow, well before a person notices. */
 export const DEFAULT_HANDLER_STALL_MS = 300_000;
 
-/** Default of `health.stallThresholdMs`: well past the 70 s idle watchdog plus a reconnect backoff. */
+/** Default of `health.watchStall`, in ms: well past the 70 s idle watchdog plus a reconnect backoff. */
 export const DEFAULT_WATCH_STALL_MS = 180_000;
+
+/** Watch tuning of {@link OperatorOptions.watch}. */
+export interface WatchOptions {
+  /** Page size of the initial listing. Default 500. */
+  pageSize?: number;
+  /** A connection silent for this long is treated as dead and replaced. Default 70 s (Kopf's figure). */
+  idleTimeout?: DurationInput;
+  /** Reconnect backoff. Default: client-go's 0.8 s doubling (`factor` 2) to 30 s, reset after 2 min. */
+  reconnect?: { initial?: DurationInput; max?: DurationInput; factor?: number; jitter?: number; resetAfter?: DurationInput };
+  /** Keep `metadata.managedFields` on cached objects (dropped by default: it is most of an object's size). */
+  keepManagedFields?: boolean;
+  /**
+   * Refuse an initial listing that would not fit in the heap, with an error naming the objects and
+   * the `--max-old-space-size` to set, instead of the process dying mid-listing. Default `true`.
+   */
+  memoryBudget?: boolean;
+}
+
+/** The operator's durations in milliseconds, checked once when it is created. */
+export interface OperatorTimings {
+  handlerTimeoutMs: number | undefined;
+  watchStallMs: number;
+  handlerStallMs: number;
+  lease: { leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
+  watch: WatchTuning | undefined;
+}
+
+/**
+ * The durations of `options` in milliseconds. A malformed or out-of-range one throws, naming the
+ * option: timers cannot wait longer than about 24.8 days (`setTimeout` would fire at once).
+ */
+export function operatorTimings(options: OperatorOptions): OperatorTimings {
+  const ms = (value: DurationInput | undefined, what: string): number | undefined => {
+    if (value === undefined) return undefined;
+    const result = toMilliseconds(value, `OperatorOptions.${what}`);
+    if (result > MAX_TIMEOUT_MS) throw new Error(`OperatorOptions.${what}: at most ${MAX_TIMEOUT_MS / 1000} s (about 24.8 days)`);
+    return result;
+  };
+  const election = options.leaderElection;
+  const watch = options.watch;
+  const reconnect = watch?.reconnect;
+  const timeout = ms(options.handlerTimeout, 'handlerTimeout');
+  return {
+    handlerTimeoutMs: timeout === 0 ? undefined : timeout,
+    watchStallMs: ms(options.health?.watchStall, 'health.watchStall') ?? DEFAULT_WATCH_STALL_MS,
+    handlerStallMs: ms(options.health?.handlerStall, 'health.handlerStall') ?? DEFAULT_HANDLER_STALL_MS,
+    lease: {
+      leaseDurationMs: ms(election?.leaseDuration, 'leaderElection.leaseDuration'),
+      renewDeadlineMs: ms(election?.renewDeadline, 'leaderElection.renewDeadline'),
+      retryPeriodMs: ms(election?.retryPeriod, 'leaderElection.retryPeriod'),
+    },
+    watch: watch && {
+      pageSize: watch.pageSize,
+      idleTimeoutMs: ms(watch.idleTimeout, 'watch.idleTimeout'),
+      keepManagedFields: watch.keepManagedFields,
+      memoryBudget: watch.memoryBudget,
+      backoff: reconnect && {
+        initialMs: ms(reconnect.initial, 'watch.reconnect.initial'),
+        maxMs: ms(reconnect.max, 'watch.reconnect.max'),
+        factor: reconnect.factor,
+        jitter: reconnect.jitter,
+        resetAfterMs: ms(reconnect.resetAfter, 'watch.reconnect.resetAfter'),
+      },
+    },
+  };
+}

@@ -13,6 +13,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Registry } from '../registry/registry.js';
 import type { Identity } from '../state/identity.js';
 import { isNamespaceGlob } from './namespace-patterns.js';
+import { toMilliseconds, type DurationInput } from '../clock/duration.js';
 
 /** Admission and conversion webhooks: where they are served and how the API server reaches them. */
 export interface WebhookOptions {
@@ -40,7 +41,7 @@ export interface WebhookOptions {
    * `$POD_NAMESPACE`, else the operator's only namespace, else `default`. Validities are for tests and
    * odd policies (defaults: CA 365 days, serving certificate 90 days, renewed at two thirds of its life).
    */
-  certificates?: { namespace?: string; secretName?: string; caValidityMs?: number; servingValidityMs?: number; pollIntervalMs?: number };
+  certificates?: { namespace?: string; secretName?: string; caValidity?: DurationInput; servingValidity?: DurationInput; pollInterval?: DurationInput };
   /**
    * CA certificates (PEM) of the client certificate the API server presents to admission webhooks
    * (its `--admission-control-config-file` names a `WebhookAdmissionConfiguration` whose
@@ -122,9 +123,9 @@ export class OperatorWebhooks {
       secretName: options.certificates?.secretName ?? certificateSecretName(identity.name),
       hosts: certificateHosts(options),
       logger: logger.child({ component: 'webhook-certificates' }),
-      caValidityMs: options.certificates?.caValidityMs,
-      servingValidityMs: options.certificates?.servingValidityMs,
-      pollIntervalMs: options.certificates?.pollIntervalMs,
+      caValidityMs: certificateDuration(options.certificates?.caValidity, 'caValidity'),
+      servingValidityMs: certificateDuration(options.certificates?.servingValidity, 'servingValidity'),
+      pollIntervalMs: certificateDuration(options.certificates?.pollInterval, 'pollInterval'),
     });
     const bundle = await this.store.ensure();
     this.server = new WebhookServer({
@@ -264,4 +265,9 @@ export class OperatorWebhooks {
     if (!parsed.port) parsed.port = String(port);
     return parsed.toString().replace(/\/+$/, '');
   }
+}
+
+/** A certificate option in milliseconds; validity periods may exceed a timer's range, the store schedules within it. */
+function certificateDuration(value: DurationInput | undefined, what: string): number | undefined {
+  return value === undefined ? undefined : toMilliseconds(value, `OperatorOptions.webhooks.certificates.${what}`);
 }

@@ -21,7 +21,7 @@ import { resolveHandlerResources } from './handler-resolution.js';
 import { HealthServer } from './health-server.js';
 import { LeaderElector } from './leader-election.js';
 import { inNamespaces, isNamespaceGlob } from './namespace-patterns.js';
-import { DEFAULT_HANDLER_STALL_MS, DEFAULT_WATCH_STALL_MS, type OperatorOptions } from './operator-options.js';
+import { operatorTimings, type OperatorOptions, type OperatorTimings } from './operator-options.js';
 import { operatorHealth } from './operator-health.js';
 import { ObjectMemos } from '../handler/memo.js';
 import { buildRoute, processBatch, routeEngines, type ActiveRoute, type Route, type RouteReadiness, type RouteServices } from './route.js';
@@ -56,6 +56,7 @@ export class Operator {
    * a startup handler failed for good (a `StartupError` naming it).
    */
   readonly ready: Promise<void>;
+  private readonly timings: OperatorTimings;
   private readonly client: ApiClient;
   private readonly hub: WatchHub;
   private readonly poster: EventPoster;
@@ -92,7 +93,6 @@ export class Operator {
   private markLost: () => void = () => undefined;
   /** Resolves if leadership is lost (work has stopped by then); a CLI exits so it restarts as a candidate. */
   readonly lostLeadership: Promise<void> = new Promise((resolve) => (this.markLost = resolve));
-  // Read cache and indexes.
   private readonly reads: OperatorCache;
   /** The read cache handlers get as `ctx.cache`, for use outside handlers. */
   get cache(): Cache {
@@ -110,6 +110,7 @@ export class Operator {
   constructor(private readonly options: OperatorOptions = {}) {
     // First: a bad identity is a configuration error, reported before anything else is set up.
     this.identity = options.identity === undefined ? Identity.DEFAULT : Identity.parse(options.identity);
+    this.timings = operatorTimings(options);
     this.storage = options.storage === undefined ? DEFAULT_STORAGE : parseStorage(options.storage);
     this.registry = options.registry ?? new Registry();
     for (const handler of options.handlers ?? []) {
@@ -129,13 +130,13 @@ export class Operator {
       logger: this.logger,
       poster: this.poster,
       metrics: this.metrics,
-      handlerTimeoutMs: options.handlerTimeoutMs,
+      handlerTimeoutMs: this.timings.handlerTimeoutMs,
       identity: this.identity,
       storage: this.storage,
       // memo: one memo per object, first copied from the operator memo
       memos: new ObjectMemos(operatorMemo(options)),
     };
-    this.hub = new WatchHub(this.client, { logger: this.logger, metrics: this.metrics, tuning: options.watch, health: this.watchHealth });
+    this.hub = new WatchHub(this.client, { logger: this.logger, metrics: this.metrics, tuning: this.timings.watch, health: this.watchHealth });
     // Each run enters the scope itself too, whatever async context the reactor happens to call from.
     this.reads = new OperatorCache({ client: this.client, hub: this.hub, registry: this.registry, logger: this.logger, namespaces: options.namespaces });
     this.reactor = new Reactor<KubeObject, Route>((batch) => this.eventScope.run(() => runWithCache(this.reads, () => processBatch(batch, this.services))), {
@@ -198,7 +199,7 @@ export class Operator {
       return;
     }
     const identity = election.identity ?? defaultReplicaIdentity();
-    this.elector = new LeaderElector({ ...election, name: election.name ?? this.identity.leaseName, identity, client: this.client, logger: this.logger });
+    this.elector = new LeaderElector({ namespace: election.namespace, name: election.name ?? this.identity.leaseName, identity, ...this.timings.lease, client: this.client, logger: this.logger });
     void this.elector.run({
       onStartedLeading: () => {
         this.logger.info({ identity }, 'leading: starting work');
@@ -336,9 +337,9 @@ export class Operator {
       brokenRoutes: () => [...this.brokenRoutes.values()],
       listed: () => this.isReady,
       metrics: this.metrics,
-      watchStallMs: options.stallThresholdMs ?? DEFAULT_WATCH_STALL_MS,
-      handlerStallMs: options.handlerStallMs ?? DEFAULT_HANDLER_STALL_MS,
-      handlerTimeout: Boolean(this.options.handlerTimeoutMs),
+      watchStallMs: this.timings.watchStallMs,
+      handlerStallMs: this.timings.handlerStallMs,
+      handlerTimeout: this.timings.handlerTimeoutMs !== undefined,
     };
     const probes = this.activities.hasProbes ? () => this.activities.probeReport() : undefined;
     const health = operatorHealth(sources, options);

@@ -47,7 +47,7 @@ describe('webhook certificate rotation', () => {
       handlers: [Refuser],
       namespaces: [namespace],
       identity,
-      webhooks: { port: 0, url: 'https://127.0.0.1', certificates: { secretName, servingValidityMs: 9_000, caValidityMs: 18_000, pollIntervalMs: 1_000 } },
+      webhooks: { port: 0, url: 'https://127.0.0.1', certificates: { secretName, servingValidity: 9, caValidity: 18, pollInterval: 1 } },
     });
     const widgets = api.resource<Widget>(WIDGET_API_VERSION, 'widgets');
     const secrets = api.resource<KubeObject & { data?: Record<string, string> }>('v1', 'secrets');

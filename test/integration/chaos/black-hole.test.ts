@@ -87,8 +87,8 @@ describe('connections black-holed', () => {
         handlers: [LedgerWidgets],
         storage: chaosStorage(),
         namespaces: [namespace],
-        watch: { idleTimeoutMs: IDLE_TIMEOUT_MS, backoff: BACKOFF },
-        health: { port: 0, host: '127.0.0.1', stallThresholdMs: STALL_THRESHOLD_MS },
+        watch: { idleTimeout: IDLE_TIMEOUT_MS / 1000, reconnect: { max: BACKOFF.maxMs! / 1000 } },
+        health: { port: 0, host: '127.0.0.1', watchStall: STALL_THRESHOLD_MS / 1000 },
       });
       const port = (await running.operator.serveHealth())!;
       await waitFor(() => verdict().lost.length === 0, { what: 'the initial widgets to be handled', timeoutMs: 30_000 });

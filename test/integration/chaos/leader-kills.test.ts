@@ -40,7 +40,7 @@ describe('two operator replicas with leader election while the leader is SIGKILL
     recordings = await RecordingWatch.start(kc, namespace);
     // Short Lease timings (the CLI's are 30 s / 20 s / 2 s) keep four failovers within the time budget;
     // the renew deadline stays well below the lease duration, so a slow leader steps down before a standby may take over.
-    const leaderElection: ChaosLeaderElection = { namespace, name: 'chaos-ledger', leaseDurationMs: 5_000, renewDeadlineMs: 3_000, retryPeriodMs: 500 };
+    const leaderElection: ChaosLeaderElection = { namespace, name: 'chaos-ledger', leaseDuration: 5, renewDeadline: 3, retryPeriod: 0.5 };
     const options = { kubeconfig: process.env.KONDUCTOR_TEST_KUBECONFIG!, namespace, ledger, handlerMs: 100, leaderElection };
     replicas.push(new LedgerOperator(options).start(), new LedgerOperator(options).start());
     const leader = (): LedgerOperator | undefined => replicas.find((r) => r.leading);
@@ -139,6 +139,6 @@ describe('two operator replicas with leader election while the leader is SIGKILL
     expect(verdict.changesHandled).toBe(verdict.changesMade);
     expect(duplicates.unjustified).toEqual([]);
     // Each takeover is bounded by the lease duration plus a retry period and start-up slack.
-    for (const ms of takeoversMs) expect(ms).toBeLessThan(leaderElection.leaseDurationMs + 10_000);
+    for (const ms of takeoversMs) expect(ms).toBeLessThan(leaderElection.leaseDuration * 1000 + 10_000);
   }, 120_000);
 });

@@ -71,7 +71,7 @@ describe('the API server stalled', () => {
         handlers: [LedgerWidgets],
         storage: chaosStorage(),
         namespaces: [NAMESPACE],
-        watch: { idleTimeoutMs: IDLE_TIMEOUT_MS, backoff: BACKOFF },
+        watch: { idleTimeout: IDLE_TIMEOUT_MS / 1000, reconnect: { max: BACKOFF.maxMs! / 1000 } },
         health: { port: 0, host: '127.0.0.1' },
       });
       const port = (await running.operator.serveHealth())!;

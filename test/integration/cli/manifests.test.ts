@@ -63,7 +63,7 @@ async function serveOneWidget(kc: KubeConfig, options: { account: { namespace: s
     registry: await loadHandlers([`${root}/${handlers}`]),
     // Only the test's namespace: other test files handle Widgets in theirs on the shared control plane.
     namespaces: [options.namespace],
-    leaderElection: { namespace: options.account.namespace, name: options.leaseName, leaseDurationMs: 10_000, renewDeadlineMs: 6_000, retryPeriodMs: 1_000 },
+    leaderElection: { namespace: options.account.namespace, name: options.leaseName, leaseDuration: 10, renewDeadline: 6, retryPeriod: 1 },
     onRequest: (method, path, status) => {
       if (status === 403) denied.push(`${method} ${path}`);
       seen.add(`${method} ${path.replace(/\?.*$/, '')}`);

@@ -21,7 +21,7 @@ const LEASE = 'large-rules';
 // Lease timings short enough that a loop blocked for longer than the renew deadline loses the Lease
 // within the spec, and long enough that an API server stalled for a few seconds by the rest of the
 // suite does not take it (with a 2 s deadline it did, and the operator stopped before its first render).
-const ELECTION = { name: LEASE, leaseDurationMs: 10_000, renewDeadlineMs: 6_000, retryPeriodMs: 1_000 };
+const ELECTION = { name: LEASE, leaseDuration: 10, renewDeadline: 6, retryPeriod: 1 };
 
 let kc: KubeConfig;
 let custom: CustomObjectsApi;
@@ -74,7 +74,7 @@ describe('PrometheusRules of tens of thousands of rules, selected by a tenant\'s
     let lost = false;
     void running.operator.lostLeadership.then(() => (lost = true));
     const leading = <T>(probe: () => Promise<T>) => async (): Promise<T> => {
-      if (lost) throw new Error(`the operator lost its Lease ${other}/${LEASE} (renew deadline ${ELECTION.renewDeadlineMs} ms) and stopped`);
+      if (lost) throw new Error(`the operator lost its Lease ${other}/${LEASE} (renew deadline ${ELECTION.renewDeadline} s) and stopped`);
       return probe();
     };
     await create(tenant, 'prometheuses', 'Prometheus', 'tenant', { ruleSelector: {}, serviceMonitorSelector: {} });

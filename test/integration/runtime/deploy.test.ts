@@ -105,7 +105,7 @@ describe('the deploy/ manifests', () => {
     const running = await runOperator({
       kubeConfig: asOperator,
       handlers: [PrometheusOperator],
-      leaderElection: { namespace: 'konductor-system', name: `deploy-check-${namespace}`, leaseDurationMs: 10_000, renewDeadlineMs: 6_000, retryPeriodMs: 1_000 },
+      leaderElection: { namespace: 'konductor-system', name: `deploy-check-${namespace}`, leaseDuration: 10, renewDeadline: 6, retryPeriod: 1 },
       onRequest: (method, path, status) => {
         if (status === 403) denied.push(`${method} ${path}`);
       },
@@ -285,7 +285,7 @@ describe('the namespaced install (deploy/namespaced/)', () => {
       kubeConfig: asOperator,
       handlers: [PrometheusOperator],
       namespaces: [namespace],
-      leaderElection: { namespace, name: 'konductor', leaseDurationMs: 10_000, renewDeadlineMs: 6_000, retryPeriodMs: 1_000 },
+      leaderElection: { namespace, name: 'konductor', leaseDuration: 10, renewDeadline: 6, retryPeriod: 1 },
       onRequest,
     });
     try {

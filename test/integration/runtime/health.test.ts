@@ -97,8 +97,8 @@ describe('health and metrics', () => {
         handlers: [Handlers],
         namespaces: ['stall'],
         logger: silentLogger(),
-        health: { port: 0, host: '127.0.0.1', stallThresholdMs: 3_000 },
-        watch: { idleTimeoutMs: 1_000, backoff: { maxMs: 500 } },
+        health: { port: 0, host: '127.0.0.1', watchStall: 3 },
+        watch: { idleTimeout: 1, reconnect: { max: 0.5 } },
       }).start();
       const port = (await operator.serveHealth())!;
       await operator.ready;
@@ -147,7 +147,7 @@ describe('health and metrics', () => {
         namespaces: [namespace],
         concurrency: 1,
         logger: silentLogger(),
-        health: { port: 0, host: '127.0.0.1', handlerStallMs: 1_000 },
+        health: { port: 0, host: '127.0.0.1', handlerStall: 1 },
       }).start();
       const port = (await operator.serveHealth())!;
       await operator.ready;
@@ -186,7 +186,7 @@ describe('health and metrics', () => {
         handlers: [Observers],
         namespaces: [namespace],
         concurrency: 1,
-        handlerTimeoutMs: 1_000,
+        handlerTimeout: 1,
         logger: silentLogger(),
         health: { port: 0, host: '127.0.0.1' },
       }).start();

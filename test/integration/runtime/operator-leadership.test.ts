@@ -22,7 +22,7 @@ import { type HandlerClass } from '../../../src/framework/registry/registry.js';
 const API = WIDGET_API_VERSION;
 const LOCK = 'operator-lock';
 // Short Lease timings keep the specs quick; renewals come every retry period.
-const ELECTION = { name: LOCK, leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500 };
+const ELECTION = { name: LOCK, leaseDuration: 3, renewDeadline: 2, retryPeriod: 0.5 };
 
 async function get(port: number, path: string): Promise<{ status: number; body: string }> {
   const response = await fetch(`http://127.0.0.1:${port}${path}`);
@@ -105,7 +105,7 @@ describe('an operator under leader election', () => {
 
     let lost = false;
     void operator.lostLeadership.then(() => (lost = true));
-    await waitFor(() => lost, { what: 'the operator to notice the loss', timeoutMs: 2 * ELECTION.retryPeriodMs + 5_000 });
+    await waitFor(() => lost, { what: 'the operator to notice the loss', timeoutMs: 2 * ELECTION.retryPeriod * 1000 + 5_000 });
 
     expect(operator.active).toBe(false);
     expect(daemons).toEqual(['w started', 'w stopped']);

@@ -14,13 +14,13 @@ const root = fileURLToPath(new URL('../../../', import.meta.url));
 /** The chaos workload, relative to the repository root (the child's working directory). */
 export const LEDGER_FIXTURE = 'test/fixtures/handlers/ledger-widgets.ts';
 
-/** Leader election with explicit timings (the CLI only has the 30 s / 20 s / 2 s defaults). */
+/** Leader election with explicit timings in seconds (the CLI only has the 30 s / 20 s / 2 s defaults). */
 export interface ChaosLeaderElection {
   namespace: string;
   name: string;
-  leaseDurationMs: number;
-  renewDeadlineMs: number;
-  retryPeriodMs: number;
+  leaseDuration: number;
+  renewDeadline: number;
+  retryPeriod: number;
 }
 
 /** What {@link LedgerOperator} runs. */
