@@ -14,13 +14,13 @@ const layers = {
   state: ['api', 'objects', 'observability', 'clock'],
   posting: ['api', 'objects', 'observability', 'clock'],
   reactor: ['watching', 'objects', 'observability', 'clock'],
-  handler: ['api', 'state', 'posting', 'objects', 'observability', 'clock'],
-  registry: ['handler', 'objects', 'observability', 'clock'],
-  decorators: ['registry', 'handler', 'objects', 'clock'],
-  handling: ['handler', 'reactor', 'state', 'posting', 'watching', 'api', 'objects', 'observability', 'clock'],
-  engines: ['handling', 'handler', 'state', 'posting', 'watching', 'api', 'objects', 'observability', 'clock'],
-  admission: ['registry', 'handler', 'posting', 'state', 'api', 'objects', 'observability', 'clock'],
-  runtime: ['admission', 'engines', 'handling', 'registry', 'handler', 'reactor', 'state', 'posting', 'watching', 'api', 'objects', 'observability', 'clock'],
+  intents: ['api', 'state', 'posting', 'objects', 'observability', 'clock'],
+  registry: ['intents', 'objects', 'observability', 'clock'],
+  decorators: ['registry', 'intents', 'objects', 'clock'],
+  processing: ['intents', 'reactor', 'state', 'posting', 'watching', 'api', 'objects', 'observability', 'clock'],
+  engines: ['processing', 'intents', 'state', 'posting', 'watching', 'api', 'objects', 'observability', 'clock'],
+  admission: ['registry', 'intents', 'posting', 'state', 'api', 'objects', 'observability', 'clock'],
+  runtime: ['admission', 'engines', 'processing', 'registry', 'intents', 'reactor', 'state', 'posting', 'watching', 'api', 'objects', 'observability', 'clock'],
 };
 
 /** One ESLint override per folder: importing a folder not in its list is an error that names the rule. */

@@ -29,9 +29,9 @@ import './registry/metadata.js';
 export { on } from './decorators/on.js';
 export { timer } from './decorators/timer.js';
 export { daemon } from './decorators/daemon.js';
-export { watch, type ReconcileContext, type ReconcileResult, type ObjectKey } from './handler/reconcile-specs.js';
+export { watch, type ReconcileContext, type ReconcileResult, type ObjectKey } from './intents/reconcile-specs.js';
 export { Registry } from './registry/registry.js';
-export { PRESENT, ABSENT } from './handler/filters.js';
+export { PRESENT, ABSENT } from './intents/filters.js';
 export type { DurationInput } from './clock/duration.js';
 
 // Kinds: one value names a resource and carries its types.
@@ -40,19 +40,19 @@ export * as kinds from './objects/builtin-kinds.js';
 export type { KubeObject } from './objects/kube-object.js';
 
 // What a handler receives.
-export type { ObjectContext, ChangeContext, FieldChangeContext, TimerContext, DaemonContext, EventContext } from './handler/handler-specs.js';
-export type { OwnedContext } from './handler/owned-specs.js';
-export type { ActivityContext } from './handler/activity-specs.js';
-export type { AdmissionContext, MutationContext, ConversionContext } from './handler/admission-specs.js';
-export type { FilterContext } from './handler/filter-context.js';
-export type { IndexContext, Cache, Indexes } from './handler/cache.js';
-export type { Patch } from './handler/patch.js';
+export type { ObjectContext, ChangeContext, FieldChangeContext, TimerContext, DaemonContext, EventContext } from './intents/handler-specs.js';
+export type { OwnedContext } from './intents/owned-specs.js';
+export type { ActivityContext } from './intents/activity-specs.js';
+export type { AdmissionContext, MutationContext, ConversionContext } from './intents/admission-specs.js';
+export type { FilterContext } from './intents/filter-context.js';
+export type { IndexContext, Cache, Indexes } from './intents/cache.js';
+export type { Patch } from './intents/patch.js';
 export type { Diff, DiffItem } from './state/diff.js';
-export type { Condition, Conditions } from './handler/conditions.js';
-export type { Memo } from './handler/memo.js';
+export type { Condition, Conditions } from './intents/conditions.js';
+export type { Memo } from './intents/memo.js';
 
 // What a handler throws.
-export { TemporaryError, PermanentError, HandlerRetriesError, HandlerTimeoutError, AdmissionError } from './handler/errors.js';
+export { TemporaryError, PermanentError, HandlerRetriesError, HandlerTimeoutError, AdmissionError } from './intents/errors.js';
 export { StartupError } from './runtime/activities.js';
 
 // Talking to the cluster from a handler.

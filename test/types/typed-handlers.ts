@@ -16,7 +16,7 @@ import {
   type Patch,
   type TimerContext,
 } from '../../src/framework/index.js';
-import type { FieldChangeContext } from '../../src/framework/handler/handler-specs.js';
+import type { FieldChangeContext } from '../../src/framework/intents/handler-specs.js';
 import type { Widget, WidgetSpec, WidgetStatus } from './generated/widgets.js';
 
 /** Compiles only when `value` is assignable to `T`. */

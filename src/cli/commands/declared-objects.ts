@@ -7,7 +7,7 @@ import { discoverResource, ResourceNotFoundError } from '../../framework/api/dis
 import { loadKubeconfig } from '../../framework/api/kubeconfig.js';
 import { withoutManagedFields } from '../../framework/api/managed-fields.js';
 import { collectionPath, pathSegment, resourceId, type Resource } from '../../framework/api/resource.js';
-import type { HandlerSpec } from '../../framework/handler/handler-specs.js';
+import type { HandlerSpec } from '../../framework/intents/handler-specs.js';
 import type { KubeObject } from '../../framework/objects/kube-object.js';
 import type { Registry } from '../../framework/registry/registry.js';
 import { isNamespaceGlob, matchNamespace } from '../../framework/runtime/namespace-patterns.js';

@@ -2,7 +2,7 @@
 // handler watches, plus what the framework itself needs (Events, its Lease), plus the user's own
 // rules. Pure: `konductor manifests` turns the result into Roles and ClusterRoles.
 import type { ResourceSelector } from '../../framework/api/resource.js';
-import type { HandlerSpec } from '../../framework/handler/handler-specs.js';
+import type { HandlerSpec } from '../../framework/intents/handler-specs.js';
 import { resolveResourceName, type KnownResource, type NameSource } from './resource-names.js';
 
 /** One RBAC rule, as in a Role or ClusterRole. */

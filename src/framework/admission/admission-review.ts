@@ -1,4 +1,4 @@
-import { ADMISSION_OPERATIONS, type AdmissionOperation, type AdmissionUser } from '../handler/admission-specs.js';
+import { ADMISSION_OPERATIONS, type AdmissionOperation, type AdmissionUser } from '../intents/admission-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
 
 /** One `admission.k8s.io/v1` request, checked: what the dispatcher and the handler context read. */

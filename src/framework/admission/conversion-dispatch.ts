@@ -1,7 +1,7 @@
 import { splitApiVersion } from '../api/resource.js';
 import { AttemptTimeoutError, withTimeLimit } from '../clock/time-limit.js';
-import type { ConversionSpec } from '../handler/admission-specs.js';
-import { describeError } from '../handler/errors.js';
+import type { ConversionSpec } from '../intents/admission-specs.js';
+import { describeError } from '../intents/errors.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
 import type { ConversionRequest, ConversionResponse } from './conversion-review.js';

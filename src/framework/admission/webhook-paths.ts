@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { AdmissionSpec } from '../handler/admission-specs.js';
+import type { AdmissionSpec } from '../intents/admission-specs.js';
 
 /** The API server's rule for each segment of a Service webhook's path: a lowercase DNS subdomain. */
 const SERVICE_PATH_SEGMENT = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;

@@ -3,7 +3,7 @@ import { createServer, type Server, type ServerOptions } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { setLongTimeout } from '../clock/long-timeout.js';
-import { describeError } from '../handler/errors.js';
+import { describeError } from '../intents/errors.js';
 import type { Registry } from '../registry/registry.js';
 import { DEFAULT_JSON_LIMITS, type JsonLimits } from './json-bounds.js';
 import { BodyRefused, readBody, type BodyLimits, type Held } from './request-body.js';

@@ -1,6 +1,6 @@
 import '../registry/metadata.js';
 import { ACTIVITIES } from '../registry/activities.js';
-import type { ActivityContext, ActivityDeclaration, ActivityKind, CleanupOptions, ProbeOptions, StartupOptions } from '../handler/activity-specs.js';
+import type { ActivityContext, ActivityDeclaration, ActivityKind, CleanupOptions, ProbeOptions, StartupOptions } from '../intents/activity-specs.js';
 
 /** The decorator `@on.startup`, `@on.cleanup` and `@on.probe` return: for public instance methods taking an {@link ActivityContext}. */
 export type ActivityDecorator = <This>(method: (this: This, context: ActivityContext) => unknown, context: ClassMethodDecoratorContext<This>) => void;

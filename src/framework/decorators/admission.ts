@@ -9,8 +9,8 @@ import {
   type ConversionContext,
   type ConversionDeclaration,
   type MutationContext,
-} from '../handler/admission-specs.js';
-import type { StatusOf, TypedObject } from '../handler/handler-specs.js';
+} from '../intents/admission-specs.js';
+import type { StatusOf, TypedObject } from '../intents/handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
 
 type DecoratorContext = Pick<ClassMethodDecoratorContext, 'static' | 'private' | 'name' | 'metadata'>;

@@ -1,7 +1,7 @@
 import '../registry/metadata.js';
 import { CACHES, declareIn, INDEXES, type IndexDeclaration } from '../registry/cache-declarations.js';
-import type { CacheOptions, CacheSpec, IndexContext, IndexOptions } from '../handler/cache.js';
-import type { TypedObject } from '../handler/handler-specs.js';
+import type { CacheOptions, CacheSpec, IndexContext, IndexOptions } from '../intents/cache.js';
+import type { TypedObject } from '../intents/handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import { resourceArguments, type Kind } from '../objects/kind.js';
 

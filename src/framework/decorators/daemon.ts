@@ -1,7 +1,7 @@
 import '../registry/metadata.js';
 import { declareHandler } from './declare-handler.js';
 import { toMilliseconds } from '../clock/duration.js';
-import type { DaemonContext, DaemonOptions, StatusOf, TypedObject } from '../handler/handler-specs.js';
+import type { DaemonContext, DaemonOptions, StatusOf, TypedObject } from '../intents/handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import { resourceArguments, type Kind } from '../objects/kind.js';
 

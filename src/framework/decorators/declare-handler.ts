@@ -1,6 +1,6 @@
 import '../registry/metadata.js';
 import { HANDLERS } from '../registry/metadata.js';
-import type { HandlerDeclaration } from '../handler/handler-specs.js';
+import type { HandlerDeclaration } from '../intents/handler-specs.js';
 
 type DecoratorContext = Pick<ClassMethodDecoratorContext, 'static' | 'private' | 'name' | 'metadata'>;
 

@@ -11,16 +11,16 @@ import type {
   HandlerOptions,
   StatusOf,
   TypedObject,
-} from '../handler/handler-specs.js';
+} from '../intents/handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import { resourceArguments, type Kind } from '../objects/kind.js';
-import type { OwnedContext, OwnedOptions } from '../handler/owned-specs.js';
+import type { OwnedContext, OwnedOptions } from '../intents/owned-specs.js';
 import { cacheDecorator, indexDecorator } from './cache.js';
 import { activity, type ActivityDecorator } from './activities.js';
-import type { CleanupOptions, ProbeOptions, StartupOptions } from '../handler/activity-specs.js';
+import type { CleanupOptions, ProbeOptions, StartupOptions } from '../intents/activity-specs.js';
 // Admission webhooks.
 import { admission, conversion, type ConvertDecorator, type MutateDecorator, type ValidateDecorator } from './admission.js';
-import type { AdmissionOptions } from '../handler/admission-specs.js';
+import type { AdmissionOptions } from '../intents/admission-specs.js';
 
 export { declareHandler };
 

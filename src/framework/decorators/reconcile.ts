@@ -1,6 +1,6 @@
 import '../registry/metadata.js';
-import type { TypedObject } from '../handler/handler-specs.js';
-import type { ReconcileContext, ReconcileOptions, ReconcileResult } from '../handler/reconcile-specs.js';
+import type { TypedObject } from '../intents/handler-specs.js';
+import type { ReconcileContext, ReconcileOptions, ReconcileResult } from '../intents/reconcile-specs.js';
 import { resourceArguments, type Kind } from '../objects/kind.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import { declareHandler } from './declare-handler.js';

@@ -1,7 +1,7 @@
 import '../registry/metadata.js';
 import { declareHandler } from './declare-handler.js';
 import { toMilliseconds } from '../clock/duration.js';
-import type { StatusOf, TimerContext, TimerOptions, TypedObject } from '../handler/handler-specs.js';
+import type { StatusOf, TimerContext, TimerOptions, TypedObject } from '../intents/handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import { resourceArguments, type Kind } from '../objects/kind.js';
 

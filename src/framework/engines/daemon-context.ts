@@ -1,8 +1,8 @@
 import type { ApiClient } from '../api/api-client.js';
 import type { Resource } from '../api/resource.js';
-import type { DaemonContext, ObjectContext } from '../handler/handler-specs.js';
-import { objectContext } from '../handler/object-context.js';
-import { defineMemo, ObjectMemos } from '../handler/memo.js';
+import type { DaemonContext, ObjectContext } from '../intents/handler-specs.js';
+import { objectContext } from '../intents/object-context.js';
+import { defineMemo, ObjectMemos } from '../intents/memo.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
 

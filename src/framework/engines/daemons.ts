@@ -1,13 +1,13 @@
 import type { ApiClient } from '../api/api-client.js';
 import type { Resource } from '../api/resource.js';
 import { systemClock, type Clock } from '../clock/clock.js';
-import type { DaemonSpec } from '../handler/handler-specs.js';
+import type { DaemonSpec } from '../intents/handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { EventPoster } from '../posting/events.js';
 import { startDaemon } from './daemon-loop.js';
-import { ObjectMemos } from '../handler/memo.js';
+import { ObjectMemos } from '../intents/memo.js';
 import { ObjectWorkers } from './object-workers.js';
 
 export interface DaemonEngineOptions {

@@ -1,5 +1,5 @@
-import { matchesObject, type ObjectFilters } from '../handler/filters.js';
-import type { FilterScope } from '../handler/filter-context.js';
+import { matchesObject, type ObjectFilters } from '../intents/filters.js';
+import type { FilterScope } from '../intents/filter-context.js';
 import type { KubeObject } from '../objects/kube-object.js';
 
 /** A handler the engine runs one worker of per matching object: a timer or a daemon. */

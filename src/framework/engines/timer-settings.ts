@@ -1,5 +1,5 @@
 import { toMilliseconds } from '../clock/duration.js';
-import type { TimerSpec } from '../handler/handler-specs.js';
+import type { TimerSpec } from '../intents/handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { TimerSchedule } from './schedule.js';
 

@@ -1,13 +1,13 @@
 import type { ObjectApi } from '../api/object-api.js';
 import { systemClock, type Clock } from '../clock/clock.js';
-import type { TimerSpec } from '../handler/handler-specs.js';
+import type { TimerSpec } from '../intents/handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { EventPoster } from '../posting/events.js';
 import { essenceOf } from '../state/essence.js';
 import { Identity } from '../state/identity.js';
-import { ObjectMemos } from '../handler/memo.js';
+import { ObjectMemos } from '../intents/memo.js';
 import { ObjectWorkers } from './object-workers.js';
 import { startTimer } from './timer-loop.js';
 import { timerKey } from './timer-record.js';

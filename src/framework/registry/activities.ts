@@ -1,5 +1,5 @@
 import { METADATA } from './metadata.js';
-import type { ActivityDeclaration, ActivitySpec } from '../handler/activity-specs.js';
+import type { ActivityDeclaration, ActivitySpec } from '../intents/activity-specs.js';
 
 /** Key under which activity declarations (`@on.startup`, `@on.cleanup`, `@on.probe`) are stored in a class's decorator metadata. */
 export const ACTIVITIES = Symbol.for('konductor.activities');

@@ -1,5 +1,5 @@
 import { METADATA } from './metadata.js';
-import type { AdmissionDeclaration, AdmissionHandlerFn, AdmissionSpec, ConversionDeclaration, ConversionFn, ConversionSpec } from '../handler/admission-specs.js';
+import type { AdmissionDeclaration, AdmissionHandlerFn, AdmissionSpec, ConversionDeclaration, ConversionFn, ConversionSpec } from '../intents/admission-specs.js';
 
 /** Key under which `@on.validate`/`@on.mutate` declarations are stored in a class's decorator metadata. */
 export const ADMISSIONS = Symbol.for('konductor.admissions');

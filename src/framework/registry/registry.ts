@@ -1,5 +1,5 @@
 import { HANDLERS, METADATA } from './metadata.js';
-import { stackedOnOneMethod } from '../handler/handler-specs.js';
+import { stackedOnOneMethod } from '../intents/handler-specs.js';
 import type {
   ChangeHandlerFn,
   ChangeHandlerOptions,
@@ -11,15 +11,15 @@ import type {
   HandlerSpec,
   TimerHandlerFn,
   TimerOptions,
-} from '../handler/handler-specs.js';
-import { ownedSpec, type OwnedHandlerFn, type OwnedOptions } from '../handler/owned-specs.js';
-import type { CacheSpec, IndexFn, IndexSpec } from '../handler/cache.js';
-import { reconcileSpec, type ReconcileHandlerFn, type ReconcileOptions } from '../handler/reconcile-specs.js';
+} from '../intents/handler-specs.js';
+import { ownedSpec, type OwnedHandlerFn, type OwnedOptions } from '../intents/owned-specs.js';
+import type { CacheSpec, IndexFn, IndexSpec } from '../intents/cache.js';
+import { reconcileSpec, type ReconcileHandlerFn, type ReconcileOptions } from '../intents/reconcile-specs.js';
 import { cacheDeclarationsOf, indexDeclarationsOf } from './cache-declarations.js';
-import type { ActivityKind, ActivityFn, ActivitySpec, CleanupOptions, ProbeOptions, StartupOptions } from '../handler/activity-specs.js';
+import type { ActivityKind, ActivityFn, ActivitySpec, CleanupOptions, ProbeOptions, StartupOptions } from '../intents/activity-specs.js';
 import { activityDeclarationsOf, activitySpecsOf, checkActivityId } from './activities.js';
 // Admission webhooks.
-import { checkAdmissionOptions, type AdmissionSpec, type ConversionSpec } from '../handler/admission-specs.js';
+import { checkAdmissionOptions, type AdmissionSpec, type ConversionSpec } from '../intents/admission-specs.js';
 import { admissionDeclarationsOf, admissionSpecsOf, checkAdmissionId, checkConversion, conversionDeclarationsOf, conversionSpecsOf } from './admission-declarations.js';
 
 /** A class whose methods carry handler decorators. */

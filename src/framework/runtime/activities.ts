@@ -2,8 +2,8 @@ import type { ApiClient } from '../api/api-client.js';
 import { exponentialDelayMs } from '../clock/backoff.js';
 import { systemClock, type Clock } from '../clock/clock.js';
 import { AttemptTimeoutError, withTimeLimit } from '../clock/time-limit.js';
-import type { ActivityContext, ActivityKind, ActivitySpec, CleanupOptions, StartupOptions } from '../handler/activity-specs.js';
-import { asError, describeError, PermanentError, TemporaryError } from '../handler/errors.js';
+import type { ActivityContext, ActivityKind, ActivitySpec, CleanupOptions, StartupOptions } from '../intents/activity-specs.js';
+import { asError, describeError, PermanentError, TemporaryError } from '../intents/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { ProbeRunner, type ProbeReport } from './probes.js';
 

@@ -4,7 +4,7 @@ import { retryDelayMs } from '../api/api-error.js';
 import { discoverResource, ResourceNotFoundError } from '../api/discovery.js';
 import { resourceId, type Resource } from '../api/resource.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
-import type { HandlerSpec } from '../handler/handler-specs.js';
+import type { HandlerSpec } from '../intents/handler-specs.js';
 import { Backoff, type BackoffOptions } from '../clock/backoff.js';
 import { sleep } from '../clock/long-timeout.js';
 

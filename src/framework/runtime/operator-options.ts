@@ -4,7 +4,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Registry, HandlerClass } from '../registry/registry.js';
 import type { WatchTuning } from '../watching/watch-hub.js';
-import type { Memo } from '../handler/memo.js';
+import type { Memo } from '../intents/memo.js';
 import { toMilliseconds, type DurationInput } from '../clock/duration.js';
 import { MAX_TIMEOUT_MS } from '../clock/long-timeout.js';
 import type { WebhookOptions } from './operator-webhooks.js';

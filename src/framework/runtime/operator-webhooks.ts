@@ -7,8 +7,8 @@ import { deleteOwnWebhookConfigurations, writeConversion, writeWebhookConfigurat
 import { conversionWebhook, webhookConfigurations, type WebhookClient, type WebhookEntry } from '../admission/webhook-configurations.js';
 import { conversionPath, webhookPath } from '../admission/webhook-paths.js';
 import { WebhookServer } from '../admission/webhook-server.js';
-import type { Cache, Indexes } from '../handler/cache.js';
-import type { Memo } from '../handler/memo.js';
+import type { Cache, Indexes } from '../intents/cache.js';
+import type { Memo } from '../intents/memo.js';
 import type { Logger } from '../observability/logger.js';
 import type { Registry } from '../registry/registry.js';
 import type { Identity } from '../state/identity.js';

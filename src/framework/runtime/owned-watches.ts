@@ -1,7 +1,7 @@
 import { merge, mergeMap, Subscription, type Observable } from 'rxjs';
 import type { ApiClient } from '../api/api-client.js';
 import { resourceId, type Resource, type ResourceSelector } from '../api/resource.js';
-import type { OwnedSpec } from '../handler/owned-specs.js';
+import type { OwnedSpec } from '../intents/owned-specs.js';
 import { controllerOwnerOf, mayOwn } from '../objects/controller-owner.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';

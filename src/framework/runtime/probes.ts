@@ -1,7 +1,7 @@
 import { systemClock, type Clock } from '../clock/clock.js';
 import { AttemptTimeoutError, withTimeLimit } from '../clock/time-limit.js';
-import type { ActivityContext, ActivitySpec, ProbeOptions } from '../handler/activity-specs.js';
-import { describeError } from '../handler/errors.js';
+import type { ActivityContext, ActivitySpec, ProbeOptions } from '../intents/activity-specs.js';
+import { describeError } from '../intents/errors.js';
 
 /** Kopf's probing cache: results are reused for 10 s, so frequent `/healthz` requests do not run probes each time. */
 export const PROBE_MAX_AGE_MS = 10_000;

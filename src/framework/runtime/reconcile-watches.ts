@@ -1,7 +1,7 @@
 import { Subscription } from 'rxjs';
 import { resourceId, type Resource, type ResourceSelector } from '../api/resource.js';
-import type { Cache } from '../handler/cache.js';
-import type { MappedKeys, ObjectKey } from '../handler/reconcile-specs.js';
+import type { Cache } from '../intents/cache.js';
+import type { MappedKeys, ObjectKey } from '../intents/reconcile-specs.js';
 import { controllerOwnerOf, mayOwn } from '../objects/controller-owner.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { WatchEvent } from '../watching/events.js';

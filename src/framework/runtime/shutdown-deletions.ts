@@ -8,7 +8,7 @@ import { ApiError } from '../api/api-error.js';
 import { ObjectApi } from '../api/object-api.js';
 import { collectionPath, objectPath, resourceId, type Resource } from '../api/resource.js';
 import { systemClock, type Clock } from '../clock/clock.js';
-import { patchFinalizer } from '../handling/finalizer-step.js';
+import { patchFinalizer } from '../processing/finalizer-step.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
 import { hasFinalizer } from '../state/finalizers.js';

@@ -1,5 +1,5 @@
-import { stackedOnOneMethod, type HandlerSpec } from '../handler/handler-specs.js';
-import type { FilterContext } from '../handler/filter-context.js';
+import { stackedOnOneMethod, type HandlerSpec } from '../intents/handler-specs.js';
+import type { FilterContext } from '../intents/filter-context.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import { fieldSelectorMatcher } from '../watching/field-selector.js';
 import { labelSelectorMatcher } from '../watching/label-selector.js';

@@ -15,7 +15,7 @@ import { podStatus } from './pod-status.js';
 import { portInUse } from './port-in-use.js';
 import { secretMounts, writeSecretVolumes, type Secret } from './secret-volumes.js';
 import type { ProcessGroups } from './process-groups.js';
-import { type MergePatch } from '../../../src/framework/handler/patch.js';
+import { type MergePatch } from '../../../src/framework/intents/patch.js';
 
 const INIT_TIMEOUT_MS = 60_000;
 const DELETE_GRACE_MS = 3_000;

@@ -10,7 +10,7 @@ import {
   type KubeObject,
   type MutationContext,
 } from '../../../src/framework/index.js';
-import { type AdmissionOptions, type AdmissionSpec } from '../../../src/framework/handler/admission-specs.js';
+import { type AdmissionOptions, type AdmissionSpec } from '../../../src/framework/intents/admission-specs.js';
 
 const widget: KubeObject = {
   apiVersion: 'example.com/v1',

@@ -1,6 +1,6 @@
 import { dispatchConversion } from '../../../src/framework/admission/conversion-dispatch.js';
 import { silentLogger, type ConversionContext, type KubeObject } from '../../../src/framework/index.js';
-import { type ConversionSpec } from '../../../src/framework/handler/admission-specs.js';
+import { type ConversionSpec } from '../../../src/framework/intents/admission-specs.js';
 
 /** v1 has `spec.size`; v2 renamed it `spec.replicas`. */
 function convert({ object, toVersion }: ConversionContext): KubeObject {

@@ -1,12 +1,12 @@
 import type { ApiClient } from '../../../src/framework/api/api-client.js';
 import { sleep } from '../../../src/framework/clock/long-timeout.js';
 import { DaemonEngine } from '../../../src/framework/engines/daemons.js';
-import { PermanentError, TemporaryError } from '../../../src/framework/handler/errors.js';
+import { PermanentError, TemporaryError } from '../../../src/framework/intents/errors.js';
 import { silentLogger } from '../../../src/framework/observability/logger.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
 import { EventScope } from '../../../src/framework/posting/event-scope.js';
 import type { EventPoster } from '../../../src/framework/posting/events.js';
-import type { DaemonContext, DaemonSpec } from '../../../src/framework/handler/handler-specs.js';
+import type { DaemonContext, DaemonSpec } from '../../../src/framework/intents/handler-specs.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { installFakeClock, type FakeClock } from '../../support/fake-clock.js';
 import { WIDGET_API_VERSION, widget, widgetResource } from '../../support/widget-objects.js';

@@ -3,14 +3,14 @@ import { Duration } from 'luxon';
 import type { ResourceSelector } from '../../../src/framework/api/resource.js';
 import { timerKey } from '../../../src/framework/engines/timer-record.js';
 import { TimerEngine, type TimerEngineOptions } from '../../../src/framework/engines/timers.js';
-import { PermanentError, TemporaryError } from '../../../src/framework/handler/errors.js';
+import { PermanentError, TemporaryError } from '../../../src/framework/intents/errors.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
-import type { TimerContext, TimerOptions } from '../../../src/framework/handler/handler-specs.js';
+import type { TimerContext, TimerOptions } from '../../../src/framework/intents/handler-specs.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { installFakeClock, type FakeClock } from '../../support/fake-clock.js';
 import { LogCapture } from '../../support/log-capture.js';
 import { WIDGET_API_VERSION, widget, widgetResource } from '../../support/widget-objects.js';
-import { FakeObjectApi, FakePoster } from '../handling/fake-object-api.js';
+import { FakeObjectApi, FakePoster } from '../processing/fake-object-api.js';
 
 /**
  * TimerEngine on the shared fake clock: jest's fake timers drive both `setTimeout` and `Date.now`, so a

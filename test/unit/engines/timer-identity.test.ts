@@ -1,12 +1,12 @@
 import type { ResourceSelector } from '../../../src/framework/api/resource.js';
 import { TimerEngine } from '../../../src/framework/engines/timers.js';
-import type { TimerContext, TimerOptions } from '../../../src/framework/handler/handler-specs.js';
+import type { TimerContext, TimerOptions } from '../../../src/framework/intents/handler-specs.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { Identity } from '../../../src/framework/state/identity.js';
 import { installFakeClock, type FakeClock } from '../../support/fake-clock.js';
 import { silentLogger } from '../../../src/framework/observability/logger.js';
 import { WIDGET_API_VERSION, widget, widgetResource } from '../../support/widget-objects.js';
-import { FakeObjectApi, FakePoster } from '../handling/fake-object-api.js';
+import { FakeObjectApi, FakePoster } from '../processing/fake-object-api.js';
 
 const T0 = Date.parse('2024-05-01T12:00:00.000Z');
 const SELECTOR: ResourceSelector = { apiVersion: WIDGET_API_VERSION, name: widgetResource.plural };

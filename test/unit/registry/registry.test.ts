@@ -1,5 +1,5 @@
 import { on, Registry, type ChangeContext, type EventContext } from '../../../src/framework/index.js';
-import { type ChangeHandlerSpec } from '../../../src/framework/handler/handler-specs.js';
+import { type ChangeHandlerSpec } from '../../../src/framework/intents/handler-specs.js';
 
 const API = 'example.com/v1';
 

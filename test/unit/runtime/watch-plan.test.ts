@@ -1,6 +1,6 @@
-import type { EventHandlerSpec, HandlerOptions, HandlerSpec } from '../../../src/framework/handler/handler-specs.js';
+import type { EventHandlerSpec, HandlerOptions, HandlerSpec } from '../../../src/framework/intents/handler-specs.js';
 import { planWatch } from '../../../src/framework/runtime/watch-plan.js';
-import { filterContext } from '../../../src/framework/handler/filter-context.js';
+import { filterContext } from '../../../src/framework/intents/filter-context.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 
 function handler(id: string, options: HandlerOptions = {}): EventHandlerSpec {
