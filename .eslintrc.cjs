@@ -17,17 +17,62 @@ const layers = {
   intents: ['api', 'state', 'posting', 'objects', 'observability', 'clock'],
   registry: ['intents', 'objects', 'observability', 'clock'],
   decorators: ['registry', 'intents', 'objects', 'clock'],
-  processing: ['intents', 'reactor', 'state', 'posting', 'watching', 'api', 'objects', 'observability', 'clock'],
-  engines: ['processing', 'intents', 'state', 'posting', 'watching', 'api', 'objects', 'observability', 'clock'],
-  admission: ['registry', 'intents', 'posting', 'state', 'api', 'objects', 'observability', 'clock'],
-  runtime: ['admission', 'engines', 'processing', 'registry', 'intents', 'reactor', 'state', 'posting', 'watching', 'api', 'objects', 'observability', 'clock'],
+  processing: [
+    'intents',
+    'reactor',
+    'state',
+    'posting',
+    'watching',
+    'api',
+    'objects',
+    'observability',
+    'clock',
+  ],
+  engines: [
+    'processing',
+    'intents',
+    'state',
+    'posting',
+    'watching',
+    'api',
+    'objects',
+    'observability',
+    'clock',
+  ],
+  admission: [
+    'registry',
+    'intents',
+    'posting',
+    'state',
+    'api',
+    'objects',
+    'observability',
+    'clock',
+  ],
+  runtime: [
+    'admission',
+    'engines',
+    'processing',
+    'registry',
+    'intents',
+    'reactor',
+    'state',
+    'posting',
+    'watching',
+    'api',
+    'objects',
+    'observability',
+    'clock',
+  ],
 };
 
 /** One ESLint override per folder: importing a folder not in its list is an error that names the rule. */
 function layerOverrides() {
   const folders = Object.keys(layers);
   return folders.map((folder) => {
-    const forbidden = folders.filter((other) => other !== folder && !layers[folder].includes(other));
+    const forbidden = folders.filter(
+      (other) => other !== folder && !layers[folder].includes(other),
+    );
     return {
       files: [`src/framework/${folder}/**/*.ts`],
       rules: {
@@ -40,8 +85,16 @@ function layerOverrides() {
                 message: `src/framework/${folder} may import only: ${layers[folder].join(', ') || 'nothing else in the framework'} (see ARCHITECTURE.md).`,
               })),
               {
-                group: ['**/handlers/**', '**/cli/**', '**/testing/**', '**/test/**', '../index.js', '../../index.js'],
-                message: "The framework knows nothing of the CLI, the testing kit, the bundled operators, the repository's test support or its own public index.",
+                group: [
+                  '**/handlers/**',
+                  '**/cli/**',
+                  '**/testing/**',
+                  '**/test/**',
+                  '../index.js',
+                  '../../index.js',
+                ],
+                message:
+                  "The framework knows nothing of the CLI, the testing kit, the bundled operators, the repository's test support or its own public index.",
               },
             ],
           },
@@ -61,7 +114,10 @@ module.exports = {
   ignorePatterns: ['dist/', 'node_modules/', 'coverage/'],
   rules: {
     '@typescript-eslint/no-explicit-any': 'error',
-    '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    '@typescript-eslint/no-unused-vars': [
+      'error',
+      { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+    ],
     '@typescript-eslint/consistent-type-imports': 'error',
     'no-console': 'off',
     eqeqeq: ['error', 'always', { null: 'ignore' }],
@@ -83,7 +139,8 @@ module.exports = {
             patterns: [
               {
                 group: ['**/framework/**', '**/cli/**', '**/testing/**', '**/src/**', '**/test/**'],
-                message: "Handler modules import the public API only: import { on, timer } from 'konductor'.",
+                message:
+                  "Handler modules import the public API only: import { on, timer } from 'konductor'.",
               },
             ],
           },
@@ -99,7 +156,12 @@ module.exports = {
         'no-restricted-imports': [
           'error',
           {
-            patterns: [{ group: ['**/test/**'], message: "Packed code does not import the repository's test support (test/)." }],
+            patterns: [
+              {
+                group: ['**/test/**'],
+                message: "Packed code does not import the repository's test support (test/).",
+              },
+            ],
           },
         ],
       },

@@ -69,7 +69,12 @@ export default {
   forceExit: true,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
-    { ...integration, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'], testPathIgnorePatterns: ['/node_modules/', ...timed] },
+    {
+      ...integration,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', ...timed],
+    },
     {
       ...integration,
       displayName: 'integration-timed',

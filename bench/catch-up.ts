@@ -8,8 +8,26 @@
 // (bench/naive-child.mjs, client-node's informer and a status merge patch) catches up on its own N objects.
 // With `statusStorage`, Konductor also catches up on its own N objects with storage: 'status' ("catch-up-status").
 // API writes per object are read from the API server's own apiserver_request_total.
-import { CEILING_CONCURRENCIES, CeilingPool, sweepCeilings, sweepObjects, watchedPoint, type CeilingSweep } from './ceiling.js';
-import { createObjects, installBenchCrd, cpuFigures, machine, measure, OperatorProcess, round1, round2, type BenchTarget, type Figures } from './support.js';
+import {
+  CEILING_CONCURRENCIES,
+  CeilingPool,
+  sweepCeilings,
+  sweepObjects,
+  watchedPoint,
+  type CeilingSweep,
+} from './ceiling.js';
+import {
+  createObjects,
+  installBenchCrd,
+  cpuFigures,
+  machine,
+  measure,
+  OperatorProcess,
+  round1,
+  round2,
+  type BenchTarget,
+  type Figures,
+} from './support.js';
 
 export interface CatchUpOptions {
   objects: number;
@@ -33,7 +51,14 @@ export interface CatchUpOptions {
 }
 
 /** One operator process catching up on `objects` objects in `namespace`: its figures, API writes per object, CPU shares. */
-async function catchUp(target: BenchTarget, script: string, namespace: string, objects: number, concurrency: number, storage?: 'status'): Promise<Figures> {
+async function catchUp(
+  target: BenchTarget,
+  script: string,
+  namespace: string,
+  objects: number,
+  concurrency: number,
+  storage?: 'status',
+): Promise<Figures> {
   const child = new OperatorProcess(target, script, [namespace, objects, concurrency], {
     loadsFramework: script !== 'naive-child.mjs',
     env: storage ? { BENCH_STORAGE: storage } : {},
@@ -43,13 +68,23 @@ async function catchUp(target: BenchTarget, script: string, namespace: string, o
   const measured = await measure(target.kubeConfig, () => child.result(60_000 + objects * 100));
   const { writtenMs: _written, cpuSecondsAtReady: _ready, cpuSeconds, ...figures } = measured.value;
   // The process lives through the whole measured stretch (it exits right after its result).
-  const operatorCpuPercent = round1((Number(cpuSeconds) / ((performance.now() - started) / 1000)) * 100);
-  return { ...figures, apiWritesPerObject: round2(measured.patches / objects), ...cpuFigures(measured, operatorCpuPercent) };
+  const operatorCpuPercent = round1(
+    (Number(cpuSeconds) / ((performance.now() - started) / 1000)) * 100,
+  );
+  return {
+    ...figures,
+    apiWritesPerObject: round2(measured.patches / objects),
+    ...cpuFigures(measured, operatorCpuPercent),
+  };
 }
 
 /** `oneWrite`, `twoWrites`, `3Writes`…: how figures of a k-write ceiling are named. */
 function writesName(writesPerObject: number): string {
-  return writesPerObject === 1 ? 'oneWrite' : writesPerObject === 2 ? 'twoWrites' : `${writesPerObject}Writes`;
+  return writesPerObject === 1
+    ? 'oneWrite'
+    : writesPerObject === 2
+      ? 'twoWrites'
+      : `${writesPerObject}Writes`;
 }
 
 /** The writes per object an operator made, as a whole number of writes for its ceiling (at least 1). */
@@ -63,7 +98,9 @@ function sweepFigures(sweep: CeilingSweep): Figures {
   return {
     [`${name}ObjectsPerSecond`]: Math.round(sweep.best.objectsPerSecond),
     [`${name}BestConcurrency`]: sweep.best.concurrency,
-    [`${name}Sweep`]: Object.fromEntries(sweep.points.map((p) => [String(p.concurrency), Math.round(p.objectsPerSecond)])),
+    [`${name}Sweep`]: Object.fromEntries(
+      sweep.points.map((p) => [String(p.concurrency), Math.round(p.objectsPerSecond)]),
+    ),
   };
 }
 
@@ -80,18 +117,25 @@ export async function runCatchUp(target: BenchTarget, options: CatchUpOptions): 
   if (options.naive) await createObjects(target.kubeConfig, naive, objects);
   if (options.statusStorage) await createObjects(target.kubeConfig, status, objects);
   // The ceiling's new objects for its 1- and 2-write sweeps and the two watched points, created with the operators'.
-  const pointSize = { objects: Math.min(objects, options.ceilingPointObjects ?? 3_000), seconds: options.ceilingPointSeconds ?? 8 };
+  const pointSize = {
+    objects: Math.min(objects, options.ceilingPointObjects ?? 3_000),
+    seconds: options.ceilingPointSeconds ?? 8,
+  };
   const pool = new CeilingPool(target, `${prefix}-ceiling`);
   const poolCreateSeconds = await pool.reserve(sweepObjects(2, pointSize) + 2 * pointSize.objects);
 
   const konductor = await catchUp(target, 'konductor-child.mjs', ours, objects, concurrency);
-  const withStatus = options.statusStorage ? await catchUp(target, 'konductor-child.mjs', status, objects, concurrency, 'status') : undefined;
+  const withStatus = options.statusStorage
+    ? await catchUp(target, 'konductor-child.mjs', status, objects, concurrency, 'status')
+    : undefined;
 
   // The ceiling, once the operators' processes have exited.
   const sweeps = new Map<number, CeilingSweep>();
   const sweep = async (writeCounts: readonly number[]): Promise<void> => {
     const missing = [...new Set(writeCounts)].filter((w) => !sweeps.has(w));
-    if (missing.length > 0) for (const done of await sweepCeilings(target, pool, pointSize, missing)) sweeps.set(done.writesPerObject, done);
+    if (missing.length > 0)
+      for (const done of await sweepCeilings(target, pool, pointSize, missing))
+        sweeps.set(done.writesPerObject, done);
   };
   const sweepStarted = performance.now();
   await sweep([1, 2, wholeWrites(konductor)]);
@@ -99,14 +143,26 @@ export async function runCatchUp(target: BenchTarget, options: CatchUpOptions): 
   // The same writes at the operator's concurrency with a plain watch open: the share of the gap to the
   // ceiling that any operator pays for seeing its own writes come back.
   const oneWriteWatched = await watchedPoint(target, pool, pointSize, 1, concurrency);
-  const sameWritesWatched = await watchedPoint(target, pool, pointSize, wholeWrites(konductor), concurrency);
+  const sameWritesWatched = await watchedPoint(
+    target,
+    pool,
+    pointSize,
+    wholeWrites(konductor),
+    concurrency,
+  );
   const oneWrite = sweeps.get(1)!;
   const sameWrites = sweeps.get(wholeWrites(konductor))!;
   const all = [...sweeps.values()].sort((a, b) => a.writesPerObject - b.writesPerObject);
   const points = all.flatMap((s) => s.points);
   const best = sameWrites.best;
   const lines: Figures[] = [
-    { scenario: 'catch-up', ...konductor, concurrency, setupCreateSeconds: Math.round(setupCreateSeconds * 10) / 10, ...machine() },
+    {
+      scenario: 'catch-up',
+      ...konductor,
+      concurrency,
+      setupCreateSeconds: Math.round(setupCreateSeconds * 10) / 10,
+      ...machine(),
+    },
     {
       scenario: 'ceiling',
       // Each sweep point writes at most this many new objects, for at most about this long.
@@ -118,15 +174,24 @@ export async function runCatchUp(target: BenchTarget, options: CatchUpOptions): 
       objectsPerSecond: Math.round(best.objectsPerSecond),
       bestConcurrency: best.concurrency,
       apiWritesPerObject: round2(best.measured.patches / best.objects),
-      catchUpRatioSameWrites: round2(Number(konductor.objectsPerSecond) / sameWrites.best.objectsPerSecond),
-      catchUpRatioOneWrite: round2(Number(konductor.objectsPerSecond) / oneWrite.best.objectsPerSecond),
+      catchUpRatioSameWrites: round2(
+        Number(konductor.objectsPerSecond) / sameWrites.best.objectsPerSecond,
+      ),
+      catchUpRatioOneWrite: round2(
+        Number(konductor.objectsPerSecond) / oneWrite.best.objectsPerSecond,
+      ),
       ...Object.assign({}, ...all.map(sweepFigures)),
       concurrencies: CEILING_CONCURRENCIES,
       // With a plain watch open, at the operator's concurrency (not part of the ceiling).
       oneWriteWatchedObjectsPerSecond: Math.round(oneWriteWatched.objectsPerSecond),
       sameWritesWatchedObjectsPerSecond: Math.round(sameWritesWatched.objectsPerSecond),
-      catchUpRatioSameWritesWatched: round2(Number(konductor.objectsPerSecond) / sameWritesWatched.objectsPerSecond),
-      unchangedWrites: [...points, oneWriteWatched, sameWritesWatched].reduce((sum, p) => sum + p.unchangedWrites, 0),
+      catchUpRatioSameWritesWatched: round2(
+        Number(konductor.objectsPerSecond) / sameWritesWatched.objectsPerSecond,
+      ),
+      unchangedWrites: [...points, oneWriteWatched, sameWritesWatched].reduce(
+        (sum, p) => sum + p.unchangedWrites,
+        0,
+      ),
       shortestPointSeconds: round2(Math.min(...points.map((p) => p.seconds))),
       fewestPointObjects: Math.min(...points.map((p) => p.objects)),
       sweepSeconds: round1(sweepSeconds),
@@ -142,9 +207,15 @@ export async function runCatchUp(target: BenchTarget, options: CatchUpOptions): 
       ...withStatus,
       concurrency,
       // Against annotation storage in this run, and against the ceiling of the writes it made and the 1-write one.
-      speedRatioToAnnotations: round2(Number(withStatus.objectsPerSecond) / Number(konductor.objectsPerSecond)),
-      catchUpRatioOneWrite: round2(Number(withStatus.objectsPerSecond) / oneWrite.best.objectsPerSecond),
-      catchUpRatioOneWriteWatched: round2(Number(withStatus.objectsPerSecond) / oneWriteWatched.objectsPerSecond),
+      speedRatioToAnnotations: round2(
+        Number(withStatus.objectsPerSecond) / Number(konductor.objectsPerSecond),
+      ),
+      catchUpRatioOneWrite: round2(
+        Number(withStatus.objectsPerSecond) / oneWrite.best.objectsPerSecond,
+      ),
+      catchUpRatioOneWriteWatched: round2(
+        Number(withStatus.objectsPerSecond) / oneWriteWatched.objectsPerSecond,
+      ),
       ...machine(),
     });
   }
@@ -162,7 +233,9 @@ export async function runCatchUp(target: BenchTarget, options: CatchUpOptions): 
       konductorObjectsPerSecond: konductor.objectsPerSecond,
       konductorPeakRssMb: konductor.peakRssMb,
       // Konductor's throughput and peak RSS as multiples of the naive operator's.
-      konductorSpeedRatio: round2(Number(konductor.objectsPerSecond) / Number(baseline.objectsPerSecond)),
+      konductorSpeedRatio: round2(
+        Number(konductor.objectsPerSecond) / Number(baseline.objectsPerSecond),
+      ),
       konductorRssRatio: round2(Number(konductor.peakRssMb) / Number(baseline.peakRssMb)),
       ...machine(),
     });

@@ -17,7 +17,14 @@
 // revision newer than the point's start (read just before it) and unique within the point; a no-op
 // answers with the object's old one. Writes failing that check are counted in `unchangedWrites`.
 import { ApiClient } from '../src/framework/api/api-client.js';
-import { collection, createObjects, measure, PlainWatch, type BenchTarget, type Measured } from './support.js';
+import {
+  collection,
+  createObjects,
+  measure,
+  PlainWatch,
+  type BenchTarget,
+  type Measured,
+} from './support.js';
 
 /** The client concurrencies the ceiling sweeps. */
 export const CEILING_CONCURRENCIES: readonly number[] = [16, 64, 128, 256];
@@ -89,7 +96,10 @@ export class CeilingPool {
 
   /** The next `count` objects no point has written yet (reserve them first). */
   take(count: number): string[] {
-    if (this.taken + count > this.created) throw new Error(`ceiling pool ${this.namespace}: ${count} objects wanted, ${this.created - this.taken} left`);
+    if (this.taken + count > this.created)
+      throw new Error(
+        `ceiling pool ${this.namespace}: ${count} objects wanted, ${this.created - this.taken} left`,
+      );
     const names = this.names.slice(this.taken, this.taken + count);
     this.taken += count;
     return names;
@@ -105,14 +115,23 @@ export function sweepObjects(writeCounts: number, size: PointSize): number {
  * One sweep point: `names` (new objects of `namespace`), each written `writesPerObject` times, until
  * all are written or `seconds` have passed (requests in flight then still count).
  */
-async function point(target: BenchTarget, namespace: string, names: readonly string[], seconds: number, writesPerObject: number, concurrency: number): Promise<CeilingPoint> {
+async function point(
+  target: BenchTarget,
+  namespace: string,
+  names: readonly string[],
+  seconds: number,
+  writesPerObject: number,
+  concurrency: number,
+): Promise<CeilingPoint> {
   const base = collection(namespace);
   // As many sockets as requests in flight: the client's default (64) would queue the higher concurrencies.
   const client = new ApiClient(target.kubeConfig, { maxSockets: concurrency });
   const token = `${writesPerObject}w-c${concurrency}-${Date.now()}`;
   try {
     // Open every connection (TLS handshakes) before the clock starts, as an operator's are after its listing.
-    const revisions = await Promise.all(Array.from({ length: concurrency }, () => currentRevision(client, base)));
+    const revisions = await Promise.all(
+      Array.from({ length: concurrency }, () => currentRevision(client, base)),
+    );
     const start = revisions.reduce((a, b) => (a > b ? a : b));
     const seen = new Set<bigint>();
     let unchangedWrites = 0;
@@ -130,17 +149,41 @@ async function point(target: BenchTarget, namespace: string, names: readonly str
         const name = names[i]!;
         // Bookkeeping about as large as the framework's diff-base of a bench object.
         const bookkeeping = JSON.stringify({ spec: { idx: i }, token });
-        const status = { ceiling: token, startedAt: Date.now(), ...(writesPerObject === 1 ? { bookkeeping } : {}) };
-        check(await client.request<Written>('PATCH', `${base}/${name}/status`, { body: { status }, contentType: 'application/merge-patch+json' }));
+        const status = {
+          ceiling: token,
+          startedAt: Date.now(),
+          ...(writesPerObject === 1 ? { bookkeeping } : {}),
+        };
+        check(
+          await client.request<Written>('PATCH', `${base}/${name}/status`, {
+            body: { status },
+            contentType: 'application/merge-patch+json',
+          }),
+        );
         for (let w = 1; w < writesPerObject; w++) {
           const annotations = { [`bench.konductor.dev/ceiling-${w}`]: bookkeeping };
-          check(await client.request<Written>('PATCH', `${base}/${name}`, { body: { metadata: { annotations } }, contentType: 'application/merge-patch+json' }));
+          check(
+            await client.request<Written>('PATCH', `${base}/${name}`, {
+              body: { metadata: { annotations } },
+              contentType: 'application/merge-patch+json',
+            }),
+          );
         }
         written += 1;
       }
     };
-    const measured = await measure(target.kubeConfig, () => Promise.all(Array.from({ length: concurrency }, worker)));
-    return { writesPerObject, concurrency, objects: written, seconds: measured.seconds, objectsPerSecond: written / measured.seconds, unchangedWrites, measured };
+    const measured = await measure(target.kubeConfig, () =>
+      Promise.all(Array.from({ length: concurrency }, worker)),
+    );
+    return {
+      writesPerObject,
+      concurrency,
+      objects: written,
+      seconds: measured.seconds,
+      objectsPerSecond: written / measured.seconds,
+      unchangedWrites,
+      measured,
+    };
   } finally {
     client.close();
   }
@@ -152,13 +195,32 @@ async function point(target: BenchTarget, namespace: string, names: readonly str
  * alternate between the write counts at each concurrency, so a machine growing busier or quieter
  * during the sweep shifts all of them alike rather than one write count's.
  */
-export async function sweepCeilings(target: BenchTarget, pool: CeilingPool, size: PointSize, writeCounts: readonly number[]): Promise<CeilingSweep[]> {
+export async function sweepCeilings(
+  target: BenchTarget,
+  pool: CeilingPool,
+  size: PointSize,
+  writeCounts: readonly number[],
+): Promise<CeilingSweep[]> {
   await pool.reserve(sweepObjects(writeCounts.length, size));
   const points = new Map<number, CeilingPoint[]>(writeCounts.map((w) => [w, []]));
   for (const concurrency of CEILING_CONCURRENCIES) {
-    for (const [writesPerObject, done] of points) done.push(await point(target, pool.namespace, pool.take(size.objects), size.seconds, writesPerObject, concurrency));
+    for (const [writesPerObject, done] of points)
+      done.push(
+        await point(
+          target,
+          pool.namespace,
+          pool.take(size.objects),
+          size.seconds,
+          writesPerObject,
+          concurrency,
+        ),
+      );
   }
-  return [...points].map(([writesPerObject, done]) => ({ writesPerObject, points: done, best: done.reduce((a, b) => (b.objectsPerSecond > a.objectsPerSecond ? b : a)) }));
+  return [...points].map(([writesPerObject, done]) => ({
+    writesPerObject,
+    points: done,
+    best: done.reduce((a, b) => (b.objectsPerSecond > a.objectsPerSecond ? b : a)),
+  }));
 }
 
 /**
@@ -167,12 +229,25 @@ export async function sweepCeilings(target: BenchTarget, pool: CeilingPool, size
  * event, as each of an operator's writes does (the echo of its own write). Not a ceiling but what an
  * operator cannot avoid: how far below the ceiling that alone puts any operator on this control plane.
  */
-export async function watchedPoint(target: BenchTarget, pool: CeilingPool, size: PointSize, writesPerObject: number, concurrency: number): Promise<CeilingPoint> {
+export async function watchedPoint(
+  target: BenchTarget,
+  pool: CeilingPool,
+  size: PointSize,
+  writesPerObject: number,
+  concurrency: number,
+): Promise<CeilingPoint> {
   await pool.reserve(size.objects);
   const watch = new PlainWatch(target.kubeConfig, pool.namespace);
   try {
     await watch.listed;
-    return await point(target, pool.namespace, pool.take(size.objects), size.seconds, writesPerObject, concurrency);
+    return await point(
+      target,
+      pool.namespace,
+      pool.take(size.objects),
+      size.seconds,
+      writesPerObject,
+      concurrency,
+    );
   } finally {
     watch.stop();
   }

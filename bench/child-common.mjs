@@ -7,12 +7,19 @@
  * another root entry (the smoke test's sources), whose runtime entry sits beside it in runtime/.
  */
 export async function loadFramework() {
-  const root = new URL(process.env.BENCH_FRAMEWORK ?? new URL('../dist/framework/index.js', import.meta.url).href);
+  const root = new URL(
+    process.env.BENCH_FRAMEWORK ?? new URL('../dist/framework/index.js', import.meta.url).href,
+  );
   const runtime = new URL(`runtime/${root.pathname.split('/').pop()}`, root);
   return { ...(await import(root.href)), ...(await import(runtime.href)) };
 }
 
-export const benchResource = { apiVersion: 'bench.konductor.dev/v1', group: 'bench.konductor.dev', version: 'v1', plural: 'benchobjects' };
+export const benchResource = {
+  apiVersion: 'bench.konductor.dev/v1',
+  group: 'bench.konductor.dev',
+  version: 'v1',
+  plural: 'benchobjects',
+};
 
 /** One JSON line to the parent. */
 export function send(message) {
@@ -33,7 +40,11 @@ export function sampleRss() {
   return {
     stop() {
       clearInterval(timer);
-      return { peakRssMb: mb(Math.max(peak.rss, process.resourceUsage().maxRSS * 1024)), heapAtPeakMb: mb(peak.heapTotal), heapUsedAtPeakMb: mb(peak.heapUsed) };
+      return {
+        peakRssMb: mb(Math.max(peak.rss, process.resourceUsage().maxRSS * 1024)),
+        heapAtPeakMb: mb(peak.heapTotal),
+        heapUsedAtPeakMb: mb(peak.heapUsed),
+      };
     },
   };
 }
@@ -43,7 +54,10 @@ export function sampleRss() {
  * own kubeconfig loader, so client-node's generated API is never loaded, as deployed) and reports each
  * PATCH of a bench object that the API server accepted to `onPatch({ name, status })`.
  */
-export async function startBenchOperator(framework, { kubeconfigPath, namespace, concurrency, registry, onPatch, storage = 'annotations' }) {
+export async function startBenchOperator(
+  framework,
+  { kubeconfigPath, namespace, concurrency, registry, onPatch, storage = 'annotations' },
+) {
   return framework
     .createOperator({
       kubeConfig: framework.loadKubeconfig({ path: kubeconfigPath }),
@@ -87,9 +101,17 @@ export function cpuSeconds() {
  * How fast `objects` were done between `started` and `until` (performance.now() times): `{ objects,
  * seconds, [rateName] }`, the seconds to 10 ms, the rate in whole objects per second.
  */
-export function throughput(objects, started, { until = performance.now(), rateName = 'objectsPerSecond' } = {}) {
+export function throughput(
+  objects,
+  started,
+  { until = performance.now(), rateName = 'objectsPerSecond' } = {},
+) {
   const seconds = (until - started) / 1000;
-  return { objects, seconds: Math.round(seconds * 100) / 100, [rateName]: Math.round(objects / seconds) };
+  return {
+    objects,
+    seconds: Math.round(seconds * 100) / 100,
+    [rateName]: Math.round(objects / seconds),
+  };
 }
 
 /**
@@ -108,7 +130,12 @@ export function runMeters() {
       send({ ready: true });
     },
     result(objects) {
-      return { ...throughput(objects, started), ...rss.stop(), cpuSeconds: cpuSeconds(), cpuSecondsAtReady };
+      return {
+        ...throughput(objects, started),
+        ...rss.stop(),
+        cpuSeconds: cpuSeconds(),
+        cpuSecondsAtReady,
+      };
     },
   };
 }

@@ -5,7 +5,13 @@
 // the result and exits. With spec.sentAt on the objects (steady load) it also reports, per object,
 // the milliseconds from sentAt to the acknowledgement of the status write. With BENCH_STORAGE=status
 // the bookkeeping rides in the status PATCH, so that one write is each object's last.
-import { benchResource, finishRun, loadFramework, runMeters, startBenchOperator } from './child-common.mjs';
+import {
+  benchResource,
+  finishRun,
+  loadFramework,
+  runMeters,
+  startBenchOperator,
+} from './child-common.mjs';
 
 const [kubeconfigPath, namespace, expectedText, concurrencyText] = process.argv.slice(2);
 const expected = Number(expectedText);
@@ -51,5 +57,8 @@ const operator = await startBenchOperator(framework, {
 void operator.ready.then(() => meters.ready());
 
 function finish() {
-  void finishRun({ result: { ...meters.result(expected), storage, writtenMs }, stop: () => operator.stop(2_000) });
+  void finishRun({
+    result: { ...meters.result(expected), storage, writtenMs },
+    stop: () => operator.stop(2_000),
+  });
 }

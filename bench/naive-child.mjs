@@ -6,7 +6,13 @@
 // without one, a listing of 10,000 objects fires 10,000 PATCHes at once. No retries beyond
 // re-queueing a failed PATCH after 1 s, no finalizers, no progress records, no diff-base.
 // Same protocol as konductor-child.mjs: `{"ready":true}` once listed and watching, then the result.
-import { CustomObjectsApi, KubeConfig, makeInformer, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import {
+  CustomObjectsApi,
+  KubeConfig,
+  makeInformer,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 import { benchResource, finishRun, runMeters } from './child-common.mjs';
 
 const [kubeconfigPath, namespace, expectedText, concurrencyText] = process.argv.slice(2);
@@ -16,7 +22,12 @@ const kc = new KubeConfig();
 kc.loadFromFile(kubeconfigPath);
 const meters = runMeters();
 
-const ids = { group: benchResource.group, version: benchResource.version, plural: benchResource.plural, namespace };
+const ids = {
+  group: benchResource.group,
+  version: benchResource.version,
+  plural: benchResource.plural,
+  namespace,
+};
 const api = kc.makeApiClient(CustomObjectsApi);
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const writtenMs = [];
@@ -25,7 +36,10 @@ const finished = new Set();
 // A minimal semaphore: a released slot passes straight to the next waiter.
 let active = 0;
 const waiting = [];
-const acquire = () => (active < concurrency ? (active++, Promise.resolve()) : new Promise((resolve) => waiting.push(resolve)));
+const acquire = () =>
+  active < concurrency
+    ? (active++, Promise.resolve())
+    : new Promise((resolve) => waiting.push(resolve));
 const release = () => {
   const next = waiting.shift();
   if (next) next();
@@ -38,22 +52,29 @@ async function handle(object) {
   await acquire();
   try {
     const startedAt = Date.now();
-    await api.patchNamespacedCustomObjectStatus({ ...ids, name, body: { status: { seen: object.spec.idx, startedAt } } }, mergePatch);
+    await api.patchNamespacedCustomObjectStatus(
+      { ...ids, name, body: { status: { seen: object.spec.idx, startedAt } } },
+      mergePatch,
+    );
     if (typeof object.spec.sentAt === 'number') writtenMs.push(Date.now() - object.spec.sentAt);
     if (!finished.has(name)) {
       finished.add(name);
       if (finished.size === expected) finish();
     }
   } catch (error) {
-    process.stderr.write(`naive: patching ${name} failed (${error?.code ?? error}); again in 1 s\n`);
+    process.stderr.write(
+      `naive: patching ${name} failed (${error?.code ?? error}); again in 1 s\n`,
+    );
     setTimeout(() => void handle(object), 1_000);
   } finally {
     release();
   }
 }
 
-const informer = makeInformer(kc, `/apis/${benchResource.group}/${benchResource.version}/namespaces/${namespace}/${benchResource.plural}`, () =>
-  api.listNamespacedCustomObject(ids),
+const informer = makeInformer(
+  kc,
+  `/apis/${benchResource.group}/${benchResource.version}/namespaces/${namespace}/${benchResource.plural}`,
+  () => api.listNamespacedCustomObject(ids),
 );
 informer.on('add', (object) => void handle(object));
 informer.on('update', (object) => void handle(object));
@@ -68,5 +89,8 @@ meters.ready();
 
 function finish() {
   stopping = true;
-  void finishRun({ result: { ...meters.result(expected), writtenMs }, stop: () => informer.stop() });
+  void finishRun({
+    result: { ...meters.result(expected), writtenMs },
+    stop: () => informer.stop(),
+  });
 }

@@ -7,7 +7,19 @@
 // it, run first in the same run. A change seen live must not wait behind the listing's backlog.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiClient } from '../src/framework/api/api-client.js';
-import { benchApiVersion, benchResource, collection, createObjects, installBenchCrd, latencyFigures, machine, OperatorProcess, round1, type BenchTarget, type Figures } from './support.js';
+import {
+  benchApiVersion,
+  benchResource,
+  collection,
+  createObjects,
+  installBenchCrd,
+  latencyFigures,
+  machine,
+  OperatorProcess,
+  round1,
+  type BenchTarget,
+  type Figures,
+} from './support.js';
 
 export interface PriorityOptions {
   /** Objects that exist before the operator starts. */
@@ -19,7 +31,12 @@ export interface PriorityOptions {
 }
 
 /** Creates `p-<i>` at `rate` per second, open loop, until `signal` aborts; when each was sent. */
-async function createUntil(target: BenchTarget, namespace: string, rate: number, signal: AbortSignal): Promise<number[]> {
+async function createUntil(
+  target: BenchTarget,
+  namespace: string,
+  rate: number,
+  signal: AbortSignal,
+): Promise<number[]> {
   const client = new ApiClient(target.kubeConfig);
   const sent: number[] = [];
   const inFlight: Promise<unknown>[] = [];
@@ -31,7 +48,12 @@ async function createUntil(target: BenchTarget, namespace: string, rate: number,
       if (signal.aborted) break;
       const now = Date.now();
       sent.push(now);
-      const body = { apiVersion: benchApiVersion, kind: benchResource.kind, metadata: { name: `p-${i}` }, spec: { idx: i, sentAt: now } };
+      const body = {
+        apiVersion: benchApiVersion,
+        kind: benchResource.kind,
+        metadata: { name: `p-${i}` },
+        spec: { idx: i, sentAt: now },
+      };
       inFlight.push(client.request('POST', collection(namespace), { body }));
     }
     await Promise.all(inFlight);
@@ -45,9 +67,15 @@ async function createUntil(target: BenchTarget, namespace: string, rate: number,
 async function controlCatchUp(target: BenchTarget, options: PriorityOptions): Promise<Figures> {
   const namespace = `${options.namespace}-control`;
   await createObjects(target.kubeConfig, namespace, options.objects);
-  const child = new OperatorProcess(target, 'scale-child.mjs', [namespace, options.objects, 0, options.concurrency]);
+  const child = new OperatorProcess(target, 'scale-child.mjs', [
+    namespace,
+    options.objects,
+    0,
+    options.concurrency,
+  ]);
   try {
-    const caughtUp = (await child.message('caughtUp', 120_000 + options.objects * 100)).caughtUp as Figures;
+    const caughtUp = (await child.message('caughtUp', 120_000 + options.objects * 100))
+      .caughtUp as Figures;
     await child.result(60_000).catch(() => undefined);
     return caughtUp;
   } catch (error) {
@@ -60,10 +88,19 @@ export async function runPriority(target: BenchTarget, options: PriorityOptions)
   const { objects, rate, concurrency, namespace } = options;
   await installBenchCrd(target.kubeConfig);
   // BENCH_PRIORITY_CONTROL=0 skips the control catch-up (half the time).
-  const control = process.env.BENCH_PRIORITY_CONTROL === '0' ? undefined : await controlCatchUp(target, options);
-  if (control) process.stderr.write(`bench: priority ${objects}: control catch-up ${JSON.stringify(control)}\n`);
+  const control =
+    process.env.BENCH_PRIORITY_CONTROL === '0' ? undefined : await controlCatchUp(target, options);
+  if (control)
+    process.stderr.write(
+      `bench: priority ${objects}: control catch-up ${JSON.stringify(control)}\n`,
+    );
   const setupCreateSeconds = await createObjects(target.kubeConfig, namespace, objects);
-  const child = new OperatorProcess(target, 'scale-child.mjs', [namespace, objects, 0, concurrency]);
+  const child = new OperatorProcess(target, 'scale-child.mjs', [
+    namespace,
+    objects,
+    0,
+    concurrency,
+  ]);
   const stop = new AbortController();
   try {
     await child.message('ready', 120_000 + objects * 10);
@@ -91,7 +128,9 @@ export async function runPriority(target: BenchTarget, options: PriorityOptions)
             controlCatchUpSeconds: control.seconds,
             controlObjectsPerSecond: control.objectsPerSecond,
             // What serving the live creates first cost the catch-up, against the control in this run.
-            throughputDropPercent: round1((1 - Number(rest.objectsPerSecond) / Number(control.objectsPerSecond)) * 100),
+            throughputDropPercent: round1(
+              (1 - Number(rest.objectsPerSecond) / Number(control.objectsPerSecond)) * 100,
+            ),
           }
         : {}),
       catchUpPeakRssMb: rest.peakRssMb,

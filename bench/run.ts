@@ -17,12 +17,30 @@ const concurrency = envNumber('BENCH_CONCURRENCY', 64);
 const framework = process.env.BENCH_FRAMEWORK === 'src' ? 'src' : 'dist';
 
 const groups: Record<string, (target: BenchTarget) => Promise<Figures[]>> = {
-  'catch-up': (target) => runCatchUp(target, { objects: n, concurrency, naive: true, statusStorage: true }),
+  'catch-up': (target) =>
+    runCatchUp(target, { objects: n, concurrency, naive: true, statusStorage: true }),
   'steady-load': async (target) => {
-    const options = { rate: envNumber('BENCH_STEADY_RATE', 100), seconds: envNumber('BENCH_STEADY_SECONDS', 60), concurrency };
-    const konductor = await runSteadyLoad(target, { ...options, operator: 'konductor', namespace: 'bench-steady' });
-    const withStatus = await runSteadyLoad(target, { ...options, operator: 'konductor', namespace: 'bench-steady-status', storage: 'status' });
-    const naive = await runSteadyLoad(target, { ...options, operator: 'naive', namespace: 'bench-steady-naive' });
+    const options = {
+      rate: envNumber('BENCH_STEADY_RATE', 100),
+      seconds: envNumber('BENCH_STEADY_SECONDS', 60),
+      concurrency,
+    };
+    const konductor = await runSteadyLoad(target, {
+      ...options,
+      operator: 'konductor',
+      namespace: 'bench-steady',
+    });
+    const withStatus = await runSteadyLoad(target, {
+      ...options,
+      operator: 'konductor',
+      namespace: 'bench-steady-status',
+      storage: 'status',
+    });
+    const naive = await runSteadyLoad(target, {
+      ...options,
+      operator: 'naive',
+      namespace: 'bench-steady-naive',
+    });
     return [konductor, withStatus, compareSteady(konductor, naive)];
   },
   'update-storm': async (target) => [
@@ -35,21 +53,39 @@ const groups: Record<string, (target: BenchTarget) => Promise<Figures[]>> = {
   ],
   'watch-reactor': (target) => runWatchReactor(target, { objects: n, namespace: 'bench-watch' }),
   timers: async (target) => [
-    await runTimers(target, { objects: envNumber('BENCH_TIMER_OBJECTS', 1_000), windowSeconds: envNumber('BENCH_TIMER_WINDOW', 20), namespace: 'bench-timers' }),
+    await runTimers(target, {
+      objects: envNumber('BENCH_TIMER_OBJECTS', 1_000),
+      windowSeconds: envNumber('BENCH_TIMER_WINDOW', 20),
+      namespace: 'bench-timers',
+    }),
   ],
   // The latency an admission webhook (validating + mutating) adds at 50 requests/s.
   admission: async (target) => [
-    await runAdmission(target, { rate: envNumber('BENCH_ADMISSION_RATE', 50), seconds: envNumber('BENCH_ADMISSION_SECONDS', 30), namespace: 'bench-admission' }),
+    await runAdmission(target, {
+      rate: envNumber('BENCH_ADMISSION_RATE', 50),
+      seconds: envNumber('BENCH_ADMISSION_SECONDS', 30),
+      namespace: 'bench-admission',
+    }),
   ],
   // Creates at 10/s while 100,000 objects are caught up (BENCH_PRIORITY_OBJECTS, BENCH_PRIORITY_RATE): how long they wait.
   priority: async (target) => [
-    await runPriority(target, { objects: envNumber('BENCH_PRIORITY_OBJECTS', 100_000), rate: envNumber('BENCH_PRIORITY_RATE', 10), concurrency, namespace: 'bench-priority' }),
+    await runPriority(target, {
+      objects: envNumber('BENCH_PRIORITY_OBJECTS', 100_000),
+      rate: envNumber('BENCH_PRIORITY_RATE', 10),
+      concurrency,
+      namespace: 'bench-priority',
+    }),
   ],
   // 50,000 and 100,000 objects by default (BENCH_SCALE_OBJECTS=50000,100000), each size in its own namespace.
   scale: async (target) => {
     const lines: Figures[] = [];
     for (const objects of scaleSizes()) {
-      const options = { objects, rate: envNumber('BENCH_SCALE_RATE', 100), seconds: envNumber('BENCH_SCALE_STEADY_SECONDS', 30), concurrency };
+      const options = {
+        objects,
+        rate: envNumber('BENCH_SCALE_RATE', 100),
+        seconds: envNumber('BENCH_SCALE_STEADY_SECONDS', 30),
+        concurrency,
+      };
       const line = await runScale(target, { ...options, namespace: `bench-scale-${objects}` });
       // On stderr at once too: a larger size that fails later must not take this one's figures along.
       process.stderr.write(`bench: scale ${objects}: ${JSON.stringify(line)}\n`);
@@ -64,13 +100,17 @@ const optIn = new Set(['scale', 'priority']);
 function scaleSizes(): number[] {
   const raw = process.env.BENCH_SCALE_OBJECTS ?? '50000,100000';
   const sizes = raw.split(',').map((part) => Number(part.trim()));
-  if (sizes.some((size) => !Number.isInteger(size) || size <= 0)) throw new Error(`BENCH_SCALE_OBJECTS must be positive whole numbers separated by commas, got ${JSON.stringify(raw)}`);
+  if (sizes.some((size) => !Number.isInteger(size) || size <= 0))
+    throw new Error(
+      `BENCH_SCALE_OBJECTS must be positive whole numbers separated by commas, got ${JSON.stringify(raw)}`,
+    );
   return sizes;
 }
 
 const selected = process.argv.slice(2);
 for (const name of selected) {
-  if (!(name in groups)) throw new Error(`unknown benchmark group '${name}'; known: ${Object.keys(groups).join(', ')}`);
+  if (!(name in groups))
+    throw new Error(`unknown benchmark group '${name}'; known: ${Object.keys(groups).join(', ')}`);
 }
 const started = performance.now();
 for (const [name, run] of Object.entries(groups)) {
@@ -79,10 +119,17 @@ for (const [name, run] of Object.entries(groups)) {
   process.stderr.write(`bench: ${name}...\n`);
   const plane = await TestControlPlane.start();
   try {
-    for (const line of await run({ kubeConfig: plane.kubeConfig(), kubeconfigPath: plane.kubeconfigPath, framework })) console.log(JSON.stringify(line));
+    for (const line of await run({
+      kubeConfig: plane.kubeConfig(),
+      kubeconfigPath: plane.kubeconfigPath,
+      framework,
+    }))
+      console.log(JSON.stringify(line));
   } finally {
     await plane.stop();
   }
-  process.stderr.write(`bench: ${name} took ${Math.round((performance.now() - groupStarted) / 1000)} s\n`);
+  process.stderr.write(
+    `bench: ${name} took ${Math.round((performance.now() - groupStarted) / 1000)} s\n`,
+  );
 }
 process.stderr.write(`bench: total ${Math.round((performance.now() - started) / 1000)} s\n`);

@@ -9,7 +9,15 @@
 import { getHeapStatistics, setFlagsFromString, writeHeapSnapshot } from 'node:v8';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { runInNewContext } from 'node:vm';
-import { benchResource, cpuSeconds, finishRun, loadFramework, send, startBenchOperator, throughput } from './child-common.mjs';
+import {
+  benchResource,
+  cpuSeconds,
+  finishRun,
+  loadFramework,
+  send,
+  startBenchOperator,
+  throughput,
+} from './child-common.mjs';
 
 const [kubeconfigPath, namespace, listedText, steadyText, concurrencyText] = process.argv.slice(2);
 const listed = Number(listedText);
@@ -103,7 +111,9 @@ const midway = process.env.BENCH_SCALE_MIDWAY_SNAPSHOT ? Math.floor(listed / 2) 
 function midwaySnapshot() {
   const heapUsed = liveHeap();
   writeHeapSnapshot(process.env.BENCH_SCALE_MIDWAY_SNAPSHOT);
-  process.stderr.write(`${JSON.stringify({ midway: { handled: listedDone, liveHeapMb: mb(heapUsed), heapPerObjectBytes: Math.round((heapUsed - heapBefore) / listed) } })}\n`);
+  process.stderr.write(
+    `${JSON.stringify({ midway: { handled: listedDone, liveHeapMb: mb(heapUsed), heapPerObjectBytes: Math.round((heapUsed - heapBefore) / listed) } })}\n`,
+  );
 }
 
 // What the process spends outside the operator's work, per progress period: garbage collection
@@ -123,7 +133,13 @@ const loopDelay = monitorEventLoopDelay({ resolution: 20 });
 loopDelay.enable();
 /** The period's GC and loop figures, then a fresh period. */
 function periodFigures() {
-  const figures = { gcMs: Math.round(gc.ms), gcMajorMs: Math.round(gc.majorMs), gcMajors: gc.majors, loopDelayP99Ms: Math.round(loopDelay.percentile(99) / 1e6), loopDelayMaxMs: Math.round(loopDelay.max / 1e6) };
+  const figures = {
+    gcMs: Math.round(gc.ms),
+    gcMajorMs: Math.round(gc.majorMs),
+    gcMajors: gc.majors,
+    loopDelayP99Ms: Math.round(loopDelay.percentile(99) / 1e6),
+    loopDelayMaxMs: Math.round(loopDelay.max / 1e6),
+  };
   Object.assign(gc, { ms: 0, majorMs: 0, majors: 0 });
   loopDelay.reset();
   return figures;
@@ -137,15 +153,27 @@ function periodFigures() {
 const progress = setInterval(async () => {
   const operatorFigures = await operatorProgress();
   const unseenEvents = listed + handlerMs.length + writesAcked - operatorFigures.watchEvents;
-  process.stderr.write(`${JSON.stringify({ progress: { seconds: Math.round((performance.now() - started) / 1000), listedDone, steadyDone, steadyHandled: handlerMs.length, heapUsedMb: mb(process.memoryUsage().heapUsed), ...operatorFigures, writesAcked, unseenEvents, ...periodFigures() } })}\n`);
+  process.stderr.write(
+    `${JSON.stringify({ progress: { seconds: Math.round((performance.now() - started) / 1000), listedDone, steadyDone, steadyHandled: handlerMs.length, heapUsedMb: mb(process.memoryUsage().heapUsed), ...operatorFigures, writesAcked, unseenEvents, ...periodFigures() } })}\n`,
+  );
 }, 10_000);
 progress.unref();
 
 /** Sums of the operator's metrics that say where work waits. */
 async function operatorProgress() {
   const text = await operator.metrics.text();
-  const sum = (name) => text.split('\n').filter((line) => line.startsWith(name)).reduce((total, line) => total + Number(line.split(' ').pop()), 0);
-  return { watchEvents: sum('konductor_watch_events_total'), reconnects: sum('konductor_watch_reconnects_total'), relists: sum('konductor_watch_relists_total'), queued: sum('konductor_reactor_queue_depth'), running: sum('konductor_reactor_running') };
+  const sum = (name) =>
+    text
+      .split('\n')
+      .filter((line) => line.startsWith(name))
+      .reduce((total, line) => total + Number(line.split(' ').pop()), 0);
+  return {
+    watchEvents: sum('konductor_watch_events_total'),
+    reconnects: sum('konductor_watch_reconnects_total'),
+    relists: sum('konductor_watch_relists_total'),
+    queued: sum('konductor_reactor_queue_depth'),
+    running: sum('konductor_reactor_running'),
+  };
 }
 
 // Two seconds for the watch echoes of the last writes to arrive and be handled (which forgets those writes).

@@ -37,7 +37,12 @@ export interface ScaleOptions {
  * Creates `count` objects `s-<i>` at `rate` per second, open loop (a slow answer never delays the next
  * create); returns the achieved rate and when each was sent (Date.now(), also in its spec.sentAt).
  */
-async function steadyCreates(target: BenchTarget, namespace: string, rate: number, count: number): Promise<{ achievedRate: number; sentAt: Map<string, number> }> {
+async function steadyCreates(
+  target: BenchTarget,
+  namespace: string,
+  rate: number,
+  count: number,
+): Promise<{ achievedRate: number; sentAt: Map<string, number> }> {
   const client = new ApiClient(target.kubeConfig);
   const path = collection(namespace);
   const inFlight: Promise<unknown>[] = [];
@@ -50,7 +55,12 @@ async function steadyCreates(target: BenchTarget, namespace: string, rate: numbe
       if (wait >= 1) await sleep(wait);
       const now = Date.now();
       sentAt.set(`s-${i}`, now);
-      const body = { apiVersion: benchApiVersion, kind: benchResource.kind, metadata: { name: `s-${i}` }, spec: { idx: i, sentAt: now } };
+      const body = {
+        apiVersion: benchApiVersion,
+        kind: benchResource.kind,
+        metadata: { name: `s-${i}` },
+        spec: { idx: i, sentAt: now },
+      };
       inFlight.push(client.request('POST', path, { body }));
     }
     const sendSeconds = (performance.now() - started) / 1000;
@@ -77,7 +87,10 @@ async function jsonSizes(target: BenchTarget, namespace: string): Promise<JsonSi
   let token: string | undefined;
   try {
     do {
-      const page = await client.request<{ items?: Array<{ metadata?: Record<string, unknown> }>; metadata?: { continue?: string } }>('GET', collection(namespace), {
+      const page = await client.request<{
+        items?: Array<{ metadata?: Record<string, unknown> }>;
+        metadata?: { continue?: string };
+      }>('GET', collection(namespace), {
         query: { limit: 1_000, continue: token },
       });
       for (const item of page.items ?? []) {
@@ -91,7 +104,10 @@ async function jsonSizes(target: BenchTarget, namespace: string): Promise<JsonSi
   } finally {
     client.close();
   }
-  return { meanJsonBytes: Math.round(whole / Math.max(1, count)), meanStoredJsonBytes: Math.round(stored / Math.max(1, count)) };
+  return {
+    meanJsonBytes: Math.round(whole / Math.max(1, count)),
+    meanStoredJsonBytes: Math.round(stored / Math.max(1, count)),
+  };
 }
 
 /** One scale run: catch-up on `objects`, then steady creates; one figures line. */
@@ -104,7 +120,12 @@ export async function runScale(target: BenchTarget, options: ScaleOptions): Prom
   // stream (the listing, then the echoes of every catch-up write) before the steady creates.
   const watch = new PlainWatch(target.kubeConfig, namespace);
   await watch.listed;
-  const child = new OperatorProcess(target, 'scale-child.mjs', [namespace, objects, steady, concurrency]);
+  const child = new OperatorProcess(target, 'scale-child.mjs', [
+    namespace,
+    objects,
+    steady,
+    concurrency,
+  ]);
   let caughtUp: Figures;
   let result: Figures;
   let achievedRate = 0;
@@ -114,7 +135,8 @@ export async function runScale(target: BenchTarget, options: ScaleOptions): Prom
     caughtUp = (await child.message('caughtUp', 120_000 + objects * 100)).caughtUp as Figures;
     // On stderr at once: a steady phase that fails (an overloaded machine) must not take these along.
     process.stderr.write(`bench: scale ${objects}: caught up ${JSON.stringify(caughtUp)}\n`);
-    if (steady > 0) ({ achievedRate, sentAt } = await steadyCreates(target, namespace, rate, steady));
+    if (steady > 0)
+      ({ achievedRate, sentAt } = await steadyCreates(target, namespace, rate, steady));
     result = await child.result(120_000 + steady * 100);
   } catch (error) {
     child.kill();

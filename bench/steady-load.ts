@@ -63,7 +63,14 @@ async function generate(
       const sentAt = Date.now();
       inFlight.push(
         client
-          .request('POST', path, { body: { apiVersion: benchApiVersion, kind: benchResource.kind, metadata: { name: `s-${i}` }, spec: { idx: i, sentAt } } })
+          .request('POST', path, {
+            body: {
+              apiVersion: benchApiVersion,
+              kind: benchResource.kind,
+              metadata: { name: `s-${i}` },
+              spec: { idx: i, sentAt },
+            },
+          })
           .then(() => {
             const now = Date.now();
             createMs.push(now - sentAt);
@@ -73,22 +80,34 @@ async function generate(
     }
     const sendSeconds = (performance.now() - started) / 1000;
     await Promise.all(inFlight);
-    return { createMs, answeredAt, achievedRate: round1(count / Math.max(sendSeconds, interval / 1000)) };
+    return {
+      createMs,
+      answeredAt,
+      achievedRate: round1(count / Math.max(sendSeconds, interval / 1000)),
+    };
   } finally {
     client.close();
   }
 }
 
-export async function runSteadyLoad(target: BenchTarget, options: SteadyLoadOptions): Promise<Figures> {
+export async function runSteadyLoad(
+  target: BenchTarget,
+  options: SteadyLoadOptions,
+): Promise<Figures> {
   const { rate, seconds, concurrency, namespace } = options;
   const objects = Math.max(1, Math.round(rate * seconds));
   await installBenchCrd(target.kubeConfig);
   await createNamespace(target.kubeConfig, namespace);
   const naive = options.operator === 'naive';
-  const child = new OperatorProcess(target, naive ? 'naive-child.mjs' : 'konductor-child.mjs', [namespace, objects, concurrency], {
-    loadsFramework: !naive,
-    env: options.storage ? { BENCH_STORAGE: options.storage } : {},
-  });
+  const child = new OperatorProcess(
+    target,
+    naive ? 'naive-child.mjs' : 'konductor-child.mjs',
+    [namespace, objects, concurrency],
+    {
+      loadsFramework: !naive,
+      env: options.storage ? { BENCH_STORAGE: options.storage } : {},
+    },
+  );
   try {
     await child.message('ready', 60_000);
   } catch (error) {
@@ -114,15 +133,22 @@ export async function runSteadyLoad(target: BenchTarget, options: SteadyLoadOpti
   for (const object of await listObjects(target.kubeConfig, namespace)) {
     const startedAt = object.status?.startedAt;
     const sentAt = object.spec?.sentAt;
-    if (typeof startedAt === 'number' && typeof sentAt === 'number') handlerMs.push(startedAt - sentAt);
+    if (typeof startedAt === 'number' && typeof sentAt === 'number')
+      handlerMs.push(startedAt - sentAt);
     const watched = watch.arrivals.get(object.metadata?.name ?? '');
     if (typeof sentAt === 'number' && watched !== undefined) watchMs.push(watched - sentAt);
     const answered = load.answeredAt.get(object.metadata?.name ?? '');
-    if (typeof startedAt === 'number' && answered !== undefined) answerToHandlerMs.push(startedAt - answered);
+    if (typeof startedAt === 'number' && answered !== undefined)
+      answerToHandlerMs.push(startedAt - answered);
   }
-  if (handlerMs.length !== objects) throw new Error(`steady load: ${handlerMs.length} of ${objects} objects show status.startedAt`);
+  if (handlerMs.length !== objects)
+    throw new Error(`steady load: ${handlerMs.length} of ${objects} objects show status.startedAt`);
   return {
-    scenario: naive ? 'steady-load-naive' : options.storage === 'status' ? 'steady-load-status' : 'steady-load',
+    scenario: naive
+      ? 'steady-load-naive'
+      : options.storage === 'status'
+        ? 'steady-load-status'
+        : 'steady-load',
     objects,
     rate,
     seconds,
@@ -141,7 +167,12 @@ export async function runSteadyLoad(target: BenchTarget, options: SteadyLoadOpti
     heapAtPeakMb: result.heapAtPeakMb,
     apiWritesPerObject: round2(measured.patches / objects),
     // The operator was idle between its ready message and the start of the measured stretch.
-    ...cpuFigures(measured, round1(((Number(result.cpuSeconds) - Number(result.cpuSecondsAtReady)) / measured.seconds) * 100)),
+    ...cpuFigures(
+      measured,
+      round1(
+        ((Number(result.cpuSeconds) - Number(result.cpuSecondsAtReady)) / measured.seconds) * 100,
+      ),
+    ),
     concurrency,
     ...machine(),
   };
@@ -157,8 +188,12 @@ export function compareSteady(konductor: Figures, naive: Figures): Figures {
     konductorOperatorCpuPercent: konductor.operatorCpuPercent,
     konductorApiServerCpuPercent: konductor.apiServerCpuPercent,
     // Konductor's p50/p99 create→status and peak RSS as multiples of the naive operator's.
-    konductorStatusP50Ratio: round2(Number(konductor.createToStatusMsP50) / Number(naive.createToStatusMsP50)),
-    konductorStatusP99Ratio: round2(Number(konductor.createToStatusMsP99) / Number(naive.createToStatusMsP99)),
+    konductorStatusP50Ratio: round2(
+      Number(konductor.createToStatusMsP50) / Number(naive.createToStatusMsP50),
+    ),
+    konductorStatusP99Ratio: round2(
+      Number(konductor.createToStatusMsP99) / Number(naive.createToStatusMsP99),
+    ),
     konductorRssRatio: round2(Number(konductor.peakRssMb) / Number(naive.peakRssMb)),
   };
 }

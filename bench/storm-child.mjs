@@ -3,9 +3,17 @@
 // `{"ready":true}` once every object's creation has been handled, and the result once every object's
 // status write for `finalValue` has been acknowledged and `settleMs` more have passed without a run
 // (so late runs are counted too).
-import { benchResource, finishRun, loadFramework, sampleRss, send, startBenchOperator } from './child-common.mjs';
+import {
+  benchResource,
+  finishRun,
+  loadFramework,
+  sampleRss,
+  send,
+  startBenchOperator,
+} from './child-common.mjs';
 
-const [kubeconfigPath, namespace, objectsText, finalValueText, concurrencyText, settleText] = process.argv.slice(2);
+const [kubeconfigPath, namespace, objectsText, finalValueText, concurrencyText, settleText] =
+  process.argv.slice(2);
 const settleMs = Number(settleText);
 const objects = Number(objectsText);
 const finalValue = Number(finalValueText);
@@ -64,6 +72,10 @@ const operator = await startBenchOperator(framework, {
 
 async function settle() {
   const lastHandledAt = Math.max(...handledAt.values());
-  while (Date.now() - lastRunAt < settleMs) await new Promise((resolve) => setTimeout(resolve, 200));
-  await finishRun({ result: { lastHandledAt, runs: Object.fromEntries(runs), ...rss.stop() }, stop: () => operator.stop(2_000) });
+  while (Date.now() - lastRunAt < settleMs)
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  await finishRun({
+    result: { lastHandledAt, runs: Object.fromEntries(runs), ...rss.stop() },
+    stop: () => operator.stop(2_000),
+  });
 }

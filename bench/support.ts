@@ -43,7 +43,13 @@ export type Figures = Record<string, unknown>;
  * is made (well above `cores` means other work competed for the CPU and the figures are noisy).
  */
 export function machine(): Figures {
-  return { cores: cpus().length, memoryMb: Math.round(totalmem() / 2 ** 20), node: process.version, nodeOptions: benchNodeOptions(), loadAverage1m: round2(loadavg()[0]!) };
+  return {
+    cores: cpus().length,
+    memoryMb: Math.round(totalmem() / 2 ** 20),
+    node: process.version,
+    nodeOptions: benchNodeOptions(),
+    loadAverage1m: round2(loadavg()[0]!),
+  };
 }
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -53,7 +59,8 @@ export function envNumber(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got ${JSON.stringify(raw)}`);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new Error(`${name} must be a positive number, got ${JSON.stringify(raw)}`);
   return value;
 }
 
@@ -89,14 +96,22 @@ export function collection(namespace: string): string {
 export async function createNamespace(kc: KubeConfig, namespace: string): Promise<void> {
   const client = new ApiClient(kc);
   try {
-    await client.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } });
+    await client.request('POST', '/api/v1/namespaces', {
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } },
+    });
   } finally {
     client.close();
   }
 }
 
 /** Creates a namespace and `count` bench objects `<prefix>-<i>` (spec.idx = i) in it, 32 requests at a time; returns the seconds it took. */
-export async function createObjects(kc: KubeConfig, namespace: string, count: number, prefix = 'o', spec: (i: number) => Record<string, unknown> = (i) => ({ idx: i })): Promise<number> {
+export async function createObjects(
+  kc: KubeConfig,
+  namespace: string,
+  count: number,
+  prefix = 'o',
+  spec: (i: number) => Record<string, unknown> = (i) => ({ idx: i }),
+): Promise<number> {
   await createNamespace(kc, namespace);
   const client = new ApiClient(kc);
   const started = performance.now();
@@ -105,7 +120,12 @@ export async function createObjects(kc: KubeConfig, namespace: string, count: nu
     while (next < count) {
       const i = next++;
       await client.request('POST', collection(namespace), {
-        body: { apiVersion: benchApiVersion, kind: benchResource.kind, metadata: { name: `${prefix}-${i}` }, spec: spec(i) },
+        body: {
+          apiVersion: benchApiVersion,
+          kind: benchResource.kind,
+          metadata: { name: `${prefix}-${i}` },
+          spec: spec(i),
+        },
       });
     }
   };
@@ -140,10 +160,13 @@ export class PlainWatch {
     this.client = new ApiClient(kc);
     let listed!: () => void;
     this.listed = new Promise<void>((resolve) => (listed = resolve));
-    this.subscription = watchResource(this.client, benchResource, { namespace }).subscribe((event) => {
-      if (event.type === 'SYNCED') listed();
-      else if (event.type === 'ADDED' && !event.fromList) this.arrivals.set(event.object.metadata?.name ?? '', Date.now());
-    });
+    this.subscription = watchResource(this.client, benchResource, { namespace }).subscribe(
+      (event) => {
+        if (event.type === 'SYNCED') listed();
+        else if (event.type === 'ADDED' && !event.fromList)
+          this.arrivals.set(event.object.metadata?.name ?? '', Date.now());
+      },
+    );
   }
 
   /** Each arrival minus when that object was sent (`sentAt` by name), for the objects it saw. */
@@ -168,7 +191,10 @@ export async function listObjects(kc: KubeConfig, namespace: string): Promise<Be
   let token: string | undefined;
   try {
     do {
-      const page = await client.request<{ items?: BenchObject[]; metadata?: { continue?: string } }>('GET', collection(namespace), { query: { limit: 1_000, continue: token } });
+      const page = await client.request<{
+        items?: BenchObject[];
+        metadata?: { continue?: string };
+      }>('GET', collection(namespace), { query: { limit: 1_000, continue: token } });
       items.push(...(page.items ?? []));
       token = page.metadata?.continue || undefined;
     } while (token);
@@ -193,12 +219,20 @@ export async function apiServerCounters(kc: KubeConfig): Promise<ApiServerCounte
   const options: RequestOptions = { headers: {} };
   await kc.applyToHTTPSOptions(options);
   const text = await new Promise<string>((resolve, reject) => {
-    const req = request(`${cluster.server.replace(/\/+$/, '')}/metrics`, { ...options, method: 'GET' }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`GET /metrics answered ${res.statusCode}: ${body.slice(0, 200)}`))));
-    });
+    const req = request(
+      `${cluster.server.replace(/\/+$/, '')}/metrics`,
+      { ...options, method: 'GET' },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () =>
+          res.statusCode === 200
+            ? resolve(body)
+            : reject(new Error(`GET /metrics answered ${res.statusCode}: ${body.slice(0, 200)}`)),
+        );
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -206,7 +240,12 @@ export async function apiServerCounters(kc: KubeConfig): Promise<ApiServerCounte
   const value = (line: string): number => Number(line.slice(line.lastIndexOf(' ') + 1));
   for (const line of text.split('\n')) {
     if (line.startsWith('process_cpu_seconds_total ')) counters.cpuSeconds = value(line);
-    else if (line.startsWith('apiserver_request_total{') && line.includes(`resource="${benchResource.plural}"`) && line.includes(`group="${benchResource.group}"`) && line.includes('verb="PATCH"')) {
+    else if (
+      line.startsWith('apiserver_request_total{') &&
+      line.includes(`resource="${benchResource.plural}"`) &&
+      line.includes(`group="${benchResource.group}"`) &&
+      line.includes('verb="PATCH"')
+    ) {
       counters.patches += value(line);
     }
   }
@@ -216,7 +255,12 @@ export async function apiServerCounters(kc: KubeConfig): Promise<ApiServerCounte
 /** Busy and total CPU time of the whole machine (all cores), in seconds, from /proc/stat; undefined elsewhere. */
 function machineCpu(): { busy: number; total: number } | undefined {
   try {
-    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const fields = readFileSync('/proc/stat', 'utf8')
+      .split('\n')[0]!
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
     const total = fields.slice(0, 8).reduce((a, b) => a + b, 0); // user nice system idle iowait irq softirq steal
     const idle = fields[3]! + fields[4]!;
     return { busy: (total - idle) / 100, total: total / 100 };
@@ -255,7 +299,8 @@ export async function measure<T>(kc: KubeConfig, work: () => Promise<T>): Promis
     patches: after.patches - before.patches,
     apiServerCpuPercent: percent(after.cpuSeconds - before.cpuSeconds),
     benchCpuPercent: percent((cpu.user + cpu.system) / 1e6),
-    machineCpuPercent: machineBefore && machineAfter ? percent(machineAfter.busy - machineBefore.busy) : undefined,
+    machineCpuPercent:
+      machineBefore && machineAfter ? percent(machineAfter.busy - machineBefore.busy) : undefined,
   };
 }
 
@@ -265,8 +310,21 @@ export async function measure<T>(kc: KubeConfig, work: () => Promise<T>): Promis
  * this is etcd alone, a few tens of percent; far more means the figures are noisy).
  */
 export function cpuFigures(measured: Measured<unknown>, operatorCpuPercent: number): Figures {
-  const other = measured.machineCpuPercent === undefined ? undefined : round1(measured.machineCpuPercent - measured.apiServerCpuPercent - measured.benchCpuPercent - operatorCpuPercent);
-  return { operatorCpuPercent, apiServerCpuPercent: measured.apiServerCpuPercent, harnessCpuPercent: measured.benchCpuPercent, etcdAndOtherCpuPercent: other };
+  const other =
+    measured.machineCpuPercent === undefined
+      ? undefined
+      : round1(
+          measured.machineCpuPercent -
+            measured.apiServerCpuPercent -
+            measured.benchCpuPercent -
+            operatorCpuPercent,
+        );
+  return {
+    operatorCpuPercent,
+    apiServerCpuPercent: measured.apiServerCpuPercent,
+    harnessCpuPercent: measured.benchCpuPercent,
+    etcdAndOtherCpuPercent: other,
+  };
 }
 
 /**
@@ -295,21 +353,42 @@ export class OperatorProcess {
    * `loadsFramework: false` for the naive baseline, which never needs the TypeScript loader; `env` is
    * added to the child's environment (e.g. `BENCH_STORAGE`).
    */
-  constructor(target: BenchTarget, script: string, args: readonly (string | number)[], options: { loadsFramework?: boolean; env?: NodeJS.ProcessEnv } = {}) {
+  constructor(
+    target: BenchTarget,
+    script: string,
+    args: readonly (string | number)[],
+    options: { loadsFramework?: boolean; env?: NodeJS.ProcessEnv } = {},
+  ) {
     const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
     // Every operator runs with the Node options the Deployment gives the operator's container.
-    const env: NodeJS.ProcessEnv = { ...process.env, ...options.env, NODE_OPTIONS: benchNodeOptions() };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      ...options.env,
+      NODE_OPTIONS: benchNodeOptions(),
+    };
     if (target.framework === 'src' && options.loadsFramework !== false) {
       // The TypeScript sources through tsx's loader; `dist` children load the compiled framework by default.
-      nodeArgs.unshift('--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href);
+      nodeArgs.unshift(
+        '--import',
+        pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href,
+      );
       env.BENCH_FRAMEWORK = pathToFileURL(`${root}src/framework/index.ts`).href;
     } else {
       delete env.BENCH_FRAMEWORK;
     }
-    this.child = spawn(process.execPath, [...nodeArgs, fileURLToPath(new URL(`./${script}`, import.meta.url)), target.kubeconfigPath, ...args.map(String)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env,
-    });
+    this.child = spawn(
+      process.execPath,
+      [
+        ...nodeArgs,
+        fileURLToPath(new URL(`./${script}`, import.meta.url)),
+        target.kubeconfigPath,
+        ...args.map(String),
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+        env,
+      },
+    );
     let buffer = '';
     this.child.stdout!.setEncoding('utf8');
     this.child.stdout!.on('data', (chunk: string) => {
@@ -342,7 +421,8 @@ export class OperatorProcess {
     for (;;) {
       const found = this.messages.find((m) => key in m);
       if (found) return found;
-      if (this.exitCode !== undefined) throw new Error(`operator process exited with ${this.exitCode} before '${key}'`);
+      if (this.exitCode !== undefined)
+        throw new Error(`operator process exited with ${this.exitCode} before '${key}'`);
       const left = deadline - Date.now();
       if (left <= 0) {
         this.kill();

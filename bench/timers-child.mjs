@@ -6,16 +6,27 @@ import { benchResource, finishRun, loadFramework } from './child-common.mjs';
 const [kubeconfigPath, namespace, objectsText, windowText] = process.argv.slice(2);
 const objects = Number(objectsText);
 const windowMs = Number(windowText) * 1000;
-const { createOperator, MetricsRecorder, Registry, silentLogger, loadKubeconfig } = await loadFramework();
+const { createOperator, MetricsRecorder, Registry, silentLogger, loadKubeconfig } =
+  await loadFramework();
 // The framework's own kubeconfig loader: as deployed, client-node's generated API is never loaded.
 const kc = loadKubeconfig({ path: kubeconfigPath });
 const ticked = new Set();
-const registry = new Registry().timer({ apiVersion: benchResource.apiVersion, name: benchResource.plural }, async ({ uid }) => void ticked.add(uid), {
-  id: 'bench-tick',
-  interval: 1,
-});
+const registry = new Registry().timer(
+  { apiVersion: benchResource.apiVersion, name: benchResource.plural },
+  async ({ uid }) => void ticked.add(uid),
+  {
+    id: 'bench-tick',
+    interval: 1,
+  },
+);
 const metrics = new MetricsRecorder();
-const operator = createOperator({ kubeConfig: kc, registry, namespaces: [namespace], logger: silentLogger(), metrics }).start();
+const operator = createOperator({
+  kubeConfig: kc,
+  registry,
+  namespaces: [namespace],
+  logger: silentLogger(),
+  metrics,
+}).start();
 await operator.ready;
 while (ticked.size < objects) await new Promise((resolve) => setTimeout(resolve, 100));
 await new Promise((resolve) => setTimeout(resolve, 3_000)); // warm-up: finalizers written, schedules settled

@@ -6,7 +6,19 @@
 // state), and the time from the first update sent to the status write of the last value acknowledged
 // for every object.
 import { ApiClient } from '../src/framework/api/api-client.js';
-import { collection, createObjects, installBenchCrd, listObjects, machine, measure, OperatorProcess, round1, round2, type BenchTarget, type Figures } from './support.js';
+import {
+  collection,
+  createObjects,
+  installBenchCrd,
+  listObjects,
+  machine,
+  measure,
+  OperatorProcess,
+  round1,
+  round2,
+  type BenchTarget,
+  type Figures,
+} from './support.js';
 
 export interface UpdateStormOptions {
   objects: number;
@@ -18,11 +30,20 @@ export interface UpdateStormOptions {
   settleMs?: number;
 }
 
-export async function runUpdateStorm(target: BenchTarget, options: UpdateStormOptions): Promise<Figures> {
+export async function runUpdateStorm(
+  target: BenchTarget,
+  options: UpdateStormOptions,
+): Promise<Figures> {
   const { objects, updates, concurrency, namespace } = options;
   await installBenchCrd(target.kubeConfig);
   await createObjects(target.kubeConfig, namespace, objects, 'u', (i) => ({ idx: i, value: 0 }));
-  const child = new OperatorProcess(target, 'storm-child.mjs', [namespace, objects, updates, concurrency, options.settleMs ?? 2_000]);
+  const child = new OperatorProcess(target, 'storm-child.mjs', [
+    namespace,
+    objects,
+    updates,
+    concurrency,
+    options.settleMs ?? 2_000,
+  ]);
   try {
     await child.message('ready', 60_000);
   } catch (error) {
@@ -38,7 +59,10 @@ export async function runUpdateStorm(target: BenchTarget, options: UpdateStormOp
       await Promise.all(
         Array.from({ length: objects }, async (_, i) => {
           for (let value = 1; value <= updates; value++) {
-            await client.request('PATCH', `${collection(namespace)}/u-${i}`, { body: { spec: { value } }, contentType: 'application/merge-patch+json' });
+            await client.request('PATCH', `${collection(namespace)}/u-${i}`, {
+              body: { spec: { value } },
+              contentType: 'application/merge-patch+json',
+            });
           }
         }),
       );
@@ -51,7 +75,8 @@ export async function runUpdateStorm(target: BenchTarget, options: UpdateStormOp
   const result = measured.value;
   const operatorWrites = measured.patches - objects * updates;
   const final = await listObjects(target.kubeConfig, namespace);
-  const finalStateHandled = final.length === objects && final.every((o) => o.status?.value === updates);
+  const finalStateHandled =
+    final.length === objects && final.every((o) => o.status?.value === updates);
   const counts = Object.values(result.runs as Record<string, number>);
   while (counts.length < objects) counts.push(0);
   return {

@@ -7,7 +7,14 @@ import { benchResource, finishRun, loadFramework, sampleRss, throughput } from '
 const [kubeconfigPath, namespace, expectedText] = process.argv.slice(2);
 const expected = Number(expectedText);
 const { ApiClient, Reactor, watchResource, loadKubeconfig } = await loadFramework();
-const resource = { group: benchResource.group, version: benchResource.version, plural: benchResource.plural, kind: 'BenchObject', namespaced: true, hasStatus: true };
+const resource = {
+  group: benchResource.group,
+  version: benchResource.version,
+  plural: benchResource.plural,
+  kind: 'BenchObject',
+  namespaced: true,
+  hasStatus: true,
+};
 // The framework's own kubeconfig loader: as deployed, client-node's generated API is never loaded.
 const kc = loadKubeconfig({ path: kubeconfigPath });
 const client = new ApiClient(kc);
@@ -20,7 +27,11 @@ const reactor = new Reactor(async () => {
   processed += 1;
   if (processed !== expected) return;
   await finishRun({
-    result: { ...throughput(expected, started, { rateName: 'eventsPerSecond' }), ...rss.stop(), rssAfterImportsMb: Math.round(baselineRssMb * 100) / 100 },
+    result: {
+      ...throughput(expected, started, { rateName: 'eventsPerSecond' }),
+      ...rss.stop(),
+      rssAfterImportsMb: Math.round(baselineRssMb * 100) / 100,
+    },
     stop: async () => {
       await reactor.stop(1_000);
       client.close();

@@ -4,7 +4,15 @@
 // synthetic events, in-process.
 import { Reactor } from '../src/framework/reactor/reactor.js';
 import type { ObjectEvent } from '../src/framework/watching/events.js';
-import { createObjects, installBenchCrd, machine, OperatorProcess, round1, type BenchTarget, type Figures } from './support.js';
+import {
+  createObjects,
+  installBenchCrd,
+  machine,
+  OperatorProcess,
+  round1,
+  type BenchTarget,
+  type Figures,
+} from './support.js';
 
 async function reactorAlone(objects: number): Promise<Figures> {
   const events = 200_000;
@@ -18,7 +26,15 @@ async function reactorAlone(objects: number): Promise<Figures> {
     const event: ObjectEvent = {
       type: 'MODIFIED',
       fromList: false,
-      object: { metadata: { uid: `uid-${id}`, name: `o-${id}`, namespace: 'bench', resourceVersion: String(i) }, spec: { idx: i } },
+      object: {
+        metadata: {
+          uid: `uid-${id}`,
+          name: `o-${id}`,
+          namespace: 'bench',
+          resourceVersion: String(i),
+        },
+        spec: { idx: i },
+      },
     };
     reactor.push(event, undefined);
     if (i % 1_000 === 0) await new Promise((resolve) => setImmediate(resolve)); // let runs interleave, as a live watch would
@@ -26,15 +42,32 @@ async function reactorAlone(objects: number): Promise<Figures> {
   await reactor.onIdle();
   const seconds = (performance.now() - started) / 1000;
   await reactor.stop(1_000);
-  return { events, objects, processedEvents: processed, seconds: Math.round(seconds * 100) / 100, eventsPerSecond: Math.round(events / seconds) };
+  return {
+    events,
+    objects,
+    processedEvents: processed,
+    seconds: Math.round(seconds * 100) / 100,
+    eventsPerSecond: Math.round(events / seconds),
+  };
 }
 
-export async function runWatchReactor(target: BenchTarget, options: { objects: number; namespace: string }): Promise<Figures[]> {
+export async function runWatchReactor(
+  target: BenchTarget,
+  options: { objects: number; namespace: string },
+): Promise<Figures[]> {
   await installBenchCrd(target.kubeConfig);
   const createSeconds = await createObjects(target.kubeConfig, options.namespace, options.objects);
-  const listing = await new OperatorProcess(target, 'watch-reactor-child.mjs', [options.namespace, options.objects]).result(120_000);
+  const listing = await new OperatorProcess(target, 'watch-reactor-child.mjs', [
+    options.namespace,
+    options.objects,
+  ]).result(120_000);
   return [
-    { scenario: 'watch-reactor-listing', ...listing, setupCreateSeconds: round1(createSeconds), ...machine() },
+    {
+      scenario: 'watch-reactor-listing',
+      ...listing,
+      setupCreateSeconds: round1(createSeconds),
+      ...machine(),
+    },
     { scenario: 'reactor-alone', ...(await reactorAlone(options.objects)), ...machine() },
   ];
 }

@@ -37,7 +37,10 @@ server.on('error', (error) => {
   process.stderr.write(`forward: ${error.message}\n`);
   process.exit(1);
 });
-server.listen(listen.path ? { path: listen.path } : { host: listen.host, port: listen.port }, () => {
-  process.stdout.write(`forwarding ${JSON.stringify(listen)} -> ${JSON.stringify(connect)}\n`);
-});
+server.listen(
+  listen.path ? { path: listen.path } : { host: listen.host, port: listen.port },
+  () => {
+    process.stdout.write(`forwarding ${JSON.stringify(listen)} -> ${JSON.stringify(connect)}\n`);
+  },
+);
 for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => process.exit(0));

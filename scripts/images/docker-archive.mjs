@@ -3,7 +3,14 @@
 // system tar with fixed owners and times, so the same inputs give the same image digest.
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { createReadStream, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  createReadStream,
+  mkdirSync,
+  mkdtempSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 
 /** sha256 of a file, hex. */
@@ -15,7 +22,18 @@ export async function sha256File(path) {
 
 /** Tars `dir` as one layer: root-owned, times at the epoch, names sorted. */
 export function tarLayer(dir, out) {
-  execFileSync('tar', ['--numeric-owner', '--owner=0', '--group=0', '--sort=name', '--mtime=@0', '-C', dir, '-cf', out, '.']);
+  execFileSync('tar', [
+    '--numeric-owner',
+    '--owner=0',
+    '--group=0',
+    '--sort=name',
+    '--mtime=@0',
+    '-C',
+    dir,
+    '-cf',
+    out,
+    '.',
+  ]);
 }
 
 /**
@@ -42,16 +60,41 @@ export async function writeDockerArchive({ out, reference, layerDirs, config }) 
       created: '1970-01-01T00:00:00Z',
       config,
       rootfs: { type: 'layers', diff_ids: diffIds },
-      history: layerDirs.map(() => ({ created: '1970-01-01T00:00:00Z', created_by: 'konductor scripts/images' })),
+      history: layerDirs.map(() => ({
+        created: '1970-01-01T00:00:00Z',
+        created_by: 'konductor scripts/images',
+      })),
     });
     const configId = createHash('sha256').update(imageConfig).digest('hex');
     writeFileSync(join(work, `${configId}.json`), imageConfig);
-    writeFileSync(join(work, 'manifest.json'), JSON.stringify([{ Config: `${configId}.json`, RepoTags: [reference], Layers: layers }]));
-    writeFileSync(join(work, 'repositories'), JSON.stringify(repositories(reference, layers.at(-1))));
+    writeFileSync(
+      join(work, 'manifest.json'),
+      JSON.stringify([{ Config: `${configId}.json`, RepoTags: [reference], Layers: layers }]),
+    );
+    writeFileSync(
+      join(work, 'repositories'),
+      JSON.stringify(repositories(reference, layers.at(-1))),
+    );
     const tmp = `${out}.tmp`;
     // Entries named without a leading "./": importers look for "manifest.json" exactly.
-    const entries = ['manifest.json', 'repositories', `${configId}.json`, ...layers.map((l) => l.split('/')[0])];
-    execFileSync('tar', ['--numeric-owner', '--owner=0', '--group=0', '--sort=name', '--mtime=@0', '-C', work, '-cf', tmp, ...entries]);
+    const entries = [
+      'manifest.json',
+      'repositories',
+      `${configId}.json`,
+      ...layers.map((l) => l.split('/')[0]),
+    ];
+    execFileSync('tar', [
+      '--numeric-owner',
+      '--owner=0',
+      '--group=0',
+      '--sort=name',
+      '--mtime=@0',
+      '-C',
+      work,
+      '-cf',
+      tmp,
+      ...entries,
+    ]);
     renameSync(tmp, out);
   } finally {
     rmSync(work, { recursive: true, force: true });

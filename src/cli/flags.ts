@@ -59,7 +59,9 @@ type One<F> = F extends { readonly parse: (setting: Setting) => infer T }
     : boolean;
 /** What reading a flag gives: its checked value, a list for a repeatable flag. */
 export type FlagValue<F> = F extends { readonly multiple: true } ? Array<One<F>> : One<F>;
-type WithDefault<F> = F extends { readonly default: string } ? FlagValue<F> : FlagValue<F> | undefined;
+type WithDefault<F> = F extends { readonly default: string }
+  ? FlagValue<F>
+  : FlagValue<F> | undefined;
 
 /** What parseArgs made of the command line. */
 export interface ParsedArgs {
@@ -82,7 +84,11 @@ export function seeHelp(spec: CommandSpec): string {
  * here: those of a sibling command, refused later with a better message).
  * @throws {@link UsageError} in one line, for unknown flags and missing or unwanted values.
  */
-export function parseFlags(spec: CommandSpec, args: readonly string[], extra: FlagTable = {}): ParsedArgs {
+export function parseFlags(
+  spec: CommandSpec,
+  args: readonly string[],
+  extra: FlagTable = {},
+): ParsedArgs {
   const options = Object.fromEntries(
     Object.entries({ ...spec.flags, ...extra }).map(([name, flag]) => [
       name,
@@ -110,16 +116,19 @@ export function parseFlags(spec: CommandSpec, args: readonly string[], extra: Fl
 function describeParseError(error: unknown, spec: CommandSpec): string {
   const message = error instanceof Error ? error.message : String(error);
   const code = (error as { code?: unknown }).code;
-  const option = /--[a-z][a-z-]*/.exec(message)?.[0] ?? /'(-[^'\s,]+)/.exec(message)?.[1] ?? 'an option';
+  const option =
+    /--[a-z][a-z-]*/.exec(message)?.[0] ?? /'(-[^'\s,]+)/.exec(message)?.[1] ?? 'an option';
   const see = `(see ${seeHelp(spec)})`;
-  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option '${/'([^']+)'/.exec(message)?.[1] ?? option}' ${see}`;
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION')
+    return `unknown option '${/'([^']+)'/.exec(message)?.[1] ?? option}' ${see}`;
   if (/does not take an argument/.test(message)) {
     return spec.negatable
       ? `${option} takes no value (use --no-${option.slice(2)} to turn it off)`
       : `${option} takes no value`;
   }
   if (/argument missing/.test(message)) return `${option} needs a value ${see}`;
-  if (/ambiguous/.test(message)) return `${option} needs a value; to pass one starting with '-', write ${option}=<value>`;
+  if (/ambiguous/.test(message))
+    return `${option} needs a value; to pass one starting with '-', write ${option}=<value>`;
   return `${message.split('\n')[0] ?? message} ${see}`;
 }
 
@@ -144,7 +153,8 @@ export class FlagReader<F extends FlagTable> {
     const value = this.values[name];
     if (value === undefined) return undefined;
     const source = `--${name}`;
-    if (Array.isArray(value)) return value.map((one) => this.one(name, one, source)) as FlagValue<F[K]>;
+    if (Array.isArray(value))
+      return value.map((one) => this.one(name, one, source)) as FlagValue<F[K]>;
     return this.one(name, value, source) as FlagValue<F[K]>;
   }
 
@@ -169,9 +179,9 @@ export class FlagReader<F extends FlagTable> {
     const fromEnv = this.variable(name);
     if (fromEnv !== undefined) return fromEnv as WithDefault<F[K]>;
     const fallback = this.flags[name]!.default;
-    return (fallback === undefined ? undefined : this.one(name, fallback, `the default of --${name}`)) as WithDefault<
-      F[K]
-    >;
+    return (
+      fallback === undefined ? undefined : this.one(name, fallback, `the default of --${name}`)
+    ) as WithDefault<F[K]>;
   }
 
   private one(name: string, value: string | boolean, source: string): unknown {

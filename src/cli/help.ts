@@ -8,7 +8,8 @@ const WIDTH = 100;
 const COLUMN = 31;
 
 const PLAIN_HEADING = 'Options:';
-const ENV_HEADING = 'Options (each may also come from the environment variable shown; flags win over the environment):';
+const ENV_HEADING =
+  'Options (each may also come from the environment variable shown; flags win over the environment):';
 
 /** The usage line of a command, without `Usage: `: `konductor run <file|folder>... [options]`. */
 export function usage(spec: CommandSpec): string {
@@ -17,7 +18,11 @@ export function usage(spec: CommandSpec): string {
 
 /** `konductor <command> --help`. */
 export function commandHelp(spec: CommandSpec): string {
-  const sections = [`Usage: ${usage(spec)}`, spec.description.trim(), flagList(spec.flags, spec.negatable)];
+  const sections = [
+    `Usage: ${usage(spec)}`,
+    spec.description.trim(),
+    flagList(spec.flags, spec.negatable),
+  ];
   if (spec.footer) sections.push(spec.footer.trim());
   return `${sections.join('\n\n')}\n`;
 }
@@ -33,7 +38,10 @@ export function flagLines(flags: FlagTable, negatable = false): string[] {
   return Object.entries(flags).flatMap(([name, flag]) => {
     const shown = shownName(name, flag, negatable);
     const left = `  ${flag.short ? `-${flag.short}, ` : '    '}--${shown}${flag.value ? ` ${flag.value}` : ''}`;
-    const text = wrap(`${flag.description}${isSwitch(flag) ? '' : defaultText(flag)}.`, WIDTH - COLUMN);
+    const text = wrap(
+      `${flag.description}${isSwitch(flag) ? '' : defaultText(flag)}.`,
+      WIDTH - COLUMN,
+    );
     if (flag.env) text.push(`env ${envName(name)}${envSuffix(name, shown, flag)}`);
     const indent = ' '.repeat(COLUMN);
     const lines = text.map((line) => indent + line);
@@ -49,7 +57,10 @@ export function commandList(specs: readonly CommandSpec[]): string[] {
   return specs.flatMap((spec) => {
     const left = `  ${spec.name} ${spec.args}`;
     const [first, ...rest] = wrap(spec.summary, WIDTH - column);
-    return [`${left.padEnd(column - 1)} ${first}`, ...rest.map((line) => ' '.repeat(column) + line)];
+    return [
+      `${left.padEnd(column - 1)} ${first}`,
+      ...rest.map((line) => ' '.repeat(column) + line),
+    ];
   });
 }
 
@@ -92,9 +103,14 @@ function flagTable(flags: FlagTable, negatable = false): string[] {
   const rows = Object.entries(flags).map(([name, flag]) => {
     const shown = shownName(name, flag, negatable);
     const names = [...(flag.short ? [`\`-${flag.short}\``] : []), `\`--${shown}\``].join(', ');
-    const value = flag.value ? `\`${flag.value}\`${flag.multiple ? ' (repeatable)' : ''}` : 'switch';
-    const env = flag.env ? `\`${envName(name)}\`${typeof flag.env === 'string' ? ` (${flag.env})` : ''}` : '';
-    const fallback = flag.default !== undefined ? `\`${flag.default}\`` : markdownText(flag.defaultNote ?? '');
+    const value = flag.value
+      ? `\`${flag.value}\`${flag.multiple ? ' (repeatable)' : ''}`
+      : 'switch';
+    const env = flag.env
+      ? `\`${envName(name)}\`${typeof flag.env === 'string' ? ` (${flag.env})` : ''}`
+      : '';
+    const fallback =
+      flag.default !== undefined ? `\`${flag.default}\`` : markdownText(flag.defaultNote ?? '');
     return [names, value, env, fallback, markdownText(`${flag.description}.`)].map(cell);
   });
   return [

@@ -9,10 +9,19 @@ import { loadKubeconfig, type ClusterAccess } from '../framework/api/kubeconfig.
 import { createLogger, type Logger } from '../framework/observability/logger.js';
 import type { Registry } from '../framework/registry/registry.js';
 import { HealthServerError } from '../framework/runtime/health-server.js';
-import { createOperator, type Operator, type OperatorOptions } from '../framework/runtime/operator.js';
+import {
+  createOperator,
+  type Operator,
+  type OperatorOptions,
+} from '../framework/runtime/operator.js';
 import { loadHandlers } from './load-handlers.js';
 import { podNamespace } from './own-namespace.js';
-import { DEV_BOOTED_MESSAGE, DEV_CHILD_ENV, DEV_READY_MESSAGE, DEV_START_MESSAGE } from './commands/dev-protocol.js';
+import {
+  DEV_BOOTED_MESSAGE,
+  DEV_CHILD_ENV,
+  DEV_READY_MESSAGE,
+  DEV_START_MESSAGE,
+} from './commands/dev-protocol.js';
 import { helpFor, parseCommandLine } from './command-line.js';
 import type { RunOptions } from './options/run.js';
 import { UsageError } from './validators.js';
@@ -79,10 +88,15 @@ async function run(options: RunOptions): Promise<void> {
     const version = await checkReachable(client);
     namespaces = resolveNamespaces(options);
     const logger = createLogger({ level: options.logLevel, format: options.logFormat });
-    logger.info({ server: client.server, version, namespaces: namespaces ?? 'all' }, 'connected to the cluster');
+    logger.info(
+      { server: client.server, version, namespaces: namespaces ?? 'all' },
+      'connected to the cluster',
+    );
     registerTypeScript();
     const registry = await loadHandlers(options.files);
-    const operator = createOperator(operatorOptionsFrom(options, { kubeConfig, registry, namespaces, logger }));
+    const operator = createOperator(
+      operatorOptionsFrom(options, { kubeConfig, registry, namespaces, logger }),
+    );
     await serveHealth(operator);
     operator.start();
     stopOnSignals(operator, logger);
@@ -144,7 +158,12 @@ function startSignal(): Promise<void> {
 /** The operator's options for a run. */
 export function operatorOptionsFrom(
   run: RunOptions,
-  context: { kubeConfig: ClusterAccess; registry: Registry; namespaces: string[] | undefined; logger: Logger },
+  context: {
+    kubeConfig: ClusterAccess;
+    registry: Registry;
+    namespaces: string[] | undefined;
+    logger: Logger;
+  },
 ): OperatorOptions {
   return {
     kubeConfig: context.kubeConfig,
@@ -156,9 +175,17 @@ export function operatorOptionsFrom(
     handlerTimeout: run.handlerTimeout,
     logger: context.logger,
     health: { port: run.healthPort, handlerStall: run.stallTimeout },
-    leaderElection: run.standalone ? undefined : { namespace: run.leaseNamespace ?? ownNamespace(), name: run.leaseName },
+    leaderElection: run.standalone
+      ? undefined
+      : { namespace: run.leaseNamespace ?? ownNamespace(), name: run.leaseName },
     // Used only when the handlers declare @on.validate, @on.mutate or @on.convert.
-    webhooks: { enabled: run.webhooks, port: run.webhookPort, url: run.webhookUrl, service: run.webhookService, clientCA: run.webhookClientCA === undefined ? undefined : readClientCA(run.webhookClientCA) },
+    webhooks: {
+      enabled: run.webhooks,
+      port: run.webhookPort,
+      url: run.webhookUrl,
+      service: run.webhookService,
+      clientCA: run.webhookClientCA === undefined ? undefined : readClientCA(run.webhookClientCA),
+    },
   };
 }
 
@@ -168,9 +195,14 @@ function readClientCA(path: string): string {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new UsageError(`--webhook-client-ca ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)}): give the PEM file of the CA that signs the API server's webhook client certificate`);
+    throw new UsageError(
+      `--webhook-client-ca ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)}): give the PEM file of the CA that signs the API server's webhook client certificate`,
+    );
   }
-  if (!text.includes('-----BEGIN CERTIFICATE-----')) throw new UsageError(`--webhook-client-ca ${path} holds no PEM certificate: give the CA that signs the API server's webhook client certificate`);
+  if (!text.includes('-----BEGIN CERTIFICATE-----'))
+    throw new UsageError(
+      `--webhook-client-ca ${path} holds no PEM certificate: give the CA that signs the API server's webhook client certificate`,
+    );
   return text;
 }
 
@@ -190,10 +222,14 @@ function loadKubeConfig(options: RunOptions): ClusterAccess {
 /** One cheap request, so a wrong server or credentials fail at once instead of as endless watch retries. */
 async function checkReachable(client: ApiClient): Promise<string | undefined> {
   try {
-    const info = await client.request<{ gitVersion?: string } | undefined>('GET', '/version', { timeoutMs: REACHABILITY_TIMEOUT_MS });
+    const info = await client.request<{ gitVersion?: string } | undefined>('GET', '/version', {
+      timeoutMs: REACHABILITY_TIMEOUT_MS,
+    });
     return info?.gitVersion;
   } catch (error) {
-    throw new StartError(`cannot reach the cluster at ${client.server}: ${messageOf(error).replace(/^GET \/version: /, '')}`);
+    throw new StartError(
+      `cannot reach the cluster at ${client.server}: ${messageOf(error).replace(/^GET \/version: /, '')}`,
+    );
   }
 }
 
@@ -239,7 +275,9 @@ function stopOnSignals(operator: Operator, logger: Logger): void {
 
 function packageVersion(): string {
   // src/cli and dist/cli are both two levels below the package root.
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version?: string;
+  };
   return pkg.version ?? 'unknown';
 }
 

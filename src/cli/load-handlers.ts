@@ -44,14 +44,21 @@ export async function loadHandlers(paths: string[]): Promise<Registry> {
     }
   }
   if (isEmpty(registry)) {
-    throw new LoadError(`no handlers found in ${paths.join(', ')}: export classes with @on.*, @timer or @daemon methods`);
+    throw new LoadError(
+      `no handlers found in ${paths.join(', ')}: export classes with @on.*, @timer or @daemon methods`,
+    );
   }
   return registry;
 }
 
 /** Whether nothing would run: caches and indexes alone serve no handler, webhooks alone do. */
 function isEmpty(registry: Registry): boolean {
-  return registry.handlers.length === 0 && registry.activities.length === 0 && registry.admission().length === 0 && registry.conversions().length === 0;
+  return (
+    registry.handlers.length === 0 &&
+    registry.activities.length === 0 &&
+    registry.admission().length === 0 &&
+    registry.conversions().length === 0
+  );
 }
 
 /** A module's exports; for CommonJS modules (a `.ts` file outside a `"type": "module"` package), those of `module.exports` too. */
@@ -65,7 +72,9 @@ function exportedValues(namespace: Record<string, unknown>): unknown[] {
 /** Whether `value` is a class with handler declarations in its decorator metadata. */
 export function hasHandlers(value: unknown): value is HandlerClass {
   if (typeof value !== 'function') return false;
-  const metadata = (value as unknown as Record<symbol, Record<symbol, unknown> | null | undefined>)[METADATA];
+  const metadata = (value as unknown as Record<symbol, Record<symbol, unknown> | null | undefined>)[
+    METADATA
+  ];
   // Any declaration counts: a class with only @on.cache, @on.index, activities or webhooks is loaded too.
   const declared = [HANDLERS, CACHES, INDEXES, ADMISSIONS, CONVERSIONS].some((key) => {
     const declarations = metadata?.[key];
@@ -91,12 +100,15 @@ async function expand(paths: readonly string[]): Promise<string[]> {
 }
 
 async function walk(dir: string): Promise<string[]> {
-  const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
+  const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) =>
+    a.name.localeCompare(b.name),
+  );
   const files: string[] = [];
   for (const entry of entries) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) {
-      if (entry.name !== 'node_modules' && !entry.name.startsWith('.')) files.push(...(await walk(path)));
+      if (entry.name !== 'node_modules' && !entry.name.startsWith('.'))
+        files.push(...(await walk(path)));
     } else if (entry.isFile() && MODULE_FILE.test(entry.name) && !SKIPPED_FILE.test(entry.name)) {
       files.push(path);
     }

@@ -8,10 +8,22 @@ import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createLogger, createOperator, type Operator, type Registry } from '../framework/index.js';
 import { HealthServerError } from '../framework/runtime/health-server.js';
-import { EtcdAdmission, EtcdBackups, EtcdClusters, EtcdIgnoredFields, EtcdRestores } from '../handlers/etcd/index.js';
+import {
+  EtcdAdmission,
+  EtcdBackups,
+  EtcdClusters,
+  EtcdIgnoredFields,
+  EtcdRestores,
+} from '../handlers/etcd/index.js';
 // The demo is repository-only (never built or packed), so it may use the specs' simulated kubelet.
 import { EtcdPodRunner, LoopbackAddresses } from '../../test/support/simulated-kubelet/index.js';
-import { applyManifests, installCrds, readCrds, readManifests, TestControlPlane } from '../testing/index.js';
+import {
+  applyManifests,
+  installCrds,
+  readCrds,
+  readManifests,
+  TestControlPlane,
+} from '../testing/index.js';
 import { LoadError, loadHandlers } from './load-handlers.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -27,7 +39,11 @@ function hasYaml(dir: string): boolean {
 }
 
 function hasKubeconfig(): boolean {
-  return Boolean(process.env.KUBECONFIG) || existsSync(join(homedir(), '.kube', 'config')) || Boolean(process.env.KUBERNETES_SERVICE_HOST);
+  return (
+    Boolean(process.env.KUBECONFIG) ||
+    existsSync(join(homedir(), '.kube', 'config')) ||
+    Boolean(process.env.KUBERNETES_SERVICE_HOST)
+  );
 }
 
 async function main(): Promise<void> {
@@ -38,7 +54,9 @@ async function main(): Promise<void> {
     kc.loadFromDefault();
     console.log(`konductor: using the cluster at ${kc.getCurrentCluster()?.server}`);
   } else {
-    console.log('konductor: no kubeconfig found; starting the embedded control plane (etcd + kube-apiserver)...');
+    console.log(
+      'konductor: no kubeconfig found; starting the embedded control plane (etcd + kube-apiserver)...',
+    );
     plane = await TestControlPlane.start();
     kc.loadFromFile(plane.kubeconfigPath);
     if (hasYaml(crdDir)) await installCrds(kc, readCrds(crdDir));
@@ -61,17 +79,29 @@ async function main(): Promise<void> {
       registry = await loadHandlers([join(handlersDir, 'prometheus')]);
       registry.addInstance(new EtcdClusters({ addresses }));
       registry.addInstance(new EtcdBackups({ addresses, localRoot: backupRoot }));
-      registry.addInstance(new EtcdRestores({ localRoot: backupRoot, serve: { host: '127.0.0.1', port: 0 } }));
+      registry.addInstance(
+        new EtcdRestores({ localRoot: backupRoot, serve: { host: '127.0.0.1', port: 0 } }),
+      );
       registry.addInstance(new EtcdIgnoredFields());
       registry.addInstance(new EtcdAdmission());
-      console.log(`konductor: etcd members run as local processes; Local backups are written under ${backupRoot}`);
+      console.log(
+        `konductor: etcd members run as local processes; Local backups are written under ${backupRoot}`,
+      );
     } else {
       registry = await loadHandlers([handlersDir]);
     }
     // The embedded API server reaches a webhook server on loopback; a real cluster's cannot, so there
     // the webhooks are left off (logged) rather than registered with an address that fails every write.
-    const webhooks = plane ? { port: 0, host: '127.0.0.1', url: 'https://127.0.0.1' } : { enabled: false };
-    const starting = createOperator({ kubeConfig: kc, registry, logger, health: { port: HEALTH_PORT, host: '127.0.0.1' }, webhooks });
+    const webhooks = plane
+      ? { port: 0, host: '127.0.0.1', url: 'https://127.0.0.1' }
+      : { enabled: false };
+    const starting = createOperator({
+      kubeConfig: kc,
+      registry,
+      logger,
+      health: { port: HEALTH_PORT, host: '127.0.0.1' },
+      webhooks,
+    });
     // The port first: without it there are no probes and no metrics, so nothing starts.
     await starting.serveHealth();
     operator = starting.start();
@@ -80,11 +110,15 @@ async function main(): Promise<void> {
       console.error(`konductor: ${error instanceof Error ? error.message : String(error)}`);
       void shutdown(1);
     });
-    console.log(`konductor: running ${registry.handlers.length} handlers from src/handlers; health and metrics on http://127.0.0.1:${HEALTH_PORT}`);
+    console.log(
+      `konductor: running ${registry.handlers.length} handlers from src/handlers; health and metrics on http://127.0.0.1:${HEALTH_PORT}`,
+    );
   } catch (error) {
     if (error instanceof HealthServerError) {
       // npm start has no --health-port: say what to stop, and leave nothing running behind.
-      console.error(`konductor: port ${HEALTH_PORT} on 127.0.0.1 is not free for the health server (${error.code ?? error.message}): stop what uses it, or run 'konductor run --health-port <port>'`);
+      console.error(
+        `konductor: port ${HEALTH_PORT} on 127.0.0.1 is not free for the health server (${error.code ?? error.message}): stop what uses it, or run 'konductor run --health-port <port>'`,
+      );
       await shutdown(1);
     }
     if (!(error instanceof LoadError)) throw error;

@@ -55,7 +55,9 @@ export function duration(setting: Setting): number {
 export function oneOf<T extends string>(setting: Setting, allowed: readonly T[]): T {
   const value = setting.value.toLowerCase();
   if (!(allowed as readonly string[]).includes(value)) {
-    throw new UsageError(`${setting.source} must be one of ${allowed.join(', ')}; got '${setting.value}'`);
+    throw new UsageError(
+      `${setting.source} must be one of ${allowed.join(', ')}; got '${setting.value}'`,
+    );
   }
   return value as T;
 }
@@ -82,7 +84,9 @@ export function namespaceName(setting: Setting, allowGlob: boolean): string {
     const allowed = allowGlob
       ? "lowercase letters, digits and '-', plus '*' and '?' as wildcards"
       : "lowercase letters, digits and '-'";
-    throw new UsageError(`${setting.source} '${setting.value}' is not a namespace name: use ${allowed}`);
+    throw new UsageError(
+      `${setting.source} '${setting.value}' is not a namespace name: use ${allowed}`,
+    );
   }
   return setting.value;
 }
@@ -153,12 +157,18 @@ export function httpsUrl(setting: Setting): string {
     );
   }
   if (url.protocol !== 'https:')
-    throw new UsageError(`${source} ${value} must start with https://: the API server calls webhooks over TLS only`);
+    throw new UsageError(
+      `${source} ${value} must start with https://: the API server calls webhooks over TLS only`,
+    );
   return value;
 }
 
 /** A Service as `namespace/name[:port]`. */
-export function serviceReference(setting: Setting): { namespace: string; name: string; port?: number } {
+export function serviceReference(setting: Setting): {
+  namespace: string;
+  name: string;
+  port?: number;
+} {
   const match = /^([^/:]+)\/([^/:]+)(?::(\d+))?$/.exec(setting.value);
   if (!match) {
     throw new UsageError(
@@ -170,7 +180,9 @@ export function serviceReference(setting: Setting): { namespace: string; name: s
   return {
     namespace: namespaceName({ value: namespace!, source }, false),
     name: namespaceName({ value: name!, source }, false),
-    ...(servicePort ? { port: integer({ value: servicePort, source }, 1, 65_535, 'a port from 1 to 65535') } : {}),
+    ...(servicePort
+      ? { port: integer({ value: servicePort, source }, 1, 65_535, 'a port from 1 to 65535') }
+      : {}),
   };
 }
 

@@ -29,7 +29,12 @@ import './registry/metadata.js';
 export { on } from './decorators/on.js';
 export { timer } from './decorators/timer.js';
 export { daemon } from './decorators/daemon.js';
-export { watch, type ReconcileContext, type ReconcileResult, type ObjectKey } from './intents/reconcile-specs.js';
+export {
+  watch,
+  type ReconcileContext,
+  type ReconcileResult,
+  type ObjectKey,
+} from './intents/reconcile-specs.js';
 export { Registry } from './registry/registry.js';
 export { PRESENT, ABSENT } from './intents/filters.js';
 export type { DurationInput } from './clock/duration.js';
@@ -40,10 +45,21 @@ export * as kinds from './objects/builtin-kinds.js';
 export type { KubeObject } from './objects/kube-object.js';
 
 // What a handler receives.
-export type { ObjectContext, ChangeContext, FieldChangeContext, TimerContext, DaemonContext, EventContext } from './intents/handler-specs.js';
+export type {
+  ObjectContext,
+  ChangeContext,
+  FieldChangeContext,
+  TimerContext,
+  DaemonContext,
+  EventContext,
+} from './intents/handler-specs.js';
 export type { OwnedContext } from './intents/owned-specs.js';
 export type { ActivityContext } from './intents/activity-specs.js';
-export type { AdmissionContext, MutationContext, ConversionContext } from './intents/admission-specs.js';
+export type {
+  AdmissionContext,
+  MutationContext,
+  ConversionContext,
+} from './intents/admission-specs.js';
 export type { FilterContext } from './intents/filter-context.js';
 export type { IndexContext, Cache, Indexes } from './intents/cache.js';
 export type { Patch } from './intents/patch.js';
@@ -52,7 +68,13 @@ export type { Condition, Conditions } from './intents/conditions.js';
 export type { Memo } from './intents/memo.js';
 
 // What a handler throws.
-export { TemporaryError, PermanentError, HandlerRetriesError, HandlerTimeoutError, AdmissionError } from './intents/errors.js';
+export {
+  TemporaryError,
+  PermanentError,
+  HandlerRetriesError,
+  HandlerTimeoutError,
+  AdmissionError,
+} from './intents/errors.js';
 export { StartupError } from './runtime/activities.js';
 
 // Talking to the cluster from a handler.
@@ -66,4 +88,9 @@ export { events, type EventType } from './posting/events.js';
 export { createOperator, Operator, type OperatorOptions } from './runtime/operator.js';
 export { HealthServerError } from './runtime/health-server.js';
 export { loadKubeconfig, KubeconfigError } from './api/kubeconfig.js';
-export { createLogger, silentLogger, type Logger, type LoggerOptions } from './observability/logger.js';
+export {
+  createLogger,
+  silentLogger,
+  type Logger,
+  type LoggerOptions,
+} from './observability/logger.js';

@@ -15,10 +15,15 @@ import { collectionPath, objectPath } from '../framework/api/resource.js';
  */
 export function readManifests(path: string): KubeObject[] {
   const files = statSync(path).isDirectory()
-    ? readdirSync(path).filter((f) => /\.ya?ml$/.test(f)).sort().map((f) => join(path, f))
+    ? readdirSync(path)
+        .filter((f) => /\.ya?ml$/.test(f))
+        .sort()
+        .map((f) => join(path, f))
     : [path];
   return files.flatMap((file) =>
-    (loadAll(readFileSync(file, 'utf8')) as unknown[]).filter(Boolean).map((doc) => doc as KubeObject),
+    (loadAll(readFileSync(file, 'utf8')) as unknown[])
+      .filter(Boolean)
+      .map((doc) => doc as KubeObject),
   );
 }
 
@@ -26,21 +31,34 @@ export function readManifests(path: string): KubeObject[] {
  * Creates the objects, or replaces those that exist (like a simple `kubectl apply`), resolving each
  * kind through discovery. Throws naming the object when the server rejects it.
  */
-export async function applyManifests(kc: KubeConfig, objects: readonly KubeObject[]): Promise<void> {
+export async function applyManifests(
+  kc: KubeConfig,
+  objects: readonly KubeObject[],
+): Promise<void> {
   const client = new ApiClient(kc);
   try {
     for (const object of objects) {
       const name = object.metadata?.name ?? '';
       const what = `${object.kind}/${name}`;
-      const resource = await discoverResource(client, { apiVersion: object.apiVersion ?? '', name: object.kind ?? '' });
+      const resource = await discoverResource(client, {
+        apiVersion: object.apiVersion ?? '',
+        name: object.kind ?? '',
+      });
       const namespace = resource.namespaced ? (object.metadata?.namespace ?? 'default') : undefined;
       try {
         await client.request('POST', collectionPath(resource, namespace), { body: object });
       } catch (error) {
-        if (!(error instanceof ApiError && error.status === 409)) throw new Error(`applying ${what} failed: ${String(error)}`);
-        const current = await client.request<KubeObject>('GET', objectPath(resource, namespace, name));
+        if (!(error instanceof ApiError && error.status === 409))
+          throw new Error(`applying ${what} failed: ${String(error)}`);
+        const current = await client.request<KubeObject>(
+          'GET',
+          objectPath(resource, namespace, name),
+        );
         await client.request('PUT', objectPath(resource, namespace, name), {
-          body: { ...object, metadata: { ...object.metadata, resourceVersion: current.metadata?.resourceVersion } },
+          body: {
+            ...object,
+            metadata: { ...object.metadata, resourceVersion: current.metadata?.resourceVersion },
+          },
         });
       }
     }

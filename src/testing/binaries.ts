@@ -34,7 +34,10 @@ export function onPath(name: string): string | undefined {
 
 /** The per-user cache folder where `scripts/provision.sh` keeps the built kube-apiserver. */
 export function cacheRoot(): string {
-  return process.env.KONDUCTOR_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'konductor');
+  return (
+    process.env.KONDUCTOR_CACHE_DIR ??
+    join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'konductor')
+  );
 }
 
 /** What `scripts/provision.sh` recorded in the cache (`binaries.json`); empty when absent or unreadable. */
@@ -43,7 +46,9 @@ function recordedBinaries(): Partial<Required<ControlPlaneBinaries> & { kubectl:
   if (!existsSync(recordFile)) return {};
   try {
     const parsed: unknown = JSON.parse(readFileSync(recordFile, 'utf8'));
-    return typeof parsed === 'object' && parsed !== null ? (parsed as Partial<Required<ControlPlaneBinaries> & { kubectl: string }>) : {};
+    return typeof parsed === 'object' && parsed !== null
+      ? (parsed as Partial<Required<ControlPlaneBinaries> & { kubectl: string }>)
+      : {};
   } catch {
     // A corrupt record is ignored; the other sources still apply.
     return {};
@@ -59,7 +64,11 @@ function recordedBinaries(): Partial<Required<ControlPlaneBinaries> & { kubectl:
 export function resolveBinaries(): ControlPlaneBinaries {
   const recorded = recordedBinaries();
   const etcd = pick(process.env.KONDUCTOR_ETCD, 'etcd', recorded.etcd);
-  const kubeApiserver = pick(process.env.KONDUCTOR_KUBE_APISERVER, 'kube-apiserver', recorded.kubeApiserver);
+  const kubeApiserver = pick(
+    process.env.KONDUCTOR_KUBE_APISERVER,
+    'kube-apiserver',
+    recorded.kubeApiserver,
+  );
   const missing = [!etcd && 'etcd', !kubeApiserver && 'kube-apiserver'].filter(Boolean);
   if (!etcd || !kubeApiserver) {
     throw new Error(
@@ -79,9 +88,16 @@ export function findEtcd(): string | undefined {
 }
 
 /** A control plane program: the override (which must be executable), envtest's assets folder, the record, then `PATH`. */
-function pick(override: string | undefined, asset: string, record: string | undefined): string | undefined {
+function pick(
+  override: string | undefined,
+  asset: string,
+  record: string | undefined,
+): string | undefined {
   if (override) {
-    if (!isExecutable(override)) throw new Error(`${override} is not an executable file; fix the override variable or unset it`);
+    if (!isExecutable(override))
+      throw new Error(
+        `${override} is not an executable file; fix the override variable or unset it`,
+      );
     return override;
   }
   const assets = process.env.KUBEBUILDER_ASSETS;
@@ -114,7 +130,8 @@ function cached(name: string): string | undefined {
 export function resolveKubectl(): string {
   const override = process.env.KONDUCTOR_KUBECTL;
   if (override) {
-    if (!isExecutable(override)) throw new Error(`${override} is not an executable file; fix KONDUCTOR_KUBECTL or unset it`);
+    if (!isExecutable(override))
+      throw new Error(`${override} is not an executable file; fix KONDUCTOR_KUBECTL or unset it`);
     return override;
   }
   const assets = process.env.KUBEBUILDER_ASSETS;
@@ -140,11 +157,15 @@ export function resolveKubectl(): string {
 export function resolveControllerManager(): string {
   const override = process.env.KONDUCTOR_KUBE_CONTROLLER_MANAGER;
   if (override) {
-    if (!isExecutable(override)) throw new Error(`${override} is not an executable file; fix KONDUCTOR_KUBE_CONTROLLER_MANAGER or unset it`);
+    if (!isExecutable(override))
+      throw new Error(
+        `${override} is not an executable file; fix KONDUCTOR_KUBE_CONTROLLER_MANAGER or unset it`,
+      );
     return override;
   }
   const assets = process.env.KUBEBUILDER_ASSETS;
-  if (assets && isExecutable(join(assets, 'kube-controller-manager'))) return join(assets, 'kube-controller-manager');
+  if (assets && isExecutable(join(assets, 'kube-controller-manager')))
+    return join(assets, 'kube-controller-manager');
   const recorded = recordedBinaries().kubeControllerManager;
   if (typeof recorded === 'string' && isExecutable(recorded)) return recorded;
   const built = cached('kube-controller-manager');

@@ -1,10 +1,18 @@
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { resolveBinaries, resolveControllerManager, type ControlPlaneBinaries } from './binaries.js';
+import {
+  resolveBinaries,
+  resolveControllerManager,
+  type ControlPlaneBinaries,
+} from './binaries.js';
 import { ControllerManager } from './controller-manager.js';
 import { writeCredentials, type Credentials } from './credentials.js';
-import { kubeConfigForServiceAccount, kubeConfigWithToken, type ServiceAccountRef } from './identities.js';
+import {
+  kubeConfigForServiceAccount,
+  kubeConfigWithToken,
+  type ServiceAccountRef,
+} from './identities.js';
 import { ManagedProcess } from './managed-process.js';
 import { freePort } from './ports.js';
 import { readinessCheck } from './probe.js';
@@ -94,7 +102,8 @@ export class TestControlPlane {
   static async start(options: ControlPlaneOptions = {}): Promise<TestControlPlane> {
     const binaries: ControlPlaneBinaries = { ...resolveBinaries(), ...options.binaries };
     // Resolved before anything starts, so a missing binary fails at once with the way to get it.
-    if (options.controllerManager && !binaries.kubeControllerManager) binaries.kubeControllerManager = resolveControllerManager();
+    if (options.controllerManager && !binaries.kubeControllerManager)
+      binaries.kubeControllerManager = resolveControllerManager();
     const dir = mkdtempSync(join(options.baseDir ?? defaultBaseDir(), 'konductor-cp-'));
     startReaper(dir);
     let plane: TestControlPlane | undefined;
@@ -102,20 +111,30 @@ export class TestControlPlane {
       const credentials = writeCredentials(dir);
       const webhookClient = await writeWebhookClientIdentity(dir);
       const startTimeoutMs = options.startTimeoutMs ?? 30_000;
-      const [etcdClient, etcdPeer, apiPort] = (await distinctFreePorts(3)) as [number, number, number];
+      const [etcdClient, etcdPeer, apiPort] = (await distinctFreePorts(3)) as [
+        number,
+        number,
+        number,
+      ];
       const etcdClientUrl = `http://127.0.0.1:${etcdClient}`;
       const etcdPeerUrl = `http://127.0.0.1:${etcdPeer}`;
-      const etcd = new ManagedProcess('etcd', binaries.etcd, [
-        '--name=konductor-test',
-        `--data-dir=${join(dir, 'etcd-data')}`,
-        `--listen-client-urls=${etcdClientUrl}`,
-        `--advertise-client-urls=${etcdClientUrl}`,
-        `--listen-peer-urls=${etcdPeerUrl}`,
-        `--initial-advertise-peer-urls=${etcdPeerUrl}`,
-        `--initial-cluster=konductor-test=${etcdPeerUrl}`,
-        '--log-level=warn',
-        '--logger=zap',
-      ], join(dir, 'etcd.log'), dir);
+      const etcd = new ManagedProcess(
+        'etcd',
+        binaries.etcd,
+        [
+          '--name=konductor-test',
+          `--data-dir=${join(dir, 'etcd-data')}`,
+          `--listen-client-urls=${etcdClientUrl}`,
+          `--advertise-client-urls=${etcdClientUrl}`,
+          `--listen-peer-urls=${etcdPeerUrl}`,
+          `--initial-advertise-peer-urls=${etcdPeerUrl}`,
+          `--initial-cluster=konductor-test=${etcdPeerUrl}`,
+          '--log-level=warn',
+          '--logger=zap',
+        ],
+        join(dir, 'etcd.log'),
+        dir,
+      );
       const certDir = join(dir, 'certs');
       mkdirSync(certDir);
       const extraArgs = options.apiServerArgs ?? [];
@@ -126,7 +145,17 @@ export class TestControlPlane {
         join(dir, 'kube-apiserver.log'),
         dir,
       );
-      plane = new TestControlPlane(dir, binaries, credentials, etcd, apiServer, etcdClientUrl, extraArgs, startTimeoutMs, webhookClient);
+      plane = new TestControlPlane(
+        dir,
+        binaries,
+        credentials,
+        etcd,
+        apiServer,
+        etcdClientUrl,
+        extraArgs,
+        startTimeoutMs,
+        webhookClient,
+      );
       plane.server = `https://127.0.0.1:${apiPort}`;
       await plane.startEtcd();
       await plane.startApiServer();
@@ -151,7 +180,10 @@ export class TestControlPlane {
 
   /** Starts the API server (again) on the same port, so clients reconnect to the same URL. */
   async startApiServer(): Promise<void> {
-    await this.apiServer.start(readinessCheck(`${this.server}/readyz`, this.credentials.adminToken), this.startTimeoutMs);
+    await this.apiServer.start(
+      readinessCheck(`${this.server}/readyz`, this.credentials.adminToken),
+      this.startTimeoutMs,
+    );
     if (!this.caData) {
       // The API server made a self-signed CA and serving cert in --cert-dir; trust that CA.
       this.caData = readFileSync(join(this.dir, 'certs', 'apiserver.crt')).toString('base64');
@@ -209,7 +241,10 @@ export class TestControlPlane {
   }
 
   /** A KubeConfig acting as a ServiceAccount (created if missing); see {@link kubeConfigForServiceAccount}. */
-  kubeConfigForServiceAccount(account: ServiceAccountRef, expirationSeconds = 3600): Promise<KubeConfig> {
+  kubeConfigForServiceAccount(
+    account: ServiceAccountRef,
+    expirationSeconds = 3600,
+  ): Promise<KubeConfig> {
     return kubeConfigForServiceAccount(this.kubeConfig(), account, expirationSeconds);
   }
 
@@ -224,16 +259,31 @@ export class TestControlPlane {
     const peer = new ManagedProcess(
       'kube-apiserver (peer)',
       this.binaries.kubeApiserver,
-      apiServerArgs(this.etcdClientUrl, port, certDir, this.credentials, this.webhookClient, this.extraArgs),
+      apiServerArgs(
+        this.etcdClientUrl,
+        port,
+        certDir,
+        this.credentials,
+        this.webhookClient,
+        this.extraArgs,
+      ),
       join(this.dir, `kube-apiserver-peer-${port}.log`),
       this.dir,
     );
     const server = `https://127.0.0.1:${port}`;
-    await peer.start(readinessCheck(`${server}/readyz`, this.credentials.adminToken), this.startTimeoutMs);
+    await peer.start(
+      readinessCheck(`${server}/readyz`, this.credentials.adminToken),
+      this.startTimeoutMs,
+    );
     const caData = readFileSync(join(certDir, 'apiserver.crt')).toString('base64');
     return {
       server,
-      kubeConfig: () => kubeConfigWithToken({ name: 'konductor-test-peer', server, caData }, ADMIN_USER, this.credentials.adminToken),
+      kubeConfig: () =>
+        kubeConfigWithToken(
+          { name: 'konductor-test-peer', server, caData },
+          ADMIN_USER,
+          this.credentials.adminToken,
+        ),
       stop: () => peer.stop(),
     };
   }
@@ -248,7 +298,11 @@ export class TestControlPlane {
   }
 
   private kubeConfigWithToken(user: string, token: string): KubeConfig {
-    return kubeConfigWithToken({ name: 'konductor-test', server: this.server, caData: this.caData }, user, token);
+    return kubeConfigWithToken(
+      { name: 'konductor-test', server: this.server, caData: this.caData },
+      user,
+      token,
+    );
   }
 
   /** Versions of the binaries in use, for logs. */

@@ -24,10 +24,13 @@ export interface ControllerManagerSetup {
  * without a kubelet there are no Node objects to allocate CIDRs to or watch the health of, and no cloud
  * to program routes or load balancers in.
  */
-export const TEST_PLANE_CONTROLLERS = '*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-route,-service';
+export const TEST_PLANE_CONTROLLERS =
+  '*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-route,-service';
 
 /** The flags the controller manager runs with on a test control plane. */
-export function controllerManagerArgs(setup: Pick<ControllerManagerSetup, 'kubeconfigPath' | 'serviceAccountPrivateKey' | 'rootCaFile'>): string[] {
+export function controllerManagerArgs(
+  setup: Pick<ControllerManagerSetup, 'kubeconfigPath' | 'serviceAccountPrivateKey' | 'rootCaFile'>,
+): string[] {
   return [
     `--kubeconfig=${setup.kubeconfigPath}`,
     // The tokens controller signs ServiceAccount token Secrets with the API server's key, so they authenticate.
@@ -59,7 +62,13 @@ export class ControllerManager {
   readonly process: ManagedProcess;
 
   constructor(private readonly setup: ControllerManagerSetup) {
-    this.process = new ManagedProcess('kube-controller-manager', setup.binary, controllerManagerArgs(setup), join(setup.dir, 'kube-controller-manager.log'), setup.dir);
+    this.process = new ManagedProcess(
+      'kube-controller-manager',
+      setup.binary,
+      controllerManagerArgs(setup),
+      join(setup.dir, 'kube-controller-manager.log'),
+      setup.dir,
+    );
   }
 
   /**
@@ -67,7 +76,10 @@ export class ControllerManager {
    * restart that probe answers at once; the controllers catch up with what changed meanwhile within seconds.
    */
   async start(timeoutMs: number): Promise<void> {
-    await this.process.start(readinessCheck(`${this.setup.server}${READY_PATH}`, this.setup.adminToken), timeoutMs);
+    await this.process.start(
+      readinessCheck(`${this.setup.server}${READY_PATH}`, this.setup.adminToken),
+      timeoutMs,
+    );
   }
 
   /** Stops it (SIGTERM, then SIGKILL after `graceMs`). Objects stay; nothing acts on them until it starts again. */

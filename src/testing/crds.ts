@@ -1,12 +1,20 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApiextensionsV1Api, loadAllYaml, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import {
+  ApiextensionsV1Api,
+  loadAllYaml,
+  type KubeConfig,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
 
 /** Reads every CRD in YAML files (a file or a folder of `.yaml`/`.yml` files). */
 export function readCrds(path: string): V1CustomResourceDefinition[] {
   const files = statSync(path).isDirectory()
-    ? readdirSync(path).filter((f) => /\.ya?ml$/.test(f)).sort().map((f) => join(path, f))
+    ? readdirSync(path)
+        .filter((f) => /\.ya?ml$/.test(f))
+        .sort()
+        .map((f) => join(path, f))
     : [path];
   return files
     .flatMap((file) => loadAllYaml(readFileSync(file, 'utf8')) as V1CustomResourceDefinition[])
@@ -28,11 +36,15 @@ export async function installCrds(
     try {
       await api.createCustomResourceDefinition({ body: crd });
     } catch (error) {
-      if ((error as { code?: number }).code !== 409) throw new Error(`installing CRD ${name} failed: ${String(error)}`);
+      if ((error as { code?: number }).code !== 409)
+        throw new Error(`installing CRD ${name} failed: ${String(error)}`);
       const current = await api.readCustomResourceDefinition({ name });
       await api.replaceCustomResourceDefinition({
         name,
-        body: { ...crd, metadata: { ...crd.metadata, resourceVersion: current.metadata?.resourceVersion } },
+        body: {
+          ...crd,
+          metadata: { ...crd.metadata, resourceVersion: current.metadata?.resourceVersion },
+        },
       });
     }
   }
@@ -41,8 +53,10 @@ export async function installCrds(
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const current = await api.readCustomResourceDefinition({ name });
-      if (current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
-      if (Date.now() > deadline) throw new Error(`CRD ${name} was not Established within ${timeoutMs} ms`);
+      if (current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True'))
+        break;
+      if (Date.now() > deadline)
+        throw new Error(`CRD ${name} was not Established within ${timeoutMs} ms`);
       await sleep(50);
     }
   }

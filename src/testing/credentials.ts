@@ -15,7 +15,9 @@ export function writeCredentials(dir: string): Credentials {
   const adminToken = randomBytes(24).toString('hex');
   const tokenFile = join(dir, 'tokens.csv');
   // token,user,uid,"groups"
-  writeFileSync(tokenFile, `${adminToken},konductor-admin,konductor-admin,"system:masters"\n`, { mode: 0o600 });
+  writeFileSync(tokenFile, `${adminToken},konductor-admin,konductor-admin,"system:masters"\n`, {
+    mode: 0o600,
+  });
   const { publicKey, privateKey } = generateKeyPairSync('rsa', {
     modulusLength: 2048,
     publicKeyEncoding: { type: 'spki', format: 'pem' },

@@ -17,17 +17,27 @@ export async function kubeConfigForServiceAccount(
 ): Promise<KubeConfig> {
   const core = admin.makeApiClient(CoreV1Api);
   try {
-    await core.createNamespacedServiceAccount({ namespace: account.namespace, body: { metadata: { name: account.name } } });
+    await core.createNamespacedServiceAccount({
+      namespace: account.namespace,
+      body: { metadata: { name: account.name } },
+    });
   } catch (error) {
     if ((error as { code?: number }).code !== 409) throw error;
   }
   const response = await core.createNamespacedServiceAccountToken({
     namespace: account.namespace,
     name: account.name,
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { audiences: [], expirationSeconds } },
+    body: {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { audiences: [], expirationSeconds },
+    },
   });
   const token = response.status?.token;
-  if (!token) throw new Error(`TokenRequest for ServiceAccount ${account.namespace}/${account.name} returned no token`);
+  if (!token)
+    throw new Error(
+      `TokenRequest for ServiceAccount ${account.namespace}/${account.name} returned no token`,
+    );
   const cluster = admin.getCurrentCluster();
   if (!cluster) throw new Error('the admin KubeConfig has no current cluster');
   const user = `system:serviceaccount:${account.namespace}:${account.name}`;
@@ -42,7 +52,14 @@ export function kubeConfigWithToken(
 ): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromOptions({
-    clusters: [{ name: cluster.name, server: cluster.server, caData: cluster.caData, skipTLSVerify: cluster.skipTLSVerify ?? false }],
+    clusters: [
+      {
+        name: cluster.name,
+        server: cluster.server,
+        caData: cluster.caData,
+        skipTLSVerify: cluster.skipTLSVerify ?? false,
+      },
+    ],
     users: [{ name: user, token }],
     contexts: [{ name: cluster.name, cluster: cluster.name, user }],
     currentContext: cluster.name,

@@ -20,5 +20,9 @@ export { TestControlPlane, type ControlPlaneOptions } from './control-plane.js';
 export { installCrds, readCrds } from './crds.js';
 export { applyManifests, readManifests } from './apply.js';
 export { runOperator, waitFor, type TestOperator } from './operator-harness.js';
-export { kubeConfigForServiceAccount, kubeConfigWithToken, type ServiceAccountRef } from './identities.js';
+export {
+  kubeConfigForServiceAccount,
+  kubeConfigWithToken,
+  type ServiceAccountRef,
+} from './identities.js';
 export { NodeCluster, type NodeClusterOptions } from './node-cluster.js';

@@ -21,7 +21,9 @@ export class ManagedProcess {
   ) {}
 
   get pid(): number | undefined {
-    return this.child?.exitCode === null && this.child.signalCode === null ? this.child.pid : undefined;
+    return this.child?.exitCode === null && this.child.signalCode === null
+      ? this.child.pid
+      : undefined;
   }
 
   get running(): boolean {
@@ -37,7 +39,10 @@ export class ManagedProcess {
     if (this.running) throw new Error(`${this.name} is already running (pid ${this.pid})`);
     const fd = openSync(this.logFile, 'a');
     // Detached: a group of its own, so Ctrl-C on the test runner does not hit it and the reaper can kill the group.
-    const child = spawn(this.command, [...this.args], { detached: true, stdio: ['ignore', fd, fd] });
+    const child = spawn(this.command, [...this.args], {
+      detached: true,
+      stdio: ['ignore', fd, fd],
+    });
     closeSync(fd);
     this.child = child;
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
@@ -49,7 +54,9 @@ export class ManagedProcess {
         name: this.name,
         check: async () => {
           const answer = await ready();
-          return typeof answer === 'boolean' ? { ready: answer, seen: answer ? 'ready' : 'not ready' } : answer;
+          return typeof answer === 'boolean'
+            ? { ready: answer, seen: answer ? 'ready' : 'not ready' }
+            : answer;
         },
         alive: () => this.running,
         progress: () => this.logSize(),
@@ -110,10 +117,18 @@ export function killGroup(pid: number, signal: NodeJS.Signals): void {
  * Sends `signal` to a process group and resolves once `exited` does; sends SIGKILL when the group's
  * leader has not exited after `graceMs`.
  */
-export async function stopGroup(pid: number, exited: Promise<void>, signal: NodeJS.Signals, graceMs: number): Promise<void> {
+export async function stopGroup(
+  pid: number,
+  exited: Promise<void>,
+  signal: NodeJS.Signals,
+  graceMs: number,
+): Promise<void> {
   killGroup(pid, signal);
   const grace = new AbortController();
-  const done = await Promise.race([exited.then(() => true), sleep(graceMs, false, { signal: grace.signal }).catch(() => false)]);
+  const done = await Promise.race([
+    exited.then(() => true),
+    sleep(graceMs, false, { signal: grace.signal }).catch(() => false),
+  ]);
   grace.abort(); // don't let a pending grace timer keep the caller's process alive
   if (!done) {
     killGroup(pid, 'SIGKILL');

@@ -44,9 +44,15 @@ export class NodeCluster {
   static async start(options: NodeClusterOptions = {}): Promise<NodeCluster> {
     const env = environment(options);
     const up = await runScript(['up'], env, 600_000);
-    if (up.code !== 0) throw new Error(`the local node did not start (scripts/cluster/cluster.sh up exited ${up.code}):\n${tail(up.stderr)}`);
+    if (up.code !== 0)
+      throw new Error(
+        `the local node did not start (scripts/cluster/cluster.sh up exited ${up.code}):\n${tail(up.stderr)}`,
+      );
     const path = up.stdout.trim().split('\n').at(-1) ?? '';
-    if (!existsSync(path)) throw new Error(`scripts/cluster/cluster.sh up printed no kubeconfig path:\n${tail(up.stderr)}`);
+    if (!existsSync(path))
+      throw new Error(
+        `scripts/cluster/cluster.sh up printed no kubeconfig path:\n${tail(up.stderr)}`,
+      );
     return new NodeCluster(path, env);
   }
 
@@ -55,7 +61,10 @@ export class NodeCluster {
    * kubeconfig path; `stop` takes it down as if this process had started it.
    */
   static attach(kubeconfigPath: string, options: NodeClusterOptions = {}): NodeCluster {
-    if (!existsSync(kubeconfigPath)) throw new Error(`${kubeconfigPath} does not exist: is the local node up (npm run cluster -- up)?`);
+    if (!existsSync(kubeconfigPath))
+      throw new Error(
+        `${kubeconfigPath} does not exist: is the local node up (npm run cluster -- up)?`,
+      );
     return new NodeCluster(kubeconfigPath, environment(options));
   }
 
@@ -72,7 +81,8 @@ export class NodeCluster {
    */
   async loadImage(projectDir: string, tag: string): Promise<void> {
     const run = await runScript(['load', '--project', projectDir, '--tag', tag], this.env, 600_000);
-    if (run.code !== 0) throw new Error(`could not build and load ${tag} from ${projectDir}:\n${tail(run.stderr)}`);
+    if (run.code !== 0)
+      throw new Error(`could not build and load ${tag} from ${projectDir}:\n${tail(run.stderr)}`);
   }
 
   /**
@@ -81,9 +91,15 @@ export class NodeCluster {
    * busybox, etcd and the operator.
    */
   async loadBuiltImages(names: readonly string[]): Promise<void> {
-    if (names.length === 0 || names.some((name) => !/^[a-z][a-z0-9-]*$/.test(name))) throw new Error(`loadBuiltImages: expected image names such as 'prometheus', got ${JSON.stringify(names)}`);
+    if (names.length === 0 || names.some((name) => !/^[a-z][a-z0-9-]*$/.test(name)))
+      throw new Error(
+        `loadBuiltImages: expected image names such as 'prometheus', got ${JSON.stringify(names)}`,
+      );
     const run = await runScript(['load', '--only', names.join(',')], this.env, 600_000);
-    if (run.code !== 0) throw new Error(`could not build and load the images ${names.join(', ')}:\n${tail(run.stderr)}`);
+    if (run.code !== 0)
+      throw new Error(
+        `could not build and load the images ${names.join(', ')}:\n${tail(run.stderr)}`,
+      );
   }
 
   /**
@@ -91,35 +107,54 @@ export class NodeCluster {
    * (they exist nowhere else), e.g. `runInNode('curl', ['-s', 'http://10.244.0.12:8080/healthz'])`.
    */
   runInNode(program: string, args: readonly string[], timeoutMs = 30_000): Promise<CommandResult> {
-    return runCommand('nsenter', ['--net=/run/netns/konductor-node', '--', program, ...args], { env: this.env, timeoutMs });
+    return runCommand('nsenter', ['--net=/run/netns/konductor-node', '--', program, ...args], {
+      env: this.env,
+      timeoutMs,
+    });
   }
 
   /** The PID of one of the node's processes (`kube-apiserver`, `kubelet`, `containerd`, ...). */
-  pidOf(component: 'kube-apiserver' | 'kubelet' | 'containerd' | 'etcd' | 'kube-proxy' | 'kube-scheduler' | 'kube-controller-manager'): number {
+  pidOf(
+    component:
+      | 'kube-apiserver'
+      | 'kubelet'
+      | 'containerd'
+      | 'etcd'
+      | 'kube-proxy'
+      | 'kube-scheduler'
+      | 'kube-controller-manager',
+  ): number {
     const file = join(dirname(this.kubeconfigPath), 'pids', component);
     const pid = existsSync(file) ? Number(readFileSync(file, 'utf8').trim()) : NaN;
-    if (!Number.isInteger(pid) || pid <= 0) throw new Error(`the local node has no running ${component} (no PID in ${file})`);
+    if (!Number.isInteger(pid) || pid <= 0)
+      throw new Error(`the local node has no running ${component} (no PID in ${file})`);
     return pid;
   }
 
   /** Stops the node and undoes everything it changed on the host. */
   async stop(): Promise<void> {
     const down = await runScript(['down'], this.env, 300_000);
-    if (down.code !== 0) throw new Error(`scripts/cluster/cluster.sh down exited ${down.code}:\n${tail(down.stderr)}`);
+    if (down.code !== 0)
+      throw new Error(`scripts/cluster/cluster.sh down exited ${down.code}:\n${tail(down.stderr)}`);
   }
 }
 
 function environment(options: NodeClusterOptions): NodeJS.ProcessEnv {
   const env = { ...process.env };
   if (options.port !== undefined) {
-    if (!Number.isInteger(options.port) || options.port < 1 || options.port > 65535) throw new Error(`NodeCluster port ${options.port} is not a TCP port`);
+    if (!Number.isInteger(options.port) || options.port < 1 || options.port > 65535)
+      throw new Error(`NodeCluster port ${options.port} is not a TCP port`);
     env.KONDUCTOR_CLUSTER_PORT = String(options.port);
   }
   if (options.stateDir !== undefined) env.KONDUCTOR_CLUSTER_DIR = resolve(options.stateDir);
   return env;
 }
 
-function runScript(args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<CommandResult> {
+function runScript(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  timeoutMs: number,
+): Promise<CommandResult> {
   return runCommand('bash', [join(SCRIPTS, 'cluster', 'cluster.sh'), ...args], { env, timeoutMs });
 }
 

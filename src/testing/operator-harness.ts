@@ -1,5 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createOperator, silentLogger, type Operator, type OperatorOptions } from '../framework/index.js';
+import {
+  createOperator,
+  silentLogger,
+  type Operator,
+  type OperatorOptions,
+} from '../framework/index.js';
 
 /** One API request the operator made. */
 export interface RecordedRequest {
@@ -55,7 +60,10 @@ export async function waitFor<T>(
   for (;;) {
     const value = await probe();
     if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${options.timeoutMs ?? 20_000} ms waiting for ${options.what ?? 'a condition'}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${options.timeoutMs ?? 20_000} ms waiting for ${options.what ?? 'a condition'}`,
+      );
     await sleep(options.intervalMs ?? 25);
   }
 }

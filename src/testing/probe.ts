@@ -12,7 +12,13 @@ export function probe(url: string, token?: string, timeoutMs = 2_000): Promise<n
     const send = url.startsWith('https:') ? httpsRequest : httpRequest;
     const req = send(
       url,
-      { method: 'GET', timeout: timeoutMs, rejectUnauthorized: false, agent: false, headers: token ? { Authorization: `Bearer ${token}` } : {} },
+      {
+        method: 'GET',
+        timeout: timeoutMs,
+        rejectUnauthorized: false,
+        agent: false,
+        headers: token ? { Authorization: `Bearer ${token}` } : {},
+      },
       (res) => {
         res.resume();
         resolve(res.statusCode ?? 0);
@@ -33,6 +39,9 @@ export function readinessCheck(url: string, token?: string): () => Promise<Readi
   return () =>
     probe(url, token).then(
       (status) => ({ ready: status === 200, seen: `GET ${path} answered ${status}` }),
-      (error: unknown) => ({ ready: false, seen: `GET ${path} failed: ${error instanceof Error ? error.message : String(error)}` }),
+      (error: unknown) => ({
+        ready: false,
+        seen: `GET ${path} failed: ${error instanceof Error ? error.message : String(error)}`,
+      }),
     );
 }

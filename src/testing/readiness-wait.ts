@@ -43,8 +43,12 @@ export async function waitUntilReady(options: ReadinessWaitOptions): Promise<voi
   let seen = '(no answer yet)';
   let progress = options.progress?.();
   for (;;) {
-    if (!options.alive()) throw new ReadinessError(`${options.name} exited during start-up (last seen: ${seen})`);
-    const answer = await options.check().catch((error: unknown): ReadinessAnswer => ({ ready: false, seen: error instanceof Error ? error.message : String(error) }));
+    if (!options.alive())
+      throw new ReadinessError(`${options.name} exited during start-up (last seen: ${seen})`);
+    const answer = await options.check().catch((error: unknown): ReadinessAnswer => ({
+      ready: false,
+      seen: error instanceof Error ? error.message : String(error),
+    }));
     if (answer.ready) return;
     const now = clock.now();
     const nextProgress = options.progress?.();
@@ -53,10 +57,14 @@ export async function waitUntilReady(options: ReadinessWaitOptions): Promise<voi
     progress = nextProgress;
     const last = `last seen: ${seen}, ${now - changedAt} ms after the last change${progress === undefined ? '' : `; log at ${progress} bytes`}`;
     if (now - changedAt >= options.stallMs) {
-      throw new ReadinessError(`${options.name} was not ready and made no progress for ${options.stallMs} ms (${last}); raise startTimeoutMs if the machine is that slow`);
+      throw new ReadinessError(
+        `${options.name} was not ready and made no progress for ${options.stallMs} ms (${last}); raise startTimeoutMs if the machine is that slow`,
+      );
     }
     if (now - startedAt >= options.ceilingMs) {
-      throw new ReadinessError(`${options.name} was not ready within ${options.ceilingMs} ms although still making progress (${last})`);
+      throw new ReadinessError(
+        `${options.name} was not ready within ${options.ceilingMs} ms although still making progress (${last})`,
+      );
     }
     await clock.sleep(options.intervalMs ?? 100);
   }

@@ -18,10 +18,18 @@ export interface RunCommandOptions {
 }
 
 /** Runs a program to its end; a program that cannot start fails with the reason. */
-export function runCommand(program: string, args: readonly string[], options: RunCommandOptions = {}): Promise<CommandResult> {
+export function runCommand(
+  program: string,
+  args: readonly string[],
+  options: RunCommandOptions = {},
+): Promise<CommandResult> {
   const timeoutMs = options.timeoutMs ?? 30_000;
   return new Promise((resolve, reject) => {
-    const child = spawn(program, [...args], { cwd: options.cwd, env: options.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(program, [...args], {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -33,7 +41,11 @@ export function runCommand(program: string, args: readonly string[], options: Ru
     });
     child.once('close', (code, signal) => {
       clearTimeout(timer);
-      resolve({ code: code ?? -1, stdout, stderr: signal ? `${stderr}\nkilled by ${signal} after ${timeoutMs} ms` : stderr });
+      resolve({
+        code: code ?? -1,
+        stdout,
+        stderr: signal ? `${stderr}\nkilled by ${signal} after ${timeoutMs} ms` : stderr,
+      });
     });
     child.stdin.on('error', () => undefined);
     child.stdin.end(options.stdin ?? '');

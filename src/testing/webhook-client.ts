@@ -24,8 +24,16 @@ const VALIDITY_MS = 365 * 86_400_000;
  */
 export async function writeWebhookClientIdentity(dir: string): Promise<WebhookClientIdentity> {
   const now = Date.now();
-  const authority = await issueAuthority({ commonName: 'konductor test webhook client CA', now, validityMs: VALIDITY_MS });
-  const client = await issueClientCertificate(authority, { commonName: 'kube-apiserver-webhook-client', now, validityMs: VALIDITY_MS });
+  const authority = await issueAuthority({
+    commonName: 'konductor test webhook client CA',
+    now,
+    validityMs: VALIDITY_MS,
+  });
+  const client = await issueClientCertificate(authority, {
+    commonName: 'kube-apiserver-webhook-client',
+    now,
+    validityMs: VALIDITY_MS,
+  });
   const caPath = join(dir, WEBHOOK_CLIENT_CA_FILE);
   writeFileSync(caPath, authority.cert);
   const kubeconfigPath = join(dir, 'webhook-client.kubeconfig.json');
@@ -35,17 +43,27 @@ export async function writeWebhookClientIdentity(dir: string): Promise<WebhookCl
     users: [
       {
         name: '*',
-        user: { 'client-certificate-data': Buffer.from(client.cert).toString('base64'), 'client-key-data': Buffer.from(client.key).toString('base64') },
+        user: {
+          'client-certificate-data': Buffer.from(client.cert).toString('base64'),
+          'client-key-data': Buffer.from(client.key).toString('base64'),
+        },
       },
     ],
   };
   writeFileSync(kubeconfigPath, JSON.stringify(kubeconfig), { mode: 0o600 });
-  const webhookConfiguration = { apiVersion: 'apiserver.config.k8s.io/v1', kind: 'WebhookAdmissionConfiguration', kubeConfigFile: kubeconfigPath };
+  const webhookConfiguration = {
+    apiVersion: 'apiserver.config.k8s.io/v1',
+    kind: 'WebhookAdmissionConfiguration',
+    kubeConfigFile: kubeconfigPath,
+  };
   const admissionConfigPath = join(dir, 'admission-config.json');
   const admissionConfig = {
     apiVersion: 'apiserver.config.k8s.io/v1',
     kind: 'AdmissionConfiguration',
-    plugins: ['ValidatingAdmissionWebhook', 'MutatingAdmissionWebhook'].map((name) => ({ name, configuration: webhookConfiguration })),
+    plugins: ['ValidatingAdmissionWebhook', 'MutatingAdmissionWebhook'].map((name) => ({
+      name,
+      configuration: webhookConfiguration,
+    })),
   };
   writeFileSync(admissionConfigPath, JSON.stringify(admissionConfig));
   return { ca: authority.cert, caPath, admissionConfigPath };

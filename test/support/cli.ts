@@ -13,21 +13,34 @@ export interface Run {
 
 /** The environment without any KONDUCTOR_* settings, so a child sees only the flags a test gives it. */
 export function cleanEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('KONDUCTOR_')));
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !key.startsWith('KONDUCTOR_')),
+  );
 }
 
 /**
  * Starts `node <launcher> <args>` in `cwd`; `detached` gives it its own process group (kill the group);
  * `env` adds variables to the clean environment.
  */
-export function spawnKonductor(launcher: string, args: readonly string[], options: { cwd: string; detached?: boolean; env?: NodeJS.ProcessEnv }): Run {
+export function spawnKonductor(
+  launcher: string,
+  args: readonly string[],
+  options: { cwd: string; detached?: boolean; env?: NodeJS.ProcessEnv },
+): Run {
   const env = { ...cleanEnv(), ...options.env };
-  const child = spawn(process.execPath, [launcher, ...args], { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached });
+  const child = spawn(process.execPath, [launcher, ...args], {
+    cwd: options.cwd,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached,
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+  );
   return { child, stdout: () => stdout, stderr: () => stderr, exited };
 }
 
@@ -35,7 +48,10 @@ export function spawnKonductor(launcher: string, args: readonly string[], option
 export async function exitWithin(run: Run, ms: number): Promise<number | string> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`konductor did not exit within ${ms} ms; stderr: ${run.stderr()}`)), ms);
+    timer = setTimeout(
+      () => reject(new Error(`konductor did not exit within ${ms} ms; stderr: ${run.stderr()}`)),
+      ms,
+    );
   });
   try {
     return await Promise.race([run.exited, timeout]);
@@ -55,8 +71,16 @@ export function killChildGroup(child: ChildProcess): void {
  * ValidatingWebhookConfigurations named for `identities`: they are cluster-scoped, and one left
  * behind would call a dead server for the files that share this control plane.
  */
-export async function endWebhookRuns(api: ApiClient, children: ChildProcess[], identities: readonly string[]): Promise<void> {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  const configurations = api.resource('admissionregistration.k8s.io/v1', 'validatingwebhookconfigurations');
+export async function endWebhookRuns(
+  api: ApiClient,
+  children: ChildProcess[],
+  identities: readonly string[],
+): Promise<void> {
+  for (const child of children.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  const configurations = api.resource(
+    'admissionregistration.k8s.io/v1',
+    'validatingwebhookconfigurations',
+  );
   for (const name of identities) await configurations.delete({ name });
 }

@@ -17,7 +17,12 @@ const run = promisify(execFile);
 
 /** The etcd CRDs, installed once per control plane (installing again is harmless). */
 export async function installEtcdCrds(kc: KubeConfig): Promise<void> {
-  await installCrds(kc, readCrds(join(process.cwd(), 'crds')).filter((crd) => crd.spec?.group === 'etcd.database.coreos.com'));
+  await installCrds(
+    kc,
+    readCrds(join(process.cwd(), 'crds')).filter(
+      (crd) => crd.spec?.group === 'etcd.database.coreos.com',
+    ),
+  );
 }
 
 /** An etcd operator with its local pod runner, on one namespace of the shared control plane. */
@@ -54,26 +59,46 @@ export interface EtcdHarnessOptions {
 /**
  * Runs the etcd operator against `namespace`, with the fake kubelet and the test's API access as `kc`.
  */
-export async function startEtcdOperator(kc: KubeConfig, namespace: string, options: EtcdHarnessOptions = {}): Promise<EtcdHarness> {
+export async function startEtcdOperator(
+  kc: KubeConfig,
+  namespace: string,
+  options: EtcdHarnessOptions = {},
+): Promise<EtcdHarness> {
   // Specs take periodic backups every second or two; a production operator keeps the 10 s minimum.
   process.env.KONDUCTOR_MIN_BACKUP_INTERVAL_SECONDS ??= '1';
   const addresses = new LoopbackAddresses();
   const namespaces = [namespace, ...(options.extraNamespaces ?? [])];
-  const runners = (options.runPods === false ? namespaces.slice(1) : namespaces).map((ns) => new EtcdPodRunner({ kubeConfig: kc, addresses, namespace: ns }));
+  const runners = (options.runPods === false ? namespaces.slice(1) : namespaces).map(
+    (ns) => new EtcdPodRunner({ kubeConfig: kc, addresses, namespace: ns }),
+  );
   for (const runner of runners) await runner.start();
   const backupRoot = await mkdtemp(join(tmpdir(), 'konductor-backups-'));
   let restores: EtcdRestores;
   const start = (): Promise<TestOperator> => {
     restores = new EtcdRestores({
       localRoot: backupRoot,
-      serve: { host: '127.0.0.1', port: 0, ...(options.restoreURL ? { url: options.restoreURL } : {}) },
+      serve: {
+        host: '127.0.0.1',
+        port: 0,
+        ...(options.restoreURL ? { url: options.restoreURL } : {}),
+      },
     });
     return runOperator({
       kubeConfig: options.as ?? kc,
       onRequest: options.onRequest,
       namespaces,
       logger: silentLogger(),
-      handlers: [new EtcdClusters({ addresses, intervalMs: 1_000, busyIntervalMs: 300, tlsRefreshMs: 1_000, ...options.clusters }), new EtcdBackups({ addresses, localRoot: backupRoot }), restores],
+      handlers: [
+        new EtcdClusters({
+          addresses,
+          intervalMs: 1_000,
+          busyIntervalMs: 300,
+          tlsRefreshMs: 1_000,
+          ...options.clusters,
+        }),
+        new EtcdBackups({ addresses, localRoot: backupRoot }),
+        restores,
+      ],
     });
   };
   const api = new ApiClient(kc);
@@ -121,29 +146,71 @@ export function clusterPath(namespace: string, name = ''): string {
 }
 
 /** The path of any etcd-operator object, or of its collection. */
-export function etcdObjectPath(namespace: string, plural: 'etcdclusters' | 'etcdbackups' | 'etcdrestores', name = ''): string {
+export function etcdObjectPath(
+  namespace: string,
+  plural: 'etcdclusters' | 'etcdbackups' | 'etcdrestores',
+  name = '',
+): string {
   return `/apis/${ETCD_API}/namespaces/${namespace}/${plural}${name ? `/${name}` : ''}`;
 }
 
 /** Creates an EtcdCluster, EtcdBackup or EtcdRestore in `namespace`. */
-export async function createEtcdObject(h: EtcdHarness, kind: 'EtcdBackup' | 'EtcdRestore', name: string, spec: Record<string, unknown>, namespace = h.namespace): Promise<void> {
+export async function createEtcdObject(
+  h: EtcdHarness,
+  kind: 'EtcdBackup' | 'EtcdRestore',
+  name: string,
+  spec: Record<string, unknown>,
+  namespace = h.namespace,
+): Promise<void> {
   const plural = kind === 'EtcdBackup' ? 'etcdbackups' : 'etcdrestores';
-  await h.api.request('POST', etcdObjectPath(namespace, plural), { body: { apiVersion: ETCD_API, kind, metadata: { name }, spec } });
+  await h.api.request('POST', etcdObjectPath(namespace, plural), {
+    body: { apiVersion: ETCD_API, kind, metadata: { name }, spec },
+  });
 }
 
 /** The status of an etcd-operator object (undefined before the operator wrote any). */
-export async function etcdStatus<T>(h: EtcdHarness, plural: 'etcdclusters' | 'etcdbackups' | 'etcdrestores', name: string, namespace = h.namespace): Promise<T | undefined> {
-  const object = await h.api.request<{ status?: T }>('GET', etcdObjectPath(namespace, plural, name));
+export async function etcdStatus<T>(
+  h: EtcdHarness,
+  plural: 'etcdclusters' | 'etcdbackups' | 'etcdrestores',
+  name: string,
+  namespace = h.namespace,
+): Promise<T | undefined> {
+  const object = await h.api.request<{ status?: T }>(
+    'GET',
+    etcdObjectPath(namespace, plural, name),
+  );
   return object.status;
 }
 
 /** `etcdctl snapshot save` of a standalone etcd holding `keys`: a real backup file, without a cluster. */
-export async function standaloneSnapshot(file: string, keys: Record<string, string>): Promise<void> {
+export async function standaloneSnapshot(
+  file: string,
+  keys: Record<string, string>,
+): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'konductor-etcd-snap-'));
   const port = 20_000 + Math.floor(Math.random() * 10_000) * 2;
   const client = `http://127.0.0.1:${port}`;
   const peer = `http://127.0.0.1:${port + 1}`;
-  const etcd = spawn('etcd', ['--name', 's', '--data-dir', join(dir, 'data'), '--listen-client-urls', client, '--advertise-client-urls', client, '--listen-peer-urls', peer, '--initial-advertise-peer-urls', peer, '--initial-cluster', `s=${peer}`], { stdio: 'ignore' });
+  const etcd = spawn(
+    'etcd',
+    [
+      '--name',
+      's',
+      '--data-dir',
+      join(dir, 'data'),
+      '--listen-client-urls',
+      client,
+      '--advertise-client-urls',
+      client,
+      '--listen-peer-urls',
+      peer,
+      '--initial-advertise-peer-urls',
+      peer,
+      '--initial-cluster',
+      `s=${peer}`,
+    ],
+    { stdio: 'ignore' },
+  );
   try {
     const env = { ...process.env, ETCDCTL_API: '3' };
     for (let i = 0; ; i++) {
@@ -155,7 +222,8 @@ export async function standaloneSnapshot(file: string, keys: Record<string, stri
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     }
-    for (const [key, value] of Object.entries(keys)) await run('etcdctl', ['--endpoints', client, 'put', key, value], { env });
+    for (const [key, value] of Object.entries(keys))
+      await run('etcdctl', ['--endpoints', client, 'put', key, value], { env });
     await run('etcdctl', ['--endpoints', client, 'snapshot', 'save', file], { env });
   } finally {
     etcd.kill('SIGKILL');
@@ -163,8 +231,14 @@ export async function standaloneSnapshot(file: string, keys: Record<string, stri
   }
 }
 
-export async function createCluster(h: EtcdHarness, name: string, spec: Record<string, unknown>): Promise<void> {
-  await h.api.request('POST', clusterPath(h.namespace), { body: { apiVersion: ETCD_API, kind: 'EtcdCluster', metadata: { name }, spec } });
+export async function createCluster(
+  h: EtcdHarness,
+  name: string,
+  spec: Record<string, unknown>,
+): Promise<void> {
+  await h.api.request('POST', clusterPath(h.namespace), {
+    body: { apiVersion: ETCD_API, kind: 'EtcdCluster', metadata: { name }, spec },
+  });
 }
 
 export function readCluster(h: EtcdHarness, name: string): Promise<EtcdClusterView> {
@@ -172,7 +246,10 @@ export function readCluster(h: EtcdHarness, name: string): Promise<EtcdClusterVi
 }
 
 export async function setSize(h: EtcdHarness, name: string, size: number): Promise<void> {
-  await h.api.request('PATCH', clusterPath(h.namespace, name), { body: { spec: { size } }, contentType: 'application/merge-patch+json' });
+  await h.api.request('PATCH', clusterPath(h.namespace, name), {
+    body: { spec: { size } },
+    contentType: 'application/merge-patch+json',
+  });
 }
 
 /** Files of a client certificate, its key and the CA, for `etcdctl` and the npm client. */
@@ -207,11 +284,21 @@ export function clientURLs(h: EtcdHarness, name: string): string[] {
 }
 
 /** `member list` as etcdctl prints it, through one running member. */
-export async function memberList(h: EtcdHarness, name: string): Promise<{ name: string; clientURLs: string[] }[]> {
+export async function memberList(
+  h: EtcdHarness,
+  name: string,
+): Promise<{ name: string; clientURLs: string[] }[]> {
   const endpoints = clientURLs(h, name);
-  const { stdout } = await run('etcdctl', ['--endpoints', endpoints.join(','), ...tlsFlags(h, name), 'member', 'list', '-w', 'json'], { env: { ...process.env, ETCDCTL_API: '3' } });
+  const { stdout } = await run(
+    'etcdctl',
+    ['--endpoints', endpoints.join(','), ...tlsFlags(h, name), 'member', 'list', '-w', 'json'],
+    { env: { ...process.env, ETCDCTL_API: '3' } },
+  );
   const parsed = JSON.parse(stdout) as { members?: { name?: string; clientURLs?: string[] }[] };
-  return (parsed.members ?? []).map((m) => ({ name: m.name ?? '', clientURLs: m.clientURLs ?? [] }));
+  return (parsed.members ?? []).map((m) => ({
+    name: m.name ?? '',
+    clientURLs: m.clientURLs ?? [],
+  }));
 }
 
 /** Every member answers `endpoint health`. */
@@ -220,7 +307,11 @@ export async function allHealthy(h: EtcdHarness, name: string): Promise<boolean>
   const urls = members.flatMap((m) => m.clientURLs);
   if (urls.length !== members.length) return false;
   try {
-    await run('etcdctl', ['--endpoints', urls.join(','), ...tlsFlags(h, name), 'endpoint', 'health'], { env: { ...process.env, ETCDCTL_API: '3' } });
+    await run(
+      'etcdctl',
+      ['--endpoints', urls.join(','), ...tlsFlags(h, name), 'endpoint', 'health'],
+      { env: { ...process.env, ETCDCTL_API: '3' } },
+    );
     return true;
   } catch {
     return false;
@@ -240,30 +331,55 @@ export interface SettledOptions {
  * Waits until status says Running at `size`, `member list` shows exactly `size` started members and
  * every one answers `endpoint health` (and the options hold).
  */
-export async function settledAt(h: EtcdHarness, name: string, size: number, options: SettledOptions = {}): Promise<void> {
+export async function settledAt(
+  h: EtcdHarness,
+  name: string,
+  size: number,
+  options: SettledOptions = {},
+): Promise<void> {
   const { version, available = false, timeoutMs = 120_000 } = options;
   await waitFor(
     async () => {
       const status = (await readCluster(h, name).catch(() => undefined))?.status;
       if (status?.phase !== 'Running' || status.size !== size) return false;
       if (version !== undefined && status.currentVersion !== version) return false;
-      if (available && status.conditions?.find((c) => c.type === 'Available')?.status !== 'True') return false;
+      if (available && status.conditions?.find((c) => c.type === 'Available')?.status !== 'True')
+        return false;
       const members = await memberList(h, name).catch(() => []);
-      return members.length === size && members.every((m) => m.name !== '') && (await allHealthy(h, name));
+      return (
+        members.length === size &&
+        members.every((m) => m.name !== '') &&
+        (await allHealthy(h, name))
+      );
     },
-    { what: `${name} to settle at ${size} healthy members${version ? ` of ${version}` : ''}`, timeoutMs },
+    {
+      what: `${name} to settle at ${size} healthy members${version ? ` of ${version}` : ''}`,
+      timeoutMs,
+    },
   );
 }
 
 /** A client on the cluster's live members (for writing and reading keys). */
 export function etcdClient(h: EtcdHarness, name: string): Etcd3 {
   const tls = tlsOf(h, name);
-  const credentials = tls ? { credentials: { rootCertificate: readFileSync(tls.ca), certChain: readFileSync(tls.cert), privateKey: readFileSync(tls.key) } } : {};
+  const credentials = tls
+    ? {
+        credentials: {
+          rootCertificate: readFileSync(tls.ca),
+          certChain: readFileSync(tls.cert),
+          privateKey: readFileSync(tls.key),
+        },
+      }
+    : {};
   return new Etcd3({ hosts: clientURLs(h, name), ...credentials });
 }
 
 /** Writes `keys` through the cluster's live members, one at a time. */
-export async function putKeys(h: EtcdHarness, name: string, keys: Record<string, string>): Promise<void> {
+export async function putKeys(
+  h: EtcdHarness,
+  name: string,
+  keys: Record<string, string>,
+): Promise<void> {
   const etcd = etcdClient(h, name);
   try {
     for (const [key, value] of Object.entries(keys)) await etcd.put(key).value(value);
@@ -283,16 +399,26 @@ export async function readKey(h: EtcdHarness, name: string, key: string): Promis
 }
 
 /** Pods of the cluster, by name. */
-export async function memberPods(h: EtcdHarness, name: string): Promise<{ metadata: { name: string }; status?: { phase?: string } }[]> {
-  const list = await h.api.request<{ items: { metadata: { name: string }; status?: { phase?: string } }[] }>('GET', `/api/v1/namespaces/${h.namespace}/pods`, {
+export async function memberPods(
+  h: EtcdHarness,
+  name: string,
+): Promise<{ metadata: { name: string }; status?: { phase?: string } }[]> {
+  const list = await h.api.request<{
+    items: { metadata: { name: string }; status?: { phase?: string } }[];
+  }>('GET', `/api/v1/namespaces/${h.namespace}/pods`, {
     query: { labelSelector: `app=etcd,etcd_cluster=${name}` },
   });
   return list.items;
 }
 
 /** Kubernetes Events about one object of the harness namespace. */
-export async function eventsFor(h: EtcdHarness, name: string): Promise<{ reason?: string; type?: string; message?: string; count?: number }[]> {
-  const list = await h.api.request<{ items: { reason?: string; type?: string; message?: string; count?: number }[] }>('GET', `/api/v1/namespaces/${h.namespace}/events`, {
+export async function eventsFor(
+  h: EtcdHarness,
+  name: string,
+): Promise<{ reason?: string; type?: string; message?: string; count?: number }[]> {
+  const list = await h.api.request<{
+    items: { reason?: string; type?: string; message?: string; count?: number }[];
+  }>('GET', `/api/v1/namespaces/${h.namespace}/events`, {
     query: { fieldSelector: `involvedObject.name=${name}` },
   });
   return list.items;

@@ -42,7 +42,10 @@ function epochMs(time: number | string | Date): number {
 
 /** Installs jest's modern fake timers and returns them as a {@link FakeClock}. */
 export function installFakeClock(options: FakeClockOptions = {}): FakeClock {
-  jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'], ...(options.now === undefined ? {} : { now: epochMs(options.now) }) });
+  jest.useFakeTimers({
+    doNotFake: ['nextTick', 'queueMicrotask'],
+    ...(options.now === undefined ? {} : { now: epochMs(options.now) }),
+  });
   return {
     now: () => systemClock.now(),
     sleep: (ms, signal) => systemClock.sleep(ms, signal),

@@ -4,7 +4,10 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 export default async function globalTeardown() {
   const path = process.env.KONDUCTOR_CHAOS_RECORD;
   if (path && existsSync(path)) {
-    const records = readFileSync(path, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    const records = readFileSync(path, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line));
     const sum = (key) => records.reduce((total, r) => total + (Number(r[key]) || 0), 0);
     console.log(
       `chaos summary: scenarios=${records.length} faults=${sum('faults')} changes_made=${sum('changesMade')} ` +

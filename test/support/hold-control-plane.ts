@@ -3,5 +3,7 @@
 import { TestControlPlane } from '../../src/testing/index.js';
 
 const plane = await TestControlPlane.start();
-process.stdout.write(`${JSON.stringify({ dir: plane.dir, pids: [plane.etcd.pid, plane.apiServer.pid] })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ dir: plane.dir, pids: [plane.etcd.pid, plane.apiServer.pid] })}\n`,
+);
 setInterval(() => undefined, 60_000);

@@ -14,7 +14,11 @@ export interface KubectlRun {
 const cacheDir = mkdtempSync(join(tmpdir(), 'konductor-kubectl-'));
 
 /** Runs a program to its end (killed after 30 s); a program that cannot start fails with the reason. */
-export function runProgram(program: string, args: readonly string[], stdin = ''): Promise<KubectlRun> {
+export function runProgram(
+  program: string,
+  args: readonly string[],
+  stdin = '',
+): Promise<KubectlRun> {
   return runCommand(program, args, { stdin });
 }
 
@@ -24,8 +28,15 @@ export function runProgram(program: string, args: readonly string[], stdin = '')
  */
 export function kubectl(args: readonly string[], stdin = ''): Promise<KubectlRun> {
   const kubeconfig = process.env.KONDUCTOR_TEST_KUBECONFIG;
-  if (!kubeconfig) throw new Error('KONDUCTOR_TEST_KUBECONFIG is not set: run integration tests through jest (npm run test:integration)');
-  return runProgram(resolveKubectl(), ['--kubeconfig', kubeconfig, '--cache-dir', cacheDir, ...args], stdin);
+  if (!kubeconfig)
+    throw new Error(
+      'KONDUCTOR_TEST_KUBECONFIG is not set: run integration tests through jest (npm run test:integration)',
+    );
+  return runProgram(
+    resolveKubectl(),
+    ['--kubeconfig', kubeconfig, '--cache-dir', cacheDir, ...args],
+    stdin,
+  );
 }
 
 /** `kubectl apply -f -` of one object given as JSON (kubectl reads JSON as YAML). */

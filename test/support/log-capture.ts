@@ -11,7 +11,10 @@ export const LEVELS = { debug: 20, info: 30, warn: 40, error: 50 } as const;
 
 export class LogCapture {
   readonly lines: LogLine[] = [];
-  readonly logger: Logger = pino({ level: 'debug', base: {} }, { write: (line: string) => this.lines.push(JSON.parse(line) as LogLine) });
+  readonly logger: Logger = pino(
+    { level: 'debug', base: {} },
+    { write: (line: string) => this.lines.push(JSON.parse(line) as LogLine) },
+  );
 
   /** Lines at `level` or above. */
   atLeast(level: keyof typeof LEVELS): LogLine[] {

@@ -27,7 +27,10 @@ const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** The operator's writes among `requests`, Events and Leases aside (those come and go on their own). */
 export function operatorWrites(requests: RunningOperator['requests']): RunningOperator['requests'] {
-  return requests.filter((r) => WRITE_METHODS.has(r.method) && !r.path.includes('/events') && !r.path.includes('/leases'));
+  return requests.filter(
+    (r) =>
+      WRITE_METHODS.has(r.method) && !r.path.includes('/events') && !r.path.includes('/leases'),
+  );
 }
 
 /**
@@ -36,7 +39,10 @@ export function operatorWrites(requests: RunningOperator['requests']): RunningOp
  * records the answer; and a render's status PATCH can follow the change a spec waited for. Take a
  * request mark or a snapshot only after this, so no earlier write is counted after it.
  */
-export async function writesQuiet(requests: RunningOperator['requests'], quietMs = 1_000): Promise<void> {
+export async function writesQuiet(
+  requests: RunningOperator['requests'],
+  quietMs = 1_000,
+): Promise<void> {
   const writes = (): number => operatorWrites(requests).length;
   let count = writes();
   let since = Date.now();

@@ -4,7 +4,9 @@ import { installCrds, readCrds } from '../../src/testing/index.js';
 import { sharedKubeConfig } from './cluster.js';
 
 /** The monitoring.coreos.com CRDs the Prometheus operator serves. */
-export const MONITORING_CRDS = fileURLToPath(new URL('../../crds/monitoring.coreos.com.yaml', import.meta.url));
+export const MONITORING_CRDS = fileURLToPath(
+  new URL('../../crds/monitoring.coreos.com.yaml', import.meta.url),
+);
 export const monitoringGroup = { group: 'monitoring.coreos.com', version: 'v1' };
 
 /** The shared control plane with the monitoring CRDs installed, and the clients specs read it with. */
@@ -18,5 +20,10 @@ export interface MonitoringPlane {
 export async function monitoringPlane(): Promise<MonitoringPlane> {
   const kc = sharedKubeConfig();
   await installCrds(kc, readCrds(MONITORING_CRDS));
-  return { kc, custom: kc.makeApiClient(CustomObjectsApi), core: kc.makeApiClient(CoreV1Api), apps: kc.makeApiClient(AppsV1Api) };
+  return {
+    kc,
+    custom: kc.makeApiClient(CustomObjectsApi),
+    core: kc.makeApiClient(CoreV1Api),
+    apps: kc.makeApiClient(AppsV1Api),
+  };
 }

@@ -35,19 +35,35 @@ process.stdin.on('end', () => process.exit(0)).resume();
  * ListObjectsV2 continuation tokens with DES, which OpenSSL 3 (Node >= 17) refuses by default, so
  * any truncated listing (pagination) fails with a 500 in-process.
  */
-export async function startS3Server(buckets: readonly string[] = [], timeoutMs = 15_000): Promise<TestS3Server> {
+export async function startS3Server(
+  buckets: readonly string[] = [],
+  timeoutMs = 15_000,
+): Promise<TestS3Server> {
   const directory = await mkdtemp(join(tmpdir(), 's3rver-'));
-  const options = { address: '127.0.0.1', port: 0, silent: true, directory, configureBuckets: buckets.map((name) => ({ name })) };
+  const options = {
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory,
+    configureBuckets: buckets.map((name) => ({ name })),
+  };
   const s3rver = createRequire(import.meta.url).resolve('s3rver');
-  const child = spawn(process.execPath, ['--openssl-legacy-provider', '-e', CHILD, s3rver, JSON.stringify(options)], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--openssl-legacy-provider', '-e', CHILD, s3rver, JSON.stringify(options)],
+    {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
 
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`s3rver did not start within ${timeoutMs} ms:\n${stderr}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`s3rver did not start within ${timeoutMs} ms:\n${stderr}`)),
+      timeoutMs,
+    );
     createInterface({ input: child.stdout }).once('line', (line) => {
       clearTimeout(timer);
       resolve((JSON.parse(line) as { port: number }).port);

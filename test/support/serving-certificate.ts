@@ -9,12 +9,33 @@ import type { ServingCertificate } from '../../src/framework/runtime/index.js';
 export function selfSignedCertificate(commonName: string): ServingCertificate {
   const dir = mkdtempSync(join(tmpdir(), 'webhook-cert-'));
   try {
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', `/CN=${commonName}`, '-addext', 'subjectAltName=IP:127.0.0.1',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-    ], { stdio: 'ignore' });
-    return { cert: readFileSync(join(dir, 'cert.pem'), 'utf8'), key: readFileSync(join(dir, 'key.pem'), 'utf8') };
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        `/CN=${commonName}`,
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
+    return {
+      cert: readFileSync(join(dir, 'cert.pem'), 'utf8'),
+      key: readFileSync(join(dir, 'key.pem'), 'utf8'),
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -33,11 +54,54 @@ export function clientCertificates(commonName: string): ClientCertificates {
   const run = (args: string[]): void => void execFileSync('openssl', args, { stdio: 'ignore' });
   try {
     const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-    run(['req', '-x509', ...ec, '-days', '1', '-subj', `/CN=${commonName}`, '-keyout', file('ca.key'), '-out', file('ca.crt')]);
-    run(['req', ...ec, '-subj', '/CN=kube-apiserver', '-keyout', file('client.key'), '-out', file('client.csr')]);
+    run([
+      'req',
+      '-x509',
+      ...ec,
+      '-days',
+      '1',
+      '-subj',
+      `/CN=${commonName}`,
+      '-keyout',
+      file('ca.key'),
+      '-out',
+      file('ca.crt'),
+    ]);
+    run([
+      'req',
+      ...ec,
+      '-subj',
+      '/CN=kube-apiserver',
+      '-keyout',
+      file('client.key'),
+      '-out',
+      file('client.csr'),
+    ]);
     writeFileSync(file('client.ext'), 'extendedKeyUsage=clientAuth\n');
-    run(['x509', '-req', '-in', file('client.csr'), '-CA', file('ca.crt'), '-CAkey', file('ca.key'), '-CAcreateserial', '-days', '1', '-extfile', file('client.ext'), '-out', file('client.crt')]);
-    return { ca: readFileSync(file('ca.crt'), 'utf8'), client: { cert: readFileSync(file('client.crt'), 'utf8'), key: readFileSync(file('client.key'), 'utf8') } };
+    run([
+      'x509',
+      '-req',
+      '-in',
+      file('client.csr'),
+      '-CA',
+      file('ca.crt'),
+      '-CAkey',
+      file('ca.key'),
+      '-CAcreateserial',
+      '-days',
+      '1',
+      '-extfile',
+      file('client.ext'),
+      '-out',
+      file('client.crt'),
+    ]);
+    return {
+      ca: readFileSync(file('ca.crt'), 'utf8'),
+      client: {
+        cert: readFileSync(file('client.crt'), 'utf8'),
+        key: readFileSync(file('client.key'), 'utf8'),
+      },
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -10,7 +10,13 @@ const http = process.getBuiltinModule('node:http');
 const https = process.getBuiltinModule('node:https');
 
 // node's own functions print their JavaScript source; nock's replacements are proxies that print native code.
-const patched = Object.entries({ 'http.request': http.request, 'http.get': http.get, 'http.ClientRequest': http.ClientRequest, 'https.request': https.request, 'https.get': https.get })
+const patched = Object.entries({
+  'http.request': http.request,
+  'http.get': http.get,
+  'http.ClientRequest': http.ClientRequest,
+  'https.request': https.request,
+  'https.get': https.get,
+})
   .filter(([, fn]) => Function.prototype.toString.call(fn).includes('[native code]'))
   .map(([name]) => name);
 if (patched.length > 0) {

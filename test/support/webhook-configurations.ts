@@ -10,7 +10,15 @@ export function unreachableConfiguration(identity: string): KubeObject {
       {
         name: `nothing.${identity}`,
         clientConfig: { url: 'https://127.0.0.1:1/validate/nothing' },
-        rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'], scope: 'Namespaced' }],
+        rules: [
+          {
+            apiGroups: [''],
+            apiVersions: ['v1'],
+            operations: ['CREATE'],
+            resources: ['configmaps'],
+            scope: 'Namespaced',
+          },
+        ],
         objectSelector: { matchLabels: { 'konductor-test/never': 'set' } },
         admissionReviewVersions: ['v1'],
         sideEffects: 'None',

@@ -27,18 +27,41 @@ export interface SendOptions {
 }
 
 /** One request on a connection of its own. */
-export function send(port: number, path: string, body: unknown, options: SendOptions): Promise<Answer> {
+export function send(
+  port: number,
+  path: string,
+  body: unknown,
+  options: SendOptions,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const payload = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
     const { method = 'POST', ca, localAddress, client, insecure = false } = options;
     const req = httpsRequest(
-      { host: '127.0.0.1', port, path, method, ca, rejectUnauthorized: !insecure, agent: false, localAddress, ...client, headers: { 'Content-Type': 'application/json' } },
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method,
+        ca,
+        rejectUnauthorized: !insecure,
+        agent: false,
+        localAddress,
+        ...client,
+        headers: { 'Content-Type': 'application/json' },
+      },
       (res) => {
         const servedBy = String((res.socket as TLSSocket).getPeerCertificate().subject.CN);
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         const retryAfter = res.headers['retry-after'];
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), servedBy, ...(retryAfter ? { retryAfter } : {}) }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString('utf8'),
+            servedBy,
+            ...(retryAfter ? { retryAfter } : {}),
+          }),
+        );
       },
     );
     req.on('error', reject);
@@ -77,19 +100,35 @@ export interface StalledRequest {
  * Opens a TLS connection from `localAddress`, sends a POST declaring `declared` body bytes and sends
  * only `body`, then waits: the slow client that holds a server's buffers.
  */
-export function stallRequest(port: number, path: string, declared: number, body: Buffer, options: Omit<SendOptions, 'method'>): StalledRequest {
+export function stallRequest(
+  port: number,
+  path: string,
+  declared: number,
+  body: Buffer,
+  options: Omit<SendOptions, 'method'>,
+): StalledRequest {
   const tcp = netConnect({ host: '127.0.0.1', port, localAddress: options.localAddress });
   tcp.on('error', () => undefined);
-  const socket = connect({ socket: tcp, host: '127.0.0.1', ca: options.ca, rejectUnauthorized: options.insecure !== true, ...options.client });
+  const socket = connect({
+    socket: tcp,
+    host: '127.0.0.1',
+    ca: options.ca,
+    rejectUnauthorized: options.insecure !== true,
+    ...options.client,
+  });
   let received = '';
   socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
   const answered = new Promise<{ status: number; closed: true }>((resolve) => {
-    socket.on('close', () => resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(received)?.[1] ?? 0), closed: true }));
+    socket.on('close', () =>
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(received)?.[1] ?? 0), closed: true }),
+    );
   });
   socket.on('error', () => undefined);
   const sent = new Promise<void>((resolve) => {
     socket.once('secureConnect', () => {
-      socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\n\r\n`);
+      socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\n\r\n`,
+      );
       socket.write(body, () => resolve());
     });
   });

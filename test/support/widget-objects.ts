@@ -18,7 +18,11 @@ export const widgetResource: Resource = {
 };
 
 /** Group, version and plural of Widgets, as `@kubernetes/client-node`'s custom-object calls take them. */
-export const widgetIds = { group: widgetResource.group, version: widgetResource.version, plural: widgetResource.plural } as const;
+export const widgetIds = {
+  group: widgetResource.group,
+  version: widgetResource.version,
+  plural: widgetResource.plural,
+} as const;
 
 /** `apiVersion` of every Widget: `test.konductor.dev/v1`. */
 export const WIDGET_API_VERSION = `${widgetResource.group}/${widgetResource.version}`;
@@ -76,5 +80,9 @@ export function widgetEvent(
   shape: WidgetShape = {},
   options: { type?: ObjectEvent<Widget>['type']; fromList?: boolean } = {},
 ): ObjectEvent<Widget> {
-  return { type: options.type ?? 'MODIFIED', object: widget(shape), fromList: options.fromList ?? false };
+  return {
+    type: options.type ?? 'MODIFIED',
+    object: widget(shape),
+    fromList: options.fromList ?? false,
+  };
 }

@@ -3,12 +3,24 @@
  * The resource, type and object builders are in `widget-objects.ts` (no cluster imports, for unit specs).
  */
 import { fileURLToPath } from 'node:url';
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import {
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+} from '@kubernetes/client-node';
 import { installCrds, readCrds } from '../../src/testing/index.js';
 import { sharedKubeConfig, statusOf } from './cluster.js';
 import { WIDGET_API_VERSION, widgetIds, type Widget } from './widget-objects.js';
 
-export { WIDGET_API_VERSION, widget, widgetIds, widgetResource, type Widget, type WidgetShape } from './widget-objects.js';
+export {
+  WIDGET_API_VERSION,
+  widget,
+  widgetIds,
+  widgetResource,
+  type Widget,
+  type WidgetShape,
+} from './widget-objects.js';
 
 const crdFile = fileURLToPath(new URL('../fixtures/widgets-crd.yaml', import.meta.url));
 
@@ -21,7 +33,10 @@ export class Widgets {
   private readonly api: CustomObjectsApi;
   private readonly ids = widgetIds;
 
-  constructor(kc: KubeConfig, private readonly namespace: string) {
+  constructor(
+    kc: KubeConfig,
+    private readonly namespace: string,
+  ) {
     this.api = kc.makeApiClient(CustomObjectsApi);
   }
 
@@ -37,7 +52,12 @@ export class Widgets {
     return this.api.createNamespacedCustomObject({
       ...this.ids,
       namespace: this.namespace,
-      body: { apiVersion: WIDGET_API_VERSION, kind: 'Widget', metadata: { name, labels }, spec: { size: 1 } },
+      body: {
+        apiVersion: WIDGET_API_VERSION,
+        kind: 'Widget',
+        metadata: { name, labels },
+        spec: { size: 1 },
+      },
     }) as Promise<Widget>;
   }
 

@@ -3,14 +3,33 @@
  * a kind carries its object type to the decorator's context, `owns`, the client and the cache.
  * Each line after a `@ts-expect-error` must NOT compile.
  */
-import { defineKind, kinds, on, watch, type ChangeContext, type CustomObject, type ReconcileContext } from '../../src/framework/index.js';
+import {
+  defineKind,
+  kinds,
+  on,
+  watch,
+  type ChangeContext,
+  type CustomObject,
+  type ReconcileContext,
+} from '../../src/framework/index.js';
 
 type Widget = CustomObject<{ size: number }, { ready?: boolean }>;
 const Widget = defineKind<Widget>('example.com/v1', 'Widget', 'widgets');
 
 export class Widgets {
-  @on.reconcile(Widget, { owns: [kinds.ConfigMap], watches: [watch(kinds.Namespace, (ns) => ({ name: ns.metadata?.name ?? '' }))], requeueAfter: 'PT1M' })
-  async reconcile({ spec, status, patch, client, cache, conditions }: ReconcileContext<Widget>): Promise<number> {
+  @on.reconcile(Widget, {
+    owns: [kinds.ConfigMap],
+    watches: [watch(kinds.Namespace, (ns) => ({ name: ns.metadata?.name ?? '' }))],
+    requeueAfter: 'PT1M',
+  })
+  async reconcile({
+    spec,
+    status,
+    patch,
+    client,
+    cache,
+    conditions,
+  }: ReconcileContext<Widget>): Promise<number> {
     const size: number = spec.size;
     const ready: boolean | undefined = status?.ready;
     patch.status.ready = size > 0 && ready !== false;
@@ -38,7 +57,13 @@ export class Widgets {
   updated(_context: ChangeContext<Widget>): void {}
 
   @on.field(kinds.Deployment, 'spec.replicas')
-  scaled({ new: replicas }: ChangeContext<kinds.Deployment, NonNullable<kinds.Deployment['status']>, number | undefined>): void {
+  scaled({
+    new: replicas,
+  }: ChangeContext<
+    kinds.Deployment,
+    NonNullable<kinds.Deployment['status']>,
+    number | undefined
+  >): void {
     void replicas;
   }
 }

@@ -122,7 +122,11 @@ export class MismatchedHandlers {
 /** The spec-and-status form keeps working, now with a typed patch. */
 export class SpecTypedWidgets {
   @on.create('example.com/v1', 'widgets')
-  async created({ spec, patch, new: current }: ChangeContext<WidgetSpec, WidgetStatus>): Promise<void> {
+  async created({
+    spec,
+    patch,
+    new: current,
+  }: ChangeContext<WidgetSpec, WidgetStatus>): Promise<void> {
     is<number>(spec.size);
     is<unknown>(current);
     patch.status.phase = 'Ready';

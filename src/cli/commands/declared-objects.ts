@@ -6,7 +6,12 @@ import { ApiError } from '../../framework/api/api-error.js';
 import { discoverResource, ResourceNotFoundError } from '../../framework/api/discovery.js';
 import { loadKubeconfig } from '../../framework/api/kubeconfig.js';
 import { withoutManagedFields } from '../../framework/api/managed-fields.js';
-import { collectionPath, pathSegment, resourceId, type Resource } from '../../framework/api/resource.js';
+import {
+  collectionPath,
+  pathSegment,
+  resourceId,
+  type Resource,
+} from '../../framework/api/resource.js';
 import type { HandlerSpec } from '../../framework/intents/handler-specs.js';
 import type { KubeObject } from '../../framework/objects/kube-object.js';
 import type { Registry } from '../../framework/registry/registry.js';
@@ -43,7 +48,9 @@ const REACHABILITY_TIMEOUT_MS = 5_000;
 const MAX_HOLDER_CHARS = 128;
 
 /** A client for the kubeconfig of `scope`, checked with one cheap request as `konductor run` does. */
-export async function connect(scope: Pick<ReleaseScope, 'kubeconfig' | 'context'>): Promise<ApiClient> {
+export async function connect(
+  scope: Pick<ReleaseScope, 'kubeconfig' | 'context'>,
+): Promise<ApiClient> {
   let client: ApiClient;
   try {
     client = new ApiClient(loadKubeconfig({ path: scope.kubeconfig, context: scope.context }));
@@ -54,13 +61,18 @@ export async function connect(scope: Pick<ReleaseScope, 'kubeconfig' | 'context'
     await client.request('GET', '/version', { timeoutMs: REACHABILITY_TIMEOUT_MS });
   } catch (error) {
     client.close();
-    throw new CommandError(`cannot reach the cluster at ${client.server}: ${oneLine(error).replace(/^GET \/version: /, '')}`);
+    throw new CommandError(
+      `cannot reach the cluster at ${client.server}: ${oneLine(error).replace(/^GET \/version: /, '')}`,
+    );
   }
   return client;
 }
 
 /** Loads the handler files (as run does) and resolves the resources they declare, grouped as the operator groups them. */
-export async function declaredResources(client: ApiClient, files: string[]): Promise<DeclaredResources> {
+export async function declaredResources(
+  client: ApiClient,
+  files: string[],
+): Promise<DeclaredResources> {
   const registry: Registry = await loadHandlers(files);
   const byName = new Map<string, HandlerSpec[]>();
   for (const spec of registry.handlers) {
@@ -100,14 +112,22 @@ export function objectName(object: KubeObject): string {
  * Every object of `resource` an operator with these namespaces serves: in each named namespace, or
  * cluster-wide filtered by the globs, or cluster-wide; a cluster-scoped resource whatever the namespaces.
  */
-export async function listInScope(client: ApiClient, resource: Resource, namespaces: readonly string[]): Promise<KubeObject[]> {
-  if (!resource.namespaced || namespaces.length === 0) return listAll(client, collectionPath(resource));
+export async function listInScope(
+  client: ApiClient,
+  resource: Resource,
+  namespaces: readonly string[],
+): Promise<KubeObject[]> {
+  if (!resource.namespaced || namespaces.length === 0)
+    return listAll(client, collectionPath(resource));
   if (namespaces.some(isNamespaceGlob)) {
     const all = await listAll(client, collectionPath(resource));
-    return all.filter((object) => namespaces.some((pattern) => matchNamespace(pattern, object.metadata?.namespace ?? '')));
+    return all.filter((object) =>
+      namespaces.some((pattern) => matchNamespace(pattern, object.metadata?.namespace ?? '')),
+    );
   }
   const objects: KubeObject[] = [];
-  for (const namespace of namespaces) objects.push(...(await listAll(client, collectionPath(resource, namespace))));
+  for (const namespace of namespaces)
+    objects.push(...(await listAll(client, collectionPath(resource, namespace))));
   return objects;
 }
 
@@ -116,7 +136,11 @@ export async function listAll(client: ApiClient, path: string): Promise<KubeObje
   const objects: KubeObject[] = [];
   let token: string | undefined;
   do {
-    const page = await client.request<{ items?: KubeObject[]; metadata?: { continue?: string } }>('GET', path, { query: { limit: PAGE_SIZE, continue: token } });
+    const page = await client.request<{ items?: KubeObject[]; metadata?: { continue?: string } }>(
+      'GET',
+      path,
+      { query: { limit: PAGE_SIZE, continue: token } },
+    );
     for (const item of page.items ?? []) objects.push(withoutManagedFields(item));
     token = page.metadata?.continue || undefined;
   } while (token !== undefined);
@@ -139,10 +163,15 @@ export interface LiveLease {
  * cannot watch the Lease change; clocks skewed by more than the lease duration misjudge it, which
  * --force (disconnect) and the reports (uninstall) leave to the user.
  */
-export function liveHolder(lease: Lease, now: number): { holder: string; until: Date | undefined } | undefined {
+export function liveHolder(
+  lease: Lease,
+  now: number,
+): { holder: string; until: Date | undefined } | undefined {
   const spec = lease.spec ?? {};
-  // eslint-disable-next-line no-control-regex
-  const holder = (spec.holderIdentity ?? '').replace(/[\u0000-\u001f\u007f]/g, '').slice(0, MAX_HOLDER_CHARS);
+  const holder = (spec.holderIdentity ?? '')
+    // eslint-disable-next-line no-control-regex
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .slice(0, MAX_HOLDER_CHARS);
   if (holder === '') return undefined;
   const renewed = Date.parse(spec.renewTime ?? spec.acquireTime ?? '');
   if (Number.isNaN(renewed)) return { holder, until: undefined };
@@ -156,16 +185,25 @@ export function liveHolder(lease: Lease, now: number): { holder: string; until: 
  * can create a Lease in some namespace could name one like the operator's.
  * @throws {@link UsageError} outside a pod without `--lease-namespace`.
  */
-export function leaseNamespaceOf(scope: Pick<ReleaseScope, 'leaseNamespace'>, inPod: string | undefined = podNamespace()): string {
+export function leaseNamespaceOf(
+  scope: Pick<ReleaseScope, 'leaseNamespace'>,
+  inPod: string | undefined = podNamespace(),
+): string {
   const namespace = scope.leaseNamespace ?? inPod;
   if (namespace === undefined) {
-    throw new UsageError("--lease-namespace is required outside a pod: give the operator's own namespace, where its Lease is (konductor-system for deploy/, default for a local 'konductor run')");
+    throw new UsageError(
+      "--lease-namespace is required outside a pod: give the operator's own namespace, where its Lease is (konductor-system for deploy/, default for a local 'konductor run')",
+    );
   }
   return namespace;
 }
 
 /** The operator's Lease in its own namespace (see {@link leaseNamespaceOf}), if a live holder leads it. */
-export async function liveLeases(client: ApiClient, scope: Pick<ReleaseScope, 'leaseNamespace' | 'leaseName'>, now: number): Promise<LiveLease[]> {
+export async function liveLeases(
+  client: ApiClient,
+  scope: Pick<ReleaseScope, 'leaseNamespace' | 'leaseName'>,
+  now: number,
+): Promise<LiveLease[]> {
   const namespace = leaseNamespaceOf(scope);
   const path = `/apis/coordination.k8s.io/v1/namespaces/${pathSegment(namespace, 'namespace')}/leases/${pathSegment(scope.leaseName, 'name')}`;
   let lease: Lease;
@@ -181,12 +219,18 @@ export async function liveLeases(client: ApiClient, scope: Pick<ReleaseScope, 'l
 
 /** `"operator-7d9f" (Lease ops/konductor-leader, held until 2026-11-24T13:05:10Z)`; the holder quoted, as whoever writes the Lease chooses it. */
 export function describeLease(lease: LiveLease): string {
-  const until = lease.until ? `held until ${lease.until.toISOString()}` : 'held, no renew time given';
+  const until = lease.until
+    ? `held until ${lease.until.toISOString()}`
+    : 'held, no renew time given';
   return `${JSON.stringify(lease.holder)} (Lease ${lease.namespace}/${lease.name}, ${until})`;
 }
 
 /** Runs `work` on every item, at most `limit` at a time. */
-export async function eachLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+export async function eachLimited<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < items.length) await work(items[next++]!);

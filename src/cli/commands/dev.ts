@@ -9,7 +9,12 @@ import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { createLogger, type Logger } from '../../framework/observability/logger.js';
 import { DEV_DEBOUNCE_MS, type RunOptions } from '../options/run.js';
-import { DEV_BOOTED_MESSAGE, DEV_CHILD_ENV, DEV_READY_MESSAGE, DEV_START_MESSAGE } from './dev-protocol.js';
+import {
+  DEV_BOOTED_MESSAGE,
+  DEV_CHILD_ENV,
+  DEV_READY_MESSAGE,
+  DEV_START_MESSAGE,
+} from './dev-protocol.js';
 
 /** After SIGTERM, how long the child may drain before a second SIGTERM makes it exit at once. */
 const DRAIN_MS = 5_000;
@@ -124,9 +129,14 @@ export async function watchTargets(paths: readonly string[]): Promise<WatchTarge
     const absolute = resolve(path);
     const info = await stat(absolute).catch(() => undefined);
     if (!info) throw new Error(`${path} does not exist`);
-    const target = info.isDirectory() ? { dir: absolute, recursive: true } : { dir: dirname(absolute), recursive: false };
+    const target = info.isDirectory()
+      ? { dir: absolute, recursive: true }
+      : { dir: dirname(absolute), recursive: false };
     const known = targets.get(target.dir);
-    targets.set(target.dir, { dir: target.dir, recursive: target.recursive || known?.recursive === true });
+    targets.set(target.dir, {
+      dir: target.dir,
+      recursive: target.recursive || known?.recursive === true,
+    });
   }
   return [...targets.values()];
 }
@@ -140,12 +150,16 @@ export function isWatchedChange(file: string | null): boolean {
   if (file === null) return true;
   const segments = file.split(/[\\/]/);
   const name = segments.at(-1) ?? '';
-  if (segments.some((segment) => segment === 'node_modules' || segment.startsWith('.'))) return false;
+  if (segments.some((segment) => segment === 'node_modules' || segment.startsWith('.')))
+    return false;
   return MODULE_FILE.test(name) && !IGNORED_FILE.test(name);
 }
 
 /** The child's arguments: `run` with the same arguments, and the standalone choice made explicit (dev's default differs). */
-export function childArguments(runArgs: readonly string[], options: Pick<RunOptions, 'standalone'>): string[] {
+export function childArguments(
+  runArgs: readonly string[],
+  options: Pick<RunOptions, 'standalone'>,
+): string[] {
   return ['run', options.standalone ? '--standalone' : '--no-standalone', ...runArgs];
 }
 
@@ -161,14 +175,17 @@ export interface BootedChild {
 /** Starts `konductor run` as a child (same node, same launcher) in its own process group; it waits to be told to start. */
 function bootChild(args: readonly string[]): BootedChild {
   const launcher = process.argv[1];
-  if (launcher === undefined) throw new Error('cannot tell how konductor was started (no script in process.argv)');
+  if (launcher === undefined)
+    throw new Error('cannot tell how konductor was started (no script in process.argv)');
   const child = spawn(process.execPath, [...process.execArgv, launcher, ...args], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, [DEV_CHILD_ENV]: '1' },
     // Its own process group: Ctrl-C reaches only us, and we stop the child once, cleanly.
     detached: true,
   });
-  const exited = new Promise<number | string>((done) => child.once('exit', (code, signal) => done(code ?? signal ?? 'unknown')));
+  const exited = new Promise<number | string>((done) =>
+    child.once('exit', (code, signal) => done(code ?? signal ?? 'unknown')),
+  );
   let markBooted!: () => void;
   let markReady!: () => void;
   const booted = new Promise<void>((done) => (markBooted = done));
@@ -210,7 +227,11 @@ export class WarmStarter {
       this.spare = spare;
       void spare.booted.then(() => this.log.debug('a booted operator waits for the next change'));
     });
-    return { ready: booted.ready, exited: booted.exited, stop: () => stopChild(booted.child, booted.exited) };
+    return {
+      ready: booted.ready,
+      exited: booted.exited,
+      stop: () => stopChild(booted.child, booted.exited),
+    };
   }
 
   /** Ends the spare (it has not started an operator: nothing to drain). */
@@ -223,7 +244,8 @@ export class WarmStarter {
 
 async function stopChild(child: ChildProcess, exited: Promise<number | string>): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
-  const escalate = (ms: number, signal: NodeJS.Signals): NodeJS.Timeout => setTimeout(() => child.kill(signal), ms).unref();
+  const escalate = (ms: number, signal: NodeJS.Signals): NodeJS.Timeout =>
+    setTimeout(() => child.kill(signal), ms).unref();
   child.kill('SIGTERM');
   // A second SIGTERM makes `konductor run` exit without waiting for handlers still running.
   const second = escalate(DRAIN_MS, 'SIGTERM');
@@ -245,7 +267,12 @@ export async function dev(options: RunOptions, runArgs: readonly string[]): Prom
   const watchers: FSWatcher[] = targets.map((target) =>
     watch(target.dir, { recursive: target.recursive }, (_event, file) => {
       if (isWatchedChange(file)) reloader.changed(file ?? target.dir);
-    }).on('error', (error) => logger.warn({ err: error, dir: target.dir }, 'watching a folder failed; changes in it are not seen')),
+    }).on('error', (error) =>
+      logger.warn(
+        { err: error, dir: target.dir },
+        'watching a folder failed; changes in it are not seen',
+      ),
+    ),
   );
   reloader.start();
 

@@ -4,14 +4,28 @@
 // Its flags and help: ../options/release.ts.
 import type { ApiClient } from '../../framework/api/api-client.js';
 import { ApiError } from '../../framework/api/api-error.js';
-import { deleteOwnWebhookConfigurations, ownWebhookConfigurations } from '../../framework/admission/configuration-writer.js';
+import {
+  deleteOwnWebhookConfigurations,
+  ownWebhookConfigurations,
+} from '../../framework/admission/configuration-writer.js';
 import { ObjectApi } from '../../framework/api/object-api.js';
 import type { Resource } from '../../framework/api/resource.js';
 import type { KubeObject } from '../../framework/objects/kube-object.js';
 import { Identity } from '../../framework/state/identity.js';
 import { describeRelease, releasePatch } from '../../framework/state/release-patch.js';
 import type { DisconnectOptions } from '../options/release.js';
-import { CommandError, connect, declaredResources, describeLease, eachLimited, listInScope, liveLeases, objectName, oneLine, resourceName } from './declared-objects.js';
+import {
+  CommandError,
+  connect,
+  declaredResources,
+  describeLease,
+  eachLimited,
+  listInScope,
+  liveLeases,
+  objectName,
+  oneLine,
+  resourceName,
+} from './declared-objects.js';
 
 /** Objects released at once. */
 const PARALLEL = 16;
@@ -19,17 +33,24 @@ const PARALLEL = 16;
 const ATTEMPTS = 5;
 
 /** What happened to one object. */
-type Outcome = { kind: 'released' | 'clean' | 'gone'; what?: string } | { kind: 'failed'; why: string };
+type Outcome =
+  { kind: 'released' | 'clean' | 'gone'; what?: string } | { kind: 'failed'; why: string };
 
 /** `konductor disconnect`: prints one line per object it releases (or would), then the counts. */
-export async function disconnect(options: DisconnectOptions, out: NodeJS.WritableStream = process.stdout): Promise<void> {
+export async function disconnect(
+  options: DisconnectOptions,
+  out: NodeJS.WritableStream = process.stdout,
+): Promise<void> {
   const identity = Identity.parse(options.identity);
   const client = await connect(options);
   try {
     const leases = await liveLeases(client, options, Date.now());
     if (leases.length > 0) {
       const who = leases.map(describeLease).join('; ');
-      if (options.dryRun) out.write(`note: a leader holds the operator's Lease: ${who}; disconnect would refuse without --force\n`);
+      if (options.dryRun)
+        out.write(
+          `note: a leader holds the operator's Lease: ${who}; disconnect would refuse without --force\n`,
+        );
       else if (!options.force) {
         throw new CommandError(
           `refusing to disconnect while the operator leads: ${who}. A running operator would handle every released object as new; ` +
@@ -46,7 +67,9 @@ export async function disconnect(options: DisconnectOptions, out: NodeJS.Writabl
       counts.seen += objects.length;
       const api = new ObjectApi(client, resource);
       await eachLimited(objects, PARALLEL, async (object) => {
-        const outcome = options.dryRun ? planned(object, resource, identity) : await release(api, object, identity);
+        const outcome = options.dryRun
+          ? planned(object, resource, identity)
+          : await release(api, object, identity);
         const name = `${resourceName(resource)} ${objectName(object)}`;
         if (outcome.kind === 'failed') {
           counts.failed++;
@@ -55,13 +78,19 @@ export async function disconnect(options: DisconnectOptions, out: NodeJS.Writabl
           counts.clean++;
         } else {
           counts.released++;
-          const verb = options.dryRun ? 'would release' : outcome.kind === 'gone' ? 'gone (deleted meanwhile)' : 'released';
+          const verb = options.dryRun
+            ? 'would release'
+            : outcome.kind === 'gone'
+              ? 'gone (deleted meanwhile)'
+              : 'released';
           out.write(`${verb} ${name}${outcome.what ? `: ${outcome.what}` : ''}\n`);
         }
       });
     }
     const released = options.dryRun ? 'to release' : 'released';
-    out.write(`disconnect${options.dryRun ? ' (dry run, nothing written)' : ''}: ${counts.seen} objects seen, ${counts.released} ${released}, ${counts.clean} already clean, ${counts.failed} failed\n`);
+    out.write(
+      `disconnect${options.dryRun ? ' (dry run, nothing written)' : ''}: ${counts.seen} objects seen, ${counts.released} ${released}, ${counts.clean} already clean, ${counts.failed} failed\n`,
+    );
     if (counts.failed > 0) process.exitCode = 1;
   } finally {
     client.close();
@@ -73,10 +102,16 @@ export async function disconnect(options: DisconnectOptions, out: NodeJS.Writabl
  * them, `failurePolicy: Fail` webhooks refuse the release patches and, left behind, every later write
  * of the resources they cover. The operator registers them again when it next starts.
  */
-async function withdrawWebhooks(client: ApiClient, identity: Identity, dryRun: boolean, out: NodeJS.WritableStream): Promise<void> {
+async function withdrawWebhooks(
+  client: ApiClient,
+  identity: Identity,
+  dryRun: boolean,
+  out: NodeJS.WritableStream,
+): Promise<void> {
   const why = 'its webhooks would refuse every write once the operator is gone';
   if (dryRun) {
-    for (const name of await ownWebhookConfigurations(client, identity.name)) out.write(`would delete ${name} first: ${why}\n`);
+    for (const name of await ownWebhookConfigurations(client, identity.name))
+      out.write(`would delete ${name} first: ${why}\n`);
     return;
   }
   let deleted: string[];

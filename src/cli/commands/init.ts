@@ -15,7 +15,11 @@ export class InitError extends Error {
 const FALLBACK_TSX = '^4.20.0';
 
 /** The settings of a new project from the options, the folder's name, and this konductor's version. */
-export function projectSettings(options: InitOptions, ownVersion: string, ownTsx: string | undefined): ProjectSettings {
+export function projectSettings(
+  options: InitOptions,
+  ownVersion: string,
+  ownTsx: string | undefined,
+): ProjectSettings {
   const packageName = options.name ?? packageNameFor(basename(resolve(options.dir)));
   return {
     packageName,
@@ -34,7 +38,10 @@ export function packageNameFor(folder: string): string {
     .replace(/^[^a-z0-9]+/, '')
     .replace(/-+$/, '')
     .slice(0, 214);
-  if (!isPackageName(name)) throw new InitError(`cannot make a package name from the folder name '${folder}': give one with --name`);
+  if (!isPackageName(name))
+    throw new InitError(
+      `cannot make a package name from the folder name '${folder}': give one with --name`,
+    );
   return name;
 }
 
@@ -56,7 +63,8 @@ export async function init(options: InitOptions, ownVersion: string): Promise<vo
   const target = resolve(options.dir);
   const info = await stat(target).catch(() => undefined);
   if (info && !info.isDirectory()) throw new InitError(`${options.dir} exists and is not a folder`);
-  if (info && (await readdir(target)).length > 0) throw new InitError(`${options.dir} is not empty: give a new or empty folder`);
+  if (info && (await readdir(target)).length > 0)
+    throw new InitError(`${options.dir} is not empty: give a new or empty folder`);
 
   const settings = projectSettings(options, ownVersion, ownTsxRange());
   const files = projectFiles(settings);
@@ -68,7 +76,8 @@ export async function init(options: InitOptions, ownVersion: string): Promise<vo
 
   // Relative when inside the working folder (what the user typed, usually), else absolute.
   const inside = relative(process.cwd(), target);
-  const shown = inside === '' ? '.' : inside.startsWith('..') || isAbsolute(inside) ? target : inside;
+  const shown =
+    inside === '' ? '.' : inside.startsWith('..') || isAbsolute(inside) ? target : inside;
   const cd = /^[\w./-]+$/.test(shown) ? shown : `'${shown.replace(/'/g, `'\\''`)}'`;
   process.stdout.write(
     [
@@ -86,7 +95,9 @@ export async function init(options: InitOptions, ownVersion: string): Promise<vo
 /** The tsx range konductor depends on (src/cli and dist/cli are both two levels below the package root). */
 function ownTsxRange(): string | undefined {
   try {
-    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { dependencies?: Record<string, string> };
+    const pkg = JSON.parse(
+      readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'),
+    ) as { dependencies?: Record<string, string> };
     return pkg.dependencies?.tsx;
   } catch {
     return undefined;

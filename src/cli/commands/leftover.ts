@@ -25,13 +25,17 @@ export function whyLeft(object: KubeObject, context: LeftoverContext): string {
   const { identity } = context;
   const metadata = object.metadata ?? {};
   if (metadata.deletionTimestamp === undefined) {
-    return context.deleteError !== undefined ? `not deleted: ${context.deleteError}` : 'not deleted yet (created after the others were deleted)';
+    return context.deleteError !== undefined
+      ? `not deleted: ${context.deleteError}`
+      : 'not deleted yet (created after the others were deleted)';
   }
   const finalizers = metadata.finalizers ?? [];
   const reasons: string[] = [];
   if (finalizers.includes(identity.finalizer)) {
     if (context.operator === undefined) {
-      reasons.push(`finalizer ${identity.finalizer} held, no operator running: run konductor disconnect or start the operator`);
+      reasons.push(
+        `finalizer ${identity.finalizer} held, no operator running: run konductor disconnect or start the operator`,
+      );
     } else {
       const error = lastDeleteError(object, context);
       reasons.push(
@@ -40,9 +44,15 @@ export function whyLeft(object: KubeObject, context: LeftoverContext): string {
       );
     }
   }
-  if (finalizers.includes(FOREGROUND)) reasons.push(`finalizer ${FOREGROUND}: the garbage collector deletes its dependents first (kube-controller-manager must run)`);
+  if (finalizers.includes(FOREGROUND))
+    reasons.push(
+      `finalizer ${FOREGROUND}: the garbage collector deletes its dependents first (kube-controller-manager must run)`,
+    );
   const others = finalizers.filter((f) => f !== identity.finalizer && f !== FOREGROUND);
-  if (others.length > 0) reasons.push(`finalizer${others.length === 1 ? '' : 's'} ${others.map(printable).join(', ')} held by another controller`);
+  if (others.length > 0)
+    reasons.push(
+      `finalizer${others.length === 1 ? '' : 's'} ${others.map(printable).join(', ')} held by another controller`,
+    );
   return reasons.length > 0 ? reasons.join('; ') : 'being deleted (no finalizer left)';
 }
 
@@ -52,7 +62,8 @@ function lastDeleteError(object: KubeObject, context: LeftoverContext): string |
     for (const place of STORAGES) {
       const raw = storedText(object, context.identity, place, { handlerId }).raw;
       const record = raw === undefined ? undefined : parseProgress(raw).record;
-      if (record?.purpose === 'delete' && record.message) return `${handlerId}: ${printable(record.message)}`;
+      if (record?.purpose === 'delete' && record.message)
+        return `${handlerId}: ${printable(record.message)}`;
     }
   }
   return undefined;

@@ -2,7 +2,12 @@
 // Deployment hardened like deploy/30-deployment.yaml. Pure: the command renders them as YAML.
 import { dump } from 'js-yaml';
 import type { RbacRules, WatchedResource } from './rbac-rules.js';
-import { WEBHOOK_PORT, webhookDocuments, webhookServiceName, type WebhookInstall } from './webhook-manifests.js';
+import {
+  WEBHOOK_PORT,
+  webhookDocuments,
+  webhookServiceName,
+  type WebhookInstall,
+} from './webhook-manifests.js';
 
 /** What the install looks like. */
 export interface InstallOptions {
@@ -38,14 +43,24 @@ const RBAC_API = 'rbac.authorization.k8s.io/v1';
 export function manifestDocuments(rbac: RbacRules, options: InstallOptions): ManifestDocument[] {
   const { name, namespace } = options;
   const labels = { 'app.kubernetes.io/name': name };
-  const meta = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({ name, ...extra, labels });
+  const meta = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+    name,
+    ...extra,
+    labels,
+  });
   const subjects = [{ kind: 'ServiceAccount', name, namespace }];
   const documents: ManifestDocument[] = [];
 
   if (options.createNamespace) {
-    documents.push({ comments: [], object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels } } });
+    documents.push({
+      comments: [],
+      object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels } },
+    });
   }
-  documents.push({ comments: ['The identity the operator runs as.'], object: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta({ namespace }) } });
+  documents.push({
+    comments: ['The identity the operator runs as.'],
+    object: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta({ namespace }) },
+  });
 
   const explanation = explainRules(rbac);
   // On SIGTERM the operator reads whether a namespace (its own, or an object's) is being deleted, to
@@ -54,30 +69,83 @@ export function manifestDocuments(rbac: RbacRules, options: InstallOptions): Man
   if (options.watchNamespaces === undefined) {
     documents.push(
       {
-        comments: ['Least privilege, cluster-wide (the operator watches all namespaces):', ...explanation, 'get namespaces: on stop, whether a namespace is being deleted (finalizers released then).'],
-        object: { apiVersion: RBAC_API, kind: 'ClusterRole', metadata: meta(), rules: [...rbac.rules, namespaceReads] },
+        comments: [
+          'Least privilege, cluster-wide (the operator watches all namespaces):',
+          ...explanation,
+          'get namespaces: on stop, whether a namespace is being deleted (finalizers released then).',
+        ],
+        object: {
+          apiVersion: RBAC_API,
+          kind: 'ClusterRole',
+          metadata: meta(),
+          rules: [...rbac.rules, namespaceReads],
+        },
       },
-      { comments: [], object: { apiVersion: RBAC_API, kind: 'ClusterRoleBinding', metadata: meta(), roleRef: roleRef('ClusterRole', name), subjects } },
+      {
+        comments: [],
+        object: {
+          apiVersion: RBAC_API,
+          kind: 'ClusterRoleBinding',
+          metadata: meta(),
+          roleRef: roleRef('ClusterRole', name),
+          subjects,
+        },
+      },
     );
   } else {
     for (const served of options.watchNamespaces) {
       documents.push(
-        { comments: [`Least privilege in namespace ${served} only:`, ...explanation], object: { apiVersion: RBAC_API, kind: 'Role', metadata: meta({ namespace: served }), rules: rbac.rules } },
-        { comments: [], object: { apiVersion: RBAC_API, kind: 'RoleBinding', metadata: meta({ namespace: served }), roleRef: roleRef('Role', name), subjects } },
+        {
+          comments: [`Least privilege in namespace ${served} only:`, ...explanation],
+          object: {
+            apiVersion: RBAC_API,
+            kind: 'Role',
+            metadata: meta({ namespace: served }),
+            rules: rbac.rules,
+          },
+        },
+        {
+          comments: [],
+          object: {
+            apiVersion: RBAC_API,
+            kind: 'RoleBinding',
+            metadata: meta({ namespace: served }),
+            roleRef: roleRef('Role', name),
+            subjects,
+          },
+        },
       );
     }
     // Nothing cluster-wide here, so a namespace admin can install it: without get on namespaces the operator
     // logs once on stop that it cannot tell whether a namespace is being deleted, and keeps every finalizer.
   }
 
-  if (options.webhooks) documents.push(...webhookDocuments({ name, namespace, labels }, options.webhooks));
+  if (options.webhooks)
+    documents.push(...webhookDocuments({ name, namespace, labels }, options.webhooks));
   const leaseRole = `${name}-leader-election`;
   documents.push(
     {
-      comments: [`Leader election: create a Lease, then read and renew only '${options.leaseName}', in the operator's namespace.`, 'RBAC cannot limit create by name (the name is not known before the object exists).'],
-      object: { apiVersion: RBAC_API, kind: 'Role', metadata: { name: leaseRole, namespace, labels }, rules: rbac.leaseRules },
+      comments: [
+        `Leader election: create a Lease, then read and renew only '${options.leaseName}', in the operator's namespace.`,
+        'RBAC cannot limit create by name (the name is not known before the object exists).',
+      ],
+      object: {
+        apiVersion: RBAC_API,
+        kind: 'Role',
+        metadata: { name: leaseRole, namespace, labels },
+        rules: rbac.leaseRules,
+      },
     },
-    { comments: [], object: { apiVersion: RBAC_API, kind: 'RoleBinding', metadata: { name: leaseRole, namespace, labels }, roleRef: roleRef('Role', leaseRole), subjects } },
+    {
+      comments: [],
+      object: {
+        apiVersion: RBAC_API,
+        kind: 'RoleBinding',
+        metadata: { name: leaseRole, namespace, labels },
+        roleRef: roleRef('Role', leaseRole),
+        subjects,
+      },
+    },
   );
   documents.push({
     comments: [
@@ -96,11 +164,16 @@ function roleRef(kind: 'Role' | 'ClusterRole', name: string): Record<string, str
 
 /** One comment line per watched resource (which verbs and why), plus a note for guessed names. */
 function explainRules(rbac: RbacRules): string[] {
-  const lines = rbac.resources.map((r) => `  ${r.group || 'core'}/${r.plural} (${r.writtenAs.map((n) => `'${n}'`).join(', ')}): ${purpose(r)}`);
+  const lines = rbac.resources.map(
+    (r) =>
+      `  ${r.group || 'core'}/${r.plural} (${r.writtenAs.map((n) => `'${n}'`).join(', ')}): ${purpose(r)}`,
+  );
   lines.push('  core/events: create, for the Events the framework posts about handled objects.');
   const guessed = rbac.resources.filter((r) => r.source === 'guessed');
   if (guessed.length > 0) {
-    lines.push(`Guessed plural(s) ${guessed.map((r) => `'${r.plural}'`).join(', ')} (no cluster to ask): check them against the CRD, or pass --crd <file>.`);
+    lines.push(
+      `Guessed plural(s) ${guessed.map((r) => `'${r.plural}'`).join(', ')} (no cluster to ask): check them against the CRD, or pass --crd <file>.`,
+    );
   }
   return lines;
 }
@@ -116,10 +189,20 @@ function purpose(resource: WatchedResource): string {
   return `get, list, watch, patch (finalizer, progress annotations, handler patches); ${status}.`;
 }
 
-function deployment(options: InstallOptions, labels: Record<string, string>): Record<string, unknown> {
-  const scope = options.watchNamespaces === undefined ? ['--all-namespaces'] : options.watchNamespaces.flatMap((ns) => ['--namespace', ns]);
-  const webhooks = options.webhooks ? ['--webhook-service', `${options.namespace}/${webhookServiceName(options.name)}`] : [];
-  const fromField = (fieldPath: string): Record<string, unknown> => ({ valueFrom: { fieldRef: { fieldPath } } });
+function deployment(
+  options: InstallOptions,
+  labels: Record<string, string>,
+): Record<string, unknown> {
+  const scope =
+    options.watchNamespaces === undefined
+      ? ['--all-namespaces']
+      : options.watchNamespaces.flatMap((ns) => ['--namespace', ns]);
+  const webhooks = options.webhooks
+    ? ['--webhook-service', `${options.namespace}/${webhookServiceName(options.name)}`]
+    : [];
+  const fromField = (fieldPath: string): Record<string, unknown> => ({
+    valueFrom: { fieldRef: { fieldPath } },
+  });
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -132,25 +215,57 @@ function deployment(options: InstallOptions, labels: Record<string, string>): Re
         spec: {
           serviceAccountName: options.name,
           terminationGracePeriodSeconds: 40,
-          securityContext: { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } },
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 10001,
+            runAsGroup: 10001,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
           containers: [
             {
               name: 'operator',
               image: options.image,
               imagePullPolicy: 'IfNotPresent',
-              args: ['run', ...options.runPaths, ...scope, ...(options.identity ? ['--identity', options.identity] : []), ...(options.storage ? ['--storage', options.storage] : []), '--lease-name', options.leaseName, ...webhooks, '--log-format', 'json', '--handler-timeout', '600', '--stall-timeout', '900'],
+              args: [
+                'run',
+                ...options.runPaths,
+                ...scope,
+                ...(options.identity ? ['--identity', options.identity] : []),
+                ...(options.storage ? ['--storage', options.storage] : []),
+                '--lease-name',
+                options.leaseName,
+                ...webhooks,
+                '--log-format',
+                'json',
+                '--handler-timeout',
+                '600',
+                '--stall-timeout',
+                '900',
+              ],
               env: [
                 { name: 'NODE_OPTIONS', value: '--max-old-space-size=192' },
                 { name: 'KONDUCTOR_LEASE_NAMESPACE', ...fromField('metadata.namespace') },
                 { name: 'POD_NAME', ...fromField('metadata.name') },
                 { name: 'POD_NAMESPACE', ...fromField('metadata.namespace') },
               ],
-              ports: [{ name: 'health', containerPort: 8080 }, ...(options.webhooks ? [{ name: 'webhooks', containerPort: WEBHOOK_PORT }] : [])],
+              ports: [
+                { name: 'health', containerPort: 8080 },
+                ...(options.webhooks ? [{ name: 'webhooks', containerPort: WEBHOOK_PORT }] : []),
+              ],
               volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
-              livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, initialDelaySeconds: 10, periodSeconds: 20, failureThreshold: 3 },
+              livenessProbe: {
+                httpGet: { path: '/healthz', port: 'health' },
+                initialDelaySeconds: 10,
+                periodSeconds: 20,
+                failureThreshold: 3,
+              },
               readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5 },
               resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '384Mi' } },
-              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                capabilities: { drop: ['ALL'] },
+              },
             },
           ],
           // The root filesystem is read-only; tsx (TypeScript handler files) and handlers write to /tmp.

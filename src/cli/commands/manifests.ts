@@ -24,13 +24,30 @@ export async function manifestsCommand(args: readonly string[]): Promise<void> {
     process.stdout.write(commandHelp(MANIFESTS));
     return;
   }
-  const { files, name, namespace, leaseName, identity, storage, watchNamespaces, extraRules, image } = parsed.options;
+  const {
+    files,
+    name,
+    namespace,
+    leaseName,
+    identity,
+    storage,
+    watchNamespaces,
+    extraRules,
+    image,
+  } = parsed.options;
   const crds = parsed.options.crdPaths.flatMap(readCrdFile);
 
   const registry = await loadHandlers([...files]);
   // Read cache and indexes: their resources are only listed and watched, as for an @on.event handler.
-  const cacheUses = [...registry.caches, ...registry.indexes].map(({ resource }) => ({ kind: 'event' as const, resource }));
-  const rbac = deriveRbacRules([...registry.handlers, ...cacheUses], { leaseName, crds, extraRules });
+  const cacheUses = [...registry.caches, ...registry.indexes].map(({ resource }) => ({
+    kind: 'event' as const,
+    resource,
+  }));
+  const rbac = deriveRbacRules([...registry.handlers, ...cacheUses], {
+    leaseName,
+    crds,
+    extraRules,
+  });
   if (watchNamespaces) {
     const clusterScoped = rbac.resources.filter((r) => r.namespaced === false);
     if (clusterScoped.length > 0) {
@@ -73,13 +90,18 @@ function readCrdFile(path: string): KnownResource[] {
     try {
       return crdResources(loadAll(readFileSync(file, 'utf8')));
     } catch (error) {
-      throw new UsageError(`--crd ${file}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+      throw new UsageError(
+        `--crd ${file}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
+      );
     }
   });
 }
 
 /** The webhooks the handlers declare (admission, conversions), or undefined for none. */
-function webhookInstall(registry: Awaited<ReturnType<typeof loadHandlers>>, identity: string | undefined): WebhookInstall | undefined {
+function webhookInstall(
+  registry: Awaited<ReturnType<typeof loadHandlers>>,
+  identity: string | undefined,
+): WebhookInstall | undefined {
   const admission = registry.admission().length > 0;
   const conversions = registry.conversions().map((spec) => `${spec.name}.${spec.group}`);
   if (!admission && conversions.length === 0) return undefined;

@@ -50,7 +50,16 @@ export interface RbacRules {
 }
 
 /** RBAC verbs in the order Kubernetes documents them; `--rule` accepts these. */
-export const VERBS = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'] as const;
+export const VERBS = [
+  'get',
+  'list',
+  'watch',
+  'create',
+  'update',
+  'patch',
+  'delete',
+  'deletecollection',
+] as const;
 
 /**
  * The framework's verbs per watched resource: list and watch for the shared watch; for handlers
@@ -62,14 +71,24 @@ export const VERBS = ['get', 'list', 'watch', 'create', 'update', 'patch', 'dele
  */
 export function deriveRbacRules(
   handlers: readonly HandlerUse[],
-  options: { leaseName: string; crds?: readonly KnownResource[]; extraRules?: readonly PolicyRule[] },
+  options: {
+    leaseName: string;
+    crds?: readonly KnownResource[];
+    extraRules?: readonly PolicyRule[];
+  },
 ): RbacRules {
   const byResource = new Map<string, WatchedResource>();
   // Children of @on.owned and mapped resources are listed and watched, never written by the framework.
-  const watchedOnly = (handler: HandlerUse): HandlerUse[] => [...(handler.child ? [handler.child] : []), ...(handler.watches ?? [])].map(({ resource }) => ({ kind: 'event', resource }));
+  const watchedOnly = (handler: HandlerUse): HandlerUse[] =>
+    [...(handler.child ? [handler.child] : []), ...(handler.watches ?? [])].map(({ resource }) => ({
+      kind: 'event',
+      resource,
+    }));
   const uses = handlers.flatMap((handler): HandlerUse[] => [handler, ...watchedOnly(handler)]);
   // What a reconcile owns it makes, changes (server-side apply is a PATCH that may create) and removes.
-  const managed = handlers.flatMap((handler) => handler.owns ?? []).map(({ resource }) => resolveResourceName(resource, options.crds));
+  const managed = handlers
+    .flatMap((handler) => handler.owns ?? [])
+    .map(({ resource }) => resolveResourceName(resource, options.crds));
   for (const handler of uses) {
     const resolved = resolveResourceName(handler.resource, options.crds);
     const key = `${resolved.group}/${resolved.plural}`;
@@ -82,23 +101,39 @@ export function deriveRbacRules(
       hasStatus: resolved.hasStatus,
       writes: false,
     };
-    if (!entry.writtenAs.includes(handler.resource.name)) entry.writtenAs.push(handler.resource.name);
+    if (!entry.writtenAs.includes(handler.resource.name))
+      entry.writtenAs.push(handler.resource.name);
     if (resolved.source === 'guessed') entry.source = 'guessed';
     entry.namespaced ??= resolved.namespaced;
     entry.hasStatus ??= resolved.hasStatus;
     entry.writes ||= handler.kind !== 'event';
     byResource.set(key, entry);
   }
-  const resources = [...byResource.values()].sort((a, b) => a.group.localeCompare(b.group) || a.plural.localeCompare(b.plural));
+  const resources = [...byResource.values()].sort(
+    (a, b) => a.group.localeCompare(b.group) || a.plural.localeCompare(b.plural),
+  );
 
   const rules: PolicyRule[] = [];
   for (const resource of resources) {
-    rules.push({ apiGroups: [resource.group], resources: [resource.plural], verbs: resource.writes ? ['get', 'list', 'watch', 'patch'] : ['list', 'watch'] });
+    rules.push({
+      apiGroups: [resource.group],
+      resources: [resource.plural],
+      verbs: resource.writes ? ['get', 'list', 'watch', 'patch'] : ['list', 'watch'],
+    });
     if (resource.writes && resource.hasStatus !== false) {
-      rules.push({ apiGroups: [resource.group], resources: [`${resource.plural}/status`], verbs: ['patch'] });
+      rules.push({
+        apiGroups: [resource.group],
+        resources: [`${resource.plural}/status`],
+        verbs: ['patch'],
+      });
     }
   }
-  for (const child of managed) rules.push({ apiGroups: [child.group], resources: [child.plural], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] });
+  for (const child of managed)
+    rules.push({
+      apiGroups: [child.group],
+      resources: [child.plural],
+      verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
+    });
   rules.push({ apiGroups: [''], resources: ['events'], verbs: ['create'] });
   for (const rule of options.extraRules ?? []) rules.push(rule);
 
@@ -107,7 +142,12 @@ export function deriveRbacRules(
     rules: mergeRules(rules),
     leaseRules: [
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
-      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [options.leaseName], verbs: ['get', 'update'] },
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        resourceNames: [options.leaseName],
+        verbs: ['get', 'update'],
+      },
     ],
   };
 }
@@ -122,8 +162,14 @@ export function mergeRules(rules: readonly PolicyRule[]): PolicyRule[] {
     const verbs = sortVerbs(rule.verbs);
     for (const group of rule.apiGroups) {
       const key = JSON.stringify([group, verbs, rule.resourceNames ?? []]);
-      const into = merged.get(key) ?? { apiGroups: [group], resources: [], verbs, ...(rule.resourceNames ? { resourceNames: [...rule.resourceNames] } : {}) };
-      for (const resource of rule.resources) if (!into.resources.includes(resource)) into.resources.push(resource);
+      const into = merged.get(key) ?? {
+        apiGroups: [group],
+        resources: [],
+        verbs,
+        ...(rule.resourceNames ? { resourceNames: [...rule.resourceNames] } : {}),
+      };
+      for (const resource of rule.resources)
+        if (!into.resources.includes(resource)) into.resources.push(resource);
       merged.set(key, into);
     }
   }
@@ -145,7 +191,8 @@ export class RuleSyntaxError extends Error {
 
 const GROUP = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const RESOURCE = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
-const RULE_FORMAT = "'[<group>/]<resource>[/<subresource>]=<verb>,...' (e.g. 'apps/deployments=get,list,watch,create,patch', 'secrets=get', 'core/pods/log=get')";
+const RULE_FORMAT =
+  "'[<group>/]<resource>[/<subresource>]=<verb>,...' (e.g. 'apps/deployments=get,list,watch,create,patch', 'secrets=get', 'core/pods/log=get')";
 
 /**
  * Parses a `--rule`: `[<group>/]<resource>[/<subresource>]=<verb>,...`. Without a group the rule is
@@ -164,20 +211,40 @@ export function parseRule(text: string): PolicyRule {
     .map((verb) => verb.trim())
     .filter((verb) => verb !== '');
   const parts = target.split('/');
-  if (parts.length > 3 || parts.some((part, index) => part === '' && !(index === 0 && parts.length > 1))) {
-    throw new RuleSyntaxError(`--rule '${text}': '${target}' is not [<group>/]<resource>[/<subresource>]; use ${RULE_FORMAT}`);
+  if (
+    parts.length > 3 ||
+    parts.some((part, index) => part === '' && !(index === 0 && parts.length > 1))
+  ) {
+    throw new RuleSyntaxError(
+      `--rule '${text}': '${target}' is not [<group>/]<resource>[/<subresource>]; use ${RULE_FORMAT}`,
+    );
   }
-  const [group, resource, subresource] = parts.length === 1 ? ['', parts[0]!, undefined] : [parts[0] === 'core' ? '' : parts[0]!, parts[1]!, parts[2]];
+  const [group, resource, subresource] =
+    parts.length === 1
+      ? ['', parts[0]!, undefined]
+      : [parts[0] === 'core' ? '' : parts[0]!, parts[1]!, parts[2]];
   if (group !== '' && (group.length > 253 || !GROUP.test(group))) {
-    throw new RuleSyntaxError(`--rule '${text}': API group '${group}' is not a DNS subdomain (use lower-case letters, digits, '-' and '.'; 'core' or nothing for the core group)`);
+    throw new RuleSyntaxError(
+      `--rule '${text}': API group '${group}' is not a DNS subdomain (use lower-case letters, digits, '-' and '.'; 'core' or nothing for the core group)`,
+    );
   }
   for (const name of [resource, subresource]) {
     if (name !== undefined && !RESOURCE.test(name)) {
-      throw new RuleSyntaxError(`--rule '${text}': '${name}' is not a resource name (the lower-case plural, e.g. 'deployments'; wildcards are not accepted)`);
+      throw new RuleSyntaxError(
+        `--rule '${text}': '${name}' is not a resource name (the lower-case plural, e.g. 'deployments'; wildcards are not accepted)`,
+      );
     }
   }
-  if (verbs.length === 0) throw new RuleSyntaxError(`--rule '${text}' names no verbs: use ${RULE_FORMAT}`);
+  if (verbs.length === 0)
+    throw new RuleSyntaxError(`--rule '${text}' names no verbs: use ${RULE_FORMAT}`);
   const unknown = verbs.filter((verb) => !(VERBS as readonly string[]).includes(verb));
-  if (unknown.length > 0) throw new RuleSyntaxError(`--rule '${text}': unknown verb(s) ${unknown.map((v) => `'${v}'`).join(', ')}; use ${VERBS.join(', ')}`);
-  return { apiGroups: [group], resources: [subresource === undefined ? resource : `${resource}/${subresource}`], verbs: sortVerbs(verbs) };
+  if (unknown.length > 0)
+    throw new RuleSyntaxError(
+      `--rule '${text}': unknown verb(s) ${unknown.map((v) => `'${v}'`).join(', ')}; use ${VERBS.join(', ')}`,
+    );
+  return {
+    apiGroups: [group],
+    resources: [subresource === undefined ? resource : `${resource}/${subresource}`],
+    verbs: sortVerbs(verbs),
+  };
 }

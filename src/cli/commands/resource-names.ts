@@ -64,24 +64,40 @@ export const BUILT_IN_RESOURCES: readonly KnownResource[] = [
   builtIn('', 'limitranges', 'LimitRange', { short: ['limits'] }),
   builtIn('', 'namespaces', 'Namespace', { short: ['ns'], cluster: true, status: true }),
   builtIn('', 'nodes', 'Node', { short: ['no'], cluster: true, status: true }),
-  builtIn('', 'persistentvolumes', 'PersistentVolume', { short: ['pv'], cluster: true, status: true }),
+  builtIn('', 'persistentvolumes', 'PersistentVolume', {
+    short: ['pv'],
+    cluster: true,
+    status: true,
+  }),
   builtIn('apps', 'deployments', 'Deployment', { short: ['deploy'], status: true }),
   builtIn('apps', 'statefulsets', 'StatefulSet', { short: ['sts'], status: true }),
   builtIn('apps', 'daemonsets', 'DaemonSet', { short: ['ds'], status: true }),
   builtIn('apps', 'replicasets', 'ReplicaSet', { short: ['rs'], status: true }),
   builtIn('batch', 'jobs', 'Job', { status: true }),
   builtIn('batch', 'cronjobs', 'CronJob', { short: ['cj'], status: true }),
-  builtIn('autoscaling', 'horizontalpodautoscalers', 'HorizontalPodAutoscaler', { short: ['hpa'], status: true }),
-  builtIn('policy', 'poddisruptionbudgets', 'PodDisruptionBudget', { short: ['pdb'], status: true }),
+  builtIn('autoscaling', 'horizontalpodautoscalers', 'HorizontalPodAutoscaler', {
+    short: ['hpa'],
+    status: true,
+  }),
+  builtIn('policy', 'poddisruptionbudgets', 'PodDisruptionBudget', {
+    short: ['pdb'],
+    status: true,
+  }),
   builtIn('networking.k8s.io', 'ingresses', 'Ingress', { short: ['ing'], status: true }),
   builtIn('networking.k8s.io', 'networkpolicies', 'NetworkPolicy', { short: ['netpol'] }),
   builtIn('coordination.k8s.io', 'leases', 'Lease'),
   builtIn('rbac.authorization.k8s.io', 'roles', 'Role'),
   builtIn('rbac.authorization.k8s.io', 'rolebindings', 'RoleBinding'),
   builtIn('rbac.authorization.k8s.io', 'clusterroles', 'ClusterRole', { cluster: true }),
-  builtIn('rbac.authorization.k8s.io', 'clusterrolebindings', 'ClusterRoleBinding', { cluster: true }),
+  builtIn('rbac.authorization.k8s.io', 'clusterrolebindings', 'ClusterRoleBinding', {
+    cluster: true,
+  }),
   builtIn('storage.k8s.io', 'storageclasses', 'StorageClass', { short: ['sc'], cluster: true }),
-  builtIn('apiextensions.k8s.io', 'customresourcedefinitions', 'CustomResourceDefinition', { short: ['crd', 'crds'], cluster: true, status: true }),
+  builtIn('apiextensions.k8s.io', 'customresourcedefinitions', 'CustomResourceDefinition', {
+    short: ['crd', 'crds'],
+    cluster: true,
+    status: true,
+  }),
 ];
 
 /**
@@ -90,21 +106,63 @@ export const BUILT_IN_RESOURCES: readonly KnownResource[] = [
  * plural as written, anything else (a kind, a singular, a short name) is lower-cased and pluralized
  * by English rules, which is what `kubebuilder` and most CRD authors do, and is reported as guessed.
  */
-export function resolveResourceName(selector: ResourceSelector, crds: readonly KnownResource[] = []): ResolvedName {
+export function resolveResourceName(
+  selector: ResourceSelector,
+  crds: readonly KnownResource[] = [],
+): ResolvedName {
   const { group, version } = splitApiVersion(selector.apiVersion);
   const name = selector.name.toLowerCase();
-  const names = (r: KnownResource): string[] => [r.plural, r.singular, r.kind.toLowerCase(), ...r.shortNames.map((s) => s.toLowerCase())];
-  const crd = crds.find((r) => r.group === group && (r.versions.length === 0 || r.versions.includes(version)) && names(r).includes(name));
+  const names = (r: KnownResource): string[] => [
+    r.plural,
+    r.singular,
+    r.kind.toLowerCase(),
+    ...r.shortNames.map((s) => s.toLowerCase()),
+  ];
+  const crd = crds.find(
+    (r) =>
+      r.group === group &&
+      (r.versions.length === 0 || r.versions.includes(version)) &&
+      names(r).includes(name),
+  );
   if (crd) {
     const hasStatus = typeof crd.status === 'boolean' ? crd.status : crd.status.includes(version);
-    return { group, plural: crd.plural, written: selector, source: 'crd', namespaced: crd.namespaced, hasStatus };
+    return {
+      group,
+      plural: crd.plural,
+      written: selector,
+      source: 'crd',
+      namespaced: crd.namespaced,
+      hasStatus,
+    };
   }
   const known = BUILT_IN_RESOURCES.find((r) => r.group === group && names(r).includes(name));
-  if (known) return { group, plural: known.plural, written: selector, source: 'built-in', namespaced: known.namespaced, hasStatus: known.status === true };
+  if (known)
+    return {
+      group,
+      plural: known.plural,
+      written: selector,
+      source: 'built-in',
+      namespaced: known.namespaced,
+      hasStatus: known.status === true,
+    };
   if (selector.name === name && name.endsWith('s')) {
-    return { group, plural: name, written: selector, source: 'as-written', namespaced: undefined, hasStatus: undefined };
+    return {
+      group,
+      plural: name,
+      written: selector,
+      source: 'as-written',
+      namespaced: undefined,
+      hasStatus: undefined,
+    };
   }
-  return { group, plural: pluralize(name), written: selector, source: 'guessed', namespaced: undefined, hasStatus: undefined };
+  return {
+    group,
+    plural: pluralize(name),
+    written: selector,
+    source: 'guessed',
+    namespaced: undefined,
+    hasStatus: undefined,
+  };
 }
 
 /** English plural of a lower-case word, as CRD generators make them (`policy` → `policies`, `box` → `boxes`). */
@@ -122,11 +180,20 @@ export function crdResources(documents: readonly unknown[]): KnownResource[] {
   const resources: KnownResource[] = [];
   for (const document of documents) {
     if (!isRecord(document) || document.kind !== 'CustomResourceDefinition') continue;
-    const name = isRecord(document.metadata) && typeof document.metadata.name === 'string' ? document.metadata.name : '(unnamed)';
+    const name =
+      isRecord(document.metadata) && typeof document.metadata.name === 'string'
+        ? document.metadata.name
+        : '(unnamed)';
     const spec = isRecord(document.spec) ? document.spec : {};
     const names = isRecord(spec.names) ? spec.names : {};
-    if (typeof spec.group !== 'string' || typeof names.plural !== 'string' || typeof names.kind !== 'string') {
-      throw new Error(`CustomResourceDefinition ${name} has no spec.group, spec.names.plural or spec.names.kind`);
+    if (
+      typeof spec.group !== 'string' ||
+      typeof names.plural !== 'string' ||
+      typeof names.kind !== 'string'
+    ) {
+      throw new Error(
+        `CustomResourceDefinition ${name} has no spec.group, spec.names.plural or spec.names.kind`,
+      );
     }
     const versions = Array.isArray(spec.versions) ? spec.versions.filter(isRecord) : [];
     resources.push({
@@ -137,7 +204,9 @@ export function crdResources(documents: readonly unknown[]): KnownResource[] {
       kind: names.kind,
       shortNames: Array.isArray(names.shortNames) ? names.shortNames.map(String) : [],
       namespaced: spec.scope !== 'Cluster',
-      status: versions.filter((v) => isRecord(v.subresources) && v.subresources.status !== undefined).map((v) => String(v.name)),
+      status: versions
+        .filter((v) => isRecord(v.subresources) && v.subresources.status !== undefined)
+        .map((v) => String(v.name)),
     });
   }
   return resources;

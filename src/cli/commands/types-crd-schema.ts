@@ -47,7 +47,9 @@ const VERSION = /^v[0-9]+((alpha|beta)[0-9]+)?$/;
 
 /** `v1beta2` → `V1Beta2`, for the names of a CRD's non-storage versions (as the generator capitalises titles). */
 function pascal(version: string): string {
-  return version.replace(/^v/, 'V').replace(/(alpha|beta)/, (word) => word.charAt(0).toUpperCase() + word.slice(1));
+  return version
+    .replace(/^v/, 'V')
+    .replace(/(alpha|beta)/, (word) => word.charAt(0).toUpperCase() + word.slice(1));
 }
 
 /**
@@ -62,17 +64,23 @@ export function crdVersions(document: unknown, where: string): CrdVersion[] {
   const crd = typeof metadata.name === 'string' ? metadata.name : '(unnamed)';
   const at = `${where}: CustomResourceDefinition ${crd}`;
   if (document.apiVersion !== 'apiextensions.k8s.io/v1') {
-    throw new CrdSchemaError(`${at}: apiVersion is ${String(document.apiVersion)}; only apiextensions.k8s.io/v1 CRDs (with per-version schemas) are supported`);
+    throw new CrdSchemaError(
+      `${at}: apiVersion is ${String(document.apiVersion)}; only apiextensions.k8s.io/v1 CRDs (with per-version schemas) are supported`,
+    );
   }
   const spec = isRecord(document.spec) ? document.spec : {};
   const names = isRecord(spec.names) ? spec.names : {};
   const kind = names.kind;
   if (typeof kind !== 'string' || !KIND.test(kind)) {
-    throw new CrdSchemaError(`${at}: spec.names.kind must be a PascalCase identifier (e.g. Widget), got ${JSON.stringify(kind)}`);
+    throw new CrdSchemaError(
+      `${at}: spec.names.kind must be a PascalCase identifier (e.g. Widget), got ${JSON.stringify(kind)}`,
+    );
   }
   const plural = names.plural;
   if (typeof plural !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(plural)) {
-    throw new CrdSchemaError(`${at}: spec.names.plural must be a lower-case name (e.g. widgets), got ${JSON.stringify(plural)}`);
+    throw new CrdSchemaError(
+      `${at}: spec.names.plural must be a lower-case name (e.g. widgets), got ${JSON.stringify(plural)}`,
+    );
   }
   const group = typeof spec.group === 'string' ? spec.group : '';
   const versions = Array.isArray(spec.versions) ? spec.versions.filter(isRecord) : [];
@@ -81,14 +89,26 @@ export function crdVersions(document: unknown, where: string): CrdVersion[] {
   for (const entry of versions) {
     const version = entry.name;
     if (typeof version !== 'string' || !VERSION.test(version)) {
-      throw new CrdSchemaError(`${at}: version name ${JSON.stringify(version)} is not a Kubernetes version (v1, v1beta2, ...)`);
+      throw new CrdSchemaError(
+        `${at}: version name ${JSON.stringify(version)} is not a Kubernetes version (v1, v1beta2, ...)`,
+      );
     }
     const schema = isRecord(entry.schema) ? entry.schema.openAPIV3Schema : undefined;
     if (!isRecord(schema)) {
-      throw new CrdSchemaError(`${at}: version ${version} has no schema.openAPIV3Schema to generate types from`);
+      throw new CrdSchemaError(
+        `${at}: version ${version} has no schema.openAPIV3Schema to generate types from`,
+      );
     }
     const plain = versions.length === 1 || entry.storage === true;
-    result.push({ crd, group, version, kind, plural, typeName: plain ? kind : `${kind}${pascal(version)}`, schema });
+    result.push({
+      crd,
+      group,
+      version,
+      kind,
+      plural,
+      typeName: plain ? kind : `${kind}${pascal(version)}`,
+      schema,
+    });
   }
   return result;
 }
@@ -105,11 +125,13 @@ export function crdVersions(document: unknown, where: string): CrdVersion[] {
  * `format`, `title`) are dropped: a structural schema's types never depend on them.
  */
 export function toJsonSchema(node: unknown, path: string): JsonSchema {
-  if (!isRecord(node)) throw new CrdSchemaError(`${path}: a schema must be an object, got ${JSON.stringify(node)}`);
+  if (!isRecord(node))
+    throw new CrdSchemaError(`${path}: a schema must be an object, got ${JSON.stringify(node)}`);
   const result: JsonSchema = {};
   const description = typeof node.description === 'string' ? node.description.trim() : '';
   // The API server fills in defaults, so a reader wants to see them (TSDoc's @defaultValue).
-  const fallback = node.default === undefined ? '' : `@defaultValue \`${JSON.stringify(node.default)}\``;
+  const fallback =
+    node.default === undefined ? '' : `@defaultValue \`${JSON.stringify(node.default)}\``;
   const documentation = [description, fallback].filter((part) => part !== '').join('\n\n');
   if (documentation !== '') result.description = documentation;
   const typed = typeOf(node, path);
@@ -119,7 +141,8 @@ export function toJsonSchema(node: unknown, path: string): JsonSchema {
 
 /** The type part of a schema node (no description, no nullability). */
 function typeOf(node: Record<string, unknown>, path: string): JsonSchema {
-  if (node['x-kubernetes-int-or-string'] === true) return { anyOf: [{ type: 'integer' }, { type: 'string' }] };
+  if (node['x-kubernetes-int-or-string'] === true)
+    return { anyOf: [{ type: 'integer' }, { type: 'string' }] };
   const preserve = node['x-kubernetes-preserve-unknown-fields'] === true;
   const type = node.type;
   if (type === undefined) {
@@ -127,14 +150,20 @@ function typeOf(node: Record<string, unknown>, path: string): JsonSchema {
     if (preserve) return {};
     if (node.properties === undefined && node.items === undefined) return {};
   }
-  if (type !== undefined && typeof type !== 'string') throw new CrdSchemaError(`${path}: type must be a string, got ${JSON.stringify(type)}`);
+  if (type !== undefined && typeof type !== 'string')
+    throw new CrdSchemaError(`${path}: type must be a string, got ${JSON.stringify(type)}`);
   const result: JsonSchema = {};
   if (type !== undefined) result.type = type;
   if (Array.isArray(node.enum)) result.enum = [...node.enum];
   if (type === 'array' || node.items !== undefined) {
     result.items = node.items === undefined ? {} : toJsonSchema(node.items, `${path}[]`);
   }
-  if (type === 'object' || node.properties !== undefined || node.additionalProperties !== undefined || preserve) {
+  if (
+    type === 'object' ||
+    node.properties !== undefined ||
+    node.additionalProperties !== undefined ||
+    preserve
+  ) {
     const properties: Record<string, JsonSchema> = {};
     if (node['x-kubernetes-embedded-resource'] === true) {
       properties.apiVersion = { type: 'string' };
@@ -142,15 +171,20 @@ function typeOf(node: Record<string, unknown>, path: string): JsonSchema {
       properties.metadata = { type: 'object', additionalProperties: true };
     }
     if (node.properties !== undefined) {
-      if (!isRecord(node.properties)) throw new CrdSchemaError(`${path}: properties must be an object`);
-      for (const [name, child] of Object.entries(node.properties)) properties[name] = toJsonSchema(child, `${path}.${name}`);
+      if (!isRecord(node.properties))
+        throw new CrdSchemaError(`${path}: properties must be an object`);
+      for (const [name, child] of Object.entries(node.properties))
+        properties[name] = toJsonSchema(child, `${path}.${name}`);
     }
     if (Object.keys(properties).length > 0) result.properties = properties;
-    const required = Array.isArray(node.required) ? node.required.filter((name): name is string => typeof name === 'string') : [];
+    const required = Array.isArray(node.required)
+      ? node.required.filter((name): name is string => typeof name === 'string')
+      : [];
     if (required.length > 0) result.required = required;
     const additional = node.additionalProperties;
     if (preserve) result.additionalProperties = true;
-    else if (isRecord(additional)) result.additionalProperties = toJsonSchema(additional, `${path}.*`);
+    else if (isRecord(additional))
+      result.additionalProperties = toJsonSchema(additional, `${path}.*`);
     else result.additionalProperties = additional === true;
   }
   return result;
@@ -169,7 +203,10 @@ export interface ObjectSchemaOptions {
  */
 export function objectSchema(version: CrdVersion, options: ObjectSchemaOptions): JsonSchema {
   const root = toJsonSchema(version.schema, `${version.crd} ${version.version} openAPIV3Schema`);
-  if (root.anyOf !== undefined) throw new CrdSchemaError(`${version.crd} ${version.version}: the root schema cannot be nullable`);
+  if (root.anyOf !== undefined)
+    throw new CrdSchemaError(
+      `${version.crd} ${version.version}: the root schema cannot be nullable`,
+    );
   const apiVersion = version.group === '' ? version.version : `${version.group}/${version.version}`;
   const properties: Record<string, JsonSchema> = {
     apiVersion: { type: 'string', enum: [apiVersion] },
@@ -178,17 +215,39 @@ export function objectSchema(version: CrdVersion, options: ObjectSchemaOptions):
   };
   for (const [name, child] of Object.entries(root.properties ?? {})) {
     if (name === 'apiVersion' || name === 'kind' || name === 'metadata') continue;
-    properties[name] = name === 'spec' || name === 'status' ? titled(child, `${version.typeName}${name === 'spec' ? 'Spec' : 'Status'}`) : child;
+    properties[name] =
+      name === 'spec' || name === 'status'
+        ? titled(child, `${version.typeName}${name === 'spec' ? 'Spec' : 'Status'}`)
+        : child;
   }
-  const required = ['apiVersion', 'kind', 'metadata', ...(root.required ?? []).filter((name) => !['apiVersion', 'kind', 'metadata'].includes(name))];
-  const description = root.description ?? `${version.kind} (${apiVersion}), from CustomResourceDefinition ${version.crd}.`;
-  return { title: version.typeName, description, type: 'object', properties, required, additionalProperties: root.additionalProperties ?? false };
+  const required = [
+    'apiVersion',
+    'kind',
+    'metadata',
+    ...(root.required ?? []).filter((name) => !['apiVersion', 'kind', 'metadata'].includes(name)),
+  ];
+  const description =
+    root.description ??
+    `${version.kind} (${apiVersion}), from CustomResourceDefinition ${version.crd}.`;
+  return {
+    title: version.typeName,
+    description,
+    type: 'object',
+    properties,
+    required,
+    additionalProperties: root.additionalProperties ?? false,
+  };
 }
 
 /** Gives an object schema (or the object branch of a nullable one) a title, so it becomes a named interface. */
 function titled(schema: JsonSchema, title: string): JsonSchema {
   if (schema.anyOf !== undefined) {
-    return { ...schema, anyOf: schema.anyOf.map((branch) => (branch.type === 'null' ? branch : titled(branch, title))) };
+    return {
+      ...schema,
+      anyOf: schema.anyOf.map((branch) =>
+        branch.type === 'null' ? branch : titled(branch, title),
+      ),
+    };
   }
   return schema.type === 'object' ? { ...schema, title } : schema;
 }

@@ -26,7 +26,10 @@ export interface GenerateOptions {
  * generated files can be committed and checked for drift.
  * @throws {@link CrdSchemaError} naming the file and CRD when a CRD cannot be used.
  */
-export async function generateTypes(sources: readonly CrdSource[], options: GenerateOptions = {}): Promise<string> {
+export async function generateTypes(
+  sources: readonly CrdSource[],
+  options: GenerateOptions = {},
+): Promise<string> {
   const importFrom = options.importFrom ?? DEFAULT_TYPES_IMPORT;
   const versions: CrdVersion[] = [];
   for (const source of sources) {
@@ -34,11 +37,16 @@ export async function generateTypes(sources: readonly CrdSource[], options: Gene
     try {
       documents = loadAll(source.text);
     } catch (error) {
-      throw new CrdSchemaError(`${source.name}: not YAML: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+      throw new CrdSchemaError(
+        `${source.name}: not YAML: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
+      );
     }
     versions.push(...documents.flatMap((document) => crdVersions(document, source.name)));
   }
-  if (versions.length === 0) throw new CrdSchemaError(`${sources.map((source) => source.name).join(', ')}: no CustomResourceDefinition found`);
+  if (versions.length === 0)
+    throw new CrdSchemaError(
+      `${sources.map((source) => source.name).join(', ')}: no CustomResourceDefinition found`,
+    );
   const seen = new Map<string, CrdVersion>();
   for (const version of versions) {
     const earlier = seen.get(version.typeName);

@@ -4,13 +4,33 @@
 // Its flags and help: ../options/release.ts.
 import type { ApiClient } from '../../framework/api/api-client.js';
 import { ApiError } from '../../framework/api/api-error.js';
-import { groupVersionPath, objectPath, pathSegment, type Resource } from '../../framework/api/resource.js';
+import {
+  groupVersionPath,
+  objectPath,
+  pathSegment,
+  type Resource,
+} from '../../framework/api/resource.js';
 import { sleep } from '../../framework/clock/long-timeout.js';
 import type { KubeObject } from '../../framework/objects/kube-object.js';
-import { deleteOwnWebhookConfigurations, ownWebhookConfigurations } from '../../framework/admission/configuration-writer.js';
+import {
+  deleteOwnWebhookConfigurations,
+  ownWebhookConfigurations,
+} from '../../framework/admission/configuration-writer.js';
 import { Identity } from '../../framework/state/identity.js';
 import type { UninstallOptions } from '../options/release.js';
-import { CommandError, connect, declaredResources, describeLease, eachLimited, listInScope, liveLeases, objectName, oneLine, resourceName, type DeclaredResource } from './declared-objects.js';
+import {
+  CommandError,
+  connect,
+  declaredResources,
+  describeLease,
+  eachLimited,
+  listInScope,
+  liveLeases,
+  objectName,
+  oneLine,
+  resourceName,
+  type DeclaredResource,
+} from './declared-objects.js';
 import { whyLeft } from './leftover.js';
 
 /** Deletions sent at once. */
@@ -33,11 +53,18 @@ interface Left {
 
 /** A CustomResourceDefinition, as far as uninstall reads it. */
 interface Crd extends KubeObject {
-  spec?: { group?: string; names?: { plural?: string }; versions?: { name: string; served?: boolean; storage?: boolean }[] };
+  spec?: {
+    group?: string;
+    names?: { plural?: string };
+    versions?: { name: string; served?: boolean; storage?: boolean }[];
+  };
 }
 
 /** `konductor uninstall`: exit code 0 when every object and named CRD is gone, 1 when something is left. */
-export async function uninstall(options: UninstallOptions, out: NodeJS.WriteStream | NodeJS.WritableStream = process.stdout): Promise<void> {
+export async function uninstall(
+  options: UninstallOptions,
+  out: NodeJS.WriteStream | NodeJS.WritableStream = process.stdout,
+): Promise<void> {
   const identity = Identity.parse(options.identity);
   const client = await connect(options);
   try {
@@ -46,7 +73,10 @@ export async function uninstall(options: UninstallOptions, out: NodeJS.WriteStre
     const targets: DeclaredResource[] = [];
     for (const target of served) {
       if (await isCustomResource(client, target.resource)) targets.push(target);
-      else out.write(`skipped ${resourceName(target.resource)}: a built-in resource the handlers watch; uninstall deletes only custom resources\n`);
+      else
+        out.write(
+          `skipped ${resourceName(target.resource)}: a built-in resource the handlers watch; uninstall deletes only custom resources\n`,
+        );
     }
     const leases = await liveLeases(client, options, Date.now());
     const operator = leases.length > 0 ? leases.map(describeLease).join('; ') : undefined;
@@ -73,20 +103,34 @@ export async function uninstall(options: UninstallOptions, out: NodeJS.WriteStre
       out.write(`all objects gone after ${seconds(Date.now() - started)}\n`);
     } else {
       failed = true;
-      out.write(`${left.length} object${left.length === 1 ? '' : 's'} left after ${options.timeoutSeconds}s:\n`);
+      out.write(
+        `${left.length} object${left.length === 1 ? '' : 's'} left after ${options.timeoutSeconds}s:\n`,
+      );
       for (const { target, object } of left.slice(0, MAX_LISTED)) {
-        const deleteHandlerIds = target.handlers.filter((h) => h.kind === 'delete').map((h) => h.id);
-        const reason = whyLeft(object, { identity, operator, deleteHandlerIds, deleteError: errors.get(object.metadata?.uid ?? '') });
+        const deleteHandlerIds = target.handlers
+          .filter((h) => h.kind === 'delete')
+          .map((h) => h.id);
+        const reason = whyLeft(object, {
+          identity,
+          operator,
+          deleteHandlerIds,
+          deleteError: errors.get(object.metadata?.uid ?? ''),
+        });
         out.write(`  ${resourceName(target.resource)} ${objectName(object)}: ${reason}\n`);
       }
       if (left.length > MAX_LISTED) out.write(`  ... and ${left.length - MAX_LISTED} more\n`);
     }
     for (const name of options.crds) {
-      if (!(await deleteCrd(client, name, Math.max(deadline, Date.now() + MIN_CRD_WAIT_MS), out))) failed = true;
+      if (!(await deleteCrd(client, name, Math.max(deadline, Date.now() + MIN_CRD_WAIT_MS), out)))
+        failed = true;
     }
     const keep = webhooksKept(options.namespaces, left.length);
-    if (keep) for (const name of await ownWebhookConfigurations(client, identity.name)) out.write(`kept ${name}: ${keep}\n`);
-    else for (const name of await deleteOwnWebhookConfigurations(client, identity.name)) out.write(`deleted ${name}\n`);
+    if (keep)
+      for (const name of await ownWebhookConfigurations(client, identity.name))
+        out.write(`kept ${name}: ${keep}\n`);
+    else
+      for (const name of await deleteOwnWebhookConfigurations(client, identity.name))
+        out.write(`deleted ${name}\n`);
     if (failed) process.exitCode = 1;
   } finally {
     client.close();
@@ -97,21 +141,36 @@ export async function uninstall(options: UninstallOptions, out: NodeJS.WriteStre
 async function isCustomResource(client: ApiClient, resource: Resource): Promise<boolean> {
   if (resource.group === '') return false;
   try {
-    await client.request('GET', `${CRD_PATH}/${pathSegment(`${resource.plural}.${resource.group}`, 'name')}`);
+    await client.request(
+      'GET',
+      `${CRD_PATH}/${pathSegment(`${resource.plural}.${resource.group}`, 'name')}`,
+    );
     return true;
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) return false;
-    throw new CommandError(`cannot tell whether ${resourceName(resource)} is a custom resource: ${oneLine(error)}`);
+    throw new CommandError(
+      `cannot tell whether ${resourceName(resource)} is a custom resource: ${oneLine(error)}`,
+    );
   }
 }
 
 /** Lists the objects of every target, deletes those not yet being deleted, and returns every object still there. */
-async function deletePass(client: ApiClient, targets: readonly DeclaredResource[], namespaces: readonly string[], errors: Map<string, string>, out: NodeJS.WritableStream, first: boolean): Promise<Left[]> {
+async function deletePass(
+  client: ApiClient,
+  targets: readonly DeclaredResource[],
+  namespaces: readonly string[],
+  errors: Map<string, string>,
+  out: NodeJS.WritableStream,
+  first: boolean,
+): Promise<Left[]> {
   const left: Left[] = [];
   for (const target of targets) {
     const objects = await listInScope(client, target.resource, namespaces);
     const toDelete = objects.filter((object) => object.metadata?.deletionTimestamp === undefined);
-    if (first) out.write(`deleting ${toDelete.length} ${resourceName(target.resource)}${objects.length > toDelete.length ? ` (${objects.length - toDelete.length} already being deleted)` : ''}\n`);
+    if (first)
+      out.write(
+        `deleting ${toDelete.length} ${resourceName(target.resource)}${objects.length > toDelete.length ? ` (${objects.length - toDelete.length} already being deleted)` : ''}\n`,
+      );
     const gone = new Set<KubeObject>();
     await eachLimited(toDelete, PARALLEL, async (object) => {
       const outcome = await deleteObject(client, target.resource, object);
@@ -128,11 +187,24 @@ async function deletePass(client: ApiClient, targets: readonly DeclaredResource[
  * background (its owned children go to the garbage collector). Returns `gone`, `deleted` (it may
  * stay a while, being deleted), or the error.
  */
-async function deleteObject(client: ApiClient, resource: Resource, object: KubeObject): Promise<string> {
+async function deleteObject(
+  client: ApiClient,
+  resource: Resource,
+  object: KubeObject,
+): Promise<string> {
   const { namespace, name, uid } = object.metadata ?? {};
   try {
-    const body = { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background', ...(uid ? { preconditions: { uid } } : {}) };
-    const answer = await client.request<KubeObject>('DELETE', objectPath(resource, namespace, name ?? ''), { body });
+    const body = {
+      apiVersion: 'v1',
+      kind: 'DeleteOptions',
+      propagationPolicy: 'Background',
+      ...(uid ? { preconditions: { uid } } : {}),
+    };
+    const answer = await client.request<KubeObject>(
+      'DELETE',
+      objectPath(resource, namespace, name ?? ''),
+      { body },
+    );
     // A Status answer means it is gone already; the object itself means it waits for finalizers.
     return answer?.kind === 'Status' ? 'gone' : 'deleted';
   } catch (error) {
@@ -144,28 +216,45 @@ async function deleteObject(client: ApiClient, resource: Resource, object: KubeO
 }
 
 /** Prints what would be deleted, one line per object, and deletes nothing. */
-async function dryRun(client: ApiClient, targets: readonly DeclaredResource[], options: UninstallOptions, identity: string, out: NodeJS.WritableStream): Promise<void> {
+async function dryRun(
+  client: ApiClient,
+  targets: readonly DeclaredResource[],
+  options: UninstallOptions,
+  identity: string,
+  out: NodeJS.WritableStream,
+): Promise<void> {
   let count = 0;
   for (const target of targets) {
     for (const object of await listInScope(client, target.resource, options.namespaces)) {
       count++;
-      const being = object.metadata?.deletionTimestamp !== undefined ? ' (already being deleted)' : '';
+      const being =
+        object.metadata?.deletionTimestamp !== undefined ? ' (already being deleted)' : '';
       out.write(`would delete ${resourceName(target.resource)} ${objectName(object)}${being}\n`);
     }
   }
-  for (const name of options.crds) out.write(`would delete CustomResourceDefinition ${name} once none of its objects is left\n`);
+  for (const name of options.crds)
+    out.write(`would delete CustomResourceDefinition ${name} once none of its objects is left\n`);
   const keep = webhooksKept(options.namespaces, 0);
   for (const name of await ownWebhookConfigurations(client, identity)) {
-    out.write(keep ? `would keep ${name}: ${keep}\n` : `would delete ${name} once no object is left\n`);
+    out.write(
+      keep ? `would keep ${name}: ${keep}\n` : `would delete ${name} once no object is left\n`,
+    );
   }
-  out.write(`uninstall (dry run, nothing written): ${count} objects to delete, ${options.crds.length} CRDs after them\n`);
+  out.write(
+    `uninstall (dry run, nothing written): ${count} objects to delete, ${options.crds.length} CRDs after them\n`,
+  );
 }
 
 /**
  * Deletes one CRD unless objects of it are left anywhere in the cluster, and waits (until `deadline`)
  * for it to go. Returns whether it is gone.
  */
-async function deleteCrd(client: ApiClient, name: string, deadline: number, out: NodeJS.WritableStream): Promise<boolean> {
+async function deleteCrd(
+  client: ApiClient,
+  name: string,
+  deadline: number,
+  out: NodeJS.WritableStream,
+): Promise<boolean> {
   const path = `${CRD_PATH}/${pathSegment(name, 'name')}`;
   let crd: Crd;
   try {
@@ -180,11 +269,15 @@ async function deleteCrd(client: ApiClient, name: string, deadline: number, out:
   }
   const remaining = await anyObjectOf(client, crd);
   if (remaining !== undefined) {
-    out.write(`CustomResourceDefinition ${name} kept: objects of it are left (e.g. ${remaining}); deleting it would delete them without their finalizers running\n`);
+    out.write(
+      `CustomResourceDefinition ${name} kept: objects of it are left (e.g. ${remaining}); deleting it would delete them without their finalizers running\n`,
+    );
     return false;
   }
   try {
-    await client.request('DELETE', path, { body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: crd.metadata?.uid } } });
+    await client.request('DELETE', path, {
+      body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: crd.metadata?.uid } },
+    });
   } catch (error) {
     if (!(error instanceof ApiError && error.status === 404)) {
       out.write(`CustomResourceDefinition ${name} kept: ${oneLine(error)}\n`);
@@ -235,7 +328,11 @@ class Progress {
 
   show(left: readonly Left[], started: number): void {
     const byResource = new Map<string, number>();
-    for (const { target } of left) byResource.set(resourceName(target.resource), (byResource.get(resourceName(target.resource)) ?? 0) + 1);
+    for (const { target } of left)
+      byResource.set(
+        resourceName(target.resource),
+        (byResource.get(resourceName(target.resource)) ?? 0) + 1,
+      );
     const counts = [...byResource].map(([name, n]) => `${n} ${name}`).join(', ');
     const text = `waiting: ${left.length} object${left.length === 1 ? '' : 's'} left (${counts})`;
     const now = Date.now();
@@ -244,7 +341,8 @@ class Progress {
       this.lastLine = text;
       return;
     }
-    if (now - this.lastAt < TICK_MS || (text === this.lastLine && now - this.lastAt < HEARTBEAT_MS)) return;
+    if (now - this.lastAt < TICK_MS || (text === this.lastLine && now - this.lastAt < HEARTBEAT_MS))
+      return;
     this.out.write(`${text}, ${seconds(now - started)} of ${this.timeoutSeconds}s\n`);
     this.lastLine = text;
     this.lastAt = now;
@@ -264,8 +362,13 @@ function seconds(ms: number): string {
  * are cluster-wide: removed only when everything was uninstalled (no namespace limit) and no object
  * is left, since the operator still serves other namespaces, or the objects left.
  */
-export function webhooksKept(namespaces: readonly string[], objectsLeft: number): string | undefined {
-  if (namespaces.length > 0) return `it serves every namespace the operator does, and only ${namespaces.join(', ')} ${namespaces.length === 1 ? 'was' : 'were'} uninstalled`;
-  if (objectsLeft > 0) return `${objectsLeft} object${objectsLeft === 1 ? ' is' : 's are'} left, which the operator still serves`;
+export function webhooksKept(
+  namespaces: readonly string[],
+  objectsLeft: number,
+): string | undefined {
+  if (namespaces.length > 0)
+    return `it serves every namespace the operator does, and only ${namespaces.join(', ')} ${namespaces.length === 1 ? 'was' : 'were'} uninstalled`;
+  if (objectsLeft > 0)
+    return `${objectsLeft} object${objectsLeft === 1 ? ' is' : 's are'} left, which the operator still serves`;
   return undefined;
 }

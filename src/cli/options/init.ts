@@ -74,15 +74,24 @@ a Dockerfile and deploy/ (ServiceAccount, RBAC and a hardened Deployment).`,
  * `konductor init <dir> [options]`, or the ask for its help.
  * @throws {@link UsageError} for a missing or second folder, or a refused flag value.
  */
-export function parseInit(args: readonly string[]): { help: true } | { help: false; options: InitOptions } {
+export function parseInit(
+  args: readonly string[],
+): { help: true } | { help: false; options: InitOptions } {
   const { values, positionals } = parseFlags(INIT, args);
   if (values.help) return { help: true };
-  if (positionals.length === 0) throw new UsageError('init needs the folder of the new project: konductor init <dir>');
+  if (positionals.length === 0)
+    throw new UsageError('init needs the folder of the new project: konductor init <dir>');
   if (positionals.length > 1)
-    throw new UsageError(`init takes one folder, got ${positionals.length}: ${positionals.join(' ')}`);
+    throw new UsageError(
+      `init takes one folder, got ${positionals.length}: ${positionals.join(' ')}`,
+    );
   const dir = positionals[0]!;
-  if (dir.trim() === '') throw new UsageError('init needs the folder of the new project: konductor init <dir>');
+  if (dir.trim() === '')
+    throw new UsageError('init needs the folder of the new project: konductor init <dir>');
   const reader = new FlagReader(INIT_FLAGS, values, {});
   const group = reader.get('group');
-  return { help: false, options: { dir, name: reader.get('name'), group, konductor: reader.get('konductor') } };
+  return {
+    help: false,
+    options: { dir, name: reader.get('name'), group, konductor: reader.get('konductor') },
+  };
 }

@@ -63,7 +63,8 @@ export const MANIFESTS_FLAGS = {
     value: '<path>',
     multiple: true,
     defaultNote: "the files as given, relative to the image's working directory",
-    description: "Handler file or folder inside the image, passed to 'konductor run'; repeat for more",
+    description:
+      "Handler file or folder inside the image, passed to 'konductor run'; repeat for more",
   },
   'namespace-scoped': {
     description:
@@ -155,16 +156,22 @@ patch is granted unless a CRD or the built-in table says there is no status subr
  * `konductor manifests <file|folder>... [options]`, or the ask for its help.
  * @throws {@link UsageError} without handler files, or for a refused flag value.
  */
-export function parseManifests(args: readonly string[]): { help: true } | { help: false; options: ManifestsOptions } {
+export function parseManifests(
+  args: readonly string[],
+): { help: true } | { help: false; options: ManifestsOptions } {
   const { values, positionals } = parseFlags(MANIFESTS, args);
   if (values.help) return { help: true };
   if (positionals.length === 0) {
-    throw new UsageError('manifests needs at least one handler file or folder: konductor manifests <file|folder>...');
+    throw new UsageError(
+      'manifests needs at least one handler file or folder: konductor manifests <file|folder>...',
+    );
   }
   const flags = new FlagReader(MANIFESTS_FLAGS, values, {});
   const name = flags.get('name');
-  const namespace = flags.get('namespace') ?? check.labelName({ value: name, source: '--namespace' });
-  const leaseName = flags.get('lease-name') ?? check.subdomainName({ value: name, source: '--lease-name' });
+  const namespace =
+    flags.get('namespace') ?? check.labelName({ value: name, source: '--namespace' });
+  const leaseName =
+    flags.get('lease-name') ?? check.subdomainName({ value: name, source: '--lease-name' });
   const identity = flags.get('identity');
   const storage = flags.get('storage');
   const scoped = flags.get('namespace-scoped') === true;
@@ -173,7 +180,9 @@ export function parseManifests(args: readonly string[]): { help: true } | { help
       '--watch-namespace needs --namespace-scoped (without it the operator serves all namespaces with a ClusterRole)',
     );
   }
-  const watchNamespaces = scoped ? check.unique(flags.get('watch-namespace') ?? [namespace]) : undefined;
+  const watchNamespaces = scoped
+    ? check.unique(flags.get('watch-namespace') ?? [namespace])
+    : undefined;
   return {
     help: false,
     options: {

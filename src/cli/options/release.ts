@@ -58,7 +58,10 @@ const SCOPE_FLAGS = {
     description: 'All namespaces (the default; cannot be combined with --namespace)',
   },
   context: RUN_FLAGS.context,
-  kubeconfig: { ...RUN_FLAGS.kubeconfig, defaultNote: '$KUBECONFIG, ~/.kube/config, or in-cluster' },
+  kubeconfig: {
+    ...RUN_FLAGS.kubeconfig,
+    defaultNote: '$KUBECONFIG, ~/.kube/config, or in-cluster',
+  },
   identity: {
     ...RUN_FLAGS.identity,
     description:
@@ -93,7 +96,8 @@ export const UNINSTALL_FLAGS = {
   timeout: {
     value: '<duration>',
     default: `${DEFAULT_UNINSTALL_TIMEOUT / 60}m`,
-    description: 'How long to wait for the objects to be gone: seconds, or with a unit (90s, 5m, 1h); 0 does not wait',
+    description:
+      'How long to wait for the objects to be gone: seconds, or with a unit (90s, 5m, 1h); 0 does not wait',
     parse: check.duration,
   },
   crd: {
@@ -176,7 +180,8 @@ export function parseRelease(
   args: readonly string[],
   env: NodeJS.ProcessEnv,
 ): Release {
-  const [spec, other] = command === 'disconnect' ? [DISCONNECT, UNINSTALL] : [UNINSTALL, DISCONNECT];
+  const [spec, other] =
+    command === 'disconnect' ? [DISCONNECT, UNINSTALL] : [UNINSTALL, DISCONNECT];
   const { values, positionals: files } = parseFlags(spec, args, other.flags);
   if (values.help) return { kind: 'help' };
   for (const flag of Object.keys(other.flags).filter((name) => !(name in spec.flags))) {
@@ -203,10 +208,15 @@ export function parseRelease(
     leaseName: flags.get('lease-name') ?? identity.leaseName,
     dryRun: flags.get('dry-run') === true,
   };
-  if (command === 'disconnect') return { kind: 'disconnect', options: { ...scope, force: values.force === true } };
+  if (command === 'disconnect')
+    return { kind: 'disconnect', options: { ...scope, force: values.force === true } };
   const uninstall = new FlagReader(UNINSTALL_FLAGS, values, env);
   return {
     kind: 'uninstall',
-    options: { ...scope, timeoutSeconds: uninstall.get('timeout'), crds: check.unique(uninstall.get('crd') ?? []) },
+    options: {
+      ...scope,
+      timeoutSeconds: uninstall.get('timeout'),
+      crds: check.unique(uninstall.get('crd') ?? []),
+    },
   };
 }

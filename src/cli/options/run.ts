@@ -76,7 +76,8 @@ export interface RunOptions {
   webhookClientCA?: string;
 }
 
-const seconds = (what: string) => (setting: Setting) => check.integer(setting, 0, check.MAX_SECONDS, what);
+const seconds = (what: string) => (setting: Setting) =>
+  check.integer(setting, 0, check.MAX_SECONDS, what);
 
 /** The flags of `run` and `dev`. */
 export const RUN_FLAGS = {
@@ -114,7 +115,8 @@ export const RUN_FLAGS = {
     env: true,
     defaultNote: '64',
     description: 'Handle at most n objects at once; a positive integer',
-    parse: (setting: Setting) => check.integer(setting, 1, Number.MAX_SAFE_INTEGER, 'a positive integer'),
+    parse: (setting: Setting) =>
+      check.integer(setting, 1, Number.MAX_SAFE_INTEGER, 'a positive integer'),
   },
   'handler-timeout': {
     value: '<s>',
@@ -177,7 +179,11 @@ export const RUN_FLAGS = {
       're-runs no handler',
     parse: (setting: Setting) => check.oneOf(setting, STORAGES),
   },
-  standalone: { env: true, default: 'false', description: 'Run without leader election (only one replica may run)' },
+  standalone: {
+    env: true,
+    default: 'false',
+    description: 'Run without leader election (only one replica may run)',
+  },
   'lease-namespace': {
     value: '<ns>',
     env: true,
@@ -214,7 +220,8 @@ export const RUN_FLAGS = {
   'webhook-url': {
     value: '<url>',
     env: true,
-    description: 'Or the https base URL the API server calls them at (local development), e.g. https://127.0.0.1:9443',
+    description:
+      'Or the https base URL the API server calls them at (local development), e.g. https://127.0.0.1:9443',
     parse: (setting: Setting) => {
       check.nonEmpty(setting);
       return check.httpsUrl(setting);
@@ -320,17 +327,22 @@ type ScopeFlags = Pick<typeof RUN_FLAGS, 'namespace' | 'all-namespaces'>;
  * The namespaces to serve. `--namespace` and `--all-namespaces` are one choice, so either flag
  * overrides both variables; each pair (flags, variables) is refused when it asks for both.
  */
-export function namespaceScope(reader: FlagReader<ScopeFlags>): Pick<RunOptions, 'namespaces' | 'allNamespaces'> {
+export function namespaceScope(
+  reader: FlagReader<ScopeFlags>,
+): Pick<RunOptions, 'namespaces' | 'allNamespaces'> {
   if (reader.given('namespace') || reader.given('all-namespaces')) {
     const namespaces = reader.flag('namespace') ?? [];
     const all = reader.flag('all-namespaces') === true;
-    if (namespaces.length > 0 && all) throw new UsageError('--namespace and --all-namespaces cannot be used together');
+    if (namespaces.length > 0 && all)
+      throw new UsageError('--namespace and --all-namespaces cannot be used together');
     return { namespaces: check.unique(namespaces), allNamespaces: all };
   }
   const all = reader.variable('all-namespaces') ?? false;
   const namespaces = reader.variable('namespace') ?? [];
   if (namespaces.length > 0 && all) {
-    throw new UsageError(`${envName('namespace')} and ${envName('all-namespaces')} cannot be used together`);
+    throw new UsageError(
+      `${envName('namespace')} and ${envName('all-namespaces')} cannot be used together`,
+    );
   }
   return { namespaces: check.unique(namespaces), allNamespaces: all };
 }

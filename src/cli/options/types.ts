@@ -18,7 +18,11 @@ export interface TypesOptions {
 
 /** The flags of `types`. */
 export const TYPES_FLAGS = {
-  out: { short: 'o', value: '<file>', description: 'Write to this file instead of stdout (folders are created)' },
+  out: {
+    short: 'o',
+    value: '<file>',
+    description: 'Write to this file instead of stdout (folders are created)',
+  },
   'import-from': {
     value: '<module>',
     default: DEFAULT_TYPES_IMPORT,
@@ -57,7 +61,9 @@ that carries apiVersion, kind, plural and the type, for decorators and the clien
  * `konductor types <crd.yaml|folder>... [options]`, or the ask for its help.
  * @throws {@link UsageError} without a CRD file, or for a refused flag value.
  */
-export function parseTypes(args: readonly string[]): { help: true } | { help: false; options: TypesOptions } {
+export function parseTypes(
+  args: readonly string[],
+): { help: true } | { help: false; options: TypesOptions } {
   const { values, positionals } = parseFlags(TYPES, args);
   if (values.help) return { help: true };
   if (positionals.length === 0) {

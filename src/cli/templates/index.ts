@@ -1,7 +1,13 @@
 // The files of a new project (`konductor init`), as TypeScript string templates: they compile into
 // dist/ with the CLI, so the package ships nothing extra for them.
 import { crdFile, handlersFile, handlersTestFile } from './example-operator.js';
-import { deploymentManifest, dockerfile, namespaceManifest, rbacManifest, serviceAccountManifest } from './deployment.js';
+import {
+  deploymentManifest,
+  dockerfile,
+  namespaceManifest,
+  rbacManifest,
+  serviceAccountManifest,
+} from './deployment.js';
 import { DOCKERIGNORE, GITIGNORE, packageJson, readme, tsconfigJson } from './project-files.js';
 import { EXAMPLE, type ProjectSettings } from './settings.js';
 

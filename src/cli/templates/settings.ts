@@ -13,7 +13,12 @@ export interface ProjectSettings {
 }
 
 /** The example resource every template speaks of. */
-export const EXAMPLE = { kind: 'Greeting', plural: 'greetings', singular: 'greeting', version: 'v1' } as const;
+export const EXAMPLE = {
+  kind: 'Greeting',
+  plural: 'greetings',
+  singular: 'greeting',
+  version: 'v1',
+} as const;
 
 /** The example resource's apiVersion, `<group>/v1`. */
 export function exampleApiVersion(settings: ProjectSettings): string {

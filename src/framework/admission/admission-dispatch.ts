@@ -1,7 +1,11 @@
 import type { ApiClient } from '../api/api-client.js';
 import type { Resource } from '../api/resource.js';
 import { AttemptTimeoutError, withTimeLimit } from '../clock/time-limit.js';
-import { ADMISSION_DEFAULTS, type AdmissionSpec, type MutationContext } from '../intents/admission-specs.js';
+import {
+  ADMISSION_DEFAULTS,
+  type AdmissionSpec,
+  type MutationContext,
+} from '../intents/admission-specs.js';
 import type { Cache, Indexes } from '../intents/cache.js';
 import { currentCacheAccess } from '../intents/cache-scope.js';
 import { AdmissionError, describeError } from '../intents/errors.js';
@@ -40,7 +44,12 @@ function allowed(uid: string, warnings: string[] = []): AdmissionResponse {
   return warnings.length > 0 ? { uid, allowed: true, warnings } : { uid, allowed: true };
 }
 
-function refused(uid: string, code: number, message: string, warnings: string[]): AdmissionResponse {
+function refused(
+  uid: string,
+  code: number,
+  message: string,
+  warnings: string[],
+): AdmissionResponse {
   const response: AdmissionResponse = { uid, allowed: false, status: { code, message } };
   if (warnings.length > 0) response.warnings = warnings;
   return response;
@@ -51,7 +60,8 @@ function bodyOf(request: AdmissionRequest): KubeObject {
   const body = request.object ?? request.oldObject ?? {};
   // The API server may leave the namespace (and, with generateName, the name) to the request.
   const metadata = { ...(body.metadata ?? {}) };
-  if (metadata.namespace === undefined && request.namespace !== undefined) metadata.namespace = request.namespace;
+  if (metadata.namespace === undefined && request.namespace !== undefined)
+    metadata.namespace = request.namespace;
   if (metadata.name === undefined && request.name !== undefined) metadata.name = request.name;
   return { ...body, metadata };
 }
@@ -62,49 +72,73 @@ function bodyOf(request: AdmissionRequest): KubeObject {
  * any other error or when the handler runs too long; admitted with the handler's warnings and, for
  * a mutating handler, the JSON patch its merge patch amounts to. Never throws.
  */
-export async function dispatchAdmission(spec: AdmissionSpec, request: AdmissionRequest, scope: AdmissionScope): Promise<AdmissionResponse> {
+export async function dispatchAdmission(
+  spec: AdmissionSpec,
+  request: AdmissionRequest,
+  scope: AdmissionScope,
+): Promise<AdmissionResponse> {
   const { options } = spec;
   const operations = options.operations ?? ADMISSION_DEFAULTS.operations;
-  if (!operations.includes(request.operation) || options.subresource !== request.subResource) return allowed(request.uid);
+  if (!operations.includes(request.operation) || options.subresource !== request.subResource)
+    return allowed(request.uid);
   const body = bodyOf(request);
   const parts = objectParts(body);
-  const logger = scope.logger.child({ namespace: parts.namespace, name: parts.name, handler: spec.id, operation: request.operation });
+  const logger = scope.logger.child({
+    namespace: parts.namespace,
+    name: parts.name,
+    handler: spec.id,
+    operation: request.operation,
+  });
   const memo = scope.memo ?? {};
   const warnings: string[] = [];
   try {
-    const filters: ObjectFilters = { ...options, value: options.field !== undefined ? (options.value ?? PRESENT) : undefined };
-    if (!matchesObject(body, filters, { resource: scope.resource, memos: new ObjectMemos(memo) })) return allowed(request.uid);
+    const filters: ObjectFilters = {
+      ...options,
+      value: options.field !== undefined ? (options.value ?? PRESENT) : undefined,
+    };
+    if (!matchesObject(body, filters, { resource: scope.resource, memos: new ObjectMemos(memo) }))
+      return allowed(request.uid);
     // The handler must not change what the patch is computed against, even by mistake.
     const original = request.object ? structuredClone(request.object) : undefined;
     const patch = emptyPatch();
     const access = currentCacheAccess();
-    const returned = await withTimeLimit((signal) => {
-      const context = {
-        ...parts,
-        old: request.oldObject,
-        operation: request.operation,
-        subresource: request.subResource,
-        userInfo: request.userInfo,
-        dryRun: request.dryRun,
-        warnings,
-        logger,
-        resource: scope.resource,
-        client: scope.client,
-        cache: scope.cache ?? access.cache,
-        indexes: scope.indexes ?? access.indexes,
-        memo,
-        signal,
-        patch,
-      };
-      return spec.fn(context as MutationContext);
-    }, answerWithinMs(options.timeoutSeconds ?? ADMISSION_DEFAULTS.timeoutSeconds));
-    if (Array.isArray(returned)) warnings.push(...returned.filter((item): item is string => typeof item === 'string'));
+    const returned = await withTimeLimit(
+      (signal) => {
+        const context = {
+          ...parts,
+          old: request.oldObject,
+          operation: request.operation,
+          subresource: request.subResource,
+          userInfo: request.userInfo,
+          dryRun: request.dryRun,
+          warnings,
+          logger,
+          resource: scope.resource,
+          client: scope.client,
+          cache: scope.cache ?? access.cache,
+          indexes: scope.indexes ?? access.indexes,
+          memo,
+          signal,
+          patch,
+        };
+        return spec.fn(context as MutationContext);
+      },
+      answerWithinMs(options.timeoutSeconds ?? ADMISSION_DEFAULTS.timeoutSeconds),
+    );
+    if (Array.isArray(returned))
+      warnings.push(...returned.filter((item): item is string => typeof item === 'string'));
     if (spec.kind === 'mutate') {
       const changes = prune(patch as Patch);
       if (changes && original) {
         const ops = jsonPatchDiff(original, applyMergePatch(original, changes));
-        if (ops.length > 0) return { ...allowed(request.uid, warnings), patch: Buffer.from(JSON.stringify(ops)).toString('base64'), patchType: 'JSONPatch' };
-      } else if (changes) logger.debug('a patch on a request without a new object (DELETE, CONNECT) is ignored');
+        if (ops.length > 0)
+          return {
+            ...allowed(request.uid, warnings),
+            patch: Buffer.from(JSON.stringify(ops)).toString('base64'),
+            patchType: 'JSONPatch',
+          };
+      } else if (changes)
+        logger.debug('a patch on a request without a new object (DELETE, CONNECT) is ignored');
     }
     return allowed(request.uid, warnings);
   } catch (error) {
@@ -113,7 +147,10 @@ export async function dispatchAdmission(spec: AdmissionSpec, request: AdmissionR
       logger.debug({ code: error.code }, `admission refused: ${message}`);
       return refused(request.uid, error.code, message, warnings);
     }
-    const message = error instanceof AttemptTimeoutError ? `${spec.id} timed out` : `${spec.id} failed: ${describeError(error)}`;
+    const message =
+      error instanceof AttemptTimeoutError
+        ? `${spec.id} timed out`
+        : `${spec.id} failed: ${describeError(error)}`;
     logger.error({ err: error }, `admission handler failed; the request is refused: ${message}`);
     return refused(request.uid, 500, message, warnings);
   }

@@ -1,4 +1,8 @@
-import { ADMISSION_OPERATIONS, type AdmissionOperation, type AdmissionUser } from '../intents/admission-specs.js';
+import {
+  ADMISSION_OPERATIONS,
+  type AdmissionOperation,
+  type AdmissionUser,
+} from '../intents/admission-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
 
 /** One `admission.k8s.io/v1` request, checked: what the dispatcher and the handler context read. */
@@ -45,29 +49,48 @@ function optionalString(value: unknown): string | undefined {
 }
 
 function stringList(value: unknown): string[] {
-  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+  return Array.isArray(value)
+    ? value.filter((item): item is string => typeof item === 'string')
+    : [];
 }
 
-function groupVersion(value: unknown, last: 'kind' | 'resource'): Record<string, string> | undefined {
-  if (!isRecord(value) || typeof value.version !== 'string' || typeof value[last] !== 'string') return undefined;
-  return { group: typeof value.group === 'string' ? value.group : '', version: value.version, [last]: value[last] as string };
+function groupVersion(
+  value: unknown,
+  last: 'kind' | 'resource',
+): Record<string, string> | undefined {
+  if (!isRecord(value) || typeof value.version !== 'string' || typeof value[last] !== 'string')
+    return undefined;
+  return {
+    group: typeof value.group === 'string' ? value.group : '',
+    version: value.version,
+    [last]: value[last] as string,
+  };
 }
 
 function userInfoOf(value: unknown): AdmissionUser {
   const info = isRecord(value) ? value : {};
   const extra: Record<string, string[]> = {};
-  if (isRecord(info.extra)) for (const [key, values] of Object.entries(info.extra)) extra[key] = stringList(values);
-  const user: AdmissionUser = { username: typeof info.username === 'string' ? info.username : '', groups: stringList(info.groups), extra };
+  if (isRecord(info.extra))
+    for (const [key, values] of Object.entries(info.extra)) extra[key] = stringList(values);
+  const user: AdmissionUser = {
+    username: typeof info.username === 'string' ? info.username : '',
+    groups: stringList(info.groups),
+    extra,
+  };
   if (typeof info.uid === 'string') user.uid = info.uid;
   return user;
 }
 
 /** `object`/`oldObject`: a record, or absent (`null` is how the API server says absent). */
-function objectField(request: Record<string, unknown>, field: string): Parsed<KubeObject | undefined> {
+function objectField(
+  request: Record<string, unknown>,
+  field: string,
+): Parsed<KubeObject | undefined> {
   const value = request[field];
   if (value === undefined || value === null) return { ok: true, value: undefined };
   if (!isRecord(value)) return { ok: false, problem: `request.${field} must be an object` };
-  if (value.metadata !== undefined && !isRecord(value.metadata)) return { ok: false, problem: `request.${field}.metadata must be an object` };
+  if (value.metadata !== undefined && !isRecord(value.metadata))
+    return { ok: false, problem: `request.${field}.metadata must be an object` };
   return { ok: true, value: value as KubeObject };
 }
 
@@ -78,23 +101,38 @@ function objectField(request: Record<string, unknown>, field: string): Parsed<Ku
 export function parseAdmissionReview(body: unknown): Parsed<AdmissionRequest> {
   if (!isRecord(body)) return { ok: false, problem: 'expected a JSON object (an AdmissionReview)' };
   if (body.apiVersion !== ADMISSION_API_VERSION || body.kind !== 'AdmissionReview') {
-    return { ok: false, problem: `expected apiVersion ${ADMISSION_API_VERSION} and kind AdmissionReview, got ${JSON.stringify(String(body.apiVersion))} ${JSON.stringify(String(body.kind))}` };
+    return {
+      ok: false,
+      problem: `expected apiVersion ${ADMISSION_API_VERSION} and kind AdmissionReview, got ${JSON.stringify(String(body.apiVersion))} ${JSON.stringify(String(body.kind))}`,
+    };
   }
   const request = body.request;
   if (!isRecord(request)) return { ok: false, problem: 'request is missing' };
-  if (typeof request.uid !== 'string' || request.uid === '') return { ok: false, problem: 'request.uid is missing' };
+  if (typeof request.uid !== 'string' || request.uid === '')
+    return { ok: false, problem: 'request.uid is missing' };
   const operation = request.operation;
-  if (typeof operation !== 'string' || !ADMISSION_OPERATIONS.includes(operation as AdmissionOperation)) {
-    return { ok: false, problem: `request.operation must be one of ${ADMISSION_OPERATIONS.join(', ')}` };
+  if (
+    typeof operation !== 'string' ||
+    !ADMISSION_OPERATIONS.includes(operation as AdmissionOperation)
+  ) {
+    return {
+      ok: false,
+      problem: `request.operation must be one of ${ADMISSION_OPERATIONS.join(', ')}`,
+    };
   }
   const kind = groupVersion(request.kind, 'kind');
   const resource = groupVersion(request.resource, 'resource');
-  if (!kind || !resource) return { ok: false, problem: 'request.kind and request.resource must name a group, version and kind/resource' };
+  if (!kind || !resource)
+    return {
+      ok: false,
+      problem: 'request.kind and request.resource must name a group, version and kind/resource',
+    };
   const object = objectField(request, 'object');
   if (!object.ok) return object;
   const oldObject = objectField(request, 'oldObject');
   if (!oldObject.ok) return oldObject;
-  if (request.dryRun !== undefined && typeof request.dryRun !== 'boolean') return { ok: false, problem: 'request.dryRun must be a boolean' };
+  if (request.dryRun !== undefined && typeof request.dryRun !== 'boolean')
+    return { ok: false, problem: 'request.dryRun must be a boolean' };
   return {
     ok: true,
     value: {
@@ -114,6 +152,10 @@ export function parseAdmissionReview(body: unknown): Parsed<AdmissionRequest> {
 }
 
 /** The AdmissionReview that carries a response. */
-export function admissionReview(response: AdmissionResponse): { apiVersion: string; kind: 'AdmissionReview'; response: AdmissionResponse } {
+export function admissionReview(response: AdmissionResponse): {
+  apiVersion: string;
+  kind: 'AdmissionReview';
+  response: AdmissionResponse;
+} {
   return { apiVersion: ADMISSION_API_VERSION, kind: 'AdmissionReview', response };
 }

@@ -73,7 +73,10 @@ export function servingRenewalAt(serving: Lifetime): number {
  */
 export function stagingAt(authority: Lifetime, times: RotationTimes): number {
   const issued = authority.notBefore + CLOCK_SKEW_MS;
-  return Math.min(issued + ((authority.notAfter - issued) * 2) / 3, authority.notAfter - 2 * times.overlapMs);
+  return Math.min(
+    issued + ((authority.notAfter - issued) * 2) / 3,
+    authority.notAfter - 2 * times.overlapMs,
+  );
 }
 
 /** When a staged CA is promoted: one overlap after it was issued (and published). */
@@ -85,14 +88,29 @@ export function promotionAt(next: Lifetime, times: RotationTimes): number {
  * When a retired CA leaves the bundle: when it expires, or one overlap after the serving certificate
  * switched away from it, whichever is sooner. Not before a serving certificate from the new CA exists.
  */
-export function retirementAt(retired: Lifetime, serving: Lifetime | undefined, times: RotationTimes): number {
+export function retirementAt(
+  retired: Lifetime,
+  serving: Lifetime | undefined,
+  times: RotationTimes,
+): number {
   if (serving === undefined) return retired.notAfter;
   return Math.min(retired.notAfter, serving.notBefore + CLOCK_SKEW_MS + times.overlapMs);
 }
 
 /** The step due at `now` for `state`. */
-export function planRotation(state: RotationState, now: number, times: RotationTimes): RotationPlan {
-  const plan: RotationPlan = { issueAuthority: false, stageAuthority: false, promoteAuthority: false, dropRetired: [], renewServing: false, nextCheckAt: Infinity };
+export function planRotation(
+  state: RotationState,
+  now: number,
+  times: RotationTimes,
+): RotationPlan {
+  const plan: RotationPlan = {
+    issueAuthority: false,
+    stageAuthority: false,
+    promoteAuthority: false,
+    dropRetired: [],
+    renewServing: false,
+    nextCheckAt: Infinity,
+  };
   const { authority, next, serving } = state;
   const later = (at: number): void => {
     if (at > now) plan.nextCheckAt = Math.min(plan.nextCheckAt, at);
@@ -116,7 +134,12 @@ export function planRotation(state: RotationState, now: number, times: RotationT
     later(stagingAt(authority, times));
   }
 
-  if (plan.promoteAuthority || serving === undefined || now >= servingRenewalAt(serving) || serving.notAfter <= now) {
+  if (
+    plan.promoteAuthority ||
+    serving === undefined ||
+    now >= servingRenewalAt(serving) ||
+    serving.notAfter <= now
+  ) {
     plan.renewServing = true;
   } else {
     later(servingRenewalAt(serving));
@@ -134,5 +157,11 @@ export function planRotation(state: RotationState, now: number, times: RotationT
 
 /** Whether the plan changes anything. */
 export function planIsIdle(plan: RotationPlan): boolean {
-  return !plan.issueAuthority && !plan.stageAuthority && !plan.promoteAuthority && !plan.renewServing && plan.dropRetired.length === 0;
+  return (
+    !plan.issueAuthority &&
+    !plan.stageAuthority &&
+    !plan.promoteAuthority &&
+    !plan.renewServing &&
+    plan.dropRetired.length === 0
+  );
 }

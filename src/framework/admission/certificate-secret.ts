@@ -2,7 +2,12 @@ import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { KubeObject } from '../objects/kube-object.js';
 import { shortHash } from '../state/annotation-name.js';
-import { keyMatches, readCertificate, splitPemCertificates, type IssuedCertificate } from './certificates.js';
+import {
+  keyMatches,
+  readCertificate,
+  splitPemCertificates,
+  type IssuedCertificate,
+} from './certificates.js';
 import type { Lifetime, RotationState } from './certificate-rotation.js';
 
 /**
@@ -37,7 +42,9 @@ export function certificateSecretName(identity: string): string {
   const name = `${identity}${SECRET_SUFFIX}`;
   if (name.length <= MAX_SECRET_NAME) return name;
   const digest = shortHash(identity);
-  const head = identity.slice(0, MAX_SECRET_NAME - SECRET_SUFFIX.length - digest.length - 1).replace(/[^a-z0-9]+$/, '');
+  const head = identity
+    .slice(0, MAX_SECRET_NAME - SECRET_SUFFIX.length - digest.length - 1)
+    .replace(/[^a-z0-9]+$/, '');
   return `${head}-${digest}${SECRET_SUFFIX}`;
 }
 export const SECRET_KEYS = {
@@ -73,40 +80,72 @@ export interface StoredCertificates {
 }
 
 /** Reads the Secret's data; `hosts` are the names the serving certificate must carry. */
-export function readStoredCertificates(data: Readonly<Record<string, string>> | undefined, hosts: readonly string[]): StoredCertificates {
+export function readStoredCertificates(
+  data: Readonly<Record<string, string>> | undefined,
+  hosts: readonly string[],
+): StoredCertificates {
   const text = (key: string): string | undefined => {
     const value = data?.[key];
     return typeof value === 'string' ? Buffer.from(value, 'base64').toString('utf8') : undefined;
   };
   const problems: string[] = [];
-  const signer = keyedAuthority(text(SECRET_KEYS.signerCert), text(SECRET_KEYS.signerKey), SECRET_KEYS.signerCert, problems);
-  const next = keyedAuthority(text(SECRET_KEYS.nextCert), text(SECRET_KEYS.nextKey), SECRET_KEYS.nextCert, problems);
-  const known = new Set([signer, next].filter((entry) => entry !== undefined).map((entry) => fingerprint(entry.cert)));
+  const signer = keyedAuthority(
+    text(SECRET_KEYS.signerCert),
+    text(SECRET_KEYS.signerKey),
+    SECRET_KEYS.signerCert,
+    problems,
+  );
+  const next = keyedAuthority(
+    text(SECRET_KEYS.nextCert),
+    text(SECRET_KEYS.nextKey),
+    SECRET_KEYS.nextCert,
+    problems,
+  );
+  const known = new Set(
+    [signer, next].filter((entry) => entry !== undefined).map((entry) => fingerprint(entry.cert)),
+  );
   const retired: StoredCertificates['retired'] = [];
   for (const cert of splitPemCertificates(text(SECRET_KEYS.bundle) ?? '')) {
     const life = lifetime(cert);
-    if (life === undefined) problems.push(`${SECRET_KEYS.bundle}: an unreadable certificate (left out)`);
+    if (life === undefined)
+      problems.push(`${SECRET_KEYS.bundle}: an unreadable certificate (left out)`);
     else if (!known.has(fingerprint(cert))) retired.push({ cert, life });
   }
-  const serving = servingCertificate(text(SECRET_KEYS.cert), text(SECRET_KEYS.key), signer, hosts, problems);
+  const serving = servingCertificate(
+    text(SECRET_KEYS.cert),
+    text(SECRET_KEYS.key),
+    signer,
+    hosts,
+    problems,
+  );
   return { signer, next, retired, serving, problems };
 }
 
 /** The rotation plan's view: lifetimes only. */
 export function rotationState(stored: StoredCertificates): RotationState {
-  return { authority: stored.signer?.life, next: stored.next?.life, retired: stored.retired.map((entry) => entry.life), serving: stored.serving?.life };
+  return {
+    authority: stored.signer?.life,
+    next: stored.next?.life,
+    retired: stored.retired.map((entry) => entry.life),
+    serving: stored.serving?.life,
+  };
 }
 
 /** The bundle to publish: retired CAs, then the signer, then the staged CA. */
 export function caBundleOf(stored: StoredCertificates): string {
-  const certs = [...stored.retired.map((entry) => entry.cert), stored.signer?.cert, stored.next?.cert].filter((cert) => cert !== undefined);
+  const certs = [
+    ...stored.retired.map((entry) => entry.cert),
+    stored.signer?.cert,
+    stored.next?.cert,
+  ].filter((cert) => cert !== undefined);
   // One certificate per block, newline-separated: a stored certificate may lack its final newline.
   return certs.map((cert) => (cert.endsWith('\n') ? cert : `${cert}\n`)).join('');
 }
 
 /** The Secret's data for `stored` (base64); a key with nothing to hold is `null`, so a merge patch removes it. */
 export function secretData(stored: StoredCertificates): Record<string, string | null> {
-  const encode = (value: string | undefined): string | null => (value === undefined ? null : Buffer.from(value, 'utf8').toString('base64'));
+  const encode = (value: string | undefined): string | null =>
+    value === undefined ? null : Buffer.from(value, 'utf8').toString('base64');
   return {
     [SECRET_KEYS.cert]: encode(stored.serving?.cert),
     [SECRET_KEYS.key]: encode(stored.serving?.key),
@@ -132,7 +171,12 @@ function fingerprint(cert: string): string {
   return readCertificate(cert).fingerprint;
 }
 
-function keyedAuthority(cert: string | undefined, key: string | undefined, name: string, problems: string[]): KeyedCertificate | undefined {
+function keyedAuthority(
+  cert: string | undefined,
+  key: string | undefined,
+  name: string,
+  problems: string[],
+): KeyedCertificate | undefined {
   if (cert === undefined && key === undefined) return undefined;
   const life = cert === undefined ? undefined : lifetime(cert);
   if (cert === undefined || key === undefined || life === undefined) {
@@ -150,7 +194,13 @@ function keyedAuthority(cert: string | undefined, key: string | undefined, name:
   return { cert, key, life };
 }
 
-function servingCertificate(cert: string | undefined, key: string | undefined, signer: KeyedCertificate | undefined, hosts: readonly string[], problems: string[]): KeyedCertificate | undefined {
+function servingCertificate(
+  cert: string | undefined,
+  key: string | undefined,
+  signer: KeyedCertificate | undefined,
+  hosts: readonly string[],
+  problems: string[],
+): KeyedCertificate | undefined {
   if (cert === undefined && key === undefined) return undefined;
   const life = cert === undefined ? undefined : lifetime(cert);
   if (cert === undefined || key === undefined || life === undefined) {
@@ -158,14 +208,24 @@ function servingCertificate(cert: string | undefined, key: string | undefined, s
     return undefined;
   }
   if (!keyMatches(cert, key)) {
-    problems.push(`${SECRET_KEYS.cert}: the key in ${SECRET_KEYS.key} does not belong to the certificate`);
+    problems.push(
+      `${SECRET_KEYS.cert}: the key in ${SECRET_KEYS.key} does not belong to the certificate`,
+    );
     return undefined;
   }
   // Not a problem to report: a new signer or new hosts simply call for a new serving certificate.
   if (signer === undefined) return undefined;
   const parsed = new X509Certificate(cert);
   if (!parsed.verify(new X509Certificate(signer.cert).publicKey)) return undefined;
-  const dnsNames = new Set((parsed.subjectAltName ?? '').split(', ').filter((name) => name.startsWith('DNS:')).map((name) => name.slice(4)));
-  if (!hosts.every((host) => (isIP(host) ? parsed.checkIP(host) !== undefined : dnsNames.has(host)))) return undefined;
+  const dnsNames = new Set(
+    (parsed.subjectAltName ?? '')
+      .split(', ')
+      .filter((name) => name.startsWith('DNS:'))
+      .map((name) => name.slice(4)),
+  );
+  if (
+    !hosts.every((host) => (isIP(host) ? parsed.checkIP(host) !== undefined : dnsNames.has(host)))
+  )
+    return undefined;
   return { cert, key, life };
 }

@@ -4,9 +4,30 @@ import type { Clock } from '../clock/clock.js';
 import { systemClock } from '../clock/clock.js';
 import type { LongTimeout } from '../clock/long-timeout.js';
 import type { Logger } from '../observability/logger.js';
-import { checkedHosts, issueAuthority, issueServingCertificate, type IssuedCertificate } from './certificates.js';
-import { defaultOverlapMs, planIsIdle, planRotation, type RotationPlan, type RotationTimes } from './certificate-rotation.js';
-import { caBundleOf, lifetime, readStoredCertificates, rotationState, SECRET_TYPE, secretData, type KeyedCertificate, type SecretObject, type StoredCertificates } from './certificate-secret.js';
+import {
+  checkedHosts,
+  issueAuthority,
+  issueServingCertificate,
+  type IssuedCertificate,
+} from './certificates.js';
+import {
+  defaultOverlapMs,
+  planIsIdle,
+  planRotation,
+  type RotationPlan,
+  type RotationTimes,
+} from './certificate-rotation.js';
+import {
+  caBundleOf,
+  lifetime,
+  readStoredCertificates,
+  rotationState,
+  SECRET_TYPE,
+  secretData,
+  type KeyedCertificate,
+  type SecretObject,
+  type StoredCertificates,
+} from './certificate-secret.js';
 
 /** What a webhook server and its configurations need: the trusted CAs and the serving pair (all PEM). */
 export interface CertificateBundle {
@@ -81,20 +102,39 @@ export class CertificateStore {
 
   constructor(private readonly options: CertificateStoreOptions) {
     const { namespace, secretName } = options;
-    if (namespace.length > 63 || !NAMESPACE.test(namespace)) throw new Error(`CertificateStore: namespace ${JSON.stringify(namespace)} is not a DNS-1123 label`);
-    if (secretName.length > 253 || !SUBDOMAIN.test(secretName)) throw new Error(`CertificateStore: secretName ${JSON.stringify(secretName)} is not a DNS-1123 subdomain`);
+    if (namespace.length > 63 || !NAMESPACE.test(namespace))
+      throw new Error(
+        `CertificateStore: namespace ${JSON.stringify(namespace)} is not a DNS-1123 label`,
+      );
+    if (secretName.length > 253 || !SUBDOMAIN.test(secretName))
+      throw new Error(
+        `CertificateStore: secretName ${JSON.stringify(secretName)} is not a DNS-1123 subdomain`,
+      );
     this.where = `Secret ${namespace}/${secretName}`;
     this.hosts = checkedHosts(options.hosts);
     this.clock = options.clock ?? systemClock;
     this.pollIntervalMs = positive(options.pollIntervalMs ?? 60_000, 'pollIntervalMs');
-    const servingValidityMs = positive(options.servingValidityMs ?? 90 * DAY_MS, 'servingValidityMs');
+    const servingValidityMs = positive(
+      options.servingValidityMs ?? 90 * DAY_MS,
+      'servingValidityMs',
+    );
     const caValidityMs = positive(options.caValidityMs ?? 365 * DAY_MS, 'caValidityMs');
-    const overlapMs = positive(options.overlapMs ?? defaultOverlapMs(servingValidityMs, this.pollIntervalMs), 'overlapMs');
+    const overlapMs = positive(
+      options.overlapMs ?? defaultOverlapMs(servingValidityMs, this.pollIntervalMs),
+      'overlapMs',
+    );
     // A CA must live through staging, the overlap, the switch and the retirement with room to spare.
     // Every replica must have re-read the Secret (one poll) before a staged CA signs or a retired one goes.
-    if (overlapMs < this.pollIntervalMs) throw new Error(`CertificateStore (${this.where}): overlapMs (${overlapMs}) must be at least pollIntervalMs (${this.pollIntervalMs})`);
-    if (caValidityMs < 4 * overlapMs) throw new Error(`CertificateStore (${this.where}): caValidityMs (${caValidityMs}) must be at least 4 × the overlap (${overlapMs} ms)`);
-    if (servingValidityMs < 1000) throw new Error(`CertificateStore (${this.where}): servingValidityMs must be at least 1000`);
+    if (overlapMs < this.pollIntervalMs)
+      throw new Error(
+        `CertificateStore (${this.where}): overlapMs (${overlapMs}) must be at least pollIntervalMs (${this.pollIntervalMs})`,
+      );
+    if (caValidityMs < 4 * overlapMs)
+      throw new Error(
+        `CertificateStore (${this.where}): caValidityMs (${caValidityMs}) must be at least 4 × the overlap (${overlapMs} ms)`,
+      );
+    if (servingValidityMs < 1000)
+      throw new Error(`CertificateStore (${this.where}): servingValidityMs must be at least 1000`);
     this.times = { caValidityMs, servingValidityMs, overlapMs };
   }
 
@@ -111,10 +151,16 @@ export class CertificateStore {
         if (!(ApiError.isConflict(error) || ApiError.isNotFound(error))) throw error;
         // Another replica wrote first (or deleted what we read): read again and plan from its state.
         lastError = error;
-        this.options.logger.debug({ err: error }, `webhook certificates: ${this.where} changed under us, reading it again`);
+        this.options.logger.debug(
+          { err: error },
+          `webhook certificates: ${this.where} changed under us, reading it again`,
+        );
       }
     }
-    throw new Error(`webhook certificates: ${this.where} kept changing during ${MAX_ATTEMPTS} attempts; is another writer fighting over it?`, { cause: lastError });
+    throw new Error(
+      `webhook certificates: ${this.where} kept changing during ${MAX_ATTEMPTS} attempts; is another writer fighting over it?`,
+      { cause: lastError },
+    );
   }
 
   /**
@@ -139,7 +185,10 @@ export class CertificateStore {
         }
       } catch (error) {
         failed = true;
-        this.options.logger.warn({ err: error }, `webhook certificates: checking ${this.where} failed; trying again in ${this.pollIntervalMs} ms`);
+        this.options.logger.warn(
+          { err: error },
+          `webhook certificates: checking ${this.where} failed; trying again in ${this.pollIntervalMs} ms`,
+        );
       }
       schedule(failed);
     };
@@ -169,32 +218,63 @@ export class CertificateStore {
     const now = this.clock.now();
     const plan = planRotation(rotationState(stored), now, this.times);
     if (secret !== undefined && stored.problems.length > 0) {
-      this.options.logger.warn({ problems: stored.problems }, `webhook certificates: ${this.where} holds unusable contents (${stored.problems.join('; ')}); replacing them`);
+      this.options.logger.warn(
+        { problems: stored.problems },
+        `webhook certificates: ${this.where} holds unusable contents (${stored.problems.join('; ')}); replacing them`,
+      );
     }
     const wrongType = secret !== undefined && secret.type !== SECRET_TYPE;
     // Unusable contents are rewritten even when no certificate is due (e.g. an unreadable extra CA in ca.crt).
-    if (planIsIdle(plan) && !wrongType && stored.problems.length === 0) return this.settled(stored, now);
+    if (planIsIdle(plan) && !wrongType && stored.problems.length === 0)
+      return this.settled(stored, now);
 
     const updated = await this.apply(stored, plan, now);
-    const object: SecretObject = { apiVersion: 'v1', kind: 'Secret', metadata: { ...ref }, type: SECRET_TYPE, data: present(secretData(updated)) };
+    const object: SecretObject = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { ...ref },
+      type: SECRET_TYPE,
+      data: present(secretData(updated)),
+    };
     if (secret === undefined) {
       await secrets.create(object);
     } else if (wrongType) {
       // The type of a Secret cannot change: replace this incarnation only (a newer one is another replica's).
-      this.options.logger.warn(`webhook certificates: ${this.where} has type ${JSON.stringify(secret.type)}, not ${SECRET_TYPE}; replacing it`);
-      await secrets.delete(ref, { preconditions: { uid: secret.metadata?.uid, resourceVersion: secret.metadata?.resourceVersion } });
+      this.options.logger.warn(
+        `webhook certificates: ${this.where} has type ${JSON.stringify(secret.type)}, not ${SECRET_TYPE}; replacing it`,
+      );
+      await secrets.delete(ref, {
+        preconditions: {
+          uid: secret.metadata?.uid,
+          resourceVersion: secret.metadata?.resourceVersion,
+        },
+      });
       await secrets.create(object);
     } else {
-      await secrets.patch(ref, { metadata: { resourceVersion: secret.metadata?.resourceVersion }, data: secretData(updated) });
+      await secrets.patch(ref, {
+        metadata: { resourceVersion: secret.metadata?.resourceVersion },
+        data: secretData(updated),
+      });
     }
-    this.options.logger.info({ steps: describe(plan) }, `webhook certificates: ${describe(plan).join(', ')} in ${this.where}`);
+    this.options.logger.info(
+      { steps: describe(plan) },
+      `webhook certificates: ${describe(plan).join(', ')} in ${this.where}`,
+    );
     return this.settled(updated, now);
   }
 
   /** The stored state after `plan`: new certificates issued, CAs moved. */
-  private async apply(stored: StoredCertificates, plan: RotationPlan, now: number): Promise<StoredCertificates> {
-    const commonName = (this.options.commonName ?? `konductor webhook CA ${this.options.namespace}/${this.options.secretName}`).slice(0, 64);
-    const newAuthority = async (): Promise<KeyedCertificate> => keyed(await issueAuthority({ commonName, now, validityMs: this.times.caValidityMs }));
+  private async apply(
+    stored: StoredCertificates,
+    plan: RotationPlan,
+    now: number,
+  ): Promise<StoredCertificates> {
+    const commonName = (
+      this.options.commonName ??
+      `konductor webhook CA ${this.options.namespace}/${this.options.secretName}`
+    ).slice(0, 64);
+    const newAuthority = async (): Promise<KeyedCertificate> =>
+      keyed(await issueAuthority({ commonName, now, validityMs: this.times.caValidityMs }));
     let { signer, next, retired, serving } = stored;
     if (plan.issueAuthority) {
       signer = await newAuthority();
@@ -209,7 +289,13 @@ export class CertificateStore {
       next = undefined;
     }
     if (plan.renewServing && signer !== undefined) {
-      serving = keyed(await issueServingCertificate(signer, { hosts: this.hosts, now, validityMs: this.times.servingValidityMs }));
+      serving = keyed(
+        await issueServingCertificate(signer, {
+          hosts: this.hosts,
+          now,
+          validityMs: this.times.servingValidityMs,
+        }),
+      );
     }
     return { signer, next, retired, serving, problems: [] };
   }
@@ -217,9 +303,17 @@ export class CertificateStore {
   /** Remembers the bundle of a settled state and when to look again. */
   private settled(stored: StoredCertificates, now: number): CertificateBundle {
     const serving = stored.serving;
-    if (serving === undefined) throw new Error(`webhook certificates: ${this.where} has no serving certificate after an update (a bug)`);
+    if (serving === undefined)
+      throw new Error(
+        `webhook certificates: ${this.where} has no serving certificate after an update (a bug)`,
+      );
     this.nextCheckAt = planRotation(rotationState(stored), now, this.times).nextCheckAt;
-    const bundle: CertificateBundle = { caBundle: caBundleOf(stored), cert: serving.cert, key: serving.key, notAfter: new Date(serving.life.notAfter) };
+    const bundle: CertificateBundle = {
+      caBundle: caBundleOf(stored),
+      cert: serving.cert,
+      key: serving.key,
+      notAfter: new Date(serving.life.notAfter),
+    };
     this.latest = sameBundle(this.latest, bundle) ? this.latest : bundle;
     return this.latest!;
   }
@@ -227,16 +321,22 @@ export class CertificateStore {
 
 function keyed(issued: IssuedCertificate): KeyedCertificate {
   const life = lifetime(issued.cert);
-  if (life === undefined) throw new Error('webhook certificates: a certificate just issued is unreadable (a bug)');
+  if (life === undefined)
+    throw new Error('webhook certificates: a certificate just issued is unreadable (a bug)');
   return { ...issued, life };
 }
 
 function present(data: Record<string, string | null>): Record<string, string> {
-  return Object.fromEntries(Object.entries(data).filter((entry): entry is [string, string] => entry[1] !== null));
+  return Object.fromEntries(
+    Object.entries(data).filter((entry): entry is [string, string] => entry[1] !== null),
+  );
 }
 
 function positive(value: number, name: string): number {
-  if (!(Number.isFinite(value) && value > 0)) throw new Error(`CertificateStore: ${name} must be a positive number of milliseconds, got ${value}`);
+  if (!(Number.isFinite(value) && value > 0))
+    throw new Error(
+      `CertificateStore: ${name} must be a positive number of milliseconds, got ${value}`,
+    );
   return value;
 }
 
@@ -247,7 +347,8 @@ function sameBundle(a: CertificateBundle | undefined, b: CertificateBundle): boo
 function describe(plan: RotationPlan): string[] {
   const steps: string[] = [];
   if (plan.issueAuthority) steps.push('issued a new CA');
-  if (plan.dropRetired.length > 0) steps.push(`dropped ${plan.dropRetired.length} retired CA(s) from the bundle`);
+  if (plan.dropRetired.length > 0)
+    steps.push(`dropped ${plan.dropRetired.length} retired CA(s) from the bundle`);
   if (plan.stageAuthority) steps.push('staged a new CA in the bundle');
   if (plan.promoteAuthority) steps.push('switched signing to the staged CA');
   if (plan.renewServing) steps.push('issued a new serving certificate');

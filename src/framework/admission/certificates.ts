@@ -1,4 +1,9 @@
-import { createPrivateKey, randomBytes, webcrypto, X509Certificate as NodeCertificate } from 'node:crypto';
+import {
+  createPrivateKey,
+  randomBytes,
+  webcrypto,
+  X509Certificate as NodeCertificate,
+} from 'node:crypto';
 import { isIP } from 'node:net';
 import * as x509 from '@peculiar/x509';
 
@@ -55,7 +60,8 @@ export interface ClientOptions {
 export const CLOCK_SKEW_MS = 60_000;
 
 const ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
-const DNS_NAME = /^(\*\.)?[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
+const DNS_NAME =
+  /^(\*\.)?[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
 
 /**
  * A self-signed CA: basicConstraints cA (critical, path length 0), keyCertSign and cRLSign.
@@ -79,7 +85,12 @@ export async function issueAuthority(options: AuthorityOptions): Promise<IssuedC
     signingAlgorithm: ALGORITHM,
     extensions: [
       new x509.BasicConstraintsExtension(true, 0, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
+      new x509.KeyUsagesExtension(
+        x509.KeyUsageFlags.keyCertSign |
+          x509.KeyUsageFlags.cRLSign |
+          x509.KeyUsageFlags.digitalSignature,
+        true,
+      ),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
     ],
   });
@@ -95,11 +106,20 @@ export async function issueAuthority(options: AuthorityOptions): Promise<IssuedC
  * const serving = await issueServingCertificate(ca, { hosts: ['webhook.ops.svc', '10.0.0.7'], now: Date.now(), validityMs: 90 * 86_400_000 });
  * ```
  */
-export async function issueServingCertificate(authority: IssuedCertificate, options: ServingOptions): Promise<IssuedCertificate> {
+export async function issueServingCertificate(
+  authority: IssuedCertificate,
+  options: ServingOptions,
+): Promise<IssuedCertificate> {
   checkValidity(options.validityMs, 'serving');
   const hosts = checkedHosts(options.hosts);
   const issuer = new x509.X509Certificate(authority.cert);
-  const signingKey = await webcrypto.subtle.importKey('pkcs8', pemBody(authority.key), ALGORITHM, false, ['sign']);
+  const signingKey = await webcrypto.subtle.importKey(
+    'pkcs8',
+    pemBody(authority.key),
+    ALGORITHM,
+    false,
+    ['sign'],
+  );
   const keys = await generateKeys();
   const notAfter = Math.min(options.now + options.validityMs, issuer.notAfter.getTime());
   const cert = await x509.X509CertificateGenerator.create({
@@ -113,9 +133,14 @@ export async function issueServingCertificate(authority: IssuedCertificate, opti
     signingAlgorithm: ALGORITHM,
     extensions: [
       new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+      new x509.KeyUsagesExtension(
+        x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment,
+        true,
+      ),
       new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
-      new x509.SubjectAlternativeNameExtension(hosts.map((host) => ({ type: isIP(host) ? 'ip' : 'dns', value: host }))),
+      new x509.SubjectAlternativeNameExtension(
+        hosts.map((host) => ({ type: isIP(host) ? 'ip' : 'dns', value: host })),
+      ),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
       await x509.AuthorityKeyIdentifierExtension.create(issuer.publicKey),
     ],
@@ -133,12 +158,21 @@ export async function issueServingCertificate(authority: IssuedCertificate, opti
  * const client = await issueClientCertificate(ca, { commonName: 'kube-apiserver-webhook-client', now: Date.now(), validityMs: 365 * 86_400_000 });
  * ```
  */
-export async function issueClientCertificate(authority: IssuedCertificate, options: ClientOptions): Promise<IssuedCertificate> {
+export async function issueClientCertificate(
+  authority: IssuedCertificate,
+  options: ClientOptions,
+): Promise<IssuedCertificate> {
   checkValidity(options.validityMs, 'client');
   const commonName = options.commonName.trim().slice(0, 64);
   if (commonName === '') throw new Error('issueClientCertificate: commonName must not be empty');
   const issuer = new x509.X509Certificate(authority.cert);
-  const signingKey = await webcrypto.subtle.importKey('pkcs8', pemBody(authority.key), ALGORITHM, false, ['sign']);
+  const signingKey = await webcrypto.subtle.importKey(
+    'pkcs8',
+    pemBody(authority.key),
+    ALGORITHM,
+    false,
+    ['sign'],
+  );
   const keys = await generateKeys();
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: serialNumber(),
@@ -163,12 +197,19 @@ export async function issueClientCertificate(authority: IssuedCertificate, optio
 /** Reads one PEM certificate (the first of a chain); throws on anything that is not one. */
 export function readCertificate(pem: string): CertificateInfo {
   const cert = new NodeCertificate(pem);
-  return { notBefore: new Date(cert.validFrom), notAfter: new Date(cert.validTo), fingerprint: cert.fingerprint256, isCa: cert.ca };
+  return {
+    notBefore: new Date(cert.validFrom),
+    notAfter: new Date(cert.validTo),
+    fingerprint: cert.fingerprint256,
+    isCa: cert.ca,
+  };
 }
 
 /** The PEM certificates in a bundle, in order; text between them is ignored. */
 export function splitPemCertificates(bundle: string): string[] {
-  return [...bundle.matchAll(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)].map((match) => `${match[0]}\n`);
+  return [...bundle.matchAll(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)].map(
+    (match) => `${match[0]}\n`,
+  );
 }
 
 /** Whether `key` (PEM) is the private key of `cert` (PEM); false for anything unreadable. */
@@ -182,25 +223,36 @@ export function keyMatches(cert: string, key: string): boolean {
 
 /** The hosts, checked: at least one, each an IP address or a lower-case DNS name (optionally `*.`). */
 export function checkedHosts(hosts: readonly string[]): string[] {
-  if (hosts.length === 0) throw new Error('webhook certificate: hosts must name at least one DNS name or IP address (the Service DNS name, e.g. my-webhook.my-namespace.svc)');
+  if (hosts.length === 0)
+    throw new Error(
+      'webhook certificate: hosts must name at least one DNS name or IP address (the Service DNS name, e.g. my-webhook.my-namespace.svc)',
+    );
   for (const host of hosts) {
     if (isIP(host) === 0 && !(host.length <= 253 && DNS_NAME.test(host))) {
-      throw new Error(`webhook certificate: host ${JSON.stringify(host)} is neither an IP address nor a lower-case DNS name`);
+      throw new Error(
+        `webhook certificate: host ${JSON.stringify(host)} is neither an IP address nor a lower-case DNS name`,
+      );
     }
   }
   return [...new Set(hosts)];
 }
 
 function checkValidity(validityMs: number, what: string): void {
-  if (!(Number.isFinite(validityMs) && validityMs >= 1000)) throw new Error(`${what} certificate validity must be at least 1 s, got ${validityMs} ms`);
+  if (!(Number.isFinite(validityMs) && validityMs >= 1000))
+    throw new Error(`${what} certificate validity must be at least 1 s, got ${validityMs} ms`);
 }
 
 function generateKeys(): Promise<webcrypto.CryptoKeyPair> {
-  return webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']) as Promise<webcrypto.CryptoKeyPair>;
+  return webcrypto.subtle.generateKey(ALGORITHM, true, [
+    'sign',
+    'verify',
+  ]) as Promise<webcrypto.CryptoKeyPair>;
 }
 
 async function keyPem(key: webcrypto.CryptoKey): Promise<string> {
-  return withNewline(x509.PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', key), 'PRIVATE KEY'));
+  return withNewline(
+    x509.PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', key), 'PRIVATE KEY'),
+  );
 }
 
 /** PEM ending in a newline, so certificates concatenate into a bundle every TLS library reads (no `-----END…----------BEGIN` line). */

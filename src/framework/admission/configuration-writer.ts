@@ -14,11 +14,18 @@ const CRD_API = 'apiextensions.k8s.io/v1';
  */
 export function holds(current: unknown, wanted: unknown): boolean {
   if (Array.isArray(wanted)) {
-    return Array.isArray(current) && current.length === wanted.length && wanted.every((item, i) => holds(current[i], item));
+    return (
+      Array.isArray(current) &&
+      current.length === wanted.length &&
+      wanted.every((item, i) => holds(current[i], item))
+    );
   }
   if (wanted !== null && typeof wanted === 'object') {
     if (current === null || typeof current !== 'object' || Array.isArray(current)) return false;
-    return Object.entries(wanted).every(([key, value]) => value === undefined || holds((current as Record<string, unknown>)[key], value));
+    return Object.entries(wanted).every(
+      ([key, value]) =>
+        value === undefined || holds((current as Record<string, unknown>)[key], value),
+    );
   }
   return current === wanted;
 }
@@ -27,13 +34,22 @@ export function holds(current: unknown, wanted: unknown): boolean {
  * Creates, updates or removes one admission configuration: `wanted` undefined removes the one of
  * that name if this identity made it (an operator that dropped its last validating handler).
  */
-async function writeConfiguration(client: ApiClient, plural: string, name: string, wanted: KubeObject | undefined, logger: Logger): Promise<void> {
+async function writeConfiguration(
+  client: ApiClient,
+  plural: string,
+  name: string,
+  wanted: KubeObject | undefined,
+  logger: Logger,
+): Promise<void> {
   const resource = client.resource<KubeObject & { webhooks?: unknown[] }>(ADMISSION_API, plural);
   const current = await resource.find({ name });
   if (!wanted) {
     if (current?.metadata?.labels?.[MANAGED_BY_LABEL] === name) {
       await resource.delete({ name });
-      logger.info({ configuration: `${plural}/${name}` }, `removed ${plural}/${name}: no handler of that kind is declared any more`);
+      logger.info(
+        { configuration: `${plural}/${name}` },
+        `removed ${plural}/${name}: no handler of that kind is declared any more`,
+      );
     }
     return;
   }
@@ -41,7 +57,10 @@ async function writeConfiguration(client: ApiClient, plural: string, name: strin
   if (!current) {
     try {
       await resource.create(body);
-      logger.info({ configuration: `${plural}/${name}` }, `created ${plural}/${name} with ${body.webhooks.length} webhooks`);
+      logger.info(
+        { configuration: `${plural}/${name}` },
+        `created ${plural}/${name} with ${body.webhooks.length} webhooks`,
+      );
       return;
     } catch (error) {
       // Another replica created it meanwhile: bring it in line below.
@@ -49,10 +68,17 @@ async function writeConfiguration(client: ApiClient, plural: string, name: strin
     }
   }
   const latest = current ?? (await resource.get({ name }));
-  if (holds(latest, { metadata: { labels: body.metadata?.labels }, webhooks: body.webhooks })) return;
+  if (holds(latest, { metadata: { labels: body.metadata?.labels }, webhooks: body.webhooks }))
+    return;
   // A merge patch replaces the `webhooks` list whole, which is what is wanted: it is this operator's.
-  await resource.patch({ name }, { metadata: { labels: body.metadata?.labels }, webhooks: body.webhooks } as never);
-  logger.info({ configuration: `${plural}/${name}` }, `updated ${plural}/${name} (${body.webhooks.length} webhooks)`);
+  await resource.patch({ name }, {
+    metadata: { labels: body.metadata?.labels },
+    webhooks: body.webhooks,
+  } as never);
+  logger.info(
+    { configuration: `${plural}/${name}` },
+    `updated ${plural}/${name} (${body.webhooks.length} webhooks)`,
+  );
 }
 
 /** Brings the operator's Validating- and MutatingWebhookConfiguration in line with its handlers. */
@@ -62,8 +88,20 @@ export async function writeWebhookConfigurations(
   configurations: { validating: KubeObject | undefined; mutating: KubeObject | undefined },
   logger: Logger,
 ): Promise<void> {
-  await writeConfiguration(client, 'validatingwebhookconfigurations', name, configurations.validating, logger);
-  await writeConfiguration(client, 'mutatingwebhookconfigurations', name, configurations.mutating, logger);
+  await writeConfiguration(
+    client,
+    'validatingwebhookconfigurations',
+    name,
+    configurations.validating,
+    logger,
+  );
+  await writeConfiguration(
+    client,
+    'mutatingwebhookconfigurations',
+    name,
+    configurations.mutating,
+    logger,
+  );
 }
 
 /**
@@ -71,18 +109,36 @@ export async function writeWebhookConfigurations(
  * `<plural>.<group>`; one that is not installed is an error naming it, since objects of its other
  * versions could not be served.
  */
-export async function writeConversion(client: ApiClient, group: string, plural: string, conversion: Record<string, unknown>, logger: Logger): Promise<void> {
-  const crds = client.resource<KubeObject & { spec?: { conversion?: unknown } }>(CRD_API, 'customresourcedefinitions');
+export async function writeConversion(
+  client: ApiClient,
+  group: string,
+  plural: string,
+  conversion: Record<string, unknown>,
+  logger: Logger,
+): Promise<void> {
+  const crds = client.resource<KubeObject & { spec?: { conversion?: unknown } }>(
+    CRD_API,
+    'customresourcedefinitions',
+  );
   const name = `${plural}.${group}`;
   const current = await crds.find({ name });
-  if (!current) throw new Error(`CustomResourceDefinition ${name} is not installed: install it before starting an operator that converts its versions (@on.convert)`);
+  if (!current)
+    throw new Error(
+      `CustomResourceDefinition ${name} is not installed: install it before starting an operator that converts its versions (@on.convert)`,
+    );
   if (holds(current.spec?.conversion, conversion)) return;
   await crds.patch({ name }, { spec: { conversion } } as never);
-  logger.info({ crd: name }, `CustomResourceDefinition ${name} now converts its versions through this operator's webhook`);
+  logger.info(
+    { crd: name },
+    `CustomResourceDefinition ${name} now converts its versions through this operator's webhook`,
+  );
 }
 
 /** The kinds of admission configuration an operator registers, as their resources are named. */
-export const CONFIGURATION_PLURALS = ['validatingwebhookconfigurations', 'mutatingwebhookconfigurations'] as const;
+export const CONFIGURATION_PLURALS = [
+  'validatingwebhookconfigurations',
+  'mutatingwebhookconfigurations',
+] as const;
 
 /**
  * The operator's own admission configurations that exist: named for its identity and labelled as
@@ -103,14 +159,18 @@ export async function ownWebhookConfigurations(client: ApiClient, name: string):
  * when the operator goes for good: a `failurePolicy: Fail` webhook whose server is gone refuses every
  * write it covers, the release of the operator's own finalizers included.
  */
-export async function deleteOwnWebhookConfigurations(client: ApiClient, name: string): Promise<string[]> {
+export async function deleteOwnWebhookConfigurations(
+  client: ApiClient,
+  name: string,
+): Promise<string[]> {
   const deleted: string[] = [];
   for (const plural of CONFIGURATION_PLURALS) {
     const configurations = client.resource<KubeObject>(ADMISSION_API, plural);
     const current = await configurations.find({ name });
     if (current?.metadata?.labels?.[MANAGED_BY_LABEL] !== name) continue;
     const uid = current.metadata?.uid;
-    if (await configurations.delete({ name }, uid ? { preconditions: { uid } } : {})) deleted.push(`${plural}/${name}`);
+    if (await configurations.delete({ name }, uid ? { preconditions: { uid } } : {}))
+      deleted.push(`${plural}/${name}`);
   }
   return deleted;
 }

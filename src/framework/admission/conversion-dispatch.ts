@@ -36,7 +36,11 @@ export async function dispatchConversion(
   answerWithinMs: number = CONVERSION_ANSWER_WITHIN_MS,
 ): Promise<ConversionResponse> {
   const { uid, desiredAPIVersion: toVersion } = request;
-  if (splitApiVersion(toVersion).group !== spec.group) return failure(uid, `cannot convert to ${toVersion}: this webhook converts ${spec.name}.${spec.group}`);
+  if (splitApiVersion(toVersion).group !== spec.group)
+    return failure(
+      uid,
+      `cannot convert to ${toVersion}: this webhook converts ${spec.name}.${spec.group}`,
+    );
   const converted: KubeObject[] = [];
   const run = async (): Promise<string | undefined> => {
     for (const object of request.objects) {
@@ -45,24 +49,42 @@ export async function dispatchConversion(
         converted.push(object);
         continue;
       }
-      if (splitApiVersion(fromVersion).group !== spec.group) return `${objectName(object)} is ${fromVersion}, not of ${spec.group}`;
-      const objectLogger = logger.child({ namespace: object.metadata?.namespace, name: object.metadata?.name, handler: spec.id });
+      if (splitApiVersion(fromVersion).group !== spec.group)
+        return `${objectName(object)} is ${fromVersion}, not of ${spec.group}`;
+      const objectLogger = logger.child({
+        namespace: object.metadata?.namespace,
+        name: object.metadata?.name,
+        handler: spec.id,
+      });
       let result: unknown;
       try {
-        result = await spec.fn({ object: structuredClone(object), fromVersion, toVersion, logger: objectLogger });
+        result = await spec.fn({
+          object: structuredClone(object),
+          fromVersion,
+          toVersion,
+          logger: objectLogger,
+        });
       } catch (error) {
         objectLogger.error({ err: error }, `conversion from ${fromVersion} to ${toVersion} failed`);
         return `converting ${objectName(object)} from ${fromVersion} to ${toVersion} failed: ${describeError(error)}`;
       }
-      if (!isRecord(result)) return `converting ${objectName(object)} from ${fromVersion} to ${toVersion}: ${spec.id} returned no object`;
+      if (!isRecord(result))
+        return `converting ${objectName(object)} from ${fromVersion} to ${toVersion}: ${spec.id} returned no object`;
       converted.push({ ...result, apiVersion: toVersion });
     }
     return undefined;
   };
   try {
     const problem = await withTimeLimit(run, answerWithinMs);
-    return problem === undefined ? { uid, convertedObjects: converted, result: { status: 'Success' } } : failure(uid, problem);
+    return problem === undefined
+      ? { uid, convertedObjects: converted, result: { status: 'Success' } }
+      : failure(uid, problem);
   } catch (error) {
-    return failure(uid, error instanceof AttemptTimeoutError ? `${spec.id} timed out converting to ${toVersion}` : `${spec.id} failed: ${describeError(error)}`);
+    return failure(
+      uid,
+      error instanceof AttemptTimeoutError
+        ? `${spec.id} timed out converting to ${toVersion}`
+        : `${spec.id} failed: ${describeError(error)}`,
+    );
   }
 }

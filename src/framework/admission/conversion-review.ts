@@ -26,20 +26,40 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 export function parseConversionReview(body: unknown): Parsed<ConversionRequest> {
   if (!isRecord(body)) return { ok: false, problem: 'expected a JSON object (a ConversionReview)' };
   if (body.apiVersion !== CONVERSION_API_VERSION || body.kind !== 'ConversionReview') {
-    return { ok: false, problem: `expected apiVersion ${CONVERSION_API_VERSION} and kind ConversionReview, got ${JSON.stringify(String(body.apiVersion))} ${JSON.stringify(String(body.kind))}` };
+    return {
+      ok: false,
+      problem: `expected apiVersion ${CONVERSION_API_VERSION} and kind ConversionReview, got ${JSON.stringify(String(body.apiVersion))} ${JSON.stringify(String(body.kind))}`,
+    };
   }
   const request = body.request;
   if (!isRecord(request)) return { ok: false, problem: 'request is missing' };
-  if (typeof request.uid !== 'string' || request.uid === '') return { ok: false, problem: 'request.uid is missing' };
+  if (typeof request.uid !== 'string' || request.uid === '')
+    return { ok: false, problem: 'request.uid is missing' };
   const desired = request.desiredAPIVersion;
-  if (typeof desired !== 'string' || !/^[^/]+\/[^/]+$/.test(desired)) return { ok: false, problem: 'request.desiredAPIVersion must be group/version' };
-  if (!Array.isArray(request.objects)) return { ok: false, problem: 'request.objects must be a list' };
-  const index = request.objects.findIndex((object) => !isRecord(object) || typeof object.apiVersion !== 'string');
-  if (index >= 0) return { ok: false, problem: `request.objects[${index}] must be an object with an apiVersion` };
-  return { ok: true, value: { uid: request.uid, desiredAPIVersion: desired, objects: request.objects as KubeObject[] } };
+  if (typeof desired !== 'string' || !/^[^/]+\/[^/]+$/.test(desired))
+    return { ok: false, problem: 'request.desiredAPIVersion must be group/version' };
+  if (!Array.isArray(request.objects))
+    return { ok: false, problem: 'request.objects must be a list' };
+  const index = request.objects.findIndex(
+    (object) => !isRecord(object) || typeof object.apiVersion !== 'string',
+  );
+  if (index >= 0)
+    return { ok: false, problem: `request.objects[${index}] must be an object with an apiVersion` };
+  return {
+    ok: true,
+    value: {
+      uid: request.uid,
+      desiredAPIVersion: desired,
+      objects: request.objects as KubeObject[],
+    },
+  };
 }
 
 /** The ConversionReview that carries a response. */
-export function conversionReview(response: ConversionResponse): { apiVersion: string; kind: 'ConversionReview'; response: ConversionResponse } {
+export function conversionReview(response: ConversionResponse): {
+  apiVersion: string;
+  kind: 'ConversionReview';
+  response: ConversionResponse;
+} {
   return { apiVersion: CONVERSION_API_VERSION, kind: 'ConversionReview', response };
 }

@@ -42,7 +42,18 @@ const COLON = 0x3a;
 
 /** Bytes that end a number or literal: whitespace and structural characters. */
 function isDelimiter(byte: number): boolean {
-  return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09 || byte === COMMA || byte === COLON || byte === OPEN_OBJECT || byte === CLOSE_OBJECT || byte === OPEN_ARRAY || byte === CLOSE_ARRAY;
+  return (
+    byte === 0x20 ||
+    byte === 0x0a ||
+    byte === 0x0d ||
+    byte === 0x09 ||
+    byte === COMMA ||
+    byte === COLON ||
+    byte === OPEN_OBJECT ||
+    byte === CLOSE_OBJECT ||
+    byte === OPEN_ARRAY ||
+    byte === CLOSE_ARRAY
+  );
 }
 
 /**
@@ -91,7 +102,11 @@ export class JsonBounds {
         this.inScalar = false;
         if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
           this.values++;
-          if (++this.depth > maxDepth) return this.refuse('maxDepth', `the request body nests JSON deeper than ${maxDepth} levels`);
+          if (++this.depth > maxDepth)
+            return this.refuse(
+              'maxDepth',
+              `the request body nests JSON deeper than ${maxDepth} levels`,
+            );
           this.stack[this.depth] = byte === OPEN_OBJECT ? 1 : 0;
           this.expectKey = byte === OPEN_OBJECT;
         } else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
@@ -110,7 +125,11 @@ export class JsonBounds {
         this.inScalar = true;
         this.values++;
       }
-      if (this.values > maxValues) return this.refuse('maxValues', `the request body holds more than ${maxValues.toLocaleString('en-US')} JSON values`);
+      if (this.values > maxValues)
+        return this.refuse(
+          'maxValues',
+          `the request body holds more than ${maxValues.toLocaleString('en-US')} JSON values`,
+        );
     }
     return undefined;
   }
@@ -122,7 +141,10 @@ export class JsonBounds {
 }
 
 /** The limit a whole JSON text goes past, if any, and how many values it holds. */
-export function checkJsonBounds(text: Uint8Array, limits: Readonly<JsonLimits> = DEFAULT_JSON_LIMITS): { values: number; excess: JsonExcess | undefined } {
+export function checkJsonBounds(
+  text: Uint8Array,
+  limits: Readonly<JsonLimits> = DEFAULT_JSON_LIMITS,
+): { values: number; excess: JsonExcess | undefined } {
   const bounds = new JsonBounds(limits);
   const excess = bounds.feed(text);
   return { values: bounds.values, excess };

@@ -25,7 +25,10 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 function diffInto(ops: JsonPatchOp[], path: string, before: unknown, after: unknown): void {
   if (isRecord(before) && isRecord(after)) {
     for (const [key, value] of Object.entries(before)) {
-      if (value !== undefined && (!Object.prototype.hasOwnProperty.call(after, key) || after[key] === undefined)) {
+      if (
+        value !== undefined &&
+        (!Object.prototype.hasOwnProperty.call(after, key) || after[key] === undefined)
+      ) {
         ops.push({ op: 'remove', path: `${path}/${pointerToken(key)}` });
       }
     }
@@ -51,7 +54,12 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   if (isRecord(a) && isRecord(b)) {
     const keysA = Object.keys(a).filter((key) => a[key] !== undefined);
     const keysB = Object.keys(b).filter((key) => b[key] !== undefined);
-    return keysA.length === keysB.length && keysA.every((key) => Object.prototype.hasOwnProperty.call(b, key) && jsonEqual(a[key], b[key]));
+    return (
+      keysA.length === keysB.length &&
+      keysA.every(
+        (key) => Object.prototype.hasOwnProperty.call(b, key) && jsonEqual(a[key], b[key]),
+      )
+    );
   }
   return false;
 }

@@ -44,7 +44,12 @@ export interface Body {
  * the source's share of it has no room, 408 when the body is not complete `deadlineMs` after reading
  * began. Any other rejection is the client going away.
  */
-export function readBody(request: IncomingMessage, limits: BodyLimits, budget: SharedBudget, held: Held): Promise<Body> {
+export function readBody(
+  request: IncomingMessage,
+  limits: BodyLimits,
+  budget: SharedBudget,
+  held: Held,
+): Promise<Body> {
   return new Promise((resolve, reject) => {
     const declared = Number(request.headers['content-length']);
     if (Number.isFinite(declared) && declared > limits.maxBytes) {
@@ -63,19 +68,37 @@ export function readBody(request: IncomingMessage, limits: BodyLimits, budget: S
       outcome();
     };
     const fail = (error: Error): void => finish(() => reject(error));
-    const deadline = setLongTimeout(() => fail(new BodyRefused(408, `the request body did not arrive within ${limits.deadlineMs} ms of its headers`)), limits.deadlineMs);
+    const deadline = setLongTimeout(
+      () =>
+        fail(
+          new BodyRefused(
+            408,
+            `the request body did not arrive within ${limits.deadlineMs} ms of its headers`,
+          ),
+        ),
+      limits.deadlineMs,
+    );
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
-      if (size > limits.maxBytes) return fail(new BodyRefused(413, 'the request body is too large'));
+      if (size > limits.maxBytes)
+        return fail(new BodyRefused(413, 'the request body is too large'));
       const excess = bounds.feed(chunk);
-      if (excess) return fail(new BodyRefused(excess.limit === 'maxValues' ? 413 : 400, excess.reason));
-      if (!budget.take(held.source, chunk.length)) return fail(new BodyRefused(429, 'too many reviews in flight; retry'));
+      if (excess)
+        return fail(new BodyRefused(excess.limit === 'maxValues' ? 413 : 400, excess.reason));
+      if (!budget.take(held.source, chunk.length))
+        return fail(new BodyRefused(429, 'too many reviews in flight; retry'));
       held.bytes += chunk.length;
       chunks.push(chunk);
     };
     request.on('data', onData);
-    request.on('end', () => finish(() => resolve({ text: Buffer.concat(chunks).toString('utf8'), values: bounds.values })));
+    request.on('end', () =>
+      finish(() =>
+        resolve({ text: Buffer.concat(chunks).toString('utf8'), values: bounds.values }),
+      ),
+    );
     request.on('error', fail);
-    request.on('close', () => fail(new Error('the client closed the connection before the request body was complete')));
+    request.on('close', () =>
+      fail(new Error('the client closed the connection before the request body was complete')),
+    );
   });
 }

@@ -33,7 +33,8 @@ export class SharedBudget {
    */
   take(source: string, amount: number): boolean {
     const mine = this.heldBy(source);
-    if (this.used + amount > this.limit || mine + amount > Math.min(this.share, this.limit)) return false;
+    if (this.used + amount > this.limit || mine + amount > Math.min(this.share, this.limit))
+      return false;
     this.used += amount;
     this.bySource.set(source, mine + amount);
     return true;

@@ -5,7 +5,11 @@ import { shortHash } from '../state/annotation-name.js';
 /** A label selector as Kubernetes writes it. */
 export interface WebhookLabelSelector {
   matchLabels?: Record<string, string>;
-  matchExpressions?: Array<{ key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] }>;
+  matchExpressions?: Array<{
+    key: string;
+    operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+    values?: string[];
+  }>;
 }
 
 /** One admission handler as its webhook entry needs it. */
@@ -26,7 +30,8 @@ export interface WebhookEntry {
 }
 
 /** How the API server reaches the webhook server: a Service in the cluster, or a URL (local development, tests). */
-export type WebhookClient = { url: string } | { service: { namespace: string; name: string; port: number } };
+export type WebhookClient =
+  { url: string } | { service: { namespace: string; name: string; port: number } };
 
 /** What the configurations are built from. */
 export interface WebhookConfigurationInput {
@@ -77,17 +82,28 @@ function hashed(cleaned: string, raw: string): string {
 }
 
 /** The webhook's client config: the URL joined with the path, or the Service with the path. */
-function clientConfig(client: WebhookClient, path: string, caBundle: string): Record<string, unknown> {
+function clientConfig(
+  client: WebhookClient,
+  path: string,
+  caBundle: string,
+): Record<string, unknown> {
   const bundle = Buffer.from(caBundle, 'utf8').toString('base64');
   if ('url' in client) return { url: `${client.url.replace(/\/+$/, '')}${path}`, caBundle: bundle };
   return { service: { ...client.service, path }, caBundle: bundle };
 }
 
 /** The user's namespace selector, narrowed to the operator's namespaces when it serves only some. */
-function namespaceSelector(user: WebhookLabelSelector | undefined, namespaces: readonly string[] | undefined): WebhookLabelSelector {
+function namespaceSelector(
+  user: WebhookLabelSelector | undefined,
+  namespaces: readonly string[] | undefined,
+): WebhookLabelSelector {
   const expressions = [...(user?.matchExpressions ?? [])];
-  if (namespaces && namespaces.length > 0) expressions.push({ key: NAMESPACE_NAME_LABEL, operator: 'In', values: [...namespaces].sort() });
-  return { ...(user?.matchLabels ? { matchLabels: user.matchLabels } : {}), ...(expressions.length > 0 ? { matchExpressions: expressions } : {}) };
+  if (namespaces && namespaces.length > 0)
+    expressions.push({ key: NAMESPACE_NAME_LABEL, operator: 'In', values: [...namespaces].sort() });
+  return {
+    ...(user?.matchLabels ? { matchLabels: user.matchLabels } : {}),
+    ...(expressions.length > 0 ? { matchExpressions: expressions } : {}),
+  };
 }
 
 function webhook(entry: WebhookEntry, input: WebhookConfigurationInput): Record<string, unknown> {
@@ -112,7 +128,9 @@ function webhook(entry: WebhookEntry, input: WebhookConfigurationInput): Record<
     matchPolicy: 'Equivalent',
     timeoutSeconds: entry.timeoutSeconds ?? 10,
     // Cluster-scoped objects have no namespace: a namespace selector would match none of them.
-    namespaceSelector: resource.namespaced ? namespaceSelector(entry.namespaceSelector, input.namespaces) : {},
+    namespaceSelector: resource.namespaced
+      ? namespaceSelector(entry.namespaceSelector, input.namespaces)
+      : {},
     objectSelector: entry.objectSelector ?? {},
     ...(entry.kind === 'mutate' ? { reinvocationPolicy: 'Never' } : {}),
   };
@@ -123,7 +141,10 @@ function webhook(entry: WebhookEntry, input: WebhookConfigurationInput): Record<
  * webhook per handler (so `failurePolicy` and the timeout are per handler). A kind with no handlers
  * is `undefined`: the writer deletes a configuration left from an earlier version of the operator.
  */
-export function webhookConfigurations(input: WebhookConfigurationInput): { validating: KubeObject | undefined; mutating: KubeObject | undefined } {
+export function webhookConfigurations(input: WebhookConfigurationInput): {
+  validating: KubeObject | undefined;
+  mutating: KubeObject | undefined;
+} {
   const build = (kind: 'validate' | 'mutate', objectKind: string): KubeObject | undefined => {
     const entries = input.entries.filter((entry) => entry.kind === kind);
     if (entries.length === 0) return undefined;
@@ -134,13 +155,23 @@ export function webhookConfigurations(input: WebhookConfigurationInput): { valid
       webhooks: entries.map((entry) => webhook(entry, input)),
     } as KubeObject;
   };
-  return { validating: build('validate', 'ValidatingWebhookConfiguration'), mutating: build('mutate', 'MutatingWebhookConfiguration') };
+  return {
+    validating: build('validate', 'ValidatingWebhookConfiguration'),
+    mutating: build('mutate', 'MutatingWebhookConfiguration'),
+  };
 }
 
 /** The `spec.conversion` of a CRD whose versions are converted by the operator's webhook. */
-export function conversionWebhook(client: WebhookClient, path: string, caBundle: string): Record<string, unknown> {
+export function conversionWebhook(
+  client: WebhookClient,
+  path: string,
+  caBundle: string,
+): Record<string, unknown> {
   return {
     strategy: 'Webhook',
-    webhook: { clientConfig: clientConfig(client, path, caBundle), conversionReviewVersions: ['v1'] },
+    webhook: {
+      clientConfig: clientConfig(client, path, caBundle),
+      conversionReviewVersions: ['v1'],
+    },
   };
 }

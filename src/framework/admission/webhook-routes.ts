@@ -6,7 +6,11 @@ import type { Memo } from '../intents/memo.js';
 import type { Logger } from '../observability/logger.js';
 import type { Registry } from '../registry/registry.js';
 import { dispatchAdmission } from './admission-dispatch.js';
-import { admissionReview, parseAdmissionReview, type AdmissionRequest } from './admission-review.js';
+import {
+  admissionReview,
+  parseAdmissionReview,
+  type AdmissionRequest,
+} from './admission-review.js';
 import { dispatchConversion } from './conversion-dispatch.js';
 import { conversionReview, parseConversionReview } from './conversion-review.js';
 import { conversionPath, webhookPath } from './webhook-paths.js';
@@ -26,17 +30,20 @@ export interface ReviewScope {
 export type ReviewAnswer = { status: 200; body: unknown } | { status: 400 | 404; problem: string };
 
 /** One path the server answers, and how. */
-export type WebhookRoute = { kind: 'admission'; spec: AdmissionSpec } | { kind: 'conversion'; spec: ConversionSpec };
+export type WebhookRoute =
+  { kind: 'admission'; spec: AdmissionSpec } | { kind: 'conversion'; spec: ConversionSpec };
 
 /** Every path of the registry's handlers; a clash (two ids encoding alike) fails here, before serving. */
 export function webhookRoutes(registry: Registry): Map<string, WebhookRoute> {
   const routes = new Map<string, WebhookRoute>();
   const add = (path: string, route: WebhookRoute): void => {
-    if (routes.has(path)) throw new Error(`two webhook handlers would be served at ${path}; give one another id`);
+    if (routes.has(path))
+      throw new Error(`two webhook handlers would be served at ${path}; give one another id`);
     routes.set(path, route);
   };
   for (const spec of registry.admission()) add(webhookPath(spec), { kind: 'admission', spec });
-  for (const spec of registry.conversions()) add(conversionPath(spec.group, spec.name), { kind: 'conversion', spec });
+  for (const spec of registry.conversions())
+    add(conversionPath(spec.group, spec.name), { kind: 'conversion', spec });
   return routes;
 }
 
@@ -45,22 +52,43 @@ function resourceOf(spec: AdmissionSpec, request: AdmissionRequest, scope: Revie
   const known = scope.resolve(spec.resource.apiVersion, spec.resource.name);
   if (known) return known;
   const { group, version } = splitApiVersion(spec.resource.apiVersion);
-  return { group, version, plural: request.resource.resource, kind: request.kind.kind, namespaced: request.namespace !== undefined, hasStatus: false };
+  return {
+    group,
+    version,
+    plural: request.resource.resource,
+    kind: request.kind.kind,
+    namespaced: request.namespace !== undefined,
+    hasStatus: false,
+  };
 }
 
 /** Answers one parsed JSON body sent to a route. Never throws (the dispatchers do not). */
-export async function answerReview(route: WebhookRoute, body: unknown, scope: ReviewScope): Promise<ReviewAnswer> {
+export async function answerReview(
+  route: WebhookRoute,
+  body: unknown,
+  scope: ReviewScope,
+): Promise<ReviewAnswer> {
   if (route.kind === 'admission') {
     const parsed = parseAdmissionReview(body);
     if (!parsed.ok) return { status: 400, problem: parsed.problem };
     const request = parsed.value;
     const { group, resource } = request.resource;
     const expected = splitApiVersion(route.spec.resource.apiVersion).group;
-    if (group !== expected) return { status: 400, problem: `this webhook admits ${route.spec.resource.name} of group '${expected}', not ${resource} of '${group}'` };
-    const response = await dispatchAdmission(route.spec, request, { ...scope, resource: resourceOf(route.spec, request, scope) });
+    if (group !== expected)
+      return {
+        status: 400,
+        problem: `this webhook admits ${route.spec.resource.name} of group '${expected}', not ${resource} of '${group}'`,
+      };
+    const response = await dispatchAdmission(route.spec, request, {
+      ...scope,
+      resource: resourceOf(route.spec, request, scope),
+    });
     return { status: 200, body: admissionReview(response) };
   }
   const parsed = parseConversionReview(body);
   if (!parsed.ok) return { status: 400, problem: parsed.problem };
-  return { status: 200, body: conversionReview(await dispatchConversion(route.spec, parsed.value, scope.logger)) };
+  return {
+    status: 200,
+    body: conversionReview(await dispatchConversion(route.spec, parsed.value, scope.logger)),
+  };
 }

@@ -8,7 +8,12 @@ import type { Registry } from '../registry/registry.js';
 import { DEFAULT_JSON_LIMITS, type JsonLimits } from './json-bounds.js';
 import { BodyRefused, readBody, type BodyLimits, type Held } from './request-body.js';
 import { SharedBudget } from './shared-budget.js';
-import { answerReview, webhookRoutes, type ReviewScope, type WebhookRoute } from './webhook-routes.js';
+import {
+  answerReview,
+  webhookRoutes,
+  type ReviewScope,
+  type WebhookRoute,
+} from './webhook-routes.js';
 
 /** A serving certificate and its private key, PEM (the certificate may be followed by its chain). */
 export interface ServingCertificate {
@@ -110,12 +115,18 @@ export class WebhookServer {
     this.certificate = options.certificate;
     const maxBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     const maxBuffered = options.maxBufferedBytes ?? 2 * maxBytes;
-    this.bytes = new SharedBudget(maxBuffered, options.maxBufferedBytesPerSource ?? Math.floor(maxBuffered / 2));
+    this.bytes = new SharedBudget(
+      maxBuffered,
+      options.maxBufferedBytesPerSource ?? Math.floor(maxBuffered / 2),
+    );
     const json = { ...DEFAULT_JSON_LIMITS, ...options.json };
     this.values = new SharedBudget(2 * json.maxValues, json.maxValues);
     this.limits = { maxBytes, json, deadlineMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS };
     const maxConnections = options.connections?.max ?? DEFAULT_MAX_CONNECTIONS;
-    this.sockets = new SharedBudget(maxConnections, options.connections?.perSource ?? Math.max(1, Math.floor(maxConnections / 4)));
+    this.sockets = new SharedBudget(
+      maxConnections,
+      options.connections?.perSource ?? Math.max(1, Math.floor(maxConnections / 4)),
+    );
     const { logger, client, resolve, cache, indexes, memo } = options;
     this.scope = { logger, client, resolve, cache, indexes, memo };
   }
@@ -133,15 +144,26 @@ export class WebhookServer {
     let server: Server;
     try {
       const handshakeTimeout = this.options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
-      server = createServer({ ...this.tlsOptions(cert, key), handshakeTimeout }, (request, response) => void this.serve(request, response));
+      server = createServer(
+        { ...this.tlsOptions(cert, key), handshakeTimeout },
+        (request, response) => void this.serve(request, response),
+      );
     } catch (error) {
-      const what = this.options.clientCA === undefined ? 'a PEM certificate and its private key' : 'a PEM certificate, its private key and PEM client CA certificates';
-      throw new Error(`the webhook server cannot use its certificate (${describeError(error)}): give ${what}`, { cause: error });
+      const what =
+        this.options.clientCA === undefined
+          ? 'a PEM certificate and its private key'
+          : 'a PEM certificate, its private key and PEM client CA certificates';
+      throw new Error(
+        `the webhook server cannot use its certificate (${describeError(error)}): give ${what}`,
+        { cause: error },
+      );
     }
     server.requestTimeout = REQUEST_TIMEOUT_MS;
     server.headersTimeout = HEADERS_TIMEOUT_MS;
     server.on('connection', (socket: Socket) => this.admit(socket));
-    server.on('tlsClientError', (error) => this.options.logger.debug({ err: error }, 'webhook server: TLS handshake refused'));
+    server.on('tlsClientError', (error) =>
+      this.options.logger.debug({ err: error }, 'webhook server: TLS handshake refused'),
+    );
     this.server = server;
     const host = this.options.host ?? '0.0.0.0';
     try {
@@ -155,7 +177,10 @@ export class WebhookServer {
     } catch (error) {
       this.server = undefined;
       const code = (error as NodeJS.ErrnoException).code;
-      throw new Error(`the webhook server cannot listen on ${host}:${this.options.port} (${code ?? describeError(error)}); choose another port (0 picks a free one)`, { cause: error });
+      throw new Error(
+        `the webhook server cannot listen on ${host}:${this.options.port} (${code ?? describeError(error)}); choose another port (0 picks a free one)`,
+        { cause: error },
+      );
     }
     const port = (server.address() as AddressInfo).port;
     this.options.logger.info({ port, paths: [...this.routes.keys()] }, 'webhook server listening');
@@ -170,7 +195,10 @@ export class WebhookServer {
     try {
       this.server?.setSecureContext(this.tlsOptions(certificate.cert, certificate.key));
     } catch (error) {
-      throw new Error(`the webhook server cannot use the new certificate (${describeError(error)}); it keeps serving the previous one`, { cause: error });
+      throw new Error(
+        `the webhook server cannot use the new certificate (${describeError(error)}); it keeps serving the previous one`,
+        { cause: error },
+      );
     }
     this.certificate = certificate;
   }
@@ -197,7 +225,10 @@ export class WebhookServer {
   private admit(socket: Socket): void {
     const source = socket.remoteAddress ?? 'unknown';
     if (!this.sockets.take(source, 1)) {
-      this.options.logger.debug({ source, open: this.sockets.held }, 'webhook server: connection refused, too many open');
+      this.options.logger.debug(
+        { source, open: this.sockets.held },
+        'webhook server: connection refused, too many open',
+      );
       socket.destroy();
       return;
     }
@@ -207,7 +238,14 @@ export class WebhookServer {
   /** TLS settings: the serving certificate, and with `clientCA` a request for the caller's certificate (checked per request, so a refusal carries a reason). */
   private tlsOptions(cert: string, key: string): ServerOptions {
     const { clientCA } = this.options;
-    return { cert, key, minVersion: 'TLSv1.2', ...(clientCA === undefined ? {} : { ca: clientCA, requestCert: true, rejectUnauthorized: false }) };
+    return {
+      cert,
+      key,
+      minVersion: 'TLSv1.2',
+      ...(clientCA === undefined
+        ? {}
+        : { ca: clientCA, requestCert: true, rejectUnauthorized: false }),
+    };
   }
 
   private async serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -216,21 +254,45 @@ export class WebhookServer {
     try {
       if (this.stopping) response.setHeader('Connection', 'close');
       const path = pathOf(request.url);
-      if (request.method !== 'POST') return this.refuse(request, response, 405, 'only POST is served', { Allow: 'POST' });
+      if (request.method !== 'POST')
+        return this.refuse(request, response, 405, 'only POST is served', { Allow: 'POST' });
       const route = path === undefined ? undefined : this.routes.get(path);
-      if (!route) return this.refuse(request, response, 404, `no webhook is served at ${JSON.stringify(path ?? request.url)}`);
-      if (route.kind === 'admission' && this.options.clientCA !== undefined && !(request.socket as TLSSocket).authorized) {
-        return this.refuse(request, response, 403, 'admission reviews are accepted only from a caller with a client certificate signed by the webhook client CA', { Connection: 'close' });
+      if (!route)
+        return this.refuse(
+          request,
+          response,
+          404,
+          `no webhook is served at ${JSON.stringify(path ?? request.url)}`,
+        );
+      if (
+        route.kind === 'admission' &&
+        this.options.clientCA !== undefined &&
+        !(request.socket as TLSSocket).authorized
+      ) {
+        return this.refuse(
+          request,
+          response,
+          403,
+          'admission reviews are accepted only from a caller with a client certificate signed by the webhook client CA',
+          { Connection: 'close' },
+        );
       }
       let text: string;
       try {
         const body = await readBody(request, this.limits, this.bytes, held);
         text = body.text;
-        if (!this.values.take(held.source, body.values)) return this.refuse(request, response, 429, 'too many reviews in flight; retry', { Connection: 'close', 'Retry-After': '1' });
+        if (!this.values.take(held.source, body.values))
+          return this.refuse(request, response, 429, 'too many reviews in flight; retry', {
+            Connection: 'close',
+            'Retry-After': '1',
+          });
         values = body.values;
       } catch (error) {
         if (!(error instanceof BodyRefused)) throw error;
-        const headers: Record<string, string> = error.status === 429 ? { Connection: 'close', 'Retry-After': '1' } : { Connection: 'close' };
+        const headers: Record<string, string> =
+          error.status === 429
+            ? { Connection: 'close', 'Retry-After': '1' }
+            : { Connection: 'close' };
         return this.refuse(request, response, error.status, error.reason, headers);
       }
       let body: unknown;
@@ -240,15 +302,22 @@ export class WebhookServer {
         return this.refuse(request, response, 400, 'the request body is not JSON');
       }
       const answer = await answerReview(route, body, this.scope);
-      if (answer.status !== 200) return this.refuse(request, response, answer.status, answer.problem);
+      if (answer.status !== 200)
+        return this.refuse(request, response, answer.status, answer.problem);
       const json = JSON.stringify(answer.body);
-      response.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(json) });
+      response.writeHead(200, {
+        'Content-Type': 'application/json',
+        'Content-Length': Buffer.byteLength(json),
+      });
       response.end(json);
     } catch (error) {
       // Reading failed (client gone) or a bug: answer if still possible, never crash the operator.
       this.options.logger.warn({ err: error, path: request.url }, 'webhook request failed');
       if (!response.headersSent && !response.destroyed) {
-        response.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8', Connection: 'close' });
+        response.writeHead(500, {
+          'Content-Type': 'text/plain; charset=utf-8',
+          Connection: 'close',
+        });
         response.end('internal error\n');
       }
     } finally {
@@ -257,8 +326,17 @@ export class WebhookServer {
     }
   }
 
-  private refuse(request: IncomingMessage, response: ServerResponse, status: number, reason: string, headers: Record<string, string> = {}): void {
-    this.options.logger.debug({ method: request.method, path: request.url, status }, `webhook request refused: ${reason}`);
+  private refuse(
+    request: IncomingMessage,
+    response: ServerResponse,
+    status: number,
+    reason: string,
+    headers: Record<string, string> = {},
+  ): void {
+    this.options.logger.debug(
+      { method: request.method, path: request.url, status },
+      `webhook request refused: ${reason}`,
+    );
     if (response.headersSent || response.destroyed) return;
     response.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', ...headers });
     response.end(`${reason}\n`);

@@ -1,5 +1,10 @@
 import { resourceArguments, type Kind } from '../objects/kind.js';
-import { Agent as HttpAgent, request as httpRequest, type ClientRequestArgs, type IncomingMessage } from 'node:http';
+import {
+  Agent as HttpAgent,
+  request as httpRequest,
+  type ClientRequestArgs,
+  type IncomingMessage,
+} from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { ClusterAccess } from './kubeconfig.js';
@@ -58,12 +63,23 @@ export class ApiClient {
   readonly server: string;
   onRequest: RequestCounter | undefined;
 
-  constructor(private readonly kc: ClusterAccess, options: ApiClientOptions = {}) {
+  constructor(
+    private readonly kc: ClusterAccess,
+    options: ApiClientOptions = {},
+  ) {
     const cluster = kc.getCurrentCluster();
-    if (!cluster) throw new Error('the kubeconfig has no current cluster: set a current-context or pass --context');
+    if (!cluster)
+      throw new Error(
+        'the kubeconfig has no current cluster: set a current-context or pass --context',
+      );
     const manager = options.fieldManager;
-    if (manager !== undefined && (manager.length === 0 || manager.length > MAX_FIELD_MANAGER || /[^\x21-\x7e]/.test(manager))) {
-      throw new Error(`the field manager ${JSON.stringify(manager)} must be 1 to ${MAX_FIELD_MANAGER} printable ASCII characters without spaces`);
+    if (
+      manager !== undefined &&
+      (manager.length === 0 || manager.length > MAX_FIELD_MANAGER || /[^\x21-\x7e]/.test(manager))
+    ) {
+      throw new Error(
+        `the field manager ${JSON.stringify(manager)} must be 1 to ${MAX_FIELD_MANAGER} printable ASCII characters without spaces`,
+      );
     }
     this.server = cluster.server.replace(/\/+$/, '');
     this.maxSockets = options.maxSockets ?? 64;
@@ -82,12 +98,20 @@ export class ApiClient {
     });
     const status = response.statusCode ?? 0;
     this.onRequest?.(method, path, status);
-    if (status < 200 || status >= 300) throw ApiError.fromResponse(status, text, response.headers, `${method} ${path}`);
+    if (status < 200 || status >= 300)
+      throw ApiError.fromResponse(status, text, response.headers, `${method} ${path}`);
     if (text === '') return undefined as T;
     try {
       return JSON.parse(text) as T;
     } catch (error) {
-      throw new ApiError(status, `${method} ${path}: the response is not JSON`, undefined, undefined, text, { cause: error });
+      throw new ApiError(
+        status,
+        `${method} ${path}: the response is not JSON`,
+        undefined,
+        undefined,
+        text,
+        { cause: error },
+      );
     }
   }
 
@@ -113,15 +137,18 @@ export class ApiClient {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
     // URLSearchParams encodes the value; a caller's own manager (server-side apply) wins.
-    if (this.fieldManager !== undefined && isWrite(method) && !url.searchParams.has('fieldManager')) url.searchParams.set('fieldManager', this.fieldManager);
+    if (this.fieldManager !== undefined && isWrite(method) && !url.searchParams.has('fieldManager'))
+      url.searchParams.set('fieldManager', this.fieldManager);
     const options: RequestOptions = { headers: {} };
     // Re-applied on every request: tokens rotate (in-cluster files, exec plugins).
     await this.kc.applyToHTTPSOptions(options);
     const headers: Record<string, string> = { Accept: 'application/json' };
     for (const [key, value] of Object.entries(options.headers ?? {})) {
-      if (value !== undefined) headers[key] = Array.isArray(value) ? value.join(', ') : String(value);
+      if (value !== undefined)
+        headers[key] = Array.isArray(value) ? value.join(', ') : String(value);
     }
-    if (options.auth) headers.Authorization = `Basic ${Buffer.from(options.auth).toString('base64')}`;
+    if (options.auth)
+      headers.Authorization = `Basic ${Buffer.from(options.auth).toString('base64')}`;
     let payload: string | undefined;
     if (init.body !== undefined) {
       payload = JSON.stringify(init.body);
@@ -136,7 +163,9 @@ export class ApiClient {
       const req = send(url, { method, headers, agent, signal: init.signal }, resolve);
       const timeoutMs = init.timeoutMs ?? 60_000;
       if (timeoutMs > 0) {
-        req.setTimeout(timeoutMs, () => req.destroy(new Error(`no response within ${timeoutMs} ms`)));
+        req.setTimeout(timeoutMs, () =>
+          req.destroy(new Error(`no response within ${timeoutMs} ms`)),
+        );
       }
       // `on`, not `once`: a TLS socket torn down mid-write can emit a second error, which must not go unhandled.
       req.on('error', (error) => reject(ApiError.fromNetwork(error, what)));
@@ -175,8 +204,14 @@ export class ApiClient {
    * ```
    */
   resource<T extends ResourceObject>(kind: Kind<T>): ResourceClient<T>;
-  resource<T extends ResourceObject = KubeObject>(apiVersion: string, resource: string): ResourceClient<T>;
-  resource<T extends ResourceObject>(first: string | Kind<T>, resource?: string): ResourceClient<T> {
+  resource<T extends ResourceObject = KubeObject>(
+    apiVersion: string,
+    resource: string,
+  ): ResourceClient<T>;
+  resource<T extends ResourceObject>(
+    first: string | Kind<T>,
+    resource?: string,
+  ): ResourceClient<T> {
     const { resource: selector } = resourceArguments(first, [resource], 'client.resource');
     return new ResourceClient<T>(this, selector.apiVersion, selector.name);
   }
@@ -196,13 +231,19 @@ function guardSocket<S extends Duplex | null | undefined>(socket: S): S {
 }
 
 class GuardedHttpsAgent extends HttpsAgent {
-  override createConnection(options: RequestOptions, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
+  override createConnection(
+    options: RequestOptions,
+    callback?: (err: Error | null, stream: Duplex) => void,
+  ): Duplex | null | undefined {
     return guardSocket(super.createConnection(options, callback));
   }
 }
 
 class GuardedHttpAgent extends HttpAgent {
-  override createConnection(options: ClientRequestArgs, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
+  override createConnection(
+    options: ClientRequestArgs,
+    callback?: (err: Error | null, stream: Duplex) => void,
+  ): Duplex | null | undefined {
     return guardSocket(super.createConnection(options, callback));
   }
 }

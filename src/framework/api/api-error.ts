@@ -52,7 +52,10 @@ export class ApiError extends Error {
 
   /** A request that got no response (connection refused, reset, timeout). */
   static fromNetwork(error: unknown, what: string): ApiError {
-    const text = error instanceof Error ? `${(error as NodeJS.ErrnoException).code ?? error.name}: ${error.message}` : String(error);
+    const text =
+      error instanceof Error
+        ? `${(error as NodeJS.ErrnoException).code ?? error.name}: ${error.message}`
+        : String(error);
     return new ApiError(0, `${what}: ${text}`, undefined, undefined, undefined, { cause: error });
   }
 
@@ -122,7 +125,9 @@ export function parseRetryAfter(value: string | string[] | undefined): number | 
   const seconds = Number(raw);
   if (Number.isFinite(seconds)) return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(0, seconds));
   const date = Date.parse(raw);
-  return Number.isNaN(date) ? undefined : Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(0, (date - Date.now()) / 1000));
+  return Number.isNaN(date)
+    ? undefined
+    : Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(0, (date - Date.now()) / 1000));
 }
 
 /** True for an HTTP 410 Gone, whatever shape it came in. */

@@ -1,6 +1,11 @@
 import type { ApiClient } from './api-client.js';
 import { ApiError } from './api-error.js';
-import { groupVersionPath, splitApiVersion, type Resource, type ResourceSelector } from './resource.js';
+import {
+  groupVersionPath,
+  splitApiVersion,
+  type Resource,
+  type ResourceSelector,
+} from './resource.js';
 
 interface ApiResourceList {
   resources?: Array<{
@@ -23,7 +28,10 @@ export class ResourceNotFoundError extends Error {
  * Throws {@link ResourceNotFoundError} when the group/version or the name is unknown, which is
  * the normal state before a CRD is installed: callers retry.
  */
-export async function discoverResource(client: ApiClient, selector: ResourceSelector): Promise<Resource> {
+export async function discoverResource(
+  client: ApiClient,
+  selector: ResourceSelector,
+): Promise<Resource> {
   const { group, version } = splitApiVersion(selector.apiVersion);
   let list: ApiResourceList;
   try {
@@ -38,7 +46,9 @@ export async function discoverResource(client: ApiClient, selector: ResourceSele
   }
   const wanted = selector.name.toLowerCase();
   const all = (list.resources ?? []).filter((r) => !r.name.includes('/'));
-  const subresources = new Set((list.resources ?? []).filter((r) => r.name.includes('/')).map((r) => r.name));
+  const subresources = new Set(
+    (list.resources ?? []).filter((r) => r.name.includes('/')).map((r) => r.name),
+  );
   const found =
     all.find((r) => r.name === wanted) ??
     all.find((r) => r.kind.toLowerCase() === wanted) ??

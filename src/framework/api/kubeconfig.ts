@@ -67,24 +67,36 @@ export function loadKubeconfig(source: KubeconfigSource = {}): Kubeconfig {
   if (files.length === 0) {
     const inCluster = inClusterAccess(env, source.serviceAccountDir ?? SERVICE_ACCOUNT_DIR);
     if (inCluster) return inCluster;
-    throw new KubeconfigError('no kubeconfig found: set KUBECONFIG or --kubeconfig, create ~/.kube/config, or run inside a cluster');
+    throw new KubeconfigError(
+      'no kubeconfig found: set KUBECONFIG or --kubeconfig, create ~/.kube/config, or run inside a cluster',
+    );
   }
   const merged = mergeFiles(files);
   const contextName = source.context ?? merged.currentContext;
   const available = [...merged.contexts.keys()];
   if (contextName === undefined || contextName === '') {
-    throw new KubeconfigError(`${files.join(', ')}: no current-context; pass --context (${available.length > 0 ? `available: ${available.join(', ')}` : 'the kubeconfig has no contexts'})`);
+    throw new KubeconfigError(
+      `${files.join(', ')}: no current-context; pass --context (${available.length > 0 ? `available: ${available.join(', ')}` : 'the kubeconfig has no contexts'})`,
+    );
   }
   const context = merged.contexts.get(contextName);
   if (!context) {
-    throw new KubeconfigError(`context '${contextName}' not found; ${available.length > 0 ? `available: ${available.join(', ')}` : 'the kubeconfig has no contexts'}`);
+    throw new KubeconfigError(
+      `context '${contextName}' not found; ${available.length > 0 ? `available: ${available.join(', ')}` : 'the kubeconfig has no contexts'}`,
+    );
   }
   const clusterName = stringField(context.value, 'cluster');
   const cluster = clusterName === undefined ? undefined : merged.clusters.get(clusterName);
-  if (!cluster) throw new KubeconfigError(`context '${contextName}' names cluster '${clusterName ?? ''}', which ${files.join(', ')} does not define`);
+  if (!cluster)
+    throw new KubeconfigError(
+      `context '${contextName}' names cluster '${clusterName ?? ''}', which ${files.join(', ')} does not define`,
+    );
   const userName = stringField(context.value, 'user');
   const user = userName === undefined || userName === '' ? undefined : merged.users.get(userName);
-  if (userName && !user) throw new KubeconfigError(`context '${contextName}' names user '${userName}', which ${files.join(', ')} does not define`);
+  if (userName && !user)
+    throw new KubeconfigError(
+      `context '${contextName}' names user '${userName}', which ${files.join(', ')} does not define`,
+    );
   return Kubeconfig.fromContext({
     contextName,
     namespace: stringField(context.value, 'namespace'),
@@ -106,7 +118,13 @@ export class Kubeconfig implements ClusterAccess {
     /** The context's default namespace, or the Pod's namespace in-cluster. */
     readonly namespace: string | undefined,
     server: string,
-    private readonly tls: { ca?: Buffer; cert?: Buffer; key?: Buffer; insecure: boolean; servername?: string },
+    private readonly tls: {
+      ca?: Buffer;
+      cert?: Buffer;
+      key?: Buffer;
+      insecure: boolean;
+      servername?: string;
+    },
     private readonly credentials: {
       token?: string;
       tokenFile?: string;
@@ -141,11 +159,15 @@ export class Kubeconfig implements ClusterAccess {
     const u = user?.value ?? {};
     const username = stringField(u, 'username');
     const password = stringField(u, 'password');
-    const plugin = u.exec !== undefined || u['auth-provider'] !== undefined ? parts.delegate : undefined;
+    const plugin =
+      u.exec !== undefined || u['auth-provider'] !== undefined ? parts.delegate : undefined;
     const credentials = {
       token: stringField(u, 'token'),
       tokenFile: user && pathField(user, 'tokenFile'),
-      basic: username !== undefined ? Buffer.from(`${username}:${password ?? ''}`).toString('base64') : undefined,
+      basic:
+        username !== undefined
+          ? Buffer.from(`${username}:${password ?? ''}`).toString('base64')
+          : undefined,
       plugin,
     };
     return new Kubeconfig(parts.contextName, parts.namespace, server, tls, credentials);
@@ -155,7 +177,9 @@ export class Kubeconfig implements ClusterAccess {
   static inCluster(host: string, port: string, dir: string): Kubeconfig {
     const hostPart = host.includes(':') ? `[${host}]` : host;
     const namespaceFile = join(dir, 'namespace');
-    const namespace = existsSync(namespaceFile) ? readFileSync(namespaceFile, 'utf8').trim() : undefined;
+    const namespace = existsSync(namespaceFile)
+      ? readFileSync(namespaceFile, 'utf8').trim()
+      : undefined;
     const caFile = join(dir, 'ca.crt');
     return new Kubeconfig(
       'in-cluster',
@@ -200,7 +224,10 @@ export class Kubeconfig implements ClusterAccess {
         this.token = { value: readFileSync(file, 'utf8').trim(), readAt: now };
       } catch (error) {
         // Keep the last token if the file is mid-rotation; fail clearly if there never was one.
-        if (!this.token) throw new KubeconfigError(`cannot read the token file ${file}: ${(error as Error).message}`);
+        if (!this.token)
+          throw new KubeconfigError(
+            `cannot read the token file ${file}: ${(error as Error).message}`,
+          );
       }
     }
     return this.token.value;
@@ -209,13 +236,15 @@ export class Kubeconfig implements ClusterAccess {
 
 function kubeconfigFiles(source: KubeconfigSource, env: NodeJS.ProcessEnv): string[] {
   if (source.path !== undefined) {
-    if (!existsSync(source.path)) throw new KubeconfigError(`the kubeconfig ${source.path} does not exist`);
+    if (!existsSync(source.path))
+      throw new KubeconfigError(`the kubeconfig ${source.path} does not exist`);
     return [source.path];
   }
   const listed = (env.KUBECONFIG ?? '').split(delimiter).filter((p) => p !== '');
   if (listed.length > 0) {
     const present = listed.filter((p) => existsSync(p));
-    if (present.length === 0) throw new KubeconfigError(`KUBECONFIG names ${listed.join(', ')}, and none of them exists`);
+    if (present.length === 0)
+      throw new KubeconfigError(`KUBECONFIG names ${listed.join(', ')}, and none of them exists`);
     return present;
   }
   const home = env.HOME ?? homedir();
@@ -231,7 +260,13 @@ function inClusterAccess(env: NodeJS.ProcessEnv, dir: string): Kubeconfig | unde
 }
 
 function mergeFiles(files: readonly string[]): Merged {
-  const merged: Merged = { currentContext: undefined, clusters: new Map(), users: new Map(), contexts: new Map(), files: [...files] };
+  const merged: Merged = {
+    currentContext: undefined,
+    clusters: new Map(),
+    users: new Map(),
+    contexts: new Map(),
+    files: [...files],
+  };
   for (const file of files) {
     let document: unknown;
     try {
@@ -240,7 +275,8 @@ function mergeFiles(files: readonly string[]): Merged {
       throw new KubeconfigError(`cannot read the kubeconfig ${file}: ${(error as Error).message}`);
     }
     if (document === null || document === undefined) continue;
-    if (typeof document !== 'object' || Array.isArray(document)) throw new KubeconfigError(`the kubeconfig ${file} is not a YAML mapping`);
+    if (typeof document !== 'object' || Array.isArray(document))
+      throw new KubeconfigError(`the kubeconfig ${file} is not a YAML mapping`);
     const config = document as Entry;
     const base = dirname(file);
     const current = stringField(config, 'current-context');
@@ -252,15 +288,26 @@ function mergeFiles(files: readonly string[]): Merged {
   return merged;
 }
 
-function addNamed(into: Map<string, NamedEntry>, list: unknown, key: string, base: string, file: string): void {
+function addNamed(
+  into: Map<string, NamedEntry>,
+  list: unknown,
+  key: string,
+  base: string,
+  file: string,
+): void {
   if (list === undefined || list === null) return;
-  if (!Array.isArray(list)) throw new KubeconfigError(`the kubeconfig ${file}: '${key}s' must be a list`);
+  if (!Array.isArray(list))
+    throw new KubeconfigError(`the kubeconfig ${file}: '${key}s' must be a list`);
   for (const item of list as unknown[]) {
     if (typeof item !== 'object' || item === null) continue;
     const { name } = item as Entry;
     const value = (item as Entry)[key];
     if (typeof name !== 'string' || into.has(name)) continue; // the first file to name it wins
-    into.set(name, { name, value: typeof value === 'object' && value !== null ? (value as Entry) : {}, base });
+    into.set(name, {
+      name,
+      value: typeof value === 'object' && value !== null ? (value as Entry) : {},
+      base,
+    });
   }
 }
 
@@ -285,11 +332,16 @@ function bytes(entry: NamedEntry, dataKey: string, fileKey: string): Buffer | un
     if (!statSync(file).isFile()) throw new Error('not a file');
     return readFileSync(file);
   } catch (error) {
-    throw new KubeconfigError(`'${entry.name}': cannot read ${fileKey} ${file}: ${(error as Error).message}`);
+    throw new KubeconfigError(
+      `'${entry.name}': cannot read ${fileKey} ${file}: ${(error as Error).message}`,
+    );
   }
 }
 
-async function delegateToClientNode(source: { files: string[]; context: string }): Promise<ClusterAccess> {
+async function delegateToClientNode(source: {
+  files: string[];
+  context: string;
+}): Promise<ClusterAccess> {
   const { KubeConfig } = await import('@kubernetes/client-node');
   const kc = new KubeConfig();
   if (source.files.length === 1) kc.loadFromFile(source.files[0]!);

@@ -11,8 +11,14 @@ import type { KubeObject } from '../objects/kube-object.js';
  * object's own JSON.
  */
 export function withoutManagedFields<O extends KubeObject>(object: O): O {
-  const metadata: unknown = typeof object === 'object' && object !== null ? object.metadata : undefined;
-  if (typeof metadata !== 'object' || metadata === null || !Object.hasOwn(metadata, 'managedFields')) return object;
+  const metadata: unknown =
+    typeof object === 'object' && object !== null ? object.metadata : undefined;
+  if (
+    typeof metadata !== 'object' ||
+    metadata === null ||
+    !Object.hasOwn(metadata, 'managedFields')
+  )
+    return object;
   const { managedFields: _dropped, ...rest } = metadata as NonNullable<KubeObject['metadata']>;
   return { ...object, metadata: rest };
 }

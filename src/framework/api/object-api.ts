@@ -25,16 +25,37 @@ export class ObjectApi {
   ) {}
 
   get(namespace: string | undefined, name: string): Promise<KubeObject> {
-    return this.client.request<KubeObject>('GET', objectPath(this.resource, namespace, name)).then(withoutManagedFields);
+    return this.client
+      .request<KubeObject>('GET', objectPath(this.resource, namespace, name))
+      .then(withoutManagedFields);
   }
 
   /** A JSON merge patch on the object, or on a subresource such as `status`. */
-  mergePatch(namespace: string | undefined, name: string, body: Record<string, unknown>, subresource?: string): Promise<KubeObject> {
-    return this.client.request<KubeObject>('PATCH', objectPath(this.resource, namespace, name, subresource), { body, contentType: MERGE_PATCH }).then(withoutManagedFields);
+  mergePatch(
+    namespace: string | undefined,
+    name: string,
+    body: Record<string, unknown>,
+    subresource?: string,
+  ): Promise<KubeObject> {
+    return this.client
+      .request<KubeObject>('PATCH', objectPath(this.resource, namespace, name, subresource), {
+        body,
+        contentType: MERGE_PATCH,
+      })
+      .then(withoutManagedFields);
   }
 
   /** A JSON patch; a failed `test` operation answers 422. */
-  jsonPatch(namespace: string | undefined, name: string, ops: readonly JsonPatchOp[]): Promise<KubeObject> {
-    return this.client.request<KubeObject>('PATCH', objectPath(this.resource, namespace, name), { body: ops, contentType: JSON_PATCH }).then(withoutManagedFields);
+  jsonPatch(
+    namespace: string | undefined,
+    name: string,
+    ops: readonly JsonPatchOp[],
+  ): Promise<KubeObject> {
+    return this.client
+      .request<KubeObject>('PATCH', objectPath(this.resource, namespace, name), {
+        body: ops,
+        contentType: JSON_PATCH,
+      })
+      .then(withoutManagedFields);
   }
 }

@@ -18,34 +18,53 @@ const SUBRESOURCE = /^[a-z]+$/;
  * which are attacker-controlled; a refused name must not turn into a request for another path.
  */
 export function checkedName(name: string | undefined, what: string): string {
-  if (typeof name !== 'string' || name === '') throw new Error(`${what}: the object has no name; pass { namespace, name }`);
+  if (typeof name !== 'string' || name === '')
+    throw new Error(`${what}: the object has no name; pass { namespace, name }`);
   if (name === '.' || name === '..' || name.includes('/') || name.includes('%')) {
-    throw new Error(`${what}: refusing the name ${JSON.stringify(name)}: names may not be "." or ".." nor contain "/" or "%"`);
+    throw new Error(
+      `${what}: refusing the name ${JSON.stringify(name)}: names may not be "." or ".." nor contain "/" or "%"`,
+    );
   }
   return name;
 }
 
 /** The namespace for a namespaced resource (required unless `optional`), checked; undefined for cluster-scoped ones. */
-export function checkedNamespace(namespace: string | undefined, namespaced: boolean, what: string, optional = false): string | undefined {
+export function checkedNamespace(
+  namespace: string | undefined,
+  namespaced: boolean,
+  what: string,
+  optional = false,
+): string | undefined {
   if (!namespaced) return undefined;
   if (namespace === undefined || namespace === '') {
     if (optional) return undefined;
     throw new Error(`${what}: the resource is namespaced; pass a namespace`);
   }
-  if (namespace.length > 63 || !NAMESPACE.test(namespace)) throw new Error(`${what}: refusing the namespace ${JSON.stringify(namespace)}: not a valid namespace name`);
+  if (namespace.length > 63 || !NAMESPACE.test(namespace))
+    throw new Error(
+      `${what}: refusing the namespace ${JSON.stringify(namespace)}: not a valid namespace name`,
+    );
   return namespace;
 }
 
 /** A subresource name, checked (it becomes a path segment). */
-export function checkedSubresource(subresource: string | undefined, what: string): string | undefined {
+export function checkedSubresource(
+  subresource: string | undefined,
+  what: string,
+): string | undefined {
   if (subresource === undefined) return undefined;
-  if (!SUBRESOURCE.test(subresource)) throw new Error(`${what}: refusing the subresource ${JSON.stringify(subresource)}`);
+  if (!SUBRESOURCE.test(subresource))
+    throw new Error(`${what}: refusing the subresource ${JSON.stringify(subresource)}`);
   return subresource;
 }
 
 /** A label selector as a string: `app=web,tier!=db`, or `{ app: 'web' }` for equality on each label. */
-export function selectorString(selector: string | Readonly<Record<string, string>> | undefined): string | undefined {
+export function selectorString(
+  selector: string | Readonly<Record<string, string>> | undefined,
+): string | undefined {
   if (selector === undefined || typeof selector === 'string') return selector;
   const entries = Object.entries(selector);
-  return entries.length === 0 ? undefined : entries.map(([key, value]) => `${key}=${value}`).join(',');
+  return entries.length === 0
+    ? undefined
+    : entries.map(([key, value]) => `${key}=${value}`).join(',');
 }

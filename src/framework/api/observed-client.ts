@@ -4,7 +4,10 @@ import type { ApiClient, RequestInit } from './api-client.js';
  * Told of each request before it is sent; answers what to do with its parsed answer (undefined: nothing).
  * Two steps, so an observer can note the state it knew when the request left.
  */
-export type RequestObserver = (method: string, path: string) => ((answer: unknown) => void) | undefined;
+export type RequestObserver = (
+  method: string,
+  path: string,
+) => ((answer: unknown) => void) | undefined;
 
 /**
  * The same client, with every `request` (and every request of the resource clients it makes) shown

@@ -3,7 +3,13 @@ import { ApiError } from './api-error.js';
 import { discoverResource } from './discovery.js';
 import { withoutManagedFields } from './managed-fields.js';
 import { JSON_PATCH, MERGE_PATCH, type JsonPatchOp } from './object-api.js';
-import { checkedName, checkedNamespace, checkedSubresource, selectorString, type ObjectRef } from './object-ref.js';
+import {
+  checkedName,
+  checkedNamespace,
+  checkedSubresource,
+  selectorString,
+  type ObjectRef,
+} from './object-ref.js';
 import { apiVersionOf, collectionPath, objectPath, type Resource } from './resource.js';
 import type { KubeObject, ResourceObject } from '../objects/kube-object.js';
 import type { DeepPartial, MergePatch } from '../objects/merge-patch.js';
@@ -19,7 +25,9 @@ const DEFAULT_PAGE = 500;
 export type { ResourceObject };
 
 /** A merge patch of `T`'s `status`. */
-export type StatusPatch<T> = T extends { status?: infer S } ? MergePatch<NonNullable<S>> : Record<string, unknown>;
+export type StatusPatch<T> = T extends { status?: infer S }
+  ? MergePatch<NonNullable<S>>
+  : Record<string, unknown>;
 
 /** What {@link ResourceClient.apply} sends: the fields this operator manages, with the object's name. */
 export type ApplyObject<T> = DeepPartial<T> & { metadata: { name: string; namespace?: string } };
@@ -142,7 +150,8 @@ export class ResourceClient<T extends ResourceObject = KubeObject> {
   async list(options: ListOptions = {}): Promise<ListResult<T>> {
     const what = this.what('list');
     checkedNamespace(options.namespace, true, what, true);
-    if (options.limit !== undefined && !(Number.isInteger(options.limit) && options.limit > 0)) throw new Error(`${what}: limit must be a positive integer`);
+    if (options.limit !== undefined && !(Number.isInteger(options.limit) && options.limit > 0))
+      throw new Error(`${what}: limit must be a positive integer`);
     const resource = await this.resolve();
     const namespace = checkedNamespace(options.namespace, resource.namespaced, what, true);
     const query: Query = {
@@ -151,10 +160,20 @@ export class ResourceClient<T extends ResourceObject = KubeObject> {
       limit: options.limit,
       continue: options.continue,
     };
-    const answer = await this.client.request<{ metadata?: { continue?: string; resourceVersion?: string }; items?: KubeObject[] }>('GET', collectionPath(resource, namespace), { query });
+    const answer = await this.client.request<{
+      metadata?: { continue?: string; resourceVersion?: string };
+      items?: KubeObject[];
+    }>('GET', collectionPath(resource, namespace), { query });
     const apiVersion = apiVersionOf(resource);
-    const items = (answer.items ?? []).map((item) => ({ apiVersion, kind: resource.kind, ...withoutManagedFields(item) }) as unknown as T);
-    return { items, continue: answer.metadata?.continue || undefined, resourceVersion: answer.metadata?.resourceVersion ?? '' };
+    const items = (answer.items ?? []).map(
+      (item) =>
+        ({ apiVersion, kind: resource.kind, ...withoutManagedFields(item) }) as unknown as T,
+    );
+    return {
+      items,
+      continue: answer.metadata?.continue || undefined,
+      resourceVersion: answer.metadata?.resourceVersion ?? '',
+    };
   }
 
   /**
@@ -164,7 +183,11 @@ export class ResourceClient<T extends ResourceObject = KubeObject> {
   async *listAll(options: Omit<ListOptions, 'continue'> = {}): AsyncGenerator<T, void, undefined> {
     let token: string | undefined;
     do {
-      const page = await this.list({ ...options, limit: options.limit ?? DEFAULT_PAGE, continue: token });
+      const page = await this.list({
+        ...options,
+        limit: options.limit ?? DEFAULT_PAGE,
+        continue: token,
+      });
       yield* page.items;
       token = page.continue;
     } while (token !== undefined);
@@ -178,7 +201,11 @@ export class ResourceClient<T extends ResourceObject = KubeObject> {
     checkedNamespace(meta.namespace, true, what, true);
     const resource = await this.resolve();
     const namespace = checkedNamespace(meta.namespace, resource.namespaced, what);
-    const answer = await this.client.request<T & KubeObject>('POST', collectionPath(resource, namespace), { body: object, query: dryRun(options) });
+    const answer = await this.client.request<T & KubeObject>(
+      'POST',
+      collectionPath(resource, namespace),
+      { body: object, query: dryRun(options) },
+    );
     return withoutManagedFields(answer);
   }
 
@@ -194,10 +221,23 @@ export class ResourceClient<T extends ResourceObject = KubeObject> {
    */
   patch(ref: ObjectRef, body: MergePatch<T>, options?: PatchOptions): Promise<T>;
   patch(ref: ObjectRef, body: readonly JsonPatchOp[], options: JsonPatchOptions): Promise<T>;
-  async patch(ref: ObjectRef, body: MergePatch<T> | readonly JsonPatchOp[], options: PatchOptions | JsonPatchOptions = {}): Promise<T> {
+  async patch(
+    ref: ObjectRef,
+    body: MergePatch<T> | readonly JsonPatchOp[],
+    options: PatchOptions | JsonPatchOptions = {},
+  ): Promise<T> {
     const type = options.type ?? 'merge';
-    const contentType = type === 'json' ? JSON_PATCH : type === 'strategic' ? STRATEGIC_MERGE_PATCH : MERGE_PATCH;
-    return withoutManagedFields(await this.request<T & KubeObject>('PATCH', ref, 'patch', { body, contentType, query: dryRun(options) }, options.subresource));
+    const contentType =
+      type === 'json' ? JSON_PATCH : type === 'strategic' ? STRATEGIC_MERGE_PATCH : MERGE_PATCH;
+    return withoutManagedFields(
+      await this.request<T & KubeObject>(
+        'PATCH',
+        ref,
+        'patch',
+        { body, contentType, query: dryRun(options) },
+        options.subresource,
+      ),
+    );
   }
 
   /**
@@ -213,8 +253,20 @@ export class ResourceClient<T extends ResourceObject = KubeObject> {
   async apply(object: ApplyObject<T>, options: ApplyOptions = {}): Promise<T> {
     const resource = await this.resolve();
     const body = { apiVersion: apiVersionOf(resource), kind: resource.kind, ...object };
-    const query: Query = { ...dryRun(options), fieldManager: this.client.fieldManager ?? DEFAULT_FIELD_MANAGER, force: options.force ? true : undefined };
-    return withoutManagedFields(await this.request<T & KubeObject>('PATCH', object.metadata, 'apply', { body, contentType: APPLY_PATCH, query }, options.subresource));
+    const query: Query = {
+      ...dryRun(options),
+      fieldManager: this.client.fieldManager ?? DEFAULT_FIELD_MANAGER,
+      force: options.force ? true : undefined,
+    };
+    return withoutManagedFields(
+      await this.request<T & KubeObject>(
+        'PATCH',
+        object.metadata,
+        'apply',
+        { body, contentType: APPLY_PATCH, query },
+        options.subresource,
+      ),
+    );
   }
 
   /**
@@ -224,8 +276,15 @@ export class ResourceClient<T extends ResourceObject = KubeObject> {
   async delete(ref: ObjectRef, options: DeleteOptions = {}): Promise<boolean> {
     const what = this.what('delete');
     const grace = options.gracePeriodSeconds;
-    if (grace !== undefined && !(Number.isInteger(grace) && grace >= 0)) throw new Error(`${what}: gracePeriodSeconds must be a whole number of seconds, 0 or more`);
-    const body = { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: options.propagationPolicy, preconditions: options.preconditions, gracePeriodSeconds: grace };
+    if (grace !== undefined && !(Number.isInteger(grace) && grace >= 0))
+      throw new Error(`${what}: gracePeriodSeconds must be a whole number of seconds, 0 or more`);
+    const body = {
+      apiVersion: 'v1',
+      kind: 'DeleteOptions',
+      propagationPolicy: options.propagationPolicy,
+      preconditions: options.preconditions,
+      gracePeriodSeconds: grace,
+    };
     try {
       await this.request<unknown>('DELETE', ref, 'delete', { body, query: dryRun(options) });
       return true;
@@ -239,10 +298,22 @@ export class ResourceClient<T extends ResourceObject = KubeObject> {
    * Merge-patches the object's `status`: on the status subresource when the resource has one,
    * otherwise on the object itself (where status is an ordinary field).
    */
-  async patchStatus(ref: ObjectRef, status: StatusPatch<T>, options: WriteOptions = {}): Promise<T> {
+  async patchStatus(
+    ref: ObjectRef,
+    status: StatusPatch<T>,
+    options: WriteOptions = {},
+  ): Promise<T> {
     const resource = await this.resolve();
     const body = { status };
-    return withoutManagedFields(await this.request<T & KubeObject>('PATCH', ref, 'patchStatus', { body, contentType: MERGE_PATCH, query: dryRun(options) }, resource.hasStatus ? 'status' : undefined));
+    return withoutManagedFields(
+      await this.request<T & KubeObject>(
+        'PATCH',
+        ref,
+        'patchStatus',
+        { body, contentType: MERGE_PATCH, query: dryRun(options) },
+        resource.hasStatus ? 'status' : undefined,
+      ),
+    );
   }
 
   /**
@@ -252,11 +323,25 @@ export class ResourceClient<T extends ResourceObject = KubeObject> {
    */
   async replaceStatus(object: T, options: WriteOptions = {}): Promise<T> {
     const resource = await this.resolve();
-    return withoutManagedFields(await this.request<T & KubeObject>('PUT', object.metadata ?? {}, 'replaceStatus', { body: object, query: dryRun(options) }, resource.hasStatus ? 'status' : undefined));
+    return withoutManagedFields(
+      await this.request<T & KubeObject>(
+        'PUT',
+        object.metadata ?? {},
+        'replaceStatus',
+        { body: object, query: dryRun(options) },
+        resource.hasStatus ? 'status' : undefined,
+      ),
+    );
   }
 
   /** One request about one object, its name, namespace and subresource checked first. */
-  private async request<R>(method: string, ref: ObjectRef, verb: string, init: { body?: unknown; contentType?: string; query?: Query } = {}, subresource?: string): Promise<R> {
+  private async request<R>(
+    method: string,
+    ref: ObjectRef,
+    verb: string,
+    init: { body?: unknown; contentType?: string; query?: Query } = {},
+    subresource?: string,
+  ): Promise<R> {
     // Checked before discovery too: a refused name makes no request at all.
     const what = this.what(verb, ref);
     const name = checkedName(ref.name, what);

@@ -20,7 +20,9 @@ export interface Resource {
 /** Splits `group/version` (or core `version`). */
 export function splitApiVersion(apiVersion: string): { group: string; version: string } {
   const slash = apiVersion.lastIndexOf('/');
-  return slash < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
+  return slash < 0
+    ? { group: '', version: apiVersion }
+    : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
 }
 
 /** `example.com/v1` for named groups, `v1` for the core group. */
@@ -38,7 +40,8 @@ export function groupVersionPath(group: string, version: string): string {
  * are and `new URL` would resolve (an empty name would address the whole collection).
  */
 export function pathSegment(value: string, what: string): string {
-  if (value === '' || value === '.' || value === '..') throw new Error(`refusing ${what} ${JSON.stringify(value)} in an API path`);
+  if (value === '' || value === '.' || value === '..')
+    throw new Error(`refusing ${what} ${JSON.stringify(value)} in an API path`);
   return encodeURIComponent(value);
 }
 
@@ -51,12 +54,19 @@ export function collectionPath(resource: Resource, namespace?: string): string {
 }
 
 /** One object's path (optionally a subresource such as `status`). */
-export function objectPath(resource: Resource, namespace: string | undefined, name: string, subresource?: string): string {
+export function objectPath(
+  resource: Resource,
+  namespace: string | undefined,
+  name: string,
+  subresource?: string,
+): string {
   const path = `${collectionPath(resource, namespace)}/${pathSegment(name, 'name')}`;
   return subresource ? `${path}/${subresource}` : path;
 }
 
 /** A stable, readable id for a resource: `widgets.example.com/v1` or `pods/v1`. */
 export function resourceId(resource: Pick<Resource, 'group' | 'version' | 'plural'>): string {
-  return resource.group ? `${resource.plural}.${resource.group}/${resource.version}` : `${resource.plural}/${resource.version}`;
+  return resource.group
+    ? `${resource.plural}.${resource.group}/${resource.version}`
+    : `${resource.plural}/${resource.version}`;
 }

@@ -2,7 +2,12 @@
  * The framework's one exponential curve: `initialMs` for the first attempt, times `factor` for each
  * attempt after it, never above `maxMs`. Pure, so retry schedules are tested without timers.
  */
-export function exponentialDelayMs(attempt: number, initialMs: number, maxMs: number, factor = 2): number {
+export function exponentialDelayMs(
+  attempt: number,
+  initialMs: number,
+  maxMs: number,
+  factor = 2,
+): number {
   const step = Math.max(0, Math.floor(attempt) - 1);
   return Math.min(maxMs, initialMs * factor ** step);
 }
@@ -49,7 +54,8 @@ export class Backoff {
   /** The delay before the next attempt after a failure now. */
   next(): number {
     const now = this.now();
-    if (this.lastFailureAt !== undefined && now - this.lastFailureAt >= this.resetAfterMs) this.current = this.initialMs;
+    if (this.lastFailureAt !== undefined && now - this.lastFailureAt >= this.resetAfterMs)
+      this.current = this.initialMs;
     this.lastFailureAt = now;
     const base = this.current;
     this.current = exponentialDelayMs(2, this.current, this.maxMs, this.factor);

@@ -32,9 +32,12 @@ export function setLongTimeout(fn: () => void, ms: number): LongTimeout {
       handle = setTimeout(step, MAX_TIMEOUT_MS);
       return;
     }
-    handle = setTimeout(() => {
-      if (!cleared) fn();
-    }, Math.max(0, remaining));
+    handle = setTimeout(
+      () => {
+        if (!cleared) fn();
+      },
+      Math.max(0, remaining),
+    );
   };
   step();
   return {

@@ -8,7 +8,9 @@ export class AttemptTimeoutError extends Error {
   override readonly name = 'AttemptTimeoutError';
 
   constructor(readonly timeoutMs: number) {
-    super(`timed out after ${formatSeconds(timeoutMs)} s (the operator's handler timeout); its signal was aborted`);
+    super(
+      `timed out after ${formatSeconds(timeoutMs)} s (the operator's handler timeout); its signal was aborted`,
+    );
   }
 }
 
@@ -22,7 +24,11 @@ function formatSeconds(ms: number): string {
  * that ignores its signal: a hung handler must not hold a worker slot forever. Without `timeoutMs`
  * (or with 0) there is no limit.
  */
-export async function withTimeLimit<T>(attempt: (signal: AbortSignal) => Promise<T> | T, timeoutMs: number | undefined, signal?: AbortSignal): Promise<T> {
+export async function withTimeLimit<T>(
+  attempt: (signal: AbortSignal) => Promise<T> | T,
+  timeoutMs: number | undefined,
+  signal?: AbortSignal,
+): Promise<T> {
   const abort = new AbortController();
   const forward = (): void => abort.abort(signal?.reason);
   if (signal?.aborted) forward();

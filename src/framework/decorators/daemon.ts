@@ -1,7 +1,12 @@
 import '../registry/metadata.js';
 import { declareHandler } from './declare-handler.js';
 import { toMilliseconds } from '../clock/duration.js';
-import type { DaemonContext, DaemonOptions, StatusOf, TypedObject } from '../intents/handler-specs.js';
+import type {
+  DaemonContext,
+  DaemonOptions,
+  StatusOf,
+  TypedObject,
+} from '../intents/handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import { resourceArguments, type Kind } from '../objects/kind.js';
 
@@ -10,8 +15,14 @@ import { resourceArguments, type Kind } from '../objects/kind.js';
  * method's parameter; with one (`@daemon<Widget>(...)`), the method must accept `DaemonContext<Widget>`.
  */
 export type DaemonDecorator<T extends TypedObject = KubeObject> = KubeObject extends T
-  ? <This, Spec, Status>(method: (this: This, context: DaemonContext<Spec, Status>) => unknown, context: ClassMethodDecoratorContext<This>) => void
-  : <This>(method: (this: This, context: DaemonContext<T, StatusOf<T>>) => unknown, context: ClassMethodDecoratorContext<This>) => void;
+  ? <This, Spec, Status>(
+      method: (this: This, context: DaemonContext<Spec, Status>) => unknown,
+      context: ClassMethodDecoratorContext<This>,
+    ) => void
+  : <This>(
+      method: (this: This, context: DaemonContext<T, StatusOf<T>>) => unknown,
+      context: ClassMethodDecoratorContext<This>,
+    ) => void;
 
 /**
  * Runs a long-lived method for every matching object until the object is deleted or stops matching,
@@ -29,15 +40,23 @@ export type DaemonDecorator<T extends TypedObject = KubeObject> = KubeObject ext
  */
 export interface DaemonDecoratorFactory {
   <T extends TypedObject>(kind: Kind<T>, options?: DaemonOptions<T>): DaemonDecorator<T>;
-  <T extends TypedObject = KubeObject>(apiVersion: string, name: string, options?: DaemonOptions<T>): DaemonDecorator<T>;
+  <T extends TypedObject = KubeObject>(
+    apiVersion: string,
+    name: string,
+    options?: DaemonOptions<T>,
+  ): DaemonDecorator<T>;
 }
 
 export const daemon: DaemonDecoratorFactory = ((first: unknown, ...rest: unknown[]) => {
-  const { resource, rest: [given] } = resourceArguments(first, rest, '@daemon');
+  const {
+    resource,
+    rest: [given],
+  } = resourceArguments(first, rest, '@daemon');
   const options = (given ?? {}) as DaemonOptions;
   for (const key of ['initialDelay', 'cancellationBackoff', 'cancellationTimeout'] as const) {
     const value = options[key];
     if (value !== undefined) toMilliseconds(value, `@daemon ${resource.name} ${key}`);
   }
-  return (_method: unknown, context: ClassMethodDecoratorContext): void => declareHandler(context, { kind: 'daemon', resource, options });
+  return (_method: unknown, context: ClassMethodDecoratorContext): void =>
+    declareHandler(context, { kind: 'daemon', resource, options });
 }) as DaemonDecoratorFactory;

@@ -2,81 +2,52 @@ import '../registry/metadata.js';
 import { declareHandler } from './declare-handler.js';
 import { reconcile } from './reconcile.js';
 import type {
-  ChangeContext,
   ChangeHandlerOptions,
-  ChangeValue,
-  EventContext,
-  EventHandlerOptions,
   HandlerDeclaration,
   HandlerOptions,
-  StatusOf,
-  TypedObject,
 } from '../intents/handler-specs.js';
-import type { KubeObject } from '../objects/kube-object.js';
-import { resourceArguments, type Kind } from '../objects/kind.js';
-import type { OwnedContext, OwnedOptions } from '../intents/owned-specs.js';
+import { resourceArguments } from '../objects/kind.js';
+import type { OwnedOptions } from '../intents/owned-specs.js';
 import { cacheDecorator, indexDecorator } from './cache.js';
 import { activity, type ActivityDecorator } from './activities.js';
 import type { CleanupOptions, ProbeOptions, StartupOptions } from '../intents/activity-specs.js';
-// Admission webhooks.
-import { admission, conversion, type ConvertDecorator, type MutateDecorator, type ValidateDecorator } from './admission.js';
+import { admission, conversion, type ConvertDecorator } from './admission.js';
 import type { AdmissionOptions } from '../intents/admission-specs.js';
 
 export { declareHandler };
+export type {
+  ChangeDecorator,
+  ChangeDecoratorFactory,
+  UpdateDecoratorFactory,
+  FieldDecoratorFactory,
+  EventDecoratorFactory,
+  EventDecorator,
+  OwnedDecorator,
+  OwnedDecoratorFactory,
+  AdmissionDecoratorFactory,
+} from './decorator-types.js';
+import type {
+  ChangeDecoratorFactory,
+  UpdateDecoratorFactory,
+  FieldDecoratorFactory,
+  EventDecoratorFactory,
+  OwnedDecoratorFactory,
+  AdmissionDecoratorFactory,
+} from './decorator-types.js';
 
-/**
- * The decorator a change-handler factory returns. Without an object type (`on.create(...)`), the
- * context's types are inferred from the method's parameter. With one (`on.create<Widget>(...)`), the
- * method must accept `ChangeContext<Widget>`: `old`/`new` are the essence, or the `Field`'s value when
- * it is a known path (`on.field<Widget, 'spec.size'>`), or whatever the method declares when the
- * field is only known as a string.
- */
-export type ChangeDecorator<T extends TypedObject = KubeObject, Field extends string = never> = KubeObject extends T
-  ? <This, Spec, Status, Change>(
-      method: (this: This, context: ChangeContext<Spec, Status, Change>) => unknown,
-      context: ClassMethodDecoratorContext<This>,
-    ) => void
-  : string extends Field
-    ? <This, Change>(
-        method: (this: This, context: ChangeContext<T, StatusOf<T>, Change>) => unknown,
-        context: ClassMethodDecoratorContext<This>,
-      ) => void
-    : <This>(
-        method: (this: This, context: ChangeContext<T, StatusOf<T>, ChangeValue<T, Field>>) => unknown,
-        context: ClassMethodDecoratorContext<This>,
-      ) => void;
-
-/** A change-handler factory: the resource as a kind (`on.create(Widget)`) or as `apiVersion` and `name`. */
-export interface ChangeDecoratorFactory {
-  <T extends TypedObject>(kind: Kind<T>, options?: ChangeHandlerOptions<T>): ChangeDecorator<T>;
-  <T extends TypedObject = KubeObject>(apiVersion: string, name: string, options?: ChangeHandlerOptions<T>): ChangeDecorator<T>;
-}
-
-/** `on.update`: as {@link ChangeDecoratorFactory}, with an optional `field` that narrows `old`/`new`. */
-export interface UpdateDecoratorFactory {
-  <T extends TypedObject, Field extends string = never>(kind: Kind<T>, options?: ChangeHandlerOptions<T> & { field?: Field }): ChangeDecorator<T, Field>;
-  <T extends TypedObject = KubeObject, Field extends string = never>(apiVersion: string, name: string, options?: ChangeHandlerOptions<T> & { field?: Field }): ChangeDecorator<T, Field>;
-}
-
-/** `on.field`: the resource, then the field path. */
-export interface FieldDecoratorFactory {
-  <T extends TypedObject, Field extends string = string>(kind: Kind<T>, field: Field, options?: Omit<ChangeHandlerOptions<T>, 'field'>): ChangeDecorator<T, Field>;
-  <T extends TypedObject = KubeObject, Field extends string = string>(apiVersion: string, name: string, field: Field, options?: Omit<ChangeHandlerOptions<T>, 'field'>): ChangeDecorator<T, Field>;
-}
-
-/** `on.event`: the resource as a kind or as `apiVersion` and `name`. */
-export interface EventDecoratorFactory {
-  <T extends TypedObject>(kind: Kind<T>, options?: EventHandlerOptions<T>): EventDecorator<T>;
-  <T extends TypedObject = KubeObject>(apiVersion: string, name: string, options?: EventHandlerOptions<T>): EventDecorator<T>;
-}
-
-/** The decorator `on.event` returns. */
-export type EventDecorator<T extends TypedObject = KubeObject> = <This>(method: (this: This, context: EventContext<T>) => unknown, context: ClassMethodDecoratorContext<This>) => void;
-
-function changeFactory(kind: HandlerDeclaration['kind']): (first: unknown, ...rest: unknown[]) => (method: unknown, context: ClassMethodDecoratorContext) => void {
+function changeFactory(
+  kind: HandlerDeclaration['kind'],
+): (
+  first: unknown,
+  ...rest: unknown[]
+) => (method: unknown, context: ClassMethodDecoratorContext) => void {
   return (first, ...rest) => {
-    const { resource, rest: [options] } = resourceArguments(first, rest, `@on.${kind}`);
-    return (_method, context) => declareHandler(context, { kind, resource, options: (options ?? {}) as ChangeHandlerOptions });
+    const {
+      resource,
+      rest: [options],
+    } = resourceArguments(first, rest, `@on.${kind}`);
+    return (_method, context) =>
+      declareHandler(context, { kind, resource, options: (options ?? {}) as ChangeHandlerOptions });
   };
 }
 
@@ -103,8 +74,16 @@ export const on = {
    * `value`, default `PRESENT`) runs it only for events whose object has a matching value there.
    */
   event: ((first: unknown, ...rest: unknown[]) => {
-    const { resource, rest: [options] } = resourceArguments(first, rest, '@on.event');
-    return (_method: unknown, context: ClassMethodDecoratorContext): void => declareHandler(context, { kind: 'event', resource, options: (options ?? {}) as HandlerOptions });
+    const {
+      resource,
+      rest: [options],
+    } = resourceArguments(first, rest, '@on.event');
+    return (_method: unknown, context: ClassMethodDecoratorContext): void =>
+      declareHandler(context, {
+        kind: 'event',
+        resource,
+        options: (options ?? {}) as HandlerOptions,
+      });
   }) as EventDecoratorFactory,
 
   /** Runs once when an object is first seen with no record of having been handled. */
@@ -115,10 +94,18 @@ export const on = {
 
   /** Runs when one field (`spec.size`, or `status.phase`) changed; `old`/`new`/`diff` are narrowed to it. */
   field: ((first: unknown, ...rest: unknown[]) => {
-    const { resource, rest: [field, options] } = resourceArguments(first, rest, '@on.field');
-    if (typeof field !== 'string' || field === '') throw new Error(`@on.field ${resource.name}: the field path (e.g. 'spec.size') is missing`);
+    const {
+      resource,
+      rest: [field, options],
+    } = resourceArguments(first, rest, '@on.field');
+    if (typeof field !== 'string' || field === '')
+      throw new Error(`@on.field ${resource.name}: the field path (e.g. 'spec.size') is missing`);
     return (_method: unknown, context: ClassMethodDecoratorContext): void =>
-      declareHandler(context, { kind: 'update', resource, options: { ...((options ?? {}) as ChangeHandlerOptions), field } });
+      declareHandler(context, {
+        kind: 'update',
+        resource,
+        options: { ...((options ?? {}) as ChangeHandlerOptions), field },
+      });
   }) as FieldDecoratorFactory,
 
   /**
@@ -186,8 +173,12 @@ export const on = {
    * ```
    */
   owned: ((first: unknown, ...rest: unknown[]) => {
-    const { resource, rest: [options] } = resourceArguments(first, rest, '@on.owned');
-    return (_method: unknown, context: ClassMethodDecoratorContext): void => declareHandler(context, { kind: 'owned', resource, options: options as OwnedOptions });
+    const {
+      resource,
+      rest: [options],
+    } = resourceArguments(first, rest, '@on.owned');
+    return (_method: unknown, context: ClassMethodDecoratorContext): void =>
+      declareHandler(context, { kind: 'owned', resource, options: options as OwnedOptions });
   }) as OwnedDecoratorFactory,
 
   /**
@@ -277,8 +268,16 @@ export const on = {
    * ```
    */
   validate: ((first: unknown, ...rest: unknown[]) => {
-    const { resource, rest: [options] } = resourceArguments(first, rest, '@on.validate');
-    return admission('validate', resource.apiVersion, resource.name, (options ?? {}) as AdmissionOptions);
+    const {
+      resource,
+      rest: [options],
+    } = resourceArguments(first, rest, '@on.validate');
+    return admission(
+      'validate',
+      resource.apiVersion,
+      resource.name,
+      (options ?? {}) as AdmissionOptions,
+    );
   }) as AdmissionDecoratorFactory<'validate'>,
 
   /**
@@ -291,8 +290,16 @@ export const on = {
    * ```
    */
   mutate: ((first: unknown, ...rest: unknown[]) => {
-    const { resource, rest: [options] } = resourceArguments(first, rest, '@on.mutate');
-    return admission('mutate', resource.apiVersion, resource.name, (options ?? {}) as AdmissionOptions);
+    const {
+      resource,
+      rest: [options],
+    } = resourceArguments(first, rest, '@on.mutate');
+    return admission(
+      'mutate',
+      resource.apiVersion,
+      resource.name,
+      (options ?? {}) as AdmissionOptions,
+    );
   }) as AdmissionDecoratorFactory<'mutate'>,
 
   /**
@@ -312,24 +319,3 @@ export const on = {
     return conversion(group, name);
   },
 };
-
-/**
- * The decorator `on.owned` returns. Without an owner type, the context's types come from the method's
- * parameter (`OwnedContext<Widget, ConfigMap>`); with one (`on.owned<Widget>(...)`), the owner is fixed
- * and the child type comes from the parameter.
- */
-export type OwnedDecorator<Owner extends TypedObject = KubeObject> = KubeObject extends Owner
-  ? <This, O, Child extends TypedObject>(method: (this: This, context: OwnedContext<O, Child>) => unknown, context: ClassMethodDecoratorContext<This>) => void
-  : <This, Child extends TypedObject>(method: (this: This, context: OwnedContext<Owner, Child>) => unknown, context: ClassMethodDecoratorContext<This>) => void;
-
-/** `on.owned`: the owner as a kind or as `apiVersion` and `name`. */
-export interface OwnedDecoratorFactory {
-  <Owner extends TypedObject>(kind: Kind<Owner>, options: OwnedOptions<Owner>): OwnedDecorator<Owner>;
-  <Owner extends TypedObject = KubeObject>(apiVersion: string, name: string, options: OwnedOptions<Owner>): OwnedDecorator<Owner>;
-}
-
-/** `on.validate` and `on.mutate`: the resource as a kind or as `apiVersion` and `name`. */
-export interface AdmissionDecoratorFactory<K extends 'validate' | 'mutate'> {
-  <T extends TypedObject>(kind: Kind<T>, options?: AdmissionOptions<T>): K extends 'validate' ? ValidateDecorator<T> : MutateDecorator<T>;
-  <T extends TypedObject = KubeObject>(apiVersion: string, name: string, options?: AdmissionOptions<T>): K extends 'validate' ? ValidateDecorator<T> : MutateDecorator<T>;
-}

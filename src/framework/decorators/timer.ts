@@ -1,7 +1,12 @@
 import '../registry/metadata.js';
 import { declareHandler } from './declare-handler.js';
 import { toMilliseconds } from '../clock/duration.js';
-import type { StatusOf, TimerContext, TimerOptions, TypedObject } from '../intents/handler-specs.js';
+import type {
+  StatusOf,
+  TimerContext,
+  TimerOptions,
+  TypedObject,
+} from '../intents/handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import { resourceArguments, type Kind } from '../objects/kind.js';
 
@@ -10,8 +15,14 @@ import { resourceArguments, type Kind } from '../objects/kind.js';
  * method's parameter; with one (`@timer<Widget>(...)`), the method must accept `TimerContext<Widget>`.
  */
 export type TimerDecorator<T extends TypedObject = KubeObject> = KubeObject extends T
-  ? <This, Spec, Status>(method: (this: This, context: TimerContext<Spec, Status>) => unknown, context: ClassMethodDecoratorContext<This>) => void
-  : <This>(method: (this: This, context: TimerContext<T, StatusOf<T>>) => unknown, context: ClassMethodDecoratorContext<This>) => void;
+  ? <This, Spec, Status>(
+      method: (this: This, context: TimerContext<Spec, Status>) => unknown,
+      context: ClassMethodDecoratorContext<This>,
+    ) => void
+  : <This>(
+      method: (this: This, context: TimerContext<T, StatusOf<T>>) => unknown,
+      context: ClassMethodDecoratorContext<This>,
+    ) => void;
 
 /**
  * Runs a method periodically for every matching object, never overlapping itself. Timers hold the
@@ -29,11 +40,18 @@ export type TimerDecorator<T extends TypedObject = KubeObject> = KubeObject exte
  */
 export interface TimerDecoratorFactory {
   <T extends TypedObject>(kind: Kind<T>, options?: TimerOptions<T>): TimerDecorator<T>;
-  <T extends TypedObject = KubeObject>(apiVersion: string, name: string, options?: TimerOptions<T>): TimerDecorator<T>;
+  <T extends TypedObject = KubeObject>(
+    apiVersion: string,
+    name: string,
+    options?: TimerOptions<T>,
+  ): TimerDecorator<T>;
 }
 
 export const timer: TimerDecoratorFactory = ((first: unknown, ...rest: unknown[]) => {
-  const { resource, rest: [given] } = resourceArguments(first, rest, '@timer');
+  const {
+    resource,
+    rest: [given],
+  } = resourceArguments(first, rest, '@timer');
   const options = (given ?? {}) as TimerOptions;
   const name = resource.name;
   // Validate durations now, so a typo fails when the module loads, not at the first tick.
@@ -41,6 +59,8 @@ export const timer: TimerDecoratorFactory = ((first: unknown, ...rest: unknown[]
     const value = options[key];
     if (value !== undefined) toMilliseconds(value, `@timer ${name} ${key}`);
   }
-  if (options.interval !== undefined && typeof options.interval !== 'function') toMilliseconds(options.interval, `@timer ${name} interval`);
-  return (_method: unknown, context: ClassMethodDecoratorContext): void => declareHandler(context, { kind: 'timer', resource, options });
+  if (options.interval !== undefined && typeof options.interval !== 'function')
+    toMilliseconds(options.interval, `@timer ${name} interval`);
+  return (_method: unknown, context: ClassMethodDecoratorContext): void =>
+    declareHandler(context, { kind: 'timer', resource, options });
 }) as TimerDecoratorFactory;

@@ -25,7 +25,10 @@ export interface DaemonContextParts {
  * time. `events` is built on use too, so it is about the newest state and posts through the operator
  * whose work runs the daemon (the `DaemonContext` type does not list it yet).
  */
-export function liveDaemonContext(read: () => KubeObject, parts: DaemonContextParts): DaemonContext {
+export function liveDaemonContext(
+  read: () => KubeObject,
+  parts: DaemonContextParts,
+): DaemonContext {
   const { logger, resource, client, signal, stopped, retry } = parts;
   // Without the memo: it is defined once below, so every read gives the same memo.
   const now = () => objectContext(read(), logger, resource, client);

@@ -48,7 +48,9 @@ export interface OwnWrite {
  * overtook, which the write's own event then replaces).
  */
 export function newestOwnState(body: KubeObject, written: OwnWrite | undefined): KubeObject {
-  return written !== undefined && body.metadata?.resourceVersion === written.from ? written.object : body;
+  return written !== undefined && body.metadata?.resourceVersion === written.from
+    ? written.object
+    : body;
 }
 
 /** Starts one `@daemon` on one object, as a worker of the per-object engine. */
@@ -89,7 +91,8 @@ class DaemonWorker {
       const from = this.seed.body.metadata?.resourceVersion;
       return (answer) => {
         const object = answer as KubeObject | undefined;
-        if (object?.metadata?.uid === uid) this.written = { from, object: withoutManagedFields(object) };
+        if (object?.metadata?.uid === uid)
+          this.written = { from, object: withoutManagedFields(object) };
       };
     });
     this.done = this.loop();
@@ -107,16 +110,27 @@ class DaemonWorker {
   async stop(): Promise<void> {
     const { handler: spec } = this.seed;
     const body = this.seed.body;
-    const backoffMs = spec.options.cancellationBackoff === undefined ? 0 : toMilliseconds(spec.options.cancellationBackoff);
+    const backoffMs =
+      spec.options.cancellationBackoff === undefined
+        ? 0
+        : toMilliseconds(spec.options.cancellationBackoff);
     if (backoffMs === 0 || !(await this.exitsWithin(backoffMs))) this.abort.abort();
-    const timeoutMs = spec.options.cancellationTimeout === undefined ? DEFAULT_CANCELLATION_TIMEOUT_MS : toMilliseconds(spec.options.cancellationTimeout);
+    const timeoutMs =
+      spec.options.cancellationTimeout === undefined
+        ? DEFAULT_CANCELLATION_TIMEOUT_MS
+        : toMilliseconds(spec.options.cancellationTimeout);
     if (!(await this.exitsWithin(timeoutMs))) {
       const meta = body.metadata ?? {};
       this.deps.logger.warn(
         { namespace: meta.namespace, name: meta.name, handler: spec.id, timeoutMs },
         `daemon ${spec.id} did not exit within its cancellation timeout; abandoning it`,
       );
-      this.deps.poster.post(body, 'Warning', 'DaemonAbandoned', `${spec.id} did not stop within ${Math.round(timeoutMs / 1000)} s`);
+      this.deps.poster.post(
+        body,
+        'Warning',
+        'DaemonAbandoned',
+        `${spec.id} did not stop within ${Math.round(timeoutMs / 1000)} s`,
+      );
     }
   }
 
@@ -124,13 +138,19 @@ class DaemonWorker {
     const { handler: spec, stopping, handOver } = this.seed;
     const { deps } = this;
     const meta = this.seed.body.metadata ?? {};
-    const logger = deps.logger.child({ namespace: meta.namespace, name: meta.name, handler: spec.id });
+    const logger = deps.logger.child({
+      namespace: meta.namespace,
+      name: meta.name,
+      handler: spec.id,
+    });
     // The clock's sleep chains waits past setTimeout's 24.8-day limit: a long backoff must not become a restart loop.
     const pause = (ms: number): Promise<void> => deps.clock.sleep(ms, stopping);
-    const count = (result: 'success' | 'retry' | 'failure'): void => deps.metrics.increment('handler_runs_total', { handler: spec.id, result });
+    const count = (result: 'success' | 'retry' | 'failure'): void =>
+      deps.metrics.increment('handler_runs_total', { handler: spec.id, result });
     // A new instance waits for one still exiting: never two at once.
     if (handOver) await Promise.race([handOver, this.stopped]);
-    if (spec.options.initialDelay !== undefined && !stopping.aborted) await pause(toMilliseconds(spec.options.initialDelay));
+    if (spec.options.initialDelay !== undefined && !stopping.aborted)
+      await pause(toMilliseconds(spec.options.initialDelay));
     let retry = 0;
     while (!stopping.aborted) {
       const context = liveDaemonContext(() => this.current(), {
@@ -161,15 +181,31 @@ class DaemonWorker {
         if (error instanceof PermanentError) {
           // As in Kopf: a permanent failure is not retried; the daemon stays down until the process restarts.
           count('failure');
-          logger.error({ err: message }, `daemon ${spec.id} failed permanently; not restarted: ${message}`);
-          deps.poster.post(this.seed.body, 'Warning', 'DaemonFailed', `${spec.id} failed permanently and is not restarted: ${message}`);
+          logger.error(
+            { err: message },
+            `daemon ${spec.id} failed permanently; not restarted: ${message}`,
+          );
+          deps.poster.post(
+            this.seed.body,
+            'Warning',
+            'DaemonFailed',
+            `${spec.id} failed permanently and is not restarted: ${message}`,
+          );
           return;
         }
         count('retry');
         retry += 1;
         const restartIn = retryDelayMs(error, retry, spec.options.backoff);
-        logger.error({ err: message, retry }, `daemon ${spec.id} failed; restarting in ${Math.round(restartIn / 1000)} s: ${message}`);
-        deps.poster.post(this.seed.body, 'Warning', 'DaemonFailed', `${spec.id} failed, restarting: ${message}`);
+        logger.error(
+          { err: message, retry },
+          `daemon ${spec.id} failed; restarting in ${Math.round(restartIn / 1000)} s: ${message}`,
+        );
+        deps.poster.post(
+          this.seed.body,
+          'Warning',
+          'DaemonFailed',
+          `${spec.id} failed, restarting: ${message}`,
+        );
         await pause(restartIn);
       }
     }
@@ -193,7 +229,12 @@ class DaemonWorker {
     if (!Object.hasOwn(patch.status, spec.id)) return; // nothing returned, or already stored
     const meta = body.metadata ?? {};
     try {
-      await writePatch(new ObjectApi(this.deps.client, this.deps.resource), meta.namespace, meta.name ?? '', { status: patch.status });
+      await writePatch(
+        new ObjectApi(this.deps.client, this.deps.resource),
+        meta.namespace,
+        meta.name ?? '',
+        { status: patch.status },
+      );
     } catch (error) {
       if (error instanceof ApiError && error.status === 404) return; // deleted meanwhile
       const message = `storing the result of daemon ${spec.id} failed: ${describeError(error)}`;
@@ -205,7 +246,10 @@ class DaemonWorker {
   /** Whether the daemon's loop ends within `ms`. */
   private async exitsWithin(ms: number): Promise<boolean> {
     const guard = new AbortController();
-    const exited = await Promise.race([this.done.then(() => true), this.deps.clock.sleep(ms, guard.signal).then(() => false)]);
+    const exited = await Promise.race([
+      this.done.then(() => true),
+      this.deps.clock.sleep(ms, guard.signal).then(() => false),
+    ]);
     guard.abort();
     return exited;
   }

@@ -45,7 +45,11 @@ export class DaemonEngine {
       memos: options.memos ?? new ObjectMemos(),
     };
     const scope = { resource: options.resource, memos: deps.memos };
-    this.workers = new ObjectWorkers({ handlers: options.daemons, scope, start: (seed) => startDaemon(seed, deps) });
+    this.workers = new ObjectWorkers({
+      handlers: options.daemons,
+      scope,
+      start: (seed) => startDaemon(seed, deps),
+    });
   }
 
   /** Whether a daemon holding a finalizer (`finalizer` not `false`) applies to the object: then the framework finalizer holds it. */

@@ -80,7 +80,11 @@ export class ObjectWorkers<H extends WorkerHandler> {
    * applies to the object: then its deletion waits for these workers to stop.
    */
   applies(body: KubeObject): boolean {
-    return this.options.handlers.some((handler) => handler.options.finalizer !== false && matchesObject(body, handler.options, this.options.scope));
+    return this.options.handlers.some(
+      (handler) =>
+        handler.options.finalizer !== false &&
+        matchesObject(body, handler.options, this.options.scope),
+    );
   }
 
   /** Takes the newest state of an object: starts, updates or stops its workers. */
@@ -132,7 +136,8 @@ export class ObjectWorkers<H extends WorkerHandler> {
   /** Workers whose loop has not ended by itself (exiting ones are not counted). */
   get activeCount(): number {
     let count = 0;
-    for (const object of this.objects.values()) for (const worker of object.workers.values()) if (!worker.ended) count += 1;
+    for (const object of this.objects.values())
+      for (const worker of object.workers.values()) if (!worker.ended) count += 1;
     return count;
   }
 
@@ -173,6 +178,7 @@ export class ObjectWorkers<H extends WorkerHandler> {
 
   /** Drops an object with neither workers nor exits: nothing reads its state any more. */
   private forgetIfIdle(uid: string, object: WorkedObject): void {
-    if (object.workers.size === 0 && object.exiting.size === 0 && this.objects.get(uid) === object) this.objects.delete(uid);
+    if (object.workers.size === 0 && object.exiting.size === 0 && this.objects.get(uid) === object)
+      this.objects.delete(uid);
   }
 }

@@ -54,6 +54,7 @@ export function nextRunAt(schedule: TimerSchedule, state: TimerState): number | 
     next = state.lastChange + idleMs; // idle-only: once per quiet period, after a change
   }
   if (next !== undefined && idleMs !== undefined) next = Math.max(next, state.lastChange + idleMs);
-  if (state.retryAt !== undefined) next = next === undefined ? state.retryAt : Math.min(next, state.retryAt);
+  if (state.retryAt !== undefined)
+    next = next === undefined ? state.retryAt : Math.min(next, state.retryAt);
   return next;
 }

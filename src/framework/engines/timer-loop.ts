@@ -48,7 +48,13 @@ interface TimerLabels {
 
 function timerLabels(id: string): TimerLabels {
   const run = (result: string): Labels => Object.freeze({ handler: id, result });
-  return { timer: Object.freeze({ timer: id }), handler: Object.freeze({ handler: id }), success: run('success'), failure: run('failure'), retry: run('retry') };
+  return {
+    timer: Object.freeze({ timer: id }),
+    handler: Object.freeze({ handler: id }),
+    success: run('success'),
+    failure: run('failure'),
+    retry: run('retry'),
+  };
 }
 
 /** Starts one `@timer` on one object: its schedule loop, as a worker of the per-object engine. */
@@ -97,13 +103,20 @@ class TimerWorker {
     }
     const annotations = body.metadata?.annotations;
     // An earlier release's default id (`Class.method`) keeps the schedule until this one writes its own.
-    const raw = [spec.id, ...(spec.legacyIds ?? [])].map((id) => annotations?.[timerKey(id, deps.identity)]).find((value) => value !== undefined);
+    const raw = [spec.id, ...(spec.legacyIds ?? [])]
+      .map((id) => annotations?.[timerKey(id, deps.identity)])
+      .find((value) => value !== undefined);
     const restored = restoreTimerState(raw, settings, deps.clock.now());
-    if (raw !== undefined && restored.warning !== undefined) deps.warnRecord(body, spec.id, raw, restored.warning);
+    if (raw !== undefined && restored.warning !== undefined)
+      deps.warnRecord(body, spec.id, raw, restored.warning);
     this.state = restored.state;
     this.essence = deps.essence(body);
     this.labels = timerLabels(spec.id);
-    this.logger = deps.logger.child({ namespace: body.metadata?.namespace, name: body.metadata?.name, handler: spec.id });
+    this.logger = deps.logger.child({
+      namespace: body.metadata?.namespace,
+      name: body.metadata?.name,
+      handler: spec.id,
+    });
     seed.stopping.addEventListener('abort', () => this.wakeUp?.(), { once: true });
   }
 
@@ -131,7 +144,10 @@ class TimerWorker {
         try {
           await this.run();
         } catch (error) {
-          this.logger.error({ err: describeError(error) }, `timer ${this.spec.id} failed unexpectedly`);
+          this.logger.error(
+            { err: describeError(error) },
+            `timer ${this.spec.id} failed unexpectedly`,
+          );
         }
       }
       this.busy = false;
@@ -171,8 +187,16 @@ class TimerWorker {
     } catch (error) {
       // A bad computed interval (e.g. a malformed policy field) is the object's problem, not a crash.
       const meta = body.metadata ?? {};
-      this.deps.logger.error({ namespace: meta.namespace, name: meta.name, timer: this.spec.id }, describeError(error));
-      this.deps.poster.post(body, 'Warning', 'TimerInvalid', `${this.spec.id}: ${describeError(error)}`);
+      this.deps.logger.error(
+        { namespace: meta.namespace, name: meta.name, timer: this.spec.id },
+        describeError(error),
+      );
+      this.deps.poster.post(
+        body,
+        'Warning',
+        'TimerInvalid',
+        `${this.spec.id}: ${describeError(error)}`,
+      );
       return undefined;
     }
     if (at !== undefined) this.plannedAt = at;
@@ -180,7 +204,8 @@ class TimerWorker {
   }
 
   private settingsFor(body: KubeObject): TimerSettings {
-    if (this.cached?.body !== body) this.cached = { body, settings: timerSettings(this.spec, body) };
+    if (this.cached?.body !== body)
+      this.cached = { body, settings: timerSettings(this.spec, body) };
     return this.cached.settings;
   }
 
@@ -189,7 +214,12 @@ class TimerWorker {
     const { stopping } = this.seed;
     const body = this.seed.body;
     const start = deps.clock.now();
-    if (this.plannedAt !== undefined) deps.metrics.observe?.('timer_lateness_seconds', Math.max(0, start - this.plannedAt) / 1000, labels.timer);
+    if (this.plannedAt !== undefined)
+      deps.metrics.observe?.(
+        'timer_lateness_seconds',
+        Math.max(0, start - this.plannedAt) / 1000,
+        labels.timer,
+      );
     state.lastStart = start;
     state.lastPlanned = this.plannedAt ?? start;
     state.gridAnchor ??= state.lastPlanned;
@@ -200,8 +230,14 @@ class TimerWorker {
     try {
       // Without a time limit the run's signal is the worker's own: no controller, listener or race per tick.
       let returned: unknown;
-      if (deps.runTimeoutMs === undefined) returned = await spec.fn(this.context(body, patch, stopping));
-      else returned = await withTimeLimit((signal) => spec.fn(this.context(body, patch, signal)), deps.runTimeoutMs, stopping);
+      if (deps.runTimeoutMs === undefined)
+        returned = await spec.fn(this.context(body, patch, stopping));
+      else
+        returned = await withTimeLimit(
+          (signal) => spec.fn(this.context(body, patch, signal)),
+          deps.runTimeoutMs,
+          stopping,
+        );
       succeeded = true;
       this.failures = 0;
       this.deliver(body, patch, returned);
@@ -210,8 +246,15 @@ class TimerWorker {
       this.failed(body, asError(thrown));
     }
     state.lastEnd = deps.clock.now();
-    deps.metrics.observe?.('handler_duration_seconds', (performance.now() - began) / 1000, labels.handler);
-    deps.metrics.increment('handler_runs_total', succeeded ? labels.success : this.halted ? labels.failure : labels.retry);
+    deps.metrics.observe?.(
+      'handler_duration_seconds',
+      (performance.now() - began) / 1000,
+      labels.handler,
+    );
+    deps.metrics.increment(
+      'handler_runs_total',
+      succeeded ? labels.success : this.halted ? labels.failure : labels.retry,
+    );
     if (stopping.aborted) return;
     const merged = this.changes(body, patch, succeeded);
     if (merged === undefined) return; // a short timer that wrote nothing: no request, no promise
@@ -219,7 +262,10 @@ class TimerWorker {
       await writePatch(deps.api, body.metadata?.namespace, body.metadata?.name ?? '', merged);
     } catch (error) {
       if (error instanceof ApiError && error.status === 404) return; // deleted meanwhile
-      this.logger.error({ err: describeError(error) }, `writing the result of timer ${spec.id} failed`);
+      this.logger.error(
+        { err: describeError(error) },
+        `writing the result of timer ${spec.id} failed`,
+      );
     }
   }
 
@@ -238,7 +284,13 @@ class TimerWorker {
   }
 
   private context(body: KubeObject, patch: Patch, signal: AbortSignal): TimerContext {
-    const context = objectContext(body, this.logger, this.deps.api.resource, this.deps.api.client, this.deps.memos) as TimerContext;
+    const context = objectContext(
+      body,
+      this.logger,
+      this.deps.api.resource,
+      this.deps.api.client,
+      this.deps.memos,
+    ) as TimerContext;
     context.patch = patch;
     context.retry = this.failures;
     context.signal = signal;
@@ -256,13 +308,20 @@ class TimerWorker {
       logger.error({ err: message, failures: this.failures }, `timer ${stopped}`);
       deps.poster.post(body, 'Warning', 'TimerFailed', stopped);
     } else {
-      logger.error({ err: message, failures: this.failures }, `timer ${spec.id} failed: ${message}`);
+      logger.error(
+        { err: message, failures: this.failures },
+        `timer ${spec.id} failed: ${message}`,
+      );
       deps.poster.post(body, 'Warning', 'TimerFailed', `${spec.id} failed: ${message}`);
     }
   }
 
   /** The handler's patch, plus a long timer's schedule; undefined for a short timer that wrote nothing. */
-  private changes(body: KubeObject, patch: Record<string, unknown>, succeeded: boolean): Record<string, unknown> | undefined {
+  private changes(
+    body: KubeObject,
+    patch: Record<string, unknown>,
+    succeeded: boolean,
+  ): Record<string, unknown> | undefined {
     const settings = this.settingsFor(body);
     if (!settings.persists && isEmptyPatch(patch)) return undefined;
     const merged: Record<string, unknown> = {};
@@ -270,11 +329,29 @@ class TimerWorker {
     if (settings.persists) {
       const annotations = body.metadata?.annotations;
       const key = timerKey(this.spec.id, this.deps.identity);
-      const legacy = (this.spec.legacyIds ?? []).map((id) => timerKey(id, this.deps.identity)).filter((old) => annotations?.[old] !== undefined);
-      const previous = [key, ...legacy].map((stored) => annotations?.[stored]).find((value) => value !== undefined);
-      const record = recordAfterRun(previous, this.state, settings, succeeded, this.deps.clock.now());
+      const legacy = (this.spec.legacyIds ?? [])
+        .map((id) => timerKey(id, this.deps.identity))
+        .filter((old) => annotations?.[old] !== undefined);
+      const previous = [key, ...legacy]
+        .map((stored) => annotations?.[stored])
+        .find((value) => value !== undefined);
+      const record = recordAfterRun(
+        previous,
+        this.state,
+        settings,
+        succeeded,
+        this.deps.clock.now(),
+      );
       const dropped = Object.fromEntries(legacy.map((old) => [old, null]));
-      mergeInto(merged, { metadata: { annotations: { ...dropped, [key]: JSON.stringify(record), ...markerToWrite(this.deps.identity, annotations) } } });
+      mergeInto(merged, {
+        metadata: {
+          annotations: {
+            ...dropped,
+            [key]: JSON.stringify(record),
+            ...markerToWrite(this.deps.identity, annotations),
+          },
+        },
+      });
     }
     return merged;
   }

@@ -33,7 +33,11 @@ export interface TimerRecord {
 }
 
 export type TimerRecordReading =
-  | { ok: true; record: TimerRecord; /** Why some times were moved back to `now`, if they were. */ clamped?: string }
+  | {
+      ok: true;
+      record: TimerRecord;
+      /** Why some times were moved back to `now`, if they were. */ clamped?: string;
+    }
   | { ok: false; problem: string };
 
 /** How the framework writes times (`Date.toISOString()`), with an optional offset for hand-written ones. */
@@ -44,9 +48,11 @@ const REQUIRED = new Set<string>(['lastStart', 'lastEnd']);
 
 /** Epoch ms of a stored time; a string saying what is wrong otherwise. */
 function readTime(field: string, value: unknown): number | string {
-  if (typeof value !== 'string') return `${field} must be an ISO-8601 time string, got ${value === null ? 'null' : typeof value}`;
+  if (typeof value !== 'string')
+    return `${field} must be an ISO-8601 time string, got ${value === null ? 'null' : typeof value}`;
   const ms = ISO_TIME.test(value) ? Date.parse(value) : NaN;
-  if (Number.isNaN(ms)) return `${field} '${value.length > 40 ? `${value.slice(0, 40)}...` : value}' is not an ISO-8601 UTC time`;
+  if (Number.isNaN(ms))
+    return `${field} '${value.length > 40 ? `${value.slice(0, 40)}...` : value}' is not an ISO-8601 UTC time`;
   return ms;
 }
 
@@ -62,7 +68,8 @@ export function readTimerRecord(raw: string, now: number, intervalMs: number): T
   } catch {
     return { ok: false, problem: 'not valid JSON' };
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { ok: false, problem: 'not a JSON object' };
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    return { ok: false, problem: 'not a JSON object' };
   const fields = parsed as Record<string, unknown>;
   const record: Partial<TimerRecord> = {};
   const problems: string[] = [];
@@ -83,7 +90,9 @@ export function readTimerRecord(raw: string, now: number, intervalMs: number): T
   }
   if (problems.length > 0) return { ok: false, problem: problems.join('; ') };
   const valid = record as TimerRecord;
-  return future.length > 0 ? { ok: true, record: valid, clamped: `${future.join(', ')} in the future; taken as now` } : { ok: true, record: valid };
+  return future.length > 0
+    ? { ok: true, record: valid, clamped: `${future.join(', ')} in the future; taken as now` }
+    : { ok: true, record: valid };
 }
 
 /** Where a timer starts on first sight of an object, and what to warn about its stored record, if anything. */
@@ -97,27 +106,41 @@ export interface RestoredTimer {
  * persisted and the record valid, otherwise a fresh start at `now`. `settings` is undefined when the
  * interval is invalid for this object (the scheduler reports that).
  */
-export function restoreTimerState(raw: string | undefined, settings: TimerSettings | undefined, now: number): RestoredTimer {
+export function restoreTimerState(
+  raw: string | undefined,
+  settings: TimerSettings | undefined,
+  now: number,
+): RestoredTimer {
   const state: TimerState = { firstSeen: now, lastChange: now };
   if (raw === undefined || !settings?.persists) return { state };
   const reading = readTimerRecord(raw, now, settings.schedule.intervalMs ?? 0);
-  if (!reading.ok) return { state, warning: `${reading.problem}; ignored, the timer starts its schedule over` };
+  if (!reading.ok)
+    return { state, warning: `${reading.problem}; ignored, the timer starts its schedule over` };
   const { record } = reading;
   state.lastStart = record.lastStart;
   state.lastEnd = record.lastEnd;
   state.lastPlanned = record.lastPlanned;
   state.gridAnchor = record.grid;
   state.lastChange = Math.min(now, record.lastStart); // a restart is not a change
-  return reading.clamped ? { state, warning: `${reading.clamped}, so the timer is not suspended` } : { state };
+  return reading.clamped
+    ? { state, warning: `${reading.clamped}, so the timer is not suspended` }
+    : { state };
 }
 
 /**
  * The record to store after a run: its start and end, and the last success (this run's end, or the
  * one kept in the `previous` record). Sharp timers also keep their grid, so a restart stays on it.
  */
-export function recordAfterRun(previous: string | undefined, state: TimerState, settings: TimerSettings, succeeded: boolean, now: number): PersistedTimer {
+export function recordAfterRun(
+  previous: string | undefined,
+  state: TimerState,
+  settings: TimerSettings,
+  succeeded: boolean,
+  now: number,
+): PersistedTimer {
   const { schedule } = settings;
-  const reading = previous === undefined ? undefined : readTimerRecord(previous, now, schedule.intervalMs ?? 0);
+  const reading =
+    previous === undefined ? undefined : readTimerRecord(previous, now, schedule.intervalMs ?? 0);
   const kept = reading?.ok ? reading.record.lastSuccess : undefined;
   const lastSuccess = kept === undefined ? undefined : new Date(kept).toISOString();
   const record: PersistedTimer = {

@@ -21,11 +21,20 @@ export function timerSettings(spec: TimerSpec, body: KubeObject): TimerSettings 
   const { interval, initialDelay, idle, sharp, persistThreshold } = spec.options;
   const intervalValue = typeof interval === 'function' ? interval(body) : interval;
   const schedule: TimerSchedule = {
-    intervalMs: intervalValue === undefined ? undefined : toMilliseconds(intervalValue, `timer ${spec.id} interval`),
+    intervalMs:
+      intervalValue === undefined
+        ? undefined
+        : toMilliseconds(intervalValue, `timer ${spec.id} interval`),
     initialDelayMs: initialDelay === undefined ? undefined : toMilliseconds(initialDelay),
     idleMs: idle === undefined ? undefined : toMilliseconds(idle),
     sharp,
   };
-  const threshold = persistThreshold === undefined ? DEFAULT_PERSIST_THRESHOLD_MS : toMilliseconds(persistThreshold);
-  return { schedule, persists: schedule.intervalMs !== undefined && schedule.intervalMs >= threshold };
+  const threshold =
+    persistThreshold === undefined
+      ? DEFAULT_PERSIST_THRESHOLD_MS
+      : toMilliseconds(persistThreshold);
+  return {
+    schedule,
+    persists: schedule.intervalMs !== undefined && schedule.intervalMs >= threshold,
+  };
 }

@@ -68,14 +68,16 @@ export class TimerEngine {
       identity: this.identity,
       memos,
       essence: (body: KubeObject) => this.essenceOf(body),
-      warnRecord: (body: KubeObject, timerId: string, raw: string, what: string) => this.warnRecord(body, timerId, raw, what),
+      warnRecord: (body: KubeObject, timerId: string, raw: string, what: string) =>
+        this.warnRecord(body, timerId, raw, what),
     };
     this.workers = new ObjectWorkers({
       handlers: options.timers,
       scope: { resource: options.api.resource, memos },
       start: (seed) => startTimer(seed, deps),
       forget: (uid) => {
-        for (const key of this.reported.keys()) if (key.startsWith(`${uid}/`)) this.reported.delete(key);
+        for (const key of this.reported.keys())
+          if (key.startsWith(`${uid}/`)) this.reported.delete(key);
       },
     });
   }
@@ -108,7 +110,8 @@ export class TimerEngine {
   }
 
   private essenceOf(body: KubeObject): string {
-    if (this.observed?.body !== body) this.observed = { body, essence: JSON.stringify(essenceOf(body, [], this.identity)) };
+    if (this.observed?.body !== body)
+      this.observed = { body, essence: JSON.stringify(essenceOf(body, [], this.identity)) };
     return this.observed.essence;
   }
 
@@ -117,7 +120,10 @@ export class TimerEngine {
     const meta = body.metadata ?? {};
     const key = `${meta.uid ?? ''}/${timerId}`;
     const message = `annotation ${timerKey(timerId, this.identity)} on ${meta.namespace ? `${meta.namespace}/` : ''}${meta.name ?? ''}: ${what}`;
-    this.options.logger.warn({ namespace: meta.namespace, name: meta.name, timer: timerId }, message);
+    this.options.logger.warn(
+      { namespace: meta.namespace, name: meta.name, timer: timerId },
+      message,
+    );
     if (this.reported.get(key) === raw) return;
     this.reported.set(key, raw);
     this.options.poster.post(body, 'Warning', INVALID_ANNOTATION, message);

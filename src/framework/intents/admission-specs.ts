@@ -2,14 +2,26 @@ import type { ResourceSelector } from '../api/resource.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
 import type { ValueFilter } from './filters.js';
-import type { HandlerOptions, ObjectContext, ObjectOf, SpecOf, StatusOf, TypedObject } from './handler-specs.js';
+import type {
+  HandlerOptions,
+  ObjectContext,
+  ObjectOf,
+  SpecOf,
+  StatusOf,
+  TypedObject,
+} from './handler-specs.js';
 import type { Patch } from './patch.js';
 
 /** What the API server is doing to the object when it asks the webhook. */
 export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 
 /** Every operation an admission handler may ask for. */
-export const ADMISSION_OPERATIONS: readonly AdmissionOperation[] = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'];
+export const ADMISSION_OPERATIONS: readonly AdmissionOperation[] = [
+  'CREATE',
+  'UPDATE',
+  'DELETE',
+  'CONNECT',
+];
 
 /** Who sent the request, as the API server authenticated them (`request.userInfo`). */
 export interface AdmissionUser {
@@ -22,7 +34,11 @@ export interface AdmissionUser {
 /** A Kubernetes label selector, sent as is in the webhook configuration. */
 export interface LabelSelector {
   matchLabels?: Record<string, string>;
-  matchExpressions?: { key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] }[];
+  matchExpressions?: {
+    key: string;
+    operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+    values?: string[];
+  }[];
 }
 
 /**
@@ -39,7 +55,10 @@ export interface LabelSelector {
  * }
  * ```
  */
-export interface AdmissionContext<Spec = Record<string, unknown>, Status = Record<string, unknown>> extends Omit<ObjectContext<Spec, Status>, 'events'> {
+export interface AdmissionContext<
+  Spec = Record<string, unknown>,
+  Status = Record<string, unknown>,
+> extends Omit<ObjectContext<Spec, Status>, 'events'> {
   // The object's fields are as in ObjectContext, from `request.object` (on DELETE, `request.oldObject`:
   // there is no new object). On CREATE `uid` is empty and, with `generateName`, so may `name` be (the
   // API server sets them after admission). `memo` is the operator memo: the object may not exist yet.
@@ -71,7 +90,10 @@ export interface AdmissionContext<Spec = Record<string, unknown>, Status = Recor
  * }
  * ```
  */
-export interface MutationContext<Spec = Record<string, unknown>, Status = Record<string, unknown>> extends AdmissionContext<Spec, Status> {
+export interface MutationContext<
+  Spec = Record<string, unknown>,
+  Status = Record<string, unknown>,
+> extends AdmissionContext<Spec, Status> {
   /** Changes to the object before it is stored; `null` deletes a field. */
   patch: Patch<SpecOf<Spec>, StatusOf<Spec, Status>>;
 }
@@ -81,7 +103,10 @@ export interface MutationContext<Spec = Record<string, unknown>, Status = Record
  * `field`/`value`) are checked in the operator: an object that does not match is admitted without
  * running the handler. `namespaceSelector`/`objectSelector` are sent to the API server instead.
  */
-export interface AdmissionOptions<T extends TypedObject = KubeObject> extends Omit<HandlerOptions<T>, 'labelSelector' | 'fieldSelector'> {
+export interface AdmissionOptions<T extends TypedObject = KubeObject> extends Omit<
+  HandlerOptions<T>,
+  'labelSelector' | 'fieldSelector'
+> {
   /** A dotted path (`spec.size`) whose value must match `value` (default `PRESENT`) for the handler to run. */
   field?: string;
   /** With `field`: the value that must be there. */
@@ -151,27 +176,49 @@ export interface ConversionDeclaration {
 }
 
 /** The default operations and timeout, in one place for the server and the webhook configuration. */
-export const ADMISSION_DEFAULTS = { operations: ['CREATE', 'UPDATE'] as readonly AdmissionOperation[], timeoutSeconds: 10, failurePolicy: 'Fail' as const };
+export const ADMISSION_DEFAULTS = {
+  operations: ['CREATE', 'UPDATE'] as readonly AdmissionOperation[],
+  timeoutSeconds: 10,
+  failurePolicy: 'Fail' as const,
+};
 
 /**
  * Checks admission options when they are declared, so a typo fails when the module loads, naming
  * the decorator and the option.
  */
-export function checkAdmissionOptions(kind: AdmissionSpec['kind'], options: AdmissionOptions): void {
+export function checkAdmissionOptions(
+  kind: AdmissionSpec['kind'],
+  options: AdmissionOptions,
+): void {
   const where = `@on.${kind}`;
   const { timeoutSeconds, operations, failurePolicy, subresource } = options;
-  if (timeoutSeconds !== undefined && !(Number.isInteger(timeoutSeconds) && timeoutSeconds >= 1 && timeoutSeconds <= 30)) {
-    throw new Error(`${where} timeoutSeconds: expected a whole number of seconds from 1 to 30 (the API server's limits), got ${String(timeoutSeconds)}`);
+  if (
+    timeoutSeconds !== undefined &&
+    !(Number.isInteger(timeoutSeconds) && timeoutSeconds >= 1 && timeoutSeconds <= 30)
+  ) {
+    throw new Error(
+      `${where} timeoutSeconds: expected a whole number of seconds from 1 to 30 (the API server's limits), got ${String(timeoutSeconds)}`,
+    );
   }
   if (operations !== undefined) {
-    if (!Array.isArray(operations) || operations.length === 0) throw new Error(`${where} operations: expected a non-empty list of ${ADMISSION_OPERATIONS.join(', ')}`);
+    if (!Array.isArray(operations) || operations.length === 0)
+      throw new Error(
+        `${where} operations: expected a non-empty list of ${ADMISSION_OPERATIONS.join(', ')}`,
+      );
     const unknown = operations.filter((operation) => !ADMISSION_OPERATIONS.includes(operation));
-    if (unknown.length > 0) throw new Error(`${where} operations: unknown ${unknown.map((o) => JSON.stringify(o)).join(', ')}; expected ${ADMISSION_OPERATIONS.join(', ')}`);
+    if (unknown.length > 0)
+      throw new Error(
+        `${where} operations: unknown ${unknown.map((o) => JSON.stringify(o)).join(', ')}; expected ${ADMISSION_OPERATIONS.join(', ')}`,
+      );
   }
   if (failurePolicy !== undefined && failurePolicy !== 'Fail' && failurePolicy !== 'Ignore') {
-    throw new Error(`${where} failurePolicy: expected 'Fail' or 'Ignore', got ${JSON.stringify(failurePolicy)}`);
+    throw new Error(
+      `${where} failurePolicy: expected 'Fail' or 'Ignore', got ${JSON.stringify(failurePolicy)}`,
+    );
   }
   if (subresource !== undefined && !/^[a-z][a-z0-9-]*$/.test(subresource)) {
-    throw new Error(`${where} subresource: expected a subresource name such as 'status', got ${JSON.stringify(subresource)}`);
+    throw new Error(
+      `${where} subresource: expected a subresource name such as 'status', got ${JSON.stringify(subresource)}`,
+    );
   }
 }

@@ -10,7 +10,9 @@ export interface CacheAccess {
 const storage = new AsyncLocalStorage<CacheAccess>();
 
 const outside = (): never => {
-  throw new Error('ctx.cache and ctx.indexes are served by a running operator: call the handler through createOperator (or konductor/testing runOperator)');
+  throw new Error(
+    'ctx.cache and ctx.indexes are served by a running operator: call the handler through createOperator (or konductor/testing runOperator)',
+  );
 };
 
 /** Used when no operator's work is running (a handler called directly, in a unit test): throws on use. */

@@ -43,7 +43,10 @@ export interface CachedResource<T extends TypedObject = KubeObject> {
 export interface Cache {
   /** A reader of one watched resource. Throws, saying how to declare it, when the operator does not watch it. */
   resource<T extends TypedObject>(kind: Kind<T>): CachedResource<T>;
-  resource<T extends TypedObject = KubeObject>(apiVersion: string, resource: string): CachedResource<T>;
+  resource<T extends TypedObject = KubeObject>(
+    apiVersion: string,
+    resource: string,
+  ): CachedResource<T>;
 }
 
 /** One index: the values objects contributed under each key (Kopf's `@kopf.index`, dict form). */
@@ -64,7 +67,11 @@ export interface Indexes {
 }
 
 /** What an `@on.index` function receives: one object. It must be synchronous and quick. */
-export interface IndexContext<T extends TypedObject = KubeObject> extends ObjectState<T, SpecOf<T>, StatusOf<T>> {
+export interface IndexContext<T extends TypedObject = KubeObject> extends ObjectState<
+  T,
+  SpecOf<T>,
+  StatusOf<T>
+> {
   /** A logger bound to this object and index. */
   logger: Logger;
   /** The resolved resource. */
@@ -72,10 +79,15 @@ export interface IndexContext<T extends TypedObject = KubeObject> extends Object
 }
 
 /** An `@on.index` function: the object's values by key, or undefined for none. */
-export type IndexFn<T extends TypedObject = KubeObject, V = unknown> = (context: IndexContext<T>) => Record<string, V> | undefined;
+export type IndexFn<T extends TypedObject = KubeObject, V = unknown> = (
+  context: IndexContext<T>,
+) => Record<string, V> | undefined;
 
 /** Options of `@on.index`: which objects contribute. */
-export type IndexOptions<T extends TypedObject = KubeObject> = Pick<HandlerOptions<T>, 'id' | 'labels' | 'annotations' | 'when' | 'labelSelector'>;
+export type IndexOptions<T extends TypedObject = KubeObject> = Pick<
+  HandlerOptions<T>,
+  'id' | 'labels' | 'annotations' | 'when' | 'labelSelector'
+>;
 
 /** A registered index. */
 export interface IndexSpec {

@@ -47,22 +47,41 @@ export interface ConditionChange {
   message: string;
 }
 
-const TYPE = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+const TYPE =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 const REASON = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
 const MAX_MESSAGE = 32_768;
 
 /** Checks and completes what a handler set; throws, naming the fault, on what the API server would refuse. */
-export function conditionChange(type: string, status: boolean | Condition['status'], details: ConditionInput = {}): ConditionChange {
-  if (typeof type !== 'string' || type.length > 316 || !TYPE.test(type)) throw new Error(`conditions.set: type ${JSON.stringify(type)} is not a condition type (such as 'Ready')`);
+export function conditionChange(
+  type: string,
+  status: boolean | Condition['status'],
+  details: ConditionInput = {},
+): ConditionChange {
+  if (typeof type !== 'string' || type.length > 316 || !TYPE.test(type))
+    throw new Error(
+      `conditions.set: type ${JSON.stringify(type)} is not a condition type (such as 'Ready')`,
+    );
   const value = status === true ? 'True' : status === false ? 'False' : status;
-  if (value !== 'True' && value !== 'False' && value !== 'Unknown') throw new Error(`conditions.set('${type}'): status must be true, false, 'True', 'False' or 'Unknown'`);
+  if (value !== 'True' && value !== 'False' && value !== 'Unknown')
+    throw new Error(
+      `conditions.set('${type}'): status must be true, false, 'True', 'False' or 'Unknown'`,
+    );
   const word = type.slice(type.lastIndexOf('/') + 1).replace(/[^A-Za-z0-9_]/g, '');
-  const reason = details.reason ?? (value === 'Unknown' ? 'Unknown' : value === 'True' ? word : `Not${word}`);
+  const reason =
+    details.reason ?? (value === 'Unknown' ? 'Unknown' : value === 'True' ? word : `Not${word}`);
   if (typeof reason !== 'string' || !REASON.test(reason) || reason.length > 1024) {
-    throw new Error(`conditions.set('${type}'): reason ${JSON.stringify(reason)} must be CamelCase (letters, digits, _ , :)`);
+    throw new Error(
+      `conditions.set('${type}'): reason ${JSON.stringify(reason)} must be CamelCase (letters, digits, _ , :)`,
+    );
   }
   const message = String(details.message ?? '');
-  return { type, status: value, reason, message: message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE - 1)}…` : message };
+  return {
+    type,
+    status: value,
+    reason,
+    message: message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE - 1)}…` : message,
+  };
 }
 
 /** The object's conditions, read defensively: status is attacker-controlled, so malformed entries are dropped. */
@@ -71,7 +90,10 @@ export function readConditions(status: unknown): Condition[] {
   if (!Array.isArray(list)) return [];
   return list.filter(
     (entry): entry is Condition =>
-      typeof entry === 'object' && entry !== null && typeof (entry as Condition).type === 'string' && typeof (entry as Condition).status === 'string',
+      typeof entry === 'object' &&
+      entry !== null &&
+      typeof (entry as Condition).type === 'string' &&
+      typeof (entry as Condition).status === 'string',
   );
 }
 
@@ -80,19 +102,29 @@ export function readConditions(status: unknown): Condition[] {
  * its type's entry (kept in place; new types go last), with `lastTransitionTime` kept unless the
  * status changed, and `observedGeneration` the object's generation.
  */
-export function nextConditions(current: readonly Condition[], changes: readonly ConditionChange[], generation: number | undefined, now: Date): Condition[] | undefined {
+export function nextConditions(
+  current: readonly Condition[],
+  changes: readonly ConditionChange[],
+  generation: number | undefined,
+  now: Date,
+): Condition[] | undefined {
   if (changes.length === 0) return undefined;
   const next = current.map((condition) => ({ ...condition }));
   let changed = false;
   for (const change of changes) {
     const index = next.findIndex((condition) => condition.type === change.type);
     const old = index >= 0 ? next[index] : undefined;
-    const transition = old === undefined || old.status !== change.status || typeof old.lastTransitionTime !== 'string';
+    const transition =
+      old === undefined ||
+      old.status !== change.status ||
+      typeof old.lastTransitionTime !== 'string';
     const condition: Condition = {
       type: change.type,
       status: change.status,
       ...(generation === undefined ? {} : { observedGeneration: generation }),
-      lastTransitionTime: transition ? now.toISOString().replace(/\.\d{3}Z$/, 'Z') : old.lastTransitionTime,
+      lastTransitionTime: transition
+        ? now.toISOString().replace(/\.\d{3}Z$/, 'Z')
+        : old.lastTransitionTime,
       reason: change.reason,
       message: change.message,
     };
@@ -105,7 +137,13 @@ export function nextConditions(current: readonly Condition[], changes: readonly 
 }
 
 function sameCondition(a: Condition, b: Condition): boolean {
-  return a.status === b.status && a.reason === b.reason && a.message === b.message && a.lastTransitionTime === b.lastTransitionTime && a.observedGeneration === b.observedGeneration;
+  return (
+    a.status === b.status &&
+    a.reason === b.reason &&
+    a.message === b.message &&
+    a.lastTransitionTime === b.lastTransitionTime &&
+    a.observedGeneration === b.observedGeneration
+  );
 }
 
 /**
@@ -113,22 +151,37 @@ function sameCondition(a: Condition, b: Condition): boolean {
  * `status.conditions` list (a merge patch replaces lists), and `status.observedGeneration` beside it
  * when `observed`. Nothing when it set nothing, or nothing that changes them.
  */
-export function conditionsPatch(status: unknown, changes: readonly ConditionChange[], generation: number | undefined, now: Date, observed: boolean): Record<string, unknown> | undefined {
+export function conditionsPatch(
+  status: unknown,
+  changes: readonly ConditionChange[],
+  generation: number | undefined,
+  now: Date,
+  observed: boolean,
+): Record<string, unknown> | undefined {
   const conditions = nextConditions(readConditions(status), changes, generation, now);
   if (!conditions) return undefined;
   const current = (status as { observedGeneration?: unknown } | undefined)?.observedGeneration;
-  return observed && generation !== undefined && current !== generation ? { conditions, observedGeneration: generation } : { conditions };
+  return observed && generation !== undefined && current !== generation
+    ? { conditions, observedGeneration: generation }
+    : { conditions };
 }
 
 /** The `ctx.conditions` of one handler run over `status`, and the changes it collected. */
-export function conditionsOf(status: unknown): { conditions: Conditions; changes: ConditionChange[] } {
+export function conditionsOf(status: unknown): {
+  conditions: Conditions;
+  changes: ConditionChange[];
+} {
   const changes: ConditionChange[] = [];
   const current = readConditions(status);
   const get = (type: string): Condition | undefined => {
     const set = [...changes].reverse().find((change) => change.type === type);
     const stored = current.find((condition) => condition.type === type);
     if (!set) return stored;
-    return { ...set, lastTransitionTime: stored?.status === set.status ? stored.lastTransitionTime : new Date().toISOString() };
+    return {
+      ...set,
+      lastTransitionTime:
+        stored?.status === set.status ? stored.lastTransitionTime : new Date().toISOString(),
+    };
   };
   const conditions: Conditions = {
     set: (type, value, details) => void changes.push(conditionChange(type, value, details)),

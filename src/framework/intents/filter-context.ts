@@ -15,7 +15,11 @@ import { defineMemo, ObjectMemos, type Memo } from './memo.js';
  * greet({ memo }: TimerContext<Widget>) { console.log(`Hello, ${memo.lastName}!`); }
  * ```
  */
-export interface FilterContext<T extends TypedObject = KubeObject> extends ObjectState<ObjectOf<T>, SpecOf<T>, StatusOf<T>> {
+export interface FilterContext<T extends TypedObject = KubeObject> extends ObjectState<
+  ObjectOf<T>,
+  SpecOf<T>,
+  StatusOf<T>
+> {
   /** The object's memo (made on first read; see {@link Memo}). */
   memo: Memo;
   /** The resolved resource. */
@@ -30,7 +34,14 @@ export interface FilterScope {
 }
 
 /** A resource for filters checked without one (unit specs); the operator always gives the real one. */
-const UNRESOLVED: Resource = { group: '', version: '', plural: '', kind: '', namespaced: true, hasStatus: false };
+const UNRESOLVED: Resource = {
+  group: '',
+  version: '',
+  plural: '',
+  kind: '',
+  namespaced: true,
+  hasStatus: false,
+};
 
 /** A scope of its own (a memo nobody else sees, an unresolved resource), for code run without an operator. */
 export function detachedScope(): FilterScope {

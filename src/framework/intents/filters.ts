@@ -8,12 +8,17 @@ export const PRESENT: unique symbol = Symbol('konductor.present');
 export const ABSENT: unique symbol = Symbol('konductor.absent');
 
 /** A filter on one label or annotation: an exact value, {@link PRESENT}, {@link ABSENT}, or a predicate. */
-export type MetaFilter = string | typeof PRESENT | typeof ABSENT | ((value: string | undefined) => boolean);
+export type MetaFilter =
+  string | typeof PRESENT | typeof ABSENT | ((value: string | undefined) => boolean);
 
 /** A filter on a field value: a literal (deep-equal), {@link PRESENT}, {@link ABSENT}, or a predicate. */
-export type ValueFilter = typeof PRESENT | typeof ABSENT | ((value: unknown) => boolean) | string | number | boolean | null;
+export type ValueFilter =
+  typeof PRESENT | typeof ABSENT | ((value: unknown) => boolean) | string | number | boolean | null;
 
-export function matchesMeta(values: Record<string, string> | undefined, filters: Record<string, MetaFilter> | undefined): boolean {
+export function matchesMeta(
+  values: Record<string, string> | undefined,
+  filters: Record<string, MetaFilter> | undefined,
+): boolean {
   if (!filters) return true;
   return Object.entries(filters).every(([key, filter]) => {
     const value = values?.[key];
@@ -47,10 +52,18 @@ export interface ObjectFilters<T extends KubeObject = KubeObject> {
  * Whether an object passes labels, annotations, `when`, and `field`+`value`. `scope` gives `when` the
  * object's resource and memo; the context is built only for a handler that has a `when`.
  */
-export function matchesObject(object: KubeObject, filters: ObjectFilters, scope?: FilterScope): boolean {
+export function matchesObject(
+  object: KubeObject,
+  filters: ObjectFilters,
+  scope?: FilterScope,
+): boolean {
   if (!matchesMeta(object.metadata?.labels, filters.labels)) return false;
   if (!matchesMeta(object.metadata?.annotations, filters.annotations)) return false;
-  if (filters.field !== undefined && filters.value !== undefined && !matchesValue(getField(object, parseFieldPath(filters.field)), filters.value)) {
+  if (
+    filters.field !== undefined &&
+    filters.value !== undefined &&
+    !matchesValue(getField(object, parseFieldPath(filters.field)), filters.value)
+  ) {
     return false;
   }
   return filters.when ? filters.when(filterContext(object, scope)) : true;

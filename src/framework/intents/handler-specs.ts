@@ -15,12 +15,18 @@ import type { Cache, Indexes } from './cache.js';
 import type { ObjectState } from './object-parts.js';
 import type { ReconcileOptions, ReconcileSpec } from './reconcile-specs.js';
 import type { Conditions } from './conditions.js';
+import type { TypedObject, SpecOf, StatusOf, ObjectOf, ChangeValue } from './object-types.js';
 
-/**
- * What a handler's object type must have. Generated object types (`konductor types`) are interfaces
- * without an index signature, so they are not `KubeObject`s, but they are `TypedObject`s.
- */
-export type TypedObject = Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>;
+export type {
+  TypedObject,
+  IsObjectType,
+  SpecOf,
+  StatusOf,
+  ObjectOf,
+  EssenceOf,
+  FieldValue,
+  ChangeValue,
+} from './object-types.js';
 
 /** What an `@on.event` handler receives: one raw watch event. */
 export interface EventContext<T extends TypedObject = KubeObject> {
@@ -66,7 +72,9 @@ export interface EventHandlerOptions<T extends TypedObject = KubeObject> extends
 }
 
 /** An `@on.event` handler function. */
-export type EventHandlerFn<T extends TypedObject = KubeObject> = (context: EventContext<T>) => unknown;
+export type EventHandlerFn<T extends TypedObject = KubeObject> = (
+  context: EventContext<T>,
+) => unknown;
 
 /** Options shared by all handlers. */
 export interface HandlerOptions<T extends TypedObject = KubeObject> {
@@ -100,7 +108,9 @@ export interface EventHandlerSpec {
 export type ErrorsMode = 'temporary' | 'permanent' | 'ignored';
 
 /** Options of change handlers (`on.create`, `on.update`, `on.field`, `on.deletion`, `on.resume`). */
-export interface ChangeHandlerOptions<T extends TypedObject = KubeObject> extends HandlerOptions<T> {
+export interface ChangeHandlerOptions<
+  T extends TypedObject = KubeObject,
+> extends HandlerOptions<T> {
   /** A dotted path (`spec.size`): for update handlers, run only when it changed; `old`/`new`/`diff` narrow to it. */
   field?: string;
   /** With `field`: the field's value must match (for updates: its old or new value). */
@@ -123,50 +133,15 @@ export interface ChangeHandlerOptions<T extends TypedObject = KubeObject> extend
   deleted?: boolean;
 }
 
-/** The keys a type declares by name, not through an index signature. */
-type DeclaredKeys<T> = keyof { [K in keyof T as string extends K ? never : number extends K ? never : symbol extends K ? never : K]: T[K] };
-
-/**
- * Whether `T` describes a whole object (it declares `apiVersion` and `kind`, as the interfaces
- * `konductor types` generates and `KubeObject` do) rather than only its `spec`.
- */
-export type IsObjectType<T> = 'apiVersion' extends DeclaredKeys<T> ? ('kind' extends DeclaredKeys<T> ? true : false) : false;
-
-/** The `spec` type of a context's first type argument: the object's `spec`, or the argument itself when it is a spec. */
-export type SpecOf<T> =
-  IsObjectType<T> extends true ? ('spec' extends DeclaredKeys<T> ? NonNullable<T['spec' & keyof T]> : Record<string, unknown>) : T;
-
-/** The `status` type: the object's `status`, or `Status` when the first argument is a spec. */
-export type StatusOf<T, Status = Record<string, unknown>> =
-  IsObjectType<T> extends true ? ('status' extends DeclaredKeys<T> ? NonNullable<T['status' & keyof T]> : Record<string, unknown>) : Status;
-
-/** The object type: `T` itself, or a `KubeObject` with that spec and status. */
-export type ObjectOf<T, Status = Record<string, unknown>> = IsObjectType<T> extends true ? T : KubeObject & { spec?: T; status?: Status };
-
-/**
- * What an update handler without `field` sees as `old` and `new`: the object without `apiVersion`,
- * `kind`, `status` and metadata other than labels and annotations (see `essenceOf`).
- */
-export type EssenceOf<T> = Omit<T, 'apiVersion' | 'kind' | 'status' | 'metadata'> & {
-  metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
-};
-
-/** The value at a dotted path (`spec.size`) of `T`; `unknown` when `T` does not declare it. */
-export type FieldValue<T, Path extends string> = Path extends `${infer Head}.${infer Rest}`
-  ? Head extends DeclaredKeys<NonNullable<T>> ? FieldValue<NonNullable<T>[Head & keyof NonNullable<T>], Rest> : unknown
-  : Path extends DeclaredKeys<NonNullable<T>> ? NonNullable<T>[Path & keyof NonNullable<T>] : unknown;
-
-/** `old`/`new` of a change handler on objects of type `T` with an optional `field` path. */
-export type ChangeValue<T, Field extends string = never> = [Field] extends [never]
-  ? IsObjectType<T> extends true ? EssenceOf<T> : unknown
-  : IsObjectType<T> extends true ? FieldValue<T, Field> : unknown;
-
 /**
  * Fields every per-object context has: one state of the object, a logger bound to it, its resource.
  * The first type argument is either the whole object type (e.g. `Widget` from `konductor types`),
  * or its spec type with `Status` as the second: `ObjectContext<Widget>` or `ObjectContext<WidgetSpec, WidgetStatus>`.
  */
-export interface ObjectContext<Spec = Record<string, unknown>, Status = Record<string, unknown>> extends ObjectState<ObjectOf<Spec, Status>, SpecOf<Spec>, StatusOf<Spec, Status>> {
+export interface ObjectContext<
+  Spec = Record<string, unknown>,
+  Status = Record<string, unknown>,
+> extends ObjectState<ObjectOf<Spec, Status>, SpecOf<Spec>, StatusOf<Spec, Status>> {
   /** A logger bound to this object and handler (`namespace`, `name`, `handler`). */
   logger: Logger;
   /** The resolved resource. */
@@ -191,8 +166,11 @@ export interface ObjectContext<Spec = Record<string, unknown>, Status = Record<s
  * {@link FieldChangeContext} for field handlers), or `ChangeContext<WidgetSpec, WidgetStatus>`
  * (then `old`/`new` are `unknown` unless `Change` says otherwise).
  */
-export interface ChangeContext<Spec = Record<string, unknown>, Status = Record<string, unknown>, Change = ChangeValue<Spec>>
-  extends ObjectContext<Spec, Status> {
+export interface ChangeContext<
+  Spec = Record<string, unknown>,
+  Status = Record<string, unknown>,
+  Change = ChangeValue<Spec>,
+> extends ObjectContext<Spec, Status> {
   /** Changes to send when the handler returns (one merge PATCH, status on its subresource); `null` deletes a field. */
   patch: Patch<SpecOf<Spec>, StatusOf<Spec, Status>>;
   /** `status.conditions`, set by name; written with `patch`, with `status.observedGeneration` (see {@link Conditions}). */
@@ -216,7 +194,11 @@ export interface ChangeContext<Spec = Record<string, unknown>, Status = Record<s
 }
 
 /** What a field handler (`on.field(..., 'spec.size')`) on objects of type `T` receives: `old`/`new` are that field's values. */
-export type FieldChangeContext<T, Field extends string> = ChangeContext<T, StatusOf<T>, ChangeValue<T, Field>>;
+export type FieldChangeContext<T, Field extends string> = ChangeContext<
+  T,
+  StatusOf<T>,
+  ChangeValue<T, Field>
+>;
 
 /**
  * A change handler function. What it returns, other than `undefined` or `null`, is stored in the
@@ -229,7 +211,6 @@ export type FieldChangeContext<T, Field extends string> = ChangeContext<T, Statu
 export type ChangeHandlerFn<Spec = Record<string, unknown>, Status = Record<string, unknown>> = (
   context: ChangeContext<Spec, Status>,
 ) => unknown;
-
 
 /** A registered change handler: its kind is the reason it runs for. */
 export interface ChangeHandlerSpec {
@@ -268,7 +249,10 @@ export interface TimerOptions<T extends TypedObject = KubeObject> extends Handle
 }
 
 /** What a timer receives. */
-export interface TimerContext<Spec = Record<string, unknown>, Status = Record<string, unknown>> extends ObjectContext<Spec, Status> {
+export interface TimerContext<
+  Spec = Record<string, unknown>,
+  Status = Record<string, unknown>,
+> extends ObjectContext<Spec, Status> {
   /** Changes to send when the run returns; `null` deletes a field. */
   patch: Patch<SpecOf<Spec>, StatusOf<Spec, Status>>;
   /** Consecutive failed runs before this one. */
@@ -277,7 +261,9 @@ export interface TimerContext<Spec = Record<string, unknown>, Status = Record<st
   signal: AbortSignal;
 }
 
-export type TimerHandlerFn<Spec = Record<string, unknown>, Status = Record<string, unknown>> = (context: TimerContext<Spec, Status>) => unknown;
+export type TimerHandlerFn<Spec = Record<string, unknown>, Status = Record<string, unknown>> = (
+  context: TimerContext<Spec, Status>,
+) => unknown;
 
 /** A registered timer. */
 export interface TimerSpec {
@@ -315,7 +301,10 @@ export interface DaemonOptions<T extends TypedObject = KubeObject> extends Handl
  * the daemon's own writes to it through `client` (read-your-writes): after a status PATCH, `status`
  * shows it at once, not only when its watch event arrives.
  */
-export interface DaemonContext<Spec = Record<string, unknown>, Status = Record<string, unknown>> extends ObjectContext<Spec, Status> {
+export interface DaemonContext<
+  Spec = Record<string, unknown>,
+  Status = Record<string, unknown>,
+> extends ObjectContext<Spec, Status> {
   /** Aborted when the daemon must stop (after `cancellationBackoff`). */
   signal: AbortSignal;
   /** Resolves as soon as a stop is requested. */
@@ -324,7 +313,9 @@ export interface DaemonContext<Spec = Record<string, unknown>, Status = Record<s
   retry: number;
 }
 
-export type DaemonHandlerFn<Spec = Record<string, unknown>, Status = Record<string, unknown>> = (context: DaemonContext<Spec, Status>) => unknown;
+export type DaemonHandlerFn<Spec = Record<string, unknown>, Status = Record<string, unknown>> = (
+  context: DaemonContext<Spec, Status>,
+) => unknown;
 
 /** A registered daemon. */
 export interface DaemonSpec {
@@ -341,23 +332,27 @@ const CAUSES: ReadonlySet<string> = new Set(['create', 'update', 'delete', 'resu
  * Whether two handlers with one id are one method under stacked decorators (`@on.create` over
  * `@on.resume`: one handler, two causes), which may share it, rather than a clash.
  */
-export function stackedOnOneMethod(a: Pick<HandlerSpec, 'kind' | 'fn'>, b: Pick<HandlerSpec, 'kind' | 'fn'>): boolean {
+export function stackedOnOneMethod(
+  a: Pick<HandlerSpec, 'kind' | 'fn'>,
+  b: Pick<HandlerSpec, 'kind' | 'fn'>,
+): boolean {
   return a.fn === b.fn && a.kind !== b.kind && CAUSES.has(a.kind) && CAUSES.has(b.kind);
 }
 
 /** Every kind of handler the registry holds. */
 export type HandlerSpec =
-  | EventHandlerSpec
-  | ChangeHandlerSpec
-  | TimerSpec
-  | DaemonSpec
-  | OwnedSpec
-  | ReconcileSpec;
+  EventHandlerSpec | ChangeHandlerSpec | TimerSpec | DaemonSpec | OwnedSpec | ReconcileSpec;
 
 /** A handler as a decorator records it on a class, before the class is instantiated. */
 export interface HandlerDeclaration {
   kind: HandlerSpec['kind'];
   resource: ResourceSelector;
-  options: HandlerOptions | ChangeHandlerOptions | TimerOptions | DaemonOptions | OwnedOptions | ReconcileOptions;
+  options:
+    | HandlerOptions
+    | ChangeHandlerOptions
+    | TimerOptions
+    | DaemonOptions
+    | OwnedOptions
+    | ReconcileOptions;
   method: string | symbol;
 }

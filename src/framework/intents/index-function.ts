@@ -31,8 +31,12 @@ export function indexContribution(
       failing.delete(uid);
       return undefined;
     }
-    if (typeof (result as { then?: unknown }).then === 'function') throw new Error('it returned a promise: index functions must be synchronous');
-    if (typeof result !== 'object' || Array.isArray(result)) throw new Error(`it returned ${Array.isArray(result) ? 'an array' : typeof result}: return an object of values by key, or undefined`);
+    if (typeof (result as { then?: unknown }).then === 'function')
+      throw new Error('it returned a promise: index functions must be synchronous');
+    if (typeof result !== 'object' || Array.isArray(result))
+      throw new Error(
+        `it returned ${Array.isArray(result) ? 'an array' : typeof result}: return an object of values by key, or undefined`,
+      );
     failing.delete(uid);
     return result;
   } catch (thrown) {

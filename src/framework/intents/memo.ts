@@ -60,7 +60,11 @@ export class ObjectMemos {
  * a context that is never asked for its memo makes none (and a handler that keeps its context keeps
  * the same memo, even after the object is gone).
  */
-export function defineMemo<C extends object>(context: C, memos: ObjectMemos, uid: string): C & { memo: Memo } {
+export function defineMemo<C extends object>(
+  context: C,
+  memos: ObjectMemos,
+  uid: string,
+): C & { memo: Memo } {
   let memo: Memo | undefined;
   return Object.defineProperty(context, 'memo', {
     enumerable: true,

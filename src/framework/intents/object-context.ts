@@ -13,7 +13,13 @@ import { objectParts } from './object-parts.js';
  * posts through the operator whose work builds the context (found through the async context).
  * `memo` is the object's memo in `memos`, made on first read (a memo of its own without `memos`).
  */
-export function objectContext(body: KubeObject, logger: Logger, resource: Resource, client: ApiClient, memos?: ObjectMemos): ObjectContext {
+export function objectContext(
+  body: KubeObject,
+  logger: Logger,
+  resource: Resource,
+  client: ApiClient,
+  memos?: ObjectMemos,
+): ObjectContext {
   const parts = objectParts(body);
   const context = {
     ...parts,

@@ -4,7 +4,11 @@ import type { KubeObject } from '../objects/kube-object.js';
  * One state of an object and its parts, named as every context (handler, `when` filter, index) names
  * them; each context types `body`, `spec` and `status` from its resource's type.
  */
-export interface ObjectState<Body = KubeObject, Spec = Record<string, unknown>, Status = Record<string, unknown>> {
+export interface ObjectState<
+  Body = KubeObject,
+  Spec = Record<string, unknown>,
+  Status = Record<string, unknown>,
+> {
   /** The whole object, read-only. */
   body: Body;
   spec: Spec;

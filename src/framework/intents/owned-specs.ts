@@ -1,7 +1,13 @@
 import type { ResourceSelector } from '../api/resource.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import { isKind, type Kind } from '../objects/kind.js';
-import type { HandlerOptions, ObjectContext, SpecOf, StatusOf, TypedObject } from './handler-specs.js';
+import type {
+  HandlerOptions,
+  ObjectContext,
+  SpecOf,
+  StatusOf,
+  TypedObject,
+} from './handler-specs.js';
 import type { Patch } from './patch.js';
 
 /** What happened to a child, as its watch delivered it. */
@@ -20,7 +26,10 @@ export interface OwnedChange<Child extends TypedObject = KubeObject> {
  * sent with the **child** watch. The owner has no server-side selector here: it is read from the
  * watch its resource already has.
  */
-export interface OwnedOptions<Owner extends TypedObject = KubeObject> extends Omit<HandlerOptions<Owner>, 'labelSelector' | 'fieldSelector'> {
+export interface OwnedOptions<Owner extends TypedObject = KubeObject> extends Omit<
+  HandlerOptions<Owner>,
+  'labelSelector' | 'fieldSelector'
+> {
   /** The child resource: a kind (`kinds.ConfigMap`) or `[apiVersion, name]`, e.g. `['v1', 'configmaps']` (plural, kind, singular or short name). */
   child: Kind<unknown> | readonly [apiVersion: string, name: string];
   /** Sent to the API server with the child watch (e.g. `app=db`): other children are never seen. */
@@ -35,7 +44,10 @@ export interface OwnedOptions<Owner extends TypedObject = KubeObject> extends Om
  * The first type argument is the owner (a whole object type, or its spec type as for `ObjectContext`),
  * the second the child's object type: `OwnedContext<Widget, ConfigMap>`.
  */
-export interface OwnedContext<Owner = Record<string, unknown>, Child extends TypedObject = KubeObject> extends ObjectContext<Owner, StatusOf<Owner>> {
+export interface OwnedContext<
+  Owner = Record<string, unknown>,
+  Child extends TypedObject = KubeObject,
+> extends ObjectContext<Owner, StatusOf<Owner>> {
   /** Changes to the owner sent when the handler returns; `null` deletes a field. Not sent if the handler throws. */
   patch: Patch<SpecOf<Owner>, StatusOf<Owner>>;
   /** The child of the newest event of this run, in its newest state as delivered. */
@@ -53,7 +65,10 @@ export interface OwnedContext<Owner = Record<string, unknown>, Child extends Typ
 }
 
 /** An `@on.owned` handler function. */
-export type OwnedHandlerFn<Owner = Record<string, unknown>, Child extends TypedObject = KubeObject> = (context: OwnedContext<Owner, Child>) => unknown;
+export type OwnedHandlerFn<
+  Owner = Record<string, unknown>,
+  Child extends TypedObject = KubeObject,
+> = (context: OwnedContext<Owner, Child>) => unknown;
 
 /** A registered `@on.owned` handler: `resource` is the owner's, `child` the watched child resource. */
 export interface OwnedSpec {
@@ -68,12 +83,21 @@ export interface OwnedSpec {
 }
 
 /** The spec of a declared `@on.owned` handler: the child and its selector taken out of the owner's options. */
-export function ownedSpec(id: string, resource: ResourceSelector, options: OwnedOptions, fn: OwnedHandlerFn): OwnedSpec {
+export function ownedSpec(
+  id: string,
+  resource: ResourceSelector,
+  options: OwnedOptions,
+  fn: OwnedHandlerFn,
+): OwnedSpec {
   const { child, labelSelector, ...ownerOptions } = options;
   let childResource: ResourceSelector;
   if (isKind(child)) childResource = { apiVersion: child.apiVersion, name: child.plural };
-  else if (Array.isArray(child) && typeof child[0] === 'string' && typeof child[1] === 'string') childResource = { apiVersion: child[0], name: child[1] };
-  else throw new Error(`@on.owned ${id}: options.child must be a kind or [apiVersion, name] of the child resource, e.g. kinds.ConfigMap or ['v1', 'configmaps']`);
+  else if (Array.isArray(child) && typeof child[0] === 'string' && typeof child[1] === 'string')
+    childResource = { apiVersion: child[0], name: child[1] };
+  else
+    throw new Error(
+      `@on.owned ${id}: options.child must be a kind or [apiVersion, name] of the child resource, e.g. kinds.ConfigMap or ['v1', 'configmaps']`,
+    );
   return {
     kind: 'owned',
     id,

@@ -9,7 +9,11 @@ import type { MergePatch } from '../objects/merge-patch.js';
  * `patch.spec` and `patch.status` (so `patch.status.phase = 42` does not compile where phase is a string).
  */
 export interface Patch<Spec = Record<string, unknown>, Status = Record<string, unknown>> {
-  metadata: { labels: Record<string, string | null>; annotations: Record<string, string | null>; [key: string]: unknown };
+  metadata: {
+    labels: Record<string, string | null>;
+    annotations: Record<string, string | null>;
+    [key: string]: unknown;
+  };
   spec: MergePatch<Spec>;
   status: MergePatch<Status>;
   [key: string]: unknown;

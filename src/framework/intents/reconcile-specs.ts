@@ -4,7 +4,13 @@ import { isKind, type Kind } from '../objects/kind.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Cache } from './cache.js';
 import type { Conditions } from './conditions.js';
-import type { HandlerOptions, ObjectContext, SpecOf, StatusOf, TypedObject } from './handler-specs.js';
+import type {
+  HandlerOptions,
+  ObjectContext,
+  SpecOf,
+  StatusOf,
+  TypedObject,
+} from './handler-specs.js';
 import type { Patch } from './patch.js';
 
 /** A resource named as a kind or as `[apiVersion, name]`. */
@@ -38,7 +44,11 @@ export interface WatchRelation<Other = KubeObject> {
  * @on.reconcile(Prometheus, { watches: [watch(ServiceMonitor, (monitor, { cache }) => selecting(cache, monitor))] })
  * ```
  */
-export function watch<Other>(kind: KindReference<Other>, map: (object: Other, context: { cache: Cache }) => MappedKeys, options: { labelSelector?: string } = {}): WatchRelation<Other> {
+export function watch<Other>(
+  kind: KindReference<Other>,
+  map: (object: Other, context: { cache: Cache }) => MappedKeys,
+  options: { labelSelector?: string } = {},
+): WatchRelation<Other> {
   return { kind, map, labelSelector: options.labelSelector };
 }
 
@@ -55,7 +65,9 @@ export interface ReconcileOptions<T extends TypedObject = KubeObject> extends Ha
    * Children whose controller owner reference names an object wake it (controller-runtime's `Owns`):
    * a kind, or `{ kind, labelSelector }` so that only labelled children are watched.
    */
-  owns?: readonly (KindReference<unknown> | { kind: KindReference<unknown>; labelSelector?: string })[];
+  owns?: readonly (
+    KindReference<unknown> | { kind: KindReference<unknown>; labelSelector?: string }
+  )[];
   /** Other resources whose changes wake the objects their map function names. */
   watches?: readonly AnyWatchRelation[];
   /** Run again this long after every successful run (unless the handler returns its own delay). Default: only on change. */
@@ -76,7 +88,10 @@ export interface ReconcileOptions<T extends TypedObject = KubeObject> extends Ha
  * the handler returns, with `conditions` and `status.observedGeneration`, in one merge PATCH per
  * part), and whether it is being deleted.
  */
-export interface ReconcileContext<T = Record<string, unknown>> extends ObjectContext<T, StatusOf<T>> {
+export interface ReconcileContext<T = Record<string, unknown>> extends ObjectContext<
+  T,
+  StatusOf<T>
+> {
   /** Changes to the object sent when the handler returns; `null` deletes a field. Not sent if it throws. */
   patch: Patch<SpecOf<T>, StatusOf<T>>;
   /** `status.conditions`, set by name (see {@link Conditions}). */
@@ -94,10 +109,16 @@ export interface ReconcileContext<T = Record<string, unknown>> extends ObjectCon
  * Duration), or that with a priority: `high` runs it before changes seen live (say, a failover that
  * must not wait behind a catch-up), `low` lets it wait with the listing's backlog.
  */
-export type ReconcileResult = void | undefined | DurationInput | { requeueAfter?: DurationInput; priority?: 'high' | 'normal' | 'low' };
+export type ReconcileResult =
+  | void
+  | undefined
+  | DurationInput
+  | { requeueAfter?: DurationInput; priority?: 'high' | 'normal' | 'low' };
 
 /** An `@on.reconcile` handler function. */
-export type ReconcileHandlerFn<T = Record<string, unknown>> = (context: ReconcileContext<T>) => ReconcileResult | Promise<ReconcileResult>;
+export type ReconcileHandlerFn<T = Record<string, unknown>> = (
+  context: ReconcileContext<T>,
+) => ReconcileResult | Promise<ReconcileResult>;
 
 /** A registered `@on.reconcile` handler with its durations checked. */
 export interface ReconcileSpec {
@@ -106,7 +127,11 @@ export interface ReconcileSpec {
   resource: ResourceSelector;
   options: ReconcileOptions;
   owns: readonly { resource: ResourceSelector; labelSelector?: string }[];
-  watches: readonly { resource: ResourceSelector; map: WatchRelation['map']; labelSelector?: string }[];
+  watches: readonly {
+    resource: ResourceSelector;
+    map: WatchRelation['map'];
+    labelSelector?: string;
+  }[];
   requeueAfterMs?: number;
   minIntervalMs: number;
   fn: ReconcileHandlerFn;
@@ -117,24 +142,62 @@ export const DEFAULT_MIN_INTERVAL_MS = 200;
 
 function selectorOf(reference: KindReference<unknown>, what: string): ResourceSelector {
   if (isKind(reference)) return { apiVersion: reference.apiVersion, name: reference.plural };
-  if (Array.isArray(reference) && typeof reference[0] === 'string' && typeof reference[1] === 'string') return { apiVersion: reference[0], name: reference[1] };
+  if (
+    Array.isArray(reference) &&
+    typeof reference[0] === 'string' &&
+    typeof reference[1] === 'string'
+  )
+    return { apiVersion: reference[0], name: reference[1] };
   throw new Error(`${what} must be a kind or [apiVersion, name], e.g. kinds.Pod or ['v1', 'pods']`);
 }
 
 /** The spec of a declared `@on.reconcile`; throws naming the handler when an option is malformed. */
-export function reconcileSpec(id: string, resource: ResourceSelector, options: ReconcileOptions, fn: ReconcileHandlerFn): ReconcileSpec {
+export function reconcileSpec(
+  id: string,
+  resource: ResourceSelector,
+  options: ReconcileOptions,
+  fn: ReconcileHandlerFn,
+): ReconcileSpec {
   const where = `@on.reconcile ${id}`;
   const owns = (options.owns ?? []).map((entry, index) => {
     const what = `${where}: owns[${index}]`;
-    if (isKind(entry) || Array.isArray(entry)) return { resource: selectorOf(entry as KindReference<unknown>, what) };
-    const { kind, labelSelector } = (entry ?? {}) as { kind?: KindReference<unknown>; labelSelector?: string };
-    return { resource: selectorOf(kind as KindReference<unknown>, what), labelSelector: labelSelector || undefined };
+    if (isKind(entry) || Array.isArray(entry))
+      return { resource: selectorOf(entry as KindReference<unknown>, what) };
+    const { kind, labelSelector } = (entry ?? {}) as {
+      kind?: KindReference<unknown>;
+      labelSelector?: string;
+    };
+    return {
+      resource: selectorOf(kind as KindReference<unknown>, what),
+      labelSelector: labelSelector || undefined,
+    };
   });
   const watches = (options.watches ?? []).map((relation, index) => {
-    if (typeof relation?.map !== 'function') throw new Error(`${where}: watches[${index}] needs a map function (use watch(kind, map))`);
-    return { resource: selectorOf(relation.kind, `${where}: watches[${index}].kind`), map: relation.map as WatchRelation['map'], labelSelector: relation.labelSelector || undefined };
+    if (typeof relation?.map !== 'function')
+      throw new Error(`${where}: watches[${index}] needs a map function (use watch(kind, map))`);
+    return {
+      resource: selectorOf(relation.kind, `${where}: watches[${index}].kind`),
+      map: relation.map as WatchRelation['map'],
+      labelSelector: relation.labelSelector || undefined,
+    };
   });
-  const requeueAfterMs = options.requeueAfter === undefined ? undefined : toMilliseconds(options.requeueAfter, `${where} requeueAfter`);
-  const minIntervalMs = options.minInterval === undefined ? DEFAULT_MIN_INTERVAL_MS : toMilliseconds(options.minInterval, `${where} minInterval`);
-  return { kind: 'reconcile', id, resource, options, owns, watches, requeueAfterMs, minIntervalMs, fn };
+  const requeueAfterMs =
+    options.requeueAfter === undefined
+      ? undefined
+      : toMilliseconds(options.requeueAfter, `${where} requeueAfter`);
+  const minIntervalMs =
+    options.minInterval === undefined
+      ? DEFAULT_MIN_INTERVAL_MS
+      : toMilliseconds(options.minInterval, `${where} minInterval`);
+  return {
+    kind: 'reconcile',
+    id,
+    resource,
+    options,
+    owns,
+    watches,
+    requeueAfterMs,
+    minIntervalMs,
+    fn,
+  };
 }

@@ -28,9 +28,17 @@ export const ConfigMap = defineKind<ConfigMap>('v1', 'ConfigMap', 'configmaps');
 export type Secret = Wire<k8s.V1Secret>;
 export const Secret = defineKind<Secret>('v1', 'Secret', 'secrets');
 export type PersistentVolumeClaim = Wire<k8s.V1PersistentVolumeClaim>;
-export const PersistentVolumeClaim = defineKind<PersistentVolumeClaim>('v1', 'PersistentVolumeClaim', 'persistentvolumeclaims');
+export const PersistentVolumeClaim = defineKind<PersistentVolumeClaim>(
+  'v1',
+  'PersistentVolumeClaim',
+  'persistentvolumeclaims',
+);
 export type PersistentVolume = Wire<k8s.V1PersistentVolume>;
-export const PersistentVolume = defineKind<PersistentVolume>('v1', 'PersistentVolume', 'persistentvolumes');
+export const PersistentVolume = defineKind<PersistentVolume>(
+  'v1',
+  'PersistentVolume',
+  'persistentvolumes',
+);
 export type Namespace = Wire<k8s.V1Namespace>;
 export const Namespace = defineKind<Namespace>('v1', 'Namespace', 'namespaces');
 export type ServiceAccount = Wire<k8s.V1ServiceAccount>;

@@ -20,13 +20,25 @@ export interface ControllerOwner {
  * controller-runtime's `Owns()` does. References are read defensively: they are written by whoever
  * may write the child.
  */
-export function controllerOwnerOf(child: KubeObject, owner: OwnerKind): ControllerOwner | undefined {
+export function controllerOwnerOf(
+  child: KubeObject,
+  owner: OwnerKind,
+): ControllerOwner | undefined {
   const references = child.metadata?.ownerReferences;
   if (!Array.isArray(references)) return undefined;
-  const controller = references.find((reference): reference is Record<string, unknown> => isRecord(reference) && reference.controller === true);
+  const controller = references.find(
+    (reference): reference is Record<string, unknown> =>
+      isRecord(reference) && reference.controller === true,
+  );
   if (!controller) return undefined;
   const { apiVersion, kind, uid, name } = controller;
-  if (typeof apiVersion !== 'string' || typeof kind !== 'string' || typeof uid !== 'string' || typeof name !== 'string') return undefined;
+  if (
+    typeof apiVersion !== 'string' ||
+    typeof kind !== 'string' ||
+    typeof uid !== 'string' ||
+    typeof name !== 'string'
+  )
+    return undefined;
   if (uid === '' || kind !== owner.kind || groupOf(apiVersion) !== owner.group) return undefined;
   return { uid, name };
 }

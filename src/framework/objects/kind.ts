@@ -32,26 +32,52 @@ const API_VERSION = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?v[0-9]+((alpha|beta)[0-
  * Defines a kind: `defineKind<Widget>('example.com/v1', 'Widget', 'widgets')`. Throws when a part is
  * not what the API server accepts, so a typo fails when the module loads.
  */
-export function defineKind<T = KubeObject>(apiVersion: string, kind: string, plural: string): Kind<T> {
-  if (!API_VERSION.test(apiVersion)) throw new Error(`defineKind: apiVersion ${JSON.stringify(apiVersion)} is not 'group/version' (or 'v1' for the core group)`);
-  if (!KIND.test(kind)) throw new Error(`defineKind ${apiVersion}: kind ${JSON.stringify(kind)} must be a name such as 'Widget'`);
-  if (!PLURAL.test(plural)) throw new Error(`defineKind ${apiVersion} ${kind}: plural ${JSON.stringify(plural)} must be lower-case, such as 'widgets'`);
+export function defineKind<T = KubeObject>(
+  apiVersion: string,
+  kind: string,
+  plural: string,
+): Kind<T> {
+  if (!API_VERSION.test(apiVersion))
+    throw new Error(
+      `defineKind: apiVersion ${JSON.stringify(apiVersion)} is not 'group/version' (or 'v1' for the core group)`,
+    );
+  if (!KIND.test(kind))
+    throw new Error(
+      `defineKind ${apiVersion}: kind ${JSON.stringify(kind)} must be a name such as 'Widget'`,
+    );
+  if (!PLURAL.test(plural))
+    throw new Error(
+      `defineKind ${apiVersion} ${kind}: plural ${JSON.stringify(plural)} must be lower-case, such as 'widgets'`,
+    );
   return Object.freeze({ apiVersion, kind, plural });
 }
 
 /** Whether a value is a {@link Kind} rather than the first of two strings. */
 export function isKind(value: unknown): value is Kind<unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as Kind).apiVersion === 'string' && typeof (value as Kind).plural === 'string';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Kind).apiVersion === 'string' &&
+    typeof (value as Kind).plural === 'string'
+  );
 }
 
 /**
  * The resource a decorator or client call names, either as a kind (then `rest` holds what follows it)
  * or as two strings (`apiVersion`, `name`). Used by every entry point that takes both forms.
  */
-export function resourceArguments(first: unknown, rest: readonly unknown[], what: string): { resource: { apiVersion: string; name: string }; rest: readonly unknown[] } {
-  if (isKind(first)) return { resource: { apiVersion: first.apiVersion, name: first.plural }, rest };
-  if (typeof first === 'string' && typeof rest[0] === 'string') return { resource: { apiVersion: first, name: rest[0] }, rest: rest.slice(1) };
-  throw new Error(`${what}: name the resource with a kind (${what}(Widget)) or with apiVersion and name (${what}('example.com/v1', 'widgets'))`);
+export function resourceArguments(
+  first: unknown,
+  rest: readonly unknown[],
+  what: string,
+): { resource: { apiVersion: string; name: string }; rest: readonly unknown[] } {
+  if (isKind(first))
+    return { resource: { apiVersion: first.apiVersion, name: first.plural }, rest };
+  if (typeof first === 'string' && typeof rest[0] === 'string')
+    return { resource: { apiVersion: first, name: rest[0] }, rest: rest.slice(1) };
+  throw new Error(
+    `${what}: name the resource with a kind (${what}(Widget)) or with apiVersion and name (${what}('example.com/v1', 'widgets'))`,
+  );
 }
 
 /**

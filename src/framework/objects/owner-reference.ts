@@ -35,21 +35,40 @@ export interface AdoptOptions extends OwnerReferenceOptions {
  * const ref = ownerReference(body);   // { apiVersion, kind, name, uid, controller: true, blockOwnerDeletion: true }
  * ```
  */
-export function ownerReference(owner: ResourceObject, options: OwnerReferenceOptions = {}): OwnerReference {
+export function ownerReference(
+  owner: ResourceObject,
+  options: OwnerReferenceOptions = {},
+): OwnerReference {
   return referenceTo(owner, options, `cannot own objects by ${describe(owner)}`);
 }
 
-function referenceTo(owner: ResourceObject, options: OwnerReferenceOptions, refusal: string): OwnerReference {
+function referenceTo(
+  owner: ResourceObject,
+  options: OwnerReferenceOptions,
+  refusal: string,
+): OwnerReference {
   const { apiVersion, kind } = owner;
   const name = owner.metadata?.name;
   const uid = owner.metadata?.uid;
-  const missing = [!apiVersion && 'apiVersion', !kind && 'kind', !name && 'metadata.name', !uid && 'metadata.uid'].filter(Boolean);
+  const missing = [
+    !apiVersion && 'apiVersion',
+    !kind && 'kind',
+    !name && 'metadata.name',
+    !uid && 'metadata.uid',
+  ].filter(Boolean);
   if (missing.length > 0 || !apiVersion || !kind || !name || !uid) {
     throw new Error(
       `${refusal}: the owner has no ${missing.join(', ')}; pass the owner as the API server returned it (the handler's body), not one built locally`,
     );
   }
-  return { apiVersion, kind, name, uid, controller: options.controller ?? true, blockOwnerDeletion: options.blockOwnerDeletion ?? true };
+  return {
+    apiVersion,
+    kind,
+    name,
+    uid,
+    controller: options.controller ?? true,
+    blockOwnerDeletion: options.blockOwnerDeletion ?? true,
+  };
 }
 
 /**
@@ -68,18 +87,26 @@ function referenceTo(owner: ResourceObject, options: OwnerReferenceOptions, refu
  * await ctx.client.resource<PersistentVolumeClaim>('v1', 'persistentvolumeclaims').create(pvc);
  * ```
  */
-export function adopt<C extends ResourceObject>(child: C, owner: ResourceObject, options: AdoptOptions = {}): C {
+export function adopt<C extends ResourceObject>(
+  child: C,
+  owner: ResourceObject,
+  options: AdoptOptions = {},
+): C {
   const refusal = `cannot adopt ${describe(child)} by ${describe(owner)}`;
   const reference = referenceTo(owner, options, refusal);
   // Every check before any change: a refused adoption leaves the child as it was.
   const ownerNamespace = owner.metadata?.namespace;
   const childNamespace = child.metadata?.namespace;
   if (ownerNamespace && childNamespace && childNamespace !== ownerNamespace) {
-    throw new Error(`${refusal}: an owner in namespace ${ownerNamespace} can own only objects of its namespace; create the child in ${ownerNamespace} or leave its namespace unset`);
+    throw new Error(
+      `${refusal}: an owner in namespace ${ownerNamespace} can own only objects of its namespace; create the child in ${ownerNamespace} or leave its namespace unset`,
+    );
   }
   const current = child.metadata?.ownerReferences;
   const references = (Array.isArray(current) ? current : []) as OwnerReference[];
-  const other = reference.controller ? references.find((ref) => ref.controller === true && ref.uid !== reference.uid) : undefined;
+  const other = reference.controller
+    ? references.find((ref) => ref.controller === true && ref.uid !== reference.uid)
+    : undefined;
   if (other) {
     throw new Error(
       `${refusal}: it is already controlled by ${other.kind} ${other.name} (uid ${other.uid}); an object has one controller, so pass { controller: false } to add ${reference.name} as a plain owner`,
@@ -89,10 +116,12 @@ export function adopt<C extends ResourceObject>(child: C, owner: ResourceObject,
   if (ownerNamespace) metadata.namespace = ownerNamespace;
   // Replaced where it stands: adopting twice leaves the list as it was.
   const at = references.findIndex((ref) => ref.uid === reference.uid);
-  metadata.ownerReferences = at < 0 ? [...references, reference] : references.map((ref, i) => (i === at ? reference : ref));
+  metadata.ownerReferences =
+    at < 0 ? [...references, reference] : references.map((ref, i) => (i === at ? reference : ref));
   if (options.labels) {
     const ownerLabels = owner.metadata?.labels ?? {};
-    if (Object.keys(ownerLabels).length > 0) metadata.labels = { ...ownerLabels, ...metadata.labels };
+    if (Object.keys(ownerLabels).length > 0)
+      metadata.labels = { ...ownerLabels, ...metadata.labels };
   }
   return child;
 }
@@ -100,6 +129,7 @@ export function adopt<C extends ResourceObject>(child: C, owner: ResourceObject,
 /** `Kind namespace/name` (or as much of it as the object has), for error messages. */
 function describe(object: ResourceObject): string {
   const meta = object.metadata ?? {};
-  const name = meta.name ?? (typeof meta.generateName === 'string' ? `${meta.generateName}*` : '(unnamed)');
+  const name =
+    meta.name ?? (typeof meta.generateName === 'string' ? `${meta.generateName}*` : '(unnamed)');
   return `${object.kind ?? 'object'} ${meta.namespace ? `${meta.namespace}/` : ''}${name}`;
 }

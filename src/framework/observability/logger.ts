@@ -22,7 +22,15 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const settings = { level: options.level ?? 'info', base: options.base ?? {} };
   if (!pretty) return pino(settings);
   // A synchronous stream in this thread: no worker, and nothing lost when the process exits.
-  return pino(settings, PinoPretty({ sync: true, colorize: process.stdout.isTTY === true, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l' }));
+  return pino(
+    settings,
+    PinoPretty({
+      sync: true,
+      colorize: process.stdout.isTTY === true,
+      ignore: 'pid,hostname',
+      translateTime: 'SYS:HH:MM:ss.l',
+    }),
+  );
 }
 
 /** A logger that writes nothing (tests, benchmarks). */

@@ -47,7 +47,9 @@ function key(name: string, labels: Labels | undefined): string {
 }
 
 function labelKey(name: string, labels: Labels): string {
-  const parts = Object.keys(labels).sort().map((k) => `${k}=${labels[k]}`);
+  const parts = Object.keys(labels)
+    .sort()
+    .map((k) => `${k}=${labels[k]}`);
   return parts.length ? `${name}{${parts.join(',')}}` : name;
 }
 

@@ -28,7 +28,8 @@ const HELP: Record<CounterName | GaugeName | HistogramName, string> = {
   reactor_runs_total: 'Per-object processing runs.',
   reactor_coalesced_events_total: 'Events folded into a pending run instead of causing their own.',
   handler_runs_total: 'Handler invocations by result (success, retry, failure).',
-  events_dropped_total: 'Kubernetes Events not written, by why: rate_limited (per object), queue_full, stopped (the stop deadline came first).',
+  events_dropped_total:
+    'Kubernetes Events not written, by why: rate_limited (per object), queue_full, stopped (the stop deadline came first).',
   reactor_queue_depth: 'Runs waiting for a free slot.',
   reactor_objects: 'Objects with work queued or running.',
   reactor_running: 'Runs in progress.',
@@ -56,7 +57,12 @@ export class PrometheusMetrics implements Metrics {
   increment(name: CounterName, labels?: Labels, by = 1): void {
     let counter = this.counters.get(name);
     if (!counter) {
-      counter = new Counter({ name: PREFIX + name, help: HELP[name], labelNames: LABELS[name], registers: [this.registry] });
+      counter = new Counter({
+        name: PREFIX + name,
+        help: HELP[name],
+        labelNames: LABELS[name],
+        registers: [this.registry],
+      });
       this.counters.set(name, counter);
     }
     counter.inc(this.labelsFor(name, labels), by);
@@ -65,7 +71,12 @@ export class PrometheusMetrics implements Metrics {
   set(name: GaugeName, value: number, labels?: Labels): void {
     let gauge = this.gauges.get(name);
     if (!gauge) {
-      gauge = new Gauge({ name: PREFIX + name, help: HELP[name], labelNames: LABELS[name], registers: [this.registry] });
+      gauge = new Gauge({
+        name: PREFIX + name,
+        help: HELP[name],
+        labelNames: LABELS[name],
+        registers: [this.registry],
+      });
       this.gauges.set(name, gauge);
     }
     gauge.set(this.labelsFor(name, labels), value);
@@ -91,7 +102,10 @@ export class PrometheusMetrics implements Metrics {
     return this.registry.metrics();
   }
 
-  private labelsFor(name: CounterName | GaugeName | HistogramName, labels: Labels | undefined): Record<string, string> {
+  private labelsFor(
+    name: CounterName | GaugeName | HistogramName,
+    labels: Labels | undefined,
+  ): Record<string, string> {
     const result: Record<string, string> = {};
     for (const label of LABELS[name]) result[label] = labels?.[label] ?? '';
     return result;

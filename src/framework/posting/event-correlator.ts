@@ -70,7 +70,13 @@ export class EventCorrelator {
   }
 
   /** Records one occurrence at `now` (epoch ms) and says whether a write is due. `message` is already clipped. */
-  correlate(object: InvolvedObject, type: EventType, reason: string, message: string, now: number): Correlation {
+  correlate(
+    object: InvolvedObject,
+    type: EventType,
+    reason: string,
+    message: string,
+    now: number,
+  ): Correlation {
     const objectKey = keyOfObject(object);
     const similarKey = JSON.stringify([objectKey, type, reason]);
     const combined = this.aggregate(similarKey, message, now);
@@ -82,7 +88,16 @@ export class EventCorrelator {
       record.lastTimestamp = now;
       record.message = shown;
     } else {
-      record = { object, type, reason, message: shown, count: 1, firstTimestamp: now, lastTimestamp: now, queued: false };
+      record = {
+        object,
+        type,
+        reason,
+        message: shown,
+        count: 1,
+        firstTimestamp: now,
+        lastTimestamp: now,
+        queued: false,
+      };
       this.records.set(key, record);
     }
     if (record.queued) return { action: 'queued', record };
@@ -93,7 +108,8 @@ export class EventCorrelator {
   private aggregate(similarKey: string, message: string, now: number): boolean {
     let aggregate = this.aggregates.get(similarKey);
     // The window slides, as client-go's: it closes after `windowMs` without a similar Event.
-    if (!aggregate || now - aggregate.last > this.windowMs) aggregate = { messages: new Set(), last: now };
+    if (!aggregate || now - aggregate.last > this.windowMs)
+      aggregate = { messages: new Set(), last: now };
     aggregate.last = now;
     this.aggregates.set(similarKey, aggregate);
     // Past the limit the set stops growing: every message then combines, so it stays bounded.
@@ -105,5 +121,7 @@ export class EventCorrelator {
 /** The object an Event is about: its uid when it has one, else its kind, namespace and name. */
 function keyOfObject(object: InvolvedObject): string {
   const meta = object.metadata ?? {};
-  return meta.uid ? `uid:${meta.uid}` : JSON.stringify([object.apiVersion, object.kind, meta.namespace ?? '', meta.name ?? '']);
+  return meta.uid
+    ? `uid:${meta.uid}`
+    : JSON.stringify([object.apiVersion, object.kind, meta.namespace ?? '', meta.name ?? '']);
 }

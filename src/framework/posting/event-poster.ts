@@ -3,7 +3,11 @@ import { ApiError } from '../api/api-error.js';
 import { systemClock, type Clock } from '../clock/clock.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
-import { EventCorrelator, type EventCorrelatorOptions, type EventRecord } from './event-correlator.js';
+import {
+  EventCorrelator,
+  type EventCorrelatorOptions,
+  type EventRecord,
+} from './event-correlator.js';
 import type { EventSink, EventType, InvolvedObject } from './event-types.js';
 
 export type { EventSink, EventType, InvolvedObject } from './event-types.js';
@@ -104,7 +108,10 @@ export class EventPoster implements EventSink {
     this.queue.clear();
     this.writing.abort();
     this.metrics.increment('events_dropped_total', { reason: 'stopped' }, unwritten);
-    this.logger.warn({ unwritten, deadlineMs }, `${unwritten} Events were not written: the stop deadline came first`);
+    this.logger.warn(
+      { unwritten, deadlineMs },
+      `${unwritten} Events were not written: the stop deadline came first`,
+    );
     await this.idle;
   }
 
@@ -124,7 +131,15 @@ export class EventPoster implements EventSink {
         await this.write(next, signal).catch((error: unknown) => {
           if (signal.aborted) return; // counted by flush
           const meta = next.object.metadata ?? {};
-          this.logger.warn({ err: error instanceof Error ? error.message : String(error), reason: next.reason, name: meta.name, namespace: meta.namespace }, 'could not post an Event');
+          this.logger.warn(
+            {
+              err: error instanceof Error ? error.message : String(error),
+              reason: next.reason,
+              name: meta.name,
+              namespace: meta.namespace,
+            },
+            'could not post an Event',
+          );
         });
       }
     } finally {
@@ -144,16 +159,28 @@ export class EventPoster implements EventSink {
     const events = `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`;
     const init = { signal, timeoutMs: this.writeTimeoutMs };
     if (record.name !== undefined) {
-      const update = { count: record.count, lastTimestamp: timestamp(record.lastTimestamp), message: record.message };
+      const update = {
+        count: record.count,
+        lastTimestamp: timestamp(record.lastTimestamp),
+        message: record.message,
+      };
       try {
-        await this.client.request('PATCH', `${events}/${encodeURIComponent(record.name)}`, { ...init, body: update, contentType: 'application/merge-patch+json' });
+        await this.client.request('PATCH', `${events}/${encodeURIComponent(record.name)}`, {
+          ...init,
+          body: update,
+          contentType: 'application/merge-patch+json',
+        });
         return;
       } catch (error) {
         if (!ApiError.isNotFound(error)) throw error;
         record.name = undefined;
       }
     }
-    const created = await this.client.request<{ metadata?: { name?: string } } | undefined>('POST', events, { ...init, body: this.body(record, namespace) });
+    const created = await this.client.request<{ metadata?: { name?: string } } | undefined>(
+      'POST',
+      events,
+      { ...init, body: this.body(record, namespace) },
+    );
     record.name = created?.metadata?.name;
   }
 
@@ -164,7 +191,14 @@ export class EventPoster implements EventSink {
       apiVersion: 'v1',
       kind: 'Event',
       metadata: { generateName: `${meta.name ?? 'object'}.`, namespace },
-      involvedObject: { apiVersion: object.apiVersion, kind: object.kind, name: meta.name, namespace: meta.namespace, uid: meta.uid, resourceVersion: meta.resourceVersion },
+      involvedObject: {
+        apiVersion: object.apiVersion,
+        kind: object.kind,
+        name: meta.name,
+        namespace: meta.namespace,
+        uid: meta.uid,
+        resourceVersion: meta.resourceVersion,
+      },
       type,
       reason,
       message,

@@ -1,7 +1,13 @@
 import { currentEventScope, type EventScope } from './event-scope.js';
 import type { EventType, InvolvedObject } from './event-types.js';
 
-export { EventPoster, type EventPosterOptions, type EventSink, type EventType, type InvolvedObject } from './event-poster.js';
+export {
+  EventPoster,
+  type EventPosterOptions,
+  type EventSink,
+  type EventType,
+  type InvolvedObject,
+} from './event-poster.js';
 
 let warnedOutsideOperator = false;
 
@@ -9,7 +15,13 @@ let warnedOutsideOperator = false;
  * Posts through `scope`, or, without one, through the scope of the operator running the caller.
  * Outside every operator the Event is dropped, with one process warning so the mistake shows.
  */
-function post(scope: EventScope | undefined, object: InvolvedObject, type: EventType, reason: string, message: string): void {
+function post(
+  scope: EventScope | undefined,
+  object: InvolvedObject,
+  type: EventType,
+  reason: string,
+  message: string,
+): void {
   const target = scope ?? currentEventScope();
   if (target) {
     target.poster?.post(object, type, reason, message);
@@ -17,9 +29,12 @@ function post(scope: EventScope | undefined, object: InvolvedObject, type: Event
   }
   if (warnedOutsideOperator) return;
   warnedOutsideOperator = true;
-  process.emitWarning(`konductor: the Event ${reason} was dropped: events.* was called outside any running operator's handlers`, {
-    code: 'KONDUCTOR_EVENT_OUTSIDE_OPERATOR',
-  });
+  process.emitWarning(
+    `konductor: the Event ${reason} was dropped: events.* was called outside any running operator's handlers`,
+    {
+      code: 'KONDUCTOR_EVENT_OUTSIDE_OPERATOR',
+    },
+  );
 }
 
 /**
@@ -62,7 +77,10 @@ export interface ObjectEvents {
  * The Events of a handler context for `object`, bound to the operator whose work builds the context
  * (or, when built outside one, to whichever operator runs the caller later, as {@link events}).
  */
-export function objectEvents(object: InvolvedObject, scope: EventScope | undefined = currentEventScope()): ObjectEvents {
+export function objectEvents(
+  object: InvolvedObject,
+  scope: EventScope | undefined = currentEventScope(),
+): ObjectEvents {
   return {
     info: (reason, message) => post(scope, object, 'Normal', reason, message),
     warn: (reason, message) => post(scope, object, 'Warning', reason, message),

@@ -6,7 +6,8 @@ export class LruMap<K, V> {
   private readonly entries = new Map<K, V>();
 
   constructor(readonly capacity: number) {
-    if (!Number.isInteger(capacity) || capacity < 1) throw new Error(`an LRU map needs a capacity of 1 or more, not ${capacity}`);
+    if (!Number.isInteger(capacity) || capacity < 1)
+      throw new Error(`an LRU map needs a capacity of 1 or more, not ${capacity}`);
   }
 
   /** The value of `key`, which becomes the most recently used. */

@@ -27,7 +27,10 @@ export class SpamFilter {
   constructor(options: SpamFilterOptions = {}) {
     this.burst = options.burst ?? 25;
     this.refillMs = options.refillMs ?? 300_000;
-    if (!(this.burst >= 1) || !(this.refillMs > 0)) throw new Error(`the Event rate limit needs a burst of 1 or more and a positive refill interval (got burst ${this.burst}, refill ${this.refillMs} ms)`);
+    if (!(this.burst >= 1) || !(this.refillMs > 0))
+      throw new Error(
+        `the Event rate limit needs a burst of 1 or more and a positive refill interval (got burst ${this.burst}, refill ${this.refillMs} ms)`,
+      );
     this.buckets = new LruMap(options.maxObjects ?? 4096);
   }
 
@@ -35,7 +38,10 @@ export class SpamFilter {
   allow(objectKey: string, now: number): boolean {
     const bucket = this.buckets.get(objectKey) ?? { tokens: this.burst, at: now };
     // A clock that went back refills nothing rather than draining the bucket.
-    bucket.tokens = Math.min(this.burst, bucket.tokens + Math.max(0, now - bucket.at) / this.refillMs);
+    bucket.tokens = Math.min(
+      this.burst,
+      bucket.tokens + Math.max(0, now - bucket.at) / this.refillMs,
+    );
     bucket.at = now;
     const allowed = bucket.tokens >= 1;
     if (allowed) bucket.tokens -= 1;

@@ -29,7 +29,8 @@ export interface CauseInput {
 }
 
 export function detectCause(input: CauseInput): Cause {
-  if (input.deletionRequested) return input.hasFinalizer ? { reason: 'delete' } : { reason: 'free' };
+  if (input.deletionRequested)
+    return input.hasFinalizer ? { reason: 'delete' } : { reason: 'free' };
   if (input.diffBase === undefined) return { reason: 'create' };
   const changes = diff(input.diffBase, input.essence);
   if (changes.length === 0) return input.resuming ? { reason: 'resume' } : { reason: 'noop' };

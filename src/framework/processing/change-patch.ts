@@ -5,8 +5,20 @@ import { diff } from '../state/diff.js';
 import { chooseDiffBase, chooseProgress } from '../state/bookkeeping.js';
 import { essenceOf, serializeDiffBase } from '../state/essence.js';
 import { Identity, markerToWrite } from '../state/identity.js';
-import { changeTag, serializeProgress, type ChangeReason, type ProgressRecord } from '../state/progress.js';
-import { annotationValues, otherStorage, statusValues, storesAny, type BookkeepingValues, type Storage } from '../state/storage.js';
+import {
+  changeTag,
+  serializeProgress,
+  type ChangeReason,
+  type ProgressRecord,
+} from '../state/progress.js';
+import {
+  annotationValues,
+  otherStorage,
+  statusValues,
+  storesAny,
+  type BookkeepingValues,
+  type Storage,
+} from '../state/storage.js';
 
 /** What one run of the handlers for a cause leaves to write. */
 export interface ChangePatchInput {
@@ -58,20 +70,41 @@ export function changePatch(input: ChangePatchInput): Record<string, unknown> {
   const writesStatus = prune(isObject(status) ? status : {}) !== undefined;
   const writesMain = prune(rest) !== undefined;
   // A place is written anyway when the handlers' patch goes there (without a subresource, all goes in one write).
-  const otherWritten = input.hasStatus === false ? writesStatus || writesMain : other === 'status' ? writesStatus : writesMain;
+  const otherWritten =
+    input.hasStatus === false
+      ? writesStatus || writesMain
+      : other === 'status'
+        ? writesStatus
+        : writesMain;
   const { target, cleared } = bookkeeping(input, handled, identity, otherWritten);
   const existing = input.body.metadata?.annotations;
-  const annotations = storage === 'annotations' ? annotationValues(identity, target) : otherWritten ? annotationValues(identity, cleared) : {};
+  const annotations =
+    storage === 'annotations'
+      ? annotationValues(identity, target)
+      : otherWritten
+        ? annotationValues(identity, cleared)
+        : {};
   // Written with the first bookkeeping, so other operators never see these keys without it.
-  if (storage === 'annotations' && storesAny(target)) Object.assign(annotations, markerToWrite(identity, existing));
+  if (storage === 'annotations' && storesAny(target))
+    Object.assign(annotations, markerToWrite(identity, existing));
   mergeInto(merged, { metadata: { annotations } });
-  const section = storage === 'status' ? statusValues(identity, target) : otherWritten ? statusValues(identity, cleared) : undefined;
+  const section =
+    storage === 'status'
+      ? statusValues(identity, target)
+      : otherWritten
+        ? statusValues(identity, cleared)
+        : undefined;
   if (section !== undefined) mergeInto(merged, { status: section });
   return merged;
 }
 
 /** What the run leaves to write in the configured place (`target`) and to clear in the other (`cleared`). */
-function bookkeeping(input: ChangePatchInput, handled: KubeObject, identity: Identity, otherWritten: boolean): { target: BookkeepingValues; cleared: BookkeepingValues } {
+function bookkeeping(
+  input: ChangePatchInput,
+  handled: KubeObject,
+  identity: Identity,
+  otherWritten: boolean,
+): { target: BookkeepingValues; cleared: BookkeepingValues } {
   const { body, reason, records, done, blocked } = input;
   const storage = input.storage ?? 'annotations';
   const other = otherStorage(storage);
@@ -82,7 +115,10 @@ function bookkeeping(input: ChangePatchInput, handled: KubeObject, identity: Ide
     const stored = chooseProgress(body, identity, storage, id).stored;
     const clearing = otherWritten && stored[other] !== undefined;
     // A record unchanged in the other place stays there (it counts: see `chooseProgress`) unless that place is cleared.
-    const kept = value === null ? stored[storage] === undefined : stored[storage] === value || (stored[other] === value && !clearing);
+    const kept =
+      value === null
+        ? stored[storage] === undefined
+        : stored[storage] === value || (stored[other] === value && !clearing);
     if (!kept) target.progress.set(id, value);
     if (clearing) cleared.progress.set(id, null);
   };
@@ -92,7 +128,12 @@ function bookkeeping(input: ChangePatchInput, handled: KubeObject, identity: Ide
     // change, so the failures of earlier handlers stay through restarts too.
     for (const id of input.handlerIds) {
       const record = records.get(id);
-      if (!record && reason === 'resume' && chooseProgress(body, identity, storage, id).record?.failure) continue;
+      if (
+        !record &&
+        reason === 'resume' &&
+        chooseProgress(body, identity, storage, id).record?.failure
+      )
+        continue;
       put(id, record?.failure ? serializeProgress(record) : null);
     }
     const handledEssence = essenceOf(handled, input.extraFields, identity);
@@ -102,10 +143,16 @@ function bookkeeping(input: ChangePatchInput, handled: KubeObject, identity: Ide
     // on an unchanged world writes nothing.
     if (base.essence === undefined || diff(base.essence, handledEssence).length > 0) {
       // The other place keeps its older diff-base unless written anyway: the new one names it, so it counts.
-      const supersedes = !otherWritten && otherText !== undefined ? changeTag(otherText) : undefined;
+      const supersedes =
+        !otherWritten && otherText !== undefined ? changeTag(otherText) : undefined;
       const text = serializeDiffBase(handledEssence, body.metadata?.uid, supersedes);
       if (base.stored[storage] !== text) target.diffBase = text;
-    } else if (otherWritten && otherText !== undefined && base.place === other && base.raw !== undefined) {
+    } else if (
+      otherWritten &&
+      otherText !== undefined &&
+      base.place === other &&
+      base.raw !== undefined
+    ) {
       target.diffBase = base.raw; // moved here, as the other place is cleared
     }
     if (otherWritten && otherText !== undefined) cleared.diffBase = null;

@@ -1,104 +1,54 @@
 import { ApiError, retryDelayMs } from '../api/api-error.js';
-import type { ObjectApi } from '../api/object-api.js';
 import { exponentialDelayMs } from '../clock/backoff.js';
-import { systemClock, type Clock } from '../clock/clock.js';
+import { systemClock } from '../clock/clock.js';
 import { describeError } from '../intents/errors.js';
 import { matchesObject } from '../intents/filters.js';
-import { ObjectMemos } from '../intents/memo.js';
 import type { ChangeHandlerSpec } from '../intents/handler-specs.js';
-import { parseFieldPath, type FieldPath } from '../objects/field-path.js';
+import { type FieldPath } from '../objects/field-path.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
-import { noMetrics, type Metrics } from '../observability/metrics.js';
-import type { EventPoster } from '../posting/events.js';
 import type { ProcessResult } from '../reactor/reactor.js';
-import { chooseDiffBase, chooseProgressUnder, type BookkeepingProblem, type DiffBaseChoice } from '../state/bookkeeping.js';
 import { essenceOf } from '../state/essence.js';
 import { hasFinalizer } from '../state/finalizers.js';
 import { Identity } from '../state/identity.js';
 import { droppedBookkeeping } from './dropped-bookkeeping.js';
-import { changeTag, type ProgressRecord } from '../state/progress.js';
-import { itemLocation, type Storage } from '../state/storage.js';
+import { StoredBookkeeping } from './stored-bookkeeping.js';
+import { changeTag } from '../state/progress.js';
 import { shareStrings } from '../watching/compact-object.js';
-import type { ObjectEvent } from '../watching/events.js';
 import { detectCause } from './causes.js';
 import { changePatch } from './change-patch.js';
 import type { ExecutionEnvironment } from './execution.js';
-import { FinalizerConflict, finalizerStep, patchFinalizer, ReleaseDeferred, type Holds } from './finalizer-step.js';
-import { runHandlers, type HandlerRunResult, type Selected } from './handler-run.js';
+import {
+  FinalizerConflict,
+  finalizerStep,
+  patchFinalizer,
+  ReleaseDeferred,
+} from './finalizer-step.js';
+import { runHandlers } from './handler-run.js';
 import { isRelevant, selectHandlers } from './handler-selection.js';
 import { invokeHandler } from './invocation.js';
-import { ObjectMemories, type HandlerResult, type ObjectMemory, type OwnWrite } from './object-memory.js';
+import { ObjectMemories, type HandlerResult, type ObjectMemory } from './object-memory.js';
 import { writePatch } from './patch-writer.js';
-import { completion, recordForChange, type Change } from './progression.js';
+import { completion, type Change } from './progression.js';
 import { freshest } from './read-your-writes.js';
-import { warnInvalidRecord, warnOnce, type WarningSink } from './warnings.js';
+import { warnOnce } from './warnings.js';
 import { afterRefusal, isRefusal, refusalWarning, waitsForChange } from './write-refusal.js';
 
-/** What one processing run needs; the reactor provides it. */
-export interface ChangeBatch {
-  uid: string;
-  latest: ObjectEvent<KubeObject>;
-  events: readonly ObjectEvent<KubeObject>[];
-  signal: AbortSignal;
-}
+import {
+  executionOf,
+  extraFieldsOf,
+  type ChangeBatch,
+  type ChangeProcessorOptions,
+  type ObjectRun,
+  type RunToWrite,
+} from './change-processor-options.js';
 
-export interface ChangeProcessorOptions {
-  api: ObjectApi;
-  handlers: readonly ChangeHandlerSpec[];
-  logger: Logger;
-  poster: EventPoster;
-  metrics?: Metrics;
-  /** The clock for handler attempt limits and progress times. Default {@link systemClock}. */
-  clock?: Clock;
-  /** The time progress records read, when it should differ from `clock` (kept for older callers). Default: `clock.now`. */
-  now?: () => number;
-  /**
-   * The longest one attempt of a handler may run (the operator's default handler timeout): past it,
-   * the attempt's signal aborts and it counts as a failure that is retried with backoff, so a hung
-   * handler cannot hold its worker slot forever. Unset: no limit beyond the handler's own `timeout`.
-   */
-  attemptTimeoutMs?: number;
-  /**
-   * Other work that holds objects with the framework finalizer (timers, daemons): `applies` says it
-   * wants an object; `release` stops it for an object being deleted, before the finalizer comes off.
-   */
-  holds?: Holds;
-  /** Whose bookkeeping this processor keeps (annotation prefix, finalizer, what its essence leaves out). Default `konductor.dev`. */
-  identity?: Identity;
-  /**
-   * Where the diff-base and progress are written: `annotations` (default) or `status`
-   * (`status["<identity>"]`, in the status write the handlers make anyway). Both places are read.
-   * A resource without a status subresource always uses annotations.
-   */
-  storage?: Storage;
-  /** memo: the operator's per-object memos (`ctx.memo`, and what `when` filters see). Default: this processor's own. */
-  memos?: ObjectMemos;
-}
+export type { ChangeBatch, ChangeProcessorOptions } from './change-processor-options.js';
 
 /** Re-reads and retries after a conflicting write before the run backs off like any other failure. */
 const MAX_CONFLICT_RETRIES = 5;
 /** The longest backoff after framework-level failures (write errors). */
 const MAX_ERROR_DELAY_MS = 60_000;
-
-/** One processing run of one object: its memory, whether it is resuming, and the operator's stop signal. */
-interface ObjectRun {
-  memory: ObjectMemory;
-  resuming: boolean;
-  signal: AbortSignal;
-  /** Our last write before this run, even when the watch has caught up with it. */
-  lastWrite?: OwnWrite;
-}
-
-/** One run's result, ready to write. */
-interface RunToWrite {
-  body: KubeObject;
-  change: Change;
-  selected: readonly Selected[];
-  run: HandlerRunResult;
-  done: boolean;
-  blocked: boolean;
-}
 
 /**
  * Runs change handlers (create, update, field, delete, resume) for one resource with Kopf's semantics,
@@ -116,29 +66,21 @@ export class ChangeProcessor {
   private readonly now: () => number;
   private readonly execution: ExecutionEnvironment;
   private readonly identity: Identity;
-  /** Where bookkeeping is written; status storage falls back to annotations when the API server drops it. */
-  private storage: Storage;
+  private readonly stored: StoredBookkeeping;
 
   constructor(private readonly options: ChangeProcessorOptions) {
     const clock = options.clock ?? systemClock;
     this.identity = options.identity ?? Identity.DEFAULT;
-    this.storage = options.storage === 'status' && options.api.resource.hasStatus ? 'status' : 'annotations';
+    this.stored = new StoredBookkeeping(
+      options.api.resource,
+      this.identity,
+      options.logger,
+      options.poster,
+      options.storage,
+    );
     this.now = options.now ?? (() => clock.now());
-    this.extraFields = options.handlers
-      .map((h) => h.options.field)
-      .filter((field): field is string => field !== undefined && !field.startsWith('spec.') && field !== 'spec')
-      .map((field) => parseFieldPath(field));
-    this.execution = {
-      resource: options.api.resource,
-      client: options.api.client,
-      poster: options.poster,
-      metrics: options.metrics ?? noMetrics,
-      now: this.now,
-      clock,
-      attemptTimeoutMs: options.attemptTimeoutMs,
-      identity: this.identity,
-      memos: options.memos ?? new ObjectMemos(),
-    };
+    this.extraFields = extraFieldsOf(options.handlers);
+    this.execution = executionOf(options, this.identity, this.now, clock);
   }
 
   async process(batch: ChangeBatch): Promise<ProcessResult> {
@@ -168,14 +110,23 @@ export class ChangeProcessor {
     let body = fresh.body;
     for (let attempt = 0; ; attempt++) {
       try {
-        const result = await this.cycle(body, { memory, resuming, signal: batch.signal, lastWrite });
+        const result = await this.cycle(body, {
+          memory,
+          resuming,
+          signal: batch.signal,
+          lastWrite,
+        });
         memory.failures = 0;
         if (result === undefined) memory.resuming = false;
         return result;
       } catch (caught) {
         const meta = body.metadata ?? {};
         let error = caught;
-        if ((error instanceof FinalizerConflict || (error instanceof ApiError && error.status === 409)) && attempt < MAX_CONFLICT_RETRIES) {
+        if (
+          (error instanceof FinalizerConflict ||
+            (error instanceof ApiError && error.status === 409)) &&
+          attempt < MAX_CONFLICT_RETRIES
+        ) {
           try {
             body = await this.options.api.get(meta.namespace, meta.name ?? '');
             continue;
@@ -188,9 +139,17 @@ export class ChangeProcessor {
         if (error instanceof ReleaseDeferred) return { requeueAfterMs: error.delayMs }; // the hold logged why
         memory.failures += 1;
         // The server's Retry-After wins over our own backoff: retrying sooner only adds to its load.
-        const delay = retryDelayMs(error, exponentialDelayMs(memory.failures, 1_000, MAX_ERROR_DELAY_MS));
+        const delay = retryDelayMs(
+          error,
+          exponentialDelayMs(memory.failures, 1_000, MAX_ERROR_DELAY_MS),
+        );
         this.options.logger.error(
-          { namespace: meta.namespace, name: meta.name, err: describeError(error), retryInMs: delay },
+          {
+            namespace: meta.namespace,
+            name: meta.name,
+            err: describeError(error),
+            retryInMs: delay,
+          },
           `processing ${meta.namespace ?? ''}/${meta.name} failed; retrying in ${Math.round(delay / 1000)} s`,
         );
         return { requeueAfterMs: delay };
@@ -201,14 +160,32 @@ export class ChangeProcessor {
   /** The object is gone without our finalizer on it: optional delete handlers get one best-effort run. */
   private async gone(body: KubeObject, memory: ObjectMemory, signal: AbortSignal): Promise<void> {
     if (hasFinalizer(body, this.identity) || memory.deletionHandled) return;
-    const handlers = this.options.handlers.filter((h) => h.kind === 'delete' && h.options.optional && matchesObject(body, h.options, this.execution));
+    const handlers = this.options.handlers.filter(
+      (h) =>
+        h.kind === 'delete' && h.options.optional && matchesObject(body, h.options, this.execution),
+    );
     for (const handler of handlers) {
       const logger = this.handlerLogger(handler, body);
       const change = { old: undefined, new: undefined, diff: [] };
       const { resource, client, now, clock, attemptTimeoutMs, identity } = this.execution;
-      const result = await invokeHandler({ handler, body, reason: 'delete', change, signal, logger, resource, client, now, clock, attemptTimeoutMs, identity });
+      const result = await invokeHandler({
+        handler,
+        body,
+        reason: 'delete',
+        change,
+        signal,
+        logger,
+        resource,
+        client,
+        now,
+        clock,
+        attemptTimeoutMs,
+        identity,
+      });
       if (result.error !== undefined) {
-        logger.warn(`optional delete handler failed after the object was gone (not retried): ${describeError(result.error)}`);
+        logger.warn(
+          `optional delete handler failed after the object was gone (not retried): ${describeError(result.error)}`,
+        );
       }
     }
   }
@@ -225,11 +202,16 @@ export class ChangeProcessor {
       // be left is our finalizer, after a removal that failed: it comes off (a 404 means it is gone).
       // Not when the state is that of our own last write's version with the finalizer still on, while
       // that write took it off: the echo of an earlier write of ours (say, the delete handler's status).
-      const taken = run.lastWrite?.resourceVersion === body.metadata?.resourceVersion && !hasFinalizer(run.lastWrite!.body, this.identity);
-      if (hasFinalizer(body, this.identity) && !taken) await this.patchFinalizer(body, 'remove', memory);
+      const taken =
+        run.lastWrite?.resourceVersion === body.metadata?.resourceVersion &&
+        !hasFinalizer(run.lastWrite!.body, this.identity);
+      if (hasFinalizer(body, this.identity) && !taken)
+        await this.patchFinalizer(body, 'remove', memory);
       return undefined;
     }
-    const relevant = this.options.handlers.filter((h) => isRelevant(h, body, this.identity, this.storage, this.execution));
+    const relevant = this.options.handlers.filter((h) =>
+      isRelevant(h, body, this.identity, this.stored.storage, this.execution),
+    );
     const step = finalizerStep({
       handled: relevant.length > 0,
       held: this.options.holds?.applies(body) ?? false,
@@ -246,23 +228,50 @@ export class ChangeProcessor {
   }
 
   /** Finds the cause, runs its due handlers, and writes what they did; requeues while any is pending. */
-  private async handle(body: KubeObject, relevant: readonly ChangeHandlerSpec[], { memory, resuming, signal }: ObjectRun): Promise<ProcessResult> {
+  private async handle(
+    body: KubeObject,
+    relevant: readonly ChangeHandlerSpec[],
+    { memory, resuming, signal }: ObjectRun,
+  ): Promise<ProcessResult> {
     const meta = body.metadata ?? {};
     const deleting = Boolean(meta.deletionTimestamp);
     const essence = essenceOf(body, this.extraFields, this.identity);
-    const base = this.diffBaseOf(body, memory);
+    const base = this.stored.diffBaseOf(body, memory);
     const diffBase = base.essence;
-    const cause = detectCause({ deletionRequested: deleting, hasFinalizer: hasFinalizer(body, this.identity), diffBase, essence, resuming });
+    const cause = detectCause({
+      deletionRequested: deleting,
+      hasFinalizer: hasFinalizer(body, this.identity),
+      diffBase,
+      essence,
+      resuming,
+    });
     if (cause.reason === 'noop' || cause.reason === 'free') return undefined;
 
     // An unusable or copied diff-base counts as none: so does its tag, so progress copied along with it never matches.
-    const change: Change = { reason: cause.reason, tag: changeTag(diffBase === undefined ? undefined : base.raw, meta.uid), resuming };
-    const selected = selectHandlers(cause, relevant, resuming).map((selection) => ({ selection, stored: this.progressOf(body, selection.handler, change, memory) }));
+    const change: Change = {
+      reason: cause.reason,
+      tag: changeTag(diffBase === undefined ? undefined : base.raw, meta.uid),
+      resuming,
+    };
+    const selected = selectHandlers(cause, relevant, resuming).map((selection) => ({
+      selection,
+      stored: this.stored.progressOf(body, selection.handler, change, memory),
+    }));
     const state = `${change.reason}\u0000${change.tag}\u0000${deleting}\u0000${JSON.stringify(essence)}`;
     if (waitsForChange(memory.refused, state)) return undefined;
-    const unwritten = memory.unwritten?.state === state ? memory.unwritten.results : new Map<string, HandlerResult>();
+    const unwritten =
+      memory.unwritten?.state === state
+        ? memory.unwritten.results
+        : new Map<string, HandlerResult>();
     const loggerFor = (handler: ChangeHandlerSpec): Logger => this.handlerLogger(handler, body);
-    const run = await runHandlers(this.execution, { body, selected, change, unwritten, loggerFor, signal });
+    const run = await runHandlers(this.execution, {
+      body,
+      selected,
+      change,
+      unwritten,
+      loggerFor,
+      signal,
+    });
     if (signal.aborted) return undefined;
 
     const { done, blocked } = completion(
@@ -295,7 +304,9 @@ export class ChangeProcessor {
       body,
       patches: run.patches,
       reason: change.reason,
-      handlerIds: [...new Set(this.options.handlers.flatMap((h) => [h.id, ...(h.legacyIds ?? [])]))],
+      handlerIds: [
+        ...new Set(this.options.handlers.flatMap((h) => [h.id, ...(h.legacyIds ?? [])])),
+      ],
       selectedIds: result.selected.map((item) => item.selection.handler.id),
       records: run.records,
       done,
@@ -304,15 +315,27 @@ export class ChangeProcessor {
       identity: this.identity,
       hasStatus: this.options.api.resource.hasStatus,
     };
-    const storage = this.storage;
+    const storage = this.stored.storage;
     const patch = changePatch({ ...input, storage });
     let written: KubeObject | undefined;
-    const onWrite = (object: KubeObject): void => void (written = this.remember(object, memory, written ?? body));
-    await writePatch(this.options.api, meta.namespace, meta.name ?? '', patch, onWrite, storage === 'status' ? 'status' : 'object');
-    if (storage === 'status' && written !== undefined && droppedBookkeeping(patch, written, this.identity)) {
+    const onWrite = (object: KubeObject): void =>
+      void (written = this.remember(object, memory, written ?? body));
+    await writePatch(
+      this.options.api,
+      meta.namespace,
+      meta.name ?? '',
+      patch,
+      onWrite,
+      storage === 'status' ? 'status' : 'object',
+    );
+    if (
+      storage === 'status' &&
+      written !== undefined &&
+      droppedBookkeeping(patch, written, this.identity)
+    ) {
       // The CRD's status schema prunes unknown fields: what we wrote is gone, and every event would
       // run the handlers again. Annotations from now on, for this resource; this run's result goes there now.
-      this.fallBackToAnnotations();
+      this.stored.fallBackToAnnotations();
       const again = changePatch({ ...input, body: written, patches: [], storage: 'annotations' });
       await writePatch(this.options.api, meta.namespace, meta.name ?? '', again, onWrite, 'object');
     }
@@ -323,10 +346,15 @@ export class ChangeProcessor {
   }
 
   /** A write the API server refused as invalid: one Warning, a few backed-off retries for a 422, then waiting for a change. */
-  private refused(body: KubeObject, memory: ObjectMemory, state: string, error: ApiError): ProcessResult {
+  private refused(
+    body: KubeObject,
+    memory: ObjectMemory,
+    state: string,
+    error: ApiError,
+  ): ProcessResult {
     const next = afterRefusal(memory.refused, state, error.status);
     memory.refused = next.refused;
-    warnOnce(this.warnings(memory), body, refusalWarning(body, state, error));
+    warnOnce(this.stored.warnings(memory), body, refusalWarning(body, state, error));
     return next.requeueAfterMs === undefined ? undefined : { requeueAfterMs: next.requeueAfterMs };
   }
 
@@ -337,63 +365,35 @@ export class ChangeProcessor {
     memory.deletionHandled = true;
   }
 
-  private async patchFinalizer(body: KubeObject, action: 'add' | 'remove', memory: ObjectMemory): Promise<KubeObject> {
-    return patchFinalizer(this.options.api, body, action, (written) => this.remember(written, memory, body), this.identity);
+  private async patchFinalizer(
+    body: KubeObject,
+    action: 'add' | 'remove',
+    memory: ObjectMemory,
+  ): Promise<KubeObject> {
+    return patchFinalizer(
+      this.options.api,
+      body,
+      action,
+      (written) => this.remember(written, memory, body),
+      this.identity,
+    );
   }
 
   /** Keeps our write until the watch delivers it (read-your-writes); it shares strings with the version it replaced, as thousands may wait during a catch-up. */
   private remember(written: KubeObject, memory: ObjectMemory, replaced?: KubeObject): KubeObject {
-    if (replaced?.apiVersion !== undefined && replaced.kind !== undefined) shareStrings(written, replaced, { apiVersion: replaced.apiVersion, kind: replaced.kind });
+    if (replaced?.apiVersion !== undefined && replaced.kind !== undefined)
+      shareStrings(written, replaced, { apiVersion: replaced.apiVersion, kind: replaced.kind });
     const resourceVersion = written.metadata?.resourceVersion;
-    if (written.metadata?.uid && resourceVersion) memory.ownWrite = { resourceVersion, body: written, at: this.now() };
+    if (written.metadata?.uid && resourceVersion)
+      memory.ownWrite = { resourceVersion, body: written, at: this.now() };
     return written;
   }
 
-  /** Status storage is impossible on this resource (its schema drops `status["<identity>"]`): said once, loudly. */
-  private fallBackToAnnotations(): void {
-    if (this.storage === 'annotations') return; // another object's write found it first
-    this.storage = 'annotations';
-    const { group, version, plural } = this.options.api.resource;
-    this.options.logger.error(
-      { resource: `${plural}.${group}/${version}`, field: `status["${this.identity.statusKey}"]` },
-      `the API server dropped status["${this.identity.statusKey}"] from ${plural}.${group}: its status schema does not keep unknown fields, ` +
-        'so status storage cannot work there; the diff-base and progress of this resource go to annotations from now on. ' +
-        `To keep them in the status, add 'x-kubernetes-preserve-unknown-fields: true' under status in the CRD's schema (or declare status["${this.identity.statusKey}"])`,
-    );
-  }
-
-  /** The object's diff-base from either place, checked: an unusable or another object's diff-base counts as none (a create). */
-  private diffBaseOf(body: KubeObject, memory: ObjectMemory): DiffBaseChoice {
-    const choice = chooseDiffBase(body, this.identity, this.storage);
-    this.warnProblems(body, memory, choice.problems, 'it is ignored and the object is handled as new');
-    if (choice.essence === undefined && choice.foreign !== undefined) {
-      const meta = body.metadata ?? {};
-      this.options.logger.info(
-        { namespace: meta.namespace, name: meta.name, diffBaseUid: choice.foreign },
-        `the diff-base ${this.identity.diffBaseKey} was written for another object (uid ${choice.foreign}), copied with this one; handling the object as new`,
-      );
-    }
-    return choice;
-  }
-
-  /** A handler's stored progress from either place, checked: an unusable record counts as none, reported once. */
-  private progressOf(body: KubeObject, handler: ChangeHandlerSpec, change: Change, memory: ObjectMemory): ProgressRecord | undefined {
-    const choice = chooseProgressUnder([handler.id, ...(handler.legacyIds ?? [])], body, this.identity, this.storage, (record) => recordForChange(handler, record, change) !== undefined);
-    this.warnProblems(body, memory, choice.problems, `it is ignored and ${handler.id} runs as if it had no progress`);
-    return choice.record;
-  }
-
-  private warnProblems(body: KubeObject, memory: ObjectMemory, problems: readonly BookkeepingProblem[], consequence: string): void {
-    for (const { place, item, raw, problem } of problems) {
-      warnInvalidRecord(this.warnings(memory), body, itemLocation(this.identity, place, item), raw, problem, consequence);
-    }
-  }
-
-  private warnings(memory: ObjectMemory): WarningSink {
-    return { memory, logger: this.options.logger, poster: this.options.poster };
-  }
-
   private handlerLogger(handler: ChangeHandlerSpec, body: KubeObject): Logger {
-    return this.options.logger.child({ namespace: body.metadata?.namespace, name: body.metadata?.name, handler: handler.id });
+    return this.options.logger.child({
+      namespace: body.metadata?.namespace,
+      name: body.metadata?.name,
+      handler: handler.id,
+    });
   }
 }

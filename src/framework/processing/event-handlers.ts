@@ -35,9 +35,16 @@ export async function runEventHandlers(
     for (const handler of handlers) {
       if (signal.aborted) return;
       // As in Kopf: `field` without `value` means "the field is present".
-      const filters: ObjectFilters = handler.options.field !== undefined && handler.options.value === undefined ? { ...handler.options, value: PRESENT } : handler.options;
+      const filters: ObjectFilters =
+        handler.options.field !== undefined && handler.options.value === undefined
+          ? { ...handler.options, value: PRESENT }
+          : handler.options;
       if (!matchesObject(event.object, filters, scope)) continue;
-      const handlerLogger = logger.child({ namespace: meta.namespace, name: meta.name, handler: handler.id });
+      const handlerLogger = logger.child({
+        namespace: meta.namespace,
+        name: meta.name,
+        handler: handler.id,
+      });
       const began = performance.now();
       let result: 'success' | 'failure' = 'success';
       try {
@@ -72,9 +79,14 @@ export async function runEventHandlers(
       } catch (thrown) {
         const error = asError(thrown);
         result = 'failure';
-        handlerLogger.error({ err: error }, `event handler failed (ignored, as for all @on.event handlers): ${describeError(error)}`);
+        handlerLogger.error(
+          { err: error },
+          `event handler failed (ignored, as for all @on.event handlers): ${describeError(error)}`,
+        );
       }
-      metrics.observe?.('handler_duration_seconds', (performance.now() - began) / 1000, { handler: handler.id });
+      metrics.observe?.('handler_duration_seconds', (performance.now() - began) / 1000, {
+        handler: handler.id,
+      });
       metrics.increment('handler_runs_total', { handler: handler.id, result });
     }
   }

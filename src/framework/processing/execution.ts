@@ -59,13 +59,20 @@ export interface Attempt {
  * it, and turns what it came to into its next progress record and patch; on the way it logs, posts
  * HandlerRetrying / HandlerFailed Warnings, and counts the run and its duration.
  */
-export async function executeAttempt(environment: ExecutionEnvironment, attempt: Attempt): Promise<HandlerResult> {
+export async function executeAttempt(
+  environment: ExecutionEnvironment,
+  attempt: Attempt,
+): Promise<HandlerResult> {
   const { selection, body, change, logger } = attempt;
   const { handler } = selection;
   const now = environment.now();
   const start = attemptStart(attempt.record, change, now);
   const refusal = verdictBeforeAttempt(handler, start, now);
-  if (refusal) return { record: report(environment, attempt, refusal, start.base, start.retries, now), patch: emptyPatch() };
+  if (refusal)
+    return {
+      record: report(environment, attempt, refusal, start.base, start.retries, now),
+      patch: emptyPatch(),
+    };
 
   const began = performance.now();
   const result = await invokeHandler({
@@ -73,7 +80,11 @@ export async function executeAttempt(environment: ExecutionEnvironment, attempt:
     body,
     reason: change.reason,
     change: selection,
-    timing: { startedAt: start.startedAt, retry: start.retries, remainingMs: remainingMs(handler, start, now) },
+    timing: {
+      startedAt: start.startedAt,
+      retry: start.retries,
+      remainingMs: remainingMs(handler, start, now),
+    },
     signal: attempt.signal,
     logger,
     resource: environment.resource,
@@ -84,21 +95,36 @@ export async function executeAttempt(environment: ExecutionEnvironment, attempt:
     identity: environment.identity,
     memos: environment.memos,
   });
-  environment.metrics.observe?.('handler_duration_seconds', (performance.now() - began) / 1000, { handler: handler.id });
+  environment.metrics.observe?.('handler_duration_seconds', (performance.now() - began) / 1000, {
+    handler: handler.id,
+  });
   const attempts = start.retries + 1;
   if (result.error !== undefined) {
     // The stack says where a handler failed; at debug level, as the one-line message is logged below anyway.
-    logger.debug({ err: describeError(result.error), stack: result.error.stack }, `handler ${handler.id} threw`);
+    logger.debug(
+      { err: describeError(result.error), stack: result.error.stack },
+      `handler ${handler.id} threw`,
+    );
   }
   const after = environment.now();
   const verdict = verdictAfterAttempt(handler, result.error, attempts, start.startedAt, after);
   const record = report(environment, attempt, verdict, start.base, attempts, after);
-  environment.metrics.increment('handler_runs_total', { handler: handler.id, result: record.success ? 'success' : record.failure ? 'failure' : 'retry' });
+  environment.metrics.increment('handler_runs_total', {
+    handler: handler.id,
+    result: record.success ? 'success' : record.failure ? 'failure' : 'retry',
+  });
   return { record, patch: result.patch };
 }
 
 /** Logs the verdict (and posts its Warning, if any), and returns the handler's next record. */
-function report(environment: ExecutionEnvironment, attempt: Attempt, verdict: Verdict, base: ProgressRecord, attempts: number, now: number): ProgressRecord {
+function report(
+  environment: ExecutionEnvironment,
+  attempt: Attempt,
+  verdict: Verdict,
+  base: ProgressRecord,
+  attempts: number,
+  now: number,
+): ProgressRecord {
   const { logger, body, change } = attempt;
   const { handler } = attempt.selection;
   switch (verdict.verdict) {
@@ -106,19 +132,44 @@ function report(environment: ExecutionEnvironment, attempt: Attempt, verdict: Ve
       logger.info(`handler ${handler.id} succeeded`);
       return nextRecord(verdict, { base, attempts, now });
     case 'ignored':
-      logger.warn({ err: describeError(verdict.error) }, `handler ${handler.id} failed; ignored as configured`);
+      logger.warn(
+        { err: describeError(verdict.error) },
+        `handler ${handler.id} failed; ignored as configured`,
+      );
       return nextRecord(verdict, { base, attempts, now });
     case 'temporary': {
       const { delaySeconds } = verdict;
       const message = capMessage(describeError(verdict.error));
-      logger.warn({ err: message, retries: attempts, delaySeconds }, `handler ${handler.id} failed; retrying in ${delaySeconds} s`);
-      environment.poster.post(body, 'Warning', 'HandlerRetrying', `${handler.id} failed (attempt ${attempts}), retrying in ${delaySeconds} s: ${message}`);
+      logger.warn(
+        { err: message, retries: attempts, delaySeconds },
+        `handler ${handler.id} failed; retrying in ${delaySeconds} s`,
+      );
+      environment.poster.post(
+        body,
+        'Warning',
+        'HandlerRetrying',
+        `${handler.id} failed (attempt ${attempts}), retrying in ${delaySeconds} s: ${message}`,
+      );
       return nextRecord(verdict, { base, attempts, now });
     }
     case 'permanent': {
-      const message = failureMessage(handler, change.reason, body, verdict.error, environment.identity);
-      logger.error({ err: message, retries: attempts }, `handler ${handler.id} failed permanently: ${message}`);
-      environment.poster.post(body, 'Warning', 'HandlerFailed', `${handler.id} failed permanently: ${message}`);
+      const message = failureMessage(
+        handler,
+        change.reason,
+        body,
+        verdict.error,
+        environment.identity,
+      );
+      logger.error(
+        { err: message, retries: attempts },
+        `handler ${handler.id} failed permanently: ${message}`,
+      );
+      environment.poster.post(
+        body,
+        'Warning',
+        'HandlerFailed',
+        `${handler.id} failed permanently: ${message}`,
+      );
       return nextRecord(verdict, { base, attempts, now, finalMessage: message });
     }
   }

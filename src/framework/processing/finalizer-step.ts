@@ -47,9 +47,11 @@ export function finalizerStep(input: FinalizerStepInput): FinalizerStep {
   }
   const needed = input.held || input.deleteHandled;
   // While the object is being deleted the finalizer stays as it is: delete handlers or holds remove it when done.
-  const finalizer = input.deleting || needed === input.hasFinalizer ? 'keep' : needed ? 'add' : 'remove';
+  const finalizer =
+    input.deleting || needed === input.hasFinalizer ? 'keep' : needed ? 'add' : 'remove';
   // Held only by timers or daemons: no change handlers, so no diff-base to keep; just let it go when deleted.
-  if (!input.handled) return { finalizer, then: input.deleting && input.hasFinalizer ? 'release' : 'stop' };
+  if (!input.handled)
+    return { finalizer, then: input.deleting && input.hasFinalizer ? 'release' : 'stop' };
   return { finalizer, then: 'handle' };
 }
 
@@ -82,12 +84,14 @@ export async function patchFinalizer(
   let current = body;
   for (let attempt = 0; attempt < MAX_FINALIZER_ATTEMPTS; attempt++) {
     const meta = current.metadata ?? {};
-    const ops = action === 'add' ? addFinalizerOps(current, identity) : removeFinalizerOps(current, identity);
+    const ops =
+      action === 'add' ? addFinalizerOps(current, identity) : removeFinalizerOps(current, identity);
     if (ops.length === 0 || (action === 'add' && hasFinalizer(current, identity))) return current;
     try {
       return onWrite(await api.jsonPatch(meta.namespace, meta.name ?? '', ops));
     } catch (error) {
-      if (!(error instanceof ApiError && (error.status === 422 || error.status === 409))) throw error;
+      if (!(error instanceof ApiError && (error.status === 422 || error.status === 409)))
+        throw error;
       current = await api.get(meta.namespace, meta.name ?? '');
     }
   }

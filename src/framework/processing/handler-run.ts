@@ -41,14 +41,21 @@ export interface HandlerRunResult {
  * Each selected handler in turn, in order: kept as it is when finished, its unwritten result reused,
  * left to wait for its delay, or attempted now.
  */
-export async function runHandlers(environment: ExecutionEnvironment, run: HandlerRun): Promise<HandlerRunResult> {
+export async function runHandlers(
+  environment: ExecutionEnvironment,
+  run: HandlerRun,
+): Promise<HandlerRunResult> {
   const result: HandlerRunResult = { records: new Map(), patches: [], nextDelayMs: undefined };
   const waitAtMost = (delayMs: number): void => {
     result.nextDelayMs = Math.min(result.nextDelayMs ?? delayMs, delayMs);
   };
   for (const { selection, stored } of run.selected) {
     const { handler } = selection;
-    const step = handlerStep(recordForChange(handler, stored, run.change), run.unwritten.get(handler.id), environment.now());
+    const step = handlerStep(
+      recordForChange(handler, stored, run.change),
+      run.unwritten.get(handler.id),
+      environment.now(),
+    );
     if (step.step === 'finished' || step.step === 'delayed') {
       result.records.set(handler.id, step.record);
       if (step.step === 'delayed') waitAtMost(step.delayMs);
@@ -59,7 +66,14 @@ export async function runHandlers(environment: ExecutionEnvironment, run: Handle
       result.records.set(handler.id, step.result.record);
       continue;
     }
-    const attempt = { selection, record: step.record, body: run.body, change: run.change, logger: run.loggerFor(handler), signal: run.signal };
+    const attempt = {
+      selection,
+      record: step.record,
+      body: run.body,
+      change: run.change,
+      logger: run.loggerFor(handler),
+      signal: run.signal,
+    };
     const outcome = await executeAttempt(environment, attempt);
     result.patches.push(outcome.patch);
     result.records.set(handler.id, outcome.record);

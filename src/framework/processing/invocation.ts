@@ -65,18 +65,27 @@ export async function invokeHandler(invocation: Invocation): Promise<InvocationR
   const startedAt = timing?.startedAt ?? invocation.now();
   const { conditions, changes } = conditionsOf(body.status);
   // Object.assign, not a spread: a spread would read (and so make) the object's memo.
-  const context: ChangeContext = Object.assign(objectContext(body, invocation.logger, invocation.resource, invocation.client, invocation.memos), {
-    patch,
-    conditions,
-    reason: invocation.reason,
-    old: change.old,
-    new: change.new,
-    diff: change.diff,
-    retry: timing?.retry ?? 0,
-    started: new Date(startedAt),
-    runtime: invocation.now() - startedAt,
-    signal: controller.signal,
-  });
+  const context: ChangeContext = Object.assign(
+    objectContext(
+      body,
+      invocation.logger,
+      invocation.resource,
+      invocation.client,
+      invocation.memos,
+    ),
+    {
+      patch,
+      conditions,
+      reason: invocation.reason,
+      old: change.old,
+      new: change.new,
+      diff: change.diff,
+      retry: timing?.retry ?? 0,
+      started: new Date(startedAt),
+      runtime: invocation.now() - startedAt,
+      signal: controller.signal,
+    },
+  );
   try {
     const run = Promise.resolve().then(() => handler.fn(context));
     const limit = attemptLimit(handler, timing?.remainingMs, invocation.attemptTimeoutMs);
@@ -95,9 +104,14 @@ export async function invokeHandler(invocation: Invocation): Promise<InvocationR
     addConditions(patch, body, changes, invocation);
     // Results delivery: the return value goes into this patch's status, under the handler's id.
     const undeliverable = deliverResult(patch, handler.id, returned);
-    if (undeliverable !== undefined) return { patch: guardedCopy(patch, body, invocation.identity).patch ?? emptyPatch(), error: new PermanentError(undeliverable) };
+    if (undeliverable !== undefined)
+      return {
+        patch: guardedCopy(patch, body, invocation.identity).patch ?? emptyPatch(),
+        error: new PermanentError(undeliverable),
+      };
     const guarded = guardedCopy(patch, body, invocation.identity);
-    if (guarded.problem !== undefined) return { patch: emptyPatch(), error: new PermanentError(guarded.problem) };
+    if (guarded.problem !== undefined)
+      return { patch: emptyPatch(), error: new PermanentError(guarded.problem) };
     return { patch: guarded.patch };
   } catch (error) {
     // A failed attempt's patch is still sent (status it set, say): it goes through the same guard.
@@ -111,8 +125,19 @@ export async function invokeHandler(invocation: Invocation): Promise<InvocationR
 }
 
 /** The conditions the handler set, into its status patch (with the generation they saw, given a status subresource). */
-function addConditions(patch: Patch, body: KubeObject, changes: readonly ConditionChange[], invocation: Invocation): void {
-  const extra = conditionsPatch(body.status, changes, body.metadata?.generation, new Date(invocation.now()), invocation.resource.hasStatus);
+function addConditions(
+  patch: Patch,
+  body: KubeObject,
+  changes: readonly ConditionChange[],
+  invocation: Invocation,
+): void {
+  const extra = conditionsPatch(
+    body.status,
+    changes,
+    body.metadata?.generation,
+    new Date(invocation.now()),
+    invocation.resource.hasStatus,
+  );
   if (extra) Object.assign(patch.status, extra);
 }
 
@@ -140,6 +165,10 @@ function attemptLimit(
   if (attemptTimeoutMs !== undefined && (own === undefined || attemptTimeoutMs < own)) {
     return { ms: attemptTimeoutMs, error: () => new AttemptTimeoutError(attemptTimeoutMs) };
   }
-  if (own !== undefined) return { ms: own, error: () => new HandlerTimeoutError(`timed out after ${handler.options.timeout} s`) };
+  if (own !== undefined)
+    return {
+      ms: own,
+      error: () => new HandlerTimeoutError(`timed out after ${handler.options.timeout} s`),
+    };
   return undefined;
 }

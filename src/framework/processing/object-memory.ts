@@ -48,7 +48,11 @@ export interface ObjectMemory {
 }
 
 function isEmpty(rare: RareMemory): boolean {
-  return rare.unwritten === undefined && rare.refused === undefined && (rare.warned === undefined || rare.warned.size === 0);
+  return (
+    rare.unwritten === undefined &&
+    rare.refused === undefined &&
+    (rare.warned === undefined || rare.warned.size === 0)
+  );
 }
 
 const SEEN = 1;
@@ -112,7 +116,12 @@ class MemoryRecord implements ObjectMemory {
 
   /** Whether this memory says nothing beyond "seen", so it can be kept as that alone. */
   holdsOnlySeen(): boolean {
-    return this.flags === SEEN && this.failures === 0 && this.ownWrite === undefined && (this.rare === undefined || isEmpty(this.rare));
+    return (
+      this.flags === SEEN &&
+      this.failures === 0 &&
+      this.ownWrite === undefined &&
+      (this.rare === undefined || isEmpty(this.rare))
+    );
   }
 
   private flag(bit: number, value: boolean): void {

@@ -9,7 +9,10 @@ export type PendingOwnedChanges = Map<string, OwnedChange>;
  * children last changed, and its `child`/`event` are the last. Child events arriving before the run
  * starts thus merge into one run. A child without a uid is ignored (the API server always sets one).
  */
-export function coalesceOwnedChange(pending: PendingOwnedChanges, change: OwnedChange): PendingOwnedChanges {
+export function coalesceOwnedChange(
+  pending: PendingOwnedChanges,
+  change: OwnedChange,
+): PendingOwnedChanges {
   const uid = change.child.metadata?.uid;
   if (!uid) return pending;
   pending.delete(uid);

@@ -89,7 +89,8 @@ export class OwnedProcessor {
     if (latest.type === 'DELETED') {
       this.pending.delete(uid);
       this.ownWrites.delete(uid);
-      for (const key of this.failures.keys()) if (key.startsWith(`${uid} `)) this.failures.delete(key);
+      for (const key of this.failures.keys())
+        if (key.startsWith(`${uid} `)) this.failures.delete(key);
       return;
     }
     const own = this.ownWrites.get(uid);
@@ -108,7 +109,13 @@ export class OwnedProcessor {
     for (const handler of this.options.handlers) {
       const changes = due.get(handler.id);
       if (!changes || changes.size === 0 || batch.signal.aborted) continue;
-      if (!matchesObject(body, handler.options, { resource: this.options.api.resource, memos: this.options.memos })) continue;
+      if (
+        !matchesObject(body, handler.options, {
+          resource: this.options.api.resource,
+          memos: this.options.memos,
+        })
+      )
+        continue;
       const outcome = await this.invoke(handler, body, [...changes.values()], batch.signal);
       const key = `${uid} ${handler.id}`;
       if (outcome.retry) {
@@ -134,7 +141,8 @@ export class OwnedProcessor {
     let byHandler = this.pending.get(uid);
     if (!byHandler) this.pending.set(uid, (byHandler = new Map()));
     const merged: PendingOwnedChanges = new Map(changes);
-    for (const change of byHandler.get(handlerId)?.values() ?? []) coalesceOwnedChange(merged, change);
+    for (const change of byHandler.get(handlerId)?.values() ?? [])
+      coalesceOwnedChange(merged, change);
     byHandler.set(handlerId, merged);
   }
 
@@ -146,9 +154,18 @@ export class OwnedProcessor {
   }
 
   /** Calls one handler: its checked patch, or whether to retry it (it failed, other than permanently). */
-  private async invoke(handler: OwnedSpec, body: KubeObject, changes: readonly OwnedChange[], signal: AbortSignal): Promise<{ patch?: Patch; retry?: boolean; error?: Error }> {
+  private async invoke(
+    handler: OwnedSpec,
+    body: KubeObject,
+    changes: readonly OwnedChange[],
+    signal: AbortSignal,
+  ): Promise<{ patch?: Patch; retry?: boolean; error?: Error }> {
     const meta = body.metadata ?? {};
-    const logger = this.options.logger.child({ namespace: meta.namespace, name: meta.name, handler: handler.id });
+    const logger = this.options.logger.child({
+      namespace: meta.namespace,
+      name: meta.name,
+      handler: handler.id,
+    });
     const last = changes[changes.length - 1]!;
     const patch = emptyPatch();
     const began = performance.now();
@@ -157,19 +174,34 @@ export class OwnedProcessor {
       const { api } = this.options;
       await withTimeLimit(
         (attemptSignal) =>
-          handler.fn({ ...objectContext(body, logger, api.resource, api.client, this.options.memos), patch, child: last.child, event: last.event, changes, signal: attemptSignal }),
+          handler.fn({
+            ...objectContext(body, logger, api.resource, api.client, this.options.memos),
+            patch,
+            child: last.child,
+            event: last.event,
+            changes,
+            signal: attemptSignal,
+          }),
         this.options.attemptTimeoutMs,
         signal,
       );
     } catch (thrown) {
       failure = asError(thrown);
     }
-    this.metrics.observe?.('handler_duration_seconds', (performance.now() - began) / 1000, { handler: handler.id });
-    this.metrics.increment('handler_runs_total', { handler: handler.id, result: failure ? 'failure' : 'success' });
+    this.metrics.observe?.('handler_duration_seconds', (performance.now() - began) / 1000, {
+      handler: handler.id,
+    });
+    this.metrics.increment('handler_runs_total', {
+      handler: handler.id,
+      result: failure ? 'failure' : 'success',
+    });
     const where = `${meta.namespace ? `${meta.namespace}/` : ''}${meta.name ?? ''}`;
     if (failure) {
       const retry = !(failure instanceof PermanentError);
-      logger.error({ err: failure }, `owned handler ${handler.id} failed for ${where} (its patch is not sent; ${retry ? 'retried' : 'not retried: permanent'}): ${describeError(failure)}`);
+      logger.error(
+        { err: failure },
+        `owned handler ${handler.id} failed for ${where} (its patch is not sent; ${retry ? 'retried' : 'not retried: permanent'}): ${describeError(failure)}`,
+      );
       return retry ? { retry, error: failure } : {};
     }
     let guarded;
@@ -190,7 +222,9 @@ export class OwnedProcessor {
   private async write(body: KubeObject, patch: Record<string, unknown>): Promise<boolean> {
     const meta = body.metadata ?? {};
     try {
-      await writePatch(this.options.api, meta.namespace, meta.name ?? '', patch, (written) => this.remember(written));
+      await writePatch(this.options.api, meta.namespace, meta.name ?? '', patch, (written) =>
+        this.remember(written),
+      );
       return true;
     } catch (error) {
       if (error instanceof ApiError && error.status === 404) return true;
@@ -205,6 +239,7 @@ export class OwnedProcessor {
   /** Keeps our write until the watch delivers it (read-your-writes). */
   private remember(written: KubeObject): void {
     const { uid, resourceVersion } = written.metadata ?? {};
-    if (uid && resourceVersion) this.ownWrites.set(uid, { resourceVersion, body: written, at: this.now() });
+    if (uid && resourceVersion)
+      this.ownWrites.set(uid, { resourceVersion, body: written, at: this.now() });
   }
 }

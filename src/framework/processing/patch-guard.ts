@@ -21,7 +21,8 @@ const OWNED_METADATA = [
 ] as const;
 
 /** A handler's patch made safe to send, or why it is refused. */
-export type GuardedPatch = { patch: Patch; problem?: undefined } | { patch?: undefined; problem: string };
+export type GuardedPatch =
+  { patch: Patch; problem?: undefined } | { patch?: undefined; problem: string };
 
 /**
  * Keeps handlers from breaking the bookkeeping of the operator's `identity`:
@@ -31,15 +32,22 @@ export type GuardedPatch = { patch: Patch; problem?: undefined } | { patch?: und
  *   while the object holds it (a merge PATCH replaces lists, so it would otherwise be dropped and the
  *   object could go without its delete handlers).
  */
-export function guardHandlerPatch(patch: Patch, body: KubeObject, identity: Identity = Identity.DEFAULT): GuardedPatch {
+export function guardHandlerPatch(
+  patch: Patch,
+  body: KubeObject,
+  identity: Identity = Identity.DEFAULT,
+): GuardedPatch {
   const metadata = patch.metadata;
-  const refused = OWNED_METADATA.filter((key) => metadata[key] !== undefined).map((key) => `metadata.${key}`);
+  const refused = OWNED_METADATA.filter((key) => metadata[key] !== undefined).map(
+    (key) => `metadata.${key}`,
+  );
   for (const key of Object.keys(metadata.annotations)) {
     if (identity.isFrameworkKey(key)) refused.push(`metadata.annotations['${key}']`);
   }
   // Status storage keeps the bookkeeping there (and it is read with annotation storage too).
   const status: unknown = patch.status;
-  if (status !== null && typeof status === 'object' && Object.hasOwn(status, identity.statusKey)) refused.push(`status["${identity.statusKey}"]`);
+  if (status !== null && typeof status === 'object' && Object.hasOwn(status, identity.statusKey))
+    refused.push(`status["${identity.statusKey}"]`);
   if (refused.length > 0) {
     return {
       problem:
@@ -49,7 +57,14 @@ export function guardHandlerPatch(patch: Patch, body: KubeObject, identity: Iden
   }
   if (!('finalizers' in metadata) || !hasFinalizer(body, identity)) return { patch };
   const requested = metadata.finalizers;
-  const list = Array.isArray(requested) ? requested.filter((item): item is string => typeof item === 'string') : [];
+  const list = Array.isArray(requested)
+    ? requested.filter((item): item is string => typeof item === 'string')
+    : [];
   const finalizer = identity.finalizer;
-  return { patch: { ...patch, metadata: { ...metadata, finalizers: list.includes(finalizer) ? list : [...list, finalizer] } } };
+  return {
+    patch: {
+      ...patch,
+      metadata: { ...metadata, finalizers: list.includes(finalizer) ? list : [...list, finalizer] },
+    },
+  };
 }

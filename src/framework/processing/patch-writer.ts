@@ -24,7 +24,9 @@ export async function writePatch(
     delete rest.status;
   }
   const main = prune(rest);
-  if (status && last === 'object') onWrite(await api.mergePatch(namespace, name, { status }, 'status'));
+  if (status && last === 'object')
+    onWrite(await api.mergePatch(namespace, name, { status }, 'status'));
   if (main) onWrite(await api.mergePatch(namespace, name, main));
-  if (status && last === 'status') onWrite(await api.mergePatch(namespace, name, { status }, 'status'));
+  if (status && last === 'status')
+    onWrite(await api.mergePatch(namespace, name, { status }, 'status'));
 }

@@ -3,11 +3,23 @@
  * attempt came to, its next record. Pure: no I/O, no clock (times come in as `now`), no logging.
  */
 import { exponentialDelayMs } from '../clock/backoff.js';
-import { describeError, HandlerRetriesError, HandlerTimeoutError, PermanentError, TemporaryError } from '../intents/errors.js';
+import {
+  describeError,
+  HandlerRetriesError,
+  HandlerTimeoutError,
+  PermanentError,
+  TemporaryError,
+} from '../intents/errors.js';
 import type { ChangeHandlerSpec } from '../intents/handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import { Identity } from '../state/identity.js';
-import { capMessage, delayRemainingMs, isFinished, type ChangeReason, type ProgressRecord } from '../state/progress.js';
+import {
+  capMessage,
+  delayRemainingMs,
+  isFinished,
+  type ChangeReason,
+  type ProgressRecord,
+} from '../state/progress.js';
 import type { HandlerResult } from './object-memory.js';
 
 /** The change handlers run for: the cause's reason and the tag of the diff-base it is against. */
@@ -28,9 +40,15 @@ export function blocksDeletion(handler: ChangeHandlerSpec, reason: ChangeReason)
  * A delete handler that failed for good holds the object; a new process (perhaps with a fix) tries it
  * once more, so for a resuming object its failure does not count.
  */
-export function recordForChange(handler: ChangeHandlerSpec, stored: ProgressRecord | undefined, change: Change): ProgressRecord | undefined {
-  const record = stored?.purpose === change.reason && stored.base === change.tag ? stored : undefined;
-  if (record?.failure && change.resuming && blocksDeletion(handler, change.reason)) return undefined;
+export function recordForChange(
+  handler: ChangeHandlerSpec,
+  stored: ProgressRecord | undefined,
+  change: Change,
+): ProgressRecord | undefined {
+  const record =
+    stored?.purpose === change.reason && stored.base === change.tag ? stored : undefined;
+  if (record?.failure && change.resuming && blocksDeletion(handler, change.reason))
+    return undefined;
   return record;
 }
 
@@ -45,7 +63,11 @@ export type HandlerStep =
   /** Due: run it now. */
   | { step: 'run'; record: ProgressRecord | undefined };
 
-export function handlerStep(record: ProgressRecord | undefined, unwritten: HandlerResult | undefined, now: number): HandlerStep {
+export function handlerStep(
+  record: ProgressRecord | undefined,
+  unwritten: HandlerResult | undefined,
+  now: number,
+): HandlerStep {
   if (isFinished(record)) return { step: 'finished', record: record! };
   if (unwritten) return { step: 'unwritten', result: unwritten };
   const delayMs = delayRemainingMs(record, now);
@@ -60,10 +82,18 @@ export interface AttemptStart {
   base: ProgressRecord;
 }
 
-export function attemptStart(record: ProgressRecord | undefined, change: Change, now: number): AttemptStart {
+export function attemptStart(
+  record: ProgressRecord | undefined,
+  change: Change,
+  now: number,
+): AttemptStart {
   // A start in the future (a forged or skewed record) would stretch the handler's timeout: clamp it.
   const startedAt = record?.started ? Math.min(Date.parse(record.started), now) : now;
-  return { startedAt, retries: record?.retries ?? 0, base: { started: new Date(startedAt).toISOString(), purpose: change.reason, base: change.tag } };
+  return {
+    startedAt,
+    retries: record?.retries ?? 0,
+    base: { started: new Date(startedAt).toISOString(), purpose: change.reason, base: change.tag },
+  };
 }
 
 /** What one attempt of a handler came to. */
@@ -77,10 +107,17 @@ export type Verdict =
   | { verdict: 'permanent'; error: Error };
 
 /** Before an attempt: the handler already used up its `retries` or its `timeout` (no attempt is made then). */
-export function verdictBeforeAttempt(handler: ChangeHandlerSpec, start: AttemptStart, now: number): Verdict | undefined {
+export function verdictBeforeAttempt(
+  handler: ChangeHandlerSpec,
+  start: AttemptStart,
+  now: number,
+): Verdict | undefined {
   const { retries: maxRetries, timeout } = handler.options;
   if (maxRetries !== undefined && start.retries >= maxRetries) {
-    return { verdict: 'permanent', error: new HandlerRetriesError(`gave up after ${start.retries} attempts`) };
+    return {
+      verdict: 'permanent',
+      error: new HandlerRetriesError(`gave up after ${start.retries} attempts`),
+    };
   }
   if (timeout !== undefined && now - start.startedAt >= timeout * 1000) {
     return { verdict: 'permanent', error: new HandlerTimeoutError(`timed out after ${timeout} s`) };
@@ -89,7 +126,11 @@ export function verdictBeforeAttempt(handler: ChangeHandlerSpec, start: AttemptS
 }
 
 /** Milliseconds left of the handler's `timeout` for this attempt (undefined: no timeout). */
-export function remainingMs(handler: ChangeHandlerSpec, start: AttemptStart, now: number): number | undefined {
+export function remainingMs(
+  handler: ChangeHandlerSpec,
+  start: AttemptStart,
+  now: number,
+): number | undefined {
   const { timeout } = handler.options;
   return timeout !== undefined ? timeout * 1000 - (now - start.startedAt) : undefined;
 }
@@ -100,7 +141,13 @@ export function remainingMs(handler: ChangeHandlerSpec, start: AttemptStart, now
  * `TemporaryError`'s delay, else the handler's `backoff`, else 1 s doubling up to 60 s; a retry past the
  * handler's `retries` or `timeout` is a final failure instead.
  */
-export function verdictAfterAttempt(handler: ChangeHandlerSpec, error: Error | undefined, attempts: number, startedAt: number, now: number): Verdict {
+export function verdictAfterAttempt(
+  handler: ChangeHandlerSpec,
+  error: Error | undefined,
+  attempts: number,
+  startedAt: number,
+  now: number,
+): Verdict {
   if (error === undefined) return { verdict: 'success' };
   const { retries: maxRetries, timeout } = handler.options;
   const mode = handler.options.errors ?? 'temporary';
@@ -109,12 +156,25 @@ export function verdictAfterAttempt(handler: ChangeHandlerSpec, error: Error | u
     if (mode === 'permanent') return { verdict: 'permanent', error };
     if (mode === 'ignored') return { verdict: 'ignored', error };
   }
-  const delaySeconds = error instanceof TemporaryError ? error.delay : (handler.options.backoff ?? exponentialDelayMs(attempts, 1_000, 60_000) / 1000);
+  const delaySeconds =
+    error instanceof TemporaryError
+      ? error.delay
+      : (handler.options.backoff ?? exponentialDelayMs(attempts, 1_000, 60_000) / 1000);
   if (maxRetries !== undefined && attempts >= maxRetries) {
-    return { verdict: 'permanent', error: new HandlerRetriesError(`${describeError(error)} (gave up after ${attempts} attempts)`) };
+    return {
+      verdict: 'permanent',
+      error: new HandlerRetriesError(
+        `${describeError(error)} (gave up after ${attempts} attempts)`,
+      ),
+    };
   }
   if (timeout !== undefined && now + delaySeconds * 1000 - startedAt >= timeout * 1000) {
-    return { verdict: 'permanent', error: new HandlerTimeoutError(`${describeError(error)} (would exceed its ${timeout} s timeout)`) };
+    return {
+      verdict: 'permanent',
+      error: new HandlerTimeoutError(
+        `${describeError(error)} (would exceed its ${timeout} s timeout)`,
+      ),
+    };
   }
   return { verdict: 'temporary', error, delaySeconds };
 }
@@ -123,8 +183,18 @@ export function verdictAfterAttempt(handler: ChangeHandlerSpec, error: Error | u
  * The message a final failure records: for a delete handler that keeps the object, also what that
  * means for the object and how it can go.
  */
-export function failureMessage(handler: ChangeHandlerSpec, reason: ChangeReason, body: KubeObject, error: Error, identity: Identity = Identity.DEFAULT): string {
-  return capMessage(blocksDeletion(handler, reason) ? `${describeError(error)}; ${deletionBlockedNotice(body, identity)}` : describeError(error));
+export function failureMessage(
+  handler: ChangeHandlerSpec,
+  reason: ChangeReason,
+  body: KubeObject,
+  error: Error,
+  identity: Identity = Identity.DEFAULT,
+): string {
+  return capMessage(
+    blocksDeletion(handler, reason)
+      ? `${describeError(error)}; ${deletionBlockedNotice(body, identity)}`
+      : describeError(error),
+  );
 }
 
 /** What a user must know when a delete handler failed for good: the object stays, and how it can go. */
@@ -182,6 +252,10 @@ export function completion(
   reason: ChangeReason,
 ): { done: boolean; blocked: boolean } {
   const done = [...records.values()].every(isFinished);
-  const blocked = done && handlers.some((handler) => blocksDeletion(handler, reason) && records.get(handler.id)?.failure === true);
+  const blocked =
+    done &&
+    handlers.some(
+      (handler) => blocksDeletion(handler, reason) && records.get(handler.id)?.failure === true,
+    );
   return { done, blocked };
 }

@@ -17,12 +17,19 @@ export interface Freshest {
  * opaque, but etcd's are integers: compare them when they are; otherwise trust our write for a few
  * seconds only, so a relist that skipped our exact version can never pin us to a stale copy.
  */
-export function freshest(own: OwnWrite | undefined, events: readonly ObjectEvent<KubeObject>[], latest: KubeObject, now: number): Freshest {
+export function freshest(
+  own: OwnWrite | undefined,
+  events: readonly ObjectEvent<KubeObject>[],
+  latest: KubeObject,
+  now: number,
+): Freshest {
   if (!own) return { body: latest, caughtUp: true };
   const version = latest.metadata?.resourceVersion;
   const caughtUp =
     events.some((e) => e.object.metadata?.resourceVersion === own.resourceVersion) ||
-    (isInteger(version) && isInteger(own.resourceVersion) ? BigInt(version!) >= BigInt(own.resourceVersion) : now - own.at > OWN_WRITE_TRUST_MS);
+    (isInteger(version) && isInteger(own.resourceVersion)
+      ? BigInt(version!) >= BigInt(own.resourceVersion)
+      : now - own.at > OWN_WRITE_TRUST_MS);
   return caughtUp ? { body: latest, caughtUp } : { body: own.body, caughtUp };
 }
 

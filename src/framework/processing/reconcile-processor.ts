@@ -57,7 +57,9 @@ interface ReconcileState {
 }
 
 /** How one run ended. */
-type Outcome = { ok: true; requeueAfterMs?: number; priority?: 'high' | 'normal' | 'low' } | { ok: false; retryInMs?: number };
+type Outcome =
+  | { ok: true; requeueAfterMs?: number; priority?: 'high' | 'normal' | 'low' }
+  | { ok: false; retryInMs?: number };
 
 /**
  * Runs the `@on.reconcile` handler of one resource: level-triggered, with the object's newest state,
@@ -106,9 +108,12 @@ export class ReconcileProcessor {
     const now = this.now();
     this.pruneStarts(now);
     const existing = this.states.get(uid);
-    const changed = batch.events.map((event) => !this.isEcho(existing, event.object)).includes(true);
+    const changed = batch.events
+      .map((event) => !this.isEcho(existing, event.object))
+      .includes(true);
     const reached = (at: number | undefined): boolean => at !== undefined && at <= now;
-    if (!changed && !existing?.due && !reached(existing?.retryAt) && !reached(existing?.requeueAt)) return this.settle(uid, now);
+    if (!changed && !existing?.due && !reached(existing?.retryAt) && !reached(existing?.requeueAt))
+      return this.settle(uid, now);
     const last = this.starts.get(uid);
     if (last !== undefined && now - last < this.options.handler.minIntervalMs) {
       this.state(uid).due = true;
@@ -123,7 +128,8 @@ export class ReconcileProcessor {
     state.retryAt = undefined;
     state.requeueAt = undefined;
     // A deletion gets its last run from the finalizer step; without the finalizer, none.
-    if (body.metadata?.deletionTimestamp || !this.matches(body) || batch.signal.aborted) return this.settle(uid, now);
+    if (body.metadata?.deletionTimestamp || !this.matches(body) || batch.signal.aborted)
+      return this.settle(uid, now);
     this.starts.delete(uid);
     this.starts.set(uid, now);
     const outcome = await this.run(body, state, false, batch.signal);
@@ -148,12 +154,16 @@ export class ReconcileProcessor {
     const uid = body.metadata?.uid ?? '';
     const state = this.state(uid);
     const outcome = await this.run(body, state, true, signal);
-    if (!outcome.ok && outcome.retryInMs !== undefined) throw new ReleaseDeferred(outcome.retryInMs);
+    if (!outcome.ok && outcome.retryInMs !== undefined)
+      throw new ReleaseDeferred(outcome.retryInMs);
     this.states.delete(uid);
   }
 
   private matches(body: KubeObject): boolean {
-    return matchesObject(body, this.options.handler.options, { resource: this.options.api.resource, memos: this.options.memos });
+    return matchesObject(body, this.options.handler.options, {
+      resource: this.options.api.resource,
+      memos: this.options.memos,
+    });
   }
 
   private state(uid: string): ReconcileState {
@@ -173,11 +183,22 @@ export class ReconcileProcessor {
     const state = this.states.get(uid);
     if (!state) return undefined;
     const times = [state.retryAt, state.requeueAt].filter((at): at is number => at !== undefined);
-    if (!state.due && times.length === 0 && state.failures === 0 && !state.ownWrite && !state.echoes?.size) this.states.delete(uid);
+    if (
+      !state.due &&
+      times.length === 0 &&
+      state.failures === 0 &&
+      !state.ownWrite &&
+      !state.echoes?.size
+    )
+      this.states.delete(uid);
     if (state.due) return { requeueAfterMs: 0 };
     if (times.length === 0) return undefined;
     const requeueAfterMs = Math.max(0, Math.min(...times) - now);
-    return state.priority === undefined || state.priority === 'normal' || state.requeueAt === undefined ? { requeueAfterMs } : { requeueAfterMs, priority: state.priority };
+    return state.priority === undefined ||
+      state.priority === 'normal' ||
+      state.requeueAt === undefined
+      ? { requeueAfterMs }
+      : { requeueAfterMs, priority: state.priority };
   }
 
   private pruneStarts(now: number): void {
@@ -188,11 +209,20 @@ export class ReconcileProcessor {
   }
 
   /** Calls the handler once and writes what it set; never throws. */
-  private async run(body: KubeObject, state: ReconcileState, deleting: boolean, signal: AbortSignal): Promise<Outcome> {
+  private async run(
+    body: KubeObject,
+    state: ReconcileState,
+    deleting: boolean,
+    signal: AbortSignal,
+  ): Promise<Outcome> {
     const { handler, api } = this.options;
     const meta = body.metadata ?? {};
     const where = `${meta.namespace ? `${meta.namespace}/` : ''}${meta.name ?? ''}`;
-    const logger = this.options.logger.child({ namespace: meta.namespace, name: meta.name, handler: handler.id });
+    const logger = this.options.logger.child({
+      namespace: meta.namespace,
+      name: meta.name,
+      handler: handler.id,
+    });
     const { conditions, changes } = conditionsOf(body.status);
     const patch = emptyPatch();
     const began = performance.now();
@@ -200,13 +230,25 @@ export class ReconcileProcessor {
     let failure: Error | undefined;
     try {
       // Object.assign, not a spread: a spread would read (and so make) the object's memo.
-      const context = Object.assign(objectContext(body, logger, api.resource, api.client, this.options.memos), { patch, conditions, deleting, retry: state.failures });
-      result = await withTimeLimit((attemptSignal) => handler.fn(Object.assign(context, { signal: attemptSignal })), this.options.attemptTimeoutMs, signal);
+      const context = Object.assign(
+        objectContext(body, logger, api.resource, api.client, this.options.memos),
+        { patch, conditions, deleting, retry: state.failures },
+      );
+      result = await withTimeLimit(
+        (attemptSignal) => handler.fn(Object.assign(context, { signal: attemptSignal })),
+        this.options.attemptTimeoutMs,
+        signal,
+      );
     } catch (thrown) {
       failure = asError(thrown);
     }
-    this.metrics.observe?.('handler_duration_seconds', (performance.now() - began) / 1000, { handler: handler.id });
-    this.metrics.increment('handler_runs_total', { handler: handler.id, result: failure ? 'failure' : 'success' });
+    this.metrics.observe?.('handler_duration_seconds', (performance.now() - began) / 1000, {
+      handler: handler.id,
+    });
+    this.metrics.increment('handler_runs_total', {
+      handler: handler.id,
+      result: failure ? 'failure' : 'success',
+    });
     if (failure) return this.failed(state, failure, logger, where);
     let requeueAfterMs = handler.requeueAfterMs;
     let priority: 'high' | 'normal' | 'low' | undefined;
@@ -222,33 +264,53 @@ export class ReconcileProcessor {
   private failed(state: ReconcileState, error: Error, logger: Logger, where: string): Outcome {
     state.failures += 1;
     if (error instanceof PermanentError) {
-      logger.error({ err: error }, `reconcile ${this.options.handler.id} of ${where} failed permanently (not retried until it changes): ${describeError(error)}`);
+      logger.error(
+        { err: error },
+        `reconcile ${this.options.handler.id} of ${where} failed permanently (not retried until it changes): ${describeError(error)}`,
+      );
       return { ok: false };
     }
     const retryInMs = retryDelayMs(error, state.failures);
-    logger.error({ err: error, retryInMs }, `reconcile ${this.options.handler.id} of ${where} failed (its patch is not sent; retrying in ${Math.round(retryInMs / 100) / 10} s): ${describeError(error)}`);
+    logger.error(
+      { err: error, retryInMs },
+      `reconcile ${this.options.handler.id} of ${where} failed (its patch is not sent; retrying in ${Math.round(retryInMs / 100) / 10} s): ${describeError(error)}`,
+    );
     return { ok: false, retryInMs };
   }
 
   /** The handler's checked patch, with the conditions it set and the generation it saw, as one merge patch. */
-  private patchOf(body: KubeObject, patch: Patch, changes: readonly ConditionChange[], deleting: boolean): Record<string, unknown> {
+  private patchOf(
+    body: KubeObject,
+    patch: Patch,
+    changes: readonly ConditionChange[],
+    deleting: boolean,
+  ): Record<string, unknown> {
     const guarded = guardHandlerPatch(structuredClone(patch), body, this.identity);
     if (guarded.problem !== undefined) throw new PermanentError(guarded.problem);
     const merged: Record<string, unknown> = {};
     mergeInto(merged, guarded.patch as Record<string, unknown>);
     const status = (body.status ?? {}) as Record<string, unknown>;
     const generation = body.metadata?.generation;
-    const extra: Record<string, unknown> = conditionsPatch(status, changes, generation, new Date(this.now()), false) ?? {};
+    const extra: Record<string, unknown> =
+      conditionsPatch(status, changes, generation, new Date(this.now()), false) ?? {};
     // Without a status subresource a status write bumps the generation: recording it would chase itself.
-    const observed = !deleting && this.options.handler.options.observedGeneration !== false && this.options.api.resource.hasStatus;
-    if (observed && generation !== undefined && status.observedGeneration !== generation) extra.observedGeneration = generation;
+    const observed =
+      !deleting &&
+      this.options.handler.options.observedGeneration !== false &&
+      this.options.api.resource.hasStatus;
+    if (observed && generation !== undefined && status.observedGeneration !== generation)
+      extra.observedGeneration = generation;
     if (Object.keys(extra).length > 0) mergeInto(merged, { status: extra });
     // Without the empty parts a patch starts with, so that an unchanged object compares equal.
     return prune(merged) ?? {};
   }
 
   /** Sends the patch unless it would change nothing. Events of what it wrote are echoes. */
-  private async write(body: KubeObject, patch: Record<string, unknown>, state: ReconcileState): Promise<void> {
+  private async write(
+    body: KubeObject,
+    patch: Record<string, unknown>,
+    state: ReconcileState,
+  ): Promise<void> {
     const expected = applyMergePatch(structuredClone(body), patch);
     if (sameObject(body, expected)) return;
     const statusOnly = applyMergePatch(structuredClone(body), { status: patch.status ?? {} });
@@ -258,7 +320,8 @@ export class ReconcileProcessor {
         const version = written.metadata?.resourceVersion;
         if (!version || !written.metadata?.uid) return;
         state.ownWrite = { resourceVersion: version, body: written, at: this.now() };
-        if (sameObject(written, expected) || sameObject(written, statusOnly)) (state.echoes ??= new Set()).add(version);
+        if (sameObject(written, expected) || sameObject(written, statusOnly))
+          (state.echoes ??= new Set()).add(version);
       });
     } catch (error) {
       if (error instanceof ApiError && error.status === 404) return; // gone meanwhile: its DELETED event follows
@@ -268,7 +331,11 @@ export class ReconcileProcessor {
 }
 
 /** The re-run a handler asked for: its returned delay and priority, else `requeueAfter`; throws naming a malformed one. */
-function requeueOf(result: ReconcileResult, configuredMs: number | undefined, id: string): { requeueAfterMs?: number; priority?: 'high' | 'normal' | 'low' } {
+function requeueOf(
+  result: ReconcileResult,
+  configuredMs: number | undefined,
+  id: string,
+): { requeueAfterMs?: number; priority?: 'high' | 'normal' | 'low' } {
   try {
     return readRequeue(result, configuredMs, id);
   } catch (error) {
@@ -277,14 +344,31 @@ function requeueOf(result: ReconcileResult, configuredMs: number | undefined, id
   }
 }
 
-function readRequeue(result: ReconcileResult, configuredMs: number | undefined, id: string): { requeueAfterMs?: number; priority?: 'high' | 'normal' | 'low' } {
+function readRequeue(
+  result: ReconcileResult,
+  configuredMs: number | undefined,
+  id: string,
+): { requeueAfterMs?: number; priority?: 'high' | 'normal' | 'low' } {
   if (result === undefined || result === null) return { requeueAfterMs: configuredMs };
   if (typeof result === 'object' && !Duration.isDuration(result)) {
     const { requeueAfter, priority } = result;
-    if (priority !== undefined && priority !== 'high' && priority !== 'normal' && priority !== 'low') {
-      throw new PermanentError(`${id} returned priority ${JSON.stringify(priority)}: use 'high', 'normal' or 'low'`);
+    if (
+      priority !== undefined &&
+      priority !== 'high' &&
+      priority !== 'normal' &&
+      priority !== 'low'
+    ) {
+      throw new PermanentError(
+        `${id} returned priority ${JSON.stringify(priority)}: use 'high', 'normal' or 'low'`,
+      );
     }
-    return { requeueAfterMs: requeueAfter === undefined ? configuredMs : toMilliseconds(requeueAfter, `the delay ${id} returned`), priority };
+    return {
+      requeueAfterMs:
+        requeueAfter === undefined
+          ? configuredMs
+          : toMilliseconds(requeueAfter, `the delay ${id} returned`),
+      priority,
+    };
   }
   return { requeueAfterMs: toMilliseconds(result, `the delay ${id} returned`) };
 }
@@ -292,7 +376,12 @@ function readRequeue(result: ReconcileResult, configuredMs: number | undefined, 
 /** Whether two states of an object agree on everything but server-kept metadata. */
 function sameObject(a: KubeObject, b: KubeObject): boolean {
   const parts = (o: KubeObject): unknown => {
-    const { resourceVersion: _v, managedFields: _m, generation: _g, ...metadata } = o.metadata ?? {};
+    const {
+      resourceVersion: _v,
+      managedFields: _m,
+      generation: _g,
+      ...metadata
+    } = o.metadata ?? {};
     return { ...o, metadata };
   };
   return diff(parts(a), parts(b)).length === 0;

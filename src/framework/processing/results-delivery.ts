@@ -13,7 +13,12 @@ import type { Patch } from '../intents/patch.js';
  * value cannot be stored (a function, a symbol, a BigInt, a cycle), or undefined when it was stored or
  * there was nothing to store.
  */
-export function deliverResult(patch: Patch, handlerId: string, result: unknown, current?: KubeObject): string | undefined {
+export function deliverResult(
+  patch: Patch,
+  handlerId: string,
+  result: unknown,
+  current?: KubeObject,
+): string | undefined {
   if (result === undefined || result === null) return undefined;
   let json: string | undefined;
   try {
@@ -21,9 +26,11 @@ export function deliverResult(patch: Patch, handlerId: string, result: unknown, 
   } catch (error) {
     return `handler ${handlerId} returned a value that is not JSON (${describeError(error)}); return JSON data, or nothing`;
   }
-  if (json === undefined) return `handler ${handlerId} returned a ${typeof result}, which is not JSON; return JSON data, or nothing`;
+  if (json === undefined)
+    return `handler ${handlerId} returned a ${typeof result}, which is not JSON; return JSON data, or nothing`;
   const value = JSON.parse(json) as unknown;
-  if (current !== undefined && isDeepStrictEqual(value, storedAt(current, handlerId))) return undefined;
+  if (current !== undefined && isDeepStrictEqual(value, storedAt(current, handlerId)))
+    return undefined;
   (patch.status as Record<string, unknown>)[handlerId] = value;
   return undefined;
 }
@@ -31,5 +38,7 @@ export function deliverResult(patch: Patch, handlerId: string, result: unknown, 
 /** What `status[<handler id>]` of the object holds; undefined when nothing. */
 function storedAt(object: KubeObject, handlerId: string): unknown {
   const status = (object as { status?: unknown }).status;
-  return typeof status === 'object' && status !== null && Object.hasOwn(status, handlerId) ? (status as Record<string, unknown>)[handlerId] : undefined;
+  return typeof status === 'object' && status !== null && Object.hasOwn(status, handlerId)
+    ? (status as Record<string, unknown>)[handlerId]
+    : undefined;
 }

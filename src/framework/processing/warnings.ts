@@ -39,7 +39,13 @@ export function warnOnce(sink: WarningSink, body: KubeObject, warning: Warning):
 }
 
 /** A framework annotation that is unusable: logged and reported once, then treated as absent. */
-export function warnInvalidAnnotation(sink: WarningSink, body: KubeObject, key: string, problem: string, consequence: string): void {
+export function warnInvalidAnnotation(
+  sink: WarningSink,
+  body: KubeObject,
+  key: string,
+  problem: string,
+  consequence: string,
+): void {
   const raw = body.metadata?.annotations?.[key] ?? '';
   warnOnce(sink, body, {
     subject: `annotation\u0000${key}\u0000${raw}`,
@@ -52,7 +58,14 @@ export function warnInvalidAnnotation(sink: WarningSink, body: KubeObject, key: 
  * A stored bookkeeping record that is unusable (an annotation, or a field of `status["<identity>"]`
  * with status storage): logged and reported once, then treated as absent.
  */
-export function warnInvalidRecord(sink: WarningSink, body: KubeObject, location: string, raw: string, problem: string, consequence: string): void {
+export function warnInvalidRecord(
+  sink: WarningSink,
+  body: KubeObject,
+  location: string,
+  raw: string,
+  problem: string,
+  consequence: string,
+): void {
   const annotation = location.startsWith('annotation ');
   warnOnce(sink, body, {
     subject: `${location}\u0000${raw}`,

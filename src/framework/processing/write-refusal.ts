@@ -27,11 +27,18 @@ export function waitsForChange(refused: Refused | undefined, state: string): boo
 }
 
 /** After a refusal in `state`: what to remember, and when to try again (never, when unset). */
-export function afterRefusal(previous: Refused | undefined, state: string, status: number): { refused: Refused; requeueAfterMs?: number } {
+export function afterRefusal(
+  previous: Refused | undefined,
+  state: string,
+  status: number,
+): { refused: Refused; requeueAfterMs?: number } {
   const attempts = (previous?.state === state ? previous.attempts : 0) + 1;
   const final = status === 400 || attempts >= MAX_INVALID_WRITE_ATTEMPTS;
   if (final) return { refused: { state, attempts: MAX_INVALID_WRITE_ATTEMPTS } };
-  return { refused: { state, attempts }, requeueAfterMs: exponentialDelayMs(attempts, 1_000, 60_000) };
+  return {
+    refused: { state, attempts },
+    requeueAfterMs: exponentialDelayMs(attempts, 1_000, 60_000),
+  };
 }
 
 /** The one Warning a refused write in `state` gives. */

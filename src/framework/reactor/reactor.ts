@@ -8,75 +8,23 @@ import type { KubeObject } from '../objects/kube-object.js';
 import type { ObjectEvent, WatchEvent } from '../watching/events.js';
 import { RunQueue, type QueueTicket } from './run-queue.js';
 
-/** What one processing run of an object receives. */
-export interface ObjectBatch<T extends KubeObject, R> {
-  uid: string;
-  /** The newest event: the state the run should act on. */
-  latest: ObjectEvent<T>;
-  /** Every raw event since the previous run, oldest first (bounded by `maxEventsPerRun`). */
-  events: readonly ObjectEvent<T>[];
-  /** What the event was routed with (for example, the handlers of its resource). */
-  route: R;
-  /** Aborted when the reactor stops past its drain deadline. */
-  signal: AbortSignal;
-}
+import type {
+  ObjectProcessor,
+  ProcessResult,
+  ReactorOptions,
+  ReactorProgress,
+  RunPriority,
+} from './reactor-contract.js';
 
-/**
- * A processor may ask to run the object again later even without a new event, and how urgently:
- * `high` goes before live changes, `low` waits with listings and relists; default as a live change.
- */
-export type ProcessResult = void | { requeueAfterMs?: number; priority?: RunPriority };
-
-/** Where a run waits in the shared queue. */
-export type RunPriority = 'high' | 'normal' | 'low';
-
-export type ObjectProcessor<T extends KubeObject, R> = (batch: ObjectBatch<T, R>) => Promise<ProcessResult>;
-
-/** Options for {@link Reactor}. */
-export interface ReactorOptions {
-  /**
-   * At most this many objects are processed at once. Default 64: a run holds its slot through its
-   * API writes, so at 100 changes/s with ~150 ms of writes each, 16 slots queue and 64 do not.
-   */
-  concurrency?: number;
-  /** Raw events kept per object between runs; older ones are dropped (their state is superseded). Default 1,000. */
-  maxEventsPerRun?: number;
-  logger?: Logger;
-  metrics?: Metrics;
-  /** The clock for requeues, the drain deadline and progress tracking ({@link Reactor.progress}). Default {@link systemClock}. */
-  clock?: Clock;
-  /** The time progress tracking reads, when it should differ from `clock` (kept for older callers). Default: `clock.now`. */
-  now?: () => number;
-  /**
-   * Objects of a stream's initial listing that start before the listing is complete; the rest wait
-   * for it. Default 1,000. A watch starts from the listing's resourceVersion, so every write made
-   * while listing is an event the API server replays to it first; a replay of tens of thousands
-   * with live events arriving gets the watch closed as unresponsive, again and again, and the
-   * operator falls behind its own writes (measured: 47 s behind a plain watch at 100,000 objects).
-   */
-  maxRunsWhileListing?: number;
-}
-
-/** Whether the reactor's runs are moving: what `/healthz` needs to spot a hung handler. */
-export interface ReactorProgress {
-  /** Runs waiting for a free slot. */
-  queued: number;
-  /** Runs in progress. */
-  running: number;
-  /** When a run last finished (or the reactor was created), epoch ms. */
-  lastCompletedAt: number;
-  /** Since when runs have been waiting for a slot without a break, epoch ms; undefined when none wait. */
-  waitingSince?: number;
-}
-
-/**
- * How long work has waited with no run finishing, in ms; 0 when nothing waits. Work that has only just
- * started waiting is not a stall, however long ago the last run finished (an idle operator is healthy).
- */
-export function stalledForMs(progress: ReactorProgress, now: number): number {
-  if (progress.queued === 0 || progress.waitingSince === undefined) return 0;
-  return Math.max(0, now - Math.max(progress.lastCompletedAt, progress.waitingSince));
-}
+export {
+  stalledForMs,
+  type ObjectBatch,
+  type ObjectProcessor,
+  type ProcessResult,
+  type ReactorOptions,
+  type ReactorProgress,
+  type RunPriority,
+} from './reactor-contract.js';
 
 /** Priorities in the shared queue: live changes go before a (re)listing backlog; a processor may ask for more. */
 const HIGH = 2;
@@ -150,7 +98,12 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
    * never does for API errors, which it retries; it does when the heap cannot hold its listing, with a
    * `MemoryBudgetError`) is logged, and given to `onError` so the operator can stop and say why.
    */
-  consume(events: Observable<WatchEvent<T>>, route: R, onSynced?: () => void, onError?: (error: unknown) => void): Subscription {
+  consume(
+    events: Observable<WatchEvent<T>>,
+    route: R,
+    onSynced?: () => void,
+    onError?: (error: unknown) => void,
+  ): Subscription {
     // Until the first SYNCED: listed objects beyond the head start wait here, in listing order.
     let listing = true;
     let started = 0;
@@ -170,9 +123,13 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
       }
     };
     const subscription = events.subscribe({
-      next: (event) => (event.type === 'SYNCED' ? (listing ? listed() : onSynced?.()) : take(event)),
+      next: (event) =>
+        event.type === 'SYNCED' ? (listing ? listed() : onSynced?.()) : take(event),
       error: (error: unknown) => {
-        this.logger.error({ err: error }, error instanceof Error ? `watch stream failed: ${error.message}` : 'watch stream failed');
+        this.logger.error(
+          { err: error },
+          error instanceof Error ? `watch stream failed: ${error.message}` : 'watch stream failed',
+        );
         onError?.(error);
       },
     });
@@ -187,11 +144,22 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     if (!uid) return;
     let slot = this.slots.get(uid);
     if (!slot) {
-      slot = { uid, state: 'idle', priority: BACKLOG, events: NO_EVENTS, latest: event, route, requeueTimer: undefined, queuedPriority: undefined, queuedPosition: undefined };
+      slot = {
+        uid,
+        state: 'idle',
+        priority: BACKLOG,
+        events: NO_EVENTS,
+        latest: event,
+        route,
+        requeueTimer: undefined,
+        queuedPriority: undefined,
+        queuedPosition: undefined,
+      };
       this.slots.set(uid, slot);
     }
     if (slot.events.length >= this.maxEventsPerRun) slot.events.shift();
-    if (slot.events.length > 0 || slot.state === 'running') this.metrics.increment('reactor_coalesced_events_total');
+    if (slot.events.length > 0 || slot.state === 'running')
+      this.metrics.increment('reactor_coalesced_events_total');
     // A one-element array for the usual single event: an empty array grown by push reserves 17 slots.
     if (slot.events.length === 0) slot.events = [event];
     else slot.events.push(event);
@@ -228,7 +196,12 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
 
   /** Queue depth and when runs last finished, for spotting hung handlers. */
   progress(): ReactorProgress {
-    return { queued: this.queue.size, running: this.pending, lastCompletedAt: this.lastCompletedAt, waitingSince: this.waitingSince };
+    return {
+      queued: this.queue.size,
+      running: this.pending,
+      lastCompletedAt: this.lastCompletedAt,
+      waitingSince: this.waitingSince,
+    };
   }
 
   /** Resolves when nothing is queued or running. */
@@ -254,7 +227,10 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     const outcome = await Promise.race([this.onIdle().then(() => 'drained' as const), deadline]);
     timer?.clear();
     if (outcome === 'timeout') {
-      this.logger.warn({ running: this.pending, deadlineMs }, 'runs still in progress at the drain deadline; aborting them');
+      this.logger.warn(
+        { running: this.pending, deadlineMs },
+        'runs still in progress at the drain deadline; aborting them',
+      );
       this.abort.abort();
     }
     this.slots.clear();
@@ -273,7 +249,17 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     if (!uid) return;
     let slot = this.slots.get(uid);
     if (!slot) {
-      slot = { uid, state: 'idle', priority: BACKLOG, events: NO_EVENTS, latest: current, route, requeueTimer: undefined, queuedPriority: undefined, queuedPosition: undefined };
+      slot = {
+        uid,
+        state: 'idle',
+        priority: BACKLOG,
+        events: NO_EVENTS,
+        latest: current,
+        route,
+        requeueTimer: undefined,
+        queuedPriority: undefined,
+        queuedPosition: undefined,
+      };
       this.slots.set(uid, slot);
     }
     slot.route = route;
@@ -308,7 +294,9 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
       if (!slot) break;
       this.pending += 1;
       void this.run(slot)
-        .catch((error: unknown) => this.logger.error({ err: error }, 'reactor run failed unexpectedly'))
+        .catch((error: unknown) =>
+          this.logger.error({ err: error }, 'reactor run failed unexpectedly'),
+        )
         .then(() => {
           this.pending -= 1;
           this.startRuns();
@@ -321,7 +309,8 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
   }
 
   private wakeIfIdle(): void {
-    if (this.pending === 0 && this.queue.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+    if (this.pending === 0 && this.queue.size === 0)
+      for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
   private async run(slot: Slot<T, R>): Promise<void> {
@@ -335,11 +324,20 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     let result: ProcessResult = undefined;
     try {
       this.metrics.increment('reactor_runs_total');
-      result = await this.processor({ uid: slot.uid, latest, events, route: slot.route, signal: this.abort.signal });
+      result = await this.processor({
+        uid: slot.uid,
+        latest,
+        events,
+        route: slot.route,
+        signal: this.abort.signal,
+      });
     } catch (error) {
       // Processors handle their own errors; anything escaping is a framework bug, logged, never fatal.
       const meta = latest.object.metadata;
-      this.logger.error({ err: error, namespace: meta?.namespace, name: meta?.name }, 'object processing failed unexpectedly');
+      this.logger.error(
+        { err: error, namespace: meta?.namespace, name: meta?.name },
+        'object processing failed unexpectedly',
+      );
     }
     this.lastCompletedAt = this.now();
     if (this.stopped) return;
@@ -352,15 +350,18 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
       const priority = PRIORITIES[result.priority ?? 'normal'] ?? LIVE;
       // A requeue can be far off (a TemporaryError delay, a stored `delayed` time): past setTimeout's
       // 24.8-day limit a bare setTimeout would fire at once, again and again; the clock's does not.
-      slot.requeueTimer = this.clock.setTimeout(() => {
-        slot.requeueTimer = undefined;
-        if (slot.state === 'idle' && !this.stopped) {
-          // No raw event is added: nothing happened to the object, so event observers see nothing twice.
-          this.schedule(slot, priority);
-          // Nothing else reports here: without it the queue depth misses a re-run waiting for a slot.
-          this.report();
-        }
-      }, Math.max(0, result.requeueAfterMs));
+      slot.requeueTimer = this.clock.setTimeout(
+        () => {
+          slot.requeueTimer = undefined;
+          if (slot.state === 'idle' && !this.stopped) {
+            // No raw event is added: nothing happened to the object, so event observers see nothing twice.
+            this.schedule(slot, priority);
+            // Nothing else reports here: without it the queue depth misses a re-run waiting for a slot.
+            this.report();
+          }
+        },
+        Math.max(0, result.requeueAfterMs),
+      );
     } else {
       slot.state = 'idle';
       this.slots.delete(slot.uid);

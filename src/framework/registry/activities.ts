@@ -7,7 +7,12 @@ export const ACTIVITIES = Symbol.for('konductor.activities');
 /** The activity declarations of a decorated class (its parents' included). */
 export function activityDeclarationsOf(cls: unknown): readonly ActivityDeclaration[] {
   if (typeof cls !== 'function') return [];
-  const metadata = (cls as unknown as Record<symbol, Record<symbol, ActivityDeclaration[] | undefined> | null | undefined>)[METADATA];
+  const metadata = (
+    cls as unknown as Record<
+      symbol,
+      Record<symbol, ActivityDeclaration[] | undefined> | null | undefined
+    >
+  )[METADATA];
   return metadata?.[ACTIVITIES] ?? [];
 }
 
@@ -18,13 +23,20 @@ export function activitySpecsOf(instance: object): ActivitySpec[] {
   return activityDeclarationsOf(cls).map(({ kind, options, method }) => {
     const fn = methods[method];
     if (typeof fn !== 'function') throw new Error(`${cls.name}.${String(method)} is not a method`);
-    return { kind, id: options.id ?? `${cls.name}.${String(method)}`, options, fn: (fn as ActivitySpec['fn']).bind(instance) };
+    return {
+      kind,
+      id: options.id ?? `${cls.name}.${String(method)}`,
+      options,
+      fn: (fn as ActivitySpec['fn']).bind(instance),
+    };
   });
 }
 
 /** Checks that an activity id is not taken by another handler of the same activity. */
 export function checkActivityId(existing: readonly ActivitySpec[], spec: ActivitySpec): void {
   if (existing.some((other) => other.kind === spec.kind && other.id === spec.id)) {
-    throw new Error(`${spec.kind} handler id '${spec.id}' is registered twice; give one an explicit id`);
+    throw new Error(
+      `${spec.kind} handler id '${spec.id}' is registered twice; give one an explicit id`,
+    );
   }
 }

@@ -1,5 +1,12 @@
 import { METADATA } from './metadata.js';
-import type { AdmissionDeclaration, AdmissionHandlerFn, AdmissionSpec, ConversionDeclaration, ConversionFn, ConversionSpec } from '../intents/admission-specs.js';
+import type {
+  AdmissionDeclaration,
+  AdmissionHandlerFn,
+  AdmissionSpec,
+  ConversionDeclaration,
+  ConversionFn,
+  ConversionSpec,
+} from '../intents/admission-specs.js';
 
 /** Key under which `@on.validate`/`@on.mutate` declarations are stored in a class's decorator metadata. */
 export const ADMISSIONS = Symbol.for('konductor.admissions');
@@ -8,7 +15,9 @@ export const CONVERSIONS = Symbol.for('konductor.conversions');
 
 function declared<D>(cls: unknown, key: symbol): readonly D[] {
   if (typeof cls !== 'function') return [];
-  const metadata = (cls as unknown as Record<symbol, Record<symbol, D[] | undefined> | null | undefined>)[METADATA];
+  const metadata = (
+    cls as unknown as Record<symbol, Record<symbol, D[] | undefined> | null | undefined>
+  )[METADATA];
   return metadata?.[key] ?? [];
 }
 
@@ -55,12 +64,19 @@ export function conversionSpecsOf(instance: object): ConversionSpec[] {
 /** Checks that an admission handler's id is free: it names the webhook's URL path, so it is unique per kind. */
 export function checkAdmissionId(existing: readonly AdmissionSpec[], spec: AdmissionSpec): void {
   if (existing.some((other) => other.kind === spec.kind && other.id === spec.id)) {
-    throw new Error(`${spec.kind} handler id '${spec.id}' is registered twice (it names the webhook path); give one an explicit id`);
+    throw new Error(
+      `${spec.kind} handler id '${spec.id}' is registered twice (it names the webhook path); give one an explicit id`,
+    );
   }
 }
 
 /** Checks that a CRD has one conversion handler: the API server calls one webhook per CRD. */
 export function checkConversion(existing: readonly ConversionSpec[], spec: ConversionSpec): void {
-  const clash = existing.find((other) => other.group === spec.group && other.name.toLowerCase() === spec.name.toLowerCase());
-  if (clash) throw new Error(`${spec.name}.${spec.group} has two conversion handlers (${clash.id} and ${spec.id}); a CRD has one conversion webhook`);
+  const clash = existing.find(
+    (other) => other.group === spec.group && other.name.toLowerCase() === spec.name.toLowerCase(),
+  );
+  if (clash)
+    throw new Error(
+      `${spec.name}.${spec.group} has two conversion handlers (${clash.id} and ${spec.id}); a CRD has one conversion webhook`,
+    );
 }

@@ -16,9 +16,14 @@ type Metadata = Record<symbol, unknown[] | undefined>;
 
 /** Adds a declaration to the class's own list under `key`, so a subclass adds to (not mutates) its parent's. */
 export function declareIn<D>(metadata: object | undefined, key: symbol, declaration: D): void {
-  if (!metadata) throw new Error('decorator metadata is unavailable: import "konductor" before defining handler classes');
+  if (!metadata)
+    throw new Error(
+      'decorator metadata is unavailable: import "konductor" before defining handler classes',
+    );
   const record = metadata as Metadata;
-  const own = Object.prototype.hasOwnProperty.call(record, key) ? record[key]! : [...(record[key] ?? [])];
+  const own = Object.prototype.hasOwnProperty.call(record, key)
+    ? record[key]!
+    : [...(record[key] ?? [])];
   own.push(declaration);
   record[key] = own;
 }

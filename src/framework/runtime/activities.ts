@@ -2,7 +2,13 @@ import type { ApiClient } from '../api/api-client.js';
 import { exponentialDelayMs } from '../clock/backoff.js';
 import { systemClock, type Clock } from '../clock/clock.js';
 import { AttemptTimeoutError, withTimeLimit } from '../clock/time-limit.js';
-import type { ActivityContext, ActivityKind, ActivitySpec, CleanupOptions, StartupOptions } from '../intents/activity-specs.js';
+import type {
+  ActivityContext,
+  ActivityKind,
+  ActivitySpec,
+  CleanupOptions,
+  StartupOptions,
+} from '../intents/activity-specs.js';
 import { asError, describeError, PermanentError, TemporaryError } from '../intents/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { ProbeRunner, type ProbeReport } from './probes.js';
@@ -37,14 +43,26 @@ export type StartupRetry = { retryInMs: number } | { giveUp: string };
  * `retries` (attempts in all), `timeout` (since the first attempt, looking ahead at the next delay)
  * and `backoff`; `TemporaryError` brings its own delay, `PermanentError` gives up at once.
  */
-export function startupRetry(error: Error, attempts: number, elapsedMs: number, options: StartupOptions): StartupRetry {
+export function startupRetry(
+  error: Error,
+  attempts: number,
+  elapsedMs: number,
+  options: StartupOptions,
+): StartupRetry {
   const message = describeError(error);
   if (error instanceof PermanentError) return { giveUp: message };
-  if (options.retries !== undefined && attempts >= options.retries) return { giveUp: `gave up after ${attempts} attempt(s): ${message}` };
+  if (options.retries !== undefined && attempts >= options.retries)
+    return { giveUp: `gave up after ${attempts} attempt(s): ${message}` };
   const delayMs =
-    error instanceof TemporaryError ? error.delay * 1000 : options.backoff !== undefined ? options.backoff * 1000 : exponentialDelayMs(attempts, BACKOFF_INITIAL_MS, BACKOFF_MAX_MS);
+    error instanceof TemporaryError
+      ? error.delay * 1000
+      : options.backoff !== undefined
+        ? options.backoff * 1000
+        : exponentialDelayMs(attempts, BACKOFF_INITIAL_MS, BACKOFF_MAX_MS);
   if (options.timeout !== undefined && elapsedMs + delayMs >= options.timeout * 1000) {
-    return { giveUp: `ran past its timeout of ${options.timeout} s (${attempts} attempt(s)): ${message}` };
+    return {
+      giveUp: `ran past its timeout of ${options.timeout} s (${attempts} attempt(s)): ${message}`,
+    };
   }
   return { retryInMs: delayMs };
 }
@@ -113,14 +131,30 @@ export class OperatorActivities {
     const firstAt = this.clock.now();
     for (let attempts = 1; ; attempts++) {
       if (this.stopping.signal.aborted) return false;
-      const left = options.timeout === undefined ? undefined : Math.max(1, options.timeout * 1000 - (this.clock.now() - firstAt));
+      const left =
+        options.timeout === undefined
+          ? undefined
+          : Math.max(1, options.timeout * 1000 - (this.clock.now() - firstAt));
       let failure: Error;
       try {
-        await withTimeLimit((signal) => spec.fn(this.context(spec, signal, attempts - 1)), left, this.stopping.signal);
-        if (attempts > 1) this.services.logger.info({ activity: 'startup', handler: spec.id, attempts }, `startup handler ${spec.id} succeeded`);
+        await withTimeLimit(
+          (signal) => spec.fn(this.context(spec, signal, attempts - 1)),
+          left,
+          this.stopping.signal,
+        );
+        if (attempts > 1)
+          this.services.logger.info(
+            { activity: 'startup', handler: spec.id, attempts },
+            `startup handler ${spec.id} succeeded`,
+          );
         return true;
       } catch (thrown) {
-        failure = thrown instanceof AttemptTimeoutError ? new PermanentError(`timed out after ${options.timeout} s (its timeout option)`, { cause: thrown }) : asError(thrown);
+        failure =
+          thrown instanceof AttemptTimeoutError
+            ? new PermanentError(`timed out after ${options.timeout} s (its timeout option)`, {
+                cause: thrown,
+              })
+            : asError(thrown);
       }
       if (this.stopping.signal.aborted) return false;
       const next = startupRetry(failure, attempts, this.clock.now() - firstAt, options);
@@ -130,7 +164,13 @@ export class OperatorActivities {
         throw error;
       }
       this.services.logger.warn(
-        { activity: 'startup', handler: spec.id, attempts, retryInMs: next.retryInMs, err: describeError(failure) },
+        {
+          activity: 'startup',
+          handler: spec.id,
+          attempts,
+          retryInMs: next.retryInMs,
+          err: describeError(failure),
+        },
         `startup handler ${spec.id} failed (${describeError(failure)}); retrying in ${next.retryInMs / 1000} s`,
       );
       await this.clock.sleep(next.retryInMs, this.stopping.signal);
@@ -161,9 +201,15 @@ export class OperatorActivities {
       const own = (spec.options as CleanupOptions).timeout;
       const limitMs = own === undefined ? leftMs : Math.min(leftMs, own * 1000);
       try {
-        await withTimeLimit((signal) => spec.fn(this.context(spec, signal, 0)), Math.max(1, limitMs));
+        await withTimeLimit(
+          (signal) => spec.fn(this.context(spec, signal, 0)),
+          Math.max(1, limitMs),
+        );
       } catch (error) {
-        const reason = error instanceof AttemptTimeoutError ? `did not finish within ${Math.round(limitMs) / 1000} s; its signal was aborted` : describeError(error);
+        const reason =
+          error instanceof AttemptTimeoutError
+            ? `did not finish within ${Math.round(limitMs) / 1000} s; its signal was aborted`
+            : describeError(error);
         log.error({ err: reason }, `cleanup handler ${spec.id} failed: ${reason}`);
       }
     }
@@ -183,10 +229,14 @@ export class OperatorActivities {
   /** The probes' results for `/healthz` (cached); none before startup has completed. */
   probeReport(): Promise<ProbeReport> {
     if (!this.started) return Promise.resolve({ results: {}, failures: [] });
-    this.probeRunner ??= new ProbeRunner(this.of('probe'), (spec, signal) => this.context(spec, signal, 0), {
-      clock: this.clock,
-      maxAgeMs: this.services.probeMaxAgeMs,
-    });
+    this.probeRunner ??= new ProbeRunner(
+      this.of('probe'),
+      (spec, signal) => this.context(spec, signal, 0),
+      {
+        clock: this.clock,
+        maxAgeMs: this.services.probeMaxAgeMs,
+      },
+    );
     return this.probeRunner.report();
   }
 }

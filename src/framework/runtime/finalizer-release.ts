@@ -48,7 +48,9 @@ export function ownNamespaceTerminating(world: ReleaseWorld): boolean {
  * namespace controller deletes it in a moment, and its delete handlers should run while they can).
  */
 export function awaitsDeletion(object: HeldObject, world: ReleaseWorld): boolean {
-  return object.deleting || (ownNamespaceTerminating(world) && object.namespace === world.ownNamespace);
+  return (
+    object.deleting || (ownNamespaceTerminating(world) && object.namespace === world.ownNamespace)
+  );
 }
 
 /** Whether a stopped operator releases the finalizer of this object (see the rule above), and why. */
@@ -56,15 +58,28 @@ export function releaseVerdict(object: HeldObject, world: ReleaseWorld): Release
   if (ownNamespaceTerminating(world)) {
     const own = world.ownNamespace;
     if (object.namespace === own) {
-      return { release: true, why: `the operator's own namespace ${own} is being deleted, so no operator instance will come back to handle this object` };
+      return {
+        release: true,
+        why: `the operator's own namespace ${own} is being deleted, so no operator instance will come back to handle this object`,
+      };
     }
     if (object.deleting) {
-      return { release: true, why: `its deletion started while the operator's own namespace ${own} is being deleted, so no operator instance will come back to run its delete handlers` };
+      return {
+        release: true,
+        why: `its deletion started while the operator's own namespace ${own} is being deleted, so no operator instance will come back to run its delete handlers`,
+      };
     }
     return { release: false };
   }
-  if (object.deleting && object.namespace !== undefined && world.terminating.has(object.namespace)) {
-    return { release: true, why: `its namespace is being deleted and the operator stopped before its delete handlers finished` };
+  if (
+    object.deleting &&
+    object.namespace !== undefined &&
+    world.terminating.has(object.namespace)
+  ) {
+    return {
+      release: true,
+      why: `its namespace is being deleted and the operator stopped before its delete handlers finished`,
+    };
   }
   return { release: false };
 }

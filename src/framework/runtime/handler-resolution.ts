@@ -27,8 +27,16 @@ export function resolveHandlerResources(
   options: { logger?: Logger; backoff?: BackoffOptions } = {},
 ): Observable<ResolvedHandlers> {
   const byApiVersion = new Map<string, HandlerSpec[]>();
-  for (const spec of handlers) byApiVersion.set(spec.resource.apiVersion, [...(byApiVersion.get(spec.resource.apiVersion) ?? []), spec]);
-  return merge(...[...byApiVersion].map(([apiVersion, specs]) => resolveApiVersion(client, apiVersion, specs, options)));
+  for (const spec of handlers)
+    byApiVersion.set(spec.resource.apiVersion, [
+      ...(byApiVersion.get(spec.resource.apiVersion) ?? []),
+      spec,
+    ]);
+  return merge(
+    ...[...byApiVersion].map(([apiVersion, specs]) =>
+      resolveApiVersion(client, apiVersion, specs, options),
+    ),
+  );
 }
 
 function resolveApiVersion(
@@ -51,7 +59,9 @@ function resolveApiVersion(
     void (async () => {
       while (pending.size > 0 && !stop.signal.aborted) {
         const names = [...pending.keys()];
-        const outcomes = await Promise.allSettled(names.map((name) => discoverResource(client, { apiVersion, name })));
+        const outcomes = await Promise.allSettled(
+          names.map((name) => discoverResource(client, { apiVersion, name })),
+        );
         if (stop.signal.aborted) return;
         const found = new Map<string, ResolvedHandlers>();
         let failure: unknown;
@@ -59,14 +69,25 @@ function resolveApiVersion(
           const name = names[index]!;
           if (outcome.status === 'rejected') {
             failure = outcome.reason;
-            const message = outcome.reason instanceof Error ? outcome.reason.message : String(outcome.reason);
+            const message =
+              outcome.reason instanceof Error ? outcome.reason.message : String(outcome.reason);
             // Said loudly once, then quietly: a missing CRD is often a deliberate install order.
-            const level = warned.has(name) && outcome.reason instanceof ResourceNotFoundError ? 'debug' : 'warn';
-            logger[level]({ resource: `${name} ${apiVersion}` }, `cannot resolve ${name} in ${apiVersion}: ${message}; retrying`);
+            const level =
+              warned.has(name) && outcome.reason instanceof ResourceNotFoundError
+                ? 'debug'
+                : 'warn';
+            logger[level](
+              { resource: `${name} ${apiVersion}` },
+              `cannot resolve ${name} in ${apiVersion}: ${message}; retrying`,
+            );
             warned.add(name);
             return;
           }
-          if (warned.has(name)) logger.info({ resource: `${name} ${apiVersion}` }, 'resource is now served; starting to watch');
+          if (warned.has(name))
+            logger.info(
+              { resource: `${name} ${apiVersion}` },
+              'resource is now served; starting to watch',
+            );
           const id = resourceId(outcome.value);
           const group = found.get(id) ?? { resource: outcome.value, handlers: [] };
           group.handlers.push(...pending.get(name)!);

@@ -44,12 +44,21 @@ export class HealthServerError extends Error {
 }
 
 /** What went wrong and what to do, in one line. */
-function describeListenError(port: number, host: string, code: string | undefined, cause: unknown): string {
+function describeListenError(
+  port: number,
+  host: string,
+  code: string | undefined,
+  cause: unknown,
+): string {
   const where = `the health server cannot listen on ${host}:${port}`;
-  const choose = 'set another port with --health-port (KONDUCTOR_HEALTH_PORT) or the health.port option; 0 picks any free port';
-  if (code === 'EADDRINUSE') return `${where}: the port is already in use (EADDRINUSE); free it, or ${choose}`;
-  if (code === 'EACCES') return `${where}: not allowed (EACCES; ports below 1024 need privileges); ${choose}`;
-  if (code === 'EADDRNOTAVAIL') return `${where}: no such address on this machine (EADDRNOTAVAIL); use another health host`;
+  const choose =
+    'set another port with --health-port (KONDUCTOR_HEALTH_PORT) or the health.port option; 0 picks any free port';
+  if (code === 'EADDRINUSE')
+    return `${where}: the port is already in use (EADDRINUSE); free it, or ${choose}`;
+  if (code === 'EACCES')
+    return `${where}: not allowed (EACCES; ports below 1024 need privileges); ${choose}`;
+  if (code === 'EADDRNOTAVAIL')
+    return `${where}: no such address on this machine (EADDRNOTAVAIL); use another health host`;
   const reason = cause instanceof Error ? cause.message : String(cause);
   return `${where}: ${reason}; ${choose}`;
 }
@@ -79,16 +88,33 @@ export class HealthServer {
         const failures = this.failures(this.options.liveness);
         this.options.probes().then(
           (report) => answer(...healthJson(failures, report), 'application/json'),
-          (error: unknown) => answer(...healthJson(failures, { results: {}, failures: [`probes: ${error instanceof Error ? error.message : String(error)}`] }), 'application/json'),
+          (error: unknown) =>
+            answer(
+              ...healthJson(failures, {
+                results: {},
+                failures: [`probes: ${error instanceof Error ? error.message : String(error)}`],
+              }),
+              'application/json',
+            ),
         );
         return;
       }
-      if (path === '/healthz' || path === '/livez') return answer(...this.evaluate(this.options.liveness));
+      if (path === '/healthz' || path === '/livez')
+        return answer(...this.evaluate(this.options.liveness));
       if (path === '/readyz') return answer(...this.evaluate(this.options.readiness));
       if (path === '/metrics') {
         this.options.metrics().then(
-          (text) => answer(200, text, this.options.metricsContentType ?? 'text/plain; version=0.0.4; charset=utf-8'),
-          (error: unknown) => answer(500, `metrics unavailable: ${error instanceof Error ? error.message : String(error)}\n`),
+          (text) =>
+            answer(
+              200,
+              text,
+              this.options.metricsContentType ?? 'text/plain; version=0.0.4; charset=utf-8',
+            ),
+          (error: unknown) =>
+            answer(
+              500,
+              `metrics unavailable: ${error instanceof Error ? error.message : String(error)}\n`,
+            ),
         );
         return;
       }
@@ -132,6 +158,10 @@ export class HealthServer {
 /** `/healthz` with probes: 503 when a check or a probe failed; the same reason lines as the text body, and each probe's result by id. */
 function healthJson(checkFailures: readonly string[], report: ProbeReport): [number, string] {
   const failures = [...checkFailures, ...report.failures];
-  const body = { status: failures.length === 0 ? 'ok' : 'failing', failures, probes: report.results };
+  const body = {
+    status: failures.length === 0 ? 'ok' : 'failing',
+    failures,
+    probes: report.results,
+  };
   return [failures.length === 0 ? 200 : 503, `${JSON.stringify(body)}\n`];
 }

@@ -19,7 +19,13 @@ export { toMilliseconds } from '../clock/duration.js';
 export { Backoff, type BackoffOptions } from '../clock/backoff.js';
 
 // The reactor: per-object serialisation of watch events, with bounded concurrency.
-export { Reactor, type ReactorOptions, type ObjectBatch, type ObjectProcessor, type ProcessResult } from '../reactor/reactor.js';
+export {
+  Reactor,
+  type ReactorOptions,
+  type ObjectBatch,
+  type ObjectProcessor,
+  type ProcessResult,
+} from '../reactor/reactor.js';
 
 // Watching: one stream per resource and scope, shared by every route that needs it.
 export type { ObjectEvent, WatchEvent, SyncedEvent } from '../watching/events.js';
@@ -42,11 +48,36 @@ export type { ProgressRecord } from '../state/progress.js';
 
 // Events and metrics as the engines take them.
 export { EventPoster, type EventPosterOptions } from '../posting/events.js';
-export { MetricsRecorder, Histogram, noMetrics, type Metrics, type CounterName, type GaugeName, type HistogramName, type Labels } from '../observability/metrics.js';
+export {
+  MetricsRecorder,
+  Histogram,
+  noMetrics,
+  type Metrics,
+  type CounterName,
+  type GaugeName,
+  type HistogramName,
+  type Labels,
+} from '../observability/metrics.js';
 
 // Admission webhook certificates: a CA and serving certificate kept in a Secret, rotated without a failed admission.
-export { CertificateStore, type CertificateBundle, type CertificateStoreOptions } from '../admission/certificate-store.js';
-export { issueAuthority, issueServingCertificate, issueClientCertificate, type IssuedCertificate, type AuthorityOptions, type ServingOptions, type ClientOptions } from '../admission/certificates.js';
+export {
+  CertificateStore,
+  type CertificateBundle,
+  type CertificateStoreOptions,
+} from '../admission/certificate-store.js';
+export {
+  issueAuthority,
+  issueServingCertificate,
+  issueClientCertificate,
+  type IssuedCertificate,
+  type AuthorityOptions,
+  type ServingOptions,
+  type ClientOptions,
+} from '../admission/certificates.js';
 // Admission webhooks: the HTTPS server the API server calls, and the path of each webhook.
-export { WebhookServer, type WebhookServerOptions, type ServingCertificate } from '../admission/webhook-server.js';
+export {
+  WebhookServer,
+  type WebhookServerOptions,
+  type ServingCertificate,
+} from '../admission/webhook-server.js';
 export { webhookPath, conversionPath } from '../admission/webhook-paths.js';

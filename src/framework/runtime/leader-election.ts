@@ -1,9 +1,16 @@
-import type { ApiClient } from '../api/api-client.js';
-import { ApiError } from '../api/api-error.js';
 import { systemClock, type Clock } from '../clock/clock.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { withDeadline } from './lease-deadline.js';
-import { attemptTimeoutMs, leaseTimings, renewAttemptMs, stillLeading, untilNextRenewalMs, type LeaseTimings, type RenewAttempt } from './lease-renewal.js';
+import { isConflict, LeaseApi } from './lease-api.js';
+import {
+  attemptTimeoutMs,
+  leaseTimings,
+  renewAttemptMs,
+  stillLeading,
+  untilNextRenewalMs,
+  type LeaseTimings,
+  type RenewAttempt,
+} from './lease-renewal.js';
 import {
   heldByAnother,
   holderToAnnounce,
@@ -19,57 +26,17 @@ import {
 // The Lease record goes with the elector for its callers (and specs that write Leases themselves).
 export { formatMicroTime, type Lease, type LeaseSpec } from './lease-record.js';
 
-/** Options for {@link LeaderElector}. Durations default to 30 s / 20 s / 2 s (see lease-renewal.ts for why). */
-export interface LeaderElectionOptions {
-  client: ApiClient;
-  /** Namespace of the Lease. */
-  namespace: string;
-  /** Name of the Lease; every replica of one operator uses the same. */
-  name: string;
-  /** This replica's id, unique among the replicas (e.g. pod name plus a random suffix). */
-  identity: string;
-  /**
-   * How long non-leaders wait after the last change they saw to the Lease before taking it over.
-   * Judged by each replica's own clock and setting, so every replica should use the same value.
-   * Default 30 000 ms.
-   */
-  leaseDurationMs?: number;
-  /**
-   * How long after the start of its last successful renewal a leader keeps trying before it gives up
-   * leading: an API server stall shorter than this minus a retry period costs nothing. Must be below
-   * the lease duration, which leaves the difference for the work to stop. Default 20 000 ms.
-   */
-  renewDeadlineMs?: number;
-  /** The pause between attempts to acquire or renew. Default 2 000 ms. */
-  retryPeriodMs?: number;
-  /** Default: {@link silentLogger}. */
-  logger?: Logger;
-  /**
-   * The clock the elector reads and waits by (between attempts, and for a request's deadline).
-   * Default {@link systemClock}; specs pass a virtual one.
-   */
-  clock?: Clock;
-}
+import type {
+  LeaderElectionOptions,
+  LeadershipCallbacks,
+  StopOptions,
+} from './leader-election-options.js';
 
-/** What a {@link LeaderElector} calls as it gains and loses leadership. */
-export interface LeadershipCallbacks {
-  /**
-   * Called once leadership is acquired. Renewals go on while it runs, so it may start long-lived
-   * work and return; if it throws or rejects, the elector steps down (releasing the Lease).
-   */
-  onStartedLeading(): void | Promise<void>;
-  /** Called once when leadership is lost or released; `run()` resolves after it settles. */
-  onStoppedLeading(): void | Promise<void>;
-}
-
-/** Options for {@link LeaderElector.stop}. */
-export interface StopOptions {
-  /**
-   * Release the Lease so that a successor can take over at once. Default true. `false` leaves
-   * the Lease to expire, as if the process had died (for tests and crash-like shutdowns).
-   */
-  release?: boolean;
-}
+export type {
+  LeaderElectionOptions,
+  LeadershipCallbacks,
+  StopOptions,
+} from './leader-election-options.js';
 
 /**
  * Leader election over a `coordination.k8s.io/v1` Lease, with the semantics of client-go's
@@ -84,7 +51,7 @@ export interface StopOptions {
  * ```
  */
 export class LeaderElector {
-  private readonly client: ApiClient;
+  private readonly api: LeaseApi;
   private readonly namespace: string;
   private readonly name: string;
   private readonly identity: string;
@@ -115,13 +82,16 @@ export class LeaderElector {
     for (const field of ['namespace', 'name', 'identity'] as const) {
       if (!options[field]) throw new Error(`leader election: ${field} must not be empty`);
     }
-    this.client = options.client;
+    this.api = new LeaseApi(options.client, options.namespace, options.name, this.attemptMs);
     this.namespace = options.namespace;
     this.name = options.name;
     this.identity = options.identity;
     this.clock = options.clock ?? systemClock;
     // `replica`, not `identity`: the operator's identity (its annotation prefix) is another thing.
-    this.logger = (options.logger ?? silentLogger()).child({ lease: `${options.namespace}/${options.name}`, replica: options.identity });
+    this.logger = (options.logger ?? silentLogger()).child({
+      lease: `${options.namespace}/${options.name}`,
+      replica: options.identity,
+    });
   }
 
   /** The current holder as last seen ('' when free, undefined before the Lease was first read). */
@@ -166,7 +136,10 @@ export class LeaderElector {
     await this.running;
   }
 
-  private async campaign(callbacks: LeadershipCallbacks, controller: AbortController): Promise<void> {
+  private async campaign(
+    callbacks: LeadershipCallbacks,
+    controller: AbortController,
+  ): Promise<void> {
     const signal = controller.signal;
     const acquiredAt = await this.acquire(signal);
     if (acquiredAt === undefined) return;
@@ -174,7 +147,9 @@ export class LeaderElector {
     const previous = this.announcedHolder;
     this.logger.info(
       { previousHolder: previous || undefined },
-      previous ? `took over the Lease ${this.leaseName()} from ${previous}: leading` : `acquired the Lease ${this.leaseName()}: leading`,
+      previous
+        ? `took over the Lease ${this.leaseName()} from ${previous}: leading`
+        : `acquired the Lease ${this.leaseName()}: leading`,
     );
     // Not awaited: the Lease must be renewed while the callback starts (or runs) the real work.
     void Promise.resolve()
@@ -190,7 +165,11 @@ export class LeaderElector {
       if (this.releaseOnExit) await this.release();
       this.logger.info('stopped leading');
     } else {
-      this.logger.warn(outcome === 'taken' ? 'the lease was taken over: stopped leading' : 'could not renew the lease in time: stopped leading');
+      this.logger.warn(
+        outcome === 'taken'
+          ? 'the lease was taken over: stopped leading'
+          : 'could not renew the lease in time: stopped leading',
+      );
     }
     try {
       await callbacks.onStoppedLeading();
@@ -204,7 +183,12 @@ export class LeaderElector {
     for (;;) {
       const startedAt = this.clock.now();
       try {
-        if (await withDeadline(this.clock, signal, this.attemptMs, (bounded) => this.tryAcquireOrRenew(bounded))) return startedAt;
+        if (
+          await withDeadline(this.clock, signal, this.attemptMs, (bounded) =>
+            this.tryAcquireOrRenew(bounded),
+          )
+        )
+          return startedAt;
         this.announceStandby();
       } catch (error) {
         if (signal.aborted) return undefined;
@@ -219,7 +203,11 @@ export class LeaderElector {
    * word looks like a hung operator (or hides that an unrelated operator holds the same Lease).
    */
   private announceStandby(): void {
-    const holder = holderToAnnounce(leaseHolder(this.observed), this.identity, this.announcedHolder);
+    const holder = holderToAnnounce(
+      leaseHolder(this.observed),
+      this.identity,
+      this.announcedHolder,
+    );
     if (holder === undefined) return;
     this.announcedHolder = holder;
     this.logger.info({ holder }, `standing by, leader is ${holder} (Lease ${this.leaseName()})`);
@@ -232,7 +220,13 @@ export class LeaderElector {
 
   /** How long to wait before the next attempt to acquire (see {@link untilNextAttemptMs}). */
   private untilNextAttempt(): number {
-    return untilNextAttemptMs(this.seen(), this.identity, this.timings.leaseDurationMs, this.timings.retryPeriodMs, this.clock.now());
+    return untilNextAttemptMs(
+      this.seen(),
+      this.identity,
+      this.timings.leaseDurationMs,
+      this.timings.retryPeriodMs,
+      this.clock.now(),
+    );
   }
 
   /** Waits `ms`; false when aborted first. The clock's timer is cleared on abort, so nothing keeps the process alive. */
@@ -248,22 +242,41 @@ export class LeaderElector {
    * (see {@link stillLeading}); until then, failed or hung attempts are retried, so an API server
    * that stalls for less costs nothing.
    */
-  private async renew(signal: AbortSignal, renewedAt: number): Promise<'aborted' | 'expired' | 'taken'> {
+  private async renew(
+    signal: AbortSignal,
+    renewedAt: number,
+  ): Promise<'aborted' | 'expired' | 'taken'> {
     const deadlineMs = this.timings.renewDeadlineMs;
     let lastRenewal = renewedAt;
     let last: RenewAttempt = { startedAt: renewedAt, renewed: true };
     let failures = 0;
     for (;;) {
-      if (!(await this.pause(untilNextRenewalMs(last, lastRenewal, this.timings, this.clock.now()), signal))) return 'aborted';
+      if (
+        !(await this.pause(
+          untilNextRenewalMs(last, lastRenewal, this.timings, this.clock.now()),
+          signal,
+        ))
+      )
+        return 'aborted';
       // The attempt's start, not its end, counts: the write may have landed any time after it.
       const startedAt = this.clock.now();
       if (!stillLeading(lastRenewal, deadlineMs, startedAt)) return 'expired';
       last = { startedAt, renewed: false };
       try {
-        if (await withDeadline(this.clock, signal, renewAttemptMs(lastRenewal, deadlineMs, startedAt), (bounded) => this.tryAcquireOrRenew(bounded))) {
+        if (
+          await withDeadline(
+            this.clock,
+            signal,
+            renewAttemptMs(lastRenewal, deadlineMs, startedAt),
+            (bounded) => this.tryAcquireOrRenew(bounded),
+          )
+        ) {
           if (failures > 0) {
             const sinceLastRenewalMs = this.clock.now() - lastRenewal;
-            this.logger.info({ failedAttempts: failures, sinceLastRenewalMs }, `renewed the lease again, ${sinceLastRenewalMs} ms after the last renewal: still leading`);
+            this.logger.info(
+              { failedAttempts: failures, sinceLastRenewalMs },
+              `renewed the lease again, ${sinceLastRenewalMs} ms after the last renewal: still leading`,
+            );
           }
           [lastRenewal, last, failures] = [startedAt, { startedAt, renewed: true }, 0];
           continue;
@@ -271,7 +284,10 @@ export class LeaderElector {
         if (leaseHolder(this.observed) !== this.identity) return 'taken';
       } catch (error) {
         if (signal.aborted) return 'aborted';
-        this.logger.warn({ err: error, renewDeadlineMs: deadlineMs }, 'could not renew the lease; retrying until the renew deadline');
+        this.logger.warn(
+          { err: error, renewDeadlineMs: deadlineMs },
+          'could not renew the lease; retrying until the renew deadline',
+        );
       }
       failures++;
     }
@@ -286,33 +302,41 @@ export class LeaderElector {
     // A leader renews from its cached copy, saving a GET; a conflict means the cache is stale.
     if (this.leading && this.observed && leaseHolder(this.observed) === this.identity) {
       try {
-        this.observe(await this.write('PUT', this.nextLease(this.observed, now), signal), now);
+        this.observe(await this.api.write('PUT', this.nextLease(this.observed, now), signal), now);
         return true;
       } catch (error) {
         if (!isConflict(error)) throw error;
       }
     }
 
-    let lease = await this.read(signal);
+    let lease = await this.api.read(signal);
     // Expiry counts from when the answer came, not when it was asked for: a slow read may show a renewal
     // that landed well after it was sent.
     let seenAt = this.clock.now();
     if (!lease) {
       try {
-        this.observe(await this.write('POST', this.nextLease({ metadata: { name: this.name, namespace: this.namespace } }, now), signal), now);
+        this.observe(
+          await this.api.write(
+            'POST',
+            this.nextLease({ metadata: { name: this.name, namespace: this.namespace } }, now),
+            signal,
+          ),
+          now,
+        );
         return true;
       } catch (error) {
         if (!isConflict(error)) throw error;
         // Another replica created it first.
-        lease = await this.read(signal);
+        lease = await this.api.read(signal);
         seenAt = this.clock.now();
         if (!lease) return false;
       }
     }
     this.observe(lease, seenAt);
-    if (heldByAnother(this.seen(), this.identity, this.timings.leaseDurationMs, this.clock.now())) return false;
+    if (heldByAnother(this.seen(), this.identity, this.timings.leaseDurationMs, this.clock.now()))
+      return false;
     try {
-      this.observe(await this.write('PUT', this.nextLease(lease, now), signal), now);
+      this.observe(await this.api.write('PUT', this.nextLease(lease, now), signal), now);
       return true;
     } catch (error) {
       if (isConflict(error)) return false; // lost the race to another replica
@@ -329,14 +353,24 @@ export class LeaderElector {
   private async release(): Promise<void> {
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        const released = await withDeadline(this.clock, undefined, this.attemptMs, async (signal) => {
-          // The cached copy first; after a conflict (say, an aborted renewal that landed anyway), a fresh one.
-          const lease = attempt === 0 ? this.observed : await this.read(signal);
-          if (lease?.spec?.holderIdentity !== this.identity) return false;
-          this.observe(await this.write('PUT', leaseReleased(lease, this.clock.now()), signal), this.clock.now());
-          return true;
-        });
-        this.logger.info(released ? 'released the lease' : 'the lease is no longer ours: nothing to release');
+        const released = await withDeadline(
+          this.clock,
+          undefined,
+          this.attemptMs,
+          async (signal) => {
+            // The cached copy first; after a conflict (say, an aborted renewal that landed anyway), a fresh one.
+            const lease = attempt === 0 ? this.observed : await this.api.read(signal);
+            if (lease?.spec?.holderIdentity !== this.identity) return false;
+            this.observe(
+              await this.api.write('PUT', leaseReleased(lease, this.clock.now()), signal),
+              this.clock.now(),
+            );
+            return true;
+          },
+        );
+        this.logger.info(
+          released ? 'released the lease' : 'the lease is no longer ours: nothing to release',
+        );
         return;
       } catch (error) {
         if (!isConflict(error) || attempt > 0) {
@@ -345,20 +379,6 @@ export class LeaderElector {
         }
       }
     }
-  }
-
-  private async read(signal: AbortSignal): Promise<Lease | undefined> {
-    try {
-      return await this.client.request<Lease>('GET', this.leasePath(), { signal, timeoutMs: this.attemptMs });
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 404) return undefined;
-      throw error;
-    }
-  }
-
-  private write(method: 'POST' | 'PUT', lease: Lease, signal: AbortSignal): Promise<Lease> {
-    const path = method === 'POST' ? this.collectionPath() : this.leasePath();
-    return this.client.request<Lease>(method, path, { body: lease, signal, timeoutMs: this.attemptMs });
   }
 
   /** Records a Lease read or written at `now`; the observed time moves only when the spec changed. */
@@ -375,16 +395,4 @@ export class LeaderElector {
   private seen(): LeaseObservation {
     return { holder: leaseHolder(this.observed), observedAt: this.observedAt };
   }
-
-  private collectionPath(): string {
-    return `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.namespace)}/leases`;
-  }
-
-  private leasePath(): string {
-    return `${this.collectionPath()}/${encodeURIComponent(this.name)}`;
-  }
-}
-
-function isConflict(error: unknown): boolean {
-  return error instanceof ApiError && error.status === 409;
 }

@@ -27,7 +27,9 @@ export interface Lease extends KubeObject {
 export function formatMicroTime(epochMs: number): string {
   const whole = Math.floor(epochMs);
   const micros = Math.floor((epochMs - whole) * 1000);
-  return new Date(whole).toISOString().replace(/\.(\d{3})Z$/, (_, millis: string) => `.${millis}${String(micros).padStart(3, '0')}Z`);
+  return new Date(whole)
+    .toISOString()
+    .replace(/\.(\d{3})Z$/, (_, millis: string) => `.${millis}${String(micros).padStart(3, '0')}Z`);
 }
 
 /** Who holds a Lease; '' when free (or unknown). */
@@ -39,9 +41,15 @@ export function leaseHolder(lease: Lease | undefined): string {
  * The Lease as `identity` writes it at `now` to acquire or renew it: a renewal keeps `acquireTime`
  * and the transition count, a takeover counts one more transition, a new Lease starts at 0.
  */
-export function leaseHeldBy(current: Lease, identity: string, leaseDurationMs: number, now: number): Lease {
+export function leaseHeldBy(
+  current: Lease,
+  identity: string,
+  leaseDurationMs: number,
+  now: number,
+): Lease {
   const spec = current.spec ?? {};
-  const renewing = current.metadata?.resourceVersion !== undefined && spec.holderIdentity === identity;
+  const renewing =
+    current.metadata?.resourceVersion !== undefined && spec.holderIdentity === identity;
   const time = formatMicroTime(now);
   return {
     ...current,
@@ -54,7 +62,10 @@ export function leaseHeldBy(current: Lease, identity: string, leaseDurationMs: n
       leaseDurationSeconds: Math.max(1, Math.ceil(leaseDurationMs / 1000)),
       acquireTime: renewing ? (spec.acquireTime ?? time) : time,
       renewTime: time,
-      leaseTransitions: current.metadata?.resourceVersion === undefined ? 0 : (spec.leaseTransitions ?? 0) + (renewing ? 0 : 1),
+      leaseTransitions:
+        current.metadata?.resourceVersion === undefined
+          ? 0
+          : (spec.leaseTransitions ?? 0) + (renewing ? 0 : 1),
     },
   };
 }
@@ -65,13 +76,25 @@ export function leaseHeldBy(current: Lease, identity: string, leaseDurationMs: n
  */
 export function leaseReleased(lease: Lease, now: number): Lease {
   const time = formatMicroTime(now);
-  const spec: LeaseSpec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: time, renewTime: time };
+  const spec: LeaseSpec = {
+    ...lease.spec,
+    holderIdentity: '',
+    leaseDurationSeconds: 1,
+    acquireTime: time,
+    renewTime: time,
+  };
   return { ...lease, spec };
 }
 
 /** A Lease spec as a string, with a fixed field order so equal specs compare equal whatever order the server used. */
 export function leaseSpecKey(spec: LeaseSpec = {}): string {
-  return JSON.stringify([spec.holderIdentity ?? '', spec.leaseDurationSeconds, spec.acquireTime, spec.renewTime, spec.leaseTransitions]);
+  return JSON.stringify([
+    spec.holderIdentity ?? '',
+    spec.leaseDurationSeconds,
+    spec.acquireTime,
+    spec.renewTime,
+    spec.leaseTransitions,
+  ]);
 }
 
 /** What a replica knows of the Lease it last saw: its holder, and when (by its own clock) the spec last changed. */
@@ -84,7 +107,12 @@ export interface LeaseObservation {
  * Whether another replica still holds the Lease: held by someone else, and changed within the lease
  * duration by this replica's own clock (never by the times written in it, so clocks need no sync).
  */
-export function heldByAnother(seen: LeaseObservation, identity: string, leaseDurationMs: number, now: number): boolean {
+export function heldByAnother(
+  seen: LeaseObservation,
+  identity: string,
+  leaseDurationMs: number,
+  now: number,
+): boolean {
   return seen.holder !== '' && seen.holder !== identity && now <= seen.observedAt + leaseDurationMs;
 }
 
@@ -93,7 +121,13 @@ export function heldByAnother(seen: LeaseObservation, identity: string, leaseDur
  * longer than until just after the Lease it saw would expire, so a dead leader is replaced within the
  * lease duration plus at most one retry period (the lag of its own observation), not a poll later.
  */
-export function untilNextAttemptMs(seen: LeaseObservation, identity: string, leaseDurationMs: number, retryPeriodMs: number, now: number): number {
+export function untilNextAttemptMs(
+  seen: LeaseObservation,
+  identity: string,
+  leaseDurationMs: number,
+  retryPeriodMs: number,
+  now: number,
+): number {
   if (seen.holder === '' || seen.holder === identity) return retryPeriodMs;
   const untilExpiry = seen.observedAt + leaseDurationMs - now;
   // Already past expiry means the last attempt failed for another reason: back to the normal pace.
@@ -108,7 +142,11 @@ const MAX_HOLDER_CHARS = 128;
  * it is another replica and not the one announced last, so a standby says who leads once, and again
  * only when the leader changes. Control characters are dropped and the id is cut, as it goes into logs.
  */
-export function holderToAnnounce(holder: string, identity: string, lastAnnounced: string): string | undefined {
+export function holderToAnnounce(
+  holder: string,
+  identity: string,
+  lastAnnounced: string,
+): string | undefined {
   if (holder === '' || holder === identity) return undefined;
   // eslint-disable-next-line no-control-regex
   const printable = holder.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, MAX_HOLDER_CHARS);

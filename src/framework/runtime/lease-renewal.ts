@@ -47,15 +47,21 @@ export function leaseTimings(options: Partial<LeaseTimings>): LeaseTimings {
   };
   for (const [field, value] of Object.entries(timings)) {
     if (!Number.isFinite(value) || value <= 0 || value > MAX_TIMEOUT_MS) {
-      throw new Error(`leader election: ${field} must be a positive number of milliseconds up to ${MAX_TIMEOUT_MS} (about 24.8 days), got ${value}`);
+      throw new Error(
+        `leader election: ${field} must be a positive number of milliseconds up to ${MAX_TIMEOUT_MS} (about 24.8 days), got ${value}`,
+      );
     }
   }
   const { leaseDurationMs, renewDeadlineMs, retryPeriodMs } = timings;
   if (leaseDurationMs <= renewDeadlineMs) {
-    throw new Error(`leader election: leaseDurationMs (${leaseDurationMs}) must be greater than renewDeadlineMs (${renewDeadlineMs})`);
+    throw new Error(
+      `leader election: leaseDurationMs (${leaseDurationMs}) must be greater than renewDeadlineMs (${renewDeadlineMs})`,
+    );
   }
   if (renewDeadlineMs <= JITTER_FACTOR * retryPeriodMs) {
-    throw new Error(`leader election: renewDeadlineMs (${renewDeadlineMs}) must be greater than ${JITTER_FACTOR} × retryPeriodMs (${retryPeriodMs})`);
+    throw new Error(
+      `leader election: renewDeadlineMs (${renewDeadlineMs}) must be greater than ${JITTER_FACTOR} × retryPeriodMs (${retryPeriodMs})`,
+    );
   }
   return timings;
 }
@@ -78,8 +84,15 @@ export function attemptTimeoutMs(renewDeadlineMs: number): number {
 }
 
 /** How long a renewal attempt starting at `now` may wait: {@link attemptTimeoutMs}, but never past the renew deadline. */
-export function renewAttemptMs(lastRenewalAt: number, renewDeadlineMs: number, now: number): number {
-  return Math.max(0, Math.min(attemptTimeoutMs(renewDeadlineMs), lastRenewalAt + renewDeadlineMs - now));
+export function renewAttemptMs(
+  lastRenewalAt: number,
+  renewDeadlineMs: number,
+  now: number,
+): number {
+  return Math.max(
+    0,
+    Math.min(attemptTimeoutMs(renewDeadlineMs), lastRenewalAt + renewDeadlineMs - now),
+  );
 }
 
 /** The last renewal attempt of a leader: when it started and whether it renewed the Lease. */
@@ -94,7 +107,12 @@ export interface RenewAttempt {
  * once (the API server may be answering again) while quick errors are not retried in a loop. Never
  * past the renew deadline, where the leader gives up.
  */
-export function untilNextRenewalMs(last: RenewAttempt, lastRenewalAt: number, timings: LeaseTimings, now: number): number {
+export function untilNextRenewalMs(
+  last: RenewAttempt,
+  lastRenewalAt: number,
+  timings: LeaseTimings,
+  now: number,
+): number {
   const pause = last.renewed ? timings.retryPeriodMs : last.startedAt + timings.retryPeriodMs - now;
   return Math.max(0, Math.min(pause, lastRenewalAt + timings.renewDeadlineMs - now));
 }

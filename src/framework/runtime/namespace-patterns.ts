@@ -13,7 +13,12 @@ export function matchNamespace(glob: string, name: string): boolean {
 }
 
 function globExpression(glob: string): RegExp {
-  return new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+  return new RegExp(
+    `^${glob
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  );
 }
 
 /**
@@ -21,7 +26,9 @@ function globExpression(glob: string): RegExp {
  * listing marker. Globs are matched on each event rather than against the namespaces that exist at
  * start, so a namespace created later is served without a restart.
  */
-export function inNamespaces(patterns: readonly string[]): (events: Observable<WatchEvent>) => Observable<WatchEvent> {
+export function inNamespaces(
+  patterns: readonly string[],
+): (events: Observable<WatchEvent>) => Observable<WatchEvent> {
   const expressions = patterns.map(globExpression);
   const matches = new Map<string, boolean>(); // namespaces are few; each is matched once
   return filter((event) => {

@@ -40,10 +40,19 @@ export class OperatorCache implements CacheAccess {
   readonly indexes: Indexes;
 
   constructor(
-    private readonly deps: { client: ApiClient; hub: WatchHub; registry: Registry; logger: Logger; namespaces: readonly string[] | undefined },
+    private readonly deps: {
+      client: ApiClient;
+      hub: WatchHub;
+      registry: Registry;
+      logger: Logger;
+      namespaces: readonly string[] | undefined;
+    },
   ) {
     this.patterns = [...new Set(deps.namespaces ?? [])];
-    this.gate = this.patterns.length === 0 ? () => true : (namespace) => this.patterns.some((pattern) => matchNamespace(pattern, namespace));
+    this.gate =
+      this.patterns.length === 0
+        ? () => true
+        : (namespace) => this.patterns.some((pattern) => matchNamespace(pattern, namespace));
     this.cache = {
       resource: <T extends TypedObject>(first: string | Kind<T>, name?: string) => {
         const { resource } = resourceArguments(first, [name], 'cache.resource');
@@ -55,7 +64,8 @@ export class OperatorCache implements CacheAccess {
 
   /** Notes the names a resolved resource was declared by, so the cache finds its watches by any of them. */
   track(resource: Resource, selectors: readonly ResourceSelector[]): void {
-    for (const selector of selectors) this.resolved.set(nameKey(selector.apiVersion, selector.name), resource);
+    for (const selector of selectors)
+      this.resolved.set(nameKey(selector.apiVersion, selector.name), resource);
     this.resolved.set(nameKey(apiVersionOf(resource), resource.plural), resource);
     this.resolved.set(nameKey(apiVersionOf(resource), resource.kind), resource);
   }
@@ -69,9 +79,17 @@ export class OperatorCache implements CacheAccess {
     const generation = this.generation;
     for (const book of this.books.values()) book.retain(() => false);
     const { caches, indexes } = this.deps.registry;
-    const watches: Array<{ resource: ResourceSelector; scope: WatchScope; index: IndexSpec | undefined }> = [
+    const watches: Array<{
+      resource: ResourceSelector;
+      scope: WatchScope;
+      index: IndexSpec | undefined;
+    }> = [
       ...caches.map((spec) => ({ resource: spec.resource, scope: spec.options, index: undefined })),
-      ...indexes.map((spec) => ({ resource: spec.resource, scope: { labelSelector: spec.options.labelSelector }, index: spec })),
+      ...indexes.map((spec) => ({
+        resource: spec.resource,
+        scope: { labelSelector: spec.options.labelSelector },
+        index: spec,
+      })),
     ];
     if (watches.length === 0) return Promise.resolve(true);
     return new Promise<boolean>((resolve) => {
@@ -82,14 +100,23 @@ export class OperatorCache implements CacheAccess {
       };
       this.stopped = () => resolve(false);
       watches.forEach(({ resource: selector, scope, index }, i) => {
-        const resolution = resolveResource(this.deps.client, selector, { logger: this.deps.logger }).subscribe((resource) => {
+        const resolution = resolveResource(this.deps.client, selector, {
+          logger: this.deps.logger,
+        }).subscribe((resource) => {
           this.track(resource, [selector]);
-          const keys = this.namespacesOf(resource).map((namespace, n) => ({ namespace, key: `${i}/${n}` }));
+          const keys = this.namespacesOf(resource).map((namespace, n) => ({
+            namespace,
+            key: `${i}/${n}`,
+          }));
           // Every namespace's key before any subscription: a shared watch already listed answers at once.
           keys.forEach(({ key }) => unsynced.add(key));
           listed(String(i));
           for (const { namespace, key } of keys) {
-            const watchScope: WatchScope = { namespace, labelSelector: scope.labelSelector || undefined, fieldSelector: scope.fieldSelector || undefined };
+            const watchScope: WatchScope = {
+              namespace,
+              labelSelector: scope.labelSelector || undefined,
+              fieldSelector: scope.fieldSelector || undefined,
+            };
             this.subscriptions.push(this.subscribe(resource, watchScope, index, () => listed(key)));
           }
         });
@@ -112,9 +139,17 @@ export class OperatorCache implements CacheAccess {
     return patterns.length > 0 && !patterns.some(isNamespaceGlob) ? [...patterns] : [undefined];
   }
 
-  private subscribe(resource: Resource, scope: WatchScope, index: IndexSpec | undefined, listed: () => void): Subscription {
-    const globbed = resource.namespaced && scope.namespace === undefined && this.patterns.length > 0;
-    const events = globbed ? this.deps.hub.watch(resource, scope).pipe(inNamespaces(this.patterns)) : this.deps.hub.watch(resource, scope);
+  private subscribe(
+    resource: Resource,
+    scope: WatchScope,
+    index: IndexSpec | undefined,
+    listed: () => void,
+  ): Subscription {
+    const globbed =
+      resource.namespaced && scope.namespace === undefined && this.patterns.length > 0;
+    const events = globbed
+      ? this.deps.hub.watch(resource, scope).pipe(inNamespaces(this.patterns))
+      : this.deps.hub.watch(resource, scope);
     const book = index ? this.book(index.id) : undefined;
     const failing = new Set<string>();
     const logger = this.deps.logger.child({ resource: resourceId(resource) });
@@ -136,7 +171,11 @@ export class OperatorCache implements CacheAccess {
           book.set(uid, indexContribution(index, event.object, resource, logger, failing));
         }
       },
-      error: (error: unknown) => logger.error({ err: error }, `cache watch failed: ${error instanceof Error ? error.message : String(error)}`),
+      error: (error: unknown) =>
+        logger.error(
+          { err: error },
+          `cache watch failed: ${error instanceof Error ? error.message : String(error)}`,
+        ),
     });
   }
 
@@ -145,7 +184,9 @@ export class OperatorCache implements CacheAccess {
     if (!book) {
       const ids = this.deps.registry.indexes.map((spec) => spec.id);
       if (!ids.includes(id)) {
-        throw new Error(`no index '${id}': ${ids.length > 0 ? `this operator's indexes are ${ids.map((i) => `'${i}'`).join(', ')}` : 'this operator has no indexes'}; declare one with @on.index(apiVersion, resource) on a method (its id is Class.method unless given)`);
+        throw new Error(
+          `no index '${id}': ${ids.length > 0 ? `this operator's indexes are ${ids.map((i) => `'${i}'`).join(', ')}` : 'this operator has no indexes'}; declare one with @on.index(apiVersion, resource) on a method (its id is Class.method unless given)`,
+        );
       }
       this.books.set(id, (book = new IndexBook()));
     }
@@ -159,7 +200,10 @@ export class OperatorCache implements CacheAccess {
         `${name} in ${apiVersion} is not watched by this operator, so the cache cannot read it: declare it with @on.cache('${apiVersion}', '${name}') on a handler class (or handle it with any @on.* handler)`,
       );
     }
-    const stores = (): { resource: Resource | undefined; stores: ReturnType<WatchHub['stores']> } => {
+    const stores = (): {
+      resource: Resource | undefined;
+      stores: ReturnType<WatchHub['stores']>;
+    } => {
       const resource = this.resolved.get(key);
       return { resource, stores: resource ? this.deps.hub.stores(resource) : [] };
     };
@@ -167,12 +211,21 @@ export class OperatorCache implements CacheAccess {
       get: ({ namespace, name: objectName }) => {
         const { resource, stores: found } = stores();
         if (!resource || (resource.namespaced && !namespace)) return undefined;
-        return readObject(found, resource.namespaced ? namespace : undefined, objectName, this.gate) as T | undefined;
+        return readObject(
+          found,
+          resource.namespaced ? namespace : undefined,
+          objectName,
+          this.gate,
+        ) as T | undefined;
       },
       list: (query = {}) => {
         const { resource, stores: found } = stores();
         if (!resource) return [];
-        return listObjects(found, { ...query, namespace: resource.namespaced ? query.namespace : undefined }, this.gate) as unknown as readonly T[];
+        return listObjects(
+          found,
+          { ...query, namespace: resource.namespaced ? query.namespace : undefined },
+          this.gate,
+        ) as unknown as readonly T[];
       },
     };
   }
@@ -180,6 +233,10 @@ export class OperatorCache implements CacheAccess {
   /** Every resource name the operator declares: its handlers', `@on.cache`'s and `@on.index`'s. */
   private declared(): Set<string> {
     const { handlers, caches, indexes } = this.deps.registry;
-    return new Set([...handlers, ...caches, ...indexes].map(({ resource }) => nameKey(resource.apiVersion, resource.name)));
+    return new Set(
+      [...handlers, ...caches, ...indexes].map(({ resource }) =>
+        nameKey(resource.apiVersion, resource.name),
+      ),
+    );
   }
 }

@@ -25,7 +25,10 @@ export interface OperatorHealthSources {
 }
 
 /** `/healthz`, `/readyz` and `/metrics` of an operator: the checks and the exposition, for a {@link HealthServer}. */
-export function operatorHealth(sources: OperatorHealthSources, server: { port: number; host?: string }): HealthServerOptions {
+export function operatorHealth(
+  sources: OperatorHealthSources,
+  server: { port: number; host?: string },
+): HealthServerOptions {
   const { watchHealth, metrics, watchStallMs, handlerStallMs } = sources;
   return {
     port: server.port,
@@ -35,7 +38,12 @@ export function operatorHealth(sources: OperatorHealthSources, server: { port: n
         name: 'watches',
         check: () => {
           const stalled = watchHealth.stalled(watchStallMs);
-          return stalled.length === 0 ? { ok: true } : { ok: false, reason: `no answer from the API server for over ${watchStallMs / 1000} s on ${stalled.join(', ')}` };
+          return stalled.length === 0
+            ? { ok: true }
+            : {
+                ok: false,
+                reason: `no answer from the API server for over ${watchStallMs / 1000} s on ${stalled.join(', ')}`,
+              };
         },
       },
       {
@@ -45,7 +53,9 @@ export function operatorHealth(sources: OperatorHealthSources, server: { port: n
           const progress = sources.progress();
           const stalledMs = stalledForMs(progress, Date.now());
           if (stalledMs < handlerStallMs) return { ok: true };
-          const limit = sources.handlerTimeout ? '' : '; a handler timeout (option handlerTimeout, konductor --handler-timeout) abandons hung handlers';
+          const limit = sources.handlerTimeout
+            ? ''
+            : '; a handler timeout (option handlerTimeout, konductor --handler-timeout) abandons hung handlers';
           return {
             ok: false,
             reason: `no handler run has finished for ${Math.round(stalledMs / 1000)} s while ${progress.queued} object(s) wait and ${progress.running} run(s) hold every slot: handlers are hung${limit}`,
@@ -59,7 +69,9 @@ export function operatorHealth(sources: OperatorHealthSources, server: { port: n
         check: () => {
           const leadership = sources.leadership();
           if (!leadership) return { ok: true };
-          return leadership.holderKnown ? { ok: true } : { ok: false, reason: 'the Lease has not been read yet' };
+          return leadership.holderKnown
+            ? { ok: true }
+            : { ok: false, reason: 'the Lease has not been read yet' };
         },
       },
       {
@@ -69,11 +81,20 @@ export function operatorHealth(sources: OperatorHealthSources, server: { port: n
           if (sources.leadership()?.leading === false) return { ok: true };
           const broken = sources.brokenRoutes();
           if (broken.length > 0) return { ok: false, reason: broken.join('; ') };
-          return sources.listed() ? { ok: true } : { ok: false, reason: `waiting for the initial listing of ${watchHealth.unsynced().join(', ') || 'resources not yet served'}` };
+          return sources.listed()
+            ? { ok: true }
+            : {
+                ok: false,
+                reason: `waiting for the initial listing of ${watchHealth.unsynced().join(', ') || 'resources not yet served'}`,
+              };
         },
       },
     ],
-    metrics: () => (metrics instanceof PrometheusMetrics ? metrics.text() : Promise.reject(new Error('this operator sends metrics to a custom sink'))),
-    metricsContentType: metrics instanceof PrometheusMetrics ? metrics.registry.contentType : undefined,
+    metrics: () =>
+      metrics instanceof PrometheusMetrics
+        ? metrics.text()
+        : Promise.reject(new Error('this operator sends metrics to a custom sink')),
+    metricsContentType:
+      metrics instanceof PrometheusMetrics ? metrics.registry.contentType : undefined,
   };
 }

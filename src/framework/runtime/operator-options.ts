@@ -85,7 +85,12 @@ export interface OperatorOptions {
    * while no handler run finishes makes `/healthz` fail, since every slot is held by a hung handler
    * (default 300 s; 0 turns the check off).
    */
-  health?: { port: number; host?: string; watchStall?: DurationInput; handlerStall?: DurationInput };
+  health?: {
+    port: number;
+    host?: string;
+    watchStall?: DurationInput;
+    handlerStall?: DurationInput;
+  };
   /**
    * Run only while holding a `coordination.k8s.io/v1` Lease, so replicas never handle at the same time
    * (defaults 30 s lease, 20 s renew deadline, 2 s retry: an API server stalled for up to about 17 s
@@ -136,7 +141,13 @@ export interface WatchOptions {
   /** A connection silent for this long is treated as dead and replaced. Default 70 s (Kopf's figure). */
   idleTimeout?: DurationInput;
   /** Reconnect backoff. Default: client-go's 0.8 s doubling (`factor` 2) to 30 s, reset after 2 min. */
-  reconnect?: { initial?: DurationInput; max?: DurationInput; factor?: number; jitter?: number; resetAfter?: DurationInput };
+  reconnect?: {
+    initial?: DurationInput;
+    max?: DurationInput;
+    factor?: number;
+    jitter?: number;
+    resetAfter?: DurationInput;
+  };
   /** Keep `metadata.managedFields` on cached objects (dropped by default: it is most of an object's size). */
   keepManagedFields?: boolean;
   /**
@@ -163,7 +174,10 @@ export function operatorTimings(options: OperatorOptions): OperatorTimings {
   const ms = (value: DurationInput | undefined, what: string): number | undefined => {
     if (value === undefined) return undefined;
     const result = toMilliseconds(value, `OperatorOptions.${what}`);
-    if (result > MAX_TIMEOUT_MS) throw new Error(`OperatorOptions.${what}: at most ${MAX_TIMEOUT_MS / 1000} s (about 24.8 days)`);
+    if (result > MAX_TIMEOUT_MS)
+      throw new Error(
+        `OperatorOptions.${what}: at most ${MAX_TIMEOUT_MS / 1000} s (about 24.8 days)`,
+      );
     return result;
   };
   const election = options.leaderElection;
@@ -173,7 +187,8 @@ export function operatorTimings(options: OperatorOptions): OperatorTimings {
   return {
     handlerTimeoutMs: timeout === 0 ? undefined : timeout,
     watchStallMs: ms(options.health?.watchStall, 'health.watchStall') ?? DEFAULT_WATCH_STALL_MS,
-    handlerStallMs: ms(options.health?.handlerStall, 'health.handlerStall') ?? DEFAULT_HANDLER_STALL_MS,
+    handlerStallMs:
+      ms(options.health?.handlerStall, 'health.handlerStall') ?? DEFAULT_HANDLER_STALL_MS,
     lease: {
       leaseDurationMs: ms(election?.leaseDuration, 'leaderElection.leaseDuration'),
       renewDeadlineMs: ms(election?.renewDeadline, 'leaderElection.renewDeadline'),

@@ -3,8 +3,17 @@ import { discoverResource } from '../api/discovery.js';
 import { resourceId, type Resource } from '../api/resource.js';
 import { certificateSecretName } from '../admission/certificate-secret.js';
 import { CertificateStore, type CertificateBundle } from '../admission/certificate-store.js';
-import { deleteOwnWebhookConfigurations, writeConversion, writeWebhookConfigurations } from '../admission/configuration-writer.js';
-import { conversionWebhook, webhookConfigurations, type WebhookClient, type WebhookEntry } from '../admission/webhook-configurations.js';
+import {
+  deleteOwnWebhookConfigurations,
+  writeConversion,
+  writeWebhookConfigurations,
+} from '../admission/configuration-writer.js';
+import {
+  conversionWebhook,
+  webhookConfigurations,
+  type WebhookClient,
+  type WebhookEntry,
+} from '../admission/webhook-configurations.js';
 import { conversionPath, webhookPath } from '../admission/webhook-paths.js';
 import { WebhookServer } from '../admission/webhook-server.js';
 import type { Cache, Indexes } from '../intents/cache.js';
@@ -41,7 +50,13 @@ export interface WebhookOptions {
    * `$POD_NAMESPACE`, else the operator's only namespace, else `default`. Validities are for tests and
    * odd policies (defaults: CA 365 days, serving certificate 90 days, renewed at two thirds of its life).
    */
-  certificates?: { namespace?: string; secretName?: string; caValidity?: DurationInput; servingValidity?: DurationInput; pollInterval?: DurationInput };
+  certificates?: {
+    namespace?: string;
+    secretName?: string;
+    caValidity?: DurationInput;
+    servingValidity?: DurationInput;
+    pollInterval?: DurationInput;
+  };
   /**
    * CA certificates (PEM) of the client certificate the API server presents to admission webhooks
    * (its `--admission-control-config-file` names a `WebhookAdmissionConfiguration` whose
@@ -70,7 +85,12 @@ const DEFAULT_PORT = 9443;
 export function certificateHosts(options: WebhookOptions): string[] {
   if (options.service) {
     const { name, namespace } = options.service;
-    return [`${name}.${namespace}.svc`, `${name}.${namespace}.svc.cluster.local`, `${name}.${namespace}`, name];
+    return [
+      `${name}.${namespace}.svc`,
+      `${name}.${namespace}.svc.cluster.local`,
+      `${name}.${namespace}`,
+      name,
+    ];
   }
   if (options.url) return [new URL(options.url).hostname.replace(/^\[|\]$/g, '')];
   return ['localhost', '127.0.0.1'];
@@ -98,7 +118,10 @@ export class OperatorWebhooks {
 
   /** Whether there is anything to serve. */
   get declared(): boolean {
-    return this.services.registry.admission().length > 0 || this.services.registry.conversions().length > 0;
+    return (
+      this.services.registry.admission().length > 0 ||
+      this.services.registry.conversions().length > 0
+    );
   }
 
   /** Starts serving; resolves once the server listens and the configurations point at it. */
@@ -107,8 +130,14 @@ export class OperatorWebhooks {
     const options = this.options ?? {};
     const { client, identity, logger } = this.services;
     if (options.enabled === false) {
-      const handlers = [...this.services.registry.admission().map((spec) => spec.id), ...this.services.registry.conversions().map((spec) => spec.id)];
-      logger.warn({ handlers }, `webhooks are turned off: ${handlers.join(', ')} are not served, so the API server admits and converts without them`);
+      const handlers = [
+        ...this.services.registry.admission().map((spec) => spec.id),
+        ...this.services.registry.conversions().map((spec) => spec.id),
+      ];
+      logger.warn(
+        { handlers },
+        `webhooks are turned off: ${handlers.join(', ')} are not served, so the API server admits and converts without them`,
+      );
       return;
     }
     if (!options.service && !options.url) {
@@ -116,7 +145,12 @@ export class OperatorWebhooks {
         'this operator declares admission or conversion handlers but no way for the API server to reach them: set `webhooks.service` (in a cluster) or `webhooks.url` (local development), or --webhook-service / --webhook-url',
       );
     }
-    const namespace = options.certificates?.namespace ?? options.service?.namespace ?? process.env.POD_NAMESPACE ?? this.onlyNamespace() ?? 'default';
+    const namespace =
+      options.certificates?.namespace ??
+      options.service?.namespace ??
+      process.env.POD_NAMESPACE ??
+      this.onlyNamespace() ??
+      'default';
     this.store = new CertificateStore({
       client,
       namespace,
@@ -124,7 +158,10 @@ export class OperatorWebhooks {
       hosts: certificateHosts(options),
       logger: logger.child({ component: 'webhook-certificates' }),
       caValidityMs: certificateDuration(options.certificates?.caValidity, 'caValidity'),
-      servingValidityMs: certificateDuration(options.certificates?.servingValidity, 'servingValidity'),
+      servingValidityMs: certificateDuration(
+        options.certificates?.servingValidity,
+        'servingValidity',
+      ),
       pollIntervalMs: certificateDuration(options.certificates?.pollInterval, 'pollInterval'),
     });
     const bundle = await this.store.ensure();
@@ -144,7 +181,13 @@ export class OperatorWebhooks {
     await this.resolveResources();
     this.port = await this.server.start();
     this.client = options.service
-      ? { service: { namespace: options.service.namespace, name: options.service.name, port: options.service.port ?? 443 } }
+      ? {
+          service: {
+            namespace: options.service.namespace,
+            name: options.service.name,
+            port: options.service.port ?? 443,
+          },
+        }
       : { url: this.baseUrl(options.url!, this.port) };
     logger.info({ port: this.port }, 'webhook server listening');
     if (options.managed !== false) await this.publish(bundle);
@@ -154,7 +197,9 @@ export class OperatorWebhooks {
 
   /** Ready once it serves (or when there is nothing to serve). */
   readiness(): { ok: true } | { ok: false; reason: string } {
-    return this.declared && this.options?.enabled !== false && !this.serving ? { ok: false, reason: 'the webhook server is not serving yet' } : { ok: true };
+    return this.declared && this.options?.enabled !== false && !this.serving
+      ? { ok: false, reason: 'the webhook server is not serving yet' }
+      : { ok: true };
   }
 
   /**
@@ -162,13 +207,21 @@ export class OperatorWebhooks {
    * failures are logged (whoever removes the operator can delete them), never thrown.
    */
   async withdraw(): Promise<void> {
-    if (!this.declared || this.options?.managed === false || this.options?.enabled === false) return;
+    if (!this.declared || this.options?.managed === false || this.options?.enabled === false)
+      return;
     const { client, identity, logger } = this.services;
     try {
       const deleted = await deleteOwnWebhookConfigurations(client, identity.name);
-      for (const name of deleted) logger.info({ configuration: name }, `removed ${name}: the operator is going for good, and its webhooks would refuse every write without it`);
+      for (const name of deleted)
+        logger.info(
+          { configuration: name },
+          `removed ${name}: the operator is going for good, and its webhooks would refuse every write without it`,
+        );
     } catch (error) {
-      logger.warn({ err: error instanceof Error ? error.message : String(error) }, `could not remove the webhook configurations ${identity.name}; delete them by hand, or writes they cover are refused`);
+      logger.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        `could not remove the webhook configurations ${identity.name}; delete them by hand, or writes they cover are refused`,
+      );
     }
   }
 
@@ -202,7 +255,10 @@ export class OperatorWebhooks {
         namespaceSelector: spec.options.namespaceSelector,
         objectSelector: spec.options.objectSelector,
       });
-      this.services.logger.debug({ resource: resourceId(resource), handler: spec.id }, 'admission handler resolved');
+      this.services.logger.debug(
+        { resource: resourceId(resource), handler: spec.id },
+        'admission handler resolved',
+      );
     }
   }
 
@@ -210,12 +266,31 @@ export class OperatorWebhooks {
   private async publish(bundle: CertificateBundle): Promise<void> {
     const { client, identity, logger } = this.services;
     const namespaces = this.services.namespaces;
-    const literal = namespaces && namespaces.length > 0 && !namespaces.some(isNamespaceGlob) ? namespaces : undefined;
+    const literal =
+      namespaces && namespaces.length > 0 && !namespaces.some(isNamespaceGlob)
+        ? namespaces
+        : undefined;
     if (literal) await this.warnWithoutNamespaceLabel();
-    const configurations = webhookConfigurations({ name: identity.name, entries: this.entries, client: this.client!, caBundle: bundle.caBundle, namespaces: literal });
+    const configurations = webhookConfigurations({
+      name: identity.name,
+      entries: this.entries,
+      client: this.client!,
+      caBundle: bundle.caBundle,
+      namespaces: literal,
+    });
     await writeWebhookConfigurations(client, identity.name, configurations, logger);
     for (const conversion of this.services.registry.conversions()) {
-      await writeConversion(client, conversion.group, conversion.name, conversionWebhook(this.client!, conversionPath(conversion.group, conversion.name), bundle.caBundle), logger);
+      await writeConversion(
+        client,
+        conversion.group,
+        conversion.name,
+        conversionWebhook(
+          this.client!,
+          conversionPath(conversion.group, conversion.name),
+          bundle.caBundle,
+        ),
+        logger,
+      );
     }
   }
 
@@ -228,9 +303,15 @@ export class OperatorWebhooks {
     try {
       if (this.options?.managed !== false) await this.publish(bundle);
       this.server?.setCertificate({ cert: bundle.cert, key: bundle.key });
-      this.services.logger.info({ notAfter: bundle.notAfter.toISOString() }, 'webhook certificate renewed');
+      this.services.logger.info(
+        { notAfter: bundle.notAfter.toISOString() },
+        'webhook certificate renewed',
+      );
     } catch (error) {
-      this.services.logger.error({ err: error instanceof Error ? error.message : String(error) }, 'publishing the renewed webhook certificate failed; retried at the next certificate check');
+      this.services.logger.error(
+        { err: error instanceof Error ? error.message : String(error) },
+        'publishing the renewed webhook certificate failed; retried at the next certificate check',
+      );
       throw error;
     }
   }
@@ -244,7 +325,9 @@ export class OperatorWebhooks {
   private async warnWithoutNamespaceLabel(): Promise<void> {
     if (this.warned) return;
     this.warned = true;
-    const version = await this.services.client.request<{ major?: string; minor?: string }>('GET', '/version').catch(() => undefined);
+    const version = await this.services.client
+      .request<{ major?: string; minor?: string }>('GET', '/version')
+      .catch(() => undefined);
     const minor = Number.parseInt(version?.minor ?? '', 10);
     if (version?.major === '1' && minor < 21) {
       this.services.logger.warn(
@@ -261,7 +344,10 @@ export class OperatorWebhooks {
 
   private baseUrl(url: string, port: number): string {
     const parsed = new URL(url);
-    if (parsed.protocol !== 'https:') throw new Error(`webhooks.url ${url} must be https: the API server calls webhooks over TLS only`);
+    if (parsed.protocol !== 'https:')
+      throw new Error(
+        `webhooks.url ${url} must be https: the API server calls webhooks over TLS only`,
+      );
     if (!parsed.port) parsed.port = String(port);
     return parsed.toString().replace(/\/+$/, '');
   }
@@ -269,5 +355,7 @@ export class OperatorWebhooks {
 
 /** A certificate option in milliseconds; validity periods may exceed a timer's range, the store schedules within it. */
 function certificateDuration(value: DurationInput | undefined, what: string): number | undefined {
-  return value === undefined ? undefined : toMilliseconds(value, `OperatorOptions.webhooks.certificates.${what}`);
+  return value === undefined
+    ? undefined
+    : toMilliseconds(value, `OperatorOptions.webhooks.certificates.${what}`);
 }

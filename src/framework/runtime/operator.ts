@@ -1,10 +1,6 @@
 import type { Subscription } from 'rxjs';
 import { ApiClient } from '../api/api-client.js';
 import { loadKubeconfig } from '../api/kubeconfig.js';
-import { resourceId, type Resource } from '../api/resource.js';
-import type { DaemonEngine } from '../engines/daemons.js';
-import type { TimerEngine } from '../engines/timers.js';
-import type { HandlerSpec } from '../intents/handler-specs.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { PrometheusMetrics } from '../observability/prometheus-metrics.js';
@@ -20,14 +16,12 @@ import { WatchHub } from '../watching/watch-hub.js';
 import { resolveHandlerResources } from './handler-resolution.js';
 import { HealthServer } from './health-server.js';
 import { LeaderElector } from './leader-election.js';
-import { inNamespaces, isNamespaceGlob } from './namespace-patterns.js';
 import { operatorTimings, type OperatorOptions, type OperatorTimings } from './operator-options.js';
 import { operatorHealth } from './operator-health.js';
 import { ObjectMemos } from '../intents/memo.js';
-import { buildRoute, processBatch, routeEngines, type ActiveRoute, type Route, type RouteReadiness, type RouteServices } from './route.js';
+import { processBatch, type Route, type RouteReadiness, type RouteServices } from './route.js';
 import { ownNamespace, servedCollections, ShutdownDeletions } from './shutdown-deletions.js';
-import { planWatch } from './watch-plan.js';
-import { relatedWatches } from './reconcile-watches.js';
+import { RouteTable } from './route-table.js';
 import { OperatorCache } from './operator-cache.js';
 import { runWithCache } from '../intents/cache-scope.js';
 import type { Cache, Indexes } from '../intents/cache.js';
@@ -64,20 +58,8 @@ export class Operator {
   private readonly eventScope: EventScope;
   private readonly services: RouteServices;
   private readonly resolutions: Subscription[] = [];
-  private readonly engines: Array<TimerEngine | DaemonEngine> = [];
-  /**
-   * One entry per resolved resource and namespace scope: every handler of an object lives in one
-   * route, since the reactor keys objects by uid and a second route would take over its events
-   * and its diff-base.
-   */
-  private readonly routes = new Map<string, ActiveRoute>();
-  /** Routes whose handlers cannot be served (route key -> why), reported by /readyz. */
-  private readonly brokenRoutes = new Map<string, string>();
-  /** Replaced routes still stopping their timers and daemons; `stop()` waits for them. */
-  private readonly detaching = new Set<Promise<void>>();
   private readonly watchHealth = new WatchHealth();
-  /** Resources that keep bookkeeping in annotations despite status storage (no status subresource): said once each. */
-  private readonly annotationOnly = new Set<string>();
+  private readonly table: RouteTable;
   private healthServer: HealthServer | undefined;
   private healthStarting: Promise<number | undefined> | undefined;
   private isReady = false;
@@ -109,7 +91,8 @@ export class Operator {
 
   constructor(private readonly options: OperatorOptions = {}) {
     // First: a bad identity is a configuration error, reported before anything else is set up.
-    this.identity = options.identity === undefined ? Identity.DEFAULT : Identity.parse(options.identity);
+    this.identity =
+      options.identity === undefined ? Identity.DEFAULT : Identity.parse(options.identity);
     this.timings = operatorTimings(options);
     this.storage = options.storage === undefined ? DEFAULT_STORAGE : parseStorage(options.storage);
     this.registry = options.registry ?? new Registry();
@@ -121,9 +104,17 @@ export class Operator {
     this.metrics = options.metrics ?? new PrometheusMetrics();
     const kc = options.kubeConfig ?? loadKubeconfig();
     // As many sockets as handlers may write at once: a --concurrency above 64 was held to 64 sockets.
-    this.client = new ApiClient(kc, { fieldManager: this.identity.fieldManager, maxSockets: Math.max(64, options.concurrency ?? 64) });
+    this.client = new ApiClient(kc, {
+      fieldManager: this.identity.fieldManager,
+      maxSockets: Math.max(64, options.concurrency ?? 64),
+    });
     this.client.onRequest = options.onRequest;
-    this.poster = new EventPoster(this.client, this.logger, options.eventSource ?? this.identity.eventComponent, { metrics: this.metrics });
+    this.poster = new EventPoster(
+      this.client,
+      this.logger,
+      options.eventSource ?? this.identity.eventComponent,
+      { metrics: this.metrics },
+    );
     this.eventScope = new EventScope(this.poster);
     this.services = {
       client: this.client,
@@ -133,20 +124,59 @@ export class Operator {
       handlerTimeoutMs: this.timings.handlerTimeoutMs,
       identity: this.identity,
       storage: this.storage,
-      // memo: one memo per object, first copied from the operator memo
+      // One memo per object, first copied from the operator memo.
       memos: new ObjectMemos(operatorMemo(options)),
     };
-    this.hub = new WatchHub(this.client, { logger: this.logger, metrics: this.metrics, tuning: this.timings.watch, health: this.watchHealth });
-    // Each run enters the scope itself too, whatever async context the reactor happens to call from.
-    this.reads = new OperatorCache({ client: this.client, hub: this.hub, registry: this.registry, logger: this.logger, namespaces: options.namespaces });
-    this.reactor = new Reactor<KubeObject, Route>((batch) => this.eventScope.run(() => runWithCache(this.reads, () => processBatch(batch, this.services))), {
-      concurrency: options.concurrency,
+    this.hub = new WatchHub(this.client, {
       logger: this.logger,
       metrics: this.metrics,
+      tuning: this.timings.watch,
+      health: this.watchHealth,
     });
-    const [identity, namespaces, cache, indexes, memo] = [this.identity, options.namespaces, this.reads.cache, this.reads.indexes, operatorMemo(options)];
-    this.webhooks = new OperatorWebhooks(options.webhooks, { client: this.client, registry: this.registry, identity, logger: this.logger, namespaces, cache, indexes, memo });
-    this.activities = new OperatorActivities(() => this.registry.activities, { client: this.client, logger: this.logger, memo: operatorMemo(options) });
+    // Each run enters the scope itself too, whatever async context the reactor happens to call from.
+    this.reads = new OperatorCache({
+      client: this.client,
+      hub: this.hub,
+      registry: this.registry,
+      logger: this.logger,
+      namespaces: options.namespaces,
+    });
+    this.reactor = new Reactor<KubeObject, Route>(
+      (batch) =>
+        this.eventScope.run(() =>
+          runWithCache(this.reads, () => processBatch(batch, this.services)),
+        ),
+      {
+        concurrency: options.concurrency,
+        logger: this.logger,
+        metrics: this.metrics,
+      },
+    );
+    this.table = new RouteTable({
+      client: this.client,
+      hub: this.hub,
+      reactor: this.reactor,
+      reads: this.reads,
+      services: this.services,
+      logger: this.logger,
+      storage: this.storage,
+      namespaces: options.namespaces,
+    });
+    this.webhooks = new OperatorWebhooks(options.webhooks, {
+      client: this.client,
+      registry: this.registry,
+      identity: this.identity,
+      logger: this.logger,
+      namespaces: options.namespaces,
+      cache: this.reads.cache,
+      indexes: this.reads.indexes,
+      memo: operatorMemo(options),
+    });
+    this.activities = new OperatorActivities(() => this.registry.activities, {
+      client: this.client,
+      logger: this.logger,
+      memo: operatorMemo(options),
+    });
     this.ready = new Promise<void>((resolve, reject) => {
       this.markReady = resolve;
       this.markFailed = reject;
@@ -185,7 +215,10 @@ export class Operator {
         if (completed) this.campaignOrWork();
       },
       (error: unknown) => {
-        this.logger.error({ handler: (error as { handler?: string }).handler }, error instanceof Error ? error.message : String(error));
+        this.logger.error(
+          { handler: (error as { handler?: string }).handler },
+          error instanceof Error ? error.message : String(error),
+        );
         this.markFailed(error);
       },
     );
@@ -199,7 +232,14 @@ export class Operator {
       return;
     }
     const identity = election.identity ?? defaultReplicaIdentity();
-    this.elector = new LeaderElector({ namespace: election.namespace, name: election.name ?? this.identity.leaseName, identity, ...this.timings.lease, client: this.client, logger: this.logger });
+    this.elector = new LeaderElector({
+      namespace: election.namespace,
+      name: election.name ?? this.identity.leaseName,
+      identity,
+      ...this.timings.lease,
+      client: this.client,
+      logger: this.logger,
+    });
     void this.elector.run({
       onStartedLeading: () => {
         this.logger.info({ identity }, 'leading: starting work');
@@ -207,7 +247,10 @@ export class Operator {
       },
       onStoppedLeading: async () => {
         if (this.stopping) return;
-        this.logger.error({ identity }, 'lost leadership: stopping all handlers, timers and daemons');
+        this.logger.error(
+          { identity },
+          'lost leadership: stopping all handlers, timers and daemons',
+        );
         await this.stopWork(0);
         this.markLost();
       },
@@ -229,13 +272,13 @@ export class Operator {
 
   private startHandlers(): void {
     const handlers = this.registry.handlers;
-    this.brokenRoutes.clear();
-    // Ready once every handler's resource is resolved and each of its watches (one per namespace)
-    // has delivered its initial listing.
+    this.table.broken.clear();
+    // Ready once every handler's resource is resolved and each of its watches has listed.
     const unresolved = new Set(handlers);
     const unsynced = new Set<string>();
     const check = (): void => {
-      if (unresolved.size === 0 && unsynced.size === 0 && this.brokenRoutes.size === 0) this.markReady();
+      if (unresolved.size === 0 && unsynced.size === 0 && this.table.broken.size === 0)
+        this.markReady();
     };
     const readiness: RouteReadiness = {
       resolved: (specs) => specs.forEach((spec) => unresolved.delete(spec)),
@@ -246,79 +289,16 @@ export class Operator {
       },
     };
     check();
-    const resolution = resolveHandlerResources(this.client, handlers, { logger: this.logger }).subscribe(({ resource, handlers: resolved }) =>
-      this.attach(resource, resolved, readiness),
+    const resolution = resolveHandlerResources(this.client, handlers, {
+      logger: this.logger,
+    }).subscribe(({ resource, handlers: resolved }) =>
+      this.table.attach(resource, resolved, readiness),
     );
     this.resolutions.push(resolution);
-    this.logger.info({ handlers: handlers.length, identity: this.identity.name, storage: this.storage }, 'operator started');
-  }
-
-  /** Starts (or, when more handlers of an already watched resource resolve late, rebuilds) the resource's watch and route per namespace scope. */
-  private attach(resource: Resource, handlers: readonly HandlerSpec[], readiness: RouteReadiness): void {
-    readiness.resolved(handlers);
-    this.reads.track(resource, handlers.map((spec) => spec.resource));
-    if (this.storage === 'status' && !resource.hasStatus && !this.annotationOnly.has(resourceId(resource))) {
-      this.annotationOnly.add(resourceId(resource));
-      this.logger.warn(
-        { resource: resourceId(resource) },
-        `${resourceId(resource)} has no status subresource, so its diff-base and handler progress are kept in annotations (status storage needs one)`,
-      );
-    }
-    // A cluster-scoped resource has one collection whatever namespaces were asked for. With a glob
-    // among them, one cluster-wide watch filtered per event serves namespaces created later too.
-    const patterns = resource.namespaced ? [...new Set(this.options.namespaces ?? [])] : [];
-    const globbed = patterns.some(isNamespaceGlob);
-    const namespaces = patterns.length > 0 && !globbed ? patterns : [undefined];
-    for (const namespace of namespaces) {
-      const key = JSON.stringify([resourceId(resource), namespace ?? '']);
-      const previous = this.routes.get(key);
-      const all = [...(previous?.handlers ?? []), ...handlers];
-      let plan;
-      try {
-        plan = planWatch(all, namespace);
-      } catch (error) {
-        // A mistake in the handler code: /readyz says so (and `ready` waits) rather than serving part of it.
-        const message = `${error instanceof Error ? error.message : String(error)}; ${previous ? 'the new handlers are not run' : `${resourceId(resource)} is not watched`} until the handler code is fixed`;
-        this.brokenRoutes.set(key, message);
-        this.logger.error({ resource: resourceId(resource) }, message);
-        continue;
-      }
-      const route = buildRoute(resource, plan.handlers, this.services);
-      this.engines.push(...routeEngines(route));
-      const events = this.hub.watch(resource, plan.scope);
-      readiness.listing(key);
-      // Children's and watched resources' watches start once the objects are listed, so each event finds its object.
-      const services = { client: this.client, hub: this.hub, reactor: this.reactor, logger: this.logger, namespaces: this.options.namespaces ?? [], cache: this.reads.cache };
-      const related = relatedWatches(route, resource, plan.scope, { ...services, track: (r, selectors) => this.reads.track(r, selectors) });
-      const subscription = this.reactor.consume(globbed ? events.pipe(inNamespaces(patterns)) : events, route, () => {
-        readiness.listed(key);
-        for (const watches of related) watches.start();
-      });
-      subscription.add(() => related.forEach((watches) => watches.stop()));
-      this.routes.set(key, { handlers: all, route, subscription });
-      if (previous) {
-        // Rare: another name of this resource was not served a moment ago. The new route has every
-        // handler and replays the listing; the old one goes (after the new subscribed, so a shared watch stays open).
-        this.logger.warn({ resource: resourceId(resource), namespace }, 'more handlers of a watched resource resolved late: rebuilt its route with all of them');
-        const detached = this.detach(key, previous).catch((error: unknown) =>
-          this.logger.error({ err: error instanceof Error ? error.message : String(error) }, 'stopping the replaced route failed'),
-        );
-        this.detaching.add(detached);
-        void detached.finally(() => this.detaching.delete(detached));
-      }
-    }
-  }
-
-  /** Stops one route's watch and its timers and daemons. */
-  private async detach(key: string, active: ActiveRoute): Promise<void> {
-    if (this.routes.get(key) === active) this.routes.delete(key);
-    active.subscription.unsubscribe();
-    const engines = routeEngines(active.route);
-    for (const engine of engines) {
-      const index = this.engines.indexOf(engine);
-      if (index >= 0) this.engines.splice(index, 1);
-    }
-    await Promise.all(engines.map((engine) => engine.stopAll()));
+    this.logger.info(
+      { handlers: handlers.length, identity: this.identity.name, storage: this.storage },
+      'operator started',
+    );
   }
 
   /** Starts the health server if configured (once; `start()` does it too); resolves with its port. */
@@ -333,8 +313,11 @@ export class Operator {
     const sources = {
       watchHealth: this.watchHealth,
       progress: () => this.reactor.progress(),
-      leadership: () => (this.elector ? { holderKnown: this.elector.holder !== undefined, leading: this.elector.isLeader } : undefined),
-      brokenRoutes: () => [...this.brokenRoutes.values()],
+      leadership: () =>
+        this.elector
+          ? { holderKnown: this.elector.holder !== undefined, leading: this.elector.isLeader }
+          : undefined,
+      brokenRoutes: () => [...this.table.broken.values()],
       listed: () => this.isReady,
       metrics: this.metrics,
       watchStallMs: this.timings.watchStallMs,
@@ -343,7 +326,11 @@ export class Operator {
     };
     const probes = this.activities.hasProbes ? () => this.activities.probeReport() : undefined;
     const health = operatorHealth(sources, options);
-    const readiness = [{ name: 'startup', check: () => this.activities.readiness() }, { name: 'webhooks', check: () => this.webhooks.readiness() }, ...health.readiness];
+    const readiness = [
+      { name: 'startup', check: () => this.activities.readiness() },
+      { name: 'webhooks', check: () => this.webhooks.readiness() },
+      ...health.readiness,
+    ];
     this.healthServer = new HealthServer({ ...health, readiness, probes });
     this.healthPort = await this.healthServer.start();
     this.logger.info({ port: this.healthPort }, 'health and metrics server listening');
@@ -362,12 +349,25 @@ export class Operator {
     this.stopping = true;
     this.activities.abort();
     const startedAt = Date.now();
-    const collections = servedCollections(this.routes, this.options.namespaces);
-    const deletions = this.working && deadlineMs > 0 ? new ShutdownDeletions({ client: this.client, identity: this.identity, logger: this.logger, ownNamespace: ownNamespace() }) : undefined;
+    const collections = servedCollections(this.table.routes, this.options.namespaces);
+    const deletions =
+      this.working && deadlineMs > 0
+        ? new ShutdownDeletions({
+            client: this.client,
+            identity: this.identity,
+            logger: this.logger,
+            ownNamespace: ownNamespace(),
+          })
+        : undefined;
     const releaseMs = Math.min(5_000, deadlineMs / 5);
     const survey = await deletions?.finish(collections, Math.max(0, deadlineMs - 2 * releaseMs));
     await this.stopWork(Math.max(0, deadlineMs - (Date.now() - startedAt) - releaseMs));
-    if (deletions && ShutdownDeletions.mayRelease(survey)) await deletions.release(collections, Math.max(releaseMs, deadlineMs - (Date.now() - startedAt)), () => this.webhooks.withdraw());
+    if (deletions && ShutdownDeletions.mayRelease(survey))
+      await deletions.release(
+        collections,
+        Math.max(releaseMs, deadlineMs - (Date.now() - startedAt)),
+        () => this.webhooks.withdraw(),
+      );
     // Cleanup handlers after the drain, within what is left of the deadline, while still holding the Lease.
     await this.activities.cleanup(Math.max(0, deadlineMs - (Date.now() - startedAt)));
     // Released only after the drain, so a successor never overlaps with our last handlers.
@@ -382,10 +382,9 @@ export class Operator {
     const startedAt = Date.now();
     for (const resolution of this.resolutions) resolution.unsubscribe();
     this.reads.stop();
-    for (const active of this.routes.values()) active.subscription.unsubscribe();
-    this.routes.clear();
-    // Timers and daemons stop alongside the drain (replaced routes' too); daemons get their own cancellation timeouts.
-    await Promise.all([this.reactor.stop(deadlineMs), ...this.engines.map((engine) => engine.stopAll()), ...this.detaching]);
+    // Watches stop at once; timers and daemons (with their own cancellation timeouts) meanwhile.
+    const routesStopped = this.table.stop();
+    await Promise.all([this.reactor.stop(deadlineMs), routesStopped]);
     await this.poster.flush(Math.max(0, deadlineMs - (Date.now() - startedAt))); // what waits past the deadline is dropped
     // Only this operator's Events stop; another operator in the process keeps posting its own.
     this.eventScope.deactivate();

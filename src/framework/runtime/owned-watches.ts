@@ -35,8 +35,14 @@ export interface ChildWatchScope {
  * (owner references never cross namespaces); for a cluster-wide owner route, the operator's namespaces
  * (one cluster-wide watch filtered per event when any is a glob), or the whole cluster without any.
  */
-export function childWatchScopes(child: Pick<Resource, 'namespaced'>, ownerNamespace: string | undefined, namespaces: readonly string[], labelSelector?: string): ChildWatchScope[] {
-  if (ownerNamespace !== undefined) return [{ scope: { namespace: ownerNamespace, labelSelector } }];
+export function childWatchScopes(
+  child: Pick<Resource, 'namespaced'>,
+  ownerNamespace: string | undefined,
+  namespaces: readonly string[],
+  labelSelector?: string,
+): ChildWatchScope[] {
+  if (ownerNamespace !== undefined)
+    return [{ scope: { namespace: ownerNamespace, labelSelector } }];
   const patterns = child.namespaced ? [...new Set(namespaces)] : [];
   if (patterns.length === 0) return [{ scope: { labelSelector } }];
   if (patterns.some(isNamespaceGlob)) return [{ scope: { labelSelector }, globs: patterns }];
@@ -48,12 +54,22 @@ export function childWatchScopes(child: Pick<Resource, 'namespaced'>, ownerNames
  * watches deliver them: resolved by discovery, readable through the cache, watched in `namespace`
  * (children: their owner's) or, without one, in the operator's namespaces.
  */
-export function relatedEvents(services: OwnedWatchServices, selector: ResourceSelector, namespace: string | undefined, labelSelector: string | undefined): Observable<WatchEvent> {
+export function relatedEvents(
+  services: OwnedWatchServices,
+  selector: ResourceSelector,
+  namespace: string | undefined,
+  labelSelector: string | undefined,
+): Observable<WatchEvent> {
   const { client, hub, logger, namespaces } = services;
   return resolveResource(client, selector, { logger }).pipe(
     mergeMap((resource) => {
       services.track?.(resource, [selector]);
-      const watches = childWatchScopes(resource, resource.namespaced ? namespace : undefined, namespaces, labelSelector).map(({ scope, globs }) => {
+      const watches = childWatchScopes(
+        resource,
+        resource.namespaced ? namespace : undefined,
+        namespaces,
+        labelSelector,
+      ).map(({ scope, globs }) => {
         const stream = hub.watch(resource, scope);
         return globs ? stream.pipe(inNamespaces(globs)) : stream;
       });
@@ -83,7 +99,8 @@ export class OwnedWatches {
   start(): void {
     if (this.started || this.subscriptions.closed) return;
     this.started = true;
-    for (const spec of this.route.owned?.handlers ?? []) this.subscriptions.add(this.watchChildren(spec));
+    for (const spec of this.route.owned?.handlers ?? [])
+      this.subscriptions.add(this.watchChildren(spec));
   }
 
   /** Stops the child watches (a shared watch stays open for its other subscribers). */
@@ -93,7 +110,12 @@ export class OwnedWatches {
 
   private watchChildren(spec: OwnedSpec): Subscription {
     const { logger } = this.services;
-    return relatedEvents(this.services, spec.child.resource, this.ownerScope.namespace, spec.child.labelSelector).subscribe({
+    return relatedEvents(
+      this.services,
+      spec.child.resource,
+      this.ownerScope.namespace,
+      spec.child.labelSelector,
+    ).subscribe({
       next: (event) => this.deliver(spec, event),
       error: (error: unknown) =>
         logger.error(
@@ -112,6 +134,9 @@ export class OwnedWatches {
     const owner = this.services.hub.stored(this.owner, this.ownerScope)?.get(reference.uid);
     if (!owner || !mayOwn(owner, child) || owner.metadata?.deletionTimestamp) return;
     this.route.owned?.offer(reference.uid, spec.id, { event: event.type, child });
-    this.services.reactor.wake({ type: 'MODIFIED', object: owner, fromList: event.fromList }, this.route);
+    this.services.reactor.wake(
+      { type: 'MODIFIED', object: owner, fromList: event.fromList },
+      this.route,
+    );
   }
 }

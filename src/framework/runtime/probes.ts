@@ -48,13 +48,16 @@ export class ProbeRunner {
 
   /** The latest results, run anew when older than `maxAgeMs`. */
   report(): Promise<ProbeReport> {
-    if (this.cached && this.clock.now() - this.cached.at < this.maxAgeMs) return Promise.resolve(this.cached.report);
+    if (this.cached && this.clock.now() - this.cached.at < this.maxAgeMs)
+      return Promise.resolve(this.cached.report);
     this.running ??= this.run().finally(() => (this.running = undefined));
     return this.running;
   }
 
   private async run(): Promise<ProbeReport> {
-    const outcomes = await Promise.all(this.probes.map(async (spec) => [spec.id, await this.runOne(spec)] as const));
+    const outcomes = await Promise.all(
+      this.probes.map(async (spec) => [spec.id, await this.runOne(spec)] as const),
+    );
     const report: ProbeReport = { results: {}, failures: [] };
     for (const [id, { result, failure }] of outcomes) {
       if (result !== undefined) report.results[id] = result;
@@ -68,9 +71,15 @@ export class ProbeRunner {
     const seconds = (spec.options as ProbeOptions).timeout;
     const timeoutMs = seconds === undefined ? PROBE_TIMEOUT_MS : seconds * 1000;
     try {
-      return outcome(spec.id, await withTimeLimit((signal) => spec.fn(this.context(spec, signal)), timeoutMs));
+      return outcome(
+        spec.id,
+        await withTimeLimit((signal) => spec.fn(this.context(spec, signal)), timeoutMs),
+      );
     } catch (error) {
-      const reason = error instanceof AttemptTimeoutError ? `timed out after ${timeoutMs / 1000} s` : describeError(error);
+      const reason =
+        error instanceof AttemptTimeoutError
+          ? `timed out after ${timeoutMs / 1000} s`
+          : describeError(error);
       return { result: { error: reason }, failure: `probe ${spec.id}: ${reason}` };
     }
   }

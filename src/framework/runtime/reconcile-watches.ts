@@ -20,7 +20,12 @@ export function mappedKeys(keys: MappedKeys, fallbackNamespace: string | undefin
   const list: readonly unknown[] = Array.isArray(keys) ? keys : [keys];
   return list.flatMap((key) => {
     const { namespace, name } = (key ?? {}) as Partial<ObjectKey>;
-    if (typeof name !== 'string' || name === '' || (namespace !== undefined && typeof namespace !== 'string')) return [];
+    if (
+      typeof name !== 'string' ||
+      name === '' ||
+      (namespace !== undefined && typeof namespace !== 'string')
+    )
+      return [];
     return [{ namespace: namespace ?? fallbackNamespace, name }];
   });
 }
@@ -48,9 +53,18 @@ export class ReconcileWatches {
     const spec = this.route.reconcile?.handler;
     if (this.started || this.subscriptions.closed || !spec) return;
     this.started = true;
-    for (const child of spec.owns) this.subscriptions.add(this.watchResource(child.resource, child.labelSelector, true, (event) => this.fromChild(event)));
+    for (const child of spec.owns)
+      this.subscriptions.add(
+        this.watchResource(child.resource, child.labelSelector, true, (event) =>
+          this.fromChild(event),
+        ),
+      );
     for (const relation of spec.watches) {
-      this.subscriptions.add(this.watchResource(relation.resource, relation.labelSelector, false, (event) => this.fromMapped(event, relation.map)));
+      this.subscriptions.add(
+        this.watchResource(relation.resource, relation.labelSelector, false, (event) =>
+          this.fromMapped(event, relation.map),
+        ),
+      );
     }
   }
 
@@ -59,10 +73,20 @@ export class ReconcileWatches {
   }
 
   /** Children live in their owner's namespace (owner references never cross one); watched objects anywhere the operator watches. */
-  private watchResource(selector: ResourceSelector, labelSelector: string | undefined, children: boolean, deliver: (event: WatchEvent) => void): Subscription {
+  private watchResource(
+    selector: ResourceSelector,
+    labelSelector: string | undefined,
+    children: boolean,
+    deliver: (event: WatchEvent) => void,
+  ): Subscription {
     const { logger } = this.services;
     const id = this.route.reconcile?.handler.id;
-    return relatedEvents(this.services, selector, children ? this.ownerScope.namespace : undefined, labelSelector).subscribe({
+    return relatedEvents(
+      this.services,
+      selector,
+      children ? this.ownerScope.namespace : undefined,
+      labelSelector,
+    ).subscribe({
       next: (event) => {
         if (event.type !== 'SYNCED') deliver(event);
       },
@@ -84,16 +108,27 @@ export class ReconcileWatches {
     this.wake(owner, event.fromList);
   }
 
-  private fromMapped(event: WatchEvent, map: (object: never, context: { cache: Cache }) => MappedKeys): void {
+  private fromMapped(
+    event: WatchEvent,
+    map: (object: never, context: { cache: Cache }) => MappedKeys,
+  ): void {
     if (event.type === 'SYNCED') return;
     const object = event.object;
     let keys: ObjectKey[];
     try {
-      keys = mappedKeys(map(object as never, { cache: this.services.cache }), object.metadata?.namespace);
+      keys = mappedKeys(
+        map(object as never, { cache: this.services.cache }),
+        object.metadata?.namespace,
+      );
     } catch (error) {
       const meta = object.metadata ?? {};
       this.services.logger.error(
-        { err: error, handler: this.route.reconcile?.handler.id, namespace: meta.namespace, name: meta.name },
+        {
+          err: error,
+          handler: this.route.reconcile?.handler.id,
+          namespace: meta.namespace,
+          name: meta.name,
+        },
         `the map function of reconcile ${this.route.reconcile?.handler.id} failed for ${meta.namespace ? `${meta.namespace}/` : ''}${meta.name}: ${error instanceof Error ? error.message : String(error)}`,
       );
       return;
@@ -114,7 +149,12 @@ export class ReconcileWatches {
 }
 
 /** The watches that wake a route's objects (`@on.owned` children, a reconcile's `owns` and `watches`): started once the route's objects are listed. */
-export function relatedWatches(route: Route, resource: Resource, scope: WatchScope, services: ReconcileWatchServices): Array<{ start(): void; stop(): void }> {
+export function relatedWatches(
+  route: Route,
+  resource: Resource,
+  scope: WatchScope,
+  services: ReconcileWatchServices,
+): Array<{ start(): void; stop(): void }> {
   const watches: Array<{ start(): void; stop(): void }> = [];
   if (route.owned) watches.push(new OwnedWatches(route, resource, scope, services));
   if (route.reconcile) watches.push(new ReconcileWatches(route, resource, scope, services));

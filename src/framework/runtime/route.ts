@@ -4,7 +4,13 @@ import { ObjectApi } from '../api/object-api.js';
 import type { Resource } from '../api/resource.js';
 import { DaemonEngine } from '../engines/daemons.js';
 import { TimerEngine } from '../engines/timers.js';
-import type { ChangeHandlerSpec, DaemonSpec, EventHandlerSpec, HandlerSpec, TimerSpec } from '../intents/handler-specs.js';
+import type {
+  ChangeHandlerSpec,
+  DaemonSpec,
+  EventHandlerSpec,
+  HandlerSpec,
+  TimerSpec,
+} from '../intents/handler-specs.js';
 import { ChangeProcessor } from '../processing/change-processor.js';
 import { runEventHandlers } from '../processing/event-handlers.js';
 import { OwnedProcessor } from '../processing/owned-processor.js';
@@ -66,18 +72,47 @@ export interface RouteServices {
 const CHANGE_KINDS: ReadonlySet<HandlerSpec['kind']> = new Set(CHANGE_REASONS);
 
 /** The route of one resource's handlers: a change processor when anything needs one, and a timer and a daemon engine when it has some. */
-export function buildRoute(resource: Resource, handlers: readonly HandlerSpec[], services: RouteServices): Route {
+export function buildRoute(
+  resource: Resource,
+  handlers: readonly HandlerSpec[],
+  services: RouteServices,
+): Route {
   const { client, handlerTimeoutMs, identity } = services;
   const api = new ObjectApi(client, resource);
-  const common = { logger: services.logger, poster: services.poster, metrics: services.metrics, memos: services.memos };
+  const common = {
+    logger: services.logger,
+    poster: services.poster,
+    metrics: services.metrics,
+    memos: services.memos,
+  };
   const timerSpecs = handlers.filter((h): h is TimerSpec => h.kind === 'timer');
   const daemonSpecs = handlers.filter((h): h is DaemonSpec => h.kind === 'daemon');
   const changeSpecs = handlers.filter((h): h is ChangeHandlerSpec => CHANGE_KINDS.has(h.kind));
-  const timers = timerSpecs.length > 0 ? new TimerEngine({ api, timers: timerSpecs, ...common, runTimeoutMs: handlerTimeoutMs, identity }) : undefined;
-  const daemons = daemonSpecs.length > 0 ? new DaemonEngine({ resource, client, daemons: daemonSpecs, ...common }) : undefined;
+  const timers =
+    timerSpecs.length > 0
+      ? new TimerEngine({
+          api,
+          timers: timerSpecs,
+          ...common,
+          runTimeoutMs: handlerTimeoutMs,
+          identity,
+        })
+      : undefined;
+  const daemons =
+    daemonSpecs.length > 0
+      ? new DaemonEngine({ resource, client, daemons: daemonSpecs, ...common })
+      : undefined;
   const engines = routeEngines({ timers, daemons });
   const reconcileSpecs = handlers.filter((h): h is ReconcileSpec => h.kind === 'reconcile');
-  const reconcile = reconcileSpecs[0] && new ReconcileProcessor({ api, handler: reconcileSpecs[0], ...common, attemptTimeoutMs: handlerTimeoutMs, identity });
+  const reconcile =
+    reconcileSpecs[0] &&
+    new ReconcileProcessor({
+      api,
+      handler: reconcileSpecs[0],
+      ...common,
+      attemptTimeoutMs: handlerTimeoutMs,
+      identity,
+    });
   // The last run of a deleted object has no operator signal to follow: the handler timeout bounds it.
   const lastRuns = new AbortController().signal;
   const changes =
@@ -92,30 +127,66 @@ export function buildRoute(resource: Resource, handlers: readonly HandlerSpec[],
           // Timers and daemons hold their objects with the finalizer; deletion waits for them to stop.
           // So does a reconcile, for its last run.
           holds: {
-            applies: (body) => engines.some((engine) => engine.applies(body)) || (reconcile?.applies(body) ?? false),
+            applies: (body) =>
+              engines.some((engine) => engine.applies(body)) || (reconcile?.applies(body) ?? false),
             release: async (body) => {
-              await Promise.all(engines.map((engine) => engine.stopObject(body.metadata?.uid ?? '')));
+              await Promise.all(
+                engines.map((engine) => engine.stopObject(body.metadata?.uid ?? '')),
+              );
               await reconcile?.finalize(body, lastRuns);
             },
           },
         })
       : undefined;
   const ownedSpecs = handlers.filter((h): h is OwnedSpec => h.kind === 'owned');
-  const owned = ownedSpecs.length > 0 ? new OwnedProcessor({ api, handlers: ownedSpecs, ...common, attemptTimeoutMs: handlerTimeoutMs, identity }) : undefined;
-  return { resource, eventHandlers: handlers.filter((h): h is EventHandlerSpec => h.kind === 'event'), changes, timers, daemons, owned, reconcile };
+  const owned =
+    ownedSpecs.length > 0
+      ? new OwnedProcessor({
+          api,
+          handlers: ownedSpecs,
+          ...common,
+          attemptTimeoutMs: handlerTimeoutMs,
+          identity,
+        })
+      : undefined;
+  return {
+    resource,
+    eventHandlers: handlers.filter((h): h is EventHandlerSpec => h.kind === 'event'),
+    changes,
+    timers,
+    daemons,
+    owned,
+    reconcile,
+  };
 }
 
 /** A route's timer and daemon engines (those it has). */
-export function routeEngines(route: Pick<Route, 'timers' | 'daemons'>): Array<TimerEngine | DaemonEngine> {
-  return [route.timers, route.daemons].filter((e): e is TimerEngine | DaemonEngine => e !== undefined);
+export function routeEngines(
+  route: Pick<Route, 'timers' | 'daemons'>,
+): Array<TimerEngine | DaemonEngine> {
+  return [route.timers, route.daemons].filter(
+    (e): e is TimerEngine | DaemonEngine => e !== undefined,
+  );
 }
 
 /** One reactor run for an object: its event handlers, then its change, owned and reconcile handlers, then its timers and daemons see the newest state. */
-export async function processBatch(batch: ObjectBatch<KubeObject, Route>, services: RouteServices): Promise<ProcessResult> {
+export async function processBatch(
+  batch: ObjectBatch<KubeObject, Route>,
+  services: RouteServices,
+): Promise<ProcessResult> {
   const { route, latest } = batch;
   if (route.eventHandlers.length > 0) {
     const scope = { resource: route.resource, memos: services.memos };
-    await runEventHandlers(route.eventHandlers, batch.events, services.logger, batch.signal, services.client, services.metrics, services.handlerTimeoutMs, scope);
+    await runEventHandlers(
+      route.eventHandlers,
+      batch.events,
+      services.logger,
+      batch.signal,
+      services.client,
+      services.metrics,
+      services.handlerTimeoutMs,
+      scope,
+    );
   }
   const result = await route.changes?.process(batch);
   const ownedResult = await route.owned?.process(batch);
@@ -134,9 +205,16 @@ export async function processBatch(batch: ObjectBatch<KubeObject, Route>, servic
 
 /** The processors' results as one: the soonest of their requested re-runs, at the highest priority any asked for. */
 function soonerRetry(...results: ProcessResult[]): ProcessResult {
-  const asked = results.filter((result): result is Exclude<ProcessResult, void> => result?.requeueAfterMs !== undefined);
+  const asked = results.filter(
+    (result): result is Exclude<ProcessResult, void> => result?.requeueAfterMs !== undefined,
+  );
   if (asked.length === 0) return undefined;
   const order = ['low', 'normal', 'high'] as const;
-  const priority = asked.map((result) => result.priority ?? 'normal').reduce((a, b) => (order.indexOf(b) > order.indexOf(a) ? b : a));
-  return { requeueAfterMs: Math.min(...asked.map((result) => result.requeueAfterMs!)), ...(priority === 'normal' ? {} : { priority }) };
+  const priority = asked
+    .map((result) => result.priority ?? 'normal')
+    .reduce((a, b) => (order.indexOf(b) > order.indexOf(a) ? b : a));
+  return {
+    requeueAfterMs: Math.min(...asked.map((result) => result.requeueAfterMs!)),
+    ...(priority === 'normal' ? {} : { priority }),
+  };
 }

@@ -18,23 +18,45 @@ export interface WatchPlan {
  * with a selector applies it itself (a server-side selector would hide objects from the others).
  * Throws, naming the handler, when a selector cannot be parsed or two handlers share an id.
  */
-export function planWatch(handlers: readonly HandlerSpec[], namespace: string | undefined): WatchPlan {
+export function planWatch(
+  handlers: readonly HandlerSpec[],
+  namespace: string | undefined,
+): WatchPlan {
   // Progress is keyed by handler id on the object, so two handlers naming the resource differently must not share one.
   const ids = new Map<string, HandlerSpec>();
   for (const spec of handlers) {
     if (spec.kind === 'event') continue; // no progress record to share
     const same = ids.get(spec.id);
     if (same && !stackedOnOneMethod(same, spec)) {
-      throw new Error(`handler id '${spec.id}' is registered twice for this resource (as ${handlers.filter((h) => h.id === spec.id && h.kind !== 'event').map((h) => `'${h.resource.name}'`).join(' and ')}); give one an explicit id`);
+      throw new Error(
+        `handler id '${spec.id}' is registered twice for this resource (as ${handlers
+          .filter((h) => h.id === spec.id && h.kind !== 'event')
+          .map((h) => `'${h.resource.name}'`)
+          .join(' and ')}); give one an explicit id`,
+      );
     }
     ids.set(spec.id, spec);
   }
   const reconciles = handlers.filter((spec) => spec.kind === 'reconcile');
-  if (reconciles.length > 1) throw new Error(`one @on.reconcile per resource, found ${reconciles.map((spec) => `'${spec.id}'`).join(' and ')}: make them one handler`);
-  const selectors = new Set(handlers.map((spec) => JSON.stringify([spec.options.labelSelector ?? '', spec.options.fieldSelector ?? ''])));
+  if (reconciles.length > 1)
+    throw new Error(
+      `one @on.reconcile per resource, found ${reconciles.map((spec) => `'${spec.id}'`).join(' and ')}: make them one handler`,
+    );
+  const selectors = new Set(
+    handlers.map((spec) =>
+      JSON.stringify([spec.options.labelSelector ?? '', spec.options.fieldSelector ?? '']),
+    ),
+  );
   if (selectors.size <= 1) {
     const first = handlers[0]?.options;
-    return { scope: { namespace, labelSelector: first?.labelSelector || undefined, fieldSelector: first?.fieldSelector || undefined }, handlers: [...handlers] };
+    return {
+      scope: {
+        namespace,
+        labelSelector: first?.labelSelector || undefined,
+        fieldSelector: first?.fieldSelector || undefined,
+      },
+      handlers: [...handlers],
+    };
   }
   return { scope: { namespace }, handlers: handlers.map(withClientSideSelectors) };
 }
@@ -49,9 +71,13 @@ function withClientSideSelectors(spec: HandlerSpec): HandlerSpec {
     labels = labelSelector ? labelSelectorMatcher(labelSelector) : undefined;
     fields = fieldSelector ? fieldSelectorMatcher(fieldSelector) : undefined;
   } catch (error) {
-    throw new Error(`handler ${spec.id}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(
+      `handler ${spec.id}: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   const matches = (context: FilterContext): boolean =>
-    (labels === undefined || labels(context.metadata.labels)) && (fields === undefined || fields(context.body)) && (when === undefined || when(context));
+    (labels === undefined || labels(context.metadata.labels)) &&
+    (fields === undefined || fields(context.body)) &&
+    (when === undefined || when(context));
   return { ...spec, options: { ...spec.options, when: matches } } as HandlerSpec;
 }

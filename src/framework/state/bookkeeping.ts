@@ -8,7 +8,13 @@ import type { KubeObject } from '../objects/kube-object.js';
 import { parseDiffBase, type Essence } from './essence.js';
 import type { Identity } from './identity.js';
 import { changeTag, parseProgress, type ProgressRecord } from './progress.js';
-import { DIFF_BASE, otherStorage, storedText, type BookkeepingItem, type Storage } from './storage.js';
+import {
+  DIFF_BASE,
+  otherStorage,
+  storedText,
+  type BookkeepingItem,
+  type Storage,
+} from './storage.js';
 
 /** A stored record that is unusable: where, its text, and why. Reported once, then treated as absent. */
 export interface BookkeepingProblem {
@@ -38,7 +44,11 @@ export interface DiffBaseChoice {
  * The diff-base of `object`: the usable one when only one place has one; when both do, the one that
  * names the other's change tag as the one it `supersedes` (written later), else the configured one.
  */
-export function chooseDiffBase(object: KubeObject, identity: Identity, storage: Storage): DiffBaseChoice {
+export function chooseDiffBase(
+  object: KubeObject,
+  identity: Identity,
+  storage: Storage,
+): DiffBaseChoice {
   const choice: DiffBaseChoice = { problems: [], stored: {} };
   const usable: Array<{ place: Storage; raw: string; essence: Essence; supersedes?: string }> = [];
   for (const place of [storage, otherStorage(storage)]) {
@@ -50,12 +60,20 @@ export function chooseDiffBase(object: KubeObject, identity: Identity, storage: 
     if (text.raw === undefined) continue;
     choice.stored[place] = text.raw;
     const reading = parseDiffBase(text.raw, object.metadata?.uid);
-    if (reading.problem !== undefined) choice.problems.push({ place, item: DIFF_BASE, raw: text.raw, problem: reading.problem });
+    if (reading.problem !== undefined)
+      choice.problems.push({ place, item: DIFF_BASE, raw: text.raw, problem: reading.problem });
     else if (reading.foreign !== undefined) choice.foreign ??= reading.foreign;
-    else if (reading.essence !== undefined) usable.push({ place, raw: text.raw, essence: reading.essence, supersedes: reading.supersedes });
+    else if (reading.essence !== undefined)
+      usable.push({
+        place,
+        raw: text.raw,
+        essence: reading.essence,
+        supersedes: reading.supersedes,
+      });
   }
   const [first, second] = usable;
-  const chosen = second !== undefined && second.supersedes === changeTag(first!.raw) ? second : first;
+  const chosen =
+    second !== undefined && second.supersedes === changeTag(first!.raw) ? second : first;
   if (chosen !== undefined) {
     choice.essence = chosen.essence;
     choice.raw = chosen.raw;
@@ -100,7 +118,10 @@ export function chooseProgress(
     const reading = parseProgress(text.raw);
     if (reading.problem !== undefined) {
       choice.problems.push({ place, item, raw: text.raw, problem: reading.problem });
-    } else if (reading.record !== undefined && (best === undefined || isAhead(reading.record, best.record, belongs))) {
+    } else if (
+      reading.record !== undefined &&
+      (best === undefined || isAhead(reading.record, best.record, belongs))
+    ) {
       best = { place, record: reading.record };
     }
   }
@@ -129,7 +150,11 @@ export function chooseProgressUnder(
 }
 
 /** Whether `candidate` (read second) counts over `current`: see {@link chooseProgress}. */
-function isAhead(candidate: ProgressRecord, current: ProgressRecord, belongs: (record: ProgressRecord) => boolean): boolean {
+function isAhead(
+  candidate: ProgressRecord,
+  current: ProgressRecord,
+  belongs: (record: ProgressRecord) => boolean,
+): boolean {
   const order = [
     Number(belongs(candidate)) - Number(belongs(current)),
     compareTimes(candidate.started, current.started),

@@ -18,11 +18,14 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 /** Deep equality for JSON values. */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, i) => jsonEqual(item, b[i]));
+  if (Array.isArray(a) && Array.isArray(b))
+    return a.length === b.length && a.every((item, i) => jsonEqual(item, b[i]));
   if (isPlainObject(a) && isPlainObject(b)) {
     const keys = Object.keys(a);
     if (keys.length !== Object.keys(b).length) return false;
-    return keys.every((key) => Object.prototype.hasOwnProperty.call(b, key) && jsonEqual(a[key], b[key]));
+    return keys.every(
+      (key) => Object.prototype.hasOwnProperty.call(b, key) && jsonEqual(a[key], b[key]),
+    );
   }
   return false;
 }

@@ -14,14 +14,23 @@ const IGNORED_ANNOTATIONS = new Set(['kubectl.kubernetes.io/last-applied-configu
  * `status.phase` watched by a field handler). Comparing essences tells real changes from the echo of
  * our own writes, and from other operators' bookkeeping.
  */
-export function essenceOf(object: KubeObject, extraFields: readonly FieldPath[] = [], identity: Identity = Identity.DEFAULT): Essence {
+export function essenceOf(
+  object: KubeObject,
+  extraFields: readonly FieldPath[] = [],
+  identity: Identity = Identity.DEFAULT,
+): Essence {
   const essence: Essence = {};
   for (const [key, value] of Object.entries(object)) {
-    if (key !== 'apiVersion' && key !== 'kind' && key !== 'status' && key !== 'metadata') essence[key] = value;
+    if (key !== 'apiVersion' && key !== 'kind' && key !== 'status' && key !== 'metadata')
+      essence[key] = value;
   }
   const labels = object.metadata?.labels;
   const all = object.metadata?.annotations ?? {};
-  const annotations = Object.fromEntries(Object.entries(all).filter(([key]) => !isBookkeepingKey(key, all, identity) && !IGNORED_ANNOTATIONS.has(key)));
+  const annotations = Object.fromEntries(
+    Object.entries(all).filter(
+      ([key]) => !isBookkeepingKey(key, all, identity) && !IGNORED_ANNOTATIONS.has(key),
+    ),
+  );
   const metadata: Record<string, unknown> = {};
   if (labels && Object.keys(labels).length > 0) metadata.labels = labels;
   if (Object.keys(annotations).length > 0) metadata.annotations = annotations;
@@ -61,7 +70,10 @@ const SUPERSEDES_FIELD = 'supersedes';
 const TAG = /^[0-9a-f]{12}$/;
 
 /** Reads and checks the diff-base annotation (see {@link parseDiffBase}). */
-export function inspectDiffBase(object: KubeObject, identity: Identity = Identity.DEFAULT): DiffBaseReading {
+export function inspectDiffBase(
+  object: KubeObject,
+  identity: Identity = Identity.DEFAULT,
+): DiffBaseReading {
   const raw = object.metadata?.annotations?.[identity.diffBaseKey];
   return raw === undefined ? {} : parseDiffBase(raw, object.metadata?.uid);
 }
@@ -77,12 +89,15 @@ export function parseDiffBase(raw: string, uid: string | undefined): DiffBaseRea
   if (!isRecord(parsed)) return { problem: 'not a JSON object' };
   const essence: Essence = { ...parsed };
   const metadata = essence.metadata;
-  if (metadata !== undefined && !isRecord(metadata)) return { problem: 'metadata is not an object' };
+  if (metadata !== undefined && !isRecord(metadata))
+    return { problem: 'metadata is not an object' };
   let supersedes: string | undefined;
   if (metadata !== undefined && (UID_FIELD in metadata || SUPERSEDES_FIELD in metadata)) {
     const { [UID_FIELD]: stored, [SUPERSEDES_FIELD]: replaced, ...rest } = metadata;
-    if (stored !== undefined && typeof stored !== 'string') return { problem: 'metadata.uid is not a string' };
-    if (replaced !== undefined && (typeof replaced !== 'string' || !TAG.test(replaced))) return { problem: 'metadata.supersedes is not a change tag' };
+    if (stored !== undefined && typeof stored !== 'string')
+      return { problem: 'metadata.uid is not a string' };
+    if (replaced !== undefined && (typeof replaced !== 'string' || !TAG.test(replaced)))
+      return { problem: 'metadata.supersedes is not a change tag' };
     if (stored !== undefined && stored !== uid) return { foreign: stored };
     supersedes = replaced;
     if (Object.keys(rest).length > 0) essence.metadata = rest;
@@ -92,9 +107,13 @@ export function parseDiffBase(raw: string, uid: string | undefined): DiffBaseRea
 }
 
 /** The stored essence from the diff-base annotation; undefined when absent or another object's. Throws when unusable. */
-export function readDiffBase(object: KubeObject, identity: Identity = Identity.DEFAULT): Essence | undefined {
+export function readDiffBase(
+  object: KubeObject,
+  identity: Identity = Identity.DEFAULT,
+): Essence | undefined {
   const reading = inspectDiffBase(object, identity);
-  if (reading.problem !== undefined) throw new Error(`the diff-base annotation is unusable: ${reading.problem}`);
+  if (reading.problem !== undefined)
+    throw new Error(`the diff-base annotation is unusable: ${reading.problem}`);
   return reading.essence;
 }
 
@@ -105,7 +124,10 @@ export function readDiffBase(object: KubeObject, identity: Identity = Identity.D
 export function serializeDiffBase(essence: Essence, uid?: string, supersedes?: string): string {
   if (uid === undefined && supersedes === undefined) return JSON.stringify(essence);
   const metadata = isRecord(essence.metadata) ? essence.metadata : {};
-  const extra = { ...(uid === undefined ? {} : { [UID_FIELD]: uid }), ...(supersedes === undefined ? {} : { [SUPERSEDES_FIELD]: supersedes }) };
+  const extra = {
+    ...(uid === undefined ? {} : { [UID_FIELD]: uid }),
+    ...(supersedes === undefined ? {} : { [SUPERSEDES_FIELD]: supersedes }),
+  };
   return JSON.stringify({ ...essence, metadata: { ...metadata, ...extra } });
 }
 

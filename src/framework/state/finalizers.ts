@@ -11,7 +11,10 @@ export function hasFinalizer(object: KubeObject, identity: Identity = Identity.D
  * JSON patch adding the finalizer of `identity`. Guarded by `test` so a concurrent change by another controller
  * makes it fail (422) instead of clobbering: the current list when there is one, else the resourceVersion.
  */
-export function addFinalizerOps(object: KubeObject, identity: Identity = Identity.DEFAULT): JsonPatchOp[] {
+export function addFinalizerOps(
+  object: KubeObject,
+  identity: Identity = Identity.DEFAULT,
+): JsonPatchOp[] {
   const current = object.metadata?.finalizers;
   if (current) {
     return [
@@ -26,14 +29,20 @@ export function addFinalizerOps(object: KubeObject, identity: Identity = Identit
 }
 
 /** JSON patch removing every copy of the finalizer of `identity`, each guarded by a `test` of that exact entry. */
-export function removeFinalizerOps(object: KubeObject, identity: Identity = Identity.DEFAULT): JsonPatchOp[] {
+export function removeFinalizerOps(
+  object: KubeObject,
+  identity: Identity = Identity.DEFAULT,
+): JsonPatchOp[] {
   const finalizer = identity.finalizer;
   const current = object.metadata?.finalizers ?? [];
   const ops: JsonPatchOp[] = [];
   // Highest index first, so earlier removals do not shift the later ones.
   for (let i = current.length - 1; i >= 0; i--) {
     if (current[i] === finalizer) {
-      ops.push({ op: 'test', path: `/metadata/finalizers/${i}`, value: identity.finalizer }, { op: 'remove', path: `/metadata/finalizers/${i}` });
+      ops.push(
+        { op: 'test', path: `/metadata/finalizers/${i}`, value: identity.finalizer },
+        { op: 'remove', path: `/metadata/finalizers/${i}` },
+      );
     }
   }
   return ops;

@@ -76,7 +76,9 @@ export class Identity {
     this.statusKey = name;
     const isDefault = name === DEFAULT_IDENTITY;
     this.managedMarker = isDefault ? undefined : `${name}/${MANAGED_MARKER_NAME}`;
-    this.leaseName = isDefault ? 'konductor-leader' : cutWithHash(name, MAX_SUBDOMAIN - LEASE_SUFFIX.length) + LEASE_SUFFIX;
+    this.leaseName = isDefault
+      ? 'konductor-leader'
+      : cutWithHash(name, MAX_SUBDOMAIN - LEASE_SUFFIX.length) + LEASE_SUFFIX;
     this.eventComponent = isDefault ? 'konductor' : name;
     this.fieldManager = isDefault ? 'konductor' : cutWithHash(name, MAX_FIELD_MANAGER);
   }
@@ -143,20 +145,30 @@ function cutWithHash(raw: string, max: number): string {
  * who can edit the object can add a marker, which only hides annotations of that object from its own
  * change detection: nothing they could not do by editing the object.
  */
-export function isBookkeepingKey(key: string, annotations: Readonly<Record<string, string>>, identity: Identity): boolean {
+export function isBookkeepingKey(
+  key: string,
+  annotations: Readonly<Record<string, string>>,
+  identity: Identity,
+): boolean {
   if (identity.isFrameworkKey(key)) return true;
   const slash = key.indexOf('/');
   if (slash <= 0) return false;
   const prefix = key.slice(0, slash);
-  return prefix === DEFAULT_IDENTITY || Object.hasOwn(annotations, `${prefix}/${MANAGED_MARKER_NAME}`);
+  return (
+    prefix === DEFAULT_IDENTITY || Object.hasOwn(annotations, `${prefix}/${MANAGED_MARKER_NAME}`)
+  );
 }
 
 /**
  * The marker annotation to add to a write of `identity`'s bookkeeping on an object whose annotations
  * are `existing`, or undefined when none is needed (the default identity, or already there).
  */
-export function markerToWrite(identity: Identity, existing: Readonly<Record<string, string>> | undefined): Record<string, string> | undefined {
+export function markerToWrite(
+  identity: Identity,
+  existing: Readonly<Record<string, string>> | undefined,
+): Record<string, string> | undefined {
   const marker = identity.managedMarker;
-  if (marker === undefined || (existing !== undefined && existing[marker] === MANAGED_MARKER_VALUE)) return undefined;
+  if (marker === undefined || (existing !== undefined && existing[marker] === MANAGED_MARKER_VALUE))
+    return undefined;
   return { [marker]: MANAGED_MARKER_VALUE };
 }

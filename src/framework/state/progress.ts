@@ -41,7 +41,8 @@ export interface ProgressRecord {
  * annotations never counts as that object's own.
  */
 export function changeTag(rawDiffBase: string | undefined, uid = ''): string {
-  if (rawDiffBase === undefined) return `new.${createHash('sha256').update(uid).digest('hex').slice(0, 8)}`;
+  if (rawDiffBase === undefined)
+    return `new.${createHash('sha256').update(uid).digest('hex').slice(0, 8)}`;
   return createHash('sha256').update(rawDiffBase).digest('hex').slice(0, 12);
 }
 
@@ -49,11 +50,22 @@ export function changeTag(rawDiffBase: string | undefined, uid = ''): string {
 export const MAX_PROGRESS_MESSAGE_LENGTH = 1_000;
 
 /** A handler's stored record, read and checked: a usable `record`, nothing, or why the stored one is unusable. */
-export type ProgressReading = { record?: ProgressRecord; problem?: undefined } | { record?: undefined; problem: string };
+export type ProgressReading =
+  { record?: ProgressRecord; problem?: undefined } | { record?: undefined; problem: string };
 
 const REASONS: readonly string[] = CHANGE_REASONS;
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
-const FIELDS = new Set(['started', 'stopped', 'delayed', 'purpose', 'base', 'retries', 'success', 'failure', 'message']);
+const FIELDS = new Set([
+  'started',
+  'stopped',
+  'delayed',
+  'purpose',
+  'base',
+  'retries',
+  'success',
+  'failure',
+  'message',
+]);
 const TAG = /^(new\.[0-9a-f]{8}|none|[0-9a-f]{12})$/;
 
 /**
@@ -67,46 +79,71 @@ export function parseProgress(raw: string): ProgressReading {
   } catch {
     return { problem: 'not JSON' };
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { problem: 'not a JSON object' };
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    return { problem: 'not a JSON object' };
   const input = parsed as Record<string, unknown>;
   for (const field of ['started', 'stopped', 'delayed'] as const) {
     const value = input[field];
-    if (value !== undefined && (typeof value !== 'string' || !ISO_TIME.test(value) || Number.isNaN(Date.parse(value)))) {
+    if (
+      value !== undefined &&
+      (typeof value !== 'string' || !ISO_TIME.test(value) || Number.isNaN(Date.parse(value)))
+    ) {
       return { problem: `${field} is not an ISO-8601 UTC time` };
     }
   }
-  if (input.purpose !== undefined && (typeof input.purpose !== 'string' || !REASONS.includes(input.purpose))) {
+  if (
+    input.purpose !== undefined &&
+    (typeof input.purpose !== 'string' || !REASONS.includes(input.purpose))
+  ) {
     return { problem: `purpose is not one of ${REASONS.join(', ')}` };
   }
-  if (input.base !== undefined && (typeof input.base !== 'string' || !TAG.test(input.base))) return { problem: 'base is not a change tag' };
+  if (input.base !== undefined && (typeof input.base !== 'string' || !TAG.test(input.base)))
+    return { problem: 'base is not a change tag' };
   const retries = input.retries;
-  if (retries !== undefined && (typeof retries !== 'number' || !Number.isSafeInteger(retries) || retries < 0)) {
+  if (
+    retries !== undefined &&
+    (typeof retries !== 'number' || !Number.isSafeInteger(retries) || retries < 0)
+  ) {
     return { problem: 'retries is not a non-negative integer' };
   }
   for (const field of ['success', 'failure'] as const) {
-    if (input[field] !== undefined && typeof input[field] !== 'boolean') return { problem: `${field} is not a boolean` };
+    if (input[field] !== undefined && typeof input[field] !== 'boolean')
+      return { problem: `${field} is not a boolean` };
   }
-  if (input.message !== undefined && typeof input.message !== 'string') return { problem: 'message is not a string' };
+  if (input.message !== undefined && typeof input.message !== 'string')
+    return { problem: 'message is not a string' };
   // Known fields in their stored order, so an unchanged record serializes to the same string (no rewrite).
-  const record = Object.fromEntries(Object.entries(input).filter(([key]) => FIELDS.has(key))) as ProgressRecord;
+  const record = Object.fromEntries(
+    Object.entries(input).filter(([key]) => FIELDS.has(key)),
+  ) as ProgressRecord;
   if (record.message !== undefined) record.message = capMessage(record.message);
   return { record };
 }
 
 /** Reads and checks a handler's record (see `parseProgress`). */
-export function inspectProgress(object: KubeObject, handlerId: string, identity: Identity = Identity.DEFAULT): ProgressReading {
+export function inspectProgress(
+  object: KubeObject,
+  handlerId: string,
+  identity: Identity = Identity.DEFAULT,
+): ProgressReading {
   const raw = object.metadata?.annotations?.[identity.progressKey(handlerId)];
   return raw === undefined ? {} : parseProgress(raw);
 }
 
 /** Reads a handler's record; an unusable one reads as absent (the handler starts over) rather than failing. */
-export function readProgress(object: KubeObject, handlerId: string, identity: Identity = Identity.DEFAULT): ProgressRecord | undefined {
+export function readProgress(
+  object: KubeObject,
+  handlerId: string,
+  identity: Identity = Identity.DEFAULT,
+): ProgressRecord | undefined {
   return inspectProgress(object, handlerId, identity).record;
 }
 
 /** A message cut to `MAX_PROGRESS_MESSAGE_LENGTH` characters, saying that it was cut. */
 export function capMessage(message: string): string {
-  return message.length <= MAX_PROGRESS_MESSAGE_LENGTH ? message : `${message.slice(0, MAX_PROGRESS_MESSAGE_LENGTH - 13)}… (truncated)`;
+  return message.length <= MAX_PROGRESS_MESSAGE_LENGTH
+    ? message
+    : `${message.slice(0, MAX_PROGRESS_MESSAGE_LENGTH - 13)}… (truncated)`;
 }
 
 /** Compact JSON without undefined fields. */

@@ -31,7 +31,11 @@ export interface ReleasePatch {
  * `hasStatusSubresource` says where the status record is written: through `/status`, or with the
  * object itself.
  */
-export function releasePatch(object: KubeObject, identity: Identity, options: { hasStatusSubresource: boolean }): ReleasePatch | undefined {
+export function releasePatch(
+  object: KubeObject,
+  identity: Identity,
+  options: { hasStatusSubresource: boolean },
+): ReleasePatch | undefined {
   const finalizerOps = removeFinalizerOps(object, identity);
   const annotations = Object.keys(object.metadata?.annotations ?? {})
     .filter((key) => identity.isFrameworkKey(key))
@@ -40,7 +44,12 @@ export function releasePatch(object: KubeObject, identity: Identity, options: { 
   const statusRecord = isRecord(status) && Object.hasOwn(status, identity.statusKey);
   if (finalizerOps.length === 0 && annotations.length === 0 && !statusRecord) return undefined;
 
-  const objectOps: JsonPatchOp[] = [...annotations.map((key): JsonPatchOp => ({ op: 'remove', path: `/metadata/annotations/${pointerSegment(key)}` }))];
+  const objectOps: JsonPatchOp[] = [
+    ...annotations.map((key): JsonPatchOp => ({
+      op: 'remove',
+      path: `/metadata/annotations/${pointerSegment(key)}`,
+    })),
+  ];
   let statusPatch: Record<string, unknown> | undefined;
   if (statusRecord) {
     if (options.hasStatusSubresource) statusPatch = { status: { [identity.statusKey]: null } };
@@ -48,7 +57,11 @@ export function releasePatch(object: KubeObject, identity: Identity, options: { 
   }
   // The finalizer last: removing it may let a deleted object go, and the rest of the patch is then moot.
   objectOps.push(...finalizerOps);
-  return { objectOps, statusPatch, removes: { finalizer: finalizerOps.length > 0, annotations, statusRecord } };
+  return {
+    objectOps,
+    statusPatch,
+    removes: { finalizer: finalizerOps.length > 0, annotations, statusRecord },
+  };
 }
 
 /** What a release removes, as one short phrase: `finalizer konductor.dev/finalizer, 3 annotations, status["konductor.dev"]`. */

@@ -26,7 +26,9 @@ export class InvalidStorageError extends Error {
 export function parseStorage(raw: string): Storage {
   const found = STORAGES.find((storage) => storage === raw);
   if (found === undefined) {
-    throw new InvalidStorageError(`the storage ${JSON.stringify(raw)} is not one of ${STORAGES.join(', ')}: it says where the diff-base and handler progress are kept`);
+    throw new InvalidStorageError(
+      `the storage ${JSON.stringify(raw)} is not one of ${STORAGES.join(', ')}: it says where the diff-base and handler progress are kept`,
+    );
   }
   return found;
 }
@@ -42,10 +44,12 @@ export const STATUS_DIFF_BASE_FIELD = 'last-handled-configuration';
 export const STATUS_PROGRESS_FIELD = 'progress';
 
 /** One stored text, as read: the text, nothing, or why the place holds something unusable. */
-export type StoredText = { raw?: string; problem?: undefined } | { raw?: undefined; problem: string };
+export type StoredText =
+  { raw?: string; problem?: undefined } | { raw?: undefined; problem: string };
 
 /** One bookkeeping item: the diff-base, or one handler's progress. */
-export type BookkeepingItem = { diffBase: true; handlerId?: undefined } | { diffBase?: undefined; handlerId: string };
+export type BookkeepingItem =
+  { diffBase: true; handlerId?: undefined } | { diffBase?: undefined; handlerId: string };
 
 /** The diff-base item. */
 export const DIFF_BASE: BookkeepingItem = { diffBase: true };
@@ -59,7 +63,12 @@ export function progressName(handlerId: string): string {
  * The stored text of `item` in `place`. Status is anyone's to write (whoever can write the status
  * subresource), so every level is checked: a section or value of the wrong type is a `problem`.
  */
-export function storedText(object: KubeObject, identity: Identity, place: Storage, item: BookkeepingItem): StoredText {
+export function storedText(
+  object: KubeObject,
+  identity: Identity,
+  place: Storage,
+  item: BookkeepingItem,
+): StoredText {
   if (place === 'annotations') {
     const key = item.diffBase ? identity.diffBaseKey : identity.progressKey(item.handlerId);
     const raw = object.metadata?.annotations?.[key];
@@ -72,9 +81,13 @@ export function storedText(object: KubeObject, identity: Identity, place: Storag
   if (!isRecord(section)) return { problem: `status["${identity.statusKey}"] is not an object` };
   let value: unknown;
   if (item.diffBase) {
-    value = Object.hasOwn(section, STATUS_DIFF_BASE_FIELD) ? section[STATUS_DIFF_BASE_FIELD] : undefined;
+    value = Object.hasOwn(section, STATUS_DIFF_BASE_FIELD)
+      ? section[STATUS_DIFF_BASE_FIELD]
+      : undefined;
   } else {
-    const progress = Object.hasOwn(section, STATUS_PROGRESS_FIELD) ? section[STATUS_PROGRESS_FIELD] : undefined;
+    const progress = Object.hasOwn(section, STATUS_PROGRESS_FIELD)
+      ? section[STATUS_PROGRESS_FIELD]
+      : undefined;
     if (progress === undefined || progress === null) return {};
     if (!isRecord(progress)) return { problem: `${STATUS_PROGRESS_FIELD} is not an object` };
     const name = progressName(item.handlerId);
@@ -86,9 +99,12 @@ export function storedText(object: KubeObject, identity: Identity, place: Storag
 
 /** Where `item` lives in `place`, as a user finds it with kubectl: for Warnings and logs. */
 export function itemLocation(identity: Identity, place: Storage, item: BookkeepingItem): string {
-  if (place === 'annotations') return `annotation ${item.diffBase ? identity.diffBaseKey : identity.progressKey(item.handlerId)}`;
+  if (place === 'annotations')
+    return `annotation ${item.diffBase ? identity.diffBaseKey : identity.progressKey(item.handlerId)}`;
   const section = `status["${identity.statusKey}"]`;
-  return item.diffBase ? `${section}["${STATUS_DIFF_BASE_FIELD}"]` : `${section}.${STATUS_PROGRESS_FIELD}["${progressName(item.handlerId)}"]`;
+  return item.diffBase
+    ? `${section}["${STATUS_DIFF_BASE_FIELD}"]`
+    : `${section}.${STATUS_PROGRESS_FIELD}["${progressName(item.handlerId)}"]`;
 }
 
 /** Bookkeeping values to write in one place: text to store, `null` to remove. Absent items stay as they are. */
@@ -105,11 +121,17 @@ export function isEmptyValues(values: BookkeepingValues): boolean {
 
 /** Whether `values` stores anything (not only removes). */
 export function storesAny(values: BookkeepingValues): boolean {
-  return typeof values.diffBase === 'string' || [...values.progress.values()].some((value) => value !== null);
+  return (
+    typeof values.diffBase === 'string' ||
+    [...values.progress.values()].some((value) => value !== null)
+  );
 }
 
 /** The annotations (merge patch) writing `values`. */
-export function annotationValues(identity: Identity, values: BookkeepingValues): Record<string, string | null> {
+export function annotationValues(
+  identity: Identity,
+  values: BookkeepingValues,
+): Record<string, string | null> {
   const annotations: Record<string, string | null> = {};
   for (const [id, value] of values.progress) annotations[identity.progressKey(id)] = value;
   if (values.diffBase !== undefined) annotations[identity.diffBaseKey] = values.diffBase;
@@ -117,12 +139,17 @@ export function annotationValues(identity: Identity, values: BookkeepingValues):
 }
 
 /** The status (merge patch) writing `values` into `status["<identity>"]`; undefined when there is nothing to write. */
-export function statusValues(identity: Identity, values: BookkeepingValues): Record<string, unknown> | undefined {
+export function statusValues(
+  identity: Identity,
+  values: BookkeepingValues,
+): Record<string, unknown> | undefined {
   if (isEmptyValues(values)) return undefined;
   const section: Record<string, unknown> = {};
   if (values.diffBase !== undefined) section[STATUS_DIFF_BASE_FIELD] = values.diffBase;
   if (values.progress.size > 0) {
-    section[STATUS_PROGRESS_FIELD] = Object.fromEntries([...values.progress].map(([id, value]) => [progressName(id), value]));
+    section[STATUS_PROGRESS_FIELD] = Object.fromEntries(
+      [...values.progress].map(([id, value]) => [progressName(id), value]),
+    );
   }
   return { [identity.statusKey]: section };
 }

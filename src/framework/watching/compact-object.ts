@@ -47,8 +47,13 @@ export class StringTable {
  * the object's shape does not change. Fills in a missing apiVersion and kind (list items of built-in
  * resources lack them).
  */
-export function shareStrings(object: KubeObject, previous: KubeObject | undefined, resource: ResourceStrings): void {
-  if (object.apiVersion === undefined || object.apiVersion === resource.apiVersion) object.apiVersion = resource.apiVersion;
+export function shareStrings(
+  object: KubeObject,
+  previous: KubeObject | undefined,
+  resource: ResourceStrings,
+): void {
+  if (object.apiVersion === undefined || object.apiVersion === resource.apiVersion)
+    object.apiVersion = resource.apiVersion;
   if (object.kind === undefined || object.kind === resource.kind) object.kind = resource.kind;
   const metadata = object.metadata;
   const before = previous?.metadata;
@@ -56,12 +61,15 @@ export function shareStrings(object: KubeObject, previous: KubeObject | undefine
   if (!before) {
     const table = resource.table;
     if (table === undefined) return;
-    if (typeof metadata.namespace === 'string') metadata.namespace = table.intern(metadata.namespace);
-    if (typeof metadata.creationTimestamp === 'string') metadata.creationTimestamp = table.intern(metadata.creationTimestamp);
+    if (typeof metadata.namespace === 'string')
+      metadata.namespace = table.intern(metadata.namespace);
+    if (typeof metadata.creationTimestamp === 'string')
+      metadata.creationTimestamp = table.intern(metadata.creationTimestamp);
     return;
   }
   if (metadata.uid === before.uid) metadata.uid = before.uid;
   if (metadata.name === before.name) metadata.name = before.name;
   if (metadata.namespace === before.namespace) metadata.namespace = before.namespace;
-  if (metadata.creationTimestamp === before.creationTimestamp) metadata.creationTimestamp = before.creationTimestamp;
+  if (metadata.creationTimestamp === before.creationTimestamp)
+    metadata.creationTimestamp = before.creationTimestamp;
 }

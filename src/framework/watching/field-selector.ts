@@ -21,16 +21,31 @@ export function parseFieldSelector(selector: string): FieldRequirement[] {
     .filter((part) => part !== '')
     .map((part) => {
       const match = REQUIREMENT.exec(part);
-      if (!match) throw new Error(`invalid field selector '${selector}': cannot read '${part}'; use path=value, path==value or path!=value, separated by commas`);
-      return { path: match[1]!, operator: match[2] === '!=' ? 'notEquals' : 'equals', value: match[3]! };
+      if (!match)
+        throw new Error(
+          `invalid field selector '${selector}': cannot read '${part}'; use path=value, path==value or path!=value, separated by commas`,
+        );
+      return {
+        path: match[1]!,
+        operator: match[2] === '!=' ? 'notEquals' : 'equals',
+        value: match[3]!,
+      };
     });
 }
 
 /** Whether an object satisfies every requirement. As on the server, values compare as strings and a missing field reads as ''. */
-export function matchesFieldRequirements(object: KubeObject, requirements: readonly FieldRequirement[]): boolean {
+export function matchesFieldRequirements(
+  object: KubeObject,
+  requirements: readonly FieldRequirement[],
+): boolean {
   return requirements.every(({ path, operator, value }) => {
     const actual = getField(object, parseFieldPath(path));
-    const text = actual === undefined || actual === null ? '' : typeof actual === 'object' ? JSON.stringify(actual) : String(actual as string | number | boolean);
+    const text =
+      actual === undefined || actual === null
+        ? ''
+        : typeof actual === 'object'
+          ? JSON.stringify(actual)
+          : String(actual as string | number | boolean);
     return operator === 'equals' ? text === value : text !== value;
   });
 }

@@ -21,7 +21,12 @@ const ABSENT = new RegExp(String.raw`^!\s*(${KEY})$`);
 export function parseLabelSelector(selector: string): LabelRequirement[] {
   return splitTopLevel(selector).map((part) => {
     let match = EQUALITY.exec(part);
-    if (match) return { key: match[1]!, operator: match[2] === '!=' ? 'notEquals' : 'equals', value: match[3]! };
+    if (match)
+      return {
+        key: match[1]!,
+        operator: match[2] === '!=' ? 'notEquals' : 'equals',
+        value: match[3]!,
+      };
     match = SET.exec(part);
     if (match && match[3]!.split(',').every((value) => SET_VALUE.test(value.trim()))) {
       const values = match[3]!.split(',').map((value) => value.trim());
@@ -38,7 +43,10 @@ export function parseLabelSelector(selector: string): LabelRequirement[] {
 }
 
 /** Whether labels satisfy every requirement; as on the server, `!=` and `notin` match a missing label. */
-export function matchesLabelRequirements(labels: Readonly<Record<string, string>> | undefined, requirements: readonly LabelRequirement[]): boolean {
+export function matchesLabelRequirements(
+  labels: Readonly<Record<string, string>> | undefined,
+  requirements: readonly LabelRequirement[],
+): boolean {
   return requirements.every((requirement) => {
     const value = labels?.[requirement.key];
     switch (requirement.operator) {
@@ -59,7 +67,9 @@ export function matchesLabelRequirements(labels: Readonly<Record<string, string>
 }
 
 /** Parses once and returns a matcher for objects' labels. */
-export function labelSelectorMatcher(selector: string): (labels: Readonly<Record<string, string>> | undefined) => boolean {
+export function labelSelectorMatcher(
+  selector: string,
+): (labels: Readonly<Record<string, string>> | undefined) => boolean {
   const requirements = parseLabelSelector(selector);
   return (labels) => matchesLabelRequirements(labels, requirements);
 }

@@ -1,6 +1,13 @@
 import { getHeapStatistics } from 'node:v8';
 import type { KubeObject } from '../objects/kube-object.js';
-import { describeRefusal, judgeListing, listingNeedBytes, MemoryBudgetError, type HeapState, type ListingSize } from './memory-budget.js';
+import {
+  describeRefusal,
+  judgeListing,
+  listingNeedBytes,
+  MemoryBudgetError,
+  type HeapState,
+  type ListingSize,
+} from './memory-budget.js';
 
 /** Heap reserved by listings being delivered in this process, so concurrent listings do not each count the same free heap. */
 let reserved = 0;
@@ -27,13 +34,16 @@ export function reserveListing(
   if (items.length === 0) return 0;
   let jsonBytes = 0;
   for (const item of items) jsonBytes += JSON.stringify(item).length;
-  const listed = items.length + (typeof remainingItemCount === 'number' && remainingItemCount > 0 ? remainingItemCount : 0);
+  const listed =
+    items.length +
+    (typeof remainingItemCount === 'number' && remainingItemCount > 0 ? remainingItemCount : 0);
   // A relist replaces the objects the stream already holds (they are in the heap's use): only the rest is new.
   const objects = Math.max(0, listed - alreadyHeld);
   const listing: ListingSize = { objects, meanJsonBytes: jsonBytes / items.length };
   const heap: HeapState = { ...heapStatistics(), reservedBytes: reserved };
   const verdict = judgeListing(listing, heap);
-  if (!verdict.fits) throw new MemoryBudgetError(describeRefusal(what, listing, heap, verdict), listing, verdict);
+  if (!verdict.fits)
+    throw new MemoryBudgetError(describeRefusal(what, listing, heap, verdict), listing, verdict);
   // What the first page holds is already in the heap's use; the rest is reserved.
   const rest = listingNeedBytes({ ...listing, objects: Math.max(0, objects - items.length) });
   reserved += rest;

@@ -70,12 +70,17 @@ export interface MemoryVerdict {
 
 /** Heap bytes one object of `meanJsonBytes` of listed JSON takes once stored and handled (steady state). */
 export function heapBytesPerObject(meanJsonBytes: number): number {
-  return FIXED_BYTES_PER_OBJECT + (HEAP_BYTES_PER_JSON_BYTE + HANDLED_BYTES_PER_JSON_BYTE) * Math.max(0, meanJsonBytes);
+  return (
+    FIXED_BYTES_PER_OBJECT +
+    (HEAP_BYTES_PER_JSON_BYTE + HANDLED_BYTES_PER_JSON_BYTE) * Math.max(0, meanJsonBytes)
+  );
 }
 
 /** Heap a listing needs at the peak of its catch-up. */
 export function listingNeedBytes(listing: ListingSize): number {
-  return Math.ceil(Math.max(0, listing.objects) * heapBytesPerObject(listing.meanJsonBytes) * CATCH_UP_PEAK_FACTOR);
+  return Math.ceil(
+    Math.max(0, listing.objects) * heapBytesPerObject(listing.meanJsonBytes) * CATCH_UP_PEAK_FACTOR,
+  );
 }
 
 /** The old space of a heap limit: what `--max-old-space-size` set (the limit less the young generation). */
@@ -86,15 +91,27 @@ export function oldSpaceBytes(limitBytes: number): number {
 /** Whether `heap` can hold `listing`, and what to set when it cannot. */
 export function judgeListing(listing: ListingSize, heap: HeapState): MemoryVerdict {
   const needBytes = listingNeedBytes(listing);
-  const availableBytes = oldSpaceBytes(heap.limitBytes) - heap.usedBytes - heap.reservedBytes - HEAP_RESERVE_BYTES;
+  const availableBytes =
+    oldSpaceBytes(heap.limitBytes) - heap.usedBytes - heap.reservedBytes - HEAP_RESERVE_BYTES;
   // The cap to set is the old space that holds everything: what is used, reserved, this listing and the reserve.
   const wholeBytes = heap.usedBytes + heap.reservedBytes + needBytes + HEAP_RESERVE_BYTES;
   const suggestedOldSpaceMb = Math.max(64, Math.ceil(wholeBytes / MB / 64) * 64);
-  return { fits: needBytes === 0 || needBytes <= availableBytes, needBytes, availableBytes, suggestedOldSpaceMb, suggestedMemoryLimitMi: suggestedOldSpaceMb * 2 };
+  return {
+    fits: needBytes === 0 || needBytes <= availableBytes,
+    needBytes,
+    availableBytes,
+    suggestedOldSpaceMb,
+    suggestedMemoryLimitMi: suggestedOldSpaceMb * 2,
+  };
 }
 
 /** The message an operator refuses to go on with: what, how much, and what to set. */
-export function describeRefusal(what: string, listing: ListingSize, heap: HeapState, verdict: MemoryVerdict): string {
+export function describeRefusal(
+  what: string,
+  listing: ListingSize,
+  heap: HeapState,
+  verdict: MemoryVerdict,
+): string {
   const mb = (bytes: number): string => `${Math.max(0, Math.round(bytes / MB))} MB`;
   return (
     `the heap cannot hold the listing of ${what}: ${listing.objects.toLocaleString('en-US')} objects of about ` +

@@ -26,7 +26,11 @@ export function resolveResource(
       while (!stop.signal.aborted) {
         try {
           const resource = await discoverResource(client, selector);
-          if (warned) logger.info({ resource: `${selector.name} ${selector.apiVersion}` }, 'resource is now served; starting to watch');
+          if (warned)
+            logger.info(
+              { resource: `${selector.name} ${selector.apiVersion}` },
+              'resource is now served; starting to watch',
+            );
           subscriber.next(resource);
           subscriber.complete();
           return;
@@ -34,7 +38,10 @@ export function resolveResource(
           const delay = retryDelayMs(error, backoff.next());
           const message = error instanceof Error ? error.message : String(error);
           // Say it loudly once, then quietly: a missing CRD is often a deliberate install order.
-          logger[warned && error instanceof ResourceNotFoundError ? 'debug' : 'warn']({ delayMs: Math.round(delay) }, `cannot resolve ${selector.name} in ${selector.apiVersion}: ${message}; retrying`);
+          logger[warned && error instanceof ResourceNotFoundError ? 'debug' : 'warn'](
+            { delayMs: Math.round(delay) },
+            `cannot resolve ${selector.name} in ${selector.apiVersion}: ${message}; retrying`,
+          );
           warned = true;
           // Resolves early when unsubscribed; the loop then ends.
           await sleep(delay, stop.signal);

@@ -23,7 +23,12 @@ export interface ListQuery {
  * The object named `name` in `namespace` from the first store covering that namespace that holds it;
  * undefined when none does, or the namespace is not one the operator serves. No copy: the store's own object.
  */
-export function readObject(stores: readonly ScopedStore[], namespace: string | undefined, name: string, gate: NamespaceGate): KubeObject | undefined {
+export function readObject(
+  stores: readonly ScopedStore[],
+  namespace: string | undefined,
+  name: string,
+  gate: NamespaceGate,
+): KubeObject | undefined {
   const ns = namespace ?? '';
   if (ns !== '' && !gate(ns)) return undefined;
   for (const { namespace: scope, store } of stores) {
@@ -39,7 +44,11 @@ export function readObject(stores: readonly ScopedStore[], namespace: string | u
  * overlap: several selectors), in namespaces the operator serves, matching the label selector.
  * Throws on a label selector it cannot read.
  */
-export function listObjects(stores: readonly ScopedStore[], query: ListQuery, gate: NamespaceGate): KubeObject[] {
+export function listObjects(
+  stores: readonly ScopedStore[],
+  query: ListQuery,
+  gate: NamespaceGate,
+): KubeObject[] {
   const matches = query.labelSelector ? labelSelectorMatcher(query.labelSelector) : undefined;
   if (query.namespace !== undefined && query.namespace !== '' && !gate(query.namespace)) return [];
   const seen = new Set<string>();
@@ -47,7 +56,8 @@ export function listObjects(stores: readonly ScopedStore[], query: ListQuery, ga
   const admitted = new Map<string, boolean>(); // namespaces are few: each passes the gate once
   for (const { namespace: scope, store } of stores) {
     if (query.namespace !== undefined && scope !== undefined && scope !== query.namespace) continue;
-    const objects = query.namespace !== undefined ? store.inNamespace(query.namespace) : store.values();
+    const objects =
+      query.namespace !== undefined ? store.inNamespace(query.namespace) : store.values();
     for (const object of objects) {
       const uid = object.metadata?.uid ?? '';
       if (stores.length > 1 && seen.has(uid)) continue;

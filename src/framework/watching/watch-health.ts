@@ -29,7 +29,9 @@ export class WatchHealth {
   /** Ids of watches that have not heard from the server for longer than `thresholdMs`. */
   stalled(thresholdMs: number): string[] {
     const now = this.now();
-    return [...this.watches].filter(([, status]) => now - status.lastContactAt > thresholdMs).map(([id]) => id);
+    return [...this.watches]
+      .filter(([, status]) => now - status.lastContactAt > thresholdMs)
+      .map(([id]) => id);
   }
 
   /** Ids of watches still waiting for their first listing. */

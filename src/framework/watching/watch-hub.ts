@@ -19,7 +19,10 @@ export interface WatchScope {
 }
 
 /** Tunables passed to every underlying {@link watchResource}. */
-export type WatchTuning = Pick<WatchStreamOptions, 'pageSize' | 'timeoutSeconds' | 'idleTimeoutMs' | 'backoff' | 'keepManagedFields' | 'memoryBudget'>;
+export type WatchTuning = Pick<
+  WatchStreamOptions,
+  'pageSize' | 'timeoutSeconds' | 'idleTimeoutMs' | 'backoff' | 'keepManagedFields' | 'memoryBudget'
+>;
 
 interface SharedWatch {
   store: ObjectStore;
@@ -42,24 +45,50 @@ export class WatchHub {
 
   constructor(
     private readonly client: ApiClient,
-    private readonly options: { logger?: Logger; metrics?: Metrics; tuning?: WatchTuning; health?: WatchHealth } = {},
+    private readonly options: {
+      logger?: Logger;
+      metrics?: Metrics;
+      tuning?: WatchTuning;
+      health?: WatchHealth;
+    } = {},
   ) {
     this.logger = options.logger ?? silentLogger();
     this.metrics = options.metrics ?? noMetrics;
   }
 
   /** Resolves a resource by name (waiting for its CRD if needed), then watches it. */
-  watchSelector<T extends KubeObject = KubeObject>(selector: ResourceSelector, scope: WatchScope = {}): Observable<WatchEvent<T>> {
-    return resolveResource(this.client, selector, { logger: this.logger }).pipe(switchMap((resource) => this.watch<T>(resource, scope)));
+  watchSelector<T extends KubeObject = KubeObject>(
+    selector: ResourceSelector,
+    scope: WatchScope = {},
+  ): Observable<WatchEvent<T>> {
+    return resolveResource(this.client, selector, { logger: this.logger }).pipe(
+      switchMap((resource) => this.watch<T>(resource, scope)),
+    );
   }
 
   /** Watches a resolved resource in a scope, sharing the underlying watch. */
-  watch<T extends KubeObject = KubeObject>(resource: Resource, scope: WatchScope = {}): Observable<WatchEvent<T>> {
-    const key = JSON.stringify([resourceId(resource), scope.namespace ?? '', scope.labelSelector ?? '', scope.fieldSelector ?? '']);
+  watch<T extends KubeObject = KubeObject>(
+    resource: Resource,
+    scope: WatchScope = {},
+  ): Observable<WatchEvent<T>> {
+    const key = JSON.stringify([
+      resourceId(resource),
+      scope.namespace ?? '',
+      scope.labelSelector ?? '',
+      scope.fieldSelector ?? '',
+    ]);
     return defer(() => {
       const shared = this.watches.get(key) ?? this.open(key, resource, scope);
-      const known: WatchEvent[] = [...shared.store.values()].map((object) => ({ type: 'ADDED', object, fromList: true }));
-      return concat(from(known), shared.synced ? of<WatchEvent>({ type: 'SYNCED' }) : EMPTY, shared.live);
+      const known: WatchEvent[] = [...shared.store.values()].map((object) => ({
+        type: 'ADDED',
+        object,
+        fromList: true,
+      }));
+      return concat(
+        from(known),
+        shared.synced ? of<WatchEvent>({ type: 'SYNCED' }) : EMPTY,
+        shared.live,
+      );
     }) as Observable<WatchEvent<T>>;
   }
 
@@ -70,7 +99,13 @@ export class WatchHub {
 
   private open(key: string, resource: Resource, scope: WatchScope): SharedWatch {
     const store = new ObjectStore();
-    const entry: SharedWatch = { store, synced: false, live: EMPTY, id: resourceId(resource), namespace: scope.namespace };
+    const entry: SharedWatch = {
+      store,
+      synced: false,
+      live: EMPTY,
+      id: resourceId(resource),
+      namespace: scope.namespace,
+    };
     const source = watchResource(this.client, resource, {
       ...this.options.tuning,
       ...scope,
@@ -99,13 +134,25 @@ export class WatchHub {
    * The objects a watch open in this scope knows, by uid (read-only; no API call); undefined when no
    * such watch is open. The map is the watch's own and follows it.
    */
-  stored(resource: Resource, scope: WatchScope = {}): (ReadonlyMap<string, KubeObject> & Pick<ObjectStore, 'named'>) | undefined {
-    return this.watches.get(JSON.stringify([resourceId(resource), scope.namespace ?? '', scope.labelSelector ?? '', scope.fieldSelector ?? '']))?.store;
+  stored(
+    resource: Resource,
+    scope: WatchScope = {},
+  ): (ReadonlyMap<string, KubeObject> & Pick<ObjectStore, 'named'>) | undefined {
+    return this.watches.get(
+      JSON.stringify([
+        resourceId(resource),
+        scope.namespace ?? '',
+        scope.labelSelector ?? '',
+        scope.fieldSelector ?? '',
+      ]),
+    )?.store;
   }
 
   /** Read cache: the stores of the open watches of a resource, each with the namespace it covers. */
   stores(resource: Pick<Resource, 'group' | 'version' | 'plural'>): ScopedStore[] {
     const id = resourceId(resource);
-    return [...this.watches.values()].filter((watch) => watch.id === id).map(({ namespace, store }) => ({ namespace, store }));
+    return [...this.watches.values()]
+      .filter((watch) => watch.id === id)
+      .map(({ namespace, store }) => ({ namespace, store }));
   }
 }

@@ -34,21 +34,33 @@ export function parseWatchLine(line: string): WatchLine {
     return { kind: 'skip', why: 'malformed JSON line in watch stream' };
   }
   const { type, object } = parsed ?? {};
-  if (typeof object !== 'object' || object === null) return { kind: 'skip', why: 'watch event without an object' };
+  if (typeof object !== 'object' || object === null)
+    return { kind: 'skip', why: 'watch event without an object' };
   switch (type) {
     case 'BOOKMARK': {
       const version = (object as KubeObject).metadata?.resourceVersion;
-      return typeof version === 'string' && version ? { kind: 'bookmark', resourceVersion: version } : { kind: 'bookmark' };
+      return typeof version === 'string' && version
+        ? { kind: 'bookmark', resourceVersion: version }
+        : { kind: 'bookmark' };
     }
     case 'ERROR': {
       const status = object as { code?: number; message?: string; reason?: string };
       if (status.code === 410) return { kind: 'gone' };
-      return { kind: 'error', code: status.code ?? 0, message: status.message ?? 'error event', reason: status.reason };
+      return {
+        kind: 'error',
+        code: status.code ?? 0,
+        message: status.message ?? 'error event',
+        reason: status.reason,
+      };
     }
     case 'ADDED':
     case 'MODIFIED':
     case 'DELETED':
-      if (!isTrackable(object)) return { kind: 'skip', why: `${type} event object without metadata.uid or resourceVersion` };
+      if (!isTrackable(object))
+        return {
+          kind: 'skip',
+          why: `${type} event object without metadata.uid or resourceVersion`,
+        };
       return { kind: 'change', type, object };
     default:
       return { kind: 'skip', why: `unknown watch event type ${JSON.stringify(type)}` };

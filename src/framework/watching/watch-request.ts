@@ -25,7 +25,10 @@ export interface WatchRequest {
  * Runs one watch request until the server ends it, it breaks, goes silent, or `signal` aborts.
  * Resolves with the outcome and the number of delivered events; rejects with the error that ended it.
  */
-export function watchOnce(request: WatchRequest, signal: AbortSignal): Promise<{ outcome: WatchOutcome; events: number }> {
+export function watchOnce(
+  request: WatchRequest,
+  signal: AbortSignal,
+): Promise<{ outcome: WatchOutcome; events: number }> {
   const local = new AbortController();
   const onStop = (): void => local.abort();
   signal.addEventListener('abort', onStop, { once: true });
@@ -41,7 +44,10 @@ export function watchOnce(request: WatchRequest, signal: AbortSignal): Promise<{
     clearTimeout(waiting);
     signal.removeEventListener('abort', onStop);
   };
-  const opened = request.client.stream(request.path, { signal: local.signal, query: request.query });
+  const opened = request.client.stream(request.path, {
+    signal: local.signal,
+    query: request.query,
+  });
   return opened.then(
     (response) => {
       clearTimeout(waiting);
@@ -52,7 +58,8 @@ export function watchOnce(request: WatchRequest, signal: AbortSignal): Promise<{
       cleanup();
       if (signal.aborted) return { outcome: 'stopped' as const, events: 0 };
       // An HTTP error status that arrived as the watchdog fired is still that error (e.g. 410).
-      if (stalled && !(error instanceof ApiError && error.status > 0)) return { outcome: 'stalled' as const, events: 0 };
+      if (stalled && !(error instanceof ApiError && error.status > 0))
+        return { outcome: 'stalled' as const, events: 0 };
       throw error;
     },
   );
@@ -114,7 +121,10 @@ function consume(
     });
     response.once('close', () => {
       if (!response.complete && outcome === undefined && failure === undefined && !signal.aborted) {
-        failure = ApiError.fromNetwork(new Error('watch stream cut before it ended'), `GET ${request.path}`);
+        failure = ApiError.fromNetwork(
+          new Error('watch stream cut before it ended'),
+          `GET ${request.path}`,
+        );
       }
       finish();
     });

@@ -5,56 +5,20 @@ import { apiVersionOf, collectionPath, resourceId, type Resource } from '../api/
 import { withoutManagedFields } from '../api/managed-fields.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
-import { Backoff, type BackoffOptions } from '../clock/backoff.js';
+import { Backoff } from '../clock/backoff.js';
 import { sleep } from '../clock/long-timeout.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { WatchEvent } from './events.js';
-import type { WatchHealth, WatchStatus } from './watch-health.js';
+import type { WatchStatus } from './watch-health.js';
 import { isTrackable, parseWatchLine, type TrackableObject } from './watch-line.js';
 import { shareStrings, StringTable, type ResourceStrings } from './compact-object.js';
-import { MemoryBudgetError, type HeapState } from './memory-budget.js';
+import { MemoryBudgetError } from './memory-budget.js';
 import { releaseListing, reserveListing } from './listing-budget.js';
 import { watchOnce, type LineResult, type WatchOutcome } from './watch-request.js';
 
-/** Options for {@link watchResource}. */
-export interface WatchStreamOptions<T extends KubeObject = KubeObject> {
-  /** Watch one namespace; all namespaces when omitted (or for cluster-scoped resources). */
-  namespace?: string;
-  /** Sent to the server, so only matching objects cross the wire. */
-  labelSelector?: string;
-  /** Sent to the server, so only matching objects cross the wire. */
-  fieldSelector?: string;
-  /** Page size of the listing. Default 500. */
-  pageSize?: number;
-  /** Server-side watch timeout per request, in seconds. Default: random in [300, 600), like client-go. */
-  timeoutSeconds?: () => number;
-  /** A connection silent for this long is treated as dead and replaced. Default 70 s (Kopf's figure). */
-  idleTimeoutMs?: number;
-  /** Reconnect backoff. Default: client-go's 0.8 s doubling to 30 s, reset after 2 min. */
-  backoff?: BackoffOptions;
-  logger?: Logger;
-  metrics?: Metrics;
-  /** The objects currently known, by UID; kept up to date by the stream (shared watches read it). */
-  store?: Map<string, T>;
-  /** Where the stream reports contact with the server and its first listing, for health checks. */
-  health?: WatchHealth;
-  /**
-   * Keep `metadata.managedFields` on the objects. Default `false`: they are removed as each listed
-   * page and watch event is parsed, because they are often close to half of an object's JSON and
-   * the stream (and everything downstream) keeps objects in memory. Handlers never need them;
-   * set this only when a subscriber reads server-side-apply field ownership itself.
-   */
-  keepManagedFields?: boolean;
-  /**
-   * Check, from the listing's first page (its objects' size and `metadata.remainingItemCount`), that
-   * the V8 heap can hold the whole listing; if not, the stream fails with a {@link MemoryBudgetError}
-   * naming the objects, the limit and the `--max-old-space-size` to set, instead of the process dying
-   * of "JavaScript heap out of memory" mid-listing. Default `true`.
-   */
-  memoryBudget?: boolean;
-  /** The heap's limit and use (default: `v8.getHeapStatistics()`); for tests. */
-  heapStatistics?: () => Pick<HeapState, 'limitBytes' | 'usedBytes'>;
-}
+import type { WatchStreamOptions } from './watch-stream-options.js';
+
+export type { WatchStreamOptions } from './watch-stream-options.js';
 
 interface ListResponse<T> {
   metadata?: { resourceVersion?: string; continue?: string; remainingItemCount?: number };
@@ -80,9 +44,14 @@ function retryAfterOr(error: unknown, backoffMs: number): number {
  * after a silent connection, or after a watch that ended at once with nothing in it
  * (kubernetes#104171), so as not to busy-loop; otherwise resume at once.
  */
-export function afterWatch(outcome: Exclude<WatchOutcome, 'stopped'>, events: number, durationMs: number): 'relist' | 'back off' | 'resume' {
+export function afterWatch(
+  outcome: Exclude<WatchOutcome, 'stopped'>,
+  events: number,
+  durationMs: number,
+): 'relist' | 'back off' | 'resume' {
   if (outcome === 'gone') return 'relist';
-  if (outcome === 'stalled' || (events === 0 && durationMs < VERY_SHORT_WATCH_MS)) return 'back off';
+  if (outcome === 'stalled' || (events === 0 && durationMs < VERY_SHORT_WATCH_MS))
+    return 'back off';
   return 'resume';
 }
 
@@ -135,10 +104,17 @@ class WatchLoop<T extends KubeObject> {
     private readonly emit: (event: WatchEvent<T>) => void,
   ) {
     this.path = collectionPath(resource, options.namespace);
-    this.strings = { apiVersion: apiVersionOf(resource), kind: resource.kind, table: new StringTable() };
+    this.strings = {
+      apiVersion: apiVersionOf(resource),
+      kind: resource.kind,
+      table: new StringTable(),
+    };
     this.id = resourceId(resource);
     this.labels = { resource: this.id };
-    this.logger = (options.logger ?? silentLogger()).child({ resource: this.id, namespace: options.namespace ?? '*' });
+    this.logger = (options.logger ?? silentLogger()).child({
+      resource: this.id,
+      namespace: options.namespace ?? '*',
+    });
     this.metrics = options.metrics ?? noMetrics;
     this.store = options.store ?? new Map();
     this.backoff = new Backoff(options.backoff);
@@ -176,7 +152,11 @@ class WatchLoop<T extends KubeObject> {
           this.resourceVersion = undefined;
           continue;
         }
-        if (outcome === 'stalled') this.logger.warn({ idleTimeoutMs: this.idleTimeoutMs }, 'watch connection silent for too long; reconnecting');
+        if (outcome === 'stalled')
+          this.logger.warn(
+            { idleTimeoutMs: this.idleTimeoutMs },
+            'watch connection silent for too long; reconnecting',
+          );
         if (next === 'back off') await sleep(this.backoff.next(), signal);
       } catch (error) {
         if (signal.aborted) return;
@@ -194,7 +174,11 @@ class WatchLoop<T extends KubeObject> {
         // The backoff grows on 429s too: Retry-After only sets this one delay.
         const delay = retryAfterOr(error, this.backoff.next());
         this.logger.warn(
-          { err: error instanceof Error ? error.message : String(error), status: (error as ApiError).status, delayMs: Math.round(delay) },
+          {
+            err: error instanceof Error ? error.message : String(error),
+            status: (error as ApiError).status,
+            delayMs: Math.round(delay),
+          },
           'list/watch failed; retrying',
         );
         await sleep(delay, signal); // resolves (never rejects) when stopped
@@ -255,11 +239,13 @@ class WatchLoop<T extends KubeObject> {
       this.contact();
       listVersion = page.metadata?.resourceVersion;
       // Checked before anything of the page is delivered: a page without it is not a listing we can resume from.
-      if (!listVersion) throw new ApiError(0, `GET ${this.path}: list response without metadata.resourceVersion`);
+      if (!listVersion)
+        throw new ApiError(0, `GET ${this.path}: list response without metadata.resourceVersion`);
       // Before anything of the listing is delivered: the first page tells how many objects are coming.
       // Stripped once, then measured and stored as they are.
       const items = (page.items ?? []).map((item) => this.withoutManagedFields(item));
-      if (continueToken === undefined && reservation.bytes === 0) reservation.bytes = this.reserveHeap(items, page.metadata?.remainingItemCount);
+      if (continueToken === undefined && reservation.bytes === 0)
+        reservation.bytes = this.reserveHeap(items, page.metadata?.remainingItemCount);
       this.applyPage(items, seen);
       continueToken = page.metadata?.continue || undefined;
       if (continueToken === undefined) break;
@@ -280,9 +266,19 @@ class WatchLoop<T extends KubeObject> {
     try {
       const items = listed.filter((item) => typeof item === 'object' && item !== null);
       // A relist replaces what the store holds: only objects beyond those take more heap.
-      return reserveListing(items, remainingItemCount, what, this.options.heapStatistics, this.store.size);
+      return reserveListing(
+        items,
+        remainingItemCount,
+        what,
+        this.options.heapStatistics,
+        this.store.size,
+      );
     } catch (error) {
-      if (error instanceof MemoryBudgetError) this.logger.error({ objects: error.listing.objects, needMb: Math.round(error.verdict.needBytes / 2 ** 20) }, error.message);
+      if (error instanceof MemoryBudgetError)
+        this.logger.error(
+          { objects: error.listing.objects, needMb: Math.round(error.verdict.needBytes / 2 ** 20) },
+          error.message,
+        );
       throw error;
     }
   }
@@ -358,7 +354,10 @@ class WatchLoop<T extends KubeObject> {
     }
   }
 
-  private applyChange(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: T & TrackableObject): LineResult {
+  private applyChange(
+    type: 'ADDED' | 'MODIFIED' | 'DELETED',
+    object: T & TrackableObject,
+  ): LineResult {
     const item = this.withoutManagedFields(object);
     const previous = this.store.get(item.metadata.uid);
     this.complete(item, previous);

@@ -16,7 +16,12 @@ export const IGNORED_FIELDS_REASON = 'IgnoredFields';
 
 /** Unset in upstream's Go types (`omitempty`): nothing to ignore. */
 function unset(value: unknown): boolean {
-  return value === undefined || value === null || value === '' || (Array.isArray(value) && value.length === 0);
+  return (
+    value === undefined ||
+    value === null ||
+    value === '' ||
+    (Array.isArray(value) && value.length === 0)
+  );
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -32,10 +37,19 @@ function child(parent: string, key: string): string {
   return `${parent}[${JSON.stringify(shown)}]`;
 }
 
-function walk(value: unknown, supported: Supported, path: string, harmless: Readonly<Record<string, unknown>>, out: string[]): void {
+function walk(
+  value: unknown,
+  supported: Supported,
+  path: string,
+  harmless: Readonly<Record<string, unknown>>,
+  out: string[],
+): void {
   if (supported === true) return;
   if (Array.isArray(supported)) {
-    if (Array.isArray(value)) value.forEach((item, index) => walk(item, supported[0] as Supported, `${path}[${index}]`, harmless, out));
+    if (Array.isArray(value))
+      value.forEach((item, index) =>
+        walk(item, supported[0] as Supported, `${path}[${index}]`, harmless, out),
+      );
     return;
   }
   // A value of the wrong type is the schema's to refuse; nothing below it can be reported sensibly.
@@ -60,7 +74,11 @@ function walk(value: unknown, supported: Supported, path: string, harmless: Read
  * `[]`) and ignored fields set to a `harmless` value (keyed by path, list indices as `[]`) are not
  * listed. Pure; `spec` is untrusted.
  */
-export function findIgnoredFields(spec: unknown, supported: Supported, harmless: Readonly<Record<string, unknown>> = {}): string[] {
+export function findIgnoredFields(
+  spec: unknown,
+  supported: Supported,
+  harmless: Readonly<Record<string, unknown>> = {},
+): string[] {
   const out: string[] = [];
   walk(spec, supported, 'spec', harmless, out);
   return out;
@@ -80,7 +98,10 @@ export interface IgnoredFieldsMessageOptions {
 }
 
 /** The Event message naming `paths` (from {@link findIgnoredFields}), what they mean, and what to do about them. */
-export function describeIgnoredFields(paths: readonly string[], options: IgnoredFieldsMessageOptions): string {
+export function describeIgnoredFields(
+  paths: readonly string[],
+  options: IgnoredFieldsMessageOptions,
+): string {
   const { kind, generation, consequences = {}, alternative } = options;
   const listed: string[] = [];
   let length = 0;
@@ -93,7 +114,8 @@ export function describeIgnoredFields(paths: readonly string[], options: Ignored
   }
   const more = paths.length - listed.length;
   const list = listed.join(', ') + (more > 0 ? ` and ${more} more` : '');
-  const which = generation === undefined ? `this ${kind}` : `this ${kind} (generation ${generation})`;
+  const which =
+    generation === undefined ? `this ${kind}` : `this ${kind} (generation ${generation})`;
   const one = paths.length === 1;
   const pronoun = one ? 'it' : 'them';
   return (

@@ -21,7 +21,12 @@ export function controllerReference(object: KubeObject): ControllerReference | u
     if (reference === null || typeof reference !== 'object') continue;
     const { controller, apiVersion, kind, name, uid } = reference as Record<string, unknown>;
     if (controller !== true || typeof uid !== 'string' || uid === '') continue;
-    return { apiVersion: typeof apiVersion === 'string' ? apiVersion : '', kind: typeof kind === 'string' ? kind : '', name: typeof name === 'string' ? name : '', uid };
+    return {
+      apiVersion: typeof apiVersion === 'string' ? apiVersion : '',
+      kind: typeof kind === 'string' ? kind : '',
+      name: typeof name === 'string' ? name : '',
+      uid,
+    };
   }
   return undefined;
 }
@@ -43,7 +48,11 @@ export function describeObject(object: KubeObject, kind = object.kind ?? 'object
 
 /** The owner a controller reference names, as an object an Event can be about (owners are in their child's namespace). */
 export function referencedOwner(reference: ControllerReference, namespace: string): KubeObject {
-  return { apiVersion: reference.apiVersion, kind: reference.kind, metadata: { name: reference.name, namespace, uid: reference.uid } };
+  return {
+    apiVersion: reference.apiVersion,
+    kind: reference.kind,
+    metadata: { name: reference.name, namespace, uid: reference.uid },
+  };
 }
 
 /**
@@ -63,14 +72,23 @@ export function warnForeignChild(owner: KubeObject, what: string): void {
  * incarnation (a precondition on its uid: one replaced meanwhile is no longer the owner's). Someone
  * else's object is left in place with {@link warnForeignChild}. True when it was deleted.
  */
-export async function deleteIfOwn(resource: ResourceClient<KubeObject>, child: KubeObject, kind: string, owner: KubeObject, options: DeleteOptions = {}): Promise<boolean> {
+export async function deleteIfOwn(
+  resource: ResourceClient<KubeObject>,
+  child: KubeObject,
+  kind: string,
+  owner: KubeObject,
+  options: DeleteOptions = {},
+): Promise<boolean> {
   const meta = child.metadata ?? {};
   if (!isControlledBy(child, owner.metadata?.uid)) {
     warnForeignChild(owner, describeObject(child, kind));
     return false;
   }
   try {
-    return await resource.delete({ namespace: meta.namespace, name: meta.name ?? '' }, { ...options, preconditions: { uid: meta.uid } });
+    return await resource.delete(
+      { namespace: meta.namespace, name: meta.name ?? '' },
+      { ...options, preconditions: { uid: meta.uid } },
+    );
   } catch (error) {
     if (ApiError.isConflict(error)) return false;
     throw error;

@@ -76,7 +76,13 @@ export class ClusterDnsAddresses implements EtcdAddresses {
  * name from {@link EtcdAddresses.member} over `https`, since that is the name the member's server
  * certificate carries (and a certificate the cluster's CA signed proves the member, not DNS).
  */
-export function memberClientURL(addresses: EtcdAddresses, namespace: string, cluster: string, pod: MemberPodAddress, tls: TLSPolicy | undefined): string | undefined {
+export function memberClientURL(
+  addresses: EtcdAddresses,
+  namespace: string,
+  cluster: string,
+  pod: MemberPodAddress,
+  tls: TLSPolicy | undefined,
+): string | undefined {
   if (tls?.serverSecret === undefined) return addresses.podClientURL(namespace, cluster, pod);
   if (addresses.podClientURL(namespace, cluster, pod) === undefined) return undefined; // no address yet: not serving
   return https(addresses.member(namespace, cluster, pod.name).clientURL);

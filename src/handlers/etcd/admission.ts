@@ -17,7 +17,8 @@ function parts(version: string): [number, number, number] {
 export function versionChangeProblem(from: string, to: string): string | undefined {
   const [fromMajor, fromMinor, fromPatch] = parts(from);
   const [toMajor, toMinor, toPatch] = parts(to);
-  if (toMajor !== fromMajor) return `spec.version: ${from} to ${to} changes the major version, which etcd cannot do in place; restore a backup into a new cluster instead`;
+  if (toMajor !== fromMajor)
+    return `spec.version: ${from} to ${to} changes the major version, which etcd cannot do in place; restore a backup into a new cluster instead`;
   if (toMinor < fromMinor || (toMinor === fromMinor && toPatch < fromPatch)) {
     return `spec.version: ${from} to ${to} is a downgrade, which a running etcd cluster cannot do; restore a backup into a new cluster instead`;
   }
@@ -27,7 +28,11 @@ export function versionChangeProblem(from: string, to: string): string | undefin
   return undefined;
 }
 
-type Cluster = { spec?: Partial<EtcdClusterSpec>; status?: { tlsMode?: unknown }; metadata?: { namespace?: string; name?: string } };
+type Cluster = {
+  spec?: Partial<EtcdClusterSpec>;
+  status?: { tlsMode?: unknown };
+  metadata?: { namespace?: string; name?: string };
+};
 
 /**
  * Admission for EtcdClusters: a spec the operator would refuse (size, version format, reserved
@@ -42,17 +47,29 @@ export class EtcdAdmission {
     const cluster = context.body as unknown as Cluster;
     // Metadata-only updates (labels, the finalizer's removal) pass, so a cluster stored before the
     // webhook existed can still be relabelled and deleted.
-    if (context.operation === 'UPDATE' && context.old && sameJson((context.old as unknown as Cluster).spec, cluster.spec)) return;
+    if (
+      context.operation === 'UPDATE' &&
+      context.old &&
+      sameJson((context.old as unknown as Cluster).spec, cluster.spec)
+    )
+      return;
     const read = readClusterSpec(cluster.spec);
-    if ('problems' in read) throw new AdmissionError(`${where} is refused: ${read.problems.join('; ')}`, { code: 422 });
+    if ('problems' in read)
+      throw new AdmissionError(`${where} is refused: ${read.problems.join('; ')}`, { code: 422 });
     if (context.operation !== 'UPDATE' || !context.old) return;
-    const before = String((context.old as unknown as Cluster).spec?.version ?? DEFAULT_VERSION).replace(/^v/, '');
-    const problem = before === read.spec.version ? undefined : versionChangeProblem(before, read.spec.version);
+    const before = String(
+      (context.old as unknown as Cluster).spec?.version ?? DEFAULT_VERSION,
+    ).replace(/^v/, '');
+    const problem =
+      before === read.spec.version ? undefined : versionChangeProblem(before, read.spec.version);
     if (problem) throw new AdmissionError(`${where} is refused: ${problem}`, { code: 422 });
     // Judged against the mode the members run with (status.tlsMode), not the old spec: a spec.TLS written
     // while the operator still ignored it may be removed, and one removed by mistake may be put back.
     const running = (context.old as unknown as Cluster).status?.tlsMode;
-    const tlsProblem = typeof running === 'string' ? tlsModeChangeProblem(running, tlsMode(read.spec.tls)) : undefined;
+    const tlsProblem =
+      typeof running === 'string'
+        ? tlsModeChangeProblem(running, tlsMode(read.spec.tls))
+        : undefined;
     if (tlsProblem) throw new AdmissionError(`${where} is refused: ${tlsProblem}`, { code: 422 });
   }
 }

@@ -15,29 +15,49 @@ export interface ClientServiceEndpoint {
  * tenant snapshot another's etcd or make the operator dial arbitrary addresses.
  * @returns the cluster and canonical URL, or the problem in words a user can act on.
  */
-export function clientServiceEndpoint(namespace: string, endpoint: unknown): ClientServiceEndpoint | { problem: string } {
+export function clientServiceEndpoint(
+  namespace: string,
+  endpoint: unknown,
+): ClientServiceEndpoint | { problem: string } {
   const shown = JSON.stringify(endpoint);
   const expected = `an EtcdCluster's client Service in namespace ${namespace}, e.g. http://<cluster>-client:2379`;
-  if (typeof endpoint !== 'string') return { problem: `etcdEndpoints entry ${shown} must be ${expected}` };
+  if (typeof endpoint !== 'string')
+    return { problem: `etcdEndpoints entry ${shown} must be ${expected}` };
   let url: URL;
   try {
     url = new URL(endpoint.includes('://') ? endpoint : `http://${endpoint}`);
   } catch {
     return { problem: `etcdEndpoints entry ${shown} is not a URL; use ${expected}` };
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { problem: `etcdEndpoints entry ${shown} must use http or https` };
-  if (url.username || url.password || (url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) {
-    return { problem: `etcdEndpoints entry ${shown} must be just scheme, host and port: ${expected}` };
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return { problem: `etcdEndpoints entry ${shown} must use http or https` };
+  if (
+    url.username ||
+    url.password ||
+    (url.pathname !== '/' && url.pathname !== '') ||
+    url.search ||
+    url.hash
+  ) {
+    return {
+      problem: `etcdEndpoints entry ${shown} must be just scheme, host and port: ${expected}`,
+    };
   }
-  if (url.port !== '' && url.port !== '2379') return { problem: `etcdEndpoints entry ${shown} must use the client port 2379` };
+  if (url.port !== '' && url.port !== '2379')
+    return { problem: `etcdEndpoints entry ${shown} must use the client port 2379` };
   const [service, serviceNamespace, svc, ...domain] = url.hostname.split('.');
   const ownNamespace = serviceNamespace === undefined || serviceNamespace === namespace;
-  const serviceSuffix = svc === undefined || (svc === 'svc' && domain.every((label) => /^[a-z0-9-]+$/.test(label)));
+  const serviceSuffix =
+    svc === undefined || (svc === 'svc' && domain.every((label) => /^[a-z0-9-]+$/.test(label)));
   if (!service?.endsWith('-client') || !ownNamespace || !serviceSuffix) {
-    return { problem: `etcdEndpoints entry ${shown} must be ${expected}; other hosts and other namespaces are refused` };
+    return {
+      problem: `etcdEndpoints entry ${shown} must be ${expected}; other hosts and other namespaces are refused`,
+    };
   }
   const cluster = service.slice(0, -'-client'.length);
-  if (!isObjectName(cluster)) return { problem: `etcdEndpoints entry ${shown} does not name a cluster's client Service (<cluster>-client)` };
+  if (!isObjectName(cluster))
+    return {
+      problem: `etcdEndpoints entry ${shown} does not name a cluster's client Service (<cluster>-client)`,
+    };
   return { cluster, url: `${url.protocol}//${cluster}-client.${namespace}.svc:2379` };
 }
 
@@ -59,7 +79,11 @@ export interface ListedPod {
  * Service called `<cluster>-client` (an `ExternalName` to another namespace's etcd) before the
  * operator creates its own, or while the cluster is paused.
  */
-export function ownMemberPods<P extends ListedPod>(pods: readonly P[], cluster: string, clusterUid: string): P[] {
+export function ownMemberPods<P extends ListedPod>(
+  pods: readonly P[],
+  cluster: string,
+  clusterUid: string,
+): P[] {
   return pods.filter((pod) => {
     const meta = pod.metadata;
     const labels = meta?.labels ?? {};

@@ -23,7 +23,10 @@ const positiveInteger = (value: unknown): number | undefined => {
 
 /** The snapshot timeout in seconds: 60 when absent, 0 or invalid; never above {@link MAX_BACKUP_TIMEOUT_SECONDS}. */
 export function backupTimeoutSeconds(timeoutInSecond: unknown): number {
-  return Math.min(positiveInteger(timeoutInSecond) ?? DEFAULT_BACKUP_TIMEOUT_SECONDS, MAX_BACKUP_TIMEOUT_SECONDS);
+  return Math.min(
+    positiveInteger(timeoutInSecond) ?? DEFAULT_BACKUP_TIMEOUT_SECONDS,
+    MAX_BACKUP_TIMEOUT_SECONDS,
+  );
 }
 
 /** The shortest backup interval in force (`KONDUCTOR_MIN_BACKUP_INTERVAL_SECONDS`, default 10 s). */
@@ -32,7 +35,10 @@ export function minBackupIntervalSeconds(env: NodeJS.ProcessEnv = process.env): 
 }
 
 /** The period of a periodic backup: 0 (one-shot) when absent, 0 or invalid; otherwise at least the minimum. */
-export function backupIntervalSeconds(backupIntervalInSecond: unknown, env: NodeJS.ProcessEnv = process.env): number {
+export function backupIntervalSeconds(
+  backupIntervalInSecond: unknown,
+  env: NodeJS.ProcessEnv = process.env,
+): number {
   const interval = positiveInteger(backupIntervalInSecond);
   return interval === undefined ? 0 : Math.max(interval, minBackupIntervalSeconds(env));
 }
@@ -46,7 +52,12 @@ export function maxLocalBackupsPerNamespace(env: NodeJS.ProcessEnv = process.env
  * Why one more `Local` backup may not be written in a namespace that holds `existing` files, or
  * undefined when it may; replacing a file (a one-shot backup taken again) adds none.
  */
-export function localQuotaProblem(namespace: string, existing: number, replacing: boolean, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function localQuotaProblem(
+  namespace: string,
+  existing: number,
+  replacing: boolean,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
   const cap = maxLocalBackupsPerNamespace(env);
   if (replacing || existing < cap) return undefined;
   return `namespace ${namespace} already holds ${existing} Local backup files, the limit per namespace (${MAX_LOCAL_BACKUPS_ENV}=${cap}): lower maxBackups or delete old backups`;

@@ -32,7 +32,10 @@ export interface RestoreDownload {
 }
 
 /** Finds the download state of an EtcdRestore; undefined when there is no such restore or it has nothing to serve. */
-export type RestoreLookup = (namespace: string, restore: string) => Promise<RestoreDownload | undefined>;
+export type RestoreLookup = (
+  namespace: string,
+  restore: string,
+) => Promise<RestoreDownload | undefined>;
 
 const PATH = /^\/v1\/backup\/([a-z0-9.-]{1,253})\/([a-z0-9.-]{1,253})$/;
 /** Tokens are 32 random bytes in hex: anything else is refused before any lookup. */
@@ -41,7 +44,12 @@ const TOKEN = /^[0-9a-f]{64}$/;
 export const BACKUP_SERVER_RATE_PER_SECOND = 10;
 
 /** `<base>/v1/backup/<namespace>/<restore>?token=<token>`: the URL a restore's seed member downloads from. */
-export function downloadURL(baseURL: string, namespace: string, restore: string, token: string): string {
+export function downloadURL(
+  baseURL: string,
+  namespace: string,
+  restore: string,
+  token: string,
+): string {
   return `${baseURL}/v1/backup/${encodeURIComponent(namespace)}/${encodeURIComponent(restore)}?token=${encodeURIComponent(token)}`;
 }
 
@@ -77,12 +85,18 @@ export class BackupServer {
   /** Starts once; resolves with the base URL Pods download from. */
   start(): Promise<string> {
     this.listening ??= new Promise<string>((resolve, reject) => {
-      const server = createServer((req, res) => void this.handle(req.url ?? '', req.method ?? 'GET', req.socket.remoteAddress ?? '', res));
+      const server = createServer(
+        (req, res) =>
+          void this.handle(req.url ?? '', req.method ?? 'GET', req.socket.remoteAddress ?? '', res),
+      );
       server.once('error', reject);
       server.listen(this.options.port, this.options.host, () => {
         const port = (server.address() as AddressInfo).port;
         this.logger.info({ host: this.options.host, port }, 'serving backups to restore Pods');
-        resolve(this.options.url ?? `http://${this.options.host === '0.0.0.0' ? '127.0.0.1' : this.options.host}:${port}`);
+        resolve(
+          this.options.url ??
+            `http://${this.options.host === '0.0.0.0' ? '127.0.0.1' : this.options.host}:${port}`,
+        );
       });
       this.server = server;
     });
@@ -99,7 +113,12 @@ export class BackupServer {
     }
   }
 
-  private async handle(rawURL: string, method: string, remote: string, res: ServerResponse): Promise<void> {
+  private async handle(
+    rawURL: string,
+    method: string,
+    remote: string,
+    res: ServerResponse,
+  ): Promise<void> {
     if (!this.limiter.take(remote)) {
       res.writeHead(429, { 'Retry-After': '1' }).end('too many requests\n');
       return;
@@ -119,8 +138,13 @@ export class BackupServer {
     const [, namespace, restore] = match as unknown as [string, string, string];
     const token = url.searchParams.get('token');
     const refuse = (): void => {
-      this.logger.warn({ namespace, restore }, 'refused a backup download without the restore token');
-      res.writeHead(403).end(`the download URL of EtcdRestore ${namespace}/${restore} needs its token\n`);
+      this.logger.warn(
+        { namespace, restore },
+        'refused a backup download without the restore token',
+      );
+      res
+        .writeHead(403)
+        .end(`the download URL of EtcdRestore ${namespace}/${restore} needs its token\n`);
     };
     if (token === null || !TOKEN.test(token)) {
       refuse();
@@ -137,17 +161,28 @@ export class BackupServer {
       const pendingSeed = await download.pendingSeed();
       const key = `${namespace}/${restore}/${pendingSeed ?? ''}`;
       if (pendingSeed === undefined || this.served.has(key)) {
-        res.writeHead(404).end(`EtcdRestore ${namespace}/${restore}: no seed member is waiting for this backup\n`);
+        res
+          .writeHead(404)
+          .end(`EtcdRestore ${namespace}/${restore}: no seed member is waiting for this backup\n`);
         return;
       }
       this.served.add(key);
       opened = await download.open();
-      res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': String(download.expected.size) });
+      res.writeHead(200, {
+        'Content-Type': 'application/octet-stream',
+        'Content-Length': String(download.expected.size),
+      });
       await pipeline(opened.stream, new SnapshotTrailerCheck(download.expected), res);
-      this.logger.info({ namespace, restore, bytes: download.expected.size }, 'served a backup to a restore seed Pod');
+      this.logger.info(
+        { namespace, restore, bytes: download.expected.size },
+        'served a backup to a restore seed Pod',
+      );
     } catch (error) {
       const status = error instanceof BackupNotFoundError ? 404 : 500;
-      this.logger.warn({ namespace, restore, err: redactToken(errorMessage(error)) }, 'could not serve a backup');
+      this.logger.warn(
+        { namespace, restore, err: redactToken(errorMessage(error)) },
+        'could not serve a backup',
+      );
       if (!res.headersSent) res.writeHead(status).end(`${redactToken(errorMessage(error))}\n`);
       else res.destroy();
     } finally {

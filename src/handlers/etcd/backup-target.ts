@@ -1,7 +1,13 @@
 import { join, posix } from 'node:path';
 import { ApiError, type ApiClient, type KubeObject } from 'konductor';
 import { isObjectName } from './object-names.js';
-import { LocalStorage, parseAwsSecret, s3Path, S3Storage, type BackupStorage } from './storage/index.js';
+import {
+  LocalStorage,
+  parseAwsSecret,
+  s3Path,
+  S3Storage,
+  type BackupStorage,
+} from './storage/index.js';
 import type { LocalSource, S3Source, StorageType } from './types.js';
 
 /** A spec that cannot work as written; reported in status and an Event, never retried until it changes. */
@@ -29,18 +35,34 @@ export interface StorageSpec {
  * credential Secrets are {@link InvalidSpecError}s naming the field or Secret to fix.
  * @param localRoot the directory under which each namespace's `Local` backups have a folder, `<localRoot>/<namespace>/` (a PVC mounted into the operator).
  */
-export async function backupTarget(client: ApiClient, namespace: string, spec: StorageSpec, localRoot: string): Promise<BackupTarget> {
+export async function backupTarget(
+  client: ApiClient,
+  namespace: string,
+  spec: StorageSpec,
+  localRoot: string,
+): Promise<BackupTarget> {
   if (spec.storageType === 'Local') {
     if (!spec.local?.path) throw new InvalidSpecError('storageType Local needs spec.local.path');
     // Each namespace has a folder of its own: no path one tenant writes reaches another's backups.
-    if (!isObjectName(namespace) || namespace.includes('.')) throw new InvalidSpecError(`namespace ${JSON.stringify(namespace)} is not a DNS-1123 label`);
+    if (!isObjectName(namespace) || namespace.includes('.'))
+      throw new InvalidSpecError(`namespace ${JSON.stringify(namespace)} is not a DNS-1123 label`);
     const rel = posix.normalize(spec.local.path.replace(/^\/+/, ''));
-    if (rel === '..' || rel.startsWith('../')) throw new InvalidSpecError(`spec.local.path ${JSON.stringify(spec.local.path)} climbs out of this namespace's backup folder with ".."`);
-    return { storage: new LocalStorage(join(localRoot, namespace)), path: spec.local.path.replace(/^\/+/, ''), close: () => undefined };
+    if (rel === '..' || rel.startsWith('../'))
+      throw new InvalidSpecError(
+        `spec.local.path ${JSON.stringify(spec.local.path)} climbs out of this namespace's backup folder with ".."`,
+      );
+    return {
+      storage: new LocalStorage(join(localRoot, namespace)),
+      path: spec.local.path.replace(/^\/+/, ''),
+      close: () => undefined,
+    };
   }
   if (spec.storageType === 'S3') {
     const s3 = spec.s3;
-    if (!s3?.path || !s3.awsSecret) throw new InvalidSpecError('storageType S3 needs spec.s3.path ("bucket/key") and spec.s3.awsSecret');
+    if (!s3?.path || !s3.awsSecret)
+      throw new InvalidSpecError(
+        'storageType S3 needs spec.s3.path ("bucket/key") and spec.s3.awsSecret',
+      );
     let location: { bucket: string; key: string };
     try {
       location = s3Path(s3.path);
@@ -52,7 +74,9 @@ export async function backupTarget(client: ApiClient, namespace: string, spec: S
       .get({ namespace, name: s3.awsSecret })
       .catch((error: unknown) => {
         if (ApiError.isNotFound(error)) {
-          throw new InvalidSpecError(`the credentials Secret ${namespace}/${s3.awsSecret} (spec.s3.awsSecret) does not exist: create it with a "credentials" key`);
+          throw new InvalidSpecError(
+            `the credentials Secret ${namespace}/${s3.awsSecret} (spec.s3.awsSecret) does not exist: create it with a "credentials" key`,
+          );
         }
         throw error;
       });
@@ -62,8 +86,16 @@ export async function backupTarget(client: ApiClient, namespace: string, spec: S
     } catch (error) {
       throw new InvalidSpecError((error as Error).message);
     }
-    const storage = new S3Storage({ bucket: location.bucket, endpoint: s3.endpoint ?? undefined, forcePathStyle: s3.forcePathStyle, region: contents.region, credentials: contents.credentials });
+    const storage = new S3Storage({
+      bucket: location.bucket,
+      endpoint: s3.endpoint ?? undefined,
+      forcePathStyle: s3.forcePathStyle,
+      region: contents.region,
+      credentials: contents.credentials,
+    });
     return { storage, path: location.key, close: () => storage.destroy() };
   }
-  throw new InvalidSpecError(`unknown storage type ${JSON.stringify(spec.storageType)}: use S3 or Local`);
+  throw new InvalidSpecError(
+    `unknown storage type ${JSON.stringify(spec.storageType)}: use S3 or Local`,
+  );
 }

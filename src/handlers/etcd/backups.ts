@@ -1,7 +1,17 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { events, on, timer, type ApiClient, type ChangeContext, type KubeObject, type Logger, type Patch, type TimerContext } from 'konductor';
+import {
+  events,
+  on,
+  timer,
+  type ApiClient,
+  type ChangeContext,
+  type KubeObject,
+  type Logger,
+  type Patch,
+  type TimerContext,
+} from 'konductor';
 import { ClusterDnsAddresses, memberClientURL, type EtcdAddresses } from './addresses.js';
 import { clientServiceEndpoint, ownMemberPods, type ListedPod } from './backup-endpoints.js';
 import { backupTarget, InvalidSpecError, type BackupTarget } from './backup-target.js';
@@ -27,7 +37,8 @@ export interface EtcdBackupsOptions {
 
 type Backup = KubeObject & { spec?: Partial<EtcdBackupSpec>; status?: EtcdBackupStatus };
 
-const intervalOf = (backup: Backup): number => backupIntervalSeconds(backup.spec?.backupPolicy?.backupIntervalInSecond);
+const intervalOf = (backup: Backup): number =>
+  backupIntervalSeconds(backup.spec?.backupPolicy?.backupIntervalInSecond);
 const isPeriodic = (backup: Backup): boolean => intervalOf(backup) > 0;
 
 /**
@@ -51,13 +62,22 @@ export class EtcdBackups {
     await this.backUp(context.body as Backup, context.client, context.patch, context.logger, false);
   }
 
-  @timer(API_VERSION, 'etcdbackups', { interval: (backup) => intervalOf(backup as Backup), when: ({ body }) => isPeriodic(body as Backup) })
+  @timer(API_VERSION, 'etcdbackups', {
+    interval: (backup) => intervalOf(backup as Backup),
+    when: ({ body }) => isPeriodic(body as Backup),
+  })
   async periodic(context: TimerContext<EtcdBackupSpec, EtcdBackupStatus>): Promise<void> {
     await this.backUp(context.body as Backup, context.client, context.patch, context.logger, true);
   }
 
   /** Takes one backup and records the outcome in status; failures become `Reason` and a Warning Event, never a crash. */
-  private async backUp(backup: Backup, client: ApiClient, patch: Patch, logger: Logger, periodic: boolean): Promise<void> {
+  private async backUp(
+    backup: Backup,
+    client: ApiClient,
+    patch: Patch,
+    logger: Logger,
+    periodic: boolean,
+  ): Promise<void> {
     const namespace = backup.metadata!.namespace!;
     const previous = backup.status ?? {};
     const spec = backup.spec ?? {};
@@ -67,12 +87,39 @@ export class EtcdBackups {
     try {
       const problem = validate(spec);
       if (problem) throw new InvalidSpecError(problem);
-      target = await backupTarget(client, namespace, { storageType: spec.storageType, s3: spec.s3, local: spec.local }, this.localRoot);
-      const members = await memberEndpoints(client, this.addresses, namespace, spec.etcdEndpoints ?? []);
-      const credentials = members.operatorSecret === undefined ? undefined : await clientCredentials(client, namespace, spec.clientTLSSecret || members.operatorSecret, spec.clientTLSSecret ? 'spec.clientTLSSecret' : 'the cluster\'s spec.TLS.static.operatorSecret');
+      target = await backupTarget(
+        client,
+        namespace,
+        { storageType: spec.storageType, s3: spec.s3, local: spec.local },
+        this.localRoot,
+      );
+      const members = await memberEndpoints(
+        client,
+        this.addresses,
+        namespace,
+        spec.etcdEndpoints ?? [],
+      );
+      const credentials =
+        members.operatorSecret === undefined
+          ? undefined
+          : await clientCredentials(
+              client,
+              namespace,
+              spec.clientTLSSecret || members.operatorSecret,
+              spec.clientTLSSecret
+                ? 'spec.clientTLSSecret'
+                : "the cluster's spec.TLS.static.operatorSecret",
+            );
       const file = join(work, 'snapshot.db');
-      const snapshot = await takeSnapshot(members.urls, file, backupTimeoutSeconds(spec.backupPolicy?.timeoutInSecond) * 1000, credentials);
-      const name = periodic ? periodicBackupName(target.path, snapshot.revision, new Date()) : target.path;
+      const snapshot = await takeSnapshot(
+        members.urls,
+        file,
+        backupTimeoutSeconds(spec.backupPolicy?.timeoutInSecond) * 1000,
+        credentials,
+      );
+      const name = periodic
+        ? periodicBackupName(target.path, snapshot.revision, new Date())
+        : target.path;
       // Only files this EtcdBackup wrote are replaced or pruned (Local records owners; an S3 bucket is the credentials' own).
       const owner = { owner: `EtcdBackup ${backup.metadata!.name!}` };
       if (target.storage instanceof LocalStorage) {
@@ -88,13 +135,22 @@ export class EtcdBackups {
         const storage = target.storage;
         const listed = (await storage.list(`${target.path}_v`)).map((b) => b.name);
         // Retention counts only this backup's own files: another EtcdBackup's newer ones must not push ours out.
-        const names = storage instanceof LocalStorage ? await ownedBy(storage, listed, owner.owner) : listed;
+        const names =
+          storage instanceof LocalStorage ? await ownedBy(storage, listed, owner.owner) : listed;
         const doomed = backupsToDelete(target.path, names, maxBackups);
         let deleted = 0;
         for (const old of doomed) if (await target.storage.delete(old, owner)) deleted++;
         kept = names.length - deleted;
       }
-      logger.info({ backup: target.storage.describe(name), revision: snapshot.revision, bytes: snapshot.bytes, ms: Date.now() - started }, 'backup written');
+      logger.info(
+        {
+          backup: target.storage.describe(name),
+          revision: snapshot.revision,
+          bytes: snapshot.bytes,
+          ms: Date.now() - started,
+        },
+        'backup written',
+      );
       Object.assign(patch.status, {
         succeeded: true,
         Reason: null,
@@ -102,7 +158,8 @@ export class EtcdBackups {
         etcdRevision: Number(snapshot.revision),
         lastSuccessDate: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
         lastBackup: target.storage.describe(name),
-        lastBackupPath: spec.storageType === 'S3' ? `${s3Path(spec.s3!.path).bucket}/${name}` : name,
+        lastBackupPath:
+          spec.storageType === 'S3' ? `${s3Path(spec.s3!.path).bucket}/${name}` : name,
         lastBackupCluster: soleCluster(namespace, spec.etcdEndpoints ?? []) ?? null,
         ...(kept !== undefined ? { backups: kept } : {}),
       });
@@ -110,7 +167,12 @@ export class EtcdBackups {
       const reason = errorMessage(error);
       logger.warn({ err: reason }, 'backup failed');
       // One Event per distinct failure, not one every interval.
-      if (previous.Reason !== reason) events.warn(backup, error instanceof InvalidSpecError ? 'InvalidSpec' : 'BackupFailed', reason);
+      if (previous.Reason !== reason)
+        events.warn(
+          backup,
+          error instanceof InvalidSpecError ? 'InvalidSpec' : 'BackupFailed',
+          reason,
+        );
       Object.assign(patch.status, { succeeded: false, Reason: reason });
     } finally {
       target?.close();
@@ -131,34 +193,65 @@ interface MemberEndpoints {
  * never dialled (the tenant may own it): only Pods controlled by that cluster, at the addresses the
  * cluster controller uses.
  */
-async function memberEndpoints(client: ApiClient, addresses: EtcdAddresses, namespace: string, endpoints: readonly unknown[]): Promise<MemberEndpoints> {
+async function memberEndpoints(
+  client: ApiClient,
+  addresses: EtcdAddresses,
+  namespace: string,
+  endpoints: readonly unknown[],
+): Promise<MemberEndpoints> {
   const urls: string[] = [];
   const secrets = new Set<string | undefined>();
   for (const endpoint of endpoints) {
     const service = clientServiceEndpoint(namespace, endpoint);
     if ('problem' in service) throw new InvalidSpecError(service.problem);
-    const cluster = await client.resource<KubeObject & { spec?: { TLS?: unknown } }>(API_VERSION, 'etcdclusters').find({ namespace, name: service.cluster });
+    const cluster = await client
+      .resource<KubeObject & { spec?: { TLS?: unknown } }>(API_VERSION, 'etcdclusters')
+      .find({ namespace, name: service.cluster });
     const uid = cluster?.metadata?.uid;
-    if (!uid) throw new InvalidSpecError(`etcdEndpoints entry ${JSON.stringify(endpoint)} names EtcdCluster ${namespace}/${service.cluster}, which does not exist`);
+    if (!uid)
+      throw new InvalidSpecError(
+        `etcdEndpoints entry ${JSON.stringify(endpoint)} names EtcdCluster ${namespace}/${service.cluster}, which does not exist`,
+      );
     const tls = readTLSPolicy(cluster.spec?.TLS);
-    if ('problem' in tls) throw new InvalidSpecError(`EtcdCluster ${namespace}/${service.cluster}: ${tls.problem}`);
+    if ('problem' in tls)
+      throw new InvalidSpecError(`EtcdCluster ${namespace}/${service.cluster}: ${tls.problem}`);
     secrets.add(tls.policy?.serverSecret === undefined ? undefined : tls.policy.operatorSecret);
-    const pods = await client.resource<KubeObject & ListedPod>('v1', 'pods').list({ namespace, labelSelector: memberLabels(service.cluster) });
+    const pods = await client
+      .resource<KubeObject & ListedPod>('v1', 'pods')
+      .list({ namespace, labelSelector: memberLabels(service.cluster) });
     const found = ownMemberPods(pods.items, service.cluster, uid)
-      .map((pod) => memberClientURL(addresses, namespace, service.cluster, { name: pod.metadata!.name!, podIP: pod.status?.podIP }, tls.policy))
+      .map((pod) =>
+        memberClientURL(
+          addresses,
+          namespace,
+          service.cluster,
+          { name: pod.metadata!.name!, podIP: pod.status?.podIP },
+          tls.policy,
+        ),
+      )
       .filter((url): url is string => url !== undefined);
     if (found.length === 0) {
-      throw new Error(`EtcdCluster ${namespace}/${service.cluster} has no running member Pods of its own to back up (only Pods the operator created for it are dialled, never the Service): wait until it runs, or unpause it`);
+      throw new Error(
+        `EtcdCluster ${namespace}/${service.cluster} has no running member Pods of its own to back up (only Pods the operator created for it are dialled, never the Service): wait until it runs, or unpause it`,
+      );
     }
     urls.push(...found);
   }
-  if (secrets.size > 1) throw new InvalidSpecError('spec.etcdEndpoints name clusters that differ in spec.TLS (plain and TLS, or other operator Secrets): back each up with an EtcdBackup of its own');
+  if (secrets.size > 1)
+    throw new InvalidSpecError(
+      'spec.etcdEndpoints name clusters that differ in spec.TLS (plain and TLS, or other operator Secrets): back each up with an EtcdBackup of its own',
+    );
   const [operatorSecret] = secrets;
   return { urls, ...(operatorSecret !== undefined ? { operatorSecret } : {}) };
 }
 
 /** The client certificate a backup presents; a missing or unreadable Secret is the user's to fix. */
-async function clientCredentials(client: ApiClient, namespace: string, name: string, field: string): Promise<ClientCredentials> {
+async function clientCredentials(
+  client: ApiClient,
+  namespace: string,
+  name: string,
+  field: string,
+): Promise<ClientCredentials> {
   const read = await readTLSSecret(client, namespace, name, CLIENT_KEYS, field);
   if ('problem' in read) throw new InvalidSpecError(read.problem);
   return read;
@@ -166,7 +259,11 @@ async function clientCredentials(client: ApiClient, namespace: string, name: str
 
 /** The one EtcdCluster every endpoint names (disaster recovery restores only a cluster's own backups), else undefined. */
 function soleCluster(namespace: string, endpoints: readonly unknown[]): string | undefined {
-  const names = new Set(endpoints.map((endpoint) => clientServiceEndpoint(namespace, endpoint)).map((read) => ('cluster' in read ? read.cluster : '')));
+  const names = new Set(
+    endpoints
+      .map((endpoint) => clientServiceEndpoint(namespace, endpoint))
+      .map((read) => ('cluster' in read ? read.cluster : '')),
+  );
   const [only] = names;
   return names.size === 1 && only ? only : undefined;
 }
@@ -177,14 +274,20 @@ async function ownedBy(storage: LocalStorage, names: string[], owner: string): P
 }
 
 function validate(spec: Partial<EtcdBackupSpec>): string | undefined {
-  if (!Array.isArray(spec.etcdEndpoints) || spec.etcdEndpoints.length === 0) return 'spec.etcdEndpoints must list at least one etcd client URL, e.g. http://<cluster>-client:2379';
-  if (spec.clientTLSSecret !== undefined && spec.clientTLSSecret !== '' && !isObjectName(spec.clientTLSSecret)) {
+  if (!Array.isArray(spec.etcdEndpoints) || spec.etcdEndpoints.length === 0)
+    return 'spec.etcdEndpoints must list at least one etcd client URL, e.g. http://<cluster>-client:2379';
+  if (
+    spec.clientTLSSecret !== undefined &&
+    spec.clientTLSSecret !== '' &&
+    !isObjectName(spec.clientTLSSecret)
+  ) {
     return `spec.clientTLSSecret must name a Secret in the backup's namespace (a DNS-1123 subdomain), got ${JSON.stringify(spec.clientTLSSecret)}`;
   }
   const policy = spec.backupPolicy ?? {};
   for (const key of ['timeoutInSecond', 'backupIntervalInSecond', 'maxBackups'] as const) {
     const value = policy[key];
-    if (value !== undefined && (!Number.isInteger(value) || value < 0)) return `spec.backupPolicy.${key} must be a whole number >= 0 (got ${JSON.stringify(value)})`;
+    if (value !== undefined && (!Number.isInteger(value) || value < 0))
+      return `spec.backupPolicy.${key} must be a whole number >= 0 (got ${JSON.stringify(value)})`;
   }
   return undefined;
 }

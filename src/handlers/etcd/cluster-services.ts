@@ -20,7 +20,12 @@ export class ClusterServices {
    * with one Warning Event, and the cluster waits until it is deleted.
    * @returns false when a Service is not the cluster's own.
    */
-  async ensure(cluster: ClusterOwner, ref: ObjectRef, status: EtcdClusterStatus, warn: WarnOnce): Promise<boolean> {
+  async ensure(
+    cluster: ClusterOwner,
+    ref: ObjectRef,
+    status: EtcdClusterStatus,
+    warn: WarnOnce,
+  ): Promise<boolean> {
     status.serviceName = `${ref.name}-client`;
     status.clientPort = 2379;
     if (this.created.has(ref.uid)) return true;
@@ -44,7 +49,12 @@ export class ClusterServices {
         const message = `Service ${ref.namespace}/${name} exists and was not created by the operator for this EtcdCluster (no controller owner reference to it); it is not used. Delete it so the operator can create its own`;
         warn('ForeignService', message);
         status.reason = message;
-        status.conditions = setCondition(status.conditions, { type: 'Available', status: 'False', reason: 'ForeignService', message });
+        status.conditions = setCondition(status.conditions, {
+          type: 'Available',
+          status: 'False',
+          reason: 'ForeignService',
+          message,
+        });
         return false;
       }
     }
@@ -55,6 +65,9 @@ export class ClusterServices {
 
 /** A Service this cluster controls: created by the operator, with the cluster as controller. */
 function isOwnService(service: KubeObject, clusterUid: string): boolean {
-  const owners = (service.metadata?.ownerReferences ?? []) as { uid?: string; controller?: boolean }[];
+  const owners = (service.metadata?.ownerReferences ?? []) as {
+    uid?: string;
+    controller?: boolean;
+  }[];
   return owners.some((owner) => owner.controller === true && owner.uid === clusterUid);
 }

@@ -26,23 +26,32 @@ export interface ClusterSpec {
  * the rest and objects stored before the schema existed (the original CRDs had none).
  * @returns the spec, or the problems in words a user can act on.
  */
-export function readClusterSpec(spec: Partial<EtcdClusterSpec> | undefined): { spec: ClusterSpec } | { problems: string[] } {
+export function readClusterSpec(
+  spec: Partial<EtcdClusterSpec> | undefined,
+): { spec: ClusterSpec } | { problems: string[] } {
   const problems: string[] = [];
   const size = spec?.size;
   if (typeof size !== 'number' || !Number.isInteger(size) || size < 1 || size > 7) {
     problems.push(`spec.size must be an integer from 1 to 7 (got ${JSON.stringify(size)})`);
   }
   const version = String(spec?.version ?? DEFAULT_VERSION).replace(/^v/, '');
-  if (!VERSION.test(version)) problems.push(`spec.version must look like 3.4.23 (got ${JSON.stringify(spec?.version)})`);
+  if (!VERSION.test(version))
+    problems.push(`spec.version must look like 3.4.23 (got ${JSON.stringify(spec?.version)})`);
   const repository = spec?.repository ?? DEFAULT_REPOSITORY;
-  if (typeof repository !== 'string' || repository === '') problems.push('spec.repository must be a non-empty image repository');
+  if (typeof repository !== 'string' || repository === '')
+    problems.push('spec.repository must be a non-empty image repository');
   const pod = spec?.pod ?? {};
   for (const key of Object.keys(pod.labels ?? {})) {
-    if (RESERVED_LABELS.test(key)) problems.push(`spec.pod.labels.${key} is reserved for the operator's own selectors`);
+    if (RESERVED_LABELS.test(key))
+      problems.push(`spec.pod.labels.${key} is reserved for the operator's own selectors`);
   }
-  if (pod.annotations && 'etcd.version' in pod.annotations) problems.push('spec.pod.annotations."etcd.version" is reserved: it drives upgrades');
+  if (pod.annotations && 'etcd.version' in pod.annotations)
+    problems.push('spec.pod.annotations."etcd.version" is reserved: it drives upgrades');
   for (const key of Object.keys(pod.annotations ?? {})) {
-    if (key.startsWith(`${GROUP}/`)) problems.push(`spec.pod.annotations."${key}" is reserved: annotations under ${GROUP}/ record what the operator made each member with`);
+    if (key.startsWith(`${GROUP}/`))
+      problems.push(
+        `spec.pod.annotations."${key}" is reserved: annotations under ${GROUP}/ record what the operator made each member with`,
+      );
   }
   const restore = readRestorePolicy(spec?.restorePolicy);
   if ('problem' in restore) problems.push(restore.problem);

@@ -43,7 +43,10 @@ export class EtcdClusters {
     this.tlsRefreshMs = options.tlsRefreshMs;
   }
 
-  @on.reconcile(EtcdCluster, { owns: [{ kind: kinds.Pod, labelSelector: 'app=etcd' }], observedGeneration: false })
+  @on.reconcile(EtcdCluster, {
+    owns: [{ kind: kinds.Pod, labelSelector: 'app=etcd' }],
+    observedGeneration: false,
+  })
   async reconcile(context: ReconcileContext<EtcdCluster>): Promise<number | undefined> {
     if (context.deleting) {
       await this.deleteMembers(context);
@@ -54,16 +57,38 @@ export class EtcdClusters {
     const current = cluster.status ?? {};
     if (!sameJson(current, outcome.status)) {
       // Keys removed from the new status are sent as null so the merge patch drops them.
-      const removed = Object.fromEntries(Object.keys(current).filter((key) => !(key in outcome.status)).map((key) => [key, null]));
+      const removed = Object.fromEntries(
+        Object.keys(current)
+          .filter((key) => !(key in outcome.status))
+          .map((key) => [key, null]),
+      );
       Object.assign(context.patch.status, removed, outcome.status);
     }
-    return Math.min(outcome.busy ? this.busyIntervalMs : this.intervalMs, outcome.nextLookMs ?? Infinity) / 1000;
+    return (
+      Math.min(
+        outcome.busy ? this.busyIntervalMs : this.intervalMs,
+        outcome.nextLookMs ?? Infinity,
+      ) / 1000
+    );
   }
 
-  private reconcilerOf({ memo, client, logger }: { memo: Memo; client: ReconcileContext['client']; logger: ReconcileContext['logger'] }): ClusterReconciler {
+  private reconcilerOf({
+    memo,
+    client,
+    logger,
+  }: {
+    memo: Memo;
+    client: ReconcileContext['client'];
+    logger: ReconcileContext['logger'];
+  }): ClusterReconciler {
     const existing = memo[RECONCILER];
     if (existing instanceof ClusterReconciler) return existing;
-    const reconciler = new ClusterReconciler({ client, addresses: this.addresses, logger, tlsRefreshMs: this.tlsRefreshMs });
+    const reconciler = new ClusterReconciler({
+      client,
+      addresses: this.addresses,
+      logger,
+      tlsRefreshMs: this.tlsRefreshMs,
+    });
     memo[RECONCILER] = reconciler;
     return reconciler;
   }
@@ -75,10 +100,16 @@ export class EtcdClusters {
    * Pod that merely carries the member labels, or a Service named like the cluster's, belongs to
    * someone else and stays, with a Warning Event on the cluster naming it.
    */
-  private async deleteMembers({ client, body, name, namespace: maybeNamespace }: ReconcileContext<EtcdCluster>): Promise<void> {
+  private async deleteMembers({
+    client,
+    body,
+    name,
+    namespace: maybeNamespace,
+  }: ReconcileContext<EtcdCluster>): Promise<void> {
     const namespace = maybeNamespace!; // EtcdClusters are namespaced
     const pods = client.resource<KubeObject>('v1', 'pods');
-    for await (const pod of pods.listAll({ namespace, labelSelector: memberLabels(name) })) await deleteIfOwn(pods, pod, 'Pod', body as unknown as KubeObject);
+    for await (const pod of pods.listAll({ namespace, labelSelector: memberLabels(name) }))
+      await deleteIfOwn(pods, pod, 'Pod', body as unknown as KubeObject);
     const services = client.resource<KubeObject>('v1', 'services');
     for (const service of [name, `${name}-client`]) {
       const current = await services.find({ namespace, name: service });

@@ -1,5 +1,18 @@
-import { ApiError, events, type ApiClient, type KubeObject, type Logger, type ResourceClient } from 'konductor';
-import { newestBackupOf, quorumLostSince, restoreDueInMs, type BackupObject, type RestorePolicy } from './restore-policy.js';
+import {
+  ApiError,
+  events,
+  type ApiClient,
+  type KubeObject,
+  type Logger,
+  type ResourceClient,
+} from 'konductor';
+import {
+  newestBackupOf,
+  quorumLostSince,
+  restoreDueInMs,
+  type BackupObject,
+  type RestorePolicy,
+} from './restore-policy.js';
 import { API_VERSION, GROUP, type EtcdClusterStatus, type ObjectRef } from './types.js';
 
 /** On an EtcdRestore disaster recovery created: the uid of the cluster it recovers, so a failed one is not retried over and over. */
@@ -36,7 +49,13 @@ export class DisasterRecovery {
    * One step while quorum is lost (the caller has set the `Quorum` condition False).
    * @returns ms until this should look again, or undefined for the usual interval.
    */
-  async step(cluster: KubeObject, ref: ObjectRef, policy: RestorePolicy | undefined, status: EtcdClusterStatus, warn: WarnOnce): Promise<number | undefined> {
+  async step(
+    cluster: KubeObject,
+    ref: ObjectRef,
+    policy: RestorePolicy | undefined,
+    status: EtcdClusterStatus,
+    warn: WarnOnce,
+  ): Promise<number | undefined> {
     const lostSince = quorumLostSince(status.conditions);
     const dueIn = restoreDueInMs(policy, lostSince, Date.now());
     if (dueIn === undefined || lostSince === undefined) return undefined;
@@ -61,20 +80,33 @@ export class DisasterRecovery {
       metadata: {
         name: ref.name,
         namespace: ref.namespace,
-        annotations: { [RECOVERY_OF_ANNOTATION]: ref.uid, [RESTORE_REVISION_ANNOTATION]: String(backup.revision), [RESTORE_BACKUP_ANNOTATION]: backup.backup },
+        annotations: {
+          [RECOVERY_OF_ANNOTATION]: ref.uid,
+          [RESTORE_REVISION_ANNOTATION]: String(backup.revision),
+          [RESTORE_BACKUP_ANNOTATION]: backup.backup,
+        },
       },
       spec: { etcdCluster: { name: ref.name }, ...backup.source },
     });
     const lostFor = Math.round((Date.now() - lostSince) / 1000);
     const message = `quorum lost for ${lostFor} s (restorePolicy.afterQuorumLostSeconds ${policy!.afterQuorumLostSeconds}): restoring from EtcdBackup ${backup.backup}, taken at ${backup.takenAt} at revision ${backup.revision}; writes after revision ${backup.revision} are lost`;
     events.warn(cluster, 'DisasterRecovery', message);
-    this.logger.warn({ backup: backup.backup, revision: backup.revision, lostForSeconds: lostFor }, 'quorum lost past restorePolicy: restoring the newest backup');
+    this.logger.warn(
+      { backup: backup.backup, revision: backup.revision, lostForSeconds: lostFor },
+      'quorum lost past restorePolicy: restoring the newest backup',
+    );
     status.reason = message;
     return undefined;
   }
 
   /** An EtcdRestore named after the cluster exists: wait for it, report it, or replace a finished one. */
-  private async existingRestore(cluster: KubeObject, existing: Restore, ref: ObjectRef, status: EtcdClusterStatus, warn: WarnOnce): Promise<number | undefined> {
+  private async existingRestore(
+    cluster: KubeObject,
+    existing: Restore,
+    ref: ObjectRef,
+    status: EtcdClusterStatus,
+    warn: WarnOnce,
+  ): Promise<number | undefined> {
     const failed = existing.status?.succeeded === false || Boolean(existing.status?.reason);
     const ours = existing.metadata?.annotations?.[RECOVERY_OF_ANNOTATION] === ref.uid;
     // Under way, or this cluster's own recovery done and the cluster about to be replaced: wait.
@@ -90,11 +122,23 @@ export class DisasterRecovery {
       return undefined;
     }
     // A finished restore of an earlier cluster by this name is a record of the past: the new one takes its name.
-    await this.restores.delete({ namespace: ref.namespace, name: ref.name }, { preconditions: { uid: existing.metadata!.uid! } }).catch((error: unknown) => {
-      if (!ApiError.isConflict(error)) throw error;
-    });
-    events.info(cluster, 'ReplacingRestore', `deleted the finished EtcdRestore ${ref.namespace}/${ref.name} (succeeded: ${existing.status?.succeeded === true}) to restore this cluster under its name`);
-    this.logger.info({ restore: ref.name }, 'deleted a finished EtcdRestore to restore the cluster under its name');
+    await this.restores
+      .delete(
+        { namespace: ref.namespace, name: ref.name },
+        { preconditions: { uid: existing.metadata!.uid! } },
+      )
+      .catch((error: unknown) => {
+        if (!ApiError.isConflict(error)) throw error;
+      });
+    events.info(
+      cluster,
+      'ReplacingRestore',
+      `deleted the finished EtcdRestore ${ref.namespace}/${ref.name} (succeeded: ${existing.status?.succeeded === true}) to restore this cluster under its name`,
+    );
+    this.logger.info(
+      { restore: ref.name },
+      'deleted a finished EtcdRestore to restore the cluster under its name',
+    );
     return 1_000;
   }
 }

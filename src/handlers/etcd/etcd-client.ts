@@ -30,7 +30,15 @@ export class EtcdClient {
   constructor(endpoints: string[], credentials?: ClientCredentials) {
     this.client = new Etcd3({
       hosts: endpoints,
-      ...(credentials ? { credentials: { rootCertificate: credentials.ca, certChain: credentials.cert, privateKey: credentials.key } } : {}),
+      ...(credentials
+        ? {
+            credentials: {
+              rootCertificate: credentials.ca,
+              certChain: credentials.cert,
+              privateKey: credentials.key,
+            },
+          }
+        : {}),
       dialTimeout: DIAL_TIMEOUT_MS,
       defaultCallOptions: () => ({ deadline: Date.now() + REQUEST_TIMEOUT_MS }),
       faultHandling: { host: () => noop, global: noop },
@@ -61,7 +69,12 @@ export class EtcdClient {
   async status(): Promise<{ version: string; revision: string; leader: string; memberId: string }> {
     const status = await this.client.maintenance.status();
     const probe = await this.client.get('/').serializable(true).exec();
-    return { version: status.version, revision: probe.header.revision, leader: status.leader, memberId: status.header.member_id };
+    return {
+      version: status.version,
+      revision: probe.header.revision,
+      leader: status.leader,
+      memberId: status.header.member_id,
+    };
   }
 
   /** True when the member answers a linearizable read, i.e. it is part of a cluster with quorum. */
@@ -85,16 +98,27 @@ export class EtcdClient {
 }
 
 function toMember(member: IMember): Member {
-  return { id: String(member.ID), name: member.name ?? '', peerURLs: member.peerURLs ?? [], clientURLs: member.clientURLs ?? [] };
+  return {
+    id: String(member.ID),
+    name: member.name ?? '',
+    peerURLs: member.peerURLs ?? [],
+    clientURLs: member.clientURLs ?? [],
+  };
 }
 
 /** etcd's own refusals right after a membership change; they clear within seconds, so try again next tick. */
 export function isTransientMembershipError(error: unknown): boolean {
-  return /unhealthy cluster|not enough started members|too many requests|deadline|unavailable|timed out|ECONNREFUSED/i.test(errorMessage(error));
+  return /unhealthy cluster|not enough started members|too many requests|deadline|unavailable|timed out|ECONNREFUSED/i.test(
+    errorMessage(error),
+  );
 }
 
 /** Runs `work` with a client for `endpoints` (with `credentials` when they serve TLS), closing it afterwards. */
-export async function withEtcd<T>(endpoints: string[], work: (client: EtcdClient) => Promise<T>, credentials?: ClientCredentials): Promise<T> {
+export async function withEtcd<T>(
+  endpoints: string[],
+  work: (client: EtcdClient) => Promise<T>,
+  credentials?: ClientCredentials,
+): Promise<T> {
   const client = new EtcdClient(endpoints, credentials);
   try {
     return await work(client);

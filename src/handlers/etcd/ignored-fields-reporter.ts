@@ -1,5 +1,10 @@
 import { on, type ChangeContext } from 'konductor';
-import { IGNORED_FIELDS_REASON, ignoredFields, ignoredFieldsMessage, type EtcdKind } from './ignored-fields.js';
+import {
+  IGNORED_FIELDS_REASON,
+  ignoredFields,
+  ignoredFieldsMessage,
+  type EtcdKind,
+} from './ignored-fields.js';
 import { API_VERSION } from './types.js';
 
 /**

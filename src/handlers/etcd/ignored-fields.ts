@@ -6,7 +6,11 @@
  * written. {@link SUPPORTED_FIELDS} mirrors that schema; a spec checks that the two agree.
  */
 
-import { describeIgnoredFields, findIgnoredFields, type Supported } from '../common/ignored-fields.js';
+import {
+  describeIgnoredFields,
+  findIgnoredFields,
+  type Supported,
+} from '../common/ignored-fields.js';
 
 export { IGNORED_FIELDS_REASON, type Supported } from '../common/ignored-fields.js';
 
@@ -25,7 +29,16 @@ export const SUPPORTED_FIELDS: Readonly<Record<EtcdKind, Supported>> = {
     paused: true,
     restorePolicy: true,
     TLS: { static: { member: { peerSecret: true, serverSecret: true }, operatorSecret: true } },
-    pod: { labels: true, annotations: true, nodeSelector: true, resources: true, tolerations: true, affinity: true, etcdEnv: true, securityContext: true },
+    pod: {
+      labels: true,
+      annotations: true,
+      nodeSelector: true,
+      resources: true,
+      tolerations: true,
+      affinity: true,
+      etcdEnv: true,
+      securityContext: true,
+    },
   },
   EtcdBackup: {
     etcdEndpoints: true,
@@ -70,6 +83,10 @@ export function ignoredFields(kind: EtcdKind, spec: unknown): string[] {
 }
 
 /** The Event message naming `paths` (from {@link ignoredFields}), what they mean, and what to do about them. */
-export function ignoredFieldsMessage(kind: EtcdKind, paths: readonly string[], generation?: number): string {
+export function ignoredFieldsMessage(
+  kind: EtcdKind,
+  paths: readonly string[],
+  generation?: number,
+): string {
   return describeIgnoredFields(paths, { kind, generation, consequences: CONSEQUENCES });
 }

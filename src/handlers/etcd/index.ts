@@ -5,6 +5,12 @@ export { EtcdRestores, type EtcdRestoresOptions } from './restores.js';
 export { ClusterDnsAddresses, type EtcdAddresses, type MemberURLs } from './addresses.js';
 export { RESTORE_FROM_ANNOTATION, RESTORED_BY_ANNOTATION } from './restore-annotations.js';
 export { EtcdIgnoredFields } from './ignored-fields-reporter.js';
-export { IGNORED_FIELDS_REASON, SUPPORTED_FIELDS, ignoredFields, ignoredFieldsMessage, type EtcdKind } from './ignored-fields.js';
+export {
+  IGNORED_FIELDS_REASON,
+  SUPPORTED_FIELDS,
+  ignoredFields,
+  ignoredFieldsMessage,
+  type EtcdKind,
+} from './ignored-fields.js';
 export * from './types.js';
 export { EtcdAdmission, versionChangeProblem } from './admission.js';

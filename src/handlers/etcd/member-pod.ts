@@ -4,7 +4,13 @@ import { adopt, type KubeObject } from 'konductor';
 import type { ClusterSpec } from './cluster-spec.js';
 import type { MemberURLs } from './addresses.js';
 import { RESTORE_SEED_LABEL, SEED_INIT_CONTAINER } from './restore-annotations.js';
-import { memberSecretMounts, memberTLSFlags, NO_TLS, readinessCommand, tlsMode } from './tls-policy.js';
+import {
+  memberSecretMounts,
+  memberTLSFlags,
+  NO_TLS,
+  readinessCommand,
+  tlsMode,
+} from './tls-policy.js';
 
 export const DATA_DIR = '/var/etcd/data';
 const BACKUP_FILE = '/var/etcd/latest.backup';
@@ -23,7 +29,9 @@ export function newMemberName(cluster: string): string {
 }
 
 /** The EtcdCluster as the API server returned it (apiVersion, kind, name, namespace, uid): the owner of its members. */
-export type ClusterOwner = KubeObject & { metadata: { name: string; namespace: string; uid: string } };
+export type ClusterOwner = KubeObject & {
+  metadata: { name: string; namespace: string; uid: string };
+};
 
 export interface MemberPodInput {
   /** The owner: its Pods are adopted by it (controller reference), so garbage collection and `@on.owned` see them. */
@@ -76,7 +84,11 @@ export function memberPod(input: MemberPodInput): KubeObject {
     ...memberTLSFlags(spec.tls),
   ];
   const secretMounts = memberSecretMounts(spec.tls);
-  const tlsMounts = secretMounts.map((m) => ({ name: m.volume, mountPath: m.mountPath, readOnly: true }));
+  const tlsMounts = secretMounts.map((m) => ({
+    name: m.volume,
+    mountPath: m.mountPath,
+    readOnly: true,
+  }));
   const initContainers: Record<string, unknown>[] = [];
   const peerHost = new URL(urls.peerURL).hostname;
   if (!isIP(peerHost)) {
@@ -90,19 +102,32 @@ export function memberPod(input: MemberPodInput): KubeObject {
   if (input.restoreFrom) {
     initContainers.push(
       // busybox's wget (exit 1 on an HTTP error), from the image the DNS wait already needs: one image fewer to mirror.
-      { name: SEED_INIT_CONTAINER, image: BUSYBOX_IMAGE, command: ['wget', '-q', '-O', BACKUP_FILE, input.restoreFrom], volumeMounts: [DATA_MOUNT] },
+      {
+        name: SEED_INIT_CONTAINER,
+        image: BUSYBOX_IMAGE,
+        command: ['wget', '-q', '-O', BACKUP_FILE, input.restoreFrom],
+        volumeMounts: [DATA_MOUNT],
+      },
       {
         name: 'restore-datadir',
         image,
         env: [{ name: 'ETCDCTL_API', value: '3' }],
         volumeMounts: [DATA_MOUNT],
         command: [
-          'etcdctl', 'snapshot', 'restore', BACKUP_FILE,
-          '--name', member,
-          '--initial-cluster', input.initialCluster,
-          '--initial-cluster-token', input.token ?? '',
-          '--initial-advertise-peer-urls', urls.peerURL,
-          '--data-dir', DATA_DIR,
+          'etcdctl',
+          'snapshot',
+          'restore',
+          BACKUP_FILE,
+          '--name',
+          member,
+          '--initial-cluster',
+          input.initialCluster,
+          '--initial-cluster-token',
+          input.token ?? '',
+          '--initial-advertise-peer-urls',
+          urls.peerURL,
+          '--data-dir',
+          DATA_DIR,
         ],
       },
     );
@@ -114,8 +139,16 @@ export function memberPod(input: MemberPodInput): KubeObject {
     metadata: {
       name: member,
       // Restore seeds are labelled, so a NetworkPolicy can let only them reach the backup server.
-      labels: { ...(policy.labels ?? {}), ...memberLabels(name, member), ...(input.restoreFrom ? { [RESTORE_SEED_LABEL]: 'true' } : {}) },
-      annotations: { ...(policy.annotations ?? {}), 'etcd.version': spec.version, ...tlsAnnotations(spec, input.tlsDigest) },
+      labels: {
+        ...(policy.labels ?? {}),
+        ...memberLabels(name, member),
+        ...(input.restoreFrom ? { [RESTORE_SEED_LABEL]: 'true' } : {}),
+      },
+      annotations: {
+        ...(policy.annotations ?? {}),
+        'etcd.version': spec.version,
+        ...tlsAnnotations(spec, input.tlsDigest),
+      },
     },
     spec: {
       hostname: member,
@@ -144,7 +177,13 @@ export function memberPod(input: MemberPodInput): KubeObject {
           ...(policy.resources ? { resources: policy.resources } : {}),
         },
       ],
-      volumes: [{ name: 'etcd-data', emptyDir: {} }, ...secretMounts.map((m) => ({ name: m.volume, secret: { secretName: m.secret, items: m.keys.map((key) => ({ key, path: key })) } }))],
+      volumes: [
+        { name: 'etcd-data', emptyDir: {} },
+        ...secretMounts.map((m) => ({
+          name: m.volume,
+          secret: { secretName: m.secret, items: m.keys.map((key) => ({ key, path: key })) },
+        })),
+      ],
       ...(policy.nodeSelector ? { nodeSelector: policy.nodeSelector } : {}),
       ...(policy.tolerations ? { tolerations: policy.tolerations } : {}),
       ...(policy.affinity ? { affinity: policy.affinity } : {}),
@@ -156,7 +195,9 @@ export function memberPod(input: MemberPodInput): KubeObject {
 
 function tlsAnnotations(spec: ClusterSpec, digest: string | undefined): Record<string, string> {
   const mode = tlsMode(spec.tls);
-  return mode === NO_TLS ? {} : { [TLS_MODE_ANNOTATION]: mode, ...(digest ? { [TLS_DIGEST_ANNOTATION]: digest } : {}) };
+  return mode === NO_TLS
+    ? {}
+    : { [TLS_MODE_ANNOTATION]: mode, ...(digest ? { [TLS_DIGEST_ANNOTATION]: digest } : {}) };
 }
 
 /** The headless peer Service (publishes member DNS names) and the client Service `<cluster>-client`. */
@@ -187,7 +228,10 @@ export function clusterServices(cluster: ClusterOwner): KubeObject[] {
       apiVersion: 'v1',
       kind: 'Service',
       metadata: metadata(`${name}-client`, 'false'),
-      spec: { selector, ports: [{ name: 'client', port: 2379, targetPort: 2379, protocol: 'TCP' }] },
+      spec: {
+        selector,
+        ports: [{ name: 'client', port: 2379, targetPort: 2379, protocol: 'TCP' }],
+      },
     },
   ];
   return services.map((service) => adopt(service, cluster));

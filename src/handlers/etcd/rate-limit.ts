@@ -15,7 +15,10 @@ export class RateLimiter {
     const now = this.now();
     if (this.buckets.size > 10_000) this.forgetIdle(now);
     const bucket = this.buckets.get(key) ?? { tokens: this.ratePerSecond, at: now };
-    bucket.tokens = Math.min(this.ratePerSecond, bucket.tokens + ((now - bucket.at) / 1000) * this.ratePerSecond);
+    bucket.tokens = Math.min(
+      this.ratePerSecond,
+      bucket.tokens + ((now - bucket.at) / 1000) * this.ratePerSecond,
+    );
     bucket.at = now;
     this.buckets.set(key, bucket);
     if (bucket.tokens < 1) return false;
@@ -24,6 +27,7 @@ export class RateLimiter {
   }
 
   private forgetIdle(now: number): void {
-    for (const [key, bucket] of this.buckets) if (now - bucket.at > 60_000) this.buckets.delete(key);
+    for (const [key, bucket] of this.buckets)
+      if (now - bucket.at > 60_000) this.buckets.delete(key);
   }
 }

@@ -23,8 +23,10 @@ export function restoreSourceProblem(value: string): string | undefined {
   } catch {
     return 'is not a URL';
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `uses ${url.protocol} (only http and https)`;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return `uses ${url.protocol} (only http and https)`;
   if (url.username !== '' || url.password !== '') return 'carries credentials';
-  if (!/^\/v1\/backup\/[^/]+\/[^/]+$/.test(url.pathname)) return 'is not a backup download path (/v1/backup/<namespace>/<restore>)';
+  if (!/^\/v1\/backup\/[^/]+\/[^/]+$/.test(url.pathname))
+    return 'is not a backup download path (/v1/backup/<namespace>/<restore>)';
   return undefined;
 }

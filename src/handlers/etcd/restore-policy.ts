@@ -23,11 +23,23 @@ export interface RestorePolicy {
  * Reads `spec.restorePolicy` (tenant input). Absent or null: no disaster recovery, as the original.
  * @returns the policy, none, or the problem in words a user can act on.
  */
-export function readRestorePolicy(value: unknown): { policy?: RestorePolicy } | { problem: string } {
+export function readRestorePolicy(
+  value: unknown,
+): { policy?: RestorePolicy } | { problem: string } {
   if (value === undefined || value === null) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) return { problem: `spec.restorePolicy must be an object such as { afterQuorumLostSeconds: 60 } (got ${JSON.stringify(value)})` };
-  const after = (value as { afterQuorumLostSeconds?: unknown }).afterQuorumLostSeconds ?? DEFAULT_AFTER_QUORUM_LOST_SECONDS;
-  if (typeof after !== 'number' || !Number.isInteger(after) || after < MIN_AFTER_QUORUM_LOST_SECONDS || after > MAX_AFTER_QUORUM_LOST_SECONDS) {
+  if (typeof value !== 'object' || Array.isArray(value))
+    return {
+      problem: `spec.restorePolicy must be an object such as { afterQuorumLostSeconds: 60 } (got ${JSON.stringify(value)})`,
+    };
+  const after =
+    (value as { afterQuorumLostSeconds?: unknown }).afterQuorumLostSeconds ??
+    DEFAULT_AFTER_QUORUM_LOST_SECONDS;
+  if (
+    typeof after !== 'number' ||
+    !Number.isInteger(after) ||
+    after < MIN_AFTER_QUORUM_LOST_SECONDS ||
+    after > MAX_AFTER_QUORUM_LOST_SECONDS
+  ) {
     return {
       problem: `spec.restorePolicy.afterQuorumLostSeconds must be a whole number of seconds from ${MIN_AFTER_QUORUM_LOST_SECONDS} to ${MAX_AFTER_QUORUM_LOST_SECONDS} (got ${JSON.stringify(after)})`,
     };
@@ -41,13 +53,28 @@ const QUORUM_LOST = 'QuorumLost';
  * The `Quorum` condition set False. Its `lastTransitionTime` is when quorum was lost: a message that
  * changes (how many members run) keeps it, so it survives operator restarts as the clock to wait on.
  */
-export function quorumLost(conditions: readonly Condition[] | undefined, message: string, now = new Date()): Condition[] {
-  return setCondition(conditions, { type: 'Quorum', status: 'False', reason: QUORUM_LOST, message }, now);
+export function quorumLost(
+  conditions: readonly Condition[] | undefined,
+  message: string,
+  now = new Date(),
+): Condition[] {
+  return setCondition(
+    conditions,
+    { type: 'Quorum', status: 'False', reason: QUORUM_LOST, message },
+    now,
+  );
 }
 
 /** The `Quorum` condition back to True, only where it was False: a cluster that never lost quorum carries none. */
-export function quorumKept(conditions: readonly Condition[] | undefined, now = new Date()): Condition[] | undefined {
-  return restoreCondition(conditions, { type: 'Quorum', reason: 'QuorumRegained', message: 'a majority of members is running' }, now);
+export function quorumKept(
+  conditions: readonly Condition[] | undefined,
+  now = new Date(),
+): Condition[] | undefined {
+  return restoreCondition(
+    conditions,
+    { type: 'Quorum', reason: 'QuorumRegained', message: 'a majority of members is running' },
+    now,
+  );
 }
 
 /**
@@ -56,7 +83,10 @@ export function quorumKept(conditions: readonly Condition[] | undefined, now = n
  * Pod's create failed: a scale-up to finish, not a disaster to restore a backup over).
  * @param members the member list, when it could be read.
  */
-export function recoveryClockRuns(conditions: readonly Condition[] | undefined, members?: readonly { name: string }[]): boolean {
+export function recoveryClockRuns(
+  conditions: readonly Condition[] | undefined,
+  members?: readonly { name: string }[],
+): boolean {
   if (conditions?.some((c) => c.type === 'Upgrading' && c.status === 'True')) return false;
   return !(members ?? []).some((m) => m.name === '');
 }
@@ -70,7 +100,11 @@ export function quorumLostSince(conditions: readonly Condition[] | undefined): n
 }
 
 /** How long until the cluster may be restored (0: now), or undefined when it does not restore itself. */
-export function restoreDueInMs(policy: RestorePolicy | undefined, lostSince: number | undefined, now: number): number | undefined {
+export function restoreDueInMs(
+  policy: RestorePolicy | undefined,
+  lostSince: number | undefined,
+  now: number,
+): number | undefined {
   if (!policy || lostSince === undefined) return undefined;
   return Math.max(0, lostSince + policy.afterQuorumLostSeconds * 1000 - now);
 }
@@ -79,7 +113,12 @@ export function restoreDueInMs(policy: RestorePolicy | undefined, lostSince: num
 export interface BackupObject {
   metadata?: { name?: string };
   spec?: { etcdEndpoints?: unknown; storageType?: unknown; s3?: unknown; local?: unknown };
-  status?: { etcdRevision?: unknown; lastSuccessDate?: unknown; lastBackupPath?: unknown; lastBackupCluster?: unknown };
+  status?: {
+    etcdRevision?: unknown;
+    lastSuccessDate?: unknown;
+    lastBackupPath?: unknown;
+    lastBackupCluster?: unknown;
+  };
 }
 
 /** A backup file to restore a cluster from, as an EtcdRestore names it. */
@@ -93,7 +132,8 @@ export interface RecoveryBackup {
   source: RestoreSource;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const isText = (value: unknown): value is string => typeof value === 'string' && value !== '';
 
 /**
@@ -102,7 +142,10 @@ const isText = (value: unknown): value is string => typeof value === 'string' &&
  * run fails), newest `lastSuccessDate` first, then highest revision. Backups of the same name taken of
  * an earlier cluster count: a restored cluster is one.
  */
-export function newestBackupOf(cluster: string, backups: readonly BackupObject[]): RecoveryBackup | undefined {
+export function newestBackupOf(
+  cluster: string,
+  backups: readonly BackupObject[],
+): RecoveryBackup | undefined {
   let newest: (RecoveryBackup & { at: number }) | undefined;
   for (const backup of backups) {
     const name = backup.metadata?.name;
@@ -110,11 +153,25 @@ export function newestBackupOf(cluster: string, backups: readonly BackupObject[]
     if (!isText(name) || backup.status?.lastBackupCluster !== cluster) continue;
     const { etcdRevision, lastSuccessDate, lastBackupPath } = backup.status;
     const at = isText(lastSuccessDate) ? Date.parse(lastSuccessDate) : NaN;
-    if (!isText(lastBackupPath) || Number.isNaN(at) || typeof etcdRevision !== 'number' || !Number.isSafeInteger(etcdRevision) || etcdRevision < 0) continue;
+    if (
+      !isText(lastBackupPath) ||
+      Number.isNaN(at) ||
+      typeof etcdRevision !== 'number' ||
+      !Number.isSafeInteger(etcdRevision) ||
+      etcdRevision < 0
+    )
+      continue;
     const source = sourceOf(backup.spec ?? {}, lastBackupPath);
     if (!source) continue;
-    if (newest && (at < newest.at || (at === newest.at && etcdRevision <= newest.revision))) continue;
-    newest = { backup: name, revision: etcdRevision, takenAt: lastSuccessDate as string, source, at };
+    if (newest && (at < newest.at || (at === newest.at && etcdRevision <= newest.revision)))
+      continue;
+    newest = {
+      backup: name,
+      revision: etcdRevision,
+      takenAt: lastSuccessDate as string,
+      source,
+      at,
+    };
   }
   if (!newest) return undefined;
   const { at: _at, ...found } = newest;
@@ -122,12 +179,21 @@ export function newestBackupOf(cluster: string, backups: readonly BackupObject[]
 }
 
 /** An EtcdBackup's storage as an EtcdRestore's fields, reading the file at `path`. */
-function sourceOf(spec: NonNullable<BackupObject['spec']>, path: string): RestoreSource | undefined {
+function sourceOf(
+  spec: NonNullable<BackupObject['spec']>,
+  path: string,
+): RestoreSource | undefined {
   if (spec.storageType === 'Local') return { backupStorageType: 'Local', local: { path } };
-  if (spec.storageType !== 'S3' || !isRecord(spec.s3) || !isText(spec.s3.awsSecret)) return undefined;
+  if (spec.storageType !== 'S3' || !isRecord(spec.s3) || !isText(spec.s3.awsSecret))
+    return undefined;
   const { awsSecret, endpoint, forcePathStyle } = spec.s3;
   return {
     backupStorageType: 'S3',
-    s3: { path, awsSecret, ...(isText(endpoint) ? { endpoint } : {}), ...(typeof forcePathStyle === 'boolean' ? { forcePathStyle } : {}) },
+    s3: {
+      path,
+      awsSecret,
+      ...(isText(endpoint) ? { endpoint } : {}),
+      ...(typeof forcePathStyle === 'boolean' ? { forcePathStyle } : {}),
+    },
   };
 }

@@ -36,16 +36,22 @@ export interface RestoreRecord {
 
 const HEX64 = /^[0-9a-f]{64}$/;
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const isString = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
 const stringMap = (value: unknown): Record<string, string> | undefined =>
-  isRecord(value) && Object.values(value).every((v) => typeof v === 'string') ? (value as Record<string, string>) : undefined;
+  isRecord(value) && Object.values(value).every((v) => typeof v === 'string')
+    ? (value as Record<string, string>)
+    : undefined;
 
 /** The storage fields of a restore spec, and nothing else. Undefined when the type is unknown. */
-export function restoreSource(spec: { backupStorageType?: unknown; s3?: unknown; local?: unknown } | undefined): RestoreSource | undefined {
+export function restoreSource(
+  spec: { backupStorageType?: unknown; s3?: unknown; local?: unknown } | undefined,
+): RestoreSource | undefined {
   const type = spec?.backupStorageType;
   if (type === 'Local') {
-    const local = isRecord(spec?.local) && isString(spec.local.path) ? { path: spec.local.path } : undefined;
+    const local =
+      isRecord(spec?.local) && isString(spec.local.path) ? { path: spec.local.path } : undefined;
     return local ? { backupStorageType: 'Local', local } : { backupStorageType: 'Local' };
   }
   if (type === 'S3') {
@@ -71,24 +77,49 @@ export function readRestoreRecord(status: unknown): RestoreRecord {
   if (typeof status.token === 'string' && HEX64.test(status.token)) record.token = status.token;
   if (isRecord(status.source)) record.source = restoreSource(status.source);
   const backup = status.backup;
-  if (isRecord(backup) && Number.isSafeInteger(backup.size) && (backup.size as number) > 0 && typeof backup.sha256 === 'string' && HEX64.test(backup.sha256) && typeof backup.location === 'string') {
-    record.backup = { size: backup.size as number, sha256: backup.sha256, location: backup.location };
+  if (
+    isRecord(backup) &&
+    Number.isSafeInteger(backup.size) &&
+    (backup.size as number) > 0 &&
+    typeof backup.sha256 === 'string' &&
+    HEX64.test(backup.sha256) &&
+    typeof backup.location === 'string'
+  ) {
+    record.backup = {
+      size: backup.size as number,
+      sha256: backup.sha256,
+      location: backup.location,
+    };
   }
   const cluster = status.cluster;
   if (isRecord(cluster) && isString(cluster.uid) && isRecord(cluster.spec)) {
-    const owners = Array.isArray(cluster.ownerReferences) && cluster.ownerReferences.every(isRecord) ? (cluster.ownerReferences as Record<string, unknown>[]) : undefined;
+    const owners =
+      Array.isArray(cluster.ownerReferences) && cluster.ownerReferences.every(isRecord)
+        ? (cluster.ownerReferences as Record<string, unknown>[])
+        : undefined;
     const labels = stringMap(cluster.labels);
     const annotations = stringMap(cluster.annotations);
-    record.cluster = { uid: cluster.uid, spec: cluster.spec, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}), ...(owners ? { ownerReferences: owners } : {}) };
+    record.cluster = {
+      uid: cluster.uid,
+      spec: cluster.spec,
+      ...(labels ? { labels } : {}),
+      ...(annotations ? { annotations } : {}),
+      ...(owners ? { ownerReferences: owners } : {}),
+    };
   }
   return record;
 }
 
 /** Why an EtcdRestore cannot run as written; undefined when it can. Upstream requires the restore to be named after its cluster. */
-export function restoreSpecProblem(restoreName: string, spec: { etcdCluster?: { name?: unknown } } | undefined): string | undefined {
+export function restoreSpecProblem(
+  restoreName: string,
+  spec: { etcdCluster?: { name?: unknown } } | undefined,
+): string | undefined {
   const cluster = spec?.etcdCluster?.name;
-  if (!isObjectName(cluster)) return `spec.etcdCluster.name must be the name of an EtcdCluster in this namespace (a DNS-1123 name), got ${JSON.stringify(cluster)}`;
-  if (cluster !== restoreName) return `spec.etcdCluster.name (${cluster}) must equal the EtcdRestore's own name (${restoreName}): name the EtcdRestore after the cluster it restores`;
+  if (!isObjectName(cluster))
+    return `spec.etcdCluster.name must be the name of an EtcdCluster in this namespace (a DNS-1123 name), got ${JSON.stringify(cluster)}`;
+  if (cluster !== restoreName)
+    return `spec.etcdCluster.name (${cluster}) must equal the EtcdRestore's own name (${restoreName}): name the EtcdRestore after the cluster it restores`;
   return undefined;
 }
 
@@ -98,10 +129,15 @@ export function restoreSpecProblem(restoreName: string, spec: { etcdCluster?: { 
  * (`konductor.dev/...`), and that of any prefix marked `<prefix>/konductor-managed` (whatever
  * identity this operator runs with).
  */
-export function recordCluster(cluster: KubeObject & { spec?: Record<string, unknown> }, drop: readonly string[]): RecordedCluster {
+export function recordCluster(
+  cluster: KubeObject & { spec?: Record<string, unknown> },
+  drop: readonly string[],
+): RecordedCluster {
   const meta = cluster.metadata ?? {};
   const all = meta.annotations ?? {};
-  const annotations = Object.fromEntries(Object.entries(all).filter(([key]) => !drop.includes(key) && !isBookkeeping(key, all)));
+  const annotations = Object.fromEntries(
+    Object.entries(all).filter(([key]) => !drop.includes(key) && !isBookkeeping(key, all)),
+  );
   const owners = Array.isArray(meta.ownerReferences) ? meta.ownerReferences.filter(isRecord) : [];
   return {
     uid: meta.uid ?? '',
@@ -116,7 +152,11 @@ export function recordCluster(cluster: KubeObject & { spec?: Record<string, unkn
  * Why a restore cannot go on: the spec is checked only before anything is recorded; once the record
  * holds the storage and token, retries act on the record and a later edit of the spec is ignored.
  */
-export function startProblem(restoreName: string, spec: { etcdCluster?: { name?: unknown } } | undefined, record: RestoreRecord): string | undefined {
+export function startProblem(
+  restoreName: string,
+  spec: { etcdCluster?: { name?: unknown } } | undefined,
+  record: RestoreRecord,
+): string | undefined {
   if (record.source && record.token) return undefined;
   return restoreSpecProblem(restoreName, spec);
 }

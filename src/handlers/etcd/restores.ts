@@ -1,13 +1,35 @@
 import { randomBytes } from 'node:crypto';
-import { ApiError, events, on, TemporaryError, type ApiClient, type ChangeContext, type KubeObject, type Logger, type ResourceClient } from 'konductor';
+import {
+  ApiError,
+  events,
+  on,
+  TemporaryError,
+  type ApiClient,
+  type ChangeContext,
+  type KubeObject,
+  type Logger,
+  type ResourceClient,
+} from 'konductor';
 import { DEFAULT_BACKUP_ROOT } from './backups.js';
 import { BackupServer, downloadURL, type RestoreDownload } from './backup-server.js';
 import { backupTarget, InvalidSpecError } from './backup-target.js';
 import { RESTORE_REVISION_ANNOTATION } from './disaster-recovery.js';
 import { errorMessage } from './etcd-client.js';
 import { memberLabels } from './member-pod.js';
-import { RESTORE_FROM_ANNOTATION, RESTORED_BY_ANNOTATION, SEED_INIT_CONTAINER } from './restore-annotations.js';
-import { readRestoreRecord, recordCluster, startProblem, restoreSource, type RecordedCluster, type RestoreRecord, type RestoreSource } from './restore-record.js';
+import {
+  RESTORE_FROM_ANNOTATION,
+  RESTORED_BY_ANNOTATION,
+  SEED_INIT_CONTAINER,
+} from './restore-annotations.js';
+import {
+  readRestoreRecord,
+  recordCluster,
+  startProblem,
+  restoreSource,
+  type RecordedCluster,
+  type RestoreRecord,
+  type RestoreSource,
+} from './restore-record.js';
 import { CorruptSnapshotError, fingerprintSnapshot } from './snapshot-trailer.js';
 import { BackupNotFoundError } from './storage/index.js';
 import { readTLSPolicy } from './tls-policy.js';
@@ -63,32 +85,49 @@ export class EtcdRestores {
       if (!record.source || !record.token) {
         // The storage as it is now, once: later edits of the spec (an S3 endpoint...) change nothing.
         const source = restoreSource((context.body as Restore).spec);
-        if (!source) throw new InvalidSpecError(`unknown backupStorageType ${JSON.stringify(restore.spec?.backupStorageType)}: use S3 or Local`);
+        if (!source)
+          throw new InvalidSpecError(
+            `unknown backupStorageType ${JSON.stringify(restore.spec?.backupStorageType)}: use S3 or Local`,
+          );
         record.source = source;
         record.token = randomBytes(32).toString('hex');
         await this.writeRecord(client, restoreRef, { source: record.source, token: record.token });
       }
       const clusterRef = { namespace, name };
       const current = await clusters(client).find(clusterRef);
-      if (current && current.metadata?.annotations?.[RESTORED_BY_ANNOTATION] === restore.metadata?.uid) {
+      if (
+        current &&
+        current.metadata?.annotations?.[RESTORED_BY_ANNOTATION] === restore.metadata?.uid
+      ) {
         Object.assign(patch.status, { succeeded: true, reason: null });
         return;
       }
       if (!record.cluster) {
-        if (!current) throw new InvalidSpecError(`EtcdCluster ${namespace}/${name} does not exist: a restore recreates an existing cluster with its spec`);
+        if (!current)
+          throw new InvalidSpecError(
+            `EtcdCluster ${namespace}/${name} does not exist: a restore recreates an existing cluster with its spec`,
+          );
         // The recreated cluster starts only with usable TLS Secrets: never delete the cluster for one that would wait.
         const tlsProblem = await clusterTLSProblem(client, namespace, current.spec?.TLS);
-        if (tlsProblem) throw new InvalidSpecError(`EtcdCluster ${namespace}/${name} was left alone: the cluster it would be recreated as could not start (${tlsProblem}). Fix the Secrets, then delete this EtcdRestore and create it again`);
+        if (tlsProblem)
+          throw new InvalidSpecError(
+            `EtcdCluster ${namespace}/${name} was left alone: the cluster it would be recreated as could not start (${tlsProblem}). Fix the Secrets, then delete this EtcdRestore and create it again`,
+          );
         // Only a backup that reads back whole is worth deleting the cluster for.
         const backup = await this.checkBackup(client, namespace, record.source);
         record.backup = backup;
         record.cluster = recordCluster(current, [RESTORE_FROM_ANNOTATION, RESTORED_BY_ANNOTATION]);
         await this.writeRecord(client, restoreRef, { backup, cluster: record.cluster });
-        logger.info({ cluster: name, backup: backup.location, bytes: backup.size }, 'backup checked and cluster spec recorded; replacing the cluster');
+        logger.info(
+          { cluster: name, backup: backup.location, bytes: backup.size },
+          'backup checked and cluster spec recorded; replacing the cluster',
+        );
       }
       if (current) {
         if (current.metadata?.uid !== record.cluster.uid) {
-          throw new InvalidSpecError(`EtcdCluster ${namespace}/${name} was replaced by another object during the restore; it was left alone. Delete this EtcdRestore and create it again to restore over the new one`);
+          throw new InvalidSpecError(
+            `EtcdCluster ${namespace}/${name} was replaced by another object during the restore; it was left alone. Delete this EtcdRestore and create it again to restore over the new one`,
+          );
         }
         await this.deleteCluster(client, clusterRef, record.cluster.uid, `${namespace}/${name}`);
       }
@@ -97,7 +136,11 @@ export class EtcdRestores {
         [RESTORE_FROM_ANNOTATION]: downloadURL(baseURL, namespace, name, record.token),
         [RESTORED_BY_ANNOTATION]: restore.metadata!.uid!,
       });
-      events.info(restore, 'Restoring', `recreated EtcdCluster ${name} from ${record.backup?.location ?? 'the backup'}`);
+      events.info(
+        restore,
+        'Restoring',
+        `recreated EtcdCluster ${name} from ${record.backup?.location ?? 'the backup'}`,
+      );
       reportRestored(created, restore, record.backup?.location);
       logger.info({ cluster: name }, 'recreated the cluster from the backup');
       Object.assign(patch.status, { succeeded: true, reason: null });
@@ -112,7 +155,10 @@ export class EtcdRestores {
 
   /** After an operator restart, a seed Pod may still need to download its backup. */
   @on.resume(API_VERSION, 'etcdrestores')
-  async resumed({ client, logger }: ChangeContext<EtcdRestoreSpec, EtcdRestoreStatus>): Promise<void> {
+  async resumed({
+    client,
+    logger,
+  }: ChangeContext<EtcdRestoreSpec, EtcdRestoreStatus>): Promise<void> {
     await this.ensureServer(client, logger);
   }
 
@@ -123,22 +169,37 @@ export class EtcdRestores {
   }
 
   /** Reads the whole backup and checks its SHA-256 trailer. Missing or corrupt: final; unreachable: retried. */
-  private async checkBackup(client: ApiClient, namespace: string, source: RestoreSource): Promise<NonNullable<RestoreRecord['backup']>> {
+  private async checkBackup(
+    client: ApiClient,
+    namespace: string,
+    source: RestoreSource,
+  ): Promise<NonNullable<RestoreRecord['backup']>> {
     const target = await this.target(client, namespace, source);
     const location = target.storage.describe(target.path);
     try {
       const fingerprint = await fingerprintSnapshot(await target.storage.read(target.path));
       return { ...fingerprint, location };
     } catch (error) {
-      if (error instanceof BackupNotFoundError) throw new InvalidSpecError(`backup ${location} does not exist: check the path`);
-      if (error instanceof CorruptSnapshotError) throw new InvalidSpecError(`backup ${location} is unusable (${error.message}); the cluster was left alone`);
-      throw new TemporaryError(`cannot read backup ${location}: ${errorMessage(error)}`, { delay: 10, cause: error });
+      if (error instanceof BackupNotFoundError)
+        throw new InvalidSpecError(`backup ${location} does not exist: check the path`);
+      if (error instanceof CorruptSnapshotError)
+        throw new InvalidSpecError(
+          `backup ${location} is unusable (${error.message}); the cluster was left alone`,
+        );
+      throw new TemporaryError(`cannot read backup ${location}: ${errorMessage(error)}`, {
+        delay: 10,
+        cause: error,
+      });
     } finally {
       target.close();
     }
   }
 
-  private async writeRecord(client: ApiClient, ref: NamespacedRef, status: Record<string, unknown>): Promise<void> {
+  private async writeRecord(
+    client: ApiClient,
+    ref: NamespacedRef,
+    status: Record<string, unknown>,
+  ): Promise<void> {
     await restores(client).patchStatus(ref, status);
   }
 
@@ -147,18 +208,34 @@ export class EtcdRestores {
    * last reconcile stops its members) the handler lets go and looks again in a second, so a finalizer
    * on the tenant's cluster never holds a handler slot.
    */
-  private async deleteCluster(client: ApiClient, ref: NamespacedRef, uid: string, what: string): Promise<void> {
+  private async deleteCluster(
+    client: ApiClient,
+    ref: NamespacedRef,
+    uid: string,
+    what: string,
+  ): Promise<void> {
     // Gone already, or a precondition failure (another object by that name): nothing of ours to delete.
-    await clusters(client).delete(ref, { preconditions: { uid } }).catch((error: unknown) => {
-      if (!ApiError.isConflict(error)) throw error;
-    });
+    await clusters(client)
+      .delete(ref, { preconditions: { uid } })
+      .catch((error: unknown) => {
+        if (!ApiError.isConflict(error)) throw error;
+      });
     const still = await clusters(client).find(ref);
     if (still?.metadata?.uid === uid) {
-      throw new TemporaryError(`EtcdCluster ${what} is still being deleted; its spec is recorded in this EtcdRestore's status`, { delay: DELETE_RETRY_SECONDS });
+      throw new TemporaryError(
+        `EtcdCluster ${what} is still being deleted; its spec is recorded in this EtcdRestore's status`,
+        { delay: DELETE_RETRY_SECONDS },
+      );
     }
   }
 
-  private async createCluster(client: ApiClient, namespace: string, name: string, recorded: RecordedCluster, annotations: Record<string, string>): Promise<Cluster> {
+  private async createCluster(
+    client: ApiClient,
+    namespace: string,
+    name: string,
+    recorded: RecordedCluster,
+    annotations: Record<string, string>,
+  ): Promise<Cluster> {
     const fresh = {
       apiVersion: API_VERSION,
       kind: 'EtcdCluster',
@@ -174,8 +251,17 @@ export class EtcdRestores {
     return clusters(client).create(fresh);
   }
 
-  private target(client: ApiClient, namespace: string, source: RestoreSource): ReturnType<typeof backupTarget> {
-    return backupTarget(client, namespace, { storageType: source.backupStorageType, s3: source.s3, local: source.local }, this.localRoot);
+  private target(
+    client: ApiClient,
+    namespace: string,
+    source: RestoreSource,
+  ): ReturnType<typeof backupTarget> {
+    return backupTarget(
+      client,
+      namespace,
+      { storageType: source.backupStorageType, s3: source.s3, local: source.local },
+      this.localRoot,
+    );
   }
 
   /** The download state of one restore, for the backup server; read fresh from the API on each request. */
@@ -203,11 +289,23 @@ export class EtcdRestores {
   }
 
   /** The uid of the recreated cluster's seed Pod while it waits for its backup (Pending, with the download init container). */
-  private async pendingSeed(client: ApiClient, namespace: string, name: string, restoreUid: string | undefined): Promise<string | undefined> {
+  private async pendingSeed(
+    client: ApiClient,
+    namespace: string,
+    name: string,
+    restoreUid: string | undefined,
+  ): Promise<string | undefined> {
     const cluster = await clusters(client).find({ namespace, name });
     const clusterUid = cluster?.metadata?.uid;
-    if (!clusterUid || !restoreUid || cluster.metadata?.annotations?.[RESTORED_BY_ANNOTATION] !== restoreUid) return undefined;
-    const pods = await client.resource<Pod>('v1', 'pods').list({ namespace, labelSelector: memberLabels(name) });
+    if (
+      !clusterUid ||
+      !restoreUid ||
+      cluster.metadata?.annotations?.[RESTORED_BY_ANNOTATION] !== restoreUid
+    )
+      return undefined;
+    const pods = await client
+      .resource<Pod>('v1', 'pods')
+      .list({ namespace, labelSelector: memberLabels(name) });
     const seed = pods.items.find(
       (pod) =>
         !pod.metadata?.deletionTimestamp &&
@@ -241,9 +339,17 @@ function reportRestored(cluster: Cluster, restore: Restore, location: string | u
   // Anyone who can create an EtcdRestore can set the annotation: only digits reach the message.
   const revision = restore.metadata?.annotations?.[RESTORE_REVISION_ANNOTATION];
   if (revision !== undefined && /^\d{1,20}$/.test(revision)) {
-    events.warn(cluster, 'RestoredFromBackup', `${what} by disaster recovery: the data is as of revision ${revision}; writes after revision ${revision} are lost`);
+    events.warn(
+      cluster,
+      'RestoredFromBackup',
+      `${what} by disaster recovery: the data is as of revision ${revision}; writes after revision ${revision} are lost`,
+    );
   } else {
-    events.info(cluster, 'RestoredFromBackup', `${what}: writes after the backup was taken are lost`);
+    events.info(
+      cluster,
+      'RestoredFromBackup',
+      `${what}: writes after the backup was taken are lost`,
+    );
   }
 }
 
@@ -252,8 +358,10 @@ interface NamespacedRef {
   name: string;
 }
 
-const restores = (client: ApiClient): ResourceClient<Restore> => client.resource<Restore>(API_VERSION, 'etcdrestores');
-const clusters = (client: ApiClient): ResourceClient<Cluster> => client.resource<Cluster>(API_VERSION, 'etcdclusters');
+const restores = (client: ApiClient): ResourceClient<Restore> =>
+  client.resource<Restore>(API_VERSION, 'etcdrestores');
+const clusters = (client: ApiClient): ResourceClient<Cluster> =>
+  client.resource<Cluster>(API_VERSION, 'etcdclusters');
 
 /** In a cluster, Pods reach the operator through the `etcd-restore-operator` Service (deploy/40-restore-service.yaml). */
 function defaultURL(host: string | undefined): string | undefined {
@@ -263,7 +371,11 @@ function defaultURL(host: string | undefined): string | undefined {
 }
 
 /** Why the TLS of a cluster spec (`spec.TLS`, untrusted) would keep its members from starting; undefined when it would not, or names none. */
-async function clusterTLSProblem(client: ApiClient, namespace: string, tls: unknown): Promise<string | undefined> {
+async function clusterTLSProblem(
+  client: ApiClient,
+  namespace: string,
+  tls: unknown,
+): Promise<string | undefined> {
   const read = readTLSPolicy(tls);
   if ('problem' in read) return read.problem;
   if (!read.policy) return undefined;

@@ -34,7 +34,10 @@ export function seedRetryDelayMs(attempt: number): number {
 
 /** When the seed stopped: the latest `finishedAt` of its containers, else its creation; undefined when neither parses. */
 export function seedFailedAt(pod: DeadSeed): number | undefined {
-  const times = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]
+  const times = [
+    ...(pod.status?.initContainerStatuses ?? []),
+    ...(pod.status?.containerStatuses ?? []),
+  ]
     .map((s) => Date.parse(s.state?.terminated?.finishedAt ?? ''))
     .filter((t) => !Number.isNaN(t));
   if (times.length > 0) return Math.max(...times);
@@ -44,9 +47,11 @@ export function seedFailedAt(pod: DeadSeed): number | undefined {
 
 /** What went wrong, in a few words, without anything the Pod printed that could hold a download token. */
 export function seedFailure(pod: DeadSeed): string {
-  const failed = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].find(
-    (s) => (s.state?.terminated?.exitCode ?? 0) !== 0,
-  );
-  if (failed) return `container ${failed.name ?? '?'} exited with code ${failed.state?.terminated?.exitCode}`;
+  const failed = [
+    ...(pod.status?.initContainerStatuses ?? []),
+    ...(pod.status?.containerStatuses ?? []),
+  ].find((s) => (s.state?.terminated?.exitCode ?? 0) !== 0);
+  if (failed)
+    return `container ${failed.name ?? '?'} exited with code ${failed.state?.terminated?.exitCode}`;
   return redactToken(pod.status?.reason ?? 'the Pod failed');
 }

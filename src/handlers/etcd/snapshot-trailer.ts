@@ -49,12 +49,23 @@ export class SnapshotTrailerCheck extends Transform {
   override _flush(callback: TransformCallback): void {
     const digest = this.hash.digest();
     if (this.tail.length !== TRAILER || !digest.equals(this.tail)) {
-      callback(new CorruptSnapshotError(`not a complete etcd snapshot: ${this.bytes} bytes whose SHA-256 trailer does not match`));
+      callback(
+        new CorruptSnapshotError(
+          `not a complete etcd snapshot: ${this.bytes} bytes whose SHA-256 trailer does not match`,
+        ),
+      );
       return;
     }
     const fingerprint = { size: this.bytes, sha256: this.tail.toString('hex') };
-    if (this.expected && (this.expected.size !== fingerprint.size || this.expected.sha256 !== fingerprint.sha256)) {
-      callback(new CorruptSnapshotError(`the backup changed since the restore checked it (${this.expected.size} bytes then, ${fingerprint.size} now, or another digest)`));
+    if (
+      this.expected &&
+      (this.expected.size !== fingerprint.size || this.expected.sha256 !== fingerprint.sha256)
+    ) {
+      callback(
+        new CorruptSnapshotError(
+          `the backup changed since the restore checked it (${this.expected.size} bytes then, ${fingerprint.size} now, or another digest)`,
+        ),
+      );
       return;
     }
     this.result = fingerprint;

@@ -18,8 +18,15 @@ export interface Snapshot {
  * not answer are skipped (the original failed the whole backup when any one did); only when none
  * answers is it an error, naming each endpoint's failure.
  */
-export async function bestEndpoint(endpoints: string[], credentials?: ClientCredentials): Promise<{ endpoint: string; revision: string; version: string }> {
-  const probes = await Promise.allSettled(endpoints.map((endpoint) => withEtcd([endpoint], (etcd) => etcd.status(), credentials).then((s) => ({ endpoint, ...s }))));
+export async function bestEndpoint(
+  endpoints: string[],
+  credentials?: ClientCredentials,
+): Promise<{ endpoint: string; revision: string; version: string }> {
+  const probes = await Promise.allSettled(
+    endpoints.map((endpoint) =>
+      withEtcd([endpoint], (etcd) => etcd.status(), credentials).then((s) => ({ endpoint, ...s })),
+    ),
+  );
   let best: { endpoint: string; revision: string; version: string } | undefined;
   const failures: string[] = [];
   probes.forEach((probe, i) => {
@@ -29,7 +36,10 @@ export async function bestEndpoint(endpoints: string[], credentials?: ClientCred
     }
     if (!best || BigInt(probe.value.revision) > BigInt(best.revision)) best = probe.value;
   });
-  if (!best) throw new Error(`no etcd endpoint answered (${failures.join('; ') || 'no endpoints'}): check etcdEndpoints and that the cluster runs`);
+  if (!best)
+    throw new Error(
+      `no etcd endpoint answered (${failures.join('; ') || 'no endpoints'}): check etcdEndpoints and that the cluster runs`,
+    );
   return best;
 }
 
@@ -37,7 +47,12 @@ export async function bestEndpoint(endpoints: string[], credentials?: ClientCred
  * Streams a snapshot from the best endpoint into `file` and checks its SHA-256 trailer, so a cut
  * stream never passes for a backup. `credentials` when the members serve TLS.
  */
-export async function takeSnapshot(endpoints: string[], file: string, timeoutMs: number, credentials?: ClientCredentials): Promise<Snapshot> {
+export async function takeSnapshot(
+  endpoints: string[],
+  file: string,
+  timeoutMs: number,
+  credentials?: ClientCredentials,
+): Promise<Snapshot> {
   const { endpoint, version } = await bestEndpoint(endpoints, credentials);
   const client = new EtcdClient([endpoint], credentials);
   try {
@@ -48,7 +63,8 @@ export async function takeSnapshot(endpoints: string[], file: string, timeoutMs:
       const before = (await client.status()).revision;
       const bytes = await streamSnapshot(client, endpoint, file, timeoutMs);
       const after = (await client.status()).revision;
-      if (before === after || attempt === SNAPSHOT_ATTEMPTS) snapshot = { endpoint, revision: before, version, bytes };
+      if (before === after || attempt === SNAPSHOT_ATTEMPTS)
+        snapshot = { endpoint, revision: before, version, bytes };
     }
     return snapshot!;
   } finally {
@@ -59,10 +75,18 @@ export async function takeSnapshot(endpoints: string[], file: string, timeoutMs:
 const SNAPSHOT_ATTEMPTS = 3;
 
 /** Streams one snapshot into `file`; returns its size. */
-async function streamSnapshot(client: EtcdClient, endpoint: string, file: string, timeoutMs: number): Promise<number> {
+async function streamSnapshot(
+  client: EtcdClient,
+  endpoint: string,
+  file: string,
+  timeoutMs: number,
+): Promise<number> {
   const stream = await client.raw.maintenance.snapshot({ deadline: Date.now() + timeoutMs });
   // etcd3 types the stream by its events only; at run time it is grpc-js's ClientReadableStream (a Readable with cancel()).
-  return writeSnapshot(stream as unknown as SnapshotSource, file, { what: `snapshot from ${endpoint}`, maxBytes: maxSnapshotBytes() });
+  return writeSnapshot(stream as unknown as SnapshotSource, file, {
+    what: `snapshot from ${endpoint}`,
+    maxBytes: maxSnapshotBytes(),
+  });
 }
 
 /** A snapshot stream as gRPC hands it out: `{ blob }` messages, pausable, cancellable. */
@@ -83,7 +107,11 @@ export interface SnapshotSource {
  * `KONDUCTOR_MAX_SNAPSHOT_BYTES`), and checks its SHA-256 trailer, so a cut stream never passes for
  * a backup. Returns the size.
  */
-export async function writeSnapshot(source: SnapshotSource, file: string, options: { what: string; maxBytes: number }): Promise<number> {
+export async function writeSnapshot(
+  source: SnapshotSource,
+  file: string,
+  options: { what: string; maxBytes: number },
+): Promise<number> {
   const out = createWriteStream(file);
   const hash = createHash('sha256');
   let bytes = 0;
@@ -106,7 +134,11 @@ export async function writeSnapshot(source: SnapshotSource, file: string, option
       const blob = chunk.blob;
       bytes += blob.length;
       if (bytes > options.maxBytes) {
-        fail(new Error(`more than ${options.maxBytes} bytes, the snapshot size limit (${MAX_SNAPSHOT_BYTES_ENV})`));
+        fail(
+          new Error(
+            `more than ${options.maxBytes} bytes, the snapshot size limit (${MAX_SNAPSHOT_BYTES_ENV})`,
+          ),
+        );
         return;
       }
       // Hash everything but the last 32 bytes, which are the digest itself.

@@ -16,7 +16,11 @@ export interface TLSPolicy {
 /** The keys each Secret must hold (upstream's names). */
 export const PEER_KEYS = { ca: 'peer-ca.crt', cert: 'peer.crt', key: 'peer.key' } as const;
 export const SERVER_KEYS = { ca: 'server-ca.crt', cert: 'server.crt', key: 'server.key' } as const;
-export const CLIENT_KEYS = { ca: 'etcd-client-ca.crt', cert: 'etcd-client.crt', key: 'etcd-client.key' } as const;
+export const CLIENT_KEYS = {
+  ca: 'etcd-client-ca.crt',
+  cert: 'etcd-client.crt',
+  key: 'etcd-client.key',
+} as const;
 
 /** Where member Pods mount the Secrets (upstream's paths, so existing certificates and probes fit). */
 export const PEER_TLS_DIR = '/etc/etcdtls/member/peer-tls';
@@ -29,25 +33,46 @@ export const OPERATOR_TLS_DIR = '/etc/etcdtls/operator/etcd-tls';
  */
 export function readTLSPolicy(value: unknown): { policy?: TLSPolicy } | { problem: string } {
   if (value === undefined || value === null) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) return { problem: 'spec.TLS must be an object with a static block' };
+  if (typeof value !== 'object' || Array.isArray(value))
+    return { problem: 'spec.TLS must be an object with a static block' };
   const staticBlock = (value as { static?: unknown }).static;
   if (staticBlock === undefined || staticBlock === null) return {};
-  if (typeof staticBlock !== 'object' || Array.isArray(staticBlock)) return { problem: 'spec.TLS.static must be an object' };
+  if (typeof staticBlock !== 'object' || Array.isArray(staticBlock))
+    return { problem: 'spec.TLS.static must be an object' };
   const member = (staticBlock as { member?: unknown }).member ?? {};
-  if (typeof member !== 'object' || member === null || Array.isArray(member)) return { problem: 'spec.TLS.static.member must be an object' };
+  if (typeof member !== 'object' || member === null || Array.isArray(member))
+    return { problem: 'spec.TLS.static.member must be an object' };
   const names: [keyof TLSPolicy, string, unknown][] = [
-    ['peerSecret', 'spec.TLS.static.member.peerSecret', (member as { peerSecret?: unknown }).peerSecret],
-    ['serverSecret', 'spec.TLS.static.member.serverSecret', (member as { serverSecret?: unknown }).serverSecret],
-    ['operatorSecret', 'spec.TLS.static.operatorSecret', (staticBlock as { operatorSecret?: unknown }).operatorSecret],
+    [
+      'peerSecret',
+      'spec.TLS.static.member.peerSecret',
+      (member as { peerSecret?: unknown }).peerSecret,
+    ],
+    [
+      'serverSecret',
+      'spec.TLS.static.member.serverSecret',
+      (member as { serverSecret?: unknown }).serverSecret,
+    ],
+    [
+      'operatorSecret',
+      'spec.TLS.static.operatorSecret',
+      (staticBlock as { operatorSecret?: unknown }).operatorSecret,
+    ],
   ];
   const policy: TLSPolicy = {};
   for (const [key, path, name] of names) {
     if (name === undefined || name === null || name === '') continue;
-    if (!isObjectName(name)) return { problem: `${path} must name a Secret in the cluster's namespace (a DNS-1123 subdomain), got ${JSON.stringify(name)}` };
+    if (!isObjectName(name))
+      return {
+        problem: `${path} must name a Secret in the cluster's namespace (a DNS-1123 subdomain), got ${JSON.stringify(name)}`,
+      };
     policy[key] = name;
   }
   if ((policy.serverSecret === undefined) !== (policy.operatorSecret === undefined)) {
-    return { problem: 'spec.TLS.static.member.serverSecret and spec.TLS.static.operatorSecret must be set together: members that serve clients over TLS ask the operator for its client certificate' };
+    return {
+      problem:
+        'spec.TLS.static.member.serverSecret and spec.TLS.static.operatorSecret must be set together: members that serve clients over TLS ask the operator for its client certificate',
+    };
   }
   return Object.keys(policy).length === 0 ? {} : { policy };
 }
@@ -80,9 +105,27 @@ export interface SecretMount {
 /** The Secrets a member Pod mounts; only the three keys each needs, whatever else the Secret holds. */
 export function memberSecretMounts(tls: TLSPolicy | undefined): SecretMount[] {
   const mounts: SecretMount[] = [];
-  if (tls?.peerSecret) mounts.push({ volume: 'member-peer-tls', secret: tls.peerSecret, mountPath: PEER_TLS_DIR, keys: Object.values(PEER_KEYS) });
-  if (tls?.serverSecret) mounts.push({ volume: 'member-server-tls', secret: tls.serverSecret, mountPath: SERVER_TLS_DIR, keys: Object.values(SERVER_KEYS) });
-  if (tls?.operatorSecret) mounts.push({ volume: 'etcd-client-tls', secret: tls.operatorSecret, mountPath: OPERATOR_TLS_DIR, keys: Object.values(CLIENT_KEYS) });
+  if (tls?.peerSecret)
+    mounts.push({
+      volume: 'member-peer-tls',
+      secret: tls.peerSecret,
+      mountPath: PEER_TLS_DIR,
+      keys: Object.values(PEER_KEYS),
+    });
+  if (tls?.serverSecret)
+    mounts.push({
+      volume: 'member-server-tls',
+      secret: tls.serverSecret,
+      mountPath: SERVER_TLS_DIR,
+      keys: Object.values(SERVER_KEYS),
+    });
+  if (tls?.operatorSecret)
+    mounts.push({
+      volume: 'etcd-client-tls',
+      secret: tls.operatorSecret,
+      mountPath: OPERATOR_TLS_DIR,
+      keys: Object.values(CLIENT_KEYS),
+    });
   return mounts;
 }
 
@@ -131,12 +174,16 @@ export const NO_TLS = 'none';
  * its mode: members that talk plain HTTP and members that talk TLS cannot reach each other.
  */
 export function tlsMode(tls: TLSPolicy | undefined): string {
-  return [tls?.peerSecret ? 'peer' : '', tls?.serverSecret ? 'server' : ''].filter(Boolean).join(',') || NO_TLS;
+  return (
+    [tls?.peerSecret ? 'peer' : '', tls?.serverSecret ? 'server' : ''].filter(Boolean).join(',') ||
+    NO_TLS
+  );
 }
 
 /** Why a cluster whose members run in `running` mode cannot move to `wanted`; undefined when they agree. */
 export function tlsModeChangeProblem(running: string, wanted: string): string | undefined {
   if (running === wanted) return undefined;
-  const describe = (mode: string): string => (mode === NO_TLS ? 'no TLS' : `TLS for ${mode.replace(',', ' and ')}`);
+  const describe = (mode: string): string =>
+    mode === NO_TLS ? 'no TLS' : `TLS for ${mode.replace(',', ' and ')}`;
   return `spec.TLS asks for ${describe(wanted)} but the members run with ${describe(running)}; a running cluster cannot change this (plain and TLS members cannot reach each other). Set spec.TLS back, or restore a backup into a new cluster with the TLS you want`;
 }

@@ -29,9 +29,14 @@ type Keys = { ca: string; cert: string; key: string };
  * bundle and the certificate's private key.
  * @returns the checked material, or the problem naming the Secret, the key and what to do.
  */
-export async function readClusterTLS(client: ApiClient, namespace: string, policy: TLSPolicy): Promise<ClusterTLS | { problem: string }> {
+export async function readClusterTLS(
+  client: ApiClient,
+  namespace: string,
+  policy: TLSPolicy,
+): Promise<ClusterTLS | { problem: string }> {
   const hash = createHash('sha256');
-  const read: Partial<Record<'peer' | 'server' | 'client', ClientCredentials & { where: string }>> = {};
+  const read: Partial<Record<'peer' | 'server' | 'client', ClientCredentials & { where: string }>> =
+    {};
   const parts: ['peer' | 'server' | 'client', string | undefined, Keys, string][] = [
     ['peer', policy.peerSecret, PEER_KEYS, 'spec.TLS.static.member.peerSecret'],
     ['server', policy.serverSecret, SERVER_KEYS, 'spec.TLS.static.member.serverSecret'],
@@ -42,12 +47,15 @@ export async function readClusterTLS(client: ApiClient, namespace: string, polic
     const secret = await readTLSSecret(client, namespace, name, keys, field);
     if ('problem' in secret) return secret;
     hash.update(`${field}=${name}\n`);
-    for (const part of [secret.ca, secret.cert, secret.key]) hash.update(createHash('sha256').update(part).digest());
+    for (const part of [secret.ca, secret.cert, secret.key])
+      hash.update(createHash('sha256').update(part).digest());
     read[role] = { ...secret, where: `Secret ${namespace}/${name} (${field})` };
   }
   const problem = trustProblem(read);
   if (problem) return { problem };
-  const credentials = read.client ? { ca: read.client.ca, cert: read.client.cert, key: read.client.key } : undefined;
+  const credentials = read.client
+    ? { ca: read.client.ca, cert: read.client.cert, key: read.client.key }
+    : undefined;
   return { ...(credentials ? { credentials } : {}), digest: hash.digest('hex').slice(0, 32) };
 }
 
@@ -58,13 +66,19 @@ export async function readClusterTLS(client: ApiClient, namespace: string, polic
  * members trust for clients), and the server certificate names `localhost`, which the readiness
  * probe dials.
  */
-function trustProblem(read: Partial<Record<'peer' | 'server' | 'client', ClientCredentials & { where: string }>>): string | undefined {
+function trustProblem(
+  read: Partial<Record<'peer' | 'server' | 'client', ClientCredentials & { where: string }>>,
+): string | undefined {
   const { peer, server, client } = read;
-  if (peer && !signedByAny(peer.cert, peer.ca)) return `${peer.where}: ${PEER_KEYS.cert} is not signed by a CA in ${PEER_KEYS.ca}, so members would refuse each other`;
+  if (peer && !signedByAny(peer.cert, peer.ca))
+    return `${peer.where}: ${PEER_KEYS.cert} is not signed by a CA in ${PEER_KEYS.ca}, so members would refuse each other`;
   if (server && client) {
-    if (!signedByAny(server.cert, client.ca)) return `${server.where}: ${SERVER_KEYS.cert} is not signed by a CA in the operator Secret's ${CLIENT_KEYS.ca}, so the operator could not trust the members`;
-    if (!signedByAny(client.cert, server.ca)) return `${client.where}: ${CLIENT_KEYS.cert} is not signed by a CA in the server Secret's ${SERVER_KEYS.ca}, so members would refuse the operator and its probes`;
-    if (new X509Certificate(server.cert).checkHost('localhost') === undefined) return `${server.where}: ${SERVER_KEYS.cert} does not name localhost, which the members' readiness probe dials`;
+    if (!signedByAny(server.cert, client.ca))
+      return `${server.where}: ${SERVER_KEYS.cert} is not signed by a CA in the operator Secret's ${CLIENT_KEYS.ca}, so the operator could not trust the members`;
+    if (!signedByAny(client.cert, server.ca))
+      return `${client.where}: ${CLIENT_KEYS.cert} is not signed by a CA in the server Secret's ${SERVER_KEYS.ca}, so members would refuse the operator and its probes`;
+    if (new X509Certificate(server.cert).checkHost('localhost') === undefined)
+      return `${server.where}: ${SERVER_KEYS.cert} does not name localhost, which the members' readiness probe dials`;
   }
   return undefined;
 }
@@ -72,7 +86,11 @@ function trustProblem(read: Partial<Record<'peer' | 'server' | 'client', ClientC
 /** Whether `cert` (PEM) is signed by one of the CAs in `bundle` (PEM, one or more certificates). */
 function signedByAny(cert: Buffer, bundle: Buffer): boolean {
   const leaf = new X509Certificate(cert);
-  const authorities = [...bundle.toString('utf8').matchAll(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)];
+  const authorities = [
+    ...bundle
+      .toString('utf8')
+      .matchAll(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g),
+  ];
   return authorities.some(([pem]) => {
     const authority = new X509Certificate(pem);
     return leaf.checkIssued(authority) && leaf.verify(authority.publicKey);
@@ -84,21 +102,40 @@ function signedByAny(cert: Buffer, bundle: Buffer): boolean {
  * present, the certificate and CA readable, the key the certificate's.
  * @param field the spec field that named the Secret, for the message.
  */
-export async function readTLSSecret(client: ApiClient, namespace: string, name: string, keys: Keys, field: string): Promise<ClientCredentials | { problem: string }> {
+export async function readTLSSecret(
+  client: ApiClient,
+  namespace: string,
+  name: string,
+  keys: Keys,
+  field: string,
+): Promise<ClientCredentials | { problem: string }> {
   const where = `Secret ${namespace}/${name} (${field})`;
   let secret: Secret;
   try {
     secret = await client.resource<Secret>('v1', 'secrets').get({ namespace, name });
   } catch (error) {
-    if (ApiError.isNotFound(error)) return { problem: `${where} does not exist: create it with the keys ${Object.values(keys).join(', ')}` };
+    if (ApiError.isNotFound(error))
+      return {
+        problem: `${where} does not exist: create it with the keys ${Object.values(keys).join(', ')}`,
+      };
     throw error;
   }
   const data = secret.data ?? {};
-  const missing = Object.values(keys).filter((key) => typeof data[key] !== 'string' || data[key] === '');
-  if (missing.length > 0) return { problem: `${where} lacks ${missing.join(', ')}: it needs ${Object.values(keys).join(', ')}` };
-  const [ca, cert, key] = [keys.ca, keys.cert, keys.key].map((k) => Buffer.from(data[k]!, 'base64'));
+  const missing = Object.values(keys).filter(
+    (key) => typeof data[key] !== 'string' || data[key] === '',
+  );
+  if (missing.length > 0)
+    return {
+      problem: `${where} lacks ${missing.join(', ')}: it needs ${Object.values(keys).join(', ')}`,
+    };
+  const [ca, cert, key] = [keys.ca, keys.cert, keys.key].map((k) =>
+    Buffer.from(data[k]!, 'base64'),
+  );
   const problem = pemProblem(ca!, cert!, key!);
-  if (problem) return { problem: `${where}: ${problem.replace(/^(ca|cert|key)\b/, (part) => keys[part as keyof Keys])}` };
+  if (problem)
+    return {
+      problem: `${where}: ${problem.replace(/^(ca|cert|key)\b/, (part) => keys[part as keyof Keys])}`,
+    };
   return { ca: ca!, cert: cert!, key: key! };
 }
 
@@ -116,7 +153,8 @@ function pemProblem(ca: Buffer, cert: Buffer, key: Buffer): string | undefined {
     return 'cert is not a PEM certificate';
   }
   try {
-    if (!certificate.checkPrivateKey(createPrivateKey(key))) return 'key is not the private key of the certificate';
+    if (!certificate.checkPrivateKey(createPrivateKey(key)))
+      return 'key is not the private key of the certificate';
   } catch {
     return 'key is not a PEM private key';
   }
@@ -154,7 +192,8 @@ export class ClusterTLSCache {
       return undefined;
     }
     const of = JSON.stringify(policy);
-    if (this.last && this.last.of === of && Date.now() - this.last.at < this.refreshMs) return undefined;
+    if (this.last && this.last.of === of && Date.now() - this.last.at < this.refreshMs)
+      return undefined;
     const read = await readClusterTLS(this.client, namespace, policy);
     this.last = 'problem' in read ? undefined : { read, at: Date.now(), of };
     return 'problem' in read ? read.problem : undefined;

@@ -10,7 +10,14 @@ export const API_VERSION = `${GROUP}/v1beta2`;
 // The CRD shapes are generated from crds/etcd.database.coreos.com.yaml (`npm run types`); the
 // names below keep the handlers' vocabulary. Status types add what the operator itself writes
 // (condition types, phases), checked against the CRD by `extends`.
-export type { EtcdBackup, EtcdBackupSpec, EtcdBackupStatus, EtcdClusterSpec, EtcdRestore, EtcdRestoreSpec } from './generated/etcd.database.coreos.com.js';
+export type {
+  EtcdBackup,
+  EtcdBackupSpec,
+  EtcdBackupStatus,
+  EtcdClusterSpec,
+  EtcdRestore,
+  EtcdRestoreSpec,
+} from './generated/etcd.database.coreos.com.js';
 
 /** `spec.pod`: applies to members created after a change; unknown fields are kept. */
 export type PodPolicy = NonNullable<Crd.EtcdClusterSpec['pod']>;

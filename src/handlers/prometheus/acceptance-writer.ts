@@ -1,7 +1,15 @@
 import { ApiError, type ApiClient, type Cache, type KubeObject, type Logger } from 'konductor';
 import { errorMessage } from '../common/error-message.js';
 import { sameJson } from '../common/same-json.js';
-import { configKey, nextBindings, type Binding, type ConfigKind, type ConfigResourceStatus, type PrometheusRef, type Verdicts } from './acceptance.js';
+import {
+  configKey,
+  nextBindings,
+  type Binding,
+  type ConfigKind,
+  type ConfigResourceStatus,
+  type PrometheusRef,
+  type Verdicts,
+} from './acceptance.js';
 import { MONITORING } from './inputs.js';
 
 /** A ServiceMonitor, PodMonitor or PrometheusRule as the cache holds it. */
@@ -17,11 +25,16 @@ const PLURALS: Record<ConfigKind, string> = {
 export type ConfigObjects = Readonly<Record<ConfigKind, readonly ConfigObject[]>>;
 
 /** Looks an object up in the cache at write time (the render's copy may be older). */
-export type CurrentObject = (kind: ConfigKind, namespace: string, name: string) => ConfigObject | undefined;
+export type CurrentObject = (
+  kind: ConfigKind,
+  namespace: string,
+  name: string,
+) => ConfigObject | undefined;
 
 /** Reads a ServiceMonitor, PodMonitor or PrometheusRule from the operator's watches as they are now. */
 export function currentIn(cache: Cache): CurrentObject {
-  return (kind, namespace, name) => cache.resource<ConfigObject>(MONITORING, PLURALS[kind]).get({ namespace, name });
+  return (kind, namespace, name) =>
+    cache.resource<ConfigObject>(MONITORING, PLURALS[kind]).get({ namespace, name });
 }
 
 /** What the writer tells the operator about writes it cannot make, once per kind. */
@@ -68,7 +81,15 @@ export class AcceptanceWriter {
     for (const uid of [...this.written.keys()]) if (!live.has(uid)) this.written.delete(uid);
   }
 
-  private async write({ client, prometheus, objects, verdicts, current, refused, logger }: Publication): Promise<void> {
+  private async write({
+    client,
+    prometheus,
+    objects,
+    verdicts,
+    current,
+    refused,
+    logger,
+  }: Publication): Promise<void> {
     const failures: string[] = [];
     const now = new Date().toISOString();
     for (const kind of Object.keys(PLURALS) as ConfigKind[]) {
@@ -80,7 +101,13 @@ export class AcceptanceWriter {
         const decide = (): Binding[] | undefined => {
           const object = current(kind, namespace, name);
           if (object === undefined || object.metadata?.uid !== uid) return undefined;
-          return nextBindings(this.base(uid, object), prometheus, verdicts.get(configKey(kind, namespace, name)), generation, now);
+          return nextBindings(
+            this.base(uid, object),
+            prometheus,
+            verdicts.get(configKey(kind, namespace, name)),
+            generation,
+            now,
+          );
         };
         // Most objects need nothing: they neither wait for nor hold up another Prometheus's writes.
         if (!this.writing.has(uid) && decide() === undefined) continue;
@@ -105,7 +132,10 @@ export class AcceptanceWriter {
       }
     }
     if (failures.length === 0) return;
-    logger.warn({ failures: failures.slice(0, 5) }, `${failures.length} acceptance status writes failed`);
+    logger.warn(
+      { failures: failures.slice(0, 5) },
+      `${failures.length} acceptance status writes failed`,
+    );
     throw new Error(
       `Prometheus ${prometheus.namespace}/${prometheus.name}: ${failures.length} status writes of its ServiceMonitors, PodMonitors or PrometheusRules failed (first: ${failures[0]}); the render is retried`,
     );

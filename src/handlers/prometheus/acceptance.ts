@@ -72,7 +72,9 @@ export function configKey(kind: ConfigKind, namespace: string, name: string): st
 
 /** The key of a monitor in `SkippedMonitor` form (`<ns>/<name>`, `podMonitor/<ns>/<name>`). */
 function keyOfMonitor(monitor: string): string {
-  return monitor.startsWith('podMonitor/') ? `PodMonitor/${monitor.slice('podMonitor/'.length)}` : `ServiceMonitor/${monitor}`;
+  return monitor.startsWith('podMonitor/')
+    ? `PodMonitor/${monitor.slice('podMonitor/'.length)}`
+    : `ServiceMonitor/${monitor}`;
 }
 
 /** Problems for a message: the first five, and how many more, so an Event or a status stays short. */
@@ -105,8 +107,10 @@ export function monitorVerdicts(
       message: `in the configuration of ${by}`,
     });
   };
-  for (const monitor of selected.services) accept(configKey('ServiceMonitor', monitor.metadata.namespace, monitor.metadata.name));
-  for (const monitor of selected.pods) accept(configKey('PodMonitor', monitor.metadata.namespace, monitor.metadata.name));
+  for (const monitor of selected.services)
+    accept(configKey('ServiceMonitor', monitor.metadata.namespace, monitor.metadata.name));
+  for (const monitor of selected.pods)
+    accept(configKey('PodMonitor', monitor.metadata.namespace, monitor.metadata.name));
   for (const { monitor, problems } of skipped) {
     verdicts.set(keyOfMonitor(monitor), {
       accepted: false,
@@ -128,7 +132,10 @@ export function monitorVerdicts(
  * The verdicts of one render on the PrometheusRules it selected: accepted when every group loads;
  * otherwise not, naming the refused groups (the others still load, and the message says so).
  */
-export function ruleVerdicts(prometheus: PrometheusRef, files: readonly Pick<CheckedRuleFile, 'rule' | 'refused' | 'tooLarge'>[]): Map<string, Verdict> {
+export function ruleVerdicts(
+  prometheus: PrometheusRef,
+  files: readonly Pick<CheckedRuleFile, 'rule' | 'refused' | 'tooLarge'>[],
+): Map<string, Verdict> {
   const by = `Prometheus ${prometheus.namespace}/${prometheus.name}`;
   const verdicts = new Map<string, Verdict>();
   for (const { rule, refused, tooLarge } of files) {
@@ -147,7 +154,9 @@ export function ruleVerdicts(prometheus: PrometheusRef, files: readonly Pick<Che
         message: `refused by ${by}: ${summary(whole.problems)}`,
       });
     } else {
-      const groups = refused.map((group) => `${JSON.stringify(group.group)}: ${summary(group.problems)}`);
+      const groups = refused.map(
+        (group) => `${JSON.stringify(group.group)}: ${summary(group.problems)}`,
+      );
       verdicts.set(key, {
         accepted: false,
         reason: 'InvalidRuleGroup',
@@ -173,11 +182,20 @@ export function selectionOf(verdicts: Verdicts, kind: ConfigKind): Selection {
 function isBinding(value: unknown): value is Binding {
   if (value === null || typeof value !== 'object') return false;
   const binding = value as Record<string, unknown>;
-  return typeof binding.namespace === 'string' && typeof binding.name === 'string' && Array.isArray(binding.conditions);
+  return (
+    typeof binding.namespace === 'string' &&
+    typeof binding.name === 'string' &&
+    Array.isArray(binding.conditions)
+  );
 }
 
 function names(binding: Binding, prometheus: PrometheusRef): boolean {
-  return binding.group === GROUP && binding.resource === 'prometheuses' && binding.namespace === prometheus.namespace && binding.name === prometheus.name;
+  return (
+    binding.group === GROUP &&
+    binding.resource === 'prometheuses' &&
+    binding.namespace === prometheus.namespace &&
+    binding.name === prometheus.name
+  );
 }
 
 /**
@@ -195,7 +213,9 @@ export function nextBindings(
   now: string,
 ): Binding[] | undefined {
   const valid = Array.isArray(current) ? current.filter(isBinding) : [];
-  const changedShape = !Array.isArray(current) ? current !== undefined : valid.length !== current.length;
+  const changedShape = !Array.isArray(current)
+    ? current !== undefined
+    : valid.length !== current.length;
   const index = valid.findIndex((binding) => names(binding, prometheus));
   const before = index < 0 ? undefined : valid[index];
   if (verdict === undefined) {
@@ -210,7 +230,10 @@ export function nextBindings(
     reason: verdict.reason,
     message: verdict.message,
     ...(generation !== undefined ? { observedGeneration: generation } : {}),
-    lastTransitionTime: previous?.status === status && typeof previous.lastTransitionTime === 'string' ? previous.lastTransitionTime : now,
+    lastTransitionTime:
+      previous?.status === status && typeof previous.lastTransitionTime === 'string'
+        ? previous.lastTransitionTime
+        : now,
   };
   const binding: Binding = {
     group: GROUP,
@@ -220,5 +243,7 @@ export function nextBindings(
     conditions: [condition],
   };
   if (!changedShape && before !== undefined && sameJson(before, binding)) return undefined;
-  return index < 0 ? [...valid, binding] : valid.map((existing, i) => (i === index ? binding : existing));
+  return index < 0
+    ? [...valid, binding]
+    : valid.map((existing, i) => (i === index ? binding : existing));
 }

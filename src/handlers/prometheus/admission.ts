@@ -3,7 +3,12 @@ import { sameJson } from '../common/same-json.js';
 import { DEFAULT_INTERVAL } from './durations.js';
 import { prometheusVersion } from './prometheus-version.js';
 import { selectPodMonitors, selectServiceMonitors } from './selectors.js';
-import type { NamespaceInfo, PodMonitorResource, PrometheusResource, ServiceMonitorResource } from './types.js';
+import type {
+  NamespaceInfo,
+  PodMonitorResource,
+  PrometheusResource,
+  ServiceMonitorResource,
+} from './types.js';
 import { validatePodMonitor, validatePrometheus, validateServiceMonitor } from './validation.js';
 
 const API = 'monitoring.coreos.com/v1';
@@ -28,12 +33,24 @@ export interface KnownPrometheuses {
  * refuses what render would only report. A Prometheus whose own spec is invalid renders nothing and
  * is not asked.
  */
-function selectingProblems<M>(monitor: M, known: KnownPrometheuses | undefined, selects: (p: PrometheusResource, m: M) => boolean, validate: (m: M, interval: string, p: PrometheusResource) => string[]): string[] {
+function selectingProblems<M>(
+  monitor: M,
+  known: KnownPrometheuses | undefined,
+  selects: (p: PrometheusResource, m: M) => boolean,
+  validate: (m: M, interval: string, p: PrometheusResource) => string[],
+): string[] {
   for (const prometheus of known?.prometheuses ?? []) {
     if (validatePrometheus(prometheus).length > 0 || !selects(prometheus, monitor)) continue;
-    const problems = validate(monitor, prometheus.spec.scrapeInterval || DEFAULT_INTERVAL, prometheus);
+    const problems = validate(
+      monitor,
+      prometheus.spec.scrapeInterval || DEFAULT_INTERVAL,
+      prometheus,
+    );
     const where = `${prometheus.metadata.namespace}/${prometheus.metadata.name}`;
-    if (problems.length > 0) return problems.map((problem) => `Prometheus ${where}, which selects it, would skip it: ${problem}`);
+    if (problems.length > 0)
+      return problems.map(
+        (problem) => `Prometheus ${where}, which selects it, would skip it: ${problem}`,
+      );
   }
   return [];
 }
@@ -42,7 +59,10 @@ function selectingProblems<M>(monitor: M, known: KnownPrometheuses | undefined, 
  * Why a ServiceMonitor cannot be stored, for the admission answer; empty when it can. With `known`,
  * also what a Prometheus that selects it would skip it for.
  */
-export function serviceMonitorAdmissionProblems(monitor: ServiceMonitorResource, known?: KnownPrometheuses): string[] {
+export function serviceMonitorAdmissionProblems(
+  monitor: ServiceMonitorResource,
+  known?: KnownPrometheuses,
+): string[] {
   const everywhere = validateServiceMonitor(monitor, LONGEST_INTERVAL, LOOSEST_VERSION);
   if (everywhere.length > 0) return everywhere;
   return selectingProblems(
@@ -54,7 +74,10 @@ export function serviceMonitorAdmissionProblems(monitor: ServiceMonitorResource,
 }
 
 /** Why a PodMonitor cannot be stored; empty when it can. With `known`, as for ServiceMonitors. */
-export function podMonitorAdmissionProblems(monitor: PodMonitorResource, known?: KnownPrometheuses): string[] {
+export function podMonitorAdmissionProblems(
+  monitor: PodMonitorResource,
+  known?: KnownPrometheuses,
+): string[] {
   const everywhere = validatePodMonitor(monitor, LONGEST_INTERVAL, LOOSEST_VERSION);
   if (everywhere.length > 0) return everywhere;
   return selectingProblems(
@@ -72,7 +95,9 @@ export function podMonitorAdmissionProblems(monitor: PodMonitorResource, known?:
  */
 function knownPrometheuses(context: AdmissionContext): KnownPrometheuses | undefined {
   try {
-    const prometheuses = context.cache.resource<KubeObject>(API, 'prometheuses').list() as unknown as PrometheusResource[];
+    const prometheuses = context.cache
+      .resource<KubeObject>(API, 'prometheuses')
+      .list() as unknown as PrometheusResource[];
     const namespaces = context.cache
       .resource<KubeObject>('v1', 'namespaces')
       .list()
@@ -86,7 +111,10 @@ function knownPrometheuses(context: AdmissionContext): KnownPrometheuses | undef
 /** The monitor under review, in the namespace of the request (a CREATE's body may not name it). */
 function reviewed<T>(context: AdmissionContext): T {
   const body = context.body as unknown as { metadata?: Record<string, unknown> };
-  return { ...body, metadata: { ...body.metadata, namespace: context.namespace, name: context.name } } as unknown as T;
+  return {
+    ...body,
+    metadata: { ...body.metadata, namespace: context.namespace, name: context.name },
+  } as unknown as T;
 }
 
 /**
@@ -94,7 +122,11 @@ function reviewed<T>(context: AdmissionContext): T {
  * even for an object stored before the webhook existed, so it can still be relabelled or deleted.
  */
 function specUnchanged(context: AdmissionContext): boolean {
-  return context.operation === 'UPDATE' && context.old !== undefined && sameJson((context.old as KubeObject).spec, (context.body as KubeObject).spec);
+  return (
+    context.operation === 'UPDATE' &&
+    context.old !== undefined &&
+    sameJson((context.old as KubeObject).spec, (context.body as KubeObject).spec)
+  );
 }
 
 function refuse(kind: string, context: AdmissionContext, problems: readonly string[]): never {
@@ -114,14 +146,20 @@ export class PrometheusAdmission {
   @on.validate(API, 'servicemonitors', { operations: ['CREATE', 'UPDATE'] })
   serviceMonitor(context: AdmissionContext): void {
     if (specUnchanged(context)) return;
-    const problems = serviceMonitorAdmissionProblems(reviewed<ServiceMonitorResource>(context), knownPrometheuses(context));
+    const problems = serviceMonitorAdmissionProblems(
+      reviewed<ServiceMonitorResource>(context),
+      knownPrometheuses(context),
+    );
     if (problems.length > 0) refuse('ServiceMonitor', context, problems);
   }
 
   @on.validate(API, 'podmonitors', { operations: ['CREATE', 'UPDATE'] })
   podMonitor(context: AdmissionContext): void {
     if (specUnchanged(context)) return;
-    const problems = podMonitorAdmissionProblems(reviewed<PodMonitorResource>(context), knownPrometheuses(context));
+    const problems = podMonitorAdmissionProblems(
+      reviewed<PodMonitorResource>(context),
+      knownPrometheuses(context),
+    );
     if (problems.length > 0) refuse('PodMonitor', context, problems);
   }
 }

@@ -10,7 +10,8 @@ export const CONFIG_KEY = 'prometheus.yaml.gz';
 const DEFAULT_IMAGE = 'quay.io/prometheus/prometheus';
 const DEFAULT_VERSION = 'v2.42.0';
 /** Upstream's default reloader image (its `--prometheus-config-reloader` flag). */
-export const DEFAULT_CONFIG_RELOADER_IMAGE = 'quay.io/prometheus-operator/prometheus-config-reloader:v0.76.0';
+export const DEFAULT_CONFIG_RELOADER_IMAGE =
+  'quay.io/prometheus-operator/prometheus-config-reloader:v0.76.0';
 
 /** Where the config Secret is mounted; the reloader reads `CONFIG_KEY` there. */
 export const CONFIG_DIR = '/etc/prometheus/config';
@@ -78,13 +79,20 @@ export function ruleConfigMapLabels(prometheus: PrometheusResource): Record<stri
 }
 
 /** The rule ConfigMaps of a Prometheus, `prometheus-<name>-rulefiles-<i>`, owned by it like the config Secret. */
-export function ruleConfigMaps(prometheus: PrometheusResource & KubeObject, files: ReadonlyMap<string, string>): KubeObject[] {
+export function ruleConfigMaps(
+  prometheus: PrometheusResource & KubeObject,
+  files: ReadonlyMap<string, string>,
+): KubeObject[] {
   return packRuleFiles(files).map((data, index) =>
     adopt<KubeObject>(
       {
         apiVersion: 'v1',
         kind: 'ConfigMap',
-        metadata: { name: ruleConfigMapName(prometheus, index), namespace: prometheus.metadata.namespace, labels: ruleConfigMapLabels(prometheus) },
+        metadata: {
+          name: ruleConfigMapName(prometheus, index),
+          namespace: prometheus.metadata.namespace,
+          labels: ruleConfigMapLabels(prometheus),
+        },
         data,
       },
       prometheus,
@@ -93,7 +101,10 @@ export function ruleConfigMaps(prometheus: PrometheusResource & KubeObject, file
 }
 
 /** The Secret holding the gzipped configuration the config reloader reads. */
-export function configSecret(prometheus: PrometheusResource & KubeObject, gzipped: Buffer): KubeObject {
+export function configSecret(
+  prometheus: PrometheusResource & KubeObject,
+  gzipped: Buffer,
+): KubeObject {
   return adopt<KubeObject>(
     {
       apiVersion: 'v1',
@@ -101,7 +112,10 @@ export function configSecret(prometheus: PrometheusResource & KubeObject, gzippe
       metadata: {
         name: secretName(prometheus),
         namespace: prometheus.metadata.namespace,
-        labels: { 'app.kubernetes.io/name': 'prometheus', 'app.kubernetes.io/instance': prometheus.metadata.name },
+        labels: {
+          'app.kubernetes.io/name': 'prometheus',
+          'app.kubernetes.io/instance': prometheus.metadata.name,
+        },
       },
       type: 'Opaque',
       data: { [CONFIG_KEY]: gzipped.toString('base64') },
@@ -144,14 +158,23 @@ const RELOADER_MOUNTS = [
  * does this once (`--watch-interval=0`) so Prometheus starts with a config; the sidecar keeps
  * watching and POSTs to Prometheus' reload endpoint on every change.
  */
-function configReloader(kind: 'init' | 'sidecar', image: string, ruleMounts: readonly RuleMount[]): Record<string, unknown> {
+function configReloader(
+  kind: 'init' | 'sidecar',
+  image: string,
+  ruleMounts: readonly RuleMount[],
+): Record<string, unknown> {
   const io = [`--config-file=${CONFIG_DIR}/${CONFIG_KEY}`, `--config-envsubst-file=${CONFIG_FILE}`];
   // The sidecar also watches each rule directory: a changed rule file reloads Prometheus too.
   const watched = ruleMounts.map((mount) => `--watched-dir=${mount.mountPath}`);
   const args =
     kind === 'init'
       ? ['--watch-interval=0', '--listen-address=:8081', ...io]
-      : ['--listen-address=:8080', `--reload-url=http://127.0.0.1:${WEB_PORT}/-/reload`, ...io, ...watched];
+      : [
+          '--listen-address=:8080',
+          `--reload-url=http://127.0.0.1:${WEB_PORT}/-/reload`,
+          ...io,
+          ...watched,
+        ];
   return {
     name: kind === 'init' ? 'init-config-reloader' : 'config-reloader',
     image,
@@ -178,12 +201,24 @@ interface RuleMount {
  * with each rule ConfigMap (`ruleConfigMapNames`) mounted at `<RULES_DIR>/<configmap>/`. Only the
  * ConfigMaps' names enter the hash: a changed rule reloads Prometheus, it restarts no Pod.
  */
-export function statefulSet(prometheus: PrometheusResource & KubeObject, options: StatefulSetOptions, ruleConfigMapNames: readonly string[] = []): KubeObject {
+export function statefulSet(
+  prometheus: PrometheusResource & KubeObject,
+  options: StatefulSetOptions,
+  ruleConfigMapNames: readonly string[] = [],
+): KubeObject {
   const spec = prometheus.spec;
-  const ruleMounts: RuleMount[] = ruleConfigMapNames.map((configMap, i) => ({ name: `rulefiles-${i}`, mountPath: `${RULES_DIR}/${configMap}`, readOnly: true }));
+  const ruleMounts: RuleMount[] = ruleConfigMapNames.map((configMap, i) => ({
+    name: `rulefiles-${i}`,
+    mountPath: `${RULES_DIR}/${configMap}`,
+    readOnly: true,
+  }));
   const name = prometheus.metadata.name;
   const image = spec.image ?? `${DEFAULT_IMAGE}:${spec.version ?? DEFAULT_VERSION}`;
-  const labels = { 'app.kubernetes.io/name': 'prometheus', 'app.kubernetes.io/instance': name, 'operator.prometheus.io/name': name };
+  const labels = {
+    'app.kubernetes.io/name': 'prometheus',
+    'app.kubernetes.io/instance': name,
+    'operator.prometheus.io/name': name,
+  };
   const podSpec = {
     ...(spec.serviceAccountName ? { serviceAccountName: spec.serviceAccountName } : {}),
     terminationGracePeriodSeconds: 600,
@@ -215,7 +250,10 @@ export function statefulSet(prometheus: PrometheusResource & KubeObject, options
       { name: 'config', secret: { secretName: secretName(prometheus) } },
       { name: 'config-out', emptyDir: {} },
       { name: 'data', emptyDir: {} },
-      ...ruleConfigMapNames.map((configMap, i) => ({ name: `rulefiles-${i}`, configMap: { name: configMap } })),
+      ...ruleConfigMapNames.map((configMap, i) => ({
+        name: `rulefiles-${i}`,
+        configMap: { name: configMap },
+      })),
     ],
   };
   const body = {
@@ -231,7 +269,12 @@ export function statefulSet(prometheus: PrometheusResource & KubeObject, options
     {
       apiVersion: 'apps/v1',
       kind: 'StatefulSet',
-      metadata: { name: statefulSetName(prometheus), namespace: prometheus.metadata.namespace, labels, annotations: { [INPUT_HASH]: hash } },
+      metadata: {
+        name: statefulSetName(prometheus),
+        namespace: prometheus.metadata.namespace,
+        labels,
+        annotations: { [INPUT_HASH]: hash },
+      },
       spec: body,
     },
     prometheus,

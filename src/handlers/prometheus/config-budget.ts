@@ -48,7 +48,10 @@ function gzipped(text: string): Buffer {
  * fits, until it really does. A configuration that does not fit with no monitor at all is returned
  * as such; the Secret write then fails and says so.
  */
-export function fitConfig(config: PrometheusConfig, options: { yaml?: string; budget?: number } = {}): FittedConfig {
+export function fitConfig(
+  config: PrometheusConfig,
+  options: { yaml?: string; budget?: number } = {},
+): FittedConfig {
   const budget = options.budget ?? MAX_CONFIG_GZIP_BYTES;
   let text = options.yaml ?? renderYaml(config);
   let zipped = gzipped(text);
@@ -58,12 +61,21 @@ export function fitConfig(config: PrometheusConfig, options: { yaml?: string; bu
     const key = jobMonitor(job.job_name);
     byMonitor.set(key, [...(byMonitor.get(key) ?? []), job]);
   }
-  const sizes = [...byMonitor].map(([monitor, jobs]) => ({ monitor, gzipBytes: gzipped(yaml.dump(jobs, { lineWidth: -1, noRefs: true })).length }));
-  sizes.sort((a, b) => b.gzipBytes - a.gzipBytes || (a.monitor < b.monitor ? -1 : a.monitor > b.monitor ? 1 : 0));
+  const sizes = [...byMonitor].map(([monitor, jobs]) => ({
+    monitor,
+    gzipBytes: gzipped(yaml.dump(jobs, { lineWidth: -1, noRefs: true })).length,
+  }));
+  sizes.sort(
+    (a, b) =>
+      b.gzipBytes - a.gzipBytes || (a.monitor < b.monitor ? -1 : a.monitor > b.monitor ? 1 : 0),
+  );
   const leftOut: LeftOutMonitor[] = [];
   const without = (): void => {
     const out = new Set(leftOut.map((m) => m.monitor));
-    text = renderYaml({ ...config, scrape_configs: config.scrape_configs.filter((job) => !out.has(jobMonitor(job.job_name))) });
+    text = renderYaml({
+      ...config,
+      scrape_configs: config.scrape_configs.filter((job) => !out.has(jobMonitor(job.job_name))),
+    });
     zipped = gzipped(text);
   };
   let estimate = zipped.length;

@@ -14,7 +14,12 @@ import { podMonitorScrapeConfigs } from './pod-monitor-jobs.js';
 import { prometheusVersion } from './prometheus-version.js';
 import { LABEL_NAME, ruleProblems } from './relabel-checks.js';
 import { scrapeConfigs } from './scrape-jobs.js';
-import { monitorKey, podMonitorKey, selectPodMonitors, selectServiceMonitors } from './selectors.js';
+import {
+  monitorKey,
+  podMonitorKey,
+  selectPodMonitors,
+  selectServiceMonitors,
+} from './selectors.js';
 import type {
   GeneratedConfig,
   GlobalConfig,
@@ -54,10 +59,15 @@ export interface GenerateExtras {
  * user's own relabelings, which close every job's `relabel_configs` and make up its
  * `metric_relabel_configs`, were checked field by field already and are not checked twice.
  */
-function renderedProblems(jobs: readonly ScrapeConfig[], userRelabelings: ReadonlyArray<readonly RelabelConfig[] | undefined>): string[] {
+function renderedProblems(
+  jobs: readonly ScrapeConfig[],
+  userRelabelings: ReadonlyArray<readonly RelabelConfig[] | undefined>,
+): string[] {
   return jobs.flatMap((job, index) => {
     const generated = job.relabel_configs.length - (userRelabelings[index] ?? []).length;
-    return job.relabel_configs.slice(0, generated).flatMap((rule, i) => ruleProblems(rule, `${job.job_name}: relabel_configs[${i}]`));
+    return job.relabel_configs
+      .slice(0, generated)
+      .flatMap((rule, i) => ruleProblems(rule, `${job.job_name}: relabel_configs[${i}]`));
   });
 }
 
@@ -95,14 +105,24 @@ export function renderYaml(config: PrometheusConfig): string {
     scrape_configs: config.scrape_configs.map((job) => ({
       ...job,
       relabel_configs: job.relabel_configs.map(tokenize),
-      ...(job.metric_relabel_configs !== undefined ? { metric_relabel_configs: job.metric_relabel_configs.map(tokenize) } : {}),
+      ...(job.metric_relabel_configs !== undefined
+        ? { metric_relabel_configs: job.metric_relabel_configs.map(tokenize) }
+        : {}),
     })),
   };
   // js-yaml directly: client-node's dumpYaml is this call behind an import of its whole generated API.
-  const text = yaml.dump(prepared, { noArrayIndent: true, lineWidth: -1, noRefs: true, sortKeys: false });
+  const text = yaml.dump(prepared, {
+    noArrayIndent: true,
+    lineWidth: -1,
+    noRefs: true,
+    sortKeys: false,
+  });
   // The token is the list's only item, on the line after its key.
   const pattern = new RegExp(`source_labels:\\n *- ${FLOW_TOKEN}(\\d+)__$`, 'gm');
-  return text.replace(pattern, (_match, index: string) => `source_labels: [${(flows[Number(index)] ?? []).join(', ')}]`);
+  return text.replace(
+    pattern,
+    (_match, index: string) => `source_labels: [${(flows[Number(index)] ?? []).join(', ')}]`,
+  );
 }
 
 /** One monitor kind's part of the configuration: its jobs and its skipped monitors. */
@@ -157,7 +177,9 @@ export function generateConfig(
 ): GeneratedConfig {
   const invalid = validatePrometheus(prometheus);
   if (invalid.length > 0) {
-    throw new Error(`Prometheus ${prometheus.metadata.namespace}/${prometheus.metadata.name} is invalid: ${invalid.join('; ')}`);
+    throw new Error(
+      `Prometheus ${prometheus.metadata.namespace}/${prometheus.metadata.name} is invalid: ${invalid.join('; ')}`,
+    );
   }
   const defaultInterval = prometheus.spec.scrapeInterval || DEFAULT_INTERVAL;
   const version = prometheusVersion(prometheus.spec);
@@ -177,7 +199,9 @@ export function generateConfig(
   );
   const config: PrometheusConfig = {
     global: globalConfig(prometheus),
-    ...(extra.ruleFiles !== undefined && extra.ruleFiles.length > 0 ? { rule_files: [...extra.ruleFiles] } : {}),
+    ...(extra.ruleFiles !== undefined && extra.ruleFiles.length > 0
+      ? { rule_files: [...extra.ruleFiles] }
+      : {}),
     scrape_configs: [...services.jobs, ...pods.jobs],
   };
   return { yaml: renderYaml(config), config, skipped: [...services.skipped, ...pods.skipped] };

@@ -7,7 +7,15 @@
 export const DEFAULT_INTERVAL = '30s';
 
 const DURATION = /^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$/;
-const DURATION_UNITS_MS = [365 * 86_400_000, 7 * 86_400_000, 86_400_000, 3_600_000, 60_000, 1000, 1].map(BigInt);
+const DURATION_UNITS_MS = [
+  365 * 86_400_000,
+  7 * 86_400_000,
+  86_400_000,
+  3_600_000,
+  60_000,
+  1000,
+  1,
+].map(BigInt);
 /** Go's `time.Duration` is int64 nanoseconds: Prometheus refuses longer durations ("duration out of range"), about 292 years. */
 const MAX_DURATION_NS = 2n ** 63n - 1n;
 
@@ -41,9 +49,12 @@ export function parseDuration(text: string): number | undefined {
 export function durationProblem(value: unknown, field: string): string | undefined {
   // An empty string counts as unset, as when generating.
   if (value === undefined || value === '') return undefined;
-  if (typeof value !== 'string') return `${field}: must be a duration string (e.g. 30s), not ${typeof value}`;
+  if (typeof value !== 'string')
+    return `${field}: must be a duration string (e.g. 30s), not ${typeof value}`;
   const result = readDuration(value);
-  if (result === 'invalid') return `${field}: "${value}" is not a valid duration (e.g. 30s, 1m30s, 500ms)`;
-  if (result === 'out of range') return `${field}: "${value}" is out of range (Prometheus durations end at about 292y)`;
+  if (result === 'invalid')
+    return `${field}: "${value}" is not a valid duration (e.g. 30s, 1m30s, 500ms)`;
+  if (result === 'out of range')
+    return `${field}: "${value}" is out of range (Prometheus durations end at about 292y)`;
   return undefined;
 }

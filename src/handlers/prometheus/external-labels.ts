@@ -4,7 +4,11 @@
  * the Prometheus version deployed: one bad name makes the whole configuration fail to load.
  */
 import { compareStrings } from './selectors.js';
-import { allowsUtf8LabelNames, DEFAULT_PROMETHEUS_VERSION, prometheusVersion } from './prometheus-version.js';
+import {
+  allowsUtf8LabelNames,
+  DEFAULT_PROMETHEUS_VERSION,
+  prometheusVersion,
+} from './prometheus-version.js';
 import { LABEL_NAME } from './relabel-checks.js';
 import type { PrometheusResource } from './types.js';
 
@@ -32,15 +36,20 @@ function quote(text: string): string {
 export function externalLabelProblems(prometheus: PrometheusResource): string[] {
   const labels = prometheus.spec.externalLabels;
   if (labels === undefined || labels === null) return [];
-  if (typeof labels !== 'object' || Array.isArray(labels)) return ['spec.externalLabels: must be a map of label names to values'];
+  if (typeof labels !== 'object' || Array.isArray(labels))
+    return ['spec.externalLabels: must be a map of label names to values'];
   const version = prometheus.spec.version || `${DEFAULT_PROMETHEUS_VERSION} (the default)`;
   const utf8 = allowsUtf8LabelNames(prometheusVersion(prometheus.spec));
   const problems: string[] = [];
   for (const [name, value] of Object.entries(labels)) {
     if (name === PROMETHEUS_EXTERNAL_LABEL || name === REPLICA_EXTERNAL_LABEL) continue;
     if (utf8 ? name === '' || !isValidUtf8(name) : !LABEL_NAME.test(name)) {
-      const rule = utf8 ? 'a non-empty UTF-8 string' : 'letters, digits and underscores, not starting with a digit';
-      problems.push(`spec.externalLabels: ${quote(name)} is not a valid label name for Prometheus ${version} (must be ${rule})`);
+      const rule = utf8
+        ? 'a non-empty UTF-8 string'
+        : 'letters, digits and underscores, not starting with a digit';
+      problems.push(
+        `spec.externalLabels: ${quote(name)} is not a valid label name for Prometheus ${version} (must be ${rule})`,
+      );
     }
     if (typeof value !== 'string' || !isValidUtf8(value)) {
       problems.push(`spec.externalLabels[${quote(name)}]: the value must be a UTF-8 string`);
@@ -60,6 +69,7 @@ export function externalLabels(prometheus: PrometheusResource): Record<string, s
     if (!labels.has(key)) labels.set(key, value);
   }
   const sorted: Record<string, string> = {};
-  for (const key of [...labels.keys()].sort(compareStrings)) sorted[key] = labels.get(key) as string;
+  for (const key of [...labels.keys()].sort(compareStrings))
+    sorted[key] = labels.get(key) as string;
   return sorted;
 }

@@ -1,5 +1,10 @@
 import { on, type ChangeContext } from 'konductor';
-import { IGNORED_FIELDS_REASON, ignoredFields, ignoredFieldsMessage, type MonitoringKind } from './ignored-fields.js';
+import {
+  IGNORED_FIELDS_REASON,
+  ignoredFields,
+  ignoredFieldsMessage,
+  type MonitoringKind,
+} from './ignored-fields.js';
 
 const API = 'monitoring.coreos.com/v1';
 

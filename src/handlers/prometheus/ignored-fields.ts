@@ -7,7 +7,11 @@
  * schema, and a spec checks that the two agree; {@link ignoredFields} names what a spec sets outside it.
  */
 
-import { describeIgnoredFields, findIgnoredFields, type Supported } from '../common/ignored-fields.js';
+import {
+  describeIgnoredFields,
+  findIgnoredFields,
+  type Supported,
+} from '../common/ignored-fields.js';
 
 export { IGNORED_FIELDS_REASON, type Supported } from '../common/ignored-fields.js';
 
@@ -93,7 +97,17 @@ export const SUPPORTED_FIELDS: Readonly<Record<MonitoringKind, Supported>> = {
         interval: true,
         labels: true,
         limit: true,
-        rules: [{ record: true, alert: true, expr: true, for: true, keep_firing_for: true, labels: true, annotations: true }],
+        rules: [
+          {
+            record: true,
+            alert: true,
+            expr: true,
+            for: true,
+            keep_firing_for: true,
+            labels: true,
+            annotations: true,
+          },
+        ],
       },
     ],
   },
@@ -122,6 +136,14 @@ export function ignoredFields(kind: MonitoringKind, spec: unknown): string[] {
 }
 
 /** The Event message naming `paths` (from {@link ignoredFields}), what they mean, and what to do about them. */
-export function ignoredFieldsMessage(kind: MonitoringKind, paths: readonly string[], generation?: number): string {
-  return describeIgnoredFields(paths, { kind, generation, alternative: (pronoun) => `, or use prometheus-operator if you need ${pronoun}` });
+export function ignoredFieldsMessage(
+  kind: MonitoringKind,
+  paths: readonly string[],
+  generation?: number,
+): string {
+  return describeIgnoredFields(paths, {
+    kind,
+    generation,
+    alternative: (pronoun) => `, or use prometheus-operator if you need ${pronoun}`,
+  });
 }

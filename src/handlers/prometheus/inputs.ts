@@ -18,7 +18,12 @@ export interface Inputs {
 }
 
 /** The cached objects of one kind, each with its kind and apiVersion (events and rule keys name them). */
-function cached<T extends KubeObject>(cache: Cache, name: string, kind: string, apiVersion = MONITORING): T[] {
+function cached<T extends KubeObject>(
+  cache: Cache,
+  name: string,
+  kind: string,
+  apiVersion = MONITORING,
+): T[] {
   return cache
     .resource<T>(apiVersion, name)
     .list()
@@ -43,4 +48,3 @@ export function readInputs(cache: Cache): Inputs {
     namespaces,
   };
 }
-

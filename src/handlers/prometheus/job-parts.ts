@@ -23,7 +23,8 @@ export function sanitizeLabelName(name: string): string {
 /** camelCase → snake_case, in upstream's key order (`generateRelabelConfig`), action lower-cased. */
 export function toRelabelRule(rc: RelabelConfig): RelabelRule {
   const rule: RelabelRule = {};
-  if (rc.sourceLabels !== undefined && rc.sourceLabels.length > 0) rule.source_labels = [...rc.sourceLabels];
+  if (rc.sourceLabels !== undefined && rc.sourceLabels.length > 0)
+    rule.source_labels = [...rc.sourceLabels];
   if (rc.separator !== undefined) rule.separator = rc.separator;
   if (rc.targetLabel !== undefined && rc.targetLabel !== '') rule.target_label = rc.targetLabel;
   if (rc.regex !== undefined && rc.regex !== '') rule.regex = rc.regex;
@@ -41,22 +42,39 @@ export type SelectedKind = 'service' | 'pod';
  * `matchLabels` keys sorted, then `matchExpressions` in order. Values go into the regexes
  * unescaped, as upstream does: they were validated as label values.
  */
-export function selectorRules(selector: LabelSelector | undefined, kind: SelectedKind): RelabelRule[] {
-  const label = (key: string): string => `__meta_kubernetes_${kind}_label_${sanitizeLabelName(key)}`;
-  const present = (key: string): string => `__meta_kubernetes_${kind}_labelpresent_${sanitizeLabelName(key)}`;
+export function selectorRules(
+  selector: LabelSelector | undefined,
+  kind: SelectedKind,
+): RelabelRule[] {
+  const label = (key: string): string =>
+    `__meta_kubernetes_${kind}_label_${sanitizeLabelName(key)}`;
+  const present = (key: string): string =>
+    `__meta_kubernetes_${kind}_labelpresent_${sanitizeLabelName(key)}`;
   const rules: RelabelRule[] = [];
   const matchLabels = selector?.matchLabels ?? {};
   for (const key of Object.keys(matchLabels).sort(compareStrings)) {
-    rules.push({ action: 'keep', source_labels: [label(key), present(key)], regex: `(${matchLabels[key]});true` });
+    rules.push({
+      action: 'keep',
+      source_labels: [label(key), present(key)],
+      regex: `(${matchLabels[key]});true`,
+    });
   }
   for (const req of selector?.matchExpressions ?? []) {
     const values = `(${(req.values ?? []).join('|')});true`;
     switch (req.operator) {
       case 'In':
-        rules.push({ action: 'keep', source_labels: [label(req.key), present(req.key)], regex: values });
+        rules.push({
+          action: 'keep',
+          source_labels: [label(req.key), present(req.key)],
+          regex: values,
+        });
         break;
       case 'NotIn':
-        rules.push({ action: 'drop', source_labels: [label(req.key), present(req.key)], regex: values });
+        rules.push({
+          action: 'drop',
+          source_labels: [label(req.key), present(req.key)],
+          regex: values,
+        });
         break;
       case 'Exists':
         rules.push({ action: 'keep', source_labels: [present(req.key)], regex: 'true' });
@@ -108,7 +126,10 @@ export function honorFields(
     honor_labels: endpoint.honorLabels === true && spec.overrideHonorLabels !== true,
   };
   const overrideTimestamps = spec.overrideHonorTimestamps === true;
-  if ((endpoint.honorTimestamps != null || overrideTimestamps) && atLeast(prometheusVersion(spec), 2, 9, 0)) {
+  if (
+    (endpoint.honorTimestamps != null || overrideTimestamps) &&
+    atLeast(prometheusVersion(spec), 2, 9, 0)
+  ) {
     fields.honor_timestamps = endpoint.honorTimestamps === true && !overrideTimestamps;
   }
   return fields;

@@ -37,11 +37,18 @@ function longStrings(value: unknown, path: string, found: string[]): void {
 export function monitorSizeProblems(spec: unknown): string[] {
   const bytes = Buffer.byteLength(JSON.stringify(spec ?? null) ?? '');
   if (bytes > MAX_MONITOR_SPEC_BYTES) {
-    return [`spec: ${bytes} bytes serialized, more than the ${MAX_MONITOR_SPEC_BYTES} accepted: split it into several monitors`];
+    return [
+      `spec: ${bytes} bytes serialized, more than the ${MAX_MONITOR_SPEC_BYTES} accepted: split it into several monitors`,
+    ];
   }
   const found: string[] = [];
   longStrings(spec, 'spec', found);
-  const named = found.slice(0, NAMED).map((field) => `${field}: longer than the ${MAX_MONITOR_STRING} characters accepted`);
-  if (found.length > NAMED) named.push(`and ${found.length - NAMED} more strings longer than ${MAX_MONITOR_STRING} characters`);
+  const named = found
+    .slice(0, NAMED)
+    .map((field) => `${field}: longer than the ${MAX_MONITOR_STRING} characters accepted`);
+  if (found.length > NAMED)
+    named.push(
+      `and ${found.length - NAMED} more strings longer than ${MAX_MONITOR_STRING} characters`,
+    );
   return named;
 }

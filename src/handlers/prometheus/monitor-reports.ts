@@ -2,7 +2,12 @@ import { events, type KubeObject, type Logger } from 'konductor';
 import { MAX_CONFIG_GZIP_BYTES, type LeftOutMonitor } from './config-budget.js';
 import type { ReportedProblems } from './reported-problems.js';
 import { monitorKey, podMonitorKey } from './selectors.js';
-import type { PodMonitorResource, PrometheusResource, ServiceMonitorResource, SkippedMonitor } from './types.js';
+import type {
+  PodMonitorResource,
+  PrometheusResource,
+  ServiceMonitorResource,
+  SkippedMonitor,
+} from './types.js';
 
 type Monitor = (ServiceMonitorResource | PodMonitorResource) & KubeObject;
 
@@ -27,8 +32,10 @@ export function reportMonitors(
 ): void {
   const { namespace, name } = prometheus.metadata;
   const byKey = new Map<string, Monitor>();
-  for (const monitor of monitors.services) byKey.set(monitorKey(monitor as ServiceMonitorResource), monitor);
-  for (const monitor of monitors.pods) byKey.set(podMonitorKey(monitor as PodMonitorResource), monitor);
+  for (const monitor of monitors.services)
+    byKey.set(monitorKey(monitor as ServiceMonitorResource), monitor);
+  for (const monitor of monitors.pods)
+    byKey.set(podMonitorKey(monitor as PodMonitorResource), monitor);
   const report = (key: string, reason: string, message: string): void => {
     const monitor = byKey.get(key);
     if (monitor === undefined || !reported.firstTime(monitor, message)) return;
@@ -36,7 +43,11 @@ export function reportMonitors(
     events.warn(monitor, reason, message);
   };
   for (const skipped of outcome.skipped) {
-    report(skipped.monitor, 'InvalidConfiguration', `skipped by Prometheus ${namespace}/${name}: ${skipped.problems.join('; ')}`);
+    report(
+      skipped.monitor,
+      'InvalidConfiguration',
+      `skipped by Prometheus ${namespace}/${name}: ${skipped.problems.join('; ')}`,
+    );
   }
   for (const { monitor, gzipBytes } of outcome.leftOut) {
     report(

@@ -1,10 +1,32 @@
-import { events, kinds, on, watch, type ApiClient, type Cache, type KubeObject, type Logger, type ObjectKey, type ReconcileContext } from 'konductor';
+import {
+  events,
+  kinds,
+  on,
+  watch,
+  type ApiClient,
+  type Cache,
+  type KubeObject,
+  type Logger,
+  type ObjectKey,
+  type ReconcileContext,
+} from 'konductor';
 import { sameJson } from '../common/same-json.js';
 import type { ConfigKind, Verdicts } from './acceptance.js';
-import { PodMonitor, Prometheus as PrometheusKind, PrometheusRule, ServiceMonitor } from './generated/monitoring.coreos.com.js';
+import {
+  PodMonitor,
+  Prometheus as PrometheusKind,
+  PrometheusRule,
+  ServiceMonitor,
+} from './generated/monitoring.coreos.com.js';
 import { AcceptanceWriter, currentIn, type ConfigObjects } from './acceptance-writer.js';
 import { DEFAULT_CONFIG_RELOADER_IMAGE, type StatefulSetOptions } from './children.js';
-import { readInputs, reconcile, removeChildren, type Inputs, type PrometheusStatus } from './reconcile.js';
+import {
+  readInputs,
+  reconcile,
+  removeChildren,
+  type Inputs,
+  type PrometheusStatus,
+} from './reconcile.js';
 import { ReportedProblems } from './reported-problems.js';
 import { RuleChecks } from './rule-checks.js';
 import type { PrometheusResource } from './types.js';
@@ -15,10 +37,17 @@ const CHILD_SELECTOR = 'app.kubernetes.io/name=prometheus';
 type Prometheus = PrometheusResource & KubeObject & { status?: PrometheusStatus };
 
 /** The status to write: unchanged conditions keep their transition time, and an equal status is not written at all. */
-function nextStatus(previous: PrometheusStatus | undefined, next: PrometheusStatus): PrometheusStatus | undefined {
+function nextStatus(
+  previous: PrometheusStatus | undefined,
+  next: PrometheusStatus,
+): PrometheusStatus | undefined {
   const conditions = next.conditions.map((condition) => {
     const before = previous?.conditions?.find((c) => c.type === condition.type);
-    const same = before && before.status === condition.status && before.reason === condition.reason && before.message === condition.message;
+    const same =
+      before &&
+      before.status === condition.status &&
+      before.reason === condition.reason &&
+      before.message === condition.message;
     return same ? { ...condition, lastTransitionTime: before.lastTransitionTime } : condition;
   });
   const status = { ...next, conditions };
@@ -45,7 +74,10 @@ function everyPrometheus(_input: unknown, { cache }: { cache: Cache }): ObjectKe
   return cache
     .resource<Prometheus>(API, 'prometheuses')
     .list()
-    .map((prometheus) => ({ namespace: prometheus.metadata.namespace, name: prometheus.metadata.name }));
+    .map((prometheus) => ({
+      namespace: prometheus.metadata.namespace,
+      name: prometheus.metadata.name,
+    }));
 }
 
 /**
@@ -77,17 +109,32 @@ export class PrometheusOperator {
 
   constructor(options: PrometheusOperatorOptions = {}) {
     this.children = {
-      configReloaderImage: options.configReloaderImage || process.env.KONDUCTOR_PROMETHEUS_CONFIG_RELOADER_IMAGE || DEFAULT_CONFIG_RELOADER_IMAGE,
+      configReloaderImage:
+        options.configReloaderImage ||
+        process.env.KONDUCTOR_PROMETHEUS_CONFIG_RELOADER_IMAGE ||
+        DEFAULT_CONFIG_RELOADER_IMAGE,
     };
   }
 
   @on.reconcile(PrometheusKind, {
     owns: [{ kind: kinds.StatefulSet, labelSelector: CHILD_SELECTOR }],
-    watches: [watch(ServiceMonitor, everyPrometheus), watch(PodMonitor, everyPrometheus), watch(PrometheusRule, everyPrometheus), watch(kinds.Namespace, everyPrometheus)],
+    watches: [
+      watch(ServiceMonitor, everyPrometheus),
+      watch(PodMonitor, everyPrometheus),
+      watch(PrometheusRule, everyPrometheus),
+      watch(kinds.Namespace, everyPrometheus),
+    ],
     // Upstream's Prometheus status has no observedGeneration of its own; its conditions say what they saw.
     observedGeneration: false,
   })
-  async reconcile({ body, cache, client, logger, patch, deleting }: ReconcileContext<PrometheusKind>): Promise<void> {
+  async reconcile({
+    body,
+    cache,
+    client,
+    logger,
+    patch,
+    deleting,
+  }: ReconcileContext<PrometheusKind>): Promise<void> {
     const prometheus = owner(body as unknown as Prometheus);
     const inputs = readInputs(cache);
     this.forgetGone(cache, inputs);
@@ -97,7 +144,15 @@ export class PrometheusOperator {
       await this.publish(client, cache, prometheus, inputs, new Map(), logger);
       return;
     }
-    const result = await reconcile(client, prometheus, inputs, logger, this.children, this.reported, this.ruleChecks);
+    const result = await reconcile(
+      client,
+      prometheus,
+      inputs,
+      logger,
+      this.children,
+      this.reported,
+      this.ruleChecks,
+    );
     await this.publish(client, cache, prometheus, inputs, result.verdicts, logger);
     const status = nextStatus(prometheus.status, result.status);
     if (status) Object.assign(patch.status, status);
@@ -106,7 +161,12 @@ export class PrometheusOperator {
   /** Drops what is remembered about objects no longer in the cache. */
   private forgetGone(cache: Cache, inputs: Inputs): void {
     const live = new Set<string>();
-    for (const object of [...cache.resource<Prometheus>(API, 'prometheuses').list(), ...inputs.monitors, ...inputs.podMonitors, ...inputs.rules]) {
+    for (const object of [
+      ...cache.resource<Prometheus>(API, 'prometheuses').list(),
+      ...inputs.monitors,
+      ...inputs.podMonitors,
+      ...inputs.rules,
+    ]) {
       if (object.metadata.uid !== undefined) live.add(object.metadata.uid);
     }
     this.reported.retain(live);
@@ -118,15 +178,34 @@ export class PrometheusOperator {
    * those it no longer selects. No verdicts (paused, an invalid spec, a configuration not written)
    * leaves every binding as it was: what the running Prometheus loaded has not changed.
    */
-  private async publish(client: ApiClient, cache: Cache, prometheus: Prometheus, inputs: Inputs, verdicts: Verdicts | undefined, logger: Logger): Promise<void> {
+  private async publish(
+    client: ApiClient,
+    cache: Cache,
+    prometheus: Prometheus,
+    inputs: Inputs,
+    verdicts: Verdicts | undefined,
+    logger: Logger,
+  ): Promise<void> {
     if (verdicts === undefined) return;
-    const objects: ConfigObjects = { ServiceMonitor: inputs.monitors, PodMonitor: inputs.podMonitors, PrometheusRule: inputs.rules };
+    const objects: ConfigObjects = {
+      ServiceMonitor: inputs.monitors,
+      PodMonitor: inputs.podMonitors,
+      PrometheusRule: inputs.rules,
+    };
     const refused = (kind: ConfigKind, message: string): void => {
       // One Warning per Prometheus generation, not one per render.
       if (!this.reported.firstTime(prometheus, message)) return;
       logger.warn({ kind }, message);
       events.warn(prometheus, 'StatusNotWritten', message);
     };
-    await this.acceptance.publish({ client, prometheus: prometheus.metadata, objects, verdicts, current: currentIn(cache), refused, logger });
+    await this.acceptance.publish({
+      client,
+      prometheus: prometheus.metadata,
+      objects,
+      verdicts,
+      current: currentIn(cache),
+      refused,
+      logger,
+    });
   }
 }

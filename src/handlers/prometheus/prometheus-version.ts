@@ -23,7 +23,12 @@ const VERSION = /^v?(\d{1,9})\.(\d{1,9})\.(\d{1,9})(-[0-9A-Za-z.-]+)?(?:\+[0-9A-
 export function parseVersion(text: string): PrometheusVersion | undefined {
   const match = VERSION.exec(text);
   if (match === null) return undefined;
-  return { major: Number(match[1]), minor: Number(match[2]), patch: Number(match[3]), prerelease: match[4] !== undefined };
+  return {
+    major: Number(match[1]),
+    minor: Number(match[2]),
+    patch: Number(match[3]),
+    prerelease: match[4] !== undefined,
+  };
 }
 
 /** Why `spec.version` is not a Prometheus version, or `undefined` (also when unset). */
@@ -38,12 +43,20 @@ export function versionProblem(spec: PrometheusSpec): string | undefined {
 
 /** The version `spec` deploys: `spec.version`, else {@link DEFAULT_PROMETHEUS_VERSION}. An unparseable one counts as the default (it is refused by validation first). */
 export function prometheusVersion(spec: PrometheusSpec): PrometheusVersion {
-  const parsed = typeof spec.version === 'string' && spec.version !== '' ? parseVersion(spec.version) : undefined;
+  const parsed =
+    typeof spec.version === 'string' && spec.version !== ''
+      ? parseVersion(spec.version)
+      : undefined;
   return parsed ?? (parseVersion(DEFAULT_PROMETHEUS_VERSION) as PrometheusVersion);
 }
 
 /** Whether `version` is at least the release `major.minor.patch`, in semver order (`3.0.0-rc.0` is not 3.0.0 yet). */
-export function atLeast(version: PrometheusVersion, major: number, minor: number, patch = 0): boolean {
+export function atLeast(
+  version: PrometheusVersion,
+  major: number,
+  minor: number,
+  patch = 0,
+): boolean {
   if (version.major !== major) return version.major > major;
   if (version.minor !== minor) return version.minor > minor;
   if (version.patch !== patch) return version.patch > patch;

@@ -78,9 +78,15 @@ function escape(expr: string, at: number, quote: string): { length: number } | {
   if (!form) return { problem: `unknown escape sequence "\\${c}"` };
   const digits = expr.slice(at + form.start, at + form.start + form.digits);
   const valid = form.base === 8 ? /^[0-7]+$/ : /^[0-9a-fA-F]+$/;
-  if (digits.length < form.digits || !valid.test(digits)) return { problem: `escape sequence "\\${expr.slice(at + 1, at + form.start + form.digits)}" needs ${form.digits} ${form.base === 8 ? 'octal' : 'hex'} digits` };
+  if (digits.length < form.digits || !valid.test(digits))
+    return {
+      problem: `escape sequence "\\${expr.slice(at + 1, at + form.start + form.digits)}" needs ${form.digits} ${form.base === 8 ? 'octal' : 'hex'} digits`,
+    };
   const value = parseInt(digits, form.base);
-  if (value > form.max || (value >= 0xd800 && value <= 0xdfff)) return { problem: `escape sequence "\\${expr.slice(at + 1, at + form.start + form.digits)}" is not a valid character` };
+  if (value > form.max || (value >= 0xd800 && value <= 0xdfff))
+    return {
+      problem: `escape sequence "\\${expr.slice(at + 1, at + form.start + form.digits)}" is not a valid character`,
+    };
   return { length: form.start + form.digits };
 }
 
@@ -104,16 +110,21 @@ function lexical(expr: string): { problem: string } | { code: string } {
         if (expr[j] === '\n') break;
         if (expr[j] === '\\') {
           const seq = escape(expr, j, c);
-          if ('problem' in seq) return { problem: `has an invalid string at ${position(expr, start)}: ${seq.problem}` };
+          if ('problem' in seq)
+            return { problem: `has an invalid string at ${position(expr, start)}: ${seq.problem}` };
           j += seq.length - 1;
         }
       }
-      if (j >= expr.length || expr[j] !== c) return { problem: `has an unterminated string starting at ${position(expr, start)}` };
+      if (j >= expr.length || expr[j] !== c)
+        return { problem: `has an unterminated string starting at ${position(expr, start)}` };
       for (let k = start + 1; k < j; k++) code[k] = ' ';
       i = j;
     } else if (c === '(' || c === '[' || c === '{') {
       depth += 1;
-      if (depth > MAX_NESTING) return { problem: `nests brackets more than ${MAX_NESTING} deep (at ${position(expr, i)})` };
+      if (depth > MAX_NESTING)
+        return {
+          problem: `nests brackets more than ${MAX_NESTING} deep (at ${position(expr, i)})`,
+        };
     } else if (c === ')' || c === ']' || c === '}') {
       depth = Math.max(0, depth - 1);
     }
@@ -132,7 +143,18 @@ function withoutHoltWinters(expr: string, code: string): string {
   return out;
 }
 
-const ESCAPED: Readonly<Record<string, string>> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', '"': '"', "'": "'" };
+const ESCAPED: Readonly<Record<string, string>> = {
+  a: '\x07',
+  b: '\b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+  v: '\v',
+  '\\': '\\',
+  '"': '"',
+  "'": "'",
+};
 
 /** The value of a string literal whose escapes the lexical pass already accepted. */
 function unquote(literal: string): string {
@@ -152,7 +174,13 @@ function unquote(literal: string): string {
       i += 1;
       continue;
     }
-    const [start, digits, base] = /[0-7]/.test(next) ? [1, 3, 8] : next === 'x' ? [2, 2, 16] : next === 'u' ? [2, 4, 16] : [2, 8, 16];
+    const [start, digits, base] = /[0-7]/.test(next)
+      ? [1, 3, 8]
+      : next === 'x'
+        ? [2, 2, 16]
+        : next === 'u'
+          ? [2, 4, 16]
+          : [2, 8, 16];
     out += String.fromCodePoint(parseInt(body.slice(i + start, i + start + digits), base));
     i += start + digits - 1;
   }
@@ -182,7 +210,8 @@ function grammarProblem(expr: string, text: string): string | undefined {
     if (!at) return `could not be checked: ${message}`;
     firstError = Number(at[1]);
   }
-  if (firstError !== undefined) return `does not parse at ${position(expr, firstError)}: ${unexpected(expr, firstError)}`;
+  if (firstError !== undefined)
+    return `does not parse at ${position(expr, firstError)}: ${unexpected(expr, firstError)}`;
   // Prometheus compiles a matcher's regular expression while parsing: a bad one refuses the file too.
   for (const { from, literal } of regexes) {
     const problem = regexProblem(unquote(literal));
@@ -216,7 +245,8 @@ function remember(key: string, problem: string | undefined): string | undefined 
  * at line 1, column 11: unexpected end of expression`), or `undefined` when it parses.
  */
 export function promqlProblem(expr: string, dialect: PromQLDialect): string | undefined {
-  if (expr.length > MAX_EXPR_LENGTH) return `is ${expr.length} characters long, more than the ${MAX_EXPR_LENGTH} this operator checks`;
+  if (expr.length > MAX_EXPR_LENGTH)
+    return `is ${expr.length} characters long, more than the ${MAX_EXPR_LENGTH} this operator checks`;
   if (expr.trim() === '') return 'is empty';
   const key = `${dialect.holtWinters ? 'h' : '-'}${expr}`;
   if (cache.has(key)) return cache.get(key);

@@ -1,4 +1,12 @@
-import { ApiError, events, type ApiClient, type Cache, type KubeObject, type Logger, type ResourceClient } from 'konductor';
+import {
+  ApiError,
+  events,
+  type ApiClient,
+  type Cache,
+  type KubeObject,
+  type Logger,
+  type ResourceClient,
+} from 'konductor';
 import {
   configSecret,
   CONFIG_KEY,
@@ -13,11 +21,24 @@ import {
   statefulSetName,
   type StatefulSetOptions,
 } from './children.js';
-import { controllerReference, deleteIfOwn, isControlledBy, referencedOwner, warnForeignChild } from '../common/owned-by.js';
+import {
+  controllerReference,
+  deleteIfOwn,
+  isControlledBy,
+  referencedOwner,
+  warnForeignChild,
+} from '../common/owned-by.js';
 import { sameJson } from '../common/same-json.js';
 import { generateConfig, validatePrometheus } from './config.js';
 import { fitConfig, jobMonitor, MAX_CONFIG_GZIP_BYTES } from './config-budget.js';
-import { monitorVerdicts, ruleVerdicts, selectionOf, summary, type Selection, type Verdicts } from './acceptance.js';
+import {
+  monitorVerdicts,
+  ruleVerdicts,
+  selectionOf,
+  summary,
+  type Selection,
+  type Verdicts,
+} from './acceptance.js';
 import { reportMonitors } from './monitor-reports.js';
 import { MONITORING, type Inputs } from './inputs.js';
 import { ReportedProblems } from './reported-problems.js';
@@ -46,7 +67,13 @@ export interface PrometheusStatus {
   podMonitors?: Selection;
   /** How many PrometheusRules it selected, and how many of those loaded whole. */
   prometheusRules?: Selection;
-  conditions: Array<{ type: string; status: 'True' | 'False'; reason: string; message: string; lastTransitionTime: string }>;
+  conditions: Array<{
+    type: string;
+    status: 'True' | 'False';
+    reason: string;
+    message: string;
+    lastTransitionTime: string;
+  }>;
 }
 
 /** A reconcile pass's status, and its verdict on each monitor and rule it selected (none when it rendered nothing). */
@@ -56,7 +83,9 @@ export interface ReconcileResult {
 }
 
 /** The clients of the kinds a Prometheus owns. */
-function childClients(client: ApiClient): Record<'secrets' | 'services' | 'configMaps' | 'statefulSets', ResourceClient<KubeObject>> {
+function childClients(
+  client: ApiClient,
+): Record<'secrets' | 'services' | 'configMaps' | 'statefulSets', ResourceClient<KubeObject>> {
   return {
     secrets: client.resource<KubeObject>('v1', 'secrets'),
     services: client.resource<KubeObject>('v1', 'services'),
@@ -98,7 +127,10 @@ async function upsert(child: Child): Promise<KubeObject> {
       if (!ApiError.isAlreadyExists(error) && !ApiError.isConflict(error)) throw error;
     }
     current = await child.resource.find(child.ref);
-    if (!current) throw new Error(`${child.what} was reported as existing but is gone; the next reconcile creates it again`);
+    if (!current)
+      throw new Error(
+        `${child.what} was reported as existing but is gone; the next reconcile creates it again`,
+      );
   }
   const owner = controllerReference(child.body);
   if (owner && !isControlledBy(current, owner.uid)) {
@@ -118,17 +150,33 @@ async function upsert(child: Child): Promise<KubeObject> {
 function statefulSetPatch(set: KubeObject): Record<string, unknown> {
   const spec = set.spec as { template: { spec: Record<string, unknown> } };
   const podSpec = { serviceAccountName: null, serviceAccount: null, ...spec.template.spec };
-  return { metadata: { annotations: set.metadata?.annotations }, spec: { ...spec, template: { ...spec.template, spec: podSpec } } };
+  return {
+    metadata: { annotations: set.metadata?.annotations },
+    spec: { ...spec, template: { ...spec.template, spec: podSpec } },
+  };
 }
 
 /** A string map with its keys sorted, so two maps compare by content alone. */
 function sortedMap(map: Record<string, string> | undefined): Record<string, string> {
-  return Object.fromEntries(Object.entries(map ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return Object.fromEntries(
+    Object.entries(map ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  );
 }
 
 /** The status of a pass that rendered nothing, with the condition saying why. */
-function failed(prometheus: Prometheus, selected: number, condition: PrometheusStatus['conditions'][number], paused = false): PrometheusStatus {
-  return { paused, replicas: prometheus.spec.replicas ?? 1, availableReplicas: 0, selectedServiceMonitors: selected, conditions: [condition] };
+function failed(
+  prometheus: Prometheus,
+  selected: number,
+  condition: PrometheusStatus['conditions'][number],
+  paused = false,
+): PrometheusStatus {
+  return {
+    paused,
+    replicas: prometheus.spec.replicas ?? 1,
+    availableReplicas: 0,
+    selectedServiceMonitors: selected,
+    conditions: [condition],
+  };
 }
 
 /** What the API server answers a write whose content it refuses: 400 Bad Request, 413 too large, 422 Invalid. */
@@ -136,7 +184,9 @@ const REFUSED_CONTENT: ReadonlySet<number> = new Set([400, 413, 422]);
 
 /** `a, b, c` for at most five names, then how many more. */
 function names(keys: readonly string[]): string {
-  return keys.length > 5 ? `${keys.slice(0, 5).join(', ')} and ${keys.length - 5} more` : keys.join(', ');
+  return keys.length > 5
+    ? `${keys.slice(0, 5).join(', ')} and ${keys.length - 5} more`
+    : keys.join(', ');
 }
 
 /**
@@ -152,9 +202,15 @@ async function writeRuleConfigMaps(
   logger: Logger,
   reported: ReportedProblems,
   ruleChecks: RuleChecks,
-): Promise<{ names: string[]; checked: CheckedRuleFile[]; refusedGroups: number; tooLarge: string[] }> {
+): Promise<{
+  names: string[];
+  checked: CheckedRuleFile[];
+  refusedGroups: number;
+  tooLarge: string[];
+}> {
   const { name, namespace } = prometheus.metadata;
-  if ((prometheus.spec as RuleSelection).ruleSelector == null) return { names: [], checked: [], refusedGroups: 0, tooLarge: [] };
+  if ((prometheus.spec as RuleSelection).ruleSelector == null)
+    return { names: [], checked: [], refusedGroups: 0, tooLarge: [] };
   const checked = await ruleChecks.files(prometheus, inputs.rules, inputs.namespaces);
   let refusedGroups = 0;
   const tooLarge: string[] = [];
@@ -173,7 +229,8 @@ async function writeRuleConfigMaps(
     }
   }
   const files = new Map<string, string>();
-  for (const file of checked) if (file.key !== undefined && file.content !== undefined) files.set(file.key, file.content);
+  for (const file of checked)
+    if (file.key !== undefined && file.content !== undefined) files.set(file.key, file.content);
   const configMaps = ruleConfigMaps(prometheus, files);
   for (const configMap of configMaps) {
     const configMapName = configMap.metadata?.name as string;
@@ -190,11 +247,24 @@ async function writeRuleConfigMaps(
       // A merge patch keeps keys it does not mention: files no longer wanted are sent as null.
       patch: (current) => ({
         metadata: { labels, ownerReferences: configMap.metadata?.ownerReferences },
-        data: { ...Object.fromEntries(Object.keys((current.data as Record<string, string> | undefined) ?? {}).map((key) => [key, null])), ...data },
+        data: {
+          ...Object.fromEntries(
+            Object.keys((current.data as Record<string, string> | undefined) ?? {}).map((key) => [
+              key,
+              null,
+            ]),
+          ),
+          ...data,
+        },
       }),
     });
   }
-  return { names: configMaps.map((configMap) => configMap.metadata?.name as string), checked, refusedGroups, tooLarge };
+  return {
+    names: configMaps.map((configMap) => configMap.metadata?.name as string),
+    checked,
+    refusedGroups,
+    tooLarge,
+  };
 }
 
 /**
@@ -202,7 +272,11 @@ async function writeRuleConfigMaps(
  * Prometheus owns), highest first, so what remains is always `0..n-1` and the next pass finds any
  * leftover by counting up. Called after the StatefulSet stops mounting them.
  */
-async function deleteStaleRuleConfigMaps(client: ApiClient, prometheus: Prometheus, wanted: number): Promise<void> {
+async function deleteStaleRuleConfigMaps(
+  client: ApiClient,
+  prometheus: Prometheus,
+  wanted: number,
+): Promise<void> {
   const { namespace, uid } = prometheus.metadata;
   const configMaps = client.resource<KubeObject>('v1', 'configmaps');
   const stale: string[] = [];
@@ -240,7 +314,14 @@ export async function reconcile(
   const now = new Date().toISOString();
   if (prometheus.spec.paused) {
     const message = 'spec.paused is true: nothing is reconciled';
-    return { status: failed(prometheus, 0, { type: 'Reconciled', status: 'False', reason: 'Paused', message, lastTransitionTime: now }, true) };
+    return {
+      status: failed(
+        prometheus,
+        0,
+        { type: 'Reconciled', status: 'False', reason: 'Paused', message, lastTransitionTime: now },
+        true,
+      ),
+    };
   }
   const problems = validatePrometheus(prometheus);
   if (problems.length > 0) {
@@ -250,7 +331,15 @@ export async function reconcile(
       logger.warn(message);
       events.warn(prometheus, 'InvalidConfiguration', message);
     }
-    return { status: failed(prometheus, 0, { type: 'Reconciled', status: 'False', reason: 'InvalidSpec', message, lastTransitionTime: now }) };
+    return {
+      status: failed(prometheus, 0, {
+        type: 'Reconciled',
+        status: 'False',
+        reason: 'InvalidSpec',
+        message,
+        lastTransitionTime: now,
+      }),
+    };
   }
   // Rule ConfigMaps first: the config and the StatefulSet name them.
   const rules = await writeRuleConfigMaps(client, prometheus, inputs, logger, reported, ruleChecks);
@@ -260,14 +349,31 @@ export async function reconcile(
   });
   // Measured before writing: past the Secret's limit the largest monitors are left out, not the write refused.
   const fitted = fitConfig(rendered.config, { yaml: rendered.yaml });
-  reportMonitors(prometheus, { services: inputs.monitors, pods: inputs.podMonitors }, { skipped: rendered.skipped, leftOut: fitted.leftOut }, reported, logger);
+  reportMonitors(
+    prometheus,
+    { services: inputs.monitors, pods: inputs.podMonitors },
+    { skipped: rendered.skipped, leftOut: fitted.leftOut },
+    reported,
+    logger,
+  );
   // Jobs are `serviceMonitor/<namespace>/<name>/<endpoint>`: count the monitors that made it in.
   const leftOut = new Set(fitted.leftOut.map((m) => m.monitor));
-  const monitorJobs = rendered.config.scrape_configs.filter((job) => job.job_name.startsWith('serviceMonitor/') && !leftOut.has(jobMonitor(job.job_name)));
+  const monitorJobs = rendered.config.scrape_configs.filter(
+    (job) => job.job_name.startsWith('serviceMonitor/') && !leftOut.has(jobMonitor(job.job_name)),
+  );
   const selected = new Set(monitorJobs.map((job) => jobMonitor(job.job_name))).size;
-  const selection = { services: selectServiceMonitors(prometheus, inputs.monitors, inputs.namespaces), pods: selectPodMonitors(prometheus, inputs.podMonitors, inputs.namespaces) };
+  const selection = {
+    services: selectServiceMonitors(prometheus, inputs.monitors, inputs.namespaces),
+    pods: selectPodMonitors(prometheus, inputs.podMonitors, inputs.namespaces),
+  };
   const verdicts = new Map([
-    ...monitorVerdicts(prometheus.metadata, selection, rendered.skipped, fitted.leftOut, MAX_CONFIG_GZIP_BYTES),
+    ...monitorVerdicts(
+      prometheus.metadata,
+      selection,
+      rendered.skipped,
+      fitted.leftOut,
+      MAX_CONFIG_GZIP_BYTES,
+    ),
     ...ruleVerdicts(prometheus.metadata, rules.checked),
   ]);
 
@@ -281,7 +387,8 @@ export async function reconcile(
       ref: { namespace, name: secretName(prometheus) },
       body: secret,
       what: `Secret ${namespace}/${secretName(prometheus)}`,
-      upToDate: (current) => (current.data as Record<string, string> | undefined)?.[CONFIG_KEY] === wanted,
+      upToDate: (current) =>
+        (current.data as Record<string, string> | undefined)?.[CONFIG_KEY] === wanted,
       patch: { data: secret.data },
     });
   } catch (error) {
@@ -290,8 +397,17 @@ export async function reconcile(
     if (!(error instanceof ApiError) || !REFUSED_CONTENT.has(error.status)) throw error;
     const message = `Prometheus ${namespace}/${prometheus.metadata.name}: the configuration Secret ${namespace}/${secretName(prometheus)} could not be written (${fitted.gzipped.length} gzipped bytes), so Prometheus keeps its previous configuration: ${error.message}`;
     logger.warn(message);
-    if (reported.firstTime(prometheus, message)) events.warn(prometheus, 'ConfigNotWritten', message);
-    return { status: failed(prometheus, selected, { type: 'Reconciled', status: 'False', reason: 'ConfigNotWritten', message, lastTransitionTime: now }) };
+    if (reported.firstTime(prometheus, message))
+      events.warn(prometheus, 'ConfigNotWritten', message);
+    return {
+      status: failed(prometheus, selected, {
+        type: 'Reconciled',
+        status: 'False',
+        reason: 'ConfigNotWritten',
+        message,
+        lastTransitionTime: now,
+      }),
+    };
   }
 
   // Shared by every Prometheus in the namespace: whichever comes first creates it.
@@ -303,11 +419,23 @@ export async function reconcile(
     body: service,
     what: `Service ${namespace}/${GOVERNING_SERVICE}`,
     upToDate: (current) => {
-      const spec = current.spec as { ports?: Array<{ name?: string; port?: number; targetPort?: unknown }>; selector?: unknown } | undefined;
-      const ports = (spec?.ports ?? []).map(({ name: portName, port, targetPort }) => ({ name: portName, port, targetPort }));
+      const spec = current.spec as
+        | {
+            ports?: Array<{ name?: string; port?: number; targetPort?: unknown }>;
+            selector?: unknown;
+          }
+        | undefined;
+      const ports = (spec?.ports ?? []).map(({ name: portName, port, targetPort }) => ({
+        name: portName,
+        port,
+        targetPort,
+      }));
       return sameJson(ports, serviceSpec.ports) && sameJson(spec?.selector, serviceSpec.selector);
     },
-    patch: { metadata: { labels: service.metadata?.labels }, spec: { ports: serviceSpec.ports, selector: serviceSpec.selector } },
+    patch: {
+      metadata: { labels: service.metadata?.labels },
+      spec: { ports: serviceSpec.ports, selector: serviceSpec.selector },
+    },
   });
 
   // StatefulSet: written only when the hash of its inputs changes.
@@ -319,12 +447,16 @@ export async function reconcile(
     body: set,
     what: `StatefulSet ${namespace}/${statefulSetName(prometheus)}`,
     // The hash covers what the operator wrote; replicas are compared too, since a hand edit (kubectl scale) keeps the hash.
-    upToDate: (current) => current.metadata?.annotations?.[INPUT_HASH] === hash && (current.spec as { replicas?: number } | undefined)?.replicas === (set.spec as { replicas: number }).replicas,
+    upToDate: (current) =>
+      current.metadata?.annotations?.[INPUT_HASH] === hash &&
+      (current.spec as { replicas?: number } | undefined)?.replicas ===
+        (set.spec as { replicas: number }).replicas,
     patch: statefulSetPatch(set),
   });
   await deleteStaleRuleConfigMaps(client, prometheus, rules.names.length);
   // StatefulSets report availableReplicas from Kubernetes 1.22 on; before that readyReplicas is the closest.
-  const setStatus = currentSet.status as { availableReplicas?: number; readyReplicas?: number } | undefined;
+  const setStatus = currentSet.status as
+    { availableReplicas?: number; readyReplicas?: number } | undefined;
   const available = Number(setStatus?.availableReplicas ?? setStatus?.readyReplicas ?? 0);
   const replicas = prometheus.spec.replicas ?? 1;
   const allAvailable = available >= replicas && replicas > 0;
@@ -333,7 +465,9 @@ export async function reconcile(
       ? ''
       : `; ${rules.checked.length} PrometheusRules, ${rules.refusedGroups} rule groups refused${rules.tooLarge.length > 0 ? `, ${rules.tooLarge.length} PrometheusRules refused as too large (${names(rules.tooLarge)})` : ''}`;
   const leftOutSummary =
-    fitted.leftOut.length === 0 ? '' : `, ${fitted.leftOut.length} left out to keep the configuration within ${MAX_CONFIG_GZIP_BYTES} gzipped bytes (${names(fitted.leftOut.map((m) => m.monitor))})`;
+    fitted.leftOut.length === 0
+      ? ''
+      : `, ${fitted.leftOut.length} left out to keep the configuration within ${MAX_CONFIG_GZIP_BYTES} gzipped bytes (${names(fitted.leftOut.map((m) => m.monitor))})`;
   const status: PrometheusStatus = {
     paused: false,
     replicas,
@@ -367,7 +501,11 @@ export async function reconcile(
  * runs); the shared governing Service only when no other cached Prometheus of the namespace is left.
  * The StatefulSet and config Secret go only when they are this Prometheus's ({@link deleteIfOwn}).
  */
-export async function removeChildren(client: ApiClient, cache: Cache, prometheus: Prometheus): Promise<void> {
+export async function removeChildren(
+  client: ApiClient,
+  cache: Cache,
+  prometheus: Prometheus,
+): Promise<void> {
   const { namespace } = prometheus.metadata;
   const children = childClients(client);
   const owned: Array<[ResourceClient<KubeObject>, string, string]> = [

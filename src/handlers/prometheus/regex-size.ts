@@ -84,7 +84,10 @@ function escapeEnd(regex: string, start: number): number {
 }
 
 /** A `{n}`, `{n,}` or `{n,m}` repeat at `start`: how many copies it costs, its count, its end; `undefined` when `{` is a literal there. */
-function readRepeat(regex: string, start: number): { copies: number; counted: number; end: number } | undefined {
+function readRepeat(
+  regex: string,
+  start: number,
+): { copies: number; counted: number; end: number } | undefined {
   const match = /^\{(\d+)(,(\d*))?\}/.exec(regex.slice(start, start + 24));
   if (match === null) return undefined;
   // Clamped: an absurd count only has to stay absurd, not overflow.

@@ -75,7 +75,8 @@ function judge(regex: string): string | undefined {
   } catch (error) {
     return `does not compile: ${error instanceof Error ? error.message : String(error)}`;
   }
-  if (opensAngleNamedGroup(regex)) return 'does not compile: invalid or unsupported Perl syntax: `(?<` (Prometheus 2.x; write `(?P<name>` instead)';
+  if (opensAngleNamedGroup(regex))
+    return 'does not compile: invalid or unsupported Perl syntax: `(?<` (Prometheus 2.x; write `(?P<name>` instead)';
   return undefined;
 }
 
@@ -103,7 +104,12 @@ function opensAngleNamedGroup(regex: string): boolean {
       // A `]` right after `[` or `[^` is a member, not the end of the class.
       if (regex[i + 1] === '^') i++;
       if (regex[i + 1] === ']') i++;
-    } else if (ch === '(' && regex.startsWith('?<', i + 1) && regex[i + 3] !== '=' && regex[i + 3] !== '!') {
+    } else if (
+      ch === '(' &&
+      regex.startsWith('?<', i + 1) &&
+      regex[i + 3] !== '=' &&
+      regex[i + 3] !== '!'
+    ) {
       return true;
     }
   }

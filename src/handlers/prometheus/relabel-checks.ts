@@ -40,15 +40,19 @@ export function relabelProblems(rc: RelabelConfig, field: string): string[] {
   const rawAction = rc.action ?? '';
   const action = rawAction === '' ? 'replace' : rawAction.toLowerCase();
   if (!RELABEL_ACTIONS.includes(action)) {
-    problems.push(`${field}.action: invalid action "${rawAction}" (allowed: ${RELABEL_ACTIONS.join(', ')}, any case)`);
+    problems.push(
+      `${field}.action: invalid action "${rawAction}" (allowed: ${RELABEL_ACTIONS.join(', ')}, any case)`,
+    );
     return problems;
   }
   (rc.sourceLabels ?? []).forEach((label, i) => {
-    if (!LABEL_NAME.test(label)) problems.push(`${field}.sourceLabels[${i}]: "${label}" is not a valid label name`);
+    if (!LABEL_NAME.test(label))
+      problems.push(`${field}.sourceLabels[${i}]: "${label}" is not a valid label name`);
   });
   if (rc.regex !== undefined) {
     const why = regexProblem(String(rc.regex));
-    if (why !== undefined) problems.push(`${field}.regex: "${quoteRegex(String(rc.regex))}" ${why}`);
+    if (why !== undefined)
+      problems.push(`${field}.regex: "${quoteRegex(String(rc.regex))}" ${why}`);
   }
   if (rc.modulus !== undefined && (!Number.isInteger(rc.modulus) || rc.modulus < 0)) {
     problems.push(`${field}.modulus: must be a non-negative integer`);
@@ -59,7 +63,8 @@ export function relabelProblems(rc: RelabelConfig, field: string): string[] {
   const regex = rc.regex ?? '';
   const modulus = rc.modulus ?? 0;
 
-  if (action === 'hashmod' && modulus === 0) problems.push(`${field}.modulus: required (non-zero) for action hashmod`);
+  if (action === 'hashmod' && modulus === 0)
+    problems.push(`${field}.modulus: required (non-zero) for action hashmod`);
   const needsTarget = ['replace', 'hashmod', 'lowercase', 'uppercase', 'keepequal', 'dropequal'];
   if (needsTarget.includes(action)) {
     if (target === '') {
@@ -101,16 +106,31 @@ export function ruleProblems(rule: RelabelRule, field: string): string[] {
   const problems: string[] = [];
   if (rule.regex !== undefined) {
     const why = regexProblem(String(rule.regex));
-    if (why !== undefined) problems.push(`${field}.regex: ${JSON.stringify(quoteRegex(String(rule.regex)))} ${why}`);
+    if (why !== undefined)
+      problems.push(`${field}.regex: ${JSON.stringify(quoteRegex(String(rule.regex)))} ${why}`);
   }
   (rule.source_labels ?? []).forEach((label) => {
-    if (!LABEL_NAME.test(label)) problems.push(`${field}.source_labels: ${JSON.stringify(label)} is not a valid label name`);
+    if (!LABEL_NAME.test(label))
+      problems.push(`${field}.source_labels: ${JSON.stringify(label)} is not a valid label name`);
   });
   // Prometheus checks target_label only for the actions that write it.
   const action = rule.action ?? 'replace';
-  const writes = ['replace', 'lowercase', 'uppercase', 'keepequal', 'dropequal', 'hashmod'].includes(action);
-  if (writes && rule.target_label !== undefined && !(action === 'hashmod' ? LABEL_NAME : RELABEL_TARGET).test(rule.target_label)) {
-    problems.push(`${field}.target_label: ${JSON.stringify(rule.target_label)} is not a valid label name`);
+  const writes = [
+    'replace',
+    'lowercase',
+    'uppercase',
+    'keepequal',
+    'dropequal',
+    'hashmod',
+  ].includes(action);
+  if (
+    writes &&
+    rule.target_label !== undefined &&
+    !(action === 'hashmod' ? LABEL_NAME : RELABEL_TARGET).test(rule.target_label)
+  ) {
+    problems.push(
+      `${field}.target_label: ${JSON.stringify(rule.target_label)} is not a valid label name`,
+    );
   }
   return problems;
 }

@@ -17,7 +17,10 @@ const MAX_REMEMBERED = 20_000;
  * reported longest ago are forgotten (and would be reported once more).
  */
 export class ReportedProblems {
-  private readonly byObject = new Map<string, { generation: number | undefined; messages: Set<string> }>();
+  private readonly byObject = new Map<
+    string,
+    { generation: number | undefined; messages: Set<string> }
+  >();
   private count = 0;
 
   constructor(private readonly limit = MAX_REMEMBERED) {}

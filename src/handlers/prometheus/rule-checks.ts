@@ -7,7 +7,15 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { limitProblems, ruleSize, type RuleSize } from './rule-limits.js';
-import { checkRuleFileSteps, refusedWhole, ruleFormat, selectRules, type CheckedRuleFile, type PrometheusRuleResource, type RuleFormat } from './rules.js';
+import {
+  checkRuleFileSteps,
+  refusedWhole,
+  ruleFormat,
+  selectRules,
+  type CheckedRuleFile,
+  type PrometheusRuleResource,
+  type RuleFormat,
+} from './rules.js';
 import type { NamespaceInfo, PrometheusResource } from './types.js';
 
 /** The longest stretch of checking between two turns of the event loop, in milliseconds. */
@@ -52,7 +60,10 @@ export class RuleChecks {
   private readonly sliceMs: number;
   private readonly now: () => number;
   private readonly maxChars: number;
-  private readonly check: (rule: PrometheusRuleResource, format: RuleFormat) => Generator<void, CheckedRuleFile>;
+  private readonly check: (
+    rule: PrometheusRuleResource,
+    format: RuleFormat,
+  ) => Generator<void, CheckedRuleFile>;
   private sliceStart = 0;
 
   constructor(options: RuleChecksOptions = {}) {
@@ -67,7 +78,11 @@ export class RuleChecks {
    * object generation was checked before. Forgets the objects no longer in `rules` (every
    * PrometheusRule the operator sees).
    */
-  async files(prometheus: PrometheusResource, rules: readonly PrometheusRuleResource[], namespaces: readonly NamespaceInfo[]): Promise<CheckedRuleFile[]> {
+  async files(
+    prometheus: PrometheusResource,
+    rules: readonly PrometheusRuleResource[],
+    namespaces: readonly NamespaceInfo[],
+  ): Promise<CheckedRuleFile[]> {
     this.retain(rules);
     this.sliceStart = this.now();
     const format = ruleFormat(prometheus);
@@ -81,7 +96,9 @@ export class RuleChecks {
     const out: CheckedRuleFile[] = [];
     for (const [i, rule] of selected.entries()) {
       const problem = limits[i];
-      out.push(problem === undefined ? await this.checked(rule, format) : refusedWhole(rule, problem));
+      out.push(
+        problem === undefined ? await this.checked(rule, format) : refusedWhole(rule, problem),
+      );
       await this.pauseIfDue();
     }
     return out;
@@ -98,12 +115,20 @@ export class RuleChecks {
     const found = uid === undefined ? undefined : this.remembered.get(uid);
     if (found !== undefined && found.generation === rule.metadata.generation) return found;
     if (uid !== undefined) this.forget(uid);
-    const entry: Remembered = { generation: rule.metadata.generation, size: ruleSize(rule), files: new Map(), chars: 0 };
+    const entry: Remembered = {
+      generation: rule.metadata.generation,
+      size: ruleSize(rule),
+      files: new Map(),
+      chars: 0,
+    };
     if (uid !== undefined) this.remembered.set(uid, entry);
     return entry;
   }
 
-  private async checked(rule: PrometheusRuleResource, format: RuleFormat): Promise<CheckedRuleFile> {
+  private async checked(
+    rule: PrometheusRuleResource,
+    format: RuleFormat,
+  ): Promise<CheckedRuleFile> {
     const entry = this.entry(rule);
     const key = formatKey(format);
     const found = entry.files.get(key);

@@ -28,8 +28,12 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /** Measures a PrometheusRule without looking inside its rules. */
 export function ruleSize(rule: PrometheusRuleResource): RuleSize {
   const bytes = Buffer.byteLength(JSON.stringify(rule.spec ?? null) ?? '');
-  const groups = isRecord(rule.spec) && Array.isArray(rule.spec.groups) ? (rule.spec.groups as unknown[]) : [];
-  const rules = groups.reduce<number>((sum, group) => sum + (isRecord(group) && Array.isArray(group.rules) ? group.rules.length : 0), 0);
+  const groups =
+    isRecord(rule.spec) && Array.isArray(rule.spec.groups) ? (rule.spec.groups as unknown[]) : [];
+  const rules = groups.reduce<number>(
+    (sum, group) => sum + (isRecord(group) && Array.isArray(group.rules) ? group.rules.length : 0),
+    0,
+  );
   return { bytes, rules };
 }
 
@@ -49,7 +53,10 @@ export function objectLimitProblem(size: RuleSize): string | undefined {
  * namespace's rule budget, which the objects take in the given (sorted) order, so the earlier ones
  * keep their rules and the first that would overflow it, and any after, are refused.
  */
-export function limitProblems(rules: readonly PrometheusRuleResource[], sizes: readonly RuleSize[]): Array<string | undefined> {
+export function limitProblems(
+  rules: readonly PrometheusRuleResource[],
+  sizes: readonly RuleSize[],
+): Array<string | undefined> {
   const used = new Map<string, number>();
   return rules.map((rule, i) => {
     const size = sizes[i] as RuleSize;

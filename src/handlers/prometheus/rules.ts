@@ -16,7 +16,13 @@ import type { LabelSelector, NamespaceInfo, PrometheusResource } from './types.j
 
 /** A `PrometheusRule` object as listed; `spec` is read field by field, never trusted. */
 export interface PrometheusRuleResource {
-  metadata: { name: string; namespace: string; uid?: string; generation?: number; labels?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace: string;
+    uid?: string;
+    generation?: number;
+    labels?: Record<string, string>;
+  };
   spec?: unknown;
 }
 
@@ -121,19 +127,32 @@ export function selectRules(
   const inScope =
     spec.ruleNamespaceSelector == null
       ? new Set([prometheus.metadata.namespace])
-      : new Set(namespaces.filter((ns) => matchesSelector(spec.ruleNamespaceSelector, ns.labels)).map((ns) => ns.name));
+      : new Set(
+          namespaces
+            .filter((ns) => matchesSelector(spec.ruleNamespaceSelector, ns.labels))
+            .map((ns) => ns.name),
+        );
   const byKey = new Map<string, PrometheusRuleResource>();
   for (const rule of rules) {
-    if (!inScope.has(rule.metadata.namespace) || !matchesSelector(spec.ruleSelector, rule.metadata.labels)) continue;
+    if (
+      !inScope.has(rule.metadata.namespace) ||
+      !matchesSelector(spec.ruleSelector, rule.metadata.labels)
+    )
+      continue;
     if (!byKey.has(ruleKey(rule))) byKey.set(ruleKey(rule), rule);
   }
-  return [...byKey.keys()].sort(compareStrings).map((key) => byKey.get(key) as PrometheusRuleResource);
+  return [...byKey.keys()]
+    .sort(compareStrings)
+    .map((key) => byKey.get(key) as PrometheusRuleResource);
 }
 
 function durationProblem(value: unknown, field: string): string | undefined {
   if (value === undefined || value === '') return undefined;
-  if (typeof value !== 'string') return `${field} must be a duration string (e.g. 5m), not ${describe(value)}`;
-  return parseDuration(value) === undefined ? `${field} "${value}" is not a valid duration (e.g. 30s, 5m, 1h30m)` : undefined;
+  if (typeof value !== 'string')
+    return `${field} must be a duration string (e.g. 5m), not ${describe(value)}`;
+  return parseDuration(value) === undefined
+    ? `${field} "${value}" is not a valid duration (e.g. 30s, 5m, 1h30m)`
+    : undefined;
 }
 
 /** Label and annotation values are Go templates in Prometheus: an unclosed `{{` makes the file unloadable. */
@@ -148,7 +167,12 @@ function templateProblem(value: string, field: string): string | undefined {
 }
 
 /** Checks a `labels`/`annotations` map, returning the copy to render (only string values). */
-function stringMap(value: unknown, field: string, problems: string[], recording: boolean): Record<string, string> | undefined {
+function stringMap(
+  value: unknown,
+  field: string,
+  problems: string[],
+  recording: boolean,
+): Record<string, string> | undefined {
   if (value === undefined || value === null) return undefined;
   if (!isRecord(value)) {
     problems.push(`${field} must be a map of strings, not ${describe(value)}`);
@@ -157,8 +181,10 @@ function stringMap(value: unknown, field: string, problems: string[], recording:
   const out: Record<string, string> = {};
   for (const key of Object.keys(value).sort(compareStrings)) {
     const item = value[key];
-    if (!LABEL_NAME.test(key)) problems.push(`${field} name "${key}" is not a valid label name ([a-zA-Z_][a-zA-Z0-9_]*)`);
-    else if (recording && key === '__name__') problems.push(`${field} must not set __name__ in a recording rule`);
+    if (!LABEL_NAME.test(key))
+      problems.push(`${field} name "${key}" is not a valid label name ([a-zA-Z_][a-zA-Z0-9_]*)`);
+    else if (recording && key === '__name__')
+      problems.push(`${field} must not set __name__ in a recording rule`);
     if (typeof item !== 'string') {
       problems.push(`${field}.${key} must be a string, not ${describe(item)}`);
       continue;
@@ -171,7 +197,12 @@ function stringMap(value: unknown, field: string, problems: string[], recording:
 }
 
 /** One rule: its problems (prefixed with `rules[<i>]`), and what to render when there are none. */
-function checkRule(value: unknown, at: string, problems: string[], format: RuleFormat): RenderedRule | undefined {
+function checkRule(
+  value: unknown,
+  at: string,
+  problems: string[],
+  format: RuleFormat,
+): RenderedRule | undefined {
   if (!isRecord(value)) {
     problems.push(`${at} must be an object, not ${describe(value)}`);
     return undefined;
@@ -182,9 +213,12 @@ function checkRule(value: unknown, at: string, problems: string[], format: RuleF
   const hasAlert = alert !== undefined && alert !== null && alert !== '';
   if (hasRecord === hasAlert) problems.push(`${at} must have exactly one of record and alert`);
   if (hasRecord && (typeof record !== 'string' || !METRIC_NAME.test(record))) {
-    problems.push(`${at}.record ${JSON.stringify(record)} is not a valid metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)`);
+    problems.push(
+      `${at}.record ${JSON.stringify(record)} is not a valid metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)`,
+    );
   }
-  if (hasAlert && typeof alert !== 'string') problems.push(`${at}.alert must be a string, not ${describe(alert)}`);
+  if (hasAlert && typeof alert !== 'string')
+    problems.push(`${at}.alert must be a string, not ${describe(alert)}`);
   let text: string | undefined;
   // The CRD types expr as int-or-string, as upstream does: an integer is a valid PromQL expression.
   if (typeof expr === 'string') text = expr;
@@ -192,7 +226,11 @@ function checkRule(value: unknown, at: string, problems: string[], format: RuleF
   else problems.push(`${at}.expr must be a PromQL string, not ${describe(expr)}`);
   const exprIssue = text === undefined ? undefined : promqlProblem(text, format);
   if (exprIssue) {
-    const named = hasRecord ? `record ${JSON.stringify(record)}` : hasAlert ? `alert ${JSON.stringify(alert)}` : undefined;
+    const named = hasRecord
+      ? `record ${JSON.stringify(record)}`
+      : hasAlert
+        ? `alert ${JSON.stringify(alert)}`
+        : undefined;
     problems.push(`${at}${named ? ` (${named})` : ''}.expr ${exprIssue}`);
   }
   const recording = hasRecord && !hasAlert;
@@ -212,7 +250,9 @@ function checkRule(value: unknown, at: string, problems: string[], format: RuleF
     ...(recording ? { record: record as string } : { alert: alert as string }),
     expr: text,
     ...(!recording && typeof value.for === 'string' && value.for !== '' ? { for: value.for } : {}),
-    ...(!recording && typeof value.keep_firing_for === 'string' && value.keep_firing_for !== '' ? { keep_firing_for: value.keep_firing_for } : {}),
+    ...(!recording && typeof value.keep_firing_for === 'string' && value.keep_firing_for !== ''
+      ? { keep_firing_for: value.keep_firing_for }
+      : {}),
     ...(labels ? { labels } : {}),
     ...(annotations ? { annotations } : {}),
   };
@@ -223,15 +263,23 @@ function checkRule(value: unknown, at: string, problems: string[], format: RuleF
  * does not know (a group's `labels` before 3.0, `query_offset`) are not written, so the file loads.
  * Pauses after each rule, so a caller can yield to the event loop (see rule-checks.ts).
  */
-function* checkGroup(value: unknown, format: RuleFormat): Generator<void, { name: string; group?: RenderedGroup; problems: string[] }> {
-  if (!isRecord(value)) return { name: '', problems: [`must be an object, not ${describe(value)}`] };
+function* checkGroup(
+  value: unknown,
+  format: RuleFormat,
+): Generator<void, { name: string; group?: RenderedGroup; problems: string[] }> {
+  if (!isRecord(value))
+    return { name: '', problems: [`must be an object, not ${describe(value)}`] };
   const problems: string[] = [];
   const name = typeof value.name === 'string' ? value.name : '';
   if (name === '') problems.push('name is missing: every rule group needs a name');
   const interval = durationProblem(value.interval, 'interval');
   if (interval) problems.push(interval);
   const { limit } = value;
-  if (limit !== undefined && limit !== null && !(typeof limit === 'number' && Number.isSafeInteger(limit) && limit >= 0)) {
+  if (
+    limit !== undefined &&
+    limit !== null &&
+    !(typeof limit === 'number' && Number.isSafeInteger(limit) && limit >= 0)
+  ) {
     problems.push(`limit must be a non-negative integer, not ${JSON.stringify(limit)}`);
   }
   const labels = format.groupLabels ? stringMap(value.labels, 'labels', problems, true) : undefined;
@@ -252,7 +300,9 @@ function* checkGroup(value: unknown, format: RuleFormat): Generator<void, { name
     problems,
     group: {
       name,
-      ...(typeof value.interval === 'string' && value.interval !== '' ? { interval: value.interval } : {}),
+      ...(typeof value.interval === 'string' && value.interval !== ''
+        ? { interval: value.interval }
+        : {}),
       ...(typeof limit === 'number' ? { limit } : {}),
       ...(labels ? { labels } : {}),
       rules,
@@ -266,16 +316,31 @@ function* checkGroup(value: unknown, format: RuleFormat): Generator<void, { name
  * `record` and `alert`, an unparseable duration, an `expr` that is not PromQL Prometheus would parse
  * (see promql-syntax.ts), a bad label.
  */
-export function checkRuleGroups(rule: PrometheusRuleResource, format: RuleFormat = PROMETHEUS_2): { groups: RenderedGroup[]; refused: RefusedGroup[] } {
+export function checkRuleGroups(
+  rule: PrometheusRuleResource,
+  format: RuleFormat = PROMETHEUS_2,
+): { groups: RenderedGroup[]; refused: RefusedGroup[] } {
   return runToEnd(checkRuleGroupsSteps(rule, format));
 }
 
 /** {@link checkRuleGroups} one rule at a time: the generator pauses after each rule. */
-export function* checkRuleGroupsSteps(rule: PrometheusRuleResource, format: RuleFormat = PROMETHEUS_2): Generator<void, { groups: RenderedGroup[]; refused: RefusedGroup[] }> {
+export function* checkRuleGroupsSteps(
+  rule: PrometheusRuleResource,
+  format: RuleFormat = PROMETHEUS_2,
+): Generator<void, { groups: RenderedGroup[]; refused: RefusedGroup[] }> {
   const spec = rule.spec;
   const groupsValue = isRecord(spec) ? spec.groups : undefined;
   if (groupsValue === undefined || groupsValue === null) return { groups: [], refused: [] };
-  if (!Array.isArray(groupsValue)) return { groups: [], refused: [{ group: ALL_GROUPS, problems: [`spec.groups must be a list, not ${describe(groupsValue)}`] }] };
+  if (!Array.isArray(groupsValue))
+    return {
+      groups: [],
+      refused: [
+        {
+          group: ALL_GROUPS,
+          problems: [`spec.groups must be a list, not ${describe(groupsValue)}`],
+        },
+      ],
+    };
   const groups: RenderedGroup[] = [];
   const refused: RefusedGroup[] = [];
   const seen = new Set<string>();
@@ -283,7 +348,10 @@ export function* checkRuleGroupsSteps(rule: PrometheusRuleResource, format: Rule
     const checked = yield* checkGroup(groupsValue[i], format);
     const label = checked.name === '' ? `groups[${i}]` : checked.name;
     const problems = [...checked.problems];
-    if (checked.name !== '' && seen.has(checked.name)) problems.push(`the group name "${checked.name}" is used by an earlier group of this PrometheusRule`);
+    if (checked.name !== '' && seen.has(checked.name))
+      problems.push(
+        `the group name "${checked.name}" is used by an earlier group of this PrometheusRule`,
+      );
     if (checked.name !== '') seen.add(checked.name);
     if (problems.length > 0 || !checked.group) refused.push({ group: label, problems });
     else groups.push(checked.group);
@@ -299,7 +367,12 @@ export function runToEnd<T>(steps: Generator<void, T>): T {
   }
 }
 
-const DUMP_OPTIONS: yaml.DumpOptions = { noArrayIndent: true, lineWidth: -1, noRefs: true, sortKeys: false };
+const DUMP_OPTIONS: yaml.DumpOptions = {
+  noArrayIndent: true,
+  lineWidth: -1,
+  noRefs: true,
+  sortKeys: false,
+};
 
 /** A rule file's YAML: `groups:` and the given groups. */
 export function renderRuleFile(groups: readonly RenderedGroup[]): string {
@@ -321,8 +394,16 @@ export function* renderRuleFileSteps(groups: readonly RenderedGroup[]): Generato
 }
 
 /** A PrometheusRule refused as a whole, for `problem`. */
-export function refusedWhole(rule: PrometheusRuleResource, problem: string, tooLarge = true): CheckedRuleFile {
-  return { rule, refused: [{ group: ALL_GROUPS, problems: [problem] }], ...(tooLarge ? { tooLarge } : {}) };
+export function refusedWhole(
+  rule: PrometheusRuleResource,
+  problem: string,
+  tooLarge = true,
+): CheckedRuleFile {
+  return {
+    rule,
+    refused: [{ group: ALL_GROUPS, problems: [problem] }],
+    ...(tooLarge ? { tooLarge } : {}),
+  };
 }
 
 /**
@@ -331,15 +412,25 @@ export function refusedWhole(rule: PrometheusRuleResource, problem: string, tooL
  * ConfigMap, or whose key would be too long, is refused as a whole. Pauses after each rule (see
  * {@link checkRuleGroupsSteps}); the size limits of rule-limits.ts come before this, not in it.
  */
-export function* checkRuleFileSteps(rule: PrometheusRuleResource, format: RuleFormat): Generator<void, CheckedRuleFile> {
+export function* checkRuleFileSteps(
+  rule: PrometheusRuleResource,
+  format: RuleFormat,
+): Generator<void, CheckedRuleFile> {
   const key = `${rule.metadata.namespace}-${rule.metadata.name}-${rule.metadata.uid ?? ''}.yaml`;
   if (key.length > MAX_KEY) {
-    return refusedWhole(rule, `the rule file name ${key} is longer than the ${MAX_KEY} characters a ConfigMap key may have: shorten the PrometheusRule's name`, false);
+    return refusedWhole(
+      rule,
+      `the rule file name ${key} is longer than the ${MAX_KEY} characters a ConfigMap key may have: shorten the PrometheusRule's name`,
+      false,
+    );
   }
   const { groups, refused } = yield* checkRuleGroupsSteps(rule, format);
   const content = yield* renderRuleFileSteps(groups);
   if (Buffer.byteLength(key) + Buffer.byteLength(content) > MAX_RULE_CONFIGMAP_BYTES) {
-    return refusedWhole(rule, `the rendered rule file is larger than ${MAX_RULE_CONFIGMAP_BYTES} bytes, more than one ConfigMap holds: split the PrometheusRule`);
+    return refusedWhole(
+      rule,
+      `the rendered rule file is larger than ${MAX_RULE_CONFIGMAP_BYTES} bytes, more than one ConfigMap holds: split the PrometheusRule`,
+    );
   }
   return { rule, key, content, refused };
 }
@@ -360,6 +451,8 @@ export function ruleFiles(
   const limits = limitProblems(selected, selected.map(ruleSize));
   return selected.map((rule, i) => {
     const problem = limits[i];
-    return problem === undefined ? runToEnd(checkRuleFileSteps(rule, format)) : refusedWhole(rule, problem);
+    return problem === undefined
+      ? runToEnd(checkRuleFileSteps(rule, format))
+      : refusedWhole(rule, problem);
   });
 }

@@ -74,17 +74,29 @@ function namespacesSelectedBy(
   namespaces: readonly NamespaceInfo[],
 ): string[] {
   if (selector == null) return [prometheus.metadata.namespace];
-  const names = namespaces.filter((ns) => matchesSelector(selector, ns.labels)).map((ns) => ns.name);
+  const names = namespaces
+    .filter((ns) => matchesSelector(selector, ns.labels))
+    .map((ns) => ns.name);
   return [...new Set(names)].sort(compareStrings);
 }
 
 /** The namespaces whose ServiceMonitors `prometheus` considers (`serviceMonitorNamespaceSelector`), sorted by name. */
-export function selectedNamespaces(prometheus: PrometheusResource, namespaces: readonly NamespaceInfo[]): string[] {
-  return namespacesSelectedBy(prometheus.spec.serviceMonitorNamespaceSelector, prometheus, namespaces);
+export function selectedNamespaces(
+  prometheus: PrometheusResource,
+  namespaces: readonly NamespaceInfo[],
+): string[] {
+  return namespacesSelectedBy(
+    prometheus.spec.serviceMonitorNamespaceSelector,
+    prometheus,
+    namespaces,
+  );
 }
 
 /** The namespaces whose PodMonitors `prometheus` considers (`podMonitorNamespaceSelector`), sorted by name. */
-export function selectedPodMonitorNamespaces(prometheus: PrometheusResource, namespaces: readonly NamespaceInfo[]): string[] {
+export function selectedPodMonitorNamespaces(
+  prometheus: PrometheusResource,
+  namespaces: readonly NamespaceInfo[],
+): string[] {
   return namespacesSelectedBy(prometheus.spec.podMonitorNamespaceSelector, prometheus, namespaces);
 }
 
@@ -141,7 +153,11 @@ export function selectPodMonitors(
 ): PodMonitorResource[] {
   const selector = prometheus.spec.podMonitorSelector;
   if (selector == null) return [];
-  return selectObjects(selector, new Set(selectedPodMonitorNamespaces(prometheus, namespaces)), monitors);
+  return selectObjects(
+    selector,
+    new Set(selectedPodMonitorNamespaces(prometheus, namespaces)),
+    monitors,
+  );
 }
 
 /**
@@ -149,10 +165,14 @@ export function selectPodMonitors(
  * (all namespaces, so the SD config carries no `namespaces` block), `matchNames` as given, or else
  * the monitor's own namespace.
  */
-export function namespacesForMonitor(monitor: { metadata: ObjectMeta; spec: { namespaceSelector?: NamespaceSelector } }): string[] | undefined {
+export function namespacesForMonitor(monitor: {
+  metadata: ObjectMeta;
+  spec: { namespaceSelector?: NamespaceSelector };
+}): string[] | undefined {
   const selector = monitor.spec.namespaceSelector;
   if (selector?.any === true) return undefined;
-  if (selector?.matchNames !== undefined && selector.matchNames.length > 0) return [...selector.matchNames];
+  if (selector?.matchNames !== undefined && selector.matchNames.length > 0)
+    return [...selector.matchNames];
   return [monitor.metadata.namespace];
 }
 
@@ -164,7 +184,8 @@ export function namespacesForMonitor(monitor: { metadata: ObjectMeta; spec: { na
  */
 export function labelSelectorText(selector: LabelSelector | undefined): string {
   const requirements: Array<{ key: string; text: string }> = [];
-  for (const [key, value] of Object.entries(selector?.matchLabels ?? {})) requirements.push({ key, text: `${key}=${value}` });
+  for (const [key, value] of Object.entries(selector?.matchLabels ?? {}))
+    requirements.push({ key, text: `${key}=${value}` });
   for (const req of selector?.matchExpressions ?? []) {
     const values = [...(req.values ?? [])].sort(compareStrings).join(',');
     switch (req.operator) {

@@ -77,7 +77,9 @@ export interface PrometheusSpec extends Crd.PrometheusSpec {
  * A relabelling rule as written in a ServiceMonitor (camelCase). `action` is accepted in either
  * case (`replace`, `Replace`, `REPLACE`...); the generated config always lower-cases it.
  */
-export type RelabelConfig = NonNullable<Crd.ServiceMonitorSpec['endpoints'][number]['relabelings']>[number];
+export type RelabelConfig = NonNullable<
+  Crd.ServiceMonitorSpec['endpoints'][number]['relabelings']
+>[number];
 
 /** One `ServiceMonitor.spec.endpoints[]` entry: one scrape job. */
 export interface Endpoint extends GeneratedEndpoint {
@@ -97,7 +99,9 @@ export interface Endpoint extends GeneratedEndpoint {
 type GeneratedEndpoint = Crd.ServiceMonitorSpec['endpoints'][number];
 
 /** `ServiceMonitor.spec.namespaceSelector`: which namespaces to discover Services in. */
-export interface NamespaceSelector extends NonNullable<Crd.ServiceMonitorSpec['namespaceSelector']> {
+export interface NamespaceSelector extends NonNullable<
+  Crd.ServiceMonitorSpec['namespaceSelector']
+> {
   /** All namespaces; wins over `matchNames`. */
   any?: boolean;
 }

@@ -7,12 +7,27 @@
 import { DEFAULT_INTERVAL, durationProblem, parseDuration } from './durations.js';
 import { externalLabelProblems } from './external-labels.js';
 import { labelKeyProblem, labelValueProblem } from './label-values.js';
-import { atLeast, prometheusVersion, versionProblem, type PrometheusVersion } from './prometheus-version.js';
-import { MAX_MONITOR_REGEX_INSTRUCTIONS, MAX_REGEX_INSTRUCTIONS, MAX_REGEX_LENGTH } from './regex.js';
+import {
+  atLeast,
+  prometheusVersion,
+  versionProblem,
+  type PrometheusVersion,
+} from './prometheus-version.js';
+import {
+  MAX_MONITOR_REGEX_INSTRUCTIONS,
+  MAX_REGEX_INSTRUCTIONS,
+  MAX_REGEX_LENGTH,
+} from './regex.js';
 import { estimateRegexSize, MAX_REPEAT } from './regex-size.js';
 import { monitorSizeProblems } from './monitor-limits.js';
 import { relabelProblems } from './relabel-checks.js';
-import type { LabelSelector, PodMonitorResource, PrometheusResource, RelabelConfig, ServiceMonitorResource } from './types.js';
+import type {
+  LabelSelector,
+  PodMonitorResource,
+  PrometheusResource,
+  RelabelConfig,
+  ServiceMonitorResource,
+} from './types.js';
 
 const SELECTOR_OPERATORS: readonly string[] = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
 const DISCOVERY_ROLES: readonly string[] = ['Endpoints', 'EndpointSlice'];
@@ -27,24 +42,41 @@ function selectorProblems(selector: LabelSelector | null | undefined, field: str
   const problems: string[] = [];
   for (const [key, value] of Object.entries(selector?.matchLabels ?? {})) {
     const keyProblem = labelKeyProblem(key);
-    if (keyProblem !== undefined) problems.push(`${field}.matchLabels: key ${JSON.stringify(key)} is not a valid label key: ${keyProblem}`);
+    if (keyProblem !== undefined)
+      problems.push(
+        `${field}.matchLabels: key ${JSON.stringify(key)} is not a valid label key: ${keyProblem}`,
+      );
     const valueProblem = labelValueProblem(value);
-    if (valueProblem !== undefined) problems.push(`${field}.matchLabels[${JSON.stringify(key)}]: ${JSON.stringify(value)} is not a valid label value: ${valueProblem}`);
+    if (valueProblem !== undefined)
+      problems.push(
+        `${field}.matchLabels[${JSON.stringify(key)}]: ${JSON.stringify(value)} is not a valid label value: ${valueProblem}`,
+      );
   }
   (selector?.matchExpressions ?? []).forEach((req, i) => {
     const where = `${field}.matchExpressions[${i}]`;
     const values = req.values ?? [];
     const keyProblem = labelKeyProblem(req.key);
-    if (keyProblem !== undefined) problems.push(`${where}.key: ${JSON.stringify(req.key)} is not a valid label key: ${keyProblem}`);
+    if (keyProblem !== undefined)
+      problems.push(
+        `${where}.key: ${JSON.stringify(req.key)} is not a valid label key: ${keyProblem}`,
+      );
     values.forEach((value, j) => {
       const valueProblem = labelValueProblem(value);
-      if (valueProblem !== undefined) problems.push(`${where}.values[${j}]: ${JSON.stringify(value)} is not a valid label value: ${valueProblem}`);
+      if (valueProblem !== undefined)
+        problems.push(
+          `${where}.values[${j}]: ${JSON.stringify(value)} is not a valid label value: ${valueProblem}`,
+        );
     });
     if (!SELECTOR_OPERATORS.includes(req.operator)) {
-      problems.push(`${where}.operator: invalid operator "${String(req.operator)}" (allowed: ${SELECTOR_OPERATORS.join(', ')})`);
+      problems.push(
+        `${where}.operator: invalid operator "${String(req.operator)}" (allowed: ${SELECTOR_OPERATORS.join(', ')})`,
+      );
     } else if ((req.operator === 'In' || req.operator === 'NotIn') && values.length === 0) {
       problems.push(`${where}.values: must be non-empty for operator ${req.operator}`);
-    } else if ((req.operator === 'Exists' || req.operator === 'DoesNotExist') && values.length > 0) {
+    } else if (
+      (req.operator === 'Exists' || req.operator === 'DoesNotExist') &&
+      values.length > 0
+    ) {
       problems.push(`${where}.values: must be empty for operator ${req.operator}`);
     }
   });
@@ -75,15 +107,21 @@ function monitorRegexes(endpoints: ReadonlyArray<AnyEndpoint & { port?: string }
       ep.port,
       typeof ep.targetPort === 'string' ? ep.targetPort : undefined,
     ])
-    .filter((regex): regex is string => typeof regex === 'string' && regex.length <= MAX_REGEX_LENGTH)
+    .filter(
+      (regex): regex is string => typeof regex === 'string' && regex.length <= MAX_REGEX_LENGTH,
+    )
     .map((regex) => estimateRegexSize(regex))
-    .filter((size) => size.instructions <= MAX_REGEX_INSTRUCTIONS && size.repeatProduct <= MAX_REPEAT)
+    .filter(
+      (size) => size.instructions <= MAX_REGEX_INSTRUCTIONS && size.repeatProduct <= MAX_REPEAT,
+    )
     .map((size) => size.instructions);
 }
 
 function portNumberProblem(value: unknown, field: string): string | undefined {
   if (typeof value !== 'number') return undefined;
-  return Number.isInteger(value) && value >= 0 && value <= 65535 ? undefined : `${field}: ${value} is not a port number`;
+  return Number.isInteger(value) && value >= 0 && value <= 65535
+    ? undefined
+    : `${field}: ${value} is not a port number`;
 }
 
 /** The checks every endpoint gets: port number, scheme, durations, honor flags, relabelings. */
@@ -91,11 +129,15 @@ function endpointProblems(ep: AnyEndpoint, field: string, defaultScrapeInterval:
   const problems: string[] = [];
   const targetPortProblem = portNumberProblem(ep.targetPort, `${field}.targetPort`);
   if (targetPortProblem !== undefined) problems.push(targetPortProblem);
-  if (ep.scheme !== undefined && (typeof ep.scheme !== 'string' || !['http', 'https'].includes(ep.scheme.toLowerCase()))) {
+  if (
+    ep.scheme !== undefined &&
+    (typeof ep.scheme !== 'string' || !['http', 'https'].includes(ep.scheme.toLowerCase()))
+  ) {
     problems.push(`${field}.scheme: "${String(ep.scheme)}" must be http or https`);
   }
   for (const flag of ['honorLabels', 'honorTimestamps'] as const) {
-    if (ep[flag] != null && typeof ep[flag] !== 'boolean') problems.push(`${field}.${flag}: must be true or false`);
+    if (ep[flag] != null && typeof ep[flag] !== 'boolean')
+      problems.push(`${field}.${flag}: must be true or false`);
   }
   const intervalProblem = durationProblem(ep.interval, `${field}.interval`);
   const timeoutProblem = durationProblem(ep.scrapeTimeout, `${field}.scrapeTimeout`);
@@ -106,11 +148,17 @@ function endpointProblems(ep: AnyEndpoint, field: string, defaultScrapeInterval:
     const interval = parseDuration(intervalText);
     const timeout = parseDuration(ep.scrapeTimeout);
     if (interval !== undefined && timeout !== undefined && timeout > interval) {
-      problems.push(`${field}.scrapeTimeout: ${ep.scrapeTimeout} is greater than the scrape interval ${intervalText}`);
+      problems.push(
+        `${field}.scrapeTimeout: ${ep.scrapeTimeout} is greater than the scrape interval ${intervalText}`,
+      );
     }
   }
-  (ep.relabelings ?? []).forEach((rc, j) => problems.push(...relabelProblems(rc, `${field}.relabelings[${j}]`)));
-  (ep.metricRelabelings ?? []).forEach((rc, j) => problems.push(...relabelProblems(rc, `${field}.metricRelabelings[${j}]`)));
+  (ep.relabelings ?? []).forEach((rc, j) =>
+    problems.push(...relabelProblems(rc, `${field}.relabelings[${j}]`)),
+  );
+  (ep.metricRelabelings ?? []).forEach((rc, j) =>
+    problems.push(...relabelProblems(rc, `${field}.metricRelabelings[${j}]`)),
+  );
   return problems;
 }
 
@@ -118,7 +166,9 @@ function endpointProblems(ep: AnyEndpoint, field: string, defaultScrapeInterval:
 function mechanismProblems(mechanism: unknown, version: PrometheusVersion): string[] {
   if (mechanism === undefined) return [];
   if (typeof mechanism !== 'string' || !SELECTOR_MECHANISMS.includes(mechanism)) {
-    return [`spec.selectorMechanism: "${String(mechanism)}" must be ${SELECTOR_MECHANISMS.join(' or ')}`];
+    return [
+      `spec.selectorMechanism: "${String(mechanism)}" must be ${SELECTOR_MECHANISMS.join(' or ')}`,
+    ];
   }
   if (mechanism === 'RoleSelector' && !atLeast(version, 2, 17, 0)) {
     return ['spec.selectorMechanism: RoleSelector needs Prometheus 2.17.0 or later'];
@@ -132,7 +182,11 @@ function roleProblem(role: unknown, field: string): string[] {
 }
 
 /** Refuses the monitor before any compile when its regexes together are over the budget. */
-function budgetProblem(endpoints: ReadonlyArray<AnyEndpoint & { port?: string }>, field: string, kind: string): string | undefined {
+function budgetProblem(
+  endpoints: ReadonlyArray<AnyEndpoint & { port?: string }>,
+  field: string,
+  kind: string,
+): string | undefined {
   const instructions = monitorRegexes(endpoints).reduce((sum, size) => sum + size, 0);
   if (instructions <= MAX_MONITOR_REGEX_INSTRUCTIONS) return undefined;
   return `${field}: the regexes together would compile to about ${instructions} instructions; at most ${MAX_MONITOR_REGEX_INSTRUCTIONS} per ${kind} are accepted (split it into several ${kind}s)`;
@@ -156,7 +210,10 @@ export function validateServiceMonitor(
   const tooLarge = monitorSizeProblems(monitor.spec);
   if (tooLarge.length > 0) return tooLarge;
   const problems = selectorProblems(monitor.spec?.selector, 'spec.selector');
-  problems.push(...mechanismProblems(monitor.spec?.selectorMechanism, version), ...roleProblem(monitor.spec?.serviceDiscoveryRole, 'spec.serviceDiscoveryRole'));
+  problems.push(
+    ...mechanismProblems(monitor.spec?.selectorMechanism, version),
+    ...roleProblem(monitor.spec?.serviceDiscoveryRole, 'spec.serviceDiscoveryRole'),
+  );
   const endpoints = monitor.spec?.endpoints;
   if (!Array.isArray(endpoints) || endpoints.length === 0) {
     problems.push('spec.endpoints: at least one endpoint is required');
@@ -165,7 +222,9 @@ export function validateServiceMonitor(
   // Estimating is cheap and compiling is not: a monitor over budget is refused before any compile.
   const overBudget = budgetProblem(endpoints, 'spec.endpoints', 'ServiceMonitor');
   if (overBudget !== undefined) return [...problems, overBudget];
-  endpoints.forEach((ep, i) => problems.push(...endpointProblems(ep, `spec.endpoints[${i}]`, defaultScrapeInterval)));
+  endpoints.forEach((ep, i) =>
+    problems.push(...endpointProblems(ep, `spec.endpoints[${i}]`, defaultScrapeInterval)),
+  );
   return problems;
 }
 
@@ -193,7 +252,8 @@ export function validatePodMonitor(
     const field = `spec.podMetricsEndpoints[${i}]`;
     const portProblem = portNumberProblem(ep.portNumber, `${field}.portNumber`);
     if (portProblem !== undefined) problems.push(portProblem);
-    if (ep.params != null && !validParams(ep.params)) problems.push(`${field}.params: must map names to lists of strings`);
+    if (ep.params != null && !validParams(ep.params))
+      problems.push(`${field}.params: must map names to lists of strings`);
     problems.push(...endpointProblems(ep, field, defaultScrapeInterval));
   });
   return problems;
@@ -201,7 +261,9 @@ export function validatePodMonitor(
 
 function validParams(params: unknown): boolean {
   if (typeof params !== 'object' || params === null || Array.isArray(params)) return false;
-  return Object.values(params).every((values) => Array.isArray(values) && values.every((v) => typeof v === 'string'));
+  return Object.values(params).every(
+    (values) => Array.isArray(values) && values.every((v) => typeof v === 'string'),
+  );
 }
 
 /**
@@ -219,7 +281,9 @@ export function validatePrometheus(prometheus: PrometheusResource): string[] {
   if (problems.length === 0 && spec.scrapeTimeout) {
     const interval = parseDuration(spec.scrapeInterval || DEFAULT_INTERVAL) ?? 0;
     if ((parseDuration(spec.scrapeTimeout) ?? 0) > interval) {
-      problems.push(`spec.scrapeTimeout: ${spec.scrapeTimeout} is greater than spec.scrapeInterval`);
+      problems.push(
+        `spec.scrapeTimeout: ${spec.scrapeTimeout} is greater than spec.scrapeInterval`,
+      );
     }
   }
   const version = versionProblem(spec);

@@ -1,8 +1,19 @@
 import { readFileSync } from 'node:fs';
-import { createServer, connect as netConnect, type AddressInfo, type Server, type Socket } from 'node:net';
+import {
+  createServer,
+  connect as netConnect,
+  type AddressInfo,
+  type Server,
+  type Socket,
+} from 'node:net';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { connect as tlsConnect, createSecureContext, TLSSocket, type SecureContext } from 'node:tls';
+import {
+  connect as tlsConnect,
+  createSecureContext,
+  TLSSocket,
+  type SecureContext,
+} from 'node:tls';
 import { KubeConfig } from '@kubernetes/client-node';
 
 /**
@@ -124,7 +135,12 @@ export class FaultProxy {
   private readonly connections = new Set<ProxyConnection>();
   /** Raw connections accepted in a black hole: no TLS handshake until the mode changes. */
   private readonly held = new Set<Socket>();
-  private readonly counts: Omit<FaultProxyStats, 'mode' | 'open' | 'byMode'> = { connections: 0, requests: 0, upstreamConnections: 0, resets: 0 };
+  private readonly counts: Omit<FaultProxyStats, 'mode' | 'open' | 'byMode'> = {
+    connections: 0,
+    requests: 0,
+    upstreamConnections: 0,
+    resets: 0,
+  };
   private readonly byMode: Record<FaultModeName, FaultCounts> = {
     pass: emptyCounts(),
     blackhole: emptyCounts(),
@@ -140,10 +156,15 @@ export class FaultProxy {
     private readonly base: KubeConfig,
     readonly upstream: URL,
     private readonly secureContext: SecureContext,
-    private readonly upstreamTls: { ca?: string | Buffer | Array<string | Buffer>; rejectUnauthorized: boolean },
+    private readonly upstreamTls: {
+      ca?: string | Buffer | Array<string | Buffer>;
+      rejectUnauthorized: boolean;
+    },
     private readonly requestLogLimit: number,
   ) {
-    this.server = createServer({ pauseOnConnect: true, allowHalfOpen: true }, (socket) => this.accept(socket));
+    this.server = createServer({ pauseOnConnect: true, allowHalfOpen: true }, (socket) =>
+      this.accept(socket),
+    );
   }
 
   /** Base URL clients use, e.g. `https://127.0.0.1:41234`. */
@@ -156,9 +177,12 @@ export class FaultProxy {
     const cluster = options.kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('FaultProxy: the kubeconfig has no current cluster');
     const upstream = new URL(cluster.server);
-    if (upstream.protocol !== 'https:') throw new Error(`FaultProxy: the upstream must be https, not ${cluster.server}`);
+    if (upstream.protocol !== 'https:')
+      throw new Error(`FaultProxy: the upstream must be https, not ${cluster.server}`);
     const tls: { ca?: string | Buffer | Array<string | Buffer>; rejectUnauthorized?: boolean } = {};
-    await options.kubeConfig.applyToHTTPSOptions(tls as Parameters<KubeConfig['applyToHTTPSOptions']>[0]);
+    await options.kubeConfig.applyToHTTPSOptions(
+      tls as Parameters<KubeConfig['applyToHTTPSOptions']>[0],
+    );
     const secureContext = createSecureContext({ cert: options.cert, key: options.key });
     const proxy = new FaultProxy(
       options.kubeConfig,
@@ -175,7 +199,10 @@ export class FaultProxy {
    * A proxy in front of a {@link TestControlPlane}'s API server, serving the API server's own
    * certificate and key, so clients keep trusting the plane's CA and only the URL changes.
    */
-  static forControlPlane(plane: ProxiedControlPlane, options: Pick<FaultProxyOptions, 'port' | 'requestLogLimit'> = {}): Promise<FaultProxy> {
+  static forControlPlane(
+    plane: ProxiedControlPlane,
+    options: Pick<FaultProxyOptions, 'port' | 'requestLogLimit'> = {},
+  ): Promise<FaultProxy> {
     const certs = join(plane.dir, 'certs');
     let cert: Buffer;
     let key: Buffer;
@@ -183,7 +210,10 @@ export class FaultProxy {
       cert = readFileSync(join(certs, 'apiserver.crt'));
       key = readFileSync(join(certs, 'apiserver.key'));
     } catch (error) {
-      throw new Error(`FaultProxy: no API server serving certificate in ${certs} (is the control plane started?)`, { cause: error });
+      throw new Error(
+        `FaultProxy: no API server serving certificate in ${certs} (is the control plane started?)`,
+        { cause: error },
+      );
     }
     return FaultProxy.start({ ...options, kubeConfig: plane.kubeConfig(), cert, key });
   }
@@ -199,8 +229,10 @@ export class FaultProxy {
       this.cut();
       return;
     }
-    if (mode.kind === 'slow' && !(mode.delayMs >= 0)) throw new Error(`FaultProxy: invalid delay ${mode.delayMs}`);
-    if (mode.kind === 'throttle' && !(mode.retryAfterSeconds >= 0)) throw new Error(`FaultProxy: invalid Retry-After ${mode.retryAfterSeconds}`);
+    if (mode.kind === 'slow' && !(mode.delayMs >= 0))
+      throw new Error(`FaultProxy: invalid delay ${mode.delayMs}`);
+    if (mode.kind === 'throttle' && !(mode.retryAfterSeconds >= 0))
+      throw new Error(`FaultProxy: invalid Retry-After ${mode.retryAfterSeconds}`);
     const previous = this.modeValue;
     this.modeValue = { ...mode };
     for (const connection of this.connections) connection.modeChanged();
@@ -256,8 +288,15 @@ export class FaultProxy {
 
   /** A copy of the counters. */
   stats(): FaultProxyStats {
-    const byMode = Object.fromEntries(Object.entries(this.byMode).map(([mode, counts]) => [mode, { ...counts }])) as Record<FaultModeName, FaultCounts>;
-    return { mode: this.modeValue.kind, open: this.connections.size + this.held.size, ...this.counts, byMode };
+    const byMode = Object.fromEntries(
+      Object.entries(this.byMode).map(([mode, counts]) => [mode, { ...counts }]),
+    ) as Record<FaultModeName, FaultCounts>;
+    return {
+      mode: this.modeValue.kind,
+      open: this.connections.size + this.held.size,
+      ...this.counts,
+      byMode,
+    };
   }
 
   /** The requests seen so far (the newest `requestLogLimit`), oldest first. */
@@ -274,11 +313,17 @@ export class FaultProxy {
     const upstream = this.upstream.href.replace(/\/+$/, '');
     const current = base.getCurrentUser();
     if (current && (current.certData || current.certFile)) {
-      throw new Error('FaultProxy: client-certificate authentication cannot pass a TLS-terminating proxy; use a bearer token');
+      throw new Error(
+        'FaultProxy: client-certificate authentication cannot pass a TLS-terminating proxy; use a bearer token',
+      );
     }
     const kc = new KubeConfig();
     kc.loadFromOptions({
-      clusters: base.clusters.map((cluster) => (cluster.server.replace(/\/+$/, '') === upstream ? { ...cluster, server: this.url } : cluster)),
+      clusters: base.clusters.map((cluster) =>
+        cluster.server.replace(/\/+$/, '') === upstream
+          ? { ...cluster, server: this.url }
+          : cluster,
+      ),
       users: base.users,
       contexts: base.contexts,
       currentContext: base.currentContext,
@@ -328,7 +373,10 @@ export class FaultProxy {
     if (socket.destroyed) return;
     const connection = new ProxyConnection(this, socket, ++this.nextConnection);
     this.connections.add(connection);
-    connection.closed.then(() => this.connections.delete(connection), () => this.connections.delete(connection));
+    connection.closed.then(
+      () => this.connections.delete(connection),
+      () => this.connections.delete(connection),
+    );
   }
 
   /** @internal */
@@ -361,7 +409,8 @@ export class FaultProxy {
     this.byMode[mode].requests += 1;
     if (outcome === 'throttled') this.byMode[mode].throttled += 1;
     this.log.push({ at: Date.now(), mode, method, path, connection, outcome });
-    if (this.log.length > this.requestLogLimit) this.log.splice(0, this.log.length - this.requestLogLimit);
+    if (this.log.length > this.requestLogLimit)
+      this.log.splice(0, this.log.length - this.requestLogLimit);
     return outcome;
   }
 }
@@ -515,8 +564,10 @@ function parseHead(text: string): RequestHead {
   }
   const chunked = /(^|,)\s*chunked\s*$/i.test(headers.get('transfer-encoding') ?? '');
   const contentLength = chunked ? 0 : Number(headers.get('content-length') ?? 0);
-  if (!Number.isSafeInteger(contentLength) || contentLength < 0) throw new Error(`bad Content-Length in ${lines[0]}`);
-  const upgrade = headers.has('upgrade') && /(^|,)\s*upgrade\s*(,|$)/i.test(headers.get('connection') ?? '');
+  if (!Number.isSafeInteger(contentLength) || contentLength < 0)
+    throw new Error(`bad Content-Length in ${lines[0]}`);
+  const upgrade =
+    headers.has('upgrade') && /(^|,)\s*upgrade\s*(,|$)/i.test(headers.get('connection') ?? '');
   const expectContinue = /100-continue/i.test(headers.get('expect') ?? '');
   return { method, path, contentLength, chunked, upgrade, expectContinue };
 }
@@ -542,9 +593,23 @@ class ProxyConnection {
   ) {
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
     const mode = (): FaultMode => proxy.mode;
-    this.client = new TLSSocket(raw, { isServer: true, secureContext: proxy.serverContext(), ALPNProtocols: ['http/1.1'] });
-    this.up = new Lane(mode, () => this.upstreamSocket(), () => this.client, () => this.reset());
-    this.down = new Lane(mode, () => this.client, () => this.upstream?.tls, () => this.reset());
+    this.client = new TLSSocket(raw, {
+      isServer: true,
+      secureContext: proxy.serverContext(),
+      ALPNProtocols: ['http/1.1'],
+    });
+    this.up = new Lane(
+      mode,
+      () => this.upstreamSocket(),
+      () => this.client,
+      () => this.reset(),
+    );
+    this.down = new Lane(
+      mode,
+      () => this.client,
+      () => this.upstream?.tls,
+      () => this.reset(),
+    );
     this.client.on('error', () => this.close());
     this.client.on('close', () => this.close());
     this.client.on('end', () => {

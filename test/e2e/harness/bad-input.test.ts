@@ -20,7 +20,8 @@ function close(server: Server): Promise<void> {
 describe('cluster.sh refuses bad input with a clear error and changes nothing', () => {
   // The snapshots compare against a host with no node on it.
   beforeAll(async () => {
-    if (existsSync('/run/netns/konductor-node') || existsSync(join(stateDir(), 'pids'))) await clusterScriptOk(['down']);
+    if (existsSync('/run/netns/konductor-node') || existsSync(join(stateDir(), 'pids')))
+      await clusterScriptOk(['down']);
   }, 120_000);
 
   describe('up while something else listens on its port', () => {
@@ -35,7 +36,10 @@ describe('cluster.sh refuses bad input with a clear error and changes nothing', 
 
     it('exits non-zero, naming the port and the process that holds it, and leaves the host as it was', async () => {
       const before = hostState();
-      const up = await clusterScript(['up'], { env: { KONDUCTOR_CLUSTER_PORT: String(port) }, timeoutMs: 60_000 });
+      const up = await clusterScript(['up'], {
+        env: { KONDUCTOR_CLUSTER_PORT: String(port) },
+        timeoutMs: 60_000,
+      });
       expect(up.code).not.toBe(0);
       expect(up.stderr).toContain(`127.0.0.1:${port} is in use`);
       expect(up.stderr).toContain(`pid=${process.pid},`);
@@ -69,7 +73,9 @@ describe('cluster.sh refuses bad input with a clear error and changes nothing', 
 
   it('load while no node is up exits non-zero, saying no node is up, and leaves the host as it was', async () => {
     const before = hostState();
-    const load = await clusterScript(['load', '--project', '/nonexistent', '--tag', 'x:1'], { timeoutMs: 60_000 });
+    const load = await clusterScript(['load', '--project', '/nonexistent', '--tag', 'x:1'], {
+      timeoutMs: 60_000,
+    });
     expect(load.code).not.toBe(0);
     expect(load.stderr).toMatch(/no local node is up/);
     expect(hostState()).toBe(before);

@@ -1,7 +1,16 @@
 import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { alive, clusterScript, clusterScriptOk, crashUpMidway, hostState, kubectl, stateDir, waitFor } from '../support/harness.js';
+import {
+  alive,
+  clusterScript,
+  clusterScriptOk,
+  crashUpMidway,
+  hostState,
+  kubectl,
+  stateDir,
+  waitFor,
+} from '../support/harness.js';
 
 /** Whether anything of a node is left to take down. */
 function nodeLeft(): boolean {
@@ -14,7 +23,14 @@ const busybox = {
   metadata: { name: 'harness-busybox', namespace: 'default' },
   spec: {
     restartPolicy: 'Never',
-    containers: [{ name: 'main', image: 'busybox:1.36', imagePullPolicy: 'Never', command: ['sh', '-c', 'echo ran'] }],
+    containers: [
+      {
+        name: 'main',
+        image: 'busybox:1.36',
+        imagePullPolicy: 'Never',
+        command: ['sh', '-c', 'echo ran'],
+      },
+    ],
   },
 };
 
@@ -32,7 +48,13 @@ describe('cluster.sh after a harness killed in the middle of up', () => {
   it('down takes down the node the killed up left running and leaves the host as it was before up', async () => {
     const before = hostState();
     const pids = await crashUpMidway();
-    expect([...pids.keys()].sort()).toEqual(['containerd', 'etcd', 'kube-apiserver', 'kubelet', 'sysctl-guard']);
+    expect([...pids.keys()].sort()).toEqual([
+      'containerd',
+      'etcd',
+      'kube-apiserver',
+      'kubelet',
+      'sysctl-guard',
+    ]);
     expect([...pids.entries()].filter(([, pid]) => !alive(pid))).toEqual([]);
 
     const down = await clusterScriptOk(['down']);
@@ -51,14 +73,19 @@ describe('cluster.sh after a harness killed in the middle of up', () => {
     expect((await clusterScript(['status'])).stdout).toMatch(/^up: node konductor-node Ready/);
 
     // The default ServiceAccount, which admission requires of a Pod, comes a moment after Ready.
-    await waitFor(async () => (await kubectl(['apply', '-f', '-'], JSON.stringify(busybox))).code === 0, {
-      what: 'the busybox Pod created',
-      timeoutMs: 60_000,
-      intervalMs: 500,
-    });
+    await waitFor(
+      async () => (await kubectl(['apply', '-f', '-'], JSON.stringify(busybox))).code === 0,
+      {
+        what: 'the busybox Pod created',
+        timeoutMs: 60_000,
+        intervalMs: 500,
+      },
+    );
     await waitFor(
       async () => {
-        const phase = (await kubectl(['get', 'pod', 'harness-busybox', '-o', 'jsonpath={.status.phase}'])).stdout;
+        const phase = (
+          await kubectl(['get', 'pod', 'harness-busybox', '-o', 'jsonpath={.status.phase}'])
+        ).stdout;
         if (phase === 'Failed') throw new Error('the busybox Pod failed');
         return phase === 'Succeeded';
       },

@@ -1,5 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { deployOperator, getJson, kubectlOk, localNode, operatorPods, waitFor } from '../support/node.js';
+import {
+  deployOperator,
+  getJson,
+  kubectlOk,
+  localNode,
+  operatorPods,
+  waitFor,
+} from '../support/node.js';
 
 type Lease = { spec?: { holderIdentity?: string; renewTime?: string; leaseTransitions?: number } };
 
@@ -9,7 +16,10 @@ describe('the deployed operator while its API server is frozen for 10 s (SIGSTOP
   it('keeps leading: the same Pod, container and Lease holder, renewed soon after the thaw, and a change made then is handled', async () => {
     await deployOperator(90);
     const [pod] = (await operatorPods()).filter((p) => p.ready && !p.deleting);
-    const holder = await waitFor(async () => (await lease())?.spec?.holderIdentity, { what: 'a Lease holder', timeoutMs: 60_000 });
+    const holder = await waitFor(async () => (await lease())?.spec?.holderIdentity, {
+      what: 'a Lease holder',
+      timeoutMs: 60_000,
+    });
     const before = (await lease())!.spec!;
     const apiServer = localNode().pidOf('kube-apiserver');
 
@@ -22,23 +32,35 @@ describe('the deployed operator while its API server is frozen for 10 s (SIGSTOP
     }
     const thawedAt = Date.now();
 
-    const renewed = await waitFor(async () => {
-      const spec = (await lease())?.spec;
-      return spec?.renewTime && Date.parse(spec.renewTime) >= thawedAt - 1_000 ? spec : undefined;
-    }, { what: 'the Lease renewed after the thaw', timeoutMs: 60_000, intervalMs: 100 });
+    const renewed = await waitFor(
+      async () => {
+        const spec = (await lease())?.spec;
+        return spec?.renewTime && Date.parse(spec.renewTime) >= thawedAt - 1_000 ? spec : undefined;
+      },
+      { what: 'the Lease renewed after the thaw', timeoutMs: 60_000, intervalMs: 100 },
+    );
     const renewMs = Date.parse(renewed!.renewTime!) - thawedAt;
 
     await kubectlOk(['apply', '-f', '-'], target);
-    await waitFor(async () => (await getJson<{ status?: { phase?: string } }>(['etcdcluster', 'e2e-after-freeze']))?.status?.phase === 'Running', {
-      what: 'EtcdCluster e2e-after-freeze Running',
-      timeoutMs: 120_000,
-      intervalMs: 1_000,
-    });
+    await waitFor(
+      async () =>
+        (await getJson<{ status?: { phase?: string } }>(['etcdcluster', 'e2e-after-freeze']))
+          ?.status?.phase === 'Running',
+      {
+        what: 'EtcdCluster e2e-after-freeze Running',
+        timeoutMs: 120_000,
+        intervalMs: 1_000,
+      },
+    );
     // Past any deadline the freeze could have set off (renew deadline 20 s after the last renewal).
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, frozenAt + 25_000 - Date.now())));
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.max(0, frozenAt + 25_000 - Date.now())),
+    );
 
     const [after] = (await operatorPods()).filter((p) => !p.deleting);
-    process.stderr.write(`[e2e] API server frozen 10 s: kept leading; Lease renewed ${renewMs} ms after the thaw; restarts ${pod!.restarts} -> ${after!.restarts}\n`);
+    process.stderr.write(
+      `[e2e] API server frozen 10 s: kept leading; Lease renewed ${renewMs} ms after the thaw; restarts ${pod!.restarts} -> ${after!.restarts}\n`,
+    );
     expect(after!.uid).toBe(pod!.uid);
     expect(after!.restarts).toBe(pod!.restarts);
     const now = (await lease())!.spec!;

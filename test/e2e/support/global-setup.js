@@ -18,7 +18,9 @@ export default async function globalSetup() {
   const { NodeCluster } = await tsImport('../../../src/testing/index.ts', import.meta.url);
   const started = Date.now();
   const cluster = await NodeCluster.start();
-  process.stderr.write(`\n[e2e] local node Ready in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  process.stderr.write(
+    `\n[e2e] local node Ready in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+  );
   globalThis.__konductorNodeCluster = cluster;
   process.env.KONDUCTOR_E2E_KUBECONFIG = cluster.kubeconfigPath;
 }

@@ -1,5 +1,13 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,24 +46,44 @@ export interface ScriptOptions {
   timeoutMs?: number;
 }
 
-function command(args: readonly string[], options: ScriptOptions): { program: string; args: string[]; env: NodeJS.ProcessEnv } {
+function command(
+  args: readonly string[],
+  options: ScriptOptions,
+): { program: string; args: string[]; env: NodeJS.ProcessEnv } {
   const env = { ...process.env, ...options.env };
-  if (options.asNobody) return { program: 'setpriv', args: ['--reuid=65534', '--regid=65534', '--clear-groups', 'bash', CLUSTER, ...args], env };
+  if (options.asNobody)
+    return {
+      program: 'setpriv',
+      args: ['--reuid=65534', '--regid=65534', '--clear-groups', 'bash', CLUSTER, ...args],
+      env,
+    };
   return { program: 'bash', args: [CLUSTER, ...args], env };
 }
 
 /** Runs `cluster.sh <args>` to its end (SIGKILL after `timeoutMs`, default 10 minutes). */
-export function clusterScript(args: readonly string[], options: ScriptOptions = {}): Promise<ScriptRun> {
+export function clusterScript(
+  args: readonly string[],
+  options: ScriptOptions = {},
+): Promise<ScriptRun> {
   const { program, args: argv, env } = command(args, options);
   const started = Date.now();
   const timeoutMs = options.timeoutMs ?? 600_000;
-  return runCommand(program, argv, { env, timeoutMs }).then((run) => ({ ...run, seconds: (Date.now() - started) / 1000 }));
+  return runCommand(program, argv, { env, timeoutMs }).then((run) => ({
+    ...run,
+    seconds: (Date.now() - started) / 1000,
+  }));
 }
 
 /** `cluster.sh <args>` that must succeed; logs how long it took. */
-export async function clusterScriptOk(args: readonly string[], options: ScriptOptions = {}): Promise<ScriptRun> {
+export async function clusterScriptOk(
+  args: readonly string[],
+  options: ScriptOptions = {},
+): Promise<ScriptRun> {
   const run = await clusterScript(args, options);
-  if (run.code !== 0) throw new Error(`cluster.sh ${args.join(' ')} exited ${run.code}:\n${run.stderr.trim().split('\n').slice(-20).join('\n')}`);
+  if (run.code !== 0)
+    throw new Error(
+      `cluster.sh ${args.join(' ')} exited ${run.code}:\n${run.stderr.trim().split('\n').slice(-20).join('\n')}`,
+    );
   process.stderr.write(`[e2e-harness] cluster.sh ${args.join(' ')}: ${run.seconds.toFixed(1)} s\n`);
   return run;
 }
@@ -85,7 +113,10 @@ export function recordedPid(name: string): number | undefined {
 function kubeletCgroupsMade(): boolean {
   const root = '/sys/fs/cgroup';
   const hierarchies = existsSync(root) ? readdirSync(root) : [];
-  return existsSync(join(root, 'konductor-node', 'kubepods')) || hierarchies.some((h) => existsSync(join(root, h, 'konductor-node', 'kubepods')));
+  return (
+    existsSync(join(root, 'konductor-node', 'kubepods')) ||
+    hierarchies.some((h) => existsSync(join(root, h, 'konductor-node', 'kubepods')))
+  );
 }
 
 /**
@@ -113,14 +144,27 @@ export async function crashUpMidway(): Promise<Map<string, number>> {
   try {
     await waitFor(
       () => {
-        if (exit !== undefined) throw new Error(`cluster.sh up ended (${exit}) before it was killed:\n${readFileSync(logFile, 'utf8')}`);
-        return ['kube-apiserver', 'containerd', 'kubelet'].every((name) => recordedPid(name) !== undefined) && kubeletCgroupsMade();
+        if (exit !== undefined)
+          throw new Error(
+            `cluster.sh up ended (${exit}) before it was killed:\n${readFileSync(logFile, 'utf8')}`,
+          );
+        return (
+          ['kube-apiserver', 'containerd', 'kubelet'].every(
+            (name) => recordedPid(name) !== undefined,
+          ) && kubeletCgroupsMade()
+        );
       },
-      { what: 'kube-apiserver, containerd and the kubelet (with its cgroups) started by cluster.sh up', timeoutMs: 240_000, intervalMs: 100 },
+      {
+        what: 'kube-apiserver, containerd and the kubelet (with its cgroups) started by cluster.sh up',
+        timeoutMs: 240_000,
+        intervalMs: 100,
+      },
     );
     child.kill('SIGKILL');
     await exited;
-    process.stderr.write(`[e2e-harness] cluster.sh up killed after ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+    process.stderr.write(
+      `[e2e-harness] cluster.sh up killed after ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+    );
   } finally {
     if (exit === undefined) child.kill('SIGKILL');
     rmSync(logDir, { recursive: true, force: true });
@@ -135,5 +179,9 @@ export async function crashUpMidway(): Promise<Map<string, number>> {
 
 /** kubectl against the node `up` started, as a user types it (`stdin` for `apply -f -`). */
 export function kubectl(args: readonly string[], stdin = ''): Promise<KubectlRun> {
-  return runProgram(resolveKubectl(), ['--kubeconfig', join(stateDir(), 'kubeconfig'), ...args], stdin);
+  return runProgram(
+    resolveKubectl(),
+    ['--kubeconfig', join(stateDir(), 'kubeconfig'), ...args],
+    stdin,
+  );
 }

@@ -15,7 +15,8 @@ export const REPO = fileURLToPath(new URL('../../..', import.meta.url));
 /** The local node the e2e global setup started. */
 export function localNode(): NodeCluster {
   const path = process.env.KONDUCTOR_E2E_KUBECONFIG;
-  if (!path) throw new Error('KONDUCTOR_E2E_KUBECONFIG is not set: run the e2e specs with npm run test:e2e');
+  if (!path)
+    throw new Error('KONDUCTOR_E2E_KUBECONFIG is not set: run the e2e specs with npm run test:e2e');
   return NodeCluster.attach(path);
 }
 
@@ -24,18 +25,24 @@ export function localNode(): NodeCluster {
  * command's own `--timeout` allows (a `delete --wait` of a namespace with finalizers takes tens of seconds).
  */
 export function kubectl(args: readonly string[], stdin = ''): Promise<KubectlRun> {
-  return runCommand(resolveKubectl(), ['--kubeconfig', localNode().kubeconfigPath, ...args], { stdin, timeoutMs: 300_000 });
+  return runCommand(resolveKubectl(), ['--kubeconfig', localNode().kubeconfigPath, ...args], {
+    stdin,
+    timeoutMs: 300_000,
+  });
 }
 
 /** kubectl that must succeed; returns its stdout. */
 export async function kubectlOk(args: readonly string[], stdin = ''): Promise<string> {
   const run = await kubectl(args, stdin);
-  if (run.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${run.code}: ${run.stderr.trim()}`);
+  if (run.code !== 0)
+    throw new Error(`kubectl ${args.join(' ')} exited ${run.code}: ${run.stderr.trim()}`);
   return run.stdout;
 }
 
 /** A JSON object read with kubectl, or undefined when it does not exist. */
-export async function getJson<T = Record<string, unknown>>(args: readonly string[]): Promise<T | undefined> {
+export async function getJson<T = Record<string, unknown>>(
+  args: readonly string[],
+): Promise<T | undefined> {
   const run = await kubectl(['get', ...args, '-o', 'json']);
   if (run.code !== 0) {
     if (/NotFound|not found/.test(run.stderr)) return undefined;
@@ -58,9 +65,17 @@ export async function deployOperator(timeoutSeconds = 60): Promise<number> {
  * refused ("no route to host": a Service without endpoints), failing any EtcdCluster write.
  */
 export async function rolledOut(timeoutSeconds = 60): Promise<void> {
-  await kubectlOk(['-n', 'konductor-system', 'rollout', 'status', 'deploy/konductor', `--timeout=${timeoutSeconds}s`]);
+  await kubectlOk([
+    '-n',
+    'konductor-system',
+    'rollout',
+    'status',
+    'deploy/konductor',
+    `--timeout=${timeoutSeconds}s`,
+  ]);
   // A server-side dry run goes through admission and stores nothing.
-  const probe = 'apiVersion: etcd.database.coreos.com/v1beta2\nkind: EtcdCluster\nmetadata:\n  name: webhook-probe\n  namespace: default\nspec:\n  size: 1\n';
+  const probe =
+    'apiVersion: etcd.database.coreos.com/v1beta2\nkind: EtcdCluster\nmetadata:\n  name: webhook-probe\n  namespace: default\nspec:\n  size: 1\n';
   let last = '';
   await waitFor(
     async () => {
@@ -68,7 +83,11 @@ export async function rolledOut(timeoutSeconds = 60): Promise<void> {
       last = run.stderr.trim();
       return run.code === 0;
     },
-    { what: "the operator's admission webhooks to answer a server-side dry run", timeoutMs: 60_000, intervalMs: 500 },
+    {
+      what: "the operator's admission webhooks to answer a server-side dry run",
+      timeoutMs: 60_000,
+      intervalMs: 500,
+    },
   ).catch((error: unknown) => {
     throw new Error(`${(error as Error).message}; last answer: ${last}`, { cause: error });
   });
@@ -87,9 +106,19 @@ export interface PodSummary {
 export async function operatorPods(): Promise<PodSummary[]> {
   type Pod = {
     metadata: { name: string; uid: string; deletionTimestamp?: string };
-    status?: { podIP?: string; conditions?: { type: string; status: string }[]; containerStatuses?: { restartCount: number }[] };
+    status?: {
+      podIP?: string;
+      conditions?: { type: string; status: string }[];
+      containerStatuses?: { restartCount: number }[];
+    };
   };
-  const list = await getJson<{ items: Pod[] }>(['pods', '-n', 'konductor-system', '-l', 'app.kubernetes.io/name=konductor']);
+  const list = await getJson<{ items: Pod[] }>([
+    'pods',
+    '-n',
+    'konductor-system',
+    '-l',
+    'app.kubernetes.io/name=konductor',
+  ]);
   return (list?.items ?? []).map((pod) => ({
     name: pod.metadata.name,
     uid: pod.metadata.uid,
@@ -102,7 +131,12 @@ export async function operatorPods(): Promise<PodSummary[]> {
 
 /** The holder of the operator's Lease. */
 export async function leaseHolder(): Promise<string | undefined> {
-  const lease = await getJson<{ spec?: { holderIdentity?: string } }>(['lease', '-n', 'konductor-system', 'konductor-leader']);
+  const lease = await getJson<{ spec?: { holderIdentity?: string } }>([
+    'lease',
+    '-n',
+    'konductor-system',
+    'konductor-leader',
+  ]);
   return lease?.spec?.holderIdentity;
 }
 

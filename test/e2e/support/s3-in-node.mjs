@@ -17,14 +17,27 @@ if (!address || !port || !bucket || !stopFile) {
   process.exit(2);
 }
 const directory = mkdtempSync(join(tmpdir(), 's3rver-node-'));
-const server = new S3rver({ address, port: Number(port), silent: true, directory, configureBuckets: [{ name: bucket }] });
+const server = new S3rver({
+  address,
+  port: Number(port),
+  silent: true,
+  directory,
+  configureBuckets: [{ name: bucket }],
+});
 try {
   await server.run();
   while (!existsSync(stopFile)) await sleep(200);
-  const client = new S3Client({ endpoint: `http://${address}:${port}`, forcePathStyle: true, region: 'us-east-1', credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
+  const client = new S3Client({
+    endpoint: `http://${address}:${port}`,
+    forcePathStyle: true,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+  });
   const listed = await client.send(new ListObjectsV2Command({ Bucket: bucket }));
   client.destroy();
-  process.stdout.write(`${JSON.stringify({ keys: (listed.Contents ?? []).map((o) => o.Key).sort() })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ keys: (listed.Contents ?? []).map((o) => o.Key).sort() })}\n`,
+  );
 } finally {
   await server.close().catch(() => undefined);
   rmSync(directory, { recursive: true, force: true });

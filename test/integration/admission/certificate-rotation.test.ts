@@ -1,6 +1,12 @@
 import { randomBytes, X509Certificate } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { AdmissionError, ApiClient, on, type AdmissionContext, type KubeObject } from '../../../src/framework/index.js';
+import {
+  AdmissionError,
+  ApiClient,
+  on,
+  type AdmissionContext,
+  type KubeObject,
+} from '../../../src/framework/index.js';
 import { runOperator, type TestOperator } from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { installWidgetCrd, WIDGET_API_VERSION, type Widget } from '../../support/widgets.js';
@@ -33,7 +39,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await running?.stop();
-  if (identity) await api.resource('admissionregistration.k8s.io/v1', 'validatingwebhookconfigurations').delete({ name: identity });
+  if (identity)
+    await api
+      .resource('admissionregistration.k8s.io/v1', 'validatingwebhookconfigurations')
+      .delete({ name: identity });
   api?.close();
 });
 
@@ -47,7 +56,11 @@ describe('webhook certificate rotation', () => {
       handlers: [Refuser],
       namespaces: [namespace],
       identity,
-      webhooks: { port: 0, url: 'https://127.0.0.1', certificates: { secretName, servingValidity: 9, caValidity: 18, pollInterval: 1 } },
+      webhooks: {
+        port: 0,
+        url: 'https://127.0.0.1',
+        certificates: { secretName, servingValidity: 9, caValidity: 18, pollInterval: 1 },
+      },
     });
     const widgets = api.resource<Widget>(WIDGET_API_VERSION, 'widgets');
     const secrets = api.resource<KubeObject & { data?: Record<string, string> }>('v1', 'secrets');
@@ -55,10 +68,14 @@ describe('webhook certificate rotation', () => {
     const authoritiesSeen = new Set<string>();
     const look = async (): Promise<void> => {
       const data = (await secrets.get({ namespace, name: secretName })).data ?? {};
-      const serving = new X509Certificate(Buffer.from(data['tls.crt'] ?? '', 'base64').toString('utf8'));
+      const serving = new X509Certificate(
+        Buffer.from(data['tls.crt'] ?? '', 'base64').toString('utf8'),
+      );
       servingSeen.add(serving.fingerprint256);
       const bundle = Buffer.from(data['ca.crt'] ?? '', 'base64').toString('utf8');
-      const authorities = (bundle.match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g) ?? []).map((pem) => new X509Certificate(pem));
+      const authorities = (
+        bundle.match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g) ?? []
+      ).map((pem) => new X509Certificate(pem));
       const signer = authorities.find((authority) => serving.verify(authority.publicKey));
       if (signer) authoritiesSeen.add(signer.fingerprint256);
     };
@@ -72,7 +89,15 @@ describe('webhook certificate rotation', () => {
       const size = i % 10 === 0 ? 10 : 1;
       calls.push(
         widgets
-          .create({ apiVersion: WIDGET_API_VERSION, kind: 'Widget', metadata: { namespace, name: `w-${i}` }, spec: { size } }, { dryRun: true })
+          .create(
+            {
+              apiVersion: WIDGET_API_VERSION,
+              kind: 'Widget',
+              metadata: { namespace, name: `w-${i}` },
+              spec: { size },
+            },
+            { dryRun: true },
+          )
           .then(
             () => (size > 9 ? failures.push(`w-${i}: admitted a refused object`) : admitted++),
             (error: unknown) => {
@@ -89,7 +114,9 @@ describe('webhook certificate rotation', () => {
     await Promise.all(calls);
 
     expect(failures).toEqual([]);
-    expect(admitted + refusedAsExpected).toBeGreaterThanOrEqual((DURATION_MS / 1000) * RATE_PER_S * 0.9);
+    expect(admitted + refusedAsExpected).toBeGreaterThanOrEqual(
+      (DURATION_MS / 1000) * RATE_PER_S * 0.9,
+    );
     // The test proves something only if certificates were replaced while it ran.
     expect(servingSeen.size).toBeGreaterThanOrEqual(3);
     expect(authoritiesSeen.size).toBeGreaterThanOrEqual(2);

@@ -2,7 +2,13 @@ import { X509Certificate } from 'node:crypto';
 import { createServer, get } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { ApiClient } from '../../../src/framework/index.js';
-import { CertificateStore, issueAuthority, issueServingCertificate, type CertificateBundle, type CertificateStoreOptions } from '../../../src/framework/runtime/index.js';
+import {
+  CertificateStore,
+  issueAuthority,
+  issueServingCertificate,
+  type CertificateBundle,
+  type CertificateStoreOptions,
+} from '../../../src/framework/runtime/index.js';
 import { splitPemCertificates } from '../../../src/framework/admission/certificates.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { LogCapture } from '../../support/log-capture.js';
@@ -36,29 +42,49 @@ afterEach(() => {
 
 afterAll(() => client.close());
 
-function store(secretName: string, options: Partial<CertificateStoreOptions> = {}): CertificateStore {
-  const created = new CertificateStore({ client, namespace, secretName, hosts: HOSTS, logger: new LogCapture().logger, ...options });
+function store(
+  secretName: string,
+  options: Partial<CertificateStoreOptions> = {},
+): CertificateStore {
+  const created = new CertificateStore({
+    client,
+    namespace,
+    secretName,
+    hosts: HOSTS,
+    logger: new LogCapture().logger,
+    ...options,
+  });
   stores.push(created);
   return created;
 }
 
 const secrets = () => client.resource<SecretObject>('v1', 'secrets');
 const readSecret = (name: string): Promise<SecretObject> => secrets().get({ namespace, name });
-const fingerprints = (bundle: string): string[] => splitPemCertificates(bundle).map((pem) => new X509Certificate(pem).fingerprint256);
-const signerOf = (bundle: CertificateBundle): string => splitPemCertificates(bundle.caBundle).map((pem) => new X509Certificate(pem)).find((ca) => new X509Certificate(bundle.cert).checkIssued(ca))!.fingerprint256;
+const fingerprints = (bundle: string): string[] =>
+  splitPemCertificates(bundle).map((pem) => new X509Certificate(pem).fingerprint256);
+const signerOf = (bundle: CertificateBundle): string =>
+  splitPemCertificates(bundle.caBundle)
+    .map((pem) => new X509Certificate(pem))
+    .find((ca) => new X509Certificate(bundle.cert).checkIssued(ca))!.fingerprint256;
 
 /** Serves `served` over HTTPS on 127.0.0.1 and makes one request trusting only `caBundle`: 'ok' or the client's error code. */
 async function handshake(served: { cert: string; key: string }, caBundle: string): Promise<string> {
-  const server = createServer({ cert: served.cert, key: served.key, minVersion: 'TLSv1.2' }, (_request, response) => response.end('ok'));
+  const server = createServer(
+    { cert: served.cert, key: served.key, minVersion: 'TLSv1.2' },
+    (_request, response) => response.end('ok'),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   try {
     const { port } = server.address() as AddressInfo;
     return await new Promise<string>((resolve) => {
-      const request = get({ host: '127.0.0.1', port, path: '/', ca: caBundle, agent: false }, (response) => {
-        let body = '';
-        response.on('data', (chunk: Buffer) => (body += chunk.toString()));
-        response.on('end', () => resolve(body));
-      });
+      const request = get(
+        { host: '127.0.0.1', port, path: '/', ca: caBundle, agent: false },
+        (response) => {
+          let body = '';
+          response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+          response.on('end', () => resolve(body));
+        },
+      );
       request.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
     });
   } finally {
@@ -72,7 +98,13 @@ describe('ensure', () => {
     const secret = await readSecret('first');
 
     expect(secret.type).toBe('kubernetes.io/tls');
-    expect(Object.keys(secret.data ?? {}).sort()).toEqual(['ca-signer.crt', 'ca-signer.key', 'ca.crt', 'tls.crt', 'tls.key']);
+    expect(Object.keys(secret.data ?? {}).sort()).toEqual([
+      'ca-signer.crt',
+      'ca-signer.key',
+      'ca.crt',
+      'tls.crt',
+      'tls.key',
+    ]);
     expect(Buffer.from(secret.data!['tls.crt']!, 'base64').toString()).toBe(bundle.cert);
     expect(Buffer.from(secret.data!['ca.crt']!, 'base64').toString()).toBe(bundle.caBundle);
     expect(fingerprints(bundle.caBundle)).toHaveLength(1);
@@ -99,19 +131,39 @@ describe('ensure', () => {
 
   test('a Secret holding garbage is replaced, with a warning naming it', async () => {
     const garbage = Buffer.from('not a certificate').toString('base64');
-    await secrets().create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'garbage', namespace }, type: 'kubernetes.io/tls', data: { 'tls.crt': garbage, 'tls.key': garbage, 'ca.crt': garbage, 'ca-signer.crt': garbage, 'ca-signer.key': garbage } });
+    await secrets().create({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'garbage', namespace },
+      type: 'kubernetes.io/tls',
+      data: {
+        'tls.crt': garbage,
+        'tls.key': garbage,
+        'ca.crt': garbage,
+        'ca-signer.crt': garbage,
+        'ca-signer.key': garbage,
+      },
+    });
     const logs = new LogCapture();
 
     const bundle = await store('garbage', { logger: logs.logger }).ensure();
 
     expect(await handshake(bundle, bundle.caBundle)).toBe('ok');
-    expect(logs.atLeast('warn').map((line) => line.msg)).toEqual([expect.stringContaining(`Secret ${namespace}/garbage holds unusable contents`)]);
+    expect(logs.atLeast('warn').map((line) => line.msg)).toEqual([
+      expect.stringContaining(`Secret ${namespace}/garbage holds unusable contents`),
+    ]);
   });
 
   test('a serving key that does not belong to its certificate is replaced', async () => {
     const first = await store('mismatch').ensure();
-    const stranger = await issueServingCertificate(await issueAuthority({ commonName: 'x', now: Date.now(), validityMs: 3_600_000 }), { hosts: HOSTS, now: Date.now(), validityMs: 3_600_000 });
-    await secrets().patch({ namespace, name: 'mismatch' }, { data: { 'tls.key': Buffer.from(stranger.key).toString('base64') } });
+    const stranger = await issueServingCertificate(
+      await issueAuthority({ commonName: 'x', now: Date.now(), validityMs: 3_600_000 }),
+      { hosts: HOSTS, now: Date.now(), validityMs: 3_600_000 },
+    );
+    await secrets().patch(
+      { namespace, name: 'mismatch' },
+      { data: { 'tls.key': Buffer.from(stranger.key).toString('base64') } },
+    );
 
     const repaired = await store('mismatch').ensure();
 
@@ -123,16 +175,27 @@ describe('ensure', () => {
   test('an unreadable certificate added to ca.crt is removed again, keeping the serving certificate', async () => {
     const first = await store('extra').ensure();
     const tampered = `${first.caBundle}-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n`;
-    await secrets().patch({ namespace, name: 'extra' }, { data: { 'ca.crt': Buffer.from(tampered).toString('base64') } });
+    await secrets().patch(
+      { namespace, name: 'extra' },
+      { data: { 'ca.crt': Buffer.from(tampered).toString('base64') } },
+    );
 
     const repaired = await store('extra').ensure();
 
     expect(repaired).toEqual(first);
-    expect(Buffer.from((await readSecret('extra')).data!['ca.crt']!, 'base64').toString()).toBe(first.caBundle);
+    expect(Buffer.from((await readSecret('extra')).data!['ca.crt']!, 'base64').toString()).toBe(
+      first.caBundle,
+    );
   });
 
   test('a Secret of another type is replaced by a kubernetes.io/tls one', async () => {
-    await secrets().create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'opaque', namespace }, type: 'Opaque', data: { unrelated: 'eA==' } });
+    await secrets().create({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'opaque', namespace },
+      type: 'Opaque',
+      data: { unrelated: 'eA==' },
+    });
 
     const bundle = await store('opaque').ensure();
 
@@ -143,7 +206,12 @@ describe('ensure', () => {
 
 describe('rotation', () => {
   test('renews the serving certificate and rotates the CA: bundle [old, new] → serving switched → old dropped, never failing a handshake', async () => {
-    const options = { caValidityMs: 24_000, servingValidityMs: 9_000, overlapMs: 3_000, pollIntervalMs: 500 };
+    const options = {
+      caValidityMs: 24_000,
+      servingValidityMs: 9_000,
+      overlapMs: 3_000,
+      pollIntervalMs: 500,
+    };
     const delivered: CertificateBundle[] = [];
     const failures: string[] = [];
     const replica = store('rotating', options);
@@ -157,7 +225,11 @@ describe('rotation', () => {
       delivered.push(bundle);
       // Both orders of a rollout: a server still on the old certificate with the new bundle published,
       // and a server already on the new certificate while the old bundle is still published.
-      for (const [served, trusted] of [[bundle, bundle.caBundle], [previous, bundle.caBundle], [bundle, previous.caBundle]] as const) {
+      for (const [served, trusted] of [
+        [bundle, bundle.caBundle],
+        [previous, bundle.caBundle],
+        [bundle, previous.caBundle],
+      ] as const) {
         const answer = await handshake(served, trusted);
         if (answer !== 'ok') failures.push(`step ${delivered.length - 1}: ${answer}`);
       }
@@ -167,11 +239,21 @@ describe('rotation', () => {
     });
 
     const initialCa = fingerprints(initial.caBundle)[0]!;
-    await waitFor(() => delivered.some((bundle) => !fingerprints(bundle.caBundle).includes(initialCa)), { what: 'the first CA to leave the bundle', timeoutMs: 40_000 });
+    await waitFor(
+      () => delivered.some((bundle) => !fingerprints(bundle.caBundle).includes(initialCa)),
+      { what: 'the first CA to leave the bundle', timeoutMs: 40_000 },
+    );
 
-    const shapes = delivered.map((bundle) => ({ cas: fingerprints(bundle.caBundle), signer: signerOf(bundle) }));
-    const staged = shapes.findIndex((shape) => shape.cas.length === 2 && shape.signer === initialCa);
-    const switched = shapes.findIndex((shape) => shape.cas.length === 2 && shape.signer !== initialCa);
+    const shapes = delivered.map((bundle) => ({
+      cas: fingerprints(bundle.caBundle),
+      signer: signerOf(bundle),
+    }));
+    const staged = shapes.findIndex(
+      (shape) => shape.cas.length === 2 && shape.signer === initialCa,
+    );
+    const switched = shapes.findIndex(
+      (shape) => shape.cas.length === 2 && shape.signer !== initialCa,
+    );
     const dropped = shapes.findIndex((shape) => !shape.cas.includes(initialCa));
     expect(shapes.slice(0, staged).every((shape) => shape.cas.length === 1)).toBe(true);
     expect(staged).toBeGreaterThan(1); // the serving certificate was renewed under the first CA before
@@ -179,6 +261,8 @@ describe('rotation', () => {
     expect(dropped).toBeGreaterThan(switched);
     expect(shapes[dropped]!.cas).toEqual([shapes[switched]!.signer]);
     expect(failures).toEqual([]);
-    await waitFor(() => otherLatest.caBundle === delivered[delivered.length - 1]!.caBundle, { what: 'the other replica to pick up the rotation' });
+    await waitFor(() => otherLatest.caBundle === delivered[delivered.length - 1]!.caBundle, {
+      what: 'the other replica to pick up the rotation',
+    });
   });
 });

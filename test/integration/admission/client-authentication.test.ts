@@ -1,9 +1,25 @@
 import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { AdmissionError, ApiClient, on, type AdmissionContext } from '../../../src/framework/index.js';
+import {
+  AdmissionError,
+  ApiClient,
+  on,
+  type AdmissionContext,
+} from '../../../src/framework/index.js';
 import { runOperator, waitFor, type TestOperator } from '../../../src/testing/index.js';
-import { sharedKubeConfig, sharedWebhookClientCA, statusOf, uniqueNamespace } from '../../support/cluster.js';
-import { installWidgetCrd, WIDGET_API_VERSION, widgetIds, Widgets, type Widget } from '../../support/widgets.js';
+import {
+  sharedKubeConfig,
+  sharedWebhookClientCA,
+  statusOf,
+  uniqueNamespace,
+} from '../../support/cluster.js';
+import {
+  installWidgetCrd,
+  WIDGET_API_VERSION,
+  widgetIds,
+  Widgets,
+  type Widget,
+} from '../../support/widgets.js';
 import { admissionReview, send } from '../../support/webhook-requests.js';
 
 /**
@@ -14,7 +30,8 @@ import { admissionReview, send } from '../../support/webhook-requests.js';
 class SizeAdmission {
   @on.validate(WIDGET_API_VERSION, 'widgets', { id: 'size' })
   size({ spec }: AdmissionContext<Widget>): void {
-    if ((spec.size ?? 0) > 9) throw new AdmissionError('spec.size must be at most 9', { code: 422 });
+    if ((spec.size ?? 0) > 9)
+      throw new AdmissionError('spec.size must be at most 9', { code: 422 });
   }
 }
 
@@ -32,13 +49,21 @@ beforeAll(async () => {
 afterAll(async () => {
   await operator?.stop();
   // Cluster-scoped: leave no webhook behind for the files that share this control plane.
-  await api.resource('admissionregistration.k8s.io/v1', 'validatingwebhookconfigurations').delete({ name: identity });
+  await api
+    .resource('admissionregistration.k8s.io/v1', 'validatingwebhookconfigurations')
+    .delete({ name: identity });
   api.close();
 });
 
 test('with the API server’s client CA, creates through the API server reach the handler and a caller without a certificate is refused 403', async () => {
   const namespace = await uniqueNamespace(kc, 'adm-auth');
-  operator = await runOperator({ kubeConfig: kc, handlers: [new SizeAdmission()], namespaces: [namespace], identity, webhooks: { port: 0, url: 'https://127.0.0.1', clientCA: sharedWebhookClientCA() } });
+  operator = await runOperator({
+    kubeConfig: kc,
+    handlers: [new SizeAdmission()],
+    namespaces: [namespace],
+    identity,
+    webhooks: { port: 0, url: 'https://127.0.0.1', clientCA: sharedWebhookClientCA() },
+  });
   const widgets = new Widgets(kc, namespace);
 
   // The handler's own message, not "failed calling webhook": the API server's certificate was accepted.
@@ -53,13 +78,32 @@ test('with the API server’s client CA, creates through the API server reach th
     },
     { what: `the API server to call the new webhook (last answer: ${refusal})` },
   );
-  await expect(widgets.create('small', { size: 1 })).resolves.toMatchObject({ metadata: { name: 'small' } });
+  await expect(widgets.create('small', { size: 1 })).resolves.toMatchObject({
+    metadata: { name: 'small' },
+  });
 
-  const configuration = await api.resource('admissionregistration.k8s.io/v1', 'validatingwebhookconfigurations').get({ name: identity });
-  const url = new URL((configuration as { webhooks: Array<{ clientConfig: { url: string } }> }).webhooks[0]!.clientConfig.url);
-  const review = admissionReview({ apiVersion: WIDGET_API_VERSION, kind: 'Widget', metadata: { name: 'w', namespace }, spec: { size: 1 } }) as { request: Record<string, unknown> };
+  const configuration = await api
+    .resource('admissionregistration.k8s.io/v1', 'validatingwebhookconfigurations')
+    .get({ name: identity });
+  const url = new URL(
+    (configuration as { webhooks: Array<{ clientConfig: { url: string } }> }).webhooks[0]!
+      .clientConfig.url,
+  );
+  const review = admissionReview({
+    apiVersion: WIDGET_API_VERSION,
+    kind: 'Widget',
+    metadata: { name: 'w', namespace },
+    spec: { size: 1 },
+  }) as { request: Record<string, unknown> };
   // A review the handler would answer: only the missing certificate refuses it.
-  Object.assign(review.request, { kind: { group: widgetIds.group, version: widgetIds.version, kind: 'Widget' }, resource: { group: widgetIds.group, version: widgetIds.version, resource: widgetIds.plural }, namespace });
+  Object.assign(review.request, {
+    kind: { group: widgetIds.group, version: widgetIds.version, kind: 'Widget' },
+    resource: { group: widgetIds.group, version: widgetIds.version, resource: widgetIds.plural },
+    namespace,
+  });
   const direct = await send(Number(url.port), url.pathname, review, { ca: [], insecure: true });
-  expect([direct.status, direct.body.trim()]).toEqual([403, 'admission reviews are accepted only from a caller with a client certificate signed by the webhook client CA']);
+  expect([direct.status, direct.body.trim()]).toEqual([
+    403,
+    'admission reviews are accepted only from a caller with a client certificate signed by the webhook client CA',
+  ]);
 });

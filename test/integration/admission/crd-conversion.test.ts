@@ -1,7 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { ApiClient, on, PermanentError, type ConversionContext, type KubeObject } from '../../../src/framework/index.js';
-import { installCrds, runOperator, waitFor, type TestOperator } from '../../../src/testing/index.js';
+import {
+  ApiClient,
+  on,
+  PermanentError,
+  type ConversionContext,
+  type KubeObject,
+} from '../../../src/framework/index.js';
+import {
+  installCrds,
+  runOperator,
+  waitFor,
+  type TestOperator,
+} from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 
 /**
@@ -12,7 +23,9 @@ import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 const GROUP = 'convert.konductor.dev';
 
 function schema(spec: Record<string, unknown>): Record<string, unknown> {
-  return { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: spec } } } };
+  return {
+    openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: spec } } },
+  };
 }
 const crd = {
   apiVersion: 'apiextensions.k8s.io/v1',
@@ -24,7 +37,14 @@ const crd = {
     names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' },
     versions: [
       { name: 'v1', served: true, storage: true, schema: schema({ size: { type: 'integer' } }) },
-      { name: 'v2', served: true, storage: false, schema: schema({ dimensions: { type: 'object', properties: { size: { type: 'integer' } } } }) },
+      {
+        name: 'v2',
+        served: true,
+        storage: false,
+        schema: schema({
+          dimensions: { type: 'object', properties: { size: { type: 'integer' } } },
+        }),
+      },
     ],
   },
 };
@@ -35,8 +55,10 @@ class GadgetVersions {
   @on.convert(GROUP, 'gadgets')
   convert({ object, toVersion }: ConversionContext): KubeObject {
     const gadget = object as Gadget;
-    if (toVersion === `${GROUP}/v2`) return { ...gadget, spec: { dimensions: { size: gadget.spec.size } } };
-    if (toVersion === `${GROUP}/v1`) return { ...gadget, spec: { size: gadget.spec.dimensions?.size } };
+    if (toVersion === `${GROUP}/v2`)
+      return { ...gadget, spec: { dimensions: { size: gadget.spec.size } } };
+    if (toVersion === `${GROUP}/v1`)
+      return { ...gadget, spec: { size: gadget.spec.dimensions?.size } };
     throw new PermanentError(`no conversion to ${toVersion}`);
   }
 }
@@ -53,7 +75,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await running?.stop();
-  await api.resource('apiextensions.k8s.io/v1', 'customresourcedefinitions').delete({ name: `gadgets.${GROUP}` });
+  await api
+    .resource('apiextensions.k8s.io/v1', 'customresourcedefinitions')
+    .delete({ name: `gadgets.${GROUP}` });
   api?.close();
 });
 
@@ -61,7 +85,13 @@ describe('conversion webhooks', () => {
   test('objects of a two-version CRD round-trip through the conversion handler', async () => {
     const namespace = await uniqueNamespace(kc, 'convert');
     const identity = `cnv-${randomBytes(4).toString('hex')}.konductor.dev`;
-    running = await runOperator({ kubeConfig: kc, handlers: [GadgetVersions], namespaces: [namespace], identity, webhooks: { port: 0, url: 'https://127.0.0.1' } });
+    running = await runOperator({
+      kubeConfig: kc,
+      handlers: [GadgetVersions],
+      namespaces: [namespace],
+      identity,
+      webhooks: { port: 0, url: 'https://127.0.0.1' },
+    });
     const v1 = api.resource<Gadget>(`${GROUP}/v1`, 'gadgets');
     const v2 = api.resource<Gadget>(`${GROUP}/v2`, 'gadgets');
 
@@ -71,14 +101,26 @@ describe('conversion webhooks', () => {
     await waitFor(
       async () => {
         const name = `probe-${probes++}`;
-        await v2.create({ apiVersion: `${GROUP}/v2`, kind: 'Gadget', metadata: { namespace, name }, spec: { dimensions: { size: 1 } } }).catch(() => undefined);
+        await v2
+          .create({
+            apiVersion: `${GROUP}/v2`,
+            kind: 'Gadget',
+            metadata: { namespace, name },
+            spec: { dimensions: { size: 1 } },
+          })
+          .catch(() => undefined);
         const stored = await v1.find({ namespace, name }).catch(() => undefined);
         return stored?.spec.size === 1;
       },
       { what: 'the API server to convert Gadgets through the webhook' },
     );
 
-    const created = await v2.create({ apiVersion: `${GROUP}/v2`, kind: 'Gadget', metadata: { namespace, name: 'g' }, spec: { dimensions: { size: 3 } } });
+    const created = await v2.create({
+      apiVersion: `${GROUP}/v2`,
+      kind: 'Gadget',
+      metadata: { namespace, name: 'g' },
+      spec: { dimensions: { size: 3 } },
+    });
 
     expect(created.spec).toEqual({ dimensions: { size: 3 } });
     expect((await v1.get({ namespace, name: 'g' })).spec).toEqual({ size: 3 });

@@ -1,10 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { AdmissionError, ApiClient, on, type AdmissionContext, type MutationContext } from '../../../src/framework/index.js';
+import {
+  AdmissionError,
+  ApiClient,
+  on,
+  type AdmissionContext,
+  type MutationContext,
+} from '../../../src/framework/index.js';
 import { runOperator, waitFor, type TestOperator } from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { kubectlApply } from '../../support/kubectl.js';
-import { installWidgetCrd, readWidget, WIDGET_API_VERSION, type Widget } from '../../support/widgets.js';
+import {
+  installWidgetCrd,
+  readWidget,
+  WIDGET_API_VERSION,
+  type Widget,
+} from '../../support/widgets.js';
 
 /**
  * Admission webhooks as a user meets them: `kubectl apply` goes to the real API server, which calls
@@ -23,7 +34,8 @@ class WidgetAdmission {
   @on.validate(WIDGET_API_VERSION, 'widgets', { id: 'size' })
   size({ spec, operation, dryRun, userInfo }: AdmissionContext<Widget>): string[] {
     this.seen.push({ operation, dryRun, username: userInfo.username });
-    if ((spec.size ?? 0) > 9) throw new AdmissionError('spec.size must be at most 9', { code: 422 });
+    if ((spec.size ?? 0) > 9)
+      throw new AdmissionError('spec.size must be at most 9', { code: 422 });
     return (spec.size ?? 0) > 5 ? ['spec.size above 5 is slow'] : [];
   }
 
@@ -66,7 +78,13 @@ afterAll(async () => {
 async function startWebhooks(namespace: string, handlers: object[]): Promise<TestOperator> {
   const identity = `adm-${randomBytes(4).toString('hex')}.konductor.dev`;
   identities.push(identity);
-  const operator = await runOperator({ kubeConfig: kc, handlers, namespaces: [namespace], identity, webhooks: { port: 0, url: 'https://127.0.0.1' } });
+  const operator = await runOperator({
+    kubeConfig: kc,
+    handlers,
+    namespaces: [namespace],
+    identity,
+    webhooks: { port: 0, url: 'https://127.0.0.1' },
+  });
   running.push(operator);
   return operator;
 }
@@ -77,15 +95,22 @@ function widget(namespace: string, name: string, spec: Widget['spec']): Widget {
 
 /** The API server picks up a new configuration shortly after it is written: wait until a refused object is refused. */
 async function refusing(namespace: string): Promise<void> {
-  await waitFor(async () => (await kubectlApply(widget(namespace, 'probe', { size: 10 }), ['--dry-run=server'])).code !== 0, {
-    what: 'the API server to call the new webhook',
-  });
+  await waitFor(
+    async () =>
+      (await kubectlApply(widget(namespace, 'probe', { size: 10 }), ['--dry-run=server'])).code !==
+      0,
+    {
+      what: 'the API server to call the new webhook',
+    },
+  );
 }
 
 describe('admission webhooks through the real API server', () => {
   test('an operator with webhooks but no way for the API server to reach them refuses to start, saying what to set', async () => {
     const namespace = await uniqueNamespace(kc, 'adm-unreachable');
-    await expect(runOperator({ kubeConfig: kc, handlers: [new WidgetAdmission()], namespaces: [namespace] })).rejects.toThrow(/--webhook-service .* --webhook-url/);
+    await expect(
+      runOperator({ kubeConfig: kc, handlers: [new WidgetAdmission()], namespaces: [namespace] }),
+    ).rejects.toThrow(/--webhook-service .* --webhook-url/);
   });
 
   test('kubectl apply of a refused object fails with the handler message', async () => {
@@ -122,7 +147,9 @@ describe('admission webhooks through the real API server', () => {
     const run = await kubectlApply(widget(namespace, 'trial', { size: 1 }), ['--dry-run=server']);
 
     expect(run.code).toBe(0);
-    expect(handlers.seen).toEqual([{ operation: 'CREATE', dryRun: true, username: expect.any(String) }]);
+    expect(handlers.seen).toEqual([
+      { operation: 'CREATE', dryRun: true, username: expect.any(String) },
+    ]);
     expect(await readWidget(namespace, 'trial')).toBeUndefined();
   });
 

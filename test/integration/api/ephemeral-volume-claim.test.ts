@@ -1,6 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, StorageV1Api, type KubeConfig, type V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  StorageV1Api,
+  type KubeConfig,
+  type V1PersistentVolumeClaim,
+} from '@kubernetes/client-node';
 import { installCrds, readCrds, TestControlPlane } from '../../../src/testing/index.js';
 import { statusOf, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
@@ -10,7 +18,9 @@ import { SyncedVolumeClaims } from '../../fixtures/ephemeral-volume-claim/synced
 
 // Kopf's tutorial operator, translated: the acceptance fixture of the typed client and adopt().
 // Deleting the child is garbage collection's job, so this runs on a plane with the controller manager.
-const crd = fileURLToPath(new URL('../../fixtures/ephemeral-volume-claim/crd.yaml', import.meta.url));
+const crd = fileURLToPath(
+  new URL('../../fixtures/ephemeral-volume-claim/crd.yaml', import.meta.url),
+);
 const evcIds = { group: 'kopf.dev', version: 'v1', plural: 'ephemeralvolumeclaims' } as const;
 
 let plane: TestControlPlane;
@@ -39,7 +49,10 @@ afterAll(async () => {
   await plane?.stop();
 });
 
-async function findPvc(namespace: string, name: string): Promise<V1PersistentVolumeClaim | undefined> {
+async function findPvc(
+  namespace: string,
+  name: string,
+): Promise<V1PersistentVolumeClaim | undefined> {
   try {
     return await core.readNamespacedPersistentVolumeClaim({ namespace, name });
   } catch (error) {
@@ -48,8 +61,22 @@ async function findPvc(namespace: string, name: string): Promise<V1PersistentVol
   }
 }
 
-function createEvc(namespace: string, name: string, size: string, labels: Record<string, string> = {}): Promise<unknown> {
-  return custom.createNamespacedCustomObject({ ...evcIds, namespace, body: { apiVersion: 'kopf.dev/v1', kind: 'EphemeralVolumeClaim', metadata: { name, labels }, spec: { size } } });
+function createEvc(
+  namespace: string,
+  name: string,
+  size: string,
+  labels: Record<string, string> = {},
+): Promise<unknown> {
+  return custom.createNamespacedCustomObject({
+    ...evcIds,
+    namespace,
+    body: {
+      apiVersion: 'kopf.dev/v1',
+      kind: 'EphemeralVolumeClaim',
+      metadata: { name, labels },
+      spec: { size },
+    },
+  });
 }
 
 describe("Kopf's EphemeralVolumeClaim operator", () => {
@@ -59,11 +86,24 @@ describe("Kopf's EphemeralVolumeClaim operator", () => {
 
     await createEvc(namespace, 'my-claim', '1G', { application: 'demo' });
 
-    const pvc = await waitFor(() => findPvc(namespace, 'my-claim'), { what: 'the PVC of my-claim' });
-    const evc = (await custom.getNamespacedCustomObject({ ...evcIds, namespace, name: 'my-claim' })) as { metadata: { uid: string } };
+    const pvc = await waitFor(() => findPvc(namespace, 'my-claim'), {
+      what: 'the PVC of my-claim',
+    });
+    const evc = (await custom.getNamespacedCustomObject({
+      ...evcIds,
+      namespace,
+      name: 'my-claim',
+    })) as { metadata: { uid: string } };
     expect(pvc!.spec?.resources?.requests?.storage).toBe('1G');
     expect(pvc!.metadata?.ownerReferences).toEqual([
-      { apiVersion: 'kopf.dev/v1', kind: 'EphemeralVolumeClaim', name: 'my-claim', uid: evc.metadata.uid, controller: true, blockOwnerDeletion: true },
+      {
+        apiVersion: 'kopf.dev/v1',
+        kind: 'EphemeralVolumeClaim',
+        name: 'my-claim',
+        uid: evc.metadata.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
     ]);
     expect(pvc!.metadata?.labels).toEqual({ application: 'demo' });
   });
@@ -72,14 +112,33 @@ describe("Kopf's EphemeralVolumeClaim operator", () => {
     const namespace = await uniqueNamespace(kc, 'evc-labels');
     running = await startOperator(kc, namespace, [EphemeralVolumeClaims]);
     await createEvc(namespace, 'my-claim', '1G', { application: 'demo', stale: 'yes' });
-    await waitFor(async () => (await custom.getNamespacedCustomObject({ ...evcIds, namespace, name: 'my-claim' }) as { status?: { createFn?: unknown } }).status?.createFn, { what: 'the pvc-name in status' });
+    await waitFor(
+      async () =>
+        (
+          (await custom.getNamespacedCustomObject({ ...evcIds, namespace, name: 'my-claim' })) as {
+            status?: { createFn?: unknown };
+          }
+        ).status?.createFn,
+      { what: 'the pvc-name in status' },
+    );
 
-    await custom.patchNamespacedCustomObject({ ...evcIds, namespace, name: 'my-claim', body: { metadata: { labels: { application: 'some-app', owner: 'me', stale: null } } } }, mergePatch());
+    await custom.patchNamespacedCustomObject(
+      {
+        ...evcIds,
+        namespace,
+        name: 'my-claim',
+        body: { metadata: { labels: { application: 'some-app', owner: 'me', stale: null } } },
+      },
+      mergePatch(),
+    );
 
-    const pvc = await waitFor(async () => {
-      const current = await findPvc(namespace, 'my-claim');
-      return current?.metadata?.labels?.owner === 'me' ? current : undefined;
-    }, { what: 'the PVC relabelled' });
+    const pvc = await waitFor(
+      async () => {
+        const current = await findPvc(namespace, 'my-claim');
+        return current?.metadata?.labels?.owner === 'me' ? current : undefined;
+      },
+      { what: 'the PVC relabelled' },
+    );
     expect(pvc!.metadata?.labels).toEqual({ application: 'some-app', owner: 'me' });
   });
 
@@ -92,7 +151,10 @@ describe("Kopf's EphemeralVolumeClaim operator", () => {
     await custom.deleteNamespacedCustomObject({ ...evcIds, namespace, name: 'my-claim' });
 
     // The garbage collector learns of a new CRD at its next discovery resync (every 30 s), hence the wait.
-    await waitFor(async () => (await findPvc(namespace, 'my-claim')) === undefined, { what: 'the PVC to be collected', timeoutMs: 90_000 });
+    await waitFor(async () => (await findPvc(namespace, 'my-claim')) === undefined, {
+      what: 'the PVC to be collected',
+      timeoutMs: 90_000,
+    });
   }, 120_000);
 });
 
@@ -101,45 +163,103 @@ describe("Kopf's EphemeralVolumeClaim operator, synced, as one reconcile", () =>
   async function standardVolume(name: string): Promise<void> {
     const storage = kc.makeApiClient(StorageV1Api);
     try {
-      await storage.createStorageClass({ body: { metadata: { name: 'standard' }, provisioner: 'kubernetes.io/no-provisioner', allowVolumeExpansion: true } });
+      await storage.createStorageClass({
+        body: {
+          metadata: { name: 'standard' },
+          provisioner: 'kubernetes.io/no-provisioner',
+          allowVolumeExpansion: true,
+        },
+      });
     } catch (error) {
       if (statusOf(error) !== 409) throw error;
     }
     await core.createPersistentVolume({
-      body: { metadata: { name }, spec: { storageClassName: 'standard', capacity: { storage: '5Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: `/tmp/konductor-${name}` } } },
+      body: {
+        metadata: { name },
+        spec: {
+          storageClassName: 'standard',
+          capacity: { storage: '5Gi' },
+          accessModes: ['ReadWriteOnce'],
+          hostPath: { path: `/tmp/konductor-${name}` },
+        },
+      },
     });
   }
 
-  async function evcStatus(namespace: string, name: string): Promise<{ phase?: string; conditions?: { type: string; status: string }[] } | undefined> {
-    return ((await custom.getNamespacedCustomObject({ ...evcIds, namespace, name })) as { status?: { phase?: string } }).status;
+  async function evcStatus(
+    namespace: string,
+    name: string,
+  ): Promise<{ phase?: string; conditions?: { type: string; status: string }[] } | undefined> {
+    return (
+      (await custom.getNamespacedCustomObject({ ...evcIds, namespace, name })) as {
+        status?: { phase?: string };
+      }
+    ).status;
   }
 
   test('the PVC follows the size and labels, comes back when deleted, and its phase is mirrored', async () => {
     const namespace = await uniqueNamespace(kc, 'evc-synced');
     running = await startOperator(kc, namespace, [SyncedVolumeClaims]);
     await createEvc(namespace, 'my-claim', '1G', { application: 'demo', stale: 'yes' });
-    const created = await waitFor(() => findPvc(namespace, 'my-claim'), { what: 'the PVC of my-claim' });
-    expect(created!.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'EphemeralVolumeClaim', name: 'my-claim', controller: true });
-    expect(await waitFor(async () => (await evcStatus(namespace, 'my-claim'))?.phase, { what: 'the phase mirrored' })).toBe('Pending');
+    const created = await waitFor(() => findPvc(namespace, 'my-claim'), {
+      what: 'the PVC of my-claim',
+    });
+    expect(created!.metadata?.ownerReferences?.[0]).toMatchObject({
+      kind: 'EphemeralVolumeClaim',
+      name: 'my-claim',
+      controller: true,
+    });
+    expect(
+      await waitFor(async () => (await evcStatus(namespace, 'my-claim'))?.phase, {
+        what: 'the phase mirrored',
+      }),
+    ).toBe('Pending');
 
     await standardVolume(`${namespace}-pv`);
-    await waitFor(async () => (await evcStatus(namespace, 'my-claim'))?.phase === 'Bound', { what: 'the Bound phase mirrored', timeoutMs: 60_000 });
-    await custom.patchNamespacedCustomObject({ ...evcIds, namespace, name: 'my-claim', body: { metadata: { labels: { owner: 'me', stale: null } }, spec: { size: '2G' } } }, mergePatch());
-    const followed = await waitFor(async () => {
-      const pvc = await findPvc(namespace, 'my-claim');
-      return pvc?.spec?.resources?.requests?.storage === '2G' && pvc.metadata?.labels?.owner === 'me' ? pvc : undefined;
-    }, { what: 'the PVC resized and relabelled' });
+    await waitFor(async () => (await evcStatus(namespace, 'my-claim'))?.phase === 'Bound', {
+      what: 'the Bound phase mirrored',
+      timeoutMs: 60_000,
+    });
+    await custom.patchNamespacedCustomObject(
+      {
+        ...evcIds,
+        namespace,
+        name: 'my-claim',
+        body: { metadata: { labels: { owner: 'me', stale: null } }, spec: { size: '2G' } },
+      },
+      mergePatch(),
+    );
+    const followed = await waitFor(
+      async () => {
+        const pvc = await findPvc(namespace, 'my-claim');
+        return pvc?.spec?.resources?.requests?.storage === '2G' &&
+          pvc.metadata?.labels?.owner === 'me'
+          ? pvc
+          : undefined;
+      },
+      { what: 'the PVC resized and relabelled' },
+    );
     expect(followed!.metadata?.labels).toEqual({ application: 'demo', owner: 'me' });
 
     await core.deleteNamespacedPersistentVolumeClaim({ namespace, name: 'my-claim' });
-    await waitFor(async () => {
-      const pvc = await findPvc(namespace, 'my-claim');
-      return pvc !== undefined && pvc.metadata?.uid !== followed!.metadata?.uid && pvc.metadata?.deletionTimestamp === undefined;
-    }, { what: 'the deleted PVC put back', timeoutMs: 60_000 });
+    await waitFor(
+      async () => {
+        const pvc = await findPvc(namespace, 'my-claim');
+        return (
+          pvc !== undefined &&
+          pvc.metadata?.uid !== followed!.metadata?.uid &&
+          pvc.metadata?.deletionTimestamp === undefined
+        );
+      },
+      { what: 'the deleted PVC put back', timeoutMs: 60_000 },
+    );
   }, 120_000);
 
   test('the operator is at most 35 code lines, with one import and no hand-written Kubernetes type', () => {
-    const source = readFileSync(fileURLToPath(new URL('../../fixtures/ephemeral-volume-claim/synced.ts', import.meta.url)), 'utf8');
+    const source = readFileSync(
+      fileURLToPath(new URL('../../fixtures/ephemeral-volume-claim/synced.ts', import.meta.url)),
+      'utf8',
+    );
     const code = source
       .replace(/\/\*[\s\S]*?\*\//g, '')
       .split('\n')

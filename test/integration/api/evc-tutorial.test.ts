@@ -1,7 +1,15 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, StorageV1Api, type KubeConfig, type V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  StorageV1Api,
+  type KubeConfig,
+  type V1PersistentVolumeClaim,
+} from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { installCrds, readCrds, TestControlPlane } from '../../../src/testing/index.js';
 import { statusOf, uniqueNamespace } from '../../support/cluster.js';
@@ -36,7 +44,13 @@ beforeAll(async () => {
   // Started after the CRD exists, its garbage collector watches claims from the start.
   await plane.startControllerManager();
   const storage = kc.makeApiClient(StorageV1Api);
-  await storage.createStorageClass({ body: { metadata: { name: 'standard' }, provisioner: 'kubernetes.io/no-provisioner', allowVolumeExpansion: true } });
+  await storage.createStorageClass({
+    body: {
+      metadata: { name: 'standard' },
+      provisioner: 'kubernetes.io/no-provisioner',
+      allowVolumeExpansion: true,
+    },
+  });
 }, 60_000);
 
 afterEach(async () => {
@@ -48,7 +62,10 @@ afterAll(async () => {
   await plane?.stop();
 });
 
-async function findPvc(namespace: string, name: string): Promise<V1PersistentVolumeClaim | undefined> {
+async function findPvc(
+  namespace: string,
+  name: string,
+): Promise<V1PersistentVolumeClaim | undefined> {
   try {
     return await core.readNamespacedPersistentVolumeClaim({ namespace, name });
   } catch (error) {
@@ -57,17 +74,33 @@ async function findPvc(namespace: string, name: string): Promise<V1PersistentVol
   }
 }
 
-function createEvc(namespace: string, size: string, labels: Record<string, string> = {}): Promise<unknown> {
-  const body = { apiVersion: 'kopf.dev/v1', kind: 'EphemeralVolumeClaim', metadata: { name: 'my-claim', labels }, spec: { size } };
+function createEvc(
+  namespace: string,
+  size: string,
+  labels: Record<string, string> = {},
+): Promise<unknown> {
+  const body = {
+    apiVersion: 'kopf.dev/v1',
+    kind: 'EphemeralVolumeClaim',
+    metadata: { name: 'my-claim', labels },
+    spec: { size },
+  };
   return custom.createNamespacedCustomObject({ ...evcIds, namespace, body });
 }
 
 function patchEvc(namespace: string, body: object): Promise<unknown> {
-  return custom.patchNamespacedCustomObject({ ...evcIds, namespace, name: 'my-claim', body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  return custom.patchNamespacedCustomObject(
+    { ...evcIds, namespace, name: 'my-claim', body },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
 }
 
 async function evcStatus(namespace: string): Promise<Record<string, unknown> | undefined> {
-  return ((await custom.getNamespacedCustomObject({ ...evcIds, namespace, name: 'my-claim' })) as { status?: Record<string, unknown> }).status;
+  return (
+    (await custom.getNamespacedCustomObject({ ...evcIds, namespace, name: 'my-claim' })) as {
+      status?: Record<string, unknown>;
+    }
+  ).status;
 }
 
 /**
@@ -86,7 +119,10 @@ async function volumeFor(namespace: string): Promise<void> {
 }
 
 async function bound(namespace: string): Promise<void> {
-  await waitFor(async () => (await findPvc(namespace, 'my-claim'))?.status?.phase === 'Bound', { what: 'the PVC to be bound', timeoutMs: 30_000 });
+  await waitFor(async () => (await findPvc(namespace, 'my-claim'))?.status?.phase === 'Bound', {
+    what: 'the PVC to be bound',
+    timeoutMs: 30_000,
+  });
 }
 
 describe('the EphemeralVolumeClaim tutorial, step by step', () => {
@@ -98,8 +134,14 @@ describe('the EphemeralVolumeClaim tutorial, step by step', () => {
 
     await createEvc(namespace, '1G');
 
-    const line = await waitFor(() => lines.find((text) => text.includes('A handler is called with body')), { what: 'the handler to log' });
-    expect(JSON.parse(line!) as unknown).toMatchObject({ name: 'my-claim', body: { spec: { size: '1G' } } });
+    const line = await waitFor(
+      () => lines.find((text) => text.includes('A handler is called with body')),
+      { what: 'the handler to log' },
+    );
+    expect(JSON.parse(line!) as unknown).toMatchObject({
+      name: 'my-claim',
+      body: { spec: { size: '1G' } },
+    });
   });
 
   test('3, creation: a new claim gets a PVC of its size, not yet owned by the claim', async () => {
@@ -108,7 +150,9 @@ describe('the EphemeralVolumeClaim tutorial, step by step', () => {
 
     await createEvc(namespace, '1G');
 
-    const pvc = await waitFor(() => findPvc(namespace, 'my-claim'), { what: 'the PVC of my-claim' });
+    const pvc = await waitFor(() => findPvc(namespace, 'my-claim'), {
+      what: 'the PVC of my-claim',
+    });
     expect(pvc!.spec?.resources?.requests?.storage).toBe('1G');
     expect(pvc!.metadata?.ownerReferences).toBeUndefined();
   });
@@ -120,27 +164,41 @@ describe('the EphemeralVolumeClaim tutorial, step by step', () => {
 
     await createEvc(namespace, '1G');
 
-    const result = await waitFor(() => evcStatus(namespace).then((current) => current?.createFn), { what: 'the result of createFn' });
+    const result = await waitFor(() => evcStatus(namespace).then((current) => current?.createFn), {
+      what: 'the result of createFn',
+    });
     expect(result).toEqual({ 'pvc-name': 'my-claim' });
     await bound(namespace);
     await patchEvc(namespace, { spec: { size: '2G' } });
-    await waitFor(async () => (await findPvc(namespace, 'my-claim'))?.spec?.resources?.requests?.storage === '2G', { what: 'the PVC resized' });
+    await waitFor(
+      async () =>
+        (await findPvc(namespace, 'my-claim'))?.spec?.resources?.requests?.storage === '2G',
+      { what: 'the PVC resized' },
+    );
   });
 
   test("5, diffs: the claim's labels reach the PVC, removals included", async () => {
     const namespace = await uniqueNamespace(kc, 'evc-diffs');
     running = await startOperator(kc, namespace, [Diffs]);
     await createEvc(namespace, '1G');
-    await waitFor(() => evcStatus(namespace).then((current) => current?.createFn), { what: 'the result of createFn' });
+    await waitFor(() => evcStatus(namespace).then((current) => current?.createFn), {
+      what: 'the result of createFn',
+    });
 
     await patchEvc(namespace, { metadata: { labels: { application: 'some-app', owner: 'me' } } });
-    await waitFor(async () => (await findPvc(namespace, 'my-claim'))?.metadata?.labels?.owner === 'me', { what: 'the PVC labelled' });
+    await waitFor(
+      async () => (await findPvc(namespace, 'my-claim'))?.metadata?.labels?.owner === 'me',
+      { what: 'the PVC labelled' },
+    );
     await patchEvc(namespace, { metadata: { labels: { owner: null } } });
 
-    const pvc = await waitFor(async () => {
-      const current = await findPvc(namespace, 'my-claim');
-      return current?.metadata?.labels?.owner === undefined ? current : undefined;
-    }, { what: 'the label removed from the PVC' });
+    const pvc = await waitFor(
+      async () => {
+        const current = await findPvc(namespace, 'my-claim');
+        return current?.metadata?.labels?.owner === undefined ? current : undefined;
+      },
+      { what: 'the label removed from the PVC' },
+    );
     expect(pvc!.metadata?.labels).toEqual({ application: 'some-app' });
   });
 
@@ -149,15 +207,31 @@ describe('the EphemeralVolumeClaim tutorial, step by step', () => {
     running = await startOperator(kc, namespace, [Deletion]);
     await createEvc(namespace, '1G', { application: 'demo' });
 
-    const pvc = await waitFor(() => findPvc(namespace, 'my-claim'), { what: 'the PVC of my-claim' });
-    const evc = (await custom.getNamespacedCustomObject({ ...evcIds, namespace, name: 'my-claim' })) as { metadata: { uid: string } };
+    const pvc = await waitFor(() => findPvc(namespace, 'my-claim'), {
+      what: 'the PVC of my-claim',
+    });
+    const evc = (await custom.getNamespacedCustomObject({
+      ...evcIds,
+      namespace,
+      name: 'my-claim',
+    })) as { metadata: { uid: string } };
     expect(pvc!.metadata?.ownerReferences).toEqual([
-      { apiVersion: 'kopf.dev/v1', kind: 'EphemeralVolumeClaim', name: 'my-claim', uid: evc.metadata.uid, controller: true, blockOwnerDeletion: true },
+      {
+        apiVersion: 'kopf.dev/v1',
+        kind: 'EphemeralVolumeClaim',
+        name: 'my-claim',
+        uid: evc.metadata.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
     ]);
     expect(pvc!.metadata?.labels).toEqual({ application: 'demo' });
 
     await custom.deleteNamespacedCustomObject({ ...evcIds, namespace, name: 'my-claim' });
-    await waitFor(async () => (await findPvc(namespace, 'my-claim')) === undefined, { what: 'the PVC to be collected', timeoutMs: 45_000 });
+    await waitFor(async () => (await findPvc(namespace, 'my-claim')) === undefined, {
+      what: 'the PVC to be collected',
+      timeoutMs: 45_000,
+    });
   }, 60_000);
 
   test('7, reconcile: the PVC follows size and labels, comes back when deleted, and its phase shows in the status', async () => {
@@ -166,19 +240,38 @@ describe('the EphemeralVolumeClaim tutorial, step by step', () => {
     await volumeFor(namespace);
     await createEvc(namespace, '1G', { application: 'demo', stale: 'yes' });
 
-    await waitFor(async () => (await evcStatus(namespace))?.phase === 'Bound', { what: 'the Bound phase in the status', timeoutMs: 30_000 });
-    await patchEvc(namespace, { metadata: { labels: { owner: 'me', stale: null } }, spec: { size: '2G' } });
-    const followed = await waitFor(async () => {
-      const pvc = await findPvc(namespace, 'my-claim');
-      return pvc?.spec?.resources?.requests?.storage === '2G' && pvc.metadata?.labels?.owner === 'me' ? pvc : undefined;
-    }, { what: 'the PVC resized and relabelled' });
+    await waitFor(async () => (await evcStatus(namespace))?.phase === 'Bound', {
+      what: 'the Bound phase in the status',
+      timeoutMs: 30_000,
+    });
+    await patchEvc(namespace, {
+      metadata: { labels: { owner: 'me', stale: null } },
+      spec: { size: '2G' },
+    });
+    const followed = await waitFor(
+      async () => {
+        const pvc = await findPvc(namespace, 'my-claim');
+        return pvc?.spec?.resources?.requests?.storage === '2G' &&
+          pvc.metadata?.labels?.owner === 'me'
+          ? pvc
+          : undefined;
+      },
+      { what: 'the PVC resized and relabelled' },
+    );
     expect(followed!.metadata?.labels).toEqual({ application: 'demo', owner: 'me' });
 
     await core.deleteNamespacedPersistentVolumeClaim({ namespace, name: 'my-claim' });
-    await waitFor(async () => {
-      const pvc = await findPvc(namespace, 'my-claim');
-      return pvc !== undefined && pvc.metadata?.uid !== followed!.metadata?.uid && pvc.metadata?.deletionTimestamp === undefined;
-    }, { what: 'the deleted PVC put back', timeoutMs: 30_000 });
+    await waitFor(
+      async () => {
+        const pvc = await findPvc(namespace, 'my-claim');
+        return (
+          pvc !== undefined &&
+          pvc.metadata?.uid !== followed!.metadata?.uid &&
+          pvc.metadata?.deletionTimestamp === undefined
+        );
+      },
+      { what: 'the deleted PVC put back', timeoutMs: 30_000 },
+    );
   }, 60_000);
 });
 
@@ -195,7 +288,10 @@ describe("the tutorial's pages", () => {
     const files = readdirSync(examples).sort();
     expect([...shown.keys()].sort()).toEqual(files);
     for (const file of files) {
-      expect({ file, shown: shown.get(file) }).toEqual({ file, shown: readFileSync(join(examples, file), 'utf8') });
+      expect({ file, shown: shown.get(file) }).toEqual({
+        file,
+        shown: readFileSync(join(examples, file), 'utf8'),
+      });
     }
   });
 });

@@ -36,8 +36,13 @@ async function etcdChildren(h: EtcdHarness): Promise<string[]> {
   const kinds = ['pods', 'services', 'secrets', 'configmaps', 'persistentvolumeclaims'];
   const listed = await Promise.all(
     kinds.map(async (kind) => {
-      const list = await h.api.request<{ items: { metadata: { name: string; uid: string; resourceVersion: string } }[] }>('GET', `/api/v1/namespaces/${h.namespace}/${kind}`);
-      return list.items.map((item) => `${kind}/${item.metadata.name} ${item.metadata.uid}${kind === 'pods' ? '' : ` @${item.metadata.resourceVersion}`}`);
+      const list = await h.api.request<{
+        items: { metadata: { name: string; uid: string; resourceVersion: string } }[];
+      }>('GET', `/api/v1/namespaces/${h.namespace}/${kind}`);
+      return list.items.map(
+        (item) =>
+          `${kind}/${item.metadata.name} ${item.metadata.uid}${kind === 'pods' ? '' : ` @${item.metadata.resourceVersion}`}`,
+      );
     }),
   );
   return listed.flat().sort();
@@ -53,8 +58,13 @@ async function prometheusChildren(api: ApiClient, namespace: string): Promise<st
   };
   const listed = await Promise.all(
     Object.entries(paths).map(async ([kind, path]) => {
-      const list = await api.request<{ items: { metadata: { name: string; uid: string; resourceVersion: string } }[] }>('GET', path);
-      return list.items.map((item) => `${kind}/${item.metadata.name} ${item.metadata.uid} @${item.metadata.resourceVersion}`);
+      const list = await api.request<{
+        items: { metadata: { name: string; uid: string; resourceVersion: string } }[];
+      }>('GET', path);
+      return list.items.map(
+        (item) =>
+          `${kind}/${item.metadata.name} ${item.metadata.uid} @${item.metadata.resourceVersion}`,
+      );
     }),
   );
   return listed.flat().sort();
@@ -76,7 +86,12 @@ class PrometheusScene {
   }
 
   start(): Promise<TestOperator> {
-    return runOperator({ kubeConfig: this.kc, handlers: [PrometheusOperator], namespaces: [this.namespace], onRequest: (method, path, status) => this.requests.push({ method, path, status }) });
+    return runOperator({
+      kubeConfig: this.kc,
+      handlers: [PrometheusOperator],
+      namespaces: [this.namespace],
+      onRequest: (method, path, status) => this.requests.push({ method, path, status }),
+    });
   }
 
   async settle(): Promise<void> {
@@ -87,21 +102,36 @@ class PrometheusScene {
       ...group,
       plural: 'prometheuses',
       namespace,
-      body: { apiVersion: 'monitoring.coreos.com/v1', kind: 'Prometheus', metadata: { name: 'kept' }, spec: { serviceMonitorSelector: {} } },
+      body: {
+        apiVersion: 'monitoring.coreos.com/v1',
+        kind: 'Prometheus',
+        metadata: { name: 'kept' },
+        spec: { serviceMonitorSelector: {} },
+      },
     });
     await this.custom.createNamespacedCustomObject({
       ...group,
       plural: 'servicemonitors',
       namespace,
-      body: { apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: { name: 'app' }, spec: { selector: { matchLabels: { app: 'app' } }, endpoints: [{ port: 'metrics' }] } },
+      body: {
+        apiVersion: 'monitoring.coreos.com/v1',
+        kind: 'ServiceMonitor',
+        metadata: { name: 'app' },
+        spec: { selector: { matchLabels: { app: 'app' } }, endpoints: [{ port: 'metrics' }] },
+      },
     });
     const rendered = async (): Promise<boolean> => {
       const names = await prometheusChildren(this.api, namespace);
-      return names.some((n) => n.startsWith('statefulsets/prometheus-kept ')) && names.some((n) => n.startsWith('secrets/prometheus-kept '));
+      return (
+        names.some((n) => n.startsWith('statefulsets/prometheus-kept ')) &&
+        names.some((n) => n.startsWith('secrets/prometheus-kept '))
+      );
     };
     await waitFor(rendered, { what: 'the StatefulSet and the Secret of kept' });
     // Settled: the Prometheus has its status, and the Secret holds the monitor's job.
-    await waitFor(async () => (await this.prometheus()).status?.selectedServiceMonitors === 1, { what: 'kept to select the ServiceMonitor' });
+    await waitFor(async () => (await this.prometheus()).status?.selectedServiceMonitors === 1, {
+      what: 'kept to select the ServiceMonitor',
+    });
     await writesQuiet(this.requests, 2_000);
     this.before = await this.children();
     this.prometheusBefore = await this.prometheus();
@@ -112,7 +142,12 @@ class PrometheusScene {
   }
 
   prometheus(): Promise<{ status?: { selectedServiceMonitors?: number } }> {
-    return this.custom.getNamespacedCustomObject({ ...group, plural: 'prometheuses', namespace: this.namespace, name: 'kept' }) as Promise<{ status?: { selectedServiceMonitors?: number } }>;
+    return this.custom.getNamespacedCustomObject({
+      ...group,
+      plural: 'prometheuses',
+      namespace: this.namespace,
+      name: 'kept',
+    }) as Promise<{ status?: { selectedServiceMonitors?: number } }>;
   }
 
   /** Restarts the operator and returns its writes once it has rendered kept again. */
@@ -120,9 +155,19 @@ class PrometheusScene {
     const mark = this.requests.length;
     this.running = await this.start();
     // The restarted operator has rendered kept again: it read its StatefulSet (which it reads after writing, or not, the Secret).
-    await waitFor(() => this.requests.slice(mark).some((r) => r.method === 'GET' && r.path === `/apis/apps/v1/namespaces/${this.namespace}/statefulsets/prometheus-kept`), {
-      what: 'the restarted operator to reconcile kept',
-    });
+    await waitFor(
+      () =>
+        this.requests
+          .slice(mark)
+          .some(
+            (r) =>
+              r.method === 'GET' &&
+              r.path === `/apis/apps/v1/namespaces/${this.namespace}/statefulsets/prometheus-kept`,
+          ),
+      {
+        what: 'the restarted operator to reconcile kept',
+      },
+    );
     // A write the restart makes after that read would come within this.
     await writesQuiet(this.requests, 2_000);
     return operatorWrites(this.requests.slice(mark)).map((r) => `${r.method} ${r.path}`);
@@ -142,7 +187,9 @@ describe('the bundled operators while they are stopped', () => {
   beforeAll(async () => {
     const kc = sharedKubeConfig();
     await installEtcdCrds(kc);
-    h = await startEtcdOperator(kc, await uniqueNamespace(kc, 'etcd-stopped'), { onRequest: (method, path, status) => requests.push({ method, path, status }) });
+    h = await startEtcdOperator(kc, await uniqueNamespace(kc, 'etcd-stopped'), {
+      onRequest: (method, path, status) => requests.push({ method, path, status }),
+    });
     prometheus = new PrometheusScene((await monitoringPlane()).kc);
   }, 60_000);
   afterAll(async () => {
@@ -156,7 +203,12 @@ describe('the bundled operators while they are stopped', () => {
     await waitFor(
       async () => {
         const cluster = await readCluster(h, 'steady');
-        return cluster.status?.phase === 'Running' && cluster.status.size === 3 && (await memberList(h, 'steady').catch(() => [])).length === 3 && (await allHealthy(h, 'steady'));
+        return (
+          cluster.status?.phase === 'Running' &&
+          cluster.status.size === 3 &&
+          (await memberList(h, 'steady').catch(() => [])).length === 3 &&
+          (await allHealthy(h, 'steady'))
+        );
       },
       { what: 'steady to run 3 healthy members', timeoutMs: 120_000 },
     );
@@ -186,7 +238,9 @@ describe('the bundled operators while they are stopped', () => {
     }
     expect(failures).toEqual([]);
     expect(operations).toBeGreaterThan(100);
-    console.log(`etcd answered ${operations} reads and writes in ${Date.now() - stoppedAt} ms with the operator stopped, 0 failed`);
+    console.log(
+      `etcd answered ${operations} reads and writes in ${Date.now() - stoppedAt} ms with the operator stopped, 0 failed`,
+    );
     expect(await etcdChildren(h)).toEqual(before);
     expect(await prometheus.children()).toEqual(prometheus.before);
 
@@ -197,10 +251,22 @@ describe('the bundled operators while they are stopped', () => {
     const mark = requests.length;
     await h.restart();
     // The restarted operator has looked at the cluster (its daemon lists the members' Pods) several times.
-    const podReads = (): number => requests.slice(mark).filter((r) => r.method === 'GET' && r.path.startsWith(`/api/v1/namespaces/${h.namespace}/pods`)).length;
-    await waitFor(() => podReads() >= 5, { what: 'the restarted operator to check the cluster five times', timeoutMs: 60_000 });
+    const podReads = (): number =>
+      requests
+        .slice(mark)
+        .filter(
+          (r) => r.method === 'GET' && r.path.startsWith(`/api/v1/namespaces/${h.namespace}/pods`),
+        ).length;
+    await waitFor(() => podReads() >= 5, {
+      what: 'the restarted operator to check the cluster five times',
+      timeoutMs: 60_000,
+    });
 
-    const writes = requests.slice(mark).filter((r) => WRITES.has(r.method) && !r.path.includes('/events') && !r.path.includes('/leases'));
+    const writes = requests
+      .slice(mark)
+      .filter(
+        (r) => WRITES.has(r.method) && !r.path.includes('/events') && !r.path.includes('/leases'),
+      );
     // Not even a refused create: the Services are read before any is created.
     expect(writes.map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual([]);
     expect(await etcdChildren(h)).toEqual(before);

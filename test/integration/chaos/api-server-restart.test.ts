@@ -5,7 +5,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { TestControlPlane, waitFor } from '../../../src/testing/index.js';
 import { checkLedger, readLedger } from '../../support/chaos/ledger.js';
-import { ChaosRandom, judgeDuplicates, LedgerOperator, LedgerWorkload, RecordingWatch } from '../../support/chaos/operator-process.js';
+import {
+  ChaosRandom,
+  judgeDuplicates,
+  LedgerOperator,
+  LedgerWorkload,
+  RecordingWatch,
+} from '../../support/chaos/operator-process.js';
 import { chaosStorage, scenarioName, type Storage } from '../../support/chaos/storage.js';
 import { recordChaos } from '../../support/chaos/summary.js';
 import { installWidgetCrd, Widgets } from '../../support/widgets.js';
@@ -64,7 +70,13 @@ async function outageScenario(storage: Storage, outages: number, namespace: stri
   await installWidgetCrd(kc);
   await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
   const ledger = join(scratch, `${namespace}.jsonl`);
-  operator = new LedgerOperator({ kubeconfig: plane.kubeconfigPath, namespace, ledger, handlerMs: 100, storage }).start();
+  operator = new LedgerOperator({
+    kubeconfig: plane.kubeconfigPath,
+    namespace,
+    ledger,
+    handlerMs: 100,
+    storage,
+  }).start();
   [peer] = await Promise.all([plane.startPeerApiServer(), operator.waitReady(60_000)]);
   const viaPeer = peer.kubeConfig();
   // The test's own view of what the operator recorded goes through the peer, which stays up.
@@ -74,9 +86,14 @@ async function outageScenario(storage: Storage, outages: number, namespace: stri
   const { expected } = workload;
   const viaMain = new Widgets(kc, namespace);
   const throughPeer = new Widgets(viaPeer, namespace);
-  const settled = async (): Promise<boolean> => (await workload.unsettled(viaPeer, namespace)).length === 0;
+  const settled = async (): Promise<boolean> =>
+    (await workload.unsettled(viaPeer, namespace)).length === 0;
   for (let i = 0; i < 8; i++) await workload.create(viaMain);
-  await waitFor(settled, { what: `the first objects to be handled ${context}`, timeoutMs: 30_000, intervalMs: 200 });
+  await waitFor(settled, {
+    what: `the first objects to be handled ${context}`,
+    timeoutMs: 30_000,
+    intervalMs: 200,
+  });
 
   const outagesMs: number[] = [];
   const catchUpMs: number[] = [];
@@ -89,25 +106,40 @@ async function outageScenario(storage: Storage, outages: number, namespace: stri
     // While the operator's server is down: creates, resizes (some twice) and deletions through the peer.
     const deletions = workload.pick(workload.handled(), 2);
     for (let i = 0; i < 3; i++) await workload.create(throughPeer);
-    const resized = workload.pick(workload.live().filter((name) => !deletions.includes(name)), 4);
-    for (const name of [...resized, ...resized.slice(0, 2)]) await workload.resize(throughPeer, name);
+    const resized = workload.pick(
+      workload.live().filter((name) => !deletions.includes(name)),
+      4,
+    );
+    for (const name of [...resized, ...resized.slice(0, 2)])
+      await workload.resize(throughPeer, name);
     for (const name of deletions) await workload.remove(throughPeer, name);
     await sleep(Math.max(0, 1_000 - (Date.now() - killedAt)));
     await plane.startApiServer();
     const restoredAt = Date.now();
     outagesMs.push(restoredAt - killedAt);
-    await waitFor(settled, { what: `every change of outage ${outage + 1} to be handled ${context}`, timeoutMs: 45_000, intervalMs: 200 });
+    await waitFor(settled, {
+      what: `every change of outage ${outage + 1} to be handled ${context}`,
+      timeoutMs: 45_000,
+      intervalMs: 200,
+    });
     catchUpMs.push(Date.now() - restoredAt);
   }
   // And business as usual after the last restart (a resized object is never deleted before its resize was handled).
   const lastDeletion = workload.pick(workload.handled(), 1);
-  const lastResizes = workload.pick(workload.live().filter((name) => !lastDeletion.includes(name)), 2);
+  const lastResizes = workload.pick(
+    workload.live().filter((name) => !lastDeletion.includes(name)),
+    2,
+  );
   await Promise.all([
     workload.create(viaMain),
     ...lastResizes.map((name) => workload.resize(viaMain, name)),
     ...lastDeletion.map((name) => workload.remove(viaMain, name)),
   ]);
-  await waitFor(settled, { what: `the changes after the outages to be handled ${context}`, timeoutMs: 30_000, intervalMs: 200 });
+  await waitFor(settled, {
+    what: `the changes after the outages to be handled ${context}`,
+    timeoutMs: 30_000,
+    intervalMs: 200,
+  });
 
   const reconnects = await operator.metric('konductor_watch_reconnects_total');
   const relists = await operator.metric('konductor_watch_relists_total');

@@ -81,7 +81,10 @@ describe('connections black-holed', () => {
       const verdict = (): LedgerVerdict => changes.verdict();
 
       for (let i = 0; i < 8; i++) await create(`before-${i}`, i + 1);
-      proxy = await FaultProxy.forControlPlane({ dir: dirname(process.env.KONDUCTOR_TEST_KUBECONFIG!), kubeConfig: () => kc });
+      proxy = await FaultProxy.forControlPlane({
+        dir: dirname(process.env.KONDUCTOR_TEST_KUBECONFIG!),
+        kubeConfig: () => kc,
+      });
       running = await runOperator({
         kubeConfig: proxy.kubeConfig(),
         handlers: [LedgerWidgets],
@@ -91,7 +94,10 @@ describe('connections black-holed', () => {
         health: { port: 0, host: '127.0.0.1', watchStall: STALL_THRESHOLD_MS / 1000 },
       });
       const port = (await running.operator.serveHealth())!;
-      await waitFor(() => verdict().lost.length === 0, { what: 'the initial widgets to be handled', timeoutMs: 30_000 });
+      await waitFor(() => verdict().lost.length === 0, {
+        what: 'the initial widgets to be handled',
+        timeoutMs: 30_000,
+      });
       await sleep(1_000); // let the handlers' status writes and their echoes settle
       const before = await scrape(port);
       expect(before.healthz).toBe(200);
@@ -158,14 +164,20 @@ describe('connections black-holed', () => {
 
       // Recovery: every change made during the outage is handled, at its latest state, exactly once.
       const recoveryStart = Date.now();
-      await waitFor(() => verdict().lost.length === 0, { what: 'every change made during the outage to be handled', timeoutMs: 30_000 });
+      await waitFor(() => verdict().lost.length === 0, {
+        what: 'every change made during the outage to be handled',
+        timeoutMs: 30_000,
+      });
       const recoveryMs = Date.now() - recoveryStart;
       await sleep(1_000); // room for a duplicate or a late phantom to show up
       const final = verdict();
       expect(final.lost).toEqual([]);
       expect(final.phantom).toEqual([]);
       expect(final.duplicates).toBe(0);
-      await waitFor(async () => (await scrape(port)).healthz === 200, { what: '/healthz to recover', timeoutMs: 10_000 });
+      await waitFor(async () => (await scrape(port)).healthz === 200, {
+        what: '/healthz to recover',
+        timeoutMs: 10_000,
+      });
 
       console.log(
         `black hole ${Math.round(outageMs / 1000)} s: detected after ${detectionMs} ms (limit ${IDLE_TIMEOUT_MS + DETECTION_MARGIN_MS}), ` +

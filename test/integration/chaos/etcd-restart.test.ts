@@ -5,7 +5,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { TestControlPlane, waitFor } from '../../../src/testing/index.js';
 import { checkLedger, readLedger } from '../../support/chaos/ledger.js';
-import { ChaosRandom, LedgerOperator, LedgerWorkload } from '../../support/chaos/operator-process.js';
+import {
+  ChaosRandom,
+  LedgerOperator,
+  LedgerWorkload,
+} from '../../support/chaos/operator-process.js';
 import { chaosStorage, scenarioName } from '../../support/chaos/storage.js';
 import { recordChaos } from '../../support/chaos/summary.js';
 import { installWidgetCrd, Widgets } from '../../support/widgets.js';
@@ -46,16 +50,26 @@ describe('etcd SIGKILLed and restarted', () => {
     await installWidgetCrd(kc);
     await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NAMESPACE } } });
     const ledger = join(scratch, 'ledger.jsonl');
-    operator = new LedgerOperator({ kubeconfig: plane.kubeconfigPath, namespace: NAMESPACE, ledger, handlerMs: 300 }).start();
+    operator = new LedgerOperator({
+      kubeconfig: plane.kubeconfigPath,
+      namespace: NAMESPACE,
+      ledger,
+      handlerMs: 300,
+    }).start();
     await operator.waitReady(60_000);
 
     // Writes are retried until the API server takes them, so changes can be made during the outage.
     const workload = new LedgerWorkload(ledger, random, { persist: true });
     const { expected } = workload;
     const widgets = new Widgets(kc, NAMESPACE);
-    const settled = async (): Promise<boolean> => (await workload.unsettled(kc, NAMESPACE).catch(() => ['?'])).length === 0;
+    const settled = async (): Promise<boolean> =>
+      (await workload.unsettled(kc, NAMESPACE).catch(() => ['?'])).length === 0;
     for (let i = 0; i < 8; i++) await workload.create(widgets);
-    await waitFor(settled, { what: `the first objects to be handled ${context}`, timeoutMs: 30_000, intervalMs: 200 });
+    await waitFor(settled, {
+      what: `the first objects to be handled ${context}`,
+      timeoutMs: 30_000,
+      intervalMs: 200,
+    });
     const reconnectsBefore = await operator.metric('konductor_watch_reconnects_total');
 
     const outages: Array<{ from: number; to: number }> = [];
@@ -69,7 +83,10 @@ describe('etcd SIGKILLed and restarted', () => {
       const from = Date.now();
       // Changes attempted during the outage go through once etcd is back (the writes retry).
       const deletion = workload.pick(workload.handled(), 1);
-      const resizes = workload.pick(workload.live().filter((name) => !deletion.includes(name)), 2);
+      const resizes = workload.pick(
+        workload.live().filter((name) => !deletion.includes(name)),
+        2,
+      );
       const during = Promise.all([
         workload.create(widgets),
         ...resizes.map((name) => workload.resize(widgets, name)),
@@ -80,11 +97,16 @@ describe('etcd SIGKILLed and restarted', () => {
       const to = Date.now();
       outages.push({ from, to });
       await during;
-      await waitFor(settled, { what: `every change of outage ${outage + 1} to be handled ${context}`, timeoutMs: 60_000, intervalMs: 250 });
+      await waitFor(settled, {
+        what: `every change of outage ${outage + 1} to be handled ${context}`,
+        timeoutMs: 60_000,
+        intervalMs: 250,
+      });
       catchUpMs.push(Date.now() - to);
     }
 
-    const reconnects = (await operator.metric('konductor_watch_reconnects_total')) - reconnectsBefore;
+    const reconnects =
+      (await operator.metric('konductor_watch_reconnects_total')) - reconnectsBefore;
     const logs = operator.logs();
     expect(operator.alive).toBe(true);
     expect(await operator.stop()).toBe(0);
@@ -94,7 +116,11 @@ describe('etcd SIGKILLed and restarted', () => {
     // "processing <ns>/<name> failed; retrying in N s": one line per failed attempt, with its delay.
     const retries: RetryLine[] = logs
       .filter((l) => typeof l.retryInMs === 'number' && typeof l.name === 'string')
-      .map((l) => ({ name: l.name as string, retryInMs: l.retryInMs as number, time: l.time as number }));
+      .map((l) => ({
+        name: l.name as string,
+        retryInMs: l.retryInMs as number,
+        time: l.time as number,
+      }));
     // Per outage and object, the delays in order (a success in between resets the count).
     const outageOf = (time: number): number => outages.filter((o) => o.from <= time).length - 1;
     const perObject = new Map<string, number[]>();
@@ -125,9 +151,15 @@ describe('etcd SIGKILLed and restarted', () => {
     // The outage was met: some handler results could not be written and were retried...
     expect(retries.length).toBeGreaterThan(0);
     // ...with backoff: per object and outage, the delays double from 1 s (1 s, 2 s, 4 s, ...)...
-    for (const [key, delays] of perObject) expect({ key, delays }).toEqual({ key, delays: delays.map((_, i) => Math.min(60_000, 1_000 * 2 ** i)) });
+    for (const [key, delays] of perObject)
+      expect({ key, delays }).toEqual({
+        key,
+        delays: delays.map((_, i) => Math.min(60_000, 1_000 * 2 ** i)),
+      });
     // ...and no busy loop: an attempt per object takes at least its delay, so attempts stay few.
-    expect(retries.length).toBeLessThanOrEqual(perObject.size * Math.ceil(Math.log2(outageMs / 1_000) + 2));
+    expect(retries.length).toBeLessThanOrEqual(
+      perObject.size * Math.ceil(Math.log2(outageMs / 1_000) + 2),
+    );
     // The watches reconnected a bounded number of times (a busy loop would be hundreds).
     expect(reconnects).toBeLessThan(20 * OUTAGES);
   }, 150_000);

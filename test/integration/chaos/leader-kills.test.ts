@@ -4,8 +4,19 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { waitFor } from '../../../src/testing/index.js';
-import { checkLedger, concurrentRuns, readLedger, type ExpectedObject } from '../../support/chaos/ledger.js';
-import { ChaosRandom, judgeDuplicates, LedgerOperator, RecordingWatch, type ChaosLeaderElection } from '../../support/chaos/operator-process.js';
+import {
+  checkLedger,
+  concurrentRuns,
+  readLedger,
+  type ExpectedObject,
+} from '../../support/chaos/ledger.js';
+import {
+  ChaosRandom,
+  judgeDuplicates,
+  LedgerOperator,
+  RecordingWatch,
+  type ChaosLeaderElection,
+} from '../../support/chaos/operator-process.js';
 import { chaosStorage, scenarioName } from '../../support/chaos/storage.js';
 import { recordChaos } from '../../support/chaos/summary.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
@@ -40,8 +51,20 @@ describe('two operator replicas with leader election while the leader is SIGKILL
     recordings = await RecordingWatch.start(kc, namespace);
     // Short Lease timings (the CLI's are 30 s / 20 s / 2 s) keep four failovers within the time budget;
     // the renew deadline stays well below the lease duration, so a slow leader steps down before a standby may take over.
-    const leaderElection: ChaosLeaderElection = { namespace, name: 'chaos-ledger', leaseDuration: 5, renewDeadline: 3, retryPeriod: 0.5 };
-    const options = { kubeconfig: process.env.KONDUCTOR_TEST_KUBECONFIG!, namespace, ledger, handlerMs: 100, leaderElection };
+    const leaderElection: ChaosLeaderElection = {
+      namespace,
+      name: 'chaos-ledger',
+      leaseDuration: 5,
+      renewDeadline: 3,
+      retryPeriod: 0.5,
+    };
+    const options = {
+      kubeconfig: process.env.KONDUCTOR_TEST_KUBECONFIG!,
+      namespace,
+      ledger,
+      handlerMs: 100,
+      leaderElection,
+    };
     replicas.push(new LedgerOperator(options).start(), new LedgerOperator(options).start());
     const leader = (): LedgerOperator | undefined => replicas.find((r) => r.leading);
     await waitFor(leader, { what: 'a replica to lead', timeoutMs: 30_000 });
@@ -79,17 +102,23 @@ describe('two operator replicas with leader election while the leader is SIGKILL
     };
     for (let kill = 0; kill < KILLS; kill++) {
       restartExited();
-      const current = (await waitFor(leader, { what: `a leader before kill ${kill + 1} ${context}`, timeoutMs: 30_000 }))!;
+      const current = (await waitFor(leader, {
+        what: `a leader before kill ${kill + 1} ${context}`,
+        timeoutMs: 30_000,
+      }))!;
       await current.waitReady();
       await sleep(random.int(500, 2_500)); // the leader handles part of the stream
       const killedPid = current.pid;
       await current.kill();
       const killedAt = Date.now();
       current.start(); // back as a standby; whichever replica then wins the Lease leads next
-      await waitFor(() => (restartExited(), replicas.find((r) => r.leading && r.pid !== killedPid)), {
-        what: `a new leader after kill ${kill + 1} ${context}`,
-        timeoutMs: 30_000,
-      });
+      await waitFor(
+        () => (restartExited(), replicas.find((r) => r.leading && r.pid !== killedPid)),
+        {
+          what: `a new leader after kill ${kill + 1} ${context}`,
+          timeoutMs: 30_000,
+        },
+      );
       takeoversMs.push(Date.now() - killedAt);
     }
     writing = false;
@@ -99,11 +128,18 @@ describe('two operator replicas with leader election while the leader is SIGKILL
     await waitFor(
       async () => {
         for (const object of expected.values()) {
-          if ((await readWidget(namespace, object.name))?.status?.handledSize !== object.sizes.at(-1)) return false;
+          if (
+            (await readWidget(namespace, object.name))?.status?.handledSize !== object.sizes.at(-1)
+          )
+            return false;
         }
         return true;
       },
-      { what: `every object to be handled at its latest state ${context}`, timeoutMs: 45_000, intervalMs: 500 },
+      {
+        what: `every object to be handled at its latest state ${context}`,
+        timeoutMs: 45_000,
+        intervalMs: 500,
+      },
     );
     const elapsedMs = Date.now() - startedAt;
     for (const replica of replicas) await replica.stop();
@@ -139,6 +175,7 @@ describe('two operator replicas with leader election while the leader is SIGKILL
     expect(verdict.changesHandled).toBe(verdict.changesMade);
     expect(duplicates.unjustified).toEqual([]);
     // Each takeover is bounded by the lease duration plus a retry period and start-up slack.
-    for (const ms of takeoversMs) expect(ms).toBeLessThan(leaderElection.leaseDuration * 1000 + 10_000);
+    for (const ms of takeoversMs)
+      expect(ms).toBeLessThan(leaderElection.leaseDuration * 1000 + 10_000);
   }, 120_000);
 });

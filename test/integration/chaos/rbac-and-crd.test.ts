@@ -2,10 +2,19 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApiextensionsV1Api, CoreV1Api, RbacAuthorizationV1Api, type V1RoleBinding } from '@kubernetes/client-node';
+import {
+  ApiextensionsV1Api,
+  CoreV1Api,
+  RbacAuthorizationV1Api,
+  type V1RoleBinding,
+} from '@kubernetes/client-node';
 import { TestControlPlane, waitFor } from '../../../src/testing/index.js';
 import { checkLedger, readLedger } from '../../support/chaos/ledger.js';
-import { ChaosRandom, LedgerOperator, LedgerWorkload } from '../../support/chaos/operator-process.js';
+import {
+  ChaosRandom,
+  LedgerOperator,
+  LedgerWorkload,
+} from '../../support/chaos/operator-process.js';
 import { chaosStorage, scenarioName } from '../../support/chaos/storage.js';
 import { recordChaos } from '../../support/chaos/summary.js';
 import { statusOf } from '../../support/cluster.js';
@@ -51,38 +60,71 @@ describe('permissions and the CRD taken away from a running operator', () => {
       body: {
         metadata: { name: ACCOUNT },
         rules: [
-          { apiGroups: [widgetResource.group], resources: [widgetResource.plural], verbs: ['get', 'list', 'watch', 'patch'] },
-          { apiGroups: [widgetResource.group], resources: [`${widgetResource.plural}/status`], verbs: ['patch'] },
+          {
+            apiGroups: [widgetResource.group],
+            resources: [widgetResource.plural],
+            verbs: ['get', 'list', 'watch', 'patch'],
+          },
+          {
+            apiGroups: [widgetResource.group],
+            resources: [`${widgetResource.plural}/status`],
+            verbs: ['patch'],
+          },
           { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
         ],
       },
     });
     await rbac.createNamespacedRoleBinding({ namespace: NAMESPACE, body: binding });
-    const asOperator = await plane.kubeConfigForServiceAccount({ namespace: NAMESPACE, name: ACCOUNT });
+    const asOperator = await plane.kubeConfigForServiceAccount({
+      namespace: NAMESPACE,
+      name: ACCOUNT,
+    });
     const kubeconfig = join(scratch, 'operator.kubeconfig');
     writeFileSync(kubeconfig, asOperator.exportConfig());
     const ledger = join(scratch, 'ledger.jsonl');
-    operator = new LedgerOperator({ kubeconfig, namespace: NAMESPACE, ledger, handlerMs: 50 }).start();
+    operator = new LedgerOperator({
+      kubeconfig,
+      namespace: NAMESPACE,
+      ledger,
+      handlerMs: 50,
+    }).start();
     await operator.waitReady(60_000);
 
     const workload = new LedgerWorkload(ledger, random);
     const { expected } = workload;
     const widgets = new Widgets(kc, NAMESPACE);
-    const settled = async (): Promise<boolean> => (await workload.unsettled(kc, NAMESPACE)).length === 0;
+    const settled = async (): Promise<boolean> =>
+      (await workload.unsettled(kc, NAMESPACE)).length === 0;
     for (let i = 0; i < 6; i++) await workload.create(widgets);
-    await waitFor(settled, { what: `the first objects to be handled ${context}`, timeoutMs: 30_000, intervalMs: 200 });
+    await waitFor(settled, {
+      what: `the first objects to be handled ${context}`,
+      timeoutMs: 30_000,
+      intervalMs: 200,
+    });
 
     // 1. The RoleBinding is deleted; changes are made while the operator may not read or write widgets.
     await rbac.deleteNamespacedRoleBinding({ namespace: NAMESPACE, name: ACCOUNT });
     const revokedAt = Date.now();
     // The authorizer learns of the deletion through its own watch: changes start once the account is denied.
     const probe = new Widgets(asOperator, NAMESPACE);
-    await waitFor(async () => statusOf(await probe.patchSpec(expected.keys().next().value!, {}).then(() => 200, (e: unknown) => e)) === 403, {
-      what: 'the ServiceAccount to be denied',
-      intervalMs: 50,
-    });
+    await waitFor(
+      async () =>
+        statusOf(
+          await probe.patchSpec(expected.keys().next().value!, {}).then(
+            () => 200,
+            (e: unknown) => e,
+          ),
+        ) === 403,
+      {
+        what: 'the ServiceAccount to be denied',
+        intervalMs: 50,
+      },
+    );
     const deletion = workload.pick(workload.handled(), 1);
-    const resizes = workload.pick(workload.live().filter((name) => !deletion.includes(name)), 3);
+    const resizes = workload.pick(
+      workload.live().filter((name) => !deletion.includes(name)),
+      3,
+    );
     for (let i = 0; i < 3; i++) await workload.create(widgets);
     for (const name of resizes) await workload.resize(widgets, name);
     for (const name of deletion) await workload.remove(widgets, name);
@@ -101,12 +143,23 @@ describe('permissions and the CRD taken away from a running operator', () => {
         probes.set(key, (probes.get(key) ?? 0) + 1);
       }
     }
-    const settledWhileRevoked = (await handledBeforeRestore()).length - (expected.size - changesWhileRevoked);
+    const settledWhileRevoked =
+      (await handledBeforeRestore()).length - (expected.size - changesWhileRevoked);
     await rbac.createNamespacedRoleBinding({ namespace: NAMESPACE, body: binding });
     const restoredAt = Date.now();
-    await waitFor(settled, { what: `the changes made while revoked to be handled after the restore ${context}`, timeoutMs: 60_000, intervalMs: 250 });
+    await waitFor(settled, {
+      what: `the changes made while revoked to be handled after the restore ${context}`,
+      timeoutMs: 60_000,
+      intervalMs: 250,
+    });
     const rbacResumeMs = Date.now() - restoredAt;
-    const denied = operator.logs().filter((l) => JSON.stringify(l).includes('403') || JSON.stringify(l).toLowerCase().includes('forbidden')).length;
+    const denied = operator
+      .logs()
+      .filter(
+        (l) =>
+          JSON.stringify(l).includes('403') ||
+          JSON.stringify(l).toLowerCase().includes('forbidden'),
+      ).length;
 
     // 2. The CRD is deleted: the API server deletes every widget, and each waits for our finalizer,
     // so the CRD is gone only once the operator has run the delete handlers.
@@ -114,11 +167,17 @@ describe('permissions and the CRD taken away from a running operator', () => {
     const doomed = workload.live();
     await crds.deleteCustomResourceDefinition({ name: CRD });
     const crdDeletedAt = Date.now();
-    await waitFor(async () => (await crds.readCustomResourceDefinition({ name: CRD }).catch((e: unknown) => (statusOf(e) === 404 ? undefined : e))) === undefined, {
-      what: `the CRD to be gone (its widgets released by the delete handlers) ${context}`,
-      timeoutMs: 40_000,
-      intervalMs: 250,
-    });
+    await waitFor(
+      async () =>
+        (await crds
+          .readCustomResourceDefinition({ name: CRD })
+          .catch((e: unknown) => (statusOf(e) === 404 ? undefined : e))) === undefined,
+      {
+        what: `the CRD to be gone (its widgets released by the delete handlers) ${context}`,
+        timeoutMs: 40_000,
+        intervalMs: 250,
+      },
+    );
     const crdGoneMs = Date.now() - crdDeletedAt;
     for (const name of doomed) expected.get(name)!.deleted = true;
     await sleep(1_000);
@@ -128,7 +187,11 @@ describe('permissions and the CRD taken away from a running operator', () => {
     await installWidgetCrd(kc);
     const recreatedAt = Date.now();
     for (let i = 0; i < 3; i++) await workload.create(widgets);
-    await waitFor(settled, { what: `objects of the recreated CRD to be handled ${context}`, timeoutMs: 45_000, intervalMs: 250 });
+    await waitFor(settled, {
+      what: `objects of the recreated CRD to be handled ${context}`,
+      timeoutMs: 45_000,
+      intervalMs: 250,
+    });
     const crdResumeMs = Date.now() - recreatedAt;
     expect(operator.alive).toBe(true);
     expect(await operator.stop()).toBe(0);

@@ -4,7 +4,12 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { BackoffOptions } from '../../../src/framework/clock/backoff.js';
-import { runOperator, TestControlPlane, waitFor, type TestOperator } from '../../../src/testing/index.js';
+import {
+  runOperator,
+  TestControlPlane,
+  waitFor,
+  type TestOperator,
+} from '../../../src/testing/index.js';
 import { LedgerWidgets } from '../../fixtures/handlers/ledger-widgets.js';
 import { readLedger, TrackedChanges, type LedgerVerdict } from '../../support/chaos/ledger.js';
 import { chaosStorage, scenarioName } from '../../support/chaos/storage.js';
@@ -52,7 +57,9 @@ describe('the API server stalled', () => {
     async () => {
       const kc = plane.kubeConfig();
       await installWidgetCrd(kc);
-      await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NAMESPACE } } });
+      await kc
+        .makeApiClient(CoreV1Api)
+        .createNamespace({ body: { metadata: { name: NAMESPACE } } });
       const ledger = join(scratch, 'ledger.jsonl');
       process.env.CHAOS_LEDGER = ledger;
       // Started before the stall, so the stall is not spent waiting for it: the same etcd, another port.
@@ -60,7 +67,8 @@ describe('the API server stalled', () => {
       const direct = new Widgets(kc, NAMESPACE);
       const viaPeer = new Widgets(peer.kubeConfig(), NAMESPACE);
       const changes = new TrackedChanges(ledger, viaPeer);
-      const create = (widgets: Widgets, name: string, size: number): Promise<void> => changes.create(name, size, widgets);
+      const create = (widgets: Widgets, name: string, size: number): Promise<void> =>
+        changes.create(name, size, widgets);
       const resize = (name: string, size: number): Promise<void> => changes.resize(name, size);
       const remove = (name: string): Promise<void> => changes.remove(name);
       const verdict = (): LedgerVerdict => changes.verdict();
@@ -75,7 +83,10 @@ describe('the API server stalled', () => {
         health: { port: 0, host: '127.0.0.1' },
       });
       const port = (await running.operator.serveHealth())!;
-      await waitFor(() => verdict().lost.length === 0, { what: 'the initial widgets to be handled', timeoutMs: 30_000 });
+      await waitFor(() => verdict().lost.length === 0, {
+        what: 'the initial widgets to be handled',
+        timeoutMs: 30_000,
+      });
       await sleep(1_000); // let the handlers' status writes and their echoes settle
       const before = await reconnects(port);
 
@@ -88,7 +99,8 @@ describe('the API server stalled', () => {
         const poller = (async () => {
           while (polling) {
             const value = await reconnects(port).catch(() => undefined);
-            if (value !== undefined) samples.push({ at: Date.now() - stallStart, reconnects: value });
+            if (value !== undefined)
+              samples.push({ at: Date.now() - stallStart, reconnects: value });
             await sleep(250);
           }
         })();
@@ -123,7 +135,10 @@ describe('the API server stalled', () => {
       expect(stalls).toBeLessThanOrEqual(Math.ceil(stallMs / IDLE_TIMEOUT_MS));
 
       // Caught up: every change made through the peer is handled, once, at its latest state.
-      await waitFor(() => verdict().lost.length === 0, { what: 'every change made during the stall to be handled', timeoutMs: 40_000 });
+      await waitFor(() => verdict().lost.length === 0, {
+        what: 'every change made during the stall to be handled',
+        timeoutMs: 40_000,
+      });
       const recoveryMs = Date.now() - resumedAt;
       await sleep(1_000); // room for a duplicate or a late phantom to show up
       const final = verdict();

@@ -50,9 +50,20 @@ describe('a 429 storm', () => {
       const verdict = (): LedgerVerdict => changes.verdict();
 
       for (let i = 0; i < 6; i++) await create(`before-${i}`, i + 1);
-      proxy = await FaultProxy.forControlPlane({ dir: dirname(process.env.KONDUCTOR_TEST_KUBECONFIG!), kubeConfig: () => kc });
-      running = await runOperator({ kubeConfig: proxy.kubeConfig(), handlers: [LedgerWidgets], storage: chaosStorage(), namespaces: [namespace] });
-      await waitFor(() => verdict().lost.length === 0, { what: 'the initial widgets to be handled', timeoutMs: 30_000 });
+      proxy = await FaultProxy.forControlPlane({
+        dir: dirname(process.env.KONDUCTOR_TEST_KUBECONFIG!),
+        kubeConfig: () => kc,
+      });
+      running = await runOperator({
+        kubeConfig: proxy.kubeConfig(),
+        handlers: [LedgerWidgets],
+        storage: chaosStorage(),
+        namespaces: [namespace],
+      });
+      await waitFor(() => verdict().lost.length === 0, {
+        what: 'the initial widgets to be handled',
+        timeoutMs: 30_000,
+      });
       await sleep(1_000); // let the handlers' status writes and their echoes settle
 
       // The storm: every request gets 429; the open watch is reset so the operator has to ask again.
@@ -86,20 +97,29 @@ describe('a 429 storm', () => {
       const perEndpointLimit = Math.floor(stormMs / (RETRY_AFTER_SECONDS * 1000)) + 1;
       const gaps: number[] = [];
       for (const [endpoint, requests] of byEndpoint) {
-        expect(`${endpoint}: ${requests.length}`).toBe(`${endpoint}: ${Math.min(requests.length, perEndpointLimit)}`);
+        expect(`${endpoint}: ${requests.length}`).toBe(
+          `${endpoint}: ${Math.min(requests.length, perEndpointLimit)}`,
+        );
         for (let i = 1; i < requests.length; i++) gaps.push(requests[i]!.at - requests[i - 1]!.at);
       }
       expect(Math.min(...gaps)).toBeGreaterThanOrEqual(RETRY_AFTER_SECONDS * 1000 - TIMER_SLACK_MS);
       // Nothing reached the API server during the storm, and every request was answered 429.
       expect(stormStats.upstreamConnections).toBe(upstreamBefore);
       expect(stormStats.byMode.throttle.throttled).toBe(stormStats.byMode.throttle.requests);
-      expect(stormStats.byMode.throttle.requests).toBeLessThanOrEqual(perEndpointLimit * byEndpoint.size);
+      expect(stormStats.byMode.throttle.requests).toBeLessThanOrEqual(
+        perEndpointLimit * byEndpoint.size,
+      );
       // It kept asking, too: at least one request per Retry-After for most of the storm.
-      expect(stormStats.byMode.throttle.requests).toBeGreaterThanOrEqual(Math.floor(perEndpointLimit / 2));
+      expect(stormStats.byMode.throttle.requests).toBeGreaterThanOrEqual(
+        Math.floor(perEndpointLimit / 2),
+      );
 
       // Afterwards every change made during the storm is handled, once, at its latest state.
       const recoveryStart = Date.now();
-      await waitFor(() => verdict().lost.length === 0, { what: 'every change made during the storm to be handled', timeoutMs: 30_000 });
+      await waitFor(() => verdict().lost.length === 0, {
+        what: 'every change made during the storm to be handled',
+        timeoutMs: 30_000,
+      });
       const recoveryMs = Date.now() - recoveryStart;
       // Once answered again, the next request comes when the last Retry-After ends, not after an extra backoff.
       expect(recoveryMs).toBeLessThanOrEqual(RETRY_AFTER_SECONDS * 1000 + 8_000);

@@ -4,7 +4,12 @@ import { ApiClient } from '../../../src/framework/index.js';
 import { waitFor } from '../../../src/testing/index.js';
 import { AdmissionOperator } from '../../support/chaos/admission-operator.js';
 import { floodWebhook, type FloodCounts } from '../../support/chaos/webhook-flood.js';
-import { sharedKubeConfig, sharedWebhookClientCA, statusOf, uniqueNamespace } from '../../support/cluster.js';
+import {
+  sharedKubeConfig,
+  sharedWebhookClientCA,
+  statusOf,
+  uniqueNamespace,
+} from '../../support/cluster.js';
 import { installWidgetCrd, Widgets } from '../../support/widgets.js';
 
 /**
@@ -36,7 +41,10 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  for (const name of identities) await api.resource('admissionregistration.k8s.io/v1', 'validatingwebhookconfigurations').delete({ name });
+  for (const name of identities)
+    await api
+      .resource('admissionregistration.k8s.io/v1', 'validatingwebhookconfigurations')
+      .delete({ name });
   api.close();
 });
 
@@ -56,8 +64,16 @@ async function createWhileFlooded(widgets: Widgets, port: number, path: string):
   while (Date.now() < until) {
     const started = Date.now();
     const name = `w-${creates++}`;
-    await widgets.create(name, { size: 1 }).catch((error: unknown) => refused.push(`${name}: ${statusOf(error)} ${String((error as { body?: unknown }).body ?? error)}`));
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, CREATE_EVERY_MS - (Date.now() - started))));
+    await widgets
+      .create(name, { size: 1 })
+      .catch((error: unknown) =>
+        refused.push(
+          `${name}: ${statusOf(error)} ${String((error as { body?: unknown }).body ?? error)}`,
+        ),
+      );
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.max(0, CREATE_EVERY_MS - (Date.now() - started))),
+    );
   }
   stop.abort();
   return { creates, refused, flood: await flooding };
@@ -72,10 +88,18 @@ describe.each([
     const identity = `flood-${randomBytes(4).toString('hex')}.konductor.dev`;
     identities.push(identity);
     const clientCA = authenticated ? sharedWebhookClientCA() : undefined;
-    operator = new AdmissionOperator({ kubeconfig: process.env.KONDUCTOR_TEST_KUBECONFIG!, namespace, identity, clientCA }).start();
+    operator = new AdmissionOperator({
+      kubeconfig: process.env.KONDUCTOR_TEST_KUBECONFIG!,
+      namespace,
+      identity,
+      clientCA,
+    }).start();
     const port = await operator.webhookPort();
     const widgets = new Widgets(kc, namespace);
-    await waitFor(async () => (await widgets.create('probe', { size: 10 }).then(() => 0, statusOf)) === 422, { what: 'the API server to call the new webhook' });
+    await waitFor(
+      async () => (await widgets.create('probe', { size: 10 }).then(() => 0, statusOf)) === 422,
+      { what: 'the API server to call the new webhook' },
+    );
 
     const before = operator.memory;
     const outcome = await createWhileFlooded(widgets, port, '/validate/size');
@@ -86,12 +110,22 @@ describe.each([
         `operator peak heap ${before.heapUsedMb} MB before the flood, ${memory.heapUsedMb} MB during it; peak RSS ${before.rssMb} → ${memory.rssMb} MB; exit ${String(operator.exit)}` +
         (outcome.refused.length > 0 ? `; first refusal: ${outcome.refused[0]}` : ''),
     );
-    expect({ alive: operator.alive, exit: operator.exit }).toEqual({ alive: true, exit: undefined });
+    expect({ alive: operator.alive, exit: operator.exit }).toEqual({
+      alive: true,
+      exit: undefined,
+    });
     expect(outcome.refused).toEqual([]);
     expect(outcome.creates).toBeGreaterThan(FLOOD_MS / CREATE_EVERY_MS / 2);
     // The flood was served and refused, not ignored: every kind got answers.
-    const answered = (counts: Record<string, number>): number => Object.entries(counts).filter(([outcome]) => /^\d{3}$/.test(outcome)).reduce((sum, [, n]) => sum + n, 0);
-    expect([answered(outcome.flood.list) > 0, answered(outcome.flood.endpoints) > 0, answered(outcome.flood.stalled) > 0]).toEqual([true, true, true]);
+    const answered = (counts: Record<string, number>): number =>
+      Object.entries(counts)
+        .filter(([outcome]) => /^\d{3}$/.test(outcome))
+        .reduce((sum, [, n]) => sum + n, 0);
+    expect([
+      answered(outcome.flood.list) > 0,
+      answered(outcome.flood.endpoints) > 0,
+      answered(outcome.flood.stalled) > 0,
+    ]).toEqual([true, true, true]);
     // And the webhook still refuses what it should: it answered, not failed open.
     expect(await widgets.create('too-big', { size: 10 }).then(() => 0, statusOf)).toBe(422);
   }, 150_000);

@@ -17,7 +17,10 @@ describe('the konductor launcher', () => {
   });
 
   test('runs when executed directly, as npm bin links do', async () => {
-    const { stdout, stderr } = await promisify(execFile)(launcher, ['--help'], { cwd: root, env: cleanEnv() });
+    const { stdout, stderr } = await promisify(execFile)(launcher, ['--help'], {
+      cwd: root,
+      env: cleanEnv(),
+    });
     expect(stdout).toMatch(/^Usage: konductor <command>/);
     expect(stderr).toBe('');
   });

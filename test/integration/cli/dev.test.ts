@@ -31,12 +31,24 @@ let kc: KubeConfig;
 let kubeconfigPath: string;
 let scratch: string;
 
-
 /** `konductor dev` from the source tree, in its own process group (the operator child has another). */
 function konductorDev(file: string, namespace: string): Run {
   const run = spawnKonductor(
     'bin/konductor.mjs',
-    ['dev', file, '--kubeconfig', kubeconfigPath, '-n', namespace, '--log-format', 'json', '--log-level', 'debug', '--health-port', '0'],
+    [
+      'dev',
+      file,
+      '--kubeconfig',
+      kubeconfigPath,
+      '-n',
+      namespace,
+      '--log-format',
+      'json',
+      '--log-level',
+      'debug',
+      '--health-port',
+      '0',
+    ],
     { cwd: root, detached: true },
   );
   children.push(run.child);
@@ -85,19 +97,36 @@ describe('konductor dev', () => {
     const run = konductorDev(file, namespace);
     const widgets = new Widgets(kc, namespace);
 
-    await waitFor(() => count(run, /^started in \d+ ms/) === 1, { what: `konductor dev starts (stdout: ${run.stdout()} stderr: ${run.stderr()})`, timeoutMs: 40_000 });
+    await waitFor(() => count(run, /^started in \d+ ms/) === 1, {
+      what: `konductor dev starts (stdout: ${run.stdout()} stderr: ${run.stderr()})`,
+      timeoutMs: 40_000,
+    });
     await widgets.create('before');
-    await waitFor(async () => (await readWidget(namespace, 'before'))?.status?.phase === 'First', { what: 'the first code handles a widget', timeoutMs: 20_000 });
+    await waitFor(async () => (await readWidget(namespace, 'before'))?.status?.phase === 'First', {
+      what: 'the first code handles a widget',
+      timeoutMs: 20_000,
+    });
 
     // Steady state: the spare operator (node, tsx and konductor loaded) waits for the change.
-    await waitFor(() => count(run, /^a booted operator waits/) === 1, { what: 'a spare operator is booted', timeoutMs: 40_000 });
+    await waitFor(() => count(run, /^a booted operator waits/) === 1, {
+      what: 'a spare operator is booted',
+      timeoutMs: 40_000,
+    });
     const savedAt = Date.now();
     writeFileSync(file, handlers('Second'));
-    await waitFor(() => count(run, /^reloaded in \d+ ms/) === 1, { what: 'konductor dev reloads', timeoutMs: 20_000 });
+    await waitFor(() => count(run, /^reloaded in \d+ ms/) === 1, {
+      what: 'konductor dev reloads',
+      timeoutMs: 20_000,
+    });
     const reloadMs = logLines(run).find((line) => /^reloaded in/.test(line.msg ?? ''))!.ms!;
     await widgets.create('after');
-    await waitFor(async () => (await readWidget(namespace, 'after'))?.status?.phase === 'Second', { what: 'the edited code handles the next widget', timeoutMs: 20_000 });
-    process.stdout.write(`konductor dev: reloaded in ${reloadMs} ms (logged); save to new code handling an object: ${Date.now() - savedAt} ms\n`);
+    await waitFor(async () => (await readWidget(namespace, 'after'))?.status?.phase === 'Second', {
+      what: 'the edited code handles the next widget',
+      timeoutMs: 20_000,
+    });
+    process.stdout.write(
+      `konductor dev: reloaded in ${reloadMs} ms (logged); save to new code handling an object: ${Date.now() - savedAt} ms\n`,
+    );
     expect((await readWidget(namespace, 'before'))?.status?.phase).toBe('First');
 
     run.child.kill('SIGTERM');
@@ -110,17 +139,31 @@ describe('konductor dev', () => {
     const file = join(scratch, 'broken.ts');
     writeFileSync(file, handlers('Fine'));
     const run = konductorDev(file, namespace);
-    await waitFor(() => count(run, /^started in \d+ ms/) === 1, { what: 'konductor dev starts', timeoutMs: 40_000 });
+    await waitFor(() => count(run, /^started in \d+ ms/) === 1, {
+      what: 'konductor dev starts',
+      timeoutMs: 40_000,
+    });
 
     writeFileSync(file, `${handlers('Fine')}\nthrow new Error('the database URL is not set');\n`);
-    await waitFor(() => count(run, /^the operator exited/) === 1, { what: 'the failed start is reported', timeoutMs: 20_000 });
-    expect(run.stderr()).toMatch(/konductor: cannot load .*broken\.ts: the database URL is not set/);
+    await waitFor(() => count(run, /^the operator exited/) === 1, {
+      what: 'the failed start is reported',
+      timeoutMs: 20_000,
+    });
+    expect(run.stderr()).toMatch(
+      /konductor: cannot load .*broken\.ts: the database URL is not set/,
+    );
     expect(run.child.exitCode).toBeNull();
 
     writeFileSync(file, handlers('Fixed'));
-    await waitFor(() => count(run, /^reloaded in \d+ ms/) === 1, { what: 'the fixed file starts again', timeoutMs: 20_000 });
+    await waitFor(() => count(run, /^reloaded in \d+ ms/) === 1, {
+      what: 'the fixed file starts again',
+      timeoutMs: 20_000,
+    });
     await new Widgets(kc, namespace).create('w1');
-    await waitFor(async () => (await readWidget(namespace, 'w1'))?.status?.phase === 'Fixed', { what: 'the fixed code handles a widget', timeoutMs: 20_000 });
+    await waitFor(async () => (await readWidget(namespace, 'w1'))?.status?.phase === 'Fixed', {
+      what: 'the fixed code handles a widget',
+      timeoutMs: 20_000,
+    });
 
     run.child.kill('SIGTERM');
     expect(await exitWithin(run, 20_000)).toBe(0);

@@ -18,7 +18,9 @@ import { waitFor } from '../../support/wait-for.js';
  * src/handlers --lease-namespace <its namespace>`, and the cluster is usable afterwards.
  */
 const root = fileURLToPath(new URL('../../..', import.meta.url));
-const monitoringCrds = fileURLToPath(new URL('../../../crds/monitoring.coreos.com.yaml', import.meta.url));
+const monitoringCrds = fileURLToPath(
+  new URL('../../../crds/monitoring.coreos.com.yaml', import.meta.url),
+);
 const kubeconfig = (): string => process.env.KONDUCTOR_TEST_KUBECONFIG!;
 
 let kc: KubeConfig;
@@ -45,7 +47,12 @@ function konductor(args: string[]): Run {
 }
 
 function cluster(namespace: string, name: string, size: number): Record<string, unknown> {
-  return { apiVersion: ETCD_API, kind: 'EtcdCluster', metadata: { namespace, name }, spec: { size, version: '3.4.23' } };
+  return {
+    apiVersion: ETCD_API,
+    kind: 'EtcdCluster',
+    metadata: { namespace, name },
+    spec: { size, version: '3.4.23' },
+  };
 }
 
 async function readCluster(namespace: string, name: string): Promise<KubeObject | undefined> {
@@ -58,12 +65,42 @@ describe('konductor disconnect of an operator with webhooks, as deploy/README.md
     const identity = `disc-${randomBytes(4).toString('hex')}.konductor.dev`;
     identities.push(identity);
     const finalizer = `${identity}/finalizer`;
-    const scope = ['--kubeconfig', kubeconfig(), '-n', namespace, '--lease-namespace', namespace, '--identity', identity];
-    const operator = konductor(['run', 'src/handlers', ...scope, '--health-port', '0', '--webhook-port', '0', '--webhook-url', 'https://127.0.0.1', '--log-format', 'json']);
-    const clash = { ...cluster(namespace, 'probe', 1), spec: { size: 1, version: '3.4.23', pod: { labels: { app: 'mine' } } } };
-    await waitFor(async () => (await kubectlApply(clash, ['--dry-run=server'])).code !== 0, { what: `the operator's webhooks to answer (stderr: ${operator.stderr().slice(-300)})`, timeoutMs: 90_000 });
+    const scope = [
+      '--kubeconfig',
+      kubeconfig(),
+      '-n',
+      namespace,
+      '--lease-namespace',
+      namespace,
+      '--identity',
+      identity,
+    ];
+    const operator = konductor([
+      'run',
+      'src/handlers',
+      ...scope,
+      '--health-port',
+      '0',
+      '--webhook-port',
+      '0',
+      '--webhook-url',
+      'https://127.0.0.1',
+      '--log-format',
+      'json',
+    ]);
+    const clash = {
+      ...cluster(namespace, 'probe', 1),
+      spec: { size: 1, version: '3.4.23', pod: { labels: { app: 'mine' } } },
+    };
+    await waitFor(async () => (await kubectlApply(clash, ['--dry-run=server'])).code !== 0, {
+      what: `the operator's webhooks to answer (stderr: ${operator.stderr().slice(-300)})`,
+      timeoutMs: 90_000,
+    });
     expect((await kubectlApply(cluster(namespace, 'kept', 1))).code).toBe(0);
-    await waitFor(async () => (await readCluster(namespace, 'kept'))?.metadata?.finalizers?.includes(finalizer), { what: 'the operator to add its finalizer', timeoutMs: 60_000 });
+    await waitFor(
+      async () => (await readCluster(namespace, 'kept'))?.metadata?.finalizers?.includes(finalizer),
+      { what: 'the operator to add its finalizer', timeoutMs: 60_000 },
+    );
 
     // kubectl -n <ns> scale deployment konductor --replicas=0: the operator stops and releases its Lease.
     operator.child.kill('SIGTERM');
@@ -72,15 +109,31 @@ describe('konductor disconnect of an operator with webhooks, as deploy/README.md
     const disconnect = konductor(['disconnect', 'src/handlers', ...scope]);
     expect(await exitWithin(disconnect, 120_000)).toBe(0);
     const lines = disconnect.stdout().trim().split('\n');
-    expect(lines).toContain(`deleted validatingwebhookconfigurations/${identity}: its webhooks would refuse every write once the operator is gone`);
+    expect(lines).toContain(
+      `deleted validatingwebhookconfigurations/${identity}: its webhooks would refuse every write once the operator is gone`,
+    );
     expect(lines.at(-1)).toMatch(/, 0 failed$/);
-    expect((await readCluster(namespace, 'kept'))?.metadata?.finalizers ?? []).not.toContain(finalizer);
+    expect((await readCluster(namespace, 'kept'))?.metadata?.finalizers ?? []).not.toContain(
+      finalizer,
+    );
 
     expect((await kubectlApply(cluster(namespace, 'kept', 3))).code).toBe(0);
     expect((await kubectlApply(cluster(namespace, 'new', 1))).code).toBe(0);
-    const monitor = { apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: { namespace, name: 'after' }, spec: { selector: {}, endpoints: [{ port: 'metrics' }] } };
+    const monitor = {
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'ServiceMonitor',
+      metadata: { namespace, name: 'after' },
+      spec: { selector: {}, endpoints: [{ port: 'metrics' }] },
+    };
     expect((await kubectlApply(monitor)).code).toBe(0);
-    const deleted = await kubectl(['delete', 'etcdcluster', 'kept', '-n', namespace, '--timeout=20s']);
+    const deleted = await kubectl([
+      'delete',
+      'etcdcluster',
+      'kept',
+      '-n',
+      namespace,
+      '--timeout=20s',
+    ]);
     expect(deleted.code).toBe(0);
     expect(await readCluster(namespace, 'kept')).toBeUndefined();
   }, 300_000);
@@ -89,12 +142,29 @@ describe('konductor disconnect of an operator with webhooks, as deploy/README.md
     const namespace = await uniqueNamespace(kc, 'disc-dry');
     const identity = `dry-${randomBytes(4).toString('hex')}.konductor.dev`;
     identities.push(identity);
-    const configurations = api.resource<KubeObject>('admissionregistration.k8s.io/v1', 'validatingwebhookconfigurations');
+    const configurations = api.resource<KubeObject>(
+      'admissionregistration.k8s.io/v1',
+      'validatingwebhookconfigurations',
+    );
     await configurations.create(unreachableConfiguration(identity));
 
-    const dry = konductor(['disconnect', 'src/handlers', '--kubeconfig', kubeconfig(), '-n', namespace, '--lease-namespace', namespace, '--identity', identity, '--dry-run']);
+    const dry = konductor([
+      'disconnect',
+      'src/handlers',
+      '--kubeconfig',
+      kubeconfig(),
+      '-n',
+      namespace,
+      '--lease-namespace',
+      namespace,
+      '--identity',
+      identity,
+      '--dry-run',
+    ]);
     expect(await exitWithin(dry, 120_000)).toBe(0);
-    expect(dry.stdout()).toContain(`would delete validatingwebhookconfigurations/${identity} first: its webhooks would refuse every write once the operator is gone\n`);
+    expect(dry.stdout()).toContain(
+      `would delete validatingwebhookconfigurations/${identity} first: its webhooks would refuse every write once the operator is gone\n`,
+    );
     expect(await configurations.find({ name: identity })).toBeDefined();
   }, 180_000);
 });

@@ -22,7 +22,9 @@ import { installWidgetCrd, WIDGET_API_VERSION } from '../../support/widgets.js';
  * The API server reaches the webhook server at 127.0.0.1 (`--webhook-url`), as in the library specs.
  */
 const root = fileURLToPath(new URL('../../..', import.meta.url));
-const monitoringCrds = fileURLToPath(new URL('../../../crds/monitoring.coreos.com.yaml', import.meta.url));
+const monitoringCrds = fileURLToPath(
+  new URL('../../../crds/monitoring.coreos.com.yaml', import.meta.url),
+);
 
 type Configuration = KubeObject & { webhooks?: Array<{ name: string }> };
 
@@ -59,36 +61,85 @@ async function imageTree(): Promise<string> {
   cpSync(join(root, 'bin'), join(folder, 'bin'), { recursive: true });
   symlinkSync(join(root, 'node_modules'), join(folder, 'node_modules'), 'dir');
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  await promisify(execFile)(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', join(folder, 'dist')], { cwd: root });
+  await promisify(execFile)(
+    process.execPath,
+    [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', join(folder, 'dist')],
+    { cwd: root },
+  );
   return folder;
 }
 
 /** `konductor run <handlers>` for one namespace, its webhooks reached at 127.0.0.1 on a free port, under an identity of its own. */
-async function runWebhooks(handlers: string, prefix: string, cwd = root): Promise<{ run: Run; namespace: string; identity: string }> {
+async function runWebhooks(
+  handlers: string,
+  prefix: string,
+  cwd = root,
+): Promise<{ run: Run; namespace: string; identity: string }> {
   const namespace = await uniqueNamespace(kc, prefix);
   const identity = `${prefix}-${randomBytes(4).toString('hex')}.konductor.dev`;
   identities.push(identity);
-  const args = ['run', handlers, '--kubeconfig', process.env.KONDUCTOR_TEST_KUBECONFIG!, '-n', namespace, '--lease-namespace', namespace, '--identity', identity];
-  const run = spawnKonductor('bin/konductor.mjs', [...args, '--health-port', '0', '--webhook-port', '0', '--webhook-url', 'https://127.0.0.1', '--log-format', 'json'], { cwd });
+  const args = [
+    'run',
+    handlers,
+    '--kubeconfig',
+    process.env.KONDUCTOR_TEST_KUBECONFIG!,
+    '-n',
+    namespace,
+    '--lease-namespace',
+    namespace,
+    '--identity',
+    identity,
+  ];
+  const run = spawnKonductor(
+    'bin/konductor.mjs',
+    [
+      ...args,
+      '--health-port',
+      '0',
+      '--webhook-port',
+      '0',
+      '--webhook-url',
+      'https://127.0.0.1',
+      '--log-format',
+      'json',
+    ],
+    { cwd },
+  );
   children.push(run.child);
   return { run, namespace, identity };
 }
 
 /** The ValidatingWebhookConfiguration named `identity`, once it exists. */
 async function configuration(identity: string, run: Run): Promise<Configuration> {
-  const found = await waitFor(() => api.resource<Configuration>('admissionregistration.k8s.io/v1', 'validatingwebhookconfigurations').find({ name: identity }), {
-    what: `ValidatingWebhookConfiguration ${identity} (konductor stderr: ${run.stderr().slice(-500)})`,
-    timeoutMs: 60_000,
-  });
+  const found = await waitFor(
+    () =>
+      api
+        .resource<Configuration>(
+          'admissionregistration.k8s.io/v1',
+          'validatingwebhookconfigurations',
+        )
+        .find({ name: identity }),
+    {
+      what: `ValidatingWebhookConfiguration ${identity} (konductor stderr: ${run.stderr().slice(-500)})`,
+      timeoutMs: 60_000,
+    },
+  );
   return found!;
 }
 
 /** The API server picks up a new configuration shortly after it is written: wait until `refused` is refused. */
 async function refusing(refused: Record<string, unknown>): Promise<void> {
-  await waitFor(async () => (await kubectlApply(refused, ['--dry-run=server'])).code !== 0, { what: 'the API server to call the new webhooks', timeoutMs: 30_000 });
+  await waitFor(async () => (await kubectlApply(refused, ['--dry-run=server'])).code !== 0, {
+    what: 'the API server to call the new webhooks',
+    timeoutMs: 30_000,
+  });
 }
 
-function widget(namespace: string, name: string, spec: Record<string, unknown>): Record<string, unknown> {
+function widget(
+  namespace: string,
+  name: string,
+  spec: Record<string, unknown>,
+): Record<string, unknown> {
   return { apiVersion: WIDGET_API_VERSION, kind: 'Widget', metadata: { namespace, name }, spec };
 }
 
@@ -130,17 +181,34 @@ describe('konductor run dist/handlers, what deploy/ runs, from a build laid out 
   }, 240_000);
 
   function serviceMonitor(name: string, spec: Record<string, unknown>): Record<string, unknown> {
-    return { apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: { namespace: served.namespace, name }, spec: { selector: {}, endpoints: [{ port: 'metrics' }], ...spec } };
+    return {
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'ServiceMonitor',
+      metadata: { namespace: served.namespace, name },
+      spec: { selector: {}, endpoints: [{ port: 'metrics' }], ...spec },
+    };
   }
 
-  const lookahead = { endpoints: [{ port: 'metrics', relabelings: [{ sourceLabels: ['job'], regex: '(?=api).*', action: 'keep' }] }] };
+  const lookahead = {
+    endpoints: [
+      {
+        port: 'metrics',
+        relabelings: [{ sourceLabels: ['job'], regex: '(?=api).*', action: 'keep' }],
+      },
+    ],
+  };
 
   test('registers webhooks for ServiceMonitors, PodMonitors and EtcdClusters', async () => {
     const { run, identity } = served;
-    const hooks = await waitFor(async () => {
-      const names = ((await configuration(identity, run)).webhooks ?? []).map((hook) => hook.name);
-      return names.length >= 3 ? names : undefined;
-    }, { what: 'the bundled webhooks to be registered' });
+    const hooks = await waitFor(
+      async () => {
+        const names = ((await configuration(identity, run)).webhooks ?? []).map(
+          (hook) => hook.name,
+        );
+        return names.length >= 3 ? names : undefined;
+      },
+      { what: 'the bundled webhooks to be registered' },
+    );
     const names = hooks!.join(' ');
     expect(names).toMatch(/servicemonitor/);
     expect(names).toMatch(/podmonitor/);
@@ -158,11 +226,18 @@ describe('konductor run dist/handlers, what deploy/ runs, from a build laid out 
 
   test('an EtcdCluster the operator could not run is refused at create with the reason', async () => {
     await configuration(served.identity, served.run);
-    const clash = { apiVersion: ETCD_API, kind: 'EtcdCluster', metadata: { namespace: served.namespace, name: 'selector-clash' }, spec: { size: 1, version: '3.4.23', pod: { labels: { app: 'mine' } } } };
+    const clash = {
+      apiVersion: ETCD_API,
+      kind: 'EtcdCluster',
+      metadata: { namespace: served.namespace, name: 'selector-clash' },
+      spec: { size: 1, version: '3.4.23', pod: { labels: { app: 'mine' } } },
+    };
     await refusing(clash);
 
     const run = await kubectlApply(clash);
     expect(run.code).not.toBe(0);
-    expect(run.stderr).toContain("spec.pod.labels.app is reserved for the operator's own selectors");
+    expect(run.stderr).toContain(
+      "spec.pod.labels.app is reserved for the operator's own selectors",
+    );
   });
 });

@@ -22,7 +22,10 @@ function konductor(args: string[]): Run {
 }
 
 function stderrLines(run: Run): string[] {
-  return run.stderr().split('\n').filter((line) => line.trim() !== '');
+  return run
+    .stderr()
+    .split('\n')
+    .filter((line) => line.trim() !== '');
 }
 
 let kc: KubeConfig;
@@ -49,31 +52,72 @@ afterAll(() => {
 describe('konductor run', () => {
   test('runs the handlers of a file against the cluster, logs JSON, and exits 0 on SIGTERM', async () => {
     const namespace = await uniqueNamespace(kc, 'cli');
-    const run = konductor(['run', fixture, '--kubeconfig', kubeconfigPath, '-n', namespace, '--log-format', 'json', '--health-port', '0', '--lease-namespace', namespace]);
+    const run = konductor([
+      'run',
+      fixture,
+      '--kubeconfig',
+      kubeconfigPath,
+      '-n',
+      namespace,
+      '--log-format',
+      'json',
+      '--health-port',
+      '0',
+      '--lease-namespace',
+      namespace,
+    ]);
 
     await new Widgets(kc, namespace).create('w1');
-    await waitFor(async () => (await readWidget(namespace, 'w1'))?.status?.phase === 'Ready', { what: 'the widget becomes Ready', timeoutMs: 40_000 });
+    await waitFor(async () => (await readWidget(namespace, 'w1'))?.status?.phase === 'Ready', {
+      what: 'the widget becomes Ready',
+      timeoutMs: 40_000,
+    });
 
     run.child.kill('SIGTERM');
     expect(await exitWithin(run, 10_000)).toBe(0);
-    const lines = run.stdout().split('\n').filter((line) => line !== '');
+    const lines = run
+      .stdout()
+      .split('\n')
+      .filter((line) => line !== '');
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines) expect(() => JSON.parse(line) as unknown).not.toThrow();
-    expect(lines.some((line) => (JSON.parse(line) as { msg?: string }).msg === 'operator stopped')).toBe(true);
+    expect(
+      lines.some((line) => (JSON.parse(line) as { msg?: string }).msg === 'operator stopped'),
+    ).toBe(true);
     expect(run.stderr()).toBe('');
   });
 
   test('--identity names the bookkeeping the operator writes and its Lease', async () => {
     const namespace = await uniqueNamespace(kc, 'cli-identity');
-    const args = ['run', fixture, '--kubeconfig', kubeconfigPath, '-n', namespace, '--log-format', 'json', '--health-port', '0', '--lease-namespace', namespace];
+    const args = [
+      'run',
+      fixture,
+      '--kubeconfig',
+      kubeconfigPath,
+      '-n',
+      namespace,
+      '--log-format',
+      'json',
+      '--health-port',
+      '0',
+      '--lease-namespace',
+      namespace,
+    ];
     const run = konductor([...args, '--identity', 'widgets.example.com']);
 
     await new Widgets(kc, namespace).create('w1');
-    await waitFor(async () => (await readWidget(namespace, 'w1'))?.status?.phase === 'Ready', { what: 'the widget becomes Ready', timeoutMs: 40_000 });
-    const annotations = Object.keys((await readWidget(namespace, 'w1'))?.metadata?.annotations ?? {});
+    await waitFor(async () => (await readWidget(namespace, 'w1'))?.status?.phase === 'Ready', {
+      what: 'the widget becomes Ready',
+      timeoutMs: 40_000,
+    });
+    const annotations = Object.keys(
+      (await readWidget(namespace, 'w1'))?.metadata?.annotations ?? {},
+    );
     expect(annotations).toContain('widgets.example.com/last-handled-configuration');
     expect(annotations.filter((key) => key.startsWith('konductor.dev/'))).toEqual([]);
-    const lease = await kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace, name: 'widgets.example.com-leader' });
+    const lease = await kc
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ namespace, name: 'widgets.example.com-leader' });
     expect(lease.spec?.holderIdentity).toBeTruthy();
 
     run.child.kill('SIGTERM');
@@ -81,7 +125,14 @@ describe('konductor run', () => {
   });
 
   test('wrong arguments exit 2 with one line naming the flag', async () => {
-    const run = konductor(['run', fixture, '--kubeconfig', kubeconfigPath, '--concurrency', 'zero']);
+    const run = konductor([
+      'run',
+      fixture,
+      '--kubeconfig',
+      kubeconfigPath,
+      '--concurrency',
+      'zero',
+    ]);
     expect(await exitWithin(run, 20_000)).toBe(2);
     const lines = stderrLines(run);
     expect(lines).toHaveLength(1);
@@ -89,27 +140,50 @@ describe('konductor run', () => {
   });
 
   test('an invalid KONDUCTOR_IDENTITY exits 2 with one line naming the variable, the value and the rule', async () => {
-    const run = spawnKonductor('bin/konductor.mjs', ['run', fixture, '--kubeconfig', kubeconfigPath], { cwd: root, env: { KONDUCTOR_IDENTITY: 'My_Operator' } });
+    const run = spawnKonductor(
+      'bin/konductor.mjs',
+      ['run', fixture, '--kubeconfig', kubeconfigPath],
+      { cwd: root, env: { KONDUCTOR_IDENTITY: 'My_Operator' } },
+    );
     children.push(run.child);
     expect(await exitWithin(run, 20_000)).toBe(2);
     const lines = stderrLines(run);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^konductor: KONDUCTOR_IDENTITY: the operator identity "My_Operator" is not a DNS-1123 subdomain .*: use lower-case letters, digits, '-' and '\.'/);
+    expect(lines[0]).toMatch(
+      /^konductor: KONDUCTOR_IDENTITY: the operator identity "My_Operator" is not a DNS-1123 subdomain .*: use lower-case letters, digits, '-' and '\.'/,
+    );
   });
 
   test('a handler file that throws on import exits 1 with one line naming the file', async () => {
     const broken = join(scratch, 'broken-handlers.ts');
-    writeFileSync(broken, "export class Broken {}\nthrow new Error('the database URL is not set');\n");
+    writeFileSync(
+      broken,
+      "export class Broken {}\nthrow new Error('the database URL is not set');\n",
+    );
     const run = konductor(['run', broken, '--kubeconfig', kubeconfigPath]);
     expect(await exitWithin(run, 20_000)).toBe(1);
     const lines = stderrLines(run);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^konductor: cannot load .*broken-handlers\.ts: the database URL is not set$/);
+    expect(lines[0]).toMatch(
+      /^konductor: cannot load .*broken-handlers\.ts: the database URL is not set$/,
+    );
   });
 
   test('a health port already taken exits 1 with one line naming the port and what to do; the operator on it keeps serving', async () => {
     const namespace = await uniqueNamespace(kc, 'cli-port');
-    const first = konductor(['run', fixture, '--kubeconfig', kubeconfigPath, '-n', namespace, '--log-format', 'json', '--health-port', '0', '--standalone']);
+    const first = konductor([
+      'run',
+      fixture,
+      '--kubeconfig',
+      kubeconfigPath,
+      '-n',
+      namespace,
+      '--log-format',
+      'json',
+      '--health-port',
+      '0',
+      '--standalone',
+    ]);
     const listening = (): number | undefined =>
       first
         .stdout()
@@ -117,10 +191,25 @@ describe('konductor run', () => {
         .filter((line) => line.startsWith('{'))
         .map((line) => JSON.parse(line) as { msg?: string; port?: number })
         .find((line) => line.msg === 'health and metrics server listening')?.port;
-    await waitFor(() => listening() !== undefined, { what: 'the first operator to serve health', timeoutMs: 40_000 });
+    await waitFor(() => listening() !== undefined, {
+      what: 'the first operator to serve health',
+      timeoutMs: 40_000,
+    });
     const port = listening()!;
 
-    const second = konductor(['run', fixture, '--kubeconfig', kubeconfigPath, '-n', namespace, '--log-format', 'json', '--health-port', String(port), '--standalone']);
+    const second = konductor([
+      'run',
+      fixture,
+      '--kubeconfig',
+      kubeconfigPath,
+      '-n',
+      namespace,
+      '--log-format',
+      'json',
+      '--health-port',
+      String(port),
+      '--standalone',
+    ]);
     expect(await exitWithin(second, 40_000)).toBe(1);
     const lines = stderrLines(second);
     expect(lines).toEqual([

@@ -33,7 +33,10 @@ afterAll(async () => {
 });
 
 function configurations() {
-  return api.resource<KubeObject>('admissionregistration.k8s.io/v1', 'validatingwebhookconfigurations');
+  return api.resource<KubeObject>(
+    'admissionregistration.k8s.io/v1',
+    'validatingwebhookconfigurations',
+  );
 }
 
 /** An identity whose (harmless) configuration is registered, and a namespace to uninstall. */
@@ -45,7 +48,11 @@ async function registered(prefix: string): Promise<{ identity: string; namespace
 }
 
 async function uninstall(args: string[]): Promise<{ run: Run; code: number | string }> {
-  const run = spawnKonductor('bin/konductor.mjs', ['uninstall', fixture, '--kubeconfig', process.env.KONDUCTOR_TEST_KUBECONFIG!, ...args], { cwd: root });
+  const run = spawnKonductor(
+    'bin/konductor.mjs',
+    ['uninstall', fixture, '--kubeconfig', process.env.KONDUCTOR_TEST_KUBECONFIG!, ...args],
+    { cwd: root },
+  );
   children.push(run.child);
   return { run, code: await exitWithin(run, 120_000) };
 }
@@ -53,17 +60,36 @@ async function uninstall(args: string[]): Promise<{ run: Run; code: number | str
 describe('konductor uninstall -n <namespace> and the webhook configurations', () => {
   test('keeps them, as the operator still serves the other namespaces, and says why', async () => {
     const { identity, namespace } = await registered('uninst-ns');
-    const { run, code } = await uninstall(['-n', namespace, '--lease-namespace', namespace, '--identity', identity]);
+    const { run, code } = await uninstall([
+      '-n',
+      namespace,
+      '--lease-namespace',
+      namespace,
+      '--identity',
+      identity,
+    ]);
     expect(code).toBe(0);
-    expect(run.stdout()).toContain(`kept validatingwebhookconfigurations/${identity}: it serves every namespace the operator does, and only ${namespace} was uninstalled\n`);
+    expect(run.stdout()).toContain(
+      `kept validatingwebhookconfigurations/${identity}: it serves every namespace the operator does, and only ${namespace} was uninstalled\n`,
+    );
     expect(await configurations().find({ name: identity })).toBeDefined();
   });
 
   test('--dry-run says it would keep them', async () => {
     const { identity, namespace } = await registered('uninst-dry');
-    const { run, code } = await uninstall(['-n', namespace, '--lease-namespace', namespace, '--identity', identity, '--dry-run']);
+    const { run, code } = await uninstall([
+      '-n',
+      namespace,
+      '--lease-namespace',
+      namespace,
+      '--identity',
+      identity,
+      '--dry-run',
+    ]);
     expect(code).toBe(0);
-    expect(run.stdout()).toContain(`would keep validatingwebhookconfigurations/${identity}: it serves every namespace the operator does, and only ${namespace} was uninstalled\n`);
+    expect(run.stdout()).toContain(
+      `would keep validatingwebhookconfigurations/${identity}: it serves every namespace the operator does, and only ${namespace} was uninstalled\n`,
+    );
     expect(await configurations().find({ name: identity })).toBeDefined();
   });
 });

@@ -12,15 +12,35 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
-import { AppsV1Api, CoreV1Api, KubernetesObjectApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  KubernetesObjectApi,
+  type KubeConfig,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
 import { load } from 'js-yaml';
 import { ApiClient } from '../../../src/framework/index.js';
 import { S3Storage } from '../../../src/handlers/etcd/storage/index.js';
 import { PrometheusOperator } from '../../../src/handlers/prometheus/index.js';
-import { installCrds, readCrds, readManifests, runOperator, type TestOperator } from '../../../src/testing/index.js';
+import {
+  installCrds,
+  readCrds,
+  readManifests,
+  runOperator,
+  type TestOperator,
+} from '../../../src/testing/index.js';
 import { kubectl, runProgram, type KubectlRun } from '../../support/kubectl.js';
 import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
-import { allHealthy, etcdStatus, installEtcdCrds, memberList, readCluster, startEtcdOperator, type EtcdHarness } from '../../support/etcd.js';
+import {
+  allHealthy,
+  etcdStatus,
+  installEtcdCrds,
+  memberList,
+  readCluster,
+  startEtcdOperator,
+  type EtcdHarness,
+} from '../../support/etcd.js';
 import { startS3Server, type TestS3Server } from '../../support/s3-server.js';
 import { waitFor } from '../../support/wait-for.js';
 
@@ -55,11 +75,24 @@ async function publishedInOpenAPI(group: string, kinds: string[]): Promise<void>
   try {
     await waitFor(
       async () => {
-        const doc = await api.request<{ definitions?: Record<string, { 'x-kubernetes-group-version-kind'?: { group: string; kind: string }[] }> }>('GET', '/openapi/v2');
-        const published = Object.values(doc.definitions ?? {}).flatMap((d) => d['x-kubernetes-group-version-kind'] ?? []);
-        return kinds.every((kind) => published.some((gvk) => gvk.group === group && gvk.kind === kind));
+        const doc = await api.request<{
+          definitions?: Record<
+            string,
+            { 'x-kubernetes-group-version-kind'?: { group: string; kind: string }[] }
+          >;
+        }>('GET', '/openapi/v2');
+        const published = Object.values(doc.definitions ?? {}).flatMap(
+          (d) => d['x-kubernetes-group-version-kind'] ?? [],
+        );
+        return kinds.every((kind) =>
+          published.some((gvk) => gvk.group === group && gvk.kind === kind),
+        );
       },
-      { what: `${kinds.join(', ')} (${group}) in the API server's OpenAPI document`, timeoutMs: 30_000, intervalMs: 250 },
+      {
+        what: `${kinds.join(', ')} (${group}) in the API server's OpenAPI document`,
+        timeoutMs: 30_000,
+        intervalMs: 250,
+      },
     );
   } finally {
     api.close();
@@ -71,33 +104,53 @@ async function publishedInOpenAPI(group: string, kinds: string[]): Promise<void>
 /** Every field `applied` sets, as a path, that `stored` lacks or holds with another value. */
 function missingFields(applied: unknown, stored: unknown, path: string): string[] {
   if (Array.isArray(applied)) {
-    if (!Array.isArray(stored) || stored.length !== applied.length) return [`${path} (stored as ${JSON.stringify(stored)})`];
+    if (!Array.isArray(stored) || stored.length !== applied.length)
+      return [`${path} (stored as ${JSON.stringify(stored)})`];
     return applied.flatMap((item, i) => missingFields(item, stored[i], `${path}[${i}]`));
   }
   if (typeof applied === 'object' && applied !== null) {
-    if (typeof stored !== 'object' || stored === null) return [`${path} (stored as ${JSON.stringify(stored)})`];
+    if (typeof stored !== 'object' || stored === null)
+      return [`${path} (stored as ${JSON.stringify(stored)})`];
     const record = stored as Record<string, unknown>;
     return Object.entries(applied).flatMap(([key, value]) =>
-      key in record ? missingFields(value, record[key], `${path}.${key}`) : [`${path}.${key} (not stored)`],
+      key in record
+        ? missingFields(value, record[key], `${path}.${key}`)
+        : [`${path}.${key} (not stored)`],
     );
   }
-  return applied === stored ? [] : [`${path} (${JSON.stringify(applied)} stored as ${JSON.stringify(stored)})`];
+  return applied === stored
+    ? []
+    : [`${path} (${JSON.stringify(applied)} stored as ${JSON.stringify(stored)})`];
 }
 
 /** A Secret's `stringData` as the server keeps it: base64 `data`. */
-function asStored(manifest: KubernetesObject & { stringData?: Record<string, string>; data?: Record<string, string> }): object {
+function asStored(
+  manifest: KubernetesObject & {
+    stringData?: Record<string, string>;
+    data?: Record<string, string>;
+  },
+): object {
   if (manifest.kind !== 'Secret' || !manifest.stringData) return manifest;
   const { stringData, ...rest } = manifest;
-  const encoded = Object.fromEntries(Object.entries(stringData).map(([key, value]) => [key, Buffer.from(value).toString('base64')]));
+  const encoded = Object.fromEntries(
+    Object.entries(stringData).map(([key, value]) => [key, Buffer.from(value).toString('base64')]),
+  );
   return { ...rest, data: { ...rest.data, ...encoded } };
 }
 
 /** For each manifest in `path`, the fields the stored object lost (objects losing none are left out). */
-async function prunedFields(path: string, namespace: string): Promise<{ object: string; lost: string[] }[]> {
+async function prunedFields(
+  path: string,
+  namespace: string,
+): Promise<{ object: string; lost: string[] }[]> {
   const report: { object: string; lost: string[] }[] = [];
   for (const manifest of readManifests(path) as KubernetesObject[]) {
     const name = manifest.metadata?.name ?? '';
-    const stored = await objects.read({ apiVersion: manifest.apiVersion!, kind: manifest.kind!, metadata: { name, namespace } });
+    const stored = await objects.read({
+      apiVersion: manifest.apiVersion!,
+      kind: manifest.kind!,
+      metadata: { name, namespace },
+    });
     const lost = missingFields(asStored(manifest), stored, '');
     if (lost.length > 0) report.push({ object: `${manifest.kind}/${name}`, lost });
   }
@@ -124,19 +177,30 @@ function withFileSD(yaml: string, targetsFile: string): { text: string; replaced
     const indent = match[1]!;
     out.push(`${indent}file_sd_configs:`, `${indent}- files:`, `${indent}  - ${targetsFile}`);
     replaced++;
-    while (i + 1 < lines.length && (lines[i + 1]!.startsWith(`${indent}- `) || lines[i + 1]!.startsWith(`${indent}  `))) i++;
+    while (
+      i + 1 < lines.length &&
+      (lines[i + 1]!.startsWith(`${indent}- `) || lines[i + 1]!.startsWith(`${indent}  `))
+    )
+      i++;
   }
   return { text: out.join('\n'), replaced };
 }
 
 async function promtoolCheckConfig(yaml: string): Promise<KubectlRun & { replaced: number }> {
   const targetsFile = join(workDir, 'targets.json');
-  writeFileSync(targetsFile, JSON.stringify([{ targets: ['127.0.0.1:8080'], labels: { __meta_kubernetes_endpoint_port_name: 'web' } }]));
+  writeFileSync(
+    targetsFile,
+    JSON.stringify([
+      { targets: ['127.0.0.1:8080'], labels: { __meta_kubernetes_endpoint_port_name: 'web' } },
+    ]),
+  );
   const { text, replaced } = withFileSD(yaml, targetsFile);
   const file = join(workDir, 'prometheus.yaml');
   writeFileSync(file, text);
   const result = await runProgram('promtool', ['check', 'config', file]).catch((error: Error) => {
-    throw new Error(`${error.message}: run \`npm run provision\` (installs Debian's prometheus package, which has promtool)`);
+    throw new Error(
+      `${error.message}: run \`npm run provision\` (installs Debian's prometheus package, which has promtool)`,
+    );
   });
   return { ...result, replaced };
 }
@@ -158,12 +222,19 @@ describe("prometheus-operator's getting-started manifests", () => {
 
   beforeAll(async () => {
     core = kc.makeApiClient(CoreV1Api);
-    await installCrds(kc, readCrds(fileURLToPath(new URL('../../../crds/monitoring.coreos.com.yaml', import.meta.url))));
+    await installCrds(
+      kc,
+      readCrds(fileURLToPath(new URL('../../../crds/monitoring.coreos.com.yaml', import.meta.url))),
+    );
     await publishedInOpenAPI(group, ['Prometheus', 'ServiceMonitor']);
     namespace = await uniqueNamespace(kc, 'compat-prom');
     applied = await kubectl(['apply', '-n', namespace, '-f', prometheusFixtures]);
     // Started after the apply, as for a user bringing existing manifests to the operator.
-    operator = await runOperator({ kubeConfig: kc, handlers: [PrometheusOperator], namespaces: [namespace] });
+    operator = await runOperator({
+      kubeConfig: kc,
+      handlers: [PrometheusOperator],
+      namespaces: [namespace],
+    });
   }, 60_000);
   afterAll(async () => {
     await operator?.stop();
@@ -173,7 +244,9 @@ describe("prometheus-operator's getting-started manifests", () => {
   async function generatedConfig(): Promise<string | undefined> {
     try {
       const secret = await core.readNamespacedSecret({ namespace, name: 'prometheus-prometheus' });
-      return gunzipSync(Buffer.from(secret.data?.['prometheus.yaml.gz'] ?? '', 'base64')).toString('utf8');
+      return gunzipSync(Buffer.from(secret.data?.['prometheus.yaml.gz'] ?? '', 'base64')).toString(
+        'utf8',
+      );
     } catch (error) {
       if (statusOf(error) === 404) return undefined;
       throw error;
@@ -182,8 +255,12 @@ describe("prometheus-operator's getting-started manifests", () => {
 
   test('kubectl apply with its default validation accepts them unmodified', () => {
     expect({ code: applied.code, stderr: applied.stderr }).toEqual({ code: 0, stderr: '' });
-    expect(applied.stdout).toMatch(/prometheus\.monitoring\.coreos\.com\/prometheus (created|configured|unchanged)/);
-    expect(applied.stdout).toMatch(/servicemonitor\.monitoring\.coreos\.com\/example-app (created|configured|unchanged)/);
+    expect(applied.stdout).toMatch(
+      /prometheus\.monitoring\.coreos\.com\/prometheus (created|configured|unchanged)/,
+    );
+    expect(applied.stdout).toMatch(
+      /servicemonitor\.monitoring\.coreos\.com\/example-app (created|configured|unchanged)/,
+    );
   });
 
   test('every field they set is stored: nothing is pruned', async () => {
@@ -203,23 +280,48 @@ describe("prometheus-operator's getting-started manifests", () => {
     const config = load(yaml!) as { scrape_configs?: ScrapeJob[] };
     expect(config.scrape_configs?.map((j) => j.job_name)).toEqual([job]);
     const scrape = config.scrape_configs![0]!;
-    expect(scrape.kubernetes_sd_configs).toEqual([expect.objectContaining({ role: 'endpoints', namespaces: expect.objectContaining({ names: [namespace] }) })]);
-    expect(scrape.relabel_configs).toContainEqual(expect.objectContaining({ action: 'keep', source_labels: ['__meta_kubernetes_service_label_app', '__meta_kubernetes_service_labelpresent_app'], regex: '(example-app);true' }));
-    expect(scrape.relabel_configs).toContainEqual(expect.objectContaining({ action: 'keep', source_labels: ['__meta_kubernetes_endpoint_port_name'], regex: 'web' }));
+    expect(scrape.kubernetes_sd_configs).toEqual([
+      expect.objectContaining({
+        role: 'endpoints',
+        namespaces: expect.objectContaining({ names: [namespace] }),
+      }),
+    ]);
+    expect(scrape.relabel_configs).toContainEqual(
+      expect.objectContaining({
+        action: 'keep',
+        source_labels: [
+          '__meta_kubernetes_service_label_app',
+          '__meta_kubernetes_service_labelpresent_app',
+        ],
+        regex: '(example-app);true',
+      }),
+    );
+    expect(scrape.relabel_configs).toContainEqual(
+      expect.objectContaining({
+        action: 'keep',
+        source_labels: ['__meta_kubernetes_endpoint_port_name'],
+        regex: 'web',
+      }),
+    );
 
     const checked = await promtoolCheckConfig(yaml!);
     expect(checked.replaced).toBe(1);
-    expect({ code: checked.code, output: checked.stdout + checked.stderr }).toEqual({ code: 0, output: expect.stringContaining('SUCCESS') });
+    expect({ code: checked.code, output: checked.stdout + checked.stderr }).toEqual({
+      code: 0,
+      output: expect.stringContaining('SUCCESS'),
+    });
   });
 
   test("the StatefulSet runs under the manifest's ServiceAccount with its resources, and without the admin API", async () => {
     const apps = kc.makeApiClient(AppsV1Api);
     const set = await waitFor(
       () =>
-        apps.readNamespacedStatefulSet({ namespace, name: 'prometheus-prometheus' }).catch((error: unknown) => {
-          if (statusOf(error) === 404) return undefined;
-          throw error;
-        }),
+        apps
+          .readNamespacedStatefulSet({ namespace, name: 'prometheus-prometheus' })
+          .catch((error: unknown) => {
+            if (statusOf(error) === 404) return undefined;
+            throw error;
+          }),
       { what: 'StatefulSet prometheus-prometheus' },
     );
     const pod = set!.spec!.template.spec!;
@@ -262,7 +364,13 @@ describe("etcd-operator's examples", () => {
     });
 
     test('the example cluster comes up with its 3 members healthy, and the one-shot S3 backup of it succeeds', async () => {
-      const cluster = await kubectl(['apply', '-n', h.namespace, '-f', join(etcdFixtures, 'example-etcd-cluster.yaml')]);
+      const cluster = await kubectl([
+        'apply',
+        '-n',
+        h.namespace,
+        '-f',
+        join(etcdFixtures, 'example-etcd-cluster.yaml'),
+      ]);
       expect({ code: cluster.code, stderr: cluster.stderr }).toEqual({ code: 0, stderr: '' });
       await waitFor(
         async () => {
@@ -286,15 +394,26 @@ describe("etcd-operator's examples", () => {
 
       const status = await waitFor(
         async () => {
-          const s = await etcdStatus<{ succeeded?: boolean; Reason?: string }>(h, 'etcdbackups', 'example-etcd-cluster-backup');
+          const s = await etcdStatus<{ succeeded?: boolean; Reason?: string }>(
+            h,
+            'etcdbackups',
+            'example-etcd-cluster-backup',
+          );
           return s?.succeeded === true || s?.Reason ? s : undefined;
         },
         { what: 'the one-shot backup to finish', timeoutMs: 30_000 },
       );
       expect(status).toMatchObject({ succeeded: true });
-      const storage = new S3Storage({ bucket: 'etcd-backups', endpoint: s3.endpoint, forcePathStyle: true, credentials: s3.credentials });
+      const storage = new S3Storage({
+        bucket: 'etcd-backups',
+        endpoint: s3.endpoint,
+        forcePathStyle: true,
+        credentials: s3.credentials,
+      });
       try {
-        expect((await storage.list('example-etcd-cluster.backup')).map((o) => o.name)).toEqual(['example-etcd-cluster.backup']);
+        expect((await storage.list('example-etcd-cluster.backup')).map((o) => o.name)).toEqual([
+          'example-etcd-cluster.backup',
+        ]);
       } finally {
         storage.destroy();
       }

@@ -1,19 +1,42 @@
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
-import { daemon, timer, type DaemonContext, type TimerContext } from '../../../src/framework/index.js';
+import {
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+} from '@kubernetes/client-node';
+import {
+  daemon,
+  timer,
+  type DaemonContext,
+  type TimerContext,
+} from '../../../src/framework/index.js';
 import { FINALIZER } from '../../../src/framework/runtime/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import { installWidgetCrd, readWidget, Widgets, WIDGET_API_VERSION, widgetIds } from '../../support/widgets.js';
+import {
+  installWidgetCrd,
+  readWidget,
+  Widgets,
+  WIDGET_API_VERSION,
+  widgetIds,
+} from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
 
 const API = WIDGET_API_VERSION;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function setLabels(kc: KubeConfig, namespace: string, name: string, labels: Record<string, string>): Promise<void> {
-  await kc.makeApiClient(CustomObjectsApi).patchNamespacedCustomObject(
-    { ...widgetIds, namespace, name, body: { metadata: { labels } } },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
+async function setLabels(
+  kc: KubeConfig,
+  namespace: string,
+  name: string,
+  labels: Record<string, string>,
+): Promise<void> {
+  await kc
+    .makeApiClient(CustomObjectsApi)
+    .patchNamespacedCustomObject(
+      { ...widgetIds, namespace, name, body: { metadata: { labels } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
 }
 
 describe('timers and daemons', () => {
@@ -75,7 +98,13 @@ describe('timers and daemons', () => {
     running.push(await startOperator(kc, namespace, [Background]));
     const widgets = new Widgets(kc, namespace);
     await widgets.create('held');
-    await waitFor(async () => daemonStarted && ticks.length > 0 && Boolean((await readWidget(namespace, 'held'))?.metadata?.finalizers?.includes(FINALIZER)), { what: 'the daemon, the timer and the finalizer' });
+    await waitFor(
+      async () =>
+        daemonStarted &&
+        ticks.length > 0 &&
+        Boolean((await readWidget(namespace, 'held'))?.metadata?.finalizers?.includes(FINALIZER)),
+      { what: 'the daemon, the timer and the finalizer' },
+    );
 
     await widgets.delete('held');
     await sleep(500);
@@ -83,7 +112,9 @@ describe('timers and daemons', () => {
     expect(whileStopping?.metadata?.deletionTimestamp).toBeDefined();
     expect(daemonExitedAt).toBeUndefined();
 
-    await waitFor(async () => (await readWidget(namespace, 'held')) === undefined, { what: 'the object to be gone' });
+    await waitFor(async () => (await readWidget(namespace, 'held')) === undefined, {
+      what: 'the object to be gone',
+    });
     const goneAt = Date.now();
     expect(daemonExitedAt).toBeDefined();
     expect(daemonExitedAt!).toBeLessThanOrEqual(goneAt);
@@ -118,7 +149,9 @@ describe('timers and daemons', () => {
     expect(daemonLife).toEqual([]);
 
     await setLabels(kc, namespace, 'plain', { tier: 'gold' });
-    await waitFor(() => ticks.length >= 3 && daemonLife.length === 1, { what: 'the timer ticking and the daemon running' });
+    await waitFor(() => ticks.length >= 3 && daemonLife.length === 1, {
+      what: 'the timer ticking and the daemon running',
+    });
 
     await setLabels(kc, namespace, 'plain', { tier: 'silver' });
     await waitFor(() => daemonLife.length === 2, { what: 'the daemon to stop' });
@@ -142,12 +175,24 @@ describe('timers and daemons', () => {
     }
     await new Widgets(kc, namespace).create('slow');
     const first = await startOperator(kc, namespace, [Slow]);
-    await waitFor(async () => ticks.length === 1 && Boolean((await readWidget(namespace, 'slow'))?.metadata?.annotations?.['konductor.dev/timer.tick']), { what: 'the first tick, persisted' });
+    await waitFor(
+      async () =>
+        ticks.length === 1 &&
+        Boolean(
+          (await readWidget(namespace, 'slow'))?.metadata?.annotations?.[
+            'konductor.dev/timer.tick'
+          ],
+        ),
+      { what: 'the first tick, persisted' },
+    );
     await sleep(3_000 - (Date.now() - ticks[0]!));
     await first.stop();
     const restartedAt = Date.now();
     running.push(await startOperator(kc, namespace, [Slow]));
-    await waitFor(() => ticks.length === 2, { what: 'the next tick after the restart', timeoutMs: 15_000 });
+    await waitFor(() => ticks.length === 2, {
+      what: 'the next tick after the restart',
+      timeoutMs: 15_000,
+    });
 
     const sinceFirst = ticks[1]! - ticks[0]!;
     expect(ticks[1]! - restartedAt).toBeGreaterThan(1_500); // not at once
@@ -205,7 +250,9 @@ describe('timers and daemons', () => {
     const stored = await waitFor(
       async () => {
         const status = (await readWidget(namespace, 'reported'))?.status;
-        return status?.['check'] !== undefined && status['migrate'] !== undefined ? status : undefined;
+        return status?.['check'] !== undefined && status['migrate'] !== undefined
+          ? status
+          : undefined;
       },
       { what: 'both results in status' },
     );
@@ -214,7 +261,7 @@ describe('timers and daemons', () => {
     const ticksBefore = ticks;
     await sleep(2_000);
 
-    expect(stored).toMatchObject({ 'check': { healthy: true }, 'migrate': { migrated: 3 } });
+    expect(stored).toMatchObject({ check: { healthy: true }, migrate: { migrated: 3 } });
     expect(ticks - ticksBefore).toBeGreaterThanOrEqual(3);
     expect(run.requests.filter((r) => r.method === 'PATCH').length - writesBefore).toBe(0);
   });

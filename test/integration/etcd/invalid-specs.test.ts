@@ -6,7 +6,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiError } from '../../../src/framework/index.js';
 import { installCrds, readCrds, TestControlPlane } from '../../../src/testing/index.js';
-import { createCluster, ETCD_API, installEtcdCrds, readCluster, startEtcdOperator, type EtcdClusterView, type EtcdHarness } from '../../support/etcd.js';
+import {
+  createCluster,
+  ETCD_API,
+  installEtcdCrds,
+  readCluster,
+  startEtcdOperator,
+  type EtcdClusterView,
+  type EtcdHarness,
+} from '../../support/etcd.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { waitFor } from '../../support/wait-for.js';
 
@@ -22,10 +30,17 @@ interface EventView {
   involvedObject: { kind: string; name: string };
 }
 
-const backupsPath = (namespace: string, name = ''): string => `/apis/${ETCD_API}/namespaces/${namespace}/etcdbackups${name ? `/${name}` : ''}`;
+const backupsPath = (namespace: string, name = ''): string =>
+  `/apis/${ETCD_API}/namespaces/${namespace}/etcdbackups${name ? `/${name}` : ''}`;
 
-async function createBackup(h: EtcdHarness, name: string, spec: Record<string, unknown>): Promise<void> {
-  await h.api.request('POST', backupsPath(h.namespace), { body: { apiVersion: ETCD_API, kind: 'EtcdBackup', metadata: { name }, spec } });
+async function createBackup(
+  h: EtcdHarness,
+  name: string,
+  spec: Record<string, unknown>,
+): Promise<void> {
+  await h.api.request('POST', backupsPath(h.namespace), {
+    body: { apiVersion: ETCD_API, kind: 'EtcdBackup', metadata: { name }, spec },
+  });
 }
 
 function readBackup(h: EtcdHarness, name: string): Promise<BackupView> {
@@ -34,12 +49,19 @@ function readBackup(h: EtcdHarness, name: string): Promise<BackupView> {
 
 /** The backup once the operator has recorded an outcome. */
 async function backupOutcome(h: EtcdHarness, name: string): Promise<BackupView> {
-  await waitFor(async () => (await readBackup(h, name)).status?.succeeded !== undefined, { what: `an outcome in ${name}'s status`, timeoutMs: 30_000 });
+  await waitFor(async () => (await readBackup(h, name)).status?.succeeded !== undefined, {
+    what: `an outcome in ${name}'s status`,
+    timeoutMs: 30_000,
+  });
   return readBackup(h, name);
 }
 
 async function eventsAbout(h: EtcdHarness, name: string): Promise<EventView[]> {
-  const list = await h.api.request<{ items: EventView[] }>('GET', `/api/v1/namespaces/${h.namespace}/events`, { query: { fieldSelector: `involvedObject.name=${name}` } });
+  const list = await h.api.request<{ items: EventView[] }>(
+    'GET',
+    `/api/v1/namespaces/${h.namespace}/events`,
+    { query: { fieldSelector: `involvedObject.name=${name}` } },
+  );
   return list.items;
 }
 
@@ -48,7 +70,9 @@ async function warnings(h: EtcdHarness, name: string, reason: string): Promise<E
   let found: EventView[] = [];
   await waitFor(
     async () => {
-      found = (await eventsAbout(h, name)).filter((e) => e.type === 'Warning' && e.reason === reason);
+      found = (await eventsAbout(h, name)).filter(
+        (e) => e.type === 'Warning' && e.reason === reason,
+      );
       return found.length > 0;
     },
     { what: `a Warning Event ${reason} about ${name}`, timeoutMs: 20_000 },
@@ -85,7 +109,13 @@ describe('on the shared control plane, with the etcd CRDs as shipped', () => {
   });
 
   test('the CRD refuses an EtcdBackup with storageType GCS with 422 naming spec.storageType', async () => {
-    const error = await refusal(createBackup(h, 'to-gcs', { etcdEndpoints: ['http://somewhere-client:2379'], storageType: 'GCS', gcs: { path: 'bucket/key' } }));
+    const error = await refusal(
+      createBackup(h, 'to-gcs', {
+        etcdEndpoints: ['http://somewhere-client:2379'],
+        storageType: 'GCS',
+        gcs: { path: 'bucket/key' },
+      }),
+    );
     expect(error.status).toBe(422);
     expect(error.message).toContain('spec.storageType');
   });
@@ -162,7 +192,10 @@ describe('objects stored before the CRDs had validation', () => {
     let cluster: EtcdClusterView;
     beforeAll(async () => {
       await createCluster(h, name, { size: 0 });
-      await waitFor(async () => (await readCluster(h, name)).status?.reason !== undefined, { what: `a reason in ${name}'s status`, timeoutMs: 30_000 });
+      await waitFor(async () => (await readCluster(h, name)).status?.reason !== undefined, {
+        what: `a reason in ${name}'s status`,
+        timeoutMs: 30_000,
+      });
       cluster = await readCluster(h, name);
     }, 40_000);
 
@@ -185,8 +218,14 @@ describe('objects stored before the CRDs had validation', () => {
 
     test('gets no Pods and no Services, however many ticks pass', async () => {
       await sleep(4_000); // the harness looks at a settled cluster every second
-      const pods = await h.api.request<{ items: unknown[] }>('GET', `/api/v1/namespaces/${h.namespace}/pods`);
-      const services = await h.api.request<{ items: unknown[] }>('GET', `/api/v1/namespaces/${h.namespace}/services`);
+      const pods = await h.api.request<{ items: unknown[] }>(
+        'GET',
+        `/api/v1/namespaces/${h.namespace}/pods`,
+      );
+      const services = await h.api.request<{ items: unknown[] }>(
+        'GET',
+        `/api/v1/namespaces/${h.namespace}/services`,
+      );
       expect(pods.items).toEqual([]);
       expect(services.items).toEqual([]);
       expect((await readCluster(h, name)).status?.phase ?? '').toBe('');
@@ -197,7 +236,11 @@ describe('objects stored before the CRDs had validation', () => {
     const name = 'to-gcs';
     let backup: BackupView;
     beforeAll(async () => {
-      await createBackup(h, name, { etcdEndpoints: ['http://zero-client:2379'], storageType: 'GCS', gcs: { path: 'bucket/key', gcpSecret: 'gcp' } });
+      await createBackup(h, name, {
+        etcdEndpoints: ['http://zero-client:2379'],
+        storageType: 'GCS',
+        gcs: { path: 'bucket/key', gcpSecret: 'gcp' },
+      });
       backup = await backupOutcome(h, name);
     }, 40_000);
 

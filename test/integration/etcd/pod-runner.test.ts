@@ -54,14 +54,21 @@ function memberName(cluster = 'demo'): string {
 }
 
 /** A single-member etcd Pod like the handlers create, on loopback URLs. */
-async function createEtcdPod(member: string, options: { cluster?: string; initContainers?: unknown[]; readinessProbe?: unknown } = {}): Promise<{ clientURL: string }> {
+async function createEtcdPod(
+  member: string,
+  options: { cluster?: string; initContainers?: unknown[]; readinessProbe?: unknown } = {},
+): Promise<{ clientURL: string }> {
   const cluster = options.cluster ?? 'demo';
   const urls = addresses.member(namespace, cluster, member);
   await api.request('POST', podsPath(), {
     body: {
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { name: member, labels: { app: 'etcd', etcd_cluster: cluster, etcd_node: member }, annotations: { 'etcd.version': '3.4.23' } },
+      metadata: {
+        name: member,
+        labels: { app: 'etcd', etcd_cluster: cluster, etcd_node: member },
+        annotations: { 'etcd.version': '3.4.23' },
+      },
       spec: {
         restartPolicy: 'Never',
         initContainers: options.initContainers ?? [],
@@ -100,7 +107,12 @@ function isReady(pod: Pod): boolean {
   return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 }
 
-async function waitForPod(name: string, what: string, test: (pod: Pod) => boolean, timeoutMs = 20_000): Promise<Pod> {
+async function waitForPod(
+  name: string,
+  what: string,
+  test: (pod: Pod) => boolean,
+  timeoutMs = 20_000,
+): Promise<Pod> {
   const pod = await waitFor(
     async () => {
       const pod = await readPod(name);
@@ -134,14 +146,21 @@ it('runs a new Pod until it is Running and Ready, with etcd answering on its cli
 
   expect(pod.status?.phase).toBe('Running');
   expect(pod.status?.podIP).toBe('127.0.0.1');
-  expect(pod.status?.containerStatuses?.[0]).toMatchObject({ ready: true, started: true, restartCount: 0, state: { running: {} } });
+  expect(pod.status?.containerStatuses?.[0]).toMatchObject({
+    ready: true,
+    started: true,
+    restartCount: 0,
+    state: { running: {} },
+  });
   expect(await health(clientURL)).toBe(200);
   expect(processOf(member)?.pid).toBeGreaterThan(0);
 });
 
 /** When the Pod's Ready condition last changed. */
 function readyChangedAt(pod: Pod): string | undefined {
-  return (pod.status?.conditions as { type: string; lastTransitionTime?: string }[] | undefined)?.find((c) => c.type === 'Ready')?.lastTransitionTime;
+  return (
+    pod.status?.conditions as { type: string; lastTransitionTime?: string }[] | undefined
+  )?.find((c) => c.type === 'Ready')?.lastTransitionTime;
 }
 
 /** Freezes the member's etcd (SIGSTOP) for `ms`, so its `/health` probes time out, then lets it go on. */
@@ -170,7 +189,9 @@ it("keeps a Ready member Ready through fewer failed probes in a row than its rea
 
 it('reports a member not Ready once as many probes in a row fail as its readinessProbe says, and Ready again when it answers', async () => {
   const member = memberName();
-  await createEtcdPod(member, { readinessProbe: { exec: { command: ['etcdctl', 'endpoint', 'health'] }, failureThreshold: 1 } });
+  await createEtcdPod(member, {
+    readinessProbe: { exec: { command: ['etcdctl', 'endpoint', 'health'] }, failureThreshold: 1 },
+  });
   await waitForPod(member, 'to be Ready', isReady);
 
   const frozen = freeze(member, 3_000);
@@ -189,7 +210,10 @@ it('marks the Pod Failed when its process dies', async () => {
 
   const pod = await waitForPod(member, 'to be Failed', (pod) => pod.status?.phase === 'Failed');
   expect(isReady(pod)).toBe(false);
-  expect(pod.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 137, reason: 'Error' });
+  expect(pod.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({
+    exitCode: 137,
+    reason: 'Error',
+  });
   expect(processOf(member)).toBeUndefined();
 });
 
@@ -202,14 +226,22 @@ it('stops the process and removes its folder when the Pod is deleted', async () 
 
   await api.request('DELETE', `${podsPath()}/${member}`);
 
-  await waitFor(async () => (await health(clientURL)) === 0 && !existsSync(dir), { what: `etcd of ${member} to stop and its folder to go` });
+  await waitFor(async () => (await health(clientURL)) === 0 && !existsSync(dir), {
+    what: `etcd of ${member} to stop and its folder to go`,
+  });
   expect(processOf(member)).toBeUndefined();
 });
 
 it('marks the Pod Failed with the message of an init container that exits non-zero', async () => {
   const member = memberName();
   const { clientURL } = await createEtcdPod(member, {
-    initContainers: [{ name: 'check-dns', image: 'busybox:1.28', command: ['sh', '-c', 'echo "cannot resolve the member" >&2; exit 3'] }],
+    initContainers: [
+      {
+        name: 'check-dns',
+        image: 'busybox:1.28',
+        command: ['sh', '-c', 'echo "cannot resolve the member" >&2; exit 3'],
+      },
+    ],
   });
 
   const pod = await waitForPod(member, 'to be Failed', (pod) => pod.status?.phase === 'Failed');
@@ -223,13 +255,21 @@ it('marks the Pod Failed with the message of an init container that exits non-ze
 it('marks Failed, as unrunnable, a Pod whose init container uses /var/etcd without mounting it: a kubelet would give it an empty folder of its own', async () => {
   const member = memberName();
   await createEtcdPod(member, {
-    initContainers: [{ name: 'fetch-backup', image: 'busybox:1.36', command: ['wget', '-q', '-O', '/var/etcd/latest.backup', 'http://127.0.0.1:9/x'] }],
+    initContainers: [
+      {
+        name: 'fetch-backup',
+        image: 'busybox:1.36',
+        command: ['wget', '-q', '-O', '/var/etcd/latest.backup', 'http://127.0.0.1:9/x'],
+      },
+    ],
   });
 
   const pod = await waitForPod(member, 'to be Failed', (pod) => pod.status?.phase === 'Failed');
 
   expect(pod.status?.reason).toBe('Unrunnable');
-  expect(pod.status?.message).toContain('spec.initContainers[0] (fetch-backup) uses /var/etcd without mounting it');
+  expect(pod.status?.message).toContain(
+    'spec.initContainers[0] (fetch-backup) uses /var/etcd without mounting it',
+  );
   expect(processOf(member)).toBeUndefined();
 });
 
@@ -253,7 +293,11 @@ it('restarts the process in place, keeping its data, when the image changes', as
     ],
   });
 
-  const pod = await waitForPod(member, 'to be Ready after the restart', (pod) => isReady(pod) && pod.status?.containerStatuses?.[0]?.restartCount === 1);
+  const pod = await waitForPod(
+    member,
+    'to be Ready after the restart',
+    (pod) => isReady(pod) && pod.status?.containerStatuses?.[0]?.restartCount === 1,
+  );
   expect(pod.status?.phase).toBe('Running');
   const after = processOf(member)!;
   expect(after.pid).not.toBe(before.pid);
@@ -273,9 +317,13 @@ it("resolves the cluster's client Service to the members it runs", async () => {
 
   expect(addresses.endpoints(namespace, 'http://svc-client:2379')).toEqual([clientURL]);
   expect(addresses.endpoints(namespace, `svc-client.${namespace}.svc:2379`)).toEqual([clientURL]);
-  expect(addresses.memberName(namespace, 'svc', addresses.member(namespace, 'svc', member).peerURL)).toBe(member);
+  expect(
+    addresses.memberName(namespace, 'svc', addresses.member(namespace, 'svc', member).peerURL),
+  ).toBe(member);
 
   await api.request('DELETE', `${podsPath()}/${member}`);
-  await waitFor(() => addresses.endpoints(namespace, 'http://svc-client:2379').length === 0, { what: `svc-client to resolve to no member` });
+  await waitFor(() => addresses.endpoints(namespace, 'http://svc-client:2379').length === 0, {
+    what: `svc-client to resolve to no member`,
+  });
   expect(processOf(member)).toBeUndefined();
 });

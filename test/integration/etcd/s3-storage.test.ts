@@ -7,7 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { BackupNotFoundError } from '../../../src/handlers/etcd/storage/backup-storage.js';
-import { parseAwsSecret, s3Path, S3Storage } from '../../../src/handlers/etcd/storage/s3-storage.js';
+import {
+  parseAwsSecret,
+  s3Path,
+  S3Storage,
+} from '../../../src/handlers/etcd/storage/s3-storage.js';
 import type { S3StorageOptions } from '../../../src/handlers/etcd/storage/s3-storage.js';
 import { startS3Server } from '../../support/s3-server.js';
 import type { TestS3Server } from '../../support/s3-server.js';
@@ -27,7 +31,13 @@ describe('S3Storage against s3rver', () => {
   const storages: S3Storage[] = [];
 
   function storage(overrides: Partial<S3StorageOptions> = {}): S3Storage {
-    const s = new S3Storage({ bucket: 'backups', endpoint: server.endpoint, forcePathStyle: true, credentials: server.credentials, ...overrides });
+    const s = new S3Storage({
+      bucket: 'backups',
+      endpoint: server.endpoint,
+      forcePathStyle: true,
+      credentials: server.credentials,
+      ...overrides,
+    });
     storages.push(s);
     return s;
   }
@@ -53,10 +63,16 @@ describe('S3Storage against s3rver', () => {
     const s = storage();
     await s.write('etcd/c1_v5_2024-01-01-00:00:00', await file('snapshot'));
     const listed = await s.list('etcd/c1');
-    expect(listed.map(({ name, size }) => ({ name, size }))).toEqual([{ name: 'etcd/c1_v5_2024-01-01-00:00:00', size: 8 }]);
+    expect(listed.map(({ name, size }) => ({ name, size }))).toEqual([
+      { name: 'etcd/c1_v5_2024-01-01-00:00:00', size: 8 },
+    ]);
     expect(listed[0]!.modified.getTime()).toBeGreaterThan(Date.now() - 60_000);
-    expect((await bytes(await s.read('etcd/c1_v5_2024-01-01-00:00:00'))).toString()).toBe('snapshot');
-    expect(s.describe('etcd/c1_v5_2024-01-01-00:00:00')).toBe('s3://backups/etcd/c1_v5_2024-01-01-00:00:00');
+    expect((await bytes(await s.read('etcd/c1_v5_2024-01-01-00:00:00'))).toString()).toBe(
+      'snapshot',
+    );
+    expect(s.describe('etcd/c1_v5_2024-01-01-00:00:00')).toBe(
+      's3://backups/etcd/c1_v5_2024-01-01-00:00:00',
+    );
 
     await s.delete('etcd/c1_v5_2024-01-01-00:00:00');
     expect(await s.list('etcd/c1')).toEqual([]);
@@ -75,7 +91,8 @@ describe('S3Storage against s3rver', () => {
   it('lists by prefix across several pages', async () => {
     const s = storage({ pageSize: 2 });
     const names = Array.from({ length: 5 }, (_, i) => `paged/c1_v${i + 1}_2024-01-01-00:00:0${i}`);
-    for (const name of [...names, 'paged/c2_v1_2024-01-01-00:00:00', 'other/c1']) await s.write(name, await file(name));
+    for (const name of [...names, 'paged/c2_v1_2024-01-01-00:00:00', 'other/c1'])
+      await s.write(name, await file(name));
     expect((await s.list('paged/c1')).map((b) => b.name).sort()).toEqual(names);
     expect(await s.list('paged/none')).toEqual([]);
   });
@@ -96,12 +113,16 @@ describe('S3Storage against s3rver', () => {
     );
     await expect(s.list('k')).rejects.toThrow(/bucket "no-such-bucket" does not exist/);
     // The bucket, not the key, is missing: not a BackupNotFoundError.
-    await expect(s.read('k')).rejects.toThrow(/S3 download of s3:\/\/no-such-bucket\/k failed: bucket "no-such-bucket" does not exist/);
+    await expect(s.read('k')).rejects.toThrow(
+      /S3 download of s3:\/\/no-such-bucket\/k failed: bucket "no-such-bucket" does not exist/,
+    );
   });
 
   it('unknown credentials give an error that points at the awsSecret', async () => {
     const s = storage({ credentials: { accessKeyId: 'WRONG', secretAccessKey: 'x' } });
-    await expect(s.list('')).rejects.toThrow(/does not know the access key id; check aws_access_key_id in the awsSecret/);
+    await expect(s.list('')).rejects.toThrow(
+      /does not know the access key id; check aws_access_key_id in the awsSecret/,
+    );
   });
 
   it('an unreachable endpoint says so', async () => {
@@ -110,7 +131,9 @@ describe('S3Storage against s3rver', () => {
     const { port } = closed.address() as AddressInfo;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const s = storage({ endpoint: `http://127.0.0.1:${port}` });
-    await expect(s.write('k', await file('x'))).rejects.toThrow(/cannot reach http:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED/);
+    await expect(s.write('k', await file('x'))).rejects.toThrow(
+      /cannot reach http:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED/,
+    );
   });
 
   it('works with credentials and region parsed from an awsSecret', async () => {
@@ -136,7 +159,9 @@ describe('S3Storage upload retries', () => {
         bodies.push(Buffer.concat(chunks));
         if (bodies.length === 1) {
           res.writeHead(503, { 'content-type': 'application/xml' });
-          res.end('<?xml version="1.0"?><Error><Code>ServiceUnavailable</Code><Message>busy</Message></Error>');
+          res.end(
+            '<?xml version="1.0"?><Error><Code>ServiceUnavailable</Code><Message>busy</Message></Error>',
+          );
         } else {
           res.writeHead(200, { etag: '"x"' });
           res.end();
@@ -173,7 +198,9 @@ describe('S3Storage upload retries', () => {
       req.resume();
       req.on('end', () => {
         res.writeHead(403, { 'content-type': 'application/xml' });
-        res.end('<?xml version="1.0"?><Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>');
+        res.end(
+          '<?xml version="1.0"?><Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>',
+        );
       });
     });
     await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
@@ -187,7 +214,9 @@ describe('S3Storage upload retries', () => {
     try {
       const path = join(dir, 'snap');
       await writeFile(path, 'x');
-      await expect(s.write('k', path)).rejects.toThrow(/S3 upload of s3:\/\/b\/k failed: access denied to bucket "b"; check/);
+      await expect(s.write('k', path)).rejects.toThrow(
+        /S3 upload of s3:\/\/b\/k failed: access denied to bucket "b"; check/,
+      );
       expect(requests).toBe(1);
     } finally {
       s.destroy();
@@ -221,21 +250,30 @@ describe('parseAwsSecret', () => {
       ),
       config: b64('[profile default]\nregion = ap-south-1\n'),
     });
-    expect(parsed).toEqual({ credentials: { accessKeyId: 'AKID', secretAccessKey: 'se=cret', sessionToken: 'tok' }, region: 'ap-south-1' });
+    expect(parsed).toEqual({
+      credentials: { accessKeyId: 'AKID', secretAccessKey: 'se=cret', sessionToken: 'tok' },
+      region: 'ap-south-1',
+    });
   });
 
   it('leaves region unset without config', () => {
-    const parsed = parseAwsSecret({ credentials: b64('[default]\naws_access_key_id=a\naws_secret_access_key=b\n') });
+    const parsed = parseAwsSecret({
+      credentials: b64('[default]\naws_access_key_id=a\naws_secret_access_key=b\n'),
+    });
     expect(parsed).toEqual({ credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
   });
 
   it('says which key or field is missing', () => {
     expect(() => parseAwsSecret({}, 'aws')).toThrow('Secret aws has no key "credentials"');
     expect(() => parseAwsSecret(undefined, 'aws')).toThrow('Secret aws has no key "credentials"');
-    expect(() => parseAwsSecret({ credentials: b64('[prod]\naws_access_key_id=a\n') }, 'aws')).toThrow(/has no \[default\] profile/);
-    expect(() => parseAwsSecret({ credentials: b64('[default]\naws_access_key_id=a\n') }, 'aws')).toThrow(
-      'Secret aws key "credentials" [default] profile lacks aws_secret_access_key',
+    expect(() =>
+      parseAwsSecret({ credentials: b64('[prod]\naws_access_key_id=a\n') }, 'aws'),
+    ).toThrow(/has no \[default\] profile/);
+    expect(() =>
+      parseAwsSecret({ credentials: b64('[default]\naws_access_key_id=a\n') }, 'aws'),
+    ).toThrow('Secret aws key "credentials" [default] profile lacks aws_secret_access_key');
+    expect(() => parseAwsSecret({ credentials: b64('[default]\n') })).toThrow(
+      /lacks aws_access_key_id and aws_secret_access_key/,
     );
-    expect(() => parseAwsSecret({ credentials: b64('[default]\n') })).toThrow(/lacks aws_access_key_id and aws_secret_access_key/);
   });
 });

@@ -6,7 +6,17 @@
 // the "upgrade" to 3.4.24: these specs prove the choreography (one member at a time, in place, data
 // kept, status and conditions), not a real change of etcd version.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { clusterPath, createCluster, etcdClient, installEtcdCrds, readCluster, settledAt, startEtcdOperator, type EtcdClusterView, type EtcdHarness } from '../../support/etcd.js';
+import {
+  clusterPath,
+  createCluster,
+  etcdClient,
+  installEtcdCrds,
+  readCluster,
+  settledAt,
+  startEtcdOperator,
+  type EtcdClusterView,
+  type EtcdHarness,
+} from '../../support/etcd.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 
 const FROM = '3.4.23';
@@ -18,13 +28,23 @@ const UPGRADE_TIMEOUT_MS = 180_000;
 interface MemberPod {
   metadata: { name: string; uid: string; annotations?: Record<string, string> };
   spec: { containers: { name: string; image: string }[] };
-  status?: { phase?: string; conditions?: { type: string; status: string }[]; containerStatuses?: { restartCount: number; image: string }[] };
+  status?: {
+    phase?: string;
+    conditions?: { type: string; status: string }[];
+    containerStatuses?: { restartCount: number; image: string }[];
+  };
 }
 
 /** What one look at the cluster saw during the upgrade. */
 interface Sample {
   at: number;
-  pods: { name: string; uid: string; version: string | undefined; ready: boolean; restartCount: number | undefined }[];
+  pods: {
+    name: string;
+    uid: string;
+    version: string | undefined;
+    ready: boolean;
+    restartCount: number | undefined;
+  }[];
   targetVersion: string | undefined;
   upgrading: string | undefined;
 }
@@ -33,22 +53,36 @@ interface Sample {
 const describeSample = (s: Sample, start: number): string =>
   `+${s.at - start} ms: ${s.pods.map((p) => `${p.name.slice(-4)}@${p.version}${p.ready ? '' : ' NOT READY'}`).join(', ')}`;
 
-const isReady = (pod: MemberPod): boolean => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-const conditionOf = (cluster: EtcdClusterView, type: string): string | undefined => cluster.status?.conditions?.find((c) => c.type === type)?.status;
+const isReady = (pod: MemberPod): boolean =>
+  pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+const conditionOf = (cluster: EtcdClusterView, type: string): string | undefined =>
+  cluster.status?.conditions?.find((c) => c.type === type)?.status;
 
 async function pods(h: EtcdHarness): Promise<MemberPod[]> {
-  const list = await h.api.request<{ items: MemberPod[] }>('GET', `/api/v1/namespaces/${h.namespace}/pods`, { query: { labelSelector: `app=etcd,etcd_cluster=${CLUSTER}` } });
+  const list = await h.api.request<{ items: MemberPod[] }>(
+    'GET',
+    `/api/v1/namespaces/${h.namespace}/pods`,
+    { query: { labelSelector: `app=etcd,etcd_cluster=${CLUSTER}` } },
+  );
   return list.items;
 }
 
 /** Status reports the upgrade done: the new current version, available, no longer upgrading. */
 function statusSaysDone(cluster: EtcdClusterView): boolean {
-  return cluster.status?.currentVersion === TO && conditionOf(cluster, 'Available') === 'True' && conditionOf(cluster, 'Upgrading') !== 'True';
+  return (
+    cluster.status?.currentVersion === TO &&
+    conditionOf(cluster, 'Available') === 'True' &&
+    conditionOf(cluster, 'Upgrading') !== 'True'
+  );
 }
 
 /** The upgrade is over: every Pod runs the new image, restarted and Ready, and status says so. */
 function finished(sample: Sample, cluster: EtcdClusterView): boolean {
-  return sample.pods.length === 3 && sample.pods.every((p) => p.version === TO && p.ready && p.restartCount === 1) && statusSaysDone(cluster);
+  return (
+    sample.pods.length === 3 &&
+    sample.pods.every((p) => p.version === TO && p.ready && p.restartCount === 1) &&
+    statusSaysDone(cluster)
+  );
 }
 
 describe(`EtcdCluster upgrade from ${FROM} to ${TO}`, () => {
@@ -72,7 +106,10 @@ describe(`EtcdCluster upgrade from ${FROM} to ${TO}`, () => {
     etcd.close();
     before = await pods(h);
 
-    await h.api.request('PATCH', clusterPath(h.namespace, CLUSTER), { body: { spec: { version: TO } }, contentType: 'application/merge-patch+json' });
+    await h.api.request('PATCH', clusterPath(h.namespace, CLUSTER), {
+      body: { spec: { version: TO } },
+      contentType: 'application/merge-patch+json',
+    });
     const deadline = Date.now() + UPGRADE_TIMEOUT_MS;
     for (;;) {
       const [current, cluster] = await Promise.all([pods(h), readCluster(h, CLUSTER)]);
@@ -91,7 +128,10 @@ describe(`EtcdCluster upgrade from ${FROM} to ${TO}`, () => {
       samples.push(sample);
       if (!firstDone && statusSaysDone(cluster)) firstDone = cluster;
       if (finished(sample, cluster)) break;
-      if (Date.now() > deadline) throw new Error(`the upgrade did not finish within ${UPGRADE_TIMEOUT_MS} ms; last sample: ${JSON.stringify(sample)}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `the upgrade did not finish within ${UPGRADE_TIMEOUT_MS} ms; last sample: ${JSON.stringify(sample)}`,
+        );
       await sleep(SAMPLE_EVERY_MS);
     }
     await settledAt(h, CLUSTER, 3, { version: TO, available: true, timeoutMs: 90_000 });
@@ -115,15 +155,21 @@ describe(`EtcdCluster upgrade from ${FROM} to ${TO}`, () => {
   test('members are upgraded in place: the same Pods, each restarted exactly once', () => {
     expect(before.map((p) => p.metadata.annotations?.['etcd.version'])).toEqual([FROM, FROM, FROM]);
     expect(before.map((p) => p.status?.containerStatuses?.[0]?.restartCount)).toEqual([0, 0, 0]);
-    expect(after.map((p) => p.metadata.uid).sort()).toEqual(before.map((p) => p.metadata.uid).sort());
+    expect(after.map((p) => p.metadata.uid).sort()).toEqual(
+      before.map((p) => p.metadata.uid).sort(),
+    );
     expect(after.map((p) => p.status?.containerStatuses?.[0]?.restartCount)).toEqual([1, 1, 1]);
     // No Pod came or went at any moment in between either.
     const uids = new Set(before.map((p) => p.metadata.uid));
-    expect(samples.filter((s) => s.pods.length !== 3 || s.pods.some((p) => !uids.has(p.uid)))).toEqual([]);
+    expect(
+      samples.filter((s) => s.pods.length !== 3 || s.pods.some((p) => !uids.has(p.uid))),
+    ).toEqual([]);
   });
 
   test('each member was seen not Ready while it restarted (the sampling saw every restart)', () => {
-    const seenUnready = new Set(samples.flatMap((s) => s.pods.filter((p) => !p.ready).map((p) => p.name)));
+    const seenUnready = new Set(
+      samples.flatMap((s) => s.pods.filter((p) => !p.ready).map((p) => p.name)),
+    );
     expect([...seenUnready].sort()).toEqual(before.map((p) => p.metadata.name).sort());
   });
 
@@ -133,7 +179,9 @@ describe(`EtcdCluster upgrade from ${FROM} to ${TO}`, () => {
   });
 
   test('at most one member was mid-upgrade (new version, not yet Ready) at any moment', () => {
-    const overlapping = samples.filter((s) => s.pods.filter((p) => p.version === TO && !p.ready).length > 1);
+    const overlapping = samples.filter(
+      (s) => s.pods.filter((p) => p.version === TO && !p.ready).length > 1,
+    );
     expect(overlapping.map((s) => describeSample(s, samples[0]!.at))).toEqual([]);
   });
 
@@ -159,7 +207,10 @@ describe(`EtcdCluster upgrade from ${FROM} to ${TO}`, () => {
 
   test('the first status that reports the upgrade done lists every member as ready', () => {
     // Available must not run ahead of the Pods' readiness.
-    expect(firstDone?.status?.members).toEqual({ ready: after.map((p) => p.metadata.name).sort(), unready: [] });
+    expect(firstDone?.status?.members).toEqual({
+      ready: after.map((p) => p.metadata.name).sort(),
+      unready: [],
+    });
   });
 
   test('data written before the upgrade is readable after it', async () => {

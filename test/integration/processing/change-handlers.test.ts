@@ -3,7 +3,13 @@ import { events, on, type ChangeContext, type Diff } from '../../../src/framewor
 import { DIFF_BASE_KEY } from '../../../src/framework/runtime/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import { installWidgetCrd, Widgets, type Widget, getWidget, WIDGET_API_VERSION } from '../../support/widgets.js';
+import {
+  installWidgetCrd,
+  Widgets,
+  type Widget,
+  getWidget,
+  WIDGET_API_VERSION,
+} from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
 
 const API = WIDGET_API_VERSION;
@@ -12,9 +18,10 @@ interface WidgetSpec {
   color?: string;
 }
 
-
 function frameworkAnnotations(widget: Widget): string[] {
-  return Object.keys(widget.metadata?.annotations ?? {}).filter((k) => k.startsWith('konductor.dev/') && k !== DIFF_BASE_KEY);
+  return Object.keys(widget.metadata?.annotations ?? {}).filter(
+    (k) => k.startsWith('konductor.dev/') && k !== DIFF_BASE_KEY,
+  );
 }
 
 describe('change handlers', () => {
@@ -38,7 +45,9 @@ describe('change handlers', () => {
     }
     running = await startOperator(kc, namespace, [Handlers]);
     await new Widgets(kc, namespace).create('one');
-    await waitFor(async () => (await getWidget(namespace, 'one')).status?.phase === 'Ready', { what: 'status.phase' });
+    await waitFor(async () => (await getWidget(namespace, 'one')).status?.phase === 'Ready', {
+      what: 'status.phase',
+    });
     await new Promise((resolve) => setTimeout(resolve, 500)); // room for a duplicate run to show up
     const widget = await getWidget(namespace, 'one');
 
@@ -71,15 +80,22 @@ describe('change handlers', () => {
     running = await startOperator(kc, namespace, [Handlers]);
     const widgets = new Widgets(kc, namespace);
     await widgets.create('w', { size: 1, color: 'red' });
-    await waitFor(async () => Boolean((await getWidget(namespace, 'w')).metadata?.annotations?.[DIFF_BASE_KEY]), { what: 'the create to be recorded' });
+    await waitFor(
+      async () => Boolean((await getWidget(namespace, 'w')).metadata?.annotations?.[DIFF_BASE_KEY]),
+      { what: 'the create to be recorded' },
+    );
     await widgets.patchSpec('w', { color: 'blue' });
     await waitFor(() => updates.length === 1, { what: 'the update for color' });
     await widgets.patchSpec('w', { size: 2 });
-    await waitFor(() => updates.length === 2 && sizes.length === 1, { what: 'the update for size' });
+    await waitFor(() => updates.length === 2 && sizes.length === 1, {
+      what: 'the update for size',
+    });
     await new Promise((resolve) => setTimeout(resolve, 500));
 
     expect(updates).toHaveLength(2);
-    expect(updates[0]!.diff).toEqual([{ op: 'change', path: ['spec', 'color'], old: 'red', new: 'blue' }]);
+    expect(updates[0]!.diff).toEqual([
+      { op: 'change', path: ['spec', 'color'], old: 'red', new: 'blue' },
+    ]);
     expect(sizes).toEqual([{ old: 1, new: 2, diff: [{ op: 'change', path: [], old: 1, new: 2 }] }]);
   });
 
@@ -98,8 +114,17 @@ describe('change handlers', () => {
     const core = kc.makeApiClient(CoreV1Api);
     await waitFor(
       async () =>
-        (await core.listNamespacedEvent({ namespace, fieldSelector: 'involvedObject.name=announced' })).items.some(
-          (e) => e.reason === 'Provisioned' && e.type === 'Normal' && e.message === 'backend ready' && e.involvedObject.kind === 'Widget',
+        (
+          await core.listNamespacedEvent({
+            namespace,
+            fieldSelector: 'involvedObject.name=announced',
+          })
+        ).items.some(
+          (e) =>
+            e.reason === 'Provisioned' &&
+            e.type === 'Normal' &&
+            e.message === 'backend ready' &&
+            e.involvedObject.kind === 'Widget',
         ),
       { what: 'the Provisioned Event' },
     );

@@ -1,9 +1,35 @@
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
-import { on, PermanentError, TemporaryError, type ChangeContext } from '../../../src/framework/index.js';
-import { DIFF_BASE_KEY, FINALIZER, progressKey, type JsonPatchOp, type ProgressRecord } from '../../../src/framework/runtime/index.js';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type CoreV1Event,
+  type KubeConfig,
+} from '@kubernetes/client-node';
+import {
+  on,
+  PermanentError,
+  TemporaryError,
+  type ChangeContext,
+} from '../../../src/framework/index.js';
+import {
+  DIFF_BASE_KEY,
+  FINALIZER,
+  progressKey,
+  type JsonPatchOp,
+  type ProgressRecord,
+} from '../../../src/framework/runtime/index.js';
 import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import { installWidgetCrd, Widgets, type Widget, readWidget, getWidget, WIDGET_API_VERSION, widgetIds } from '../../support/widgets.js';
+import {
+  installWidgetCrd,
+  Widgets,
+  type Widget,
+  readWidget,
+  getWidget,
+  WIDGET_API_VERSION,
+  widgetIds,
+} from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
 
 const API = WIDGET_API_VERSION;
@@ -12,8 +38,6 @@ const OTHER = 'example.com/other';
 function objects(kc: KubeConfig): CustomObjectsApi {
   return kc.makeApiClient(CustomObjectsApi);
 }
-
-
 
 async function isGone(namespace: string, name: string): Promise<boolean> {
   return (await readWidget(namespace, name)) === undefined;
@@ -62,7 +86,11 @@ class OtherController {
     for (let attempt = 0; attempt < 200; attempt++) {
       let widget: Widget;
       try {
-        widget = (await this.api.getNamespacedCustomObject({ ...widgetIds, namespace: this.namespace, name })) as Widget;
+        widget = (await this.api.getNamespacedCustomObject({
+          ...widgetIds,
+          namespace: this.namespace,
+          name,
+        })) as Widget;
       } catch (error) {
         if (statusOf(error) !== 404) throw error;
         await settle(2); // start right after the create, racing the operator's own finalizer write
@@ -80,7 +108,9 @@ class OtherController {
         if (statusOf(error) !== 422 && statusOf(error) !== 409) throw error;
       }
     }
-    throw new Error(`the other controller could not ${present ? 'add' : 'remove'} its finalizer on ${name}`);
+    throw new Error(
+      `the other controller could not ${present ? 'add' : 'remove'} its finalizer on ${name}`,
+    );
   }
 
   private addOps(widget: Widget): JsonPatchOp[] {
@@ -129,7 +159,10 @@ describe('deletion and finalizers', () => {
     running = await startOperator(kc, namespace, [Handlers]);
     const widgets = new Widgets(kc, namespace);
     await widgets.create('doomed');
-    await waitFor(async () => finalizersOf(await getWidget(namespace, 'doomed')).includes(FINALIZER), { what: 'the finalizer to be added' });
+    await waitFor(
+      async () => finalizersOf(await getWidget(namespace, 'doomed')).includes(FINALIZER),
+      { what: 'the finalizer to be added' },
+    );
     expect(finalizersOf(await getWidget(namespace, 'doomed'))).toEqual([FINALIZER]);
     expect(deleted).toEqual([]);
 
@@ -159,10 +192,13 @@ describe('deletion and finalizers', () => {
     await widgets.create('plain');
     await waitFor(() => isHandled(namespace, 'plain'), { what: 'the create to be recorded' });
     await widgets.patchSpec('plain', { size: 2 });
-    await waitFor(async () => {
-      const widget = await getWidget(namespace, 'plain');
-      return widget.metadata?.annotations?.[DIFF_BASE_KEY]?.includes('"size":2') ?? false;
-    }, { what: 'the update to be recorded' });
+    await waitFor(
+      async () => {
+        const widget = await getWidget(namespace, 'plain');
+        return widget.metadata?.annotations?.[DIFF_BASE_KEY]?.includes('"size":2') ?? false;
+      },
+      { what: 'the update to be recorded' },
+    );
     await settle();
 
     expect(created).toEqual(['plain']);
@@ -209,23 +245,31 @@ describe('deletion and finalizers', () => {
     running = await startOperator(kc, namespace, [Handlers]);
     const widgets = new Widgets(kc, namespace);
     await widgets.create('sticky');
-    await waitFor(async () => finalizersOf(await getWidget(namespace, 'sticky')).includes(FINALIZER), { what: 'the finalizer to be added' });
+    await waitFor(
+      async () => finalizersOf(await getWidget(namespace, 'sticky')).includes(FINALIZER),
+      { what: 'the finalizer to be added' },
+    );
 
     await widgets.delete('sticky');
     // While the retry is pending (1 s), the object is held: marked for deletion, our finalizer still on it.
     let pending: Widget | undefined;
-    await waitFor(async () => {
-      if (attempts.length !== 1) return false;
-      const widget = await readWidget(namespace, 'sticky');
-      if (widget?.metadata?.annotations?.[progressKey('deleted')] === undefined) return false;
-      pending = widget;
-      return true;
-    }, { what: 'the first attempt to fail and be recorded' });
+    await waitFor(
+      async () => {
+        if (attempts.length !== 1) return false;
+        const widget = await readWidget(namespace, 'sticky');
+        if (widget?.metadata?.annotations?.[progressKey('deleted')] === undefined) return false;
+        pending = widget;
+        return true;
+      },
+      { what: 'the first attempt to fail and be recorded' },
+    );
     expect(attempts).toEqual([0]);
     expect(pending?.metadata?.deletionTimestamp).toBeDefined();
     expect(finalizersOf(pending)).toEqual([FINALIZER]);
 
-    await waitFor(() => isGone(namespace, 'sticky'), { what: 'the object to disappear after the retry' });
+    await waitFor(() => isGone(namespace, 'sticky'), {
+      what: 'the object to disappear after the retry',
+    });
     await settle();
 
     expect(attempts).toEqual([0, 1]);
@@ -247,23 +291,36 @@ describe('deletion and finalizers', () => {
     running = await startOperator(kc, namespace, [Handlers]);
     const widgets = new Widgets(kc, namespace);
     await widgets.create('stuck');
-    await waitFor(async () => finalizersOf(await getWidget(namespace, 'stuck')).includes(FINALIZER), { what: 'the finalizer to be added' });
+    await waitFor(
+      async () => finalizersOf(await getWidget(namespace, 'stuck')).includes(FINALIZER),
+      { what: 'the finalizer to be added' },
+    );
 
     await widgets.delete('stuck');
     let record: ProgressRecord | undefined;
-    await waitFor(async () => {
-      const raw = (await readWidget(namespace, 'stuck'))?.metadata?.annotations?.[progressKey('deleted')];
-      record = raw === undefined ? undefined : (JSON.parse(raw) as ProgressRecord);
-      return record?.failure === true;
-    }, { what: 'the permanent failure to be recorded' });
+    await waitFor(
+      async () => {
+        const raw = (await readWidget(namespace, 'stuck'))?.metadata?.annotations?.[
+          progressKey('deleted')
+        ];
+        record = raw === undefined ? undefined : (JSON.parse(raw) as ProgressRecord);
+        return record?.failure === true;
+      },
+      { what: 'the permanent failure to be recorded' },
+    );
     let warning: CoreV1Event | undefined;
-    await waitFor(async () => {
-      warning = (await eventsAbout(namespace, 'stuck')).find((e) => e.reason === 'HandlerFailed');
-      return warning !== undefined;
-    }, { what: 'the HandlerFailed Event' });
+    await waitFor(
+      async () => {
+        warning = (await eventsAbout(namespace, 'stuck')).find((e) => e.reason === 'HandlerFailed');
+        return warning !== undefined;
+      },
+      { what: 'the HandlerFailed Event' },
+    );
     await settle(1_000);
 
-    const stays = new RegExp(`${namespace}/stuck keeps the finalizer konductor\\.dev/finalizer and stays until .*removed by hand`);
+    const stays = new RegExp(
+      `${namespace}/stuck keeps the finalizer konductor\\.dev/finalizer and stays until .*removed by hand`,
+    );
     expect(record?.message).toMatch(stays);
     expect(warning).toMatchObject({ type: 'Warning', message: expect.stringMatching(stays) });
     const held = await getWidget(namespace, 'stuck');
@@ -274,7 +331,9 @@ describe('deletion and finalizers', () => {
     await running.stop();
     fixed = true;
     running = await startOperator(kc, namespace, [Handlers]);
-    await waitFor(() => isGone(namespace, 'stuck'), { what: 'the object to disappear once the fixed handler succeeded' });
+    await waitFor(() => isGone(namespace, 'stuck'), {
+      what: 'the object to disappear once the fixed handler succeeded',
+    });
 
     expect(attempts).toEqual(['broken', 'fixed']);
   });
@@ -314,22 +373,38 @@ describe('deletion and finalizers', () => {
       }),
     );
 
-    await waitFor(async () => {
-      const all = await Promise.all(names.map((name) => getWidget(namespace, name)));
-      return all.every((w) => finalizersOf(w).includes(FINALIZER) && w.metadata?.annotations?.[DIFF_BASE_KEY] !== undefined);
-    }, { what: 'every object to be handled and carry our finalizer' });
+    await waitFor(
+      async () => {
+        const all = await Promise.all(names.map((name) => getWidget(namespace, name)));
+        return all.every(
+          (w) =>
+            finalizersOf(w).includes(FINALIZER) &&
+            w.metadata?.annotations?.[DIFF_BASE_KEY] !== undefined,
+        );
+      },
+      { what: 'every object to be handled and carry our finalizer' },
+    );
     await settle();
 
     for (const name of names) {
       const finalizers = finalizersOf(await getWidget(namespace, name));
-      expect({ name, ours: finalizers.filter((f) => f === FINALIZER).length }).toEqual({ name, ours: 1 });
-      expect({ name, other: finalizers.filter((f) => f === OTHER).length }).toEqual({ name, other: lastLeft.get(name) ? 1 : 0 });
+      expect({ name, ours: finalizers.filter((f) => f === FINALIZER).length }).toEqual({
+        name,
+        ours: 1,
+      });
+      expect({ name, other: finalizers.filter((f) => f === OTHER).length }).toEqual({
+        name,
+        other: lastLeft.get(name) ? 1 : 0,
+      });
     }
     expect(deleted).toEqual([]);
 
     await Promise.all(names.map((name) => other.set(name, false)));
     await Promise.all(names.map((name) => widgets.delete(name)));
-    await waitFor(async () => (await Promise.all(names.map((name) => isGone(namespace, name)))).every(Boolean), { what: 'every object to disappear' });
+    await waitFor(
+      async () => (await Promise.all(names.map((name) => isGone(namespace, name)))).every(Boolean),
+      { what: 'every object to disappear' },
+    );
     await settle();
 
     expect(countsOf(deleted)).toEqual(new Map(names.map((name) => [name, 1])));

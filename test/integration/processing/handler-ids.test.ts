@@ -21,7 +21,11 @@ describe('handler ids and stacked decorators (Kopf idioms)', () => {
       @on.create(API, 'widgets')
       @on.resume(API, 'widgets')
       @on.update(API, 'widgets')
-      async ensure({ name, reason, spec }: ChangeContext<{ size: number }>): Promise<{ size: number }> {
+      async ensure({
+        name,
+        reason,
+        spec,
+      }: ChangeContext<{ size: number }>): Promise<{ size: number }> {
         calls.push(`${reason} ${name}`);
         return { size: spec.size };
       }
@@ -29,9 +33,16 @@ describe('handler ids and stacked decorators (Kopf idioms)', () => {
     const widgets = new Widgets(kc, namespace);
     const first = await startOperator(kc, namespace, [Handlers]);
     await widgets.create('w', { size: 1 });
-    await waitFor(async () => (await getWidget(namespace, 'w')).status?.ensure, { what: 'the result at status.ensure' });
+    await waitFor(async () => (await getWidget(namespace, 'w')).status?.ensure, {
+      what: 'the result at status.ensure',
+    });
     await widgets.patchSpec('w', { size: 2 });
-    await waitFor(async () => ((await getWidget(namespace, 'w')).status?.ensure as { size?: number } | undefined)?.size === 2, { what: 'the update result' });
+    await waitFor(
+      async () =>
+        ((await getWidget(namespace, 'w')).status?.ensure as { size?: number } | undefined)
+          ?.size === 2,
+      { what: 'the update result' },
+    );
     await first.stop();
 
     running.push(await startOperator(kc, namespace, [Handlers]));
@@ -63,7 +74,13 @@ describe('handler ids and stacked decorators (Kopf idioms)', () => {
     const before = await startOperator(kc, namespace, [Before]);
     await widgets.create('w');
     await waitFor(() => calls.length === 2, { what: 'both handlers, the second failing' });
-    await waitFor(async () => JSON.stringify((await getWidget(namespace, 'w')).metadata?.annotations ?? {}).includes('Upgrade.second'), { what: "the second's retry recorded" });
+    await waitFor(
+      async () =>
+        JSON.stringify((await getWidget(namespace, 'w')).metadata?.annotations ?? {}).includes(
+          'Upgrade.second',
+        ),
+      { what: "the second's retry recorded" },
+    );
     await before.stop();
 
     calls.length = 0;
@@ -82,10 +99,16 @@ describe('handler ids and stacked decorators (Kopf idioms)', () => {
     const after = await startOperator(kc, namespace, [Upgrade]);
     running.push(after);
 
-    const annotations = await waitFor(async () => {
-      const current = (await getWidget(namespace, 'w')).metadata?.annotations ?? {};
-      return Object.keys(current).some((key) => key.includes('last-handled')) && !JSON.stringify(current).includes('Upgrade.') ? current : undefined;
-    }, { what: 'the create finished and the old records purged', timeoutMs: 30_000 });
+    const annotations = await waitFor(
+      async () => {
+        const current = (await getWidget(namespace, 'w')).metadata?.annotations ?? {};
+        return Object.keys(current).some((key) => key.includes('last-handled')) &&
+          !JSON.stringify(current).includes('Upgrade.')
+          ? current
+          : undefined;
+      },
+      { what: 'the create finished and the old records purged', timeoutMs: 30_000 },
+    );
     expect(calls).toEqual(['second']);
     expect(Object.keys(annotations!).filter((key) => key.includes('Upgrade'))).toEqual([]);
   }, 60_000);

@@ -7,7 +7,14 @@ import { on, type ChangeContext } from '../../../src/framework/index.js';
 import { Identity } from '../../../src/framework/runtime/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import { installWidgetCrd, Widgets, type Widget, readWidget, getWidget, WIDGET_API_VERSION } from '../../support/widgets.js';
+import {
+  installWidgetCrd,
+  Widgets,
+  type Widget,
+  readWidget,
+  getWidget,
+  WIDGET_API_VERSION,
+} from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
 import { type HandlerClass } from '../../../src/framework/registry/registry.js';
 
@@ -47,20 +54,35 @@ const newSeen = (): Seen => ({ created: [], updated: [], deleted: [] });
 /** The spec size an identity's diff-base says it handled last; undefined before its first handling. */
 function handledSize(widget: Widget | undefined, identity: Identity): number | undefined {
   const raw = widget?.metadata?.annotations?.[identity.diffBaseKey];
-  return raw === undefined ? undefined : (JSON.parse(raw) as { spec?: { size?: number } }).spec?.size;
+  return raw === undefined
+    ? undefined
+    : (JSON.parse(raw) as { spec?: { size?: number } }).spec?.size;
 }
 
 /** Both identities have handled the object at `size`, and neither has a handler still pending. */
-function bothHandled(widget: Widget | undefined, identities: readonly Identity[], size: number): boolean {
+function bothHandled(
+  widget: Widget | undefined,
+  identities: readonly Identity[],
+  size: number,
+): boolean {
   const keys = Object.keys(widget?.metadata?.annotations ?? {});
   return identities.every(
-    (identity) => handledSize(widget, identity) === size && !keys.some((key) => identity.isFrameworkKey(key) && key !== identity.diffBaseKey && key !== identity.managedMarker),
+    (identity) =>
+      handledSize(widget, identity) === size &&
+      !keys.some(
+        (key) =>
+          identity.isFrameworkKey(key) &&
+          key !== identity.diffBaseKey &&
+          key !== identity.managedMarker,
+      ),
   );
 }
 
 /** The annotation keys of the essence an identity stored in its diff-base. */
 function annotationsInDiffBase(widget: Widget, identity: Identity): string[] {
-  const stored = JSON.parse(widget.metadata?.annotations?.[identity.diffBaseKey] ?? '{}') as { metadata?: { annotations?: Record<string, string> } };
+  const stored = JSON.parse(widget.metadata?.annotations?.[identity.diffBaseKey] ?? '{}') as {
+    metadata?: { annotations?: Record<string, string> };
+  };
   return Object.keys(stored.metadata?.annotations ?? {});
 }
 
@@ -86,11 +108,17 @@ describe.each([
     const widgets = new Widgets(kc, namespace);
 
     await widgets.create('shared', { size: 1 });
-    await waitFor(async () => bothHandled(await readWidget(namespace, 'shared'), identities, 1), { what: 'both operators to handle the create' });
+    await waitFor(async () => bothHandled(await readWidget(namespace, 'shared'), identities, 1), {
+      what: 'both operators to handle the create',
+    });
     await widgets.patchSpec('shared', { size: 2 });
-    await waitFor(async () => bothHandled(await readWidget(namespace, 'shared'), identities, 2), { what: 'both operators to handle size 2' });
+    await waitFor(async () => bothHandled(await readWidget(namespace, 'shared'), identities, 2), {
+      what: 'both operators to handle size 2',
+    });
     await widgets.patchSpec('shared', { size: 3 });
-    await waitFor(async () => bothHandled(await readWidget(namespace, 'shared'), identities, 3), { what: 'both operators to handle size 3' });
+    await waitFor(async () => bothHandled(await readWidget(namespace, 'shared'), identities, 3), {
+      what: 'both operators to handle size 3',
+    });
     await settle(); // room for a re-run caused by the other operator's writes to show up
 
     expect(seen.map(({ created, updated }) => ({ created, updated }))).toEqual([
@@ -106,7 +134,9 @@ describe.each([
     await installWidgetCrd(kc);
     const namespace = await uniqueNamespace(kc, 'identities');
     running.push(await startOperator(kc, namespace, [handlersFor(newSeen())], { identity: first }));
-    running.push(await startOperator(kc, namespace, [handlersFor(newSeen())], { identity: second }));
+    running.push(
+      await startOperator(kc, namespace, [handlersFor(newSeen())], { identity: second }),
+    );
 
     await new Widgets(kc, namespace).create('held');
     const finalizers = await waitFor<string[] | undefined>(
@@ -117,7 +147,9 @@ describe.each([
       { what: 'both finalizers' },
     );
 
-    expect([...(finalizers ?? [])].sort()).toEqual(identities.map((identity) => identity.finalizer).sort());
+    expect([...(finalizers ?? [])].sort()).toEqual(
+      identities.map((identity) => identity.finalizer).sort(),
+    );
   });
 
   test('deleting the object waits for both operators’ delete handlers; each runs once', async () => {
@@ -128,10 +160,16 @@ describe.each([
     const held = new Promise<void>((resolve) => (release = resolve));
     const seen = [newSeen(), newSeen()];
     running.push(await startOperator(kc, namespace, [handlersFor(seen[0]!)], { identity: first }));
-    running.push(await startOperator(kc, namespace, [handlersFor(seen[1]!, held)], { identity: second }));
+    running.push(
+      await startOperator(kc, namespace, [handlersFor(seen[1]!, held)], { identity: second }),
+    );
     const widgets = new Widgets(kc, namespace);
     await widgets.create('doomed');
-    await waitFor(async () => ((await readWidget(namespace, 'doomed'))?.metadata?.finalizers ?? []).length === 2, { what: 'both finalizers' });
+    await waitFor(
+      async () =>
+        ((await readWidget(namespace, 'doomed'))?.metadata?.finalizers ?? []).length === 2,
+      { what: 'both finalizers' },
+    );
 
     try {
       await widgets.delete('doomed');
@@ -139,7 +177,9 @@ describe.each([
       const waiting = await waitFor(
         async () => {
           const widget = await readWidget(namespace, 'doomed');
-          return seen[0]!.deleted.length === 1 && widget?.metadata?.finalizers?.length === 1 ? widget : undefined;
+          return seen[0]!.deleted.length === 1 && widget?.metadata?.finalizers?.length === 1
+            ? widget
+            : undefined;
         },
         { what: "the first operator's delete handler and its finalizer's removal" },
       );
@@ -148,7 +188,9 @@ describe.each([
     } finally {
       release();
     }
-    await waitFor(async () => (await readWidget(namespace, 'doomed')) === undefined, { what: 'the object to be gone' });
+    await waitFor(async () => (await readWidget(namespace, 'doomed')) === undefined, {
+      what: 'the object to be gone',
+    });
     await settle(); // room for a duplicate run to show up
 
     expect(seen.map((s) => s.deleted)).toEqual([['doomed'], ['doomed']]);
@@ -175,13 +217,21 @@ describe('an operator with an identity of its own', () => {
     }
     running = await startOperator(kc, namespace, [Handlers], { identity: identity.name });
     await new Widgets(kc, namespace).create('named');
-    await waitFor(async () => handledSize(await readWidget(namespace, 'named'), identity) === 1, { what: 'the create to be handled' });
+    await waitFor(async () => handledSize(await readWidget(namespace, 'named'), identity) === 1, {
+      what: 'the create to be handled',
+    });
     const seen = await waitFor(
-      async () => (await kc.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace, fieldSelector: 'reason=Seen' })).items[0],
+      async () =>
+        (
+          await kc
+            .makeApiClient(CoreV1Api)
+            .listNamespacedEvent({ namespace, fieldSelector: 'reason=Seen' })
+        ).items[0],
       { what: 'the Event' },
     );
 
-    const managedFields = (await getWidget(namespace, 'named')).metadata?.managedFields as Array<{ manager?: string }> | undefined;
+    const managedFields = (await getWidget(namespace, 'named')).metadata?.managedFields as
+      Array<{ manager?: string }> | undefined;
     const managers = (managedFields ?? []).map((entry) => entry.manager);
     expect(managers).toContain(identity.fieldManager);
     expect(seen?.source?.component).toBe('alpha.example.com');

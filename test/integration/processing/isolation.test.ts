@@ -3,11 +3,16 @@ import { on, PermanentError, type ChangeContext } from '../../../src/framework/i
 import { DIFF_BASE_KEY, progressKey } from '../../../src/framework/runtime/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import { installWidgetCrd, Widgets, type Widget, getWidget, WIDGET_API_VERSION } from '../../support/widgets.js';
+import {
+  installWidgetCrd,
+  Widgets,
+  type Widget,
+  getWidget,
+  WIDGET_API_VERSION,
+} from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
 
 const API = WIDGET_API_VERSION;
-
 
 /** core/v1 Events about one object, as `kubectl describe` would show them. */
 async function eventsAbout(namespace: string, name: string): Promise<CoreV1Event[]> {
@@ -18,7 +23,9 @@ async function eventsAbout(namespace: string, name: string): Promise<CoreV1Event
 }
 
 function frameworkAnnotations(widget: Widget): string[] {
-  return Object.keys(widget.metadata?.annotations ?? {}).filter((k) => k.startsWith('konductor.dev/'));
+  return Object.keys(widget.metadata?.annotations ?? {}).filter((k) =>
+    k.startsWith('konductor.dev/'),
+  );
 }
 
 const settle = (ms = 500): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -51,13 +58,19 @@ describe('error isolation', () => {
     await widgets.create('bad');
     const started = Date.now();
     await widgets.createMany('good', 100);
-    await waitFor(() => handled.size === 100, { what: 'all 100 good objects to be handled', timeoutMs: 30_000 });
+    await waitFor(() => handled.size === 100, {
+      what: 'all 100 good objects to be handled',
+      timeoutMs: 30_000,
+    });
     const elapsedMs = Date.now() - started;
     let failed: CoreV1Event | undefined;
-    await waitFor(async () => {
-      failed = (await eventsAbout(namespace, 'bad')).find((e) => e.reason === 'HandlerFailed');
-      return failed !== undefined;
-    }, { what: "bad's HandlerFailed Event" });
+    await waitFor(
+      async () => {
+        failed = (await eventsAbout(namespace, 'bad')).find((e) => e.reason === 'HandlerFailed');
+        return failed !== undefined;
+      },
+      { what: "bad's HandlerFailed Event" },
+    );
     await settle();
 
     expect(elapsedMs).toBeLessThan(30_000);
@@ -69,7 +82,9 @@ describe('error isolation', () => {
     // the object changes again; its record stays on the object with the message.
     const bad = await getWidget(namespace, 'bad');
     expect(bad.metadata?.annotations?.[DIFF_BASE_KEY]).toBeDefined();
-    expect(JSON.parse(bad.metadata?.annotations?.[progressKey('created')] ?? '{}')).toMatchObject({ failure: true });
+    expect(JSON.parse(bad.metadata?.annotations?.[progressKey('created')] ?? '{}')).toMatchObject({
+      failure: true,
+    });
   });
 
   test('a spec the handler rejects with PermanentError gets a Warning Event with the error; later objects are still handled', async () => {
@@ -94,16 +109,29 @@ describe('error isolation', () => {
     await widgets.create('too-big', { size: 42 });
 
     let failed: CoreV1Event | undefined;
-    await waitFor(async () => {
-      failed = (await eventsAbout(namespace, 'too-big')).find((e) => e.reason === 'HandlerFailed');
-      return failed !== undefined;
-    }, { what: 'a HandlerFailed Event about too-big' });
+    await waitFor(
+      async () => {
+        failed = (await eventsAbout(namespace, 'too-big')).find(
+          (e) => e.reason === 'HandlerFailed',
+        );
+        return failed !== undefined;
+      },
+      { what: 'a HandlerFailed Event about too-big' },
+    );
     expect(failed?.type).toBe('Warning');
     expect(failed?.message).toContain('spec.size must be <= 9, got 42');
     expect(failed?.involvedObject.kind).toBe('Widget');
     // Handled for good: the diff-base is stored, and the failure stays in the progress record for users.
-    await waitFor(async () => (await getWidget(namespace, 'too-big')).metadata?.annotations?.[DIFF_BASE_KEY] !== undefined, { what: 'too-big to count as handled' });
-    const record = JSON.parse((await getWidget(namespace, 'too-big')).metadata?.annotations?.[progressKey('created')] ?? '{}') as Record<string, unknown>;
+    await waitFor(
+      async () =>
+        (await getWidget(namespace, 'too-big')).metadata?.annotations?.[DIFF_BASE_KEY] !==
+        undefined,
+      { what: 'too-big to count as handled' },
+    );
+    const record = JSON.parse(
+      (await getWidget(namespace, 'too-big')).metadata?.annotations?.[progressKey('created')] ??
+        '{}',
+    ) as Record<string, unknown>;
     expect(record).toMatchObject({ failure: true, message: 'spec.size must be <= 9, got 42' });
 
     await widgets.create('fine', { size: 3 });
@@ -129,28 +157,46 @@ describe('error isolation', () => {
     await new Widgets(kc, namespace).create('flaky');
 
     const seen = new Set<string>();
-    await waitFor(async () => {
-      const raw = (await getWidget(namespace, 'flaky')).metadata?.annotations?.[progressKey('created')];
-      if (raw !== undefined) seen.add(raw);
-      return attempts.length >= 2;
-    }, { what: 'the second attempt' });
+    await waitFor(
+      async () => {
+        const raw = (await getWidget(namespace, 'flaky')).metadata?.annotations?.[
+          progressKey('created')
+        ];
+        if (raw !== undefined) seen.add(raw);
+        return attempts.length >= 2;
+      },
+      { what: 'the second attempt' },
+    );
     let retrying: CoreV1Event | undefined;
-    await waitFor(async () => {
-      retrying = (await eventsAbout(namespace, 'flaky')).find((e) => e.reason === 'HandlerRetrying');
-      return retrying !== undefined;
-    }, { what: 'a HandlerRetrying Event about flaky' });
+    await waitFor(
+      async () => {
+        retrying = (await eventsAbout(namespace, 'flaky')).find(
+          (e) => e.reason === 'HandlerRetrying',
+        );
+        return retrying !== undefined;
+      },
+      { what: 'a HandlerRetrying Event about flaky' },
+    );
     expect(retrying?.type).toBe('Warning');
     expect(retrying?.message).toContain('database not reachable');
-    await waitFor(async () => {
-      const widget = await getWidget(namespace, 'flaky');
-      return widget.metadata?.annotations?.[progressKey('created')] === undefined && widget.metadata?.annotations?.[DIFF_BASE_KEY] !== undefined;
-    }, { what: 'the progress record to be cleared' });
+    await waitFor(
+      async () => {
+        const widget = await getWidget(namespace, 'flaky');
+        return (
+          widget.metadata?.annotations?.[progressKey('created')] === undefined &&
+          widget.metadata?.annotations?.[DIFF_BASE_KEY] !== undefined
+        );
+      },
+      { what: 'the progress record to be cleared' },
+    );
     await settle();
 
     expect(attempts).toEqual([0, 1]);
     // While the retry was pending (1 s), the progress record carried the error.
     expect([...seen].some((raw) => raw.includes('database not reachable'))).toBe(true);
     expect(frameworkAnnotations(await getWidget(namespace, 'flaky'))).toEqual([DIFF_BASE_KEY]);
-    expect((await eventsAbout(namespace, 'flaky')).some((e) => e.reason === 'HandlerFailed')).toBe(false);
+    expect((await eventsAbout(namespace, 'flaky')).some((e) => e.reason === 'HandlerFailed')).toBe(
+      false,
+    );
   });
 });

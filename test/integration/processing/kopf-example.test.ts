@@ -1,6 +1,12 @@
 import { fileURLToPath } from 'node:url';
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { createOperator, on, silentLogger, type EventContext, type Operator } from '../../../src/framework/index.js';
+import {
+  createOperator,
+  on,
+  silentLogger,
+  type EventContext,
+  type Operator,
+} from '../../../src/framework/index.js';
 import { installCrds, readCrds } from '../../../src/testing/index.js';
 import { KopfExample } from '../../fixtures/kopf-example/kopf-example.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
@@ -37,21 +43,46 @@ describe('the CNCF Operator White Paper Kopf example', () => {
     operator = undefined;
   });
 
-  async function run(kc: KubeConfig, namespace: string): Promise<{ trace: string[]; watcher: MemoWatcher; examples: CustomObjectsApi }> {
+  async function run(
+    kc: KubeConfig,
+    namespace: string,
+  ): Promise<{ trace: string[]; watcher: MemoWatcher; examples: CustomObjectsApi }> {
     const trace: string[] = [];
     const watcher = new MemoWatcher(trace);
     const example = new KopfExample((line) => trace.push(line));
-    operator = createOperator({ kubeConfig: kc, handlers: [example, watcher], namespaces: [namespace], logger: silentLogger() }).start();
+    operator = createOperator({
+      kubeConfig: kc,
+      handlers: [example, watcher],
+      namespaces: [namespace],
+      logger: silentLogger(),
+    }).start();
     await operator.ready;
     return { trace, watcher, examples: kc.makeApiClient(CustomObjectsApi) };
   }
 
-  async function create(examples: CustomObjectsApi, namespace: string, name: string, spec: Record<string, unknown>): Promise<void> {
-    await examples.createNamespacedCustomObject({ ...ids, namespace, body: { apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name }, spec } });
+  async function create(
+    examples: CustomObjectsApi,
+    namespace: string,
+    name: string,
+    spec: Record<string, unknown>,
+  ): Promise<void> {
+    await examples.createNamespacedCustomObject({
+      ...ids,
+      namespace,
+      body: { apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name }, spec },
+    });
   }
 
-  async function statusName(examples: CustomObjectsApi, namespace: string, name: string): Promise<string | undefined> {
-    const object = (await examples.getNamespacedCustomObject({ ...ids, namespace, name })) as KopfExampleObject;
+  async function statusName(
+    examples: CustomObjectsApi,
+    namespace: string,
+    name: string,
+  ): Promise<string | undefined> {
+    const object = (await examples.getNamespacedCustomObject({
+      ...ids,
+      namespace,
+      name,
+    })) as KopfExampleObject;
     return object.status?.name;
   }
 
@@ -64,8 +95,16 @@ describe('the CNCF Operator White Paper Kopf example', () => {
     await create(examples, namespace, 'alice', { name: 'Alice' });
     await create(examples, namespace, 'anonymous', {});
 
-    expect(await waitFor(() => statusName(examples, namespace, 'alice'), { what: 'alice to get status.name' })).toBe('Alice');
-    expect(await waitFor(() => statusName(examples, namespace, 'anonymous'), { what: 'anonymous to get status.name' })).toBe('world');
+    expect(
+      await waitFor(() => statusName(examples, namespace, 'alice'), {
+        what: 'alice to get status.name',
+      }),
+    ).toBe('Alice');
+    expect(
+      await waitFor(() => statusName(examples, namespace, 'anonymous'), {
+        what: 'anonymous to get status.name',
+      }),
+    ).toBe('world');
   });
 
   test('the event handler fills the memo from status.name, which every handler of the object then sees', async () => {
@@ -76,7 +115,9 @@ describe('the CNCF Operator White Paper Kopf example', () => {
 
     await create(examples, namespace, 'alice', { name: 'Alice' });
 
-    await waitFor(() => watcher.seen.some((line) => line.endsWith('memo.last_name=Alice')), { what: 'the memo to hold last_name' });
+    await waitFor(() => watcher.seen.some((line) => line.endsWith('memo.last_name=Alice')), {
+      what: 'the memo to hold last_name',
+    });
     // Before status.name existed the event handler did not run (field/value PRESENT), so the memo was empty.
     expect(watcher.seen[0]).toBe('alice: status.name=undefined memo.last_name=undefined');
     expect(watcher.seen.filter((line) => line.includes('status.name=Alice'))).toEqual(
@@ -92,7 +133,10 @@ describe('the CNCF Operator White Paper Kopf example', () => {
 
     await create(examples, namespace, 'alice', { name: 'Alice' });
 
-    await waitFor(() => trace.filter((line) => line === 'Hello, Alice!').length >= 2, { what: 'two greetings', timeoutMs: 30_000 });
+    await waitFor(() => trace.filter((line) => line === 'Hello, Alice!').length >= 2, {
+      what: 'two greetings',
+      timeoutMs: 30_000,
+    });
     const firstGreeting = trace.indexOf('Hello, Alice!');
     const memoFilled = trace.findIndex((line) => line.endsWith('memo.last_name=Alice'));
     expect(memoFilled).toBeGreaterThanOrEqual(0);

@@ -1,4 +1,10 @@
-import { createOperator, on, silentLogger, type EventContext, type Operator } from '../../../src/framework/index.js';
+import {
+  createOperator,
+  on,
+  silentLogger,
+  type EventContext,
+  type Operator,
+} from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { installWidgetCrd, Widgets, type Widget } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
@@ -21,7 +27,12 @@ describe('@on.event handlers', () => {
         seen.push(`${type} size=${body.spec?.size}`);
       }
     }
-    operator = createOperator({ kubeConfig: kc, handlers: [Recorder], namespaces: [namespace], logger: silentLogger() }).start();
+    operator = createOperator({
+      kubeConfig: kc,
+      handlers: [Recorder],
+      namespaces: [namespace],
+      logger: silentLogger(),
+    }).start();
     await operator.ready;
 
     const widgets = new Widgets(kc, namespace);
@@ -53,7 +64,12 @@ describe('@on.event handlers', () => {
         calm.push(`${type} ${name}`);
       }
     }
-    operator = createOperator({ kubeConfig: kc, handlers: [Handlers], namespaces: [namespace], logger: silentLogger() }).start();
+    operator = createOperator({
+      kubeConfig: kc,
+      handlers: [Handlers],
+      namespaces: [namespace],
+      logger: silentLogger(),
+    }).start();
     await operator.ready;
 
     const widgets = new Widgets(kc, namespace);
@@ -76,7 +92,12 @@ describe('@on.event handlers', () => {
         seen.push(name);
       }
     }
-    operator = createOperator({ kubeConfig: kc, handlers: [Selective], namespaces: [namespace], logger: silentLogger() }).start();
+    operator = createOperator({
+      kubeConfig: kc,
+      handlers: [Selective],
+      namespaces: [namespace],
+      logger: silentLogger(),
+    }).start();
     await operator.ready;
 
     const widgets = new Widgets(kc, namespace);

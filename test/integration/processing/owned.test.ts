@@ -1,7 +1,28 @@
-import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1ConfigMap, type V1OwnerReference } from '@kubernetes/client-node';
-import { createOperator, on, silentLogger, type EventContext, type KubeObject, type OwnedContext, type Operator } from '../../../src/framework/index.js';
+import {
+  CoreV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+  type V1ConfigMap,
+  type V1OwnerReference,
+} from '@kubernetes/client-node';
+import {
+  createOperator,
+  on,
+  silentLogger,
+  type EventContext,
+  type KubeObject,
+  type OwnedContext,
+  type Operator,
+} from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { getWidget, installWidgetCrd, Widgets, WIDGET_API_VERSION, type Widget } from '../../support/widgets.js';
+import {
+  getWidget,
+  installWidgetCrd,
+  Widgets,
+  WIDGET_API_VERSION,
+  type Widget,
+} from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
 
 interface ConfigMap extends KubeObject {
@@ -21,8 +42,20 @@ interface OwnedRun {
 function recorder(runs: OwnedRun[], hold?: () => Promise<void>) {
   return class Owners {
     @on.owned(WIDGET_API_VERSION, 'widgets', { child: ['v1', 'configmaps'] })
-    async configChanged({ name, event, child, changes, patch }: OwnedContext<Widget, ConfigMap>): Promise<void> {
-      runs.push({ owner: name, event, child: child.metadata?.name ?? '', value: child.data?.value, changes: changes.map((c) => `${c.event} ${c.child.metadata?.name}`) });
+    async configChanged({
+      name,
+      event,
+      child,
+      changes,
+      patch,
+    }: OwnedContext<Widget, ConfigMap>): Promise<void> {
+      runs.push({
+        owner: name,
+        event,
+        child: child.metadata?.name ?? '',
+        value: child.data?.value,
+        changes: changes.map((c) => `${c.event} ${c.child.metadata?.name}`),
+      });
       await hold?.();
       patch.status.config = event === 'DELETED' ? 'gone' : (child.data?.value ?? null);
     }
@@ -31,17 +64,26 @@ function recorder(runs: OwnedRun[], hold?: () => Promise<void>) {
 
 class ConfigMaps {
   private readonly core: CoreV1Api;
-  constructor(kc: KubeConfig, private readonly namespace: string) {
+  constructor(
+    kc: KubeConfig,
+    private readonly namespace: string,
+  ) {
     this.core = kc.makeApiClient(CoreV1Api);
   }
 
   /** A ConfigMap with `ownerReferences` set by hand, as `adopt` would. */
   create(name: string, value: string, ownerReferences: V1OwnerReference[]): Promise<V1ConfigMap> {
-    return this.core.createNamespacedConfigMap({ namespace: this.namespace, body: { metadata: { name, ownerReferences }, data: { value } } });
+    return this.core.createNamespacedConfigMap({
+      namespace: this.namespace,
+      body: { metadata: { name, ownerReferences }, data: { value } },
+    });
   }
 
   set(name: string, value: string): Promise<V1ConfigMap> {
-    return this.core.patchNamespacedConfigMap({ namespace: this.namespace, name, body: { data: { value } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    return this.core.patchNamespacedConfigMap(
+      { namespace: this.namespace, name, body: { data: { value } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
   }
 
   delete(name: string): Promise<unknown> {
@@ -49,8 +91,19 @@ class ConfigMaps {
   }
 }
 
-function ownedBy(owner: Widget, fields: { controller?: boolean; kind?: string } = {}): V1OwnerReference[] {
-  return [{ apiVersion: WIDGET_API_VERSION, kind: fields.kind ?? 'Widget', name: owner.metadata?.name ?? '', uid: owner.metadata?.uid ?? '', controller: fields.controller ?? true }];
+function ownedBy(
+  owner: Widget,
+  fields: { controller?: boolean; kind?: string } = {},
+): V1OwnerReference[] {
+  return [
+    {
+      apiVersion: WIDGET_API_VERSION,
+      kind: fields.kind ?? 'Widget',
+      name: owner.metadata?.name ?? '',
+      uid: owner.metadata?.uid ?? '',
+      controller: fields.controller ?? true,
+    },
+  ];
 }
 
 describe('@on.owned handlers', () => {
@@ -64,11 +117,21 @@ describe('@on.owned handlers', () => {
     const kc = sharedKubeConfig();
     await installWidgetCrd(kc);
     const namespace = await uniqueNamespace(kc, prefix);
-    return { kc, namespace, widgets: new Widgets(kc, namespace), configMaps: new ConfigMaps(kc, namespace) };
+    return {
+      kc,
+      namespace,
+      widgets: new Widgets(kc, namespace),
+      configMaps: new ConfigMaps(kc, namespace),
+    };
   }
 
   function start(kc: KubeConfig, namespace: string, handler: new () => object): Promise<void> {
-    operator = createOperator({ kubeConfig: kc, handlers: [handler], namespaces: [namespace], logger: silentLogger() }).start();
+    operator = createOperator({
+      kubeConfig: kc,
+      handlers: [handler],
+      namespaces: [namespace],
+      logger: silentLogger(),
+    }).start();
     return operator.ready;
   }
 
@@ -79,9 +142,13 @@ describe('@on.owned handlers', () => {
     const runs: OwnedRun[] = [];
 
     await start(kc, namespace, recorder(runs));
-    await waitFor(async () => (await getWidget(namespace, 'w')).status?.config === 'one', { what: "the owner's patch from the listed child" });
+    await waitFor(async () => (await getWidget(namespace, 'w')).status?.config === 'one', {
+      what: "the owner's patch from the listed child",
+    });
 
-    expect(runs).toEqual([{ owner: 'w', event: 'ADDED', child: 'settings', value: 'one', changes: ['ADDED settings'] }]);
+    expect(runs).toEqual([
+      { owner: 'w', event: 'ADDED', child: 'settings', value: 'one', changes: ['ADDED settings'] },
+    ]);
   });
 
   test('changing an owned ConfigMap runs the owner with the new child as MODIFIED, and the owner’s patch lands', async () => {
@@ -90,12 +157,22 @@ describe('@on.owned handlers', () => {
     await start(kc, namespace, recorder(runs));
     const owner = await widgets.create('w');
     await configMaps.create('settings', 'one', ownedBy(owner));
-    await waitFor(async () => (await getWidget(namespace, 'w')).status?.config === 'one', { what: 'the run for the new child' });
+    await waitFor(async () => (await getWidget(namespace, 'w')).status?.config === 'one', {
+      what: 'the run for the new child',
+    });
 
     await configMaps.set('settings', 'two');
-    await waitFor(async () => (await getWidget(namespace, 'w')).status?.config === 'two', { what: "the owner's patch for the change" });
+    await waitFor(async () => (await getWidget(namespace, 'w')).status?.config === 'two', {
+      what: "the owner's patch for the change",
+    });
 
-    expect(runs.at(-1)).toEqual({ owner: 'w', event: 'MODIFIED', child: 'settings', value: 'two', changes: ['MODIFIED settings'] });
+    expect(runs.at(-1)).toEqual({
+      owner: 'w',
+      event: 'MODIFIED',
+      child: 'settings',
+      value: 'two',
+      changes: ['MODIFIED settings'],
+    });
   });
 
   test('deleting an owned ConfigMap runs the owner with DELETED', async () => {
@@ -104,12 +181,21 @@ describe('@on.owned handlers', () => {
     await start(kc, namespace, recorder(runs));
     const owner = await widgets.create('w');
     await configMaps.create('settings', 'one', ownedBy(owner));
-    await waitFor(async () => (await getWidget(namespace, 'w')).status?.config === 'one', { what: 'the run for the new child' });
+    await waitFor(async () => (await getWidget(namespace, 'w')).status?.config === 'one', {
+      what: 'the run for the new child',
+    });
 
     await configMaps.delete('settings');
-    await waitFor(async () => (await getWidget(namespace, 'w')).status?.config === 'gone', { what: 'the run for the deletion' });
+    await waitFor(async () => (await getWidget(namespace, 'w')).status?.config === 'gone', {
+      what: 'the run for the deletion',
+    });
 
-    expect(runs.at(-1)).toMatchObject({ owner: 'w', event: 'DELETED', child: 'settings', value: 'one' });
+    expect(runs.at(-1)).toMatchObject({
+      owner: 'w',
+      event: 'DELETED',
+      child: 'settings',
+      value: 'one',
+    });
   });
 
   test("a handler that fails is run again with the same child change, without another change, and the owner's patch lands", async () => {
@@ -126,9 +212,14 @@ describe('@on.owned handlers', () => {
     const owner = await widgets.create('w');
     await configMaps.create('settings', 'one', ownedBy(owner));
 
-    await waitFor(async () => (await getWidget(namespace, 'w')).status?.config === 'one', { what: "the owner's patch after the retry" });
+    await waitFor(async () => (await getWidget(namespace, 'w')).status?.config === 'one', {
+      what: "the owner's patch after the retry",
+    });
 
-    expect(runs.map((run) => `${run.event} ${run.child} ${run.value}`)).toEqual(['ADDED settings one', 'ADDED settings one']);
+    expect(runs.map((run) => `${run.event} ${run.child} ${run.value}`)).toEqual([
+      'ADDED settings one',
+      'ADDED settings one',
+    ]);
   });
 
   test('a ConfigMap controlled by another kind, or referencing the owner without controller: true, runs nothing', async () => {
@@ -143,7 +234,9 @@ describe('@on.owned handlers', () => {
     await configMaps.set('not-controller', 'y2');
     // The same watch delivers events in order: once the owned child's run is seen, the others had their chance.
     await configMaps.create('owned', 'z', ownedBy(owner));
-    await waitFor(async () => (await getWidget(namespace, 'w')).status?.config === 'z', { what: 'the run for the owned child' });
+    await waitFor(async () => (await getWidget(namespace, 'w')).status?.config === 'z', {
+      what: 'the run for the owned child',
+    });
 
     expect(runs.flatMap((run) => run.changes)).toEqual(['ADDED owned']);
   });
@@ -165,13 +258,16 @@ describe('@on.owned handlers', () => {
       handlers: [Owned, Observer],
       namespaces: [namespace],
       logger: silentLogger(),
-      onRequest: (method, path) => void (method === 'GET' && /\/configmaps(\?|$)/.test(path) && lists.push(path)),
+      onRequest: (method, path) =>
+        void (method === 'GET' && /\/configmaps(\?|$)/.test(path) && lists.push(path)),
     }).start();
     await operator.ready;
     const owner = await widgets.create('w');
 
     await configMaps.create('settings', 'one', ownedBy(owner));
-    await waitFor(async () => (await getWidget(namespace, 'w')).status?.config === 'one', { what: 'the owned run' });
+    await waitFor(async () => (await getWidget(namespace, 'w')).status?.config === 'one', {
+      what: 'the owned run',
+    });
     await waitFor(() => observed.includes('ADDED settings'), { what: 'the event handler' });
 
     expect(lists).toHaveLength(1);
@@ -186,13 +282,17 @@ describe('@on.owned handlers', () => {
     await start(kc, namespace, recorder(runs, hold));
     const owner = await widgets.create('w');
     await configMaps.create('settings', '0', ownedBy(owner));
-    await waitFor(async () => (await getWidget(namespace, 'w')).status?.config === '0', { what: 'the run for the new child' });
+    await waitFor(async () => (await getWidget(namespace, 'w')).status?.config === '0', {
+      what: 'the run for the new child',
+    });
     const before = runs.length;
 
     gate.held = new Promise((resolve) => (gate.release = resolve));
     for (let i = 1; i <= 20; i++) await configMaps.set('settings', String(i));
     gate.release();
-    await waitFor(async () => (await getWidget(namespace, 'w')).status?.config === '20', { what: 'the run for the last change' });
+    await waitFor(async () => (await getWidget(namespace, 'w')).status?.config === '20', {
+      what: 'the run for the last change',
+    });
 
     const burst = runs.slice(before);
     expect(burst.length).toBeLessThan(20);

@@ -48,6 +48,11 @@ describe('an operator restart', () => {
     await waitFor(() => calls.length >= 4, { what: 'the restarted operator to catch up' });
     await new Promise((resolve) => setTimeout(resolve, 1_000)); // room for anything extra
 
-    expect(calls.sort()).toEqual(['create fresh', 'resume changed', 'resume steady', 'update changed spec.size']);
+    expect(calls.sort()).toEqual([
+      'create fresh',
+      'resume changed',
+      'resume steady',
+      'update changed spec.size',
+    ]);
   });
 });

@@ -8,7 +8,11 @@ import { waitFor } from '../../support/wait-for.js';
 
 const API = WIDGET_API_VERSION;
 
-async function progressOf(namespace: string, name: string, handlerId: string): Promise<ProgressRecord | undefined> {
+async function progressOf(
+  namespace: string,
+  name: string,
+  handlerId: string,
+): Promise<ProgressRecord | undefined> {
   const widget = await getWidget(namespace, name);
   const raw = widget.metadata?.annotations?.[progressKey(handlerId)];
   return raw === undefined ? undefined : (JSON.parse(raw) as ProgressRecord);
@@ -36,14 +40,19 @@ describe('retries', () => {
     await new Widgets(kc, namespace).create('flaky');
 
     const pending: Array<ProgressRecord | undefined> = [];
-    await waitFor(async () => {
-      const record = await progressOf(namespace, 'flaky', 'created');
-      if (record) pending.push(record);
-      return attempts.length === 3 && record === undefined;
-    }, { what: 'three attempts and a cleared progress record' });
+    await waitFor(
+      async () => {
+        const record = await progressOf(namespace, 'flaky', 'created');
+        if (record) pending.push(record);
+        return attempts.length === 3 && record === undefined;
+      },
+      { what: 'three attempts and a cleared progress record' },
+    );
 
     expect(attempts).toEqual([0, 1, 2]);
-    expect(pending.some((r) => r?.retries === 1 && r.message === 'not yet' && r.delayed !== undefined)).toBe(true);
+    expect(
+      pending.some((r) => r?.retries === 1 && r.message === 'not yet' && r.delayed !== undefined),
+    ).toBe(true);
     expect(pending.some((r) => r?.retries === 2)).toBe(true);
   });
 
@@ -66,13 +75,25 @@ describe('retries', () => {
       }
     }
     // One worker: a retry that held its slot while waiting would hold up every other object.
-    running.push(await runOperator({ kubeConfig: kc, handlers: [Handlers], namespaces: [namespace], concurrency: 1 }));
+    running.push(
+      await runOperator({
+        kubeConfig: kc,
+        handlers: [Handlers],
+        namespaces: [namespace],
+        concurrency: 1,
+      }),
+    );
     const widgets = new Widgets(kc, namespace);
     await widgets.create('waiting');
-    await waitFor(() => waitingAttempts.length === 1, { what: "the waiting object's first attempt" });
+    await waitFor(() => waitingAttempts.length === 1, {
+      what: "the waiting object's first attempt",
+    });
     await widgets.create('other');
     await waitFor(() => otherHandled !== undefined, { what: 'the other object to be handled' });
-    await waitFor(() => waitingAttempts.length === 2, { what: "the waiting object's retry", timeoutMs: DELAY_S * 1000 + 20_000 });
+    await waitFor(() => waitingAttempts.length === 2, {
+      what: "the waiting object's retry",
+      timeoutMs: DELAY_S * 1000 + 20_000,
+    });
 
     // The other object was handled before the retry's delay had passed, while the retry was still waiting.
     expect(otherHandled!.waitingAttempts).toBe(1);
@@ -94,12 +115,18 @@ describe('retries', () => {
     }
     const first = await startOperator(kc, namespace, [Flaky]);
     await new Widgets(kc, namespace).create('flaky');
-    await waitFor(async () => (await progressOf(namespace, 'flaky', 'created'))?.retries === 1, { what: 'the first failure to be recorded' });
+    await waitFor(async () => (await progressOf(namespace, 'flaky', 'created'))?.retries === 1, {
+      what: 'the first failure to be recorded',
+    });
     await first.stop();
     const delayedUntil = Date.parse((await progressOf(namespace, 'flaky', 'created'))!.delayed!);
 
     running.push(await startOperator(kc, namespace, [Flaky]));
-    await waitFor(async () => attempts.length === 3 && (await progressOf(namespace, 'flaky', 'created')) === undefined, { what: 'the remaining attempts' });
+    await waitFor(
+      async () =>
+        attempts.length === 3 && (await progressOf(namespace, 'flaky', 'created')) === undefined,
+      { what: 'the remaining attempts' },
+    );
 
     expect(attempts.map((a) => a.retry)).toEqual([0, 1, 2]);
     expect(attempts[1]!.at).toBeGreaterThanOrEqual(delayedUntil);

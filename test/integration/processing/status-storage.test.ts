@@ -3,8 +3,20 @@
  * status subresource, and one whose status schema drops unknown fields. Each ends with the handler
  * run once and its bookkeeping kept somewhere it survives, never in a loop.
  */
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type CoreV1Event, type V1CustomResourceDefinition } from '@kubernetes/client-node';
-import { on, TemporaryError, type ChangeContext, type KubeObject } from '../../../src/framework/index.js';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type CoreV1Event,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
+import {
+  on,
+  TemporaryError,
+  type ChangeContext,
+  type KubeObject,
+} from '../../../src/framework/index.js';
 import { DIFF_BASE_KEY } from '../../../src/framework/runtime/index.js';
 import { installCrds } from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
@@ -17,8 +29,14 @@ const GROUP = 'storage.test.konductor.dev';
 const API = `${GROUP}/v1`;
 
 /** A CRD of GROUP: with or without a status subresource, with a status schema that keeps unknown fields or not. */
-function crd(plural: string, kind: string, options: { subresource: boolean; keepsUnknown: boolean }): V1CustomResourceDefinition {
-  const status = options.keepsUnknown ? { type: 'object', x_kubernetes_preserve_unknown_fields: true } : { type: 'object', properties: { phase: { type: 'string' } } };
+function crd(
+  plural: string,
+  kind: string,
+  options: { subresource: boolean; keepsUnknown: boolean },
+): V1CustomResourceDefinition {
+  const status = options.keepsUnknown
+    ? { type: 'object', x_kubernetes_preserve_unknown_fields: true }
+    : { type: 'object', properties: { phase: { type: 'string' } } };
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -33,7 +51,15 @@ function crd(plural: string, kind: string, options: { subresource: boolean; keep
           served: true,
           storage: true,
           ...(options.subresource ? { subresources: { status: {} } } : {}),
-          schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', x_kubernetes_preserve_unknown_fields: true }, status } } },
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                spec: { type: 'object', x_kubernetes_preserve_unknown_fields: true },
+                status,
+              },
+            },
+          },
         },
       ],
     },
@@ -42,8 +68,14 @@ function crd(plural: string, kind: string, options: { subresource: boolean; keep
 
 const objects = (): CustomObjectsApi => sharedKubeConfig().makeApiClient(CustomObjectsApi);
 
-async function eventsAbout(namespace: string, name: string, reason: string): Promise<CoreV1Event[]> {
-  const list = await sharedKubeConfig().makeApiClient(CoreV1Api).listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name}` });
+async function eventsAbout(
+  namespace: string,
+  name: string,
+  reason: string,
+): Promise<CoreV1Event[]> {
+  const list = await sharedKubeConfig()
+    .makeApiClient(CoreV1Api)
+    .listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name}` });
   return list.items.filter((event) => event.reason === reason);
 }
 
@@ -63,7 +95,14 @@ describe('status storage on the real API server', () => {
     await new Widgets(kc, namespace).create('forged');
     // Written before the operator starts, by anyone who may write the status subresource.
     await objects().patchNamespacedCustomObjectStatus(
-      { group: 'test.konductor.dev', version: 'v1', plural: 'widgets', namespace, name: 'forged', body: { status: { 'konductor.dev': { progress: { 'created': '{"started":"garbage"}' } } } } },
+      {
+        group: 'test.konductor.dev',
+        version: 'v1',
+        plural: 'widgets',
+        namespace,
+        name: 'forged',
+        body: { status: { 'konductor.dev': { progress: { created: '{"started":"garbage"}' } } } },
+      },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
     let runs = 0;
@@ -75,15 +114,28 @@ describe('status storage on the real API server', () => {
     }
     running = await startOperator(kc, namespace, [Handlers], { storage: 'status' });
 
-    await waitFor(async () => (await eventsAbout(namespace, 'forged', 'InvalidStatus')).length > 0, { what: 'the InvalidStatus Event' });
-    await waitFor(async () => typeof ((await getWidget(namespace, 'forged')).status as Record<string, Record<string, unknown>>)['konductor.dev']?.['last-handled-configuration'] === 'string', { what: 'the create to be handled' });
+    await waitFor(
+      async () => (await eventsAbout(namespace, 'forged', 'InvalidStatus')).length > 0,
+      { what: 'the InvalidStatus Event' },
+    );
+    await waitFor(
+      async () =>
+        typeof (
+          (await getWidget(namespace, 'forged')).status as Record<string, Record<string, unknown>>
+        )['konductor.dev']?.['last-handled-configuration'] === 'string',
+      { what: 'the create to be handled' },
+    );
     await settle(1_000);
     const [event, ...more] = await eventsAbout(namespace, 'forged', 'InvalidStatus');
     expect(more).toHaveLength(0);
     expect(event?.type).toBe('Warning');
     expect(event?.message).toContain('status["konductor.dev"].progress["created"] is unusable');
     expect(runs).toBe(1);
-    expect(((await getWidget(namespace, 'forged')).status as Record<string, Record<string, unknown>>)['konductor.dev']).not.toHaveProperty('progress.created');
+    expect(
+      ((await getWidget(namespace, 'forged')).status as Record<string, Record<string, unknown>>)[
+        'konductor.dev'
+      ],
+    ).not.toHaveProperty('progress.created');
   });
 
   test('a resource without a status subresource keeps annotations, said once at start: 1 write, the handler once', async () => {
@@ -99,12 +151,29 @@ describe('status storage on the real API server', () => {
         patch.status.phase = 'Ready';
       }
     }
-    running = await startOperator(kc, namespace, [Handlers], { storage: 'status', logger: logs.logger });
-    await objects().createNamespacedCustomObject({ group: GROUP, version: 'v1', plural: 'gizmos', namespace, body: { apiVersion: API, kind: 'Gizmo', metadata: { name: 'g' }, spec: {} } });
+    running = await startOperator(kc, namespace, [Handlers], {
+      storage: 'status',
+      logger: logs.logger,
+    });
+    await objects().createNamespacedCustomObject({
+      group: GROUP,
+      version: 'v1',
+      plural: 'gizmos',
+      namespace,
+      body: { apiVersion: API, kind: 'Gizmo', metadata: { name: 'g' }, spec: {} },
+    });
 
-    await waitFor(() => writesTo(running!.requests, 'g').length >= 1, { what: 'the create to be written' });
+    await waitFor(() => writesTo(running!.requests, 'g').length >= 1, {
+      what: 'the create to be written',
+    });
     await settle(1_000);
-    const gizmo = (await objects().getNamespacedCustomObject({ group: GROUP, version: 'v1', plural: 'gizmos', namespace, name: 'g' })) as KubeObject;
+    const gizmo = (await objects().getNamespacedCustomObject({
+      group: GROUP,
+      version: 'v1',
+      plural: 'gizmos',
+      namespace,
+      name: 'g',
+    })) as KubeObject;
     expect(writesTo(running.requests, 'g')).toEqual(['PATCH object']);
     expect(runs).toBe(1);
     expect(gizmo.metadata?.annotations?.[DIFF_BASE_KEY]).toEqual(expect.any(String));
@@ -126,16 +195,37 @@ describe('status storage on the real API server', () => {
         patch.status.phase = 'Ready';
       }
     }
-    running = await startOperator(kc, namespace, [Handlers], { storage: 'status', logger: logs.logger });
+    running = await startOperator(kc, namespace, [Handlers], {
+      storage: 'status',
+      logger: logs.logger,
+    });
     for (const name of ['a', 'b']) {
-      await objects().createNamespacedCustomObject({ group: GROUP, version: 'v1', plural: 'gadgets', namespace, body: { apiVersion: API, kind: 'Gadget', metadata: { name }, spec: {} } });
+      await objects().createNamespacedCustomObject({
+        group: GROUP,
+        version: 'v1',
+        plural: 'gadgets',
+        namespace,
+        body: { apiVersion: API, kind: 'Gadget', metadata: { name }, spec: {} },
+      });
     }
 
-    await waitFor(() => runs.size === 2 && writesTo(running!.requests, 'a').length >= 2 && writesTo(running!.requests, 'b').length >= 1, { what: 'both gadgets handled' });
+    await waitFor(
+      () =>
+        runs.size === 2 &&
+        writesTo(running!.requests, 'a').length >= 2 &&
+        writesTo(running!.requests, 'b').length >= 1,
+      { what: 'both gadgets handled' },
+    );
     await settle(1_500);
     expect([...runs.values()]).toEqual([1, 1]);
     for (const name of ['a', 'b']) {
-      const gadget = (await objects().getNamespacedCustomObject({ group: GROUP, version: 'v1', plural: 'gadgets', namespace, name })) as KubeObject;
+      const gadget = (await objects().getNamespacedCustomObject({
+        group: GROUP,
+        version: 'v1',
+        plural: 'gadgets',
+        namespace,
+        name,
+      })) as KubeObject;
       expect(gadget.metadata?.annotations?.[DIFF_BASE_KEY]).toEqual(expect.any(String));
       expect(gadget.status).toEqual({ phase: 'Ready' });
     }
@@ -160,12 +250,19 @@ describe('status storage on the real API server', () => {
     running = await startOperator(kc, namespace, [Handlers], { storage: 'status' });
     await new Widgets(kc, namespace).create('w');
     const section = async (): Promise<Record<string, unknown> | undefined> =>
-      ((await getWidget(namespace, 'w')).status as Record<string, Record<string, unknown>> | undefined)?.['konductor.dev'];
-    await waitFor(async () => (await section())?.progress !== undefined, { what: 'the progress record of the first attempt' });
+      (
+        (await getWidget(namespace, 'w')).status as
+          Record<string, Record<string, unknown>> | undefined
+      )?.['konductor.dev'];
+    await waitFor(async () => (await section())?.progress !== undefined, {
+      what: 'the progress record of the first attempt',
+    });
     await running.stop();
 
     running = await startOperator(kc, namespace, [Handlers], { storage: 'status' });
-    await waitFor(async () => (await getWidget(namespace, 'w')).status?.phase === 'Ready', { what: 'the retry after the restart' });
+    await waitFor(async () => (await getWidget(namespace, 'w')).status?.phase === 'Ready', {
+      what: 'the retry after the restart',
+    });
 
     expect(attempts).toEqual([0, 1]);
     expect(await section()).not.toHaveProperty('progress.created');

@@ -12,7 +12,11 @@ import { waitFor } from '../../support/wait-for.js';
 
 const API = WIDGET_API_VERSION;
 
-async function eventsAbout(namespace: string, name: string, reason: string): Promise<CoreV1Event[]> {
+async function eventsAbout(
+  namespace: string,
+  name: string,
+  reason: string,
+): Promise<CoreV1Event[]> {
   const list = await sharedKubeConfig()
     .makeApiClient(CoreV1Api)
     .listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name}` });
@@ -28,7 +32,9 @@ describe('untrusted input on the real API server', () => {
     running = undefined;
   });
 
-  async function operatorCounting(prefix: string): Promise<{ namespace: string; widgets: Widgets; runs: Map<string, number> }> {
+  async function operatorCounting(
+    prefix: string,
+  ): Promise<{ namespace: string; widgets: Widgets; runs: Map<string, number> }> {
     const kc = sharedKubeConfig();
     await installWidgetCrd(kc);
     const namespace = await uniqueNamespace(kc, prefix);
@@ -47,10 +53,20 @@ describe('untrusted input on the real API server', () => {
     const { namespace, widgets, runs } = await operatorCounting('forged-progress');
     const key = progressKey('created');
 
-    await widgets.createFrom({ metadata: { name: 'forged', annotations: { [key]: '{"started":"garbage","retries":"x"}' } }, spec: { size: 1 } });
+    await widgets.createFrom({
+      metadata: { name: 'forged', annotations: { [key]: '{"started":"garbage","retries":"x"}' } },
+      spec: { size: 1 },
+    });
 
-    await waitFor(async () => (await getWidget(namespace, 'forged')).metadata?.annotations?.[DIFF_BASE_KEY] !== undefined, { what: 'the create to be handled' });
-    await waitFor(async () => (await eventsAbout(namespace, 'forged', 'InvalidAnnotation')).length > 0, { what: 'the InvalidAnnotation Event' });
+    await waitFor(
+      async () =>
+        (await getWidget(namespace, 'forged')).metadata?.annotations?.[DIFF_BASE_KEY] !== undefined,
+      { what: 'the create to be handled' },
+    );
+    await waitFor(
+      async () => (await eventsAbout(namespace, 'forged', 'InvalidAnnotation')).length > 0,
+      { what: 'the InvalidAnnotation Event' },
+    );
     await settle(1_000);
     const [event, ...more] = await eventsAbout(namespace, 'forged', 'InvalidAnnotation');
     expect(more).toHaveLength(0);
@@ -63,10 +79,18 @@ describe('untrusted input on the real API server', () => {
   test('a copy of a handled object (get -o yaml, re-created under another name) runs its create handler', async () => {
     const { namespace, widgets, runs } = await operatorCounting('copied');
     await widgets.create('original');
-    await waitFor(async () => (await getWidget(namespace, 'original')).metadata?.annotations?.[DIFF_BASE_KEY] !== undefined, { what: 'the original to be handled' });
+    await waitFor(
+      async () =>
+        (await getWidget(namespace, 'original')).metadata?.annotations?.[DIFF_BASE_KEY] !==
+        undefined,
+      { what: 'the original to be handled' },
+    );
 
     const original = await getWidget(namespace, 'original');
-    await widgets.createFrom({ metadata: { name: 'copy', annotations: original.metadata?.annotations }, spec: original.spec });
+    await widgets.createFrom({
+      metadata: { name: 'copy', annotations: original.metadata?.annotations },
+      spec: original.spec,
+    });
 
     await waitFor(() => runs.get('copy') === 1, { what: 'the copy’s create handler to run' });
     expect(runs.get('original')).toBe(1);
@@ -77,9 +101,14 @@ describe('untrusted input on the real API server', () => {
 
     await widgets.create('huge', { size: 1, color: 'x'.repeat(300 * 1024) });
 
-    await waitFor(async () => (await eventsAbout(namespace, 'huge', 'WriteRefused')).length > 0, { what: 'the WriteRefused Event' });
+    await waitFor(async () => (await eventsAbout(namespace, 'huge', 'WriteRefused')).length > 0, {
+      what: 'the WriteRefused Event',
+    });
     // Five attempts, backed off 1 + 2 + 4 + 8 s; after that the object waits for a change.
-    await waitFor(() => writesTo(running!.requests, 'huge').length >= 5, { what: 'five write attempts', timeoutMs: 40_000 });
+    await waitFor(() => writesTo(running!.requests, 'huge').length >= 5, {
+      what: 'five write attempts',
+      timeoutMs: 40_000,
+    });
     await settle(5_000);
 
     const [event, ...more] = await eventsAbout(namespace, 'huge', 'WriteRefused');

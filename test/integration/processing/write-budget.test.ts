@@ -1,7 +1,18 @@
-import { on, TemporaryError, type ChangeContext, type OperatorOptions } from '../../../src/framework/index.js';
+import {
+  on,
+  TemporaryError,
+  type ChangeContext,
+  type OperatorOptions,
+} from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, writesTo, type RunningOperator } from '../../support/operators.js';
-import { getWidget, installWidgetCrd, readWidget, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
+import {
+  getWidget,
+  installWidgetCrd,
+  readWidget,
+  Widgets,
+  WIDGET_API_VERSION,
+} from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
 import { type HandlerClass } from '../../../src/framework/registry/registry.js';
 
@@ -45,8 +56,15 @@ interface Row {
 let running: RunningOperator | undefined;
 
 /** The writes to `name` from the `from`-th on, once there are at least `expected` of them and their echo has passed. */
-async function settledWrites(operator: RunningOperator, name: string, expected: number, from = 0): Promise<string[]> {
-  await waitFor(() => writesTo(operator.requests, name).length >= from + expected, { what: `${expected} writes to ${name}` });
+async function settledWrites(
+  operator: RunningOperator,
+  name: string,
+  expected: number,
+  from = 0,
+): Promise<string[]> {
+  await waitFor(() => writesTo(operator.requests, name).length >= from + expected, {
+    what: `${expected} writes to ${name}`,
+  });
   await waitOutEcho();
   return writesTo(operator.requests, name).slice(from);
 }
@@ -55,10 +73,18 @@ async function settledWrites(operator: RunningOperator, name: string, expected: 
  * Runs `scenario` on a fresh namespace with an operator with `storage` running `classes`, and returns the
  * writes it counts, once there are `expected` of them and their echo has passed.
  */
-async function counted(scenario: Scenario, storage: Storage, classes: readonly HandlerClass[], expected: number): Promise<{ writes: string[]; namespace: string }> {
+async function counted(
+  scenario: Scenario,
+  storage: Storage,
+  classes: readonly HandlerClass[],
+  expected: number,
+): Promise<{ writes: string[]; namespace: string }> {
   const kc = sharedKubeConfig();
   await installWidgetCrd(kc);
-  const namespace = await uniqueNamespace(kc, `budget-${scenario.kind}-${storage === 'status' ? 's' : 'a'}`);
+  const namespace = await uniqueNamespace(
+    kc,
+    `budget-${scenario.kind}-${storage === 'status' ? 's' : 'a'}`,
+  );
   const operator = (running = await startOperator(kc, namespace, classes, { storage }));
   const widgets = new Widgets(kc, namespace);
   switch (scenario.kind) {
@@ -80,10 +106,21 @@ async function counted(scenario: Scenario, storage: Storage, classes: readonly H
     case 'delete': {
       // Creation costs two writes (the finalizer, the diff-base); deletion at least one (the finalizer's removal).
       await widgets.create('w');
-      const create = await settledWrites(operator, 'w', scenario.counted === 'create' ? expected : 2);
+      const create = await settledWrites(
+        operator,
+        'w',
+        scenario.counted === 'create' ? expected : 2,
+      );
       await widgets.delete('w');
-      await waitFor(async () => (await readWidget(namespace, 'w')) === undefined, { what: 'w to be gone' });
-      const deletion = await settledWrites(operator, 'w', scenario.counted === 'delete' ? expected : 1, create.length);
+      await waitFor(async () => (await readWidget(namespace, 'w')) === undefined, {
+        what: 'w to be gone',
+      });
+      const deletion = await settledWrites(
+        operator,
+        'w',
+        scenario.counted === 'delete' ? expected : 1,
+        create.length,
+      );
       return { writes: scenario.counted === 'create' ? create : deletion, namespace };
     }
   }
@@ -241,7 +278,10 @@ const deleteWritingNothing: BudgetCase = {
 /** With status storage the bookkeeping rode in the status write: the record is there, and no annotation. */
 async function bookkeepingInStatus(namespace: string): Promise<void> {
   const stored = await getWidget(namespace, 'w');
-  expect(stored.status).toMatchObject({ phase: 'Ready', 'konductor.dev': { 'last-handled-configuration': expect.any(String) } });
+  expect(stored.status).toMatchObject({
+    phase: 'Ready',
+    'konductor.dev': { 'last-handled-configuration': expect.any(String) },
+  });
   expect(Object.keys(stored.metadata?.annotations ?? {})).toEqual([]);
 }
 
@@ -264,38 +304,139 @@ const createReturningResult: BudgetCase = {
 /** The result is in the status under the handler's id, beside what the handler wrote itself. */
 async function resultInStatus(namespace: string): Promise<void> {
   const stored = await getWidget(namespace, 'w');
-  expect(stored.status).toMatchObject({ phase: 'Ready', 'created': { pvc: 'w-data', size: 3 } });
+  expect(stored.status).toMatchObject({ phase: 'Ready', created: { pvc: 'w-data', size: 3 } });
 }
 
 const STATUS = 'PATCH status';
 const OBJECT = 'PATCH object';
 
 const table: Row[] = [
-  { case: createWritingStatus, storage: 'annotations', writes: [STATUS, OBJECT], why: 'status, then the object' },
-  { case: createWritingStatus, storage: 'status', writes: [STATUS], why: 'status, with the diff-base in it', check: bookkeepingInStatus },
-  { case: createWritingNothing, storage: 'annotations', writes: [OBJECT], why: 'the record of having handled it' },
-  { case: createWritingNothing, storage: 'status', writes: [STATUS], why: 'the record of having handled it, in the status' },
+  {
+    case: createWritingStatus,
+    storage: 'annotations',
+    writes: [STATUS, OBJECT],
+    why: 'status, then the object',
+  },
+  {
+    case: createWritingStatus,
+    storage: 'status',
+    writes: [STATUS],
+    why: 'status, with the diff-base in it',
+    check: bookkeepingInStatus,
+  },
+  {
+    case: createWritingNothing,
+    storage: 'annotations',
+    writes: [OBJECT],
+    why: 'the record of having handled it',
+  },
+  {
+    case: createWritingNothing,
+    storage: 'status',
+    writes: [STATUS],
+    why: 'the record of having handled it, in the status',
+  },
   { case: unmatched, storage: 'annotations', writes: [], why: 'it is never written to' },
   { case: unmatched, storage: 'status', writes: [], why: 'it is never written to' },
-  { case: createRetriedOnce, storage: 'annotations', writes: [OBJECT, STATUS, OBJECT], why: 'the progress record, then status and the object' },
-  { case: createRetriedOnce, storage: 'status', writes: [STATUS, STATUS], why: 'the progress record, then status with the diff-base' },
-  { case: updateWritingStatus, storage: 'annotations', writes: [STATUS, OBJECT], why: 'status, then the object' },
-  { case: updateWritingStatus, storage: 'status', writes: [STATUS], why: 'status, with the new diff-base in it' },
-  { case: updateWritingNothing, storage: 'annotations', writes: [OBJECT], why: 'the new diff-base' },
-  { case: updateWritingNothing, storage: 'status', writes: [STATUS], why: 'the new diff-base, in the status' },
+  {
+    case: createRetriedOnce,
+    storage: 'annotations',
+    writes: [OBJECT, STATUS, OBJECT],
+    why: 'the progress record, then status and the object',
+  },
+  {
+    case: createRetriedOnce,
+    storage: 'status',
+    writes: [STATUS, STATUS],
+    why: 'the progress record, then status with the diff-base',
+  },
+  {
+    case: updateWritingStatus,
+    storage: 'annotations',
+    writes: [STATUS, OBJECT],
+    why: 'status, then the object',
+  },
+  {
+    case: updateWritingStatus,
+    storage: 'status',
+    writes: [STATUS],
+    why: 'status, with the new diff-base in it',
+  },
+  {
+    case: updateWritingNothing,
+    storage: 'annotations',
+    writes: [OBJECT],
+    why: 'the new diff-base',
+  },
+  {
+    case: updateWritingNothing,
+    storage: 'status',
+    writes: [STATUS],
+    why: 'the new diff-base, in the status',
+  },
   { case: fieldUnchanged, storage: 'annotations', writes: [OBJECT], why: 'the new diff-base' },
-  { case: fieldUnchanged, storage: 'status', writes: [STATUS], why: 'the new diff-base, in the status' },
-  { case: deleteHandlerAtCreate, storage: 'annotations', writes: [OBJECT, OBJECT], why: 'the finalizer, then the diff-base' },
-  { case: deleteHandlerAtCreate, storage: 'status', writes: [OBJECT, STATUS], why: 'the finalizer, then the diff-base in the status' },
-  { case: deleteWritingStatus, storage: 'annotations', writes: [STATUS, OBJECT], why: 'status, then the finalizer’s removal' },
-  { case: deleteWritingStatus, storage: 'status', writes: [STATUS, OBJECT], why: 'status, then the finalizer’s removal' },
-  { case: deleteWritingNothing, storage: 'annotations', writes: [OBJECT], why: 'the finalizer’s removal' },
-  { case: deleteWritingNothing, storage: 'status', writes: [OBJECT], why: 'the finalizer’s removal' },
-  { case: createReturningResult, storage: 'annotations', writes: [STATUS, OBJECT], why: 'status with the result, then the object', check: resultInStatus },
-  { case: createReturningResult, storage: 'status', writes: [STATUS], why: 'status with the result and the diff-base', check: resultInStatus },
+  {
+    case: fieldUnchanged,
+    storage: 'status',
+    writes: [STATUS],
+    why: 'the new diff-base, in the status',
+  },
+  {
+    case: deleteHandlerAtCreate,
+    storage: 'annotations',
+    writes: [OBJECT, OBJECT],
+    why: 'the finalizer, then the diff-base',
+  },
+  {
+    case: deleteHandlerAtCreate,
+    storage: 'status',
+    writes: [OBJECT, STATUS],
+    why: 'the finalizer, then the diff-base in the status',
+  },
+  {
+    case: deleteWritingStatus,
+    storage: 'annotations',
+    writes: [STATUS, OBJECT],
+    why: 'status, then the finalizer’s removal',
+  },
+  {
+    case: deleteWritingStatus,
+    storage: 'status',
+    writes: [STATUS, OBJECT],
+    why: 'status, then the finalizer’s removal',
+  },
+  {
+    case: deleteWritingNothing,
+    storage: 'annotations',
+    writes: [OBJECT],
+    why: 'the finalizer’s removal',
+  },
+  {
+    case: deleteWritingNothing,
+    storage: 'status',
+    writes: [OBJECT],
+    why: 'the finalizer’s removal',
+  },
+  {
+    case: createReturningResult,
+    storage: 'annotations',
+    writes: [STATUS, OBJECT],
+    why: 'status with the result, then the object',
+    check: resultInStatus,
+  },
+  {
+    case: createReturningResult,
+    storage: 'status',
+    writes: [STATUS],
+    why: 'status with the result and the diff-base',
+    check: resultInStatus,
+  },
 ];
 
-const cost = (writes: readonly string[]): string => (writes.length === 0 ? 'no write' : `exactly ${writes.length} write${writes.length === 1 ? '' : 's'}`);
+const cost = (writes: readonly string[]): string =>
+  writes.length === 0
+    ? 'no write'
+    : `exactly ${writes.length} write${writes.length === 1 ? '' : 's'}`;
 
 describe('the write budget per change', () => {
   afterEach(async () => {
@@ -307,7 +448,12 @@ describe('the write budget per change', () => {
     test(`${row.case.name}, with ${row.storage} storage, costs ${cost(row.writes)}: ${row.why}`, async () => {
       const handlers = row.case.handlers();
 
-      const { writes, namespace } = await counted(row.case.scenario, row.storage, handlers.classes, row.writes.length);
+      const { writes, namespace } = await counted(
+        row.case.scenario,
+        row.storage,
+        handlers.classes,
+        row.writes.length,
+      );
 
       expect(writes).toEqual(row.writes);
       handlers.done?.();

@@ -36,7 +36,9 @@ interface Job {
 async function jobsOf(namespace: string, name: string): Promise<Job[]> {
   try {
     const secret = await core.readNamespacedSecret({ namespace, name: `prometheus-${name}` });
-    const text = gunzipSync(Buffer.from(secret.data?.['prometheus.yaml.gz'] ?? '', 'base64')).toString('utf8');
+    const text = gunzipSync(
+      Buffer.from(secret.data?.['prometheus.yaml.gz'] ?? '', 'base64'),
+    ).toString('utf8');
     return (yaml.load(text) as { scrape_configs?: Job[] }).scrape_configs ?? [];
   } catch (error) {
     if (statusOf(error) === 404) return [];
@@ -47,19 +49,29 @@ async function jobsOf(namespace: string, name: string): Promise<Job[]> {
 /** A GET of a collection (`/api/v1/namespaces`, `/apis/<group>/<version>[/namespaces/<ns>]/<plural>`): a LIST. */
 function isList({ method, path }: RecordedRequest): boolean {
   if (method !== 'GET') return false;
-  const rest = path.replace(/^\/api\/v1\/?|^\/apis\/[^/]+\/[^/]+\/?/, '').split('/').filter(Boolean);
+  const rest = path
+    .replace(/^\/api\/v1\/?|^\/apis\/[^/]+\/[^/]+\/?/, '')
+    .split('/')
+    .filter(Boolean);
   return rest.length === 1 || (rest.length === 3 && rest[0] === 'namespaces');
 }
 
 describe('a Prometheus selecting 100 ServiceMonitors across 10 namespaces', () => {
   test('a change to one ServiceMonitor re-renders the configuration with no LIST request', async () => {
     const requests: RecordedRequest[] = [];
-    running = await runOperator({ kubeConfig: kc, handlers: [PrometheusOperator], onRequest: (method, path, status) => requests.push({ method, path, status }) });
+    running = await runOperator({
+      kubeConfig: kc,
+      handlers: [PrometheusOperator],
+      onRequest: (method, path, status) => requests.push({ method, path, status }),
+    });
     const tag = `cache-renders-${Date.now().toString(36)}`;
     const namespaces: string[] = [];
     for (let n = 0; n < NAMESPACES; n++) {
       const namespace = await uniqueNamespace(kc, 'prom-cache');
-      await core.patchNamespace({ name: namespace, body: [{ op: 'add', path: '/metadata/labels', value: { selected: tag } }] });
+      await core.patchNamespace({
+        name: namespace,
+        body: [{ op: 'add', path: '/metadata/labels', value: { selected: tag } }],
+      });
       namespaces.push(namespace);
     }
     const home = namespaces[0] as string;
@@ -73,7 +85,10 @@ describe('a Prometheus selecting 100 ServiceMonitors across 10 namespaces', () =
             apiVersion: 'monitoring.coreos.com/v1',
             kind: 'ServiceMonitor',
             metadata: { name: `app-${m}`, labels: { team: tag } },
-            spec: { selector: { matchLabels: { app: `app-${m}` } }, endpoints: [{ port: 'metrics' }] },
+            spec: {
+              selector: { matchLabels: { app: `app-${m}` } },
+              endpoints: [{ port: 'metrics' }],
+            },
           },
         });
       }
@@ -86,10 +101,15 @@ describe('a Prometheus selecting 100 ServiceMonitors across 10 namespaces', () =
         apiVersion: 'monitoring.coreos.com/v1',
         kind: 'Prometheus',
         metadata: { name: 'wide' },
-        spec: { serviceMonitorSelector: { matchLabels: { team: tag } }, serviceMonitorNamespaceSelector: { matchLabels: { selected: tag } } },
+        spec: {
+          serviceMonitorSelector: { matchLabels: { team: tag } },
+          serviceMonitorNamespaceSelector: { matchLabels: { selected: tag } },
+        },
       },
     });
-    await waitFor(async () => (await jobsOf(home, 'wide')).length === NAMESPACES * PER_NAMESPACE, { what: `100 jobs in ${home}/wide's configuration` });
+    await waitFor(async () => (await jobsOf(home, 'wide')).length === NAMESPACES * PER_NAMESPACE, {
+      what: `100 jobs in ${home}/wide's configuration`,
+    });
 
     const since = requests.length;
     const changed = namespaces[NAMESPACES - 1] as string;
@@ -101,11 +121,17 @@ describe('a Prometheus selecting 100 ServiceMonitors across 10 namespaces', () =
       body: [{ op: 'add', path: '/spec/endpoints/0/interval', value: '17s' }],
     });
     const job = `serviceMonitor/${changed}/app-3/0`;
-    await waitFor(async () => (await jobsOf(home, 'wide')).some((j) => j.job_name === job && j.scrape_interval === '17s'), { what: `${job} to scrape every 17s` });
+    await waitFor(
+      async () =>
+        (await jobsOf(home, 'wide')).some((j) => j.job_name === job && j.scrape_interval === '17s'),
+      { what: `${job} to scrape every 17s` },
+    );
 
     const lists = requests.slice(since).filter(isList);
     // The figure for the issue's closing note: the render before this change listed 3 kinds + Namespaces.
-    console.log(`LIST requests of the re-render after one ServiceMonitor change (100 monitors, 10 namespaces): ${lists.length}`);
+    console.log(
+      `LIST requests of the re-render after one ServiceMonitor change (100 monitors, 10 namespaces): ${lists.length}`,
+    );
     expect(lists).toEqual([]);
   });
 });

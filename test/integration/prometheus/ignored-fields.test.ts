@@ -2,7 +2,10 @@
 // operator says so in exactly one Warning Event per object and spec generation.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiClient } from '../../../src/framework/index.js';
-import { IGNORED_FIELDS_REASON, PrometheusIgnoredFields } from '../../../src/handlers/prometheus/index.js';
+import {
+  IGNORED_FIELDS_REASON,
+  PrometheusIgnoredFields,
+} from '../../../src/handlers/prometheus/index.js';
 import { runOperator, type TestOperator } from '../../../src/testing/index.js';
 import { uniqueNamespace } from '../../support/cluster.js';
 import { monitoringPlane } from '../../support/prometheus.js';
@@ -27,7 +30,8 @@ let api: ApiClient;
 let namespace: string;
 let running: TestOperator;
 
-const start = (): Promise<TestOperator> => runOperator({ kubeConfig: kc, handlers: [PrometheusIgnoredFields], namespaces: [namespace] });
+const start = (): Promise<TestOperator> =>
+  runOperator({ kubeConfig: kc, handlers: [PrometheusIgnoredFields], namespaces: [namespace] });
 
 beforeAll(async () => {
   ({ kc } = await monitoringPlane());
@@ -39,14 +43,29 @@ afterAll(async () => {
   await running?.stop();
 });
 
-const path = (plural: string, name = ''): string => `/apis/${API}/namespaces/${namespace}/${plural}${name ? `/${name}` : ''}`;
+const path = (plural: string, name = ''): string =>
+  `/apis/${API}/namespaces/${namespace}/${plural}${name ? `/${name}` : ''}`;
 
-async function create(plural: string, kind: string, name: string, spec: Record<string, unknown>): Promise<void> {
-  await api.request('POST', path(plural), { body: { apiVersion: API, kind, metadata: { name }, spec } });
+async function create(
+  plural: string,
+  kind: string,
+  name: string,
+  spec: Record<string, unknown>,
+): Promise<void> {
+  await api.request('POST', path(plural), {
+    body: { apiVersion: API, kind, metadata: { name }, spec },
+  });
 }
 
-async function mergePatch(plural: string, name: string, body: Record<string, unknown>): Promise<void> {
-  await api.request('PATCH', path(plural, name), { body, contentType: 'application/merge-patch+json' });
+async function mergePatch(
+  plural: string,
+  name: string,
+  body: Record<string, unknown>,
+): Promise<void> {
+  await api.request('PATCH', path(plural, name), {
+    body,
+    contentType: 'application/merge-patch+json',
+  });
 }
 
 function read(plural: string, name: string): Promise<Stored> {
@@ -55,8 +74,14 @@ function read(plural: string, name: string): Promise<Stored> {
 
 /** The IgnoredFields Events about the object of `kind` named `name`. */
 async function ignoredFieldEvents(kind: string, name: string): Promise<EventView[]> {
-  const list = await api.request<{ items: EventView[] }>('GET', `/api/v1/namespaces/${namespace}/events`, { query: { fieldSelector: `involvedObject.name=${name}` } });
-  return list.items.filter((e) => e.involvedObject.kind === kind && e.reason === IGNORED_FIELDS_REASON);
+  const list = await api.request<{ items: EventView[] }>(
+    'GET',
+    `/api/v1/namespaces/${namespace}/events`,
+    { query: { fieldSelector: `involvedObject.name=${name}` } },
+  );
+  return list.items.filter(
+    (e) => e.involvedObject.kind === kind && e.reason === IGNORED_FIELDS_REASON,
+  );
 }
 
 /** The IgnoredFields Events once one names `generation`: a later generation's Event is the barrier that shows earlier ones are all posted. */
@@ -67,17 +92,26 @@ async function eventsThrough(kind: string, name: string, generation: number): Pr
       events = await ignoredFieldEvents(kind, name);
       return events.some((e) => e.message.includes(`(generation ${generation})`));
     },
-    { what: `an ${IGNORED_FIELDS_REASON} Event about ${kind} ${name} for generation ${generation}`, timeoutMs: 30_000 },
+    {
+      what: `an ${IGNORED_FIELDS_REASON} Event about ${kind} ${name} for generation ${generation}`,
+      timeoutMs: 30_000,
+    },
   );
   return events;
 }
 
-const generations = (events: EventView[]): string[] => events.map((e) => /\(generation (\d+)\)/.exec(e.message)?.[1] ?? '?').sort();
+const generations = (events: EventView[]): string[] =>
+  events.map((e) => /\(generation (\d+)\)/.exec(e.message)?.[1] ?? '?').sort();
 
 // One Prometheus through its life: each step builds on the one before.
 describe("a Prometheus as in upstream's getting-started guide, with enableAdminAPI: true", () => {
   const name = 'getting-started';
-  const spec = { serviceAccountName: 'prometheus', serviceMonitorSelector: { matchLabels: { team: 'frontend' } }, resources: { requests: { memory: '400Mi' } }, enableAdminAPI: true };
+  const spec = {
+    serviceAccountName: 'prometheus',
+    serviceMonitorSelector: { matchLabels: { team: 'frontend' } },
+    resources: { requests: { memory: '400Mi' } },
+    enableAdminAPI: true,
+  };
 
   test('is stored with enableAdminAPI, not pruned', async () => {
     await create('prometheuses', 'Prometheus', name, spec);
@@ -120,7 +154,9 @@ describe('a ServiceMonitor endpoint with a field the operator ignores', () => {
   });
 
   test('is stored with the field, not pruned', async () => {
-    expect((await read('servicemonitors', name)).spec.endpoints?.[1]?.bearerTokenFile).toBe('/var/run/secrets/token');
+    expect((await read('servicemonitors', name)).spec.endpoints?.[1]?.bearerTokenFile).toBe(
+      '/var/run/secrets/token',
+    );
   });
 
   test('gets one Warning Event naming spec.endpoints[1].bearerTokenFile', async () => {
@@ -132,7 +168,10 @@ describe('a ServiceMonitor endpoint with a field the operator ignores', () => {
 
 test('a ServiceMonitor of supported fields gets no Event until a spec change adds an ignored one', async () => {
   const name = 'web-plain';
-  await create('servicemonitors', 'ServiceMonitor', name, { selector: { matchLabels: { app: 'web' } }, endpoints: [{ port: 'web', honorTimestamps: false }] });
+  await create('servicemonitors', 'ServiceMonitor', name, {
+    selector: { matchLabels: { app: 'web' } },
+    endpoints: [{ port: 'web', honorTimestamps: false }],
+  });
   await mergePatch('servicemonitors', name, { spec: { sampleLimit: 1000 } });
   const events = await eventsThrough('ServiceMonitor', name, 2);
   expect(generations(events)).toEqual(['2']);

@@ -3,7 +3,12 @@
  * operator re-renders its Prometheus when the owned StatefulSet changes). Config Secrets are not
  * watched, so the operator needs no list/watch on Secrets (the deploy/ RBAC spec denies that).
  */
-import { CustomObjectsApi, type AppsV1Api, type CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import {
+  CustomObjectsApi,
+  type AppsV1Api,
+  type CoreV1Api,
+  type KubeConfig,
+} from '@kubernetes/client-node';
 import { PrometheusOperator } from '../../../src/handlers/prometheus/index.js';
 import { runOperator, type TestOperator } from '../../../src/testing/index.js';
 import { statusOf, uniqueNamespace } from '../../support/cluster.js';
@@ -24,9 +29,16 @@ beforeAll(async () => {
     ...group,
     plural: 'prometheuses',
     namespace,
-    body: { apiVersion: 'monitoring.coreos.com/v1', kind: 'Prometheus', metadata: { name: 'main' }, spec: { serviceMonitorSelector: {}, replicas: 2 } },
+    body: {
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'Prometheus',
+      metadata: { name: 'main' },
+      spec: { serviceMonitorSelector: {}, replicas: 2 },
+    },
   });
-  await waitFor(async () => (await configOf()) !== undefined && (await replicasOf()) === 2, { what: 'the Secret and StatefulSet of main' });
+  await waitFor(async () => (await configOf()) !== undefined && (await replicasOf()) === 2, {
+    what: 'the Secret and StatefulSet of main',
+  });
 });
 afterAll(async () => {
   await running?.stop();
@@ -35,7 +47,9 @@ afterAll(async () => {
 /** The rendered configuration in the Secret, or undefined while it does not exist. */
 async function configOf(): Promise<string | undefined> {
   try {
-    return (await core.readNamespacedSecret({ namespace, name: 'prometheus-main' })).data?.['prometheus.yaml.gz'];
+    return (await core.readNamespacedSecret({ namespace, name: 'prometheus-main' })).data?.[
+      'prometheus.yaml.gz'
+    ];
   } catch (error) {
     if (statusOf(error) === 404) return undefined;
     throw error;
@@ -44,7 +58,8 @@ async function configOf(): Promise<string | undefined> {
 
 async function replicasOf(): Promise<number | undefined> {
   try {
-    return (await apps.readNamespacedStatefulSet({ namespace, name: 'prometheus-main' })).spec?.replicas;
+    return (await apps.readNamespacedStatefulSet({ namespace, name: 'prometheus-main' })).spec
+      ?.replicas;
   } catch (error) {
     if (statusOf(error) === 404) return undefined;
     throw error;
@@ -53,12 +68,20 @@ async function replicasOf(): Promise<number | undefined> {
 
 describe('the children of a Prometheus', () => {
   test('StatefulSet replicas changed by hand are restored to the Prometheus spec', async () => {
-    await apps.patchNamespacedStatefulSet({ namespace, name: 'prometheus-main', body: [{ op: 'replace', path: '/spec/replicas', value: 5 }] });
-    await waitFor(async () => (await replicasOf()) === 2, { what: 'the StatefulSet back at 2 replicas' });
+    await apps.patchNamespacedStatefulSet({
+      namespace,
+      name: 'prometheus-main',
+      body: [{ op: 'replace', path: '/spec/replicas', value: 5 }],
+    });
+    await waitFor(async () => (await replicasOf()) === 2, {
+      what: 'the StatefulSet back at 2 replicas',
+    });
   });
 
   test('a deleted StatefulSet is created again', async () => {
     await apps.deleteNamespacedStatefulSet({ namespace, name: 'prometheus-main' });
-    await waitFor(async () => (await replicasOf()) === 2, { what: 'prometheus-main StatefulSet to be created again' });
+    await waitFor(async () => (await replicasOf()) === 2, {
+      what: 'prometheus-main StatefulSet to be created again',
+    });
   });
 });

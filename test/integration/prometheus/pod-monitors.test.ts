@@ -33,7 +33,9 @@ interface Job {
 async function jobsOf(namespace: string, name: string): Promise<Job[] | undefined> {
   try {
     const secret = await core.readNamespacedSecret({ namespace, name: `prometheus-${name}` });
-    const text = gunzipSync(Buffer.from(secret.data?.['prometheus.yaml.gz'] ?? '', 'base64')).toString('utf8');
+    const text = gunzipSync(
+      Buffer.from(secret.data?.['prometheus.yaml.gz'] ?? '', 'base64'),
+    ).toString('utf8');
     return (yaml.load(text) as { scrape_configs?: Job[] }).scrape_configs ?? [];
   } catch (error) {
     if (statusOf(error) === 404) return undefined;
@@ -41,7 +43,11 @@ async function jobsOf(namespace: string, name: string): Promise<Job[] | undefine
   }
 }
 
-function podMonitor(namespace: string, name: string, labels: Record<string, string>): Promise<unknown> {
+function podMonitor(
+  namespace: string,
+  name: string,
+  labels: Record<string, string>,
+): Promise<unknown> {
   return custom.createNamespacedCustomObject({
     ...group,
     plural: 'podmonitors',
@@ -50,7 +56,10 @@ function podMonitor(namespace: string, name: string, labels: Record<string, stri
       apiVersion: 'monitoring.coreos.com/v1',
       kind: 'PodMonitor',
       metadata: { name, labels },
-      spec: { selector: { matchLabels: { app: name } }, podMetricsEndpoints: [{ port: 'metrics' }] },
+      spec: {
+        selector: { matchLabels: { app: name } },
+        podMetricsEndpoints: [{ port: 'metrics' }],
+      },
     },
   });
 }
@@ -62,9 +71,16 @@ describe('PodMonitors selected by a Prometheus', () => {
       ...group,
       plural: 'prometheuses',
       namespace,
-      body: { apiVersion: 'monitoring.coreos.com/v1', kind: 'Prometheus', metadata: { name: 'main' }, spec: { podMonitorSelector: { matchLabels: { team: 'a' } } } },
+      body: {
+        apiVersion: 'monitoring.coreos.com/v1',
+        kind: 'Prometheus',
+        metadata: { name: 'main' },
+        spec: { podMonitorSelector: { matchLabels: { team: 'a' } } },
+      },
     });
-    await waitFor(async () => (await jobsOf(namespace, 'main')) !== undefined, { what: 'the config Secret' });
+    await waitFor(async () => (await jobsOf(namespace, 'main')) !== undefined, {
+      what: 'the config Secret',
+    });
 
     // Created after the Prometheus: only the PodMonitor watch can bring them in.
     await podMonitor(namespace, 'worker', { team: 'a' });
@@ -72,11 +88,17 @@ describe('PodMonitors selected by a Prometheus', () => {
     const jobs = await waitFor(
       async () => {
         const found = await jobsOf(namespace, 'main');
-        return found?.some((j) => j.job_name === `podMonitor/${namespace}/worker/0`) ? found : undefined;
+        return found?.some((j) => j.job_name === `podMonitor/${namespace}/worker/0`)
+          ? found
+          : undefined;
       },
-      { what: `the worker PodMonitor's job (now ${JSON.stringify((await jobsOf(namespace, 'main'))?.map((j) => j.job_name))})` },
+      {
+        what: `the worker PodMonitor's job (now ${JSON.stringify((await jobsOf(namespace, 'main'))?.map((j) => j.job_name))})`,
+      },
     );
     expect(jobs?.map((j) => j.job_name)).toEqual([`podMonitor/${namespace}/worker/0`]);
-    expect(jobs?.[0]?.kubernetes_sd_configs).toEqual([{ role: 'pod', namespaces: { names: [namespace] } }]);
+    expect(jobs?.[0]?.kubernetes_sd_configs).toEqual([
+      { role: 'pod', namespaces: { names: [namespace] } },
+    ]);
   });
 });

@@ -28,20 +28,33 @@ afterAll(async () => {
   await running?.stop();
 });
 
-function monitor(namespace: string, name: string, endpoint: Record<string, unknown>): Promise<unknown> {
+function monitor(
+  namespace: string,
+  name: string,
+  endpoint: Record<string, unknown>,
+): Promise<unknown> {
   return custom.createNamespacedCustomObject({
     ...group,
     plural: 'servicemonitors',
     namespace,
-    body: { apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: { name }, spec: { selector: {}, endpoints: [{ port: 'metrics', ...endpoint }] } },
+    body: {
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'ServiceMonitor',
+      metadata: { name },
+      spec: { selector: {}, endpoints: [{ port: 'metrics', ...endpoint }] },
+    },
   });
 }
 
 async function jobs(namespace: string): Promise<string[]> {
   try {
     const secret = await core.readNamespacedSecret({ namespace, name: 'prometheus-main' });
-    const text = gunzipSync(Buffer.from(secret.data?.['prometheus.yaml.gz'] ?? '', 'base64')).toString('utf8');
-    return ((yaml.load(text) as { scrape_configs?: Array<{ job_name: string }> }).scrape_configs ?? []).map((job) => job.job_name);
+    const text = gunzipSync(
+      Buffer.from(secret.data?.['prometheus.yaml.gz'] ?? '', 'base64'),
+    ).toString('utf8');
+    return (
+      (yaml.load(text) as { scrape_configs?: Array<{ job_name: string }> }).scrape_configs ?? []
+    ).map((job) => job.job_name);
   } catch (error) {
     if (statusOf(error) === 404) return [];
     throw error;
@@ -50,9 +63,14 @@ async function jobs(namespace: string): Promise<string[]> {
 
 /** InvalidConfiguration Warnings per ServiceMonitor, repeats counted. */
 async function warnings(namespace: string): Promise<Record<string, number>> {
-  const list = await core.listNamespacedEvent({ namespace, fieldSelector: 'involvedObject.kind=ServiceMonitor,reason=InvalidConfiguration' });
+  const list = await core.listNamespacedEvent({
+    namespace,
+    fieldSelector: 'involvedObject.kind=ServiceMonitor,reason=InvalidConfiguration',
+  });
   const out: Record<string, number> = {};
-  for (const event of list.items) out[event.involvedObject.name ?? ''] = (out[event.involvedObject.name ?? ''] ?? 0) + (event.count ?? 1);
+  for (const event of list.items)
+    out[event.involvedObject.name ?? ''] =
+      (out[event.involvedObject.name ?? ''] ?? 0) + (event.count ?? 1);
   return out;
 }
 
@@ -60,26 +78,41 @@ describe(`${SKIPPED} ServiceMonitors a Prometheus skips at render`, () => {
   test(`get one Warning Event each over ${RENDERS} more renders`, async () => {
     const namespace = await uniqueNamespace(kc, 'prom-skipped');
     // No interval: the Prometheus's 30s applies at render, and a 1m timeout is longer.
-    for (let i = 0; i < SKIPPED; i++) await monitor(namespace, `slow-${i}`, { scrapeTimeout: '1m' });
+    for (let i = 0; i < SKIPPED; i++)
+      await monitor(namespace, `slow-${i}`, { scrapeTimeout: '1m' });
     await custom.createNamespacedCustomObject({
       ...group,
       plural: 'prometheuses',
       namespace,
-      body: { apiVersion: 'monitoring.coreos.com/v1', kind: 'Prometheus', metadata: { name: 'main' }, spec: { serviceMonitorSelector: {} } },
+      body: {
+        apiVersion: 'monitoring.coreos.com/v1',
+        kind: 'Prometheus',
+        metadata: { name: 'main' },
+        spec: { serviceMonitorSelector: {} },
+      },
     });
     for (let render = 0; render < RENDERS; render++) {
       await monitor(namespace, `fine-${render}`, {});
-      await waitFor(async () => (await jobs(namespace)).includes(`serviceMonitor/${namespace}/fine-${render}/0`), { what: `fine-${render} in the configuration` });
+      await waitFor(
+        async () =>
+          (await jobs(namespace)).includes(`serviceMonitor/${namespace}/fine-${render}/0`),
+        { what: `fine-${render} in the configuration` },
+      );
     }
     // Events are posted in order: once the last one skipped is there, every earlier one is.
     await monitor(namespace, 'last-slow', { scrapeTimeout: '1m' });
-    const counts = await waitFor(async () => {
-      const found = await warnings(namespace);
-      return found['last-slow'] !== undefined ? found : undefined;
-    }, { what: 'the Warning on the last skipped monitor' }) as Record<string, number>;
+    const counts = (await waitFor(
+      async () => {
+        const found = await warnings(namespace);
+        return found['last-slow'] !== undefined ? found : undefined;
+      },
+      { what: 'the Warning on the last skipped monitor' },
+    )) as Record<string, number>;
 
     const perMonitor = Array.from({ length: SKIPPED }, (_, i) => counts[`slow-${i}`] ?? 0);
-    console.log(`InvalidConfiguration Events for ${SKIPPED} skipped monitors over ${RENDERS + 2}+ renders: ${perMonitor.reduce((a, b) => a + b, 0)}`);
+    console.log(
+      `InvalidConfiguration Events for ${SKIPPED} skipped monitors over ${RENDERS + 2}+ renders: ${perMonitor.reduce((a, b) => a + b, 0)}`,
+    );
     expect(perMonitor).toEqual(Array.from({ length: SKIPPED }, () => 1));
   });
 });

@@ -32,11 +32,16 @@ describe('the reactor under an update storm on a real API server', () => {
       // 999 updates with 20 in flight at a time, then the final state once all of those have landed.
       const started = Date.now();
       for (let size = 1; size < 1_000; size += 20) {
-        const batch = Array.from({ length: Math.min(20, 1_000 - size) }, (_, i) => widgets.patchSpec('stormy', { size: size + i }));
+        const batch = Array.from({ length: Math.min(20, 1_000 - size) }, (_, i) =>
+          widgets.patchSpec('stormy', { size: size + i }),
+        );
         await Promise.all(batch);
       }
       await widgets.patchSpec('stormy', { size: 1_000 });
-      await waitFor(() => lastSeen === 1_000, { what: 'a run to see the final state', timeoutMs: 30_000 });
+      await waitFor(() => lastSeen === 1_000, {
+        what: 'a run to see the final state',
+        timeoutMs: 30_000,
+      });
       await reactor.onIdle();
       const elapsedMs = Date.now() - started;
 

@@ -14,7 +14,12 @@ import {
 } from '../../../src/framework/index.js';
 import { exitWithin, spawnKonductor, type Run } from '../../support/cli.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { Widgets, installWidgetCrd, readWidget, WIDGET_API_VERSION } from '../../support/widgets.js';
+import {
+  Widgets,
+  installWidgetCrd,
+  readWidget,
+  WIDGET_API_VERSION,
+} from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
 
 const API = WIDGET_API_VERSION;
@@ -77,10 +82,18 @@ describe('startup handlers', () => {
         patch.status.phase = String(memo.phase ?? 'startup had not run');
       }
     }
-    operator = createOperator({ kubeConfig: kc, handlers: [Handlers], namespaces: [namespace], logger: silentLogger(), memo }).start();
+    operator = createOperator({
+      kubeConfig: kc,
+      handlers: [Handlers],
+      namespaces: [namespace],
+      logger: silentLogger(),
+      memo,
+    }).start();
     await operator.ready;
 
-    await waitFor(async () => (await readWidget(namespace, 'w1'))?.status?.phase !== undefined, { what: 'w1 to be handled' });
+    await waitFor(async () => (await readWidget(namespace, 'w1'))?.status?.phase !== undefined, {
+      what: 'w1 to be handled',
+    });
     expect((await readWidget(namespace, 'w1'))?.status?.phase).toBe('Connected');
     expect(attempts).toBe(2);
   });
@@ -107,23 +120,48 @@ describe('startup handlers', () => {
     }).start();
     const port = (await operator.serveHealth())!;
 
-    const failure = await operator.ready.then(() => undefined, (error: unknown) => error);
+    const failure = await operator.ready.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     expect(failure).toBeInstanceOf(StartupError);
-    expect((failure as Error).message).toBe('startup handler Handlers.license failed, so the operator does not start: no license key in LICENSE_KEY');
+    expect((failure as Error).message).toBe(
+      'startup handler Handlers.license failed, so the operator does not start: no license key in LICENSE_KEY',
+    );
     expect(requests).toEqual([]); // not even a discovery request
     expect((await get(port, '/healthz')).status).toBe(200);
     const ready = await get(port, '/readyz');
     expect(ready.status).toBe(503);
-    expect(ready.body).toContain('startup: startup handler Handlers.license failed, so the operator does not start: no license key in LICENSE_KEY\n');
+    expect(ready.body).toContain(
+      'startup: startup handler Handlers.license failed, so the operator does not start: no license key in LICENSE_KEY\n',
+    );
   });
 
   test('konductor run exits 1 with one line naming the failed startup handler', async () => {
     const namespace = await uniqueNamespace(kc, 'cli-startup');
-    const run = konductor(['run', fixture, '--kubeconfig', process.env.KONDUCTOR_TEST_KUBECONFIG!, '-n', namespace, '--health-port', '0', '--standalone'], {
-      LIFECYCLE_FAIL: '1',
-    });
+    const run = konductor(
+      [
+        'run',
+        fixture,
+        '--kubeconfig',
+        process.env.KONDUCTOR_TEST_KUBECONFIG!,
+        '-n',
+        namespace,
+        '--health-port',
+        '0',
+        '--standalone',
+      ],
+      {
+        LIFECYCLE_FAIL: '1',
+      },
+    );
     expect(await exitWithin(run, 40_000)).toBe(1);
-    expect(run.stderr().split('\n').filter((line) => line !== '')).toEqual([
+    expect(
+      run
+        .stderr()
+        .split('\n')
+        .filter((line) => line !== ''),
+    ).toEqual([
       'konductor: startup handler Lifecycle.connect failed, so the operator does not start: no license key in LICENSE_KEY',
     ]);
   });
@@ -132,9 +170,25 @@ describe('startup handlers', () => {
 describe('cleanup handlers', () => {
   test('run when konductor run gets SIGTERM, after the drain and before the operator stops', async () => {
     const namespace = await uniqueNamespace(kc, 'cli-cleanup');
-    const run = konductor(['run', fixture, '--kubeconfig', process.env.KONDUCTOR_TEST_KUBECONFIG!, '-n', namespace, '--log-format', 'json', '--health-port', '0', '--lease-namespace', namespace]);
+    const run = konductor([
+      'run',
+      fixture,
+      '--kubeconfig',
+      process.env.KONDUCTOR_TEST_KUBECONFIG!,
+      '-n',
+      namespace,
+      '--log-format',
+      'json',
+      '--health-port',
+      '0',
+      '--lease-namespace',
+      namespace,
+    ]);
     await new Widgets(kc, namespace).create('w1');
-    await waitFor(async () => (await readWidget(namespace, 'w1'))?.status?.phase === 'Ready', { what: 'the widget becomes Ready', timeoutMs: 40_000 });
+    await waitFor(async () => (await readWidget(namespace, 'w1'))?.status?.phase === 'Ready', {
+      what: 'the widget becomes Ready',
+      timeoutMs: 40_000,
+    });
     expect(messages(run)).toContain('startup ran');
     expect(messages(run)).not.toContain('cleanup ran');
 
@@ -166,17 +220,33 @@ describe('probe handlers', () => {
       }
     }
     const logger = silentLogger();
-    operator = createOperator({ kubeConfig: kc, handlers: [Handlers], namespaces: [namespace], logger, health: { port: 0, host: '127.0.0.1' } }).start();
+    operator = createOperator({
+      kubeConfig: kc,
+      handlers: [Handlers],
+      namespaces: [namespace],
+      logger,
+      health: { port: 0, host: '127.0.0.1' },
+    }).start();
     const port = (await operator.serveHealth())!;
     await operator.ready;
 
     const ok = await get(port, '/healthz');
     expect(ok.status).toBe(200);
-    expect(JSON.parse(ok.body)).toEqual({ status: 'ok', failures: [], probes: { 'queue-depth': 3, database: 'ok' } });
+    expect(JSON.parse(ok.body)).toEqual({
+      status: 'ok',
+      failures: [],
+      probes: { 'queue-depth': 3, database: 'ok' },
+    });
 
     // A second operator whose database probe fails (no waiting out the first one's 10 s cache).
     healthy = false;
-    const failing = createOperator({ kubeConfig: kc, handlers: [Handlers], namespaces: [namespace], logger, health: { port: 0, host: '127.0.0.1' } }).start();
+    const failing = createOperator({
+      kubeConfig: kc,
+      handlers: [Handlers],
+      namespaces: [namespace],
+      logger,
+      health: { port: 0, host: '127.0.0.1' },
+    }).start();
     try {
       const failingPort = (await failing.serveHealth())!;
       await failing.ready;

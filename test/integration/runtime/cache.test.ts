@@ -1,5 +1,16 @@
-import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
-import { on, type ChangeContext, type EventContext, type IndexContext, type KubeObject } from '../../../src/framework/index.js';
+import {
+  CoreV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+} from '@kubernetes/client-node';
+import {
+  on,
+  type ChangeContext,
+  type EventContext,
+  type IndexContext,
+  type KubeObject,
+} from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
 import { installWidgetCrd, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
@@ -12,10 +23,16 @@ interface ConfigMap extends KubeObject {
 function configMaps(kc: KubeConfig, namespace: string) {
   const api = kc.makeApiClient(CoreV1Api);
   return {
-    create: (name: string, labels: Record<string, string> = {}, data: Record<string, string> = {}) =>
-      api.createNamespacedConfigMap({ namespace, body: { metadata: { name, labels }, data } }),
+    create: (
+      name: string,
+      labels: Record<string, string> = {},
+      data: Record<string, string> = {},
+    ) => api.createNamespacedConfigMap({ namespace, body: { metadata: { name, labels }, data } }),
     relabel: (name: string, labels: Record<string, string | null>) =>
-      api.patchNamespacedConfigMap({ namespace, name, body: { metadata: { labels } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)),
+      api.patchNamespacedConfigMap(
+        { namespace, name, body: { metadata: { labels } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
     delete: (name: string) => api.deleteNamespacedConfigMap({ namespace, name }),
   };
 }
@@ -37,7 +54,10 @@ describe('the read cache and indexes', () => {
     class Painter {
       @on.create(WIDGET_API_VERSION, 'widgets')
       created({ cache, namespace: ns }: ChangeContext): void {
-        seen.push(cache.resource<ConfigMap>('v1', 'configmaps').get({ namespace: ns!, name: 'settings' })?.data?.colour);
+        seen.push(
+          cache.resource<ConfigMap>('v1', 'configmaps').get({ namespace: ns!, name: 'settings' })
+            ?.data?.colour,
+        );
       }
     }
     const operator = await startOperator(kc, namespace, [Painter]);
@@ -47,7 +67,9 @@ describe('the read cache and indexes', () => {
     await waitFor(() => seen.length === 1, { what: 'the create handler' });
 
     expect(seen).toEqual(['blue']);
-    expect(operator.requests.slice(before).filter((request) => request.method === 'GET')).toEqual([]);
+    expect(operator.requests.slice(before).filter((request) => request.method === 'GET')).toEqual(
+      [],
+    );
   }, 60_000);
 
   test('the cache lists handled resources by label, sees nothing outside the operator’s namespaces, and names what to declare', async () => {
@@ -64,13 +86,26 @@ describe('the read cache and indexes', () => {
       @on.event(WIDGET_API_VERSION, 'widgets')
       observed(_context: EventContext): void {}
     }
-    const { operator } = await startOperator(kc, namespace, [Observer]).then((o) => (running.push(o), o));
+    const { operator } = await startOperator(kc, namespace, [Observer]).then(
+      (o) => (running.push(o), o),
+    );
     const cached = operator.cache.resource(WIDGET_API_VERSION, 'Widget');
 
-    expect(cached.list({ labelSelector: 'colour=red' }).map((w) => `${w.metadata?.namespace}/${w.metadata?.name}`)).toEqual([`${namespace}/red`]);
-    expect(cached.list().map((w) => w.metadata?.name).sort()).toEqual(['blue', 'red']);
+    expect(
+      cached
+        .list({ labelSelector: 'colour=red' })
+        .map((w) => `${w.metadata?.namespace}/${w.metadata?.name}`),
+    ).toEqual([`${namespace}/red`]);
+    expect(
+      cached
+        .list()
+        .map((w) => w.metadata?.name)
+        .sort(),
+    ).toEqual(['blue', 'red']);
     expect(cached.get({ namespace: elsewhere, name: 'red' })).toBeUndefined();
-    expect(() => operator.cache.resource('v1', 'secrets')).toThrow("declare it with @on.cache('v1', 'secrets')");
+    expect(() => operator.cache.resource('v1', 'secrets')).toThrow(
+      "declare it with @on.cache('v1', 'secrets')",
+    );
   }, 60_000);
 
   test('an index of ConfigMaps by label stays current through create, update and delete', async () => {
@@ -84,7 +119,9 @@ describe('the read cache and indexes', () => {
         return labels.team ? { [labels.team]: name } : undefined;
       }
     }
-    const { operator } = await startOperator(kc, namespace, [Teams]).then((o) => (running.push(o), o));
+    const { operator } = await startOperator(kc, namespace, [Teams]).then(
+      (o) => (running.push(o), o),
+    );
     const index = operator.indexes.get<string>('Teams.byTeam');
 
     await maps.create('one', { team: 'a' });

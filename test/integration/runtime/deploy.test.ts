@@ -5,11 +5,25 @@ import { discoverResource } from '../../../src/framework/api/discovery.js';
 import { collectionPath } from '../../../src/framework/api/resource.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { PrometheusOperator } from '../../../src/handlers/prometheus/index.js';
-import { applyManifests, installCrds, kubeConfigForServiceAccount, readCrds, readManifests, runOperator, waitFor } from '../../../src/testing/index.js';
+import {
+  applyManifests,
+  installCrds,
+  kubeConfigForServiceAccount,
+  readCrds,
+  readManifests,
+  runOperator,
+  waitFor,
+} from '../../../src/testing/index.js';
 import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
 import { memberLabels } from '../../../src/handlers/etcd/member-pod.js';
 import { RESTORE_SEED_LABEL } from '../../../src/handlers/etcd/restore-annotations.js';
-import { ETCD_API, createCluster, memberList, readCluster, startEtcdOperator } from '../../support/etcd.js';
+import {
+  ETCD_API,
+  createCluster,
+  memberList,
+  readCluster,
+  startEtcdOperator,
+} from '../../support/etcd.js';
 
 const deployDir = fileURLToPath(new URL('../../../deploy/', import.meta.url));
 const namespacedDir = fileURLToPath(new URL('../../../deploy/namespaced/', import.meta.url));
@@ -22,9 +36,15 @@ function manifests(): KubeObject[] {
 }
 
 async function apply(client: ApiClient, object: KubeObject, dryRun: boolean): Promise<void> {
-  const resource = await discoverResource(client, { apiVersion: object.apiVersion ?? '', name: object.kind ?? '' });
+  const resource = await discoverResource(client, {
+    apiVersion: object.apiVersion ?? '',
+    name: object.kind ?? '',
+  });
   try {
-    await client.request('POST', collectionPath(resource, object.metadata?.namespace), { body: object, query: { dryRun: dryRun ? 'All' : undefined } });
+    await client.request('POST', collectionPath(resource, object.metadata?.namespace), {
+      body: object,
+      query: { dryRun: dryRun ? 'All' : undefined },
+    });
   } catch (error) {
     if (statusOf(error) !== 409) throw error; // already there: fine for these tests
   }
@@ -32,10 +52,15 @@ async function apply(client: ApiClient, object: KubeObject, dryRun: boolean): Pr
 
 /** deploy/namespaced/ for `namespace`, substituted as its README does with sed. */
 function namespacedManifests(namespace: string): KubeObject[] {
-  return readManifests(namespacedDir).map((object) => JSON.parse(JSON.stringify(object).replaceAll(PLACEHOLDER, namespace)) as KubeObject);
+  return readManifests(namespacedDir).map(
+    (object) => JSON.parse(JSON.stringify(object).replaceAll(PLACEHOLDER, namespace)) as KubeObject,
+  );
 }
 
-function findObject(objects: readonly KubeObject[], kind: string): KubeObject & { spec?: Record<string, unknown> } {
+function findObject(
+  objects: readonly KubeObject[],
+  kind: string,
+): KubeObject & { spec?: Record<string, unknown> } {
   const found = objects.find((o) => o.kind === kind);
   if (!found) throw new Error(`no ${kind} among the manifests`);
   return found as KubeObject & { spec?: Record<string, unknown> };
@@ -43,7 +68,10 @@ function findObject(objects: readonly KubeObject[], kind: string): KubeObject & 
 
 interface PolicyPeer {
   namespaceSelector?: Record<string, unknown>;
-  podSelector?: { matchLabels?: Record<string, string>; matchExpressions?: Array<{ key: string; operator: string }> };
+  podSelector?: {
+    matchLabels?: Record<string, string>;
+    matchExpressions?: Array<{ key: string; operator: string }>;
+  };
 }
 interface PolicyRule {
   from?: PolicyPeer[];
@@ -51,16 +79,32 @@ interface PolicyRule {
 }
 
 /** The operator Pod's labels and container ports, from a Deployment manifest. */
-function operatorPod(deployment: KubeObject): { labels: Record<string, string>; ports: Record<string, number> } {
-  const template = (deployment.spec as { template: { metadata: { labels: Record<string, string> }; spec: { containers: Array<{ ports: Array<{ name: string; containerPort: number }> }> } } }).template;
-  const ports = Object.fromEntries(template.spec.containers.flatMap((c) => c.ports).map((p) => [p.name, p.containerPort]));
+function operatorPod(deployment: KubeObject): {
+  labels: Record<string, string>;
+  ports: Record<string, number>;
+} {
+  const template = (
+    deployment.spec as {
+      template: {
+        metadata: { labels: Record<string, string> };
+        spec: { containers: Array<{ ports: Array<{ name: string; containerPort: number }> }> };
+      };
+    }
+  ).template;
+  const ports = Object.fromEntries(
+    template.spec.containers.flatMap((c) => c.ports).map((p) => [p.name, p.containerPort]),
+  );
   return { labels: template.metadata.labels, ports };
 }
 
 /** Whether a label selector's matchLabels and Exists requirements hold for `labels`. */
 function selects(selector: PolicyPeer['podSelector'], labels: Record<string, string>): boolean {
-  const exact = Object.entries(selector?.matchLabels ?? {}).every(([key, value]) => labels[key] === value);
-  const exists = (selector?.matchExpressions ?? []).every((req) => req.operator === 'Exists' && Object.hasOwn(labels, req.key));
+  const exact = Object.entries(selector?.matchLabels ?? {}).every(
+    ([key, value]) => labels[key] === value,
+  );
+  const exists = (selector?.matchExpressions ?? []).every(
+    (req) => req.operator === 'Exists' && Object.hasOwn(labels, req.key),
+  );
   return exact && exists;
 }
 
@@ -68,7 +112,8 @@ function selects(selector: PolicyPeer['podSelector'], labels: Record<string, str
 async function installDeployment(kc: KubeConfig): Promise<void> {
   await installCrds(kc, readCrds(fileURLToPath(new URL('../../../crds/', import.meta.url))));
   const admin = new ApiClient(kc);
-  for (const object of manifests().filter((o) => o.kind !== 'Deployment')) await apply(admin, object, false);
+  for (const object of manifests().filter((o) => o.kind !== 'Deployment'))
+    await apply(admin, object, false);
   admin.close();
 }
 
@@ -77,13 +122,26 @@ describe('the deploy/ manifests', () => {
     const client = new ApiClient(sharedKubeConfig());
     const objects = manifests();
     // Like `kubectl apply --dry-run=server`, namespaced objects need their namespace to exist.
-    for (const object of objects.filter((o) => o.kind === 'Namespace')) await apply(client, object, false);
+    for (const object of objects.filter((o) => o.kind === 'Namespace'))
+      await apply(client, object, false);
     const failures: string[] = [];
     for (const object of objects) {
-      await apply(client, object, true).catch((error: unknown) => failures.push(`${object.kind}/${object.metadata?.name}: ${String(error)}`));
+      await apply(client, object, true).catch((error: unknown) =>
+        failures.push(`${object.kind}/${object.metadata?.name}: ${String(error)}`),
+      );
     }
     client.close();
-    expect(objects.map((o) => o.kind)).toEqual(expect.arrayContaining(['Namespace', 'CustomResourceDefinition', 'ServiceAccount', 'ClusterRole', 'Role', 'Deployment', 'NetworkPolicy']));
+    expect(objects.map((o) => o.kind)).toEqual(
+      expect.arrayContaining([
+        'Namespace',
+        'CustomResourceDefinition',
+        'ServiceAccount',
+        'ClusterRole',
+        'Role',
+        'Deployment',
+        'NetworkPolicy',
+      ]),
+    );
     expect(failures).toEqual([]);
   });
 
@@ -92,7 +150,12 @@ describe('the deploy/ manifests', () => {
     await installDeployment(kc);
     const namespace = await uniqueNamespace(kc, 'deploy-prom');
     await applyManifests(kc, [
-      { apiVersion: 'monitoring.coreos.com/v1', kind: 'Prometheus', metadata: { name: 'main', namespace }, spec: { serviceMonitorSelector: {} } },
+      {
+        apiVersion: 'monitoring.coreos.com/v1',
+        kind: 'Prometheus',
+        metadata: { name: 'main', namespace },
+        spec: { serviceMonitorSelector: {} },
+      },
       {
         apiVersion: 'monitoring.coreos.com/v1',
         kind: 'ServiceMonitor',
@@ -100,24 +163,46 @@ describe('the deploy/ manifests', () => {
         spec: { selector: { matchLabels: { app: 'app' } }, endpoints: [{ port: 'metrics' }] },
       },
     ]);
-    const asOperator = await kubeConfigForServiceAccount(kc, { namespace: 'konductor-system', name: 'konductor' });
+    const asOperator = await kubeConfigForServiceAccount(kc, {
+      namespace: 'konductor-system',
+      name: 'konductor',
+    });
     const denied: string[] = [];
     const running = await runOperator({
       kubeConfig: asOperator,
       handlers: [PrometheusOperator],
-      leaderElection: { namespace: 'konductor-system', name: `deploy-check-${namespace}`, leaseDuration: 10, renewDeadline: 6, retryPeriod: 1 },
+      leaderElection: {
+        namespace: 'konductor-system',
+        name: `deploy-check-${namespace}`,
+        leaseDuration: 10,
+        renewDeadline: 6,
+        retryPeriod: 1,
+      },
       onRequest: (method, path, status) => {
         if (status === 403) denied.push(`${method} ${path}`);
       },
     });
     try {
       const core = kc.makeApiClient(CoreV1Api);
-      await waitFor(async () => (await core.readNamespacedSecret({ namespace, name: 'prometheus-main' }).catch(() => undefined)) !== undefined, {
-        what: 'the config Secret written as the operator',
-      });
-      await waitFor(async () => (await kc.makeApiClient(AppsV1Api).readNamespacedStatefulSet({ namespace, name: 'prometheus-main' }).catch(() => undefined)) !== undefined, {
-        what: 'the StatefulSet created as the operator',
-      });
+      await waitFor(
+        async () =>
+          (await core
+            .readNamespacedSecret({ namespace, name: 'prometheus-main' })
+            .catch(() => undefined)) !== undefined,
+        {
+          what: 'the config Secret written as the operator',
+        },
+      );
+      await waitFor(
+        async () =>
+          (await kc
+            .makeApiClient(AppsV1Api)
+            .readNamespacedStatefulSet({ namespace, name: 'prometheus-main' })
+            .catch(() => undefined)) !== undefined,
+        {
+          what: 'the StatefulSet created as the operator',
+        },
+      );
       expect(denied).toEqual([]);
     } finally {
       await running.stop();
@@ -128,7 +213,10 @@ describe('the deploy/ manifests', () => {
     const kc = sharedKubeConfig();
     await installDeployment(kc);
     const namespace = await uniqueNamespace(kc, 'deploy-etcd');
-    const asOperator = await kubeConfigForServiceAccount(kc, { namespace: 'konductor-system', name: 'konductor' });
+    const asOperator = await kubeConfigForServiceAccount(kc, {
+      namespace: 'konductor-system',
+      name: 'konductor',
+    });
     const denied: string[] = [];
     const h = await startEtcdOperator(kc, namespace, {
       as: asOperator,
@@ -141,15 +229,33 @@ describe('the deploy/ manifests', () => {
       await waitFor(
         async () => {
           const cluster = await readCluster(h, 'solo');
-          return cluster.status?.phase === 'Running' && (await memberList(h, 'solo').catch(() => [])).length === 1;
+          return (
+            cluster.status?.phase === 'Running' &&
+            (await memberList(h, 'solo').catch(() => [])).length === 1
+          );
         },
         { what: 'a 1-member cluster made as the operator', timeoutMs: 90_000 },
       );
       await h.api.request('POST', `/apis/${ETCD_API}/namespaces/${namespace}/etcdbackups`, {
-        body: { apiVersion: ETCD_API, kind: 'EtcdBackup', metadata: { name: 'once' }, spec: { etcdEndpoints: ['http://solo-client:2379'], storageType: 'Local', local: { path: 'deploy-check/solo.db' } } },
+        body: {
+          apiVersion: ETCD_API,
+          kind: 'EtcdBackup',
+          metadata: { name: 'once' },
+          spec: {
+            etcdEndpoints: ['http://solo-client:2379'],
+            storageType: 'Local',
+            local: { path: 'deploy-check/solo.db' },
+          },
+        },
       });
       await waitFor(
-        async () => (await h.api.request<{ status?: { succeeded?: boolean } }>('GET', `/apis/${ETCD_API}/namespaces/${namespace}/etcdbackups/once`)).status?.succeeded === true,
+        async () =>
+          (
+            await h.api.request<{ status?: { succeeded?: boolean } }>(
+              'GET',
+              `/apis/${ETCD_API}/namespaces/${namespace}/etcdbackups/once`,
+            )
+          ).status?.succeeded === true,
         { what: 'a one-shot backup taken as the operator', timeoutMs: 60_000 },
       );
       expect(denied).toEqual([]);
@@ -160,10 +266,21 @@ describe('the deploy/ manifests', () => {
 
   test('the operator identity can post Events and hold its Lease, and is denied what it was not granted', async () => {
     await installDeployment(sharedKubeConfig());
-    const operator = new ApiClient(await kubeConfigForServiceAccount(sharedKubeConfig(), { namespace: 'konductor-system', name: 'konductor' }));
+    const operator = new ApiClient(
+      await kubeConfigForServiceAccount(sharedKubeConfig(), {
+        namespace: 'konductor-system',
+        name: 'konductor',
+      }),
+    );
     try {
       await operator.request('POST', '/api/v1/namespaces/default/events', {
-        body: { metadata: { generateName: 'rbac-check.' }, involvedObject: { kind: 'Pod', name: 'x', namespace: 'default' }, reason: 'Check', message: 'ok', type: 'Normal' },
+        body: {
+          metadata: { generateName: 'rbac-check.' },
+          involvedObject: { kind: 'Pod', name: 'x', namespace: 'default' },
+          reason: 'Check',
+          message: 'ok',
+          type: 'Normal',
+        },
       });
       await operator
         .request('POST', '/apis/coordination.k8s.io/v1/namespaces/konductor-system/leases', {
@@ -172,8 +289,12 @@ describe('the deploy/ manifests', () => {
         .catch((error: unknown) => {
           if (statusOf(error) !== 409) throw error;
         });
-      const secrets = await operator.request('GET', '/api/v1/namespaces/default/secrets').catch((error: unknown) => statusOf(error));
-      const otherLeases = await operator.request('GET', '/apis/coordination.k8s.io/v1/namespaces/default/leases').catch((error: unknown) => statusOf(error));
+      const secrets = await operator
+        .request('GET', '/api/v1/namespaces/default/secrets')
+        .catch((error: unknown) => statusOf(error));
+      const otherLeases = await operator
+        .request('GET', '/apis/coordination.k8s.io/v1/namespaces/default/leases')
+        .catch((error: unknown) => statusOf(error));
       expect(secrets).toBe(403);
       expect(otherLeases).toBe(403);
     } finally {
@@ -186,14 +307,19 @@ describe('the Deployments', () => {
   it.each([
     ['deploy/', (): KubeObject[] => manifests()],
     ['deploy/namespaced/', (): KubeObject[] => namespacedManifests(PLACEHOLDER)],
-  ] as const)('%s: handler attempts are capped, and /healthz fails only after a stall longer than that cap', (_dir, read) => {
-    const deployment = findObject(read(), 'Deployment');
-    const args = (deployment.spec as { template: { spec: { containers: Array<{ args: string[] }> } } }).template.spec.containers[0]!.args;
-    const seconds = (flag: string): number => Number(args[args.indexOf(flag) + 1]);
+  ] as const)(
+    '%s: handler attempts are capped, and /healthz fails only after a stall longer than that cap',
+    (_dir, read) => {
+      const deployment = findObject(read(), 'Deployment');
+      const args = (
+        deployment.spec as { template: { spec: { containers: Array<{ args: string[] }> } } }
+      ).template.spec.containers[0]!.args;
+      const seconds = (flag: string): number => Number(args[args.indexOf(flag) + 1]);
 
-    expect(seconds('--handler-timeout')).toBe(600);
-    expect(seconds('--stall-timeout')).toBeGreaterThan(seconds('--handler-timeout'));
-  });
+      expect(seconds('--handler-timeout')).toBe(600);
+      expect(seconds('--stall-timeout')).toBeGreaterThan(seconds('--handler-timeout'));
+    },
+  );
 });
 
 describe('the NetworkPolicy', () => {
@@ -202,34 +328,54 @@ describe('the NetworkPolicy', () => {
   it.each([
     ['deploy/', (): KubeObject[] => manifests(), true],
     ['deploy/namespaced/', (): KubeObject[] => namespacedManifests(PLACEHOLDER), false],
-  ] as const)('%s: the operator Pod takes only the restore port from restore seed Pods, the health port from the cluster and (deploy/) the webhook port from anywhere', (_dir, read, anyNamespace) => {
-    const objects = read();
-    const policy = findObject(objects, 'NetworkPolicy');
-    const pod = operatorPod(findObject(objects, 'Deployment'));
-    const spec = policy.spec as { podSelector: PolicyPeer['podSelector']; policyTypes: string[]; ingress: PolicyRule[] };
-    expect(policy.metadata?.namespace).toBe(findObject(objects, 'Deployment').metadata?.namespace);
-    expect(selects(spec.podSelector, pod.labels)).toBe(true);
-    expect(spec.policyTypes).toEqual(['Ingress']);
-    // deploy/ serves admission webhooks; the API server calling them is not a Pod, so any source may reach 9443.
-    const webhooks = anyNamespace ? [[{ protocol: 'TCP', port: pod.ports.webhooks }]] : [];
-    expect(spec.ingress.map((rule) => rule.ports)).toEqual([[{ protocol: 'TCP', port: pod.ports.restore }], [{ protocol: 'TCP', port: pod.ports.health }], ...webhooks]);
-    expect([pod.ports.restore, pod.ports.health]).toEqual([19999, 8080]);
-    if (anyNamespace) {
-      expect(pod.ports.webhooks).toBe(9443);
-      expect(spec.ingress[2]!.from).toBeUndefined();
-    }
+  ] as const)(
+    '%s: the operator Pod takes only the restore port from restore seed Pods, the health port from the cluster and (deploy/) the webhook port from anywhere',
+    (_dir, read, anyNamespace) => {
+      const objects = read();
+      const policy = findObject(objects, 'NetworkPolicy');
+      const pod = operatorPod(findObject(objects, 'Deployment'));
+      const spec = policy.spec as {
+        podSelector: PolicyPeer['podSelector'];
+        policyTypes: string[];
+        ingress: PolicyRule[];
+      };
+      expect(policy.metadata?.namespace).toBe(
+        findObject(objects, 'Deployment').metadata?.namespace,
+      );
+      expect(selects(spec.podSelector, pod.labels)).toBe(true);
+      expect(spec.policyTypes).toEqual(['Ingress']);
+      // deploy/ serves admission webhooks; the API server calling them is not a Pod, so any source may reach 9443.
+      const webhooks = anyNamespace ? [[{ protocol: 'TCP', port: pod.ports.webhooks }]] : [];
+      expect(spec.ingress.map((rule) => rule.ports)).toEqual([
+        [{ protocol: 'TCP', port: pod.ports.restore }],
+        [{ protocol: 'TCP', port: pod.ports.health }],
+        ...webhooks,
+      ]);
+      expect([pod.ports.restore, pod.ports.health]).toEqual([19999, 8080]);
+      if (anyNamespace) {
+        expect(pod.ports.webhooks).toBe(9443);
+        expect(spec.ingress[2]!.from).toBeUndefined();
+      }
 
-    const [restore, health] = spec.ingress as [PolicyRule, PolicyRule];
-    // Restore: a restore's seed Pods only, from any namespace or only its own; other members cannot.
-    expect(restore.from).toHaveLength(1);
-    expect(restore.from![0]!.namespaceSelector).toEqual(anyNamespace ? {} : undefined);
-    expect(selects(restore.from![0]!.podSelector, { ...memberLabels('restored', 'restored-abc'), [RESTORE_SEED_LABEL]: 'true' })).toBe(true);
-    expect(selects(restore.from![0]!.podSelector, memberLabels('restored', 'restored-abc'))).toBe(false);
-    expect(selects(restore.from![0]!.podSelector, { app: 'web' })).toBe(false);
-    expect(selects(restore.from![0]!.podSelector, { app: 'etcd' })).toBe(false);
-    // Health and metrics: any Pod in any namespace.
-    expect(health.from).toEqual([{ namespaceSelector: {} }]);
-  });
+      const [restore, health] = spec.ingress as [PolicyRule, PolicyRule];
+      // Restore: a restore's seed Pods only, from any namespace or only its own; other members cannot.
+      expect(restore.from).toHaveLength(1);
+      expect(restore.from![0]!.namespaceSelector).toEqual(anyNamespace ? {} : undefined);
+      expect(
+        selects(restore.from![0]!.podSelector, {
+          ...memberLabels('restored', 'restored-abc'),
+          [RESTORE_SEED_LABEL]: 'true',
+        }),
+      ).toBe(true);
+      expect(selects(restore.from![0]!.podSelector, memberLabels('restored', 'restored-abc'))).toBe(
+        false,
+      );
+      expect(selects(restore.from![0]!.podSelector, { app: 'web' })).toBe(false);
+      expect(selects(restore.from![0]!.podSelector, { app: 'etcd' })).toBe(false);
+      // Health and metrics: any Pod in any namespace.
+      expect(health.from).toEqual([{ namespaceSelector: {} }]);
+    },
+  );
 });
 
 describe('the namespaced install (deploy/namespaced/)', () => {
@@ -238,7 +384,8 @@ describe('the namespaced install (deploy/namespaced/)', () => {
     await installCrds(kc, readCrds(fileURLToPath(new URL('../../../crds/', import.meta.url))));
     const namespace = await uniqueNamespace(kc, prefix);
     const admin = new ApiClient(kc);
-    for (const object of namespacedManifests(namespace).filter((o) => o.kind !== 'Deployment')) await apply(admin, object, false);
+    for (const object of namespacedManifests(namespace).filter((o) => o.kind !== 'Deployment'))
+      await apply(admin, object, false);
     admin.close();
     return namespace;
   }
@@ -250,16 +397,35 @@ describe('the namespaced install (deploy/namespaced/)', () => {
     const client = new ApiClient(kc);
     const failures: string[] = [];
     for (const object of objects) {
-      await apply(client, object, true).catch((error: unknown) => failures.push(`${object.kind}/${object.metadata?.name}: ${String(error)}`));
+      await apply(client, object, true).catch((error: unknown) =>
+        failures.push(`${object.kind}/${object.metadata?.name}: ${String(error)}`),
+      );
     }
     client.close();
     expect(failures).toEqual([]);
-    expect(objects.map((o) => o.kind).sort()).toEqual(
-      ['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'NetworkPolicy', 'Role', 'RoleBinding', 'Service', 'ServiceAccount'],
-    );
-    expect(objects.filter((o) => o.metadata?.namespace !== undefined).every((o) => o.metadata?.namespace === namespace)).toBe(true);
-    expect(findObject(objects, 'ClusterRole')).toMatchObject({ rules: [{ apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] }] });
-    const args = (findObject(objects, 'Deployment').spec as { template: { spec: { containers: Array<{ args: string[] }> } } }).template.spec.containers[0]!.args;
+    expect(objects.map((o) => o.kind).sort()).toEqual([
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'Deployment',
+      'NetworkPolicy',
+      'Role',
+      'RoleBinding',
+      'Service',
+      'ServiceAccount',
+    ]);
+    expect(
+      objects
+        .filter((o) => o.metadata?.namespace !== undefined)
+        .every((o) => o.metadata?.namespace === namespace),
+    ).toBe(true);
+    expect(findObject(objects, 'ClusterRole')).toMatchObject({
+      rules: [{ apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] }],
+    });
+    const args = (
+      findObject(objects, 'Deployment').spec as {
+        template: { spec: { containers: Array<{ args: string[] }> } };
+      }
+    ).template.spec.containers[0]!.args;
     expect(args).toEqual(expect.arrayContaining(['--namespace', '$(POD_NAMESPACE)']));
     expect(args).not.toContain('--all-namespaces');
   });
@@ -268,7 +434,12 @@ describe('the namespaced install (deploy/namespaced/)', () => {
     const kc = sharedKubeConfig();
     const namespace = await installNamespaced(kc, 'ns-serve');
     await applyManifests(kc, [
-      { apiVersion: 'monitoring.coreos.com/v1', kind: 'Prometheus', metadata: { name: 'main', namespace }, spec: { serviceMonitorSelector: {} } },
+      {
+        apiVersion: 'monitoring.coreos.com/v1',
+        kind: 'Prometheus',
+        metadata: { name: 'main', namespace },
+        spec: { serviceMonitorSelector: {} },
+      },
       {
         apiVersion: 'monitoring.coreos.com/v1',
         kind: 'ServiceMonitor',
@@ -285,17 +456,36 @@ describe('the namespaced install (deploy/namespaced/)', () => {
       kubeConfig: asOperator,
       handlers: [PrometheusOperator],
       namespaces: [namespace],
-      leaderElection: { namespace, name: 'konductor', leaseDuration: 10, renewDeadline: 6, retryPeriod: 1 },
+      leaderElection: {
+        namespace,
+        name: 'konductor',
+        leaseDuration: 10,
+        renewDeadline: 6,
+        retryPeriod: 1,
+      },
       onRequest,
     });
     try {
       const core = kc.makeApiClient(CoreV1Api);
-      await waitFor(async () => (await core.readNamespacedSecret({ namespace, name: 'prometheus-main' }).catch(() => undefined)) !== undefined, {
-        what: 'the config Secret written by the namespaced operator',
-      });
-      await waitFor(async () => (await kc.makeApiClient(AppsV1Api).readNamespacedStatefulSet({ namespace, name: 'prometheus-main' }).catch(() => undefined)) !== undefined, {
-        what: 'the StatefulSet created by the namespaced operator',
-      });
+      await waitFor(
+        async () =>
+          (await core
+            .readNamespacedSecret({ namespace, name: 'prometheus-main' })
+            .catch(() => undefined)) !== undefined,
+        {
+          what: 'the config Secret written by the namespaced operator',
+        },
+      );
+      await waitFor(
+        async () =>
+          (await kc
+            .makeApiClient(AppsV1Api)
+            .readNamespacedStatefulSet({ namespace, name: 'prometheus-main' })
+            .catch(() => undefined)) !== undefined,
+        {
+          what: 'the StatefulSet created by the namespaced operator',
+        },
+      );
     } finally {
       await prometheus.stop();
     }
@@ -304,14 +494,31 @@ describe('the namespaced install (deploy/namespaced/)', () => {
     try {
       await createCluster(etcd, 'solo', { size: 1 });
       await waitFor(
-        async () => (await readCluster(etcd, 'solo')).status?.phase === 'Running' && (await memberList(etcd, 'solo').catch(() => [])).length === 1,
+        async () =>
+          (await readCluster(etcd, 'solo')).status?.phase === 'Running' &&
+          (await memberList(etcd, 'solo').catch(() => [])).length === 1,
         { what: 'a 1-member cluster made by the namespaced operator', timeoutMs: 90_000 },
       );
       await etcd.api.request('POST', `/apis/${ETCD_API}/namespaces/${namespace}/etcdbackups`, {
-        body: { apiVersion: ETCD_API, kind: 'EtcdBackup', metadata: { name: 'once' }, spec: { etcdEndpoints: ['http://solo-client:2379'], storageType: 'Local', local: { path: 'ns-check/solo.db' } } },
+        body: {
+          apiVersion: ETCD_API,
+          kind: 'EtcdBackup',
+          metadata: { name: 'once' },
+          spec: {
+            etcdEndpoints: ['http://solo-client:2379'],
+            storageType: 'Local',
+            local: { path: 'ns-check/solo.db' },
+          },
+        },
       });
       await waitFor(
-        async () => (await etcd.api.request<{ status?: { succeeded?: boolean } }>('GET', `/apis/${ETCD_API}/namespaces/${namespace}/etcdbackups/once`)).status?.succeeded === true,
+        async () =>
+          (
+            await etcd.api.request<{ status?: { succeeded?: boolean } }>(
+              'GET',
+              `/apis/${ETCD_API}/namespaces/${namespace}/etcdbackups/once`,
+            )
+          ).status?.succeeded === true,
         { what: 'a one-shot backup taken by the namespaced operator', timeoutMs: 60_000 },
       );
     } finally {
@@ -324,7 +531,9 @@ describe('the namespaced install (deploy/namespaced/)', () => {
     const kc = sharedKubeConfig();
     const namespace = await installNamespaced(kc, 'ns-own');
     const other = await uniqueNamespace(kc, 'ns-other');
-    const operator = new ApiClient(await kubeConfigForServiceAccount(kc, { namespace, name: 'konductor' }));
+    const operator = new ApiClient(
+      await kubeConfigForServiceAccount(kc, { namespace, name: 'konductor' }),
+    );
     const status = (method: string, path: string, body?: unknown): Promise<number | undefined> =>
       operator.request(method, path, body === undefined ? {} : { body }).then(
         () => 200,
@@ -333,17 +542,38 @@ describe('the namespaced install (deploy/namespaced/)', () => {
     try {
       // Inside: what it works with (a Secret it may read, were it there).
       expect(await status('GET', `/api/v1/namespaces/${namespace}/secrets/absent`)).toBe(404);
-      expect(await status('GET', `/apis/${ETCD_API}/namespaces/${namespace}/etcdclusters`)).toBe(200);
+      expect(await status('GET', `/apis/${ETCD_API}/namespaces/${namespace}/etcdclusters`)).toBe(
+        200,
+      );
       // Outside: every kind of object it handles, read or written, in another namespace or cluster-wide.
       const outside = {
         'read a Secret': await status('GET', `/api/v1/namespaces/${other}/secrets/absent`),
-        'create a Pod': await status('POST', `/api/v1/namespaces/${other}/pods`, { metadata: { name: 'x' }, spec: { containers: [{ name: 'x', image: 'x' }] } }),
-        'create a Service': await status('POST', `/api/v1/namespaces/${other}/services`, { metadata: { name: 'x' }, spec: { ports: [{ port: 1 }] } }),
-        'list EtcdClusters': await status('GET', `/apis/${ETCD_API}/namespaces/${other}/etcdclusters`),
+        'create a Pod': await status('POST', `/api/v1/namespaces/${other}/pods`, {
+          metadata: { name: 'x' },
+          spec: { containers: [{ name: 'x', image: 'x' }] },
+        }),
+        'create a Service': await status('POST', `/api/v1/namespaces/${other}/services`, {
+          metadata: { name: 'x' },
+          spec: { ports: [{ port: 1 }] },
+        }),
+        'list EtcdClusters': await status(
+          'GET',
+          `/apis/${ETCD_API}/namespaces/${other}/etcdclusters`,
+        ),
         'list EtcdClusters cluster-wide': await status('GET', `/apis/${ETCD_API}/etcdclusters`),
-        'list Prometheuses': await status('GET', `/apis/monitoring.coreos.com/v1/namespaces/${other}/prometheuses`),
-        'list ServiceMonitors cluster-wide': await status('GET', '/apis/monitoring.coreos.com/v1/servicemonitors'),
-        'create a StatefulSet': await status('POST', `/apis/apps/v1/namespaces/${other}/statefulsets`, { metadata: { name: 'x' } }),
+        'list Prometheuses': await status(
+          'GET',
+          `/apis/monitoring.coreos.com/v1/namespaces/${other}/prometheuses`,
+        ),
+        'list ServiceMonitors cluster-wide': await status(
+          'GET',
+          '/apis/monitoring.coreos.com/v1/servicemonitors',
+        ),
+        'create a StatefulSet': await status(
+          'POST',
+          `/apis/apps/v1/namespaces/${other}/statefulsets`,
+          { metadata: { name: 'x' } },
+        ),
         'post an Event': await status('POST', `/api/v1/namespaces/${other}/events`, {
           metadata: { generateName: 'x.' },
           involvedObject: { kind: 'Pod', name: 'x', namespace: other },
@@ -351,7 +581,11 @@ describe('the namespaced install (deploy/namespaced/)', () => {
           message: 'x',
           type: 'Normal',
         }),
-        'take a Lease': await status('POST', `/apis/coordination.k8s.io/v1/namespaces/${other}/leases`, { metadata: { name: 'x' }, spec: {} }),
+        'take a Lease': await status(
+          'POST',
+          `/apis/coordination.k8s.io/v1/namespaces/${other}/leases`,
+          { metadata: { name: 'x' }, spec: {} },
+        ),
         'list Secrets cluster-wide': await status('GET', '/api/v1/secrets'),
       };
       expect(outside).toEqual(Object.fromEntries(Object.keys(outside).map((what) => [what, 403])));

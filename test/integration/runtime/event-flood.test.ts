@@ -42,11 +42,14 @@ function reporting(report: (ctx: ChangeContext) => Promise<void> | void): Handle
 }
 
 async function eventsAbout(namespace: string, name: string): Promise<CoreV1Event[]> {
-  const { items } = await kc.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name}` });
+  const { items } = await kc
+    .makeApiClient(CoreV1Api)
+    .listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name}` });
   return items;
 }
 
-const total = (items: CoreV1Event[]): number => items.reduce((sum, event) => sum + (event.count ?? 1), 0);
+const total = (items: CoreV1Event[]): number =>
+  items.reduce((sum, event) => sum + (event.count ?? 1), 0);
 
 describe('Events under a flood', () => {
   test('1,000 identical warnings about one object are one Event whose count is 1,000', async () => {
@@ -61,7 +64,10 @@ describe('Events under a flood', () => {
     running.push(await runOperator({ kubeConfig: kc, handlers: [flood], namespaces: [namespace] }));
 
     await new Widgets(kc, namespace).create('noisy');
-    await waitFor(async () => total(await eventsAbout(namespace, 'noisy')) === 1000, { what: 'a count of 1,000', timeoutMs: 30_000 });
+    await waitFor(async () => total(await eventsAbout(namespace, 'noisy')) === 1000, {
+      what: 'a count of 1,000',
+      timeoutMs: 30_000,
+    });
 
     const posted = await eventsAbout(namespace, 'noisy');
     expect(posted).toHaveLength(1);
@@ -74,10 +80,17 @@ describe('Events under a flood', () => {
     const flood = reporting((ctx) => {
       for (let i = 0; i < 200; i++) ctx.events.warn(`Problem${i}`, `problem number ${i}`);
     });
-    running.push(await runOperator({ kubeConfig: kc, handlers: [flood], namespaces: [namespace], metrics }));
+    running.push(
+      await runOperator({ kubeConfig: kc, handlers: [flood], namespaces: [namespace], metrics }),
+    );
 
     await new Widgets(kc, namespace).create('noisy');
-    await waitFor(async () => (await eventsAbout(namespace, 'noisy')).length >= 25 && metrics.counter('events_dropped_total') >= 175, { what: '25 Events and 175 drops' });
+    await waitFor(
+      async () =>
+        (await eventsAbout(namespace, 'noisy')).length >= 25 &&
+        metrics.counter('events_dropped_total') >= 175,
+      { what: '25 Events and 175 drops' },
+    );
     await running[0]!.operator.stop(5_000);
 
     expect(await eventsAbout(namespace, 'noisy')).toHaveLength(25);
@@ -87,7 +100,10 @@ describe('Events under a flood', () => {
   test('stop returns at its drain deadline with a full queue of Events the API server does not take', async () => {
     const namespace = await uniqueNamespace(kc, 'event-flood');
     const metrics = new MetricsRecorder();
-    proxy = await FaultProxy.forControlPlane({ dir: dirname(process.env.KONDUCTOR_TEST_KUBECONFIG!), kubeConfig: () => kc });
+    proxy = await FaultProxy.forControlPlane({
+      dir: dirname(process.env.KONDUCTOR_TEST_KUBECONFIG!),
+      kubeConfig: () => kc,
+    });
     let entered = false;
     let posted = false;
     let release: () => void = () => undefined;
@@ -97,12 +113,21 @@ describe('Events under a flood', () => {
       await gate;
       // One warning about each of 3,000 objects: no per-object limit applies, only the queue's bound.
       for (let i = 0; i < 3000; i++) {
-        const object: KubeObject = { apiVersion: WIDGET_API_VERSION, kind: 'Widget', metadata: { name: `ghost-${i}`, namespace, uid: `ghost-uid-${i}` } };
+        const object: KubeObject = {
+          apiVersion: WIDGET_API_VERSION,
+          kind: 'Widget',
+          metadata: { name: `ghost-${i}`, namespace, uid: `ghost-uid-${i}` },
+        };
         events.warn(object, 'Unreachable', 'backend not reachable');
       }
       posted = true;
     });
-    const operator = await runOperator({ kubeConfig: proxy.kubeConfig(), handlers: [flood], namespaces: [namespace], metrics });
+    const operator = await runOperator({
+      kubeConfig: proxy.kubeConfig(),
+      handlers: [flood],
+      namespaces: [namespace],
+      metrics,
+    });
     await new Widgets(kc, namespace).create('trigger');
     await waitFor(() => entered, { what: 'the handler to run' });
 
@@ -110,7 +135,10 @@ describe('Events under a flood', () => {
     release();
     await waitFor(() => posted, { what: 'the warnings to be posted' });
     const stopping = operator.operator.stop(3_000).then(() => 'stopped' as const);
-    const outcome = await Promise.race([stopping, sleep(30_000).then(() => 'still stopping' as const)]);
+    const outcome = await Promise.race([
+      stopping,
+      sleep(30_000).then(() => 'still stopping' as const),
+    ]);
 
     expect(outcome).toBe('stopped');
     expect(metrics.counter('events_dropped_total', { reason: 'queue_full' })).toBe(1999);

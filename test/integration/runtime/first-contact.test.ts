@@ -6,7 +6,15 @@
 // `npm test`, `types` and `manifests` in the new project.
 // Nothing here comes from the source tree but the pages: only the tarball, the npm registry and the shared cluster.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,7 +53,9 @@ export class PackagedWidgets {
  */
 function userEnv(): NodeJS.ProcessEnv {
   // Also without the npm_* variables `npm test` hands down to jest: a user's shell has none.
-  const env = Object.fromEntries(Object.entries(cleanEnv()).filter(([key]) => !key.toLowerCase().startsWith('npm_')));
+  const env = Object.fromEntries(
+    Object.entries(cleanEnv()).filter(([key]) => !key.toLowerCase().startsWith('npm_')),
+  );
   for (const key of ['KONDUCTOR_ETCD', 'KONDUCTOR_KUBE_APISERVER', 'KONDUCTOR_CACHE_DIR']) {
     if (process.env[key]) env[key] = process.env[key];
   }
@@ -80,7 +90,12 @@ function tail(text: string, lines = 40): string {
 
 /** Starts a command in its own process group and collects what it prints. */
 function start(file: string, args: readonly string[], cwd: string): Run {
-  const child = spawn(file, args, { cwd, env: userEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(file, args, {
+    cwd,
+    env: userEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   started.push(child);
   let stdout = '';
   let stderr = '';
@@ -94,18 +109,30 @@ function start(file: string, args: readonly string[], cwd: string): Run {
 }
 
 /** Runs a command to completion and returns its stdout; rejects with its output when it fails or outlives `timeoutMs`. */
-async function command(file: string, args: readonly string[], cwd: string, timeoutMs: number): Promise<string> {
+async function command(
+  file: string,
+  args: readonly string[],
+  cwd: string,
+  timeoutMs: number,
+): Promise<string> {
   const run = start(file, args, cwd);
   const shown = `${file} ${args.join(' ')} (in ${cwd})`;
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+  const timeout = new Promise<'timeout'>(
+    (resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)),
+  );
   const outcome = await Promise.race([run.exited, timeout]);
   clearTimeout(timer);
   if (outcome === 'timeout') {
     killNpxGroup(run.child);
-    throw new Error(`${shown} did not finish within ${timeoutMs} ms:\n${tail(run.stdout())}\n${tail(run.stderr())}`);
+    throw new Error(
+      `${shown} did not finish within ${timeoutMs} ms:\n${tail(run.stdout())}\n${tail(run.stderr())}`,
+    );
   }
-  if (outcome !== 0) throw new Error(`${shown} exited with ${outcome}:\n${tail(run.stdout())}\n${tail(run.stderr())}`);
+  if (outcome !== 0)
+    throw new Error(
+      `${shown} exited with ${outcome}:\n${tail(run.stdout())}\n${tail(run.stderr())}`,
+    );
   return run.stdout();
 }
 
@@ -151,7 +178,10 @@ const pages: Page[] = [
   ...filesBelow(join(root, 'docs'))
     .filter((file) => file.endsWith('.md'))
     .sort()
-    .map((file) => ({ path: `docs/${file}`, markdown: readFileSync(join(root, 'docs', file), 'utf8') })),
+    .map((file) => ({
+      path: `docs/${file}`,
+      markdown: readFileSync(join(root, 'docs', file), 'utf8'),
+    })),
 ];
 
 /**
@@ -173,7 +203,11 @@ interface PageBlock extends ReadmeBlock {
 /** Every block of every page; TypeScript and named blocks get the path they land at in the project. */
 function pageBlocks(): PageBlock[] {
   return pages.flatMap(({ path: page, markdown }) => {
-    const folder = `src/docs/${page.replace(/^docs\//, '').replace(/\.md$/, '').split('/').join('-')}`;
+    const folder = `src/docs/${page
+      .replace(/^docs\//, '')
+      .replace(/\.md$/, '')
+      .split('/')
+      .join('-')}`;
     let unnamed = 0;
     return readmeBlocks(markdown).map((block, index) => {
       const where = `${page}, block ${index + 1} at line ${block.line}`;
@@ -192,7 +226,9 @@ function projectBlocks(): PageBlock[] {
 
 /** The one JSON block of the project pages holding `needle` (its package.json or its tsconfig). */
 function readmeJson(needle: string): Record<string, unknown> {
-  const blocks = projectBlocks().filter((block) => block.lang === 'json' && block.body.includes(needle));
+  const blocks = projectBlocks().filter(
+    (block) => block.lang === 'json' && block.body.includes(needle),
+  );
   expect(blocks.map((block) => block.where)).toHaveLength(1);
   return JSON.parse(blocks[0]!.body) as Record<string, unknown>;
 }
@@ -230,7 +266,10 @@ beforeAll(async () => {
   tarball = join(packed, tarballs[0]!);
 
   consumer = temporaryFolder('konductor-consumer-');
-  writeFileSync(join(consumer, 'package.json'), `${JSON.stringify({ name: 'consumer', private: true, type: 'module' }, null, 2)}\n`);
+  writeFileSync(
+    join(consumer, 'package.json'),
+    `${JSON.stringify({ name: 'consumer', private: true, type: 'module' }, null, 2)}\n`,
+  );
   await command('npm', ['install', ...NPM_FLAGS, tarball], consumer, 240_000);
 }, 480_000);
 
@@ -262,15 +301,28 @@ describe('installing the packed package into an empty project', () => {
         'scripts/provision.sh',
       ]),
     );
-    expect(shipped.filter((file) => file.startsWith('src/') || file.startsWith('test/') || (/\.m?ts$/.test(file) && !/\.d\.m?ts$/.test(file)))).toEqual([]);
+    expect(
+      shipped.filter(
+        (file) =>
+          file.startsWith('src/') ||
+          file.startsWith('test/') ||
+          (/\.m?ts$/.test(file) && !/\.d\.m?ts$/.test(file)),
+      ),
+    ).toEqual([]);
     // No operator code, nor the etcd operator's test support.
     expect(shipped.filter((file) => file.startsWith('dist/handlers/'))).toEqual([]);
 
-    const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as {
+      dependencies?: Record<string, string>;
+    };
     const dependencies = Object.keys(manifest.dependencies ?? {});
-    expect(dependencies.filter((name) => OPERATOR_ONLY.includes(name) || DEV_ONLY.includes(name))).toEqual([]);
+    expect(
+      dependencies.filter((name) => OPERATOR_ONLY.includes(name) || DEV_ONLY.includes(name)),
+    ).toEqual([]);
     for (const unwanted of [...OPERATOR_ONLY, ...DEV_ONLY]) {
-      expect({ unwanted, installed: existsSync(join(consumer, 'node_modules', unwanted)) }).toEqual({ unwanted, installed: false });
+      expect({ unwanted, installed: existsSync(join(consumer, 'node_modules', unwanted)) }).toEqual(
+        { unwanted, installed: false },
+      );
     }
   });
 
@@ -288,24 +340,45 @@ describe('installing the packed package into an empty project', () => {
   test('`npx konductor run handlers.ts` runs a TypeScript handler file of the project against the cluster', async () => {
     writeFileSync(join(consumer, 'handlers.ts'), HANDLERS);
     const namespace = await uniqueNamespace(kc, 'pkg');
-    const args = ['--kubeconfig', kubeconfigPath, '-n', namespace, '--lease-namespace', namespace, '--health-port', '0', '--log-format', 'json'];
+    const args = [
+      '--kubeconfig',
+      kubeconfigPath,
+      '-n',
+      namespace,
+      '--lease-namespace',
+      namespace,
+      '--health-port',
+      '0',
+      '--log-format',
+      'json',
+    ];
     const run = start('npx', ['konductor', 'run', 'handlers.ts', ...args], consumer);
 
     await new Widgets(kc, namespace).create('w1');
-    await waitFor(async () => (await readWidget(namespace, 'w1'))?.status?.phase === 'Packaged' || !running(run.child), {
-      what: 'the widget becomes Packaged',
-      timeoutMs: 40_000,
-    }).catch((error: unknown) => {
+    await waitFor(
+      async () =>
+        (await readWidget(namespace, 'w1'))?.status?.phase === 'Packaged' || !running(run.child),
+      {
+        what: 'the widget becomes Packaged',
+        timeoutMs: 40_000,
+      },
+    ).catch((error: unknown) => {
       throw new Error(`${String(error)}\nstdout: ${tail(run.stdout())}\nstderr: ${run.stderr()}`);
     });
-    expect({ running: running(run.child), stderr: ownStderr(run) }).toEqual({ running: true, stderr: '' });
+    expect({ running: running(run.child), stderr: ownStderr(run) }).toEqual({
+      running: true,
+      stderr: '',
+    });
     expect((await readWidget(namespace, 'w1'))?.status?.phase).toBe('Packaged');
 
     // As Ctrl-C in a terminal, the signal reaches every process of the job, konductor included: it
     // drains, says so and exits.
     process.kill(-run.child.pid!, 'SIGTERM');
     await exitWithin(run, 15_000);
-    await waitFor(async () => run.stdout().includes('"operator stopped"'), { what: 'konductor says it stopped', timeoutMs: 15_000 }).catch((error: unknown) => {
+    await waitFor(async () => run.stdout().includes('"operator stopped"'), {
+      what: 'konductor says it stopped',
+      timeoutMs: 15_000,
+    }).catch((error: unknown) => {
       throw new Error(`${String(error)}\nstdout: ${tail(run.stdout())}\nstderr: ${run.stderr()}`);
     });
     const messages = run
@@ -313,7 +386,9 @@ describe('installing the packed package into an empty project', () => {
       .split('\n')
       .filter((line) => line.startsWith('{'))
       .map((line) => (JSON.parse(line) as { msg?: string }).msg);
-    expect(messages).toEqual(expect.arrayContaining(['connected to the cluster', 'operator stopped']));
+    expect(messages).toEqual(
+      expect.arrayContaining(['connected to the cluster', 'operator stopped']),
+    );
     expect(ownStderr(run)).toBe('');
   }, 120_000);
 });
@@ -326,14 +401,25 @@ describe('the documented project, set up as docs/getting-started says, with ever
   beforeAll(async () => {
     // The same project, now set up as getting started says.
     project = consumer;
-    const manifest = { ...(JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as object), ...readmeJson('"type"') };
+    const manifest = {
+      ...(JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as object),
+      ...readmeJson('"type"'),
+    };
     writeFileSync(join(project, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-    writeFileSync(join(project, 'tsconfig.json'), `${JSON.stringify(readmeJson('compilerOptions'), null, 2)}\n`);
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      `${JSON.stringify(readmeJson('compilerOptions'), null, 2)}\n`,
+    );
     const installs = readmeCommands('npm install');
     expect(installs.map((install) => install.join(' '))).toContain('npm install konductor');
     for (const [npm, ...args] of installs) {
       // `konductor` is this tarball, not whatever the registry has under the name.
-      await command(npm!, [...args.map((arg) => (arg === 'konductor' ? tarball : arg)), ...NPM_FLAGS], project, 240_000);
+      await command(
+        npm!,
+        [...args.map((arg) => (arg === 'konductor' ? tarball : arg)), ...NPM_FLAGS],
+        project,
+        240_000,
+      );
     }
     const clashes: string[] = [];
     for (const block of pageBlocks()) {
@@ -341,26 +427,39 @@ describe('the documented project, set up as docs/getting-started says, with ever
       const earlier = origins.get(block.landing);
       // A page may show a file another project page shows too, but never two versions of it.
       if (earlier) {
-        if (earlier.body !== block.body) clashes.push(`${block.where} and ${earlier.where} both write ${block.landing}, differently`);
+        if (earlier.body !== block.body)
+          clashes.push(
+            `${block.where} and ${earlier.where} both write ${block.landing}, differently`,
+          );
         continue;
       }
       origins.set(block.landing, block);
       mkdirSync(join(project, dirname(block.landing)), { recursive: true });
-      writeFileSync(join(project, block.landing), block.lang === 'ts' && !block.path ? asModule(block.body) : block.body);
+      writeFileSync(
+        join(project, block.landing),
+        block.lang === 'ts' && !block.path ? asModule(block.body) : block.body,
+      );
     }
     expect(clashes).toEqual([]);
   }, 600_000);
 
   test('every TypeScript block of the README and of docs/ type-checks against the installed package (strict, library types checked, luxon types included)', async () => {
-    const tsconfig = readmeJson('compilerOptions') as { compilerOptions: Record<string, unknown>; include: string[] };
+    const tsconfig = readmeJson('compilerOptions') as {
+      compilerOptions: Record<string, unknown>;
+      include: string[];
+    };
     expect(tsconfig.compilerOptions).toMatchObject({ strict: true });
     expect(tsconfig.compilerOptions).not.toHaveProperty('skipLibCheck');
     expect(tsconfig.compilerOptions).not.toHaveProperty('experimentalDecorators');
     const blocks = pageBlocks().filter((block) => block.lang === 'ts');
     expect(blocks.filter((block) => block.page === 'README.md').length).toBeGreaterThanOrEqual(1);
-    expect(blocks.filter((block) => block.page.startsWith('docs/')).length).toBeGreaterThanOrEqual(20);
+    expect(blocks.filter((block) => block.page.startsWith('docs/')).length).toBeGreaterThanOrEqual(
+      20,
+    );
     // Every block lands in a folder the documented tsconfig includes.
-    const outside = blocks.filter((block) => !tsconfig.include.includes(block.landing!.split('/')[0]!)).map((block) => `${block.where}: ${block.landing}`);
+    const outside = blocks
+      .filter((block) => !tsconfig.include.includes(block.landing!.split('/')[0]!))
+      .map((block) => `${block.where}: ${block.landing}`);
     expect(outside).toEqual([]);
 
     // Were luxon's types missing from the install, DurationInput would silently become `any`: the
@@ -377,7 +476,12 @@ export const engine: typeof TimerEngine = TimerEngine;
     try {
       const run = start('npx', ['tsc', '-p', '.'], project);
       let timer: NodeJS.Timeout | undefined;
-      const exited = await Promise.race([run.exited, new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), 180_000)))]);
+      const exited = await Promise.race([
+        run.exited,
+        new Promise<'timeout'>(
+          (resolve) => (timer = setTimeout(() => resolve('timeout'), 180_000)),
+        ),
+      ]);
       clearTimeout(timer);
       // Each error names the page, line and block it came from; the line is the page's, not the file's.
       const errors = run
@@ -387,9 +491,15 @@ export const engine: typeof TimerEngine = TimerEngine;
         .map((line) => {
           const at = /^([^(]+)\((\d+),(\d+)\): (.*)$/.exec(line);
           const origin = at ? origins.get(at[1]!) : undefined;
-          return origin && at ? `${origin.page}:${origin.line + Number(at[2]) - 1} (${origin.where}; ${at[1]}:${at[2]}:${at[3]}): ${at[4]}` : line;
+          return origin && at
+            ? `${origin.page}:${origin.line + Number(at[2]) - 1} (${origin.where}; ${at[1]}:${at[2]}:${at[3]}): ${at[4]}`
+            : line;
         });
-      expect({ exited, errors, stderr: run.stderr() }).toEqual({ exited: 0, errors: [], stderr: '' });
+      expect({ exited, errors, stderr: run.stderr() }).toEqual({
+        exited: 0,
+        errors: [],
+        stderr: '',
+      });
     } finally {
       rmSync(join(project, 'src', 'published-types.ts'));
     }
@@ -404,9 +514,20 @@ export const engine: typeof TimerEngine = TimerEngine;
   }, 240_000);
 
   test("the test control plane's example (docs/testing/control-plane.md) runs as written", async () => {
-    const examples = pageBlocks().filter((block) => block.page === 'docs/testing/control-plane.md' && block.lang === 'ts' && !block.path && block.body.includes('TestControlPlane.start()'));
+    const examples = pageBlocks().filter(
+      (block) =>
+        block.page === 'docs/testing/control-plane.md' &&
+        block.lang === 'ts' &&
+        !block.path &&
+        block.body.includes('TestControlPlane.start()'),
+    );
     expect(examples.map((block) => block.where)).toHaveLength(1);
-    const output = await command('node', ['--import', 'tsx', examples[0]!.landing!], project, 120_000);
+    const output = await command(
+      'node',
+      ['--import', 'tsx', examples[0]!.landing!],
+      project,
+      120_000,
+    );
     expect(output).toContain('system:serviceaccount:ops:operator');
   }, 180_000);
 });
@@ -415,7 +536,9 @@ describe("the README's quick start: a project made by `npx konductor init`", () 
   let app: string;
 
   test('`npx konductor init`, `npm install`, provisioning from the installed package and `npm test` pass as the README gives them (at most four lines)', async () => {
-    const quickStart = readmeBlocks(readme).find((block) => block.lang === 'sh' && block.body.includes('konductor init'));
+    const quickStart = readmeBlocks(readme).find(
+      (block) => block.lang === 'sh' && block.body.includes('konductor init'),
+    );
     expect(quickStart).toBeDefined();
     const lines = quickStart!.body
       .split('\n')
@@ -430,7 +553,8 @@ describe("the README's quick start: a project made by `npx konductor init`", () 
         continue;
       }
       // This tarball, not whatever the registry has under the name.
-      if (file === 'npx' && args[0] === 'konductor' && args[1] === 'init') args.push('--konductor', `file:${tarball}`);
+      if (file === 'npx' && args[0] === 'konductor' && args[1] === 'init')
+        args.push('--konductor', `file:${tarball}`);
       if (file === 'npm' && args[0] === 'install') args.push(...NPM_FLAGS);
       const output = await command(file!, args, cwd, 300_000);
       if (file === 'npm' && args[0] === 'test') expect(output).not.toMatch(/# fail [1-9]/);
@@ -441,7 +565,9 @@ describe("the README's quick start: a project made by `npx konductor init`", () 
   }, 900_000);
 
   test('`npx konductor types crds/` prints TypeScript interfaces for its CRD, and they compile in the project', async () => {
-    expect(filesBelow(join(app, 'crds')).filter((file) => /\.ya?ml$/.test(file)).length).toBeGreaterThan(0);
+    expect(
+      filesBelow(join(app, 'crds')).filter((file) => /\.ya?ml$/.test(file)).length,
+    ).toBeGreaterThan(0);
     const types = await command('npx', ['konductor', 'types', 'crds/'], app, 60_000);
     expect(types).toMatch(/export interface \w+/);
     writeFileSync(join(app, 'src', 'crd-types.ts'), types);
@@ -454,8 +580,16 @@ describe("the README's quick start: a project made by `npx konductor init`", () 
       .map((file) => `src/${file}`);
     expect(handlers.length).toBeGreaterThan(0);
     const yaml = await command('npx', ['konductor', 'manifests', ...handlers], app, 60_000);
-    for (const kind of ['ServiceAccount', '(Cluster)?Role', '(Cluster)?RoleBinding', 'Deployment']) {
-      expect({ kind, yaml }).toEqual({ kind, yaml: expect.stringMatching(new RegExp(`^kind: ${kind}$`, 'm')) });
+    for (const kind of [
+      'ServiceAccount',
+      '(Cluster)?Role',
+      '(Cluster)?RoleBinding',
+      'Deployment',
+    ]) {
+      expect({ kind, yaml }).toEqual({
+        kind,
+        yaml: expect.stringMatching(new RegExp(`^kind: ${kind}$`, 'm')),
+      });
     }
   }, 120_000);
 });

@@ -1,5 +1,12 @@
 import { CoreV1Api } from '@kubernetes/client-node';
-import { createOperator, on, silentLogger, type ChangeContext, type EventContext, type Operator } from '../../../src/framework/index.js';
+import {
+  createOperator,
+  on,
+  silentLogger,
+  type ChangeContext,
+  type EventContext,
+  type Operator,
+} from '../../../src/framework/index.js';
 import { HealthServerError } from '../../../src/framework/runtime/health-server.js';
 import { TestControlPlane } from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
@@ -31,17 +38,27 @@ describe('health and metrics', () => {
     const kc = sharedKubeConfig();
     await installWidgetCrd(kc);
     const namespace = await uniqueNamespace(kc, 'metrics');
-    operator = createOperator({ kubeConfig: kc, handlers: [Handlers], namespaces: [namespace], logger: silentLogger(), health: { port: 0, host: '127.0.0.1' } }).start();
+    operator = createOperator({
+      kubeConfig: kc,
+      handlers: [Handlers],
+      namespaces: [namespace],
+      logger: silentLogger(),
+      health: { port: 0, host: '127.0.0.1' },
+    }).start();
     const port = (await operator.serveHealth())!;
     await operator.ready;
     const widgets = new Widgets(kc, namespace);
     await widgets.create('a');
     await widgets.create('b');
     const line = 'konductor_handler_runs_total{handler="created",result="success"} 2';
-    await waitFor(async () => (await get(port, '/metrics')).body.includes(line), { what: 'two successful runs in /metrics' });
+    await waitFor(async () => (await get(port, '/metrics')).body.includes(line), {
+      what: 'two successful runs in /metrics',
+    });
 
     const { body } = await get(port, '/metrics');
-    expect(body).toMatch(/konductor_watch_events_total\{resource="widgets\.test\.konductor\.dev\/v1",type="ADDED"\} 2/);
+    expect(body).toMatch(
+      /konductor_watch_events_total\{resource="widgets\.test\.konductor\.dev\/v1",type="ADDED"\} 2/,
+    );
     expect(body).toMatch(/konductor_handler_duration_seconds_count\{handler="created"\} 2/);
     expect(body).toMatch(/konductor_process_resident_memory_bytes \d+/);
   });
@@ -53,7 +70,13 @@ describe('health and metrics', () => {
       @on.create('missing.konductor.dev/v1', 'things')
       async created(_: ChangeContext): Promise<void> {}
     }
-    operator = createOperator({ kubeConfig: kc, handlers: [Missing], namespaces: [namespace], logger: silentLogger(), health: { port: 0, host: '127.0.0.1' } }).start();
+    operator = createOperator({
+      kubeConfig: kc,
+      handlers: [Missing],
+      namespaces: [namespace],
+      logger: silentLogger(),
+      health: { port: 0, host: '127.0.0.1' },
+    }).start();
     const port = (await operator.serveHealth())!;
 
     const ready = await get(port, '/readyz');
@@ -66,11 +89,23 @@ describe('health and metrics', () => {
     const kc = sharedKubeConfig();
     await installWidgetCrd(kc);
     const namespace = await uniqueNamespace(kc, 'port');
-    operator = createOperator({ kubeConfig: kc, handlers: [Handlers], namespaces: [namespace], logger: silentLogger(), health: { port: 0, host: '127.0.0.1' } }).start();
+    operator = createOperator({
+      kubeConfig: kc,
+      handlers: [Handlers],
+      namespaces: [namespace],
+      logger: silentLogger(),
+      health: { port: 0, host: '127.0.0.1' },
+    }).start();
     const port = (await operator.serveHealth())!;
     await operator.ready;
 
-    const second = createOperator({ kubeConfig: kc, handlers: [Handlers], namespaces: [namespace], logger: silentLogger(), health: { port, host: '127.0.0.1' } });
+    const second = createOperator({
+      kubeConfig: kc,
+      handlers: [Handlers],
+      namespaces: [namespace],
+      logger: silentLogger(),
+      health: { port, host: '127.0.0.1' },
+    });
     try {
       second.start();
       await expect(second.ready).rejects.toThrow(
@@ -106,12 +141,20 @@ describe('health and metrics', () => {
 
       plane.apiServer.signal('SIGSTOP');
       try {
-        await waitFor(async () => (await get(port, '/healthz')).status === 503, { what: '/healthz to fail', timeoutMs: 15_000 });
-        expect((await get(port, '/healthz')).body).toContain('watches: no answer from the API server');
+        await waitFor(async () => (await get(port, '/healthz')).status === 503, {
+          what: '/healthz to fail',
+          timeoutMs: 15_000,
+        });
+        expect((await get(port, '/healthz')).body).toContain(
+          'watches: no answer from the API server',
+        );
       } finally {
         plane.apiServer.signal('SIGCONT');
       }
-      await waitFor(async () => (await get(port, '/healthz')).status === 200, { what: '/healthz to recover', timeoutMs: 20_000 });
+      await waitFor(async () => (await get(port, '/healthz')).status === 200, {
+        what: '/healthz to recover',
+        timeoutMs: 20_000,
+      });
     } finally {
       await operator?.stop(2_000);
       operator = undefined;
@@ -154,13 +197,21 @@ describe('health and metrics', () => {
       const widgets = new Widgets(kc, namespace);
       await widgets.create('stuck');
       await widgets.create('waiting');
-      await waitFor(async () => (await get(port, '/healthz')).status === 503, { what: '/healthz to report the stall' });
+      await waitFor(async () => (await get(port, '/healthz')).status === 503, {
+        what: '/healthz to report the stall',
+      });
       const { body } = await get(port, '/healthz');
-      expect(body).toMatch(/^handlers: no handler run has finished for \d+ s while 1 object\(s\) wait and 1 run\(s\) hold every slot: handlers are hung/m);
+      expect(body).toMatch(
+        /^handlers: no handler run has finished for \d+ s while 1 object\(s\) wait and 1 run\(s\) hold every slot: handlers are hung/m,
+      );
 
       release();
-      await waitFor(async () => (await getWidget(namespace, 'waiting')).status?.phase === 'Ready', { what: 'the waiting widget to be handled' });
-      await waitFor(async () => (await get(port, '/healthz')).status === 200, { what: '/healthz to recover' });
+      await waitFor(async () => (await getWidget(namespace, 'waiting')).status?.phase === 'Ready', {
+        what: 'the waiting widget to be handled',
+      });
+      await waitFor(async () => (await get(port, '/healthz')).status === 200, {
+        what: '/healthz to recover',
+      });
     });
 
     test('with a handler timeout, an @on.event handler that hangs is abandoned and the objects behind it are handled', async () => {
@@ -195,10 +246,14 @@ describe('health and metrics', () => {
       const widgets = new Widgets(kc, namespace);
       await widgets.create('stuck');
       await widgets.create('after');
-      await waitFor(async () => (await getWidget(namespace, 'after')).status?.phase === 'Ready', { what: 'the widget behind the hung handler to be handled' });
+      await waitFor(async () => (await getWidget(namespace, 'after')).status?.phase === 'Ready', {
+        what: 'the widget behind the hung handler to be handled',
+      });
       expect(abandoned.length).toBeGreaterThanOrEqual(1);
       const metrics = (await get(port, '/metrics')).body;
-      expect(metrics).toMatch(/konductor_handler_runs_total\{handler="observed",result="failure"\} [1-9]/);
+      expect(metrics).toMatch(
+        /konductor_handler_runs_total\{handler="observed",result="failure"\} [1-9]/,
+      );
     });
   });
 });

@@ -45,24 +45,44 @@ describe('leader election on a real API server', () => {
 
   function start(prefix: string, leaseDurationMs = LEASE_MS, renewDeadlineMs = RENEW_MS): Replica {
     const identity = `${prefix}-${randomBytes(3).toString('hex')}`;
-    const elector = new LeaderElector({ client, namespace, name: NAME, identity, leaseDurationMs, renewDeadlineMs, retryPeriodMs: RETRY_MS });
+    const elector = new LeaderElector({
+      client,
+      namespace,
+      name: NAME,
+      identity,
+      leaseDurationMs,
+      renewDeadlineMs,
+      retryPeriodMs: RETRY_MS,
+    });
     const log: string[] = [];
-    const done = elector.run({ onStartedLeading: () => void log.push('started'), onStoppedLeading: () => void log.push('stopped') });
+    const done = elector.run({
+      onStartedLeading: () => void log.push('started'),
+      onStoppedLeading: () => void log.push('stopped'),
+    });
     const replica = { identity, elector, done, log };
     replicas.push(replica);
     return replica;
   }
 
   /** Starts two replicas and waits until one leads; returns [leader, follower]. */
-  async function twoReplicas(leaseDurationMs?: number, renewDeadlineMs?: number): Promise<[Replica, Replica]> {
+  async function twoReplicas(
+    leaseDurationMs?: number,
+    renewDeadlineMs?: number,
+  ): Promise<[Replica, Replica]> {
     const a = start('a', leaseDurationMs, renewDeadlineMs);
     const b = start('b', leaseDurationMs, renewDeadlineMs);
-    await waitFor(() => a.elector.isLeader || b.elector.isLeader, { what: 'one replica to lead', timeoutMs: 10_000 });
+    await waitFor(() => a.elector.isLeader || b.elector.isLeader, {
+      what: 'one replica to lead',
+      timeoutMs: 10_000,
+    });
     return a.elector.isLeader ? [a, b] : [b, a];
   }
 
   async function readLease(): Promise<Lease> {
-    return client.request<Lease>('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${NAME}`);
+    return client.request<Lease>(
+      'GET',
+      `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${NAME}`,
+    );
   }
 
   test('exactly one of two replicas leads at any time', async () => {
@@ -95,8 +115,13 @@ describe('leader election on a real API server', () => {
 
     await leader.elector.stop();
     expect(leader.log).toEqual(['started', 'stopped']);
-    await waitFor(() => follower.elector.isLeader, { what: 'the follower to take over', timeoutMs: LONG_LEASE_MS });
-    expect(Date.parse((await readLease()).spec!.acquireTime!)).toBeLessThan(lastRenewal + LONG_LEASE_MS);
+    await waitFor(() => follower.elector.isLeader, {
+      what: 'the follower to take over',
+      timeoutMs: LONG_LEASE_MS,
+    });
+    expect(Date.parse((await readLease()).spec!.acquireTime!)).toBeLessThan(
+      lastRenewal + LONG_LEASE_MS,
+    );
     expect(follower.log).toEqual(['started']);
 
     const lease = await readLease();
@@ -113,11 +138,16 @@ describe('leader election on a real API server', () => {
     await leader.elector.stop({ release: false });
     const held = await readLease();
     expect(held.spec?.holderIdentity).toBe(leader.identity); // still held: nobody released it
-    await waitFor(() => follower.elector.isLeader, { what: 'the follower to take over', timeoutMs: 5_000 });
+    await waitFor(() => follower.elector.isLeader, {
+      what: 'the follower to take over',
+      timeoutMs: 5_000,
+    });
     // The follower waits out a whole lease from the last renewal it saw; how soon after is the
     // elector's unit spec's, on the fake clock.
     const taken = await readLease();
-    expect(Date.parse(taken.spec!.acquireTime!)).toBeGreaterThanOrEqual(Date.parse(held.spec!.renewTime!) + LEASE_MS);
+    expect(Date.parse(taken.spec!.acquireTime!)).toBeGreaterThanOrEqual(
+      Date.parse(held.spec!.renewTime!) + LEASE_MS,
+    );
 
     const lease = await readLease();
     expect(lease.spec?.holderIdentity).toBe(follower.identity);

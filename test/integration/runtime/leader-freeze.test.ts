@@ -25,7 +25,9 @@ beforeAll(async () => {
   plane = await TestControlPlane.start();
   api = new ApiClient(plane.kubeConfig());
   await installWidgetCrd(plane.kubeConfig());
-  await api.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } } });
+  await api.request('POST', '/api/v1/namespaces', {
+    body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } },
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -40,7 +42,9 @@ async function readLease(): Promise<Lease> {
 }
 
 async function phase(name: string): Promise<string | undefined> {
-  const widget = await api.request<Widget>('GET', `/apis/test.konductor.dev/v1/namespaces/${NAMESPACE}/widgets/${name}`).catch(() => undefined);
+  const widget = await api
+    .request<Widget>('GET', `/apis/test.konductor.dev/v1/namespaces/${NAMESPACE}/widgets/${name}`)
+    .catch(() => undefined);
   return widget?.status?.phase as string | undefined;
 }
 
@@ -56,7 +60,9 @@ function messages(of: Run): string[] {
 /** Fails at once, with what the operator said last, if it has exited: waiting on would only time out. */
 function stillRunning(of: Run): true {
   if (of.child.exitCode !== null || of.child.signalCode !== null) {
-    throw new Error(`the operator exited (${of.child.exitCode ?? of.child.signalCode}); its last messages: ${JSON.stringify(messages(of).slice(-5))}`);
+    throw new Error(
+      `the operator exited (${of.child.exitCode ?? of.child.signalCode}); its last messages: ${JSON.stringify(messages(of).slice(-5))}`,
+    );
   }
   return true;
 }
@@ -64,12 +70,31 @@ function stillRunning(of: Run): true {
 describe('konductor run on the default Lease timings while its API server freezes', () => {
   test(`for ${FREEZE_MS / 1000} s (SIGSTOP): it keeps leading (no stop, no exit, the same holder) and handles a change made right after`, async () => {
     const widgets = new Widgets(plane.kubeConfig(), NAMESPACE);
-    const args = ['run', fixture, '--kubeconfig', plane.kubeconfigPath, '-n', NAMESPACE, '--lease-namespace', NAMESPACE, '--log-format', 'json', '--health-port', '0'];
+    const args = [
+      'run',
+      fixture,
+      '--kubeconfig',
+      plane.kubeconfigPath,
+      '-n',
+      NAMESPACE,
+      '--lease-namespace',
+      NAMESPACE,
+      '--log-format',
+      'json',
+      '--health-port',
+      '0',
+    ];
     const operator = spawnKonductor('bin/konductor.mjs', args, { cwd: root, detached: true });
     run = operator;
-    await waitFor(() => messages(operator).includes('leading: starting work'), { what: 'the operator to lead', timeoutMs: 60_000 });
+    await waitFor(() => messages(operator).includes('leading: starting work'), {
+      what: 'the operator to lead',
+      timeoutMs: 60_000,
+    });
     await widgets.create('before');
-    await waitFor(async () => (await phase('before')) === 'Ready', { what: 'the widget made before the freeze to be handled', timeoutMs: 30_000 });
+    await waitFor(async () => (await phase('before')) === 'Ready', {
+      what: 'the widget made before the freeze to be handled',
+      timeoutMs: 30_000,
+    });
     const before = (await readLease()).spec!;
     expect(before.holderIdentity).toBeTruthy();
 
@@ -84,16 +109,24 @@ describe('konductor run on the default Lease timings while its API server freeze
 
     // A renewal started after the SIGSTOP can only have landed after the SIGCONT.
     const renewed = (async () => {
-      await waitFor(async () => stillRunning(operator) && Date.parse((await readLease()).spec?.renewTime ?? '') >= frozenAt, {
-        what: 'a renewal after the freeze',
-        timeoutMs: 30_000,
-        intervalMs: 50,
-      });
+      await waitFor(
+        async () =>
+          stillRunning(operator) &&
+          Date.parse((await readLease()).spec?.renewTime ?? '') >= frozenAt,
+        {
+          what: 'a renewal after the freeze',
+          timeoutMs: 30_000,
+          intervalMs: 50,
+        },
+      );
       return Date.now() - thawedAt;
     })();
     await widgets.create('after');
     const renewedAfterMs = await renewed;
-    await waitFor(async () => stillRunning(operator) && (await phase('after')) === 'Ready', { what: 'the widget made right after the freeze to be handled', timeoutMs: 30_000 });
+    await waitFor(async () => stillRunning(operator) && (await phase('after')) === 'Ready', {
+      what: 'the widget made right after the freeze to be handled',
+      timeoutMs: 30_000,
+    });
     await sleep(Math.max(0, frozenAt + FREEZE_MS + WATCH_AFTER_FREEZE_MS - Date.now()));
 
     const after = (await readLease()).spec!;
@@ -103,7 +136,11 @@ describe('konductor run on the default Lease timings while its API server freeze
         `(polled every 50 ms); operator said ${JSON.stringify(recovered)}`,
     );
     expect(operator.child.exitCode).toBeNull();
-    expect(messages(operator).filter((msg) => /stopped leading|lost leadership|could not renew the lease in time/.test(msg))).toEqual([]);
+    expect(
+      messages(operator).filter((msg) =>
+        /stopped leading|lost leadership|could not renew the lease in time/.test(msg),
+      ),
+    ).toEqual([]);
     expect(after.holderIdentity).toBe(before.holderIdentity);
     expect(after.leaseTransitions).toBe(before.leaseTransitions);
     expect(Date.parse(after.renewTime!)).toBeGreaterThan(frozenAt + FREEZE_MS);

@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { createOperator, on, silentLogger, type ChangeContext, type Operator } from '../../../src/framework/index.js';
+import {
+  createOperator,
+  on,
+  silentLogger,
+  type ChangeContext,
+  type Operator,
+} from '../../../src/framework/index.js';
 import { sharedKubeConfig } from '../../support/cluster.js';
 import { installWidgetCrd, Widgets } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
@@ -29,7 +35,12 @@ describe('namespace globs', () => {
         handled.push(`${namespace}/${name}`);
       }
     }
-    operator = createOperator({ kubeConfig: kc, handlers: [Seen], namespaces: [`glob-${run}-*`], logger: silentLogger() }).start();
+    operator = createOperator({
+      kubeConfig: kc,
+      handlers: [Seen],
+      namespaces: [`glob-${run}-*`],
+      logger: silentLogger(),
+    }).start();
     await operator.ready;
 
     const late = await created(`glob-${run}-late`);
@@ -38,7 +49,9 @@ describe('namespace globs', () => {
     await new Widgets(kc, late).create('b');
     await new Widgets(kc, other).create('c');
 
-    await waitFor(() => handled.length >= 2, { what: 'the widgets in both matching namespaces to be handled' });
+    await waitFor(() => handled.length >= 2, {
+      what: 'the widgets in both matching namespaces to be handled',
+    });
     // The unmatched widget was created before the matching ones' handling finished; give it a moment more.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(handled.sort()).toEqual([`${early}/a`, `${late}/b`]);

@@ -21,7 +21,9 @@ function announcing(): HandlerClass {
 /** `reason object <- component` of every Event in the namespace, sorted. */
 async function eventsIn(kc: KubeConfig, namespace: string): Promise<string[]> {
   const { items } = await kc.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace });
-  return items.map((e: CoreV1Event) => `${e.reason} ${e.involvedObject.name} <- ${e.source?.component}`).sort();
+  return items
+    .map((e: CoreV1Event) => `${e.reason} ${e.involvedObject.name} <- ${e.source?.component}`)
+    .sort();
 }
 
 describe('Events belong to the operator that handles the object', () => {
@@ -33,23 +35,44 @@ describe('Events belong to the operator that handles the object', () => {
   test('two operators in one process each post their own Events, and stopping one leaves the other posting', async () => {
     const kc = sharedKubeConfig();
     await installWidgetCrd(kc);
-    const [first, second] = [await uniqueNamespace(kc, 'events-a'), await uniqueNamespace(kc, 'events-b')];
-    const operatorA = await runOperator({ kubeConfig: kc, handlers: [announcing()], namespaces: [first], eventSource: 'operator-a' });
-    const operatorB = await runOperator({ kubeConfig: kc, handlers: [announcing()], namespaces: [second], eventSource: 'operator-b' });
+    const [first, second] = [
+      await uniqueNamespace(kc, 'events-a'),
+      await uniqueNamespace(kc, 'events-b'),
+    ];
+    const operatorA = await runOperator({
+      kubeConfig: kc,
+      handlers: [announcing()],
+      namespaces: [first],
+      eventSource: 'operator-a',
+    });
+    const operatorB = await runOperator({
+      kubeConfig: kc,
+      handlers: [announcing()],
+      namespaces: [second],
+      eventSource: 'operator-b',
+    });
     running.push(operatorA, operatorB);
 
     await new Widgets(kc, first).create('one');
     await new Widgets(kc, second).create('two');
     const expectedA = ['ViaContext one <- operator-a', 'ViaFunction one <- operator-a'];
     const expectedB = ['ViaContext two <- operator-b', 'ViaFunction two <- operator-b'];
-    await waitFor(async () => (await eventsIn(kc, first)).length >= 2 && (await eventsIn(kc, second)).length >= 2, { what: 'both operators’ Events' });
+    await waitFor(
+      async () =>
+        (await eventsIn(kc, first)).length >= 2 && (await eventsIn(kc, second)).length >= 2,
+      { what: 'both operators’ Events' },
+    );
     expect(await eventsIn(kc, first)).toEqual(expectedA);
     expect(await eventsIn(kc, second)).toEqual(expectedB);
 
     await running.shift()!.stop();
     await new Widgets(kc, second).create('three');
-    await waitFor(async () => (await eventsIn(kc, second)).length >= 4, { what: 'the second operator’s Events after the first stopped' });
-    expect(await eventsIn(kc, second)).toEqual([...expectedB, 'ViaContext three <- operator-b', 'ViaFunction three <- operator-b'].sort());
+    await waitFor(async () => (await eventsIn(kc, second)).length >= 4, {
+      what: 'the second operator’s Events after the first stopped',
+    });
+    expect(await eventsIn(kc, second)).toEqual(
+      [...expectedB, 'ViaContext three <- operator-b', 'ViaFunction three <- operator-b'].sort(),
+    );
     expect(await eventsIn(kc, first)).toEqual(expectedA);
   }, 60_000);
 });

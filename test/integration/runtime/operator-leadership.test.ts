@@ -37,7 +37,12 @@ describe('an operator under leader election', () => {
     for (const client of clients.splice(0)) client.close();
   });
 
-  function start(namespace: string, identity: string, handlers: HandlerClass[], extra: Partial<OperatorOptions> = {}): Operator {
+  function start(
+    namespace: string,
+    identity: string,
+    handlers: HandlerClass[],
+    extra: Partial<OperatorOptions> = {},
+  ): Operator {
     const operator = createOperator({
       kubeConfig: sharedKubeConfig(),
       handlers,
@@ -80,7 +85,10 @@ describe('an operator under leader election', () => {
     await operator.ready;
     const widgets = new Widgets(kc, namespace);
     await widgets.create('w');
-    await waitFor(() => created.includes('w') && ticks.length >= 2 && daemons.includes('w started'), { what: 'the handler, the timer and the daemon to run' });
+    await waitFor(
+      () => created.includes('w') && ticks.length >= 2 && daemons.includes('w started'),
+      { what: 'the handler, the timer and the daemon to run' },
+    );
 
     // Another replica takes the Lease over: the leader's next renewal finds it held by someone else.
     const client = new ApiClient(kc);
@@ -91,13 +99,20 @@ describe('an operator under leader election', () => {
       async () => {
         const lease = await client.request<Lease>('GET', path);
         const now = formatMicroTime(Date.now());
-        const taken = await client.request<Lease>('PUT', path, { body: { ...lease, spec: { ...lease.spec, holderIdentity: 'usurper', acquireTime: now, renewTime: now } } }).then(
-          () => true,
-          (error: unknown) => {
-            if (ApiError.isConflict(error)) return false;
-            throw error;
-          },
-        );
+        const taken = await client
+          .request<Lease>('PUT', path, {
+            body: {
+              ...lease,
+              spec: { ...lease.spec, holderIdentity: 'usurper', acquireTime: now, renewTime: now },
+            },
+          })
+          .then(
+            () => true,
+            (error: unknown) => {
+              if (ApiError.isConflict(error)) return false;
+              throw error;
+            },
+          );
         return taken;
       },
       { what: 'the usurper to take the Lease', timeoutMs: 10_000, intervalMs: 50 },
@@ -105,7 +120,10 @@ describe('an operator under leader election', () => {
 
     let lost = false;
     void operator.lostLeadership.then(() => (lost = true));
-    await waitFor(() => lost, { what: 'the operator to notice the loss', timeoutMs: 2 * ELECTION.retryPeriod * 1000 + 5_000 });
+    await waitFor(() => lost, {
+      what: 'the operator to notice the loss',
+      timeoutMs: 2 * ELECTION.retryPeriod * 1000 + 5_000,
+    });
 
     expect(operator.active).toBe(false);
     expect(daemons).toEqual(['w started', 'w stopped']);
@@ -135,7 +153,10 @@ describe('an operator under leader election', () => {
     const second = start(namespace, 'second', [recorder('second')], { health });
     const [firstPort, secondPort] = [(await first.serveHealth())!, (await second.serveHealth())!];
 
-    await waitFor(async () => (await get(secondPort, '/readyz')).status === 200, { what: 'the standby to report ready', timeoutMs: 10_000 });
+    await waitFor(async () => (await get(secondPort, '/readyz')).status === 200, {
+      what: 'the standby to report ready',
+      timeoutMs: 10_000,
+    });
     expect(second.active).toBe(false);
     expect(await get(secondPort, '/readyz')).toEqual({ status: 200, body: 'ok\n' });
     await first.ready;
@@ -161,13 +182,23 @@ describe('an operator under leader election', () => {
     await waitFor(() => first.active, { what: 'the first replica to lead' });
     const logs = new LogCapture();
     const second = start(namespace, 'second', [Idle], { logger: logs.logger });
-    await waitFor(() => logs.containing('standing by').length > 0, { what: 'the standby to say who leads' });
-    expect(logs.containing('standing by')).toEqual([expect.objectContaining({ level: 30, msg: `standing by, leader is first (Lease ${namespace}/${LOCK})`, holder: 'first' })]);
+    await waitFor(() => logs.containing('standing by').length > 0, {
+      what: 'the standby to say who leads',
+    });
+    expect(logs.containing('standing by')).toEqual([
+      expect.objectContaining({
+        level: 30,
+        msg: `standing by, leader is first (Lease ${namespace}/${LOCK})`,
+        holder: 'first',
+      }),
+    ]);
 
     operators.splice(operators.indexOf(first), 1);
     await first.stop(2_000); // releases the Lease
     await waitFor(() => second.active, { what: 'the standby to take over' });
-    expect(logs.containing('took over').map((line) => line.msg)).toEqual([`took over the Lease ${namespace}/${LOCK} from first: leading`]);
+    expect(logs.containing('took over').map((line) => line.msg)).toEqual([
+      `took over the Lease ${namespace}/${LOCK} from first: leading`,
+    ]);
     expect(logs.containing('standing by')).toHaveLength(1);
   }, 60_000);
 });

@@ -3,7 +3,12 @@ import type { ChildProcess } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+} from '@kubernetes/client-node';
 import { on, timer, type ChangeContext, type TimerContext } from '../../../src/framework/index.js';
 import { resolveControllerManager } from '../../../src/testing/binaries.js';
 import { runOperator, TestControlPlane, type TestOperator } from '../../../src/testing/index.js';
@@ -12,7 +17,13 @@ import { exitWithin, killChildGroup, spawnKonductor } from '../../support/cli.js
 import { statusOf, uniqueNamespace } from '../../support/cluster.js';
 import { LogCapture } from '../../support/log-capture.js';
 import { waitFor } from '../../support/wait-for.js';
-import { installWidgetCrd, WIDGET_API_VERSION, widgetIds, Widgets, type Widget } from '../../support/widgets.js';
+import {
+  installWidgetCrd,
+  WIDGET_API_VERSION,
+  widgetIds,
+  Widgets,
+  type Widget,
+} from '../../support/widgets.js';
 import { type HandlerClass } from '../../../src/framework/registry/registry.js';
 
 /**
@@ -70,7 +81,9 @@ async function readWidget(namespace: string, name: string): Promise<Widget | und
 }
 
 async function widgetsIn(namespace: string): Promise<Widget[]> {
-  return ((await custom.listNamespacedCustomObject({ ...widgetIds, namespace })) as { items: Widget[] }).items;
+  return (
+    (await custom.listNamespacedCustomObject({ ...widgetIds, namespace })) as { items: Widget[] }
+  ).items;
 }
 
 async function namespaceGone(name: string): Promise<boolean> {
@@ -96,17 +109,33 @@ async function deleteNamespace(name: string): Promise<void> {
     const coordination = kc.makeApiClient(CoordinationV1Api);
     for (;;) {
       const left = await widgetsIn(name).catch(() => []);
-      for (const widget of left) if (!widget.metadata?.deletionTimestamp) await custom.deleteNamespacedCustomObject({ ...widgetIds, namespace: name, name: widget.metadata!.name! }).catch(() => undefined);
-      await coordination.deleteCollectionNamespacedLease({ namespace: name }).catch(() => undefined);
+      for (const widget of left)
+        if (!widget.metadata?.deletionTimestamp)
+          await custom
+            .deleteNamespacedCustomObject({
+              ...widgetIds,
+              namespace: name,
+              name: widget.metadata!.name!,
+            })
+            .catch(() => undefined);
+      await coordination
+        .deleteCollectionNamespacedLease({ namespace: name })
+        .catch(() => undefined);
       await core.deleteCollectionNamespacedConfigMap({ namespace: name }).catch(() => undefined);
       if (left.length === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
-    await core.replaceNamespaceFinalize({ name, body: { metadata: { name }, spec: { finalizers: [] } } }).catch(() => undefined);
+    await core
+      .replaceNamespaceFinalize({ name, body: { metadata: { name }, spec: { finalizers: [] } } })
+      .catch(() => undefined);
   })();
 }
 
-async function start(handlers: HandlerClass[], namespaces: string[], log = new LogCapture()): Promise<TestOperator> {
+async function start(
+  handlers: HandlerClass[],
+  namespaces: string[],
+  log = new LogCapture(),
+): Promise<TestOperator> {
   const operator = await runOperator({ kubeConfig: kc, handlers, namespaces, logger: log.logger });
   running.push(operator);
   return operator;
@@ -132,7 +161,10 @@ describe('timers and daemons with finalizer: false', () => {
     const operator = await start([Refresh], [namespace]);
     const widgets = new Widgets(kc, namespace);
     await widgets.create('w1');
-    await waitFor(async () => (await readWidget(namespace, 'w1'))?.status?.refreshed !== undefined, { what: 'the timer to run on w1' });
+    await waitFor(
+      async () => (await readWidget(namespace, 'w1'))?.status?.refreshed !== undefined,
+      { what: 'the timer to run on w1' },
+    );
     expect((await readWidget(namespace, 'w1'))?.metadata?.finalizers ?? []).toEqual([]);
 
     await stopAsOnSigterm(operator);
@@ -156,7 +188,11 @@ describe('a stopping operator finishes the deletions under way', () => {
     const operator = await start([Cleanup], [namespace]);
     const widgets = new Widgets(kc, namespace);
     await widgets.createMany('w', 10);
-    await waitFor(async () => (await widgetsIn(namespace)).every((w) => w.metadata?.finalizers?.includes(FINALIZER)), { what: 'every widget to carry the finalizer' });
+    await waitFor(
+      async () =>
+        (await widgetsIn(namespace)).every((w) => w.metadata?.finalizers?.includes(FINALIZER)),
+      { what: 'every widget to carry the finalizer' },
+    );
 
     await Promise.all(Array.from({ length: 10 }, (_, i) => widgets.delete(`w-${i}`)));
     await stopAsOnSigterm(operator);
@@ -180,9 +216,15 @@ describe('what a stopped operator releases', () => {
     const log = new LogCapture();
     const operator = await start([FailingCleanup], [namespace], log);
     await new Widgets(kc, namespace).create('stuck');
-    await waitFor(async () => (await readWidget(namespace, 'stuck'))?.metadata?.finalizers?.includes(FINALIZER), { what: 'the widget to carry the finalizer' });
+    await waitFor(
+      async () => (await readWidget(namespace, 'stuck'))?.metadata?.finalizers?.includes(FINALIZER),
+      { what: 'the widget to carry the finalizer' },
+    );
     await deleteNamespace(namespace);
-    await waitFor(async () => (await readWidget(namespace, 'stuck'))?.metadata?.deletionTimestamp, { what: 'the namespace controller to delete the widget', timeoutMs: 30_000 });
+    await waitFor(async () => (await readWidget(namespace, 'stuck'))?.metadata?.deletionTimestamp, {
+      what: 'the namespace controller to delete the widget',
+      timeoutMs: 30_000,
+    });
 
     await stopAsOnSigterm(operator, 5_000);
 
@@ -190,7 +232,10 @@ describe('what a stopped operator releases', () => {
     expect(released.map((line) => line.msg)).toEqual([
       `released the finalizer of ${namespace}/stuck: its namespace is being deleted and the operator stopped before its delete handlers finished`,
     ]);
-    await waitFor(() => namespaceGone(namespace), { what: `namespace ${namespace} to be gone`, timeoutMs: 60_000 });
+    await waitFor(() => namespaceGone(namespace), {
+      what: `namespace ${namespace} to be gone`,
+      timeoutMs: 60_000,
+    });
   }, 120_000);
 
   test('an object being deleted in a healthy namespace keeps its finalizer, for the next operator instance', async () => {
@@ -199,7 +244,11 @@ describe('what a stopped operator releases', () => {
     const operator = await start([FailingCleanup], [namespace], log);
     const widgets = new Widgets(kc, namespace);
     await widgets.create('waiting');
-    await waitFor(async () => (await readWidget(namespace, 'waiting'))?.metadata?.finalizers?.includes(FINALIZER), { what: 'the widget to carry the finalizer' });
+    await waitFor(
+      async () =>
+        (await readWidget(namespace, 'waiting'))?.metadata?.finalizers?.includes(FINALIZER),
+      { what: 'the widget to carry the finalizer' },
+    );
     await widgets.delete('waiting');
 
     await stopAsOnSigterm(operator, 3_000);
@@ -208,7 +257,9 @@ describe('what a stopped operator releases', () => {
     expect(widget?.metadata?.deletionTimestamp).toBeDefined();
     expect(widget?.metadata?.finalizers).toEqual([FINALIZER]);
     expect(log.containing('released the finalizer')).toEqual([]);
-    expect(log.containing('stopping with 1 deletion(s) unfinished').map((line) => line.msg)).toEqual([`stopping with 1 deletion(s) unfinished: ${namespace}/waiting`]);
+    expect(
+      log.containing('stopping with 1 deletion(s) unfinished').map((line) => line.msg),
+    ).toEqual([`stopping with 1 deletion(s) unfinished: ${namespace}/waiting`]);
   });
 });
 
@@ -219,21 +270,48 @@ describe('deleting the namespace an operator runs in', () => {
     const scratch = mkdtempSync(join(tmpdir(), 'konductor-release-'));
     const ledger = join(scratch, 'ledger.jsonl');
     try {
-      const args = ['run', 'test/fixtures/handlers/ledger-widgets.ts', '--kubeconfig', plane.kubeconfigPath, '-n', namespace, '--lease-namespace', namespace, '--health-port', '0', '--log-format', 'json'];
-      const run = spawnKonductor('bin/konductor.mjs', args, { cwd: root, detached: true, env: { POD_NAMESPACE: namespace, CHAOS_LEDGER: ledger } });
+      const args = [
+        'run',
+        'test/fixtures/handlers/ledger-widgets.ts',
+        '--kubeconfig',
+        plane.kubeconfigPath,
+        '-n',
+        namespace,
+        '--lease-namespace',
+        namespace,
+        '--health-port',
+        '0',
+        '--log-format',
+        'json',
+      ];
+      const run = spawnKonductor('bin/konductor.mjs', args, {
+        cwd: root,
+        detached: true,
+        env: { POD_NAMESPACE: namespace, CHAOS_LEDGER: ledger },
+      });
       children.push(run.child);
       await new Widgets(kc, namespace).createMany('w', 50);
-      await waitFor(async () => (await widgetsIn(namespace)).filter((w) => w.status?.handledSize !== undefined && w.metadata?.finalizers?.includes(FINALIZER)).length === 50, {
-        what: 'the operator to handle all 50 widgets',
-        timeoutMs: 60_000,
-      });
+      await waitFor(
+        async () =>
+          (await widgetsIn(namespace)).filter(
+            (w) =>
+              w.status?.handledSize !== undefined && w.metadata?.finalizers?.includes(FINALIZER),
+          ).length === 50,
+        {
+          what: 'the operator to handle all 50 widgets',
+          timeoutMs: 60_000,
+        },
+      );
 
       // The namespace controller deletes the namespace's objects, the operator's pod among them: the kubelet sends SIGTERM.
       await deleteNamespace(namespace);
       const signalledAt = Date.now();
       run.child.kill('SIGTERM');
 
-      await waitFor(() => namespaceGone(namespace), { what: `namespace ${namespace} to be gone`, timeoutMs: GRACE_PERIOD_MS + 10_000 });
+      await waitFor(() => namespaceGone(namespace), {
+        what: `namespace ${namespace} to be gone`,
+        timeoutMs: GRACE_PERIOD_MS + 10_000,
+      });
       const goneAfterMs = Date.now() - signalledAt;
       expect(await exitWithin(run, GRACE_PERIOD_MS)).toBe(0);
       expect(await widgetsIn(namespace)).toEqual([]);
@@ -242,10 +320,17 @@ describe('deleting the namespace an operator runs in', () => {
         .filter((line) => line !== '')
         .map((line) => JSON.parse(line) as LedgerEntry)
         .filter((entry) => entry.kind === 'delete' && entry.at === 'done');
-      const released = run.stdout().split('\n').filter((line) => line.includes('released the finalizer of')).length;
+      const released = run
+        .stdout()
+        .split('\n')
+        .filter((line) => line.includes('released the finalizer of')).length;
       // Every widget was either handled (its delete handler ran) or released (and logged): none was left behind unaccounted.
-      expect(new Set(deletes.map((entry) => entry.name)).size + released).toBeGreaterThanOrEqual(50);
-      console.log(`namespace gone ${goneAfterMs} ms after SIGTERM; delete handlers run: ${deletes.length}; finalizers released: ${released}`);
+      expect(new Set(deletes.map((entry) => entry.name)).size + released).toBeGreaterThanOrEqual(
+        50,
+      );
+      console.log(
+        `namespace gone ${goneAfterMs} ms after SIGTERM; delete handlers run: ${deletes.length}; finalizers released: ${released}`,
+      );
     } finally {
       rmSync(scratch, { recursive: true, force: true });
     }

@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { AdmissionError, ApiClient, on, type AdmissionContext } from '../../../src/framework/index.js';
+import {
+  AdmissionError,
+  ApiClient,
+  on,
+  type AdmissionContext,
+} from '../../../src/framework/index.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { runOperator } from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
@@ -42,15 +47,26 @@ afterAll(async () => {
 });
 
 function configurations() {
-  return api.resource<KubeObject>('admissionregistration.k8s.io/v1', 'validatingwebhookconfigurations');
+  return api.resource<KubeObject>(
+    'admissionregistration.k8s.io/v1',
+    'validatingwebhookconfigurations',
+  );
 }
 
 /** An operator running in `namespace` (as its pod would: POD_NAMESPACE) that serves the SizeCheck webhook there. */
-async function operatorIn(namespace: string): Promise<{ identity: string; stop: () => Promise<void> }> {
+async function operatorIn(
+  namespace: string,
+): Promise<{ identity: string; stop: () => Promise<void> }> {
   const identity = `home-${randomBytes(4).toString('hex')}.konductor.dev`;
   identities.push(identity);
   process.env.POD_NAMESPACE = namespace;
-  const operator = await runOperator({ kubeConfig: kc, handlers: [SizeCheck], namespaces: [namespace], identity, webhooks: { port: 0, url: 'https://127.0.0.1' } });
+  const operator = await runOperator({
+    kubeConfig: kc,
+    handlers: [SizeCheck],
+    namespaces: [namespace],
+    identity,
+    webhooks: { port: 0, url: 'https://127.0.0.1' },
+  });
   expect(await configurations().find({ name: identity })).toBeDefined();
   return { identity, stop: () => operator.stop() };
 }
@@ -66,7 +82,12 @@ describe("an operator's webhook configurations when it stops", () => {
     } finally {
       // No namespace controller on the shared plane: finish the deletion as it would (the Secret goes with it).
       await core.deleteCollectionNamespacedSecret({ namespace }).catch(() => undefined);
-      await core.replaceNamespaceFinalize({ name: namespace, body: { metadata: { name: namespace }, spec: { finalizers: [] } } }).catch(() => undefined);
+      await core
+        .replaceNamespaceFinalize({
+          name: namespace,
+          body: { metadata: { name: namespace }, spec: { finalizers: [] } },
+        })
+        .catch(() => undefined);
     }
   });
 

@@ -7,7 +7,6 @@ import { TestControlPlane } from '../../../src/testing/index.js';
 import { waitFor } from '../../support/wait-for.js';
 import { isAlive } from '../../support/process-alive.js';
 
-
 // These tests stop and kill control planes, so each starts its own instead of the shared one.
 describe('a control plane of its own', () => {
   test('keeps its data when the API server is stopped and started again', async () => {
@@ -15,7 +14,10 @@ describe('a control plane of its own', () => {
     try {
       const core = plane.kubeConfig().makeApiClient(CoreV1Api);
       await core.createNamespace({ body: { metadata: { name: 'kept' } } });
-      await core.createNamespacedConfigMap({ namespace: 'kept', body: { metadata: { name: 'data' }, data: { answer: '42' } } });
+      await core.createNamespacedConfigMap({
+        namespace: 'kept',
+        body: { metadata: { name: 'data' }, data: { answer: '42' } },
+      });
 
       await plane.stopApiServer();
       await expect(core.listNamespace().catch(() => 'unreachable')).resolves.toBe('unreachable');
@@ -37,9 +39,17 @@ describe('a control plane of its own', () => {
   });
 
   test('leaves no process or folder behind when the test process is killed (SIGKILL)', async () => {
-    const holder = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../../support/hold-control-plane.ts', import.meta.url))], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const holder = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        fileURLToPath(new URL('../../support/hold-control-plane.ts', import.meta.url)),
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     const firstLine = await new Promise<string>((resolve, reject) => {
       createInterface({ input: holder.stdout! }).once('line', resolve);
       holder.once('exit', (code) => reject(new Error(`holder exited early with ${code}`)));
@@ -49,7 +59,11 @@ describe('a control plane of its own', () => {
 
     holder.kill('SIGKILL');
 
-    await waitFor(() => !held.pids.some(isAlive) && !existsSync(held.dir), { what: 'its processes to exit and its directory to go', timeoutMs: 10_000, intervalMs: 100 });
+    await waitFor(() => !held.pids.some(isAlive) && !existsSync(held.dir), {
+      what: 'its processes to exit and its directory to go',
+      timeoutMs: 10_000,
+      intervalMs: 100,
+    });
     expect(held.pids.filter(isAlive)).toEqual([]);
     expect(existsSync(held.dir)).toBe(false);
   });

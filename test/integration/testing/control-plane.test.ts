@@ -8,7 +8,12 @@ import {
 } from '@kubernetes/client-node';
 import { kubeConfigForServiceAccount } from '../../../src/testing/index.js';
 import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
-import { installWidgetCrd, WIDGET_API_VERSION, widgetIds as widgets, type Widget } from '../../support/widgets.js';
+import {
+  installWidgetCrd,
+  WIDGET_API_VERSION,
+  widgetIds as widgets,
+  type Widget,
+} from '../../support/widgets.js';
 
 let kc: KubeConfig;
 let api: CustomObjectsApi;
@@ -32,7 +37,11 @@ function createWidget(name: string, spec: Widget['spec'] = { size: 1 }): Promise
 describe('the test control plane', () => {
   test('serves a CRD once installed: custom objects can be created and read back', async () => {
     await createWidget('w-create', { size: 3, color: 'red' });
-    const read = (await api.getNamespacedCustomObject({ ...widgets, namespace, name: 'w-create' })) as Widget;
+    const read = (await api.getNamespacedCustomObject({
+      ...widgets,
+      namespace,
+      name: 'w-create',
+    })) as Widget;
     expect(read.spec).toEqual({ size: 3, color: 'red' });
     expect(read.metadata?.uid).toBeTruthy();
   });
@@ -49,12 +58,28 @@ describe('the test control plane', () => {
   test('applies a JSON patch to the main resource, and rejects one whose test operation fails', async () => {
     await createWidget('w-json', { size: 1 });
     const patched = (await api.patchNamespacedCustomObject(
-      { ...widgets, namespace, name: 'w-json', body: [{ op: 'test', path: '/spec/size', value: 1 }, { op: 'replace', path: '/spec/size', value: 2 }] },
+      {
+        ...widgets,
+        namespace,
+        name: 'w-json',
+        body: [
+          { op: 'test', path: '/spec/size', value: 1 },
+          { op: 'replace', path: '/spec/size', value: 2 },
+        ],
+      },
       setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
     )) as Widget;
     expect(patched.spec?.size).toBe(2);
     const stale = api.patchNamespacedCustomObject(
-      { ...widgets, namespace, name: 'w-json', body: [{ op: 'test', path: '/spec/size', value: 1 }, { op: 'replace', path: '/spec/size', value: 9 }] },
+      {
+        ...widgets,
+        namespace,
+        name: 'w-json',
+        body: [
+          { op: 'test', path: '/spec/size', value: 1 },
+          { op: 'replace', path: '/spec/size', value: 9 },
+        ],
+      },
       setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
     );
     await expect(stale.catch(statusOf)).resolves.toBe(422);
@@ -63,27 +88,46 @@ describe('the test control plane', () => {
   test('keeps status on its subresource: merge and JSON patches on /status change status only', async () => {
     await createWidget('w-status', { size: 1 });
     await api.patchNamespacedCustomObjectStatus(
-      { ...widgets, namespace, name: 'w-status', body: { status: { phase: 'Ready' }, spec: { size: 7 } } },
+      {
+        ...widgets,
+        namespace,
+        name: 'w-status',
+        body: { status: { phase: 'Ready' }, spec: { size: 7 } },
+      },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
     await api.patchNamespacedCustomObjectStatus(
-      { ...widgets, namespace, name: 'w-status', body: [{ op: 'add', path: '/status/observed', value: 1 }] },
+      {
+        ...widgets,
+        namespace,
+        name: 'w-status',
+        body: [{ op: 'add', path: '/status/observed', value: 1 }],
+      },
       setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
     );
-    const read = (await api.getNamespacedCustomObject({ ...widgets, namespace, name: 'w-status' })) as Widget;
+    const read = (await api.getNamespacedCustomObject({
+      ...widgets,
+      namespace,
+      name: 'w-status',
+    })) as Widget;
     expect(read.status).toEqual({ phase: 'Ready', observed: 1 });
     expect(read.spec?.size).toBe(1);
   });
 
   test('delivers ADDED, MODIFIED and DELETED through a watch', async () => {
-    const list = (await api.listNamespacedCustomObject({ ...widgets, namespace })) as { metadata: { resourceVersion: string } };
+    const list = (await api.listNamespacedCustomObject({ ...widgets, namespace })) as {
+      metadata: { resourceVersion: string };
+    };
     const seen: string[] = [];
     const watch = new Watch(kc);
     const done = new Promise<void>((resolve, reject) => {
       void watch
         .watch(
           `/apis/${widgets.group}/${widgets.version}/namespaces/${namespace}/${widgets.plural}`,
-          { resourceVersion: list.metadata.resourceVersion, fieldSelector: 'metadata.name=w-watch' },
+          {
+            resourceVersion: list.metadata.resourceVersion,
+            fieldSelector: 'metadata.name=w-watch',
+          },
           (phase) => {
             seen.push(phase);
             if (phase === 'DELETED') resolve();
@@ -123,7 +167,9 @@ describe('the test control plane', () => {
   describe('RBAC for a ServiceAccount', () => {
     test('denies a ServiceAccount with no permissions (403)', async () => {
       const saKc = await kubeConfigForServiceAccount(kc, { namespace, name: 'nobody' });
-      const denied = saKc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ ...widgets, namespace });
+      const denied = saKc
+        .makeApiClient(CustomObjectsApi)
+        .listNamespacedCustomObject({ ...widgets, namespace });
       await expect(denied.catch(statusOf)).resolves.toBe(403);
     });
 
@@ -133,7 +179,13 @@ describe('the test control plane', () => {
         namespace,
         body: {
           metadata: { name: 'widget-reader' },
-          rules: [{ apiGroups: [widgets.group], resources: [widgets.plural], verbs: ['get', 'list', 'watch'] }],
+          rules: [
+            {
+              apiGroups: [widgets.group],
+              resources: [widgets.plural],
+              verbs: ['get', 'list', 'watch'],
+            },
+          ],
         },
       });
       await rbac.createNamespacedRoleBinding({
@@ -145,7 +197,9 @@ describe('the test control plane', () => {
         },
       });
       const saKc = await kubeConfigForServiceAccount(kc, { namespace, name: 'reader' });
-      const listed = (await saKc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ ...widgets, namespace })) as { items: unknown[] };
+      const listed = (await saKc
+        .makeApiClient(CustomObjectsApi)
+        .listNamespacedCustomObject({ ...widgets, namespace })) as { items: unknown[] };
       expect(Array.isArray(listed.items)).toBe(true);
     });
   });

@@ -36,17 +36,28 @@ async function gone(read: () => Promise<unknown>): Promise<boolean> {
 describe('a test control plane with the controller manager', () => {
   test('garbage-collects an owned ConfigMap after its owner is deleted', async () => {
     const namespace = await uniqueNamespace(kc, 'gc');
-    const owner = await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'owner' } } });
+    const owner = await core.createNamespacedConfigMap({
+      namespace,
+      body: { metadata: { name: 'owner' } },
+    });
     await core.createNamespacedConfigMap({
       namespace,
       body: {
-        metadata: { name: 'owned', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata!.uid! }] },
+        metadata: {
+          name: 'owned',
+          ownerReferences: [
+            { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata!.uid! },
+          ],
+        },
       },
     });
 
     await core.deleteNamespacedConfigMap({ namespace, name: 'owner' });
 
-    await waitFor(() => gone(() => core.readNamespacedConfigMap({ namespace, name: 'owned' })), { what: 'the owned ConfigMap to be collected', timeoutMs: 30_000 });
+    await waitFor(() => gone(() => core.readNamespacedConfigMap({ namespace, name: 'owned' })), {
+      what: 'the owned ConfigMap to be collected',
+      timeoutMs: 30_000,
+    });
   });
 
   test('completes the deletion of a namespace holding objects, custom ones included: the namespace and its objects are gone', async () => {
@@ -54,16 +65,24 @@ describe('a test control plane with the controller manager', () => {
     const namespace = await uniqueNamespace(kc, 'ns-del');
     const widgets = new Widgets(kc, namespace);
     for (let i = 0; i < 3; i++) {
-      await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: `data-${i}` } } });
+      await core.createNamespacedConfigMap({
+        namespace,
+        body: { metadata: { name: `data-${i}` } },
+      });
       await widgets.create(`widget-${i}`);
     }
 
     await core.deleteNamespace({ name: namespace });
 
-    await waitFor(() => gone(() => core.readNamespace({ name: namespace })), { what: `namespace ${namespace} to be gone`, timeoutMs: 60_000 });
+    await waitFor(() => gone(() => core.readNamespace({ name: namespace })), {
+      what: `namespace ${namespace} to be gone`,
+      timeoutMs: 60_000,
+    });
     const left = await core.listNamespacedConfigMap({ namespace });
     expect(left.items.map((item) => item.metadata?.name)).toEqual([]);
-    const widgetsLeft = (await kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ ...widgetIds, namespace })) as { items: Widget[] };
+    const widgetsLeft = (await kc
+      .makeApiClient(CustomObjectsApi)
+      .listNamespacedCustomObject({ ...widgetIds, namespace })) as { items: Widget[] };
     expect(widgetsLeft.items.map((item) => item.metadata?.name)).toEqual([]);
   });
 
@@ -75,7 +94,14 @@ describe('a test control plane with the controller manager', () => {
       namespace,
       body: {
         metadata: { name: 'web' },
-        spec: { replicas: 1, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'web', image: 'nginx' }] } } },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: labels },
+          template: {
+            metadata: { labels },
+            spec: { containers: [{ name: 'web', image: 'nginx' }] },
+          },
+        },
       },
     });
 
@@ -86,7 +112,9 @@ describe('a test control plane with the controller manager', () => {
       },
       { what: 'the Deployment to get a ReplicaSet', timeoutMs: 30_000 },
     );
-    expect(replicaSets!.map((rs) => rs.metadata?.ownerReferences?.[0]?.uid)).toEqual([deployment.metadata!.uid]);
+    expect(replicaSets!.map((rs) => rs.metadata?.ownerReferences?.[0]?.uid)).toEqual([
+      deployment.metadata!.uid,
+    ]);
   });
 });
 

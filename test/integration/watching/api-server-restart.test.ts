@@ -34,9 +34,11 @@ describe('a watch across an API server outage', () => {
     const metrics = new MetricsRecorder();
     const events: WatchEvent<Widget>[] = [];
     // A short backoff cap keeps the test quick; the behaviour does not depend on it.
-    subscription = watchResource<Widget>(client, widgetResource, { namespace: 'outage', metrics, backoff: { maxMs: 1_000 } }).subscribe(
-      (event) => events.push(event),
-    );
+    subscription = watchResource<Widget>(client, widgetResource, {
+      namespace: 'outage',
+      metrics,
+      backoff: { maxMs: 1_000 },
+    }).subscribe((event) => events.push(event));
     await waitFor(() => events.some((e) => e.type === 'SYNCED'), { what: 'the initial listing' });
     const before = events.length;
 
@@ -53,11 +55,20 @@ describe('a watch across an API server outage', () => {
 
     const changes = (): ObjectEvent<Widget>[] =>
       events.slice(before).filter((e): e is ObjectEvent<Widget> => e.type !== 'SYNCED');
-    await waitFor(() => changes().length >= 3, { what: 'the three changes to arrive', timeoutMs: 40_000 });
+    await waitFor(() => changes().length >= 3, {
+      what: 'the three changes to arrive',
+      timeoutMs: 40_000,
+    });
     await new Promise((resolve) => setTimeout(resolve, 1_000)); // room for any duplicate to show up
 
-    const summary = changes().map((e) => `${e.type} ${e.object.metadata?.name} size=${e.object.spec?.size}`);
-    expect(summary.sort()).toEqual(['ADDED created size=7', 'DELETED removed size=1', 'MODIFIED changed size=3']);
+    const summary = changes().map(
+      (e) => `${e.type} ${e.object.metadata?.name} size=${e.object.spec?.size}`,
+    );
+    expect(summary.sort()).toEqual([
+      'ADDED created size=7',
+      'DELETED removed size=1',
+      'MODIFIED changed size=3',
+    ]);
     expect(metrics.counter('watch_reconnects_total')).toBeGreaterThan(0);
   });
 });

@@ -1,7 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
-import { createOperator, on, silentLogger, type EventContext } from '../../../src/framework/index.js';
+import {
+  createOperator,
+  on,
+  silentLogger,
+  type EventContext,
+} from '../../../src/framework/index.js';
 import { installCrds } from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { waitFor } from '../../support/wait-for.js';
@@ -15,7 +20,16 @@ function gadgetCrd(group: string): V1CustomResourceDefinition {
       group,
       scope: 'Namespaced',
       names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' },
-      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } } }],
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true },
+          },
+        },
+      ],
     },
   };
 }
@@ -34,7 +48,12 @@ describe('a resource whose CRD appears after the operator starts', () => {
       }
     }
 
-    const operator = createOperator({ kubeConfig: kc, handlers: [Gadgets], namespaces: [namespace], logger: silentLogger() }).start();
+    const operator = createOperator({
+      kubeConfig: kc,
+      handlers: [Gadgets],
+      namespaces: [namespace],
+      logger: silentLogger(),
+    }).start();
     try {
       await new Promise((resolve) => setTimeout(resolve, 1_500)); // the operator is running, the CRD is not there
       await installCrds(kc, [gadgetCrd(group)]);
@@ -45,7 +64,10 @@ describe('a resource whose CRD appears after the operator starts', () => {
         namespace,
         body: { apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name: 'first' } },
       });
-      await waitFor(() => seen.includes('ADDED first'), { what: 'the handler to see the new gadget', timeoutMs: 30_000 });
+      await waitFor(() => seen.includes('ADDED first'), {
+        what: 'the handler to see the new gadget',
+        timeoutMs: 30_000,
+      });
     } finally {
       await operator.stop();
     }

@@ -27,13 +27,22 @@ describe('listing on a real API server', () => {
       if (method === 'GET' && path.endsWith('/widgets')) listRequests.push(path);
     };
     const events: WatchEvent<Widget>[] = [];
-    subscription = watchResource<Widget>(client, widgetResource, { namespace, pageSize: 500, metrics: new MetricsRecorder() }).subscribe(
-      (event) => events.push(event),
-    );
-    await waitFor(() => events.some((e) => e.type === 'SYNCED'), { what: 'the listing to complete' });
+    subscription = watchResource<Widget>(client, widgetResource, {
+      namespace,
+      pageSize: 500,
+      metrics: new MetricsRecorder(),
+    }).subscribe((event) => events.push(event));
+    await waitFor(() => events.some((e) => e.type === 'SYNCED'), {
+      what: 'the listing to complete',
+    });
 
-    const beforeSync = events.slice(0, events.findIndex((e) => e.type === 'SYNCED'));
-    const uids = new Set(beforeSync.map((e) => (e.type === 'SYNCED' ? '' : e.object.metadata?.uid)));
+    const beforeSync = events.slice(
+      0,
+      events.findIndex((e) => e.type === 'SYNCED'),
+    );
+    const uids = new Set(
+      beforeSync.map((e) => (e.type === 'SYNCED' ? '' : e.object.metadata?.uid)),
+    );
     expect(beforeSync).toHaveLength(2_000);
     expect(uids.size).toBe(2_000);
     expect(beforeSync.every((e) => e.type === 'ADDED')).toBe(true);

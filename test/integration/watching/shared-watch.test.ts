@@ -28,13 +28,20 @@ describe('shared watches', () => {
     const first: WatchEvent[] = [];
     const second: WatchEvent[] = [];
     subscriptions.push(hub.watch(widgetResource, { namespace }).subscribe((e) => first.push(e)));
-    await waitFor(() => first.some((e) => e.type === 'SYNCED'), { what: 'the first subscriber to sync' });
+    await waitFor(() => first.some((e) => e.type === 'SYNCED'), {
+      what: 'the first subscriber to sync',
+    });
     subscriptions.push(hub.watch(widgetResource, { namespace }).subscribe((e) => second.push(e)));
     await widgets.create('late');
-    await waitFor(() => second.length === 7 && first.length === 7, { what: 'both subscribers to see the new object' });
+    await waitFor(() => second.length === 7 && first.length === 7, {
+      what: 'both subscribers to see the new object',
+    });
 
     const names = (events: WatchEvent[]): string[] =>
-      events.filter((e): e is ObjectEvent => e.type !== 'SYNCED').map((e) => e.object.metadata?.name ?? '').sort();
+      events
+        .filter((e): e is ObjectEvent => e.type !== 'SYNCED')
+        .map((e) => e.object.metadata?.name ?? '')
+        .sort();
     expect(names(second)).toEqual(names(first));
     expect(names(second)).toHaveLength(6);
     expect(requests.filter((m) => m === 'GET')).toHaveLength(1);
@@ -49,7 +56,9 @@ describe('shared watches', () => {
     client = new ApiClient(kc);
     const hub = new WatchHub(client);
     const synced: boolean[] = [];
-    const a = hub.watch(widgetResource, { namespace }).subscribe((e) => e.type === 'SYNCED' && synced.push(true));
+    const a = hub
+      .watch(widgetResource, { namespace })
+      .subscribe((e) => e.type === 'SYNCED' && synced.push(true));
     const b = hub.watch(widgetResource, { namespace }).subscribe(() => undefined);
     await waitFor(() => synced.length === 1, { what: 'the listing' });
     a.unsubscribe();

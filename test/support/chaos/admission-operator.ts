@@ -77,8 +77,17 @@ export class AdmissionOperator {
         clientCA: options.clientCA,
       }),
     };
-    const args = [`--max-old-space-size=${options.heapMb ?? 192}`, '--input-type=module', '-e', LAUNCHER];
-    const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const args = [
+      `--max-old-space-size=${options.heapMb ?? 192}`,
+      '--input-type=module',
+      '-e',
+      LAUNCHER,
+    ];
+    const child = spawn(process.execPath, args, {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     this.child = child;
     const collect = (chunk: Buffer): void => {
       this.output += chunk.toString();
@@ -99,9 +108,17 @@ export class AdmissionOperator {
     let port: number | undefined;
     await waitFor(
       () => {
-        if (!this.alive) throw new Error(`the admission operator exited (${String(this.exit)}) before serving:\n${this.tail()}`);
-        port = this.logs().find((line) => line.msg === 'webhook server listening' && typeof line.port === 'number')?.port as number | undefined;
-        return port !== undefined && this.output.includes('"msg":"initial listings done; watching for changes"');
+        if (!this.alive)
+          throw new Error(
+            `the admission operator exited (${String(this.exit)}) before serving:\n${this.tail()}`,
+          );
+        port = this.logs().find(
+          (line) => line.msg === 'webhook server listening' && typeof line.port === 'number',
+        )?.port as number | undefined;
+        return (
+          port !== undefined &&
+          this.output.includes('"msg":"initial listings done; watching for changes"')
+        );
       },
       { what: 'the admission operator to serve its webhook', timeoutMs, intervalMs: 50 },
     );

@@ -46,20 +46,35 @@ export interface LedgerVerdict {
  * handled a size the test never wrote. Intermediate sizes may be skipped (Kopf semantics: the
  * latest state wins), so they count as handled when the latest is.
  */
-export function checkLedger(entries: readonly LedgerEntry[], expected: readonly ExpectedObject[]): LedgerVerdict {
+export function checkLedger(
+  entries: readonly LedgerEntry[],
+  expected: readonly ExpectedObject[],
+): LedgerVerdict {
   const done = entries.filter((e) => e.at === 'done');
-  const verdict: LedgerVerdict = { changesMade: 0, changesHandled: 0, lost: [], phantom: [], duplicates: 0 };
+  const verdict: LedgerVerdict = {
+    changesMade: 0,
+    changesHandled: 0,
+    lost: [],
+    phantom: [],
+    duplicates: 0,
+  };
   for (const object of expected) {
     const made = object.sizes.length + (object.deleted ? 1 : 0);
     verdict.changesMade += made;
     const runs = done.filter((e) => e.name === object.name);
     const latest = object.sizes[object.sizes.length - 1];
-    const latestHandled = runs.some((e) => (e.kind === 'create' || e.kind === 'update') && e.size === latest);
+    const latestHandled = runs.some(
+      (e) => (e.kind === 'create' || e.kind === 'update') && e.size === latest,
+    );
     const deletionHandled = !object.deleted || runs.some((e) => e.kind === 'delete');
     if (latestHandled && deletionHandled) verdict.changesHandled += made;
-    else verdict.lost.push(`${object.name}: ${!latestHandled ? `size ${latest} never handled` : 'deletion never handled'}`);
+    else
+      verdict.lost.push(
+        `${object.name}: ${!latestHandled ? `size ${latest} never handled` : 'deletion never handled'}`,
+      );
     for (const run of runs) {
-      if (run.kind !== 'delete' && !object.sizes.includes(run.size as number)) verdict.phantom.push(`${object.name}: ${run.kind} of size ${run.size}`);
+      if (run.kind !== 'delete' && !object.sizes.includes(run.size as number))
+        verdict.phantom.push(`${object.name}: ${run.kind} of size ${run.size}`);
     }
     const keys = runs.map((e) => `${e.kind}:${e.size}`);
     verdict.duplicates += keys.length - new Set(keys).size;
@@ -76,14 +91,21 @@ export function concurrentRuns(entries: readonly LedgerEntry[]): string[] {
     if (entry.at === 'start') open.set(key, entry);
     else {
       const start = open.get(key);
-      if (start) runs.push({ pid: entry.pid, start: start.time, end: entry.time, what: `${entry.kind} ${entry.name}` });
+      if (start)
+        runs.push({
+          pid: entry.pid,
+          start: start.time,
+          end: entry.time,
+          what: `${entry.kind} ${entry.name}`,
+        });
       open.delete(key);
     }
   }
   const overlaps: string[] = [];
   for (const a of runs) {
     for (const b of runs) {
-      if (a.pid < b.pid && a.start < b.end && b.start < a.end) overlaps.push(`pid ${a.pid} (${a.what}) and pid ${b.pid} (${b.what})`);
+      if (a.pid < b.pid && a.start < b.end && b.start < a.end)
+        overlaps.push(`pid ${a.pid} (${a.what}) and pid ${b.pid} (${b.what})`);
     }
   }
   return overlaps;

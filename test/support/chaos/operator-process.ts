@@ -133,7 +133,11 @@ export class LedgerOperator {
   start(): this {
     if (this.alive) throw new Error(`the ledger operator is already running (pid ${this.pid})`);
     const { options } = this;
-    const env: NodeJS.ProcessEnv = { ...cleanEnv(), CHAOS_LEDGER: options.ledger, CHAOS_HANDLER_MS: String(options.handlerMs ?? 0) };
+    const env: NodeJS.ProcessEnv = {
+      ...cleanEnv(),
+      CHAOS_LEDGER: options.ledger,
+      CHAOS_HANDLER_MS: String(options.handlerMs ?? 0),
+    };
     let args: string[];
     if (options.leaderElection) {
       env.CHAOS_OPERATOR = JSON.stringify({
@@ -147,13 +151,34 @@ export class LedgerOperator {
       });
       args = ['--input-type=module', '-e', LAUNCHER];
     } else {
-      args = ['bin/konductor.mjs', 'run', LEDGER_FIXTURE, '--standalone', '-n', options.namespace, '--kubeconfig', options.kubeconfig];
+      args = [
+        'bin/konductor.mjs',
+        'run',
+        LEDGER_FIXTURE,
+        '--standalone',
+        '-n',
+        options.namespace,
+        '--kubeconfig',
+        options.kubeconfig,
+      ];
       args.push('--health-port', '0', '--log-format', 'json', '--storage', this.storage);
-      if (options.concurrency !== undefined) args.push('--concurrency', String(options.concurrency));
+      if (options.concurrency !== undefined)
+        args.push('--concurrency', String(options.concurrency));
     }
     // One process (tsx hooks in, it spawns nothing), in the test runner's process group so Ctrl-C reaches it too.
-    const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const incarnation: Incarnation = { child, pid: child.pid!, output: '', startedAt: Date.now(), exit: undefined, exited: Promise.resolve(0) };
+    const child = spawn(process.execPath, args, {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const incarnation: Incarnation = {
+      child,
+      pid: child.pid!,
+      output: '',
+      startedAt: Date.now(),
+      exit: undefined,
+      exited: Promise.resolve(0),
+    };
     const collect = (chunk: Buffer): void => {
       incarnation.output += chunk.toString();
     };
@@ -194,10 +219,17 @@ export class LedgerOperator {
   async waitReady(timeoutMs = 30_000): Promise<void> {
     await waitFor(
       () => {
-        if (!this.alive) throw new Error(`the ledger operator exited (${String(this.exitStatus)}) before it was ready:\n${this.tail()}`);
+        if (!this.alive)
+          throw new Error(
+            `the ledger operator exited (${String(this.exitStatus)}) before it was ready:\n${this.tail()}`,
+          );
         return this.logged('initial listings done; watching for changes');
       },
-      { what: `the ledger operator (pid ${this.pid}) to finish its initial listing`, timeoutMs, intervalMs: 50 },
+      {
+        what: `the ledger operator (pid ${this.pid}) to finish its initial listing`,
+        timeoutMs,
+        intervalMs: 50,
+      },
     );
     this.startupMs.push(Date.now() - this.current!.startedAt);
   }
@@ -223,14 +255,16 @@ export class LedgerOperator {
 
   private healthUrl(path: string): string {
     const port = this.logs().find((l) => l.msg === 'health and metrics server listening')?.port;
-    if (typeof port !== 'number') throw new Error(`the ledger operator (pid ${this.pid}) has not logged its health port`);
+    if (typeof port !== 'number')
+      throw new Error(`the ledger operator (pid ${this.pid}) has not logged its health port`);
     return `http://127.0.0.1:${port}${path}`;
   }
 
   /** The sum of a metric over all its label sets (0 when absent). */
   async metric(name: string): Promise<number> {
     let total = 0;
-    for (const [key, value] of await this.metrics()) if (key === name || key.startsWith(`${name}{`)) total += value;
+    for (const [key, value] of await this.metrics())
+      if (key === name || key.startsWith(`${name}{`)) total += value;
     return total;
   }
 
@@ -286,7 +320,10 @@ export class RecordingWatch {
   /** Errors of the watch itself, for diagnosis. */
   readonly errors: string[] = [];
 
-  private constructor(private readonly kc: KubeConfig, private readonly namespace: string) {}
+  private constructor(
+    private readonly kc: KubeConfig,
+    private readonly namespace: string,
+  ) {}
 
   /** Starts watching the namespace's widgets; resolves once the watch is open. */
   static async start(kc: KubeConfig, namespace: string): Promise<RecordingWatch> {
@@ -300,11 +337,17 @@ export class RecordingWatch {
     const path = `/apis/${widgetResource.group}/${widgetResource.version}/namespaces/${this.namespace}/${widgetResource.plural}`;
     this.request = await new Watch(this.kc).watch(
       path,
-      this.resourceVersion ? { resourceVersion: this.resourceVersion, allowWatchBookmarks: true } : { allowWatchBookmarks: true },
+      this.resourceVersion
+        ? { resourceVersion: this.resourceVersion, allowWatchBookmarks: true }
+        : { allowWatchBookmarks: true },
       (type: string, object: Widget) => this.observe(type, object),
       (error: unknown) => {
         if (error) this.errors.push(String(error));
-        if (!this.stopped) setTimeout(() => void this.open().catch((e: unknown) => this.errors.push(String(e))), 200);
+        if (!this.stopped)
+          setTimeout(
+            () => void this.open().catch((e: unknown) => this.errors.push(String(e))),
+            200,
+          );
       },
     );
   }
@@ -321,12 +364,18 @@ export class RecordingWatch {
       if (!sizes.has(size)) sizes.set(size, now);
       this.sizes.set(name, sizes);
     }
-    const released = type === 'DELETED' || (meta.deletionTimestamp !== undefined && !(meta.finalizers ?? []).includes(FINALIZER));
+    const released =
+      type === 'DELETED' ||
+      (meta.deletionTimestamp !== undefined && !(meta.finalizers ?? []).includes(FINALIZER));
     if (released && !this.deletions.has(name)) this.deletions.set(name, now);
   }
 
   /** When the handling of `size` (or, for `delete`, the deletion) of `name` was first seen recorded. */
-  recordedAt(name: string, kind: LedgerEntry['kind'], size: number | undefined): number | undefined {
+  recordedAt(
+    name: string,
+    kind: LedgerEntry['kind'],
+    size: number | undefined,
+  ): number | undefined {
     if (kind === 'delete') return this.deletions.get(name);
     return size === undefined ? undefined : this.sizes.get(name)?.get(size);
   }
@@ -354,7 +403,10 @@ export interface DuplicateVerdict {
  * never counts. So a kill that lands between a handler's side effect and the framework's PATCH may
  * repeat the side effect; a kill after the PATCH may not.
  */
-export function judgeDuplicates(entries: readonly LedgerEntry[], recordings: RecordingWatch): DuplicateVerdict {
+export function judgeDuplicates(
+  entries: readonly LedgerEntry[],
+  recordings: RecordingWatch,
+): DuplicateVerdict {
   const starts = new Map<string, number[]>();
   const firstDone = new Set<string>();
   const verdict: DuplicateVerdict = { total: 0, unjustified: [] };
@@ -365,7 +417,8 @@ export function judgeDuplicates(entries: readonly LedgerEntry[], recordings: Rec
       continue;
     }
     const startedAt = starts.get(run)?.shift() ?? entry.time;
-    const state = entry.kind === 'delete' ? `${entry.uid}/delete` : `${entry.uid}/size=${entry.size}`;
+    const state =
+      entry.kind === 'delete' ? `${entry.uid}/delete` : `${entry.uid}/size=${entry.size}`;
     if (!firstDone.has(state)) {
       firstDone.add(state);
       continue;
@@ -450,7 +503,9 @@ export class LedgerWorkload {
   /** Live objects whose latest size has a completed run: deleting them cannot lose a change. */
   handled(): string[] {
     const done = readLedger(this.ledger).filter((e) => e.at === 'done' && e.kind !== 'delete');
-    return this.live().filter((name) => done.some((e) => e.name === name && e.size === this.expected.get(name)!.sizes.at(-1)));
+    return this.live().filter((name) =>
+      done.some((e) => e.name === name && e.size === this.expected.get(name)!.sizes.at(-1)),
+    );
   }
 
   /** Up to `count` distinct names from `names`, chosen at random. */
@@ -461,22 +516,39 @@ export class LedgerWorkload {
   async burst(widgets: Widgets, what: string): Promise<void> {
     const runStarts = (): number => readLedger(this.ledger).filter((e) => e.at === 'start').length;
     const before = runStarts();
-    await Promise.all([this.create(widgets), this.create(widgets), ...this.pick(this.live(), 3).map((name) => this.resize(widgets, name))]);
+    await Promise.all([
+      this.create(widgets),
+      this.create(widgets),
+      ...this.pick(this.live(), 3).map((name) => this.resize(widgets, name)),
+    ]);
     await waitFor(() => runStarts() > before, { what, intervalMs: 10 });
   }
 
   pick(names: readonly string[], count: number): string[] {
     const pool = [...names];
-    return Array.from({ length: Math.min(count, pool.length) }, () => pool.splice(this.random.int(0, pool.length - 1), 1)[0]!);
+    return Array.from(
+      { length: Math.min(count, pool.length) },
+      () => pool.splice(this.random.int(0, pool.length - 1), 1)[0]!,
+    );
   }
 
   /** Objects not (yet) as they should end up: deleted ones still there, live ones whose status misses the latest size. */
   async unsettled(kc: KubeConfig, namespace: string): Promise<string[]> {
-    const ids = { group: widgetResource.group, version: widgetResource.version, plural: widgetResource.plural };
-    const list = (await kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ ...ids, namespace })) as { items: Widget[] };
+    const ids = {
+      group: widgetResource.group,
+      version: widgetResource.version,
+      plural: widgetResource.plural,
+    };
+    const list = (await kc
+      .makeApiClient(CustomObjectsApi)
+      .listNamespacedCustomObject({ ...ids, namespace })) as { items: Widget[] };
     const widgets = new Map(list.items.map((w) => [w.metadata!.name!, w]));
     return [...this.expected.values()]
-      .filter((o) => (o.deleted ? widgets.has(o.name) : widgets.get(o.name)?.status?.handledSize !== o.sizes.at(-1)))
+      .filter((o) =>
+        o.deleted
+          ? widgets.has(o.name)
+          : widgets.get(o.name)?.status?.handledSize !== o.sizes.at(-1),
+      )
       .map((o) => o.name);
   }
 

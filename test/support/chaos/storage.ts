@@ -9,7 +9,14 @@
  *
  *   CHAOS_STORAGE=status npm run -s test:integration -- test/integration/chaos
  */
-import { DIFF_BASE, parseStorage, STATUS_PROGRESS_FIELD, storedText, STORAGES, type Storage } from '../../../src/framework/state/storage.js';
+import {
+  DIFF_BASE,
+  parseStorage,
+  STATUS_PROGRESS_FIELD,
+  storedText,
+  STORAGES,
+  type Storage,
+} from '../../../src/framework/state/storage.js';
 import { Identity } from '../../../src/framework/state/identity.js';
 import type { Widget } from '../widgets.js';
 
@@ -50,9 +57,16 @@ export function recordedSize(widget: Widget): number | undefined {
  */
 export function progressRecords(widget: Widget): string[] {
   const identity = Identity.DEFAULT;
-  const annotations = Object.keys(widget.metadata?.annotations ?? {}).filter((key) => key.startsWith(`${identity.prefix}/`) && key !== identity.diffBaseKey);
-  const section: unknown = (widget.status as Record<string, unknown> | undefined)?.[identity.statusKey];
-  const progress: unknown = typeof section === 'object' && section !== null ? (section as Record<string, unknown>)[STATUS_PROGRESS_FIELD] : undefined;
+  const annotations = Object.keys(widget.metadata?.annotations ?? {}).filter(
+    (key) => key.startsWith(`${identity.prefix}/`) && key !== identity.diffBaseKey,
+  );
+  const section: unknown = (widget.status as Record<string, unknown> | undefined)?.[
+    identity.statusKey
+  ];
+  const progress: unknown =
+    typeof section === 'object' && section !== null
+      ? (section as Record<string, unknown>)[STATUS_PROGRESS_FIELD]
+      : undefined;
   const inStatus =
     typeof progress === 'object' && progress !== null
       ? Object.entries(progress)

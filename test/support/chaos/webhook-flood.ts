@@ -32,7 +32,12 @@ export function endpointsReview(bytes: number): Buffer {
       resource: { group: '', version: 'v1', resource: 'endpoints' },
       operation: 'CREATE',
       userInfo: { username: 'anyone' },
-      object: { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'e' }, subsets: [{ addresses: [] }] },
+      object: {
+        apiVersion: 'v1',
+        kind: 'Endpoints',
+        metadata: { name: 'e' },
+        subsets: [{ addresses: [] }],
+      },
     },
   });
   const [before, after] = head.split('"addresses":[]') as [string, string];
@@ -54,10 +59,14 @@ function paddedString(bytes: number): Buffer {
  * connections that declare 8 MiB, send all but the last byte and wait, reconnecting once closed.
  * Resolves with what the server answered.
  */
-export async function floodWebhook(options: FloodOptions, signal: AbortSignal): Promise<FloodCounts> {
+export async function floodWebhook(
+  options: FloodOptions,
+  signal: AbortSignal,
+): Promise<FloodCounts> {
   const bytes = options.bodyBytes ?? 8 * MiB - 1024;
   const counts: FloodCounts = { list: {}, endpoints: {}, stalled: {} };
-  const count = (kind: keyof FloodCounts, outcome: string): void => void (counts[kind][outcome] = (counts[kind][outcome] ?? 0) + 1);
+  const count = (kind: keyof FloodCounts, outcome: string): void =>
+    void (counts[kind][outcome] = (counts[kind][outcome] ?? 0) + 1);
   const target = { ca: [], insecure: true, localAddress: options.localAddress };
   const repeat = async (kind: 'list' | 'endpoints', body: Buffer): Promise<void> => {
     while (!signal.aborted) {
@@ -84,6 +93,12 @@ export async function floodWebhook(options: FloodOptions, signal: AbortSignal): 
   };
   const list = emptyObjectList(bytes);
   const endpoints = endpointsReview(bytes);
-  await Promise.all([repeat('list', list), repeat('list', list), repeat('endpoints', endpoints), stall(), stall()]);
+  await Promise.all([
+    repeat('list', list),
+    repeat('list', list),
+    repeat('endpoints', endpoints),
+    stall(),
+    stall(),
+  ]);
   return counts;
 }

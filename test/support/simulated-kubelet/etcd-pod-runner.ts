@@ -2,7 +2,13 @@ import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Subscription } from 'rxjs';
-import { ApiClient, ApiError, silentLogger, type Logger, type ResourceClient } from '../../../src/framework/index.js';
+import {
+  ApiClient,
+  ApiError,
+  silentLogger,
+  type Logger,
+  type ResourceClient,
+} from '../../../src/framework/index.js';
 import { watchResource, type WatchEvent } from '../../../src/framework/runtime/index.js';
 import { killGroup } from '../../../src/testing/managed-process.js';
 import { defaultBaseDir } from '../../../src/testing/scratch-dir.js';
@@ -106,7 +112,12 @@ export class EtcdPodRunner {
     this.processGroups.guard();
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(
-        () => reject(new Error(`EtcdPodRunner: the initial Pod listing in ${this.namespace ?? 'all namespaces'} did not complete within ${START_TIMEOUT_MS} ms`)),
+        () =>
+          reject(
+            new Error(
+              `EtcdPodRunner: the initial Pod listing in ${this.namespace ?? 'all namespaces'} did not complete within ${START_TIMEOUT_MS} ms`,
+            ),
+          ),
         START_TIMEOUT_MS,
       );
       this.subscription = watchResource<Pod>(this.client, PODS, {
@@ -160,7 +171,8 @@ export class EtcdPodRunner {
     const running: RunningEtcdProcess[] = [];
     for (const { run } of this.pods.values()) {
       const pid = run.child?.pid;
-      if (pid !== undefined) running.push({ namespace: run.namespace, pod: run.name, pid, dataDir: run.dir });
+      if (pid !== undefined)
+        running.push({ namespace: run.namespace, pod: run.name, pid, dataDir: run.dir });
     }
     return running;
   }
@@ -172,15 +184,27 @@ export class EtcdPodRunner {
     const key = podKey(namespace, name);
     const previous = this.queues.get(key) ?? Promise.resolve();
     const next = previous
-      .then(() => (this.stopped ? undefined : this.handle(event.type, event.object, namespace, name)))
-      .catch((error: unknown) => this.logger.error({ err: error, namespace, pod: name }, `pod ${namespace}/${name}: handling a ${event.type} event failed`));
+      .then(() =>
+        this.stopped ? undefined : this.handle(event.type, event.object, namespace, name),
+      )
+      .catch((error: unknown) =>
+        this.logger.error(
+          { err: error, namespace, pod: name },
+          `pod ${namespace}/${name}: handling a ${event.type} event failed`,
+        ),
+      );
     this.queues.set(key, next);
     void next.then(() => {
       if (this.queues.get(key) === next) this.queues.delete(key);
     });
   }
 
-  private async handle(type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: Pod, namespace: string, name: string): Promise<void> {
+  private async handle(
+    type: 'ADDED' | 'MODIFIED' | 'DELETED',
+    pod: Pod,
+    namespace: string,
+    name: string,
+  ): Promise<void> {
     const key = podKey(namespace, name);
     let local = this.pods.get(key);
     const uid = pod.metadata?.uid ?? '';
@@ -231,10 +255,16 @@ export class EtcdPodRunner {
   /** Without a kubelet nobody confirms a graceful deletion; finish it. */
   private async forceDelete(namespace: string, name: string, uid: string): Promise<void> {
     try {
-      await this.podsApi.delete({ namespace, name }, { gracePeriodSeconds: 0, preconditions: { uid } }); // false: already gone
+      await this.podsApi.delete(
+        { namespace, name },
+        { gracePeriodSeconds: 0, preconditions: { uid } },
+      ); // false: already gone
     } catch (error) {
       if (ApiError.isConflict(error)) return; // a new Pod by that name
-      this.logger.warn({ err: messageOf(error), namespace, pod: name }, `pod ${namespace}/${name}: forced deletion failed`);
+      this.logger.warn(
+        { err: messageOf(error), namespace, pod: name },
+        `pod ${namespace}/${name}: forced deletion failed`,
+      );
     }
   }
 }

@@ -5,5 +5,9 @@
  * Pod DNS names.
  * @packageDocumentation
  */
-export { EtcdPodRunner, type EtcdPodRunnerOptions, type RunningEtcdProcess } from './etcd-pod-runner.js';
+export {
+  EtcdPodRunner,
+  type EtcdPodRunnerOptions,
+  type RunningEtcdProcess,
+} from './etcd-pod-runner.js';
 export { LoopbackAddresses } from './loopback-addresses.js';

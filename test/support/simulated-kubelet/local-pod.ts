@@ -5,7 +5,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError, type ResourceClient } from '../../../src/framework/index.js';
 import { killGroup, stopGroup } from '../../../src/testing/managed-process.js';
 import { exitCodeOf, exitOf, signalNumber, tailOf, type ExitOutcome } from './container-exit.js';
-import { DEFAULT_FAILURE_THRESHOLD, firstURL, flagValue, planContainer, podContainers, type ContainerPlan } from './container-plan.js';
+import {
+  DEFAULT_FAILURE_THRESHOLD,
+  firstURL,
+  flagValue,
+  planContainer,
+  podContainers,
+  type ContainerPlan,
+} from './container-plan.js';
 import type { ContainerExecutables } from './executables.js';
 import type { LoopbackAddresses } from './loopback-addresses.js';
 import { probeHealth } from './member-health.js';
@@ -57,7 +64,9 @@ export class LocalPod {
       this.fail('Unrunnable', `pod ${run.namespace}/${run.name}: ${messageOf(error)}`);
       return;
     }
-    run.boot = this.bootstrap().catch((error: unknown) => this.fail('StartError', `pod ${run.namespace}/${run.name}: ${messageOf(error)}`));
+    run.boot = this.bootstrap().catch((error: unknown) =>
+      this.fail('StartError', `pod ${run.namespace}/${run.name}: ${messageOf(error)}`),
+    );
   }
 
   /** A change to the Pod: only an image change matters (the operator's in-place upgrade). */
@@ -73,11 +82,15 @@ export class LocalPod {
       return;
     }
     if (run.state !== 'running' || !run.child?.pid) return; // a finished Pod is not restarted
-    run.logger.info({ from: run.image, to: image }, `pod ${run.namespace}/${run.name}: image changed; restarting in place`);
+    run.logger.info(
+      { from: run.image, to: image },
+      `pod ${run.namespace}/${run.name}: image changed; restarting in place`,
+    );
     run.state = 'restarting';
     run.ready = false;
     run.readySince = new Date().toISOString();
-    if (run.cluster && run.member) this.host.addresses.setReady(run.namespace, run.cluster, run.member, false);
+    if (run.cluster && run.member)
+      this.host.addresses.setReady(run.namespace, run.cluster, run.member, false);
     void this.publish();
     run.expectExit = true;
     await this.stopProcess(UPGRADE_GRACE_MS);
@@ -103,7 +116,8 @@ export class LocalPod {
     await Promise.allSettled([run.boot, run.health, run.statusWrites]);
     // The boot may have spawned between our kill and its abort check; make sure nothing survives.
     await this.stopProcess(DELETE_GRACE_MS);
-    if (run.cluster && run.member) this.host.addresses.setRunning(run.namespace, run.cluster, run.member, false);
+    if (run.cluster && run.member)
+      this.host.addresses.setRunning(run.namespace, run.cluster, run.member, false);
     rmSync(run.dir, { recursive: true, force: true });
     run.logger.info(`pod ${run.namespace}/${run.name}: stopped and removed`);
   }
@@ -114,7 +128,9 @@ export class LocalPod {
     const { inits, main } = podContainers(pod);
     run.secretMounts = secretMounts(pod, run.dir);
     const context = { pod, dir: run.dir, mounts: run.secretMounts };
-    run.inits = inits.map((container, i) => planContainer(container, `spec.initContainers[${i}]`, context, this.host.executables));
+    run.inits = inits.map((container, i) =>
+      planContainer(container, `spec.initContainers[${i}]`, context, this.host.executables),
+    );
     run.initStatuses = run.inits.map((plan) => ({ name: plan.name, image: plan.image }));
     run.main = planContainer(main, 'spec.containers[0]', context, this.host.executables);
     run.image = run.main.image;
@@ -126,14 +142,25 @@ export class LocalPod {
     const run = this.run;
     rmSync(run.dir, { recursive: true, force: true }); // an emptyDir starts empty
     mkdirSync(run.dir, { recursive: true });
-    if (!(await writeSecretVolumes(this.host.secretsApi, run.namespace, run.secretMounts, run.abort.signal))) return;
+    if (
+      !(await writeSecretVolumes(
+        this.host.secretsApi,
+        run.namespace,
+        run.secretMounts,
+        run.abort.signal,
+      ))
+    )
+      return;
     for (const [index, plan] of run.inits.entries()) {
       const result = await this.runInit(plan);
       if (run.abort.signal.aborted) return;
       const status = run.initStatuses[index];
       if (status) status.terminated = result;
       if (result.exitCode !== 0) {
-        this.fail('InitContainerFailed', `pod ${run.namespace}/${run.name}: init container ${plan.name} ${result.message ?? `exited with code ${result.exitCode}`}`);
+        this.fail(
+          'InitContainerFailed',
+          `pod ${run.namespace}/${run.name}: init container ${plan.name} ${result.message ?? `exited with code ${result.exitCode}`}`,
+        );
         return;
       }
     }
@@ -141,7 +168,10 @@ export class LocalPod {
     for (const flag of ['listen-peer-urls', 'listen-client-urls']) {
       for (const url of (flagValue(main, flag) ?? '').split(',').filter(Boolean)) {
         if (await portInUse(url)) {
-          this.fail('PortInUse', `pod ${run.namespace}/${run.name}: ${url} (--${flag}) is already in use; not starting etcd`);
+          this.fail(
+            'PortInUse',
+            `pod ${run.namespace}/${run.name}: ${url} (--${flag}) is already in use; not starting etcd`,
+          );
           return;
         }
       }
@@ -159,7 +189,12 @@ export class LocalPod {
     const errFd = openSync(errFile, 'a');
     let child: ChildProcess;
     try {
-      child = spawn(plan.file, plan.args, { cwd: run.dir, env: plan.env, detached: true, stdio: ['ignore', outFd, errFd] });
+      child = spawn(plan.file, plan.args, {
+        cwd: run.dir,
+        env: plan.env,
+        detached: true,
+        stdio: ['ignore', outFd, errFd],
+      });
     } finally {
       closeSync(outFd);
       closeSync(errFd);
@@ -177,12 +212,20 @@ export class LocalPod {
     run.initChild = undefined;
     const finishedAt = new Date().toISOString();
     if ('error' in outcome) {
-      return { exitCode: 128, reason: 'StartError', message: `could not start ${plan.file}: ${outcome.error.message}`, startedAt, finishedAt };
+      return {
+        exitCode: 128,
+        reason: 'StartError',
+        message: `could not start ${plan.file}: ${outcome.error.message}`,
+        startedAt,
+        finishedAt,
+      };
     }
     const exitCode = exitCodeOf(outcome.code, outcome.signal);
     if (exitCode === 0) return { exitCode, reason: 'Completed', startedAt, finishedAt };
     const tail = tailOf(errFile) || tailOf(join(run.dir, `init-${plan.name}.log`));
-    const what = timedOut ? `did not finish within ${INIT_TIMEOUT_MS / 1000} s` : `exited with code ${exitCode}`;
+    const what = timedOut
+      ? `did not finish within ${INIT_TIMEOUT_MS / 1000} s`
+      : `exited with code ${exitCode}`;
     return {
       exitCode,
       signal: signalNumber(outcome.signal),
@@ -200,7 +243,12 @@ export class LocalPod {
     const fd = openSync(join(run.dir, 'container.log'), 'a');
     let child: ChildProcess;
     try {
-      child = spawn(plan.file, plan.args, { cwd: run.dir, env: plan.env, detached: true, stdio: ['ignore', fd, fd] });
+      child = spawn(plan.file, plan.args, {
+        cwd: run.dir,
+        env: plan.env,
+        detached: true,
+        stdio: ['ignore', fd, fd],
+      });
     } finally {
       closeSync(fd);
     }
@@ -214,8 +262,12 @@ export class LocalPod {
     run.terminated = undefined;
     run.generation += 1;
     run.exited = exitOf(child).then((outcome) => this.exited(child, outcome));
-    if (run.cluster && run.member) this.host.addresses.setRunning(run.namespace, run.cluster, run.member, true);
-    run.logger.info({ pid: child.pid, file: plan.file, restartCount: run.restartCount }, `pod ${run.namespace}/${run.name}: started ${plan.name}`);
+    if (run.cluster && run.member)
+      this.host.addresses.setRunning(run.namespace, run.cluster, run.member, true);
+    run.logger.info(
+      { pid: child.pid, file: plan.file, restartCount: run.restartCount },
+      `pod ${run.namespace}/${run.name}: started ${plan.name}`,
+    );
     void this.publish();
     run.health = this.watchHealth(run.generation);
   }
@@ -226,11 +278,18 @@ export class LocalPod {
     if (run.child !== child) return;
     run.child = undefined;
     run.ready = false;
-    if (run.cluster && run.member) this.host.addresses.setRunning(run.namespace, run.cluster, run.member, false);
+    if (run.cluster && run.member)
+      this.host.addresses.setRunning(run.namespace, run.cluster, run.member, false);
     const finishedAt = new Date().toISOString();
     const termination: Termination =
       'error' in outcome
-        ? { exitCode: 128, reason: 'StartError', message: `could not start ${run.main?.file}: ${outcome.error.message}`, startedAt: run.startedAt, finishedAt }
+        ? {
+            exitCode: 128,
+            reason: 'StartError',
+            message: `could not start ${run.main?.file}: ${outcome.error.message}`,
+            startedAt: run.startedAt,
+            finishedAt,
+          }
         : {
             exitCode: exitCodeOf(outcome.code, outcome.signal),
             signal: signalNumber(outcome.signal),
@@ -242,14 +301,18 @@ export class LocalPod {
     if (run.expectExit) return;
     run.state = 'exited';
     run.readySince = finishedAt;
-    run.logger.info({ exitCode: termination.exitCode, signal: termination.signal }, `pod ${run.namespace}/${run.name}: ${run.main?.name} exited`);
+    run.logger.info(
+      { exitCode: termination.exitCode, signal: termination.signal },
+      `pod ${run.namespace}/${run.name}: ${run.main?.name} exited`,
+    );
     void this.publish();
   }
 
   /** Polls the member's `/health`: every 200 ms until ready, then every second, flipping `Ready` on changes. */
   private async watchHealth(generation: number): Promise<void> {
     const run = this.run;
-    const current = (): boolean => !run.abort.signal.aborted && run.generation === generation && run.state === 'running';
+    const current = (): boolean =>
+      !run.abort.signal.aborted && run.generation === generation && run.state === 'running';
     let everReady = false;
     let failures = 0;
     while (current()) {
@@ -257,16 +320,22 @@ export class LocalPod {
       const probed = run.clientURL ? await probeHealth(run.clientURL, run.main?.probeTLS) : true;
       if (!current()) return;
       failures = probed ? 0 : failures + 1;
-      const healthy = probed || (run.ready && failures < (run.main?.readinessFailureThreshold ?? DEFAULT_FAILURE_THRESHOLD));
+      const healthy =
+        probed ||
+        (run.ready &&
+          failures < (run.main?.readinessFailureThreshold ?? DEFAULT_FAILURE_THRESHOLD));
       everReady ||= healthy;
       if (healthy !== run.ready) {
         run.ready = healthy;
         run.readySince = new Date().toISOString();
-        if (run.cluster && run.member) this.host.addresses.setReady(run.namespace, run.cluster, run.member, healthy);
+        if (run.cluster && run.member)
+          this.host.addresses.setReady(run.namespace, run.cluster, run.member, healthy);
         run.logger.debug({ ready: healthy }, `pod ${run.namespace}/${run.name}: readiness changed`);
         void this.publish();
       }
-      await sleep(everReady ? POLL_WHILE_READY_MS : POLL_UNTIL_READY_MS, undefined, { signal: run.abort.signal }).catch(() => undefined);
+      await sleep(everReady ? POLL_WHILE_READY_MS : POLL_UNTIL_READY_MS, undefined, {
+        signal: run.abort.signal,
+      }).catch(() => undefined);
     }
   }
 
@@ -301,13 +370,20 @@ export class LocalPod {
     const ref = { namespace: run.namespace, name: run.name };
     for (let attempt = 1; !run.deleted && !this.host.stopped(); attempt++) {
       try {
-        await this.host.podsApi.patch(ref, podStatus(run) as MergePatch<Pod>, { subresource: 'status' });
+        await this.host.podsApi.patch(ref, podStatus(run) as MergePatch<Pod>, {
+          subresource: 'status',
+        });
         return;
       } catch (error) {
         if (error instanceof ApiError && error.status === 404) return; // deleted meanwhile
-        const transient = error instanceof ApiError && (error.status === 0 || error.status === 429 || error.status >= 500);
+        const transient =
+          error instanceof ApiError &&
+          (error.status === 0 || error.status === 429 || error.status >= 500);
         if (!transient || attempt >= STATUS_ATTEMPTS) {
-          run.logger.warn({ err: messageOf(error) }, `pod ${run.namespace}/${run.name}: status update failed`);
+          run.logger.warn(
+            { err: messageOf(error) },
+            `pod ${run.namespace}/${run.name}: status update failed`,
+          );
           return;
         }
         await sleep(250 * attempt);

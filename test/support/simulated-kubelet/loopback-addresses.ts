@@ -1,4 +1,8 @@
-import type { EtcdAddresses, MemberPodAddress, MemberURLs } from '../../../src/handlers/etcd/addresses.js';
+import type {
+  EtcdAddresses,
+  MemberPodAddress,
+  MemberURLs,
+} from '../../../src/handlers/etcd/addresses.js';
 
 /** Where a member stands, as the pod runner reports it. */
 interface MemberRecord {
@@ -55,10 +59,14 @@ export class LoopbackAddresses implements EtcdAddresses {
   endpoints(namespace: string, endpoint: string): string[] {
     const service = clientService(endpoint, namespace);
     if (!service) return [endpoint];
-    const members = [...this.members.values()].filter((m) => m.namespace === service.namespace && m.cluster === service.cluster);
+    const members = [...this.members.values()].filter(
+      (m) => m.namespace === service.namespace && m.cluster === service.cluster,
+    );
     if (members.length === 0) return [endpoint];
     const running = members.filter((m) => m.running);
-    return [...running.filter((m) => m.ready), ...running.filter((m) => !m.ready)].map((m) => m.urls.clientURL);
+    return [...running.filter((m) => m.ready), ...running.filter((m) => !m.ready)].map(
+      (m) => m.urls.clientURL,
+    );
   }
 
   /** Called by the pod runner when a member's process starts or stops. Stopping also clears readiness. */
@@ -109,12 +117,20 @@ function key(namespace: string, cluster: string, member: string): string {
 
 /** The URL without its scheme and trailing slashes: a member of a TLS cluster advertises `https` for the same address. */
 function normalise(url: string): string {
-  return url.trim().replace(/^https?:\/\//, '').replace(/\/+$/, '');
+  return url
+    .trim()
+    .replace(/^https?:\/\//, '')
+    .replace(/\/+$/, '');
 }
 
 /** The cluster and namespace of a client Service host, or undefined when the endpoint names something else. */
-function clientService(endpoint: string, namespace: string): { cluster: string; namespace: string } | undefined {
-  const host = /^(?:[a-z][a-z0-9+.-]*:\/\/)?(?:[^@/]*@)?([^:/?#]+)/i.exec(endpoint.trim())?.[1]?.toLowerCase();
+function clientService(
+  endpoint: string,
+  namespace: string,
+): { cluster: string; namespace: string } | undefined {
+  const host = /^(?:[a-z][a-z0-9+.-]*:\/\/)?(?:[^@/]*@)?([^:/?#]+)/i
+    .exec(endpoint.trim())?.[1]
+    ?.toLowerCase();
   if (!host) return undefined;
   const [service, serviceNamespace, svc] = host.split('.');
   if (!service?.endsWith('-client') || service === '-client') return undefined;

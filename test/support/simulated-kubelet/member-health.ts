@@ -28,15 +28,29 @@ export function probeHealth(clientURL: string, tls?: ProbeCertificates): Promise
   return new Promise((resolve) => {
     let files: { cert: Buffer; key: Buffer; ca: Buffer };
     try {
-      files = { cert: readFileSync(tls.cert), key: readFileSync(tls.key), ca: readFileSync(tls.ca) };
+      files = {
+        cert: readFileSync(tls.cert),
+        key: readFileSync(tls.key),
+        ca: readFileSync(tls.ca),
+      };
     } catch {
       resolve(false);
       return;
     }
-    const req = request(url, { method: 'GET', timeout: PROBE_TIMEOUT_MS, agent: false, ...files, checkServerIdentity: () => undefined }, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200);
-    });
+    const req = request(
+      url,
+      {
+        method: 'GET',
+        timeout: PROBE_TIMEOUT_MS,
+        agent: false,
+        ...files,
+        checkServerIdentity: () => undefined,
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode === 200);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', () => resolve(false));
     req.end();

@@ -5,7 +5,11 @@ import type { InitStatus, PodRun } from './pod-run.js';
 export function podStatus(run: PodRun): Record<string, unknown> {
   const up = run.state === 'running' || run.state === 'restarting';
   const ready = up && run.ready;
-  const condition = (type: string, status: boolean, since = run.startTime): Record<string, unknown> => ({
+  const condition = (
+    type: string,
+    status: boolean,
+    since = run.startTime,
+  ): Record<string, unknown> => ({
     type,
     status: status ? 'True' : 'False',
     lastProbeTime: null,
@@ -13,7 +17,13 @@ export function podStatus(run: PodRun): Record<string, unknown> {
   });
   const initialized = run.initStatuses.every((s) => s.terminated?.exitCode === 0);
   const phase =
-    run.state === 'initializing' ? 'Pending' : up ? 'Running' : run.state === 'exited' && run.terminated?.exitCode === 0 ? 'Succeeded' : 'Failed';
+    run.state === 'initializing'
+      ? 'Pending'
+      : up
+        ? 'Running'
+        : run.state === 'exited' && run.terminated?.exitCode === 0
+          ? 'Succeeded'
+          : 'Failed';
   return {
     metadata: { uid: run.uid }, // guards against writing to a recreated Pod of the same name
     status: {
@@ -30,7 +40,9 @@ export function podStatus(run: PodRun): Record<string, unknown> {
         condition('ContainersReady', ready, run.readySince),
         condition('Ready', ready, run.readySince),
       ],
-      ...(run.initStatuses.length > 0 ? { initContainerStatuses: run.initStatuses.map(initStatus) } : {}),
+      ...(run.initStatuses.length > 0
+        ? { initContainerStatuses: run.initStatuses.map(initStatus) }
+        : {}),
       containerStatuses: [mainStatus(run, ready, up)],
     },
   };
@@ -43,7 +55,9 @@ function initStatus(status: InitStatus): Record<string, unknown> {
     imageID: '',
     ready: status.terminated?.exitCode === 0,
     restartCount: 0,
-    state: status.terminated ? { terminated: status.terminated } : { waiting: { reason: 'PodInitializing' } },
+    state: status.terminated
+      ? { terminated: status.terminated }
+      : { waiting: { reason: 'PodInitializing' } },
   };
 }
 
@@ -51,7 +65,13 @@ function mainStatus(run: PodRun, ready: boolean, up: boolean): Record<string, un
   let state: Record<string, unknown>;
   if (up) state = { running: { startedAt: run.startedAt } };
   else if (run.terminated) state = { terminated: run.terminated };
-  else state = { waiting: { reason: run.failure?.reason ?? 'PodInitializing', ...(run.failure ? { message: run.failure.message } : {}) } };
+  else
+    state = {
+      waiting: {
+        reason: run.failure?.reason ?? 'PodInitializing',
+        ...(run.failure ? { message: run.failure.message } : {}),
+      },
+    };
   return {
     name: run.main?.name ?? 'etcd',
     image: run.image,

@@ -2,7 +2,14 @@ import type { KubeObject } from '../../../src/framework/index.js';
 import type { Resource } from '../../../src/framework/runtime/index.js';
 
 /** Pods, as the simulated kubelet watches them and writes their status. */
-export const PODS: Resource = { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true, hasStatus: true };
+export const PODS: Resource = {
+  group: '',
+  version: 'v1',
+  plural: 'pods',
+  kind: 'Pod',
+  namespaced: true,
+  hasStatus: true,
+};
 
 /** Every Pod runs on this host: its Pod IP and host IP. */
 export const LOCALHOST = '127.0.0.1';

@@ -35,17 +35,37 @@ export function secretMounts(pod: Pod, podDir: string): SecretMount[] {
   if (!Array.isArray(volumes)) throw new UnrunnablePod('spec.volumes is not a list');
   const containers = [...asList(pod.spec?.initContainers), ...asList(pod.spec?.containers)];
   const mounts: SecretMount[] = [];
-  for (const volume of volumes as { name?: unknown; secret?: { secretName?: unknown; items?: unknown } }[]) {
+  for (const volume of volumes as {
+    name?: unknown;
+    secret?: { secretName?: unknown; items?: unknown };
+  }[]) {
     if (volume?.secret === undefined) continue;
     const secretName = volume.secret.secretName;
-    if (typeof volume.name !== 'string' || !VOLUME.test(volume.name) || typeof secretName !== 'string' || !NAME.test(secretName)) {
-      throw new UnrunnablePod(`secret volume ${JSON.stringify(volume.name)} needs a DNS-label name and a valid secretName`);
+    if (
+      typeof volume.name !== 'string' ||
+      !VOLUME.test(volume.name) ||
+      typeof secretName !== 'string' ||
+      !NAME.test(secretName)
+    ) {
+      throw new UnrunnablePod(
+        `secret volume ${JSON.stringify(volume.name)} needs a DNS-label name and a valid secretName`,
+      );
     }
     const items = secretItems(volume.secret.items, volume.name);
     const dir = join(podDir, '.secrets', volume.name);
     for (const container of containers) {
-      for (const mount of asList((container as { volumeMounts?: unknown }).volumeMounts) as { name?: unknown; mountPath?: unknown }[]) {
-        if (mount?.name === volume.name && typeof mount.mountPath === 'string') mounts.push({ volume: volume.name, secretName, mountPath: mount.mountPath, dir, ...(items ? { items } : {}) });
+      for (const mount of asList((container as { volumeMounts?: unknown }).volumeMounts) as {
+        name?: unknown;
+        mountPath?: unknown;
+      }[]) {
+        if (mount?.name === volume.name && typeof mount.mountPath === 'string')
+          mounts.push({
+            volume: volume.name,
+            secretName,
+            mountPath: mount.mountPath,
+            dir,
+            ...(items ? { items } : {}),
+          });
       }
     }
   }
@@ -56,7 +76,12 @@ export function secretMounts(pod: Pod, podDir: string): SecretMount[] {
  * Writes each mounted Secret's keys as files into its folder, waiting (as a kubelet does) while a
  * Secret does not exist yet. Resolves false when `signal` aborts first.
  */
-export async function writeSecretVolumes(secrets: ResourceClient<Secret>, namespace: string, mounts: readonly SecretMount[], signal: AbortSignal): Promise<boolean> {
+export async function writeSecretVolumes(
+  secrets: ResourceClient<Secret>,
+  namespace: string,
+  mounts: readonly SecretMount[],
+  signal: AbortSignal,
+): Promise<boolean> {
   for (const mount of mounts) {
     let secret: Secret | undefined;
     while (!secret) {
@@ -65,7 +90,8 @@ export async function writeSecretVolumes(secrets: ResourceClient<Secret>, namesp
         if (error instanceof ApiError && error.status === 404) return undefined;
         throw error;
       });
-      if (!secret) await sleep(MISSING_SECRET_RETRY_MS, undefined, { signal }).catch(() => undefined);
+      if (!secret)
+        await sleep(MISSING_SECRET_RETRY_MS, undefined, { signal }).catch(() => undefined);
     }
     mkdirSync(mount.dir, { recursive: true });
     const data = secret.data ?? {};
@@ -81,10 +107,19 @@ export async function writeSecretVolumes(secrets: ResourceClient<Secret>, namesp
 /** `secret.items` as `{ key, path }` with plain file names as paths (what the etcd Pods use); undefined when absent. */
 function secretItems(value: unknown, volume: string): { key: string; path: string }[] | undefined {
   if (value === undefined || value === null) return undefined;
-  if (!Array.isArray(value)) throw new UnrunnablePod(`secret volume ${volume}: items is not a list`);
+  if (!Array.isArray(value))
+    throw new UnrunnablePod(`secret volume ${volume}: items is not a list`);
   return value.map((item: { key?: unknown; path?: unknown }) => {
-    if (typeof item?.key !== 'string' || typeof item.path !== 'string' || !KEY.test(item.path) || item.path === '.' || item.path === '..') {
-      throw new UnrunnablePod(`secret volume ${volume}: each item needs a key and a plain file name as path`);
+    if (
+      typeof item?.key !== 'string' ||
+      typeof item.path !== 'string' ||
+      !KEY.test(item.path) ||
+      item.path === '.' ||
+      item.path === '..'
+    ) {
+      throw new UnrunnablePod(
+        `secret volume ${volume}: each item needs a key and a plain file name as path`,
+      );
     }
     return { key: item.key, path: item.path };
   });

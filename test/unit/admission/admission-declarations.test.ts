@@ -1,4 +1,12 @@
-import { AdmissionError, on, Registry, type AdmissionContext, type ConversionContext, type KubeObject, type MutationContext } from '../../../src/framework/index.js';
+import {
+  AdmissionError,
+  on,
+  Registry,
+  type AdmissionContext,
+  type ConversionContext,
+  type KubeObject,
+  type MutationContext,
+} from '../../../src/framework/index.js';
 
 interface Widget {
   apiVersion: 'example.com/v1';
@@ -20,9 +28,23 @@ describe('@on.validate, @on.mutate and @on.convert in the registry', () => {
       }
     }
     const registry = new Registry().addClass(Widgets);
-    expect(registry.admission().map(({ kind, id, resource, options }) => ({ kind, id, resource, options }))).toEqual([
-      { kind: 'validate', id: 'Widgets.check', resource: { apiVersion: 'example.com/v1', name: 'widgets' }, options: { operations: ['CREATE'], failurePolicy: 'Ignore' } },
-      { kind: 'mutate', id: 'defaults', resource: { apiVersion: 'example.com/v1', name: 'widgets' }, options: { id: 'defaults' } },
+    expect(
+      registry
+        .admission()
+        .map(({ kind, id, resource, options }) => ({ kind, id, resource, options })),
+    ).toEqual([
+      {
+        kind: 'validate',
+        id: 'Widgets.check',
+        resource: { apiVersion: 'example.com/v1', name: 'widgets' },
+        options: { operations: ['CREATE'], failurePolicy: 'Ignore' },
+      },
+      {
+        kind: 'mutate',
+        id: 'defaults',
+        resource: { apiVersion: 'example.com/v1', name: 'widgets' },
+        options: { id: 'defaults' },
+      },
     ]);
   });
 
@@ -38,7 +60,9 @@ describe('@on.validate, @on.mutate and @on.convert in the registry', () => {
     const registry = new Registry().addClass(Widgets);
     expect(registry.handlers).toEqual([]);
     expect(registry.caches).toEqual([]);
-    expect(registry.conversions().map(({ id, group, name }) => ({ id, group, name }))).toEqual([{ id: 'Widgets.convert', group: 'example.com', name: 'widgets' }]);
+    expect(registry.conversions().map(({ id, group, name }) => ({ id, group, name }))).toEqual([
+      { id: 'Widgets.convert', group: 'example.com', name: 'widgets' },
+    ]);
   });
 
   test('handlers are bound to their instance', async () => {
@@ -50,7 +74,9 @@ describe('@on.validate, @on.mutate and @on.convert in the registry', () => {
       }
     }
     const registry = new Registry().addInstance(new Widgets());
-    expect(await registry.admission()[0]!.fn({ spec: { size: 5 } } as unknown as MutationContext)).toEqual(['large']);
+    expect(
+      await registry.admission()[0]!.fn({ spec: { size: 5 } } as unknown as MutationContext),
+    ).toEqual(['large']);
   });
 
   test.each([
@@ -74,7 +100,9 @@ describe('@on.validate, @on.mutate and @on.convert in the registry', () => {
       @on.validate('example.com/v1', 'gadgets', { id: 'same' })
       two() {}
     }
-    expect(() => new Registry().addClass(A).addClass(B)).toThrow(`validate handler id 'same' is registered twice`);
+    expect(() => new Registry().addClass(A).addClass(B)).toThrow(
+      `validate handler id 'same' is registered twice`,
+    );
   });
 
   test('a CRD has one conversion handler', () => {
@@ -88,11 +116,15 @@ describe('@on.validate, @on.mutate and @on.convert in the registry', () => {
         return object;
       }
     }
-    expect(() => new Registry().addClass(A)).toThrow('widgets.example.com has two conversion handlers (A.one and A.two)');
+    expect(() => new Registry().addClass(A)).toThrow(
+      'widgets.example.com has two conversion handlers (A.one and A.two)',
+    );
   });
 
   test('@on.convert takes an API group, not an apiVersion', () => {
-    expect(() => on.convert('example.com/v1', 'widgets')).toThrow(`expected an API group such as 'example.com'`);
+    expect(() => on.convert('example.com/v1', 'widgets')).toThrow(
+      `expected an API group such as 'example.com'`,
+    );
   });
 
   test('AdmissionError carries its code, 400 by default and for codes that are not HTTP errors', () => {

@@ -17,10 +17,17 @@ import { MAX_TIMEOUT_MS } from '../../../src/framework/clock/long-timeout.js';
 // so the whole life of a CA is walked here in virtual time.
 const DAY = 86_400_000;
 const start = Date.parse('2026-01-01T00:00:00Z');
-const times: RotationTimes = { caValidityMs: 365 * DAY, servingValidityMs: 90 * DAY, overlapMs: 9 * DAY };
+const times: RotationTimes = {
+  caValidityMs: 365 * DAY,
+  servingValidityMs: 90 * DAY,
+  overlapMs: 9 * DAY,
+};
 
 /** A certificate issued at `at` for `validityMs`, as the store would record it. */
-const issued = (at: number, validityMs: number, cap = Infinity): Lifetime => ({ notBefore: at - CLOCK_SKEW_MS, notAfter: Math.min(at + validityMs, cap) });
+const issued = (at: number, validityMs: number, cap = Infinity): Lifetime => ({
+  notBefore: at - CLOCK_SKEW_MS,
+  notAfter: Math.min(at + validityMs, cap),
+});
 
 /** A named model of the Secret: which CA signs the serving certificate, which are in the bundle. */
 interface Model {
@@ -38,7 +45,8 @@ const view = (model: Model): RotationState => ({
   serving: model.serving?.life,
 });
 
-const bundleOf = (model: Model): string[] => [...model.retired, model.signer, model.next].filter((name): name is string => name !== undefined);
+const bundleOf = (model: Model): string[] =>
+  [...model.retired, model.signer, model.next].filter((name): name is string => name !== undefined);
 
 /** Applies a plan the way CertificateStore does. */
 function apply(model: Model, plan: RotationPlan, now: number): void {
@@ -59,11 +67,18 @@ function apply(model: Model, plan: RotationPlan, now: number): void {
     model.signer = model.next;
     model.next = undefined;
   }
-  if (plan.renewServing) model.serving = { life: issued(now, times.servingValidityMs, model.cas.get(model.signer!)!.notAfter), signedBy: model.signer! };
+  if (plan.renewServing)
+    model.serving = {
+      life: issued(now, times.servingValidityMs, model.cas.get(model.signer!)!.notAfter),
+      signedBy: model.signer!,
+    };
 }
 
 /** Runs the store's loop from `start` to `until`, recording the bundle and signer after each step. */
-function run(until: number): { model: Model; steps: Array<{ at: number; plan: RotationPlan; bundle: string[]; signedBy: string }> } {
+function run(until: number): {
+  model: Model;
+  steps: Array<{ at: number; plan: RotationPlan; bundle: string[]; signedBy: string }>;
+} {
   const model: Model = { cas: new Map(), retired: [] };
   const steps: Array<{ at: number; plan: RotationPlan; bundle: string[]; signedBy: string }> = [];
   let now = start;
@@ -82,17 +97,29 @@ describe('planRotation', () => {
   test('with nothing stored, issues a CA and a serving certificate', () => {
     const plan = planRotation({ retired: [] }, start, times);
 
-    expect(plan).toMatchObject({ issueAuthority: true, renewServing: true, stageAuthority: false, promoteAuthority: false });
+    expect(plan).toMatchObject({
+      issueAuthority: true,
+      renewServing: true,
+      stageAuthority: false,
+      promoteAuthority: false,
+    });
   });
 
   test('after issuing, plans nothing until the serving certificate is 2/3 through its life', () => {
-    const state: RotationState = { authority: issued(start, times.caValidityMs), retired: [], serving: issued(start, times.servingValidityMs) };
+    const state: RotationState = {
+      authority: issued(start, times.caValidityMs),
+      retired: [],
+      serving: issued(start, times.servingValidityMs),
+    };
 
     const plan = planRotation(state, start + DAY, times);
 
     expect(planIsIdle(plan)).toBe(true);
     expect(plan.nextCheckAt).toBe(start + 60 * DAY);
-    expect(planRotation(state, start + 60 * DAY, times)).toMatchObject({ renewServing: true, stageAuthority: false });
+    expect(planRotation(state, start + 60 * DAY, times)).toMatchObject({
+      renewServing: true,
+      stageAuthority: false,
+    });
   });
 
   test('renews at 2/3 of the serving life, measured from when it was issued', () => {
@@ -101,9 +128,16 @@ describe('planRotation', () => {
   });
 
   test('issues a new CA when the stored one has expired (nothing that verifies can be kept)', () => {
-    const state: RotationState = { authority: issued(start, DAY), retired: [], serving: issued(start, DAY) };
+    const state: RotationState = {
+      authority: issued(start, DAY),
+      retired: [],
+      serving: issued(start, DAY),
+    };
 
-    expect(planRotation(state, start + DAY, times)).toMatchObject({ issueAuthority: true, renewServing: true });
+    expect(planRotation(state, start + DAY, times)).toMatchObject({
+      issueAuthority: true,
+      renewServing: true,
+    });
   });
 
   test('stages a new CA at 2/3 of the CA life without touching the serving certificate', () => {
@@ -111,8 +145,14 @@ describe('planRotation', () => {
     const serving = issued(start + 240 * DAY, times.servingValidityMs);
     const at = start + (365 * DAY * 2) / 3;
 
-    expect(planRotation({ authority, retired: [], serving }, at - 1, times).stageAuthority).toBe(false);
-    expect(planRotation({ authority, retired: [], serving }, at, times)).toMatchObject({ stageAuthority: true, promoteAuthority: false, renewServing: false });
+    expect(planRotation({ authority, retired: [], serving }, at - 1, times).stageAuthority).toBe(
+      false,
+    );
+    expect(planRotation({ authority, retired: [], serving }, at, times)).toMatchObject({
+      stageAuthority: true,
+      promoteAuthority: false,
+      renewServing: false,
+    });
   });
 
   test('promotes a staged CA one overlap after it was staged, renewing the serving certificate with it', () => {
@@ -120,13 +160,21 @@ describe('planRotation', () => {
     const next = issued(start + 244 * DAY, times.caValidityMs);
     const serving = issued(start + 240 * DAY, times.servingValidityMs);
 
-    expect(planRotation({ authority, next, retired: [], serving }, start + 244 * DAY, times).nextCheckAt).toBe(start + 253 * DAY);
-    expect(planRotation({ authority, next, retired: [], serving }, start + 253 * DAY, times)).toMatchObject({ promoteAuthority: true, renewServing: true });
+    expect(
+      planRotation({ authority, next, retired: [], serving }, start + 244 * DAY, times).nextCheckAt,
+    ).toBe(start + 253 * DAY);
+    expect(
+      planRotation({ authority, next, retired: [], serving }, start + 253 * DAY, times),
+    ).toMatchObject({ promoteAuthority: true, renewServing: true });
   });
 
   test('drops a retired CA one overlap after the serving certificate switched away from it', () => {
     const retired = issued(start, times.caValidityMs);
-    const state: RotationState = { authority: issued(start + 244 * DAY, times.caValidityMs), retired: [retired], serving: issued(start + 253 * DAY, times.servingValidityMs) };
+    const state: RotationState = {
+      authority: issued(start + 244 * DAY, times.caValidityMs),
+      retired: [retired],
+      serving: issued(start + 253 * DAY, times.servingValidityMs),
+    };
 
     expect(planRotation(state, start + 253 * DAY, times).dropRetired).toEqual([]);
     expect(planRotation(state, start + 253 * DAY, times).nextCheckAt).toBe(start + 262 * DAY);
@@ -134,9 +182,16 @@ describe('planRotation', () => {
   });
 
   test('keeps a retired CA while the serving certificate is being replaced', () => {
-    const state: RotationState = { authority: issued(start + 244 * DAY, times.caValidityMs), retired: [issued(start, times.caValidityMs)], serving: undefined };
+    const state: RotationState = {
+      authority: issued(start + 244 * DAY, times.caValidityMs),
+      retired: [issued(start, times.caValidityMs)],
+      serving: undefined,
+    };
 
-    expect(planRotation(state, start + 300 * DAY, times)).toMatchObject({ renewServing: true, dropRetired: [] });
+    expect(planRotation(state, start + 300 * DAY, times)).toMatchObject({
+      renewServing: true,
+      dropRetired: [],
+    });
   });
 
   test('over two years: every serving certificate is signed by a CA in the bundle, and a CA is trusted an overlap before it signs and after it stops', () => {
@@ -154,7 +209,8 @@ describe('planRotation', () => {
       }
       signer = step.signedBy;
       for (const [ca, until] of signingUntil) {
-        if (!step.bundle.includes(ca)) expect(step.at - until).toBeGreaterThanOrEqual(times.overlapMs);
+        if (!step.bundle.includes(ca))
+          expect(step.at - until).toBeGreaterThanOrEqual(times.overlapMs);
       }
     }
     expect(steps.filter((step) => step.plan.issueAuthority)).toHaveLength(1);
@@ -163,7 +219,10 @@ describe('planRotation', () => {
 
   test('a CA rotation goes bundle [old] → [old, new] signed by old → [old, new] signed by new → [new]', () => {
     const { steps } = run(start + 300 * DAY);
-    const rotation = steps.filter((step) => step.plan.stageAuthority || step.plan.promoteAuthority || step.plan.dropRetired.length > 0);
+    const rotation = steps.filter(
+      (step) =>
+        step.plan.stageAuthority || step.plan.promoteAuthority || step.plan.dropRetired.length > 0,
+    );
 
     expect(rotation.map((step) => ({ bundle: step.bundle, signedBy: step.signedBy }))).toEqual([
       { bundle: ['ca1', 'ca2'], signedBy: 'ca1' },
@@ -183,7 +242,11 @@ describe('scheduling the next look', () => {
 
   test('a next look past setTimeout’s 24.8-day limit fires when due, not at once', () => {
     jest.useFakeTimers({ now: start });
-    const state: RotationState = { authority: issued(start, times.caValidityMs), retired: [], serving: issued(start, times.servingValidityMs) };
+    const state: RotationState = {
+      authority: issued(start, times.caValidityMs),
+      retired: [],
+      serving: issued(start, times.servingValidityMs),
+    };
     const { nextCheckAt } = planRotation(state, start, times);
     const fired = jest.fn();
     expect(nextCheckAt - start).toBeGreaterThan(MAX_TIMEOUT_MS);

@@ -8,7 +8,9 @@ describe("the name of an operator's certificate Secret", () => {
   });
 
   test('identities that differ only in where their dots and dashes are get different Secrets', () => {
-    expect(certificateSecretName('db-op.example.com')).not.toBe(certificateSecretName('db.op-example.com'));
+    expect(certificateSecretName('db-op.example.com')).not.toBe(
+      certificateSecretName('db.op-example.com'),
+    );
   });
 
   test('a name past 253 characters is cut to a DNS subdomain that keeps a hash of the whole identity', () => {

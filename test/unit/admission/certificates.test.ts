@@ -1,5 +1,12 @@
 import { X509Certificate } from 'node:crypto';
-import { issueAuthority, issueServingCertificate, keyMatches, readCertificate, splitPemCertificates, CLOCK_SKEW_MS } from '../../../src/framework/admission/certificates.js';
+import {
+  issueAuthority,
+  issueServingCertificate,
+  keyMatches,
+  readCertificate,
+  splitPemCertificates,
+  CLOCK_SKEW_MS,
+} from '../../../src/framework/admission/certificates.js';
 
 // The webhook's CA and serving certificate, as the API server (a TLS client trusting only the CA) checks them.
 const DAY = 86_400_000;
@@ -28,8 +35,12 @@ describe('issueAuthority', () => {
   });
 
   test('refuses an empty common name and a validity under a second', async () => {
-    await expect(issueAuthority({ commonName: ' ', now, validityMs: DAY })).rejects.toThrow(/commonName/);
-    await expect(issueAuthority({ commonName: 'x', now, validityMs: 10 })).rejects.toThrow(/at least 1 s/);
+    await expect(issueAuthority({ commonName: ' ', now, validityMs: DAY })).rejects.toThrow(
+      /commonName/,
+    );
+    await expect(issueAuthority({ commonName: 'x', now, validityMs: 10 })).rejects.toThrow(
+      /at least 1 s/,
+    );
   });
 });
 
@@ -37,7 +48,10 @@ describe('issueServingCertificate', () => {
   test('is signed by the CA and not by another one', async () => {
     const ca = await issueAuthority({ commonName: 'ca', now, validityMs: DAY });
     const other = await issueAuthority({ commonName: 'other', now, validityMs: DAY });
-    const serving = new X509Certificate((await issueServingCertificate(ca, { hosts: ['webhook.ns.svc'], now, validityMs: DAY / 2 })).cert);
+    const serving = new X509Certificate(
+      (await issueServingCertificate(ca, { hosts: ['webhook.ns.svc'], now, validityMs: DAY / 2 }))
+        .cert,
+    );
 
     expect(serving.verify(new X509Certificate(ca.cert).publicKey)).toBe(true);
     expect(serving.verify(new X509Certificate(other.cert).publicKey)).toBe(false);
@@ -46,7 +60,15 @@ describe('issueServingCertificate', () => {
 
   test('names DNS hosts as DNS SANs and IP addresses (v4 and v6) as IP SANs', async () => {
     const ca = await issueAuthority({ commonName: 'ca', now, validityMs: DAY });
-    const serving = new X509Certificate((await issueServingCertificate(ca, { hosts: ['webhook.ns.svc', '127.0.0.1', '::1'], now, validityMs: DAY })).cert);
+    const serving = new X509Certificate(
+      (
+        await issueServingCertificate(ca, {
+          hosts: ['webhook.ns.svc', '127.0.0.1', '::1'],
+          now,
+          validityMs: DAY,
+        })
+      ).cert,
+    );
 
     expect(serving.checkHost('webhook.ns.svc')).toBe('webhook.ns.svc');
     expect(serving.checkIP('127.0.0.1')).toBe('127.0.0.1');
@@ -58,7 +80,11 @@ describe('issueServingCertificate', () => {
 
   test('is a server certificate, not a CA, with its own matching key', async () => {
     const ca = await issueAuthority({ commonName: 'ca', now, validityMs: DAY });
-    const issued = await issueServingCertificate(ca, { hosts: ['webhook.ns.svc'], now, validityMs: DAY });
+    const issued = await issueServingCertificate(ca, {
+      hosts: ['webhook.ns.svc'],
+      now,
+      validityMs: DAY,
+    });
     const serving = new X509Certificate(issued.cert);
 
     expect(serving.ca).toBe(false);
@@ -69,15 +95,23 @@ describe('issueServingCertificate', () => {
 
   test('never outlives the CA that signs it', async () => {
     const ca = await issueAuthority({ commonName: 'ca', now, validityMs: 5 * DAY });
-    const serving = await issueServingCertificate(ca, { hosts: ['webhook.ns.svc'], now, validityMs: 90 * DAY });
+    const serving = await issueServingCertificate(ca, {
+      hosts: ['webhook.ns.svc'],
+      now,
+      validityMs: 90 * DAY,
+    });
 
     expect(readCertificate(serving.cert).notAfter.getTime()).toBe(now + 5 * DAY);
   });
 
   test('refuses no hosts, and a host that is neither a DNS name nor an IP address', async () => {
     const ca = await issueAuthority({ commonName: 'ca', now, validityMs: DAY });
-    await expect(issueServingCertificate(ca, { hosts: [], now, validityMs: DAY })).rejects.toThrow(/at least one/);
-    await expect(issueServingCertificate(ca, { hosts: ['Bad_Host'], now, validityMs: DAY })).rejects.toThrow(/"Bad_Host"/);
+    await expect(issueServingCertificate(ca, { hosts: [], now, validityMs: DAY })).rejects.toThrow(
+      /at least one/,
+    );
+    await expect(
+      issueServingCertificate(ca, { hosts: ['Bad_Host'], now, validityMs: DAY }),
+    ).rejects.toThrow(/"Bad_Host"/);
   });
 });
 

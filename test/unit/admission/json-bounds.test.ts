@@ -1,4 +1,9 @@
-import { checkJsonBounds, DEFAULT_JSON_LIMITS, JsonBounds, type JsonLimits } from '../../../src/framework/admission/json-bounds.js';
+import {
+  checkJsonBounds,
+  DEFAULT_JSON_LIMITS,
+  JsonBounds,
+  type JsonLimits,
+} from '../../../src/framework/admission/json-bounds.js';
 
 const limits: JsonLimits = { maxValues: 10, maxDepth: 3 };
 const bytes = (text: string): Buffer => Buffer.from(text, 'utf8');
@@ -6,8 +11,10 @@ const scan = (text: string, within: JsonLimits = limits) => checkJsonBounds(byte
 
 /** The values `JSON.parse` makes of a text: every object, array and scalar, keys not counted. */
 function parsedValues(value: unknown): number {
-  if (Array.isArray(value)) return 1 + value.reduce((sum: number, item) => sum + parsedValues(item), 0);
-  if (value !== null && typeof value === 'object') return 1 + Object.values(value).reduce((sum: number, item) => sum + parsedValues(item), 0);
+  if (Array.isArray(value))
+    return 1 + value.reduce((sum: number, item) => sum + parsedValues(item), 0);
+  if (value !== null && typeof value === 'object')
+    return 1 + Object.values(value).reduce((sum: number, item) => sum + parsedValues(item), 0);
   return 1;
 }
 
@@ -21,10 +28,21 @@ describe('counting the values of a JSON text before it is parsed', () => {
       apiVersion: 'monitoring.coreos.com/v1',
       kind: 'ServiceMonitor',
       metadata: { name: 'web', namespace: 'team-a', labels: { app: 'web' }, annotations: {} },
-      spec: { endpoints: [{ port: 'http', interval: '30s', relabelings: [{ sourceLabels: ['__meta_pod'], regex: '(.+)', replacement: '$1' }] }], selector: { matchLabels: { app: 'web' } } },
+      spec: {
+        endpoints: [
+          {
+            port: 'http',
+            interval: '30s',
+            relabelings: [{ sourceLabels: ['__meta_pod'], regex: '(.+)', replacement: '$1' }],
+          },
+        ],
+        selector: { matchLabels: { app: 'web' } },
+      },
       status: { observed: -1.5e3, ok: true, nothing: null },
     });
-    expect(checkJsonBounds(bytes(text), DEFAULT_JSON_LIMITS).values).toBe(parsedValues(JSON.parse(text)));
+    expect(checkJsonBounds(bytes(text), DEFAULT_JSON_LIMITS).values).toBe(
+      parsedValues(JSON.parse(text)),
+    );
   });
 
   test('brackets, commas, colons and quotes inside strings are not structure', () => {
@@ -44,12 +62,18 @@ describe('counting the values of a JSON text before it is parsed', () => {
     const atLimit = `[${Array(9).fill('{}').join(',')}]`;
     expect(scan(atLimit)).toEqual({ values: 10, excess: undefined });
     const past = `[${Array(10).fill('{}').join(',')}]`;
-    expect(scan(past).excess).toEqual({ limit: 'maxValues', reason: 'the request body holds more than 10 JSON values' });
+    expect(scan(past).excess).toEqual({
+      limit: 'maxValues',
+      reason: 'the request body holds more than 10 JSON values',
+    });
   });
 
   test('nesting exactly as deep as allowed passes; one level more is refused, naming the limit', () => {
     expect(scan('[[[1]]]').excess).toBeUndefined();
-    expect(scan('[[[[1]]]]').excess).toEqual({ limit: 'maxDepth', reason: 'the request body nests JSON deeper than 3 levels' });
+    expect(scan('[[[[1]]]]').excess).toEqual({
+      limit: 'maxDepth',
+      reason: 'the request body nests JSON deeper than 3 levels',
+    });
     expect(scan('{"a":{"b":{"c":{}}}}').excess?.limit).toBe('maxDepth');
   });
 
@@ -60,7 +84,11 @@ describe('counting the values of a JSON text before it is parsed', () => {
   test('large numbers of values are refused at the chunk that crosses the limit, before the rest arrives', () => {
     const bounds = new JsonBounds({ maxValues: 1_000, maxDepth: 10 });
     const chunk = bytes(`${Array(400).fill('{}').join(',')},`);
-    expect([bounds.feed(bytes('[')), bounds.feed(chunk), bounds.feed(chunk)]).toEqual([undefined, undefined, undefined]);
+    expect([bounds.feed(bytes('[')), bounds.feed(chunk), bounds.feed(chunk)]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
     expect(bounds.feed(chunk)?.limit).toBe('maxValues');
     expect(bounds.feed(bytes('{}]'))?.limit).toBe('maxValues');
   });
@@ -77,8 +105,17 @@ describe('counting the values of a JSON text before it is parsed', () => {
   });
 
   test('the defaults let a 3 MiB object of ordinary shape through and stop an 8 MiB list of empty objects at the limit', () => {
-    const item = { name: 'container-0', image: 'registry.example.com/team/app:1.2.3', ports: [{ containerPort: 8080, protocol: 'TCP' }], env: [{ name: 'MODE', value: 'production' }] };
-    const large = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: Array(Math.floor((3 * 1024 * 1024) / JSON.stringify(item).length)).fill(item) });
+    const item = {
+      name: 'container-0',
+      image: 'registry.example.com/team/app:1.2.3',
+      ports: [{ containerPort: 8080, protocol: 'TCP' }],
+      env: [{ name: 'MODE', value: 'production' }],
+    };
+    const large = JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: Array(Math.floor((3 * 1024 * 1024) / JSON.stringify(item).length)).fill(item),
+    });
     expect(checkJsonBounds(bytes(large)).excess).toBeUndefined();
     const flood = bytes(`[${'{},'.repeat(Math.floor((8 * 1024 * 1024) / 3) - 1)}{}]`);
     const { values, excess } = checkJsonBounds(flood);

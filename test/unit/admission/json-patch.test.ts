@@ -9,7 +9,10 @@ function applyJsonPatch(document: unknown, ops: JsonPatchOp[]): unknown {
       root = structuredClone(value);
       continue;
     }
-    const tokens = path.slice(1).split('/').map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const tokens = path
+      .slice(1)
+      .split('/')
+      .map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'));
     const last = tokens.pop()!;
     let parent = root as Record<string, unknown>;
     for (const token of tokens) parent = parent[token] as Record<string, unknown>;
@@ -31,7 +34,10 @@ describe('JSON patch diff (RFC 6902)', () => {
   });
 
   test('new keys are added, gone keys removed, changed values replaced', () => {
-    const changed = { ...original, spec: { size: 2, ports: [80, 443], nested: { keep: true }, extra: { a: 1 } } };
+    const changed = {
+      ...original,
+      spec: { size: 2, ports: [80, 443], nested: { keep: true }, extra: { a: 1 } },
+    };
     expect(jsonPatchDiff(original, changed)).toEqual([
       { op: 'replace', path: '/spec/size', value: 2 },
       { op: 'remove', path: '/spec/nested/drop' },
@@ -42,13 +48,17 @@ describe('JSON patch diff (RFC 6902)', () => {
   test('an array that changed is replaced whole', () => {
     const changed = structuredClone(original);
     changed.spec.ports.push(8080);
-    expect(jsonPatchDiff(original, changed)).toEqual([{ op: 'replace', path: '/spec/ports', value: [80, 443, 8080] }]);
+    expect(jsonPatchDiff(original, changed)).toEqual([
+      { op: 'replace', path: '/spec/ports', value: [80, 443, 8080] },
+    ]);
   });
 
   test('keys with / and ~ are escaped as JSON pointers (~1, ~0)', () => {
     const changed = structuredClone(original);
     changed.metadata.annotations = { 'example.com/a~b': 'y' };
-    expect(jsonPatchDiff(original, changed)).toEqual([{ op: 'replace', path: '/metadata/annotations/example.com~1a~0b', value: 'y' }]);
+    expect(jsonPatchDiff(original, changed)).toEqual([
+      { op: 'replace', path: '/metadata/annotations/example.com~1a~0b', value: 'y' },
+    ]);
   });
 
   test('a key holding undefined counts as absent', () => {

@@ -3,14 +3,22 @@ import { SharedBudget } from '../../../src/framework/admission/shared-budget.js'
 describe('a budget shared by the requests in flight, with a share per source', () => {
   test('a source takes up to its share; past it, it is refused while another source still takes', () => {
     const budget = new SharedBudget(100, 50);
-    expect([budget.take('pod', 30), budget.take('pod', 20), budget.take('pod', 1)]).toEqual([true, true, false]);
+    expect([budget.take('pod', 30), budget.take('pod', 20), budget.take('pod', 1)]).toEqual([
+      true,
+      true,
+      false,
+    ]);
     expect(budget.take('api-server', 50)).toBe(true);
     expect([budget.held, budget.heldBy('pod'), budget.heldBy('api-server')]).toEqual([100, 50, 50]);
   });
 
   test('the whole budget bounds all sources together, whatever their shares', () => {
     const budget = new SharedBudget(100, 60);
-    expect([budget.take('a', 60), budget.take('b', 41), budget.take('b', 40)]).toEqual([true, false, true]);
+    expect([budget.take('a', 60), budget.take('b', 41), budget.take('b', 40)]).toEqual([
+      true,
+      false,
+      true,
+    ]);
   });
 
   test('what is given back can be taken again, and a source holding nothing is forgotten', () => {

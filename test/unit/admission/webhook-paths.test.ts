@@ -3,7 +3,8 @@ import { pathSegment, webhookPath } from '../../../src/framework/admission/webho
 
 /** The API server's check on each segment of a Service webhook's path (a lowercase DNS subdomain). */
 const acceptedByApiServer = (segment: string) =>
-  segment.length <= 253 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(segment);
+  segment.length <= 253 &&
+  /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(segment);
 
 describe('webhook paths', () => {
   it('keeps an id the API server already accepts as it is', () => {
@@ -20,7 +21,10 @@ describe('webhook paths', () => {
     expect(pathSegment('Widgets.check')).not.toBe(pathSegment('widgets.Check'));
   });
 
-  it.each(['a/b', '..', '-x-', 'Ü.ñ', '__', 'x'.repeat(400), 'a..b', 'a.-b'])('makes an accepted segment of %p', (id) => {
-    expect(acceptedByApiServer(pathSegment(id))).toBe(true);
-  });
+  it.each(['a/b', '..', '-x-', 'Ü.ñ', '__', 'x'.repeat(400), 'a..b', 'a.-b'])(
+    'makes an accepted segment of %p',
+    (id) => {
+      expect(acceptedByApiServer(pathSegment(id))).toBe(true);
+    },
+  );
 });

@@ -18,14 +18,30 @@ const path = webhookPath({ kind: 'validate', id: 'Widgets.check' });
 const POD = '127.0.0.2';
 
 const registry = (): Registry =>
-  new Registry().registerAdmission({ kind: 'validate', id: 'Widgets.check', resource: { apiVersion: 'example.com/v1', name: 'widgets' }, options: {}, fn: () => undefined });
-const widget: KubeObject = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'team-a' }, spec: { size: 1 } };
+  new Registry().registerAdmission({
+    kind: 'validate',
+    id: 'Widgets.check',
+    resource: { apiVersion: 'example.com/v1', name: 'widgets' },
+    options: {},
+    fn: () => undefined,
+  });
+const widget: KubeObject = {
+  apiVersion: 'example.com/v1',
+  kind: 'Widget',
+  metadata: { name: 'w', namespace: 'team-a' },
+  spec: { size: 1 },
+};
 
 /** A TCP connection from `localAddress` that sends nothing; resolves once connected. */
-function idleConnection(port: number, localAddress: string): Promise<{ socket: Socket; closed: () => boolean }> {
+function idleConnection(
+  port: number,
+  localAddress: string,
+): Promise<{ socket: Socket; closed: () => boolean }> {
   return new Promise((resolve, reject) => {
     let closed = false;
-    const socket = connect({ host: '127.0.0.1', port, localAddress }, () => resolve({ socket, closed: () => closed }));
+    const socket = connect({ host: '127.0.0.1', port, localAddress }, () =>
+      resolve({ socket, closed: () => closed }),
+    );
     socket.on('close', () => (closed = true));
     socket.on('error', () => undefined);
     socket.once('error', reject);
@@ -36,7 +52,13 @@ describe('the webhook server bounds the connections one address holds open', () 
   let port = 0;
   const held: Socket[] = [];
   serveForSuite(
-    { registry: registry(), logger: silentLogger(), certificate: serving, connections: { max: 8, perSource: 3 }, handshakeTimeoutMs: 60_000 },
+    {
+      registry: registry(),
+      logger: silentLogger(),
+      certificate: serving,
+      connections: { max: 8, perSource: 3 },
+      handshakeTimeoutMs: 60_000,
+    },
     (bound) => (port = bound),
     () => held.forEach((socket) => socket.destroy()),
   );
@@ -55,7 +77,10 @@ describe('the webhook server bounds the connections one address holds open', () 
 
 describe('the webhook server bounds the TLS handshake in time', () => {
   let port = 0;
-  serveForSuite({ registry: registry(), logger: silentLogger(), certificate: serving, handshakeTimeoutMs: 200 }, (bound) => (port = bound));
+  serveForSuite(
+    { registry: registry(), logger: silentLogger(), certificate: serving, handshakeTimeoutMs: 200 },
+    (bound) => (port = bound),
+  );
 
   test('a connection that never starts its TLS handshake is closed after handshakeTimeoutMs', async () => {
     const idle = await idleConnection(port, POD);

@@ -1,4 +1,9 @@
-import { ApiError, MAX_RETRY_AFTER_SECONDS, parseRetryAfter, retryDelayMs } from '../../../src/framework/api/api-error.js';
+import {
+  ApiError,
+  MAX_RETRY_AFTER_SECONDS,
+  parseRetryAfter,
+  retryDelayMs,
+} from '../../../src/framework/api/api-error.js';
 
 describe('parseRetryAfter', () => {
   test('reads delta-seconds', () => {
@@ -19,7 +24,9 @@ describe('parseRetryAfter', () => {
 
   test('caps a server (or proxy) asking for more than 10 minutes, so no watch or retry is parked for days', () => {
     expect(parseRetryAfter('99999999999')).toBe(MAX_RETRY_AFTER_SECONDS);
-    expect(parseRetryAfter(new Date(Date.now() + 40 * 86_400_000).toUTCString())).toBe(MAX_RETRY_AFTER_SECONDS);
+    expect(parseRetryAfter(new Date(Date.now() + 40 * 86_400_000).toUTCString())).toBe(
+      MAX_RETRY_AFTER_SECONDS,
+    );
     expect(MAX_RETRY_AFTER_SECONDS).toBe(600);
   });
 

@@ -18,7 +18,9 @@ function write(name: string, text: string): string {
   return path;
 }
 
-async function applied(kc: { applyToHTTPSOptions(o: RequestOptions): Promise<void> }): Promise<RequestOptions & { headers: Record<string, string> }> {
+async function applied(kc: {
+  applyToHTTPSOptions(o: RequestOptions): Promise<void>;
+}): Promise<RequestOptions & { headers: Record<string, string> }> {
   const options: RequestOptions = { headers: {} };
   await kc.applyToHTTPSOptions(options);
   return options as RequestOptions & { headers: Record<string, string> };
@@ -89,18 +91,26 @@ describe('loadKubeconfig', () => {
   });
 
   it('merges the files in KUBECONFIG: the first to name an entry or a current context wins', () => {
-    const first = write('a', `
+    const first = write(
+      'a',
+      `
 current-context: from-a
 contexts: [{ name: from-a, context: { cluster: shared, user: u } }]
 clusters: [{ name: shared, cluster: { server: 'https://a.example' } }]
-`);
-    const second = write('b', `
+`,
+    );
+    const second = write(
+      'b',
+      `
 current-context: from-b
 contexts: [{ name: from-b, context: { cluster: shared, user: u } }]
 clusters: [{ name: shared, cluster: { server: 'https://b.example' } }]
 users: [{ name: u, user: { token: from-b } }]
-`);
-    const kc = loadKubeconfig({ env: { KUBECONFIG: `${first}:${join(dir, 'missing')}:${second}` } });
+`,
+    );
+    const kc = loadKubeconfig({
+      env: { KUBECONFIG: `${first}:${join(dir, 'missing')}:${second}` },
+    });
     expect(kc.contextName).toBe('from-a');
     expect(kc.getCurrentCluster().server).toBe('https://a.example');
   });
@@ -117,7 +127,10 @@ users: [{ name: u, user: { token: from-b } }]
     writeFileSync(join(sa, 'token'), 'first\n');
     writeFileSync(join(sa, 'ca.crt'), 'CLUSTER-CA');
     writeFileSync(join(sa, 'namespace'), 'operators');
-    const kc = loadKubeconfig({ env: { HOME: dir, KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '443' }, serviceAccountDir: sa });
+    const kc = loadKubeconfig({
+      env: { HOME: dir, KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '443' },
+      serviceAccountDir: sa,
+    });
     expect(kc.getCurrentCluster().server).toBe('https://[fd00::1]:443');
     expect(kc.namespace).toBe('operators');
     const options = await applied(kc);
@@ -126,19 +139,27 @@ users: [{ name: u, user: { token: from-b } }]
   });
 
   it('leaves exec credential plugins to client-node, loaded only then', async () => {
-    const plugin = write('plugin.mjs', `console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1beta1', kind: 'ExecCredential', status: { token: 'from-exec' } }));`);
+    const plugin = write(
+      'plugin.mjs',
+      `console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1beta1', kind: 'ExecCredential', status: { token: 'from-exec' } }));`,
+    );
     const kc = loadKubeconfig({
-      path: write('config', `
+      path: write(
+        'config',
+        `
 current-context: x
 contexts: [{ name: x, context: { cluster: c, user: e } }]
 clusters: [{ name: c, cluster: { server: 'https://c.example' } }]
 users: [{ name: e, user: { exec: { apiVersion: client.authentication.k8s.io/v1beta1, command: '${process.execPath}', args: ['${plugin}'] } } }]
-`),
+`,
+      ),
     });
     expect((await applied(kc)).headers.Authorization).toBe('Bearer from-exec');
   });
 
   it('without any kubeconfig or cluster, says what to do', () => {
-    expect(() => loadKubeconfig({ env: { HOME: dir }, serviceAccountDir: join(dir, 'none') })).toThrow(/set KUBECONFIG or --kubeconfig/);
+    expect(() =>
+      loadKubeconfig({ env: { HOME: dir }, serviceAccountDir: join(dir, 'none') }),
+    ).toThrow(/set KUBECONFIG or --kubeconfig/);
   });
 });

@@ -5,7 +5,13 @@ describe('withoutManagedFields', () => {
   const managed = (): KubeObject => ({
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { name: 'a', namespace: 'ns', managedFields: [{ manager: 'kubectl' }], resourceVersion: '7', uid: 'u' },
+    metadata: {
+      name: 'a',
+      namespace: 'ns',
+      managedFields: [{ manager: 'kubectl' }],
+      resourceVersion: '7',
+      uid: 'u',
+    },
     data: { k: 'v' },
   });
 
@@ -13,8 +19,18 @@ describe('withoutManagedFields', () => {
     const result = withoutManagedFields(managed());
 
     expect(result.metadata).not.toHaveProperty('managedFields');
-    expect(Object.keys(result.metadata ?? {})).toEqual(['name', 'namespace', 'resourceVersion', 'uid']);
-    expect(result).toEqual({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns', resourceVersion: '7', uid: 'u' }, data: { k: 'v' } });
+    expect(Object.keys(result.metadata ?? {})).toEqual([
+      'name',
+      'namespace',
+      'resourceVersion',
+      'uid',
+    ]);
+    expect(result).toEqual({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'a', namespace: 'ns', resourceVersion: '7', uid: 'u' },
+      data: { k: 'v' },
+    });
   });
 
   test('the input object is untouched', () => {

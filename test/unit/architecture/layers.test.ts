@@ -9,10 +9,15 @@ interface LintMessage {
   message: string;
 }
 interface ESLintApi {
-  lintText(code: string, options: { filePath: string }): Promise<Array<{ messages: LintMessage[] }>>;
+  lintText(
+    code: string,
+    options: { filePath: string },
+  ): Promise<Array<{ messages: LintMessage[] }>>;
   calculateConfigForFile(filePath: string): Promise<{ rules?: Record<string, unknown> }>;
 }
-const { ESLint } = createRequire(import.meta.url)('eslint') as { ESLint: new (options: { cwd: string }) => ESLintApi };
+const { ESLint } = createRequire(import.meta.url)('eslint') as {
+  ESLint: new (options: { cwd: string }) => ESLintApi;
+};
 
 // The layer rules live in .eslintrc.cjs and are explained in ARCHITECTURE.md; these specs show that
 // `npm run lint` enforces them and that the framework's folders form no import cycle.
@@ -59,7 +64,9 @@ describe('framework layers', () => {
       'src/framework/api/wrong-import.ts',
       "import type { Operator } from '../runtime/operator.js';\nexport type Wrong = Operator;\n",
     );
-    expect(messages).toEqual([expect.stringContaining('src/framework/api may import only: objects, observability, clock')]);
+    expect(messages).toEqual([
+      expect.stringContaining('src/framework/api may import only: objects, observability, clock'),
+    ]);
   });
 
   it('lets a layer import the layers below it', async () => {
@@ -75,7 +82,9 @@ describe('framework layers', () => {
       'src/framework/runtime/wrong-import.ts',
       "import type { ControlPlane } from '../../testing/control-plane.js';\nexport type Wrong = ControlPlane;\n",
     );
-    expect(messages).toEqual([expect.stringContaining('knows nothing of the CLI, the testing kit')]);
+    expect(messages).toEqual([
+      expect.stringContaining('knows nothing of the CLI, the testing kit'),
+    ]);
   });
 
   it('fails lint when a bundled operator imports framework internals instead of the public API', async () => {
@@ -83,12 +92,18 @@ describe('framework layers', () => {
       'src/handlers/etcd/wrong-import.ts',
       "import type { Reactor } from '../../framework/reactor/reactor.js';\nexport type Wrong = Reactor;\n",
     );
-    expect(messages).toEqual([expect.stringContaining("import the public API only")]);
+    expect(messages).toEqual([expect.stringContaining('import the public API only')]);
   });
 
   it('fails lint when packed code imports the repository test support', async () => {
-    const importer = "import { EtcdPodRunner } from '../../test/support/simulated-kubelet/index.js';\nexport const Wrong = EtcdPodRunner;\n";
-    for (const filePath of ['src/cli/wrong-import.ts', 'src/testing/wrong-import.ts', 'src/handlers/etcd/wrong-import.ts', 'src/framework/runtime/wrong-import.ts']) {
+    const importer =
+      "import { EtcdPodRunner } from '../../test/support/simulated-kubelet/index.js';\nexport const Wrong = EtcdPodRunner;\n";
+    for (const filePath of [
+      'src/cli/wrong-import.ts',
+      'src/testing/wrong-import.ts',
+      'src/handlers/etcd/wrong-import.ts',
+      'src/framework/runtime/wrong-import.ts',
+    ]) {
       expect(await restrictedImportMessages(filePath, importer)).not.toEqual([]);
     }
   });
@@ -126,7 +141,10 @@ describe('framework layers', () => {
 
   it('keeps every framework file under 400 lines, one concept per file', () => {
     const long = sourceFiles(framework)
-      .map((file) => ({ file: relative(root, file), lines: readFileSync(file, 'utf8').split('\n').length }))
+      .map((file) => ({
+        file: relative(root, file),
+        lines: readFileSync(file, 'utf8').split('\n').length,
+      }))
       .filter(({ lines }) => lines > 400);
     expect(long).toEqual([]);
   });

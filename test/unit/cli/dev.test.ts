@@ -2,7 +2,16 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Reloader, WarmStarter, childArguments, isWatchedChange, watchTargets, type BootedChild, type DevLog, type OperatorProcess } from '../../../src/cli/commands/dev.js';
+import {
+  Reloader,
+  WarmStarter,
+  childArguments,
+  isWatchedChange,
+  watchTargets,
+  type BootedChild,
+  type DevLog,
+  type OperatorProcess,
+} from '../../../src/cli/commands/dev.js';
 import { DEV_START_MESSAGE } from '../../../src/cli/commands/dev-protocol.js';
 import { installFakeClock, type FakeClock } from '../../support/fake-clock.js';
 
@@ -28,8 +37,14 @@ class FakeOperator implements OperatorProcess {
 
 function recordingLog(): DevLog & { lines: Array<[string, unknown]> } {
   const lines: Array<[string, unknown]> = [];
-  const record = (level: string) => (object: unknown, message?: string) => void lines.push([`${level}: ${message ?? ''}`, object]);
-  return { lines, info: record('info') as DevLog['info'], warn: record('warn') as DevLog['warn'], debug: record('debug') as DevLog['debug'] };
+  const record = (level: string) => (object: unknown, message?: string) =>
+    void lines.push([`${level}: ${message ?? ''}`, object]);
+  return {
+    lines,
+    info: record('info') as DevLog['info'],
+    warn: record('warn') as DevLog['warn'],
+    debug: record('debug') as DevLog['debug'],
+  };
 }
 
 describe('konductor dev: reloading', () => {
@@ -86,7 +101,10 @@ describe('konductor dev: reloading', () => {
     operators[1]!.markReady();
     await advance(0);
 
-    expect(log.lines.at(-1)).toEqual(['info: reloaded in 350 ms', { ms: 350, changed: ['handlers.ts'] }]);
+    expect(log.lines.at(-1)).toEqual([
+      'info: reloaded in 350 ms',
+      { ms: 350, changed: ['handlers.ts'] },
+    ]);
   });
 
   test('the old operator has exited before the new one starts', async () => {
@@ -119,7 +137,10 @@ describe('konductor dev: reloading', () => {
     reloader.start();
     operators[0]!.exit(1);
     await advance(0);
-    expect(log.lines.at(-1)).toEqual(['warn: the operator exited; it starts again at the next change', { code: 1 }]);
+    expect(log.lines.at(-1)).toEqual([
+      'warn: the operator exited; it starts again at the next change',
+      { code: 1 },
+    ]);
 
     reloader.changed('handlers.ts');
     await advance(100);
@@ -139,8 +160,26 @@ describe('konductor dev: reloading', () => {
 
 describe('konductor dev: what is watched', () => {
   test('module files count; declarations, tests, node_modules and hidden folders do not', () => {
-    for (const file of ['handlers.ts', 'lib/greeting.mts', 'x.js', 'y.mjs', 'z.cts', 'config.json', null]) expect({ file, watched: isWatchedChange(file) }).toEqual({ file, watched: true });
-    for (const file of ['types.d.ts', 'handlers.test.ts', 'node_modules/x/index.js', '.git/HEAD', '.handlers.ts.swp', 'handlers.ts~', 'README.md', 'package-lock.json']) {
+    for (const file of [
+      'handlers.ts',
+      'lib/greeting.mts',
+      'x.js',
+      'y.mjs',
+      'z.cts',
+      'config.json',
+      null,
+    ])
+      expect({ file, watched: isWatchedChange(file) }).toEqual({ file, watched: true });
+    for (const file of [
+      'types.d.ts',
+      'handlers.test.ts',
+      'node_modules/x/index.js',
+      '.git/HEAD',
+      '.handlers.ts.swp',
+      'handlers.ts~',
+      'README.md',
+      'package-lock.json',
+    ]) {
       expect({ file, watched: isWatchedChange(file) }).toEqual({ file, watched: false });
     }
   });
@@ -156,22 +195,41 @@ describe('konductor dev: what is watched', () => {
         { dir: join(root, 'handlers'), recursive: true },
       ]);
       // Two files of one folder: one watch; a folder given as well makes it recursive.
-      expect(await watchTargets([join(root, 'handlers', 'a.ts'), join(root, 'handlers')])).toEqual([{ dir: join(root, 'handlers'), recursive: true }]);
-      await expect(watchTargets([join(root, 'missing.ts')])).rejects.toThrow(/missing\.ts does not exist/);
+      expect(await watchTargets([join(root, 'handlers', 'a.ts'), join(root, 'handlers')])).toEqual([
+        { dir: join(root, 'handlers'), recursive: true },
+      ]);
+      await expect(watchTargets([join(root, 'missing.ts')])).rejects.toThrow(
+        /missing\.ts does not exist/,
+      );
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
   });
 
   test('the restarted child is `konductor run` with the same arguments and the standalone choice made explicit', () => {
-    expect(childArguments(['src/handlers.ts', '-n', 'dev'], { standalone: true })).toEqual(['run', '--standalone', 'src/handlers.ts', '-n', 'dev']);
-    expect(childArguments(['h.ts', '--no-standalone'], { standalone: false })).toEqual(['run', '--no-standalone', 'h.ts', '--no-standalone']);
+    expect(childArguments(['src/handlers.ts', '-n', 'dev'], { standalone: true })).toEqual([
+      'run',
+      '--standalone',
+      'src/handlers.ts',
+      '-n',
+      'dev',
+    ]);
+    expect(childArguments(['h.ts', '--no-standalone'], { standalone: false })).toEqual([
+      'run',
+      '--no-standalone',
+      'h.ts',
+      '--no-standalone',
+    ]);
   });
 });
 
 describe('konductor dev: warm starts', () => {
   /** A booted child the test readies and ends by hand; it records what it was sent. */
-  function fakeBooted(): BootedChild & { sent: unknown[]; markReady: () => void; signals: string[] } {
+  function fakeBooted(): BootedChild & {
+    sent: unknown[];
+    markReady: () => void;
+    signals: string[];
+  } {
     const sent: unknown[] = [];
     const signals: string[] = [];
     let markReady!: () => void;
@@ -183,7 +241,15 @@ describe('konductor dev: warm starts', () => {
       send: (message: unknown) => sent.push(message),
       kill: (signal: string) => signals.push(signal),
     };
-    return { child: child as unknown as ChildProcess, booted: Promise.resolve(), ready, exited: new Promise(() => undefined), sent, markReady, signals };
+    return {
+      child: child as unknown as ChildProcess,
+      booted: Promise.resolve(),
+      ready,
+      exited: new Promise(() => undefined),
+      sent,
+      markReady,
+      signals,
+    };
   }
 
   test('starts the first operator at once, boots a spare once it is ready, and starts the next operator from the spare', async () => {

@@ -5,7 +5,9 @@ import { helpFor } from '../../../src/cli/command-line.js';
 import { manifestsCommand } from '../../../src/cli/commands/manifests.js';
 import { UsageError } from '../../../src/cli/validators.js';
 
-const fixture = fileURLToPath(new URL('../../fixtures/manifests/widget-operator.ts', import.meta.url));
+const fixture = fileURLToPath(
+  new URL('../../fixtures/manifests/widget-operator.ts', import.meta.url),
+);
 const crd = fileURLToPath(new URL('../../fixtures/widgets-crd.yaml', import.meta.url));
 
 interface Doc {
@@ -15,15 +17,23 @@ interface Doc {
   rules?: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>;
   roleRef?: { kind: string; name: string };
   subjects?: Array<{ kind: string; name: string; namespace: string }>;
-  spec?: { template: { spec: { serviceAccountName: string; containers: Array<{ image: string; args: string[] }> } } };
+  spec?: {
+    template: {
+      spec: { serviceAccountName: string; containers: Array<{ image: string; args: string[] }> };
+    };
+  };
 }
 
 /** Runs the command and returns what it printed on stdout and stderr. */
 async function manifests(args: string[]): Promise<{ stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const out = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => ((stdout += String(chunk)), true));
-  const err = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((stderr += String(chunk)), true));
+  const out = jest
+    .spyOn(process.stdout, 'write')
+    .mockImplementation((chunk: string | Uint8Array) => ((stdout += String(chunk)), true));
+  const err = jest
+    .spyOn(process.stderr, 'write')
+    .mockImplementation((chunk: string | Uint8Array) => ((stderr += String(chunk)), true));
   try {
     await manifestsCommand(args);
   } finally {
@@ -54,7 +64,15 @@ async function usageError(args: string[]): Promise<UsageError> {
 
 describe('konductor manifests', () => {
   test('prints a ServiceAccount, a ClusterRole bound to it, the leader-election Role and a Deployment running the files', async () => {
-    const docs = await documents([fixture, '--name', 'demo', '--crd', crd, '--image', 'registry.example/demo:1.0']);
+    const docs = await documents([
+      fixture,
+      '--name',
+      'demo',
+      '--crd',
+      crd,
+      '--image',
+      'registry.example/demo:1.0',
+    ]);
     expect(docs.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual([
       'ServiceAccount/demo',
       'ClusterRole/demo',
@@ -64,50 +82,133 @@ describe('konductor manifests', () => {
       'Deployment/demo',
     ]);
     expect(find(docs, 'ClusterRole').rules).toEqual([
-      { apiGroups: ['test.konductor.dev'], resources: ['widgets'], verbs: ['get', 'list', 'watch', 'patch'] },
+      {
+        apiGroups: ['test.konductor.dev'],
+        resources: ['widgets'],
+        verbs: ['get', 'list', 'watch', 'patch'],
+      },
       { apiGroups: ['test.konductor.dev'], resources: ['widgets/status'], verbs: ['patch'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create'] },
       // On stop: is a namespace being deleted (then finalizers no instance will come back for are released)?
       { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
     ]);
-    expect(find(docs, 'ClusterRoleBinding').subjects).toEqual([{ kind: 'ServiceAccount', name: 'demo', namespace: 'demo' }]);
+    expect(find(docs, 'ClusterRoleBinding').subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'demo', namespace: 'demo' },
+    ]);
     const pod = find(docs, 'Deployment').spec!.template.spec;
     expect(pod.serviceAccountName).toBe('demo');
     expect(pod.containers[0]!.image).toBe('registry.example/demo:1.0');
-    expect(pod.containers[0]!.args).toEqual(['run', fixture, '--all-namespaces', '--lease-name', 'demo', '--log-format', 'json', '--handler-timeout', '600', '--stall-timeout', '900']);
+    expect(pod.containers[0]!.args).toEqual([
+      'run',
+      fixture,
+      '--all-namespaces',
+      '--lease-name',
+      'demo',
+      '--log-format',
+      'json',
+      '--handler-timeout',
+      '600',
+      '--stall-timeout',
+      '900',
+    ]);
   });
 
   test('--namespace-scoped grants Roles in each watched namespace and runs with --namespace for each', async () => {
-    const docs = await documents([fixture, '--name', 'demo', '--namespace', 'ops', '--namespace-scoped', '--watch-namespace', 'team-a', '--watch-namespace', 'team-b', '--run-path', 'dist/handlers']);
+    const docs = await documents([
+      fixture,
+      '--name',
+      'demo',
+      '--namespace',
+      'ops',
+      '--namespace-scoped',
+      '--watch-namespace',
+      'team-a',
+      '--watch-namespace',
+      'team-b',
+      '--run-path',
+      'dist/handlers',
+    ]);
     expect(docs.some((d) => d.kind.startsWith('Cluster'))).toBe(false);
-    expect(docs.filter((d) => d.kind === 'Role' && d.metadata.name === 'demo').map((d) => d.metadata.namespace)).toEqual(['team-a', 'team-b']);
-    expect(docs.filter((d) => d.kind === 'RoleBinding' && d.metadata.name === 'demo').map((d) => d.subjects)).toEqual([
+    expect(
+      docs
+        .filter((d) => d.kind === 'Role' && d.metadata.name === 'demo')
+        .map((d) => d.metadata.namespace),
+    ).toEqual(['team-a', 'team-b']);
+    expect(
+      docs
+        .filter((d) => d.kind === 'RoleBinding' && d.metadata.name === 'demo')
+        .map((d) => d.subjects),
+    ).toEqual([
       [{ kind: 'ServiceAccount', name: 'demo', namespace: 'ops' }],
       [{ kind: 'ServiceAccount', name: 'demo', namespace: 'ops' }],
     ]);
     expect(find(docs, 'Role', 'demo-leader-election').metadata.namespace).toBe('ops');
-    expect(find(docs, 'Deployment').spec!.template.spec.containers[0]!.args).toEqual(['run', 'dist/handlers', '--namespace', 'team-a', '--namespace', 'team-b', '--lease-name', 'demo', '--log-format', 'json', '--handler-timeout', '600', '--stall-timeout', '900']);
+    expect(find(docs, 'Deployment').spec!.template.spec.containers[0]!.args).toEqual([
+      'run',
+      'dist/handlers',
+      '--namespace',
+      'team-a',
+      '--namespace',
+      'team-b',
+      '--lease-name',
+      'demo',
+      '--log-format',
+      'json',
+      '--handler-timeout',
+      '600',
+      '--stall-timeout',
+      '900',
+    ]);
   });
 
   test('--identity is passed to konductor run in the Deployment', async () => {
     const docs = await documents([fixture, '--name', 'demo', '--identity', 'widgets.example.com']);
     expect(find(docs, 'Deployment').spec!.template.spec.containers[0]!.args).toEqual([
-      'run', fixture, '--all-namespaces', '--identity', 'widgets.example.com', '--lease-name', 'demo', '--log-format', 'json', '--handler-timeout', '600', '--stall-timeout', '900',
+      'run',
+      fixture,
+      '--all-namespaces',
+      '--identity',
+      'widgets.example.com',
+      '--lease-name',
+      'demo',
+      '--log-format',
+      'json',
+      '--handler-timeout',
+      '600',
+      '--stall-timeout',
+      '900',
     ]);
   });
 
   test('an --identity that is not a DNS-1123 subdomain is refused before anything is printed', async () => {
-    await expect(manifests([fixture, '--identity', 'Not_Valid'])).rejects.toThrow(/--identity: .*Not_Valid/);
+    await expect(manifests([fixture, '--identity', 'Not_Valid'])).rejects.toThrow(
+      /--identity: .*Not_Valid/,
+    );
   });
 
   test('--create-namespace prints the Namespace first', async () => {
-    const docs = await documents([fixture, '--namespace', 'ops', '--create-namespace', '--crd', crd]);
-    expect(docs[0]).toEqual({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ops', labels: { 'app.kubernetes.io/name': 'konductor-operator' } } });
+    const docs = await documents([
+      fixture,
+      '--namespace',
+      'ops',
+      '--create-namespace',
+      '--crd',
+      crd,
+    ]);
+    expect(docs[0]).toEqual({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 'ops', labels: { 'app.kubernetes.io/name': 'konductor-operator' } },
+    });
   });
 
   test('--rule adds the rule to the ClusterRole', async () => {
     const docs = await documents([fixture, '--crd', crd, '--rule', 'apps/deployments=get,create']);
-    expect(find(docs, 'ClusterRole').rules).toContainEqual({ apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'create'] });
+    expect(find(docs, 'ClusterRole').rules).toContainEqual({
+      apiGroups: ['apps'],
+      resources: ['deployments'],
+      verbs: ['get', 'create'],
+    });
   });
 
   test('a guessed plural is said on stderr and in a comment', async () => {
@@ -133,14 +234,24 @@ describe('konductor manifests', () => {
   });
 
   test('--namespace-scoped refuses handlers of a cluster-scoped resource', async () => {
-    const clusterScoped = fileURLToPath(new URL('../../fixtures/manifests/namespace-labeller.ts', import.meta.url));
-    expect((await usageError([clusterScoped, '--namespace-scoped'])).message).toMatch(/cannot serve cluster-scoped core\/namespaces/);
+    const clusterScoped = fileURLToPath(
+      new URL('../../fixtures/manifests/namespace-labeller.ts', import.meta.url),
+    );
+    expect((await usageError([clusterScoped, '--namespace-scoped'])).message).toMatch(
+      /cannot serve cluster-scoped core\/namespaces/,
+    );
   });
 
   // Read cache and indexes.
   test('resources read by @on.cache and @on.index are granted list and watch only', async () => {
-    const cacheFixture = fileURLToPath(new URL('../../fixtures/manifests/cache-operator.ts', import.meta.url));
+    const cacheFixture = fileURLToPath(
+      new URL('../../fixtures/manifests/cache-operator.ts', import.meta.url),
+    );
     const docs = await documents([cacheFixture, '--name', 'demo']);
-    expect(find(docs, 'ClusterRole').rules).toContainEqual({ apiGroups: [''], resources: ['configmaps', 'pods', 'secrets'], verbs: ['list', 'watch'] });
+    expect(find(docs, 'ClusterRole').rules).toContainEqual({
+      apiGroups: [''],
+      resources: ['configmaps', 'pods', 'secrets'],
+      verbs: ['list', 'watch'],
+    });
   });
 });

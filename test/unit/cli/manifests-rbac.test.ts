@@ -1,5 +1,15 @@
-import { deriveRbacRules, mergeRules, parseRule, RuleSyntaxError, type HandlerUse } from '../../../src/cli/commands/rbac-rules.js';
-import { crdResources, pluralize, resolveResourceName } from '../../../src/cli/commands/resource-names.js';
+import {
+  deriveRbacRules,
+  mergeRules,
+  parseRule,
+  RuleSyntaxError,
+  type HandlerUse,
+} from '../../../src/cli/commands/rbac-rules.js';
+import {
+  crdResources,
+  pluralize,
+  resolveResourceName,
+} from '../../../src/cli/commands/resource-names.js';
 
 const WIDGETS = 'test.konductor.dev/v1';
 
@@ -23,9 +33,16 @@ function use(kind: HandlerUse['kind'], apiVersion: string, name: string): Handle
 
 describe('RBAC rules derived from handlers', () => {
   test('change handlers and timers get get/list/watch/patch on their resource and patch on its status', () => {
-    const rbac = deriveRbacRules([use('create', WIDGETS, 'widgets'), use('timer', WIDGETS, 'widgets')], { leaseName: 'op' });
+    const rbac = deriveRbacRules(
+      [use('create', WIDGETS, 'widgets'), use('timer', WIDGETS, 'widgets')],
+      { leaseName: 'op' },
+    );
     expect(rbac.rules).toEqual([
-      { apiGroups: ['test.konductor.dev'], resources: ['widgets'], verbs: ['get', 'list', 'watch', 'patch'] },
+      {
+        apiGroups: ['test.konductor.dev'],
+        resources: ['widgets'],
+        verbs: ['get', 'list', 'watch', 'patch'],
+      },
       { apiGroups: ['test.konductor.dev'], resources: ['widgets/status'], verbs: ['patch'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create'] },
     ]);
@@ -40,23 +57,59 @@ describe('RBAC rules derived from handlers', () => {
   });
 
   test('plural, kind and short name of one resource give one rule, listing the names handlers used', () => {
-    const rbac = deriveRbacRules([use('create', WIDGETS, 'widgets'), use('update', WIDGETS, 'Widget'), use('delete', WIDGETS, 'wg')], { leaseName: 'op', crds: widgetCrd });
-    expect(rbac.resources).toEqual([expect.objectContaining({ group: 'test.konductor.dev', plural: 'widgets', writtenAs: ['widgets', 'Widget', 'wg'], source: 'crd', hasStatus: true })]);
-    expect(rbac.rules.filter((r) => r.apiGroups[0] === 'test.konductor.dev').map((r) => r.resources)).toEqual([['widgets'], ['widgets/status']]);
+    const rbac = deriveRbacRules(
+      [
+        use('create', WIDGETS, 'widgets'),
+        use('update', WIDGETS, 'Widget'),
+        use('delete', WIDGETS, 'wg'),
+      ],
+      { leaseName: 'op', crds: widgetCrd },
+    );
+    expect(rbac.resources).toEqual([
+      expect.objectContaining({
+        group: 'test.konductor.dev',
+        plural: 'widgets',
+        writtenAs: ['widgets', 'Widget', 'wg'],
+        source: 'crd',
+        hasStatus: true,
+      }),
+    ]);
+    expect(
+      rbac.rules.filter((r) => r.apiGroups[0] === 'test.konductor.dev').map((r) => r.resources),
+    ).toEqual([['widgets'], ['widgets/status']]);
   });
 
   test('resources of one group with the same verbs share a rule', () => {
-    const rbac = deriveRbacRules([use('create', 'apps/v1', 'deployments'), use('update', 'apps/v1', 'StatefulSet')], { leaseName: 'op' });
-    expect(rbac.rules).toContainEqual({ apiGroups: ['apps'], resources: ['deployments', 'statefulsets'], verbs: ['get', 'list', 'watch', 'patch'] });
-    expect(rbac.rules).toContainEqual({ apiGroups: ['apps'], resources: ['deployments/status', 'statefulsets/status'], verbs: ['patch'] });
+    const rbac = deriveRbacRules(
+      [use('create', 'apps/v1', 'deployments'), use('update', 'apps/v1', 'StatefulSet')],
+      { leaseName: 'op' },
+    );
+    expect(rbac.rules).toContainEqual({
+      apiGroups: ['apps'],
+      resources: ['deployments', 'statefulsets'],
+      verbs: ['get', 'list', 'watch', 'patch'],
+    });
+    expect(rbac.rules).toContainEqual({
+      apiGroups: ['apps'],
+      resources: ['deployments/status', 'statefulsets/status'],
+      verbs: ['patch'],
+    });
   });
 
   test('an @on.owned handler writes its owner and only lists and watches its child resource', () => {
-    const owned: HandlerUse = { kind: 'owned', resource: { apiVersion: WIDGETS, name: 'widgets' }, child: { resource: { apiVersion: 'v1', name: 'configmaps' } } };
+    const owned: HandlerUse = {
+      kind: 'owned',
+      resource: { apiVersion: WIDGETS, name: 'widgets' },
+      child: { resource: { apiVersion: 'v1', name: 'configmaps' } },
+    };
     const rbac = deriveRbacRules([owned], { leaseName: 'op' });
     expect(rbac.rules).toEqual([
       { apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'watch'] },
-      { apiGroups: ['test.konductor.dev'], resources: ['widgets'], verbs: ['get', 'list', 'watch', 'patch'] },
+      {
+        apiGroups: ['test.konductor.dev'],
+        resources: ['widgets'],
+        verbs: ['get', 'list', 'watch', 'patch'],
+      },
       { apiGroups: ['test.konductor.dev'], resources: ['widgets/status'], verbs: ['patch'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create'] },
     ]);
@@ -72,9 +125,17 @@ describe('RBAC rules derived from handlers', () => {
     const rbac = deriveRbacRules([reconcile], { leaseName: 'op' });
     expect(rbac.rules).toEqual([
       { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
-      { apiGroups: ['test.konductor.dev'], resources: ['widgets'], verbs: ['get', 'list', 'watch', 'patch'] },
+      {
+        apiGroups: ['test.konductor.dev'],
+        resources: ['widgets'],
+        verbs: ['get', 'list', 'watch', 'patch'],
+      },
       { apiGroups: ['test.konductor.dev'], resources: ['widgets/status'], verbs: ['patch'] },
-      { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
+      {
+        apiGroups: ['apps'],
+        resources: ['statefulsets'],
+        verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
+      },
       { apiGroups: [''], resources: ['events'], verbs: ['create'] },
     ]);
   });
@@ -88,19 +149,33 @@ describe('RBAC rules derived from handlers', () => {
     const rbac = deriveRbacRules([use('create', WIDGETS, 'widgets')], { leaseName: 'my-operator' });
     expect(rbac.leaseRules).toEqual([
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
-      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['my-operator'], verbs: ['get', 'update'] },
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        resourceNames: ['my-operator'],
+        verbs: ['get', 'update'],
+      },
     ]);
   });
 
   test('no rule for Namespaces: the framework matches namespace globs on watch events', () => {
     const rbac = deriveRbacRules([use('create', WIDGETS, 'widgets')], { leaseName: 'op' });
-    expect([...rbac.rules, ...rbac.leaseRules].flatMap((r) => r.resources)).not.toContain('namespaces');
+    expect([...rbac.rules, ...rbac.leaseRules].flatMap((r) => r.resources)).not.toContain(
+      'namespaces',
+    );
   });
 
-  test("extra rules are added, merged with the derived ones where group and verbs match", () => {
-    const rbac = deriveRbacRules([use('create', 'v1', 'pods')], { leaseName: 'op', extraRules: [parseRule('secrets=get'), parseRule('services=patch,list,get,watch')] });
+  test('extra rules are added, merged with the derived ones where group and verbs match', () => {
+    const rbac = deriveRbacRules([use('create', 'v1', 'pods')], {
+      leaseName: 'op',
+      extraRules: [parseRule('secrets=get'), parseRule('services=patch,list,get,watch')],
+    });
     expect(rbac.rules).toContainEqual({ apiGroups: [''], resources: ['secrets'], verbs: ['get'] });
-    expect(rbac.rules).toContainEqual({ apiGroups: [''], resources: ['pods', 'services'], verbs: ['get', 'list', 'watch', 'patch'] });
+    expect(rbac.rules).toContainEqual({
+      apiGroups: [''],
+      resources: ['pods', 'services'],
+      verbs: ['get', 'list', 'watch', 'patch'],
+    });
   });
 
   test('merging keeps rules limited to resource names apart', () => {
@@ -120,47 +195,101 @@ describe('RBAC rules derived from handlers', () => {
 describe('offline resource names', () => {
   test('a CRD resolves kind, singular and short name exactly, with its scope and status subresource', () => {
     for (const name of ['widgets', 'Widget', 'widget', 'wg']) {
-      expect(resolveResourceName({ apiVersion: WIDGETS, name }, widgetCrd)).toMatchObject({ plural: 'widgets', source: 'crd', namespaced: true, hasStatus: true });
+      expect(resolveResourceName({ apiVersion: WIDGETS, name }, widgetCrd)).toMatchObject({
+        plural: 'widgets',
+        source: 'crd',
+        namespaced: true,
+        hasStatus: true,
+      });
     }
   });
 
   test('a CRD version without a status subresource has none', () => {
     const crd = crdResources([
-      { kind: 'CustomResourceDefinition', metadata: { name: 'gadgets.example.com' }, spec: { group: 'example.com', scope: 'Cluster', names: { plural: 'gadgets', kind: 'Gadget' }, versions: [{ name: 'v1' }] } },
+      {
+        kind: 'CustomResourceDefinition',
+        metadata: { name: 'gadgets.example.com' },
+        spec: {
+          group: 'example.com',
+          scope: 'Cluster',
+          names: { plural: 'gadgets', kind: 'Gadget' },
+          versions: [{ name: 'v1' }],
+        },
+      },
     ]);
-    expect(resolveResourceName({ apiVersion: 'example.com/v1', name: 'Gadget' }, crd)).toMatchObject({ plural: 'gadgets', namespaced: false, hasStatus: false });
+    expect(
+      resolveResourceName({ apiVersion: 'example.com/v1', name: 'Gadget' }, crd),
+    ).toMatchObject({ plural: 'gadgets', namespaced: false, hasStatus: false });
   });
 
   test('built-in kinds and short names resolve to their plural and scope', () => {
-    expect(resolveResourceName({ apiVersion: 'apps/v1', name: 'Deployment' })).toMatchObject({ group: 'apps', plural: 'deployments', source: 'built-in', namespaced: true });
-    expect(resolveResourceName({ apiVersion: 'v1', name: 'ns' })).toMatchObject({ group: '', plural: 'namespaces', namespaced: false });
-    expect(resolveResourceName({ apiVersion: 'v1', name: 'Endpoints' })).toMatchObject({ plural: 'endpoints', source: 'built-in' });
+    expect(resolveResourceName({ apiVersion: 'apps/v1', name: 'Deployment' })).toMatchObject({
+      group: 'apps',
+      plural: 'deployments',
+      source: 'built-in',
+      namespaced: true,
+    });
+    expect(resolveResourceName({ apiVersion: 'v1', name: 'ns' })).toMatchObject({
+      group: '',
+      plural: 'namespaces',
+      namespaced: false,
+    });
+    expect(resolveResourceName({ apiVersion: 'v1', name: 'Endpoints' })).toMatchObject({
+      plural: 'endpoints',
+      source: 'built-in',
+    });
   });
 
   test('an unknown lower-case name ending in s is taken as the plural as written', () => {
-    expect(resolveResourceName({ apiVersion: 'example.com/v1', name: 'gadgets' })).toMatchObject({ plural: 'gadgets', source: 'as-written', namespaced: undefined, hasStatus: undefined });
+    expect(resolveResourceName({ apiVersion: 'example.com/v1', name: 'gadgets' })).toMatchObject({
+      plural: 'gadgets',
+      source: 'as-written',
+      namespaced: undefined,
+      hasStatus: undefined,
+    });
   });
 
   test('an unknown kind is lower-cased and pluralized, and reported as guessed', () => {
-    expect(resolveResourceName({ apiVersion: 'example.com/v1', name: 'BackupPolicy' })).toMatchObject({ plural: 'backuppolicies', source: 'guessed' });
+    expect(
+      resolveResourceName({ apiVersion: 'example.com/v1', name: 'BackupPolicy' }),
+    ).toMatchObject({ plural: 'backuppolicies', source: 'guessed' });
   });
 
   test('English plurals as CRD generators make them', () => {
-    expect(['widget', 'policy', 'key', 'box', 'class', 'match', 'mesh', 'quiz'].map(pluralize)).toEqual(['widgets', 'policies', 'keys', 'boxes', 'classes', 'matches', 'meshes', 'quizes']);
+    expect(
+      ['widget', 'policy', 'key', 'box', 'class', 'match', 'mesh', 'quiz'].map(pluralize),
+    ).toEqual(['widgets', 'policies', 'keys', 'boxes', 'classes', 'matches', 'meshes', 'quizes']);
   });
 
   test('a CRD without names is refused, naming it', () => {
-    expect(() => crdResources([{ kind: 'CustomResourceDefinition', metadata: { name: 'broken.example.com' }, spec: {} }])).toThrow(/broken\.example\.com/);
+    expect(() =>
+      crdResources([
+        { kind: 'CustomResourceDefinition', metadata: { name: 'broken.example.com' }, spec: {} },
+      ]),
+    ).toThrow(/broken\.example\.com/);
   });
 });
 
 describe('--rule', () => {
   test.each([
-    ['apps/deployments=get,list,watch,create,patch', { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'create', 'patch'] }],
+    [
+      'apps/deployments=get,list,watch,create,patch',
+      {
+        apiGroups: ['apps'],
+        resources: ['deployments'],
+        verbs: ['get', 'list', 'watch', 'create', 'patch'],
+      },
+    ],
     ['secrets=get', { apiGroups: [''], resources: ['secrets'], verbs: ['get'] }],
     ['core/pods/log=get', { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] }],
-    ['apps/deployments/scale=patch,update', { apiGroups: ['apps'], resources: ['deployments/scale'], verbs: ['update', 'patch'] }],
-    ['example.com/gadgets=delete, get', { apiGroups: ['example.com'], resources: ['gadgets'], verbs: ['get', 'delete'] }],
+    [
+      'apps/deployments/scale=patch,update',
+      { apiGroups: ['apps'], resources: ['deployments/scale'], verbs: ['update', 'patch'] },
+    ],
+    [
+      'example.com/gadgets=delete, get',
+      { apiGroups: ['example.com'], resources: ['gadgets'], verbs: ['get', 'delete'] },
+    ],
   ])('%s', (text, rule) => {
     expect(parseRule(text)).toEqual(rule);
   });

@@ -1,6 +1,9 @@
 import { helpFor, parseCommandLine } from '../../../src/cli/command-line.js';
 import type { RunOptions } from '../../../src/cli/options/run.js';
-import { isNamespaceGlob, matchNamespace } from '../../../src/framework/runtime/namespace-patterns.js';
+import {
+  isNamespaceGlob,
+  matchNamespace,
+} from '../../../src/framework/runtime/namespace-patterns.js';
 import { usageError } from './parse-helpers.js';
 
 const HELP = helpFor(undefined);
@@ -36,27 +39,44 @@ describe('konductor command line', () => {
 
   test('positional arguments after run are handler files and folders, in order', () => {
     const command = parseCommandLine(['run', 'a.ts', 'lib/', '--standalone', 'b.mjs'], {});
-    expect(command).toMatchObject({ kind: 'run', options: { files: ['a.ts', 'lib/', 'b.mjs'], standalone: true } });
+    expect(command).toMatchObject({
+      kind: 'run',
+      options: { files: ['a.ts', 'lib/', 'b.mjs'], standalone: true },
+    });
   });
 
   test('every option is parsed', () => {
     const options = run([
-      '-n', 'team-a',
-      '--namespace', 'team-*',
+      '-n',
+      'team-a',
+      '--namespace',
+      'team-*',
       '--namespace=ops',
-      '--context', 'staging',
-      '--kubeconfig', '/etc/kube/config',
-      '--concurrency', '4',
-      '--log-level', 'debug',
-      '--log-format', 'json',
-      '--health-port', '9090',
-      '--identity', 'db-operator.example.com',
+      '--context',
+      'staging',
+      '--kubeconfig',
+      '/etc/kube/config',
+      '--concurrency',
+      '4',
+      '--log-level',
+      'debug',
+      '--log-format',
+      'json',
+      '--health-port',
+      '9090',
+      '--identity',
+      'db-operator.example.com',
       '--standalone',
-      '--lease-namespace', 'operators',
-      '--lease-name', 'my-operator.leader',
-      '--webhook-port', '9443',
-      '--webhook-url', 'https://127.0.0.1:9443',
-      '--webhook-service', 'operators/hooks:8443',
+      '--lease-namespace',
+      'operators',
+      '--lease-name',
+      'my-operator.leader',
+      '--webhook-port',
+      '9443',
+      '--webhook-url',
+      'https://127.0.0.1:9443',
+      '--webhook-service',
+      'operators/hooks:8443',
       '--no-webhooks',
     ]);
     expect(options).toEqual({
@@ -151,7 +171,21 @@ describe('konductor command line', () => {
         KONDUCTOR_IDENTITY: 'from-env.example.com',
       };
       const options = run(
-        ['-n', 'from-flag', '--concurrency', '2', '--log-level', 'error', '--health-port', '1234', '--no-standalone', '--lease-name', 'flag-leader', '--identity', 'from-flag.example.com'],
+        [
+          '-n',
+          'from-flag',
+          '--concurrency',
+          '2',
+          '--log-level',
+          'error',
+          '--health-port',
+          '1234',
+          '--no-standalone',
+          '--lease-name',
+          'flag-leader',
+          '--identity',
+          'from-flag.example.com',
+        ],
         env,
       );
       expect(options).toMatchObject({
@@ -166,58 +200,114 @@ describe('konductor command line', () => {
     });
 
     test('a namespace flag overrides both namespace variables, and -A overrides KONDUCTOR_NAMESPACE', () => {
-      expect(run(['-n', 'a'], { KONDUCTOR_ALL_NAMESPACES: 'true' })).toMatchObject({ namespaces: ['a'], allNamespaces: false });
-      expect(run(['-A'], { KONDUCTOR_NAMESPACE: 'a,b' })).toMatchObject({ namespaces: [], allNamespaces: true });
+      expect(run(['-n', 'a'], { KONDUCTOR_ALL_NAMESPACES: 'true' })).toMatchObject({
+        namespaces: ['a'],
+        allNamespaces: false,
+      });
+      expect(run(['-A'], { KONDUCTOR_NAMESPACE: 'a,b' })).toMatchObject({
+        namespaces: [],
+        allNamespaces: true,
+      });
     });
 
     test('booleans accept true/false, 1/0, yes/no, on/off; empty variables count as unset', () => {
       expect(run([], { KONDUCTOR_STANDALONE: 'YES' }).standalone).toBe(true);
       expect(run([], { KONDUCTOR_STANDALONE: '0' }).standalone).toBe(false);
-      expect(run([], { KONDUCTOR_STANDALONE: '', KONDUCTOR_LOG_LEVEL: ' ' })).toMatchObject({ standalone: false, logLevel: 'info' });
+      expect(run([], { KONDUCTOR_STANDALONE: '', KONDUCTOR_LOG_LEVEL: ' ' })).toMatchObject({
+        standalone: false,
+        logLevel: 'info',
+      });
     });
 
     test('invalid variables are named in the error', () => {
-      expect(usageError(['run', 'x'], { KONDUCTOR_STANDALONE: 'maybe' }).message).toBe("KONDUCTOR_STANDALONE must be true or false, got 'maybe'");
-      expect(usageError(['run', 'x'], { KONDUCTOR_CONCURRENCY: '0' }).message).toBe("KONDUCTOR_CONCURRENCY must be a positive integer, got '0'");
-      expect(usageError(['run', 'x'], { KONDUCTOR_NAMESPACE: 'ok,Not_OK' }).message).toMatch(/^KONDUCTOR_NAMESPACE 'Not_OK' is not a namespace name/);
+      expect(usageError(['run', 'x'], { KONDUCTOR_STANDALONE: 'maybe' }).message).toBe(
+        "KONDUCTOR_STANDALONE must be true or false, got 'maybe'",
+      );
+      expect(usageError(['run', 'x'], { KONDUCTOR_CONCURRENCY: '0' }).message).toBe(
+        "KONDUCTOR_CONCURRENCY must be a positive integer, got '0'",
+      );
+      expect(usageError(['run', 'x'], { KONDUCTOR_NAMESPACE: 'ok,Not_OK' }).message).toMatch(
+        /^KONDUCTOR_NAMESPACE 'Not_OK' is not a namespace name/,
+      );
     });
   });
 
   describe('mutual exclusion', () => {
     test('--namespace and --all-namespaces cannot be combined', () => {
-      expect(usageError(['run', 'x', '-n', 'a', '-A']).message).toBe('--namespace and --all-namespaces cannot be used together');
+      expect(usageError(['run', 'x', '-n', 'a', '-A']).message).toBe(
+        '--namespace and --all-namespaces cannot be used together',
+      );
     });
 
     test('KONDUCTOR_NAMESPACE and KONDUCTOR_ALL_NAMESPACES=true cannot be combined', () => {
-      expect(usageError(['run', 'x'], { KONDUCTOR_NAMESPACE: 'a', KONDUCTOR_ALL_NAMESPACES: 'true' }).message).toBe(
-        'KONDUCTOR_NAMESPACE and KONDUCTOR_ALL_NAMESPACES cannot be used together',
-      );
-      expect(run([], { KONDUCTOR_NAMESPACE: 'a', KONDUCTOR_ALL_NAMESPACES: 'false' }).namespaces).toEqual(['a']);
+      expect(
+        usageError(['run', 'x'], { KONDUCTOR_NAMESPACE: 'a', KONDUCTOR_ALL_NAMESPACES: 'true' })
+          .message,
+      ).toBe('KONDUCTOR_NAMESPACE and KONDUCTOR_ALL_NAMESPACES cannot be used together');
+      expect(
+        run([], { KONDUCTOR_NAMESPACE: 'a', KONDUCTOR_ALL_NAMESPACES: 'false' }).namespaces,
+      ).toEqual(['a']);
     });
   });
 
   describe('invalid input: one line naming the flag and what it allows', () => {
     test.each([
-      [['run', 'x', '--concurrency', 'zero'], "--concurrency must be a positive integer, got 'zero'"],
+      [
+        ['run', 'x', '--concurrency', 'zero'],
+        "--concurrency must be a positive integer, got 'zero'",
+      ],
       [['run', 'x', '--concurrency', '0'], "--concurrency must be a positive integer, got '0'"],
       [['run', 'x', '--concurrency', '1.5'], "--concurrency must be a positive integer, got '1.5'"],
-      [['run', 'x', '--log-level', 'loud'], "--log-level must be one of trace, debug, info, warn, error, fatal, silent; got 'loud'"],
-      [['run', 'x', '--log-format', 'xml'], "--log-format must be one of json, pretty, auto; got 'xml'"],
-      [['run', 'x', '--health-port', '65536'], "--health-port must be an integer from 0 to 65535, got '65536'"],
-      [['run', 'x', '--health-port=-1'], "--health-port must be an integer from 0 to 65535, got '-1'"],
-      [['run', 'x', '--health-port', '-1'], "--health-port needs a value; to pass one starting with '-', write --health-port=<value>"],
-      [['run', 'x', '--health-port', 'http'], "--health-port must be an integer from 0 to 65535, got 'http'"],
-      [['run', 'x', '--lease-name', 'Leader!'], "--lease-name 'Leader!' is not a valid name: use lowercase letters, digits, '-' and '.'"],
-      [['run', 'x', '--lease-namespace', 'ops-*'], "--lease-namespace 'ops-*' is not a namespace name: use lowercase letters, digits and '-'"],
+      [
+        ['run', 'x', '--log-level', 'loud'],
+        "--log-level must be one of trace, debug, info, warn, error, fatal, silent; got 'loud'",
+      ],
+      [
+        ['run', 'x', '--log-format', 'xml'],
+        "--log-format must be one of json, pretty, auto; got 'xml'",
+      ],
+      [
+        ['run', 'x', '--health-port', '65536'],
+        "--health-port must be an integer from 0 to 65535, got '65536'",
+      ],
+      [
+        ['run', 'x', '--health-port=-1'],
+        "--health-port must be an integer from 0 to 65535, got '-1'",
+      ],
+      [
+        ['run', 'x', '--health-port', '-1'],
+        "--health-port needs a value; to pass one starting with '-', write --health-port=<value>",
+      ],
+      [
+        ['run', 'x', '--health-port', 'http'],
+        "--health-port must be an integer from 0 to 65535, got 'http'",
+      ],
+      [
+        ['run', 'x', '--lease-name', 'Leader!'],
+        "--lease-name 'Leader!' is not a valid name: use lowercase letters, digits, '-' and '.'",
+      ],
+      [
+        ['run', 'x', '--lease-namespace', 'ops-*'],
+        "--lease-namespace 'ops-*' is not a namespace name: use lowercase letters, digits and '-'",
+      ],
       [['run', 'x', '--context', ''], '--context must not be empty'],
       [['run', 'x', '--bogus'], "unknown option '--bogus' (see konductor --help)"],
       [['run', 'x', '-x'], "unknown option '-x' (see konductor --help)"],
       [['run', 'x', '-n'], '--namespace needs a value (see konductor --help)'],
       [['run', 'x', '--kubeconfig'], '--kubeconfig needs a value (see konductor --help)'],
-      [['run', 'x', '--standalone=yes'], '--standalone takes no value (use --no-standalone to turn it off)'],
+      [
+        ['run', 'x', '--standalone=yes'],
+        '--standalone takes no value (use --no-standalone to turn it off)',
+      ],
       [['run'], 'run needs at least one handler file or folder: konductor run <file|folder>...'],
-      [[], "no command given: use 'konductor init <dir>' for a new project or 'konductor run <file|folder>...' (see konductor --help)"],
-      [['start', 'x'], "unknown command 'start': use run, dev, init, types, manifests, disconnect, uninstall (see konductor --help)"],
+      [
+        [],
+        "no command given: use 'konductor init <dir>' for a new project or 'konductor run <file|folder>...' (see konductor --help)",
+      ],
+      [
+        ['start', 'x'],
+        "unknown command 'start': use run, dev, init, types, manifests, disconnect, uninstall (see konductor --help)",
+      ],
     ])('%j', (args, message) => {
       const error = usageError(args);
       expect(error.message).toBe(message);
@@ -228,7 +318,9 @@ describe('konductor command line', () => {
       expect(usageError(['run', 'x', '-n', 'Team_A']).message).toBe(
         "--namespace 'Team_A' is not a namespace name: use lowercase letters, digits and '-', plus '*' and '?' as wildcards",
       );
-      expect(usageError(['run', 'x', '-n', '']).message).toMatch(/^--namespace '' is not a namespace name/);
+      expect(usageError(['run', 'x', '-n', '']).message).toMatch(
+        /^--namespace '' is not a namespace name/,
+      );
       expect(run(['-n', '*']).namespaces).toEqual(['*']);
       expect(run(['-n', 'team-?-*']).namespaces).toEqual(['team-?-*']);
     });
@@ -283,30 +375,49 @@ describe('konductor command line', () => {
       if (env) expect(HELP).toContain(env);
     }
     expect(RUN_HELP).toContain('konductor run <file|folder>...');
-    for (const level of ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']) expect(HELP).toContain(level);
+    for (const level of ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'])
+      expect(HELP).toContain(level);
     expect(HELP).toContain('json|pretty|auto');
   });
 
   describe('operator identity: --identity and KONDUCTOR_IDENTITY', () => {
     test('another identity has a Lease of its own, so unrelated operators do not wait on each other', () => {
-      expect(run(['--identity', 'db-operator.example.com'])).toMatchObject({ identity: 'db-operator.example.com', leaseName: 'db-operator.example.com-leader' });
-      expect(run([], { KONDUCTOR_IDENTITY: 'cache-operator' })).toMatchObject({ identity: 'cache-operator', leaseName: 'cache-operator-leader' });
+      expect(run(['--identity', 'db-operator.example.com'])).toMatchObject({
+        identity: 'db-operator.example.com',
+        leaseName: 'db-operator.example.com-leader',
+      });
+      expect(run([], { KONDUCTOR_IDENTITY: 'cache-operator' })).toMatchObject({
+        identity: 'cache-operator',
+        leaseName: 'cache-operator-leader',
+      });
     });
 
     test('the identity given explicitly as konductor.dev keeps the Lease konductor-leader', () => {
-      expect(run(['--identity', 'konductor.dev'])).toMatchObject({ identity: 'konductor.dev', leaseName: 'konductor-leader' });
+      expect(run(['--identity', 'konductor.dev'])).toMatchObject({
+        identity: 'konductor.dev',
+        leaseName: 'konductor-leader',
+      });
     });
 
     test('--lease-name (or KONDUCTOR_LEASE_NAME) still names the Lease, whatever the identity', () => {
-      expect(run(['--identity', 'db-operator.example.com', '--lease-name', 'db-leader']).leaseName).toBe('db-leader');
-      expect(run([], { KONDUCTOR_IDENTITY: 'db-operator.example.com', KONDUCTOR_LEASE_NAME: 'db-leader' }).leaseName).toBe('db-leader');
+      expect(
+        run(['--identity', 'db-operator.example.com', '--lease-name', 'db-leader']).leaseName,
+      ).toBe('db-leader');
+      expect(
+        run([], {
+          KONDUCTOR_IDENTITY: 'db-operator.example.com',
+          KONDUCTOR_LEASE_NAME: 'db-leader',
+        }).leaseName,
+      ).toBe('db-leader');
     });
 
     test('an identity too long for a Lease name still gives a valid Lease name of at most 253 characters', () => {
       const identity = `${'a'.repeat(60)}.${'b'.repeat(60)}.${'c'.repeat(60)}.${'d'.repeat(60)}`;
       const { leaseName } = run(['--identity', identity]);
       expect(leaseName.length).toBeLessThanOrEqual(253);
-      expect(leaseName).toMatch(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/);
+      expect(leaseName).toMatch(
+        /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/,
+      );
       expect(leaseName).not.toBe(run(['--identity', `${identity.slice(0, -1)}e`]).leaseName);
     });
 
@@ -317,48 +428,86 @@ describe('konductor command line', () => {
       [['run', 'x', '--identity', 'a'.repeat(254)], '--identity'],
     ])('%j is refused in one line naming the flag, the value and the rule', (args, flag) => {
       const { message } = usageError(args);
-      expect(message).toMatch(new RegExp(`^${flag}: the operator identity .* is not a DNS-1123 subdomain`));
+      expect(message).toMatch(
+        new RegExp(`^${flag}: the operator identity .* is not a DNS-1123 subdomain`),
+      );
       expect(message).toContain(JSON.stringify(args[3]));
       expect(message).toContain("use lower-case letters, digits, '-' and '.'");
       expect(message).not.toContain('\n');
     });
 
     test('an invalid KONDUCTOR_IDENTITY is named in the error', () => {
-      expect(usageError(['run', 'x'], { KONDUCTOR_IDENTITY: 'Konductor' }).message).toMatch(/^KONDUCTOR_IDENTITY: the operator identity "Konductor" is not a DNS-1123 subdomain/);
+      expect(usageError(['run', 'x'], { KONDUCTOR_IDENTITY: 'Konductor' }).message).toMatch(
+        /^KONDUCTOR_IDENTITY: the operator identity "Konductor" is not a DNS-1123 subdomain/,
+      );
     });
 
     test('konductor dev takes the identity too', () => {
-      const command = parseCommandLine(['dev', 'handlers/', '--identity', 'db-operator.example.com'], {});
-      expect(command).toMatchObject({ kind: 'dev', options: { identity: 'db-operator.example.com', leaseName: 'db-operator.example.com-leader' } });
+      const command = parseCommandLine(
+        ['dev', 'handlers/', '--identity', 'db-operator.example.com'],
+        {},
+      );
+      expect(command).toMatchObject({
+        kind: 'dev',
+        options: {
+          identity: 'db-operator.example.com',
+          leaseName: 'db-operator.example.com-leader',
+        },
+      });
     });
 
     test('HELP documents --identity, its variable and its default', () => {
-      for (const text of ['--identity <name>', 'KONDUCTOR_IDENTITY', '(default konductor.dev)']) expect(HELP).toContain(text);
+      for (const text of ['--identity <name>', 'KONDUCTOR_IDENTITY', '(default konductor.dev)'])
+        expect(HELP).toContain(text);
     });
   });
 
   describe('hung handlers: --handler-timeout and --stall-timeout', () => {
-    test('both are unset by default: no handler timeout, and the operator\'s stall default', () => {
+    test("both are unset by default: no handler timeout, and the operator's stall default", () => {
       expect(run([])).toMatchObject({ handlerTimeout: undefined, stallTimeout: undefined });
     });
 
     test('both take whole seconds from the flag or from KONDUCTOR_HANDLER_TIMEOUT / KONDUCTOR_STALL_TIMEOUT, the flag winning', () => {
-      expect(run(['--handler-timeout', '600', '--stall-timeout=120'])).toMatchObject({ handlerTimeout: 600, stallTimeout: 120 });
+      expect(run(['--handler-timeout', '600', '--stall-timeout=120'])).toMatchObject({
+        handlerTimeout: 600,
+        stallTimeout: 120,
+      });
       const env = { KONDUCTOR_HANDLER_TIMEOUT: '30', KONDUCTOR_STALL_TIMEOUT: '900' };
       expect(run([], env)).toMatchObject({ handlerTimeout: 30, stallTimeout: 900 });
-      expect(run(['--handler-timeout', '45'], env)).toMatchObject({ handlerTimeout: 45, stallTimeout: 900 });
+      expect(run(['--handler-timeout', '45'], env)).toMatchObject({
+        handlerTimeout: 45,
+        stallTimeout: 900,
+      });
     });
 
     test('0 means no handler timeout, and turns the stall check off', () => {
-      expect(run(['--handler-timeout', '0', '--stall-timeout', '0'])).toMatchObject({ handlerTimeout: undefined, stallTimeout: 0 });
+      expect(run(['--handler-timeout', '0', '--stall-timeout', '0'])).toMatchObject({
+        handlerTimeout: undefined,
+        stallTimeout: 0,
+      });
     });
 
     test.each([
-      [['run', 'x', '--handler-timeout', 'ten'], "--handler-timeout must be a whole number of seconds (0: no limit), got 'ten'"],
-      [['run', 'x', '--handler-timeout=-5'], "--handler-timeout must be a whole number of seconds (0: no limit), got '-5'"],
-      [['run', 'x', '--handler-timeout', '1.5'], "--handler-timeout must be a whole number of seconds (0: no limit), got '1.5'"],
-      [['run', 'x', '--stall-timeout', '5m'], "--stall-timeout must be a whole number of seconds (0: off), got '5m'"],
-      [['run', 'x', '--stall-timeout', '99999999999'], "--stall-timeout must be a whole number of seconds (0: off), got '99999999999'"],
+      [
+        ['run', 'x', '--handler-timeout', 'ten'],
+        "--handler-timeout must be a whole number of seconds (0: no limit), got 'ten'",
+      ],
+      [
+        ['run', 'x', '--handler-timeout=-5'],
+        "--handler-timeout must be a whole number of seconds (0: no limit), got '-5'",
+      ],
+      [
+        ['run', 'x', '--handler-timeout', '1.5'],
+        "--handler-timeout must be a whole number of seconds (0: no limit), got '1.5'",
+      ],
+      [
+        ['run', 'x', '--stall-timeout', '5m'],
+        "--stall-timeout must be a whole number of seconds (0: off), got '5m'",
+      ],
+      [
+        ['run', 'x', '--stall-timeout', '99999999999'],
+        "--stall-timeout must be a whole number of seconds (0: off), got '99999999999'",
+      ],
     ])('%j is refused in one line', (args, message) => {
       expect(usageError(args).message).toBe(message);
     });
@@ -370,7 +519,13 @@ describe('konductor command line', () => {
     });
 
     test('HELP documents both flags, their variables and the stall default of 300 s', () => {
-      for (const text of ['--handler-timeout <s>', 'KONDUCTOR_HANDLER_TIMEOUT', '--stall-timeout <s>', 'KONDUCTOR_STALL_TIMEOUT', '(default 300)']) {
+      for (const text of [
+        '--handler-timeout <s>',
+        'KONDUCTOR_HANDLER_TIMEOUT',
+        '--stall-timeout <s>',
+        'KONDUCTOR_STALL_TIMEOUT',
+        '(default 300)',
+      ]) {
         expect(HELP).toContain(text);
       }
     });

@@ -14,7 +14,11 @@ export function usageError(args: string[], env: Record<string, string> = {}): Us
 }
 
 /** The parsed command, which must be of `kind`. */
-export function parsed<K extends Command['kind']>(args: string[], kind: K, env: Record<string, string> = {}): Extract<Command, { kind: K }> {
+export function parsed<K extends Command['kind']>(
+  args: string[],
+  kind: K,
+  env: Record<string, string> = {},
+): Extract<Command, { kind: K }> {
   const command = parseCommandLine(args, env);
   if (command.kind !== kind) throw new Error(`expected a ${kind} command, got ${command.kind}`);
   return command as Extract<Command, { kind: K }>;

@@ -16,7 +16,9 @@ describe('generated CRD types are up to date', () => {
   test.each(GENERATED)('%s generates the committed %s', async (crd, generated) => {
     const expected = await generateTypes([{ name: basename(crd), text: read(crd) }]);
     if (read(generated) !== expected) {
-      throw new Error(`${generated} differs from what ${crd} generates: run \`npm run types\` and commit the result`);
+      throw new Error(
+        `${generated} differs from what ${crd} generates: run \`npm run types\` and commit the result`,
+      );
     }
   });
 });

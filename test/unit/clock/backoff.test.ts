@@ -1,7 +1,14 @@
-import { Backoff, exponentialDelayMs, type BackoffOptions } from '../../../src/framework/clock/backoff.js';
+import {
+  Backoff,
+  exponentialDelayMs,
+  type BackoffOptions,
+} from '../../../src/framework/clock/backoff.js';
 
 /** A Backoff on a clock the test moves, with a fixed "random" draw. */
-function backoff(options: BackoffOptions & { draw?: number } = {}): { backoff: Backoff; advance(ms: number): void } {
+function backoff(options: BackoffOptions & { draw?: number } = {}): {
+  backoff: Backoff;
+  advance(ms: number): void;
+} {
   let now = 1_000_000;
   const { draw = 0, ...rest } = options;
   return {
@@ -20,7 +27,9 @@ describe('Backoff', () => {
   test('doubles from 800 ms and is capped at 30 s before jitter', () => {
     const { backoff: b } = backoff();
 
-    expect(delays(b, 9)).toEqual([800, 1_600, 3_200, 6_400, 12_800, 25_600, 30_000, 30_000, 30_000]);
+    expect(delays(b, 9)).toEqual([
+      800, 1_600, 3_200, 6_400, 12_800, 25_600, 30_000, 30_000, 30_000,
+    ]);
   });
 
   test('jitter adds up to jitter × delay (default jitter 1, so capped delays settle in [30, 60) s)', () => {
@@ -62,9 +71,9 @@ describe('Backoff', () => {
 
 describe('exponentialDelayMs', () => {
   it('starts at the initial delay and doubles per attempt up to the cap', () => {
-    expect([1, 2, 3, 4, 5, 6, 7].map((attempt) => exponentialDelayMs(attempt, 1_000, 30_000))).toEqual([
-      1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000,
-    ]);
+    expect(
+      [1, 2, 3, 4, 5, 6, 7].map((attempt) => exponentialDelayMs(attempt, 1_000, 30_000)),
+    ).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000]);
   });
 
   it('treats attempt 0 and below as the first attempt', () => {

@@ -28,15 +28,19 @@ describe('durations', () => {
     );
   });
 
-  test('an invalid luxon Duration is refused with luxon\'s reason', () => {
-    expect(() => toMilliseconds(Duration.invalid('unparsable', 'from a bad policy field'), 'idle')).toThrow(
-      'idle: invalid luxon Duration (unparsable: from a bad policy field)',
-    );
+  test("an invalid luxon Duration is refused with luxon's reason", () => {
+    expect(() =>
+      toMilliseconds(Duration.invalid('unparsable', 'from a bad policy field'), 'idle'),
+    ).toThrow('idle: invalid luxon Duration (unparsable: from a bad policy field)');
   });
 
   test('negative and non-finite durations are refused', () => {
-    expect(() => toMilliseconds(-1, 'initialDelay')).toThrow('initialDelay: must be a finite, non-negative duration');
-    expect(() => toMilliseconds(Number.POSITIVE_INFINITY)).toThrow('must be a finite, non-negative duration');
+    expect(() => toMilliseconds(-1, 'initialDelay')).toThrow(
+      'initialDelay: must be a finite, non-negative duration',
+    );
+    expect(() => toMilliseconds(Number.POSITIVE_INFINITY)).toThrow(
+      'must be a finite, non-negative duration',
+    );
     expect(() => toMilliseconds(Number.NaN)).toThrow('must be a finite, non-negative duration');
     expect(() => toMilliseconds('-PT5S')).toThrow('must be a finite, non-negative duration');
   });

@@ -1,5 +1,9 @@
 import { jest } from '@jest/globals';
-import { MAX_TIMEOUT_MS, setLongTimeout, sleep } from '../../../src/framework/clock/long-timeout.js';
+import {
+  MAX_TIMEOUT_MS,
+  setLongTimeout,
+  sleep,
+} from '../../../src/framework/clock/long-timeout.js';
 
 /**
  * setLongTimeout and sleep on a fake clock. Jest's fake timers behave like Node here: a plain

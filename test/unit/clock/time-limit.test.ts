@@ -25,13 +25,17 @@ describe('withTimeLimit', () => {
     await jest.advanceTimersByTimeAsync(1);
     const error = await outcome;
     expect(error).toBeInstanceOf(AttemptTimeoutError);
-    expect((error as Error).message).toBe("timed out after 5 s (the operator's handler timeout); its signal was aborted");
+    expect((error as Error).message).toBe(
+      "timed out after 5 s (the operator's handler timeout); its signal was aborted",
+    );
     expect(seen?.reason).toBe(error);
   });
 
   test('an attempt within the limit returns its value, and what it throws reaches the caller unchanged', async () => {
     await expect(withTimeLimit(async () => 'done', 5_000)).resolves.toBe('done');
-    await expect(withTimeLimit(() => Promise.reject(new Error('boom')), 5_000)).rejects.toThrow('boom');
+    await expect(withTimeLimit(() => Promise.reject(new Error('boom')), 5_000)).rejects.toThrow(
+      'boom',
+    );
     await expect(
       withTimeLimit(() => {
         throw new Error('thrown synchronously');
@@ -41,7 +45,10 @@ describe('withTimeLimit', () => {
 
   test('without a limit (undefined or 0) a slow attempt is waited for', async () => {
     for (const limit of [undefined, 0]) {
-      const outcome = withTimeLimit(() => new Promise((resolve) => setTimeout(() => resolve('late'), 86_400_000)), limit);
+      const outcome = withTimeLimit(
+        () => new Promise((resolve) => setTimeout(() => resolve('late'), 86_400_000)),
+        limit,
+      );
       await jest.advanceTimersByTimeAsync(86_400_000);
       await expect(outcome).resolves.toBe('late');
     }
@@ -54,7 +61,9 @@ describe('withTimeLimit', () => {
     const outcome = withTimeLimit(
       (signal) => {
         seen = signal;
-        return new Promise<void>((resolve) => signal.addEventListener('abort', () => setTimeout(resolve, 100), { once: true }));
+        return new Promise<void>((resolve) =>
+          signal.addEventListener('abort', () => setTimeout(resolve, 100), { once: true }),
+        );
       },
       5_000,
       stop.signal,
@@ -73,9 +82,11 @@ describe('withTimeLimit', () => {
     const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
     process.on('unhandledRejection', onUnhandled);
     try {
-      const outcome = withTimeLimit(() => new Promise((_, reject) => setTimeout(() => reject(new Error('late failure')), 10_000)), 1_000).catch(
-        (error: unknown) => error,
-      );
+      const outcome = withTimeLimit(
+        () =>
+          new Promise((_, reject) => setTimeout(() => reject(new Error('late failure')), 10_000)),
+        1_000,
+      ).catch((error: unknown) => error);
       await jest.advanceTimersByTimeAsync(1_000);
       expect(await outcome).toBeInstanceOf(AttemptTimeoutError);
       await jest.advanceTimersByTimeAsync(10_000);

@@ -21,10 +21,16 @@ interface SentRequest {
 /** How the fake API answers a request: by default with the object as first observed. */
 type Answer = (method: string, path: string) => unknown;
 
-function engineWith(fn: (context: DaemonContext) => unknown, options: DaemonSpec['options'] = {}, answer: Answer = () => widget()) {
+function engineWith(
+  fn: (context: DaemonContext) => unknown,
+  options: DaemonSpec['options'] = {},
+  answer: Answer = () => widget(),
+) {
   const posted: string[] = [];
   const sent: SentRequest[] = [];
-  const poster = { post: (_o: KubeObject, _t: string, reason: string) => posted.push(reason) } as unknown as EventPoster;
+  const poster = {
+    post: (_o: KubeObject, _t: string, reason: string) => posted.push(reason),
+  } as unknown as EventPoster;
   const metrics = new MetricsRecorder();
   // Answers every request with the object: enough for the results write, the one request the engine makes.
   const client = {
@@ -36,7 +42,15 @@ function engineWith(fn: (context: DaemonContext) => unknown, options: DaemonSpec
   const engine = new DaemonEngine({
     resource: widgetResource,
     client,
-    daemons: [{ kind: 'daemon', id: 'd', resource: { apiVersion: WIDGET_API_VERSION, name: widgetResource.plural }, options, fn }],
+    daemons: [
+      {
+        kind: 'daemon',
+        id: 'd',
+        resource: { apiVersion: WIDGET_API_VERSION, name: widgetResource.plural },
+        options,
+        fn,
+      },
+    ],
     logger: silentLogger(),
     poster,
     metrics,
@@ -122,7 +136,9 @@ describe('daemons', () => {
   });
 
   test('a daemon that ignores its stop is abandoned after the cancellation timeout, with a warning Event', async () => {
-    const { engine, posted } = engineWith(() => new Promise(() => undefined), { cancellationTimeout: 0.2 });
+    const { engine, posted } = engineWith(() => new Promise(() => undefined), {
+      cancellationTimeout: 0.2,
+    });
     engine.observe(widget());
     const started = Date.now();
     await engine.stopObject('uid-1');
@@ -150,7 +166,9 @@ describe('daemons', () => {
       sizes.push(context.spec.size);
       await sleep(50);
       sizes.push(context.spec.size);
-      await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
+      await new Promise((resolve) =>
+        context.signal.addEventListener('abort', resolve, { once: true }),
+      );
     });
     engine.observe(widget());
     await sleep(10);
@@ -162,11 +180,16 @@ describe('daemons', () => {
 
   test("the context's events post about the object through the operator whose work runs the daemon", async () => {
     const posted: string[] = [];
-    const scope = new EventScope({ post: (object, type, reason, message) => posted.push(`${object.metadata?.name} ${type} ${reason}: ${message}`) });
+    const scope = new EventScope({
+      post: (object, type, reason, message) =>
+        posted.push(`${object.metadata?.name} ${type} ${reason}: ${message}`),
+    });
     scope.activate();
     const { engine } = engineWith(async (context) => {
       context.events.info('Watching', 'started');
-      await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
+      await new Promise((resolve) =>
+        context.signal.addEventListener('abort', resolve, { once: true }),
+      );
     });
     scope.run(() => engine.observe(widget({ name: 'w' })));
     await sleep(20);
@@ -180,7 +203,13 @@ describe('daemons: results delivery', () => {
     const { engine, sent } = engineWith(() => ({ migrated: 12 }));
     engine.observe(widget());
     await sleep(50);
-    expect(sent).toEqual([{ method: 'PATCH', path: '/apis/test.konductor.dev/v1/namespaces/default/widgets/w1/status', body: { status: { d: { migrated: 12 } } } }]);
+    expect(sent).toEqual([
+      {
+        method: 'PATCH',
+        path: '/apis/test.konductor.dev/v1/namespaces/default/widgets/w1/status',
+        body: { status: { d: { migrated: 12 } } },
+      },
+    ]);
     await engine.stopAll();
   });
 
@@ -226,7 +255,9 @@ describe("daemons: the context shows the daemon's own writes", () => {
       phases.push(context.status?.phase);
       await next;
       phases.push(context.status?.phase);
-      await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
+      await new Promise((resolve) =>
+        context.signal.addEventListener('abort', resolve, { once: true }),
+      );
     };
   }
 
@@ -234,7 +265,9 @@ describe("daemons: the context shows the daemon's own writes", () => {
     let advance: () => void = () => undefined;
     const next = new Promise<void>((resolve) => (advance = resolve));
     const phases: unknown[] = [];
-    const { engine } = engineWith(phasesAround(next, phases), {}, () => widget({ resourceVersion: '2', status: { phase: 'Running' } }));
+    const { engine } = engineWith(phasesAround(next, phases), {}, () =>
+      widget({ resourceVersion: '2', status: { phase: 'Running' } }),
+    );
     engine.observe(widget());
     await sleep(20);
     engine.observe(widget({ resourceVersion: '3', status: { phase: 'Failed' } }));
@@ -246,7 +279,9 @@ describe("daemons: the context shows the daemon's own writes", () => {
 
   test("the answer to a write of another object leaves the daemon's object as watched", async () => {
     const phases: unknown[] = [];
-    const { engine } = engineWith(phasesAround(Promise.resolve(), phases), {}, () => widget({ uid: 'uid-2', resourceVersion: '2', status: { phase: 'Running' } }));
+    const { engine } = engineWith(phasesAround(Promise.resolve(), phases), {}, () =>
+      widget({ uid: 'uid-2', resourceVersion: '2', status: { phase: 'Running' } }),
+    );
     engine.observe(widget());
     await sleep(20);
     await engine.stopAll();
@@ -261,7 +296,8 @@ describe('daemons on a fake clock', () => {
   const advanceTo = async (ms: number): Promise<void> => {
     await clock.advanceAsync(T0 + ms - clock.now());
   };
-  const aborted = (signal: AbortSignal): Promise<void> => new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  const aborted = (signal: AbortSignal): Promise<void> =>
+    new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
   /** Stops the engine, letting the fake clock run while daemons exit. */
   const stop = async (engine: DaemonEngine): Promise<void> => {
     const stopped = engine.stopAll();
@@ -474,7 +510,8 @@ describe('daemons on a fake clock', () => {
     const starts: number[] = [];
     const { engine } = engineWith(async ({ signal }) => {
       starts.push(elapsed());
-      if (starts.length === 1) throw new TemporaryError('come back next year', { delay: 400 * 24 * 3600 });
+      if (starts.length === 1)
+        throw new TemporaryError('come back next year', { delay: 400 * 24 * 3600 });
       await aborted(signal);
     });
     engine.observe(widget());
@@ -486,9 +523,12 @@ describe('daemons on a fake clock', () => {
   });
 
   test.each([
-    ['throw undefined', (): never => {
-      throw undefined;
-    }],
+    [
+      'throw undefined',
+      (): never => {
+        throw undefined;
+      },
+    ],
     ['Promise.reject()', (): Promise<never> => Promise.reject()],
   ])('%s is a failure: counted as a retry, posted, and the daemon restarted', async (_, fail) => {
     const starts: number[] = [];

@@ -22,7 +22,13 @@ const poster = { post: () => undefined } as unknown as EventPoster;
 function timers(...options: TimerSpec['options'][]): TimerEngine {
   return new TimerEngine({
     api: {} as ObjectApi, // nothing runs: only `applies` is asked
-    timers: options.map((o, i) => ({ kind: 'timer', id: `t${i}`, resource: SELECTOR, options: o, fn: () => undefined })),
+    timers: options.map((o, i) => ({
+      kind: 'timer',
+      id: `t${i}`,
+      resource: SELECTOR,
+      options: o,
+      fn: () => undefined,
+    })),
     logger: silentLogger(),
     poster,
   });
@@ -32,7 +38,13 @@ function daemons(...options: DaemonSpec['options'][]): DaemonEngine {
   return new DaemonEngine({
     resource: widgetResource,
     client: {} as ApiClient,
-    daemons: options.map((o, i) => ({ kind: 'daemon', id: `d${i}`, resource: SELECTOR, options: o, fn: () => undefined })),
+    daemons: options.map((o, i) => ({
+      kind: 'daemon',
+      id: `d${i}`,
+      resource: SELECTOR,
+      options: o,
+      fn: () => undefined,
+    })),
     logger: silentLogger(),
     poster,
   });
@@ -47,7 +59,9 @@ describe('finalizer: false on timers and daemons', () => {
       @daemon(WIDGET_API_VERSION, 'widgets', { finalizer: false })
       async watch(): Promise<void> {}
     }
-    const options = new Registry().addClass(Refresh).handlers.map((h) => (h.options as { finalizer?: boolean }).finalizer);
+    const options = new Registry()
+      .addClass(Refresh)
+      .handlers.map((h) => (h.options as { finalizer?: boolean }).finalizer);
     expect(options).toEqual([false, false]);
   });
 
@@ -62,12 +76,20 @@ describe('finalizer: false on timers and daemons', () => {
   });
 
   test('one timer that needs a graceful stop is enough for the object to be held', () => {
-    expect(timers({ interval: 10, finalizer: false }, { interval: 10 }).applies(widget())).toBe(true);
+    expect(timers({ interval: 10, finalizer: false }, { interval: 10 }).applies(widget())).toBe(
+      true,
+    );
   });
 
   test('an object only such timers want gets no finalizer, and one it carried from before comes off', () => {
     const base = { handled: false, held: false, deleteHandled: false, deleting: false };
-    expect(finalizerStep({ ...base, hasFinalizer: false })).toEqual({ finalizer: 'keep', then: 'stop' });
-    expect(finalizerStep({ ...base, hasFinalizer: true })).toEqual({ finalizer: 'remove', then: 'stop' });
+    expect(finalizerStep({ ...base, hasFinalizer: false })).toEqual({
+      finalizer: 'keep',
+      then: 'stop',
+    });
+    expect(finalizerStep({ ...base, hasFinalizer: true })).toEqual({
+      finalizer: 'remove',
+      then: 'stop',
+    });
   });
 });

@@ -1,4 +1,9 @@
-import { ObjectWorkers, type RunningWorker, type WorkerHandler, type WorkerSeed } from '../../../src/framework/engines/object-workers.js';
+import {
+  ObjectWorkers,
+  type RunningWorker,
+  type WorkerHandler,
+  type WorkerSeed,
+} from '../../../src/framework/engines/object-workers.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { WIDGET_API_VERSION, widget } from '../../support/widget-objects.js';
 
@@ -32,7 +37,14 @@ function engineWith(options: { handlers?: WorkerHandler[]; withStop?: boolean } 
     start: (seed): RunningWorker => {
       let exit: () => void = () => undefined;
       const done = new Promise<void>((resolve) => (exit = resolve));
-      const worker: FakeWorker = { seed, observed: [], stopCalls: 0, handedOver: seed.handOver === undefined, exit, exited: false };
+      const worker: FakeWorker = {
+        seed,
+        observed: [],
+        stopCalls: 0,
+        handedOver: seed.handOver === undefined,
+        exit,
+        exited: false,
+      };
       void done.then(() => (worker.exited = true));
       void seed.handOver?.then(() => (worker.handedOver = true));
       workers.push(worker);
@@ -68,7 +80,13 @@ describe('the per-object worker engine', () => {
   });
 
   test('each handler matching an object gets its own worker', () => {
-    const { engine, workers } = engineWith({ handlers: [{ id: 'a', options: {} }, { id: 'b', options: { labels: gold } }, { id: 'c', options: { labels: { tier: 'silver' } } }] });
+    const { engine, workers } = engineWith({
+      handlers: [
+        { id: 'a', options: {} },
+        { id: 'b', options: { labels: gold } },
+        { id: 'c', options: { labels: { tier: 'silver' } } },
+      ],
+    });
     engine.observe(widget({ labels: gold }));
     expect(workers.map((worker) => worker.seed.handler.id)).toEqual(['a', 'b']);
   });
@@ -152,7 +170,12 @@ describe('the per-object worker engine', () => {
   });
 
   test('stopping an object waits for its workers, including one still exiting after a mismatch', async () => {
-    const { engine, workers } = engineWith({ handlers: [{ id: 'a', options: {} }, { id: 'b', options: { labels: gold } }] });
+    const { engine, workers } = engineWith({
+      handlers: [
+        { id: 'a', options: {} },
+        { id: 'b', options: { labels: gold } },
+      ],
+    });
     engine.observe(widget({ labels: gold }));
     engine.observe(widget());
     let stopped = false;
@@ -204,7 +227,11 @@ describe('the per-object worker engine', () => {
 
   test('an object without a uid is ignored', () => {
     const { engine, workers } = engineWith();
-    engine.observe({ apiVersion: WIDGET_API_VERSION, kind: 'Widget', metadata: { name: 'w1', labels: gold } });
+    engine.observe({
+      apiVersion: WIDGET_API_VERSION,
+      kind: 'Widget',
+      metadata: { name: 'w1', labels: gold },
+    });
     expect(workers).toHaveLength(0);
   });
 });

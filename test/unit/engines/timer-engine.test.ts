@@ -126,7 +126,10 @@ describe('timer engine: interval and overlap', () => {
     // A busy event loop: every timer callback fires 30 ms after it was due.
     let late = 0;
     const realSetTimeout = globalThis.setTimeout;
-    const spy = jest.spyOn(globalThis, 'setTimeout').mockImplementation(((callback: () => void, ms?: number) => {
+    const spy = jest.spyOn(globalThis, 'setTimeout').mockImplementation(((
+      callback: () => void,
+      ms?: number,
+    ) => {
       late += 1;
       return realSetTimeout(callback, (ms ?? 0) + 30);
     }) as typeof setTimeout);
@@ -148,8 +151,12 @@ describe('timer engine: failures', () => {
     const { engine, poster, metrics, log } = timerOn({ interval: 10 }, runs.fn);
     engine.observe(widget());
     await advanceTo(1);
-    expect(log.atLeast('error').map((line) => line.msg)).toEqual(['timer t failed: backup target unreachable']);
-    expect(poster.withReason('TimerFailed').map((event) => [event.type, event.message])).toEqual([['Warning', 't failed: backup target unreachable']]);
+    expect(log.atLeast('error').map((line) => line.msg)).toEqual([
+      'timer t failed: backup target unreachable',
+    ]);
+    expect(poster.withReason('TimerFailed').map((event) => [event.type, event.message])).toEqual([
+      ['Warning', 't failed: backup target unreachable'],
+    ]);
     expect(metrics.counter('handler_runs_total', { handler: 't', result: 'retry' })).toBe(1);
 
     await advanceTo(10_001);
@@ -201,7 +208,12 @@ describe('timer engine: failures', () => {
     await advanceTo(60_000);
     expect(runs.starts).toEqual([0]);
     expect(poster.withReason('TimerFailed')).toEqual([
-      expect.objectContaining({ type: 'Warning', message: expect.stringContaining('failed permanently and stops for this object until it changes') }),
+      expect.objectContaining({
+        type: 'Warning',
+        message: expect.stringContaining(
+          'failed permanently and stops for this object until it changes',
+        ),
+      }),
     ]);
     await stop(engine);
   });
@@ -295,8 +307,10 @@ describe('timer engine: writes and the persisted schedule', () => {
     const runs = recorder();
     const first = timerOn({ interval: 'PT2M', initialDelay: 'PT10S', sharp: true }, runs.fn);
     const realSetTimeout = globalThis.setTimeout;
-    const late = jest.spyOn(globalThis, 'setTimeout').mockImplementation(((callback: () => void, ms?: number) =>
-      realSetTimeout(callback, (ms ?? 0) + 30)) as typeof setTimeout);
+    const late = jest
+      .spyOn(globalThis, 'setTimeout')
+      .mockImplementation(((callback: () => void, ms?: number) =>
+        realSetTimeout(callback, (ms ?? 0) + 30)) as typeof setTimeout);
     first.engine.observe(widget());
     await advanceTo(11_000);
     late.mockRestore();
@@ -331,8 +345,13 @@ describe('timer engine: results delivery', () => {
     });
     engine.observe(widget());
     await advanceTo(1);
-    expect(api.writes.map((write) => ('subresource' in write ? write.subresource : write.method))).toEqual(['status']);
-    expect(api.object.status).toEqual({ checked: true, t: { healthy: 3, at: '2024-05-01T12:00:00.000Z' } });
+    expect(
+      api.writes.map((write) => ('subresource' in write ? write.subresource : write.method)),
+    ).toEqual(['status']);
+    expect(api.object.status).toEqual({
+      checked: true,
+      t: { healthy: 3, at: '2024-05-01T12:00:00.000Z' },
+    });
     await stop(engine);
   });
 
@@ -361,7 +380,9 @@ describe('timer engine: results delivery', () => {
     await advanceTo(3_500);
     expect(runs.starts).toHaveLength(4);
     expect(api.writes).toEqual([]);
-    expect(poster.withReason('TimerResultNotStored').map((event) => event.message)).toEqual(['handler t returned a function, which is not JSON; return JSON data, or nothing']);
+    expect(poster.withReason('TimerResultNotStored').map((event) => event.message)).toEqual([
+      'handler t returned a function, which is not JSON; return JSON data, or nothing',
+    ]);
     expect(poster.withReason('TimerFailed')).toEqual([]);
     await stop(engine);
   });
@@ -374,7 +395,13 @@ describe('timer engine: durations', () => {
     const seconds = recorder();
     const engines = [
       timerOn({ interval: 'PT1.5S', initialDelay: 'PT0.5S' }, iso.fn).engine,
-      timerOn({ interval: Duration.fromObject({ milliseconds: 1_500 }), initialDelay: Duration.fromObject({ seconds: 0.5 }) }, luxon.fn).engine,
+      timerOn(
+        {
+          interval: Duration.fromObject({ milliseconds: 1_500 }),
+          initialDelay: Duration.fromObject({ seconds: 0.5 }),
+        },
+        luxon.fn,
+      ).engine,
       timerOn({ interval: 1.5, initialDelay: 0.5 }, seconds.fn).engine,
     ];
     for (const engine of engines) engine.observe(widget());
@@ -387,7 +414,13 @@ describe('timer engine: durations', () => {
 
   test('an interval computed from the object follows the object: a changed field reschedules the next run', async () => {
     const runs = recorder();
-    const { engine } = timerOn({ interval: (object) => `PT${String((object.spec as { everySeconds: number }).everySeconds)}S` }, runs.fn);
+    const { engine } = timerOn(
+      {
+        interval: (object) =>
+          `PT${String((object.spec as { everySeconds: number }).everySeconds)}S`,
+      },
+      runs.fn,
+    );
     engine.observe(widget({ spec: { everySeconds: 10 } }));
     await advanceTo(25_000);
     expect(runs.starts).toEqual([0, 10_000, 20_000]);
@@ -401,7 +434,10 @@ describe('timer engine: durations', () => {
 
   test('an interval the object makes invalid is reported as a TimerInvalid Event instead of crashing the engine', async () => {
     const runs = recorder();
-    const { engine, poster } = timerOn({ interval: (object) => String((object.spec as { every?: string }).every) }, runs.fn);
+    const { engine, poster } = timerOn(
+      { interval: (object) => String((object.spec as { every?: string }).every) },
+      runs.fn,
+    );
     engine.observe(widget({ spec: { every: 'hourly' } }));
     await advanceTo(5_000);
     expect(runs.starts).toEqual([]);
@@ -495,18 +531,21 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 describe('timer engine: intervals longer than setTimeout allows (2^31-1 ms, about 24.8 days)', () => {
   // A bare setTimeout would fire after 1 ms and run the handler about a thousand times a second.
-  test.each([30, 400])('a P%iD timer runs once at first sight, not again until the day before, and again on the day', async (days) => {
-    const runs = recorder();
-    const { engine } = timerOn({ interval: `P${days}D` }, runs.fn);
-    engine.observe(widget());
-    await advanceTo(1_000);
-    expect(runs.starts).toEqual([0]);
-    await advanceTo((days - 1) * DAY_MS);
-    expect(runs.starts).toEqual([0]);
-    await advanceTo(days * DAY_MS);
-    expect(runs.starts).toEqual([0, days * DAY_MS]);
-    await stop(engine);
-  });
+  test.each([30, 400])(
+    'a P%iD timer runs once at first sight, not again until the day before, and again on the day',
+    async (days) => {
+      const runs = recorder();
+      const { engine } = timerOn({ interval: `P${days}D` }, runs.fn);
+      engine.observe(widget());
+      await advanceTo(1_000);
+      expect(runs.starts).toEqual([0]);
+      await advanceTo((days - 1) * DAY_MS);
+      expect(runs.starts).toEqual([0]);
+      await advanceTo(days * DAY_MS);
+      expect(runs.starts).toEqual([0, days * DAY_MS]);
+      await stop(engine);
+    },
+  );
 
   test('a sharp P30D timer stays on its 30-day grid', async () => {
     const runs = recorder();
@@ -521,7 +560,8 @@ describe('timer engine: intervals longer than setTimeout allows (2^31-1 ms, abou
 
   test('a TemporaryError asking for a 30-day delay under a 40-day interval retries at day 30, not at once', async () => {
     const runs = recorder((_, index) => {
-      if (index === 0) throw new TemporaryError('next maintenance window', { delay: 30 * 24 * 3600 });
+      if (index === 0)
+        throw new TemporaryError('next maintenance window', { delay: 30 * 24 * 3600 });
     });
     const { engine } = timerOn({ interval: 'P40D' }, runs.fn);
     engine.observe(widget());
@@ -540,22 +580,33 @@ describe('timer engine: a forged or corrupt schedule annotation', () => {
   const valid = new Date(T0 - 60_000).toISOString();
 
   test.each([
-    ['a time that is not a time', JSON.stringify({ lastStart: 'garbage', lastEnd: valid }), "lastStart 'garbage' is not an ISO-8601 UTC time"],
-    ['a number instead of a time', JSON.stringify({ lastStart: 5, lastEnd: valid }), 'lastStart must be an ISO-8601 time string, got number'],
+    [
+      'a time that is not a time',
+      JSON.stringify({ lastStart: 'garbage', lastEnd: valid }),
+      "lastStart 'garbage' is not an ISO-8601 UTC time",
+    ],
+    [
+      'a number instead of a time',
+      JSON.stringify({ lastStart: 5, lastEnd: valid }),
+      'lastStart must be an ISO-8601 time string, got number',
+    ],
     ['a missing field', JSON.stringify({ lastStart: valid }), 'lastEnd is missing'],
     ['not JSON', '{lastStart:', 'not valid JSON'],
     ['JSON that is not an object', 'null', 'not a JSON object'],
-  ])('%s is ignored with one Warning Event naming the annotation, and the timer runs at first sight', async (_, record, problem) => {
-    const runs = recorder();
-    const { engine, poster } = timerOn({ interval: 'PT2M' }, runs.fn);
-    engine.observe(widget({ annotations: { [key]: record } }));
-    await advanceTo(1);
-    expect(runs.starts).toEqual([0]);
-    const events = poster.withReason('InvalidAnnotation');
-    expect(events.map((event) => event.type)).toEqual(['Warning']);
-    expect(events[0]?.message).toContain(`annotation ${key} on default/w1: ${problem}`);
-    await stop(engine);
-  });
+  ])(
+    '%s is ignored with one Warning Event naming the annotation, and the timer runs at first sight',
+    async (_, record, problem) => {
+      const runs = recorder();
+      const { engine, poster } = timerOn({ interval: 'PT2M' }, runs.fn);
+      engine.observe(widget({ annotations: { [key]: record } }));
+      await advanceTo(1);
+      expect(runs.starts).toEqual([0]);
+      const events = poster.withReason('InvalidAnnotation');
+      expect(events.map((event) => event.type)).toEqual(['Warning']);
+      expect(events[0]?.message).toContain(`annotation ${key} on default/w1: ${problem}`);
+      await stop(engine);
+    },
+  );
 
   test('the Warning Event is posted once, not once per run, failure or restart of the timer', async () => {
     const runs = recorder(() => {
@@ -577,7 +628,11 @@ describe('timer engine: a forged or corrupt schedule annotation', () => {
   test('a stored run far in the future does not suspend the timer: it is taken as now, and one Warning Event says so', async () => {
     const runs = recorder();
     const tenYears = new Date(T0 + 3_650 * DAY_MS).toISOString();
-    const record = JSON.stringify({ lastStart: tenYears, lastEnd: tenYears, lastSuccess: tenYears });
+    const record = JSON.stringify({
+      lastStart: tenYears,
+      lastEnd: tenYears,
+      lastSuccess: tenYears,
+    });
     const { engine, poster } = timerOn({ interval: 'PT2M' }, runs.fn);
     engine.observe(widget({ annotations: { [key]: record } }));
     await advanceTo(119_999);
@@ -595,7 +650,12 @@ describe('timer engine: a forged or corrupt schedule annotation', () => {
     const runs = recorder();
     const future = new Date(T0 + 365 * DAY_MS).toISOString();
     const past = new Date(T0 - 30_000).toISOString();
-    const record = JSON.stringify({ lastStart: past, lastEnd: past, lastPlanned: future, grid: future });
+    const record = JSON.stringify({
+      lastStart: past,
+      lastEnd: past,
+      lastPlanned: future,
+      grid: future,
+    });
     const { engine } = timerOn({ interval: 'PT2M', sharp: true }, runs.fn);
     engine.observe(widget({ annotations: { [key]: record } }));
     await advanceTo(6 * 60_000);
@@ -605,7 +665,10 @@ describe('timer engine: a forged or corrupt schedule annotation', () => {
 
   test('a valid record written by hand, with an offset and microseconds, is accepted without an Event', async () => {
     const runs = recorder();
-    const record = JSON.stringify({ lastStart: '2024-05-01T13:59:00.000000+02:00', lastEnd: '2024-05-01T13:59:00.000000+02:00' });
+    const record = JSON.stringify({
+      lastStart: '2024-05-01T13:59:00.000000+02:00',
+      lastEnd: '2024-05-01T13:59:00.000000+02:00',
+    });
     const { engine, poster } = timerOn({ interval: 'PT2M' }, runs.fn);
     engine.observe(widget({ annotations: { [key]: record } }));
     await advanceTo(60_001);
@@ -617,26 +680,35 @@ describe('timer engine: a forged or corrupt schedule annotation', () => {
 
 describe('timer engine: anything thrown is a failure', () => {
   test.each([
-    ['throw undefined', (): never => {
-      throw undefined;
-    }],
+    [
+      'throw undefined',
+      (): never => {
+        throw undefined;
+      },
+    ],
     ['Promise.reject()', (): Promise<never> => Promise.reject()],
-    ['a thrown string', (): never => {
-      throw 'disk full';
-    }],
-  ])('%s is counted, logged and posted as a failure, and retried at the next tick', async (_, fail) => {
-    const runs = recorder((_context, index) => (index === 0 ? fail() : undefined));
-    const { engine, poster, metrics } = timerOn({ interval: 10 }, runs.fn);
-    engine.observe(widget());
-    await advanceTo(1);
-    expect(metrics.counter('handler_runs_total', { handler: 't', result: 'retry' })).toBe(1);
-    expect(metrics.counter('handler_runs_total', { handler: 't', result: 'success' })).toBe(0);
-    expect(poster.withReason('TimerFailed')).toHaveLength(1);
-    await advanceTo(10_001);
-    expect(runs.starts).toEqual([0, 10_000]);
-    expect(metrics.counter('handler_runs_total', { handler: 't', result: 'success' })).toBe(1);
-    await stop(engine);
-  });
+    [
+      'a thrown string',
+      (): never => {
+        throw 'disk full';
+      },
+    ],
+  ])(
+    '%s is counted, logged and posted as a failure, and retried at the next tick',
+    async (_, fail) => {
+      const runs = recorder((_context, index) => (index === 0 ? fail() : undefined));
+      const { engine, poster, metrics } = timerOn({ interval: 10 }, runs.fn);
+      engine.observe(widget());
+      await advanceTo(1);
+      expect(metrics.counter('handler_runs_total', { handler: 't', result: 'retry' })).toBe(1);
+      expect(metrics.counter('handler_runs_total', { handler: 't', result: 'success' })).toBe(0);
+      expect(poster.withReason('TimerFailed')).toHaveLength(1);
+      await advanceTo(10_001);
+      expect(runs.starts).toEqual([0, 10_000]);
+      expect(metrics.counter('handler_runs_total', { handler: 't', result: 'success' })).toBe(1);
+      await stop(engine);
+    },
+  );
 });
 
 describe('timer engine: the default handler timeout', () => {
@@ -646,7 +718,9 @@ describe('timer engine: the default handler timeout', () => {
       signal.addEventListener('abort', () => aborted.push(elapsed()), { once: true });
       return index === 0 ? new Promise<never>(() => undefined) : undefined; // the first run hangs and ignores its signal
     });
-    const { engine, poster, metrics } = timerOn({ interval: 60 }, runs.fn, widget(), { runTimeoutMs: 5_000 });
+    const { engine, poster, metrics } = timerOn({ interval: 60 }, runs.fn, widget(), {
+      runTimeoutMs: 5_000,
+    });
     engine.observe(widget());
     await advanceTo(4_999);
     expect(aborted).toEqual([]);

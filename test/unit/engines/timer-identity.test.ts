@@ -22,7 +22,11 @@ afterEach(() => {
 });
 
 /** A timer engine of the identity `alpha.example.com` over one fake Widget. */
-function alphaTimer(options: TimerOptions, fn: (context: TimerContext) => unknown, object: KubeObject = widget()) {
+function alphaTimer(
+  options: TimerOptions,
+  fn: (context: TimerContext) => unknown,
+  object: KubeObject = widget(),
+) {
   const api = new FakeObjectApi(object);
   const make = (): TimerEngine =>
     new TimerEngine({
@@ -49,8 +53,12 @@ describe('timers under an identity of its own', () => {
     await clock.advanceAsync(1);
 
     const annotations = api.object.metadata?.annotations ?? {};
-    expect(Object.keys(annotations).sort()).toEqual([ALPHA.managedMarker, ALPHA.timerKey('t')].sort());
-    expect(JSON.parse(annotations[ALPHA.timerKey('t')] ?? '{}')).toMatchObject({ lastStart: '2024-05-01T12:00:00.000Z' });
+    expect(Object.keys(annotations).sort()).toEqual(
+      [ALPHA.managedMarker, ALPHA.timerKey('t')].sort(),
+    );
+    expect(JSON.parse(annotations[ALPHA.timerKey('t')] ?? '{}')).toMatchObject({
+      lastStart: '2024-05-01T12:00:00.000Z',
+    });
     await stop(engine);
   });
 
@@ -61,8 +69,14 @@ describe('timers under an identity of its own', () => {
     // The default identity's record says the timer ran long ago; alpha's, a minute ago.
     const long = new Date(T0 - 3_600_000).toISOString();
     const stale = JSON.stringify({ lastStart: long, lastEnd: long, lastSuccess: long });
-    const object = widget({ annotations: { [ALPHA.timerKey('t')]: record, [Identity.DEFAULT.timerKey('t')]: stale } });
-    const { engine } = alphaTimer({ interval: 'PT2M' }, () => void starts.push(clock.now() - T0), object);
+    const object = widget({
+      annotations: { [ALPHA.timerKey('t')]: record, [Identity.DEFAULT.timerKey('t')]: stale },
+    });
+    const { engine } = alphaTimer(
+      { interval: 'PT2M' },
+      () => void starts.push(clock.now() - T0),
+      object,
+    );
     engine.observe(object);
     await clock.advanceAsync(30_000);
     expect(starts).toEqual([]);
@@ -73,10 +87,17 @@ describe('timers under an identity of its own', () => {
 
   test("do not take another operator's marked bookkeeping for a change that restarts an idle wait", async () => {
     const starts: number[] = [];
-    const { engine } = alphaTimer({ interval: 10, idle: 10 }, () => void starts.push(clock.now() - T0));
+    const { engine } = alphaTimer(
+      { interval: 10, idle: 10 },
+      () => void starts.push(clock.now() - T0),
+    );
     engine.observe(widget());
     await clock.advanceAsync(5_000);
-    engine.observe(widget({ annotations: { [BETA.managedMarker!]: 'yes', [BETA.progressKey('h')]: '{"retries":1}' } }));
+    engine.observe(
+      widget({
+        annotations: { [BETA.managedMarker!]: 'yes', [BETA.progressKey('h')]: '{"retries":1}' },
+      }),
+    );
     await clock.advanceAsync(5_500);
     expect(starts).toEqual([10_000]);
     await stop(engine);

@@ -7,7 +7,9 @@ describe('which etcd version changes an EtcdCluster may make', () => {
   });
 
   test('skipping a minor version is refused with the version to go to first', () => {
-    expect(versionChangeProblem('3.3.27', '3.5.9')).toMatch(/one minor version at a time: set 3\.4\.x first/);
+    expect(versionChangeProblem('3.3.27', '3.5.9')).toMatch(
+      /one minor version at a time: set 3\.4\.x first/,
+    );
   });
 
   test('a downgrade is refused', () => {

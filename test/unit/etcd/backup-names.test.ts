@@ -1,15 +1,23 @@
-import { backupsToDelete, parseBackupName, periodicBackupName } from '../../../src/handlers/etcd/storage/backup-names.js';
+import {
+  backupsToDelete,
+  parseBackupName,
+  periodicBackupName,
+} from '../../../src/handlers/etcd/storage/backup-names.js';
 
 const at = (iso: string): Date => new Date(iso);
 
 describe('periodicBackupName', () => {
   it('formats like the original: <prefix>_v<revision>_<UTC 2006-01-02-15:04:05>', () => {
-    expect(periodicBackupName('bucket/etcd/c1', 1234, at('2024-03-05T07:08:09.999Z'))).toBe('bucket/etcd/c1_v1234_2024-03-05-07:08:09');
+    expect(periodicBackupName('bucket/etcd/c1', 1234, at('2024-03-05T07:08:09.999Z'))).toBe(
+      'bucket/etcd/c1_v1234_2024-03-05-07:08:09',
+    );
   });
 
   it('uses UTC whatever the Date was built from, and accepts int64 revisions as strings and bigints', () => {
     const when = new Date(Date.UTC(2023, 11, 31, 23, 59, 59));
-    expect(periodicBackupName('p', '9223372036854775807', when)).toBe('p_v9223372036854775807_2023-12-31-23:59:59');
+    expect(periodicBackupName('p', '9223372036854775807', when)).toBe(
+      'p_v9223372036854775807_2023-12-31-23:59:59',
+    );
     expect(periodicBackupName('p', 5n, when)).toBe('p_v5_2023-12-31-23:59:59');
   });
 
@@ -23,11 +31,16 @@ describe('periodicBackupName', () => {
 describe('parseBackupName', () => {
   it('round-trips periodicBackupName', () => {
     const when = at('2024-03-05T07:08:09Z');
-    expect(parseBackupName('a/b', periodicBackupName('a/b', 42, when))).toEqual({ revision: 42n, at: when });
+    expect(parseBackupName('a/b', periodicBackupName('a/b', 42, when))).toEqual({
+      revision: 42n,
+      at: when,
+    });
   });
 
   it('keeps revisions beyond Number.MAX_SAFE_INTEGER exact', () => {
-    expect(parseBackupName('p', 'p_v9007199254740993_2024-01-01-00:00:00')?.revision).toBe(9007199254740993n);
+    expect(parseBackupName('p', 'p_v9007199254740993_2024-01-01-00:00:00')?.revision).toBe(
+      9007199254740993n,
+    );
   });
 
   it.each([
@@ -58,8 +71,15 @@ describe('backupsToDelete', () => {
   });
 
   it('breaks same-second ties by revision, newest kept', () => {
-    const names = [`${prefix}_v100_2024-01-01-00:00:00`, `${prefix}_v99_2024-01-01-00:00:00`, `${prefix}_v101_2024-01-01-00:00:00`];
-    expect(backupsToDelete(prefix, names, 1)).toEqual([`${prefix}_v100_2024-01-01-00:00:00`, `${prefix}_v99_2024-01-01-00:00:00`]);
+    const names = [
+      `${prefix}_v100_2024-01-01-00:00:00`,
+      `${prefix}_v99_2024-01-01-00:00:00`,
+      `${prefix}_v101_2024-01-01-00:00:00`,
+    ];
+    expect(backupsToDelete(prefix, names, 1)).toEqual([
+      `${prefix}_v100_2024-01-01-00:00:00`,
+      `${prefix}_v99_2024-01-01-00:00:00`,
+    ]);
     expect(backupsToDelete(prefix, names, 2)).toEqual([`${prefix}_v99_2024-01-01-00:00:00`]);
   });
 
@@ -91,7 +111,13 @@ describe('backupsToDelete', () => {
   });
 
   it('returns every old backup, oldest last, and ignores duplicate names', () => {
-    const names = Array.from({ length: 5 }, (_, i) => periodicBackupName(prefix, 10 ** i, new Date(Date.UTC(2024, 0, 1, 0, i))));
-    expect(backupsToDelete(prefix, [...names, names[0]!], 2)).toEqual([names[2], names[1], names[0]]);
+    const names = Array.from({ length: 5 }, (_, i) =>
+      periodicBackupName(prefix, 10 ** i, new Date(Date.UTC(2024, 0, 1, 0, i))),
+    );
+    expect(backupsToDelete(prefix, [...names, names[0]!], 2)).toEqual([
+      names[2],
+      names[1],
+      names[0],
+    ]);
   });
 });

@@ -33,13 +33,19 @@ describe('Local backups cannot fill the shared disk', () => {
 
   it('the minimum interval is configurable', () => {
     expect(backupIntervalSeconds(1, { KONDUCTOR_MIN_BACKUP_INTERVAL_SECONDS: '60' })).toBe(60);
-    expect(backupIntervalSeconds(1, { KONDUCTOR_MIN_BACKUP_INTERVAL_SECONDS: 'nonsense' })).toBe(10);
+    expect(backupIntervalSeconds(1, { KONDUCTOR_MIN_BACKUP_INTERVAL_SECONDS: 'nonsense' })).toBe(
+      10,
+    );
   });
 
   it('a namespace at its cap of Local backup files gets no new one, with a reason naming the limit', () => {
     expect(localQuotaProblem('team-a', 999, false, {})).toBeUndefined();
-    expect(localQuotaProblem('team-a', 1000, false, {})).toMatch(/team-a already holds 1000 Local backup files.*KONDUCTOR_MAX_LOCAL_BACKUPS_PER_NAMESPACE=1000/);
-    expect(localQuotaProblem('team-a', 3, false, { KONDUCTOR_MAX_LOCAL_BACKUPS_PER_NAMESPACE: '3' })).toBeDefined();
+    expect(localQuotaProblem('team-a', 1000, false, {})).toMatch(
+      /team-a already holds 1000 Local backup files.*KONDUCTOR_MAX_LOCAL_BACKUPS_PER_NAMESPACE=1000/,
+    );
+    expect(
+      localQuotaProblem('team-a', 3, false, { KONDUCTOR_MAX_LOCAL_BACKUPS_PER_NAMESPACE: '3' }),
+    ).toBeDefined();
   });
 
   it('replacing a file it already has (a one-shot backup taken again) is allowed at the cap', () => {

@@ -1,8 +1,15 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { silentLogger } from '../../../src/framework/index.js';
-import { BackupServer, downloadURL, type RestoreDownload } from '../../../src/handlers/etcd/backup-server.js';
-import { fingerprintSnapshot, CorruptSnapshotError } from '../../../src/handlers/etcd/snapshot-trailer.js';
+import {
+  BackupServer,
+  downloadURL,
+  type RestoreDownload,
+} from '../../../src/handlers/etcd/backup-server.js';
+import {
+  fingerprintSnapshot,
+  CorruptSnapshotError,
+} from '../../../src/handlers/etcd/snapshot-trailer.js';
 
 /** Bytes shaped like an etcd snapshot: a body and its SHA-256 as a 32-byte trailer. */
 function snapshot(body: string): Buffer {
@@ -83,7 +90,9 @@ describe('the backup server serves one restore, once, to its own seed', () => {
   });
 
   it('more than 10 requests a second from one address: 429', async () => {
-    const statuses = await Promise.all(Array.from({ length: 40 }, () => fetch(`${base}/v1/backup/team-a/db`).then((r) => r.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 40 }, () => fetch(`${base}/v1/backup/team-a/db`).then((r) => r.status)),
+    );
     expect(statuses).toContain(429);
   });
 
@@ -99,7 +108,6 @@ describe('the backup server serves one restore, once, to its own seed', () => {
     expect((await fetch(downloadURL(base, 'team-a', 'db', TOKEN))).status).toBe(404);
   });
 
-
   it('a file that changed since the restore checked it is cut short before its end, never served whole', async () => {
     state.file = snapshot('other data!');
     const response = await fetch(downloadURL(base, 'team-a', 'db', TOKEN));
@@ -110,7 +118,9 @@ describe('the backup server serves one restore, once, to its own seed', () => {
 describe('a snapshot is checked by its SHA-256 trailer', () => {
   it('gives the size and digest of a complete snapshot', async () => {
     const file = snapshot('abc');
-    await expect(fingerprintSnapshot(Readable.from([file.subarray(0, 10), file.subarray(10)]))).resolves.toEqual({
+    await expect(
+      fingerprintSnapshot(Readable.from([file.subarray(0, 10), file.subarray(10)])),
+    ).resolves.toEqual({
       size: file.length,
       sha256: file.subarray(-32).toString('hex'),
     });
@@ -118,7 +128,11 @@ describe('a snapshot is checked by its SHA-256 trailer', () => {
 
   it('refuses a cut or corrupt one', async () => {
     const file = snapshot('abc');
-    await expect(fingerprintSnapshot(Readable.from([file.subarray(0, file.length - 1)]))).rejects.toBeInstanceOf(CorruptSnapshotError);
-    await expect(fingerprintSnapshot(Readable.from([Buffer.from('not a snapshot at all, just some text')]))).rejects.toBeInstanceOf(CorruptSnapshotError);
+    await expect(
+      fingerprintSnapshot(Readable.from([file.subarray(0, file.length - 1)])),
+    ).rejects.toBeInstanceOf(CorruptSnapshotError);
+    await expect(
+      fingerprintSnapshot(Readable.from([Buffer.from('not a snapshot at all, just some text')])),
+    ).rejects.toBeInstanceOf(CorruptSnapshotError);
   });
 });

@@ -26,7 +26,18 @@ const scaling: Condition = {
 
 describe('setCondition', () => {
   it('adds a missing condition with both times set to now, in whole seconds', () => {
-    expect(setCondition(undefined, { type: 'Upgrading', status: 'True', reason: 'Cluster upgrading', message: 'upgrading to 3.4.24' }, T2)).toEqual([
+    expect(
+      setCondition(
+        undefined,
+        {
+          type: 'Upgrading',
+          status: 'True',
+          reason: 'Cluster upgrading',
+          message: 'upgrading to 3.4.24',
+        },
+        T2,
+      ),
+    ).toEqual([
       {
         type: 'Upgrading',
         status: 'True',
@@ -39,30 +50,70 @@ describe('setCondition', () => {
   });
 
   it('appends a new type after the existing conditions', () => {
-    const next = setCondition([available], { type: 'Scaling', status: 'True', reason: 'Scaling up', message: 'm' }, T2);
+    const next = setCondition(
+      [available],
+      { type: 'Scaling', status: 'True', reason: 'Scaling up', message: 'm' },
+      T2,
+    );
     expect(next.map((c) => c.type)).toEqual(['Available', 'Scaling']);
     expect(next[0]).toBe(available);
   });
 
   it('is a no-op when status, reason and message are unchanged: both times are kept', () => {
-    const next = setCondition([available, scaling], { type: 'Available', status: 'True', reason: 'Cluster available', message: '3 healthy members' }, T3);
+    const next = setCondition(
+      [available, scaling],
+      {
+        type: 'Available',
+        status: 'True',
+        reason: 'Cluster available',
+        message: '3 healthy members',
+      },
+      T3,
+    );
     expect(next).toEqual([available, scaling]);
     expect(next[0]!.lastUpdateTime).toBe(stamp(T1));
     expect(next[0]!.lastTransitionTime).toBe(stamp(T1));
   });
 
   it('moves lastUpdateTime but not lastTransitionTime when only the reason or message changes', () => {
-    const next = setCondition([available], { type: 'Available', status: 'True', reason: 'Cluster available', message: '5 healthy members' }, T2);
-    expect(next[0]).toMatchObject({ status: 'True', message: '5 healthy members', lastUpdateTime: stamp(T2), lastTransitionTime: stamp(T1) });
+    const next = setCondition(
+      [available],
+      {
+        type: 'Available',
+        status: 'True',
+        reason: 'Cluster available',
+        message: '5 healthy members',
+      },
+      T2,
+    );
+    expect(next[0]).toMatchObject({
+      status: 'True',
+      message: '5 healthy members',
+      lastUpdateTime: stamp(T2),
+      lastTransitionTime: stamp(T1),
+    });
   });
 
   it('moves lastTransitionTime when the status changes', () => {
-    const next = setCondition([available], { type: 'Available', status: 'False', reason: 'LostQuorum', message: 'lost quorum' }, T2);
-    expect(next[0]).toMatchObject({ status: 'False', reason: 'LostQuorum', lastUpdateTime: stamp(T2), lastTransitionTime: stamp(T2) });
+    const next = setCondition(
+      [available],
+      { type: 'Available', status: 'False', reason: 'LostQuorum', message: 'lost quorum' },
+      T2,
+    );
+    expect(next[0]).toMatchObject({
+      status: 'False',
+      reason: 'LostQuorum',
+      lastUpdateTime: stamp(T2),
+      lastTransitionTime: stamp(T2),
+    });
   });
 
   it('replaces the condition in place and leaves the others alone', () => {
-    const next = setCondition([scaling, available], { type: 'Scaling', status: 'False', reason: 'Scaling up', message: 'done' }, T2);
+    const next = setCondition(
+      [scaling, available],
+      { type: 'Scaling', status: 'False', reason: 'Scaling up', message: 'done' },
+      T2,
+    );
     expect(next.map((c) => c.type)).toEqual(['Scaling', 'Available']);
     expect(next[1]).toBe(available);
   });
@@ -95,7 +146,11 @@ describe('clearCondition', () => {
 
   it('moves lastTransitionTime again when a cleared condition is set True later', () => {
     const cleared = clearCondition([scaling], 'Scaling', T2);
-    const again = setCondition(cleared, { type: 'Scaling', status: 'True', reason: 'Scaling down', message: 'm' }, T3);
+    const again = setCondition(
+      cleared,
+      { type: 'Scaling', status: 'True', reason: 'Scaling down', message: 'm' },
+      T3,
+    );
     expect(again[0]).toMatchObject({ status: 'True', lastTransitionTime: stamp(T3) });
   });
 });

@@ -1,9 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import yaml from 'js-yaml';
-import { ignoredFields, ignoredFieldsMessage, SUPPORTED_FIELDS, type EtcdKind } from '../../../src/handlers/etcd/index.js';
+import {
+  ignoredFields,
+  ignoredFieldsMessage,
+  SUPPORTED_FIELDS,
+  type EtcdKind,
+} from '../../../src/handlers/etcd/index.js';
 
-const crdFile = fileURLToPath(new URL('../../../crds/etcd.database.coreos.com.yaml', import.meta.url));
+const crdFile = fileURLToPath(
+  new URL('../../../crds/etcd.database.coreos.com.yaml', import.meta.url),
+);
 
 type Supported = (typeof SUPPORTED_FIELDS)[EtcdKind];
 
@@ -30,7 +37,9 @@ function shapeOf(node: SchemaNode): Supported {
     return item === true ? true : [item];
   }
   if (node.properties === undefined) return true;
-  const fields = Object.fromEntries(Object.entries(node.properties).map(([key, child]) => [key, shapeOf(child)]));
+  const fields = Object.fromEntries(
+    Object.entries(node.properties).map(([key, child]) => [key, shapeOf(child)]),
+  );
   if (node['x-kubernetes-preserve-unknown-fields'] === true) return fields;
   return Object.values(fields).every((field) => field === true) ? true : fields;
 }
@@ -48,9 +57,12 @@ describe('the supported fields', () => {
     expect(SUPPORTED_FIELDS.EtcdCluster).toEqual({ ...schema, pod: { ...pod, etcdEnv: true } });
   });
 
-  test.each<EtcdKind>(['EtcdBackup', 'EtcdRestore'])('of %s are exactly the fields its schema types where it keeps unknown ones', (kind) => {
-    expect(SUPPORTED_FIELDS[kind]).toEqual(shapeOf(specSchema(kind)));
-  });
+  test.each<EtcdKind>(['EtcdBackup', 'EtcdRestore'])(
+    'of %s are exactly the fields its schema types where it keeps unknown ones',
+    (kind) => {
+      expect(SUPPORTED_FIELDS[kind]).toEqual(shapeOf(specSchema(kind)));
+    },
+  );
 });
 
 describe('EtcdCluster', () => {
@@ -59,16 +71,40 @@ describe('EtcdCluster', () => {
   });
 
   test("names nothing in etcd-operator's TLS example: the operator acts on spec.TLS.static", () => {
-    const spec = { size: 3, version: '3.2.13', TLS: { static: { member: { peerSecret: 'etcd-peer-tls', serverSecret: 'etcd-server-tls' }, operatorSecret: 'etcd-client-tls' } } };
+    const spec = {
+      size: 3,
+      version: '3.2.13',
+      TLS: {
+        static: {
+          member: { peerSecret: 'etcd-peer-tls', serverSecret: 'etcd-server-tls' },
+          operatorSecret: 'etcd-client-tls',
+        },
+      },
+    };
     expect(ignoredFields('EtcdCluster', spec)).toEqual([]);
   });
 
   test('names TLS fields beyond the static Secrets', () => {
-    expect(ignoredFields('EtcdCluster', { size: 1, TLS: { static: { member: { peerSecret: 'p' } }, dynamic: { issuer: 'x' } } })).toEqual(['spec.TLS.dynamic']);
+    expect(
+      ignoredFields('EtcdCluster', {
+        size: 1,
+        TLS: { static: { member: { peerSecret: 'p' } }, dynamic: { issuer: 'x' } },
+      }),
+    ).toEqual(['spec.TLS.dynamic']);
   });
 
   test('names pod fields the operator does not apply to member Pods', () => {
-    const spec = { size: 1, pod: { labels: { team: 'a' }, antiAffinity: true, persistentVolumeClaimSpec: { storageClassName: 'ssd' }, busyboxImage: 'busybox:1.28', DNSTimeoutInSecond: 60, ClusterDomain: '.cluster.local' } };
+    const spec = {
+      size: 1,
+      pod: {
+        labels: { team: 'a' },
+        antiAffinity: true,
+        persistentVolumeClaimSpec: { storageClassName: 'ssd' },
+        busyboxImage: 'busybox:1.28',
+        DNSTimeoutInSecond: 60,
+        ClusterDomain: '.cluster.local',
+      },
+    };
     expect(ignoredFields('EtcdCluster', spec)).toEqual([
       'spec.pod.antiAffinity',
       'spec.pod.persistentVolumeClaimSpec',
@@ -95,7 +131,12 @@ describe('EtcdCluster', () => {
         resources: { requests: { cpu: '100m' } },
         tolerations: [{ key: 'dedicated', operator: 'Exists' }],
         affinity: { nodeAffinity: {} },
-        etcdEnv: [{ name: 'ETCD_QUOTA_BACKEND_BYTES', valueFrom: { configMapKeyRef: { name: 'etcd', key: 'quota' } } }],
+        etcdEnv: [
+          {
+            name: 'ETCD_QUOTA_BACKEND_BYTES',
+            valueFrom: { configMapKeyRef: { name: 'etcd', key: 'quota' } },
+          },
+        ],
         securityContext: { runAsNonRoot: true },
       },
     };
@@ -105,7 +146,13 @@ describe('EtcdCluster', () => {
 
 describe('EtcdBackup', () => {
   test("names nothing in etcd-operator's S3 backup example", () => {
-    expect(ignoredFields('EtcdBackup', { etcdEndpoints: ['https://example-etcd-cluster-client:2379'], storageType: 'S3', s3: { path: 'bucket/key', awsSecret: 'aws' } })).toEqual([]);
+    expect(
+      ignoredFields('EtcdBackup', {
+        etcdEndpoints: ['https://example-etcd-cluster-client:2379'],
+        storageType: 'S3',
+        s3: { path: 'bucket/key', awsSecret: 'aws' },
+      }),
+    ).toEqual([]);
   });
 
   test('names unknown policy and S3 fields, not clientTLSSecret, which the operator acts on', () => {
@@ -116,17 +163,31 @@ describe('EtcdBackup', () => {
       backupPolicy: { backupIntervalInSecond: 60, maxBackups: 3, compress: true },
       s3: { path: 'bucket/key', awsSecret: 'aws', region: 'eu-west-1' },
     };
-    expect(ignoredFields('EtcdBackup', spec)).toEqual(['spec.backupPolicy.compress', 'spec.s3.region']);
+    expect(ignoredFields('EtcdBackup', spec)).toEqual([
+      'spec.backupPolicy.compress',
+      'spec.s3.region',
+    ]);
   });
 });
 
 describe('EtcdRestore', () => {
   test("names nothing in etcd-operator's restore example", () => {
-    expect(ignoredFields('EtcdRestore', { etcdCluster: { name: 'example-etcd-cluster' }, backupStorageType: 'S3', s3: { path: 'bucket/key', awsSecret: 'aws' } })).toEqual([]);
+    expect(
+      ignoredFields('EtcdRestore', {
+        etcdCluster: { name: 'example-etcd-cluster' },
+        backupStorageType: 'S3',
+        s3: { path: 'bucket/key', awsSecret: 'aws' },
+      }),
+    ).toEqual([]);
   });
 
   test('names a storage block of a type that is not served, and unknown Local fields', () => {
-    const spec = { etcdCluster: { name: 'db' }, backupStorageType: 'Local', local: { path: 'db/1', checksum: 'x' }, abs: { path: 'container/blob' } };
+    const spec = {
+      etcdCluster: { name: 'db' },
+      backupStorageType: 'Local',
+      local: { path: 'db/1', checksum: 'x' },
+      abs: { path: 'container/blob' },
+    };
     expect(ignoredFields('EtcdRestore', spec)).toEqual(['spec.local.checksum', 'spec.abs']);
   });
 });
@@ -140,7 +201,9 @@ describe('the Event message', () => {
   });
 
   test('stays within an Event for thousands of hostile fields', () => {
-    const spec = Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`x${'y'.repeat(200)}${i}`, i]));
+    const spec = Object.fromEntries(
+      Array.from({ length: 3000 }, (_, i) => [`x${'y'.repeat(200)}${i}`, i]),
+    );
     const paths = ignoredFields('EtcdCluster', { size: 1, ...spec });
     expect(paths).toHaveLength(3000);
     expect(paths[0]).toBe(`spec["x${'y'.repeat(39)}..."]`);

@@ -59,9 +59,18 @@ describe('LocalStorage', () => {
     for (const name of ['a/c1_v2_x', 'a/c1_v1_x', 'a/c10/deep', 'a/c2_v1_x', 'b/c1_v1_x', 'top']) {
       await storage.write(name, await source(name));
     }
-    expect((await storage.list('a/c1')).map((b) => b.name)).toEqual(['a/c10/deep', 'a/c1_v1_x', 'a/c1_v2_x']);
+    expect((await storage.list('a/c1')).map((b) => b.name)).toEqual([
+      'a/c10/deep',
+      'a/c1_v1_x',
+      'a/c1_v2_x',
+    ]);
     expect((await storage.list('a/c1_')).map((b) => b.name)).toEqual(['a/c1_v1_x', 'a/c1_v2_x']);
-    expect((await storage.list('a/')).map((b) => b.name)).toEqual(['a/c10/deep', 'a/c1_v1_x', 'a/c1_v2_x', 'a/c2_v1_x']);
+    expect((await storage.list('a/')).map((b) => b.name)).toEqual([
+      'a/c10/deep',
+      'a/c1_v1_x',
+      'a/c1_v2_x',
+      'a/c2_v1_x',
+    ]);
     expect((await storage.list('')).map((b) => b.name)).toEqual([
       'a/c10/deep',
       'a/c1_v1_x',
@@ -136,34 +145,46 @@ describe('LocalStorage', () => {
 
     it('another writer cannot overwrite it, and the file stays as it was', async () => {
       await storage.write('one.db', await source('first'), { owner: 'EtcdBackup a' });
-      await expect(storage.write('one.db', await source('evil'), { owner: 'EtcdBackup b' })).rejects.toThrow(/already exists and was written by EtcdBackup a, not EtcdBackup b/);
+      await expect(
+        storage.write('one.db', await source('evil'), { owner: 'EtcdBackup b' }),
+      ).rejects.toThrow(/already exists and was written by EtcdBackup a, not EtcdBackup b/);
       expect(await readFile(join(root, 'one.db'), 'utf8')).toBe('first');
     });
 
     it('a file nobody claimed (put there by hand) is never overwritten', async () => {
       await mkdir(root, { recursive: true });
       await writeFile(join(root, 'hand.db'), 'mine');
-      await expect(storage.write('hand.db', await source('evil'), { owner: 'EtcdBackup a' })).rejects.toThrow(/already exists/);
+      await expect(
+        storage.write('hand.db', await source('evil'), { owner: 'EtcdBackup a' }),
+      ).rejects.toThrow(/already exists/);
       expect(await readFile(join(root, 'hand.db'), 'utf8')).toBe('mine');
     });
 
-    it('delete with an owner leaves another owner\'s file alone', async () => {
+    it("delete with an owner leaves another owner's file alone", async () => {
       await storage.write('p_v1_2024-01-01-00:00:00', await source('a'), { owner: 'EtcdBackup a' });
-      await expect(storage.delete('p_v1_2024-01-01-00:00:00', { owner: 'EtcdBackup b' })).resolves.toBe(false);
+      await expect(
+        storage.delete('p_v1_2024-01-01-00:00:00', { owner: 'EtcdBackup b' }),
+      ).resolves.toBe(false);
       expect(await readFile(join(root, 'p_v1_2024-01-01-00:00:00'), 'utf8')).toBe('a');
-      await expect(storage.delete('p_v1_2024-01-01-00:00:00', { owner: 'EtcdBackup a' })).resolves.toBe(true);
+      await expect(
+        storage.delete('p_v1_2024-01-01-00:00:00', { owner: 'EtcdBackup a' }),
+      ).resolves.toBe(true);
       expect(await readdir(root)).toEqual([]);
     });
 
     it('owner files are not listed, and cannot be named as backups', async () => {
       await storage.write('p_v1_2024-01-01-00:00:00', await source('a'), { owner: 'EtcdBackup a' });
       expect((await storage.list('p_v')).map((b) => b.name)).toEqual(['p_v1_2024-01-01-00:00:00']);
-      await expect(storage.read('p_v1_2024-01-01-00:00:00.konductor-owner')).rejects.toThrow(/owner files/);
+      await expect(storage.read('p_v1_2024-01-01-00:00:00.konductor-owner')).rejects.toThrow(
+        /owner files/,
+      );
     });
   });
 
   it('a failed write names the source and leaves nothing behind', async () => {
-    await expect(storage.write('c1', join(dir, 'no-such-file'))).rejects.toThrow(/cannot store .*no-such-file as .*c1/);
+    await expect(storage.write('c1', join(dir, 'no-such-file'))).rejects.toThrow(
+      /cannot store .*no-such-file as .*c1/,
+    );
     expect(await readdir(root)).toEqual([]);
   });
 

@@ -1,6 +1,14 @@
 import { ClusterDnsAddresses, type MemberURLs } from '../../../src/handlers/etcd/addresses.js';
 import { DEFAULT_REPOSITORY, type ClusterSpec } from '../../../src/handlers/etcd/cluster-spec.js';
-import { clusterServices, memberLabels, memberPod, newMemberName, runsOlderImage, type ClusterOwner, type MemberPodInput } from '../../../src/handlers/etcd/member-pod.js';
+import {
+  clusterServices,
+  memberLabels,
+  memberPod,
+  newMemberName,
+  runsOlderImage,
+  type ClusterOwner,
+  type MemberPodInput,
+} from '../../../src/handlers/etcd/member-pod.js';
 
 interface Container {
   name: string;
@@ -9,7 +17,13 @@ interface Container {
   env?: { name: string; value?: string }[];
 }
 interface PodView {
-  metadata: { name: string; namespace: string; labels: Record<string, string>; annotations: Record<string, string>; ownerReferences: Record<string, unknown>[] };
+  metadata: {
+    name: string;
+    namespace: string;
+    labels: Record<string, string>;
+    annotations: Record<string, string>;
+    ownerReferences: Record<string, unknown>[];
+  };
   spec: {
     hostname: string;
     subdomain: string;
@@ -22,8 +36,19 @@ interface PodView {
   };
 }
 interface ServiceView {
-  metadata: { name: string; namespace: string; labels: Record<string, string>; annotations: Record<string, string>; ownerReferences: Record<string, unknown>[] };
-  spec: { clusterIP?: string; publishNotReadyAddresses?: boolean; selector: Record<string, string>; ports: { name: string; port: number; targetPort: number }[] };
+  metadata: {
+    name: string;
+    namespace: string;
+    labels: Record<string, string>;
+    annotations: Record<string, string>;
+    ownerReferences: Record<string, unknown>[];
+  };
+  spec: {
+    clusterIP?: string;
+    publishNotReadyAddresses?: boolean;
+    selector: Record<string, string>;
+    ports: { name: string; port: number; targetPort: number }[];
+  };
 }
 
 /** The EtcdCluster as the API server returns it: member Pods and Services are adopted by it. */
@@ -33,7 +58,13 @@ const cluster: ClusterOwner = {
   metadata: { name: 'demo', namespace: 'prod', uid: '7f0c1d2e-0000-4000-8000-000000000001' },
 };
 const member = 'demo-abcde12345';
-const spec: ClusterSpec = { size: 3, repository: DEFAULT_REPOSITORY, version: '3.4.23', paused: false, pod: {} };
+const spec: ClusterSpec = {
+  size: 3,
+  repository: DEFAULT_REPOSITORY,
+  version: '3.4.23',
+  paused: false,
+  pod: {},
+};
 /** URLs as the local pod runner hands them out: IP addresses, nothing to resolve. */
 const ipURLs: MemberURLs = {
   peerURL: 'http://127.0.0.1:12380',
@@ -42,7 +73,11 @@ const ipURLs: MemberURLs = {
   listenClientURL: 'http://127.0.0.1:12379',
 };
 /** URLs in a real cluster: DNS names published by the headless Service. */
-const dnsURLs = new ClusterDnsAddresses().member(cluster.metadata.namespace, cluster.metadata.name, member);
+const dnsURLs = new ClusterDnsAddresses().member(
+  cluster.metadata.namespace,
+  cluster.metadata.name,
+  member,
+);
 
 function pod(overrides: Partial<MemberPodInput> = {}): PodView {
   const input: MemberPodInput = {
@@ -78,16 +113,33 @@ describe('memberPod metadata', () => {
   });
 
   it('labels a restore seed etcd_restore_seed=true, so a NetworkPolicy can admit only seeds to the backup server', () => {
-    expect(pod({ restoreFrom: 'http://backups/x' }).metadata.labels).toEqual({ app: 'etcd', etcd_cluster: 'demo', etcd_node: member, etcd_restore_seed: 'true' });
+    expect(pod({ restoreFrom: 'http://backups/x' }).metadata.labels).toEqual({
+      app: 'etcd',
+      etcd_cluster: 'demo',
+      etcd_node: member,
+      etcd_restore_seed: 'true',
+    });
   });
 
   it('adds the policy labels without letting them override the selector labels', () => {
-    const labels = pod({ spec: { ...spec, pod: { labels: { team: 'storage', app: 'not-etcd' } } } }).metadata.labels;
-    expect(labels).toEqual({ team: 'storage', app: 'etcd', etcd_cluster: 'demo', etcd_node: member });
+    const labels = pod({ spec: { ...spec, pod: { labels: { team: 'storage', app: 'not-etcd' } } } })
+      .metadata.labels;
+    expect(labels).toEqual({
+      team: 'storage',
+      app: 'etcd',
+      etcd_cluster: 'demo',
+      etcd_node: member,
+    });
   });
 
   it('is annotated with etcd.version, after the policy annotations', () => {
-    const annotations = pod({ spec: { ...spec, version: '3.4.24', pod: { annotations: { owner: 'me', 'etcd.version': 'stale' } } } }).metadata.annotations;
+    const annotations = pod({
+      spec: {
+        ...spec,
+        version: '3.4.24',
+        pod: { annotations: { owner: 'me', 'etcd.version': 'stale' } },
+      },
+    }).metadata.annotations;
     expect(annotations).toEqual({ owner: 'me', 'etcd.version': '3.4.24' });
   });
 
@@ -98,11 +150,18 @@ describe('memberPod metadata', () => {
 
 describe('memberPod spec', () => {
   it('runs <repository>:v<version>', () => {
-    expect(etcd(pod({ spec: { ...spec, repository: 'registry.local/etcd', version: '3.4.24' } })).image).toBe('registry.local/etcd:v3.4.24');
+    expect(
+      etcd(pod({ spec: { ...spec, repository: 'registry.local/etcd', version: '3.4.24' } })).image,
+    ).toBe('registry.local/etcd:v3.4.24');
   });
 
   it('is never restarted, has the member hostname under the cluster subdomain, and no service account token', () => {
-    expect(pod().spec).toMatchObject({ restartPolicy: 'Never', hostname: member, subdomain: 'demo', automountServiceAccountToken: false });
+    expect(pod().spec).toMatchObject({
+      restartPolicy: 'Never',
+      hostname: member,
+      subdomain: 'demo',
+      automountServiceAccountToken: false,
+    });
   });
 
   it('keeps its data on the etcd-data volume under /var/etcd', () => {
@@ -112,7 +171,9 @@ describe('memberPod spec', () => {
   });
 
   it('passes the member URLs to etcd', () => {
-    expect(etcd(pod({ urls: dnsURLs, initialCluster: `${member}=${dnsURLs.peerURL}` })).command).toEqual(
+    expect(
+      etcd(pod({ urls: dnsURLs, initialCluster: `${member}=${dnsURLs.peerURL}` })).command,
+    ).toEqual(
       expect.arrayContaining([
         `--name=${member}`,
         `--initial-advertise-peer-urls=http://${member}.demo.prod.svc:2380`,
@@ -125,7 +186,15 @@ describe('memberPod spec', () => {
   });
 
   it('applies the pod policy: env, node selector', () => {
-    const p = pod({ spec: { ...spec, pod: { etcdEnv: [{ name: 'ETCD_QUOTA_BACKEND_BYTES', value: '4294967296' }], nodeSelector: { disk: 'ssd' } } } });
+    const p = pod({
+      spec: {
+        ...spec,
+        pod: {
+          etcdEnv: [{ name: 'ETCD_QUOTA_BACKEND_BYTES', value: '4294967296' }],
+          nodeSelector: { disk: 'ssd' },
+        },
+      },
+    });
     expect(etcd(p).env).toEqual([{ name: 'ETCD_QUOTA_BACKEND_BYTES', value: '4294967296' }]);
     expect(p.spec.nodeSelector).toEqual({ disk: 'ssd' });
   });
@@ -159,9 +228,18 @@ describe('memberPod init containers', () => {
   });
 
   it('mounts the data volume into both restore init containers, where they write the backup and the data dir', () => {
-    const p = pod({ urls: ipURLs, restoreFrom: 'http://etcd-restore-operator:19999/v1/backup/prod/demo', token: 'restore-token' });
-    const mounts = (p.spec.initContainers ?? []).map((c) => (c as Container & { volumeMounts?: unknown[] }).volumeMounts);
-    expect(mounts).toEqual([[{ name: 'etcd-data', mountPath: '/var/etcd' }], [{ name: 'etcd-data', mountPath: '/var/etcd' }]]);
+    const p = pod({
+      urls: ipURLs,
+      restoreFrom: 'http://etcd-restore-operator:19999/v1/backup/prod/demo',
+      token: 'restore-token',
+    });
+    const mounts = (p.spec.initContainers ?? []).map(
+      (c) => (c as Container & { volumeMounts?: unknown[] }).volumeMounts,
+    );
+    expect(mounts).toEqual([
+      [{ name: 'etcd-data', mountPath: '/var/etcd' }],
+      [{ name: 'etcd-data', mountPath: '/var/etcd' }],
+    ]);
   });
 
   it('downloads the backup, then restores the data dir, when restoreFrom is given', () => {
@@ -173,17 +251,30 @@ describe('memberPod init containers', () => {
     expect(inits[1]!.image).toBe(etcd(p).image);
     expect(inits[1]!.env).toEqual([{ name: 'ETCDCTL_API', value: '3' }]);
     expect(inits[1]!.command).toEqual([
-      'etcdctl', 'snapshot', 'restore', '/var/etcd/latest.backup',
-      '--name', member,
-      '--initial-cluster', `${member}=${ipURLs.peerURL}`,
-      '--initial-cluster-token', 'restore-token',
-      '--initial-advertise-peer-urls', ipURLs.peerURL,
-      '--data-dir', '/var/etcd/data',
+      'etcdctl',
+      'snapshot',
+      'restore',
+      '/var/etcd/latest.backup',
+      '--name',
+      member,
+      '--initial-cluster',
+      `${member}=${ipURLs.peerURL}`,
+      '--initial-cluster-token',
+      'restore-token',
+      '--initial-advertise-peer-urls',
+      ipURLs.peerURL,
+      '--data-dir',
+      '/var/etcd/data',
     ]);
   });
 
   it('checks DNS before downloading a backup when the peer URL is a DNS name', () => {
-    const inits = pod({ urls: dnsURLs, initialCluster: `${member}=${dnsURLs.peerURL}`, restoreFrom: 'http://backups/x' }).spec.initContainers ?? [];
+    const inits =
+      pod({
+        urls: dnsURLs,
+        initialCluster: `${member}=${dnsURLs.peerURL}`,
+        restoreFrom: 'http://backups/x',
+      }).spec.initContainers ?? [];
     expect(inits.map((c) => c.name)).toEqual(['check-dns', 'fetch-backup', 'restore-datadir']);
   });
 });
@@ -205,7 +296,11 @@ describe('member names', () => {
 
   it('label the member Pod, and only the cluster labels select them all', () => {
     expect(memberLabels('demo')).toEqual({ app: 'etcd', etcd_cluster: 'demo' });
-    expect(memberLabels('demo', member)).toEqual({ app: 'etcd', etcd_cluster: 'demo', etcd_node: member });
+    expect(memberLabels('demo', member)).toEqual({
+      app: 'etcd',
+      etcd_cluster: 'demo',
+      etcd_node: member,
+    });
   });
 });
 
@@ -220,7 +315,9 @@ describe('clusterServices', () => {
 
   it('make the peer Service headless and publish unready members, so member DNS names resolve before they are ready', () => {
     expect(peer!.spec).toMatchObject({ clusterIP: 'None', publishNotReadyAddresses: true });
-    expect(peer!.metadata.annotations).toEqual({ 'service.alpha.kubernetes.io/tolerate-unready-endpoints': 'true' });
+    expect(peer!.metadata.annotations).toEqual({
+      'service.alpha.kubernetes.io/tolerate-unready-endpoints': 'true',
+    });
   });
 
   it('expose client and peer ports on the peer Service', () => {
@@ -232,8 +329,12 @@ describe('clusterServices', () => {
 
   it('give the client Service a cluster IP and only the client port, for ready members', () => {
     expect(client!.spec.clusterIP).toBeUndefined();
-    expect(client!.spec.ports).toEqual([{ name: 'client', port: 2379, targetPort: 2379, protocol: 'TCP' }]);
-    expect(client!.metadata.annotations).toEqual({ 'service.alpha.kubernetes.io/tolerate-unready-endpoints': 'false' });
+    expect(client!.spec.ports).toEqual([
+      { name: 'client', port: 2379, targetPort: 2379, protocol: 'TCP' },
+    ]);
+    expect(client!.metadata.annotations).toEqual({
+      'service.alpha.kubernetes.io/tolerate-unready-endpoints': 'false',
+    });
   });
 
   it('select and carry the cluster labels, without etcd_node', () => {
@@ -244,7 +345,8 @@ describe('clusterServices', () => {
   });
 
   it('are owned by the EtcdCluster as the controller', () => {
-    for (const service of [peer!, client!]) expect(service.metadata.ownerReferences).toEqual([expectedOwner]);
+    for (const service of [peer!, client!])
+      expect(service.metadata.ownerReferences).toEqual([expectedOwner]);
   });
 });
 
@@ -255,10 +357,14 @@ describe('runsOlderImage: a member upgraded in place, before the kubelet restart
   });
 
   it('holds while the running container has the tag the Pod is being upgraded from', () => {
-    expect(runsOlderImage(pod('quay.io/coreos/etcd:v3.5.30', 'quay.io/coreos/etcd:v3.4.23'))).toBe(true);
+    expect(runsOlderImage(pod('quay.io/coreos/etcd:v3.5.30', 'quay.io/coreos/etcd:v3.4.23'))).toBe(
+      true,
+    );
   });
-  it('lets go once the container runs the Pod\'s tag, however the kubelet spells the repository', () => {
-    expect(runsOlderImage(pod('quay.io/coreos/etcd:v3.5.30', 'quay.io/coreos/etcd:v3.5.30'))).toBe(false);
+  it("lets go once the container runs the Pod's tag, however the kubelet spells the repository", () => {
+    expect(runsOlderImage(pod('quay.io/coreos/etcd:v3.5.30', 'quay.io/coreos/etcd:v3.5.30'))).toBe(
+      false,
+    );
     expect(runsOlderImage(pod('etcd:v3.5.30', 'docker.io/library/etcd:v3.5.30'))).toBe(false);
   });
   it('does not hold on what it cannot compare: a digest, a registry port without a tag, no status yet', () => {

@@ -13,10 +13,24 @@ import {
 const T0 = new Date('2026-01-01T00:00:00Z');
 const at = (seconds: number): Date => new Date(T0.getTime() + seconds * 1000);
 
-function backup(name: string, options: { cluster?: unknown; revision?: unknown; date?: string; path?: unknown; storage?: Partial<NonNullable<BackupObject['spec']>> } = {}): BackupObject {
+function backup(
+  name: string,
+  options: {
+    cluster?: unknown;
+    revision?: unknown;
+    date?: string;
+    path?: unknown;
+    storage?: Partial<NonNullable<BackupObject['spec']>>;
+  } = {},
+): BackupObject {
   return {
     metadata: { name },
-    spec: { etcdEndpoints: ['http://db-client:2379'], storageType: 'Local', local: { path: `${name}/db` }, ...options.storage },
+    spec: {
+      etcdEndpoints: ['http://db-client:2379'],
+      storageType: 'Local',
+      local: { path: `${name}/db` },
+      ...options.storage,
+    },
     status: {
       etcdRevision: options.revision ?? 10,
       lastSuccessDate: options.date ?? '2026-01-01T00:00:00Z',
@@ -29,20 +43,31 @@ function backup(name: string, options: { cluster?: unknown; revision?: unknown; 
 describe('spec.restorePolicy opts a cluster in to disaster recovery', () => {
   it('is off when absent, as in the original operator', () => {
     expect(readRestorePolicy(undefined)).toEqual({});
-    expect(readClusterSpec({ size: 3 })).toEqual({ spec: expect.not.objectContaining({ restorePolicy: expect.anything() }) });
+    expect(readClusterSpec({ size: 3 })).toEqual({
+      spec: expect.not.objectContaining({ restorePolicy: expect.anything() }),
+    });
   });
 
   it('waits 60 s of lost quorum unless told otherwise', () => {
     expect(readRestorePolicy({})).toEqual({ policy: { afterQuorumLostSeconds: 60 } });
-    expect(readRestorePolicy({ afterQuorumLostSeconds: 10 })).toEqual({ policy: { afterQuorumLostSeconds: 10 } });
+    expect(readRestorePolicy({ afterQuorumLostSeconds: 10 })).toEqual({
+      policy: { afterQuorumLostSeconds: 10 },
+    });
   });
 
-  it.each([[0], [4], [86_401], [1.5], ['60'], [Number.NaN]])('refuses afterQuorumLostSeconds %p, naming the range', (value) => {
-    expect(readRestorePolicy({ afterQuorumLostSeconds: value })).toEqual({ problem: expect.stringContaining('from 5 to 86400') });
-  });
+  it.each([[0], [4], [86_401], [1.5], ['60'], [Number.NaN]])(
+    'refuses afterQuorumLostSeconds %p, naming the range',
+    (value) => {
+      expect(readRestorePolicy({ afterQuorumLostSeconds: value })).toEqual({
+        problem: expect.stringContaining('from 5 to 86400'),
+      });
+    },
+  );
 
   it('refuses a restorePolicy that is not an object, as an invalid spec', () => {
-    expect(readClusterSpec({ size: 3, restorePolicy: 'yes' as never })).toEqual({ problems: [expect.stringContaining('spec.restorePolicy must be an object')] });
+    expect(readClusterSpec({ size: 3, restorePolicy: 'yes' as never })).toEqual({
+      problems: [expect.stringContaining('spec.restorePolicy must be an object')],
+    });
   });
 });
 
@@ -56,7 +81,13 @@ describe('the Quorum condition keeps when quorum was lost', () => {
   it('turns True again once a majority runs, and a cluster that never lost quorum carries no condition', () => {
     expect(quorumKept(undefined)).toBeUndefined();
     const regained = quorumKept(quorumLost(undefined, 'lost', at(0)), at(5));
-    expect(regained).toEqual([expect.objectContaining({ type: 'Quorum', status: 'True', lastTransitionTime: '2026-01-01T00:00:05Z' })]);
+    expect(regained).toEqual([
+      expect.objectContaining({
+        type: 'Quorum',
+        status: 'True',
+        lastTransitionTime: '2026-01-01T00:00:05Z',
+      }),
+    ]);
     expect(quorumLostSince(regained)).toBeUndefined();
   });
 
@@ -64,7 +95,9 @@ describe('the Quorum condition keeps when quorum was lost', () => {
     const upgrading = [{ type: 'Upgrading' as const, status: 'True' as const }];
     expect(recoveryClockRuns(upgrading, [{ name: 'a' }])).toBe(false);
     expect(recoveryClockRuns(undefined, [{ name: 'a' }, { name: '' }])).toBe(false);
-    expect(recoveryClockRuns([{ type: 'Upgrading', status: 'False' }], [{ name: 'a' }, { name: 'b' }])).toBe(true);
+    expect(
+      recoveryClockRuns([{ type: 'Upgrading', status: 'False' }], [{ name: 'a' }, { name: 'b' }]),
+    ).toBe(true);
     expect(recoveryClockRuns(undefined)).toBe(true);
   });
 
@@ -81,21 +114,49 @@ describe('disaster recovery restores the newest backup taken of the cluster', ()
   it('picks the newest by lastSuccessDate, then revision, and names the file that backup last wrote', () => {
     const found = newestBackupOf('db', [
       backup('nightly', { date: '2026-01-01T00:00:00Z', revision: 50 }),
-      backup('hourly', { date: '2026-01-01T01:00:00Z', revision: 40, path: 'hourly/db_v40_2026-01-01-01:00:00' }),
+      backup('hourly', {
+        date: '2026-01-01T01:00:00Z',
+        revision: 40,
+        path: 'hourly/db_v40_2026-01-01-01:00:00',
+      }),
     ]);
-    expect(found).toEqual({ backup: 'hourly', revision: 40, takenAt: '2026-01-01T01:00:00Z', source: { backupStorageType: 'Local', local: { path: 'hourly/db_v40_2026-01-01-01:00:00' } } });
+    expect(found).toEqual({
+      backup: 'hourly',
+      revision: 40,
+      takenAt: '2026-01-01T01:00:00Z',
+      source: { backupStorageType: 'Local', local: { path: 'hourly/db_v40_2026-01-01-01:00:00' } },
+    });
   });
 
   it("keeps an S3 backup's credentials Secret and endpoint, and reads the exact object it wrote", () => {
-    const s3 = { path: 'bucket/db', awsSecret: 'aws', endpoint: 'http://s3:9000', forcePathStyle: true };
-    const found = newestBackupOf('db', [backup('to-s3', { storage: { storageType: 'S3', s3, local: undefined }, path: 'bucket/db_v10_x' })]);
-    expect(found?.source).toEqual({ backupStorageType: 'S3', s3: { ...s3, path: 'bucket/db_v10_x' } });
+    const s3 = {
+      path: 'bucket/db',
+      awsSecret: 'aws',
+      endpoint: 'http://s3:9000',
+      forcePathStyle: true,
+    };
+    const found = newestBackupOf('db', [
+      backup('to-s3', {
+        storage: { storageType: 'S3', s3, local: undefined },
+        path: 'bucket/db_v10_x',
+      }),
+    ]);
+    expect(found?.source).toEqual({
+      backupStorageType: 'S3',
+      s3: { ...s3, path: 'bucket/db_v10_x' },
+    });
   });
 
   it('ignores files that hold another cluster, or several, as recorded when they were written, whatever the spec names now', () => {
     const repointed = backup('repointed', { cluster: 'other' });
     expect(repointed.spec?.etcdEndpoints).toEqual(['http://db-client:2379']);
-    expect(newestBackupOf('db', [repointed, backup('several', { cluster: null }), backup('unrecorded', { cluster: undefined })])).toBeUndefined();
+    expect(
+      newestBackupOf('db', [
+        repointed,
+        backup('several', { cluster: null }),
+        backup('unrecorded', { cluster: undefined }),
+      ]),
+    ).toBeUndefined();
   });
 
   it('ignores a backup that has written nothing, or whose status does not read as one', () => {

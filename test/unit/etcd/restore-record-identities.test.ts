@@ -9,11 +9,15 @@ describe('a restore records a cluster without any Konductor operator’s bookkee
       'etcd.example.com/last-handled-configuration': '{}',
       'etcd.example.com/EtcdClusters.created': '{}',
     };
-    expect(recordCluster({ metadata: { uid: 'u1', annotations }, spec: {} }, []).annotations).toEqual({ keep: 'yes', 'team.example.com/owner': 'ops' });
+    expect(
+      recordCluster({ metadata: { uid: 'u1', annotations }, spec: {} }, []).annotations,
+    ).toEqual({ keep: 'yes', 'team.example.com/owner': 'ops' });
   });
 
   it('keeps annotations of a prefix without the marker: they are the user’s', () => {
     const annotations = { 'etcd.example.com/last-handled-configuration': '{}' };
-    expect(recordCluster({ metadata: { uid: 'u1', annotations }, spec: {} }, []).annotations).toEqual(annotations);
+    expect(
+      recordCluster({ metadata: { uid: 'u1', annotations }, spec: {} }, []).annotations,
+    ).toEqual(annotations);
   });
 });

@@ -1,4 +1,8 @@
-import { createServer as createHttpServer, type Server as HttpServer, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type Server as HttpServer,
+  type ServerResponse,
+} from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
@@ -49,10 +53,16 @@ describe('S3 reads have a total deadline and a size limit', () => {
     server = createHttpServer((req, res) => {
       responses.push(res);
       if (req.url?.includes('/drip/')) {
-        res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': '100000' });
+        res.writeHead(200, {
+          'Content-Type': 'application/octet-stream',
+          'Content-Length': '100000',
+        });
         timers.push(setInterval(() => res.write(Buffer.from([1])), 50));
       } else if (req.url?.includes('/huge/')) {
-        res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': String(10 * 1024 ** 3) });
+        res.writeHead(200, {
+          'Content-Type': 'application/octet-stream',
+          'Content-Length': String(10 * 1024 ** 3),
+        });
         res.write(Buffer.alloc(16));
       } else {
         res.writeHead(200, { 'Content-Type': 'application/octet-stream' });
@@ -72,7 +82,14 @@ describe('S3 reads have a total deadline and a size limit', () => {
   });
 
   const storage = (limits: { deadlineMs?: number; maxBytes?: number }): S3Storage =>
-    new S3Storage({ bucket: 'backups', endpoint, forcePathStyle: true, credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, requestTimeoutMs: 60_000, ...limits });
+    new S3Storage({
+      bucket: 'backups',
+      endpoint,
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+      requestTimeoutMs: 60_000,
+      ...limits,
+    });
 
   const drain = async (stream: Readable): Promise<number> => {
     let bytes = 0;
@@ -83,7 +100,9 @@ describe('S3 reads have a total deadline and a size limit', () => {
   it('a body that drips a byte at a time fails at the deadline, though data keeps moving', async () => {
     const s3 = storage({ deadlineMs: 500 });
     try {
-      await expect(drain(await s3.read('drip/snapshot.db'))).rejects.toThrow(/download of s3:\/\/backups\/drip\/snapshot.db: not complete after \d+ s \(the transfer deadline\)/);
+      await expect(drain(await s3.read('drip/snapshot.db'))).rejects.toThrow(
+        /download of s3:\/\/backups\/drip\/snapshot.db: not complete after \d+ s \(the transfer deadline\)/,
+      );
     } finally {
       s3.destroy();
     }
@@ -92,7 +111,9 @@ describe('S3 reads have a total deadline and a size limit', () => {
   it('an object announced larger than the size limit is refused before its body is read', async () => {
     const s3 = storage({ maxBytes: 1024 ** 3 });
     try {
-      await expect(s3.read('huge/snapshot.db')).rejects.toThrow(/s3:\/\/backups\/huge\/snapshot.db is 10737418240 bytes, more than the snapshot size limit/);
+      await expect(s3.read('huge/snapshot.db')).rejects.toThrow(
+        /s3:\/\/backups\/huge\/snapshot.db is 10737418240 bytes, more than the snapshot size limit/,
+      );
     } finally {
       s3.destroy();
     }
@@ -101,7 +122,9 @@ describe('S3 reads have a total deadline and a size limit', () => {
   it('a body without a length fails once it passes the size limit', async () => {
     const s3 = storage({ maxBytes: 5000 });
     try {
-      await expect(drain(await s3.read('chunked/snapshot.db'))).rejects.toThrow(/more than 5000 bytes/);
+      await expect(drain(await s3.read('chunked/snapshot.db'))).rejects.toThrow(
+        /more than 5000 bytes/,
+      );
     } finally {
       s3.destroy();
     }

@@ -92,7 +92,9 @@ describe('describeError', () => {
   });
 
   test('gives JSON for objects and other values', () => {
-    expect(describeError({ code: 409, reason: 'Conflict' })).toBe('{"code":409,"reason":"Conflict"}');
+    expect(describeError({ code: 409, reason: 'Conflict' })).toBe(
+      '{"code":409,"reason":"Conflict"}',
+    );
     expect(describeError(null)).toBe('null');
     expect(describeError(42)).toBe('42');
     expect(describeError([1, 'a'])).toBe('[1,"a"]');

@@ -1,4 +1,10 @@
-import { ABSENT, matchesMeta, matchesObject, matchesValue, PRESENT } from '../../../src/framework/intents/filters.js';
+import {
+  ABSENT,
+  matchesMeta,
+  matchesObject,
+  matchesValue,
+  PRESENT,
+} from '../../../src/framework/intents/filters.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 
 const LABELS = { app: 'demo', tier: 'gold', empty: '' };
@@ -87,7 +93,8 @@ describe('matchesValue', () => {
   });
 
   test('PRESENT matches any defined value, null and falsy ones included', () => {
-    for (const value of [null, 0, false, '', {}, []]) expect(matchesValue(value, PRESENT)).toBe(true);
+    for (const value of [null, 0, false, '', {}, []])
+      expect(matchesValue(value, PRESENT)).toBe(true);
     expect(matchesValue(undefined, PRESENT)).toBe(false);
   });
 
@@ -144,7 +151,9 @@ describe('matchesObject', () => {
   });
 
   test('checks a field with a predicate', () => {
-    expect(matchesObject(object, { field: 'status.phase', value: (phase) => phase === 'Running' })).toBe(true);
+    expect(
+      matchesObject(object, { field: 'status.phase', value: (phase) => phase === 'Running' }),
+    ).toBe(true);
   });
 
   test('does not filter by a field given without a value', () => {
@@ -157,7 +166,11 @@ describe('matchesObject', () => {
       matchesObject(object, {
         when: (candidate) => {
           seen.push(candidate.body);
-          return candidate.spec === object.spec && candidate.metadata === object.metadata && candidate.name === object.metadata?.name;
+          return (
+            candidate.spec === object.spec &&
+            candidate.metadata === object.metadata &&
+            candidate.name === object.metadata?.name
+          );
         },
       }),
     ).toBe(true);
@@ -177,7 +190,12 @@ describe('matchesObject', () => {
   });
 
   test('requires every filter to match', () => {
-    const all = { labels: { app: 'demo' }, annotations: { 'example.com/paused': PRESENT }, field: 'spec.size', value: 3 } as const;
+    const all = {
+      labels: { app: 'demo' },
+      annotations: { 'example.com/paused': PRESENT },
+      field: 'spec.size',
+      value: 3,
+    } as const;
     expect(matchesObject(object, { ...all, when: () => true })).toBe(true);
     expect(matchesObject(object, { ...all, value: 4 })).toBe(false);
     expect(matchesObject(object, { ...all, when: () => false })).toBe(false);

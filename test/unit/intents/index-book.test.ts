@@ -5,7 +5,14 @@ import { indexContribution } from '../../../src/framework/intents/index-function
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { LogCapture } from '../../support/log-capture.js';
 
-const pods: Resource = { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true, hasStatus: true };
+const pods: Resource = {
+  group: '',
+  version: 'v1',
+  plural: 'pods',
+  kind: 'Pod',
+  namespaced: true,
+  hasStatus: true,
+};
 
 function pod(uid: string, name: string, labels: Record<string, string> = {}): KubeObject {
   return { apiVersion: 'v1', kind: 'Pod', metadata: { uid, name, namespace: 'ns', labels } };
@@ -70,23 +77,55 @@ describe('index bookkeeping', () => {
 describe('one object’s contribution', () => {
   test('is what the index function returns for an object passing the index’s filters', () => {
     const failing = new Set<string>();
-    expect(indexContribution(byApp(), pod('u1', 'p1', { app: 'db' }), pods, new LogCapture().logger, failing)).toEqual({ db: 'p1' });
+    expect(
+      indexContribution(
+        byApp(),
+        pod('u1', 'p1', { app: 'db' }),
+        pods,
+        new LogCapture().logger,
+        failing,
+      ),
+    ).toEqual({ db: 'p1' });
   });
 
   test('is nothing for an object the labels filter or `when` rejects, without calling the function', () => {
     const calls: string[] = [];
     const fn: IndexSpec['fn'] = ({ name }) => (calls.push(name), { k: 'v' });
-    const spec = byApp({ fn, options: { labels: { app: 'db' }, when: (o) => o.metadata?.name !== 'skip' } });
-    expect(indexContribution(spec, pod('u1', 'p1', { app: 'web' }), pods, new LogCapture().logger, new Set())).toBeUndefined();
-    expect(indexContribution(spec, pod('u2', 'skip', { app: 'db' }), pods, new LogCapture().logger, new Set())).toBeUndefined();
+    const spec = byApp({
+      fn,
+      options: { labels: { app: 'db' }, when: (o) => o.metadata?.name !== 'skip' },
+    });
+    expect(
+      indexContribution(
+        spec,
+        pod('u1', 'p1', { app: 'web' }),
+        pods,
+        new LogCapture().logger,
+        new Set(),
+      ),
+    ).toBeUndefined();
+    expect(
+      indexContribution(
+        spec,
+        pod('u2', 'skip', { app: 'db' }),
+        pods,
+        new LogCapture().logger,
+        new Set(),
+      ),
+    ).toBeUndefined();
     expect(calls).toEqual([]);
   });
 
   test('a throwing function: logged once per object with its namespace/name and the index id, and the object contributes nothing', () => {
     const logs = new LogCapture();
     const failing = new Set<string>();
-    const spec = byApp({ fn: () => { throw new Error('no app'); } });
-    for (let i = 0; i < 3; i++) expect(indexContribution(spec, pod('u1', 'p1'), pods, logs.logger, failing)).toBeUndefined();
+    const spec = byApp({
+      fn: () => {
+        throw new Error('no app');
+      },
+    });
+    for (let i = 0; i < 3; i++)
+      expect(indexContribution(spec, pod('u1', 'p1'), pods, logs.logger, failing)).toBeUndefined();
     indexContribution(spec, pod('u2', 'p2'), pods, logs.logger, failing);
     const errors = logs.atLeast('error');
     expect(errors.map((line) => line.msg)).toEqual([
@@ -100,10 +139,17 @@ describe('one object’s contribution', () => {
     const logs = new LogCapture();
     const failing = new Set<string>();
     let broken = true;
-    const spec = byApp({ fn: () => { if (broken) throw new Error('broken'); return { k: 'v' }; } });
+    const spec = byApp({
+      fn: () => {
+        if (broken) throw new Error('broken');
+        return { k: 'v' };
+      },
+    });
     indexContribution(spec, pod('u1', 'p1'), pods, logs.logger, failing);
     broken = false;
-    expect(indexContribution(spec, pod('u1', 'p1'), pods, logs.logger, failing)).toEqual({ k: 'v' });
+    expect(indexContribution(spec, pod('u1', 'p1'), pods, logs.logger, failing)).toEqual({
+      k: 'v',
+    });
     broken = true;
     indexContribution(spec, pod('u1', 'p1'), pods, logs.logger, failing);
     expect(logs.atLeast('error')).toHaveLength(2);
@@ -111,10 +157,19 @@ describe('one object’s contribution', () => {
 
   test('a promise or an array is refused: index functions are synchronous and return values by key', () => {
     const logs = new LogCapture();
-    const asyncSpec = byApp({ fn: (() => Promise.resolve({ k: 'v' })) as unknown as IndexSpec['fn'] });
+    const asyncSpec = byApp({
+      fn: (() => Promise.resolve({ k: 'v' })) as unknown as IndexSpec['fn'],
+    });
     const arraySpec = byApp({ fn: (() => ['v']) as unknown as IndexSpec['fn'] });
-    expect(indexContribution(asyncSpec, pod('u1', 'p1'), pods, logs.logger, new Set())).toBeUndefined();
-    expect(indexContribution(arraySpec, pod('u1', 'p1'), pods, logs.logger, new Set())).toBeUndefined();
-    expect(logs.atLeast('error').map((line) => line.msg)).toEqual([expect.stringContaining('synchronous'), expect.stringContaining('an array')]);
+    expect(
+      indexContribution(asyncSpec, pod('u1', 'p1'), pods, logs.logger, new Set()),
+    ).toBeUndefined();
+    expect(
+      indexContribution(arraySpec, pod('u1', 'p1'), pods, logs.logger, new Set()),
+    ).toBeUndefined();
+    expect(logs.atLeast('error').map((line) => line.msg)).toEqual([
+      expect.stringContaining('synchronous'),
+      expect.stringContaining('an array'),
+    ]);
   });
 });

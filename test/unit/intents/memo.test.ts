@@ -63,7 +63,7 @@ describe('per-object memos', () => {
     expect(memos.size).toBe(0);
   });
 
-  test('a `when` filter reads the memo its object\'s handlers filled', () => {
+  test("a `when` filter reads the memo its object's handlers filled", () => {
     const memos = new ObjectMemos();
     const scope = { resource: widgetResource, memos };
     const body = widget();
@@ -74,11 +74,24 @@ describe('per-object memos', () => {
     expect(matchesObject(body, filters, scope)).toBe(true);
   });
 
-  test('a `when` filter sees the object\'s parts and resource', () => {
+  test("a `when` filter sees the object's parts and resource", () => {
     const body = widget();
     let seen: unknown;
-    matchesObject(body, { when: (context) => ((seen = { name: context.name, spec: context.spec, plural: context.resource.plural }), true) }, { resource: widgetResource, memos: new ObjectMemos() });
+    matchesObject(
+      body,
+      {
+        when: (context) => (
+          (seen = { name: context.name, spec: context.spec, plural: context.resource.plural }),
+          true
+        ),
+      },
+      { resource: widgetResource, memos: new ObjectMemos() },
+    );
 
-    expect(seen).toEqual({ name: body.metadata?.name, spec: body.spec, plural: widgetResource.plural });
+    expect(seen).toEqual({
+      name: body.metadata?.name,
+      spec: body.spec,
+      plural: widgetResource.plural,
+    });
   });
 });

@@ -10,7 +10,11 @@ interface ConfigMap extends KubeObject {
 }
 
 class Owners {
-  @on.owned('test.konductor.dev/v1', 'widgets', { child: ['v1', 'configmaps'], labelSelector: 'app=db', labels: { tier: 'gold' } })
+  @on.owned('test.konductor.dev/v1', 'widgets', {
+    child: ['v1', 'configmaps'],
+    labelSelector: 'app=db',
+    labels: { tier: 'gold' },
+  })
   configChanged(_context: OwnedContext<Widget, ConfigMap>): void {}
 }
 
@@ -28,7 +32,11 @@ describe('@on.owned registration', () => {
   });
 
   test('the child’s label selector never narrows the owner’s watch', () => {
-    expect(planWatch([spec!], 'team-a').scope).toEqual({ namespace: 'team-a', labelSelector: undefined, fieldSelector: undefined });
+    expect(planWatch([spec!], 'team-a').scope).toEqual({
+      namespace: 'team-a',
+      labelSelector: undefined,
+      fieldSelector: undefined,
+    });
   });
 
   test('a registration without a child resource is refused, saying what to give', () => {
@@ -36,6 +44,8 @@ describe('@on.owned registration', () => {
       @on.owned('test.konductor.dev/v1', 'widgets', {} as never)
       changed(): void {}
     }
-    expect(() => new Registry().addClass(Broken)).toThrow(/options.child must be a kind or \[apiVersion, name\]/);
+    expect(() => new Registry().addClass(Broken)).toThrow(
+      /options.child must be a kind or \[apiVersion, name\]/,
+    );
   });
 });

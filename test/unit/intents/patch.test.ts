@@ -1,8 +1,18 @@
-import { applyMergePatch, emptyPatch, isEmptyPatch, mergeInto, prune } from '../../../src/framework/intents/patch.js';
+import {
+  applyMergePatch,
+  emptyPatch,
+  isEmptyPatch,
+  mergeInto,
+  prune,
+} from '../../../src/framework/intents/patch.js';
 
 describe('emptyPatch', () => {
   test('has the sections handlers write into', () => {
-    expect(emptyPatch()).toEqual({ metadata: { labels: {}, annotations: {} }, spec: {}, status: {} });
+    expect(emptyPatch()).toEqual({
+      metadata: { labels: {}, annotations: {} },
+      spec: {},
+      status: {},
+    });
   });
 
   test('is a fresh object every time', () => {
@@ -10,7 +20,11 @@ describe('emptyPatch', () => {
     first.status.phase = 'Ready';
     first.metadata.labels.tier = 'gold';
 
-    expect(emptyPatch()).toEqual({ metadata: { labels: {}, annotations: {} }, spec: {}, status: {} });
+    expect(emptyPatch()).toEqual({
+      metadata: { labels: {}, annotations: {} },
+      spec: {},
+      status: {},
+    });
   });
 
   test('prunes to nothing when untouched', () => {
@@ -32,11 +46,19 @@ describe('isEmptyPatch', () => {
   });
 
   test('counts null (a deletion), arrays and falsy scalars as changes', () => {
-    for (const value of [null, [], 0, false, '']) expect(isEmptyPatch({ status: { field: value } })).toBe(false);
+    for (const value of [null, [], 0, false, ''])
+      expect(isEmptyPatch({ status: { field: value } })).toBe(false);
   });
 
   test('agrees with prune: empty exactly when prune leaves nothing', () => {
-    const patches = [{}, { a: {} }, { a: { b: null } }, { a: [] }, { a: undefined }, { a: { b: { c: 1 } } }];
+    const patches = [
+      {},
+      { a: {} },
+      { a: { b: null } },
+      { a: [] },
+      { a: undefined },
+      { a: { b: { c: 1 } } },
+    ];
     for (const patch of patches) expect(isEmptyPatch(patch)).toBe(prune(patch) === undefined);
   });
 });
@@ -68,7 +90,10 @@ describe('prune', () => {
     patch.status.phase = 'Ready';
     patch.metadata.labels.tier = null;
 
-    expect(prune(patch)).toEqual({ metadata: { labels: { tier: null } }, status: { phase: 'Ready' } });
+    expect(prune(patch)).toEqual({
+      metadata: { labels: { tier: null } },
+      status: { phase: 'Ready' },
+    });
   });
 
   test('does not change its input', () => {
@@ -93,7 +118,9 @@ describe('applyMergePatch', () => {
   });
 
   test('merges nested objects', () => {
-    expect(applyMergePatch({ spec: { a: 1, b: { c: 2, d: 3 } } }, { spec: { b: { c: null, e: 4 } } })).toEqual({
+    expect(
+      applyMergePatch({ spec: { a: 1, b: { c: 2, d: 3 } } }, { spec: { b: { c: null, e: 4 } } }),
+    ).toEqual({
       spec: { a: 1, b: { d: 3, e: 4 } },
     });
   });
@@ -103,7 +130,10 @@ describe('applyMergePatch', () => {
   });
 
   test('replaces a non-object with a patched object', () => {
-    expect(applyMergePatch({ a: 'flat', b: [1] }, { a: { x: 1 }, b: { y: 2 } })).toEqual({ a: { x: 1 }, b: { y: 2 } });
+    expect(applyMergePatch({ a: 'flat', b: [1] }, { a: { x: 1 }, b: { y: 2 } })).toEqual({
+      a: { x: 1 },
+      b: { y: 2 },
+    });
   });
 
   test('drops nulls inside a newly created object', () => {
@@ -117,8 +147,18 @@ describe('applyMergePatch', () => {
   });
 
   test('matches the RFC 7386 examples', () => {
-    const target = { title: 'Goodbye!', author: { givenName: 'John', familyName: 'Doe' }, tags: ['example', 'sample'], content: 'This will be unchanged' };
-    const patch = { title: 'Hello!', phoneNumber: '+01-123-456-7890', author: { familyName: null }, tags: ['example'] };
+    const target = {
+      title: 'Goodbye!',
+      author: { givenName: 'John', familyName: 'Doe' },
+      tags: ['example', 'sample'],
+      content: 'This will be unchanged',
+    };
+    const patch = {
+      title: 'Hello!',
+      phoneNumber: '+01-123-456-7890',
+      author: { familyName: null },
+      tags: ['example'],
+    };
 
     expect(applyMergePatch(target, patch)).toEqual({
       title: 'Hello!',
@@ -200,7 +240,9 @@ describe('mergeInto', () => {
     mergeInto(merged, first);
     mergeInto(merged, second);
 
-    expect(applyMergePatch(target, merged)).toEqual(applyMergePatch(applyMergePatch(target, first), second));
+    expect(applyMergePatch(target, merged)).toEqual(
+      applyMergePatch(applyMergePatch(target, first), second),
+    );
   });
 
   test('does not change the extra patch, even through later merges', () => {

@@ -8,7 +8,11 @@ describe('field paths', () => {
   });
 
   test('parseFieldPath passes a list of keys through, dots and all', () => {
-    expect(parseFieldPath(['metadata', 'labels', 'app.kubernetes.io/name'])).toEqual(['metadata', 'labels', 'app.kubernetes.io/name']);
+    expect(parseFieldPath(['metadata', 'labels', 'app.kubernetes.io/name'])).toEqual([
+      'metadata',
+      'labels',
+      'app.kubernetes.io/name',
+    ]);
   });
 
   test('getField reads nested values', () => {
@@ -33,7 +37,9 @@ describe('field paths', () => {
   });
 
   test('setField keeps siblings and replaces non-objects on the way', () => {
-    const target: Record<string, unknown> = { status: { phase: 'Ready', detail: 'flat', list: [1] } };
+    const target: Record<string, unknown> = {
+      status: { phase: 'Ready', detail: 'flat', list: [1] },
+    };
     setField(target, ['status', 'detail', 'x'], 1);
     setField(target, ['status', 'list', 'y'], 2);
     expect(target).toEqual({ status: { phase: 'Ready', detail: { x: 1 }, list: { y: 2 } } });

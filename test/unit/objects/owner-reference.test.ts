@@ -2,7 +2,11 @@ import { adopt, ownerReference } from '../../../src/framework/objects/owner-refe
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 
 function evc(overrides: Partial<NonNullable<KubeObject['metadata']>> = {}): KubeObject {
-  return { apiVersion: 'kopf.dev/v1', kind: 'EphemeralVolumeClaim', metadata: { name: 'my-claim', namespace: 'apps', uid: 'uid-1', ...overrides } };
+  return {
+    apiVersion: 'kopf.dev/v1',
+    kind: 'EphemeralVolumeClaim',
+    metadata: { name: 'my-claim', namespace: 'apps', uid: 'uid-1', ...overrides },
+  };
 }
 
 function pvc(metadata: KubeObject['metadata'] = { name: 'my-claim' }): KubeObject {
@@ -11,15 +15,27 @@ function pvc(metadata: KubeObject['metadata'] = { name: 'my-claim' }): KubeObjec
 
 describe('ownerReference', () => {
   test('points at the owner as controller, blocking its deletion, by default (Kopf)', () => {
-    expect(ownerReference(evc())).toEqual({ apiVersion: 'kopf.dev/v1', kind: 'EphemeralVolumeClaim', name: 'my-claim', uid: 'uid-1', controller: true, blockOwnerDeletion: true });
+    expect(ownerReference(evc())).toEqual({
+      apiVersion: 'kopf.dev/v1',
+      kind: 'EphemeralVolumeClaim',
+      name: 'my-claim',
+      uid: 'uid-1',
+      controller: true,
+      blockOwnerDeletion: true,
+    });
   });
 
   test('can be a plain, non-blocking owner', () => {
-    expect(ownerReference(evc(), { controller: false, blockOwnerDeletion: false })).toMatchObject({ controller: false, blockOwnerDeletion: false });
+    expect(ownerReference(evc(), { controller: false, blockOwnerDeletion: false })).toMatchObject({
+      controller: false,
+      blockOwnerDeletion: false,
+    });
   });
 
   test('refuses an owner without uid, saying to pass the object the API server returned', () => {
-    expect(() => ownerReference(evc({ uid: undefined }))).toThrow(/EphemeralVolumeClaim apps\/my-claim: the owner has no metadata.uid; pass the owner as the API server returned it/);
+    expect(() => ownerReference(evc({ uid: undefined }))).toThrow(
+      /EphemeralVolumeClaim apps\/my-claim: the owner has no metadata.uid; pass the owner as the API server returned it/,
+    );
   });
 });
 
@@ -35,7 +51,11 @@ describe('adopt', () => {
   });
 
   test('leaves the namespace unset under a cluster-scoped owner', () => {
-    const owner: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'apps', uid: 'ns-uid' } };
+    const owner: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 'apps', uid: 'ns-uid' },
+    };
     expect(adopt(pvc({ name: 'volume' }), owner).metadata?.namespace).toBeUndefined();
   });
 
@@ -47,24 +67,47 @@ describe('adopt', () => {
 
   test('replaces the reference to the same owner in place rather than adding a second', () => {
     const other = { apiVersion: 'v1', kind: 'ConfigMap', name: 'cfg', uid: 'uid-0' };
-    const child = pvc({ name: 'my-claim', ownerReferences: [other, { ...ownerReference(evc()), blockOwnerDeletion: false }] });
+    const child = pvc({
+      name: 'my-claim',
+      ownerReferences: [other, { ...ownerReference(evc()), blockOwnerDeletion: false }],
+    });
     adopt(child, evc());
     expect(child.metadata?.ownerReferences).toEqual([other, ownerReference(evc())]);
   });
 
   test('refuses an owner without uid, naming the child and the owner', () => {
-    expect(() => adopt(pvc(), evc({ uid: undefined }))).toThrow(/^cannot adopt PersistentVolumeClaim my-claim by EphemeralVolumeClaim apps\/my-claim: the owner has no metadata.uid/);
+    expect(() => adopt(pvc(), evc({ uid: undefined }))).toThrow(
+      /^cannot adopt PersistentVolumeClaim my-claim by EphemeralVolumeClaim apps\/my-claim: the owner has no metadata.uid/,
+    );
   });
 
   test('refuses a second controller of another uid, and says to pass controller: false', () => {
-    const child = pvc({ name: 'my-claim', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'uid-9', controller: true }] });
-    expect(() => adopt(child, evc())).toThrow(/already controlled by Deployment web \(uid uid-9\).*pass \{ controller: false \}/);
+    const child = pvc({
+      name: 'my-claim',
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'uid-9', controller: true },
+      ],
+    });
+    expect(() => adopt(child, evc())).toThrow(
+      /already controlled by Deployment web \(uid uid-9\).*pass \{ controller: false \}/,
+    );
   });
 
   test('adds a plain owner next to an existing controller with controller: false', () => {
-    const controller = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'uid-9', controller: true };
-    const child = adopt(pvc({ name: 'my-claim', ownerReferences: [controller] }), evc(), { controller: false });
-    expect(child.metadata?.ownerReferences).toEqual([controller, ownerReference(evc(), { controller: false })]);
+    const controller = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      name: 'web',
+      uid: 'uid-9',
+      controller: true,
+    };
+    const child = adopt(pvc({ name: 'my-claim', ownerReferences: [controller] }), evc(), {
+      controller: false,
+    });
+    expect(child.metadata?.ownerReferences).toEqual([
+      controller,
+      ownerReference(evc(), { controller: false }),
+    ]);
   });
 
   test('copies no labels unless asked', () => {
@@ -72,7 +115,11 @@ describe('adopt', () => {
   });
 
   test("with labels: true copies the owner's labels without overwriting the child's own", () => {
-    const child = adopt(pvc({ name: 'my-claim', labels: { app: 'mine' } }), evc({ labels: { app: 'db', tier: 'gold' } }), { labels: true });
+    const child = adopt(
+      pvc({ name: 'my-claim', labels: { app: 'mine' } }),
+      evc({ labels: { app: 'db', tier: 'gold' } }),
+      { labels: true },
+    );
     expect(child.metadata?.labels).toEqual({ app: 'mine', tier: 'gold' });
   });
 
@@ -85,9 +132,16 @@ describe('adopt', () => {
 
 describe('a refused adoption', () => {
   test('leaves the child as it was', () => {
-    const child = pvc({ name: 'my-claim', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'uid-9', controller: true }] });
+    const child = pvc({
+      name: 'my-claim',
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'uid-9', controller: true },
+      ],
+    });
     const before = structuredClone(child);
-    expect(() => adopt(child, evc({ labels: { app: 'db' } }), { labels: true })).toThrow(/already controlled/);
+    expect(() => adopt(child, evc({ labels: { app: 'db' } }), { labels: true })).toThrow(
+      /already controlled/,
+    );
     expect(child).toEqual(before);
   });
 });

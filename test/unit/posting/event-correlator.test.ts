@@ -1,7 +1,14 @@
-import { COMBINED_PREFIX, EventCorrelator } from '../../../src/framework/posting/event-correlator.js';
+import {
+  COMBINED_PREFIX,
+  EventCorrelator,
+} from '../../../src/framework/posting/event-correlator.js';
 import type { InvolvedObject } from '../../../src/framework/posting/event-types.js';
 
-const widget = (name: string, uid = `uid-${name}`): InvolvedObject => ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name, namespace: 'default', uid } });
+const widget = (name: string, uid = `uid-${name}`): InvolvedObject => ({
+  apiVersion: 'example.com/v1',
+  kind: 'Widget',
+  metadata: { name, namespace: 'default', uid },
+});
 const T0 = Date.parse('2024-05-01T12:00:00Z');
 const MINUTE = 60_000;
 
@@ -19,7 +26,8 @@ describe('EventCorrelator', () => {
     const correlator = new EventCorrelator();
     const base = correlator.correlate(widget('a'), 'Warning', 'Invalid', 'bad port', T0).record;
     const others = [
-      correlator.correlate(widget('a', 'uid-recreated'), 'Warning', 'Invalid', 'bad port', T0).record,
+      correlator.correlate(widget('a', 'uid-recreated'), 'Warning', 'Invalid', 'bad port', T0)
+        .record,
       correlator.correlate(widget('a'), 'Normal', 'Invalid', 'bad port', T0).record,
       correlator.correlate(widget('a'), 'Warning', 'Other', 'bad port', T0).record,
       correlator.correlate(widget('a'), 'Warning', 'Invalid', 'bad path', T0).record,
@@ -34,31 +42,52 @@ describe('EventCorrelator', () => {
     const first = correlator.correlate(widget('a'), 'Warning', 'Invalid', 'bad port', T0);
     first.record.queued = true;
 
-    expect(correlator.correlate(widget('a'), 'Warning', 'Invalid', 'bad port', T0).action).toBe('queued');
+    expect(correlator.correlate(widget('a'), 'Warning', 'Invalid', 'bad port', T0).action).toBe(
+      'queued',
+    );
   });
 
   test('an object gets a burst of 25 writes, then one per 5 minutes; the held-back occurrences still count', () => {
     const correlator = new EventCorrelator();
-    const actions = Array.from({ length: 30 }, () => correlator.correlate(widget('a'), 'Warning', 'Invalid', 'bad port', T0).action);
+    const actions = Array.from(
+      { length: 30 },
+      () => correlator.correlate(widget('a'), 'Warning', 'Invalid', 'bad port', T0).action,
+    );
 
     expect(actions.filter((action) => action === 'write')).toHaveLength(25);
     expect(actions.slice(25)).toEqual(Array(5).fill('rate-limited'));
-    expect(correlator.correlate(widget('a'), 'Warning', 'Invalid', 'bad port', T0 + 5 * MINUTE - 1).action).toBe('rate-limited');
-    const refilled = correlator.correlate(widget('a'), 'Warning', 'Invalid', 'bad port', T0 + 10 * MINUTE);
+    expect(
+      correlator.correlate(widget('a'), 'Warning', 'Invalid', 'bad port', T0 + 5 * MINUTE - 1)
+        .action,
+    ).toBe('rate-limited');
+    const refilled = correlator.correlate(
+      widget('a'),
+      'Warning',
+      'Invalid',
+      'bad port',
+      T0 + 10 * MINUTE,
+    );
     expect(refilled.action).toBe('write');
     expect(refilled.record.count).toBe(32);
   });
 
   test('one object over its rate limit leaves other objects’ Events alone', () => {
     const correlator = new EventCorrelator({ rateLimit: { burst: 2 } });
-    for (let i = 0; i < 5; i++) correlator.correlate(widget('noisy'), 'Warning', `Reason${i}`, 'm', T0);
+    for (let i = 0; i < 5; i++)
+      correlator.correlate(widget('noisy'), 'Warning', `Reason${i}`, 'm', T0);
 
-    expect(correlator.correlate(widget('quiet'), 'Warning', 'Invalid', 'm', T0).action).toBe('write');
+    expect(correlator.correlate(widget('quiet'), 'Warning', 'Invalid', 'm', T0).action).toBe(
+      'write',
+    );
   });
 
   test('from the tenth different message of one object and reason on, they share one combined record', () => {
     const correlator = new EventCorrelator();
-    const records = Array.from({ length: 12 }, (_, i) => correlator.correlate(widget('a'), 'Warning', 'Invalid', `problem ${i}`, T0 + i).record);
+    const records = Array.from(
+      { length: 12 },
+      (_, i) =>
+        correlator.correlate(widget('a'), 'Warning', 'Invalid', `problem ${i}`, T0 + i).record,
+    );
 
     expect(new Set(records.slice(0, 9)).size).toBe(9);
     const combined = records[9]!;
@@ -68,9 +97,16 @@ describe('EventCorrelator', () => {
 
   test('the combined group closes after 10 minutes without a similar Event', () => {
     const correlator = new EventCorrelator();
-    for (let i = 0; i < 10; i++) correlator.correlate(widget('a'), 'Warning', 'Invalid', `problem ${i}`, T0);
+    for (let i = 0; i < 10; i++)
+      correlator.correlate(widget('a'), 'Warning', 'Invalid', `problem ${i}`, T0);
 
-    const later = correlator.correlate(widget('a'), 'Warning', 'Invalid', 'problem 99', T0 + 11 * MINUTE);
+    const later = correlator.correlate(
+      widget('a'),
+      'Warning',
+      'Invalid',
+      'problem 99',
+      T0 + 11 * MINUTE,
+    );
     expect(later.record.message).toBe('problem 99');
   });
 

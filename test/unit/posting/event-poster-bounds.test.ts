@@ -29,7 +29,8 @@ class FakeEventsApi {
       });
     }
     const name = path.split('/').pop() ?? '';
-    if (method === 'PATCH' && this.missing.has(name)) throw new ApiError(404, `events "${name}" not found`, 'NotFound');
+    if (method === 'PATCH' && this.missing.has(name))
+      throw new ApiError(404, `events "${name}" not found`, 'NotFound');
     return method === 'POST' ? { metadata: { name: `event-${++this.created}` } } : {};
   };
 
@@ -43,7 +44,11 @@ class FakeEventsApi {
   }
 }
 
-const widget = (name: string): KubeObject => ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name, namespace: 'default', uid: `uid-${name}` } });
+const widget = (name: string): KubeObject => ({
+  apiVersion: 'example.com/v1',
+  kind: 'Widget',
+  metadata: { name, namespace: 'default', uid: `uid-${name}` },
+});
 
 let clock: FakeClock;
 let api: FakeEventsApi;

@@ -29,16 +29,27 @@ afterEach(() => {
 
 describe('EventPoster', () => {
   test('an Event the API server refuses is logged as a warning naming the object, never thrown', async () => {
-    nock(SERVER)
-      .post(EVENTS)
-      .reply(403, { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 403, reason: 'Forbidden', message: 'events is forbidden' });
+    nock(SERVER).post(EVENTS).reply(403, {
+      kind: 'Status',
+      apiVersion: 'v1',
+      status: 'Failure',
+      code: 403,
+      reason: 'Forbidden',
+      message: 'events is forbidden',
+    });
     const poster = new EventPoster(client, log.logger);
 
     expect(() => poster.post(widget, 'Warning', 'HandlerFailed', 'create failed')).not.toThrow();
     await expect(poster.flush()).resolves.toBeUndefined();
 
     expect(log.atLeast('warn')).toEqual([
-      expect.objectContaining({ msg: 'could not post an Event', reason: 'HandlerFailed', namespace: 'default', name: 'w1', err: expect.stringContaining('403') }),
+      expect.objectContaining({
+        msg: 'could not post an Event',
+        reason: 'HandlerFailed',
+        namespace: 'default',
+        name: 'w1',
+        err: expect.stringContaining('403'),
+      }),
     ]);
     expect(poster.queued).toBe(0);
   });
@@ -64,14 +75,19 @@ describe('EventPoster', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
-    const direct = new ApiClient({ getCurrentCluster: () => ({ server: `http://127.0.0.1:${port}` }), applyToHTTPSOptions: async () => undefined });
+    const direct = new ApiClient({
+      getCurrentCluster: () => ({ server: `http://127.0.0.1:${port}` }),
+      applyToHTTPSOptions: async () => undefined,
+    });
     try {
       const poster = new EventPoster(direct, log.logger);
       poster.post(widget, 'Warning', 'First', 'lost');
       poster.post(widget, 'Normal', 'Second', 'delivered');
       await poster.flush();
 
-      expect(log.atLeast('warn')).toEqual([expect.objectContaining({ msg: 'could not post an Event', reason: 'First' })]);
+      expect(log.atLeast('warn')).toEqual([
+        expect.objectContaining({ msg: 'could not post an Event', reason: 'First' }),
+      ]);
       expect(posted?.reason).toBe('Second');
     } finally {
       direct.close();

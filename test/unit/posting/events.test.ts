@@ -1,6 +1,10 @@
 import { jest } from '@jest/globals';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { EventSink, EventType, InvolvedObject } from '../../../src/framework/posting/event-poster.js';
+import type {
+  EventSink,
+  EventType,
+  InvolvedObject,
+} from '../../../src/framework/posting/event-poster.js';
 import { EventScope } from '../../../src/framework/posting/event-scope.js';
 import { events, objectEvents } from '../../../src/framework/posting/events.js';
 
@@ -12,7 +16,11 @@ class RecordingSink implements EventSink {
   }
 }
 
-const widget = (name: string): InvolvedObject => ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name, namespace: 'default' } });
+const widget = (name: string): InvolvedObject => ({
+  apiVersion: 'example.com/v1',
+  kind: 'Widget',
+  metadata: { name, namespace: 'default' },
+});
 
 function openScope(): { sink: RecordingSink; scope: EventScope } {
   const sink = new RecordingSink();
@@ -29,7 +37,11 @@ describe('events.* post to the operator whose work calls them', () => {
       events.warn(widget('a'), 'Slow', 'took long');
       events.error(widget('a'), 'Failed', 'broke');
     });
-    expect(sink.posted).toEqual(['Normal Created a: made', 'Warning Slow a: took long', 'Warning Failed a: broke']);
+    expect(sink.posted).toEqual([
+      'Normal Created a: made',
+      'Warning Slow a: took long',
+      'Warning Failed a: broke',
+    ]);
   });
 
   test('two scopes running at once keep their Events apart, across awaits and timers', async () => {
@@ -47,8 +59,14 @@ describe('events.* post to the operator whose work calls them', () => {
         );
       });
     await Promise.all([work(first.scope, 'one'), work(second.scope, 'two')]);
-    expect(first.sink.posted).toEqual(['Normal AfterAwait one: later', 'Normal InTimer one: later still']);
-    expect(second.sink.posted).toEqual(['Normal AfterAwait two: later', 'Normal InTimer two: later still']);
+    expect(first.sink.posted).toEqual([
+      'Normal AfterAwait one: later',
+      'Normal InTimer one: later still',
+    ]);
+    expect(second.sink.posted).toEqual([
+      'Normal AfterAwait two: later',
+      'Normal InTimer two: later still',
+    ]);
   });
 
   test('a deactivated scope drops its Events while another scope keeps posting', () => {
@@ -67,7 +85,9 @@ describe('events.* post to the operator whose work calls them', () => {
       events.info(widget('a'), 'Nowhere', 'first');
       events.warn(widget('b'), 'Nowhere', 'second');
       expect(warn).toHaveBeenCalledTimes(1);
-      expect(warn).toHaveBeenCalledWith(expect.stringContaining('outside any running operator'), { code: 'KONDUCTOR_EVENT_OUTSIDE_OPERATOR' });
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining('outside any running operator'), {
+        code: 'KONDUCTOR_EVENT_OUTSIDE_OPERATOR',
+      });
     } finally {
       warn.mockRestore();
     }
@@ -82,7 +102,12 @@ describe('objectEvents (ctx.events)', () => {
     own.warn('Degraded', 'one replica');
     own.error('Broken', 'none left');
     own.post(widget('child'), 'Normal', 'Adopted', 'by mine');
-    expect(sink.posted).toEqual(['Normal Ready mine: serving', 'Warning Degraded mine: one replica', 'Warning Broken mine: none left', 'Normal Adopted child: by mine']);
+    expect(sink.posted).toEqual([
+      'Normal Ready mine: serving',
+      'Warning Degraded mine: one replica',
+      'Warning Broken mine: none left',
+      'Normal Adopted child: by mine',
+    ]);
   });
 
   test('a context keeps the operator that built it, even when called from another operator’s work', () => {

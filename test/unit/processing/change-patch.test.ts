@@ -1,14 +1,32 @@
-import { changePatch, type ChangePatchInput } from '../../../src/framework/processing/change-patch.js';
+import {
+  changePatch,
+  type ChangePatchInput,
+} from '../../../src/framework/processing/change-patch.js';
 import { emptyPatch } from '../../../src/framework/intents/patch.js';
-import { essenceOf, readDiffBase, serializeDiffBase } from '../../../src/framework/state/essence.js';
+import {
+  essenceOf,
+  readDiffBase,
+  serializeDiffBase,
+} from '../../../src/framework/state/essence.js';
 import { DIFF_BASE_KEY, progressKey } from '../../../src/framework/state/keys.js';
 import { serializeProgress, type ProgressRecord } from '../../../src/framework/state/progress.js';
 import { Identity } from '../../../src/framework/state/identity.js';
 import { widget } from '../../support/widget-objects.js';
 import { handled } from './change-processor-harness.js';
 
-const PENDING: ProgressRecord = { started: '2024-05-01T12:00:00.000Z', purpose: 'create', retries: 1, delayed: '2024-05-01T12:00:01.000Z' };
-const FAILED: ProgressRecord = { started: '2024-05-01T12:00:00.000Z', purpose: 'create', failure: true, retries: 1, message: 'boom' };
+const PENDING: ProgressRecord = {
+  started: '2024-05-01T12:00:00.000Z',
+  purpose: 'create',
+  retries: 1,
+  delayed: '2024-05-01T12:00:01.000Z',
+};
+const FAILED: ProgressRecord = {
+  started: '2024-05-01T12:00:00.000Z',
+  purpose: 'create',
+  failure: true,
+  retries: 1,
+  message: 'boom',
+};
 
 function input(overrides: Partial<ChangePatchInput> = {}): ChangePatchInput {
   return {
@@ -26,7 +44,10 @@ function input(overrides: Partial<ChangePatchInput> = {}): ChangePatchInput {
 }
 
 function annotationsOf(patch: Record<string, unknown>): Record<string, string | null> {
-  return ((patch.metadata as Record<string, unknown> | undefined)?.annotations ?? {}) as Record<string, string | null>;
+  return ((patch.metadata as Record<string, unknown> | undefined)?.annotations ?? {}) as Record<
+    string,
+    string | null
+  >;
 }
 
 describe('changePatch', () => {
@@ -43,19 +64,23 @@ describe('changePatch', () => {
     expect(patch.status).toEqual({ phase: 'Ready' });
   });
 
-  test("once done, stores the diff-base of the object as the handlers left it, so their own writes are no change", () => {
+  test('once done, stores the diff-base of the object as the handlers left it, so their own writes are no change', () => {
     const grow = emptyPatch();
     grow.spec.size = 5;
 
     const patch = changePatch(input({ patches: [grow] }));
 
-    expect(readDiffBase(widget({ annotations: annotationsOf(patch) as Record<string, string> }))).toEqual({ spec: { size: 5 } });
+    expect(
+      readDiffBase(widget({ annotations: annotationsOf(patch) as Record<string, string> })),
+    ).toEqual({ spec: { size: 5 } });
   });
 
   test('an unchanged diff-base is not written again', () => {
     const body = handled(widget());
 
-    expect(annotationsOf(changePatch(input({ body, reason: 'resume' })))).not.toHaveProperty([DIFF_BASE_KEY]);
+    expect(annotationsOf(changePatch(input({ body, reason: 'resume' })))).not.toHaveProperty([
+      DIFF_BASE_KEY,
+    ]);
   });
 
   test("while the cause is open, writes the selected handlers' changed records, and no diff-base", () => {
@@ -64,11 +89,18 @@ describe('changePatch', () => {
 
     const annotations = annotationsOf(changePatch(input({ body, records, done: false })));
 
-    expect(annotations).toEqual({ [progressKey('a')]: serializeProgress({ ...PENDING, retries: 2 }) });
+    expect(annotations).toEqual({
+      [progressKey('a')]: serializeProgress({ ...PENDING, retries: 2 }),
+    });
   });
 
   test('once done, purges every progress record except final failures, which stay for users to read', () => {
-    const body = widget({ annotations: { [progressKey('a')]: serializeProgress(PENDING), [progressKey('b')]: serializeProgress(PENDING) } });
+    const body = widget({
+      annotations: {
+        [progressKey('a')]: serializeProgress(PENDING),
+        [progressKey('b')]: serializeProgress(PENDING),
+      },
+    });
     const records = new Map([['a', FAILED]]);
 
     const annotations = annotationsOf(changePatch(input({ body, records })));
@@ -78,7 +110,9 @@ describe('changePatch', () => {
   });
 
   test('a resume keeps the final failures of earlier changes: a restart is no change', () => {
-    const body = handled(widget({ annotations: { [progressKey('b')]: serializeProgress(FAILED) } }));
+    const body = handled(
+      widget({ annotations: { [progressKey('b')]: serializeProgress(FAILED) } }),
+    );
 
     expect(annotationsOf(changePatch(input({ body, reason: 'resume' })))).toEqual({});
   });
@@ -87,7 +121,9 @@ describe('changePatch', () => {
     const records = new Map([['a', FAILED]]);
 
     expect(annotationsOf(changePatch(input({ reason: 'delete', records })))).toEqual({});
-    expect(annotationsOf(changePatch(input({ reason: 'delete', records, blocked: true })))).toEqual({ [progressKey('a')]: serializeProgress(FAILED) });
+    expect(annotationsOf(changePatch(input({ reason: 'delete', records, blocked: true })))).toEqual(
+      { [progressKey('a')]: serializeProgress(FAILED) },
+    );
   });
 });
 
@@ -96,29 +132,47 @@ describe('changePatch under an identity of its own', () => {
 
   test('writes the diff-base under its identity, with its marker', () => {
     const annotations = annotationsOf(changePatch(input({ identity: alpha })));
-    expect(Object.keys(annotations).sort()).toEqual([alpha.diffBaseKey, alpha.managedMarker].sort());
+    expect(Object.keys(annotations).sort()).toEqual(
+      [alpha.diffBaseKey, alpha.managedMarker].sort(),
+    );
     expect(annotations[alpha.managedMarker!]).toBe('yes');
   });
 
   test('writes pending progress under its identity, with its marker', () => {
     const records = new Map([['a', PENDING]]);
-    const annotations = annotationsOf(changePatch(input({ identity: alpha, records, done: false })));
-    expect(annotations).toEqual({ [alpha.progressKey('a')]: serializeProgress(PENDING), [alpha.managedMarker!]: 'yes' });
+    const annotations = annotationsOf(
+      changePatch(input({ identity: alpha, records, done: false })),
+    );
+    expect(annotations).toEqual({
+      [alpha.progressKey('a')]: serializeProgress(PENDING),
+      [alpha.managedMarker!]: 'yes',
+    });
   });
 
   test('writes no marker the object already has', () => {
     const body = widget({ annotations: { [alpha.managedMarker!]: 'yes' } });
-    expect(annotationsOf(changePatch(input({ identity: alpha, body })))).not.toHaveProperty([alpha.managedMarker!]);
+    expect(annotationsOf(changePatch(input({ identity: alpha, body })))).not.toHaveProperty([
+      alpha.managedMarker!,
+    ]);
   });
 
   test('writes no marker with a purge alone', () => {
     const diffBase = serializeDiffBase(essenceOf(widget(), [], alpha));
-    const body = widget({ annotations: { [alpha.progressKey('a')]: serializeProgress(PENDING), [alpha.diffBaseKey]: diffBase } });
-    expect(annotationsOf(changePatch(input({ identity: alpha, body, reason: 'update' })))).toEqual({ [alpha.progressKey('a')]: null });
+    const body = widget({
+      annotations: {
+        [alpha.progressKey('a')]: serializeProgress(PENDING),
+        [alpha.diffBaseKey]: diffBase,
+      },
+    });
+    expect(annotationsOf(changePatch(input({ identity: alpha, body, reason: 'update' })))).toEqual({
+      [alpha.progressKey('a')]: null,
+    });
   });
 
   test("leaves the default identity's keys alone", () => {
     const body = widget({ annotations: { [progressKey('a')]: serializeProgress(PENDING) } });
-    expect(annotationsOf(changePatch(input({ identity: alpha, body })))).not.toHaveProperty([progressKey('a')]);
+    expect(annotationsOf(changePatch(input({ identity: alpha, body })))).not.toHaveProperty([
+      progressKey('a'),
+    ]);
   });
 });

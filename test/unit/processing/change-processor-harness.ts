@@ -1,21 +1,40 @@
 /** The change processor on a fake API, fed by hand as the watch would feed it: shared by the processor's spec files. */
 import type { ResourceSelector } from '../../../src/framework/api/resource.js';
-import { ChangeProcessor, type ChangeProcessorOptions } from '../../../src/framework/processing/change-processor.js';
+import {
+  ChangeProcessor,
+  type ChangeProcessorOptions,
+} from '../../../src/framework/processing/change-processor.js';
 import { TemporaryError } from '../../../src/framework/intents/errors.js';
 import { silentLogger, type Logger } from '../../../src/framework/observability/logger.js';
 import type { ProcessResult } from '../../../src/framework/reactor/reactor.js';
-import type { ChangeContext, ChangeHandlerOptions, ChangeHandlerSpec } from '../../../src/framework/intents/handler-specs.js';
-import { essenceOf, readDiffBase, serializeDiffBase, type Essence } from '../../../src/framework/state/essence.js';
+import type {
+  ChangeContext,
+  ChangeHandlerOptions,
+  ChangeHandlerSpec,
+} from '../../../src/framework/intents/handler-specs.js';
+import {
+  essenceOf,
+  readDiffBase,
+  serializeDiffBase,
+  type Essence,
+} from '../../../src/framework/state/essence.js';
 import { parseFieldPath } from '../../../src/framework/objects/field-path.js';
 import { DIFF_BASE_KEY } from '../../../src/framework/state/keys.js';
-import { readProgress, type ChangeReason, type ProgressRecord } from '../../../src/framework/state/progress.js';
+import {
+  readProgress,
+  type ChangeReason,
+  type ProgressRecord,
+} from '../../../src/framework/state/progress.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import type { ObjectEvent } from '../../../src/framework/watching/events.js';
 import { installFakeClock, type FakeClock } from '../../support/fake-clock.js';
 import { WIDGET_API_VERSION, widget, widgetResource } from '../../support/widget-objects.js';
 import { FakeObjectApi, FakePoster } from './fake-object-api.js';
 
-export const SELECTOR: ResourceSelector = { apiVersion: WIDGET_API_VERSION, name: widgetResource.plural };
+export const SELECTOR: ResourceSelector = {
+  apiVersion: WIDGET_API_VERSION,
+  name: widgetResource.plural,
+};
 /** The UID of the Widget every spec here handles (the fixture's default). */
 export const UID = widget().metadata!.uid!;
 export const OTHER_FINALIZER = 'example.com/keep';
@@ -25,10 +44,16 @@ export const OTHER_FINALIZER = 'example.com/keep';
 
 /** `object` as the processor leaves it once handled: its essence (with `extraFields`) stored as the diff-base. */
 export function handled(object: KubeObject, extraFields: string[] = []): KubeObject {
-  const essence = essenceOf(object, extraFields.map((field) => parseFieldPath(field)));
+  const essence = essenceOf(
+    object,
+    extraFields.map((field) => parseFieldPath(field)),
+  );
   return {
     ...object,
-    metadata: { ...object.metadata, annotations: { ...object.metadata?.annotations, [DIFF_BASE_KEY]: serializeDiffBase(essence) } },
+    metadata: {
+      ...object.metadata,
+      annotations: { ...object.metadata?.annotations, [DIFF_BASE_KEY]: serializeDiffBase(essence) },
+    },
   };
 }
 
@@ -38,7 +63,12 @@ export function handled(object: KubeObject, extraFields: string[] = []): KubeObj
 export type Handler = ChangeHandlerSpec & { calls: ChangeContext[] };
 
 /** A handler spec that records every context it is called with, then runs `body` (if any). */
-export function handler(kind: ChangeReason, id: string, options: ChangeHandlerOptions = {}, body?: (context: ChangeContext) => unknown): Handler {
+export function handler(
+  kind: ChangeReason,
+  id: string,
+  options: ChangeHandlerOptions = {},
+  body?: (context: ChangeContext) => unknown,
+): Handler {
   const calls: ChangeContext[] = [];
   return {
     kind,
@@ -53,7 +83,11 @@ export function handler(kind: ChangeReason, id: string, options: ChangeHandlerOp
   };
 }
 
-export function failing(kind: ChangeReason, id: string, options: ChangeHandlerOptions = {}): Handler {
+export function failing(
+  kind: ChangeReason,
+  id: string,
+  options: ChangeHandlerOptions = {},
+): Handler {
   return handler(kind, id, options, () => {
     throw new Error('boom');
   });
@@ -103,7 +137,9 @@ export class Harness {
    * Feeds the processor as the watch would: every state stored since the previous delivery, the newest
    * as `latest`; or only `object`, as when the watch is behind or a DELETED event arrives.
    */
-  deliver(options: { object?: KubeObject; type?: ObjectEvent['type']; fromList?: boolean } = {}): Promise<ProcessResult> {
+  deliver(
+    options: { object?: KubeObject; type?: ObjectEvent['type']; fromList?: boolean } = {},
+  ): Promise<ProcessResult> {
     const type = options.type ?? 'MODIFIED';
     const fromList = options.fromList ?? false;
     let objects: KubeObject[];
@@ -115,12 +151,24 @@ export class Harness {
       if (objects.length === 0) objects = [this.api.object];
     }
     const events: ObjectEvent[] = objects.map((object) => ({ type, object, fromList }));
-    return this.processor.process({ uid: UID, latest: events[events.length - 1]!, events, signal: new AbortController().signal });
+    return this.processor.process({
+      uid: UID,
+      latest: events[events.length - 1]!,
+      events,
+      signal: new AbortController().signal,
+    });
   }
 
   /** Changes the stored object as a user would (a new resourceVersion). */
-  edit(change: (object: KubeObject & { spec: Record<string, unknown>; status: Record<string, unknown> }) => void): void {
-    const object = this.api.object as KubeObject & { spec: Record<string, unknown>; status: Record<string, unknown> };
+  edit(
+    change: (
+      object: KubeObject & { spec: Record<string, unknown>; status: Record<string, unknown> },
+    ) => void,
+  ): void {
+    const object = this.api.object as KubeObject & {
+      spec: Record<string, unknown>;
+      status: Record<string, unknown>;
+    };
     object.status ??= {};
     change(object);
     this.api.put(object);
@@ -145,4 +193,3 @@ export class Harness {
 export function requeueOf(result: ProcessResult): number | undefined {
   return result ? result.requeueAfterMs : undefined;
 }
-

@@ -26,16 +26,26 @@ describe('ChangeProcessor under an identity of its own', () => {
     await h.deliver();
 
     expect(created.calls).toHaveLength(1);
-    expect(keysOf(h.api.object.metadata?.annotations, ALPHA)).toEqual([ALPHA.managedMarker, ALPHA.diffBaseKey].sort());
+    expect(keysOf(h.api.object.metadata?.annotations, ALPHA)).toEqual(
+      [ALPHA.managedMarker, ALPHA.diffBaseKey].sort(),
+    );
     expect(keysOf(h.api.object.metadata?.annotations, Identity.DEFAULT)).toEqual([]);
   });
 
   test('holds the object with its own finalizer, next to the finalizer of another identity', async () => {
-    const h = new Harness([handler('delete', 'cleanup')], widget({ finalizers: [Identity.DEFAULT.finalizer] }), undefined, { identity: ALPHA });
+    const h = new Harness(
+      [handler('delete', 'cleanup')],
+      widget({ finalizers: [Identity.DEFAULT.finalizer] }),
+      undefined,
+      { identity: ALPHA },
+    );
 
     await h.deliver();
 
-    expect(h.api.object.metadata?.finalizers).toEqual([Identity.DEFAULT.finalizer, ALPHA.finalizer]);
+    expect(h.api.object.metadata?.finalizers).toEqual([
+      Identity.DEFAULT.finalizer,
+      ALPHA.finalizer,
+    ]);
   });
 
   test("takes off only its own finalizer after its delete handler, leaving the other identity's", async () => {
@@ -55,14 +65,24 @@ describe('ChangeProcessor under an identity of its own', () => {
 
   test("does not run update handlers for another operator's marked bookkeeping", async () => {
     const updated = handler('update', 'updated');
-    const h = new Harness([handler('create', 'created'), updated], widget(), undefined, { identity: ALPHA });
-    await h.deliver();
-    h.edit((object) => {
-      object.metadata!.annotations = { ...object.metadata!.annotations, [BETA.managedMarker!]: 'yes', [BETA.progressKey('created')]: '{"retries":1}' };
+    const h = new Harness([handler('create', 'created'), updated], widget(), undefined, {
+      identity: ALPHA,
     });
     await h.deliver();
     h.edit((object) => {
-      object.metadata!.annotations = { ...object.metadata!.annotations, [BETA.progressKey('created')]: '{"retries":2}', [BETA.diffBaseKey]: '{"spec":{}}' };
+      object.metadata!.annotations = {
+        ...object.metadata!.annotations,
+        [BETA.managedMarker!]: 'yes',
+        [BETA.progressKey('created')]: '{"retries":1}',
+      };
+    });
+    await h.deliver();
+    h.edit((object) => {
+      object.metadata!.annotations = {
+        ...object.metadata!.annotations,
+        [BETA.progressKey('created')]: '{"retries":2}',
+        [BETA.diffBaseKey]: '{"spec":{}}',
+      };
     });
     await h.deliver();
 
@@ -71,10 +91,15 @@ describe('ChangeProcessor under an identity of its own', () => {
 
   test('still runs update handlers for a change to a user annotation', async () => {
     const updated = handler('update', 'updated');
-    const h = new Harness([handler('create', 'created'), updated], widget(), undefined, { identity: ALPHA });
+    const h = new Harness([handler('create', 'created'), updated], widget(), undefined, {
+      identity: ALPHA,
+    });
     await h.deliver();
     h.edit((object) => {
-      object.metadata!.annotations = { ...object.metadata!.annotations, 'team.example.com/owner': 'ops' };
+      object.metadata!.annotations = {
+        ...object.metadata!.annotations,
+        'team.example.com/owner': 'ops',
+      };
     });
 
     await h.deliver();
@@ -95,7 +120,9 @@ describe('ChangeProcessor under an identity of its own', () => {
     await h.deliver();
 
     expect(readProgress(h.api.object, 'cleanup')).toBeUndefined();
-    expect(readProgress(h.api.object, 'cleanup', ALPHA)?.message).toContain(`keeps the finalizer ${ALPHA.finalizer}`);
+    expect(readProgress(h.api.object, 'cleanup', ALPHA)?.message).toContain(
+      `keeps the finalizer ${ALPHA.finalizer}`,
+    );
   });
 
   test("refuses a handler's patch that sets its identity's bookkeeping", async () => {
@@ -106,6 +133,9 @@ describe('ChangeProcessor under an identity of its own', () => {
 
     await h.deliver();
 
-    expect(readProgress(h.api.object, 'meddler', ALPHA)).toMatchObject({ failure: true, message: expect.stringContaining(ALPHA.diffBaseKey) });
+    expect(readProgress(h.api.object, 'meddler', ALPHA)).toMatchObject({
+      failure: true,
+      message: expect.stringContaining(ALPHA.diffBaseKey),
+    });
   });
 });

@@ -1,11 +1,23 @@
-import { HandlerTimeoutError, PermanentError, TemporaryError } from '../../../src/framework/intents/errors.js';
+import {
+  HandlerTimeoutError,
+  PermanentError,
+  TemporaryError,
+} from '../../../src/framework/intents/errors.js';
 import { ABSENT, PRESENT } from '../../../src/framework/intents/filters.js';
 import { FINALIZER, progressKey } from '../../../src/framework/state/keys.js';
 import { LogCapture } from '../../support/log-capture.js';
 import type { ChangeHandlerOptions } from '../../../src/framework/intents/handler-specs.js';
 import { uninstallFakeClock } from '../../support/fake-clock.js';
 import { widget, type WidgetShape } from '../../support/widget-objects.js';
-import { failing, handled, handler, Harness, OTHER_FINALIZER, parked, requeueOf } from './change-processor-harness.js';
+import {
+  failing,
+  handled,
+  handler,
+  Harness,
+  OTHER_FINALIZER,
+  parked,
+  requeueOf,
+} from './change-processor-harness.js';
 
 // Every Harness installs the shared fake clock.
 afterEach(uninstallFakeClock);
@@ -27,7 +39,12 @@ describe('ChangeProcessor', () => {
       expect(flaky.calls).toHaveLength(2);
       expect(h.record('flaky')).toMatchObject({ failure: true, retries: 2, purpose: 'create' });
       expect(h.record('flaky')?.message).toMatch(/gave up after 2 attempts/);
-      expect(h.poster.withReason('HandlerFailed')).toEqual([expect.objectContaining({ type: 'Warning', message: expect.stringMatching(/^flaky failed permanently/) })]);
+      expect(h.poster.withReason('HandlerFailed')).toEqual([
+        expect.objectContaining({
+          type: 'Warning',
+          message: expect.stringMatching(/^flaky failed permanently/),
+        }),
+      ]);
     });
 
     test('a handler that gave up does not hold the cause open: its failure record stays for users and the diff-base is stored', async () => {
@@ -38,7 +55,10 @@ describe('ChangeProcessor', () => {
       expect(await h.deliver()).toBeUndefined();
 
       expect(flaky.calls).toHaveLength(1);
-      expect(h.record('flaky')).toMatchObject({ failure: true, message: expect.stringContaining('boom') });
+      expect(h.record('flaky')).toMatchObject({
+        failure: true,
+        message: expect.stringContaining('boom'),
+      });
       expect(h.diffBase()).toEqual({ spec: { size: 1 } });
     });
 
@@ -50,7 +70,10 @@ describe('ChangeProcessor', () => {
 
       h.edit((object) => (object.spec.size = 2));
       await h.deliver();
-      expect(h.record('resized')).toMatchObject({ failure: true, message: 'size 2 is not allowed' });
+      expect(h.record('resized')).toMatchObject({
+        failure: true,
+        message: 'size 2 is not allowed',
+      });
 
       h.edit((object) => (object.spec.size = 3));
       await h.deliver();
@@ -65,7 +88,11 @@ describe('ChangeProcessor', () => {
       await h.deliver();
 
       expect(h.poster.posted).toEqual([
-        expect.objectContaining({ type: 'Warning', reason: 'HandlerRetrying', message: 'flaky failed (attempt 1), retrying in 1 s: boom' }),
+        expect.objectContaining({
+          type: 'Warning',
+          reason: 'HandlerRetrying',
+          message: 'flaky failed (attempt 1), retrying in 1 s: boom',
+        }),
       ]);
     });
 
@@ -104,14 +131,18 @@ describe('ChangeProcessor', () => {
 
       expect(slow.calls).toHaveLength(1);
       expect(h.record('slow')).toMatchObject({ failure: true, message: 'timed out after 5 s' });
-      expect(h.poster.withReason('HandlerFailed')).toEqual([expect.objectContaining({ message: 'slow failed permanently: timed out after 5 s' })]);
+      expect(h.poster.withReason('HandlerFailed')).toEqual([
+        expect.objectContaining({ message: 'slow failed permanently: timed out after 5 s' }),
+      ]);
     });
 
     test('`timeout: 5`: a handler still running when its remaining time runs out is aborted and recorded as a failure', async () => {
       // First attempt fails fast; the second starts 4.95 s after the first, so it has 50 ms left.
       const hanging = handler('create', 'hanging', { timeout: 5 }, (context) => {
         if (context.retry === 0) throw new Error('boom');
-        return new Promise((resolve) => context.signal.addEventListener('abort', () => resolve(undefined)));
+        return new Promise((resolve) =>
+          context.signal.addEventListener('abort', () => resolve(undefined)),
+        );
       });
       const h = new Harness([hanging, parked()], widget());
 
@@ -124,7 +155,11 @@ describe('ChangeProcessor', () => {
       expect(hanging.calls).toHaveLength(2);
       expect(hanging.calls[1]!.signal.aborted).toBe(true);
       expect(hanging.calls[1]!.signal.reason).toBeInstanceOf(HandlerTimeoutError);
-      expect(h.record('hanging')).toMatchObject({ failure: true, retries: 2, message: 'timed out after 5 s' });
+      expect(h.record('hanging')).toMatchObject({
+        failure: true,
+        retries: 2,
+        message: 'timed out after 5 s',
+      });
     });
 
     test('a retry that would start after the timeout fails permanently at once', async () => {
@@ -152,7 +187,11 @@ describe('ChangeProcessor', () => {
 
       expect(strict.calls).toHaveLength(1);
       expect(h.record('strict')).toMatchObject({ failure: true, retries: 1, message: 'boom' });
-      expect(h.poster.withReason('HandlerRetrying').filter((event) => event.message.startsWith('strict'))).toEqual([]);
+      expect(
+        h.poster
+          .withReason('HandlerRetrying')
+          .filter((event) => event.message.startsWith('strict')),
+      ).toEqual([]);
     });
 
     test("`errors: 'ignored'`: a plain Error counts as success; the handler's patch and the diff-base are written", async () => {
@@ -183,7 +222,9 @@ describe('ChangeProcessor', () => {
 
       await h.deliver();
 
-      expect(h.poster.withReason('HandlerFailed')).toEqual([expect.objectContaining({ message: 'final failed permanently: no way' })]);
+      expect(h.poster.withReason('HandlerFailed')).toEqual([
+        expect.objectContaining({ message: 'final failed permanently: no way' }),
+      ]);
     });
   });
 
@@ -241,10 +282,30 @@ describe('ChangeProcessor', () => {
       expect(without.api.writes).toEqual([]);
     });
 
-    const cases: { what: string; options: ChangeHandlerOptions; matching: WidgetShape; other: WidgetShape }[] = [
-      { what: 'a label value', options: { labels: { app: 'demo' } }, matching: { labels: { app: 'demo' } }, other: { labels: { app: 'other' } } },
-      { what: 'a PRESENT label', options: { labels: { app: PRESENT } }, matching: { labels: { app: '' } }, other: {} },
-      { what: 'an ABSENT label', options: { labels: { app: ABSENT } }, matching: {}, other: { labels: { app: 'demo' } } },
+    const cases: {
+      what: string;
+      options: ChangeHandlerOptions;
+      matching: WidgetShape;
+      other: WidgetShape;
+    }[] = [
+      {
+        what: 'a label value',
+        options: { labels: { app: 'demo' } },
+        matching: { labels: { app: 'demo' } },
+        other: { labels: { app: 'other' } },
+      },
+      {
+        what: 'a PRESENT label',
+        options: { labels: { app: PRESENT } },
+        matching: { labels: { app: '' } },
+        other: {},
+      },
+      {
+        what: 'an ABSENT label',
+        options: { labels: { app: ABSENT } },
+        matching: {},
+        other: { labels: { app: 'demo' } },
+      },
       {
         what: 'an annotation value',
         options: { annotations: { 'example.com/managed': 'true' } },
@@ -259,16 +320,19 @@ describe('ChangeProcessor', () => {
       },
     ];
 
-    test.each(cases)('$what: a non-matching object runs nothing and is never written to', async ({ options, other }) => {
-      const create = handler('create', 'create', options);
-      const remove = handler('delete', 'delete', options);
-      const h = new Harness([create, remove], widget(other));
+    test.each(cases)(
+      '$what: a non-matching object runs nothing and is never written to',
+      async ({ options, other }) => {
+        const create = handler('create', 'create', options);
+        const remove = handler('delete', 'delete', options);
+        const h = new Harness([create, remove], widget(other));
 
-      expect(await h.deliver()).toBeUndefined();
+        expect(await h.deliver()).toBeUndefined();
 
-      expect(create.calls).toHaveLength(0);
-      expect(h.api.calls).toEqual([]);
-    });
+        expect(create.calls).toHaveLength(0);
+        expect(h.api.calls).toEqual([]);
+      },
+    );
 
     test.each(cases)('$what: a matching object is handled', async ({ options, matching }) => {
       const create = handler('create', 'create', options);
@@ -282,7 +346,10 @@ describe('ChangeProcessor', () => {
 
     test('an object that stops matching has our finalizer removed, or it could never be deleted', async () => {
       const remove = handler('delete', 'delete', { labels: { app: 'demo' } });
-      const h = new Harness([remove], handled(widget({ labels: { app: 'demo' }, finalizers: [FINALIZER] })));
+      const h = new Harness(
+        [remove],
+        handled(widget({ labels: { app: 'demo' }, finalizers: [FINALIZER] })),
+      );
 
       h.edit((object) => {
         delete object.metadata!.labels;
@@ -307,7 +374,12 @@ describe('ChangeProcessor', () => {
 
       expect(color.calls).toHaveLength(0);
       expect(size.calls).toHaveLength(1);
-      expect(size.calls[0]).toMatchObject({ reason: 'update', old: 1, new: 2, diff: [{ op: 'change', path: [], old: 1, new: 2 }] });
+      expect(size.calls[0]).toMatchObject({
+        reason: 'update',
+        old: 1,
+        new: 2,
+        diff: [{ op: 'change', path: [], old: 1, new: 2 }],
+      });
     });
 
     test('`old: ABSENT` selects the transition that adds the field', async () => {
@@ -328,7 +400,10 @@ describe('ChangeProcessor', () => {
 
     test('`new: 3` selects only transitions to 3', async () => {
       const toThree = handler('update', 'to-three', { field: 'spec.size', new: 3 });
-      const h = new Harness([toThree, handler('update', 'any')], handled(widget({ spec: { size: 1 } })));
+      const h = new Harness(
+        [toThree, handler('update', 'any')],
+        handled(widget({ spec: { size: 1 } })),
+      );
 
       for (const size of [2, 3, 4]) {
         h.edit((object) => {
@@ -342,7 +417,10 @@ describe('ChangeProcessor', () => {
 
     test('`value: 3` matches the old or the new value', async () => {
       const three = handler('update', 'three', { field: 'spec.size', value: 3 });
-      const h = new Harness([three, handler('update', 'any')], handled(widget({ spec: { size: 1 } })));
+      const h = new Harness(
+        [three, handler('update', 'any')],
+        handled(widget({ spec: { size: 1 } })),
+      );
 
       for (const size of [2, 3, 4]) {
         h.edit((object) => {
@@ -359,7 +437,10 @@ describe('ChangeProcessor', () => {
 
     test('a handler on `status.phase` runs when the phase changes, though status is otherwise outside the essence', async () => {
       const phase = handler('update', 'phase', { field: 'status.phase' });
-      const h = new Harness([phase], handled(widget({ status: { phase: 'Pending' } }), ['status.phase']));
+      const h = new Harness(
+        [phase],
+        handled(widget({ status: { phase: 'Pending' } }), ['status.phase']),
+      );
 
       h.edit((object) => {
         object.status.phase = 'Running';
@@ -373,7 +454,10 @@ describe('ChangeProcessor', () => {
 
     test('other status changes run nothing and write nothing', async () => {
       const phase = handler('update', 'phase', { field: 'status.phase' });
-      const h = new Harness([phase], handled(widget({ status: { phase: 'Pending' } }), ['status.phase']));
+      const h = new Harness(
+        [phase],
+        handled(widget({ status: { phase: 'Pending' } }), ['status.phase']),
+      );
 
       h.edit((object) => {
         object.status.message = 'still pending';
@@ -403,7 +487,7 @@ describe('ChangeProcessor', () => {
       expect(h.api.writes).toHaveLength(writes);
     });
 
-    test("status patches go to the status subresource, the rest in one merge PATCH", async () => {
+    test('status patches go to the status subresource, the rest in one merge PATCH', async () => {
       const create = handler('create', 'create', {}, (context) => {
         context.patch.status.phase = 'Ready';
         context.patch.metadata.labels.tier = 'gold';
@@ -412,8 +496,15 @@ describe('ChangeProcessor', () => {
 
       await h.deliver();
 
-      expect(h.api.writes.map((call) => (call.method === 'mergePatch' ? call.subresource ?? 'main' : call.method))).toEqual(['status', 'main']);
-      expect(h.api.object).toMatchObject({ status: { phase: 'Ready' }, metadata: { labels: { tier: 'gold' } } });
+      expect(
+        h.api.writes.map((call) =>
+          call.method === 'mergePatch' ? (call.subresource ?? 'main') : call.method,
+        ),
+      ).toEqual(['status', 'main']);
+      expect(h.api.object).toMatchObject({
+        status: { phase: 'Ready' },
+        metadata: { labels: { tier: 'gold' } },
+      });
     });
 
     test('read-your-writes: an event that predates our write is processed against our written state (no second create)', async () => {
@@ -537,7 +628,9 @@ describe('ChangeProcessor', () => {
       });
       await h.deliver();
 
-      expect(update.calls.map((c) => (c.new as { spec: { size: number } }).spec.size)).toEqual([2, 3]);
+      expect(update.calls.map((c) => (c.new as { spec: { size: number } }).spec.size)).toEqual([
+        2, 3,
+      ]);
     });
 
     test('a successful run resets the backoff for API failures', async () => {
@@ -561,7 +654,12 @@ describe('ChangeProcessor', () => {
 
       await h.deliver();
 
-      expect(h.api.calls.map((call) => call.method)).toEqual(['jsonPatch', 'get', 'jsonPatch', 'mergePatch']);
+      expect(h.api.calls.map((call) => call.method)).toEqual([
+        'jsonPatch',
+        'get',
+        'jsonPatch',
+        'mergePatch',
+      ]);
       expect(h.api.object.metadata?.finalizers).toEqual([FINALIZER]);
     });
   });
@@ -582,7 +680,12 @@ describe('ChangeProcessor', () => {
       await h.deliver();
 
       expect(log.containing('provisioning')).toEqual([
-        expect.objectContaining({ namespace: 'default', name: 'w1', handler: 'Widgets.created', step: 1 }),
+        expect.objectContaining({
+          namespace: 'default',
+          name: 'w1',
+          handler: 'Widgets.created',
+          step: 1,
+        }),
       ]);
     });
   });
@@ -670,7 +773,9 @@ describe('ChangeProcessor', () => {
             writesWhenCalled.push(h.api.writes.length);
           }),
         ],
-        handled(widget({ finalizers: [OTHER_FINALIZER, FINALIZER, 'example.com/last'], deleting: true })),
+        handled(
+          widget({ finalizers: [OTHER_FINALIZER, FINALIZER, 'example.com/last'], deleting: true }),
+        ),
       );
 
       expect(await h.deliver()).toBeUndefined();
@@ -689,7 +794,10 @@ describe('ChangeProcessor', () => {
     });
 
     test('a failing delete handler keeps the finalizer and records its progress', async () => {
-      const h = new Harness([failing('delete', 'delete')], handled(widget({ finalizers: [FINALIZER], deleting: true })));
+      const h = new Harness(
+        [failing('delete', 'delete')],
+        handled(widget({ finalizers: [FINALIZER], deleting: true })),
+      );
 
       expect(requeueOf(await h.deliver())).toBe(1000);
 
@@ -700,7 +808,11 @@ describe('ChangeProcessor', () => {
     test('a delete handler that fails permanently keeps the finalizer, and its Event, progress message and log say why the object stays', async () => {
       const log = new LogCapture();
       const h = new Harness(
-        [handler('delete', 'cleanup', {}, () => { throw new PermanentError('bucket is locked'); })],
+        [
+          handler('delete', 'cleanup', {}, () => {
+            throw new PermanentError('bucket is locked');
+          }),
+        ],
         handled(widget({ finalizers: [FINALIZER], deleting: true })),
         log.logger,
       );
@@ -708,14 +820,35 @@ describe('ChangeProcessor', () => {
       expect(await h.deliver()).toBeUndefined();
 
       expect(h.api.object.metadata?.finalizers).toEqual([FINALIZER]);
-      const stays = /default\/w1 keeps the finalizer konductor\.dev\/finalizer and stays until the handler's problem is fixed .*or the finalizer is removed by hand/;
-      expect(h.record('cleanup')).toMatchObject({ purpose: 'delete', failure: true, message: expect.stringMatching(stays) });
-      expect(h.poster.posted).toEqual([expect.objectContaining({ type: 'Warning', reason: 'HandlerFailed', message: expect.stringMatching(stays) })]);
-      expect(log.atLeast('error')).toEqual([expect.objectContaining({ namespace: 'default', name: 'w1', handler: 'cleanup', msg: expect.stringMatching(stays) })]);
+      const stays =
+        /default\/w1 keeps the finalizer konductor\.dev\/finalizer and stays until the handler's problem is fixed .*or the finalizer is removed by hand/;
+      expect(h.record('cleanup')).toMatchObject({
+        purpose: 'delete',
+        failure: true,
+        message: expect.stringMatching(stays),
+      });
+      expect(h.poster.posted).toEqual([
+        expect.objectContaining({
+          type: 'Warning',
+          reason: 'HandlerFailed',
+          message: expect.stringMatching(stays),
+        }),
+      ]);
+      expect(log.atLeast('error')).toEqual([
+        expect.objectContaining({
+          namespace: 'default',
+          name: 'w1',
+          handler: 'cleanup',
+          msg: expect.stringMatching(stays),
+        }),
+      ]);
     });
 
     test('a delete handler that gave up after its retries keeps the finalizer too', async () => {
-      const h = new Harness([failing('delete', 'cleanup', { retries: 1 })], handled(widget({ finalizers: [FINALIZER], deleting: true })));
+      const h = new Harness(
+        [failing('delete', 'cleanup', { retries: 1 })],
+        handled(widget({ finalizers: [FINALIZER], deleting: true })),
+      );
 
       expect(await h.deliver()).toBeUndefined();
 
@@ -724,8 +857,13 @@ describe('ChangeProcessor', () => {
     });
 
     test('later events for an object kept by a failed delete handler neither run it again nor write or post anything', async () => {
-      const cleanup = handler('delete', 'cleanup', {}, () => { throw new PermanentError('bucket is locked'); });
-      const h = new Harness([cleanup], handled(widget({ finalizers: [FINALIZER], deleting: true })));
+      const cleanup = handler('delete', 'cleanup', {}, () => {
+        throw new PermanentError('bucket is locked');
+      });
+      const h = new Harness(
+        [cleanup],
+        handled(widget({ finalizers: [FINALIZER], deleting: true })),
+      );
       await h.deliver();
       const writes = h.api.writes.length;
 
@@ -741,7 +879,10 @@ describe('ChangeProcessor', () => {
       const cleanup = handler('delete', 'cleanup', {}, () => {
         if (!fixed) throw new PermanentError('bucket is locked');
       });
-      const before = new Harness([cleanup], handled(widget({ finalizers: [FINALIZER], deleting: true })));
+      const before = new Harness(
+        [cleanup],
+        handled(widget({ finalizers: [FINALIZER], deleting: true })),
+      );
       await before.deliver();
       fixed = true;
 
@@ -753,8 +894,13 @@ describe('ChangeProcessor', () => {
     });
 
     test('an optional delete handler that fails permanently does not keep the finalizer', async () => {
-      const optional = handler('delete', 'optional', { optional: true }, () => { throw new PermanentError('nothing to clean'); });
-      const h = new Harness([handler('delete', 'cleanup'), optional], handled(widget({ finalizers: [FINALIZER], deleting: true })));
+      const optional = handler('delete', 'optional', { optional: true }, () => {
+        throw new PermanentError('nothing to clean');
+      });
+      const h = new Harness(
+        [handler('delete', 'cleanup'), optional],
+        handled(widget({ finalizers: [FINALIZER], deleting: true })),
+      );
 
       expect(await h.deliver()).toBeUndefined();
 
@@ -767,7 +913,9 @@ describe('ChangeProcessor', () => {
       const h: Harness = new Harness(
         [
           handler('delete', 'delete'),
-          handler('create', 'create', {}, (context) => seen.push({ writes: h.api.writes.length, finalizers: context.metadata.finalizers })),
+          handler('create', 'create', {}, (context) =>
+            seen.push({ writes: h.api.writes.length, finalizers: context.metadata.finalizers }),
+          ),
         ],
         widget(),
       );
@@ -795,8 +943,16 @@ describe('ChangeProcessor', () => {
     });
 
     test('an object being deleted without our finalizer runs nothing', async () => {
-      const handlers = [handler('create', 'create'), handler('update', 'update'), handler('delete', 'delete'), handler('resume', 'resume', { deleted: true })];
-      const h = new Harness(handlers, handled(widget({ finalizers: [OTHER_FINALIZER], deleting: true })));
+      const handlers = [
+        handler('create', 'create'),
+        handler('update', 'update'),
+        handler('delete', 'delete'),
+        handler('resume', 'resume', { deleted: true }),
+      ];
+      const h = new Harness(
+        handlers,
+        handled(widget({ finalizers: [OTHER_FINALIZER], deleting: true })),
+      );
 
       expect(await h.deliver({ fromList: true })).toBeUndefined();
 

@@ -17,7 +17,10 @@ describe('after its deletion is handled', () => {
     // The API server answers the write that takes the last finalizer off with the version of the state
     // before it; a queued event of that version (another controller's finalizer going) then looks like our echo.
     const cleanup = handler('delete', 'cleanup');
-    const h = new Harness([cleanup], handled(widget({ finalizers: [OTHER_FINALIZER, FINALIZER], deleting: true })));
+    const h = new Harness(
+      [cleanup],
+      handled(widget({ finalizers: [OTHER_FINALIZER, FINALIZER], deleting: true })),
+    );
     const before = h.api.object;
     await h.deliver();
     const stale = withVersion(before, h.api.object.metadata?.resourceVersion);

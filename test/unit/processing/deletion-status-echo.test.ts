@@ -16,10 +16,15 @@ describe('a delete handler that writes status, once its deletion is handled', ()
     });
     const h = new Harness([cleanup], handled(widget({ finalizers: [FINALIZER], deleting: true })));
     await h.deliver();
-    const [statusEcho] = h.api.history.filter((object) => (object.status as { phase?: string } | undefined)?.phase === 'Deleting');
+    const [statusEcho] = h.api.history.filter(
+      (object) => (object.status as { phase?: string } | undefined)?.phase === 'Deleting',
+    );
     const writes = h.api.writes.length;
     const answeredVersion = h.api.object.metadata?.resourceVersion;
-    const echo: KubeObject = { ...statusEcho!, metadata: { ...statusEcho!.metadata, resourceVersion: answeredVersion } };
+    const echo: KubeObject = {
+      ...statusEcho!,
+      metadata: { ...statusEcho!.metadata, resourceVersion: answeredVersion },
+    };
 
     expect(await h.deliver({ object: echo })).toBeUndefined();
 

@@ -13,17 +13,37 @@ function event(type: ObjectEvent['type'], size: number): ObjectEvent<KubeObject>
   return widgetEvent({ resourceVersion: String(size), spec: { size } }, { type });
 }
 
-function eventHandler(id: string, fn: EventHandlerSpec['fn'], options: EventHandlerSpec['options'] = {}): EventHandlerSpec {
-  return { kind: 'event', id, resource: { apiVersion: WIDGET_API_VERSION, name: widgetResource.plural }, options, fn };
+function eventHandler(
+  id: string,
+  fn: EventHandlerSpec['fn'],
+  options: EventHandlerSpec['options'] = {},
+): EventHandlerSpec {
+  return {
+    kind: 'event',
+    id,
+    resource: { apiVersion: WIDGET_API_VERSION, name: widgetResource.plural },
+    options,
+    fn,
+  };
 }
 
 describe('@on.event handler metrics', () => {
   const client = makeClient();
   afterAll(() => client.close());
 
-  async function run(handlers: EventHandlerSpec[], events: ObjectEvent<KubeObject>[]): Promise<MetricsRecorder> {
+  async function run(
+    handlers: EventHandlerSpec[],
+    events: ObjectEvent<KubeObject>[],
+  ): Promise<MetricsRecorder> {
     const metrics = new MetricsRecorder();
-    await runEventHandlers(handlers, events, silentLogger(), new AbortController().signal, client, metrics);
+    await runEventHandlers(
+      handlers,
+      events,
+      silentLogger(),
+      new AbortController().signal,
+      client,
+      metrics,
+    );
     return metrics;
   }
 
@@ -35,15 +55,26 @@ describe('@on.event handler metrics', () => {
       }),
     ];
 
-    const metrics = await run(handlers, [event('ADDED', 1), event('MODIFIED', 2), event('DELETED', 2)]);
+    const metrics = await run(handlers, [
+      event('ADDED', 1),
+      event('MODIFIED', 2),
+      event('DELETED', 2),
+    ]);
 
-    expect(metrics.counter('handler_runs_total', { handler: 'Audit.record', result: 'success' })).toBe(3);
-    expect(metrics.counter('handler_runs_total', { handler: 'Audit.broken', result: 'failure' })).toBe(3);
+    expect(
+      metrics.counter('handler_runs_total', { handler: 'Audit.record', result: 'success' }),
+    ).toBe(3);
+    expect(
+      metrics.counter('handler_runs_total', { handler: 'Audit.broken', result: 'failure' }),
+    ).toBe(3);
     expect(metrics.counter('handler_runs_total')).toBe(6);
   });
 
   test('each run is timed in handler_duration_seconds', async () => {
-    const metrics = await run([eventHandler('Audit.record', () => new Promise((resolve) => setTimeout(resolve, 20)))], [event('ADDED', 1)]);
+    const metrics = await run(
+      [eventHandler('Audit.record', () => new Promise((resolve) => setTimeout(resolve, 20)))],
+      [event('ADDED', 1)],
+    );
 
     const durations = metrics.histograms.get('handler_duration_seconds');
     expect(durations?.count).toBe(1);
@@ -51,7 +82,14 @@ describe('@on.event handler metrics', () => {
   });
 
   test('a handler its `when` filter skips is not counted', async () => {
-    const metrics = await run([eventHandler('Audit.big', () => undefined, { when: (body) => (body.spec as { size: number }).size > 5 })], [event('ADDED', 1)]);
+    const metrics = await run(
+      [
+        eventHandler('Audit.big', () => undefined, {
+          when: (body) => (body.spec as { size: number }).size > 5,
+        }),
+      ],
+      [event('ADDED', 1)],
+    );
 
     expect(metrics.counter('handler_runs_total')).toBe(0);
   });
@@ -62,19 +100,36 @@ describe('@on.event handler failures', () => {
   afterAll(() => client.close());
 
   test.each([
-    ['throw undefined', (): never => {
-      throw undefined;
-    }],
+    [
+      'throw undefined',
+      (): never => {
+        throw undefined;
+      },
+    ],
     ['Promise.reject()', (): Promise<never> => Promise.reject()],
-    ['a thrown string', (): never => {
-      throw 'audit sink down';
-    }],
+    [
+      'a thrown string',
+      (): never => {
+        throw 'audit sink down';
+      },
+    ],
   ])('%s counts as a failure, not a success', async (_, fail) => {
     const metrics = new MetricsRecorder();
-    await runEventHandlers([eventHandler('Audit.broken', fail)], [event('ADDED', 1)], silentLogger(), new AbortController().signal, client, metrics);
+    await runEventHandlers(
+      [eventHandler('Audit.broken', fail)],
+      [event('ADDED', 1)],
+      silentLogger(),
+      new AbortController().signal,
+      client,
+      metrics,
+    );
 
-    expect(metrics.counter('handler_runs_total', { handler: 'Audit.broken', result: 'failure' })).toBe(1);
-    expect(metrics.counter('handler_runs_total', { handler: 'Audit.broken', result: 'success' })).toBe(0);
+    expect(
+      metrics.counter('handler_runs_total', { handler: 'Audit.broken', result: 'failure' }),
+    ).toBe(1);
+    expect(
+      metrics.counter('handler_runs_total', { handler: 'Audit.broken', result: 'success' }),
+    ).toBe(0);
   });
 });
 
@@ -93,7 +148,9 @@ describe('@on.event handlers and the default handler timeout', () => {
     const began = clock.now();
     const hung = eventHandler('Audit.hung', ({ signal, type }) => {
       calls.push(`hung ${type}`);
-      signal.addEventListener('abort', () => abortedAfter.push(clock.now() - began), { once: true });
+      signal.addEventListener('abort', () => abortedAfter.push(clock.now() - began), {
+        once: true,
+      });
       return new Promise<never>(() => undefined); // never settles, ignores its signal
     });
     const next = eventHandler('Audit.next', ({ type }) => {
@@ -101,7 +158,15 @@ describe('@on.event handlers and the default handler timeout', () => {
     });
     const metrics = new MetricsRecorder();
     let finished = false;
-    const done = runEventHandlers([hung, next], [event('ADDED', 1), event('MODIFIED', 2)], silentLogger(), new AbortController().signal, client, metrics, 10_000).then(() => {
+    const done = runEventHandlers(
+      [hung, next],
+      [event('ADDED', 1), event('MODIFIED', 2)],
+      silentLogger(),
+      new AbortController().signal,
+      client,
+      metrics,
+      10_000,
+    ).then(() => {
       finished = true;
     });
     await clock.advanceAsync(9_999);
@@ -111,17 +176,33 @@ describe('@on.event handlers and the default handler timeout', () => {
     expect(finished).toBe(true);
     expect(calls).toEqual(['hung ADDED', 'next ADDED', 'hung MODIFIED', 'next MODIFIED']);
     expect(abortedAfter).toEqual([10_000, 20_000]);
-    expect(metrics.counter('handler_runs_total', { handler: 'Audit.hung', result: 'failure' })).toBe(2);
-    expect(metrics.counter('handler_runs_total', { handler: 'Audit.next', result: 'success' })).toBe(2);
+    expect(
+      metrics.counter('handler_runs_total', { handler: 'Audit.hung', result: 'failure' }),
+    ).toBe(2);
+    expect(
+      metrics.counter('handler_runs_total', { handler: 'Audit.next', result: 'success' }),
+    ).toBe(2);
   });
 
   test('without a timeout a slow handler is waited for and succeeds', async () => {
     const metrics = new MetricsRecorder();
-    const slow = eventHandler('Audit.slow', () => new Promise<void>((resolve) => setTimeout(resolve, 3_600_000)));
-    const done = runEventHandlers([slow], [event('ADDED', 1)], silentLogger(), new AbortController().signal, client, metrics);
+    const slow = eventHandler(
+      'Audit.slow',
+      () => new Promise<void>((resolve) => setTimeout(resolve, 3_600_000)),
+    );
+    const done = runEventHandlers(
+      [slow],
+      [event('ADDED', 1)],
+      silentLogger(),
+      new AbortController().signal,
+      client,
+      metrics,
+    );
     await clock.advanceAsync(3_600_000);
     await done;
-    expect(metrics.counter('handler_runs_total', { handler: 'Audit.slow', result: 'success' })).toBe(1);
+    expect(
+      metrics.counter('handler_runs_total', { handler: 'Audit.slow', result: 'success' }),
+    ).toBe(1);
   });
 });
 
@@ -129,22 +210,48 @@ describe('@on.event handler filters', () => {
   const client = makeClient();
   afterAll(() => client.close());
 
-  function labelled(labels: Record<string, string>, annotations: Record<string, string> = {}): ObjectEvent<KubeObject> {
+  function labelled(
+    labels: Record<string, string>,
+    annotations: Record<string, string> = {},
+  ): ObjectEvent<KubeObject> {
     const base = event('MODIFIED', 1);
-    return { ...base, object: { ...base.object, metadata: { ...base.object.metadata, labels, annotations } } };
+    return {
+      ...base,
+      object: { ...base.object, metadata: { ...base.object.metadata, labels, annotations } },
+    };
   }
 
-  async function seen(options: EventHandlerSpec['options'], events: ObjectEvent<KubeObject>[]): Promise<number> {
+  async function seen(
+    options: EventHandlerSpec['options'],
+    events: ObjectEvent<KubeObject>[],
+  ): Promise<number> {
     let calls = 0;
-    await runEventHandlers([eventHandler('Audit.record', () => void calls++, options)], events, silentLogger(), new AbortController().signal, client);
+    await runEventHandlers(
+      [eventHandler('Audit.record', () => void calls++, options)],
+      events,
+      silentLogger(),
+      new AbortController().signal,
+      client,
+    );
     return calls;
   }
 
   test('`labels` lets through only objects with matching labels', async () => {
-    expect(await seen({ labels: { tier: 'gold' } }, [labelled({ tier: 'gold' }), labelled({ tier: 'bronze' }), labelled({})])).toBe(1);
+    expect(
+      await seen({ labels: { tier: 'gold' } }, [
+        labelled({ tier: 'gold' }),
+        labelled({ tier: 'bronze' }),
+        labelled({}),
+      ]),
+    ).toBe(1);
   });
 
   test('`annotations` lets through only objects with matching annotations', async () => {
-    expect(await seen({ annotations: { audit: 'yes' } }, [labelled({}, { audit: 'yes' }), labelled({}, { audit: 'no' })])).toBe(1);
+    expect(
+      await seen({ annotations: { audit: 'yes' } }, [
+        labelled({}, { audit: 'yes' }),
+        labelled({}, { audit: 'no' }),
+      ]),
+    ).toBe(1);
   });
 });

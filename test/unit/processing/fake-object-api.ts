@@ -22,7 +22,13 @@ export type ApiMethod = 'get' | 'mergePatch' | 'jsonPatch';
 /** One request the fake received (failed ones included). */
 export type ApiCall =
   | { method: 'get'; namespace: string | undefined; name: string }
-  | { method: 'mergePatch'; namespace: string | undefined; name: string; body: Record<string, unknown>; subresource?: string }
+  | {
+      method: 'mergePatch';
+      namespace: string | undefined;
+      name: string;
+      body: Record<string, unknown>;
+      subresource?: string;
+    }
   | { method: 'jsonPatch'; namespace: string | undefined; name: string; ops: JsonPatchOp[] };
 
 function clone<T>(value: T): T {
@@ -39,7 +45,8 @@ export class FakeObjectApi {
   readonly history: KubeObject[] = [];
   private stored: KubeObject | undefined;
   private version = 0;
-  private readonly failures: { status: number; method?: ApiMethod; retryAfterSeconds?: number }[] = [];
+  private readonly failures: { status: number; method?: ApiMethod; retryAfterSeconds?: number }[] =
+    [];
 
   constructor(
     initial?: KubeObject,
@@ -82,7 +89,9 @@ export class FakeObjectApi {
 
   /** The writes (merge and JSON patches) received, failed ones included. */
   get writes(): Exclude<ApiCall, { method: 'get' }>[] {
-    return this.calls.filter((call): call is Exclude<ApiCall, { method: 'get' }> => call.method !== 'get');
+    return this.calls.filter(
+      (call): call is Exclude<ApiCall, { method: 'get' }> => call.method !== 'get',
+    );
   }
 
   async get(namespace: string | undefined, name: string): Promise<KubeObject> {
@@ -91,8 +100,19 @@ export class FakeObjectApi {
     return clone(this.current(name));
   }
 
-  async mergePatch(namespace: string | undefined, name: string, body: Record<string, unknown>, subresource?: string): Promise<KubeObject> {
-    this.calls.push({ method: 'mergePatch', namespace, name, body: clone(body), ...(subresource ? { subresource } : {}) });
+  async mergePatch(
+    namespace: string | undefined,
+    name: string,
+    body: Record<string, unknown>,
+    subresource?: string,
+  ): Promise<KubeObject> {
+    this.calls.push({
+      method: 'mergePatch',
+      namespace,
+      name,
+      body: clone(body),
+      ...(subresource ? { subresource } : {}),
+    });
     this.maybeFail('mergePatch');
     const current = this.current(name);
     let next: KubeObject;
@@ -107,7 +127,11 @@ export class FakeObjectApi {
     return this.store(next);
   }
 
-  async jsonPatch(namespace: string | undefined, name: string, ops: readonly JsonPatchOp[]): Promise<KubeObject> {
+  async jsonPatch(
+    namespace: string | undefined,
+    name: string,
+    ops: readonly JsonPatchOp[],
+  ): Promise<KubeObject> {
     this.calls.push({ method: 'jsonPatch', namespace, name, ops: clone([...ops]) });
     this.maybeFail('jsonPatch');
     const next = clone(this.current(name));
@@ -116,35 +140,51 @@ export class FakeObjectApi {
   }
 
   private current(name: string): KubeObject {
-    if (!this.stored || this.stored.metadata?.name !== name) throw new ApiError(404, `fake API: widgets "${name}" not found`);
+    if (!this.stored || this.stored.metadata?.name !== name)
+      throw new ApiError(404, `fake API: widgets "${name}" not found`);
     return this.stored;
   }
 
   private store(object: KubeObject): KubeObject {
     this.version += 1;
-    this.stored = { ...object, metadata: { ...object.metadata, resourceVersion: String(this.version) } };
+    this.stored = {
+      ...object,
+      metadata: { ...object.metadata, resourceVersion: String(this.version) },
+    };
     this.history.push(clone(this.stored));
     return clone(this.stored);
   }
 
   private maybeFail(method: ApiMethod): void {
-    const index = this.failures.findIndex((failure) => failure.method === undefined || failure.method === method);
+    const index = this.failures.findIndex(
+      (failure) => failure.method === undefined || failure.method === method,
+    );
     if (index < 0) return;
     const [failure] = this.failures.splice(index, 1);
-    throw new ApiError(failure!.status, `fake API: ${method} failed with ${failure!.status}`, undefined, failure!.retryAfterSeconds);
+    throw new ApiError(
+      failure!.status,
+      `fake API: ${method} failed with ${failure!.status}`,
+      undefined,
+      failure!.retryAfterSeconds,
+    );
   }
 }
 
 /** Applies one RFC 6902 operation in place; only `test`, `add` and `remove` under `/metadata`, as the processor uses. */
 function applyJsonOp(object: KubeObject, op: JsonPatchOp): void {
-  const keys = op.path.split('/').slice(1).map((key) => key.replace(/~1/g, '/').replace(/~0/g, '~'));
-  if (keys[0] !== 'metadata' || keys.length < 2) throw new Error(`fake API: unsupported JSON patch path ${op.path}`);
+  const keys = op.path
+    .split('/')
+    .slice(1)
+    .map((key) => key.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (keys[0] !== 'metadata' || keys.length < 2)
+    throw new Error(`fake API: unsupported JSON patch path ${op.path}`);
   let parent: unknown = object;
   for (const key of keys.slice(0, -1)) {
     parent = isContainer(parent) ? (parent as Record<string, unknown>)[key] : undefined;
   }
   const last = keys[keys.length - 1]!;
-  if (!isContainer(parent)) throw new ApiError(422, `fake API: ${op.op} ${op.path}: no such parent`);
+  if (!isContainer(parent))
+    throw new ApiError(422, `fake API: ${op.op} ${op.path}: no such parent`);
   const fail = (why: string): never => {
     throw new ApiError(422, `fake API: ${op.op} ${op.path}: ${why}`);
   };

@@ -1,12 +1,20 @@
 import type { OwnedChange } from '../../../src/framework/intents/owned-specs.js';
-import { coalesceOwnedChange, type PendingOwnedChanges } from '../../../src/framework/processing/owned-changes.js';
+import {
+  coalesceOwnedChange,
+  type PendingOwnedChanges,
+} from '../../../src/framework/processing/owned-changes.js';
 
 function change(uid: string, event: OwnedChange['event'], data: string): OwnedChange {
-  return { event, child: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: uid, uid }, data: { v: data } } };
+  return {
+    event,
+    child: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: uid, uid }, data: { v: data } },
+  };
 }
 
 function summary(pending: PendingOwnedChanges): string[] {
-  return [...pending.values()].map(({ event, child }) => `${child.metadata?.uid} ${event} ${(child.data as { v: string }).v}`);
+  return [...pending.values()].map(
+    ({ event, child }) => `${child.metadata?.uid} ${event} ${(child.data as { v: string }).v}`,
+  );
 }
 
 describe('coalescing child changes for one owner run (coalesceOwnedChange)', () => {

@@ -1,25 +1,52 @@
-import type { OwnedChange, OwnedContext, OwnedSpec } from '../../../src/framework/intents/owned-specs.js';
+import type {
+  OwnedChange,
+  OwnedContext,
+  OwnedSpec,
+} from '../../../src/framework/intents/owned-specs.js';
 import { PermanentError, TemporaryError } from '../../../src/framework/intents/errors.js';
 import { OwnedProcessor } from '../../../src/framework/processing/owned-processor.js';
 import type { ObjectEvent } from '../../../src/framework/watching/events.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { LogCapture } from '../../support/log-capture.js';
-import { WIDGET_API_VERSION, widget, widgetEvent, type WidgetShape } from '../../support/widget-objects.js';
+import {
+  WIDGET_API_VERSION,
+  widget,
+  widgetEvent,
+  type WidgetShape,
+} from '../../support/widget-objects.js';
 import { FakeObjectApi } from './fake-object-api.js';
 
 function child(uid: string, data: string): KubeObject {
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: uid, namespace: 'default', uid }, data: { v: data } };
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: uid, namespace: 'default', uid },
+    data: { v: data },
+  };
 }
 
-function ownedHandler(id: string, fn: OwnedSpec['fn'], options: OwnedSpec['options'] = {}): OwnedSpec {
-  return { kind: 'owned', id, resource: { apiVersion: WIDGET_API_VERSION, name: 'widgets' }, child: { resource: { apiVersion: 'v1', name: 'configmaps' } }, options, fn };
+function ownedHandler(
+  id: string,
+  fn: OwnedSpec['fn'],
+  options: OwnedSpec['options'] = {},
+): OwnedSpec {
+  return {
+    kind: 'owned',
+    id,
+    resource: { apiVersion: WIDGET_API_VERSION, name: 'widgets' },
+    child: { resource: { apiVersion: 'v1', name: 'configmaps' } },
+    options,
+    fn,
+  };
 }
 
 function setup(handlers: OwnedSpec[], owner: WidgetShape = {}) {
   const api = new FakeObjectApi(widget(owner));
   const logs = new LogCapture();
   const processor = new OwnedProcessor({ api: api.asObjectApi(), handlers, logger: logs.logger });
-  const run = (latest: ObjectEvent<KubeObject> = { type: 'MODIFIED', object: api.object, fromList: false }) =>
+  const run = (
+    latest: ObjectEvent<KubeObject> = { type: 'MODIFIED', object: api.object, fromList: false },
+  ) =>
     processor.process({ uid: 'uid-1', latest, events: [], signal: new AbortController().signal });
   return { api, logs, processor, run };
 }
@@ -27,7 +54,12 @@ function setup(handlers: OwnedSpec[], owner: WidgetShape = {}) {
 describe('owned runs (OwnedProcessor)', () => {
   test('a run hands the handler the owner, the newest child and every coalesced change', async () => {
     const seen: Pick<OwnedContext, 'name' | 'child' | 'event' | 'changes'>[] = [];
-    const { processor, run } = setup([ownedHandler('Widgets.config', ({ name, child, event, changes }) => void seen.push({ name, child, event, changes }))]);
+    const { processor, run } = setup([
+      ownedHandler(
+        'Widgets.config',
+        ({ name, child, event, changes }) => void seen.push({ name, child, event, changes }),
+      ),
+    ]);
     processor.offer('uid-1', 'Widgets.config', { event: 'ADDED', child: child('a', '1') });
     processor.offer('uid-1', 'Widgets.config', { event: 'MODIFIED', child: child('b', '1') });
     processor.offer('uid-1', 'Widgets.config', { event: 'MODIFIED', child: child('a', '2') });
@@ -38,7 +70,9 @@ describe('owned runs (OwnedProcessor)', () => {
     expect(seen[0]!.name).toBe('w1');
     expect(seen[0]!.event).toBe('MODIFIED');
     expect(seen[0]!.child.data).toEqual({ v: '2' });
-    expect(seen[0]!.changes.map((c: OwnedChange) => `${c.child.metadata?.uid} ${c.event}`)).toEqual(['b MODIFIED', 'a MODIFIED']);
+    expect(seen[0]!.changes.map((c: OwnedChange) => `${c.child.metadata?.uid} ${c.event}`)).toEqual(
+      ['b MODIFIED', 'a MODIFIED'],
+    );
   });
 
   test('without waiting child changes, a run of the owner calls no handler', async () => {
@@ -72,7 +106,14 @@ describe('owned runs (OwnedProcessor)', () => {
 
     await run();
 
-    expect(api.writes).toEqual([{ method: 'mergePatch', namespace: 'default', name: 'w1', body: { metadata: { labels: { one: 'yes', two: 'yes' } } } }]);
+    expect(api.writes).toEqual([
+      {
+        method: 'mergePatch',
+        namespace: 'default',
+        name: 'w1',
+        body: { metadata: { labels: { one: 'yes', two: 'yes' } } },
+      },
+    ]);
   });
 
   test('a handler that throws is logged with the owner and handler id, its patch is not sent, and the owner is run again in 1 s, then 2 s', async () => {
@@ -89,7 +130,9 @@ describe('owned runs (OwnedProcessor)', () => {
     const results = [await run(), await run(), await run()];
 
     expect(results).toEqual([{ requeueAfterMs: 1_000 }, { requeueAfterMs: 2_000 }, undefined]);
-    expect(api.writes.map((write) => ('body' in write ? write.body : undefined))).toEqual([{ metadata: { labels: { attempt: '3' } } }]);
+    expect(api.writes.map((write) => ('body' in write ? write.body : undefined))).toEqual([
+      { metadata: { labels: { attempt: '3' } } },
+    ]);
     const [line] = logs.atLeast('error');
     expect(line).toMatchObject({ namespace: 'default', name: 'w1', handler: 'Widgets.flaky' });
     expect(line!.msg).toContain('child unreadable');
@@ -99,7 +142,12 @@ describe('owned runs (OwnedProcessor)', () => {
     const runs: string[][] = [];
     const { processor, run } = setup([
       ownedHandler('Widgets.config', ({ changes }) => {
-        runs.push(changes.map((c: OwnedChange) => `${c.child.metadata?.uid}=${String((c.child.data as { v?: string } | undefined)?.v)}`));
+        runs.push(
+          changes.map(
+            (c: OwnedChange) =>
+              `${c.child.metadata?.uid}=${String((c.child.data as { v?: string } | undefined)?.v)}`,
+          ),
+        );
         if (runs.length === 1) throw new Error('not yet');
       }),
     ]);
@@ -110,7 +158,10 @@ describe('owned runs (OwnedProcessor)', () => {
 
     await run();
 
-    expect(runs).toEqual([['a=1', 'b=1'], ['b=1', 'a=2']]);
+    expect(runs).toEqual([
+      ['a=1', 'b=1'],
+      ['b=1', 'a=2'],
+    ]);
   });
 
   test("a PermanentError is not retried; a TemporaryError's delay sets the retry", async () => {
@@ -136,7 +187,12 @@ describe('owned runs (OwnedProcessor)', () => {
 
   test("a failed write of the owner puts the run's changes back and asks for a retry", async () => {
     let calls = 0;
-    const { processor, run, api } = setup([ownedHandler('Widgets.config', ({ patch }) => void ((calls += 1), (patch.metadata.labels.seen = 'yes')))]);
+    const { processor, run, api } = setup([
+      ownedHandler(
+        'Widgets.config',
+        ({ patch }) => void ((calls += 1), (patch.metadata.labels.seen = 'yes')),
+      ),
+    ]);
     processor.offer('uid-1', 'Widgets.config', { event: 'ADDED', child: child('a', '1') });
     api.failNext(500, 'mergePatch');
 
@@ -148,7 +204,10 @@ describe('owned runs (OwnedProcessor)', () => {
 
   test('an owner being deleted is skipped', async () => {
     let calls = 0;
-    const { processor, run } = setup([ownedHandler('Widgets.config', () => void (calls += 1))], { deleting: true, finalizers: ['x'] });
+    const { processor, run } = setup([ownedHandler('Widgets.config', () => void (calls += 1))], {
+      deleting: true,
+      finalizers: ['x'],
+    });
     processor.offer('uid-1', 'Widgets.config', { event: 'MODIFIED', child: child('a', '1') });
 
     await run();
@@ -158,7 +217,9 @@ describe('owned runs (OwnedProcessor)', () => {
 
   test('an owner failing the handler’s filters is skipped', async () => {
     let calls = 0;
-    const { processor, run } = setup([ownedHandler('Widgets.gold', () => void (calls += 1), { labels: { tier: 'gold' } })]);
+    const { processor, run } = setup([
+      ownedHandler('Widgets.gold', () => void (calls += 1), { labels: { tier: 'gold' } }),
+    ]);
     processor.offer('uid-1', 'Widgets.gold', { event: 'MODIFIED', child: child('a', '1') });
 
     await run();
@@ -197,7 +258,9 @@ describe('owned runs (OwnedProcessor)', () => {
   });
 
   test('an owner gone before its patch is written is not an error', async () => {
-    const { processor, run, api, logs } = setup([ownedHandler('Widgets.config', ({ patch }) => void (patch.metadata.labels.seen = 'yes'))]);
+    const { processor, run, api, logs } = setup([
+      ownedHandler('Widgets.config', ({ patch }) => void (patch.metadata.labels.seen = 'yes')),
+    ]);
     processor.offer('uid-1', 'Widgets.config', { event: 'MODIFIED', child: child('a', '1') });
     const latest = { type: 'MODIFIED' as const, object: api.object, fromList: false };
     api.remove();

@@ -9,10 +9,18 @@ describe('writePatch', () => {
   test('without a status subresource, status goes into the one merge PATCH on the object', async () => {
     const api = new FakeObjectApi(widget(), NO_STATUS_SUBRESOURCE);
 
-    await writePatch(api.asObjectApi(), 'default', 'w1', { spec: { size: 2 }, status: { phase: 'Ready' } });
+    await writePatch(api.asObjectApi(), 'default', 'w1', {
+      spec: { size: 2 },
+      status: { phase: 'Ready' },
+    });
 
     expect(api.writes).toEqual([
-      { method: 'mergePatch', namespace: 'default', name: 'w1', body: { spec: { size: 2 }, status: { phase: 'Ready' } } },
+      {
+        method: 'mergePatch',
+        namespace: 'default',
+        name: 'w1',
+        body: { spec: { size: 2 }, status: { phase: 'Ready' } },
+      },
     ]);
     expect(api.object).toMatchObject({ spec: { size: 2 }, status: { phase: 'Ready' } });
   });
@@ -20,10 +28,19 @@ describe('writePatch', () => {
   test('with a status subresource, status is one PATCH on it, sent before the PATCH on the object', async () => {
     const api = new FakeObjectApi(widget(), widgetResource);
 
-    await writePatch(api.asObjectApi(), 'default', 'w1', { spec: { size: 2 }, status: { phase: 'Ready' } });
+    await writePatch(api.asObjectApi(), 'default', 'w1', {
+      spec: { size: 2 },
+      status: { phase: 'Ready' },
+    });
 
     expect(api.writes).toEqual([
-      { method: 'mergePatch', namespace: 'default', name: 'w1', body: { status: { phase: 'Ready' } }, subresource: 'status' },
+      {
+        method: 'mergePatch',
+        namespace: 'default',
+        name: 'w1',
+        body: { status: { phase: 'Ready' } },
+        subresource: 'status',
+      },
       { method: 'mergePatch', namespace: 'default', name: 'w1', body: { spec: { size: 2 } } },
     ]);
   });
@@ -33,6 +50,13 @@ describe('writePatch', () => {
 
     await writePatch(api.asObjectApi(), 'default', 'w1', { status: { phase: 'Ready' } });
 
-    expect(api.writes).toEqual([{ method: 'mergePatch', namespace: 'default', name: 'w1', body: { status: { phase: 'Ready' } } }]);
+    expect(api.writes).toEqual([
+      {
+        method: 'mergePatch',
+        namespace: 'default',
+        name: 'w1',
+        body: { status: { phase: 'Ready' } },
+      },
+    ]);
   });
 });

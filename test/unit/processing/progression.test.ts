@@ -1,4 +1,9 @@
-import { HandlerRetriesError, HandlerTimeoutError, PermanentError, TemporaryError } from '../../../src/framework/intents/errors.js';
+import {
+  HandlerRetriesError,
+  HandlerTimeoutError,
+  PermanentError,
+  TemporaryError,
+} from '../../../src/framework/intents/errors.js';
 import type { ChangeHandlerOptions } from '../../../src/framework/intents/handler-specs.js';
 import { FINALIZER } from '../../../src/framework/state/keys.js';
 import type { ProgressRecord } from '../../../src/framework/state/progress.js';
@@ -32,14 +37,21 @@ function deleting(options: ChangeHandlerOptions = {}) {
 }
 
 describe('recordForChange', () => {
-  const stored: ProgressRecord = { started: iso(NOW), purpose: 'create', base: CREATE.tag, retries: 1 };
+  const stored: ProgressRecord = {
+    started: iso(NOW),
+    purpose: 'create',
+    base: CREATE.tag,
+    retries: 1,
+  };
 
   test('a record of this cause and this diff-base counts', () => {
     expect(recordForChange(creating(), stored, CREATE)).toBe(stored);
   });
 
   test("a record of another change (another diff-base's tag) does not count", () => {
-    expect(recordForChange(creating(), { ...stored, base: 'abcdef012345' }, CREATE)).toBeUndefined();
+    expect(
+      recordForChange(creating(), { ...stored, base: 'abcdef012345' }, CREATE),
+    ).toBeUndefined();
   });
 
   test('a record of another cause does not count', () => {
@@ -57,21 +69,37 @@ describe('recordForChange', () => {
 });
 
 describe('handlerStep', () => {
-  const result = { patch: { metadata: { labels: {}, annotations: {} }, spec: {}, status: {} }, record: { success: true } };
+  const result = {
+    patch: { metadata: { labels: {}, annotations: {} }, spec: {}, status: {} },
+    record: { success: true },
+  };
 
   test('a finished handler keeps its record, whether it succeeded or failed for good', () => {
-    expect(handlerStep({ success: true }, undefined, NOW)).toEqual({ step: 'finished', record: { success: true } });
-    expect(handlerStep({ failure: true }, result, NOW)).toEqual({ step: 'finished', record: { failure: true } });
+    expect(handlerStep({ success: true }, undefined, NOW)).toEqual({
+      step: 'finished',
+      record: { success: true },
+    });
+    expect(handlerStep({ failure: true }, result, NOW)).toEqual({
+      step: 'finished',
+      record: { failure: true },
+    });
   });
 
   test('a result that could not be written is reused instead of running the handler again', () => {
-    expect(handlerStep({ delayed: iso(NOW + 5 * SECOND) }, result, NOW)).toEqual({ step: 'unwritten', result });
+    expect(handlerStep({ delayed: iso(NOW + 5 * SECOND) }, result, NOW)).toEqual({
+      step: 'unwritten',
+      result,
+    });
   });
 
   test('a handler whose delay has not passed waits the rest of it', () => {
     const record = { delayed: iso(NOW + 5 * SECOND) };
 
-    expect(handlerStep(record, undefined, NOW)).toEqual({ step: 'delayed', record, delayMs: 5 * SECOND });
+    expect(handlerStep(record, undefined, NOW)).toEqual({
+      step: 'delayed',
+      record,
+      delayMs: 5 * SECOND,
+    });
   });
 
   test('a handler without a record, or past its delay, runs now', () => {
@@ -104,14 +132,24 @@ describe('attemptStart', () => {
 
 describe('verdictBeforeAttempt', () => {
   test('a handler that used up its `retries` fails for good without an attempt', () => {
-    const verdict = verdictBeforeAttempt(creating({ retries: 2 }), { startedAt: NOW, retries: 2, base: {} }, NOW);
+    const verdict = verdictBeforeAttempt(
+      creating({ retries: 2 }),
+      { startedAt: NOW, retries: 2, base: {} },
+      NOW,
+    );
 
     expect(verdict).toEqual({ verdict: 'permanent', error: expect.any(HandlerRetriesError) });
-    expect(verdict?.verdict === 'permanent' && verdict.error.message).toBe('gave up after 2 attempts');
+    expect(verdict?.verdict === 'permanent' && verdict.error.message).toBe(
+      'gave up after 2 attempts',
+    );
   });
 
   test('a handler past its `timeout` since the first attempt fails for good without an attempt', () => {
-    const verdict = verdictBeforeAttempt(creating({ timeout: 5 }), { startedAt: NOW - 5 * SECOND, retries: 1, base: {} }, NOW);
+    const verdict = verdictBeforeAttempt(
+      creating({ timeout: 5 }),
+      { startedAt: NOW - 5 * SECOND, retries: 1, base: {} },
+      NOW,
+    );
 
     expect(verdict).toEqual({ verdict: 'permanent', error: expect.any(HandlerTimeoutError) });
     expect(verdict?.verdict === 'permanent' && verdict.error.message).toBe('timed out after 5 s');
@@ -127,8 +165,12 @@ describe('verdictBeforeAttempt', () => {
 });
 
 describe('verdictAfterAttempt', () => {
-  const after = (options: ChangeHandlerOptions, error: Error | undefined, attempts = 1, startedAt = NOW): Verdict =>
-    verdictAfterAttempt(creating(options), error, attempts, startedAt, NOW);
+  const after = (
+    options: ChangeHandlerOptions,
+    error: Error | undefined,
+    attempts = 1,
+    startedAt = NOW,
+  ): Verdict => verdictAfterAttempt(creating(options), error, attempts, startedAt, NOW);
 
   test('nothing thrown is a success', () => {
     expect(after({}, undefined)).toEqual({ verdict: 'success' });
@@ -144,20 +186,31 @@ describe('verdictAfterAttempt', () => {
   });
 
   test('`backoff` replaces the doubling delay', () => {
-    expect(after({ backoff: 7 }, new Error('boom'), 5)).toMatchObject({ verdict: 'temporary', delaySeconds: 7 });
+    expect(after({ backoff: 7 }, new Error('boom'), 5)).toMatchObject({
+      verdict: 'temporary',
+      delaySeconds: 7,
+    });
   });
 
   test("a TemporaryError's own delay wins over `backoff`", () => {
-    expect(after({ backoff: 7 }, new TemporaryError('later', { delay: 0 }))).toMatchObject({ verdict: 'temporary', delaySeconds: 0 });
+    expect(after({ backoff: 7 }, new TemporaryError('later', { delay: 0 }))).toMatchObject({
+      verdict: 'temporary',
+      delaySeconds: 0,
+    });
   });
 
   test("`errors: 'permanent'` makes a plain error final, `errors: 'ignored'` a success", () => {
-    expect(after({ errors: 'permanent' }, new Error('boom'))).toMatchObject({ verdict: 'permanent' });
+    expect(after({ errors: 'permanent' }, new Error('boom'))).toMatchObject({
+      verdict: 'permanent',
+    });
     expect(after({ errors: 'ignored' }, new Error('boom'))).toMatchObject({ verdict: 'ignored' });
   });
 
   test("a TemporaryError is retried even with `errors: 'permanent'`", () => {
-    expect(after({ errors: 'permanent' }, new TemporaryError('later'))).toMatchObject({ verdict: 'temporary', delaySeconds: 60 });
+    expect(after({ errors: 'permanent' }, new TemporaryError('later'))).toMatchObject({
+      verdict: 'temporary',
+      delaySeconds: 60,
+    });
   });
 
   test("a PermanentError is final even with `errors: 'ignored'`", () => {
@@ -170,14 +223,18 @@ describe('verdictAfterAttempt', () => {
     const verdict = after({ retries: 3 }, new Error('boom'), 3);
 
     expect(verdict).toEqual({ verdict: 'permanent', error: expect.any(HandlerRetriesError) });
-    expect(verdict.verdict === 'permanent' && verdict.error.message).toBe('boom (gave up after 3 attempts)');
+    expect(verdict.verdict === 'permanent' && verdict.error.message).toBe(
+      'boom (gave up after 3 attempts)',
+    );
   });
 
   test('a retry that would start past the timeout fails for good at once', () => {
     const verdict = after({ timeout: 5 }, new Error('boom'), 3, NOW - 4 * SECOND);
 
     expect(verdict).toEqual({ verdict: 'permanent', error: expect.any(HandlerTimeoutError) });
-    expect(verdict.verdict === 'permanent' && verdict.error.message).toBe('boom (would exceed its 5 s timeout)');
+    expect(verdict.verdict === 'permanent' && verdict.error.message).toBe(
+      'boom (would exceed its 5 s timeout)',
+    );
   });
 });
 
@@ -188,19 +245,28 @@ describe('nextRecord', () => {
     const expected = { ...base, stopped: iso(NOW), success: true, retries: 2 };
 
     expect(nextRecord({ verdict: 'success' }, { base, attempts: 2, now: NOW })).toEqual(expected);
-    expect(nextRecord({ verdict: 'ignored', error: new Error('x') }, { base, attempts: 2, now: NOW })).toEqual(expected);
+    expect(
+      nextRecord({ verdict: 'ignored', error: new Error('x') }, { base, attempts: 2, now: NOW }),
+    ).toEqual(expected);
   });
 
   test('a retry is delayed by its delay, with the error as its message', () => {
     const verdict: Verdict = { verdict: 'temporary', error: new Error('boom'), delaySeconds: 4 };
 
-    expect(nextRecord(verdict, { base, attempts: 3, now: NOW })).toEqual({ ...base, delayed: iso(NOW + 4 * SECOND), retries: 3, message: 'boom' });
+    expect(nextRecord(verdict, { base, attempts: 3, now: NOW })).toEqual({
+      ...base,
+      delayed: iso(NOW + 4 * SECOND),
+      retries: 3,
+      message: 'boom',
+    });
   });
 
   test('a final failure is finished now, with its final message', () => {
     const verdict: Verdict = { verdict: 'permanent', error: new Error('boom') };
 
-    expect(nextRecord(verdict, { base, attempts: 1, now: NOW, finalMessage: 'boom; and why' })).toEqual({
+    expect(
+      nextRecord(verdict, { base, attempts: 1, now: NOW, finalMessage: 'boom; and why' }),
+    ).toEqual({
       ...base,
       stopped: iso(NOW),
       failure: true,
@@ -210,9 +276,19 @@ describe('nextRecord', () => {
   });
 
   test('the record keeps its fields in the stored order, so an unchanged record is not rewritten', () => {
-    const record = nextRecord({ verdict: 'temporary', error: new Error('boom'), delaySeconds: 1 }, { base, attempts: 1, now: NOW });
+    const record = nextRecord(
+      { verdict: 'temporary', error: new Error('boom'), delaySeconds: 1 },
+      { base, attempts: 1, now: NOW },
+    );
 
-    expect(Object.keys(record)).toEqual(['started', 'purpose', 'base', 'delayed', 'retries', 'message']);
+    expect(Object.keys(record)).toEqual([
+      'started',
+      'purpose',
+      'base',
+      'delayed',
+      'retries',
+      'message',
+    ]);
   });
 });
 
@@ -228,7 +304,9 @@ describe('failureMessage', () => {
 
     expect(message).toMatch(/^boom; default\/w1 keeps the finalizer /);
     expect(message).toContain(FINALIZER);
-    expect(failureMessage(deleting({ optional: true }), 'delete', object, new Error('boom'))).toBe('boom');
+    expect(failureMessage(deleting({ optional: true }), 'delete', object, new Error('boom'))).toBe(
+      'boom',
+    );
   });
 });
 
@@ -239,7 +317,10 @@ describe('completion', () => {
       ['other', { failure: true }],
     ]);
 
-    expect(completion([creating(), handler('create', 'other')], records, 'create')).toEqual({ done: true, blocked: false });
+    expect(completion([creating(), handler('create', 'other')], records, 'create')).toEqual({
+      done: true,
+      blocked: false,
+    });
   });
 
   test('is not done while a handler is pending', () => {
@@ -248,10 +329,13 @@ describe('completion', () => {
     expect(completion([creating()], records, 'create')).toEqual({ done: false, blocked: false });
   });
 
-  test("is blocked when a delete handler that keeps the object failed for good: only success lets the finalizer go", () => {
+  test('is blocked when a delete handler that keeps the object failed for good: only success lets the finalizer go', () => {
     const records = new Map<string, ProgressRecord>([['cleanup', { failure: true }]]);
 
     expect(completion([deleting()], records, 'delete')).toEqual({ done: true, blocked: true });
-    expect(completion([deleting({ optional: true })], records, 'delete')).toEqual({ done: true, blocked: false });
+    expect(completion([deleting({ optional: true })], records, 'delete')).toEqual({
+      done: true,
+      blocked: false,
+    });
   });
 });

@@ -1,5 +1,10 @@
 import { PermanentError, TemporaryError } from '../../../src/framework/intents/errors.js';
-import { reconcileSpec, type ReconcileContext, type ReconcileHandlerFn, type ReconcileOptions } from '../../../src/framework/intents/reconcile-specs.js';
+import {
+  reconcileSpec,
+  type ReconcileContext,
+  type ReconcileHandlerFn,
+  type ReconcileOptions,
+} from '../../../src/framework/intents/reconcile-specs.js';
 import { ReleaseDeferred } from '../../../src/framework/processing/finalizer-step.js';
 import { ReconcileProcessor } from '../../../src/framework/processing/reconcile-processor.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
@@ -19,14 +24,36 @@ beforeEach(() => {
 afterEach(() => uninstallFakeClock());
 
 function setup(fn: ReconcileHandlerFn, options: ReconcileOptions = {}, shape: WidgetShape = {}) {
-  const api = new FakeObjectApi({ ...widget(shape), metadata: { ...widget(shape).metadata, generation: 1 } });
+  const api = new FakeObjectApi({
+    ...widget(shape),
+    metadata: { ...widget(shape).metadata, generation: 1 },
+  });
   const logs = new LogCapture();
-  const processor = new ReconcileProcessor({ api: api.asObjectApi(), handler: reconcileSpec('reconcile', { apiVersion: WIDGET_API_VERSION, name: 'widgets' }, options, fn), logger: logs.logger });
-  const event = (object: KubeObject = api.object): ObjectEvent<KubeObject> => ({ type: 'MODIFIED', object, fromList: false });
+  const processor = new ReconcileProcessor({
+    api: api.asObjectApi(),
+    handler: reconcileSpec(
+      'reconcile',
+      { apiVersion: WIDGET_API_VERSION, name: 'widgets' },
+      options,
+      fn,
+    ),
+    logger: logs.logger,
+  });
+  const event = (object: KubeObject = api.object): ObjectEvent<KubeObject> => ({
+    type: 'MODIFIED',
+    object,
+    fromList: false,
+  });
   const run = (events: ObjectEvent<KubeObject>[] = [event()]) =>
-    processor.process({ uid: 'uid-1', latest: events[events.length - 1] ?? event(), events, signal: new AbortController().signal });
+    processor.process({
+      uid: 'uid-1',
+      latest: events[events.length - 1] ?? event(),
+      events,
+      signal: new AbortController().signal,
+    });
   /** The events a watch would deliver for every write since `from` (an index into the fake's history). */
-  const echoes = (from: number): ObjectEvent<KubeObject>[] => api.history.slice(from).map((object) => event(object));
+  const echoes = (from: number): ObjectEvent<KubeObject>[] =>
+    api.history.slice(from).map((object) => event(object));
   return { api, logs, processor, run, echoes };
 }
 
@@ -57,7 +84,16 @@ describe('reconcile runs (ReconcileProcessor)', () => {
         body: {
           status: {
             phase: 'Ready',
-            conditions: [{ type: 'Ready', status: 'True', observedGeneration: 1, lastTransitionTime: '2026-11-29T12:00:00Z', reason: 'Ready', message: 'all good' }],
+            conditions: [
+              {
+                type: 'Ready',
+                status: 'True',
+                observedGeneration: 1,
+                lastTransitionTime: '2026-11-29T12:00:00Z',
+                reason: 'Ready',
+                message: 'all good',
+              },
+            ],
             observedGeneration: 1,
           },
         },
@@ -85,10 +121,15 @@ describe('reconcile runs (ReconcileProcessor)', () => {
   test('100 updates to one object in 1 s make at most 10 runs, and the last run sees the last state', async () => {
     const sizes: unknown[] = [];
     const { processor, api } = setup(({ spec }) => void sizes.push(spec.size));
-    const reactor = new Reactor<KubeObject, undefined>((batch) => processor.process(batch), { clock });
+    const reactor = new Reactor<KubeObject, undefined>((batch) => processor.process(batch), {
+      clock,
+    });
 
     for (let size = 1; size <= 100; size++) {
-      reactor.push({ type: 'MODIFIED', object: api.put({ ...api.object, spec: { size } }), fromList: false }, undefined);
+      reactor.push(
+        { type: 'MODIFIED', object: api.put({ ...api.object, spec: { size } }), fromList: false },
+        undefined,
+      );
       await clock.advanceAsync(10);
     }
     await clock.advanceAsync(1_000);
@@ -106,7 +147,9 @@ describe('reconcile runs (ReconcileProcessor)', () => {
     await clock.advanceAsync(500);
     const changed = api.put({ ...api.object, spec: { size: 2 } });
 
-    expect(await run([{ type: 'MODIFIED', object: changed, fromList: false }])).toEqual({ requeueAfterMs: 1_500 });
+    expect(await run([{ type: 'MODIFIED', object: changed, fromList: false }])).toEqual({
+      requeueAfterMs: 1_500,
+    });
   });
 
   test('a returned delay runs it again after the delay; requeueAfter does the same for every successful run', async () => {
@@ -125,10 +168,14 @@ describe('reconcile runs (ReconcileProcessor)', () => {
 
     expect(await urgent.run()).toEqual({ requeueAfterMs: 5_000, priority: 'high' });
     expect(await malformed.run()).toBeUndefined();
-    expect(malformed.logs.containing("failed permanently (not retried until it changes): the delay reconcile returned: 'soon' is not an ISO-8601 duration")).toHaveLength(1);
+    expect(
+      malformed.logs.containing(
+        "failed permanently (not retried until it changes): the delay reconcile returned: 'soon' is not an ISO-8601 duration",
+      ),
+    ).toHaveLength(1);
   });
 
-  test("a TemporaryError is retried after its delay; another error after 1 s, then 2 s; its patch is not sent", async () => {
+  test('a TemporaryError is retried after its delay; another error after 1 s, then 2 s; its patch is not sent', async () => {
     const temporary = setup(() => {
       throw new TemporaryError('not yet', { delay: 7 });
     });
@@ -145,7 +192,11 @@ describe('reconcile runs (ReconcileProcessor)', () => {
     expect(await failing.run([])).toEqual({ requeueAfterMs: 2_000 });
     expect(failures).toBe(2);
     expect(failing.api.writes).toEqual([]);
-    expect(failing.logs.containing('reconcile reconcile of default/w1 failed (its patch is not sent; retrying in 1 s): boom')).toHaveLength(1);
+    expect(
+      failing.logs.containing(
+        'reconcile reconcile of default/w1 failed (its patch is not sent; retrying in 1 s): boom',
+      ),
+    ).toHaveLength(1);
   });
 
   test('a PermanentError is not retried until the object changes', async () => {
@@ -158,7 +209,9 @@ describe('reconcile runs (ReconcileProcessor)', () => {
     expect(await run()).toBeUndefined();
     await clock.advanceAsync(120_000);
     expect(await run([])).toBeUndefined();
-    await run([{ type: 'MODIFIED', object: api.put({ ...api.object, spec: { size: 2 } }), fromList: false }]);
+    await run([
+      { type: 'MODIFIED', object: api.put({ ...api.object, spec: { size: 2 } }), fromList: false },
+    ]);
 
     expect(runs).toBe(2);
   });
@@ -177,7 +230,11 @@ describe('reconcile runs (ReconcileProcessor)', () => {
 
   test('an object being deleted is not reconciled by its events; its last run comes from the finalizer step with deleting', async () => {
     const seen: Seen[] = [];
-    const { run, processor, api } = setup(({ spec, deleting, retry }) => void seen.push({ spec, deleting, retry }), {}, { deleting: true, finalizers: ['konductor.dev/finalizer'] });
+    const { run, processor, api } = setup(
+      ({ spec, deleting, retry }) => void seen.push({ spec, deleting, retry }),
+      {},
+      { deleting: true, finalizers: ['konductor.dev/finalizer'] },
+    );
 
     await run();
     await processor.finalize(api.object, new AbortController().signal);
@@ -190,7 +247,9 @@ describe('reconcile runs (ReconcileProcessor)', () => {
       throw new TemporaryError('the backup is still uploading', { delay: 5 });
     });
 
-    await expect(processor.finalize(api.object, new AbortController().signal)).rejects.toEqual(new ReleaseDeferred(5_000));
+    await expect(processor.finalize(api.object, new AbortController().signal)).rejects.toEqual(
+      new ReleaseDeferred(5_000),
+    );
   });
 
   test('with finalizer: false an object is not held for a last run', async () => {

@@ -9,9 +9,18 @@ describe('results delivery', () => {
     const patch = emptyPatch();
     patch.status.phase = 'Ready';
 
-    expect(deliverResult(patch, 'Widgets.created', { pvc: 'data', at: new Date('2024-05-01T12:00:00Z'), skipped: undefined })).toBeUndefined();
+    expect(
+      deliverResult(patch, 'Widgets.created', {
+        pvc: 'data',
+        at: new Date('2024-05-01T12:00:00Z'),
+        skipped: undefined,
+      }),
+    ).toBeUndefined();
 
-    expect(patch.status).toEqual({ phase: 'Ready', 'Widgets.created': { pvc: 'data', at: '2024-05-01T12:00:00.000Z' } });
+    expect(patch.status).toEqual({
+      phase: 'Ready',
+      'Widgets.created': { pvc: 'data', at: '2024-05-01T12:00:00.000Z' },
+    });
   });
 
   test('undefined and null store nothing', () => {
@@ -26,7 +35,9 @@ describe('results delivery', () => {
     const cycle: Record<string, unknown> = {};
     cycle.self = cycle;
 
-    expect(deliverResult(emptyPatch(), 'h', () => 1)).toMatch(/handler h returned a function, which is not JSON; return JSON data, or nothing/);
+    expect(deliverResult(emptyPatch(), 'h', () => 1)).toMatch(
+      /handler h returned a function, which is not JSON; return JSON data, or nothing/,
+    );
     expect(deliverResult(emptyPatch(), 'h', 10n)).toMatch(/not JSON/);
     expect(deliverResult(emptyPatch(), 'h', cycle)).toMatch(/not JSON/);
   });
@@ -40,7 +51,9 @@ describe('results delivery', () => {
 
     await h.deliver();
 
-    const statusWrites = h.api.writes.filter((write) => 'subresource' in write && write.subresource === 'status');
+    const statusWrites = h.api.writes.filter(
+      (write) => 'subresource' in write && write.subresource === 'status',
+    );
     expect(statusWrites).toHaveLength(1);
     expect(h.api.object.status).toEqual({ phase: 'Ready', 'Widgets.created': { pvc: 'w1-data' } });
   });
@@ -52,7 +65,9 @@ describe('results delivery', () => {
     await h.deliver();
 
     expect(h.poster.posted.map((event) => event.reason)).toContain('HandlerFailed');
-    expect((h.api.object.status as Record<string, unknown> | undefined)?.['Widgets.created']).toBeUndefined();
+    expect(
+      (h.api.object.status as Record<string, unknown> | undefined)?.['Widgets.created'],
+    ).toBeUndefined();
   });
 
   test('change handlers of one object share its memo across runs', async () => {

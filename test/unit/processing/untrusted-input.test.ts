@@ -3,7 +3,10 @@
  * bookkeeping, copied objects, handlers that throw odd values or patch what they must not, and
  * writes the API server refuses. None of it may crash, loop, or lose a change.
  */
-import { MAX_TEMPORARY_DELAY_SECONDS, TemporaryError } from '../../../src/framework/intents/errors.js';
+import {
+  MAX_TEMPORARY_DELAY_SECONDS,
+  TemporaryError,
+} from '../../../src/framework/intents/errors.js';
 import { serializeDiffBase } from '../../../src/framework/state/essence.js';
 import { DIFF_BASE_KEY, FINALIZER, progressKey } from '../../../src/framework/state/keys.js';
 import { MAX_PROGRESS_MESSAGE_LENGTH } from '../../../src/framework/state/progress.js';
@@ -18,27 +21,48 @@ afterEach(uninstallFakeClock);
 
 /** `object` with an extra annotation, as a user (or an attacker) with edit rights could set it. */
 function annotated(object: KubeObject, key: string, value: string): KubeObject {
-  return { ...object, metadata: { ...object.metadata, annotations: { ...object.metadata?.annotations, [key]: value } } };
+  return {
+    ...object,
+    metadata: {
+      ...object.metadata,
+      annotations: { ...object.metadata?.annotations, [key]: value },
+    },
+  };
 }
 
 describe('forged or corrupt framework annotations', () => {
   test('a progress record with `started: "garbage"` is reported with one InvalidAnnotation Warning and the handler runs exactly once', async () => {
     const created = handler('create', 'created');
-    const h = new Harness([created], annotated(widget(), progressKey('created'), '{"started":"garbage","purpose":"create","base":"none"}'));
+    const h = new Harness(
+      [created],
+      annotated(
+        widget(),
+        progressKey('created'),
+        '{"started":"garbage","purpose":"create","base":"none"}',
+      ),
+    );
 
     expect(await h.deliver()).toBeUndefined();
     await h.deliver();
 
     expect(created.calls).toHaveLength(1);
     expect(h.poster.withReason('InvalidAnnotation')).toEqual([
-      expect.objectContaining({ type: 'Warning', message: expect.stringContaining(`annotation ${progressKey('created')} is unusable (started is not an ISO-8601 UTC time)`) }),
+      expect.objectContaining({
+        type: 'Warning',
+        message: expect.stringContaining(
+          `annotation ${progressKey('created')} is unusable (started is not an ISO-8601 UTC time)`,
+        ),
+      }),
     ]);
     expect(h.api.object.metadata?.annotations?.[progressKey('created')]).toBeUndefined();
   });
 
   test('`retries: "x"` cannot lift the retry limit: the handler gives up after its `retries`', async () => {
     const flaky = failing('create', 'flaky', { retries: 2 });
-    const h = new Harness([flaky], annotated(widget(), progressKey('flaky'), '{"retries":"x","purpose":"create","base":"none"}'));
+    const h = new Harness(
+      [flaky],
+      annotated(widget(), progressKey('flaky'), '{"retries":"x","purpose":"create","base":"none"}'),
+    );
 
     for (let i = 0; i < 4; i++) {
       await h.deliver();
@@ -61,7 +85,9 @@ describe('forged or corrupt framework annotations', () => {
 
     expect(flaky.calls.map((context) => context.reason)).toEqual(['create', 'create', 'create']);
     expect(h.poster.withReason('InvalidAnnotation')).toHaveLength(1);
-    expect(h.poster.withReason('InvalidAnnotation')[0]!.message).toContain(`annotation ${DIFF_BASE_KEY} is unusable (not JSON)`);
+    expect(h.poster.withReason('InvalidAnnotation')[0]!.message).toContain(
+      `annotation ${DIFF_BASE_KEY} is unusable (not JSON)`,
+    );
   });
 
   test('a diff-base that is JSON but not an object is reported and replaced once the create is handled', async () => {
@@ -78,30 +104,45 @@ describe('forged or corrupt framework annotations', () => {
 
 describe('a failure is a failure', () => {
   const throwers: [string, () => unknown][] = [
-    ['throw undefined', () => {
-      throw undefined;
-    }],
+    [
+      'throw undefined',
+      () => {
+        throw undefined;
+      },
+    ],
     ['Promise.reject()', () => Promise.reject()],
-    ['a thrown string', () => {
-      throw 'out of disk';
-    }],
-    ['a thrown plain object', () => {
-      throw { code: 7 };
-    }],
+    [
+      'a thrown string',
+      () => {
+        throw 'out of disk';
+      },
+    ],
+    [
+      'a thrown plain object',
+      () => {
+        throw { code: 7 };
+      },
+    ],
   ];
 
-  test.each(throwers)('%s is retried like any error and the diff-base is not stored', async (_name, body) => {
-    const odd = handler('create', 'odd', {}, body);
-    const h = new Harness([odd], widget());
+  test.each(throwers)(
+    '%s is retried like any error and the diff-base is not stored',
+    async (_name, body) => {
+      const odd = handler('create', 'odd', {}, body);
+      const h = new Harness([odd], widget());
 
-    const result = await h.deliver();
+      const result = await h.deliver();
 
-    expect(requeueOf(result)).toBe(1_000);
-    expect(h.record('odd')).toMatchObject({ retries: 1, message: expect.stringContaining('non-Error') });
-    expect(h.record('odd')?.success).toBeUndefined();
-    expect(h.api.object.metadata?.annotations?.[DIFF_BASE_KEY]).toBeUndefined();
-    expect(h.poster.withReason('HandlerRetrying')).toHaveLength(1);
-  });
+      expect(requeueOf(result)).toBe(1_000);
+      expect(h.record('odd')).toMatchObject({
+        retries: 1,
+        message: expect.stringContaining('non-Error'),
+      });
+      expect(h.record('odd')?.success).toBeUndefined();
+      expect(h.api.object.metadata?.annotations?.[DIFF_BASE_KEY]).toBeUndefined();
+      expect(h.poster.withReason('HandlerRetrying')).toHaveLength(1);
+    },
+  );
 });
 
 describe('copied objects', () => {
@@ -121,7 +162,10 @@ describe('copied objects', () => {
 
     await h.deliver();
 
-    expect(JSON.parse(h.api.object.metadata!.annotations![DIFF_BASE_KEY]!)).toEqual({ spec: { size: 1 }, metadata: { uid: UID } });
+    expect(JSON.parse(h.api.object.metadata!.annotations![DIFF_BASE_KEY]!)).toEqual({
+      spec: { size: 1 },
+      metadata: { uid: UID },
+    });
     expect(h.diffBase()).toEqual({ spec: { size: 1 } });
   });
 
@@ -130,7 +174,11 @@ describe('copied objects', () => {
     const source = new Harness([flaky], widget());
     await source.deliver();
     const copiedRecord = source.api.object.metadata!.annotations![progressKey('flaky')]!;
-    const copy: KubeObject = annotated({ ...widget(), metadata: { ...widget().metadata, uid: 'uid-of-the-copy' } }, progressKey('flaky'), copiedRecord);
+    const copy: KubeObject = annotated(
+      { ...widget(), metadata: { ...widget().metadata, uid: 'uid-of-the-copy' } },
+      progressKey('flaky'),
+      copiedRecord,
+    );
     const h = new Harness([flaky], copy);
 
     await h.deliver();
@@ -151,7 +199,9 @@ describe('writes the API server refuses', () => {
     expect(delays).toEqual([1_000, 2_000, 4_000, 8_000, undefined, undefined, undefined]);
     expect(h.api.writes).toHaveLength(5);
     expect(created.calls).toHaveLength(1);
-    expect(h.poster.withReason('WriteRefused')).toEqual([expect.objectContaining({ type: 'Warning', message: expect.stringContaining('(422)') })]);
+    expect(h.poster.withReason('WriteRefused')).toEqual([
+      expect.objectContaining({ type: 'Warning', message: expect.stringContaining('(422)') }),
+    ]);
   });
 
   test('after a refused write, a change of the object is handled again', async () => {
@@ -203,7 +253,10 @@ describe('handlers cannot break the framework’s bookkeeping', () => {
 
     await h.deliver();
 
-    expect(h.record('meddler')).toMatchObject({ failure: true, message: expect.stringContaining('metadata.uid, metadata.resourceVersion') });
+    expect(h.record('meddler')).toMatchObject({
+      failure: true,
+      message: expect.stringContaining('metadata.uid, metadata.resourceVersion'),
+    });
     expect(h.api.object).toMatchObject({ spec: { size: 1 } });
     expect(JSON.stringify(h.api.writes)).not.toContain('someone-else');
     expect(h.poster.withReason('HandlerFailed')).toHaveLength(1);
@@ -217,7 +270,10 @@ describe('handlers cannot break the framework’s bookkeeping', () => {
 
     await h.deliver();
 
-    expect(h.record('meddler')).toMatchObject({ failure: true, message: expect.stringContaining(DIFF_BASE_KEY) });
+    expect(h.record('meddler')).toMatchObject({
+      failure: true,
+      message: expect.stringContaining(DIFF_BASE_KEY),
+    });
   });
 
   test('a handler that sets forbidden fields and then throws has its patch refused too', async () => {
@@ -311,7 +367,13 @@ describe('delays from handlers', () => {
 describe('the operator’s attempt timeout', () => {
   test('an attempt that hangs past it is aborted and retried with backoff, freeing its slot', async () => {
     let aborted = false;
-    const hung = handler('create', 'hung', {}, ({ signal }) => new Promise<void>(() => signal.addEventListener('abort', () => (aborted = true))));
+    const hung = handler(
+      'create',
+      'hung',
+      {},
+      ({ signal }) =>
+        new Promise<void>(() => signal.addEventListener('abort', () => (aborted = true))),
+    );
     const h = new Harness([hung], widget(), undefined, { attemptTimeoutMs: 200 });
 
     const delivered = h.deliver();
@@ -320,6 +382,9 @@ describe('the operator’s attempt timeout', () => {
 
     expect(aborted).toBe(true);
     expect(requeueOf(result)).toBe(1_000);
-    expect(h.record('hung')).toMatchObject({ retries: 1, message: expect.stringContaining("timed out after 0.2 s (the operator's handler timeout)") });
+    expect(h.record('hung')).toMatchObject({
+      retries: 1,
+      message: expect.stringContaining("timed out after 0.2 s (the operator's handler timeout)"),
+    });
   });
 });

@@ -49,6 +49,8 @@ describe('writes the API server refuses', () => {
     const warning = refusalWarning(widget(), STATE, new ApiError(422, 'spec.size: Invalid value'));
 
     expect(warning.reason).toBe('WriteRefused');
-    expect(warning.message).toMatch(/^the API server refused the framework's write for default\/w1 \(422\): .*spec\.size: Invalid value.*; fix what the message names/);
+    expect(warning.message).toMatch(
+      /^the API server refused the framework's write for default\/w1 \(422\): .*spec\.size: Invalid value.*; fix what the message names/,
+    );
   });
 });

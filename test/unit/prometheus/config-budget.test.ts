@@ -8,15 +8,27 @@ import type { PrometheusConfig, ScrapeConfig } from '../../../src/handlers/prome
 
 /** A job whose relabelings carry `bytes` of incompressible text. */
 function job(name: string, bytes: number): ScrapeConfig {
-  const rules = Array.from({ length: Math.ceil(bytes / 1000) }, () => ({ target_label: 'x', replacement: randomBytes(750).toString('base64') }));
-  return { job_name: name, honor_labels: false, kubernetes_sd_configs: [{ role: 'endpoints' }], relabel_configs: rules } as ScrapeConfig;
+  const rules = Array.from({ length: Math.ceil(bytes / 1000) }, () => ({
+    target_label: 'x',
+    replacement: randomBytes(750).toString('base64'),
+  }));
+  return {
+    job_name: name,
+    honor_labels: false,
+    kubernetes_sd_configs: [{ role: 'endpoints' }],
+    relabel_configs: rules,
+  } as ScrapeConfig;
 }
 
 function config(jobs: ScrapeConfig[]): PrometheusConfig {
-  return { global: { scrape_interval: '30s', external_labels: {}, evaluation_interval: '30s' }, scrape_configs: jobs };
+  return {
+    global: { scrape_interval: '30s', external_labels: {}, evaluation_interval: '30s' },
+    scrape_configs: jobs,
+  };
 }
 
-const jobNames = (text: string): string[] => ((yaml.load(text) as PrometheusConfig).scrape_configs ?? []).map((j) => j.job_name);
+const jobNames = (text: string): string[] =>
+  ((yaml.load(text) as PrometheusConfig).scrape_configs ?? []).map((j) => j.job_name);
 
 describe('fitting the configuration into its Secret', () => {
   it('a configuration within the budget is written as rendered', () => {
@@ -35,9 +47,15 @@ describe('fitting the configuration into its Secret', () => {
       job('serviceMonitor/tenant-c/medium/0', 20_000),
     ];
     const fitted = fitConfig(config(jobs), { budget: 40_000 });
-    expect(fitted.leftOut.map((m) => m.monitor)).toEqual(['tenant-a/huge', 'podMonitor/tenant-a/large']);
+    expect(fitted.leftOut.map((m) => m.monitor)).toEqual([
+      'tenant-a/huge',
+      'podMonitor/tenant-a/large',
+    ]);
     expect(fitted.gzipped.length).toBeLessThanOrEqual(40_000);
-    expect(jobNames(gunzipSync(fitted.gzipped).toString('utf8'))).toEqual(['serviceMonitor/tenant-b/small/0', 'serviceMonitor/tenant-c/medium/0']);
+    expect(jobNames(gunzipSync(fitted.gzipped).toString('utf8'))).toEqual([
+      'serviceMonitor/tenant-b/small/0',
+      'serviceMonitor/tenant-c/medium/0',
+    ]);
   });
 
   it('a configuration too large even without any monitor leaves them all out', () => {
@@ -46,7 +64,7 @@ describe('fitting the configuration into its Secret', () => {
     expect(jobNames(fitted.yaml)).toEqual([]);
   });
 
-  it('names a job\'s monitor as skipped monitors are named', () => {
+  it("names a job's monitor as skipped monitors are named", () => {
     expect(jobMonitor('serviceMonitor/shop/checkout/3')).toBe('shop/checkout');
     expect(jobMonitor('podMonitor/shop/checkout/0')).toBe('podMonitor/shop/checkout');
   });

@@ -13,7 +13,11 @@ import {
 } from '../../../src/handlers/prometheus/config.js';
 import type { GoldenCase } from '../../fixtures/prometheus/cases.js';
 import { GOLDEN_CASES } from '../../fixtures/prometheus/cases.js';
-import type { Endpoint, RelabelConfig, ServiceMonitorResource } from '../../../src/handlers/prometheus/types.js';
+import type {
+  Endpoint,
+  RelabelConfig,
+  ServiceMonitorResource,
+} from '../../../src/handlers/prometheus/types.js';
 
 const fixtureDir = fileURLToPath(new URL('../../fixtures/prometheus/', import.meta.url));
 // UPDATE_GOLDEN=1 rewrites the golden files from the generator; review the diff before keeping it.
@@ -26,7 +30,10 @@ function golden(name: string, actual: string): string {
 }
 
 function run(c: GoldenCase): ReturnType<typeof generateConfig> {
-  return generateConfig(c.prometheus, c.monitors, c.namespaces, { podMonitors: c.podMonitors, ruleFiles: c.ruleFiles });
+  return generateConfig(c.prometheus, c.monitors, c.namespaces, {
+    podMonitors: c.podMonitors,
+    ruleFiles: c.ruleFiles,
+  });
 }
 
 /** A seeded shuffle, so a failure is reproducible. */
@@ -41,7 +48,10 @@ function shuffled<T>(items: readonly T[], seed: number): T[] {
   return out;
 }
 
-function monitor(endpoints: Endpoint[], extra: Partial<ServiceMonitorResource['spec']> = {}): ServiceMonitorResource {
+function monitor(
+  endpoints: Endpoint[],
+  extra: Partial<ServiceMonitorResource['spec']> = {},
+): ServiceMonitorResource {
   return { metadata: { name: 'm', namespace: 'ns' }, spec: { selector: {}, endpoints, ...extra } };
 }
 
@@ -56,10 +66,13 @@ describe('generateConfig golden files', () => {
     expect(result.skipped.map((s) => s.monitor)).toEqual(c.skipped ?? []);
   });
 
-  it.each(GOLDEN_CASES.map((c) => [c.name, c] as const))('%s: the YAML parses back to the returned config object', (_name, c) => {
-    const result = run(c);
-    expect(loadYaml(result.yaml)).toEqual(result.config);
-  });
+  it.each(GOLDEN_CASES.map((c) => [c.name, c] as const))(
+    '%s: the YAML parses back to the returned config object',
+    (_name, c) => {
+      const result = run(c);
+      expect(loadYaml(result.yaml)).toEqual(result.config);
+    },
+  );
 
   it('the §4.1 golden file is the reference text verbatim', () => {
     // Kept here as well, so an accidental UPDATE_GOLDEN cannot drift from the reference.
@@ -131,24 +144,38 @@ describe('generateConfig golden files', () => {
 });
 
 describe('generateConfig ordering', () => {
-  it.each(GOLDEN_CASES.map((c) => [c.name, c] as const))('%s: shuffled monitors and namespaces give identical bytes', (_name, c) => {
-    const expected = run(c);
-    for (const seed of [1, 7, 42, 1234, 99991]) {
-      const again = generateConfig(c.prometheus, shuffled(c.monitors, seed), shuffled(c.namespaces, seed + 1), {
-        podMonitors: shuffled(c.podMonitors ?? [], seed + 2),
-        ruleFiles: c.ruleFiles,
-      });
-      expect(again.yaml).toBe(expected.yaml);
-      expect(again.skipped).toEqual(expected.skipped);
-      expect(gzipConfig(again.yaml).equals(gzipConfig(expected.yaml))).toBe(true);
-    }
-  });
+  it.each(GOLDEN_CASES.map((c) => [c.name, c] as const))(
+    '%s: shuffled monitors and namespaces give identical bytes',
+    (_name, c) => {
+      const expected = run(c);
+      for (const seed of [1, 7, 42, 1234, 99991]) {
+        const again = generateConfig(
+          c.prometheus,
+          shuffled(c.monitors, seed),
+          shuffled(c.namespaces, seed + 1),
+          {
+            podMonitors: shuffled(c.podMonitors ?? [], seed + 2),
+            ruleFiles: c.ruleFiles,
+          },
+        );
+        expect(again.yaml).toBe(expected.yaml);
+        expect(again.skipped).toEqual(expected.skipped);
+        expect(gzipConfig(again.yaml).equals(gzipConfig(expected.yaml))).toBe(true);
+      }
+    },
+  );
 
   it('orders jobs by <namespace>/<name>, endpoints in list order', () => {
     const c = GOLDEN_CASES.find((g) => g.name === 'invalid-skipped')!;
-    expect(run(c).config.scrape_configs.map((j) => j.job_name)).toEqual(['serviceMonitor/shop/good/0', 'serviceMonitor/web/fine/0']);
+    expect(run(c).config.scrape_configs.map((j) => j.job_name)).toEqual([
+      'serviceMonitor/shop/good/0',
+      'serviceMonitor/web/fine/0',
+    ]);
     const t = GOLDEN_CASES.find((g) => g.name === 'target-labels')!;
-    expect(run(t).config.scrape_configs.map((j) => j.job_name)).toEqual(['serviceMonitor/monitoring/web/0', 'serviceMonitor/monitoring/web/1']);
+    expect(run(t).config.scrape_configs.map((j) => j.job_name)).toEqual([
+      'serviceMonitor/monitoring/web/0',
+      'serviceMonitor/monitoring/web/1',
+    ]);
   });
 
   it('does not modify its inputs', () => {
@@ -164,40 +191,83 @@ describe('generateConfig details', () => {
   it('reports every problem of a skipped monitor, naming the field', () => {
     const c = GOLDEN_CASES.find((g) => g.name === 'invalid-skipped')!;
     const skipped = Object.fromEntries(run(c).skipped.map((s) => [s.monitor, s.problems]));
-    expect(skipped['shop/no-endpoints']).toEqual(['spec.endpoints: at least one endpoint is required']);
-    expect(skipped['shop/bad-action']).toEqual([expect.stringMatching(/^spec\.endpoints\[0\]\.relabelings\[0\]\.action: invalid action "rename"/)]);
-    expect(skipped['shop/bad-regex']).toEqual([expect.stringMatching(/^spec\.endpoints\[0\]\.metricRelabelings\[0\]\.regex: "\(go_\.\*" does not compile/)]);
-    expect(skipped['shop/slow-timeout']).toEqual(['spec.endpoints[1].scrapeTimeout: 20s is greater than the scrape interval 10s']);
-    expect(skipped['web/bad-operator']).toEqual([expect.stringMatching(/^spec\.selector\.matchExpressions\[0\]\.operator: invalid operator "Matches"/)]);
+    expect(skipped['shop/no-endpoints']).toEqual([
+      'spec.endpoints: at least one endpoint is required',
+    ]);
+    expect(skipped['shop/bad-action']).toEqual([
+      expect.stringMatching(
+        /^spec\.endpoints\[0\]\.relabelings\[0\]\.action: invalid action "rename"/,
+      ),
+    ]);
+    expect(skipped['shop/bad-regex']).toEqual([
+      expect.stringMatching(
+        /^spec\.endpoints\[0\]\.metricRelabelings\[0\]\.regex: "\(go_\.\*" does not compile/,
+      ),
+    ]);
+    expect(skipped['shop/slow-timeout']).toEqual([
+      'spec.endpoints[1].scrapeTimeout: 20s is greater than the scrape interval 10s',
+    ]);
+    expect(skipped['web/bad-operator']).toEqual([
+      expect.stringMatching(
+        /^spec\.selector\.matchExpressions\[0\]\.operator: invalid operator "Matches"/,
+      ),
+    ]);
   });
 
   it('external labels: sorted, reserved names keep their generated values', () => {
     const c = GOLDEN_CASES.find((g) => g.name === 'external-labels')!;
     const labels = run(c).config.global.external_labels;
-    expect(Object.keys(labels)).toEqual(['cluster', 'prometheus', 'prometheus_replica', 'region', 'zone']);
+    expect(Object.keys(labels)).toEqual([
+      'cluster',
+      'prometheus',
+      'prometheus_replica',
+      'region',
+      'zone',
+    ]);
     expect(labels.prometheus).toBe('monitoring/main');
     expect(labels.prometheus_replica).toBe('$(POD_NAME)');
   });
 
   it('omits the namespaces block for namespaceSelector.any', () => {
     const c = GOLDEN_CASES.find((g) => g.name === 'namespace-selectors')!;
-    const sd = Object.fromEntries(run(c).config.scrape_configs.map((j) => [j.job_name, j.kubernetes_sd_configs]));
+    const sd = Object.fromEntries(
+      run(c).config.scrape_configs.map((j) => [j.job_name, j.kubernetes_sd_configs]),
+    );
     expect(sd['serviceMonitor/shop/everything/0']).toEqual([{ role: 'endpoints' }]);
-    expect(sd['serviceMonitor/payments/ledger/0']).toEqual([{ role: 'endpoints', namespaces: { names: ['payments', 'payments-canary'] } }]);
-    expect(sd['serviceMonitor/payments/own/0']).toEqual([{ role: 'endpoints', namespaces: { names: ['payments'] } }]);
+    expect(sd['serviceMonitor/payments/ledger/0']).toEqual([
+      { role: 'endpoints', namespaces: { names: ['payments', 'payments-canary'] } },
+    ]);
+    expect(sd['serviceMonitor/payments/own/0']).toEqual([
+      { role: 'endpoints', namespaces: { names: ['payments'] } },
+    ]);
     expect(sd['serviceMonitor/kube-system/dns/0']).toBeUndefined();
   });
 
   it('throws for an invalid Prometheus object rather than rendering a config Prometheus rejects', () => {
-    const bad = { metadata: { name: 'p', namespace: 'm' }, spec: { serviceMonitorSelector: {}, scrapeInterval: '10s', scrapeTimeout: '1m' } };
-    expect(() => generateConfig(bad, [], [])).toThrow(/spec\.scrapeTimeout: 1m is greater than spec\.scrapeInterval/);
-    expect(validatePrometheus({ metadata: bad.metadata, spec: { evaluationInterval: 'soon' } })).toEqual([
-      'spec.evaluationInterval: "soon" is not a valid duration (e.g. 30s, 1m30s, 500ms)',
-    ]);
-    expect(validatePrometheus({ metadata: bad.metadata, spec: { scrapeTimeout: '30s' } })).toEqual([]);
+    const bad = {
+      metadata: { name: 'p', namespace: 'm' },
+      spec: { serviceMonitorSelector: {}, scrapeInterval: '10s', scrapeTimeout: '1m' },
+    };
+    expect(() => generateConfig(bad, [], [])).toThrow(
+      /spec\.scrapeTimeout: 1m is greater than spec\.scrapeInterval/,
+    );
+    expect(
+      validatePrometheus({ metadata: bad.metadata, spec: { evaluationInterval: 'soon' } }),
+    ).toEqual(['spec.evaluationInterval: "soon" is not a valid duration (e.g. 30s, 1m30s, 500ms)']);
+    expect(validatePrometheus({ metadata: bad.metadata, spec: { scrapeTimeout: '30s' } })).toEqual(
+      [],
+    );
     // Empty strings count as unset, here as when rendering.
-    expect(validatePrometheus({ metadata: bad.metadata, spec: { scrapeInterval: '', scrapeTimeout: '' } })).toEqual([]);
-    expect(generateConfig({ metadata: bad.metadata, spec: { scrapeInterval: '' } }, [], []).config.global).toEqual({
+    expect(
+      validatePrometheus({
+        metadata: bad.metadata,
+        spec: { scrapeInterval: '', scrapeTimeout: '' },
+      }),
+    ).toEqual([]);
+    expect(
+      generateConfig({ metadata: bad.metadata, spec: { scrapeInterval: '' } }, [], []).config
+        .global,
+    ).toEqual({
       scrape_interval: '30s',
       external_labels: { prometheus: 'm/p', prometheus_replica: '$(POD_NAME)' },
       evaluation_interval: '30s',
@@ -206,7 +276,10 @@ describe('generateConfig details', () => {
 
   it('falls back to block lists when input already contains the internal flow token', () => {
     const c = GOLDEN_CASES.find((g) => g.name === 'minimal')!;
-    const tricky = c.monitors.map((m) => ({ ...m, spec: { ...m.spec, jobLabel: '__konductor_flow_0__' } }));
+    const tricky = c.monitors.map((m) => ({
+      ...m,
+      spec: { ...m.spec, jobLabel: '__konductor_flow_0__' },
+    }));
     const result = generateConfig(c.prometheus, tricky, c.namespaces);
     expect(result.yaml).toContain('  - source_labels:\n    - job\n');
     expect(loadYaml(result.yaml)).toEqual(result.config);
@@ -216,28 +289,42 @@ describe('generateConfig details', () => {
 describe('validateServiceMonitor', () => {
   it('accepts a plain monitor', () => {
     expect(validateServiceMonitor(monitor([{ port: 'metrics' }]))).toEqual([]);
-    expect(validateServiceMonitor(monitor([{ targetPort: 'web' }, { targetPort: 9090 }]))).toEqual([]);
+    expect(validateServiceMonitor(monitor([{ targetPort: 'web' }, { targetPort: 9090 }]))).toEqual(
+      [],
+    );
   });
 
   it('requires endpoints; an endpoint naming no port is fine (it scrapes every port, as upstream)', () => {
-    expect(validateServiceMonitor(monitor([]))).toEqual(['spec.endpoints: at least one endpoint is required']);
-    expect(validateServiceMonitor(monitor([{ port: '' }, { targetPort: 0 }, { path: '/metrics' }]))).toEqual([]);
-    expect(validateServiceMonitor(monitor([{ targetPort: 70000 }]))).toEqual(['spec.endpoints[0].targetPort: 70000 is not a port number']);
+    expect(validateServiceMonitor(monitor([]))).toEqual([
+      'spec.endpoints: at least one endpoint is required',
+    ]);
+    expect(
+      validateServiceMonitor(monitor([{ port: '' }, { targetPort: 0 }, { path: '/metrics' }])),
+    ).toEqual([]);
+    expect(validateServiceMonitor(monitor([{ targetPort: 70000 }]))).toEqual([
+      'spec.endpoints[0].targetPort: 70000 is not a port number',
+    ]);
   });
 
   it('checks durations and scrapeTimeout against interval (or the Prometheus default)', () => {
-    expect(validateServiceMonitor(monitor([{ port: 'm', interval: '15s', scrapeTimeout: '1m30s' }]))).toEqual([
-      'spec.endpoints[0].scrapeTimeout: 1m30s is greater than the scrape interval 15s',
-    ]);
-    expect(validateServiceMonitor(monitor([{ port: 'm', interval: '15s', scrapeTimeout: '15s' }]))).toEqual([]);
-    expect(validateServiceMonitor(monitor([{ port: 'm', scrapeTimeout: '500ms' }]), '1s')).toEqual([]);
+    expect(
+      validateServiceMonitor(monitor([{ port: 'm', interval: '15s', scrapeTimeout: '1m30s' }])),
+    ).toEqual(['spec.endpoints[0].scrapeTimeout: 1m30s is greater than the scrape interval 15s']);
+    expect(
+      validateServiceMonitor(monitor([{ port: 'm', interval: '15s', scrapeTimeout: '15s' }])),
+    ).toEqual([]);
+    expect(validateServiceMonitor(monitor([{ port: 'm', scrapeTimeout: '500ms' }]), '1s')).toEqual(
+      [],
+    );
     expect(validateServiceMonitor(monitor([{ port: 'm', scrapeTimeout: '45s' }]))).toEqual([
       'spec.endpoints[0].scrapeTimeout: 45s is greater than the scrape interval 30s',
     ]);
-    expect(validateServiceMonitor(monitor([{ port: 'm', interval: '', scrapeTimeout: '' }]))).toEqual([]);
-    expect(validateServiceMonitor(monitor([{ port: 'm', interval: '', scrapeTimeout: '31s' }]))).toEqual([
-      'spec.endpoints[0].scrapeTimeout: 31s is greater than the scrape interval 30s',
-    ]);
+    expect(
+      validateServiceMonitor(monitor([{ port: 'm', interval: '', scrapeTimeout: '' }])),
+    ).toEqual([]);
+    expect(
+      validateServiceMonitor(monitor([{ port: 'm', interval: '', scrapeTimeout: '31s' }])),
+    ).toEqual(['spec.endpoints[0].scrapeTimeout: 31s is greater than the scrape interval 30s']);
     expect(validateServiceMonitor(monitor([{ port: 'm', interval: '15 s' }]))).toEqual([
       'spec.endpoints[0].interval: "15 s" is not a valid duration (e.g. 30s, 1m30s, 500ms)',
     ]);
@@ -245,7 +332,9 @@ describe('validateServiceMonitor', () => {
 
   it('checks the scheme', () => {
     expect(validateServiceMonitor(monitor([{ port: 'm', scheme: 'HTTPS' }]))).toEqual([]);
-    expect(validateServiceMonitor(monitor([{ port: 'm', scheme: 'ftp' }]))).toEqual(['spec.endpoints[0].scheme: "ftp" must be http or https']);
+    expect(validateServiceMonitor(monitor([{ port: 'm', scheme: 'ftp' }]))).toEqual([
+      'spec.endpoints[0].scheme: "ftp" must be http or https',
+    ]);
   });
 
   it('checks selector requirements', () => {
@@ -269,9 +358,16 @@ describe('validateServiceMonitor', () => {
 
   it('accepts every relabel action in any case', () => {
     for (const action of ['replace', 'Keep', 'DROP', 'labelmap', 'LabelDrop', 'labelkeep']) {
-      expect(relabelProblems({ action, targetLabel: action.toLowerCase() === 'replace' ? 'x' : undefined })).toEqual([]);
+      expect(
+        relabelProblems({
+          action,
+          targetLabel: action.toLowerCase() === 'replace' ? 'x' : undefined,
+        }),
+      ).toEqual([]);
     }
-    expect(relabelProblems({ action: 'HashMod', sourceLabels: ['a'], modulus: 2, targetLabel: 'h' })).toEqual([]);
+    expect(
+      relabelProblems({ action: 'HashMod', sourceLabels: ['a'], modulus: 2, targetLabel: 'h' }),
+    ).toEqual([]);
     for (const action of ['lowercase', 'UPPERCASE', 'keepEqual', 'dropequal']) {
       expect(relabelProblems({ action, sourceLabels: ['a'], targetLabel: 'b' })).toEqual([]);
     }
@@ -281,11 +377,15 @@ describe('validateServiceMonitor', () => {
     expect(relabelProblems({ action: 'rename' })).toEqual([
       'spec.endpoints[0].relabelings[0].action: invalid action "rename" (allowed: replace, keep, drop, hashmod, labelmap, labeldrop, labelkeep, lowercase, uppercase, keepequal, dropequal, any case)',
     ]);
-    expect(relabelProblems({ action: 'replace', regex: 'a[' })[0]).toMatch(/^spec\.endpoints\[0\]\.relabelings\[0\]\.regex: "a\[" does not compile/);
+    expect(relabelProblems({ action: 'replace', regex: 'a[' })[0]).toMatch(
+      /^spec\.endpoints\[0\]\.relabelings\[0\]\.regex: "a\[" does not compile/,
+    );
     expect(relabelProblems({ action: 'hashmod', sourceLabels: ['a'], targetLabel: 'h' })).toEqual([
       'spec.endpoints[0].relabelings[0].modulus: required (non-zero) for action hashmod',
     ]);
-    expect(relabelProblems({ action: 'replace' })).toEqual(['spec.endpoints[0].relabelings[0].targetLabel: required for action replace']);
+    expect(relabelProblems({ action: 'replace' })).toEqual([
+      'spec.endpoints[0].relabelings[0].targetLabel: required for action replace',
+    ]);
     expect(relabelProblems({ targetLabel: 'bad-name' })).toEqual([
       'spec.endpoints[0].relabelings[0].targetLabel: "bad-name" is invalid for action replace',
     ]);
@@ -295,26 +395,51 @@ describe('validateServiceMonitor', () => {
     expect(relabelProblems({ action: 'labeldrop', regex: 'x', targetLabel: 'y' })).toEqual([
       'spec.endpoints[0].relabelings[0]: action labeldrop takes only regex',
     ]);
-    expect(relabelProblems({ action: 'keepequal', sourceLabels: ['a'], targetLabel: 'b', regex: 'x' })).toEqual([
+    expect(
+      relabelProblems({ action: 'keepequal', sourceLabels: ['a'], targetLabel: 'b', regex: 'x' }),
+    ).toEqual([
       'spec.endpoints[0].relabelings[0]: action keepequal takes only sourceLabels and targetLabel',
     ]);
-    expect(relabelProblems({ action: 'lowercase', sourceLabels: ['a'], targetLabel: 'b', replacement: 'c' })).toEqual([
-      'spec.endpoints[0].relabelings[0].replacement: cannot be set for action lowercase',
-    ]);
-    expect(relabelProblems({ action: 'labelmap', regex: '(.+)', replacement: 'not-a-label' })).toEqual([
+    expect(
+      relabelProblems({
+        action: 'lowercase',
+        sourceLabels: ['a'],
+        targetLabel: 'b',
+        replacement: 'c',
+      }),
+    ).toEqual(['spec.endpoints[0].relabelings[0].replacement: cannot be set for action lowercase']);
+    expect(
+      relabelProblems({ action: 'labelmap', regex: '(.+)', replacement: 'not-a-label' }),
+    ).toEqual([
       'spec.endpoints[0].relabelings[0].replacement: "not-a-label" is invalid for action labelmap',
     ]);
   });
 
   it('checks metricRelabelings too', () => {
-    const problems = validateServiceMonitor(monitor([{ port: 'm', metricRelabelings: [{ action: 'drop', regex: '(' }] }]));
+    const problems = validateServiceMonitor(
+      monitor([{ port: 'm', metricRelabelings: [{ action: 'drop', regex: '(' }] }]),
+    );
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(/^spec\.endpoints\[0\]\.metricRelabelings\[0\]\.regex: /);
   });
 });
 
 describe('regexProblem (RE2 via re2js, anchored as Prometheus does)', () => {
-  it.each(['', '(.*)', 'Node;(.*)', '(?i)kube-.*', '(?i:a)b', '(?P<name>x)', '[]a]', '[^]a]', 'a\\\\1', 'a)(b', 'a{1000}', '[(?<n>x)]', '\\Q(?<n>\\E'])('accepts %j', (re) => {
+  it.each([
+    '',
+    '(.*)',
+    'Node;(.*)',
+    '(?i)kube-.*',
+    '(?i:a)b',
+    '(?P<name>x)',
+    '[]a]',
+    '[^]a]',
+    'a\\\\1',
+    'a)(b',
+    'a{1000}',
+    '[(?<n>x)]',
+    '\\Q(?<n>\\E',
+  ])('accepts %j', (re) => {
     // `a\\1` (a literal backslash, then 1) is no backreference; `a)(b` is valid once anchored as ^(?:a)(b)$.
     expect(regexProblem(re)).toBeUndefined();
   });
@@ -340,14 +465,29 @@ describe('regexProblem (RE2 via re2js, anchored as Prometheus does)', () => {
 describe('selector label keys and values', () => {
   it('accepts Kubernetes label values: empty, or up to 63 of [A-Za-z0-9._-] starting and ending alphanumeric', () => {
     const values = ['', 'a', 'checkout', 'v1.2.3', 'a_b-c.d', 'x'.repeat(63)];
-    expect(validateServiceMonitor(monitor([{ port: 'm' }], { selector: { matchLabels: Object.fromEntries(values.map((v, i) => [`k${i}`, v])) } }))).toEqual([]);
+    expect(
+      validateServiceMonitor(
+        monitor([{ port: 'm' }], {
+          selector: { matchLabels: Object.fromEntries(values.map((v, i) => [`k${i}`, v])) },
+        }),
+      ),
+    ).toEqual([]);
   });
 
-  it.each(['(', 'a b', '-a', 'a-', 'x'.repeat(64), 'a|b', 'caf\u00e9'])('refuses the matchLabels value %j, naming it', (value) => {
-    expect(validateServiceMonitor(monitor([{ port: 'm' }], { selector: { matchLabels: { app: value } } }))).toEqual([
-      expect.stringMatching(/^spec\.selector\.matchLabels\["app"\]: .* is not a valid label value: /),
-    ]);
-  });
+  it.each(['(', 'a b', '-a', 'a-', 'x'.repeat(64), 'a|b', 'caf\u00e9'])(
+    'refuses the matchLabels value %j, naming it',
+    (value) => {
+      expect(
+        validateServiceMonitor(
+          monitor([{ port: 'm' }], { selector: { matchLabels: { app: value } } }),
+        ),
+      ).toEqual([
+        expect.stringMatching(
+          /^spec\.selector\.matchLabels\["app"\]: .* is not a valid label value: /,
+        ),
+      ]);
+    },
+  );
 
   it('refuses bad keys and matchExpressions values too', () => {
     const problems = validateServiceMonitor(
@@ -363,28 +503,43 @@ describe('selector label keys and values', () => {
     );
     expect(problems).toEqual([
       expect.stringMatching(/^spec\.selector\.matchLabels: key "bad key" is not a valid label key/),
-      expect.stringMatching(/^spec\.selector\.matchExpressions\[0\]\.key: "Bad_Prefix\/x" is not a valid label key: prefix/),
-      expect.stringMatching(/^spec\.selector\.matchExpressions\[1\]\.values\[1\]: "prod\)\|\(\.\*" is not a valid label value/),
+      expect.stringMatching(
+        /^spec\.selector\.matchExpressions\[0\]\.key: "Bad_Prefix\/x" is not a valid label key: prefix/,
+      ),
+      expect.stringMatching(
+        /^spec\.selector\.matchExpressions\[1\]\.values\[1\]: "prod\)\|\(\.\*" is not a valid label value/,
+      ),
     ]);
   });
 });
 
 describe('duration range', () => {
-  it.each(['292y', '292y1w', '106751d', '2562047h', '9223372036854ms'])('accepts %s, within int64 nanoseconds', (interval) => {
-    expect(validateServiceMonitor(monitor([{ port: 'm', interval }]))).toEqual([]);
-  });
+  it.each(['292y', '292y1w', '106751d', '2562047h', '9223372036854ms'])(
+    'accepts %s, within int64 nanoseconds',
+    (interval) => {
+      expect(validateServiceMonitor(monitor([{ port: 'm', interval }]))).toEqual([]);
+    },
+  );
 
-  it.each(['300y', '293y', '106752d', '9223372036855ms', '99999999999999999999s', '292y52w'])('refuses %s, past int64 nanoseconds', (interval) => {
-    expect(validateServiceMonitor(monitor([{ port: 'm', interval }]))).toEqual([
-      `spec.endpoints[0].interval: "${interval}" is out of range (Prometheus durations end at about 292y)`,
-    ]);
-  });
+  it.each(['300y', '293y', '106752d', '9223372036855ms', '99999999999999999999s', '292y52w'])(
+    'refuses %s, past int64 nanoseconds',
+    (interval) => {
+      expect(validateServiceMonitor(monitor([{ port: 'm', interval }]))).toEqual([
+        `spec.endpoints[0].interval: "${interval}" is out of range (Prometheus durations end at about 292y)`,
+      ]);
+    },
+  );
 
   it('refuses an overflowing scrapeTimeout and Prometheus-wide durations too', () => {
     expect(validateServiceMonitor(monitor([{ port: 'm', scrapeTimeout: '300y' }]))).toEqual([
       'spec.endpoints[0].scrapeTimeout: "300y" is out of range (Prometheus durations end at about 292y)',
     ]);
-    expect(validatePrometheus({ metadata: { name: 'p', namespace: 'n' }, spec: { scrapeInterval: '300y' } })).toEqual([
+    expect(
+      validatePrometheus({
+        metadata: { name: 'p', namespace: 'n' },
+        spec: { scrapeInterval: '300y' },
+      }),
+    ).toEqual([
       'spec.scrapeInterval: "300y" is out of range (Prometheus durations end at about 292y)',
     ]);
   });
@@ -393,17 +548,34 @@ describe('duration range', () => {
 describe('rendered rules', () => {
   it('skips a monitor whose port name would be a broken regex', () => {
     const c = GOLDEN_CASES.find((g) => g.name === 'minimal')!;
-    const bad = { ...c.monitors[0]!, spec: { ...c.monitors[0]!.spec, endpoints: [{ port: 'metrics(' }] } };
+    const bad = {
+      ...c.monitors[0]!,
+      spec: { ...c.monitors[0]!.spec, endpoints: [{ port: 'metrics(' }] },
+    };
     const result = generateConfig(c.prometheus, [bad], c.namespaces);
     expect(result.config.scrape_configs).toEqual([]);
-    expect(result.skipped).toEqual([{ monitor: 'shop/checkout', problems: [expect.stringMatching(/^serviceMonitor\/shop\/checkout\/0: relabel_configs\[2\]\.regex: "metrics\(" does not compile/)] }]);
+    expect(result.skipped).toEqual([
+      {
+        monitor: 'shop/checkout',
+        problems: [
+          expect.stringMatching(
+            /^serviceMonitor\/shop\/checkout\/0: relabel_configs\[2\]\.regex: "metrics\(" does not compile/,
+          ),
+        ],
+      },
+    ]);
   });
 
   it('skips a monitor whose targetLabels entry is no Prometheus label name once sanitised', () => {
     const c = GOLDEN_CASES.find((g) => g.name === 'minimal')!;
     const bad = { ...c.monitors[0]!, spec: { ...c.monitors[0]!.spec, targetLabels: ['1st'] } };
     const result = generateConfig(c.prometheus, [bad], c.namespaces);
-    expect(result.skipped).toEqual([{ monitor: 'shop/checkout', problems: [expect.stringMatching(/target_label: "1st" is not a valid label name/)] }]);
+    expect(result.skipped).toEqual([
+      {
+        monitor: 'shop/checkout',
+        problems: [expect.stringMatching(/target_label: "1st" is not a valid label name/)],
+      },
+    ]);
   });
 });
 
@@ -417,7 +589,8 @@ describe('helpers', () => {
     expect(parseDuration('1w')).toBe(604_800_000);
     expect(parseDuration('1y')).toBe(31_536_000_000);
     expect(parseDuration('0')).toBe(0);
-    for (const bad of ['', '15', '1.5s', '30s1m', '-1s', '1 m', 's']) expect(parseDuration(bad)).toBeUndefined();
+    for (const bad of ['', '15', '1.5s', '30s1m', '-1s', '1 m', 's'])
+      expect(parseDuration(bad)).toBeUndefined();
   });
 
   it('sanitizeLabelName', () => {

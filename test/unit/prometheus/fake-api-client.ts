@@ -2,7 +2,10 @@ import { ResourceClient, type ApiClient, type Cache, type KubeObject } from 'kon
 import { type RequestInit } from '../../../src/framework/api/api-client.js';
 
 /** The discovery answers of the group versions the Prometheus operator uses. */
-const DISCOVERY: Record<string, { resources: Array<{ name: string; kind: string; namespaced: boolean }> }> = {
+const DISCOVERY: Record<
+  string,
+  { resources: Array<{ name: string; kind: string; namespaced: boolean }> }
+> = {
   '/api/v1': {
     resources: [
       { name: 'secrets', kind: 'Secret', namespaced: true },
@@ -30,10 +33,16 @@ const DISCOVERY: Record<string, { resources: Array<{ name: string; kind: string;
  * An ApiClient over `request` for the operator's requests, with `resource()` as the real client has
  * it; discovery is answered here, so `request` sees only the operator's own reads and writes.
  */
-export function fakeApiClient(request: (method: string, path: string, init?: RequestInit) => Promise<unknown>): ApiClient {
+export function fakeApiClient(
+  request: (method: string, path: string, init?: RequestInit) => Promise<unknown>,
+): ApiClient {
   const client = {
-    request: async (method: string, path: string, init?: RequestInit) => (method === 'GET' && path in DISCOVERY ? structuredClone(DISCOVERY[path]) : request(method, path, init)),
-    resource: (apiVersion: string, name: string) => new ResourceClient(client as unknown as ApiClient, apiVersion, name),
+    request: async (method: string, path: string, init?: RequestInit) =>
+      method === 'GET' && path in DISCOVERY
+        ? structuredClone(DISCOVERY[path])
+        : request(method, path, init),
+    resource: (apiVersion: string, name: string) =>
+      new ResourceClient(client as unknown as ApiClient, apiVersion, name),
   };
   return client as unknown as ApiClient;
 }
@@ -45,8 +54,17 @@ export function fakeCache(objects: Record<string, KubeObject[]> = {}): Cache {
       const items = (objects[`${apiVersion} ${name}`] ?? []) as unknown as T[];
       return {
         get: ({ namespace, name: objectName }: { namespace?: string; name: string }) =>
-          items.find((item) => (item as KubeObject).metadata?.name === objectName && (item as KubeObject).metadata?.namespace === namespace),
-        list: (query: { namespace?: string } = {}) => items.filter((item) => query.namespace === undefined || (item as KubeObject).metadata?.namespace === query.namespace),
+          items.find(
+            (item) =>
+              (item as KubeObject).metadata?.name === objectName &&
+              (item as KubeObject).metadata?.namespace === namespace,
+          ),
+        list: (query: { namespace?: string } = {}) =>
+          items.filter(
+            (item) =>
+              query.namespace === undefined ||
+              (item as KubeObject).metadata?.namespace === query.namespace,
+          ),
       };
     },
   } as unknown as Cache;

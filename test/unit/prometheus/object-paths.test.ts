@@ -17,7 +17,12 @@ const noInputs = { monitors: [], podMonitors: [], rules: [], namespaces: [] };
 type Prometheus = PrometheusResource & KubeObject;
 
 function prometheusObject(namespace: string, name: string): Prometheus {
-  return { apiVersion: 'monitoring.coreos.com/v1', kind: 'Prometheus', metadata: { namespace, name, uid: 'uid-1' }, spec: { serviceMonitorSelector: {} } };
+  return {
+    apiVersion: 'monitoring.coreos.com/v1',
+    kind: 'Prometheus',
+    metadata: { namespace, name, uid: 'uid-1' },
+    spec: { serviceMonitorSelector: {} },
+  };
 }
 
 /** Records every request but discovery; GETs answer 404 (nothing exists yet), writes echo their body. */
@@ -34,19 +39,25 @@ function recordingClient(): { client: ReturnType<typeof fakeApiClient>; requests
 describe('the operator refuses names that would leave their path segment', () => {
   it('reconcile of a Prometheus named with / and .. fails naming it, before any request', async () => {
     const { client, requests } = recordingClient();
-    await expect(reconcile(client, prometheusObject('team-a', HOSTILE), noInputs, silentLogger(), options)).rejects.toThrow('refusing the name');
+    await expect(
+      reconcile(client, prometheusObject('team-a', HOSTILE), noInputs, silentLogger(), options),
+    ).rejects.toThrow('refusing the name');
     expect(requests).toEqual([]);
   });
 
   it('removeChildren of such a Prometheus deletes nothing', async () => {
     const { client, requests } = recordingClient();
-    await expect(removeChildren(client, fakeCache(), prometheusObject('team-a', HOSTILE))).rejects.toThrow('refusing the name');
+    await expect(
+      removeChildren(client, fakeCache(), prometheusObject('team-a', HOSTILE)),
+    ).rejects.toThrow('refusing the name');
     expect(requests.filter((r) => r.startsWith('DELETE'))).toEqual([]);
   });
 
   it('a namespace with / and .. is refused too', async () => {
     const { client, requests } = recordingClient();
-    await expect(reconcile(client, prometheusObject('team/../a', 'main'), noInputs, silentLogger(), options)).rejects.toThrow('refusing the namespace');
+    await expect(
+      reconcile(client, prometheusObject('team/../a', 'main'), noInputs, silentLogger(), options),
+    ).rejects.toThrow('refusing the namespace');
     expect(requests).toEqual([]);
   });
 });
@@ -58,11 +69,20 @@ describe('a reconcile after a ServiceMonitor change', () => {
     const cache = fakeCache({ 'monitoring.coreos.com/v1 prometheuses': [prometheus] });
     const operator = new PrometheusOperator(options);
     const patch = { status: {} as Record<string, unknown> };
-    const context = { body: prometheus, cache, client, logger: silentLogger(), patch, deleting: false } as unknown as ReconcileContext<PrometheusKind>;
+    const context = {
+      body: prometheus,
+      cache,
+      client,
+      logger: silentLogger(),
+      patch,
+      deleting: false,
+    } as unknown as ReconcileContext<PrometheusKind>;
 
     await operator.reconcile(context);
 
     expect(requests.filter((r) => r.includes('/prometheuses'))).toEqual([]);
-    expect(patch.status.conditions).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'Reconciled' })]));
+    expect(patch.status.conditions).toEqual(
+      expect.arrayContaining([expect.objectContaining({ type: 'Reconciled' })]),
+    );
   });
 });

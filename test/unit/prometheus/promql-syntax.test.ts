@@ -22,7 +22,7 @@ const ACCEPTED = [
   'max_over_time(deriv(rate(x[1m])[5m:1m])[1h:])',
   'label_replace(up, "a", "$1", "b", "(.*)")',
   'up{job="a(b"} # a comment with ( in it\n+ 1',
-  "x{a='single',b=`raw \\q`,c=\"\\u00e9\\x41\\101\\n\"}",
+  'x{a=\'single\',b=`raw \\q`,c="\\u00e9\\x41\\101\\n"}',
   'sum without () (up) > bool 0',
   'topk(5, x) without (a)',
   'holt_winters(x[1h], 0.5, 0.5)',
@@ -66,13 +66,23 @@ describe('agreement with the real Prometheus parser', () => {
     const path = join(workDir, 'rule.yaml');
     writeFileSync(path, yaml.dump({ groups: [{ name: 'g', rules: [{ record: 'r', expr }] }] }));
     return new Promise((resolve, reject) => {
-      execFile('promtool', ['check', 'rules', path], { timeout: 30_000 }, (error, stdout, stderr) => {
-        const output = `${stdout}${stderr}`;
-        if (error === null) resolve({ code: 0, output });
-        else if ((error as NodeJS.ErrnoException).code === 'ENOENT') reject(new Error('promtool not found on PATH: run `npm run provision` (installs Debian\'s prometheus package)'));
-        else if (typeof error.code === 'number') resolve({ code: error.code, output });
-        else reject(new Error(`promtool check rules failed: ${error.message}\n${output}`));
-      });
+      execFile(
+        'promtool',
+        ['check', 'rules', path],
+        { timeout: 30_000 },
+        (error, stdout, stderr) => {
+          const output = `${stdout}${stderr}`;
+          if (error === null) resolve({ code: 0, output });
+          else if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+            reject(
+              new Error(
+                "promtool not found on PATH: run `npm run provision` (installs Debian's prometheus package)",
+              ),
+            );
+          else if (typeof error.code === 'number') resolve({ code: error.code, output });
+          else reject(new Error(`promtool check rules failed: ${error.message}\n${output}`));
+        },
+      );
     });
   }
 
@@ -91,20 +101,34 @@ describe('agreement with the real Prometheus parser', () => {
 
 describe('bounds on hostile expressions', () => {
   it(`refuses brackets nested more than ${MAX_NESTING} deep before parsing, naming where`, () => {
-    expect(promqlProblem(`${'sum('.repeat(MAX_NESTING + 1)}x${')'.repeat(MAX_NESTING + 1)}`, PROMETHEUS_2)).toBe(
+    expect(
+      promqlProblem(
+        `${'sum('.repeat(MAX_NESTING + 1)}x${')'.repeat(MAX_NESTING + 1)}`,
+        PROMETHEUS_2,
+      ),
+    ).toBe(
       `nests brackets more than ${MAX_NESTING} deep (at line 1, column ${4 * MAX_NESTING + 4})`,
     );
   });
 
   it(`accepts brackets nested ${MAX_NESTING} deep`, () => {
-    expect(promqlProblem(`${'sum('.repeat(MAX_NESTING)}x${')'.repeat(MAX_NESTING)}`, PROMETHEUS_2)).toBeUndefined();
+    expect(
+      promqlProblem(`${'sum('.repeat(MAX_NESTING)}x${')'.repeat(MAX_NESTING)}`, PROMETHEUS_2),
+    ).toBeUndefined();
   });
 
   it('brackets inside strings and comments do not count towards the nesting', () => {
-    expect(promqlProblem(`up{job="${'('.repeat(MAX_NESTING + 1)}"} # ${'['.repeat(MAX_NESTING + 1)}`, PROMETHEUS_2)).toBeUndefined();
+    expect(
+      promqlProblem(
+        `up{job="${'('.repeat(MAX_NESTING + 1)}"} # ${'['.repeat(MAX_NESTING + 1)}`,
+        PROMETHEUS_2,
+      ),
+    ).toBeUndefined();
   });
 
   it('a long run of garbage is refused at its first character, without error recovery', () => {
-    expect(promqlProblem(')]}{'.repeat(16_000), PROMETHEUS_2)).toBe('does not parse at line 1, column 1: unexpected ")"');
+    expect(promqlProblem(')]}{'.repeat(16_000), PROMETHEUS_2)).toBe(
+      'does not parse at line 1, column 1: unexpected ")"',
+    );
   });
 });

@@ -12,8 +12,16 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generateConfig, regexProblem, renderYaml, scrapeConfigs } from '../../../src/handlers/prometheus/config.js';
-import type { PrometheusResource, ServiceMonitorResource } from '../../../src/handlers/prometheus/types.js';
+import {
+  generateConfig,
+  regexProblem,
+  renderYaml,
+  scrapeConfigs,
+} from '../../../src/handlers/prometheus/config.js';
+import type {
+  PrometheusResource,
+  ServiceMonitorResource,
+} from '../../../src/handlers/prometheus/types.js';
 import { HOSTILE_CASES } from '../../fixtures/prometheus/cases.js';
 
 const fixtureDir = fileURLToPath(new URL('../../fixtures/prometheus/', import.meta.url));
@@ -37,7 +45,11 @@ function promtool(args: string[]): Promise<PromtoolResult> {
       if (error === null) {
         resolve({ code: 0, output });
       } else if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-        reject(new Error('promtool not found on PATH: run `npm run provision` (installs Debian\'s prometheus package)'));
+        reject(
+          new Error(
+            "promtool not found on PATH: run `npm run provision` (installs Debian's prometheus package)",
+          ),
+        );
       } else if (typeof error.code === 'number') {
         resolve({ code: error.code, output });
       } else {
@@ -63,7 +75,11 @@ function withFileSD(yaml: string): { text: string; replaced: number } {
     out.push(`${indent}file_sd_configs:`, `${indent}- files:`, `${indent}  - ${targetsFile}`);
     replaced++;
     // The list's items sit at the key's indent (`- `) or deeper.
-    while (i + 1 < lines.length && (lines[i + 1]!.startsWith(`${indent}- `) || lines[i + 1]!.startsWith(`${indent}  `))) i++;
+    while (
+      i + 1 < lines.length &&
+      (lines[i + 1]!.startsWith(`${indent}- `) || lines[i + 1]!.startsWith(`${indent}  `))
+    )
+      i++;
   }
   return { text: out.join('\n'), replaced };
 }
@@ -106,7 +122,9 @@ describe('promtool check config', () => {
   });
 
   it('has golden files to check', () => {
-    expect(goldenFiles).toEqual(expect.arrayContaining(['minimal.yaml', 'relabelings.yaml', 'ports.yaml']));
+    expect(goldenFiles).toEqual(
+      expect.arrayContaining(['minimal.yaml', 'relabelings.yaml', 'ports.yaml']),
+    );
   });
 
   it.each(goldenFiles)('accepts %s', async (file) => {
@@ -130,7 +148,10 @@ describe('promtool check config', () => {
   // Why the operator refuses such a Prometheus (validatePrometheus) instead of rendering it.
   it('refuses an external label name with a dash, as the 2.x label-name rule says', async () => {
     const yaml = readFileSync(join(fixtureDir, 'minimal.yaml'), 'utf8');
-    const text = withFileSD(yaml).text.replace('    prometheus: monitoring/main\n', '    prometheus: monitoring/main\n    some-other-key: x\n');
+    const text = withFileSD(yaml).text.replace(
+      '    prometheus: monitoring/main\n',
+      '    prometheus: monitoring/main\n    some-other-key: x\n',
+    );
     expect(text).toContain('some-other-key: x');
     const { code, output } = await checkConfig('dashed-external-label', text);
     expect(code).toBe(1);
@@ -138,34 +159,74 @@ describe('promtool check config', () => {
   });
 
   it('still rejects kubernetes_sd_configs, which is why the tests substitute file_sd_configs', async () => {
-    const { code, output } = await checkConfig('k8s-sd', readFileSync(join(fixtureDir, 'minimal.yaml'), 'utf8'));
+    const { code, output } = await checkConfig(
+      'k8s-sd',
+      readFileSync(join(fixtureDir, 'minimal.yaml'), 'utf8'),
+    );
     expect(code).toBe(1);
     expect(output).toMatch(/kubernetes_sd_configs not found/);
   });
 
   // regexProblem (re2js) must agree with Prometheus itself, including where JS RegExp would not.
-  it.each(['(?i)kube-.*', '(?P<name>x)', '[]a]', 'a)(b', 'a\\.b', '(', 'a[', '[]', 'x{2,1}', 'a(?=b)', '(?<!a)b', '(a)\\1', '(?z)a', 'a{1000}', 'a{1001}', '\\q', '(?<n>x)', '[(?<n>x)]', '\\(?<n>x\\)', '\\Q(?<n>\\E', '\\pL', '\\p{Greek}', '[[:alpha:]]', '(?U)a+', '\\z', '\\Z', '(.+)', '__meta_kubernetes_.*', '[a-z0-9]([-a-z0-9]*[a-z0-9])?', '[0-9a-f]{64}', '((a{10}){10}){10}', '(a{100}){11}', '(a{2}){0,1000}'])(
-    'agrees with promtool on regex %j',
-    async (regex) => {
-      const yaml = readFileSync(join(fixtureDir, 'minimal.yaml'), 'utf8');
-      const quoted = `'${regex.replace(/'/g, "''")}'`;
-      const text = withFileSD(yaml).text.replace('    regex: metrics\n', `    regex: ${quoted}\n`);
-      const { code } = await checkConfig('regex', text);
-      expect({ regex, promtoolAccepts: code === 0 }).toEqual({ regex, promtoolAccepts: regexProblem(regex) === undefined });
-    },
-  );
+  it.each([
+    '(?i)kube-.*',
+    '(?P<name>x)',
+    '[]a]',
+    'a)(b',
+    'a\\.b',
+    '(',
+    'a[',
+    '[]',
+    'x{2,1}',
+    'a(?=b)',
+    '(?<!a)b',
+    '(a)\\1',
+    '(?z)a',
+    'a{1000}',
+    'a{1001}',
+    '\\q',
+    '(?<n>x)',
+    '[(?<n>x)]',
+    '\\(?<n>x\\)',
+    '\\Q(?<n>\\E',
+    '\\pL',
+    '\\p{Greek}',
+    '[[:alpha:]]',
+    '(?U)a+',
+    '\\z',
+    '\\Z',
+    '(.+)',
+    '__meta_kubernetes_.*',
+    '[a-z0-9]([-a-z0-9]*[a-z0-9])?',
+    '[0-9a-f]{64}',
+    '((a{10}){10}){10}',
+    '(a{100}){11}',
+    '(a{2}){0,1000}',
+  ])('agrees with promtool on regex %j', async (regex) => {
+    const yaml = readFileSync(join(fixtureDir, 'minimal.yaml'), 'utf8');
+    const quoted = `'${regex.replace(/'/g, "''")}'`;
+    const text = withFileSD(yaml).text.replace('    regex: metrics\n', `    regex: ${quoted}\n`);
+    const { code } = await checkConfig('regex', text);
+    expect({ regex, promtoolAccepts: code === 0 }).toEqual({
+      regex,
+      promtoolAccepts: regexProblem(regex) === undefined,
+    });
+  });
 
   // The operator's own limits (regex.ts) bound what one compile may cost; Prometheus' are far higher.
   it.each([
     ['a{1000} five times', 'a{1000}'.repeat(5), /would compile to about 5\d{3} instructions/],
     ['1025 characters', 'x'.repeat(1025), /is 1025 characters long/],
-  ])('refuses a regex promtool accepts but that is over the operator\'s limits: %s', async (_what, regex, why) => {
-    const yaml = readFileSync(join(fixtureDir, 'minimal.yaml'), 'utf8');
-    const text = withFileSD(yaml).text.replace('    regex: metrics\n', `    regex: '${regex}'\n`);
-    const { code, output } = await checkConfig('over-limits', text);
-    expect({ code, output }).toEqual({ code: 0, output: expect.stringContaining('SUCCESS') });
-    expect(regexProblem(regex)).toMatch(why);
-  });
+  ])(
+    "refuses a regex promtool accepts but that is over the operator's limits: %s",
+    async (_what, regex, why) => {
+      const yaml = readFileSync(join(fixtureDir, 'minimal.yaml'), 'utf8');
+      const text = withFileSD(yaml).text.replace('    regex: metrics\n', `    regex: '${regex}'\n`);
+      const { code, output } = await checkConfig('over-limits', text);
+      expect({ code, output }).toEqual({ code: 0, output: expect.stringContaining('SUCCESS') });
+      expect(regexProblem(regex)).toMatch(why);
+    },
+  );
 });
 
 // One ServiceMonitor Prometheus would refuse must not make the whole configuration unloadable.
@@ -181,26 +242,54 @@ describe('hostile ServiceMonitors', () => {
   const namespaces = [{ name: 'shop' }, { name: 'monitoring' }];
   const cases = HOSTILE_CASES.map((c) => [c.what, c] as const);
 
-  it.each(cases)('%s: rendered unchecked (as before), promtool rejects the whole configuration', async (_what, c) => {
-    const global = generateConfig(prometheus, [], namespaces).config.global;
-    const unchecked = renderYaml({ global, scrape_configs: [...scrapeConfigs(good), ...scrapeConfigs(c.monitor)] });
-    const { code, output } = await checkConfig(`unchecked-${c.monitor.metadata.name}`, withFileSD(unchecked).text);
-    expect({ code, output }).toEqual({ code: 1, output: expect.stringMatching(c.promtool) });
-  });
+  it.each(cases)(
+    '%s: rendered unchecked (as before), promtool rejects the whole configuration',
+    async (_what, c) => {
+      const global = generateConfig(prometheus, [], namespaces).config.global;
+      const unchecked = renderYaml({
+        global,
+        scrape_configs: [...scrapeConfigs(good), ...scrapeConfigs(c.monitor)],
+      });
+      const { code, output } = await checkConfig(
+        `unchecked-${c.monitor.metadata.name}`,
+        withFileSD(unchecked).text,
+      );
+      expect({ code, output }).toEqual({ code: 1, output: expect.stringMatching(c.promtool) });
+    },
+  );
 
-  it.each(cases)('%s: the monitor is skipped with its reason, the others render and promtool accepts the result', async (_what, c) => {
-    const result = generateConfig(prometheus, [good, c.monitor], namespaces);
-    expect(result.skipped).toEqual([{ monitor: `shop/${c.monitor.metadata.name}`, problems: [expect.stringMatching(c.problem)] }]);
-    expect(result.config.scrape_configs.map((job) => job.job_name)).toEqual(['serviceMonitor/shop/good/0']);
-    const { code, output } = await checkConfig(`skipped-${c.monitor.metadata.name}`, withFileSD(result.yaml).text);
-    expect({ code, output }).toEqual({ code: 0, output: expect.stringContaining('SUCCESS') });
-  });
+  it.each(cases)(
+    '%s: the monitor is skipped with its reason, the others render and promtool accepts the result',
+    async (_what, c) => {
+      const result = generateConfig(prometheus, [good, c.monitor], namespaces);
+      expect(result.skipped).toEqual([
+        {
+          monitor: `shop/${c.monitor.metadata.name}`,
+          problems: [expect.stringMatching(c.problem)],
+        },
+      ]);
+      expect(result.config.scrape_configs.map((job) => job.job_name)).toEqual([
+        'serviceMonitor/shop/good/0',
+      ]);
+      const { code, output } = await checkConfig(
+        `skipped-${c.monitor.metadata.name}`,
+        withFileSD(result.yaml).text,
+      );
+      expect({ code, output }).toEqual({ code: 0, output: expect.stringContaining('SUCCESS') });
+    },
+  );
 
-  it.each(['292y', '106751d', '9223372036854ms'])('accepts %s, the longest durations promtool accepts', async (interval) => {
-    const monitor: ServiceMonitorResource = { ...good, spec: { ...good.spec, endpoints: [{ port: 'metrics', interval }] } };
-    const result = generateConfig(prometheus, [monitor], namespaces);
-    expect(result.skipped).toEqual([]);
-    const { code } = await checkConfig(`longest-${interval}`, withFileSD(result.yaml).text);
-    expect(code).toBe(0);
-  });
+  it.each(['292y', '106751d', '9223372036854ms'])(
+    'accepts %s, the longest durations promtool accepts',
+    async (interval) => {
+      const monitor: ServiceMonitorResource = {
+        ...good,
+        spec: { ...good.spec, endpoints: [{ port: 'metrics', interval }] },
+      };
+      const result = generateConfig(prometheus, [monitor], namespaces);
+      expect(result.skipped).toEqual([]);
+      const { code } = await checkConfig(`longest-${interval}`, withFileSD(result.yaml).text);
+      expect(code).toBe(0);
+    },
+  );
 });

@@ -5,14 +5,23 @@
  */
 import { ApiError, silentLogger, type KubeObject } from 'konductor';
 import { EventScope } from '../../../src/framework/posting/event-scope.js';
-import { reconcile, ReportedProblems, type Inputs } from '../../../src/handlers/prometheus/reconcile.js';
+import {
+  reconcile,
+  ReportedProblems,
+  type Inputs,
+} from '../../../src/handlers/prometheus/reconcile.js';
 import type { PrometheusResource } from '../../../src/handlers/prometheus/types.js';
 import { fakeApiClient } from './fake-api-client.js';
 
 type Prometheus = PrometheusResource & KubeObject;
 
 const options = { configReloaderImage: 'quay.io/example/prometheus-config-reloader:v1' };
-const prometheus: Prometheus = { apiVersion: 'monitoring.coreos.com/v1', kind: 'Prometheus', metadata: { name: 'main', namespace: 'monitoring', uid: 'prom-uid' }, spec: { serviceMonitorSelector: {} } };
+const prometheus: Prometheus = {
+  apiVersion: 'monitoring.coreos.com/v1',
+  kind: 'Prometheus',
+  metadata: { name: 'main', namespace: 'monitoring', uid: 'prom-uid' },
+  spec: { serviceMonitorSelector: {} },
+};
 
 /** A ServiceMonitor the default 30s interval makes Prometheus skip: its timeout is longer. */
 function slowMonitor(name: string, generation = 1): Inputs['monitors'][number] {
@@ -41,7 +50,9 @@ function api(secretWrite?: ApiError): ReturnType<typeof fakeApiClient> {
 
 function capture(): { posted: string[]; scope: EventScope } {
   const posted: string[] = [];
-  const scope = new EventScope({ post: (object, type, reason) => posted.push(`${object.metadata?.name} ${type} ${reason}`) });
+  const scope = new EventScope({
+    post: (object, type, reason) => posted.push(`${object.metadata?.name} ${type} ${reason}`),
+  });
   scope.activate();
   return { posted, scope };
 }
@@ -51,29 +62,52 @@ describe('reports of a render', () => {
     const { posted, scope } = capture();
     const client = api();
     const reported = new ReportedProblems();
-    const inputs = (generation: number): Inputs => ({ monitors: [slowMonitor('a', generation), slowMonitor('b')], podMonitors: [], rules: [], namespaces: [{ name: 'monitoring' }] });
+    const inputs = (generation: number): Inputs => ({
+      monitors: [slowMonitor('a', generation), slowMonitor('b')],
+      podMonitors: [],
+      rules: [],
+      namespaces: [{ name: 'monitoring' }],
+    });
     await scope.run(async () => {
-      for (let render = 0; render < 5; render++) await reconcile(client, prometheus, inputs(1), silentLogger(), options, reported);
+      for (let render = 0; render < 5; render++)
+        await reconcile(client, prometheus, inputs(1), silentLogger(), options, reported);
     });
     expect(posted).toEqual(['a Warning InvalidConfiguration', 'b Warning InvalidConfiguration']);
 
-    await scope.run(() => reconcile(client, prometheus, inputs(2), silentLogger(), options, reported));
-    expect(posted).toEqual(['a Warning InvalidConfiguration', 'b Warning InvalidConfiguration', 'a Warning InvalidConfiguration']);
+    await scope.run(() =>
+      reconcile(client, prometheus, inputs(2), silentLogger(), options, reported),
+    );
+    expect(posted).toEqual([
+      'a Warning InvalidConfiguration',
+      'b Warning InvalidConfiguration',
+      'a Warning InvalidConfiguration',
+    ]);
   });
 
   it('a configuration Secret the API server refuses leaves Reconciled=False with the reason, and one Event on the Prometheus', async () => {
     const { posted, scope } = capture();
-    const refusal = new ApiError(422, 'Secret "prometheus-main" is invalid: data: Too long: must have at most 1048576 bytes', 'Invalid');
+    const refusal = new ApiError(
+      422,
+      'Secret "prometheus-main" is invalid: data: Too long: must have at most 1048576 bytes',
+      'Invalid',
+    );
     const client = api(refusal);
     const reported = new ReportedProblems();
-    const inputs: Inputs = { monitors: [], podMonitors: [], rules: [], namespaces: [{ name: 'monitoring' }] };
+    const inputs: Inputs = {
+      monitors: [],
+      podMonitors: [],
+      rules: [],
+      namespaces: [{ name: 'monitoring' }],
+    };
     const { status } = await scope.run(async () => {
       await reconcile(client, prometheus, inputs, silentLogger(), options, reported);
       return reconcile(client, prometheus, inputs, silentLogger(), options, reported);
     });
     const reconciled = status.conditions.find((c) => c.type === 'Reconciled');
     expect(reconciled).toMatchObject({ status: 'False', reason: 'ConfigNotWritten' });
-    expect(reconciled?.message).toContain('the configuration Secret monitoring/prometheus-main could not be written');
+    expect(reconciled?.message).toContain(
+      'the configuration Secret monitoring/prometheus-main could not be written',
+    );
     expect(reconciled?.message).toContain('Too long: must have at most 1048576 bytes');
     expect(posted).toEqual(['main Warning ConfigNotWritten']);
   });
@@ -83,7 +117,14 @@ describe('reports of a render', () => {
     [429, 'too many requests'],
   ])('a Secret write answered %i is thrown, to be retried', async (status, message) => {
     const client = api(new ApiError(status, message));
-    const inputs: Inputs = { monitors: [], podMonitors: [], rules: [], namespaces: [{ name: 'monitoring' }] };
-    await expect(reconcile(client, prometheus, inputs, silentLogger(), options)).rejects.toThrow(message);
+    const inputs: Inputs = {
+      monitors: [],
+      podMonitors: [],
+      rules: [],
+      namespaces: [{ name: 'monitoring' }],
+    };
+    await expect(reconcile(client, prometheus, inputs, silentLogger(), options)).rejects.toThrow(
+      message,
+    );
   });
 });

@@ -1,7 +1,10 @@
 /** Which problems the Prometheus operator reports again, and how much it remembers to decide. */
 import { ReportedProblems } from '../../../src/handlers/prometheus/reported-problems.js';
 
-const object = (uid: string, generation = 1): { metadata: { uid: string; generation: number } } => ({ metadata: { uid, generation } });
+const object = (
+  uid: string,
+  generation = 1,
+): { metadata: { uid: string; generation: number } } => ({ metadata: { uid, generation } });
 
 describe('ReportedProblems', () => {
   it('a problem is reported once per object generation and message', () => {

@@ -14,7 +14,11 @@ const sources = readdirSync(sourceDir)
  */
 function runtimeImports(file: string): string[] {
   const { outputText } = ts.transpileModule(readFileSync(`${sourceDir}${file}`, 'utf8'), {
-    compilerOptions: { module: ts.ModuleKind.NodeNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
+    compilerOptions: {
+      module: ts.ModuleKind.NodeNext,
+      target: ts.ScriptTarget.ES2022,
+      verbatimModuleSyntax: true,
+    },
     fileName: file,
   });
   return ts.preProcessFile(outputText, true, true).importedFiles.map((i) => i.fileName);
@@ -27,13 +31,21 @@ describe('the Prometheus handlers at run time', () => {
   });
 
   it('the check sees runtime imports and ignores type-only ones', () => {
-    const value = ts.transpileModule("import { dumpYaml } from '@kubernetes/client-node';\nexport const f = dumpYaml;", {
-      compilerOptions: { module: ts.ModuleKind.NodeNext, verbatimModuleSyntax: true },
-    }).outputText;
-    const typeOnly = ts.transpileModule("import type { KubeConfig } from '@kubernetes/client-node';\nexport type K = KubeConfig;", {
-      compilerOptions: { module: ts.ModuleKind.NodeNext, verbatimModuleSyntax: true },
-    }).outputText;
-    expect(ts.preProcessFile(value, true, true).importedFiles.map((i) => i.fileName)).toEqual(['@kubernetes/client-node']);
+    const value = ts.transpileModule(
+      "import { dumpYaml } from '@kubernetes/client-node';\nexport const f = dumpYaml;",
+      {
+        compilerOptions: { module: ts.ModuleKind.NodeNext, verbatimModuleSyntax: true },
+      },
+    ).outputText;
+    const typeOnly = ts.transpileModule(
+      "import type { KubeConfig } from '@kubernetes/client-node';\nexport type K = KubeConfig;",
+      {
+        compilerOptions: { module: ts.ModuleKind.NodeNext, verbatimModuleSyntax: true },
+      },
+    ).outputText;
+    expect(ts.preProcessFile(value, true, true).importedFiles.map((i) => i.fileName)).toEqual([
+      '@kubernetes/client-node',
+    ]);
     expect(ts.preProcessFile(typeOnly, true, true).importedFiles).toEqual([]);
   });
 });

@@ -2,8 +2,16 @@ import { sameJson } from '../../../src/handlers/common/same-json.js';
 
 describe('comparing a status read back from the API server with a new one', () => {
   test('the same fields in another key order are the same', () => {
-    const built = { paused: false, replicas: 1, conditions: [{ type: 'Reconciled', status: 'True', lastTransitionTime: 't' }] };
-    const readBack = { conditions: [{ lastTransitionTime: 't', status: 'True', type: 'Reconciled' }], paused: false, replicas: 1 };
+    const built = {
+      paused: false,
+      replicas: 1,
+      conditions: [{ type: 'Reconciled', status: 'True', lastTransitionTime: 't' }],
+    };
+    const readBack = {
+      conditions: [{ lastTransitionTime: 't', status: 'True', type: 'Reconciled' }],
+      paused: false,
+      replicas: 1,
+    };
     expect(sameJson(built, readBack)).toBe(true);
   });
 

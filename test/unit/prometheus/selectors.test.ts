@@ -16,10 +16,19 @@ function prometheus(spec: PrometheusResource['spec']): PrometheusResource {
   return { metadata: { name: 'main', namespace: 'monitoring' }, spec };
 }
 
-function monitor(namespace: string, name: string, labels?: Record<string, string>, namespaceSelector?: ServiceMonitorResource['spec']['namespaceSelector']): ServiceMonitorResource {
+function monitor(
+  namespace: string,
+  name: string,
+  labels?: Record<string, string>,
+  namespaceSelector?: ServiceMonitorResource['spec']['namespaceSelector'],
+): ServiceMonitorResource {
   return {
     metadata: { name, namespace, ...(labels !== undefined ? { labels } : {}) },
-    spec: { selector: {}, endpoints: [{ port: 'metrics' }], ...(namespaceSelector !== undefined ? { namespaceSelector } : {}) },
+    spec: {
+      selector: {},
+      endpoints: [{ port: 'metrics' }],
+      ...(namespaceSelector !== undefined ? { namespaceSelector } : {}),
+    },
   };
 }
 
@@ -55,30 +64,46 @@ describe('matchesSelector', () => {
 
   it('matchLabels only looks at own labels', () => {
     expect(matchesSelector({ matchLabels: { toString: 'x' } }, {})).toBe(false);
-    expect(matchesSelector({ matchExpressions: [{ key: 'constructor', operator: 'Exists' }] }, {})).toBe(false);
+    expect(
+      matchesSelector({ matchExpressions: [{ key: 'constructor', operator: 'Exists' }] }, {}),
+    ).toBe(false);
   });
 
   it('In: label present with one of the values', () => {
-    const sel: LabelSelector = { matchExpressions: [{ key: 'tier', operator: 'In', values: ['frontend', 'edge'] }] };
+    const sel: LabelSelector = {
+      matchExpressions: [{ key: 'tier', operator: 'In', values: ['frontend', 'edge'] }],
+    };
     expect(matchesSelector(sel, labels)).toBe(true);
     expect(matchesSelector(sel, { tier: 'backend' })).toBe(false);
     expect(matchesSelector(sel, {})).toBe(false);
   });
 
   it('NotIn: label absent, or present with another value', () => {
-    const sel: LabelSelector = { matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['backend'] }] };
+    const sel: LabelSelector = {
+      matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['backend'] }],
+    };
     expect(matchesSelector(sel, labels)).toBe(true);
     expect(matchesSelector(sel, {})).toBe(true);
     expect(matchesSelector(sel, { tier: 'backend' })).toBe(false);
   });
 
   it('Exists and DoesNotExist', () => {
-    expect(matchesSelector({ matchExpressions: [{ key: 'app', operator: 'Exists' }] }, labels)).toBe(true);
-    expect(matchesSelector({ matchExpressions: [{ key: 'app', operator: 'Exists' }] }, { other: 'x' })).toBe(false);
-    expect(matchesSelector({ matchExpressions: [{ key: 'legacy', operator: 'DoesNotExist' }] }, labels)).toBe(true);
-    expect(matchesSelector({ matchExpressions: [{ key: 'app', operator: 'DoesNotExist' }] }, labels)).toBe(false);
+    expect(
+      matchesSelector({ matchExpressions: [{ key: 'app', operator: 'Exists' }] }, labels),
+    ).toBe(true);
+    expect(
+      matchesSelector({ matchExpressions: [{ key: 'app', operator: 'Exists' }] }, { other: 'x' }),
+    ).toBe(false);
+    expect(
+      matchesSelector({ matchExpressions: [{ key: 'legacy', operator: 'DoesNotExist' }] }, labels),
+    ).toBe(true);
+    expect(
+      matchesSelector({ matchExpressions: [{ key: 'app', operator: 'DoesNotExist' }] }, labels),
+    ).toBe(false);
     // An empty value still means the label exists.
-    expect(matchesSelector({ matchExpressions: [{ key: 'app', operator: 'Exists' }] }, { app: '' })).toBe(true);
+    expect(
+      matchesSelector({ matchExpressions: [{ key: 'app', operator: 'Exists' }] }, { app: '' }),
+    ).toBe(true);
   });
 
   it('matchLabels AND all matchExpressions', () => {
@@ -95,34 +120,66 @@ describe('matchesSelector', () => {
   });
 
   it('an invalid requirement matches nothing, as apimachinery refuses the selector', () => {
-    expect(matchesSelector({ matchExpressions: [{ key: 'app', operator: 'In', values: [] }] }, labels)).toBe(false);
-    expect(matchesSelector({ matchExpressions: [{ key: 'app', operator: 'NotIn' }] }, labels)).toBe(false);
-    expect(matchesSelector({ matchExpressions: [{ key: 'app', operator: 'Exists', values: ['web'] }] }, labels)).toBe(false);
-    expect(matchesSelector({ matchExpressions: [{ key: 'app', operator: 'Gt' as 'In', values: ['1'] }] }, labels)).toBe(false);
+    expect(
+      matchesSelector({ matchExpressions: [{ key: 'app', operator: 'In', values: [] }] }, labels),
+    ).toBe(false);
+    expect(matchesSelector({ matchExpressions: [{ key: 'app', operator: 'NotIn' }] }, labels)).toBe(
+      false,
+    );
+    expect(
+      matchesSelector(
+        { matchExpressions: [{ key: 'app', operator: 'Exists', values: ['web'] }] },
+        labels,
+      ),
+    ).toBe(false);
+    expect(
+      matchesSelector(
+        { matchExpressions: [{ key: 'app', operator: 'Gt' as 'In', values: ['1'] }] },
+        labels,
+      ),
+    ).toBe(false);
   });
 });
 
 describe('selectedNamespaces', () => {
-  it('null or absent namespace selector: only the Prometheus object\'s own namespace', () => {
-    expect(selectedNamespaces(prometheus({ serviceMonitorNamespaceSelector: null }), namespaces)).toEqual(['monitoring']);
+  it("null or absent namespace selector: only the Prometheus object's own namespace", () => {
+    expect(
+      selectedNamespaces(prometheus({ serviceMonitorNamespaceSelector: null }), namespaces),
+    ).toEqual(['monitoring']);
     expect(selectedNamespaces(prometheus({}), namespaces)).toEqual(['monitoring']);
     // Even when the namespace list does not mention it.
     expect(selectedNamespaces(prometheus({}), [])).toEqual(['monitoring']);
   });
 
   it('{}: every namespace, sorted by name', () => {
-    expect(selectedNamespaces(prometheus({ serviceMonitorNamespaceSelector: {} }), namespaces)).toEqual(['bare', 'dev', 'monitoring', 'shop']);
+    expect(
+      selectedNamespaces(prometheus({ serviceMonitorNamespaceSelector: {} }), namespaces),
+    ).toEqual(['bare', 'dev', 'monitoring', 'shop']);
   });
 
   it('labels: the matching namespaces, sorted by name', () => {
-    expect(selectedNamespaces(prometheus({ serviceMonitorNamespaceSelector: { matchLabels: { monitoring: 'enabled' } } }), namespaces)).toEqual([
-      'monitoring',
-      'shop',
-    ]);
     expect(
-      selectedNamespaces(prometheus({ serviceMonitorNamespaceSelector: { matchExpressions: [{ key: 'env', operator: 'Exists' }] } }), namespaces),
+      selectedNamespaces(
+        prometheus({ serviceMonitorNamespaceSelector: { matchLabels: { monitoring: 'enabled' } } }),
+        namespaces,
+      ),
+    ).toEqual(['monitoring', 'shop']);
+    expect(
+      selectedNamespaces(
+        prometheus({
+          serviceMonitorNamespaceSelector: {
+            matchExpressions: [{ key: 'env', operator: 'Exists' }],
+          },
+        }),
+        namespaces,
+      ),
     ).toEqual(['dev', 'shop']);
-    expect(selectedNamespaces(prometheus({ serviceMonitorNamespaceSelector: { matchLabels: { nope: 'x' } } }), namespaces)).toEqual([]);
+    expect(
+      selectedNamespaces(
+        prometheus({ serviceMonitorNamespaceSelector: { matchLabels: { nope: 'x' } } }),
+        namespaces,
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -134,23 +191,40 @@ describe('selectServiceMonitors', () => {
     monitor('dev', 'sandbox', { team: 'shop' }),
     monitor('bare', 'unlabelled'),
   ];
-  const keys = (ms: ServiceMonitorResource[]): string[] => ms.map((m) => `${m.metadata.namespace}/${m.metadata.name}`);
+  const keys = (ms: ServiceMonitorResource[]): string[] =>
+    ms.map((m) => `${m.metadata.namespace}/${m.metadata.name}`);
 
   it('null or absent serviceMonitorSelector selects none', () => {
-    expect(selectServiceMonitors(prometheus({ serviceMonitorSelector: null, serviceMonitorNamespaceSelector: {} }), monitors, namespaces)).toEqual([]);
-    expect(selectServiceMonitors(prometheus({ serviceMonitorNamespaceSelector: {} }), monitors, namespaces)).toEqual([]);
+    expect(
+      selectServiceMonitors(
+        prometheus({ serviceMonitorSelector: null, serviceMonitorNamespaceSelector: {} }),
+        monitors,
+        namespaces,
+      ),
+    ).toEqual([]);
+    expect(
+      selectServiceMonitors(
+        prometheus({ serviceMonitorNamespaceSelector: {} }),
+        monitors,
+        namespaces,
+      ),
+    ).toEqual([]);
   });
 
   it('{} selects every monitor in the selected namespaces, sorted by <ns>/<name>', () => {
-    expect(keys(selectServiceMonitors(prometheus({ serviceMonitorSelector: {}, serviceMonitorNamespaceSelector: {} }), monitors, namespaces))).toEqual([
-      'bare/unlabelled',
-      'dev/sandbox',
-      'monitoring/self',
-      'shop/cart',
-      'shop/checkout',
-    ]);
+    expect(
+      keys(
+        selectServiceMonitors(
+          prometheus({ serviceMonitorSelector: {}, serviceMonitorNamespaceSelector: {} }),
+          monitors,
+          namespaces,
+        ),
+      ),
+    ).toEqual(['bare/unlabelled', 'dev/sandbox', 'monitoring/self', 'shop/cart', 'shop/checkout']);
     // Null namespace selector: own namespace only.
-    expect(keys(selectServiceMonitors(prometheus({ serviceMonitorSelector: {} }), monitors, namespaces))).toEqual(['monitoring/self']);
+    expect(
+      keys(selectServiceMonitors(prometheus({ serviceMonitorSelector: {} }), monitors, namespaces)),
+    ).toEqual(['monitoring/self']);
   });
 
   it('label selector combined with the namespace selector', () => {
@@ -158,13 +232,18 @@ describe('selectServiceMonitors', () => {
       serviceMonitorSelector: { matchLabels: { team: 'shop' } },
       serviceMonitorNamespaceSelector: { matchLabels: { monitoring: 'enabled' } },
     });
-    expect(keys(selectServiceMonitors(p, monitors, namespaces))).toEqual(['shop/cart', 'shop/checkout']);
+    expect(keys(selectServiceMonitors(p, monitors, namespaces))).toEqual([
+      'shop/cart',
+      'shop/checkout',
+    ]);
   });
 
   it('is independent of input order and keeps the first of duplicate keys', () => {
     const p = prometheus({ serviceMonitorSelector: {}, serviceMonitorNamespaceSelector: {} });
     const forward = keys(selectServiceMonitors(p, monitors, namespaces));
-    expect(keys(selectServiceMonitors(p, [...monitors].reverse(), [...namespaces].reverse()))).toEqual(forward);
+    expect(
+      keys(selectServiceMonitors(p, [...monitors].reverse(), [...namespaces].reverse())),
+    ).toEqual(forward);
     const first = monitor('shop', 'cart', { team: 'shop' });
     const second = monitor('shop', 'cart', { team: 'shop' });
     const selected = selectServiceMonitors(p, [first, second], namespaces);
@@ -176,17 +255,24 @@ describe('selectServiceMonitors', () => {
 describe('namespacesForMonitor', () => {
   it('any: true means all namespaces (undefined), even with matchNames', () => {
     expect(namespacesForMonitor(monitor('shop', 'm', {}, { any: true }))).toBeUndefined();
-    expect(namespacesForMonitor(monitor('shop', 'm', {}, { any: true, matchNames: ['a'] }))).toBeUndefined();
+    expect(
+      namespacesForMonitor(monitor('shop', 'm', {}, { any: true, matchNames: ['a'] })),
+    ).toBeUndefined();
   });
 
   it('matchNames as given', () => {
-    expect(namespacesForMonitor(monitor('shop', 'm', {}, { matchNames: ['b', 'a'] }))).toEqual(['b', 'a']);
+    expect(namespacesForMonitor(monitor('shop', 'm', {}, { matchNames: ['b', 'a'] }))).toEqual([
+      'b',
+      'a',
+    ]);
   });
 
-  it('otherwise the monitor\'s own namespace', () => {
+  it("otherwise the monitor's own namespace", () => {
     expect(namespacesForMonitor(monitor('shop', 'm'))).toEqual(['shop']);
     expect(namespacesForMonitor(monitor('shop', 'm', {}, {}))).toEqual(['shop']);
-    expect(namespacesForMonitor(monitor('shop', 'm', {}, { any: false, matchNames: [] }))).toEqual(['shop']);
+    expect(namespacesForMonitor(monitor('shop', 'm', {}, { any: false, matchNames: [] }))).toEqual([
+      'shop',
+    ]);
   });
 });
 
@@ -207,10 +293,16 @@ describe('labelSelectorText (apimachinery labels.Selector.String(), for role sel
           { key: 'legacy', operator: 'DoesNotExist' },
         ],
       }),
-    ).toBe('app.kubernetes.io/name=web,env in (dev,prod),!legacy,owner,tier=backend,track notin (beta,canary)');
+    ).toBe(
+      'app.kubernetes.io/name=web,env in (dev,prod),!legacy,owner,tier=backend,track notin (beta,canary)',
+    );
   });
 
   it('a single In value keeps its parentheses', () => {
-    expect(labelSelectorText({ matchExpressions: [{ key: 'group', operator: 'In', values: ['group1'] }] })).toBe('group in (group1)');
+    expect(
+      labelSelectorText({
+        matchExpressions: [{ key: 'group', operator: 'In', values: ['group1'] }],
+      }),
+    ).toBe('group in (group1)');
   });
 });

@@ -19,11 +19,18 @@ function exportedNames(entryPoint: string): string[] {
   for (const statement of source.statements) {
     if (ts.isExportDeclaration(statement)) {
       // `export * as kinds` names what it exports (one namespace); a bare `export *` does not.
-      if (statement.exportClause && ts.isNamespaceExport(statement.exportClause)) names.push(statement.exportClause.name.text);
-      else if (!statement.exportClause || !ts.isNamedExports(statement.exportClause)) throw new Error(`${entryPoint}: name what is exported instead of \`export *\``);
+      if (statement.exportClause && ts.isNamespaceExport(statement.exportClause))
+        names.push(statement.exportClause.name.text);
+      else if (!statement.exportClause || !ts.isNamedExports(statement.exportClause))
+        throw new Error(`${entryPoint}: name what is exported instead of \`export *\``);
       else names.push(...statement.exportClause.elements.map((element) => element.name.text));
-    } else if (ts.canHaveModifiers(statement) && ts.getModifiers(statement)?.some((modifier) => modifier.kind === ts.SyntaxKind.ExportKeyword)) {
-      throw new Error(`${entryPoint}: declares instead of re-exporting (line ${source.getLineAndCharacterOfPosition(statement.getStart(source)).line + 1})`);
+    } else if (
+      ts.canHaveModifiers(statement) &&
+      ts.getModifiers(statement)?.some((modifier) => modifier.kind === ts.SyntaxKind.ExportKeyword)
+    ) {
+      throw new Error(
+        `${entryPoint}: declares instead of re-exporting (line ${source.getLineAndCharacterOfPosition(statement.getStart(source)).line + 1})`,
+      );
     }
   }
   return names.sort();
@@ -127,7 +134,6 @@ const INTERNALS = [
   'webhookPath',
 ];
 
-
 describe('the root entry point (konductor)', () => {
   test('exports exactly what an operator author writes against (this list changes only on purpose)', () => {
     expect(names.konductor).toEqual([...ROOT].sort());
@@ -142,7 +148,12 @@ describe('the root entry point (konductor)', () => {
   });
 
   test('loads with its decorators and operator', () => {
-    expect([typeof root.on.create, typeof root.timer, typeof root.daemon, typeof root.createOperator]).toEqual(['function', 'function', 'function', 'function']);
+    expect([
+      typeof root.on.create,
+      typeof root.timer,
+      typeof root.daemon,
+      typeof root.createOperator,
+    ]).toEqual(['function', 'function', 'function', 'function']);
     expect(Object.keys(root)).not.toContain('TimerEngine');
   });
 
@@ -155,13 +166,13 @@ describe('the root entry point (konductor)', () => {
 describe('the runtime entry point (konductor/runtime)', () => {
   test('exports the engine internals', () => {
     expect(names['konductor/runtime']).toEqual(expect.arrayContaining(INTERNALS));
-    expect([typeof runtime.TimerEngine, typeof runtime.DaemonEngine, typeof runtime.Reactor, typeof runtime.WatchHub, typeof runtime.nextRunAt]).toEqual([
-      'function',
-      'function',
-      'function',
-      'function',
-      'function',
-    ]);
+    expect([
+      typeof runtime.TimerEngine,
+      typeof runtime.DaemonEngine,
+      typeof runtime.Reactor,
+      typeof runtime.WatchHub,
+      typeof runtime.nextRunAt,
+    ]).toEqual(['function', 'function', 'function', 'function', 'function']);
   });
 
   test('shares no name with the root', () => {
@@ -190,7 +201,9 @@ const TESTING = [
 describe('the testing kit (konductor/testing)', () => {
   test('exports the kit a user tests an operator with (this list changes only on purpose)', () => {
     expect(names['konductor/testing']).toEqual([...TESTING].sort());
-    expect(Object.keys(testing)).toEqual(expect.arrayContaining(['TestControlPlane', 'runOperator', 'waitFor', 'NodeCluster']));
+    expect(Object.keys(testing)).toEqual(
+      expect.arrayContaining(['TestControlPlane', 'runOperator', 'waitFor', 'NodeCluster']),
+    );
   });
 
   test('keeps the fault proxy under konductor/testing/chaos', () => {

@@ -1,5 +1,8 @@
 import type { ObjectEvent } from '../../../src/framework/watching/events.js';
-import { widgetEvent as sharedWidgetEvent, type Widget as SharedWidget } from '../../support/widget-objects.js';
+import {
+  widgetEvent as sharedWidgetEvent,
+  type Widget as SharedWidget,
+} from '../../support/widget-objects.js';
 
 /** The shared Widget fixture as the reactor specs feed it: `spec.n` tells successive states of one object apart. */
 export interface Widget extends SharedWidget {
@@ -15,7 +18,10 @@ export function widgetEvent(
   n: number,
   options: { type?: WidgetEvent['type']; fromList?: boolean } = {},
 ): WidgetEvent {
-  return sharedWidgetEvent({ uid, name: `widget-${uid}`, resourceVersion: String(n), spec: { n } }, options) as WidgetEvent;
+  return sharedWidgetEvent(
+    { uid, name: `widget-${uid}`, resourceVersion: String(n), spec: { n } },
+    options,
+  ) as WidgetEvent;
 }
 
 export interface Deferred<T = void> {

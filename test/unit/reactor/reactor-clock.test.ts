@@ -1,5 +1,10 @@
 import { jest } from '@jest/globals';
-import { Reactor, stalledForMs, type ProcessResult, type ReactorOptions } from '../../../src/framework/reactor/reactor.js';
+import {
+  Reactor,
+  stalledForMs,
+  type ProcessResult,
+  type ReactorOptions,
+} from '../../../src/framework/reactor/reactor.js';
 import { deferred, widgetEvent, type Widget } from './helpers.js';
 
 /**
@@ -19,7 +24,10 @@ const advanceTo = async (ms: number): Promise<void> => {
 const reactors: Reactor<Widget, string>[] = [];
 
 /** A reactor whose run start times (ms since T0) are recorded per object. */
-function reactorWith(processor: (uid: string, run: number) => Promise<ProcessResult>, options: ReactorOptions = {}) {
+function reactorWith(
+  processor: (uid: string, run: number) => Promise<ProcessResult>,
+  options: ReactorOptions = {},
+) {
   const runs: { uid: string; at: number }[] = [];
   const reactor = new Reactor<Widget, string>(async (batch) => {
     const run = runs.filter((r) => r.uid === batch.uid).length;
@@ -44,7 +52,9 @@ afterEach(async () => {
 
 describe('requeues longer than setTimeout allows (2^31-1 ms, about 24.8 days)', () => {
   test('a requeue 30 days ahead does not run within 29 days, and runs at day 30', async () => {
-    const { reactor, runs } = reactorWith(async (_, run) => (run === 0 ? { requeueAfterMs: 30 * DAY_MS } : undefined));
+    const { reactor, runs } = reactorWith(async (_, run) =>
+      run === 0 ? { requeueAfterMs: 30 * DAY_MS } : undefined,
+    );
     reactor.push(widgetEvent('a', 1), 'r');
     // A bare setTimeout would fire after 1 ms: the re-run would come at once.
     await advanceTo(1_000);
@@ -65,7 +75,9 @@ describe('requeues longer than setTimeout allows (2^31-1 ms, about 24.8 days)', 
   });
 
   test('an event before a far requeue runs the object at once and replaces the requeue', async () => {
-    const { reactor, runs } = reactorWith(async (_, run) => (run === 0 ? { requeueAfterMs: 30 * DAY_MS } : undefined));
+    const { reactor, runs } = reactorWith(async (_, run) =>
+      run === 0 ? { requeueAfterMs: 30 * DAY_MS } : undefined,
+    );
     reactor.push(widgetEvent('a', 1), 'r');
     await advanceTo(DAY_MS);
     reactor.push(widgetEvent('a', 2), 'r');
@@ -99,9 +111,12 @@ describe('progress: spotting handlers that hold every slot', () => {
 
   test('work waiting behind a hung run is stalled for as long as it waits, and no longer once the run ends', async () => {
     const hung = deferred();
-    const { reactor, runs, stalledFor } = reactorWith((uid) => (uid === 'a' ? hung.promise.then(() => undefined) : Promise.resolve(undefined)), {
-      concurrency: 1,
-    });
+    const { reactor, runs, stalledFor } = reactorWith(
+      (uid) => (uid === 'a' ? hung.promise.then(() => undefined) : Promise.resolve(undefined)),
+      {
+        concurrency: 1,
+      },
+    );
     reactor.push(widgetEvent('a', 1), 'r');
     await advanceTo(MINUTE_MS);
     expect(stalledFor()).toBe(0); // a long run alone, with nothing waiting, is no stall
@@ -118,7 +133,10 @@ describe('progress: spotting handlers that hold every slot', () => {
   });
 
   test('slow runs that keep finishing are not a stall, however long the queue', async () => {
-    const { reactor, stalledFor } = reactorWith(() => new Promise((resolve) => setTimeout(resolve, MINUTE_MS)), { concurrency: 1 });
+    const { reactor, stalledFor } = reactorWith(
+      () => new Promise((resolve) => setTimeout(resolve, MINUTE_MS)),
+      { concurrency: 1 },
+    );
     for (let i = 0; i < 20; i += 1) reactor.push(widgetEvent(`o${i}`, 1), 'r');
     let worst = 0;
     for (let t = 0; t <= 15 * MINUTE_MS; t += 10_000) {
@@ -131,9 +149,12 @@ describe('progress: spotting handlers that hold every slot', () => {
 
   test('after a long idle time, work that has just started waiting is measured from when it started waiting', async () => {
     const hung = deferred();
-    const { reactor, stalledFor } = reactorWith((uid) => (uid === 'a' ? hung.promise.then(() => undefined) : Promise.resolve(undefined)), {
-      concurrency: 1,
-    });
+    const { reactor, stalledFor } = reactorWith(
+      (uid) => (uid === 'a' ? hung.promise.then(() => undefined) : Promise.resolve(undefined)),
+      {
+        concurrency: 1,
+      },
+    );
     reactor.push(widgetEvent('a', 1), 'r');
     await advanceTo(DAY_MS);
     reactor.push(widgetEvent('b', 1), 'r');

@@ -1,4 +1,8 @@
-import { Reactor, type ObjectBatch, type ReactorOptions } from '../../../src/framework/reactor/reactor.js';
+import {
+  Reactor,
+  type ObjectBatch,
+  type ReactorOptions,
+} from '../../../src/framework/reactor/reactor.js';
 import { waitFor } from '../../support/wait-for.js';
 import { deferred, often, tick, widgetEvent, type Widget } from './helpers.js';
 
@@ -12,10 +16,18 @@ interface Run {
 
 const reactors: Reactor<Widget, string>[] = [];
 
-function reactorWith(processor: (batch: ObjectBatch<Widget, string>) => Promise<void> = async () => undefined, options: ReactorOptions = {}) {
+function reactorWith(
+  processor: (batch: ObjectBatch<Widget, string>) => Promise<void> = async () => undefined,
+  options: ReactorOptions = {},
+) {
   const runs: Run[] = [];
   const reactor = new Reactor<Widget, string>(async (batch) => {
-    runs.push({ uid: batch.uid, latest: batch.latest.object.spec.n, events: batch.events.map((e) => e.object.spec.n), route: batch.route });
+    runs.push({
+      uid: batch.uid,
+      latest: batch.latest.object.spec.n,
+      events: batch.events.map((e) => e.object.spec.n),
+      route: batch.route,
+    });
     await processor(batch);
   }, options);
   reactors.push(reactor);
@@ -39,18 +51,27 @@ describe('waking an object without a raw event (Reactor.wake, for owned children
   test('wakes before the run starts merge into one run, along with queued events', async () => {
     const blocker = deferred();
     // One slot, held by another object, so the wakes below wait in the queue.
-    const { reactor: single, runs } = reactorWith(async ({ uid }) => {
-      if (uid === 'blocker') await blocker.promise;
-    }, { concurrency: 1 });
+    const { reactor: single, runs } = reactorWith(
+      async ({ uid }) => {
+        if (uid === 'blocker') await blocker.promise;
+      },
+      { concurrency: 1 },
+    );
 
     single.push(widgetEvent('blocker', 1), 'route');
-    await waitFor(() => single.running === 1, { what: 'the blocker to run', timeoutMs: 1_000, ...often });
+    await waitFor(() => single.running === 1, {
+      what: 'the blocker to run',
+      timeoutMs: 1_000,
+      ...often,
+    });
     single.push(widgetEvent('a', 1), 'route');
     for (let i = 0; i < 20; i++) single.wake(widgetEvent('a', 1), 'route');
     blocker.resolve();
     await single.onIdle();
 
-    expect(runs.filter((run) => run.uid === 'a')).toEqual([{ uid: 'a', latest: 1, events: [1], route: 'route' }]);
+    expect(runs.filter((run) => run.uid === 'a')).toEqual([
+      { uid: 'a', latest: 1, events: [1], route: 'route' },
+    ]);
   });
 
   test('a wake while the object runs is followed by exactly one more run', async () => {
@@ -60,7 +81,11 @@ describe('waking an object without a raw event (Reactor.wake, for owned children
     });
 
     reactor.push(widgetEvent('a', 1), 'route');
-    await waitFor(() => reactor.running === 1, { what: 'the first run to start', timeoutMs: 1_000, ...often });
+    await waitFor(() => reactor.running === 1, {
+      what: 'the first run to start',
+      timeoutMs: 1_000,
+      ...often,
+    });
     reactor.wake(widgetEvent('a', 1), 'route');
     reactor.wake(widgetEvent('a', 1), 'route');
     await tick();

@@ -1,6 +1,11 @@
 import { Subject } from 'rxjs';
 import { pino } from 'pino';
-import { Reactor, type ObjectBatch, type ProcessResult, type ReactorOptions } from '../../../src/framework/reactor/reactor.js';
+import {
+  Reactor,
+  type ObjectBatch,
+  type ProcessResult,
+  type ReactorOptions,
+} from '../../../src/framework/reactor/reactor.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
 import type { WatchEvent } from '../../../src/framework/watching/events.js';
 import { sleep } from '../../../src/framework/clock/long-timeout.js';
@@ -102,7 +107,11 @@ describe('coalescing events of one object', () => {
     });
 
     reactor.push(widgetEvent('a', 1), 'route');
-    await waitFor(() => reactor.running === 1, { what: 'the first run to start', timeoutMs: 1_000, ...often });
+    await waitFor(() => reactor.running === 1, {
+      what: 'the first run to start',
+      timeoutMs: 1_000,
+      ...often,
+    });
     reactor.push(widgetEvent('a', 2, { type: 'MODIFIED' }), 'route');
     await tick();
     expect(runs).toHaveLength(1); // the follow-up waits for the first run to finish
@@ -155,8 +164,13 @@ describe('sharing the concurrency limit between objects', () => {
   test('a live event for a new object is processed before a backlog of 2,000 listed objects queued earlier', async () => {
     const { reactor, runs } = reactorWith(() => sleep(1), { concurrency: 2 });
 
-    for (let i = 0; i < 2_000; i++) reactor.push(widgetEvent(`listed-${i}`, 1, { fromList: true }), 'route');
-    await waitFor(() => runs.length >= 10, { what: 'the backlog to get going', timeoutMs: 2_000, ...often });
+    for (let i = 0; i < 2_000; i++)
+      reactor.push(widgetEvent(`listed-${i}`, 1, { fromList: true }), 'route');
+    await waitFor(() => runs.length >= 10, {
+      what: 'the backlog to get going',
+      timeoutMs: 2_000,
+      ...often,
+    });
     reactor.push(widgetEvent('created', 1, { type: 'ADDED', fromList: false }), 'route');
     await reactor.onIdle();
 
@@ -176,7 +190,8 @@ describe('sharing the concurrency limit between objects', () => {
     );
 
     reactor.push(widgetEvent('blocker', 1), 'route');
-    for (let i = 0; i < 100; i++) reactor.push(widgetEvent(`listed-${i}`, 1, { fromList: true }), 'route');
+    for (let i = 0; i < 100; i++)
+      reactor.push(widgetEvent(`listed-${i}`, 1, { fromList: true }), 'route');
     reactor.push(widgetEvent('listed-60', 2, { fromList: false }), 'route');
     blocker.resolve();
     await reactor.onIdle();
@@ -208,7 +223,9 @@ describe('failing processors', () => {
 
     for (const uid of ['error', 'string', 'undefined']) reactor.push(widgetEvent(uid, 1), 'route');
     await reactor.onIdle();
-    expect(lines.filter((l) => l.includes('object processing failed unexpectedly'))).toHaveLength(3);
+    expect(lines.filter((l) => l.includes('object processing failed unexpectedly'))).toHaveLength(
+      3,
+    );
 
     // The same objects and others are still processed, within the same concurrency limit.
     for (const uid of ['error', 'string', 'undefined']) reactor.push(widgetEvent(uid, 2), 'route');
@@ -217,7 +234,12 @@ describe('failing processors', () => {
 
     const laterRuns = runs.slice(3);
     expect(laterRuns.map((r) => r.uid).sort()).toEqual(
-      ['error', 'string', 'undefined', ...Array.from({ length: 10 }, (_, i) => `other-${i}`)].sort(),
+      [
+        'error',
+        'string',
+        'undefined',
+        ...Array.from({ length: 10 }, (_, i) => `other-${i}`),
+      ].sort(),
     );
     expect(tracker.max).toBe(2);
     expect(reactor.activeObjects).toBe(0);
@@ -259,7 +281,9 @@ describe('a failing watch stream', () => {
 
     expect(runs.map((r) => r.uid)).toEqual(['a']);
     expect(failures).toEqual([failure]);
-    expect(lines.some((line) => line.includes('watch stream failed: the heap cannot hold the listing'))).toBe(true);
+    expect(
+      lines.some((line) => line.includes('watch stream failed: the heap cannot hold the listing')),
+    ).toBe(true);
   });
 });
 
@@ -284,7 +308,10 @@ describe('keeping state only for objects with work', () => {
   test('events without a uid are ignored', async () => {
     const { reactor, runs } = reactorWith();
     const event = widgetEvent('a', 1);
-    reactor.push({ ...event, object: { ...event.object, metadata: { ...event.object.metadata, uid: '' } } }, 'route');
+    reactor.push(
+      { ...event, object: { ...event.object, metadata: { ...event.object.metadata, uid: '' } } },
+      'route',
+    );
     await reactor.onIdle();
 
     expect(runs).toHaveLength(0);
@@ -294,7 +321,9 @@ describe('keeping state only for objects with work', () => {
 
 describe('requeueing', () => {
   test('requeueAfterMs runs the object again after the delay with its latest state', async () => {
-    const { reactor, runs } = reactorWith(async () => (runs.length === 1 ? { requeueAfterMs: 50 } : undefined));
+    const { reactor, runs } = reactorWith(async () =>
+      runs.length === 1 ? { requeueAfterMs: 50 } : undefined,
+    );
 
     reactor.push(widgetEvent('a', 7), 'route');
     await reactor.onIdle();
@@ -314,15 +343,25 @@ describe('requeueing', () => {
       const { reactor, runs } = reactorWith(
         async (batch) => {
           if (batch.uid === 'blocker') await hold.promise;
-          return batch.uid === 'x' && runs.filter((r) => r.uid === 'x').length === 1 ? { requeueAfterMs: 20, priority } : undefined;
+          return batch.uid === 'x' && runs.filter((r) => r.uid === 'x').length === 1
+            ? { requeueAfterMs: 20, priority }
+            : undefined;
         },
         { concurrency: 1 },
       );
       reactor.push(widgetEvent('x', 1), 'route');
-      await waitFor(() => runs.length === 1 && reactor.running === 0, { what: 'the first run of x', timeoutMs: 1_000, ...often });
+      await waitFor(() => runs.length === 1 && reactor.running === 0, {
+        what: 'the first run of x',
+        timeoutMs: 1_000,
+        ...often,
+      });
       reactor.push(widgetEvent('blocker', 1), 'route');
       reactor.push(widgetEvent('b', 1), 'route');
-      await waitFor(() => reactor.queued === 2, { what: "x's requeue waiting behind b", timeoutMs: 1_000, ...often });
+      await waitFor(() => reactor.queued === 2, {
+        what: "x's requeue waiting behind b",
+        timeoutMs: 1_000,
+        ...often,
+      });
       hold.resolve();
       await reactor.onIdle();
       return runs.map((r) => r.uid);
@@ -333,7 +372,9 @@ describe('requeueing', () => {
   });
 
   test('a requeued run carries no raw events, so event observers never see one twice', async () => {
-    const { reactor, runs } = reactorWith(async () => (runs.length === 1 ? { requeueAfterMs: 20 } : undefined));
+    const { reactor, runs } = reactorWith(async () =>
+      runs.length === 1 ? { requeueAfterMs: 20 } : undefined,
+    );
 
     reactor.push(widgetEvent('a', 7), 'route');
     await waitFor(() => runs.length === 2, { what: 'the re-run', timeoutMs: 1_000, ...often });
@@ -462,7 +503,8 @@ describe('consuming a watch stream', () => {
     const stream = new Subject<WatchEvent<Widget>>();
     reactor.consume(stream, 'widgets');
 
-    for (const uid of ['a', 'b', 'c', 'd']) stream.next(widgetEvent(uid, 1, { type: 'ADDED', fromList: true }));
+    for (const uid of ['a', 'b', 'c', 'd'])
+      stream.next(widgetEvent(uid, 1, { type: 'ADDED', fromList: true }));
     await reactor.onIdle();
     expect(runs.map((r) => r.uid)).toEqual(['a', 'b']);
 
@@ -545,7 +587,11 @@ describe('metrics', () => {
 
     reactor.push(widgetEvent('a', 1), 'route');
     reactor.push(widgetEvent('blocker', 1), 'route');
-    await waitFor(() => runs.length === 2 && reactor.queued === 1, { what: "a's re-run to wait behind the blocker", timeoutMs: 1_000, ...often });
+    await waitFor(() => runs.length === 2 && reactor.queued === 1, {
+      what: "a's re-run to wait behind the blocker",
+      timeoutMs: 1_000,
+      ...often,
+    });
 
     expect(metrics.gauges.get('reactor_queue_depth')).toBe(1);
     expect(metrics.gauges.get('reactor_running')).toBe(1);

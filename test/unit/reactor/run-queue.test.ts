@@ -14,7 +14,13 @@ function drain(queue: RunQueue<Entry>): string[] {
 describe('RunQueue', () => {
   test('takes the highest priority first, and first in first out within a priority', () => {
     const queue = new RunQueue<Entry>();
-    for (const [name, priority] of [['b1', 0], ['l1', 1], ['b2', 0], ['l2', 1]] as const) queue.add(entry(name), priority);
+    for (const [name, priority] of [
+      ['b1', 0],
+      ['l1', 1],
+      ['b2', 0],
+      ['l2', 1],
+    ] as const)
+      queue.add(entry(name), priority);
 
     expect(queue.size).toBe(4);
     expect(drain(queue)).toEqual(['l1', 'l2', 'b1', 'b2']);

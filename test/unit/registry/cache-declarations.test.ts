@@ -5,7 +5,12 @@ describe('@on.cache and @on.index in the registry', () => {
     @on.cache('v1', 'configmaps', { labelSelector: 'app=widgets' })
     class Settings {}
     const registry = new Registry().addClass(Settings);
-    expect(registry.caches).toEqual([{ resource: { apiVersion: 'v1', name: 'configmaps' }, options: { labelSelector: 'app=widgets', fieldSelector: undefined } }]);
+    expect(registry.caches).toEqual([
+      {
+        resource: { apiVersion: 'v1', name: 'configmaps' },
+        options: { labelSelector: 'app=widgets', fieldSelector: undefined },
+      },
+    ]);
     expect(registry.handlers).toEqual([]);
   });
 
@@ -40,6 +45,8 @@ describe('@on.cache and @on.index in the registry', () => {
         return undefined;
       }
     }
-    expect(() => new Registry().addClass(A).addClass(B)).toThrow("index id 'same' is registered twice; give one an explicit id");
+    expect(() => new Registry().addClass(A).addClass(B)).toThrow(
+      "index id 'same' is registered twice; give one an explicit id",
+    );
   });
 });

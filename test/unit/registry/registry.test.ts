@@ -1,4 +1,9 @@
-import { on, Registry, type ChangeContext, type EventContext } from '../../../src/framework/index.js';
+import {
+  on,
+  Registry,
+  type ChangeContext,
+  type EventContext,
+} from '../../../src/framework/index.js';
 import { type ChangeHandlerSpec } from '../../../src/framework/intents/handler-specs.js';
 
 const API = 'example.com/v1';
@@ -41,7 +46,9 @@ describe('handler registration', () => {
 
   test('an instance of a class without handler decorators is refused with its class name', () => {
     class Plain {}
-    expect(() => new Registry().addInstance(new Plain())).toThrow('Plain has no handler decorators');
+    expect(() => new Registry().addInstance(new Plain())).toThrow(
+      'Plain has no handler decorators',
+    );
   });
 
   test('handlers are bound to one instance of their class, so they can share state through `this`', async () => {
@@ -87,15 +94,27 @@ describe('handler registration', () => {
       @on.resume(API, 'widgets')
       async resumed(_: ChangeContext): Promise<void> {}
     }
-    expect(new Registry().addClass(Extended).handlers.map((h) => h.kind)).toEqual(['create', 'resume']);
+    expect(new Registry().addClass(Extended).handlers.map((h) => h.kind)).toEqual([
+      'create',
+      'resume',
+    ]);
     expect(new Registry().addClass(Base).handlers.map((h) => h.kind)).toEqual(['create']);
   });
 
   test('plain functions can be registered without decorators (for JavaScript users)', () => {
-    const registry = new Registry().change('create', { apiVersion: API, name: 'widgets' }, async ({ patch }) => {
-      patch.status.phase = 'Ready';
-    }, { id: 'widgets-create', retries: 3 });
-    expect(registry.handlers[0]).toMatchObject({ kind: 'create', id: 'widgets-create', options: { retries: 3 } });
+    const registry = new Registry().change(
+      'create',
+      { apiVersion: API, name: 'widgets' },
+      async ({ patch }) => {
+        patch.status.phase = 'Ready';
+      },
+      { id: 'widgets-create', retries: 3 },
+    );
+    expect(registry.handlers[0]).toMatchObject({
+      kind: 'create',
+      id: 'widgets-create',
+      options: { retries: 3 },
+    });
   });
 
   test('decorators stacked on one method make one handler with several causes, under one id', () => {
@@ -108,7 +127,11 @@ describe('handler registration', () => {
 
     const handlers = new Registry().addClass(Widgets).handlers;
 
-    expect(handlers.map((h) => `${h.kind} ${h.id}`).sort()).toEqual(['create ensure', 'resume ensure', 'update ensure']);
+    expect(handlers.map((h) => `${h.kind} ${h.id}`).sort()).toEqual([
+      'create ensure',
+      'resume ensure',
+      'update ensure',
+    ]);
     expect(new Set(handlers.map((h) => h.fn)).size).toBe(1);
   });
 
@@ -121,14 +144,25 @@ describe('handler registration', () => {
       async named(_: ChangeContext): Promise<void> {}
     }
 
-    expect(new Registry().addClass(Widgets).handlers.map((h) => (h.kind === 'create' ? h.legacyIds : undefined))).toEqual([['Widgets.created'], undefined]);
+    expect(
+      new Registry()
+        .addClass(Widgets)
+        .handlers.map((h) => (h.kind === 'create' ? h.legacyIds : undefined)),
+    ).toEqual([['Widgets.created'], undefined]);
   });
 
   test('two handlers with the same id for one resource are rejected with a clear message', () => {
-    const registry = new Registry().change('create', { apiVersion: API, name: 'widgets' }, async () => undefined, { id: 'same' });
-    expect(() => registry.change('update', { apiVersion: API, name: 'widgets' }, async () => undefined, { id: 'same' })).toThrow(
-      /handler id 'same' is registered twice for widgets/,
+    const registry = new Registry().change(
+      'create',
+      { apiVersion: API, name: 'widgets' },
+      async () => undefined,
+      { id: 'same' },
     );
+    expect(() =>
+      registry.change('update', { apiVersion: API, name: 'widgets' }, async () => undefined, {
+        id: 'same',
+      }),
+    ).toThrow(/handler id 'same' is registered twice for widgets/);
   });
 
   test('a class without handler decorators is rejected, naming the class', () => {
@@ -141,8 +175,14 @@ describe('handler registration', () => {
       @on.deletion(API, 'widgets', { optional: true })
       async gone(_: ChangeContext): Promise<void> {}
     }
-    expect(new Registry().addClass(Widgets).handlers[0]).toMatchObject({ kind: 'delete', id: 'gone', options: { optional: true } });
+    expect(new Registry().addClass(Widgets).handlers[0]).toMatchObject({
+      kind: 'delete',
+      id: 'gone',
+      options: { optional: true },
+    });
     const { transformSync } = await import('esbuild');
-    expect(() => transformSync("class A { @on.deletion('v1', 'x') m() {} }", { loader: 'ts' })).not.toThrow();
+    expect(() =>
+      transformSync("class A { @on.deletion('v1', 'x') m() {} }", { loader: 'ts' }),
+    ).not.toThrow();
   });
 });

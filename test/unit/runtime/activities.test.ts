@@ -1,5 +1,12 @@
 import type { ApiClient } from '../../../src/framework/api/api-client.js';
-import { on, PermanentError, Registry, StartupError, TemporaryError, type ActivityContext } from '../../../src/framework/index.js';
+import {
+  on,
+  PermanentError,
+  Registry,
+  StartupError,
+  TemporaryError,
+  type ActivityContext,
+} from '../../../src/framework/index.js';
 import { silentLogger } from '../../../src/framework/observability/logger.js';
 import { OperatorActivities, startupRetry } from '../../../src/framework/runtime/activities.js';
 import { installFakeClock, type FakeClock } from '../../support/fake-clock.js';
@@ -11,28 +18,42 @@ beforeEach(() => {
 afterEach(() => clock.uninstall());
 
 function activitiesOf(registry: Registry, memo: Record<string, unknown> = {}): OperatorActivities {
-  return new OperatorActivities(() => registry.activities, { client: {} as ApiClient, logger: silentLogger(), memo, clock });
+  return new OperatorActivities(() => registry.activities, {
+    client: {} as ApiClient,
+    logger: silentLogger(),
+    memo,
+    clock,
+  });
 }
 
 /** Settles `promise` while moving the fake clock on in steps; returns its outcome. */
-async function settle<T>(promise: Promise<T>, stepMs = 500, maxMs = 600_000): Promise<{ value?: T; error?: unknown }> {
+async function settle<T>(
+  promise: Promise<T>,
+  stepMs = 500,
+  maxMs = 600_000,
+): Promise<{ value?: T; error?: unknown }> {
   let outcome: { value?: T; error?: unknown } | undefined;
   promise.then(
     (value) => (outcome = { value }),
     (error: unknown) => (outcome = { error }),
   );
-  for (let waited = 0; !outcome && waited <= maxMs; waited += stepMs) await clock.advanceAsync(stepMs);
+  for (let waited = 0; !outcome && waited <= maxMs; waited += stepMs)
+    await clock.advanceAsync(stepMs);
   if (!outcome) throw new Error('did not settle');
   return outcome;
 }
 
 describe('startup retries (a pure decision)', () => {
   test('a PermanentError gives up at once', () => {
-    expect(startupRetry(new PermanentError('no license'), 1, 0, {})).toEqual({ giveUp: 'no license' });
+    expect(startupRetry(new PermanentError('no license'), 1, 0, {})).toEqual({
+      giveUp: 'no license',
+    });
   });
 
   test('by default an error is retried after 1 s doubling per attempt, up to 60 s', () => {
-    expect([1, 2, 3, 7, 20].map((attempt) => startupRetry(new Error('down'), attempt, 0, {}))).toEqual([
+    expect(
+      [1, 2, 3, 7, 20].map((attempt) => startupRetry(new Error('down'), attempt, 0, {})),
+    ).toEqual([
       { retryInMs: 1_000 },
       { retryInMs: 2_000 },
       { retryInMs: 4_000 },
@@ -43,17 +64,25 @@ describe('startup retries (a pure decision)', () => {
 
   test('backoff sets the delay and a TemporaryError brings its own', () => {
     expect(startupRetry(new Error('down'), 3, 0, { backoff: 7 })).toEqual({ retryInMs: 7_000 });
-    expect(startupRetry(new TemporaryError('later', { delay: 2 }), 3, 0, { backoff: 7 })).toEqual({ retryInMs: 2_000 });
+    expect(startupRetry(new TemporaryError('later', { delay: 2 }), 3, 0, { backoff: 7 })).toEqual({
+      retryInMs: 2_000,
+    });
   });
 
   test('retries counts attempts in all: the Nth failure is final', () => {
     expect(startupRetry(new Error('down'), 2, 0, { retries: 3 })).toEqual({ retryInMs: 2_000 });
-    expect(startupRetry(new Error('down'), 3, 0, { retries: 3 })).toEqual({ giveUp: 'gave up after 3 attempt(s): down' });
+    expect(startupRetry(new Error('down'), 3, 0, { retries: 3 })).toEqual({
+      giveUp: 'gave up after 3 attempt(s): down',
+    });
   });
 
   test('timeout gives up when the next attempt would start past it', () => {
-    expect(startupRetry(new Error('down'), 2, 8_000, { timeout: 10, backoff: 1 })).toEqual({ retryInMs: 1_000 });
-    expect(startupRetry(new Error('down'), 2, 9_500, { timeout: 10, backoff: 1 })).toEqual({ giveUp: 'ran past its timeout of 10 s (2 attempt(s)): down' });
+    expect(startupRetry(new Error('down'), 2, 8_000, { timeout: 10, backoff: 1 })).toEqual({
+      retryInMs: 1_000,
+    });
+    expect(startupRetry(new Error('down'), 2, 9_500, { timeout: 10, backoff: 1 })).toEqual({
+      giveUp: 'ran past its timeout of 10 s (2 attempt(s)): down',
+    });
   });
 });
 
@@ -93,7 +122,8 @@ describe('startup handlers', () => {
     await settle(running);
     expect(activities.readiness()).toEqual({
       ok: false,
-      reason: 'startup handler Lifecycle.connect failed, so the operator does not start: gave up after 2 attempt(s): connection refused',
+      reason:
+        'startup handler Lifecycle.connect failed, so the operator does not start: gave up after 2 attempt(s): connection refused',
     });
   });
 
@@ -107,7 +137,9 @@ describe('startup handlers', () => {
         if (attempts.length < 3) throw new Error('database not reachable');
       }
     }
-    expect(await settle(activitiesOf(new Registry().addClass(Lifecycle)).startup(), 100)).toEqual({ value: true });
+    expect(await settle(activitiesOf(new Registry().addClass(Lifecycle)).startup(), 100)).toEqual({
+      value: true,
+    });
     expect(attempts).toEqual([
       { at: 0, retry: 0 },
       { at: 3_000, retry: 1 },
@@ -130,7 +162,11 @@ describe('startup handlers', () => {
     }
     const { error } = await settle(activitiesOf(new Registry().addClass(Lifecycle)).startup());
     expect(error).toBeInstanceOf(StartupError);
-    expect(error).toMatchObject({ handler: 'Lifecycle.license', message: 'startup handler Lifecycle.license failed, so the operator does not start: no license key in LICENSE_KEY' });
+    expect(error).toMatchObject({
+      handler: 'Lifecycle.license',
+      message:
+        'startup handler Lifecycle.license failed, so the operator does not start: no license key in LICENSE_KEY',
+    });
     expect(laterRan).toBe(false);
   });
 
@@ -145,7 +181,9 @@ describe('startup handlers', () => {
     }
     const { error } = await settle(activitiesOf(new Registry().addClass(Lifecycle)).startup());
     expect(attempts).toBe(3);
-    expect((error as Error).message).toBe('startup handler Lifecycle.connect failed, so the operator does not start: gave up after 3 attempt(s): connection refused');
+    expect((error as Error).message).toBe(
+      'startup handler Lifecycle.connect failed, so the operator does not start: gave up after 3 attempt(s): connection refused',
+    );
   });
 
   test('an attempt running past timeout has its signal aborted and stops the start', async () => {
@@ -159,7 +197,9 @@ describe('startup handlers', () => {
     }
     const { error } = await settle(activitiesOf(new Registry().addClass(Lifecycle)).startup());
     expect(signal?.aborted).toBe(true);
-    expect((error as Error).message).toBe('startup handler Lifecycle.hang failed, so the operator does not start: timed out after 5 s (its timeout option)');
+    expect((error as Error).message).toBe(
+      'startup handler Lifecycle.hang failed, so the operator does not start: timed out after 5 s (its timeout option)',
+    );
   });
 
   test('abort() during the retry wait ends the startup as not completed, without another attempt', async () => {
@@ -257,7 +297,9 @@ describe('probe handlers', () => {
 
   test('run only after startup completed', async () => {
     let runs = 0;
-    const activities = probing((registry) => registry.activity('probe', () => ++runs, { id: 'runs' }));
+    const activities = probing((registry) =>
+      registry.activity('probe', () => ++runs, { id: 'runs' }),
+    );
     expect(await activities.probeReport()).toEqual({ results: {}, failures: [] });
     await settle(activities.startup());
     expect(await activities.probeReport()).toEqual({ results: { runs: 1 }, failures: [] });
@@ -265,7 +307,9 @@ describe('probe handlers', () => {
 
   test('results are reused for 10 s, then run anew', async () => {
     let runs = 0;
-    const activities = probing((registry) => registry.activity('probe', () => ++runs, { id: 'runs' }));
+    const activities = probing((registry) =>
+      registry.activity('probe', () => ++runs, { id: 'runs' }),
+    );
     await settle(activities.startup());
     expect((await activities.probeReport()).results).toEqual({ runs: 1 });
     await clock.advanceAsync(9_999);
@@ -277,11 +321,15 @@ describe('probe handlers', () => {
   test('requests arriving during a run share it', async () => {
     let runs = 0;
     const activities = probing((registry) =>
-      registry.activity('probe', async () => {
-        runs++;
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
-        return 'done';
-      }, { id: 'slow' }),
+      registry.activity(
+        'probe',
+        async () => {
+          runs++;
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+          return 'done';
+        },
+        { id: 'slow' },
+      ),
     );
     await settle(activities.startup());
     const both = Promise.all([activities.probeReport(), activities.probeReport()]);
@@ -293,14 +341,20 @@ describe('probe handlers', () => {
   test('a failing probe is reported with its message, and one running past its timeout as timed out', async () => {
     const activities = probing((registry) => {
       registry.activity('probe', () => 42, { id: 'depth' });
-      registry.activity('probe', () => Promise.reject(new Error('database unreachable')), { id: 'database' });
+      registry.activity('probe', () => Promise.reject(new Error('database unreachable')), {
+        id: 'database',
+      });
       registry.activity('probe', () => new Promise(() => undefined), { id: 'hung' });
       registry.activity('probe', () => undefined, { id: 'silent' });
     });
     await settle(activities.startup());
     const { value } = await settle(activities.probeReport());
     expect(value).toEqual({
-      results: { depth: 42, database: { error: 'database unreachable' }, hung: { error: 'timed out after 5 s' } },
+      results: {
+        depth: 42,
+        database: { error: 'database unreachable' },
+        hung: { error: 'timed out after 5 s' },
+      },
       failures: ['probe database: database unreachable', 'probe hung: timed out after 5 s'],
     });
   });
@@ -321,17 +375,27 @@ describe('activity registration', () => {
       }
     }
     const registry = new Registry().addClass(Lifecycle);
-    expect(registry.activities.map((spec) => `${spec.kind} ${spec.id}`)).toEqual(['startup Lifecycle.start', 'cleanup flush', 'probe depth']);
+    expect(registry.activities.map((spec) => `${spec.kind} ${spec.id}`)).toEqual([
+      'startup Lifecycle.start',
+      'cleanup flush',
+      'probe depth',
+    ]);
     expect(registry.handlers).toEqual([]);
   });
 
   test('the same id twice for one activity is refused', () => {
     const registry = new Registry().activity('probe', () => 1, { id: 'depth' });
-    expect(() => registry.activity('probe', () => 2, { id: 'depth' })).toThrow("probe handler id 'depth' is registered twice; give one an explicit id");
+    expect(() => registry.activity('probe', () => 2, { id: 'depth' })).toThrow(
+      "probe handler id 'depth' is registered twice; give one an explicit id",
+    );
   });
 
   test('a negative or non-numeric retries/backoff/timeout fails when the class is defined', () => {
-    expect(() => on.startup({ retries: 0 })).toThrow('@on.startup retries: expected a number >= 1, got 0');
-    expect(() => on.probe({ timeout: Number.NaN })).toThrow('@on.probe timeout: expected a number >= 0, got NaN');
+    expect(() => on.startup({ retries: 0 })).toThrow(
+      '@on.startup retries: expected a number >= 1, got 0',
+    );
+    expect(() => on.probe({ timeout: Number.NaN })).toThrow(
+      '@on.probe timeout: expected a number >= 0, got NaN',
+    );
   });
 });

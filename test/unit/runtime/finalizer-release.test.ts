@@ -1,13 +1,29 @@
-import { awaitsDeletion, releaseVerdict, type HeldObject, type ReleaseWorld } from '../../../src/framework/runtime/finalizer-release.js';
+import {
+  awaitsDeletion,
+  releaseVerdict,
+  type HeldObject,
+  type ReleaseWorld,
+} from '../../../src/framework/runtime/finalizer-release.js';
 
 /**
  * Which objects a stopping operator keeps working for, and whose finalizer it releases once stopped:
  * those no operator instance will come back for. Everything else keeps its finalizer for the next one.
  */
 
-const world = (terminating: string[], ownNamespace?: string): ReleaseWorld => ({ ownNamespace, terminating: new Set(terminating) });
-const deleting = (namespace: string | undefined, name = 'w'): HeldObject => ({ namespace, name, deleting: true });
-const living = (namespace: string | undefined, name = 'w'): HeldObject => ({ namespace, name, deleting: false });
+const world = (terminating: string[], ownNamespace?: string): ReleaseWorld => ({
+  ownNamespace,
+  terminating: new Set(terminating),
+});
+const deleting = (namespace: string | undefined, name = 'w'): HeldObject => ({
+  namespace,
+  name,
+  deleting: true,
+});
+const living = (namespace: string | undefined, name = 'w'): HeldObject => ({
+  namespace,
+  name,
+  deleting: false,
+});
 
 describe('what a stopping operator does with the objects carrying its finalizer', () => {
   describe('while its own namespace is being deleted', () => {
@@ -16,12 +32,18 @@ describe('what a stopping operator does with the objects carrying its finalizer'
     test('every object of its own namespace is released, its deletion started or not, and the log says why', () => {
       for (const object of [deleting('operators'), living('operators')]) {
         const verdict = releaseVerdict(object, ownGoing);
-        expect(verdict).toEqual({ release: true, why: expect.stringContaining("the operator's own namespace operators is being deleted") });
+        expect(verdict).toEqual({
+          release: true,
+          why: expect.stringContaining("the operator's own namespace operators is being deleted"),
+        });
       }
     });
 
     test('an object elsewhere whose deletion started is released: nobody will come back to run its delete handlers', () => {
-      expect(releaseVerdict(deleting('apps'), ownGoing)).toEqual({ release: true, why: expect.stringContaining('no operator instance will come back') });
+      expect(releaseVerdict(deleting('apps'), ownGoing)).toEqual({
+        release: true,
+        why: expect.stringContaining('no operator instance will come back'),
+      });
       expect(releaseVerdict(deleting(undefined), ownGoing).release).toBe(true);
     });
 
@@ -45,12 +67,18 @@ describe('what a stopping operator does with the objects carrying its finalizer'
     });
 
     test('an object being deleted in a healthy namespace keeps its finalizer: the next instance runs its delete handlers', () => {
-      expect(releaseVerdict(deleting('team-a'), world([], 'operators'))).toEqual({ release: false });
-      expect(releaseVerdict(deleting(undefined), world(['team-a'], 'operators'))).toEqual({ release: false });
+      expect(releaseVerdict(deleting('team-a'), world([], 'operators'))).toEqual({
+        release: false,
+      });
+      expect(releaseVerdict(deleting(undefined), world(['team-a'], 'operators'))).toEqual({
+        release: false,
+      });
     });
 
     test('an object not being deleted keeps its finalizer, even in a namespace being deleted', () => {
-      expect(releaseVerdict(living('team-a'), world(['team-a'], 'operators'))).toEqual({ release: false });
+      expect(releaseVerdict(living('team-a'), world(['team-a'], 'operators'))).toEqual({
+        release: false,
+      });
       expect(awaitsDeletion(living('team-a'), world(['team-a'], 'operators'))).toBe(false);
     });
 

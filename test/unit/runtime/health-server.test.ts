@@ -1,7 +1,13 @@
 import { HealthServer, HealthServerError } from '../../../src/framework/runtime/health-server.js';
 
 function server(port: number): HealthServer {
-  return new HealthServer({ port, host: '127.0.0.1', liveness: [], readiness: [], metrics: () => Promise.resolve('') });
+  return new HealthServer({
+    port,
+    host: '127.0.0.1',
+    liveness: [],
+    readiness: [],
+    metrics: () => Promise.resolve(''),
+  });
 }
 
 describe('the health server', () => {
@@ -47,12 +53,28 @@ describe('/healthz with probe handlers', () => {
     await Promise.all(servers.splice(0).map((s) => s.stop()));
   });
 
-  async function healthz(probes: { results: Record<string, unknown>; failures: string[] }, failing = false): Promise<{ status: number; type: string | null; body: unknown }> {
-    const liveness = failing ? [{ name: 'watches', check: () => ({ ok: false as const, reason: 'no answer' }) }] : [];
-    const s = new HealthServer({ port: 0, host: '127.0.0.1', liveness, readiness: [], metrics: () => Promise.resolve(''), probes: () => Promise.resolve(probes) });
+  async function healthz(
+    probes: { results: Record<string, unknown>; failures: string[] },
+    failing = false,
+  ): Promise<{ status: number; type: string | null; body: unknown }> {
+    const liveness = failing
+      ? [{ name: 'watches', check: () => ({ ok: false as const, reason: 'no answer' }) }]
+      : [];
+    const s = new HealthServer({
+      port: 0,
+      host: '127.0.0.1',
+      liveness,
+      readiness: [],
+      metrics: () => Promise.resolve(''),
+      probes: () => Promise.resolve(probes),
+    });
     servers.push(s);
     const response = await fetch(`http://127.0.0.1:${await s.start()}/healthz`);
-    return { status: response.status, type: response.headers.get('content-type'), body: await response.json() };
+    return {
+      status: response.status,
+      type: response.headers.get('content-type'),
+      body: await response.json(),
+    };
   }
 
   test('answers JSON with each probe result under its id', async () => {
@@ -64,7 +86,17 @@ describe('/healthz with probe handlers', () => {
   });
 
   test('a failed probe or check answers 503, naming each reason', async () => {
-    const answer = await healthz({ results: { db: { error: 'unreachable' } }, failures: ['probe db: unreachable'] }, true);
-    expect(answer).toMatchObject({ status: 503, body: { status: 'failing', failures: ['watches: no answer', 'probe db: unreachable'], probes: { db: { error: 'unreachable' } } } });
+    const answer = await healthz(
+      { results: { db: { error: 'unreachable' } }, failures: ['probe db: unreachable'] },
+      true,
+    );
+    expect(answer).toMatchObject({
+      status: 503,
+      body: {
+        status: 'failing',
+        failures: ['watches: no answer', 'probe db: unreachable'],
+        probes: { db: { error: 'unreachable' } },
+      },
+    });
   });
 });

@@ -121,7 +121,11 @@ class FakeLeaseServer {
   /** Overwrites the stored Lease as another party would (bumping its resourceVersion). */
   put(spec: LeaseSpec): void {
     const lease = this.leases.get(LEASE_PATH)!;
-    this.leases.set(LEASE_PATH, { ...lease, metadata: { ...lease.metadata, resourceVersion: String(++this.version) }, spec });
+    this.leases.set(LEASE_PATH, {
+      ...lease,
+      metadata: { ...lease.metadata, resourceVersion: String(++this.version) },
+      spec,
+    });
   }
 
   /** While set, the server is frozen (SIGSTOP): requests wait for it, then are answered in order. */
@@ -142,10 +146,15 @@ class FakeLeaseServer {
   /** A client for one replica; `mode` can be switched at any time. */
   client(by: string): { client: ApiClient; mode: Mode } {
     const handle = { mode: 'ok' as Mode, client: undefined as unknown as ApiClient };
-    const request = async (method: string, path: string, init: RequestInit = {}): Promise<unknown> => {
+    const request = async (
+      method: string,
+      path: string,
+      init: RequestInit = {},
+    ): Promise<unknown> => {
       await turn(); // an answer takes a moment, as over a network
       while (this.frozen) await this.frozen;
-      if (handle.mode === 'fail') throw new ApiError(500, `${method} ${path}: 500 injected failure`);
+      if (handle.mode === 'fail')
+        throw new ApiError(500, `${method} ${path}: 500 injected failure`);
       if (handle.mode === 'hang') return new Promise(() => undefined);
       return this.handle(method, path, init.body as Lease | undefined, by);
     };
@@ -162,13 +171,15 @@ class FakeLeaseServer {
     if (!body?.spec) throw new ApiError(400, `${method} ${path}: no body`);
     for (const field of ['acquireTime', 'renewTime'] as const) {
       const value = body.spec[field];
-      if (value !== undefined && !MICRO_TIME.test(value)) throw new ApiError(400, `${method} ${path}: bad MicroTime ${field} ${value}`, 'BadRequest');
+      if (value !== undefined && !MICRO_TIME.test(value))
+        throw new ApiError(400, `${method} ${path}: bad MicroTime ${field} ${value}`, 'BadRequest');
     }
     let key = path;
     if (method === 'POST') {
       expect(path).toBe(COLLECTION);
       key = `${path}/${body.metadata?.name}`;
-      if (this.leases.has(key)) throw new ApiError(409, `POST ${path}: 409 already exists`, 'AlreadyExists');
+      if (this.leases.has(key))
+        throw new ApiError(409, `POST ${path}: 409 already exists`, 'AlreadyExists');
     } else if (method === 'PUT') {
       const current = this.leases.get(path);
       if (!current) throw new ApiError(404, `PUT ${path}: 404 not found`, 'NotFound');
@@ -178,7 +189,10 @@ class FakeLeaseServer {
     } else {
       throw new ApiError(405, `${method} ${path}: 405`);
     }
-    const stored: Lease = clone({ ...body, metadata: { ...body.metadata, resourceVersion: String(++this.version) } });
+    const stored: Lease = clone({
+      ...body,
+      metadata: { ...body.metadata, resourceVersion: String(++this.version) },
+    });
     this.leases.set(key, stored);
     this.writes.push({ method, by, spec: clone(body.spec) });
     return clone(stored);
@@ -190,7 +204,10 @@ function clone<T>(value: T): T {
 }
 
 /** Records callback calls in one shared log, so specs can check their order across replicas. */
-function callbacks(id: string, log: string[]): { onStartedLeading(): void; onStoppedLeading(): void } {
+function callbacks(
+  id: string,
+  log: string[],
+): { onStartedLeading(): void; onStoppedLeading(): void } {
   return {
     onStartedLeading: () => void log.push(`${id} started`),
     onStoppedLeading: () => void log.push(`${id} stopped`),
@@ -250,7 +267,11 @@ describe('LeaderElector', () => {
     expect(lease.apiVersion).toBe('coordination.k8s.io/v1');
     expect(lease.kind).toBe('Lease');
     expect(lease.metadata?.name).toBe(NAME);
-    expect(lease.spec).toMatchObject({ holderIdentity: 'a', leaseDurationSeconds: 1, leaseTransitions: 0 });
+    expect(lease.spec).toMatchObject({
+      holderIdentity: 'a',
+      leaseDurationSeconds: 1,
+      leaseTransitions: 0,
+    });
     expect(server.writes[0]!.method).toBe('POST');
     expect(server.writes.filter((w) => w.method === 'PUT').length).toBeGreaterThanOrEqual(2);
     // Renewals move renewTime and keep acquireTime.
@@ -338,7 +359,11 @@ describe('LeaderElector', () => {
   });
 
   /** The framework's defaults (30 s / 20 s / 2 s), not this file's short durations. */
-  const DEFAULT_TIMINGS = { leaseDurationMs: undefined, renewDeadlineMs: undefined, retryPeriodMs: undefined };
+  const DEFAULT_TIMINGS = {
+    leaseDurationMs: undefined,
+    renewDeadlineMs: undefined,
+    retryPeriodMs: undefined,
+  };
 
   test.each([0, 1_000, 1_999])(
     'on the default timings, a leader keeps leading through a 10 s API server freeze that starts %i ms after a renewal, and renews once it thaws',
@@ -352,7 +377,11 @@ describe('LeaderElector', () => {
       const writesBeforeThaw = server.writes.length;
       server.thaw();
       const thawedAt = clock.now();
-      await clock.until(() => server.writes.length > writesBeforeThaw, 'a renewal after the thaw', 5_000);
+      await clock.until(
+        () => server.writes.length > writesBeforeThaw,
+        'a renewal after the thaw',
+        5_000,
+      );
       expect(clock.now() - thawedAt).toBe(0); // the renewal waiting in the frozen server, or the next, lands at once
 
       await clock.advance(60_000);
@@ -378,7 +407,8 @@ describe('LeaderElector', () => {
       expect(a.elector.isLeader && b.elector.isLeader).toBe(false);
       if (stoppedAt === undefined && log.includes('a stopped')) stoppedAt = clock.now();
       if (b.elector.isLeader) tookOverAt = clock.now();
-      if (clock.now() - frozenAt > 120_000) throw new Error('b did not take over within 120 s of the freeze');
+      if (clock.now() - frozenAt > 120_000)
+        throw new Error('b did not take over within 120 s of the freeze');
     }
     expect(log).toEqual(['a started', 'a stopped', 'b started']);
     // a gave up within its 20 s renew deadline, during the freeze; b waited out the 30 s lease after the thaw.
@@ -413,7 +443,11 @@ describe('LeaderElector', () => {
     expect(log).toEqual(['a started', 'a stopped']);
     const release = server.writes.at(-1)!;
     expect(release.by).toBe('a');
-    expect(release.spec).toMatchObject({ holderIdentity: '', leaseDurationSeconds: 1, leaseTransitions: 0 });
+    expect(release.spec).toMatchObject({
+      holderIdentity: '',
+      leaseDurationSeconds: 1,
+      leaseTransitions: 0,
+    });
     expect(release.spec.renewTime).toMatch(MICRO_TIME);
 
     await clock.until(() => b.elector.isLeader, 'b to take over', 5_000);
@@ -465,7 +499,11 @@ describe('LeaderElector', () => {
 
     expect(waits.slice(0, 2)).toEqual([1_450, 551]);
     expect(clock.now() - startedAt).toBe(2_001);
-    expect(server.lease()!.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1, acquireTime: formatMicroTime(startedAt + 2_001) });
+    expect(server.lease()!.spec).toMatchObject({
+      holderIdentity: 'b',
+      leaseTransitions: 1,
+      acquireTime: formatMicroTime(startedAt + 2_001),
+    });
   });
 
   test('a standby says who leads, once, and again only when the leader changes', async () => {
@@ -477,11 +515,22 @@ describe('LeaderElector', () => {
 
     expect(b.elector.isLeader).toBe(false);
     const standing = logs.containing('standing by');
-    expect(standing.map((line) => line.msg)).toEqual([`standing by, leader is a (Lease ${NAMESPACE}/${NAME})`]);
-    expect(standing[0]).toMatchObject({ level: 30, holder: 'a', replica: 'b', lease: `${NAMESPACE}/${NAME}` });
+    expect(standing.map((line) => line.msg)).toEqual([
+      `standing by, leader is a (Lease ${NAMESPACE}/${NAME})`,
+    ]);
+    expect(standing[0]).toMatchObject({
+      level: 30,
+      holder: 'a',
+      replica: 'b',
+      lease: `${NAMESPACE}/${NAME}`,
+    });
 
     // Another replica takes the Lease over from a (a stops leading when its renewal finds it taken).
-    server.put({ ...server.lease()!.spec!, holderIdentity: 'c', renewTime: formatMicroTime(clock.now()) });
+    server.put({
+      ...server.lease()!.spec!,
+      holderIdentity: 'c',
+      renewTime: formatMicroTime(clock.now()),
+    });
     await clock.advance(2 * RETRY_MS);
     expect(logs.containing('standing by').map((line) => line.msg)).toEqual([
       `standing by, leader is a (Lease ${NAMESPACE}/${NAME})`,
@@ -493,7 +542,9 @@ describe('LeaderElector', () => {
     const first = new LogCapture();
     const a = start('a', { logger: first.logger });
     await clock.until(() => a.elector.isLeader, 'a to lead');
-    expect(first.containing('leading').map((line) => line.msg)).toEqual([`acquired the Lease ${NAMESPACE}/${NAME}: leading`]);
+    expect(first.containing('leading').map((line) => line.msg)).toEqual([
+      `acquired the Lease ${NAMESPACE}/${NAME}: leading`,
+    ]);
 
     const second = new LogCapture();
     const b = start('b', { logger: second.logger });
@@ -501,7 +552,9 @@ describe('LeaderElector', () => {
     await a.elector.stop();
     await clock.until(() => b.elector.isLeader, 'b to take over');
     const takeover = second.containing('leading');
-    expect(takeover.map((line) => line.msg)).toEqual([`took over the Lease ${NAMESPACE}/${NAME} from a: leading`]);
+    expect(takeover.map((line) => line.msg)).toEqual([
+      `took over the Lease ${NAMESPACE}/${NAME} from a: leading`,
+    ]);
     expect(takeover[0]).toMatchObject({ level: 30, previousHolder: 'a' });
   });
 
@@ -529,7 +582,15 @@ describe('LeaderElector', () => {
 
   test('a leader whose onStartedLeading fails steps down and releases the Lease', async () => {
     const api = server.client('a');
-    const elector = new LeaderElector({ client: api.client, namespace: NAMESPACE, name: NAME, identity: 'a', leaseDurationMs: LEASE_MS, renewDeadlineMs: RENEW_MS, retryPeriodMs: RETRY_MS });
+    const elector = new LeaderElector({
+      client: api.client,
+      namespace: NAMESPACE,
+      name: NAME,
+      identity: 'a',
+      leaseDurationMs: LEASE_MS,
+      renewDeadlineMs: RENEW_MS,
+      retryPeriodMs: RETRY_MS,
+    });
     electors.push(elector);
     let stopped = 0;
     await elector.run({
@@ -545,10 +606,17 @@ describe('LeaderElector', () => {
     const at = Date.UTC(2026, 10, 22, 12, 0, 0, 123);
     const a = start('a', { clock: { ...clock, now: () => at } });
     await clock.until(() => a.elector.isLeader, 'a to lead');
-    expect(server.lease()!.spec).toMatchObject({ acquireTime: '2026-11-22T12:00:00.123000Z', renewTime: '2026-11-22T12:00:00.123000Z' });
+    expect(server.lease()!.spec).toMatchObject({
+      acquireTime: '2026-11-22T12:00:00.123000Z',
+      renewTime: '2026-11-22T12:00:00.123000Z',
+    });
 
-    expect(formatMicroTime(Date.UTC(2026, 10, 22, 12, 0, 0, 0))).toBe('2026-11-22T12:00:00.000000Z');
-    expect(formatMicroTime(Date.UTC(2026, 0, 2, 3, 4, 5, 7) + 0.25)).toBe('2026-01-02T03:04:05.007250Z');
+    expect(formatMicroTime(Date.UTC(2026, 10, 22, 12, 0, 0, 0))).toBe(
+      '2026-11-22T12:00:00.000000Z',
+    );
+    expect(formatMicroTime(Date.UTC(2026, 0, 2, 3, 4, 5, 7) + 0.25)).toBe(
+      '2026-01-02T03:04:05.007250Z',
+    );
   });
 
   test('every time written during a hand-over is a six-digit MicroTime', async () => {
@@ -570,10 +638,18 @@ describe('LeaderElector', () => {
     const make = (options: Partial<LeaderElectionOptions>) => () =>
       new LeaderElector({ client, namespace: NAMESPACE, name: NAME, identity: 'x', ...options });
     expect(make({})).not.toThrow(); // the defaults: 30 s > 20 s > 1.2 × 2 s
-    expect(make({ leaseDurationMs: 400, renewDeadlineMs: 400, retryPeriodMs: 100 })).toThrow(/leaseDurationMs \(400\) must be greater than renewDeadlineMs \(400\)/);
-    expect(make({ leaseDurationMs: 600, renewDeadlineMs: 120, retryPeriodMs: 100 })).toThrow(/renewDeadlineMs \(120\) must be greater than 1\.2 × retryPeriodMs \(100\)/);
-    expect(make({ leaseDurationMs: 600, renewDeadlineMs: 400, retryPeriodMs: 0 })).toThrow(/retryPeriodMs must be a positive number/);
-    expect(make({ leaseDurationMs: Number.NaN })).toThrow(/leaseDurationMs must be a positive number/);
+    expect(make({ leaseDurationMs: 400, renewDeadlineMs: 400, retryPeriodMs: 100 })).toThrow(
+      /leaseDurationMs \(400\) must be greater than renewDeadlineMs \(400\)/,
+    );
+    expect(make({ leaseDurationMs: 600, renewDeadlineMs: 120, retryPeriodMs: 100 })).toThrow(
+      /renewDeadlineMs \(120\) must be greater than 1\.2 × retryPeriodMs \(100\)/,
+    );
+    expect(make({ leaseDurationMs: 600, renewDeadlineMs: 400, retryPeriodMs: 0 })).toThrow(
+      /retryPeriodMs must be a positive number/,
+    );
+    expect(make({ leaseDurationMs: Number.NaN })).toThrow(
+      /leaseDurationMs must be a positive number/,
+    );
     expect(make({ identity: '' })).toThrow(/identity must not be empty/);
     expect(make({ namespace: '' })).toThrow(/namespace must not be empty/);
   });

@@ -9,7 +9,10 @@ import {
 } from '../../../src/framework/runtime/lease-record.js';
 
 const T = Date.UTC(2026, 10, 22, 12, 0, 0);
-const existing = (spec: Lease['spec']): Lease => ({ metadata: { name: 'lock', namespace: 'ops', resourceVersion: '5' }, spec });
+const existing = (spec: Lease['spec']): Lease => ({
+  metadata: { name: 'lock', namespace: 'ops', resourceVersion: '5' },
+  spec,
+});
 
 describe('the Lease a replica writes', () => {
   test('a new Lease starts at transition 0, held by the writer, with whole seconds of duration', () => {
@@ -25,17 +28,38 @@ describe('the Lease a replica writes', () => {
   });
 
   test('a renewal keeps acquireTime and the transition count', () => {
-    const lease = leaseHeldBy(existing({ holderIdentity: 'a', acquireTime: 'earlier', leaseTransitions: 3 }), 'a', 15_000, T);
-    expect(lease.spec).toMatchObject({ acquireTime: 'earlier', renewTime: '2026-11-22T12:00:00.000000Z', leaseTransitions: 3 });
+    const lease = leaseHeldBy(
+      existing({ holderIdentity: 'a', acquireTime: 'earlier', leaseTransitions: 3 }),
+      'a',
+      15_000,
+      T,
+    );
+    expect(lease.spec).toMatchObject({
+      acquireTime: 'earlier',
+      renewTime: '2026-11-22T12:00:00.000000Z',
+      leaseTransitions: 3,
+    });
   });
 
   test('a takeover counts one more transition and acquires now', () => {
-    const lease = leaseHeldBy(existing({ holderIdentity: 'a', acquireTime: 'earlier', leaseTransitions: 3 }), 'b', 15_000, T);
-    expect(lease.spec).toMatchObject({ holderIdentity: 'b', acquireTime: '2026-11-22T12:00:00.000000Z', leaseTransitions: 4 });
+    const lease = leaseHeldBy(
+      existing({ holderIdentity: 'a', acquireTime: 'earlier', leaseTransitions: 3 }),
+      'b',
+      15_000,
+      T,
+    );
+    expect(lease.spec).toMatchObject({
+      holderIdentity: 'b',
+      acquireTime: '2026-11-22T12:00:00.000000Z',
+      leaseTransitions: 4,
+    });
   });
 
   test('a release leaves no holder and a 1 s duration, so a successor takes over at once', () => {
-    const lease = leaseReleased(existing({ holderIdentity: 'a', leaseDurationSeconds: 15, leaseTransitions: 2 }), T);
+    const lease = leaseReleased(
+      existing({ holderIdentity: 'a', leaseDurationSeconds: 15, leaseTransitions: 2 }),
+      T,
+    );
     expect(lease.spec).toEqual({
       holderIdentity: '',
       leaseDurationSeconds: 1,
@@ -46,7 +70,9 @@ describe('the Lease a replica writes', () => {
   });
 
   test('equal specs have equal keys whatever the field order', () => {
-    expect(leaseSpecKey({ renewTime: 'r', holderIdentity: 'a' })).toBe(leaseSpecKey({ holderIdentity: 'a', renewTime: 'r' }));
+    expect(leaseSpecKey({ renewTime: 'r', holderIdentity: 'a' })).toBe(
+      leaseSpecKey({ holderIdentity: 'a', renewTime: 'r' }),
+    );
     expect(leaseSpecKey({ holderIdentity: 'a' })).not.toBe(leaseSpecKey({ holderIdentity: 'b' }));
   });
 });
@@ -85,7 +111,9 @@ describe('what a standby announces', () => {
   });
 
   test('a holder id written to break log lines is announced without control characters, and cut to 128 characters', () => {
-    expect(holderToAnnounce('evil\nfake log line\u001b[31m', 'me', '')).toBe('evilfake log line[31m');
+    expect(holderToAnnounce('evil\nfake log line\u001b[31m', 'me', '')).toBe(
+      'evilfake log line[31m',
+    );
     expect(holderToAnnounce('x'.repeat(1_000), 'me', '')).toBe('x'.repeat(128));
   });
 });

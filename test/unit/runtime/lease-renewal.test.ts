@@ -23,21 +23,37 @@ afterEach(() => clock.uninstall());
 
 describe('the default timings', () => {
   test('are 30 s / 20 s / 2 s, leaving 10 s between giving up and a possible takeover', () => {
-    expect(DEFAULTS).toEqual({ leaseDurationMs: 30_000, renewDeadlineMs: 20_000, retryPeriodMs: 2_000 });
-    expect([DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS]).toEqual([30_000, 20_000, 2_000]);
+    expect(DEFAULTS).toEqual({
+      leaseDurationMs: 30_000,
+      renewDeadlineMs: 20_000,
+      retryPeriodMs: 2_000,
+    });
+    expect([DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS]).toEqual(
+      [30_000, 20_000, 2_000],
+    );
   });
 
   test('fill in only what is not given', () => {
-    expect(leaseTimings({ retryPeriodMs: 1_000 })).toEqual({ leaseDurationMs: 30_000, renewDeadlineMs: 20_000, retryPeriodMs: 1_000 });
+    expect(leaseTimings({ retryPeriodMs: 1_000 })).toEqual({
+      leaseDurationMs: 30_000,
+      renewDeadlineMs: 20_000,
+      retryPeriodMs: 1_000,
+    });
   });
 
   test('refuse a renew deadline not below the lease duration, naming both', () => {
-    expect(() => leaseTimings({ leaseDurationMs: 20_000 })).toThrow('leader election: leaseDurationMs (20000) must be greater than renewDeadlineMs (20000)');
+    expect(() => leaseTimings({ leaseDurationMs: 20_000 })).toThrow(
+      'leader election: leaseDurationMs (20000) must be greater than renewDeadlineMs (20000)',
+    );
   });
 
   test('refuse a duration a timer cannot wait for', () => {
-    expect(() => leaseTimings({ leaseDurationMs: MAX_TIMEOUT_MS + 1 })).toThrow(/leaseDurationMs must be a positive number of milliseconds up to 2147483647/);
-    expect(() => leaseTimings({ renewDeadlineMs: Number.POSITIVE_INFINITY })).toThrow(/renewDeadlineMs must be a positive number/);
+    expect(() => leaseTimings({ leaseDurationMs: MAX_TIMEOUT_MS + 1 })).toThrow(
+      /leaseDurationMs must be a positive number of milliseconds up to 2147483647/,
+    );
+    expect(() => leaseTimings({ renewDeadlineMs: Number.POSITIVE_INFINITY })).toThrow(
+      /renewDeadlineMs must be a positive number/,
+    );
   });
 });
 
@@ -74,7 +90,9 @@ describe('how long one attempt may wait for the API server', () => {
 describe('when the next renewal attempt starts', () => {
   test('a retry period after a success', () => {
     const at = clock.now();
-    expect(untilNextRenewalMs({ startedAt: at, renewed: true }, at, DEFAULTS, clock.now())).toBe(2_000);
+    expect(untilNextRenewalMs({ startedAt: at, renewed: true }, at, DEFAULTS, clock.now())).toBe(
+      2_000,
+    );
   });
 
   test('at once after an attempt that timed out', () => {
@@ -96,7 +114,14 @@ describe('when the next renewal attempt starts', () => {
   test('never past the renew deadline', () => {
     const renewedAt = clock.now();
     clock.advance(19_000);
-    expect(untilNextRenewalMs({ startedAt: clock.now(), renewed: false }, renewedAt, DEFAULTS, clock.now())).toBe(1_000);
+    expect(
+      untilNextRenewalMs(
+        { startedAt: clock.now(), renewed: false },
+        renewedAt,
+        DEFAULTS,
+        clock.now(),
+      ),
+    ).toBe(1_000);
   });
 });
 
@@ -105,7 +130,13 @@ describe('when the next renewal attempt starts', () => {
  * requests answer after `answerMs`, except that one the server has not answered when it freezes waits
  * for the thaw (as a SIGSTOPped process's socket does). Returns whether it still led `settleMs` after the thaw.
  */
-function leadsThroughFreeze(timings: LeaseTimings, freezeAt: number, freezeMs: number, answerMs = 100, settleMs = 30_000): boolean {
+function leadsThroughFreeze(
+  timings: LeaseTimings,
+  freezeAt: number,
+  freezeMs: number,
+  answerMs = 100,
+  settleMs = 30_000,
+): boolean {
   const thaw = freezeAt + freezeMs;
   let lastRenewal = clock.now();
   let last: RenewAttempt = { startedAt: lastRenewal, renewed: true };
@@ -127,20 +158,32 @@ describe('a leader on the default timings', () => {
   // Freezes starting at every 250 ms of the 2 s between renewals, including just as one is sent.
   const phases = Array.from({ length: 9 }, (_, i) => i * 250);
 
-  test.each(phases)('keeps leading through a 10 s API server freeze that starts %i ms after a renewal', (phase) => {
-    expect(leadsThroughFreeze(DEFAULTS, clock.now() + phase, 10_000)).toBe(true);
-  });
+  test.each(phases)(
+    'keeps leading through a 10 s API server freeze that starts %i ms after a renewal',
+    (phase) => {
+      expect(leadsThroughFreeze(DEFAULTS, clock.now() + phase, 10_000)).toBe(true);
+    },
+  );
 
-  test.each(phases)('keeps leading when the server takes 5 s to answer after a 10 s freeze that starts %i ms after a renewal', (phase) => {
-    expect(leadsThroughFreeze(DEFAULTS, clock.now() + phase, 10_000, 5_000)).toBe(true);
-  });
+  test.each(phases)(
+    'keeps leading when the server takes 5 s to answer after a 10 s freeze that starts %i ms after a renewal',
+    (phase) => {
+      expect(leadsThroughFreeze(DEFAULTS, clock.now() + phase, 10_000, 5_000)).toBe(true);
+    },
+  );
 
   test('gives up during a freeze longer than the renew deadline', () => {
-    expect(leadsThroughFreeze(DEFAULTS, clock.now() + 1_000, DEFAULTS.renewDeadlineMs + 1_000)).toBe(false);
+    expect(
+      leadsThroughFreeze(DEFAULTS, clock.now() + 1_000, DEFAULTS.renewDeadlineMs + 1_000),
+    ).toBe(false);
   });
 
   test('would not have survived a 10 s freeze on the former 15 s / 10 s / 2 s', () => {
-    const former = leaseTimings({ leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
+    const former = leaseTimings({
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+    });
     expect(leadsThroughFreeze(former, clock.now() + 2_000, 10_000)).toBe(false);
   });
 });

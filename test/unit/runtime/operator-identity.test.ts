@@ -2,7 +2,10 @@ import { createOperator } from '../../../src/framework/runtime/operator.js';
 import { Identity, InvalidIdentityError } from '../../../src/framework/state/identity.js';
 import { silentLogger } from '../../../src/framework/observability/logger.js';
 
-const kubeConfig = { getCurrentCluster: () => ({ server: 'http://127.0.0.1:1' }), applyToHTTPSOptions: async () => undefined };
+const kubeConfig = {
+  getCurrentCluster: () => ({ server: 'http://127.0.0.1:1' }),
+  applyToHTTPSOptions: async () => undefined,
+};
 
 describe('the identity option', () => {
   test('defaults to konductor.dev', () => {
@@ -10,11 +13,18 @@ describe('the identity option', () => {
   });
 
   test('names the operator', () => {
-    expect(createOperator({ kubeConfig, logger: silentLogger(), identity: 'db-operator.example.com' }).identity.finalizer).toBe('db-operator.example.com/finalizer');
+    expect(
+      createOperator({ kubeConfig, logger: silentLogger(), identity: 'db-operator.example.com' })
+        .identity.finalizer,
+    ).toBe('db-operator.example.com/finalizer');
   });
 
   test('refuses a value that is not a DNS-1123 subdomain before anything starts, naming it', () => {
-    expect(() => createOperator({ kubeConfig, logger: silentLogger(), identity: 'DB_Operator' })).toThrow(InvalidIdentityError);
-    expect(() => createOperator({ kubeConfig, logger: silentLogger(), identity: 'DB_Operator' })).toThrow('"DB_Operator" is not a DNS-1123 subdomain');
+    expect(() =>
+      createOperator({ kubeConfig, logger: silentLogger(), identity: 'DB_Operator' }),
+    ).toThrow(InvalidIdentityError);
+    expect(() =>
+      createOperator({ kubeConfig, logger: silentLogger(), identity: 'DB_Operator' }),
+    ).toThrow('"DB_Operator" is not a DNS-1123 subdomain');
   });
 });

@@ -19,7 +19,12 @@ describe('the operator options durations, in seconds or ISO-8601 like every othe
   });
 
   test('keep the defaults when not given: no handler timeout, 180 s watch stall, 300 s handler stall', () => {
-    expect(operatorTimings({})).toMatchObject({ handlerTimeoutMs: undefined, watchStallMs: 180_000, handlerStallMs: 300_000, watch: undefined });
+    expect(operatorTimings({})).toMatchObject({
+      handlerTimeoutMs: undefined,
+      watchStallMs: 180_000,
+      handlerStallMs: 300_000,
+      watch: undefined,
+    });
   });
 
   test('read a handler timeout of 0 as none', () => {
@@ -27,11 +32,19 @@ describe('the operator options durations, in seconds or ISO-8601 like every othe
   });
 
   test('refuse a malformed duration, naming the option', () => {
-    expect(() => operatorTimings({ handlerTimeout: '30s' })).toThrow(/OperatorOptions\.handlerTimeout: '30s' is not an ISO-8601 duration/);
-    expect(() => operatorTimings({ leaderElection: { namespace: 'ops', retryPeriod: -1 } })).toThrow(/OperatorOptions\.leaderElection\.retryPeriod: must be a finite, non-negative duration/);
+    expect(() => operatorTimings({ handlerTimeout: '30s' })).toThrow(
+      /OperatorOptions\.handlerTimeout: '30s' is not an ISO-8601 duration/,
+    );
+    expect(() =>
+      operatorTimings({ leaderElection: { namespace: 'ops', retryPeriod: -1 } }),
+    ).toThrow(
+      /OperatorOptions\.leaderElection\.retryPeriod: must be a finite, non-negative duration/,
+    );
   });
 
   test('refuse a duration a timer cannot wait (over about 24.8 days), which setTimeout would fire at once', () => {
-    expect(() => operatorTimings({ handlerTimeout: 'P30D' })).toThrow(/OperatorOptions\.handlerTimeout: at most 2147483\.647 s/);
+    expect(() => operatorTimings({ handlerTimeout: 'P30D' })).toThrow(
+      /OperatorOptions\.handlerTimeout: at most 2147483\.647 s/,
+    );
   });
 });

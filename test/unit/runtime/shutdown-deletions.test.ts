@@ -22,27 +22,51 @@ class FakeApi {
   readonly terminating = new Set<string>();
   readonly writes: string[] = [];
 
-  widget(namespace: string, name: string, options: { deleting?: boolean; finalizers?: string[] } = {}): void {
-    const metadata = { namespace, name, uid: `${namespace}/${name}`, resourceVersion: '1', finalizers: options.finalizers ?? [FINALIZER], ...(options.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) };
+  widget(
+    namespace: string,
+    name: string,
+    options: { deleting?: boolean; finalizers?: string[] } = {},
+  ): void {
+    const metadata = {
+      namespace,
+      name,
+      uid: `${namespace}/${name}`,
+      resourceVersion: '1',
+      finalizers: options.finalizers ?? [FINALIZER],
+      ...(options.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
+    };
     this.widgets.set(`${namespace}/${name}`, { metadata });
   }
 
   asClient(): ApiClient {
-    return { request: (method: string, path: string, init?: RequestInit) => this.request(method, path, init) } as unknown as ApiClient;
+    return {
+      request: (method: string, path: string, init?: RequestInit) =>
+        this.request(method, path, init),
+    } as unknown as ApiClient;
   }
 
   private async request(method: string, path: string, init: RequestInit = {}): Promise<unknown> {
     const namespace = /^\/api\/v1\/namespaces\/([^/]+)$/.exec(path)?.[1];
-    if (method === 'GET' && namespace) return { metadata: { name: namespace, ...(this.terminating.has(namespace) ? { deletionTimestamp: 'x' } : {}) } };
+    if (method === 'GET' && namespace)
+      return {
+        metadata: {
+          name: namespace,
+          ...(this.terminating.has(namespace) ? { deletionTimestamp: 'x' } : {}),
+        },
+      };
     if (method === 'GET') return { items: [...this.widgets.values()], metadata: {} };
-    const [ns, name] = path.split('/').slice(-3).filter((_, i) => i !== 1);
+    const [ns, name] = path
+      .split('/')
+      .slice(-3)
+      .filter((_, i) => i !== 1);
     const key = `${ns}/${name}`;
     const object = this.widgets.get(key);
     if (!object) throw new ApiError(404, 'not found');
     this.writes.push(`${method} ${key}`);
     const ops = init.body as JsonPatchOp[];
     const finalizers = [...(object.metadata?.finalizers ?? [])];
-    for (const op of ops) if (op.op === 'remove') finalizers.splice(Number(op.path.split('/').pop()), 1);
+    for (const op of ops)
+      if (op.op === 'remove') finalizers.splice(Number(op.path.split('/').pop()), 1);
     const written = { metadata: { ...object.metadata, finalizers } };
     if (finalizers.length === 0 && written.metadata.deletionTimestamp) this.widgets.delete(key);
     else this.widgets.set(key, written);
@@ -50,8 +74,20 @@ class FakeApi {
   }
 }
 
-function deletions(api: FakeApi, log: LogCapture, ownNamespace?: string, clock?: FakeClock): ShutdownDeletions {
-  return new ShutdownDeletions({ client: api.asClient(), identity: Identity.DEFAULT, logger: log.logger, ownNamespace, clock, pollMs: 100 });
+function deletions(
+  api: FakeApi,
+  log: LogCapture,
+  ownNamespace?: string,
+  clock?: FakeClock,
+): ShutdownDeletions {
+  return new ShutdownDeletions({
+    client: api.asClient(),
+    identity: Identity.DEFAULT,
+    logger: log.logger,
+    ownNamespace,
+    clock,
+    pollMs: 100,
+  });
 }
 
 describe('a stopping operator’s deletions', () => {
@@ -60,7 +96,10 @@ describe('a stopping operator’s deletions', () => {
     api.widget('going', 'stuck', { deleting: true });
     api.widget('going', 'alive');
     api.widget('healthy', 'deleting', { deleting: true });
-    api.widget('going', 'shared', { deleting: true, finalizers: ['other.example.com/cleanup', FINALIZER] });
+    api.widget('going', 'shared', {
+      deleting: true,
+      finalizers: ['other.example.com/cleanup', FINALIZER],
+    });
     api.terminating.add('going');
     const log = new LogCapture();
 
@@ -69,10 +108,25 @@ describe('a stopping operator’s deletions', () => {
     expect(released).toBe(2);
     expect(api.writes.sort()).toEqual(['PATCH going/shared', 'PATCH going/stuck']);
     expect(api.widgets.has('going/stuck')).toBe(false);
-    expect(api.widgets.get('going/shared')?.metadata?.finalizers).toEqual(['other.example.com/cleanup']);
-    expect(log.containing('released the finalizer of').map((line) => [line.msg, line.namespace, line.name]).sort()).toEqual([
-      ['released the finalizer of going/shared: its namespace is being deleted and the operator stopped before its delete handlers finished', 'going', 'shared'],
-      ['released the finalizer of going/stuck: its namespace is being deleted and the operator stopped before its delete handlers finished', 'going', 'stuck'],
+    expect(api.widgets.get('going/shared')?.metadata?.finalizers).toEqual([
+      'other.example.com/cleanup',
+    ]);
+    expect(
+      log
+        .containing('released the finalizer of')
+        .map((line) => [line.msg, line.namespace, line.name])
+        .sort(),
+    ).toEqual([
+      [
+        'released the finalizer of going/shared: its namespace is being deleted and the operator stopped before its delete handlers finished',
+        'going',
+        'shared',
+      ],
+      [
+        'released the finalizer of going/stuck: its namespace is being deleted and the operator stopped before its delete handlers finished',
+        'going',
+        'stuck',
+      ],
     ]);
   });
 
@@ -114,7 +168,9 @@ describe('a stopping operator’s deletions', () => {
         .then(() => (done = true));
       await clock.advanceAsync(300);
       expect(done).toBe(false);
-      expect(log.containing('finishing').map((line) => line.msg)).toEqual(['finishing 1 deletion(s) before stopping: apps/w']);
+      expect(log.containing('finishing').map((line) => line.msg)).toEqual([
+        'finishing 1 deletion(s) before stopping: apps/w',
+      ]);
 
       api.widgets.delete('apps/w'); // its delete handlers ran, and the finalizer came off
       await clock.advanceAsync(200);
@@ -131,13 +187,18 @@ describe('a stopping operator’s deletions', () => {
         .then(() => (done = true));
       await clock.advanceAsync(1_200);
       expect(done).toBe(true);
-      expect(log.containing('unfinished').map((line) => line.msg)).toEqual(['stopping with 1 deletion(s) unfinished: apps/w']);
+      expect(log.containing('unfinished').map((line) => line.msg)).toEqual([
+        'stopping with 1 deletion(s) unfinished: apps/w',
+      ]);
     });
 
     test('does not wait when nothing is being deleted', async () => {
       const api = new FakeApi();
       api.widget('apps', 'w');
-      const survey = await deletions(api, new LogCapture(), undefined, clock).finish(collections, 10_000);
+      const survey = await deletions(api, new LogCapture(), undefined, clock).finish(
+        collections,
+        10_000,
+      );
       expect(survey?.held.map((entry) => entry.name)).toEqual(['w']);
       expect(ShutdownDeletions.mayRelease(survey)).toBe(false);
     });

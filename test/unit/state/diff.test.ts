@@ -42,11 +42,15 @@ describe('diff', () => {
   });
 
   test('reports a changed value as change', () => {
-    expect(diff({ size: 1 }, { size: 3 })).toEqual([{ op: 'change', path: ['size'], old: 1, new: 3 }]);
+    expect(diff({ size: 1 }, { size: 3 })).toEqual([
+      { op: 'change', path: ['size'], old: 1, new: 3 },
+    ]);
   });
 
   test('reports a missing key as remove', () => {
-    expect(diff({ size: 1 }, {})).toEqual([{ op: 'remove', path: ['size'], old: 1, new: undefined }]);
+    expect(diff({ size: 1 }, {})).toEqual([
+      { op: 'remove', path: ['size'], old: 1, new: undefined },
+    ]);
   });
 
   test('recurses into nested objects', () => {
@@ -56,7 +60,9 @@ describe('diff', () => {
   });
 
   test('reports an added nested object as one add of the whole object', () => {
-    expect(diff({}, { spec: { a: 1, b: 2 } })).toEqual([{ op: 'add', path: ['spec'], old: undefined, new: { a: 1, b: 2 } }]);
+    expect(diff({}, { spec: { a: 1, b: 2 } })).toEqual([
+      { op: 'add', path: ['spec'], old: undefined, new: { a: 1, b: 2 } },
+    ]);
   });
 
   test('compares arrays as whole values', () => {
@@ -66,7 +72,9 @@ describe('diff', () => {
   });
 
   test('reports an object replaced by a non-object as a change at that path', () => {
-    expect(diff({ spec: { a: 1 } }, { spec: 'flat' })).toEqual([{ op: 'change', path: ['spec'], old: { a: 1 }, new: 'flat' }]);
+    expect(diff({ spec: { a: 1 } }, { spec: 'flat' })).toEqual([
+      { op: 'change', path: ['spec'], old: { a: 1 }, new: 'flat' },
+    ]);
   });
 
   test('treats null as a value, not as absence', () => {
@@ -75,7 +83,9 @@ describe('diff', () => {
   });
 
   test('reports the root itself when top-level values are not both objects', () => {
-    expect(diff(undefined, { a: 1 })).toEqual([{ op: 'add', path: [], old: undefined, new: { a: 1 } }]);
+    expect(diff(undefined, { a: 1 })).toEqual([
+      { op: 'add', path: [], old: undefined, new: { a: 1 } },
+    ]);
     expect(diff(1, 2)).toEqual([{ op: 'change', path: [], old: 1, new: 2 }]);
   });
 
@@ -83,12 +93,21 @@ describe('diff', () => {
     const old = { spec: { z: 1, a: 1 }, b: 1 };
     const current = { b: 2, spec: { a: 2, z: 2 }, a: 1 };
 
-    expect(diff(old, current).map((item) => item.path.join('.'))).toEqual(['a', 'b', 'spec.a', 'spec.z']);
-    expect(diff(old, current)).toEqual(diff({ b: 1, spec: { a: 1, z: 1 } }, { a: 1, spec: { z: 2, a: 2 }, b: 2 }));
+    expect(diff(old, current).map((item) => item.path.join('.'))).toEqual([
+      'a',
+      'b',
+      'spec.a',
+      'spec.z',
+    ]);
+    expect(diff(old, current)).toEqual(
+      diff({ b: 1, spec: { a: 1, z: 1 } }, { a: 1, spec: { z: 2, a: 2 }, b: 2 }),
+    );
   });
 
   test('prefixes paths with the given base path', () => {
-    expect(diff({ a: 1 }, { a: 2 }, ['spec'])).toEqual([{ op: 'change', path: ['spec', 'a'], old: 1, new: 2 }]);
+    expect(diff({ a: 1 }, { a: 2 }, ['spec'])).toEqual([
+      { op: 'change', path: ['spec', 'a'], old: 1, new: 2 },
+    ]);
   });
 });
 
@@ -106,7 +125,9 @@ describe('narrowDiff', () => {
   });
 
   test('gives an empty path for a change exactly at the field', () => {
-    expect(narrowDiff(changes, ['spec', 'size'])).toEqual([{ op: 'change', path: [], old: 1, new: 3 }]);
+    expect(narrowDiff(changes, ['spec', 'size'])).toEqual([
+      { op: 'change', path: [], old: 1, new: 3 },
+    ]);
   });
 
   test('is empty when nothing under the field changed', () => {
@@ -127,25 +148,33 @@ describe('narrowDiff', () => {
     const replaced = diff({ spec: { size: 1, other: 1 } }, { spec: [] });
     expect(replaced).toHaveLength(1);
 
-    expect(narrowDiff(replaced, ['spec', 'size'])).toEqual([{ op: 'remove', path: [], old: 1, new: undefined }]);
+    expect(narrowDiff(replaced, ['spec', 'size'])).toEqual([
+      { op: 'remove', path: [], old: 1, new: undefined },
+    ]);
   });
 
   test('sees the field added when its parent was added as a whole', () => {
     const added = diff({}, { spec: { size: 3, other: 1 } });
 
-    expect(narrowDiff(added, ['spec', 'size'])).toEqual([{ op: 'add', path: [], old: undefined, new: 3 }]);
+    expect(narrowDiff(added, ['spec', 'size'])).toEqual([
+      { op: 'add', path: [], old: undefined, new: 3 },
+    ]);
   });
 
   test('sees the field removed when its parent was removed as a whole', () => {
     const removed = diff({ spec: { size: 3 } }, {});
 
-    expect(narrowDiff(removed, ['spec', 'size'])).toEqual([{ op: 'remove', path: [], old: 3, new: undefined }]);
+    expect(narrowDiff(removed, ['spec', 'size'])).toEqual([
+      { op: 'remove', path: [], old: 3, new: undefined },
+    ]);
   });
 
   test('projects a replaced parent onto nested changes below the field', () => {
     const replaced = diff({ spec: 'flat' }, { spec: { tls: { enabled: true, port: 443 } } });
 
-    expect(narrowDiff(replaced, ['spec', 'tls'])).toEqual([{ op: 'add', path: [], old: undefined, new: { enabled: true, port: 443 } }]);
+    expect(narrowDiff(replaced, ['spec', 'tls'])).toEqual([
+      { op: 'add', path: [], old: undefined, new: { enabled: true, port: 443 } },
+    ]);
   });
 
   test('is empty when the parent was replaced but the field is the same in both', () => {

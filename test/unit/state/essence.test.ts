@@ -1,4 +1,9 @@
-import { essenceOf, inspectDiffBase, readDiffBase, serializeDiffBase } from '../../../src/framework/state/essence.js';
+import {
+  essenceOf,
+  inspectDiffBase,
+  readDiffBase,
+  serializeDiffBase,
+} from '../../../src/framework/state/essence.js';
 import { DIFF_BASE_KEY } from '../../../src/framework/state/keys.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 
@@ -45,7 +50,9 @@ describe('essenceOf', () => {
   });
 
   test('keeps top-level fields other than spec', () => {
-    expect(essenceOf({ kind: 'ConfigMap', metadata: { name: 'x' }, data: { a: '1' } })).toEqual({ data: { a: '1' } });
+    expect(essenceOf({ kind: 'ConfigMap', metadata: { name: 'x' }, data: { a: '1' } })).toEqual({
+      data: { a: '1' },
+    });
   });
 
   test('drops framework annotations and kubectl last-applied-configuration', () => {
@@ -55,24 +62,36 @@ describe('essenceOf', () => {
 
   test('omits annotations when only ignored ones are present', () => {
     const object = cluster();
-    object.metadata!.annotations = { [DIFF_BASE_KEY]: '{}', 'kubectl.kubernetes.io/last-applied-configuration': '{}' };
+    object.metadata!.annotations = {
+      [DIFF_BASE_KEY]: '{}',
+      'kubectl.kubernetes.io/last-applied-configuration': '{}',
+    };
     expect(essenceOf(object)).toEqual({ metadata: { labels: { app: 'demo' } }, spec: { size: 3 } });
   });
 
   test('omits empty labels', () => {
     const object = cluster();
     object.metadata!.labels = {};
-    expect(essenceOf(object).metadata).toEqual({ annotations: { 'team.example.com/owner': 'ops' } });
+    expect(essenceOf(object).metadata).toEqual({
+      annotations: { 'team.example.com/owner': 'ops' },
+    });
   });
 
   test('omits metadata when neither labels nor annotations are left', () => {
-    expect(essenceOf({ metadata: { name: 'x', labels: {}, annotations: { 'konductor.dev/a': '{}' } }, spec: { a: 1 } })).toEqual({
+    expect(
+      essenceOf({
+        metadata: { name: 'x', labels: {}, annotations: { 'konductor.dev/a': '{}' } },
+        spec: { a: 1 },
+      }),
+    ).toEqual({
       spec: { a: 1 },
     });
   });
 
   test('is empty for an object with nothing but server-managed fields', () => {
-    expect(essenceOf({ apiVersion: 'v1', kind: 'Thing', metadata: { name: 'x', uid: 'u' }, status: {} })).toEqual({});
+    expect(
+      essenceOf({ apiVersion: 'v1', kind: 'Thing', metadata: { name: 'x', uid: 'u' }, status: {} }),
+    ).toEqual({});
   });
 
   test('adds extra fields back, such as status.phase', () => {
@@ -133,7 +152,10 @@ describe('essenceOf', () => {
   test('does not change the object', () => {
     const object = cluster();
     const copy = structuredClone(object);
-    essenceOf(object, [['status', 'phase'], ['metadata', 'generation']]);
+    essenceOf(object, [
+      ['status', 'phase'],
+      ['metadata', 'generation'],
+    ]);
     expect(object).toEqual(copy);
   });
 });
@@ -145,38 +167,54 @@ describe('readDiffBase', () => {
   });
 
   test('reads the stored essence', () => {
-    expect(readDiffBase({ metadata: { annotations: { [DIFF_BASE_KEY]: '{"spec":{"size":3}}' } } })).toEqual({ spec: { size: 3 } });
+    expect(
+      readDiffBase({ metadata: { annotations: { [DIFF_BASE_KEY]: '{"spec":{"size":3}}' } } }),
+    ).toEqual({ spec: { size: 3 } });
   });
 
   test('throws on corrupt JSON', () => {
-    expect(() => readDiffBase({ metadata: { annotations: { [DIFF_BASE_KEY]: '{"spec":' } } })).toThrow();
+    expect(() =>
+      readDiffBase({ metadata: { annotations: { [DIFF_BASE_KEY]: '{"spec":' } } }),
+    ).toThrow();
   });
 
   test('throws when the stored value is not a JSON object', () => {
     for (const raw of ['null', '[]', '3', '"text"']) {
-      expect(() => readDiffBase({ metadata: { annotations: { [DIFF_BASE_KEY]: raw } } })).toThrow('not a JSON object');
+      expect(() => readDiffBase({ metadata: { annotations: { [DIFF_BASE_KEY]: raw } } })).toThrow(
+        'not a JSON object',
+      );
     }
   });
 });
 
 describe('inspectDiffBase', () => {
-  const withDiffBase = (raw: string, uid = 'uid-1') => ({ metadata: { uid, annotations: { [DIFF_BASE_KEY]: raw } } });
+  const withDiffBase = (raw: string, uid = 'uid-1') => ({
+    metadata: { uid, annotations: { [DIFF_BASE_KEY]: raw } },
+  });
 
   test('reads a diff-base written for this object, without the uid it is bound to', () => {
-    expect(inspectDiffBase(withDiffBase(serializeDiffBase({ spec: { size: 3 } }, 'uid-1')))).toEqual({ essence: { spec: { size: 3 } } });
+    expect(
+      inspectDiffBase(withDiffBase(serializeDiffBase({ spec: { size: 3 } }, 'uid-1'))),
+    ).toEqual({ essence: { spec: { size: 3 } } });
   });
 
   test('keeps labels beside the uid', () => {
     const raw = serializeDiffBase({ spec: {}, metadata: { labels: { a: 'b' } } }, 'uid-1');
-    expect(inspectDiffBase(withDiffBase(raw))).toEqual({ essence: { spec: {}, metadata: { labels: { a: 'b' } } } });
+    expect(inspectDiffBase(withDiffBase(raw))).toEqual({
+      essence: { spec: {}, metadata: { labels: { a: 'b' } } },
+    });
   });
 
   test('names the other uid when the diff-base was copied from another object', () => {
-    expect(inspectDiffBase(withDiffBase(serializeDiffBase({ spec: {} }, 'uid-2')))).toEqual({ foreign: 'uid-2' });
+    expect(inspectDiffBase(withDiffBase(serializeDiffBase({ spec: {} }, 'uid-2')))).toEqual({
+      foreign: 'uid-2',
+    });
   });
 
   test('takes a diff-base without a uid (written before uids were stored) as the object’s own', () => {
-    expect(inspectDiffBase(withDiffBase('{"spec":{"size":1}}'))).toEqual({ essence: { spec: { size: 1 } } });
+    expect(inspectDiffBase(withDiffBase('{"spec":{"size":1}}'))).toEqual({
+      essence: { spec: { size: 1 } },
+    });
   });
 
   test.each([

@@ -67,7 +67,10 @@ describe('annotationName', () => {
 
   test('gives every odd id a valid annotation name', () => {
     for (const id of ODD_IDS) {
-      expect({ id, name: annotationName(id) }).toEqual({ id, name: expect.stringMatching(VALID_NAME) });
+      expect({ id, name: annotationName(id) }).toEqual({
+        id,
+        name: expect.stringMatching(VALID_NAME),
+      });
     }
   });
 

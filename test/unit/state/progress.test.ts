@@ -25,7 +25,12 @@ describe('readProgress', () => {
   });
 
   test('reads the record from the handler’s annotation', () => {
-    const record: ProgressRecord = { started: '2024-01-01T00:00:00.000Z', retries: 2, purpose: 'update', message: 'boom' };
+    const record: ProgressRecord = {
+      started: '2024-01-01T00:00:00.000Z',
+      retries: 2,
+      purpose: 'update',
+      message: 'boom',
+    };
     expect(readProgress(withProgress(JSON.stringify(record)), HANDLER)).toEqual(record);
   });
 
@@ -40,7 +45,8 @@ describe('readProgress', () => {
   });
 
   test('reads JSON that is not an object as undefined', () => {
-    for (const raw of ['null', '[]', '1', '"done"', 'true']) expect(readProgress(withProgress(raw), HANDLER)).toBeUndefined();
+    for (const raw of ['null', '[]', '1', '"done"', 'true'])
+      expect(readProgress(withProgress(raw), HANDLER)).toBeUndefined();
   });
 });
 
@@ -114,11 +120,18 @@ describe('changeTag', () => {
 
 describe('serializeProgress', () => {
   test('omits undefined fields', () => {
-    expect(serializeProgress({ retries: 1, message: undefined, success: undefined })).toBe('{"retries":1}');
+    expect(serializeProgress({ retries: 1, message: undefined, success: undefined })).toBe(
+      '{"retries":1}',
+    );
   });
 
   test('round-trips through readProgress', () => {
-    const record: ProgressRecord = { started: '2024-01-01T00:00:00.000Z', delayed: '2024-01-01T00:01:00.000Z', retries: 1, failure: false };
+    const record: ProgressRecord = {
+      started: '2024-01-01T00:00:00.000Z',
+      delayed: '2024-01-01T00:01:00.000Z',
+      retries: 1,
+      failure: false,
+    };
     expect(readProgress(withProgress(serializeProgress(record)), HANDLER)).toEqual(record);
   });
 });
@@ -133,7 +146,9 @@ describe('isFinished', () => {
   });
 
   test('is false while retrying', () => {
-    expect(isFinished({ retries: 3, delayed: '2024-01-01T00:00:00Z', success: false, failure: false })).toBe(false);
+    expect(
+      isFinished({ retries: 3, delayed: '2024-01-01T00:00:00Z', success: false, failure: false }),
+    ).toBe(false);
   });
 
   test('is false without a record', () => {

@@ -1,7 +1,12 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findEtcd, resolveBinaries, resolveControllerManager, resolveKubectl } from '../../../src/testing/binaries.js';
+import {
+  findEtcd,
+  resolveBinaries,
+  resolveControllerManager,
+  resolveKubectl,
+} from '../../../src/testing/binaries.js';
 
 const saved = { ...process.env };
 let dir: string;
@@ -50,7 +55,9 @@ describe('finding the control plane binaries', () => {
   });
 
   test('says how to provision when nothing is found', () => {
-    expect(() => resolveBinaries()).toThrow(/etcd and kube-apiserver not found\. Run 'bash node_modules\/konductor\/scripts\/provision\.sh'/);
+    expect(() => resolveBinaries()).toThrow(
+      /etcd and kube-apiserver not found\. Run 'bash node_modules\/konductor\/scripts\/provision\.sh'/,
+    );
   });
 });
 
@@ -103,13 +110,17 @@ describe('finding kubectl', () => {
 
   test('rejects a KONDUCTOR_KUBECTL that is not executable, naming it', () => {
     process.env.KONDUCTOR_KUBECTL = join(dir, 'missing-kubectl');
-    expect(() => resolveKubectl()).toThrow(/missing-kubectl is not an executable file; fix KONDUCTOR_KUBECTL/);
+    expect(() => resolveKubectl()).toThrow(
+      /missing-kubectl is not an executable file; fix KONDUCTOR_KUBECTL/,
+    );
   });
 
   test('never takes a kubectl from PATH, whose version may not match the control plane, and says how to provision', () => {
     fakeBinary('kubectl');
     process.env.PATH = dir;
-    expect(() => resolveKubectl()).toThrow(/kubectl for the test control plane not found\. Run 'npm run provision'/);
+    expect(() => resolveKubectl()).toThrow(
+      /kubectl for the test control plane not found\. Run 'npm run provision'/,
+    );
   });
 
   test('ignores a recorded kubectl that is no longer there', () => {
@@ -152,7 +163,11 @@ describe('finding kube-controller-manager', () => {
 
   test('uses the one provision.sh recorded in the cache', () => {
     const kcm = fakeBinary('kube-controller-manager');
-    record({ etcd: fakeBinary('etcd'), kubeApiserver: fakeBinary('kube-apiserver'), kubeControllerManager: kcm });
+    record({
+      etcd: fakeBinary('etcd'),
+      kubeApiserver: fakeBinary('kube-apiserver'),
+      kubeControllerManager: kcm,
+    });
     expect(resolveControllerManager()).toBe(kcm);
   });
 
@@ -178,7 +193,9 @@ describe('finding kube-controller-manager', () => {
 
   test('rejects an override that is not executable, naming it', () => {
     process.env.KONDUCTOR_KUBE_CONTROLLER_MANAGER = join(dir, 'missing-kcm');
-    expect(() => resolveControllerManager()).toThrow(/missing-kcm is not an executable file; fix KONDUCTOR_KUBE_CONTROLLER_MANAGER/);
+    expect(() => resolveControllerManager()).toThrow(
+      /missing-kcm is not an executable file; fix KONDUCTOR_KUBE_CONTROLLER_MANAGER/,
+    );
   });
 
   test('never takes one from PATH, whose version may be newer than the API server, and names provision.sh in one line', () => {

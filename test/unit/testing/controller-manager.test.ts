@@ -4,7 +4,11 @@ import { join } from 'node:path';
 import { controllerManagerArgs } from '../../../src/testing/controller-manager.js';
 import { TestControlPlane } from '../../../src/testing/index.js';
 
-const args = controllerManagerArgs({ kubeconfigPath: '/plane/kubeconfig.json', serviceAccountPrivateKey: '/plane/sa.key', rootCaFile: '/plane/certs/apiserver.crt' });
+const args = controllerManagerArgs({
+  kubeconfigPath: '/plane/kubeconfig.json',
+  serviceAccountPrivateKey: '/plane/sa.key',
+  rootCaFile: '/plane/certs/apiserver.crt',
+});
 
 function flag(name: string): string | undefined {
   return args.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -23,7 +27,13 @@ describe('the controller manager of a test control plane', () => {
   test('runs every controller but those needing nodes or a cloud', () => {
     const controllers = flag('controllers')!.split(',');
     expect(controllers[0]).toBe('*');
-    expect(controllers.slice(1).sort()).toEqual(['-cloud-node-lifecycle', '-nodeipam', '-nodelifecycle', '-route', '-service']);
+    expect(controllers.slice(1).sort()).toEqual([
+      '-cloud-node-lifecycle',
+      '-nodeipam',
+      '-nodelifecycle',
+      '-route',
+      '-service',
+    ]);
   });
 
   test('runs each controller as its own ServiceAccount, as in a cluster', () => {
@@ -59,7 +69,9 @@ describe('asking for the controller manager without its binary', () => {
 
   test('fails at once with one line naming scripts/provision.sh, starting nothing', async () => {
     const started = TestControlPlane.start({ controllerManager: true, baseDir: dir });
-    await expect(started).rejects.toThrow(/^test control plane: kube-controller-manager not found .*scripts\/provision\.sh[^\n]*$/);
+    await expect(started).rejects.toThrow(
+      /^test control plane: kube-controller-manager not found .*scripts\/provision\.sh[^\n]*$/,
+    );
     expect(readdirSync(dir).filter((name) => name.startsWith('konductor-cp-'))).toEqual([]);
   });
 });

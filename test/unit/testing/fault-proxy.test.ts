@@ -38,7 +38,13 @@ interface Seen {
 }
 
 /** A local https server: `/stream` writes a line every 50 ms; anything else echoes method, path and body. */
-async function startUpstream(): Promise<{ server: Server; url: string; seen: Seen[]; connections: () => number; close(): Promise<void> }> {
+async function startUpstream(): Promise<{
+  server: Server;
+  url: string;
+  seen: Seen[];
+  connections: () => number;
+  close(): Promise<void>;
+}> {
   const seen: Seen[] = [];
   let connections = 0;
   const server = createServer({ cert: CERT, key: KEY }, (req, res) => {
@@ -46,7 +52,12 @@ async function startUpstream(): Promise<{ server: Server; url: string; seen: See
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString();
-      seen.push({ method: req.method ?? '', url: req.url ?? '', auth: req.headers.authorization, body });
+      seen.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        auth: req.headers.authorization,
+        body,
+      });
       if (req.url === '/stream') {
         res.writeHead(200, { 'Content-Type': 'text/plain' });
         let n = 0;
@@ -59,8 +70,15 @@ async function startUpstream(): Promise<{ server: Server; url: string; seen: See
     });
   });
   server.on('upgrade', (req, socket: Socket) => {
-    seen.push({ method: req.method ?? '', url: req.url ?? '', auth: req.headers.authorization, body: '' });
-    socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n');
+    seen.push({
+      method: req.method ?? '',
+      url: req.url ?? '',
+      auth: req.headers.authorization,
+      body: '',
+    });
+    socket.write(
+      'HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n',
+    );
     socket.pipe(socket);
   });
   server.on('secureConnection', () => (connections += 1));
@@ -86,18 +104,40 @@ interface Answer {
 }
 
 /** One request through `agent` (keep-alive, trusting CERT); rejects on errors or after `timeoutMs`. */
-function send(agent: Agent, url: string, options: { method?: string; path?: string; body?: string; chunked?: boolean; timeoutMs?: number } = {}): Promise<Answer> {
+function send(
+  agent: Agent,
+  url: string,
+  options: {
+    method?: string;
+    path?: string;
+    body?: string;
+    chunked?: boolean;
+    timeoutMs?: number;
+  } = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { Authorization: `Bearer ${TOKEN}` };
-    if (options.body !== undefined && !options.chunked) headers['Content-Length'] = String(Buffer.byteLength(options.body));
-    const req = request(`${url}${options.path ?? '/hello'}`, { method: options.method ?? 'GET', agent, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }));
-      res.on('error', reject);
-    });
+    if (options.body !== undefined && !options.chunked)
+      headers['Content-Length'] = String(Buffer.byteLength(options.body));
+    const req = request(
+      `${url}${options.path ?? '/hello'}`,
+      { method: options.method ?? 'GET', agent, headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString(),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
-    if (options.timeoutMs) req.setTimeout(options.timeoutMs, () => req.destroy(new Error('no answer in time')));
+    if (options.timeoutMs)
+      req.setTimeout(options.timeoutMs, () => req.destroy(new Error('no answer in time')));
     if (options.body !== undefined && options.chunked) {
       // Two chunks, so the proxy has to follow chunked framing to find the next request.
       const half = Math.floor(options.body.length / 2);
@@ -108,19 +148,26 @@ function send(agent: Agent, url: string, options: { method?: string; path?: stri
 }
 
 /** Opens `/stream` and collects its lines as they arrive. */
-async function openStream(agent: Agent, url: string): Promise<{ lines: string[]; error: () => Error | undefined; closed: Promise<void> }> {
+async function openStream(
+  agent: Agent,
+  url: string,
+): Promise<{ lines: string[]; error: () => Error | undefined; closed: Promise<void> }> {
   const lines: string[] = [];
   let error: Error | undefined;
   let markClosed: () => void = () => undefined;
   const closed = new Promise<void>((resolve) => (markClosed = resolve));
   await new Promise<void>((resolve, reject) => {
-    const req = request(`${url}/stream`, { agent, headers: { Authorization: `Bearer ${TOKEN}` } }, (res) => {
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => lines.push(...chunk.split('\n').filter(Boolean)));
-      res.on('error', (e) => (error = e));
-      res.on('close', markClosed);
-      resolve();
-    });
+    const req = request(
+      `${url}/stream`,
+      { agent, headers: { Authorization: `Bearer ${TOKEN}` } },
+      (res) => {
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => lines.push(...chunk.split('\n').filter(Boolean)));
+        res.on('error', (e) => (error = e));
+        res.on('close', markClosed);
+        resolve();
+      },
+    );
     req.on('error', (e) => {
       error = e;
       markClosed();
@@ -138,7 +185,11 @@ describe('FaultProxy', () => {
 
   beforeEach(async () => {
     upstream = await startUpstream();
-    const kc = kubeConfigWithToken({ name: 'test', server: upstream.url, caData: Buffer.from(CERT).toString('base64') }, 'tester', TOKEN);
+    const kc = kubeConfigWithToken(
+      { name: 'test', server: upstream.url, caData: Buffer.from(CERT).toString('base64') },
+      'tester',
+      TOKEN,
+    );
     proxy = await FaultProxy.start({ kubeConfig: kc, cert: CERT, key: KEY });
     agent = new Agent({ keepAlive: true, ca: CERT, maxSockets: 1 });
   });
@@ -149,15 +200,44 @@ describe('FaultProxy', () => {
   });
 
   test('pass: forwards requests, bodies (sized and chunked) and the bearer token over one kept-alive connection, and counts them', async () => {
-    expect((await send(agent, proxy.url)).body).toBe(JSON.stringify({ method: 'GET', url: '/hello', body: '' }));
-    expect(JSON.parse((await send(agent, proxy.url, { method: 'POST', path: '/sized', body: 'a'.repeat(5000) })).body).body).toHaveLength(5000);
-    expect(JSON.parse((await send(agent, proxy.url, { method: 'PUT', path: '/chunked', body: 'chunked body', chunked: true })).body).body).toBe('chunked body');
+    expect((await send(agent, proxy.url)).body).toBe(
+      JSON.stringify({ method: 'GET', url: '/hello', body: '' }),
+    );
+    expect(
+      JSON.parse(
+        (await send(agent, proxy.url, { method: 'POST', path: '/sized', body: 'a'.repeat(5000) }))
+          .body,
+      ).body,
+    ).toHaveLength(5000);
+    expect(
+      JSON.parse(
+        (
+          await send(agent, proxy.url, {
+            method: 'PUT',
+            path: '/chunked',
+            body: 'chunked body',
+            chunked: true,
+          })
+        ).body,
+      ).body,
+    ).toBe('chunked body');
     expect((await send(agent, proxy.url, { path: '/after?x=1' })).status).toBe(200);
 
-    expect(upstream.seen.map((s) => `${s.method} ${s.url}`)).toEqual(['GET /hello', 'POST /sized', 'PUT /chunked', 'GET /after?x=1']);
+    expect(upstream.seen.map((s) => `${s.method} ${s.url}`)).toEqual([
+      'GET /hello',
+      'POST /sized',
+      'PUT /chunked',
+      'GET /after?x=1',
+    ]);
     expect(upstream.seen.every((s) => s.auth === `Bearer ${TOKEN}`)).toBe(true);
     const stats = proxy.stats();
-    expect(stats).toMatchObject({ mode: 'pass', connections: 1, requests: 4, upstreamConnections: 1, resets: 0 });
+    expect(stats).toMatchObject({
+      mode: 'pass',
+      connections: 1,
+      requests: 4,
+      upstreamConnections: 1,
+      resets: 0,
+    });
     expect(stats.byMode.pass).toEqual({ connections: 1, requests: 4, throttled: 0 });
     expect(proxy.requests.map((r) => `${r.method} ${r.path} ${r.outcome}`)).toEqual([
       'GET /hello forwarded',
@@ -172,10 +252,19 @@ describe('FaultProxy', () => {
     const answer = await send(agent, proxy.url, { path: '/apis/x/v1/things?watch=true' });
     expect(answer.status).toBe(429);
     expect(answer.headers['retry-after']).toBe('3');
-    expect(JSON.parse(answer.body)).toMatchObject({ kind: 'Status', code: 429, reason: 'TooManyRequests', details: { retryAfterSeconds: 3 } });
+    expect(JSON.parse(answer.body)).toMatchObject({
+      kind: 'Status',
+      code: 429,
+      reason: 'TooManyRequests',
+      details: { retryAfterSeconds: 3 },
+    });
     // Bodies are read past (sized and chunked), so the next request on the connection is framed right.
-    expect((await send(agent, proxy.url, { method: 'POST', body: 'x'.repeat(70_000) })).status).toBe(429);
-    expect((await send(agent, proxy.url, { method: 'PATCH', body: 'chunks', chunked: true })).status).toBe(429);
+    expect(
+      (await send(agent, proxy.url, { method: 'POST', body: 'x'.repeat(70_000) })).status,
+    ).toBe(429);
+    expect(
+      (await send(agent, proxy.url, { method: 'PATCH', body: 'chunks', chunked: true })).status,
+    ).toBe(429);
     expect((await send(agent, proxy.url)).status).toBe(429);
 
     // The framework's client sees the 429 with its Retry-After.
@@ -191,9 +280,16 @@ describe('FaultProxy', () => {
     expect(upstream.seen).toEqual([]);
     expect(upstream.connections()).toBe(0);
     const stats = proxy.stats();
-    expect(stats).toMatchObject({ mode: 'throttle', connections: 2, requests: 5, upstreamConnections: 0 });
+    expect(stats).toMatchObject({
+      mode: 'throttle',
+      connections: 2,
+      requests: 5,
+      upstreamConnections: 0,
+    });
     expect(stats.byMode.throttle).toEqual({ connections: 2, requests: 5, throttled: 5 });
-    expect(proxy.requests.every((r) => r.outcome === 'throttled' && r.mode === 'throttle')).toBe(true);
+    expect(proxy.requests.every((r) => r.outcome === 'throttled' && r.mode === 'throttle')).toBe(
+      true,
+    );
 
     proxy.pass();
     expect((await send(agent, proxy.url)).status).toBe(200);
@@ -288,7 +384,11 @@ describe('FaultProxy', () => {
 
   test('an upgraded connection passes bytes both ways', async () => {
     const socket = await new Promise<Socket>((resolve, reject) => {
-      const req = request(`${proxy.url}/exec`, { agent: false, ca: CERT, headers: { Connection: 'Upgrade', Upgrade: 'echo', Authorization: `Bearer ${TOKEN}` } });
+      const req = request(`${proxy.url}/exec`, {
+        agent: false,
+        ca: CERT,
+        headers: { Connection: 'Upgrade', Upgrade: 'echo', Authorization: `Bearer ${TOKEN}` },
+      });
       req.on('upgrade', (_res, s: Socket) => resolve(s));
       req.on('error', reject);
       req.end();
@@ -302,7 +402,9 @@ describe('FaultProxy', () => {
 
   test('an unreachable upstream breaks the client connection instead of hanging it', async () => {
     await upstream.close();
-    await expect(send(agent, proxy.url, { timeoutMs: 5_000 })).rejects.toThrow(/socket hang up|ECONNRESET/);
+    await expect(send(agent, proxy.url, { timeoutMs: 5_000 })).rejects.toThrow(
+      /socket hang up|ECONNRESET/,
+    );
   });
 
   test('kubeConfig() points the identity at the proxy and keeps the CA and token', async () => {

@@ -3,7 +3,12 @@ import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 
 /** A parsed object as JSON.parse makes it: every string its own copy. */
 function parsed(name: string, namespace: string, creationTimestamp: string): KubeObject {
-  return JSON.parse(JSON.stringify({ metadata: { name, namespace, uid: `uid-${name}`, creationTimestamp }, spec: {} })) as KubeObject;
+  return JSON.parse(
+    JSON.stringify({
+      metadata: { name, namespace, uid: `uid-${name}`, creationTimestamp },
+      spec: {},
+    }),
+  ) as KubeObject;
 }
 
 describe('shareStrings', () => {
@@ -17,14 +22,20 @@ describe('shareStrings', () => {
     expect(second).toEqual({
       apiVersion: 'example.com/v1',
       kind: 'Widget',
-      metadata: { name: 'b', namespace: 'team-a', uid: 'uid-b', creationTimestamp: '2026-11-24T16:07:38Z' },
+      metadata: {
+        name: 'b',
+        namespace: 'team-a',
+        uid: 'uid-b',
+        creationTimestamp: '2026-11-24T16:07:38Z',
+      },
       spec: {},
     });
   });
 
   it('keeps one entry per distinct namespace and creation time met', () => {
     const strings = { apiVersion: 'example.com/v1', kind: 'Widget', table: new StringTable() };
-    for (let i = 0; i < 100; i++) shareStrings(parsed(`w-${i}`, 'team-a', '2026-11-24T16:07:38Z'), undefined, strings);
+    for (let i = 0; i < 100; i++)
+      shareStrings(parsed(`w-${i}`, 'team-a', '2026-11-24T16:07:38Z'), undefined, strings);
     expect(strings.table.size).toBe(2);
   });
 });

@@ -16,7 +16,11 @@ import type { Resource } from '../../../src/framework/api/resource.js';
 import { sleep } from '../../../src/framework/clock/long-timeout.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import type { WatchEvent } from '../../../src/framework/watching/events.js';
-import { widget as widgetObject, WIDGET_API_VERSION, widgetResource } from '../../support/widget-objects.js';
+import {
+  widget as widgetObject,
+  WIDGET_API_VERSION,
+  widgetResource,
+} from '../../support/widget-objects.js';
 
 export const SERVER = 'https://fake.cluster';
 
@@ -86,7 +90,11 @@ export class FakeApi {
   constructor(private readonly path = WIDGETS_PATH) {
     this.scope.on('request', (req: { path: string }) => {
       const url = new URL(req.path, SERVER);
-      this.requests.push({ kind: url.searchParams.get('watch') === 'true' ? 'watch' : 'list', query: url.searchParams, at: Date.now() });
+      this.requests.push({
+        kind: url.searchParams.get('watch') === 'true' ? 'watch' : 'list',
+        query: url.searchParams,
+        at: Date.now(),
+      });
     });
     nock.emitter.on('no match', this.onNoMatch);
   }
@@ -100,14 +108,29 @@ export class FakeApi {
   }
 
   /** Answers the next list request with one page. */
-  listPage(items: KubeObject[], metadata: { resourceVersion?: string; continue?: string; remainingItemCount?: number }): this {
-    this.next('list').reply(200, { kind: 'WidgetList', apiVersion: WIDGET_API_VERSION, metadata, items });
+  listPage(
+    items: KubeObject[],
+    metadata: { resourceVersion?: string; continue?: string; remainingItemCount?: number },
+  ): this {
+    this.next('list').reply(200, {
+      kind: 'WidgetList',
+      apiVersion: WIDGET_API_VERSION,
+      metadata,
+      items,
+    });
     return this;
   }
 
   /** Answers the next list request with an error status. */
-  listFails(code: number, body: unknown = status(code, 'Failure'), headers: Record<string, string> = {}): this {
-    this.next('list').reply(code, JSON.stringify(body), { 'Content-Type': 'application/json', ...headers });
+  listFails(
+    code: number,
+    body: unknown = status(code, 'Failure'),
+    headers: Record<string, string> = {},
+  ): this {
+    this.next('list').reply(code, JSON.stringify(body), {
+      'Content-Type': 'application/json',
+      ...headers,
+    });
     return this;
   }
 
@@ -123,13 +146,22 @@ export class FakeApi {
    */
   watchStream(): PassThrough {
     const body = new PassThrough();
-    this.next('watch').reply(200, () => body as unknown as nock.ReplyBody, { 'Content-Type': 'application/json' });
+    this.next('watch').reply(200, () => body as unknown as nock.ReplyBody, {
+      'Content-Type': 'application/json',
+    });
     return body;
   }
 
   /** Answers the next watch request with an error status. */
-  watchFails(code: number, body: unknown = status(code, 'Failure'), headers: Record<string, string> = {}): this {
-    this.next('watch').reply(code, JSON.stringify(body), { 'Content-Type': 'application/json', ...headers });
+  watchFails(
+    code: number,
+    body: unknown = status(code, 'Failure'),
+    headers: Record<string, string> = {},
+  ): this {
+    this.next('watch').reply(code, JSON.stringify(body), {
+      'Content-Type': 'application/json',
+      ...headers,
+    });
     return this;
   }
 
@@ -138,7 +170,9 @@ export class FakeApi {
    * passes Error instances on to the client: a plain `{ code }` object leaves the request hanging.)
    */
   watchNetworkError(code: string): this {
-    this.next('watch').replyWithError(Object.assign(new Error(`connect ${code} fake.cluster:443`), { code }));
+    this.next('watch').replyWithError(
+      Object.assign(new Error(`connect ${code} fake.cluster:443`), { code }),
+    );
     return this;
   }
 

@@ -1,8 +1,14 @@
-import { fieldSelectorMatcher, parseFieldSelector } from '../../../src/framework/watching/field-selector.js';
+import {
+  fieldSelectorMatcher,
+  parseFieldSelector,
+} from '../../../src/framework/watching/field-selector.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 
 describe('field selector matching in the operator', () => {
-  const object: KubeObject & { spec: { size: number; paused: boolean }; status: { phase: string } } = {
+  const object: KubeObject & {
+    spec: { size: number; paused: boolean };
+    status: { phase: string };
+  } = {
     metadata: { name: 'main', namespace: 'team-a' },
     spec: { size: 3, paused: false },
     status: { phase: 'Ready' },
@@ -27,7 +33,9 @@ describe('field selector matching in the operator', () => {
   test('a missing field reads as the empty string', () => {
     expect(fieldSelectorMatcher('spec.missing=')(object)).toBe(true);
     expect(fieldSelectorMatcher('spec.missing!=x')(object)).toBe(true);
-    expect(fieldSelectorMatcher('metadata.namespace=')({ metadata: { name: 'cluster-wide' } })).toBe(true);
+    expect(
+      fieldSelectorMatcher('metadata.namespace=')({ metadata: { name: 'cluster-wide' } }),
+    ).toBe(true);
   });
 
   test('every comma-separated requirement must hold', () => {
@@ -36,6 +44,8 @@ describe('field selector matching in the operator', () => {
   });
 
   test('an unreadable selector is an error naming the selector and the part', () => {
-    expect(() => parseFieldSelector('metadata.name')).toThrow(/invalid field selector 'metadata.name': cannot read 'metadata.name'/);
+    expect(() => parseFieldSelector('metadata.name')).toThrow(
+      /invalid field selector 'metadata.name': cannot read 'metadata.name'/,
+    );
   });
 });

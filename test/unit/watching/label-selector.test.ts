@@ -1,4 +1,7 @@
-import { labelSelectorMatcher, parseLabelSelector } from '../../../src/framework/watching/label-selector.js';
+import {
+  labelSelectorMatcher,
+  parseLabelSelector,
+} from '../../../src/framework/watching/label-selector.js';
 
 describe('label selector matching in the operator', () => {
   const labels = { app: 'db', tier: 'backend', env: 'prod' };
@@ -54,7 +57,9 @@ describe('label selector matching in the operator', () => {
   });
 
   test('an unreadable selector is an error naming the selector and the part', () => {
-    expect(() => parseLabelSelector('app=db,tier>3')).toThrow(/invalid label selector 'app=db,tier>3': cannot read 'tier>3'/);
+    expect(() => parseLabelSelector('app=db,tier>3')).toThrow(
+      /invalid label selector 'app=db,tier>3': cannot read 'tier>3'/,
+    );
     expect(() => parseLabelSelector('env in prod')).toThrow(/cannot read 'env in prod'/);
   });
 });

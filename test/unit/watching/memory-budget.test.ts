@@ -1,4 +1,10 @@
-import { CATCH_UP_PEAK_FACTOR, describeRefusal, heapBytesPerObject, judgeListing, type HeapState } from '../../../src/framework/watching/memory-budget.js';
+import {
+  CATCH_UP_PEAK_FACTOR,
+  describeRefusal,
+  heapBytesPerObject,
+  judgeListing,
+  type HeapState,
+} from '../../../src/framework/watching/memory-budget.js';
 
 const MB = 2 ** 20;
 /** The Deployment's heap: `--max-old-space-size=128` gives V8 a 176 MB limit (128 MB old space); about 10 MB in use after start-up. */
@@ -11,7 +17,9 @@ describe('whether the heap can hold a listing', () => {
     const verdict = judgeListing(benchObjects(75_000), deployed);
 
     expect(verdict.fits).toBe(true);
-    expect(verdict.needBytes).toBe(Math.ceil(75_000 * heapBytesPerObject(445) * CATCH_UP_PEAK_FACTOR));
+    expect(verdict.needBytes).toBe(
+      Math.ceil(75_000 * heapBytesPerObject(445) * CATCH_UP_PEAK_FACTOR),
+    );
   });
 
   test('100,000 do not (on a real control plane they ran out of heap mid catch-up), and the cap it suggests holds them with what is already used', () => {
@@ -19,7 +27,9 @@ describe('whether the heap can hold a listing', () => {
 
     expect(verdict.fits).toBe(false);
     expect(verdict.suggestedOldSpaceMb % 64).toBe(0);
-    expect(verdict.suggestedOldSpaceMb * MB).toBeGreaterThanOrEqual(verdict.needBytes + deployed.usedBytes);
+    expect(verdict.suggestedOldSpaceMb * MB).toBeGreaterThanOrEqual(
+      verdict.needBytes + deployed.usedBytes,
+    );
     expect(verdict.suggestedMemoryLimitMi).toBe(verdict.suggestedOldSpaceMb * 2);
     // With that cap (and V8's young generation on top, as now) the same listing fits.
     const raised: HeapState = { ...deployed, limitBytes: (verdict.suggestedOldSpaceMb + 48) * MB };
@@ -28,7 +38,9 @@ describe('whether the heap can hold a listing', () => {
 
   test('heap reserved by other listings under way counts as taken', () => {
     expect(judgeListing(benchObjects(60_000), deployed).fits).toBe(true);
-    expect(judgeListing(benchObjects(60_000), { ...deployed, reservedBytes: 50 * MB }).fits).toBe(false);
+    expect(judgeListing(benchObjects(60_000), { ...deployed, reservedBytes: 50 * MB }).fits).toBe(
+      false,
+    );
   });
 
   test('bigger objects cost more: 10,000 objects of 20 KB do not fit where 10,000 of 445 bytes do', () => {
@@ -37,7 +49,12 @@ describe('whether the heap can hold a listing', () => {
   });
 
   test('an empty listing always fits', () => {
-    expect(judgeListing({ objects: 0, meanJsonBytes: 0 }, { limitBytes: 32 * MB, usedBytes: 10 * MB, reservedBytes: 0 }).fits).toBe(true);
+    expect(
+      judgeListing(
+        { objects: 0, meanJsonBytes: 0 },
+        { limitBytes: 32 * MB, usedBytes: 10 * MB, reservedBytes: 0 },
+      ).fits,
+    ).toBe(true);
   });
 });
 
@@ -46,7 +63,12 @@ describe('the refusal message', () => {
     const listing = benchObjects(150_000);
     const verdict = judgeListing(listing, deployed);
 
-    const message = describeRefusal('benchobjects.bench.konductor.dev/v1 in all namespaces', listing, deployed, verdict);
+    const message = describeRefusal(
+      'benchobjects.bench.konductor.dev/v1 in all namespaces',
+      listing,
+      deployed,
+      verdict,
+    );
 
     expect(message).toContain('benchobjects.bench.konductor.dev/v1 in all namespaces');
     expect(message).toContain('150,000 objects of about 445 bytes of JSON');

@@ -11,11 +11,24 @@ const served = {
   kind: 'APIResourceList',
   groupVersion: 'example.com/v1',
   resources: [
-    { name: 'widgets', singularName: 'widget', namespaced: true, kind: 'Widget', shortNames: ['wd'] },
+    {
+      name: 'widgets',
+      singularName: 'widget',
+      namespaced: true,
+      kind: 'Widget',
+      shortNames: ['wd'],
+    },
     { name: 'widgets/status', namespaced: true, kind: 'Widget' },
   ],
 };
-const notFound = { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 404, reason: 'NotFound', message: 'the server could not find the requested resource' };
+const notFound = {
+  kind: 'Status',
+  apiVersion: 'v1',
+  status: 'Failure',
+  code: 404,
+  reason: 'NotFound',
+  message: 'the server could not find the requested resource',
+};
 
 let client: ApiClient;
 let log: LogCapture;
@@ -36,18 +49,33 @@ describe('resolving a resource whose CRD is missing', () => {
     nock(SERVER).get(DISCOVERY).reply(200, served);
     const resolved: Resource[] = [];
 
-    const subscription = resolveResource(client, { apiVersion: 'example.com/v1', name: 'widgets' }, {
-      logger: log.logger,
-      backoff: { initialMs: 10, jitter: 0 },
-    }).subscribe((resource) => resolved.push(resource));
+    const subscription = resolveResource(
+      client,
+      { apiVersion: 'example.com/v1', name: 'widgets' },
+      {
+        logger: log.logger,
+        backoff: { initialMs: 10, jitter: 0 },
+      },
+    ).subscribe((resource) => resolved.push(resource));
     await waitFor(() => resolved.length === 1, { what: 'the resource to resolve', ...quickly });
     subscription.unsubscribe();
 
     const warnings = log.atLeast('warn');
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]!.msg).toMatch(/cannot resolve widgets in example\.com\/v1: .*is the CRD for 'widgets' installed\?; retrying/);
+    expect(warnings[0]!.msg).toMatch(
+      /cannot resolve widgets in example\.com\/v1: .*is the CRD for 'widgets' installed\?; retrying/,
+    );
     expect(log.containing('cannot resolve widgets')).toHaveLength(2); // the repeat is logged quietly (debug)
     expect(log.containing('resource is now served')).toHaveLength(1);
-    expect(resolved).toEqual([{ group: 'example.com', version: 'v1', plural: 'widgets', kind: 'Widget', namespaced: true, hasStatus: true }]);
+    expect(resolved).toEqual([
+      {
+        group: 'example.com',
+        version: 'v1',
+        plural: 'widgets',
+        kind: 'Widget',
+        namespaced: true,
+        hasStatus: true,
+      },
+    ]);
   });
 });

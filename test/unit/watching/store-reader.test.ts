@@ -1,8 +1,17 @@
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { ObjectStore } from '../../../src/framework/watching/object-store.js';
-import { listObjects, readObject, type ScopedStore } from '../../../src/framework/watching/store-reader.js';
+import {
+  listObjects,
+  readObject,
+  type ScopedStore,
+} from '../../../src/framework/watching/store-reader.js';
 
-function cm(uid: string, namespace: string, name: string, labels: Record<string, string> = {}): KubeObject {
+function cm(
+  uid: string,
+  namespace: string,
+  name: string,
+  labels: Record<string, string> = {},
+): KubeObject {
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { uid, namespace, name, labels } };
 }
 
@@ -13,7 +22,8 @@ function storeOf(...objects: KubeObject[]): ObjectStore {
 }
 
 const everywhere = (): boolean => true;
-const names = (objects: readonly KubeObject[]): string[] => objects.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`).sort();
+const names = (objects: readonly KubeObject[]): string[] =>
+  objects.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`).sort();
 
 describe('the object store', () => {
   test('finds an object by namespace and name, and forgets it when deleted', () => {
@@ -34,7 +44,10 @@ describe('the object store', () => {
 });
 
 describe('reading the cache', () => {
-  const a: ScopedStore = { namespace: 'a', store: storeOf(cm('u1', 'a', 'one', { app: 'db' }), cm('u2', 'a', 'two', { app: 'web' })) };
+  const a: ScopedStore = {
+    namespace: 'a',
+    store: storeOf(cm('u1', 'a', 'one', { app: 'db' }), cm('u2', 'a', 'two', { app: 'web' })),
+  };
   const b: ScopedStore = { namespace: 'b', store: storeOf(cm('u3', 'b', 'one', { app: 'db' })) };
 
   test('get answers from the store of the object’s namespace, with the store’s own object', () => {
@@ -44,19 +57,36 @@ describe('reading the cache', () => {
   });
 
   test('list without a namespace covers every store, each object once when stores overlap', () => {
-    const cluster: ScopedStore = { namespace: undefined, store: storeOf(a.store.get('u1')!, b.store.get('u3')!) };
-    expect(names(listObjects([a, b, cluster], {}, everywhere))).toEqual(['a/one', 'a/two', 'b/one']);
+    const cluster: ScopedStore = {
+      namespace: undefined,
+      store: storeOf(a.store.get('u1')!, b.store.get('u3')!),
+    };
+    expect(names(listObjects([a, b, cluster], {}, everywhere))).toEqual([
+      'a/one',
+      'a/two',
+      'b/one',
+    ]);
   });
 
   test('list filters by namespace and by label selector', () => {
     expect(names(listObjects([a, b], { namespace: 'a' }, everywhere))).toEqual(['a/one', 'a/two']);
-    expect(names(listObjects([a, b], { labelSelector: 'app=db' }, everywhere))).toEqual(['a/one', 'b/one']);
-    expect(names(listObjects([a, b], { labelSelector: 'app in (web,api)' }, everywhere))).toEqual(['a/two']);
-    expect(names(listObjects([a, b], { namespace: 'b', labelSelector: 'app!=db' }, everywhere))).toEqual([]);
+    expect(names(listObjects([a, b], { labelSelector: 'app=db' }, everywhere))).toEqual([
+      'a/one',
+      'b/one',
+    ]);
+    expect(names(listObjects([a, b], { labelSelector: 'app in (web,api)' }, everywhere))).toEqual([
+      'a/two',
+    ]);
+    expect(
+      names(listObjects([a, b], { namespace: 'b', labelSelector: 'app!=db' }, everywhere)),
+    ).toEqual([]);
   });
 
   test('a cluster-wide store shows only namespaces the operator serves (tenant isolation)', () => {
-    const cluster: ScopedStore = { namespace: undefined, store: storeOf(cm('u1', 'team-a', 'one'), cm('u2', 'other', 'one')) };
+    const cluster: ScopedStore = {
+      namespace: undefined,
+      store: storeOf(cm('u1', 'team-a', 'one'), cm('u2', 'other', 'one')),
+    };
     const served = (namespace: string): boolean => namespace.startsWith('team-');
     expect(readObject([cluster], 'other', 'one', served)).toBeUndefined();
     expect(readObject([cluster], 'team-a', 'one', served)?.metadata?.uid).toBe('u1');
@@ -65,6 +95,8 @@ describe('reading the cache', () => {
   });
 
   test('a label selector it cannot read is an error naming it', () => {
-    expect(() => listObjects([a], { labelSelector: 'app=(' }, everywhere)).toThrow(/invalid label selector 'app=\('/);
+    expect(() => listObjects([a], { labelSelector: 'app=(' }, everywhere)).toThrow(
+      /invalid label selector 'app=\('/,
+    );
   });
 });

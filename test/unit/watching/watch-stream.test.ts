@@ -4,10 +4,24 @@ import type { ApiClient } from '../../../src/framework/api/api-client.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { MemoryBudgetError } from '../../../src/framework/watching/memory-budget.js';
-import { afterWatch, watchResource, type WatchStreamOptions } from '../../../src/framework/watching/watch-stream.js';
+import {
+  afterWatch,
+  watchResource,
+  type WatchStreamOptions,
+} from '../../../src/framework/watching/watch-stream.js';
 import { waitFor } from '../../support/wait-for.js';
 import { WIDGET_API_VERSION } from '../../support/widget-objects.js';
-import { FakeApi, line, makeClient, quickly, Recorded, settle, status, widget, widgets } from './fake-api.js';
+import {
+  FakeApi,
+  line,
+  makeClient,
+  quickly,
+  Recorded,
+  settle,
+  status,
+  widget,
+  widgets,
+} from './fake-api.js';
 
 let client: ApiClient;
 let api: FakeApi;
@@ -31,7 +45,13 @@ afterEach(() => {
 
 /** Fast timings for tests; the idle watchdog is long unless a test is about it. */
 function options(extra: WatchStreamOptions = {}): WatchStreamOptions {
-  return { backoff: { initialMs: 10, jitter: 0 }, idleTimeoutMs: 5_000, timeoutSeconds: () => 300, metrics, ...extra };
+  return {
+    backoff: { initialMs: 10, jitter: 0 },
+    idleTimeoutMs: 5_000,
+    timeoutSeconds: () => 300,
+    metrics,
+    ...extra,
+  };
 }
 
 function watch(extra: WatchStreamOptions = {}): Recorded {
@@ -46,7 +66,10 @@ const skipped = (): number => metrics.counter('watch_skipped_lines_total');
 
 describe('the initial listing', () => {
   test('is paginated with limit and continue, emits each object once as ADDED then SYNCED, then watches from its resourceVersion', async () => {
-    api.listPage([widget('a', '7'), widget('b', '8')], { resourceVersion: '10', continue: 'page-2' });
+    api.listPage([widget('a', '7'), widget('b', '8')], {
+      resourceVersion: '10',
+      continue: 'page-2',
+    });
     api.listPage([widget('c', '9')], { resourceVersion: '10' });
     api.watchStream();
 
@@ -57,7 +80,12 @@ describe('the initial listing', () => {
       ['2', null],
       ['2', 'page-2'],
     ]);
-    expect(stream.summary).toEqual(['ADDED a@7 (list)', 'ADDED b@8 (list)', 'ADDED c@9 (list)', 'SYNCED']);
+    expect(stream.summary).toEqual([
+      'ADDED a@7 (list)',
+      'ADDED b@8 (list)',
+      'ADDED c@9 (list)',
+      'SYNCED',
+    ]);
     const query = api.watches[0]!.query;
     expect(query.get('resourceVersion')).toBe('10');
     expect(query.get('allowWatchBookmarks')).toBe('true');
@@ -118,7 +146,12 @@ describe('the initial listing', () => {
     const stream = watch({ pageSize: 1 });
     await waitFor(() => api.watches.length === 1, { what: 'the watch request', ...quickly });
 
-    expect(api.lists.map((r) => r.query.get('continue'))).toEqual([null, 'old-token', null, 'new-token']);
+    expect(api.lists.map((r) => r.query.get('continue'))).toEqual([
+      null,
+      'old-token',
+      null,
+      'new-token',
+    ]);
     expect(stream.summary).toEqual(['ADDED a@1 (list)', 'ADDED b@6 (list)', 'SYNCED']);
     expect(api.watches[0]!.query.get('resourceVersion')).toBe('6');
   });
@@ -154,7 +187,13 @@ describe('the watch', () => {
 
   test('a BOOKMARK advances the resourceVersion: the next watch resumes from it without relisting', async () => {
     api.listPage([], { resourceVersion: '1' });
-    api.watchLines(line('BOOKMARK', { kind: 'Widget', apiVersion: WIDGET_API_VERSION, metadata: { resourceVersion: '42' } }));
+    api.watchLines(
+      line('BOOKMARK', {
+        kind: 'Widget',
+        apiVersion: WIDGET_API_VERSION,
+        metadata: { resourceVersion: '42' },
+      }),
+    );
     api.watchStream();
 
     const stream = watch();
@@ -173,7 +212,10 @@ describe('the watch', () => {
     await waitFor(() => api.watches.length === 1, { what: 'the watch request', ...quickly });
     body.write('{"type":"ADDED","object":{not json\n');
     body.write(line('ADDED', widget('a', '2')));
-    await waitFor(() => stream.events.length === 2, { what: 'the event after the bad line', ...quickly });
+    await waitFor(() => stream.events.length === 2, {
+      what: 'the event after the bad line',
+      ...quickly,
+    });
 
     expect(stream.summary).toEqual(['SYNCED', 'ADDED a@2']);
     expect(skipped()).toBe(1);
@@ -189,7 +231,10 @@ describe('the watch', () => {
     body.write(line('ADDED', { kind: 'Widget', metadata: { name: 'anonymous' } }));
     body.write(line('RESIZED', widget('b', '2')));
     body.write(line('ADDED', widget('a', '3')));
-    await waitFor(() => stream.events.length === 2, { what: 'the event after the skipped ones', ...quickly });
+    await waitFor(() => stream.events.length === 2, {
+      what: 'the event after the skipped ones',
+      ...quickly,
+    });
 
     expect(stream.summary).toEqual(['SYNCED', 'ADDED a@3']);
     expect(skipped()).toBe(2);
@@ -201,7 +246,9 @@ describe('the watch', () => {
 describe('410 Gone on the watch', () => {
   /** The listing seen at first, and the one after the resourceVersion expired. */
   function scriptRelist(): void {
-    api.listPage([widget('kept', '1'), widget('vanished', '1'), widget('changed', '1')], { resourceVersion: '1' });
+    api.listPage([widget('kept', '1'), widget('vanished', '1'), widget('changed', '1')], {
+      resourceVersion: '1',
+    });
   }
   function secondListing(): void {
     api.listPage([widget('kept', '1'), widget('changed', '7')], { resourceVersion: '8' });
@@ -215,7 +262,10 @@ describe('410 Gone on the watch', () => {
     api.watchStream();
 
     const stream = watch();
-    await waitFor(() => api.watches.length === 2, { what: 'the watch after the relist', ...quickly });
+    await waitFor(() => api.watches.length === 2, {
+      what: 'the watch after the relist',
+      ...quickly,
+    });
 
     expect(stream.summary.slice(4)).toEqual(afterRelist);
     expect(stream.syncs).toBe(2);
@@ -230,7 +280,10 @@ describe('410 Gone on the watch', () => {
     api.watchStream();
 
     const stream = watch();
-    await waitFor(() => api.watches.length === 2, { what: 'the watch after the relist', ...quickly });
+    await waitFor(() => api.watches.length === 2, {
+      what: 'the watch after the relist',
+      ...quickly,
+    });
 
     expect(stream.summary.slice(4)).toEqual(afterRelist);
     expect(stream.syncs).toBe(2);
@@ -393,7 +446,8 @@ describe('watch_reconnects_total', () => {
 
 describe('reconnect backoff', () => {
   /** Milliseconds between consecutive watch requests. */
-  const gaps = (): number[] => api.watches.slice(1).map((request, i) => request.at - api.watches[i]!.at);
+  const gaps = (): number[] =>
+    api.watches.slice(1).map((request, i) => request.at - api.watches[i]!.at);
   // Timers never fire early (allow 5 ms for clock granularity); on a busy machine they may fire late.
   const EARLY = 5;
   const LATE = 150;
@@ -404,7 +458,11 @@ describe('reconnect backoff', () => {
     api.watchStream();
 
     watch({ backoff: { initialMs: 50, factor: 2, jitter: 0 } });
-    await waitFor(() => api.watches.length === 5, { what: 'the fifth watch', ...quickly, timeoutMs: 5_000 });
+    await waitFor(() => api.watches.length === 5, {
+      what: 'the fifth watch',
+      ...quickly,
+      timeoutMs: 5_000,
+    });
 
     const measured = gaps();
     [50, 100, 200, 400].forEach((expected, i) => {
@@ -421,12 +479,26 @@ describe('reconnect backoff', () => {
     api.watchStream();
 
     watch({ backoff: { initialMs: 50, factor: 2, jitter: 0, resetAfterMs: 300 } });
-    await waitFor(() => api.watches.length === 4, { what: 'the healthy watch', ...quickly, timeoutMs: 5_000 });
-    healthy.write(line('BOOKMARK', { kind: 'Widget', apiVersion: WIDGET_API_VERSION, metadata: { resourceVersion: '5' } }));
+    await waitFor(() => api.watches.length === 4, {
+      what: 'the healthy watch',
+      ...quickly,
+      timeoutMs: 5_000,
+    });
+    healthy.write(
+      line('BOOKMARK', {
+        kind: 'Widget',
+        apiVersion: WIDGET_API_VERSION,
+        metadata: { resourceVersion: '5' },
+      }),
+    );
     await settle(400); // error-free for longer than resetAfterMs
     const cutAt = Date.now();
     healthy.destroy(new Error('connection reset by peer'));
-    await waitFor(() => api.watches.length === 6, { what: 'the last watch', ...quickly, timeoutMs: 5_000 });
+    await waitFor(() => api.watches.length === 6, {
+      what: 'the last watch',
+      ...quickly,
+      timeoutMs: 5_000,
+    });
 
     const [first, second, third] = gaps();
     expect(first).toBeGreaterThanOrEqual(50 - EARLY);
@@ -443,11 +515,19 @@ describe('reconnect backoff', () => {
 });
 
 describe('metadata.managedFields', () => {
-  const managedFields = [{ manager: 'kubectl', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:size': {} } } }];
+  const managedFields = [
+    {
+      manager: 'kubectl',
+      operation: 'Update',
+      fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:spec': { 'f:size': {} } },
+    },
+  ];
   function withManagedFields(object: KubeObject): KubeObject {
     return { ...object, metadata: { ...object.metadata, managedFields } };
   }
-  const managedFieldsOf = (object: KubeObject | undefined): unknown => object?.metadata?.managedFields;
+  const managedFieldsOf = (object: KubeObject | undefined): unknown =>
+    object?.metadata?.managedFields;
 
   test('are removed by default from listed objects and watch events, and never kept in the store', async () => {
     const store = new Map<string, KubeObject>();
@@ -460,7 +540,9 @@ describe('metadata.managedFields', () => {
     body.write(line('MODIFIED', withManagedFields(widget('a', '3'))));
     await waitFor(() => stream.events.length === 4, { what: 'the live events', ...quickly });
 
-    const objects = stream.events.flatMap((event) => (event.type === 'SYNCED' ? [] : [event.object]));
+    const objects = stream.events.flatMap((event) =>
+      event.type === 'SYNCED' ? [] : [event.object],
+    );
     expect(objects.map((object) => object.metadata?.name)).toEqual(['a', 'b', 'a']);
     expect(objects.map(managedFieldsOf)).toEqual([undefined, undefined, undefined]);
     expect([...store.values()].map(managedFieldsOf)).toEqual([undefined, undefined]);
@@ -475,7 +557,9 @@ describe('metadata.managedFields', () => {
     body.write(line('ADDED', withManagedFields(widget('b', '2'))));
     await waitFor(() => stream.events.length === 3, { what: 'the live event', ...quickly });
 
-    const objects = stream.events.flatMap((event) => (event.type === 'SYNCED' ? [] : [event.object]));
+    const objects = stream.events.flatMap((event) =>
+      event.type === 'SYNCED' ? [] : [event.object],
+    );
     expect(objects.map(managedFieldsOf)).toEqual([managedFields, managedFields]);
   });
 });
@@ -485,14 +569,20 @@ describe('a listing the heap cannot hold', () => {
   const smallHeap = () => ({ limitBytes: 96 * MB, usedBytes: 20 * MB });
 
   test('fails the stream on its first page with the count and the settings to use, and lists and watches no further', async () => {
-    api.listPage([widget('a', '1')], { resourceVersion: '1', continue: 'next', remainingItemCount: 999_999 });
+    api.listPage([widget('a', '1')], {
+      resourceVersion: '1',
+      continue: 'next',
+      remainingItemCount: 999_999,
+    });
 
     const stream = watch({ heapStatistics: smallHeap });
     await waitFor(() => stream.error !== undefined, { what: 'the stream to fail', ...quickly });
     await settle();
 
     expect(stream.error).toBeInstanceOf(MemoryBudgetError);
-    expect((stream.error as Error).message).toMatch(/1,000,000 objects .* NODE_OPTIONS=--max-old-space-size=\d+ /);
+    expect((stream.error as Error).message).toMatch(
+      /1,000,000 objects .* NODE_OPTIONS=--max-old-space-size=\d+ /,
+    );
     expect(stream.summary).toEqual([]);
     expect(api.lists).toHaveLength(1);
     expect(api.watches).toHaveLength(0);
@@ -500,8 +590,13 @@ describe('a listing the heap cannot hold', () => {
 
   test('a relist is measured by the objects it adds to those the stream holds, not by its whole size', async () => {
     const store = new Map<string, KubeObject>();
-    for (let i = 0; i < 50_000; i++) store.set(`uid-held-${i}`, widget(`held-${i}`, '1', `uid-held-${i}`));
-    api.listPage([widget('held-0', '1', 'uid-held-0')], { resourceVersion: '2', continue: 'next', remainingItemCount: 49_999 });
+    for (let i = 0; i < 50_000; i++)
+      store.set(`uid-held-${i}`, widget(`held-${i}`, '1', `uid-held-${i}`));
+    api.listPage([widget('held-0', '1', 'uid-held-0')], {
+      resourceVersion: '2',
+      continue: 'next',
+      remainingItemCount: 49_999,
+    });
     api.listPage([], { resourceVersion: '2' });
     api.watchStream();
 
@@ -523,7 +618,11 @@ describe('a listing the heap cannot hold', () => {
   });
 
   test('a listing that fits is delivered page by page as usual', async () => {
-    api.listPage([widget('a', '1')], { resourceVersion: '2', continue: 'next', remainingItemCount: 1 });
+    api.listPage([widget('a', '1')], {
+      resourceVersion: '2',
+      continue: 'next',
+      remainingItemCount: 1,
+    });
     api.listPage([widget('b', '2')], { resourceVersion: '2' });
     api.watchStream();
 
@@ -575,8 +674,12 @@ describe('unsubscribing', () => {
 
 describe('what the stream does once a watch request ended', () => {
   test('410 Gone relists', () => expect(afterWatch('gone', 3, 60_000)).toBe('relist'));
-  test('a silent connection backs off before reconnecting', () => expect(afterWatch('stalled', 3, 60_000)).toBe('back off'));
-  test('a watch that ended at once with nothing in it backs off (kubernetes#104171)', () => expect(afterWatch('ended', 0, 999)).toBe('back off'));
-  test('a watch that delivered events resumes at once', () => expect(afterWatch('ended', 1, 10)).toBe('resume'));
-  test('a long, quiet watch the server ended resumes at once', () => expect(afterWatch('ended', 0, 1_000)).toBe('resume'));
+  test('a silent connection backs off before reconnecting', () =>
+    expect(afterWatch('stalled', 3, 60_000)).toBe('back off'));
+  test('a watch that ended at once with nothing in it backs off (kubernetes#104171)', () =>
+    expect(afterWatch('ended', 0, 999)).toBe('back off'));
+  test('a watch that delivered events resumes at once', () =>
+    expect(afterWatch('ended', 1, 10)).toBe('resume'));
+  test('a long, quiet watch the server ended resumes at once', () =>
+    expect(afterWatch('ended', 0, 1_000)).toBe('resume'));
 });

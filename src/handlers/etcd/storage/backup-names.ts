@@ -14,9 +14,14 @@ export interface ParsedBackupName {
 const SUFFIX = /^(\d+)_(\d{4})-(\d{2})-(\d{2})-(\d{2}):(\d{2}):(\d{2})$/;
 
 /** `<prefix>_v<revision>_<yyyy-MM-dd-HH:mm:ss UTC>`, the name of the periodic backup of `revision` taken at `at`. */
-export function periodicBackupName(prefix: string, revision: number | bigint | string, at: Date): string {
+export function periodicBackupName(
+  prefix: string,
+  revision: number | bigint | string,
+  at: Date,
+): string {
   const text = String(revision);
-  if (!/^\d+$/.test(text)) throw new Error(`backup revision must be a non-negative integer, got ${JSON.stringify(text)}`);
+  if (!/^\d+$/.test(text))
+    throw new Error(`backup revision must be a non-negative integer, got ${JSON.stringify(text)}`);
   if (Number.isNaN(at.getTime())) throw new Error('backup time is an invalid Date');
   const two = (n: number): string => String(n).padStart(2, '0');
   const stamp =
@@ -34,7 +39,8 @@ export function parseBackupName(prefix: string, name: string): ParsedBackupName 
   const [year, month, day, hour, minute, second] = match.slice(2).map(Number);
   const at = new Date(Date.UTC(year!, month! - 1, day!, hour!, minute!, second!));
   // Date.UTC rolls over (month 13 → next year); a name that does not round-trip is not ours.
-  if (Number.isNaN(at.getTime()) || periodicBackupName(prefix, match[1]!, at) !== name) return undefined;
+  if (Number.isNaN(at.getTime()) || periodicBackupName(prefix, match[1]!, at) !== name)
+    return undefined;
   return { revision: BigInt(match[1]!), at };
 }
 
@@ -44,7 +50,11 @@ export function parseBackupName(prefix: string, name: string): ParsedBackupName 
  * when one gains a digit (`_v99_` → `_v100_`) the newest sorted last and was deleted.
  * Names that do not parse (the one-shot object, other files) are never returned; `maxBackups <= 0` keeps all.
  */
-export function backupsToDelete(prefix: string, names: readonly string[], maxBackups: number): string[] {
+export function backupsToDelete(
+  prefix: string,
+  names: readonly string[],
+  maxBackups: number,
+): string[] {
   if (!(maxBackups > 0)) return [];
   const parsed = [...new Set(names)].flatMap((name) => {
     const p = parseBackupName(prefix, name);

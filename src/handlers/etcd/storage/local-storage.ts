@@ -1,6 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import type { Dirent } from 'node:fs';
-import { copyFile, mkdir, open, readFile, readdir, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import {
+  copyFile,
+  mkdir,
+  open,
+  readFile,
+  readdir,
+  rename,
+  rm,
+  stat,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
 import { dirname, join, posix, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { BackupNotFoundError, NotOwnerError } from './backup-storage.js';
@@ -47,7 +58,9 @@ export class LocalStorage implements BackupStorage {
       await rename(partial, target);
     } catch (error) {
       await rm(partial, { force: true });
-      throw new Error(`cannot store ${localPath} as ${target}: ${messageOf(error)}`, { cause: error });
+      throw new Error(`cannot store ${localPath} as ${target}: ${messageOf(error)}`, {
+        cause: error,
+      });
     }
     await syncDirectory(dirname(target));
   }
@@ -76,7 +89,10 @@ export class LocalStorage implements BackupStorage {
       await writeFile(`${target}${OWNER}`, owner, { flag: 'wx' });
     } catch (error) {
       if (codeOf(error) === 'EEXIST' && (await readOwner(target)) === owner) return;
-      if (codeOf(error) === 'EEXIST') throw new NotOwnerError(`${target} was just claimed by ${(await readOwner(target)) ?? 'someone else'}, not ${owner}`);
+      if (codeOf(error) === 'EEXIST')
+        throw new NotOwnerError(
+          `${target} was just claimed by ${(await readOwner(target)) ?? 'someone else'}, not ${owner}`,
+        );
       throw error;
     }
   }
@@ -98,7 +114,8 @@ export class LocalStorage implements BackupStorage {
     try {
       handle = await open(path, 'r');
     } catch (error) {
-      if (codeOf(error) === 'ENOENT' || codeOf(error) === 'ENOTDIR') throw new BackupNotFoundError(path, { cause: error });
+      if (codeOf(error) === 'ENOENT' || codeOf(error) === 'ENOTDIR')
+        throw new BackupNotFoundError(path, { cause: error });
       throw new Error(`cannot read backup ${path}: ${messageOf(error)}`, { cause: error });
     }
     if (!(await handle.stat()).isFile()) {
@@ -116,7 +133,8 @@ export class LocalStorage implements BackupStorage {
     try {
       await unlink(path);
     } catch (error) {
-      if (codeOf(error) !== 'ENOENT' && codeOf(error) !== 'ENOTDIR') throw new Error(`cannot delete backup ${path}: ${messageOf(error)}`, { cause: error });
+      if (codeOf(error) !== 'ENOENT' && codeOf(error) !== 'ENOTDIR')
+        throw new Error(`cannot delete backup ${path}: ${messageOf(error)}`, { cause: error });
     }
     await rm(`${path}${OWNER}`, { force: true });
     return true;
@@ -130,11 +148,17 @@ export class LocalStorage implements BackupStorage {
   /** The absolute path of a valid backup name. */
   private pathOf(name: string): string {
     const rel = normalise(name, 'name');
-    if (rel === '' || rel.endsWith('/')) throw new Error(`backup name ${JSON.stringify(name)} names a directory, not a file`);
+    if (rel === '' || rel.endsWith('/'))
+      throw new Error(`backup name ${JSON.stringify(name)} names a directory, not a file`);
     if (posix.basename(rel).includes(PARTIAL)) {
-      throw new Error(`backup name ${JSON.stringify(name)} contains "${PARTIAL}", which marks unfinished writes`);
+      throw new Error(
+        `backup name ${JSON.stringify(name)} contains "${PARTIAL}", which marks unfinished writes`,
+      );
     }
-    if (rel.endsWith(OWNER)) throw new Error(`backup name ${JSON.stringify(name)} ends in "${OWNER}", which marks owner files`);
+    if (rel.endsWith(OWNER))
+      throw new Error(
+        `backup name ${JSON.stringify(name)} ends in "${OWNER}", which marks owner files`,
+      );
     return join(this.root, rel);
   }
 
@@ -144,7 +168,9 @@ export class LocalStorage implements BackupStorage {
       entries = await readdir(join(this.root, dir), { withFileTypes: true });
     } catch (error) {
       if (codeOf(error) === 'ENOENT' || codeOf(error) === 'ENOTDIR') return;
-      throw new Error(`cannot list backups in ${join(this.root, dir)}: ${messageOf(error)}`, { cause: error });
+      throw new Error(`cannot list backups in ${join(this.root, dir)}: ${messageOf(error)}`, {
+        cause: error,
+      });
     }
     for (const entry of entries) {
       const name = dir + entry.name;
@@ -156,7 +182,8 @@ export class LocalStorage implements BackupStorage {
         if (!info) continue; // deleted while listing
         if (entry.name.endsWith(OWNER)) continue;
         if (entry.name.includes(PARTIAL)) {
-          if (Date.now() - info.mtimeMs > STALE_PARTIAL_MS) await rm(join(this.root, name), { force: true }).catch(() => {});
+          if (Date.now() - info.mtimeMs > STALE_PARTIAL_MS)
+            await rm(join(this.root, name), { force: true }).catch(() => {});
           continue;
         }
         found.push({ name, size: info.size, modified: info.mtime });
@@ -167,12 +194,15 @@ export class LocalStorage implements BackupStorage {
 
 /** `name` relative to the root, `/`-separated, without `.` segments; throws when it climbs out of the root. */
 function normalise(name: string, what: 'name' | 'prefix'): string {
-  if (name.includes('\0')) throw new Error(`backup ${what} ${JSON.stringify(name)} contains a NUL byte`);
+  if (name.includes('\0'))
+    throw new Error(`backup ${what} ${JSON.stringify(name)} contains a NUL byte`);
   const stripped = name.replace(/^\/+/, '');
   if (stripped === '') return '';
   const rel = posix.normalize(stripped);
   if (rel === '..' || rel.startsWith('../')) {
-    throw new Error(`backup ${what} ${JSON.stringify(name)} is outside the backup root (it climbs out with "..")`);
+    throw new Error(
+      `backup ${what} ${JSON.stringify(name)} is outside the backup root (it climbs out with "..")`,
+    );
   }
   return rel === '.' || rel === './' ? '' : rel;
 }

@@ -12,7 +12,13 @@ import {
 } from '@aws-sdk/client-s3';
 import type { ListObjectsV2CommandOutput } from '@aws-sdk/client-s3';
 import { BackupNotFoundError } from './backup-storage.js';
-import { limitTransfer, maxSnapshotBytes, TRANSFER_BASE_DEADLINE_MS, transferDeadlineMs, TransferLimitError } from './transfer-limits.js';
+import {
+  limitTransfer,
+  maxSnapshotBytes,
+  TRANSFER_BASE_DEADLINE_MS,
+  transferDeadlineMs,
+  TransferLimitError,
+} from './transfer-limits.js';
 import type { BackupStorage, StoredBackup } from './backup-storage.js';
 
 /** Static AWS credentials, as in the `[default]` profile of a shared-credentials file. */
@@ -100,21 +106,32 @@ export class S3Storage implements BackupStorage {
     try {
       size = (await stat(localPath)).size;
     } catch (error) {
-      throw new Error(`cannot upload ${localPath} to ${this.describe(key)}: ${messageOf(error)}`, { cause: error });
+      throw new Error(`cannot upload ${localPath} to ${this.describe(key)}: ${messageOf(error)}`, {
+        cause: error,
+      });
     }
     if (size > MAX_PUT_BYTES) {
-      throw new Error(`cannot upload ${localPath} to ${this.describe(key)}: ${size} bytes exceeds the 5 GiB limit of a single S3 PUT`);
+      throw new Error(
+        `cannot upload ${localPath} to ${this.describe(key)}: ${size} bytes exceeds the 5 GiB limit of a single S3 PUT`,
+      );
     }
-    if (size > this.maxBytes) throw new TransferLimitError(`cannot upload ${localPath} to ${this.describe(key)}: ${size} bytes exceeds the snapshot size limit of ${this.maxBytes}`);
+    if (size > this.maxBytes)
+      throw new TransferLimitError(
+        `cannot upload ${localPath} to ${this.describe(key)}: ${size} bytes exceeds the snapshot size limit of ${this.maxBytes}`,
+      );
     // One deadline for all attempts: an endpoint that reads a byte a minute cannot hold the handler.
     const deadline = AbortSignal.timeout(transferDeadlineMs(size, this.deadlineMs));
     for (let attempt = 1; ; attempt++) {
       const body = createReadStream(localPath);
       try {
-        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentLength: size }), { abortSignal: deadline });
+        await this.client.send(
+          new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentLength: size }),
+          { abortSignal: deadline },
+        );
         return;
       } catch (error) {
-        if (attempt >= this.uploadAttempts || deadline.aborted || !isTransient(error)) throw this.failure('upload', key, error);
+        if (attempt >= this.uploadAttempts || deadline.aborted || !isTransient(error))
+          throw this.failure('upload', key, error);
         await sleep(200 * 2 ** (attempt - 1));
       } finally {
         body.destroy();
@@ -130,7 +147,12 @@ export class S3Storage implements BackupStorage {
       let page: ListObjectsV2CommandOutput;
       try {
         page = await this.client.send(
-          new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token, MaxKeys: this.pageSize }),
+          new ListObjectsV2Command({
+            Bucket: this.bucket,
+            Prefix: prefix,
+            ContinuationToken: token,
+            MaxKeys: this.pageSize,
+          }),
           { abortSignal: AbortSignal.timeout(this.deadlineMs) },
         );
       } catch (error) {
@@ -138,7 +160,11 @@ export class S3Storage implements BackupStorage {
       }
       for (const object of page.Contents ?? []) {
         if (object.Key === undefined) continue;
-        found.push({ name: object.Key, size: object.Size ?? 0, modified: object.LastModified ?? new Date(0) });
+        found.push({
+          name: object.Key,
+          size: object.Size ?? 0,
+          modified: object.LastModified ?? new Date(0),
+        });
       }
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
@@ -152,20 +178,37 @@ export class S3Storage implements BackupStorage {
       const started = Date.now();
       // The answer must start within the base deadline; the body then has its own, by size.
       const headers = new AbortController();
-      const timer = setTimeout(() => headers.abort(new TransferLimitError(`no answer within ${Math.round(this.deadlineMs / 1000)} s`)), this.deadlineMs);
-      const output = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }), { abortSignal: headers.signal }).finally(() => clearTimeout(timer));
+      const timer = setTimeout(
+        () =>
+          headers.abort(
+            new TransferLimitError(`no answer within ${Math.round(this.deadlineMs / 1000)} s`),
+          ),
+        this.deadlineMs,
+      );
+      const output = await this.client
+        .send(new GetObjectCommand({ Bucket: this.bucket, Key: key }), {
+          abortSignal: headers.signal,
+        })
+        .finally(() => clearTimeout(timer));
       // In Node the body is an IncomingMessage (a Readable) with SDK mixins.
       if (!(output.Body instanceof Readable)) throw new Error('the response has no body stream');
       const size = output.ContentLength;
       if (size !== undefined && size > this.maxBytes) {
         output.Body.destroy();
-        throw new TransferLimitError(`${this.describe(key)} is ${size} bytes, more than the snapshot size limit of ${this.maxBytes}`);
+        throw new TransferLimitError(
+          `${this.describe(key)} is ${size} bytes, more than the snapshot size limit of ${this.maxBytes}`,
+        );
       }
       // The idle timeout never fires while a byte trickles in now and then: the whole body has a deadline and a size cap.
       const remaining = transferDeadlineMs(size, this.deadlineMs) - (Date.now() - started);
-      return limitTransfer(output.Body, { maxBytes: this.maxBytes, deadlineMs: Math.max(1, remaining), what: `download of ${this.describe(key)}` });
+      return limitTransfer(output.Body, {
+        maxBytes: this.maxBytes,
+        deadlineMs: Math.max(1, remaining),
+        what: `download of ${this.describe(key)}`,
+      });
     } catch (error) {
-      if (errorName(error) === 'NoSuchKey') throw new BackupNotFoundError(this.describe(key), { cause: error });
+      if (errorName(error) === 'NoSuchKey')
+        throw new BackupNotFoundError(this.describe(key), { cause: error });
       if (error instanceof TransferLimitError) throw error;
       throw this.failure('download', key, error);
     }
@@ -175,7 +218,9 @@ export class S3Storage implements BackupStorage {
   async delete(name: string): Promise<boolean> {
     const key = checkKey(name);
     try {
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }), { abortSignal: AbortSignal.timeout(this.deadlineMs) });
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }), {
+        abortSignal: AbortSignal.timeout(this.deadlineMs),
+      });
     } catch (error) {
       if (errorName(error) === 'NoSuchKey') return true;
       throw this.failure('delete', key, error);
@@ -215,7 +260,8 @@ export class S3Storage implements BackupStorage {
         break;
       case 'ExpiredToken':
       case 'InvalidToken':
-        hint = 'the session token is invalid or expired; refresh aws_session_token in the awsSecret';
+        hint =
+          'the session token is invalid or expired; refresh aws_session_token in the awsSecret';
         break;
       case 'PermanentRedirect':
       case 'AuthorizationHeaderMalformed':
@@ -239,11 +285,16 @@ export class S3Storage implements BackupStorage {
  */
 export function s3Path(path: string): { bucket: string; key: string } {
   const slash = path.indexOf('/');
-  if (slash < 0) throw new Error(`S3 path ${JSON.stringify(path)} must be "bucket/key", but has no "/"`);
+  if (slash < 0)
+    throw new Error(`S3 path ${JSON.stringify(path)} must be "bucket/key", but has no "/"`);
   const bucket = path.slice(0, slash);
   const key = path.slice(slash + 1);
-  if (!bucket) throw new Error(`S3 path ${JSON.stringify(path)} must be "bucket/key", but the bucket is empty (leading "/"?)`);
-  if (!key) throw new Error(`S3 path ${JSON.stringify(path)} must be "bucket/key", but the key is empty`);
+  if (!bucket)
+    throw new Error(
+      `S3 path ${JSON.stringify(path)} must be "bucket/key", but the bucket is empty (leading "/"?)`,
+    );
+  if (!key)
+    throw new Error(`S3 path ${JSON.stringify(path)} must be "bucket/key", but the key is empty`);
   return { bucket, key };
 }
 
@@ -262,22 +313,32 @@ export interface AwsSecretContents {
  * @param data the Secret's `.data` (base64 values).
  * @param secretName for error messages.
  */
-export function parseAwsSecret(data: Record<string, string> | undefined, secretName = 'awsSecret'): AwsSecretContents {
+export function parseAwsSecret(
+  data: Record<string, string> | undefined,
+  secretName = 'awsSecret',
+): AwsSecretContents {
   const file = (key: string): string | undefined => {
     const value = data?.[key];
     return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
   };
   const credentialsFile = file('credentials');
   if (credentialsFile === undefined) {
-    throw new Error(`Secret ${secretName} has no key "credentials" (an AWS shared-credentials file with a [default] profile)`);
+    throw new Error(
+      `Secret ${secretName} has no key "credentials" (an AWS shared-credentials file with a [default] profile)`,
+    );
   }
   const profile = parseIni(credentialsFile).get('default');
   if (!profile) throw new Error(`Secret ${secretName} key "credentials" has no [default] profile`);
   const accessKeyId = profile.get('aws_access_key_id');
   const secretAccessKey = profile.get('aws_secret_access_key');
-  const missing = [!accessKeyId && 'aws_access_key_id', !secretAccessKey && 'aws_secret_access_key'].filter(Boolean);
+  const missing = [
+    !accessKeyId && 'aws_access_key_id',
+    !secretAccessKey && 'aws_secret_access_key',
+  ].filter(Boolean);
   if (!accessKeyId || !secretAccessKey) {
-    throw new Error(`Secret ${secretName} key "credentials" [default] profile lacks ${missing.join(' and ')}`);
+    throw new Error(
+      `Secret ${secretName} key "credentials" [default] profile lacks ${missing.join(' and ')}`,
+    );
   }
   const credentials: S3Credentials = { accessKeyId, secretAccessKey };
   const sessionToken = profile.get('aws_session_token');
@@ -315,13 +376,28 @@ function checkKey(name: string): string {
   return name;
 }
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
 
 /** Worth another try: the SDK's own verdict, a 5xx or throttling answer, or a dropped connection. */
 function isTransient(error: unknown): boolean {
   if (error instanceof S3ServiceException) {
     const status = error.$metadata.httpStatusCode ?? 0;
-    return error.$retryable !== undefined || status >= 500 || status === 429 || error.name === 'SlowDown' || error.name === 'RequestTimeout';
+    return (
+      error.$retryable !== undefined ||
+      status >= 500 ||
+      status === 429 ||
+      error.name === 'SlowDown' ||
+      error.name === 'RequestTimeout'
+    );
   }
   const code = networkCode(error);
   return errorName(error) === 'TimeoutError' || (code !== undefined && code !== 'ENOTFOUND');

@@ -21,7 +21,10 @@ export function maxSnapshotBytes(env: NodeJS.ProcessEnv = process.env): number {
 
 /** The total deadline of a transfer of `bytes` (unknown: the base), never more than a day. */
 export function transferDeadlineMs(bytes?: number, baseMs = TRANSFER_BASE_DEADLINE_MS): number {
-  const extra = bytes !== undefined && Number.isFinite(bytes) && bytes > 0 ? Math.ceil((bytes / 1024 ** 3) * SECONDS_PER_GIB * 1000) : 0;
+  const extra =
+    bytes !== undefined && Number.isFinite(bytes) && bytes > 0
+      ? Math.ceil((bytes / 1024 ** 3) * SECONDS_PER_GIB * 1000)
+      : 0;
   return Math.min(baseMs + extra, 24 * 3_600_000);
 }
 
@@ -44,15 +47,29 @@ export interface TransferLimits {
  */
 export function limitTransfer(source: Readable, limits: TransferLimits): Readable {
   let bytes = 0;
-  const fail = (message: string): TransferLimitError => new TransferLimitError(`${limits.what}: ${message}`);
+  const fail = (message: string): TransferLimitError =>
+    new TransferLimitError(`${limits.what}: ${message}`);
   const limited = new Transform({
     transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
       bytes += chunk.length;
-      if (bytes > limits.maxBytes) callback(fail(`more than ${limits.maxBytes} bytes (the snapshot size limit, ${MAX_SNAPSHOT_BYTES_ENV})`));
+      if (bytes > limits.maxBytes)
+        callback(
+          fail(
+            `more than ${limits.maxBytes} bytes (the snapshot size limit, ${MAX_SNAPSHOT_BYTES_ENV})`,
+          ),
+        );
       else callback(null, chunk);
     },
   });
-  const timer = setTimeout(() => limited.destroy(fail(`not complete after ${Math.round(limits.deadlineMs / 1000)} s (the transfer deadline)`)), Math.min(limits.deadlineMs, 2 ** 31 - 1));
+  const timer = setTimeout(
+    () =>
+      limited.destroy(
+        fail(
+          `not complete after ${Math.round(limits.deadlineMs / 1000)} s (the transfer deadline)`,
+        ),
+      ),
+    Math.min(limits.deadlineMs, 2 ** 31 - 1),
+  );
   timer.unref();
   limited.once('close', () => {
     clearTimeout(timer);

@@ -1,0 +1,162 @@
+import type { ApiClient } from '../api/api-client.js';
+import { resourceId, type Resource } from '../api/resource.js';
+import type { DaemonEngine } from '../engines/daemons.js';
+import type { TimerEngine } from '../engines/timers.js';
+import type { HandlerSpec } from '../intents/handler-specs.js';
+import type { KubeObject } from '../objects/kube-object.js';
+import type { Logger } from '../observability/logger.js';
+import type { Reactor } from '../reactor/reactor.js';
+import type { Storage } from '../state/storage.js';
+import type { WatchHub } from '../watching/watch-hub.js';
+import { inNamespaces, isNamespaceGlob } from './namespace-patterns.js';
+import type { OperatorCache } from './operator-cache.js';
+import { relatedWatches } from './reconcile-watches.js';
+import {
+  buildRoute,
+  routeEngines,
+  type ActiveRoute,
+  type Route,
+  type RouteReadiness,
+  type RouteServices,
+} from './route.js';
+import { planWatch } from './watch-plan.js';
+
+/** What a {@link RouteTable} builds routes with. */
+export interface RouteTableServices {
+  client: ApiClient;
+  hub: WatchHub;
+  reactor: Reactor<KubeObject, Route>;
+  reads: OperatorCache;
+  services: RouteServices;
+  logger: Logger;
+  storage: Storage;
+  namespaces: readonly string[] | undefined;
+}
+
+/**
+ * The operator's routes: one per resolved resource and namespace scope, each with its watch, its
+ * timers and daemons. Every handler of an object lives in one route, since the reactor keys objects by
+ * uid and a second route would take over its events and its diff-base.
+ */
+export class RouteTable {
+  readonly routes = new Map<string, ActiveRoute>();
+  /** Routes whose handlers cannot be served (route key -> why), reported by /readyz. */
+  readonly broken = new Map<string, string>();
+  private readonly engines: Array<TimerEngine | DaemonEngine> = [];
+  /** Replaced routes still stopping their timers and daemons; `stop()` waits for them. */
+  private readonly detaching = new Set<Promise<void>>();
+  /** Resources that keep bookkeeping in annotations despite status storage (no status subresource): said once each. */
+  private readonly annotationOnly = new Set<string>();
+
+  constructor(private readonly deps: RouteTableServices) {}
+
+  /** Starts (or, when more handlers of an already watched resource resolve late, rebuilds) the resource's watch and route per namespace scope. */
+  attach(resource: Resource, handlers: readonly HandlerSpec[], readiness: RouteReadiness): void {
+    const { hub, reactor, reads, logger } = this.deps;
+    readiness.resolved(handlers);
+    reads.track(
+      resource,
+      handlers.map((spec) => spec.resource),
+    );
+    this.warnIfAnnotationOnly(resource);
+    // A cluster-scoped resource has one collection whatever namespaces were asked for. With a glob
+    // among them, one cluster-wide watch filtered per event serves namespaces created later too.
+    const patterns = resource.namespaced ? [...new Set(this.deps.namespaces ?? [])] : [];
+    const globbed = patterns.some(isNamespaceGlob);
+    const namespaces = patterns.length > 0 && !globbed ? patterns : [undefined];
+    for (const namespace of namespaces) {
+      const key = JSON.stringify([resourceId(resource), namespace ?? '']);
+      const previous = this.routes.get(key);
+      const all = [...(previous?.handlers ?? []), ...handlers];
+      let plan;
+      try {
+        plan = planWatch(all, namespace);
+      } catch (error) {
+        // A mistake in the handler code: /readyz says so (and `ready` waits) rather than serving part of it.
+        const message = `${error instanceof Error ? error.message : String(error)}; ${previous ? 'the new handlers are not run' : `${resourceId(resource)} is not watched`} until the handler code is fixed`;
+        this.broken.set(key, message);
+        logger.error({ resource: resourceId(resource) }, message);
+        continue;
+      }
+      const route = buildRoute(resource, plan.handlers, this.deps.services);
+      this.engines.push(...routeEngines(route));
+      const events = hub.watch(resource, plan.scope);
+      readiness.listing(key);
+      // Children's and watched resources' watches start once the objects are listed, so each event finds its object.
+      const related = relatedWatches(route, resource, plan.scope, {
+        client: this.deps.client,
+        hub,
+        reactor,
+        logger,
+        namespaces: this.deps.namespaces ?? [],
+        cache: reads.cache,
+        track: (r, selectors) => reads.track(r, selectors),
+      });
+      const subscription = reactor.consume(
+        globbed ? events.pipe(inNamespaces(patterns)) : events,
+        route,
+        () => {
+          readiness.listed(key);
+          for (const watches of related) watches.start();
+        },
+      );
+      subscription.add(() => related.forEach((watches) => watches.stop()));
+      this.routes.set(key, { handlers: all, route, subscription });
+      if (previous) this.replace(key, previous, resource, namespace);
+    }
+  }
+
+  /** Stops watching; resolves once every timer and daemon (replaced routes' too) has stopped. */
+  async stop(): Promise<void> {
+    for (const active of this.routes.values()) active.subscription.unsubscribe();
+    this.routes.clear();
+    await Promise.all([...this.engines.map((engine) => engine.stopAll()), ...this.detaching]);
+  }
+
+  private warnIfAnnotationOnly(resource: Resource): void {
+    const id = resourceId(resource);
+    if (this.deps.storage !== 'status' || resource.hasStatus || this.annotationOnly.has(id)) return;
+    this.annotationOnly.add(id);
+    this.deps.logger.warn(
+      { resource: id },
+      `${id} has no status subresource, so its diff-base and handler progress are kept in annotations (status storage needs one)`,
+    );
+  }
+
+  /**
+   * Rare: another name of this resource was not served a moment ago. The new route has every handler
+   * and replays the listing; the old one goes (after the new subscribed, so a shared watch stays open).
+   */
+  private replace(
+    key: string,
+    previous: ActiveRoute,
+    resource: Resource,
+    namespace: string | undefined,
+  ): void {
+    const { logger } = this.deps;
+    logger.warn(
+      { resource: resourceId(resource), namespace },
+      'more handlers of a watched resource resolved late: rebuilt its route with all of them',
+    );
+    const detached = this.detach(key, previous).catch((error: unknown) =>
+      logger.error(
+        { err: error instanceof Error ? error.message : String(error) },
+        'stopping the replaced route failed',
+      ),
+    );
+    this.detaching.add(detached);
+    void detached.finally(() => this.detaching.delete(detached));
+  }
+
+  /** Stops one route's watch and its timers and daemons. */
+  private async detach(key: string, active: ActiveRoute): Promise<void> {
+    if (this.routes.get(key) === active) this.routes.delete(key);
+    active.subscription.unsubscribe();
+    const engines = routeEngines(active.route);
+    for (const engine of engines) {
+      const index = this.engines.indexOf(engine);
+      if (index >= 0) this.engines.splice(index, 1);
+    }
+    await Promise.all(engines.map((engine) => engine.stopAll()));
+  }
+}
