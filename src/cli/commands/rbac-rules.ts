@@ -65,8 +65,8 @@ export const VERBS = [
  * The framework's verbs per watched resource: list and watch for the shared watch; for handlers
  * other than `@on.event` also get (re-reading an object before a retry or a finalizer release) and
  * patch (finalizer, progress and timer annotations, `patch` from handlers); status changes go to the
- * `/status` subresource with patch. Events are core/v1 Events, created (the framework never
- * patches or aggregates them, and never uses events.k8s.io). Leases are read, created and replaced
+ * `/status` subresource with patch. Events are core/v1 Events, created and patched (a repeated Event
+ * bumps its count, as client-go's recorder does; events.k8s.io is never used). Leases are read, created and replaced
  * (PUT = update). The framework never lists Namespaces: globs are matched on each watch event.
  */
 export function deriveRbacRules(
@@ -134,7 +134,7 @@ export function deriveRbacRules(
       resources: [child.plural],
       verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
     });
-  rules.push({ apiGroups: [''], resources: ['events'], verbs: ['create'] });
+  rules.push({ apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] });
   for (const rule of options.extraRules ?? []) rules.push(rule);
 
   return {

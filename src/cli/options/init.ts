@@ -63,9 +63,9 @@ export const INIT: CommandSpec<typeof INIT_FLAGS> = {
   args: '<dir>',
   summary: 'Create a new operator project (handlers, CRD, test, Dockerfile, deploy/).',
   description: `Creates a new operator project in <dir> (which must be missing or empty): package.json,
-tsconfig.json, src/handlers.ts (create, update and delete handlers and a timer on an example
-custom resource), its CRD in crds/, an integration test on a real control plane in test/,
-a Dockerfile and deploy/ (ServiceAccount, RBAC and a hardened Deployment).`,
+tsconfig.json, src/handlers.ts (a reconcile that keeps a ConfigMap, a create handler and a timer
+on an example custom resource), its CRD in crds/, an integration test on a real control plane
+in test/, a Dockerfile and deploy/ (ServiceAccount, RBAC and a hardened Deployment).`,
   footer: 'Then:  cd <dir> && npm install && npm test',
   flags: INIT_FLAGS,
 };

@@ -137,9 +137,12 @@ Loads the files as 'konductor run' does; needs no cluster. Apply the output with
 
 RBAC derived from the handlers (for each resource a handler watches):
   @on.event only                 list, watch
-  any other handler (create, update, deletion, resume, field, @timer, @daemon)
+  any other handler (create, update, deletion, resume, field, reconcile, timer, daemon)
                                  get, list, watch, patch, and patch on <plural>/status
-  Events (core/v1)               create
+  @on.owned children, reconcile watches, @on.cache and @on.index
+                                 list, watch
+  what a reconcile owns          get, list, watch, create, patch, delete
+  Events (core/v1)               create, patch
   Leases (coordination.k8s.io)   create; get, update of the operator's Lease only, in its namespace
 Anything else the handlers do with the API (creating Deployments, reading Secrets, ...) is up to
 you: declare it with --rule.

@@ -61,7 +61,7 @@ A Kubernetes operator written with [konductor](https://www.npmjs.com/package/kon
 
 | file | what it is |
 |---|---|
-| \`src/handlers.ts\` | the handlers: create, update and delete handlers and a timer for ${EXAMPLE.kind} objects |
+| \`src/handlers.ts\` | the handlers: a reconcile that keeps a ConfigMap, a create handler and a timer for ${EXAMPLE.kind} objects |
 | \`crds/${EXAMPLE.plural}.yaml\` | the ${EXAMPLE.kind} CustomResourceDefinition (group \`${settings.group}\`) |
 | \`test/handlers.test.ts\` | an integration test on a real kube-apiserver and etcd (\`konductor/testing\`) |
 | \`Dockerfile\`, \`deploy/\` | the image, and its ServiceAccount, RBAC and Deployment |

@@ -203,7 +203,7 @@ export type FieldChangeContext<T, Field extends string> = ChangeContext<
 /**
  * A change handler function. What it returns, other than `undefined` or `null`, is stored in the
  * object's status under the handler's id (Kopf's results delivery), in the same write as the status
- * its `patch` sets: `return { pvc: name }` from `Widgets.created` gives `status['Widgets.created'].pvc`.
+ * its `patch` sets: `return { pvc: name }` from a method `created` gives `status.created.pvc`.
  * It must be JSON (a function, symbol, BigInt or cycle fails the handler permanently); other handlers
  * read it as `status['<id>']`, also after a restart. `@on.event` handlers, timers and daemons keep
  * what they return to themselves.

@@ -88,7 +88,7 @@ describe('konductor manifests', () => {
         verbs: ['get', 'list', 'watch', 'patch'],
       },
       { apiGroups: ['test.konductor.dev'], resources: ['widgets/status'], verbs: ['patch'] },
-      { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
       // On stop: is a namespace being deleted (then finalizers no instance will come back for are released)?
       { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
     ]);

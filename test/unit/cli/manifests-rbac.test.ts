@@ -44,7 +44,7 @@ describe('RBAC rules derived from handlers', () => {
         verbs: ['get', 'list', 'watch', 'patch'],
       },
       { apiGroups: ['test.konductor.dev'], resources: ['widgets/status'], verbs: ['patch'] },
-      { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     ]);
   });
 
@@ -52,7 +52,7 @@ describe('RBAC rules derived from handlers', () => {
     const rbac = deriveRbacRules([use('event', 'v1', 'pods')], { leaseName: 'op' });
     expect(rbac.rules).toEqual([
       { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
-      { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     ]);
   });
 
@@ -111,7 +111,7 @@ describe('RBAC rules derived from handlers', () => {
         verbs: ['get', 'list', 'watch', 'patch'],
       },
       { apiGroups: ['test.konductor.dev'], resources: ['widgets/status'], verbs: ['patch'] },
-      { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     ]);
   });
 
@@ -136,7 +136,7 @@ describe('RBAC rules derived from handlers', () => {
         resources: ['statefulsets'],
         verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
       },
-      { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     ]);
   });
 
