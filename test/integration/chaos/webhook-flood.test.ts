@@ -121,10 +121,14 @@ describe.each([
       Object.entries(counts)
         .filter(([outcome]) => /^\d{3}$/.test(outcome))
         .reduce((sum, [, n]) => sum + n, 0);
+    // With a client CA the server refuses (403) before reading a body and closes the connection, so
+    // a sender still writing its 8 MiB mostly sees the close, not the 403: either way it was not held.
+    const stalledEnded =
+      answered(outcome.flood.stalled) + (authenticated ? (outcome.flood.stalled.closed ?? 0) : 0);
     expect([
       answered(outcome.flood.list) > 0,
       answered(outcome.flood.endpoints) > 0,
-      answered(outcome.flood.stalled) > 0,
+      stalledEnded > 0,
     ]).toEqual([true, true, true]);
     // And the webhook still refuses what it should: it answered, not failed open.
     expect(await widgets.create('too-big', { size: 10 }).then(() => 0, statusOf)).toBe(422);
