@@ -8,7 +8,6 @@ const shared = {
   setupFiles: ['<rootDir>/test/support/unpatched-http.ts'],
   moduleNameMapper: {
     '^konductor$': '<rootDir>/src/framework/index.ts',
-    '^konductor/runtime$': '<rootDir>/src/framework/runtime/index.ts',
     '^konductor/testing$': '<rootDir>/src/testing/index.ts',
     '^konductor/testing/chaos$': '<rootDir>/src/testing/chaos/index.ts',
     // Relative imports are written with .js (NodeNext); map them back to the .ts sources.

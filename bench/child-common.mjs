@@ -2,16 +2,23 @@
 // framework itself, so the naive baseline's process carries none of it.
 
 /**
- * The framework's two entry points in one object, `konductor` and `konductor/runtime` (the children use
- * building blocks such as the Reactor): compiled (dist/, as deployed) unless BENCH_FRAMEWORK names
- * another root entry (the smoke test's sources), whose runtime entry sits beside it in runtime/.
+ * The framework in one object: the `konductor` entry point plus the building blocks the children drive
+ * directly (the Reactor, `watchResource`, `MetricsRecorder`), which no entry point exports. Compiled
+ * (dist/, as deployed) unless BENCH_FRAMEWORK names another root entry (the smoke test's sources), whose
+ * modules sit beside it with the same extension.
  */
 export async function loadFramework() {
   const root = new URL(
     process.env.BENCH_FRAMEWORK ?? new URL('../dist/framework/index.js', import.meta.url).href,
   );
-  const runtime = new URL(`runtime/${root.pathname.split('/').pop()}`, root);
-  return { ...(await import(root.href)), ...(await import(runtime.href)) };
+  const extension = root.pathname.slice(root.pathname.lastIndexOf('.'));
+  const modules = ['reactor/reactor', 'watching/watch-stream', 'observability/metrics'];
+  const parts = await Promise.all(
+    [root, ...modules.map((module) => new URL(`${module}${extension}`, root))].map(
+      (url) => import(url.href),
+    ),
+  );
+  return Object.assign({}, ...parts);
 }
 
 export const benchResource = {

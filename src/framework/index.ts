@@ -4,8 +4,8 @@
  * This entry point holds what an operator author writes against: the decorators and the handler
  * contexts they receive, kinds, the errors a handler throws, Events, the API client, logging, and
  * `createOperator` to run handlers in a process of one's own. Option and handler-function types are
- * inferred from the decorators rather than exported. The building blocks the operator is
- * made of (engines, reactor, watches, the framework's bookkeeping keys) are in `konductor/runtime`.
+ * inferred from the decorators rather than exported. The parts the operator is made of (engines,
+ * reactor, watches, the framework's bookkeeping keys) are internal: no entry point exports them.
  *
  * @example
  * ```ts

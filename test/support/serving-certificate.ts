@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ServingCertificate } from '../../src/framework/runtime/index.js';
+import type { ServingCertificate } from '../../src/framework/admission/webhook-server.js';
 
 /** A self-signed P-256 certificate for 127.0.0.1 (its own CA bundle), with `commonName` as subject, valid one day. */
 export function selfSignedCertificate(commonName: string): ServingCertificate {

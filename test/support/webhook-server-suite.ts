@@ -1,6 +1,9 @@
 /** A webhook server on loopback for one `describe` of a spec. */
 import { ApiClient } from '../../src/framework/index.js';
-import { WebhookServer, type WebhookServerOptions } from '../../src/framework/runtime/index.js';
+import {
+  WebhookServer,
+  type WebhookServerOptions,
+} from '../../src/framework/admission/webhook-server.js';
 
 /** A client that reaches no API server: the handlers of these specs never call one. */
 const offlineClient = new ApiClient({

@@ -4,11 +4,13 @@ import type { AddressInfo } from 'node:net';
 import { ApiClient } from '../../../src/framework/index.js';
 import {
   CertificateStore,
-  issueAuthority,
-  issueServingCertificate,
   type CertificateBundle,
   type CertificateStoreOptions,
-} from '../../../src/framework/runtime/index.js';
+} from '../../../src/framework/admission/certificate-store.js';
+import {
+  issueAuthority,
+  issueServingCertificate,
+} from '../../../src/framework/admission/certificates.js';
 import { splitPemCertificates } from '../../../src/framework/admission/certificates.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { LogCapture } from '../../support/log-capture.js';

@@ -10,7 +10,7 @@ import {
   type DaemonContext,
   type TimerContext,
 } from '../../../src/framework/index.js';
-import { FINALIZER } from '../../../src/framework/runtime/index.js';
+import { FINALIZER } from '../../../src/framework/state/keys.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
 import {

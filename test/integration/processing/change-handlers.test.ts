@@ -1,6 +1,6 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { events, on, type ChangeContext, type Diff } from '../../../src/framework/index.js';
-import { DIFF_BASE_KEY } from '../../../src/framework/runtime/index.js';
+import { DIFF_BASE_KEY } from '../../../src/framework/state/keys.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
 import {

@@ -12,13 +12,9 @@ import {
   TemporaryError,
   type ChangeContext,
 } from '../../../src/framework/index.js';
-import {
-  DIFF_BASE_KEY,
-  FINALIZER,
-  progressKey,
-  type JsonPatchOp,
-  type ProgressRecord,
-} from '../../../src/framework/runtime/index.js';
+import { DIFF_BASE_KEY, FINALIZER, progressKey } from '../../../src/framework/state/keys.js';
+import type { JsonPatchOp } from '../../../src/framework/api/object-api.js';
+import type { ProgressRecord } from '../../../src/framework/state/progress.js';
 import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
 import {

@@ -4,7 +4,7 @@
  */
 import { CoreV1Api } from '@kubernetes/client-node';
 import { on, type ChangeContext } from '../../../src/framework/index.js';
-import { Identity } from '../../../src/framework/runtime/index.js';
+import { Identity } from '../../../src/framework/state/identity.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
 import {

@@ -1,6 +1,6 @@
 import { CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
 import { on, PermanentError, type ChangeContext } from '../../../src/framework/index.js';
-import { DIFF_BASE_KEY, progressKey } from '../../../src/framework/runtime/index.js';
+import { DIFF_BASE_KEY, progressKey } from '../../../src/framework/state/keys.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
 import {

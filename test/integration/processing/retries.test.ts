@@ -1,5 +1,6 @@
 import { on, TemporaryError, type ChangeContext } from '../../../src/framework/index.js';
-import { progressKey, type ProgressRecord } from '../../../src/framework/runtime/index.js';
+import { progressKey } from '../../../src/framework/state/keys.js';
+import type { ProgressRecord } from '../../../src/framework/state/progress.js';
 import { runOperator } from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';

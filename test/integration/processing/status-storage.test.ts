@@ -17,7 +17,7 @@ import {
   type ChangeContext,
   type KubeObject,
 } from '../../../src/framework/index.js';
-import { DIFF_BASE_KEY } from '../../../src/framework/runtime/index.js';
+import { DIFF_BASE_KEY } from '../../../src/framework/state/keys.js';
 import { installCrds } from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { LogCapture } from '../../support/log-capture.js';

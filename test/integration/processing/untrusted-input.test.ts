@@ -4,7 +4,7 @@
  */
 import { CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
 import { on, type ChangeContext } from '../../../src/framework/index.js';
-import { DIFF_BASE_KEY, progressKey } from '../../../src/framework/runtime/index.js';
+import { DIFF_BASE_KEY, progressKey } from '../../../src/framework/state/keys.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, writesTo, type RunningOperator } from '../../support/operators.js';
 import { getWidget, installWidgetCrd, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';

@@ -7,7 +7,7 @@ import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
 import { events, on, type ChangeContext, type KubeObject } from '../../../src/framework/index.js';
-import { MetricsRecorder } from '../../../src/framework/runtime/index.js';
+import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
 import { runOperator, type TestOperator } from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { waitFor } from '../../support/wait-for.js';

@@ -9,7 +9,8 @@ import {
   type Logger,
   type ResourceClient,
 } from '../../../src/framework/index.js';
-import { watchResource, type WatchEvent } from '../../../src/framework/runtime/index.js';
+import { watchResource } from '../../../src/framework/watching/watch-stream.js';
+import type { WatchEvent } from '../../../src/framework/watching/events.js';
 import { killGroup } from '../../../src/testing/managed-process.js';
 import { defaultBaseDir } from '../../../src/testing/scratch-dir.js';
 import { ContainerExecutables } from './executables.js';

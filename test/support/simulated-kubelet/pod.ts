@@ -1,5 +1,5 @@
 import type { KubeObject } from '../../../src/framework/index.js';
-import type { Resource } from '../../../src/framework/runtime/index.js';
+import type { Resource } from '../../../src/framework/api/resource.js';
 
 /** Pods, as the simulated kubelet watches them and writes their status. */
 export const PODS: Resource = {

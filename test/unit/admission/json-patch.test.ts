@@ -1,5 +1,5 @@
 import { jsonPatchDiff } from '../../../src/framework/admission/json-patch.js';
-import type { JsonPatchOp } from '../../../src/framework/runtime/index.js';
+import type { JsonPatchOp } from '../../../src/framework/api/object-api.js';
 
 /** A minimal RFC 6902 applier (add, remove, replace on objects and array indexes), for checking diffs. */
 function applyJsonPatch(document: unknown, ops: JsonPatchOp[]): unknown {

@@ -1,6 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { Registry, silentLogger, type KubeObject } from '../../../src/framework/index.js';
-import { webhookPath } from '../../../src/framework/runtime/index.js';
+import { webhookPath } from '../../../src/framework/admission/webhook-paths.js';
 import { selfSignedCertificate } from '../../support/serving-certificate.js';
 import { waitFor } from '../../support/wait-for.js';
 import { serveForSuite } from '../../support/webhook-server-suite.js';

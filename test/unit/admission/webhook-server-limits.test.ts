@@ -1,6 +1,6 @@
 import { jest } from '@jest/globals';
 import { Registry, silentLogger, type KubeObject } from '../../../src/framework/index.js';
-import { conversionPath, webhookPath } from '../../../src/framework/runtime/index.js';
+import { conversionPath, webhookPath } from '../../../src/framework/admission/webhook-paths.js';
 import { clientCertificates, selfSignedCertificate } from '../../support/serving-certificate.js';
 import { waitFor } from '../../support/wait-for.js';
 import { serveForSuite } from '../../support/webhook-server-suite.js';

@@ -7,11 +7,8 @@ import {
   type KubeObject,
   type MutationContext,
 } from '../../../src/framework/index.js';
-import {
-  conversionPath,
-  webhookPath,
-  WebhookServer,
-} from '../../../src/framework/runtime/index.js';
+import { conversionPath, webhookPath } from '../../../src/framework/admission/webhook-paths.js';
+import { WebhookServer } from '../../../src/framework/admission/webhook-server.js';
 import { LogCapture } from '../../support/log-capture.js';
 import { selfSignedCertificate } from '../../support/serving-certificate.js';
 import { serveForSuite } from '../../support/webhook-server-suite.js';

@@ -3,7 +3,6 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import * as root from 'konductor';
-import * as runtime from 'konductor/runtime';
 import * as testing from 'konductor/testing';
 import * as chaos from 'konductor/testing/chaos';
 
@@ -38,7 +37,6 @@ function exportedNames(entryPoint: string): string[] {
 
 const names = {
   konductor: exportedNames('src/framework/index.ts'),
-  'konductor/runtime': exportedNames('src/framework/runtime/index.ts'),
   'konductor/testing': exportedNames('src/testing/index.ts'),
   'konductor/testing/chaos': exportedNames('src/testing/chaos/index.ts'),
 };
@@ -163,20 +161,13 @@ describe('the root entry point (konductor)', () => {
   });
 });
 
-describe('the runtime entry point (konductor/runtime)', () => {
-  test('exports the engine internals', () => {
-    expect(names['konductor/runtime']).toEqual(expect.arrayContaining(INTERNALS));
-    expect([
-      typeof runtime.TimerEngine,
-      typeof runtime.DaemonEngine,
-      typeof runtime.Reactor,
-      typeof runtime.WatchHub,
-      typeof runtime.nextRunAt,
-    ]).toEqual(['function', 'function', 'function', 'function', 'function']);
-  });
-
-  test('shares no name with the root', () => {
-    expect(names['konductor/runtime'].filter((name) => names.konductor.includes(name))).toEqual([]);
+describe('the package exports', () => {
+  // The engines, reactor and watches are the operator's parts, not an API: no subpath exposes them.
+  test('name the three entry points and no building-block subpath', () => {
+    const manifest = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as {
+      exports: Record<string, unknown>;
+    };
+    expect(Object.keys(manifest.exports)).toEqual(['.', './testing', './testing/chaos']);
   });
 });
 
