@@ -3,7 +3,7 @@
 // (bench/watch-reactor-child.mjs, its own process); then the reactor alone (no API server) on
 // synthetic events, in-process.
 import { Reactor } from '../src/framework/reactor/reactor.js';
-import type { ObjectEvent } from '../src/framework/watching/events.js';
+import type { ObjectEvent } from '../src/framework/watching/watch-events.js';
 import {
   createObjects,
   installBenchCrd,

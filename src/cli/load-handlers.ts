@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { HANDLERS, METADATA } from '../framework/registry/metadata.js';
 import { CACHES, INDEXES } from '../framework/registry/cache-declarations.js';
 import { Registry, type HandlerClass } from '../framework/registry/registry.js';
-import { activityDeclarationsOf } from '../framework/registry/activities.js';
+import { activityDeclarationsOf } from '../framework/registry/activity-declarations.js';
 import { ADMISSIONS, CONVERSIONS } from '../framework/registry/admission-declarations.js';
 
 /** A handler path that is missing, fails to import, or holds no handlers; the message is one line. */

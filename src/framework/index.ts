@@ -61,7 +61,7 @@ export type {
   ConversionContext,
 } from './intents/admission-specs.js';
 export type { FilterContext } from './intents/filter-context.js';
-export type { IndexContext, Cache, Indexes } from './intents/cache.js';
+export type { IndexContext, Cache, Indexes } from './intents/cache-contract.js';
 export type { Patch } from './intents/patch.js';
 export type { Diff, DiffItem } from './state/diff.js';
 export type { Condition, Conditions } from './intents/conditions.js';
@@ -75,7 +75,7 @@ export {
   HandlerTimeoutError,
   AdmissionError,
 } from './intents/errors.js';
-export { StartupError } from './runtime/activities.js';
+export { StartupError } from './runtime/operator-activities.js';
 
 // Talking to the cluster from a handler.
 export { ApiClient } from './api/api-client.js';

@@ -5,7 +5,7 @@
  */
 import type { Resource } from '../../src/framework/api/resource.js';
 import type { KubeObject } from '../../src/framework/objects/kube-object.js';
-import type { ObjectEvent } from '../../src/framework/watching/events.js';
+import type { ObjectEvent } from '../../src/framework/watching/watch-events.js';
 
 /** The test CRD `widgets.test.konductor.dev` (namespaced, status subresource). */
 export const widgetResource: Resource = {

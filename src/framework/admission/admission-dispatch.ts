@@ -6,7 +6,7 @@ import {
   type AdmissionSpec,
   type MutationContext,
 } from '../intents/admission-specs.js';
-import type { Cache, Indexes } from '../intents/cache.js';
+import type { Cache, Indexes } from '../intents/cache-contract.js';
 import { currentCacheAccess } from '../intents/cache-scope.js';
 import { AdmissionError, describeError } from '../intents/errors.js';
 import { matchesObject, PRESENT, type ObjectFilters } from '../intents/filters.js';

@@ -1,7 +1,7 @@
 import type { ApiClient } from '../api/api-client.js';
 import { splitApiVersion, type Resource } from '../api/resource.js';
 import type { AdmissionSpec, ConversionSpec } from '../intents/admission-specs.js';
-import type { Cache, Indexes } from '../intents/cache.js';
+import type { Cache, Indexes } from '../intents/cache-contract.js';
 import type { Memo } from '../intents/memo.js';
 import type { Logger } from '../observability/logger.js';
 import type { Registry } from '../registry/registry.js';

@@ -1,5 +1,5 @@
 import '../registry/metadata.js';
-import { ACTIVITIES } from '../registry/activities.js';
+import { ACTIVITIES } from '../registry/activity-declarations.js';
 import type {
   ActivityContext,
   ActivityDeclaration,

@@ -5,7 +5,12 @@ import {
   INDEXES,
   type IndexDeclaration,
 } from '../registry/cache-declarations.js';
-import type { CacheOptions, CacheSpec, IndexContext, IndexOptions } from '../intents/cache.js';
+import type {
+  CacheOptions,
+  CacheSpec,
+  IndexContext,
+  IndexOptions,
+} from '../intents/cache-contract.js';
 import type { TypedObject } from '../intents/handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import { resourceArguments, type Kind } from '../objects/kind.js';

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Cache, Indexes } from './cache.js';
+import type { Cache, Indexes } from './cache-contract.js';
 
 /** What a handler context offers of its operator's cache. */
 export interface CacheAccess {

@@ -11,7 +11,7 @@ import type { Diff } from '../state/diff.js';
 import type { ChangeReason } from '../state/progress.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { OwnedOptions, OwnedSpec } from './owned-specs.js';
-import type { Cache, Indexes } from './cache.js';
+import type { Cache, Indexes } from './cache-contract.js';
 import type { ObjectState } from './object-parts.js';
 import type { ReconcileOptions, ReconcileSpec } from './reconcile-specs.js';
 import type { Conditions } from './conditions.js';

@@ -1,4 +1,4 @@
-import type { Index } from './cache.js';
+import type { Index } from './cache-contract.js';
 
 /**
  * The bookkeeping of one index, pure: each object's contribution (its values by key) by UID, and the

@@ -2,7 +2,7 @@ import type { Resource } from '../api/resource.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import { objectParts } from './object-parts.js';
 import type { Logger } from '../observability/logger.js';
-import type { IndexContext, IndexSpec } from './cache.js';
+import type { IndexContext, IndexSpec } from './cache-contract.js';
 import { matchesObject } from './filters.js';
 
 /**

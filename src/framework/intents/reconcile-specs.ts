@@ -2,7 +2,7 @@ import type { ResourceSelector } from '../api/resource.js';
 import { toMilliseconds, type DurationInput } from '../clock/duration.js';
 import { isKind, type Kind } from '../objects/kind.js';
 import type { KubeObject } from '../objects/kube-object.js';
-import type { Cache } from './cache.js';
+import type { Cache } from './cache-contract.js';
 import type { Conditions } from './conditions.js';
 import type {
   HandlerOptions,

@@ -11,7 +11,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { EventPoster } from '../posting/events.js';
 import type { Identity } from '../state/identity.js';
 import type { Storage } from '../state/storage.js';
-import type { ObjectEvent } from '../watching/events.js';
+import type { ObjectEvent } from '../watching/watch-events.js';
 import type { Holds } from './finalizer-step.js';
 import type { HandlerRunResult, Selected } from './handler-run.js';
 import type { ObjectMemory, OwnWrite } from './object-memory.js';

@@ -4,7 +4,7 @@ import type { Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { EventHandlerSpec } from '../intents/handler-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
-import type { ObjectEvent } from '../watching/events.js';
+import type { ObjectEvent } from '../watching/watch-events.js';
 import { asError, describeError } from '../intents/errors.js';
 import { matchesObject, PRESENT, type ObjectFilters } from '../intents/filters.js';
 import { currentCacheAccess } from '../intents/cache-scope.js';

@@ -1,5 +1,5 @@
 import type { KubeObject } from '../objects/kube-object.js';
-import type { ObjectEvent } from '../watching/events.js';
+import type { ObjectEvent } from '../watching/watch-events.js';
 import type { OwnWrite } from './object-memory.js';
 
 /** How long we trust our own write over the watch when resourceVersions cannot be compared. */

@@ -3,7 +3,7 @@ import type { Clock } from '../clock/clock.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { KubeObject } from '../objects/kube-object.js';
-import type { ObjectEvent } from '../watching/events.js';
+import type { ObjectEvent } from '../watching/watch-events.js';
 
 /** What one processing run of an object receives. */
 export interface ObjectBatch<T extends KubeObject, R> {

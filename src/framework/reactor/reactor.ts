@@ -5,7 +5,7 @@ import type { LongTimeout } from '../clock/long-timeout.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { KubeObject } from '../objects/kube-object.js';
-import type { ObjectEvent, WatchEvent } from '../watching/events.js';
+import type { ObjectEvent, WatchEvent } from '../watching/watch-events.js';
 import { RunQueue, type QueueTicket } from './run-queue.js';
 
 import type {

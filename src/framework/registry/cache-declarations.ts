@@ -1,4 +1,4 @@
-import type { CacheSpec, IndexOptions, IndexSpec } from '../intents/cache.js';
+import type { CacheSpec, IndexOptions, IndexSpec } from '../intents/cache-contract.js';
 import { METADATA } from './metadata.js';
 
 /** Keys under which `@on.cache` and `@on.index` declarations are stored in a class's decorator metadata. */

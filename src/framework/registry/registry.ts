@@ -13,7 +13,7 @@ import type {
   TimerOptions,
 } from '../intents/handler-specs.js';
 import { ownedSpec, type OwnedHandlerFn, type OwnedOptions } from '../intents/owned-specs.js';
-import type { CacheSpec, IndexFn, IndexSpec } from '../intents/cache.js';
+import type { CacheSpec, IndexFn, IndexSpec } from '../intents/cache-contract.js';
 import {
   reconcileSpec,
   type ReconcileHandlerFn,
@@ -28,7 +28,11 @@ import type {
   ProbeOptions,
   StartupOptions,
 } from '../intents/activity-specs.js';
-import { activityDeclarationsOf, activitySpecsOf, checkActivityId } from './activities.js';
+import {
+  activityDeclarationsOf,
+  activitySpecsOf,
+  checkActivityId,
+} from './activity-declarations.js';
 // Admission webhooks.
 import {
   checkAdmissionOptions,

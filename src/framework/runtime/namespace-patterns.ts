@@ -1,6 +1,6 @@
 import type { Observable } from 'rxjs';
 import { filter } from 'rxjs';
-import type { WatchEvent } from '../watching/events.js';
+import type { WatchEvent } from '../watching/watch-events.js';
 
 /** Whether a `namespaces` entry is a glob (`team-*`, `env-?`) rather than a name. */
 export function isNamespaceGlob(value: string): boolean {

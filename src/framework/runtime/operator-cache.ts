@@ -2,14 +2,20 @@ import { resourceArguments, type Kind } from '../objects/kind.js';
 import type { Subscription } from 'rxjs';
 import type { ApiClient } from '../api/api-client.js';
 import { apiVersionOf, resourceId, type Resource, type ResourceSelector } from '../api/resource.js';
-import type { Cache, CachedResource, Index, Indexes, IndexSpec } from '../intents/cache.js';
+import type {
+  Cache,
+  CachedResource,
+  Index,
+  Indexes,
+  IndexSpec,
+} from '../intents/cache-contract.js';
 import type { CacheAccess } from '../intents/cache-scope.js';
 import { IndexBook } from '../intents/index-book.js';
 import { indexContribution } from '../intents/index-function.js';
 import type { TypedObject } from '../intents/handler-specs.js';
 import type { Logger } from '../observability/logger.js';
 import type { Registry } from '../registry/registry.js';
-import type { WatchEvent } from '../watching/events.js';
+import type { WatchEvent } from '../watching/watch-events.js';
 import { resolveResource } from '../watching/resource-resolver.js';
 import { listObjects, readObject, type NamespaceGate } from '../watching/store-reader.js';
 import type { WatchHub, WatchScope } from '../watching/watch-hub.js';

@@ -16,7 +16,7 @@ import {
 } from '../admission/webhook-configurations.js';
 import { conversionPath, webhookPath } from '../admission/webhook-paths.js';
 import { WebhookServer } from '../admission/webhook-server.js';
-import type { Cache, Indexes } from '../intents/cache.js';
+import type { Cache, Indexes } from '../intents/cache-contract.js';
 import type { Memo } from '../intents/memo.js';
 import type { Logger } from '../observability/logger.js';
 import type { Registry } from '../registry/registry.js';

@@ -24,9 +24,9 @@ import { ownNamespace, servedCollections, ShutdownDeletions } from './shutdown-d
 import { RouteTable } from './route-table.js';
 import { OperatorCache } from './operator-cache.js';
 import { runWithCache } from '../intents/cache-scope.js';
-import type { Cache, Indexes } from '../intents/cache.js';
+import type { Cache, Indexes } from '../intents/cache-contract.js';
 import { defaultReplicaIdentity } from './replica-identity.js';
-import { OperatorActivities } from './activities.js';
+import { OperatorActivities } from './operator-activities.js';
 import { operatorMemo } from './operator-memo.js';
 import { OperatorWebhooks } from './operator-webhooks.js';
 

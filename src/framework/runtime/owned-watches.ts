@@ -6,7 +6,7 @@ import { controllerOwnerOf, mayOwn } from '../objects/controller-owner.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
 import type { Reactor } from '../reactor/reactor.js';
-import type { WatchEvent } from '../watching/events.js';
+import type { WatchEvent } from '../watching/watch-events.js';
 import { resolveResource } from '../watching/resource-resolver.js';
 import type { WatchHub, WatchScope } from '../watching/watch-hub.js';
 import { inNamespaces, isNamespaceGlob } from './namespace-patterns.js';

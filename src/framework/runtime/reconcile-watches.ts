@@ -1,10 +1,10 @@
 import { Subscription } from 'rxjs';
 import { resourceId, type Resource, type ResourceSelector } from '../api/resource.js';
-import type { Cache } from '../intents/cache.js';
+import type { Cache } from '../intents/cache-contract.js';
 import type { MappedKeys, ObjectKey } from '../intents/reconcile-specs.js';
 import { controllerOwnerOf, mayOwn } from '../objects/controller-owner.js';
 import type { KubeObject } from '../objects/kube-object.js';
-import type { WatchEvent } from '../watching/events.js';
+import type { WatchEvent } from '../watching/watch-events.js';
 import type { WatchScope } from '../watching/watch-hub.js';
 import { OwnedWatches, relatedEvents, type OwnedWatchServices } from './owned-watches.js';
 import type { Route } from './route.js';

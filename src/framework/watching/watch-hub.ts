@@ -4,7 +4,7 @@ import { resourceId, type Resource, type ResourceSelector } from '../api/resourc
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { KubeObject } from '../objects/kube-object.js';
-import type { WatchEvent } from './events.js';
+import type { WatchEvent } from './watch-events.js';
 import { ObjectStore } from './object-store.js';
 import { resolveResource } from './resource-resolver.js';
 import type { ScopedStore } from './store-reader.js';

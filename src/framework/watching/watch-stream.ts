@@ -8,7 +8,7 @@ import { noMetrics, type Metrics } from '../observability/metrics.js';
 import { Backoff } from '../clock/backoff.js';
 import { sleep } from '../clock/long-timeout.js';
 import type { KubeObject } from '../objects/kube-object.js';
-import type { WatchEvent } from './events.js';
+import type { WatchEvent } from './watch-events.js';
 import type { WatchStatus } from './watch-health.js';
 import { isTrackable, parseWatchLine, type TrackableObject } from './watch-line.js';
 import { shareStrings, StringTable, type ResourceStrings } from './compact-object.js';

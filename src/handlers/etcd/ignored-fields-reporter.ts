@@ -4,7 +4,7 @@ import {
   ignoredFields,
   ignoredFieldsMessage,
   type EtcdKind,
-} from './ignored-fields.js';
+} from './supported-fields.js';
 import { API_VERSION } from './types.js';
 
 /**

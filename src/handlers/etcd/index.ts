@@ -11,6 +11,6 @@ export {
   ignoredFields,
   ignoredFieldsMessage,
   type EtcdKind,
-} from './ignored-fields.js';
+} from './supported-fields.js';
 export * from './types.js';
 export { EtcdAdmission, versionChangeProblem } from './admission.js';

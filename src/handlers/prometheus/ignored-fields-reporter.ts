@@ -4,7 +4,7 @@ import {
   ignoredFields,
   ignoredFieldsMessage,
   type MonitoringKind,
-} from './ignored-fields.js';
+} from './supported-fields.js';
 
 const API = 'monitoring.coreos.com/v1';
 

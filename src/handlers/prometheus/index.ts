@@ -13,4 +13,4 @@ export {
   ignoredFieldsMessage,
   type MonitoringKind,
   type Supported,
-} from './ignored-fields.js';
+} from './supported-fields.js';

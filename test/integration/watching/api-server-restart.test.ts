@@ -2,7 +2,7 @@ import type { Subscription } from 'rxjs';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
-import type { ObjectEvent, WatchEvent } from '../../../src/framework/watching/events.js';
+import type { ObjectEvent, WatchEvent } from '../../../src/framework/watching/watch-events.js';
 import { watchResource } from '../../../src/framework/watching/watch-stream.js';
 import { TestControlPlane } from '../../../src/testing/index.js';
 import { installWidgetCrd, widgetResource, Widgets, type Widget } from '../../support/widgets.js';

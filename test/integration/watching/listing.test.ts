@@ -1,7 +1,7 @@
 import type { Subscription } from 'rxjs';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
-import type { WatchEvent } from '../../../src/framework/watching/events.js';
+import type { WatchEvent } from '../../../src/framework/watching/watch-events.js';
 import { watchResource } from '../../../src/framework/watching/watch-stream.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { installWidgetCrd, widgetResource, Widgets, type Widget } from '../../support/widgets.js';

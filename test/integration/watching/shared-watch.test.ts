@@ -1,6 +1,6 @@
 import type { Subscription } from 'rxjs';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
-import type { ObjectEvent, WatchEvent } from '../../../src/framework/watching/events.js';
+import type { ObjectEvent, WatchEvent } from '../../../src/framework/watching/watch-events.js';
 import { WatchHub } from '../../../src/framework/watching/watch-hub.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { installWidgetCrd, widgetResource, Widgets } from '../../support/widgets.js';

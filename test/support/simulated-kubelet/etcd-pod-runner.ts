@@ -10,7 +10,7 @@ import {
   type ResourceClient,
 } from '../../../src/framework/index.js';
 import { watchResource } from '../../../src/framework/watching/watch-stream.js';
-import type { WatchEvent } from '../../../src/framework/watching/events.js';
+import type { WatchEvent } from '../../../src/framework/watching/watch-events.js';
 import { killGroup } from '../../../src/testing/managed-process.js';
 import { defaultBaseDir } from '../../../src/testing/scratch-dir.js';
 import { ContainerExecutables } from './executables.js';

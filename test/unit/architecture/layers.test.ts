@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
@@ -147,6 +147,16 @@ describe('framework layers', () => {
       }))
       .filter(({ lines }) => lines > 400);
     expect(long).toEqual([]);
+  });
+
+  it('names each framework file once: two folders never hold a file of the same name', () => {
+    const byName = new Map<string, string[]>();
+    for (const file of sourceFiles(framework)) {
+      const name = basename(file);
+      if (name !== 'index.ts')
+        byName.set(name, [...(byName.get(name) ?? []), relative(root, file)]);
+    }
+    expect([...byName.values()].filter((files) => files.length > 1)).toEqual([]);
   });
 
   it('leaves no hand-built API path in the bundled operators: they read and write through client.resource', () => {

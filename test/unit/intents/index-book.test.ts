@@ -1,5 +1,5 @@
 import type { Resource } from '../../../src/framework/api/resource.js';
-import type { IndexSpec } from '../../../src/framework/intents/cache.js';
+import type { IndexSpec } from '../../../src/framework/intents/cache-contract.js';
 import { IndexBook } from '../../../src/framework/intents/index-book.js';
 import { indexContribution } from '../../../src/framework/intents/index-function.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';

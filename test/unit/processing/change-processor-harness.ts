@@ -26,7 +26,7 @@ import {
   type ProgressRecord,
 } from '../../../src/framework/state/progress.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
-import type { ObjectEvent } from '../../../src/framework/watching/events.js';
+import type { ObjectEvent } from '../../../src/framework/watching/watch-events.js';
 import { installFakeClock, type FakeClock } from '../../support/fake-clock.js';
 import { WIDGET_API_VERSION, widget, widgetResource } from '../../support/widget-objects.js';
 import { FakeObjectApi, FakePoster } from './fake-object-api.js';

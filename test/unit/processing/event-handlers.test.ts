@@ -3,7 +3,7 @@ import { silentLogger } from '../../../src/framework/observability/logger.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
 import type { EventHandlerSpec } from '../../../src/framework/intents/handler-specs.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
-import type { ObjectEvent } from '../../../src/framework/watching/events.js';
+import type { ObjectEvent } from '../../../src/framework/watching/watch-events.js';
 import { installFakeClock, uninstallFakeClock, type FakeClock } from '../../support/fake-clock.js';
 import { WIDGET_API_VERSION, widgetEvent, widgetResource } from '../../support/widget-objects.js';
 import { makeClient } from '../watching/fake-api.js';

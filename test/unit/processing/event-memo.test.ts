@@ -7,7 +7,7 @@ import type {
   EventHandlerSpec,
 } from '../../../src/framework/intents/handler-specs.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
-import type { ObjectEvent } from '../../../src/framework/watching/events.js';
+import type { ObjectEvent } from '../../../src/framework/watching/watch-events.js';
 import {
   processBatch,
   type Route,

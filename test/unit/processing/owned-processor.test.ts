@@ -5,7 +5,7 @@ import type {
 } from '../../../src/framework/intents/owned-specs.js';
 import { PermanentError, TemporaryError } from '../../../src/framework/intents/errors.js';
 import { OwnedProcessor } from '../../../src/framework/processing/owned-processor.js';
-import type { ObjectEvent } from '../../../src/framework/watching/events.js';
+import type { ObjectEvent } from '../../../src/framework/watching/watch-events.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { LogCapture } from '../../support/log-capture.js';
 import {

@@ -9,7 +9,7 @@ import { ReleaseDeferred } from '../../../src/framework/processing/finalizer-ste
 import { ReconcileProcessor } from '../../../src/framework/processing/reconcile-processor.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { Reactor } from '../../../src/framework/reactor/reactor.js';
-import type { ObjectEvent } from '../../../src/framework/watching/events.js';
+import type { ObjectEvent } from '../../../src/framework/watching/watch-events.js';
 import { installFakeClock, uninstallFakeClock, type FakeClock } from '../../support/fake-clock.js';
 import { LogCapture } from '../../support/log-capture.js';
 import { WIDGET_API_VERSION, widget, type WidgetShape } from '../../support/widget-objects.js';

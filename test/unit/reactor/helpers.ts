@@ -1,4 +1,4 @@
-import type { ObjectEvent } from '../../../src/framework/watching/events.js';
+import type { ObjectEvent } from '../../../src/framework/watching/watch-events.js';
 import {
   widgetEvent as sharedWidgetEvent,
   type Widget as SharedWidget,

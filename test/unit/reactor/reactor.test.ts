@@ -7,7 +7,7 @@ import {
   type ReactorOptions,
 } from '../../../src/framework/reactor/reactor.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
-import type { WatchEvent } from '../../../src/framework/watching/events.js';
+import type { WatchEvent } from '../../../src/framework/watching/watch-events.js';
 import { sleep } from '../../../src/framework/clock/long-timeout.js';
 import { waitFor } from '../../support/wait-for.js';
 import {

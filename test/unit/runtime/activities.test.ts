@@ -8,7 +8,10 @@ import {
   type ActivityContext,
 } from '../../../src/framework/index.js';
 import { silentLogger } from '../../../src/framework/observability/logger.js';
-import { OperatorActivities, startupRetry } from '../../../src/framework/runtime/activities.js';
+import {
+  OperatorActivities,
+  startupRetry,
+} from '../../../src/framework/runtime/operator-activities.js';
 import { installFakeClock, type FakeClock } from '../../support/fake-clock.js';
 
 let clock: FakeClock;

@@ -15,7 +15,7 @@ import { ApiClient } from '../../../src/framework/api/api-client.js';
 import type { Resource } from '../../../src/framework/api/resource.js';
 import { sleep } from '../../../src/framework/clock/long-timeout.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
-import type { WatchEvent } from '../../../src/framework/watching/events.js';
+import type { WatchEvent } from '../../../src/framework/watching/watch-events.js';
 import {
   widget as widgetObject,
   WIDGET_API_VERSION,
