@@ -1,16 +1,10 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { events, on, type ChangeContext, type Diff } from '../../../src/framework/index.js';
 import { DIFF_BASE_KEY } from '../../../src/framework/state/keys.js';
-import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import {
-  installWidgetCrd,
-  Widgets,
-  type Widget,
-  getWidget,
-  WIDGET_API_VERSION,
-} from '../../support/widgets.js';
+import { Widgets, type Widget, getWidget, WIDGET_API_VERSION } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
+import { widgetNamespace } from '../../support/widget-namespace.js';
 
 const API = WIDGET_API_VERSION;
 interface WidgetSpec {
@@ -32,9 +26,7 @@ describe('change handlers', () => {
   });
 
   test('a create handler runs once per object, and its status patch is written', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'create');
+    const { kc, namespace } = await widgetNamespace('create');
     const created: string[] = [];
     class Handlers {
       @on.create(API, 'widgets')
@@ -58,9 +50,7 @@ describe('change handlers', () => {
   });
 
   test('update and field handlers run once per change with old, new and diff narrowed to their field', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'update');
+    const { kc, namespace } = await widgetNamespace('update');
     const updates: Array<{ old: unknown; new: unknown; diff: Diff }> = [];
     const sizes: Array<{ old: unknown; new: unknown; diff: Diff }> = [];
     class Handlers {
@@ -100,9 +90,7 @@ describe('change handlers', () => {
   });
 
   test('events.info from a handler posts a Normal Event on the object without blocking the handler', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'events');
+    const { kc, namespace } = await widgetNamespace('events');
     class Handlers {
       @on.create(API, 'widgets')
       async created({ body }: ChangeContext): Promise<void> {

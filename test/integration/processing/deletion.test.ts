@@ -15,10 +15,9 @@ import {
 import { DIFF_BASE_KEY, FINALIZER, progressKey } from '../../../src/framework/state/keys.js';
 import type { JsonPatchOp } from '../../../src/framework/api/object-api.js';
 import type { ProgressRecord } from '../../../src/framework/state/progress.js';
-import { sharedKubeConfig, statusOf, uniqueNamespace } from '../../support/cluster.js';
+import { sharedKubeConfig, statusOf } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
 import {
-  installWidgetCrd,
   Widgets,
   type Widget,
   readWidget,
@@ -27,6 +26,7 @@ import {
   widgetIds,
 } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
+import { widgetNamespace } from '../../support/widget-namespace.js';
 
 const API = WIDGET_API_VERSION;
 const OTHER = 'example.com/other';
@@ -142,9 +142,7 @@ describe('deletion and finalizers', () => {
   });
 
   test('a non-optional delete handler adds the finalizer, runs exactly once on delete, and the object then disappears', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'delete');
+    const { kc, namespace } = await widgetNamespace('delete');
     const deleted: string[] = [];
     class Handlers {
       @on.deletion(API, 'widgets')
@@ -170,9 +168,7 @@ describe('deletion and finalizers', () => {
   });
 
   test('the finalizer is never added when only create and update handlers exist', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'no-finalizer');
+    const { kc, namespace } = await widgetNamespace('no-finalizer');
     const created: string[] = [];
     class Handlers {
       @on.create(API, 'widgets')
@@ -202,9 +198,7 @@ describe('deletion and finalizers', () => {
   });
 
   test('an optional delete handler adds no finalizer, yet runs once (best effort) when the object is deleted', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'optional');
+    const { kc, namespace } = await widgetNamespace('optional');
     const deleted: string[] = [];
     class Handlers {
       @on.deletion(API, 'widgets', { optional: true })
@@ -227,9 +221,7 @@ describe('deletion and finalizers', () => {
   });
 
   test('a delete handler failing once with TemporaryError holds the object until it succeeds', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'delete-retry');
+    const { kc, namespace } = await widgetNamespace('delete-retry');
     const attempts: number[] = [];
     class Handlers {
       @on.deletion(API, 'widgets')
@@ -272,9 +264,7 @@ describe('deletion and finalizers', () => {
   });
 
   test('a delete handler failing permanently keeps the object and says why; the operator restarted with a fix lets it go', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'delete-fails');
+    const { kc, namespace } = await widgetNamespace('delete-fails');
     let fixed = false;
     const attempts: string[] = [];
     class Handlers {
@@ -335,9 +325,7 @@ describe('deletion and finalizers', () => {
   });
 
   test("a second controller's concurrent finalizer changes are neither lost nor duplicated, and ours stays exactly once", async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'other-finalizer');
+    const { kc, namespace } = await widgetNamespace('other-finalizer');
     const deleted: string[] = [];
     class Handlers {
       @on.deletion(API, 'widgets')

@@ -1,8 +1,8 @@
 import { on, TemporaryError, type ChangeContext } from '../../../src/framework/index.js';
-import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import { getWidget, installWidgetCrd, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
+import { getWidget, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
+import { widgetNamespace } from '../../support/widget-namespace.js';
 
 const API = WIDGET_API_VERSION;
 
@@ -13,9 +13,7 @@ describe('handler ids and stacked decorators (Kopf idioms)', () => {
   });
 
   test('one method under @on.create, @on.resume and @on.update runs once per cause, and its result lands at status.<method>', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'stacked');
+    const { kc, namespace } = await widgetNamespace('stacked');
     const calls: string[] = [];
     class Handlers {
       @on.create(API, 'widgets')
@@ -52,9 +50,7 @@ describe('handler ids and stacked decorators (Kopf idioms)', () => {
   });
 
   test('an upgrade from Class.method ids finds their progress: a finished handler does not run again', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'legacy-ids');
+    const { kc, namespace } = await widgetNamespace('legacy-ids');
     const calls: string[] = [];
     let secondFails = true;
     // The earlier release: its default ids were Class.method, as these explicit ones are.

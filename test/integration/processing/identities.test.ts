@@ -5,10 +5,8 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { on, type ChangeContext } from '../../../src/framework/index.js';
 import { Identity } from '../../../src/framework/state/identity.js';
-import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
 import {
-  installWidgetCrd,
   Widgets,
   type Widget,
   readWidget,
@@ -17,6 +15,7 @@ import {
 } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
 import { type HandlerClass } from '../../../src/framework/registry/registry.js';
+import { widgetNamespace } from '../../support/widget-namespace.js';
 
 const API = WIDGET_API_VERSION;
 
@@ -99,9 +98,7 @@ describe.each([
   });
 
   test('each runs its create and update handlers exactly once per change, and neither stores the other’s bookkeeping', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'identities');
+    const { kc, namespace } = await widgetNamespace('identities');
     const seen = [newSeen(), newSeen()];
     running.push(await startOperator(kc, namespace, [handlersFor(seen[0]!)], { identity: first }));
     running.push(await startOperator(kc, namespace, [handlersFor(seen[1]!)], { identity: second }));
@@ -130,9 +127,7 @@ describe.each([
   });
 
   test('both finalizers coexist on the object', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'identities');
+    const { kc, namespace } = await widgetNamespace('identities');
     running.push(await startOperator(kc, namespace, [handlersFor(newSeen())], { identity: first }));
     running.push(
       await startOperator(kc, namespace, [handlersFor(newSeen())], { identity: second }),
@@ -153,9 +148,7 @@ describe.each([
   });
 
   test('deleting the object waits for both operators’ delete handlers; each runs once', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'identities');
+    const { kc, namespace } = await widgetNamespace('identities');
     let release: () => void = () => undefined;
     const held = new Promise<void>((resolve) => (release = resolve));
     const seen = [newSeen(), newSeen()];
@@ -205,9 +198,7 @@ describe('an operator with an identity of its own', () => {
   });
 
   test('names its writes (managedFields) and its Events (source.component) after the identity', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'identities');
+    const { kc, namespace } = await widgetNamespace('identities');
     const identity = Identity.parse('alpha.example.com');
     class Handlers {
       @on.create(API, 'widgets')

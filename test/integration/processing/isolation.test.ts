@@ -1,16 +1,11 @@
 import { CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
 import { on, PermanentError, type ChangeContext } from '../../../src/framework/index.js';
 import { DIFF_BASE_KEY, progressKey } from '../../../src/framework/state/keys.js';
-import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
+import { sharedKubeConfig } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import {
-  installWidgetCrd,
-  Widgets,
-  type Widget,
-  getWidget,
-  WIDGET_API_VERSION,
-} from '../../support/widgets.js';
+import { Widgets, type Widget, getWidget, WIDGET_API_VERSION } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
+import { widgetNamespace } from '../../support/widget-namespace.js';
 
 const API = WIDGET_API_VERSION;
 
@@ -38,9 +33,7 @@ describe('error isolation', () => {
   });
 
   test('a PermanentError on one object does not delay handling of 100 others', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'isolation');
+    const { kc, namespace } = await widgetNamespace('isolation');
     const handled = new Map<string, number>();
     let badAttempts = 0;
     class Handlers {
@@ -88,9 +81,7 @@ describe('error isolation', () => {
   });
 
   test('a spec the handler rejects with PermanentError gets a Warning Event with the error; later objects are still handled', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'invalid-spec');
+    const { kc, namespace } = await widgetNamespace('invalid-spec');
     const accepted: string[] = [];
     const rejected: string[] = [];
     class Handlers {
@@ -142,9 +133,7 @@ describe('error isolation', () => {
   });
 
   test('a plain Error is retried after its backoff, with a HandlerRetrying Event, and succeeds on the second attempt', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'plain-error');
+    const { kc, namespace } = await widgetNamespace('plain-error');
     const attempts: number[] = [];
     class Handlers {
       @on.create(API, 'widgets', { backoff: 1 })

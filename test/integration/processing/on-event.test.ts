@@ -5,9 +5,9 @@ import {
   type EventContext,
   type Operator,
 } from '../../../src/framework/index.js';
-import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { installWidgetCrd, Widgets, type Widget } from '../../support/widgets.js';
+import { Widgets, type Widget } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
+import { widgetNamespace } from '../../support/widget-namespace.js';
 
 describe('@on.event handlers', () => {
   let operator: Operator | undefined;
@@ -17,9 +17,7 @@ describe('@on.event handlers', () => {
   });
 
   test('receive every raw event of an object, in order', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'event');
+    const { kc, namespace } = await widgetNamespace('event');
     const seen: string[] = [];
     class Recorder {
       @on.event('test.konductor.dev/v1', 'widgets')
@@ -47,9 +45,7 @@ describe('@on.event handlers', () => {
   });
 
   test('that throw are logged and ignored: later events still reach every handler', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'event-err');
+    const { kc, namespace } = await widgetNamespace('event-err');
     const calm: string[] = [];
     let failures = 0;
     class Handlers {
@@ -82,9 +78,7 @@ describe('@on.event handlers', () => {
   });
 
   test('get only objects matching their label selector, filtered by the API server', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'event-sel');
+    const { kc, namespace } = await widgetNamespace('event-sel');
     const seen: string[] = [];
     class Selective {
       @on.event('test.konductor.dev/v1', 'widgets', { labelSelector: 'tier=gold' })

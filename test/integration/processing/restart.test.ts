@@ -1,8 +1,8 @@
 import { on, type ChangeContext } from '../../../src/framework/index.js';
-import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import { installWidgetCrd, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
+import { Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
+import { widgetNamespace } from '../../support/widget-namespace.js';
 
 const API = WIDGET_API_VERSION;
 
@@ -13,9 +13,7 @@ describe('an operator restart', () => {
   });
 
   test('runs changes made while it was down as updates, creates for new objects, and only resume handlers for unchanged ones', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'restart');
+    const { kc, namespace } = await widgetNamespace('restart');
     const calls: string[] = [];
     class Handlers {
       @on.create(API, 'widgets')

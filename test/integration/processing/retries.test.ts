@@ -2,10 +2,10 @@ import { on, TemporaryError, type ChangeContext } from '../../../src/framework/i
 import { progressKey } from '../../../src/framework/state/keys.js';
 import type { ProgressRecord } from '../../../src/framework/state/progress.js';
 import { runOperator } from '../../../src/testing/index.js';
-import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import { getWidget, installWidgetCrd, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
+import { getWidget, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
+import { widgetNamespace } from '../../support/widget-namespace.js';
 
 const API = WIDGET_API_VERSION;
 
@@ -26,9 +26,7 @@ describe('retries', () => {
   });
 
   test('a handler failing twice with TemporaryError(1 s) then succeeding runs 3 times; progress shows the retries while pending and is cleared after', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'retry');
+    const { kc, namespace } = await widgetNamespace('retry');
     const attempts: number[] = [];
     class Flaky {
       @on.create(API, 'widgets')
@@ -59,9 +57,7 @@ describe('retries', () => {
 
   test('a retry waiting for its delay blocks nothing else: with a single worker, another object is handled meanwhile', async () => {
     const DELAY_S = 8;
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'retry-wait');
+    const { kc, namespace } = await widgetNamespace('retry-wait');
     const waitingAttempts: number[] = [];
     let otherHandled: { at: number; waitingAttempts: number } | undefined;
     class Handlers {
@@ -103,9 +99,7 @@ describe('retries', () => {
   });
 
   test('a retry survives an operator restart: the next process continues the count and honours the delay', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'retry-restart');
+    const { kc, namespace } = await widgetNamespace('retry-restart');
     const attempts: Array<{ retry: number; at: number }> = [];
     class Flaky {
       @on.create(API, 'widgets')

@@ -22,8 +22,9 @@ import { installCrds } from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { LogCapture } from '../../support/log-capture.js';
 import { startOperator, writesTo, type RunningOperator } from '../../support/operators.js';
-import { getWidget, installWidgetCrd, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
+import { getWidget, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
+import { widgetNamespace } from '../../support/widget-namespace.js';
 
 const GROUP = 'storage.test.konductor.dev';
 const API = `${GROUP}/v1`;
@@ -89,9 +90,7 @@ describe('status storage on the real API server', () => {
   });
 
   test('a forged status record gets one InvalidStatus Warning, the create handler runs once, and the record is replaced', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'forged-status');
+    const { kc, namespace } = await widgetNamespace('forged-status');
     await new Widgets(kc, namespace).create('forged');
     // Written before the operator starts, by anyone who may write the status subresource.
     await objects().patchNamespacedCustomObjectStatus(
@@ -235,9 +234,7 @@ describe('status storage on the real API server', () => {
   });
 
   test('a retry carries on across a restart: the progress record in the status keeps its attempt count', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'status-retry');
+    const { kc, namespace } = await widgetNamespace('status-retry');
     const attempts: number[] = [];
     class Handlers {
       @on.create(WIDGET_API_VERSION, 'widgets')

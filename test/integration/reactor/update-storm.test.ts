@@ -2,16 +2,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
 import { Reactor } from '../../../src/framework/reactor/reactor.js';
 import { watchResource } from '../../../src/framework/watching/watch-stream.js';
-import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { installWidgetCrd, widgetResource, Widgets, type Widget } from '../../support/widgets.js';
+import { widgetResource, type Widget } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
+import { widgetNamespace } from '../../support/widget-namespace.js';
 
 describe('the reactor under an update storm on a real API server', () => {
   test('1,000 rapid updates to one object cause far fewer runs, never two at once, and the last run sees the final state', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'storm');
-    const widgets = new Widgets(kc, namespace);
+    const { kc, namespace, widgets } = await widgetNamespace('storm');
     await widgets.create('stormy', { size: 0 });
 
     let runs = 0;

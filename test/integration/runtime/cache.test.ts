@@ -13,8 +13,9 @@ import {
 } from '../../../src/framework/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { startOperator, type RunningOperator } from '../../support/operators.js';
-import { installWidgetCrd, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
+import { Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
+import { widgetNamespace } from '../../support/widget-namespace.js';
 
 interface ConfigMap extends KubeObject {
   data?: Record<string, string>;
@@ -44,9 +45,7 @@ describe('the read cache and indexes', () => {
   });
 
   test('a handler reads a ConfigMap watched for the cache alone (@on.cache), with no GET or LIST request', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'cache-read');
+    const { kc, namespace } = await widgetNamespace('cache-read');
     await configMaps(kc, namespace).create('settings', {}, { colour: 'blue' });
     const seen: Array<string | undefined> = [];
 
@@ -73,9 +72,7 @@ describe('the read cache and indexes', () => {
   }, 60_000);
 
   test('the cache lists handled resources by label, sees nothing outside the operator’s namespaces, and names what to declare', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'cache-list');
+    const { kc, namespace } = await widgetNamespace('cache-list');
     const elsewhere = await uniqueNamespace(kc, 'cache-other');
     const widgets = new Widgets(kc, namespace);
     await widgets.createLabelled('red', { colour: 'red' });
@@ -137,9 +134,7 @@ describe('the read cache and indexes', () => {
   }, 60_000);
 
   test('after a restart, the index is complete before the first handler runs', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'index-restart');
+    const { kc, namespace } = await widgetNamespace('index-restart');
     const maps = configMaps(kc, namespace);
     await Promise.all(Array.from({ length: 20 }, (_, i) => maps.create(`m${i}`, { team: 'a' })));
     await new Widgets(kc, namespace).create('w');

@@ -12,6 +12,7 @@ import { TestControlPlane } from '../../../src/testing/index.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { getWidget, installWidgetCrd, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
+import { widgetNamespace } from '../../support/widget-namespace.js';
 
 const API = WIDGET_API_VERSION;
 
@@ -35,9 +36,7 @@ describe('health and metrics', () => {
   });
 
   test('/metrics shows handler counters moving as objects are handled', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'metrics');
+    const { kc, namespace } = await widgetNamespace('metrics');
     operator = createOperator({
       kubeConfig: kc,
       handlers: [Handlers],
@@ -86,9 +85,7 @@ describe('health and metrics', () => {
   });
 
   test('a second operator on a health port already taken refuses to start, naming the port and what to do; the first keeps serving', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'port');
+    const { kc, namespace } = await widgetNamespace('port');
     operator = createOperator({
       kubeConfig: kc,
       handlers: [Handlers],
@@ -181,9 +178,7 @@ describe('health and metrics', () => {
     });
 
     test('/healthz fails, saying why, while objects wait behind a handler holding every slot, and recovers once it ends', async () => {
-      const kc = sharedKubeConfig();
-      await installWidgetCrd(kc);
-      const namespace = await uniqueNamespace(kc, 'stall');
+      const { kc, namespace } = await widgetNamespace('stall');
       operator = createOperator({
         kubeConfig: kc,
         handlers: [Hanging],
@@ -215,9 +210,7 @@ describe('health and metrics', () => {
     });
 
     test('with a handler timeout, an @on.event handler that hangs is abandoned and the objects behind it are handled', async () => {
-      const kc = sharedKubeConfig();
-      await installWidgetCrd(kc);
-      const namespace = await uniqueNamespace(kc, 'hung-event');
+      const { kc, namespace } = await widgetNamespace('hung-event');
       const abandoned: string[] = [];
       class Observers {
         @on.event(API, 'widgets')

@@ -3,9 +3,9 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { fileURLToPath } from 'node:url';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
 import type { Lease } from '../../../src/framework/runtime/leader-election.js';
-import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { getWidget, installWidgetCrd, Widgets } from '../../support/widgets.js';
+import { getWidget } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
+import { widgetNamespace } from '../../support/widget-namespace.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const fixture = fileURLToPath(new URL('../../fixtures/handlers/widget-owner.ts', import.meta.url));
@@ -85,10 +85,7 @@ afterEach(() => {
 
 describe('leader election between two operator processes', () => {
   test('exactly one handles; a SIGKILLed leader is replaced once its Lease expires; a SIGTERMed one at once', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'leaders');
-    const widgets = new Widgets(kc, namespace);
+    const { kc, namespace, widgets } = await widgetNamespace('leaders');
 
     const first = replica(namespace);
     await waitFor(first.leading, { what: 'the first replica to lead', timeoutMs: 20_000 });
@@ -141,9 +138,7 @@ describe('leader election between two operator processes', () => {
 
 describe('operators with their own identities', () => {
   test('each leads with a Lease of its own; a second replica of one identity says it stands by, for whom and on which Lease', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'identities');
+    const { kc, namespace } = await widgetNamespace('identities');
 
     // Before identities, both used Lease konductor-leader, and the second waited without a word.
     const alpha = replica(namespace, ['--identity', 'alpha.example.com']);

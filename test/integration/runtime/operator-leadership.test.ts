@@ -13,11 +13,12 @@ import {
   type OperatorOptions,
 } from '../../../src/framework/index.js';
 import { formatMicroTime, type Lease } from '../../../src/framework/runtime/leader-election.js';
-import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
+import { sharedKubeConfig } from '../../support/cluster.js';
 import { LogCapture } from '../../support/log-capture.js';
-import { installWidgetCrd, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
+import { Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
 import { type HandlerClass } from '../../../src/framework/registry/registry.js';
+import { widgetNamespace } from '../../support/widget-namespace.js';
 
 const API = WIDGET_API_VERSION;
 const LOCK = 'operator-lock';
@@ -56,9 +57,7 @@ describe('an operator under leader election', () => {
   }
 
   test('that loses the Lease stops its change handlers, timers and daemons', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'lease-loss');
+    const { kc, namespace } = await widgetNamespace('lease-loss');
     const created: string[] = [];
     const ticks: string[] = [];
     const daemons: string[] = [];
@@ -135,9 +134,7 @@ describe('an operator under leader election', () => {
   }, 60_000);
 
   test('a standby is ready (/readyz 200) while the other replica leads, and handles nothing', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'standby');
+    const { kc, namespace } = await widgetNamespace('standby');
     const handledBy: string[] = [];
     const recorder = (identity: string): HandlerClass =>
       class Recorder {
@@ -170,9 +167,7 @@ describe('an operator under leader election', () => {
   }, 60_000);
 
   test('a standby says once, at info level, who leads and on which Lease, and says from whom it takes over', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'standby-log');
+    const { namespace } = await widgetNamespace('standby-log');
     class Idle {
       @on.create(API, 'widgets')
       created(_: ChangeContext): void {}

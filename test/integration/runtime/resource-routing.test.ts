@@ -7,9 +7,9 @@ import {
   type EventContext,
   type Operator,
 } from '../../../src/framework/index.js';
-import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { installWidgetCrd, Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
+import { Widgets, WIDGET_API_VERSION } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
+import { widgetNamespace } from '../../support/widget-namespace.js';
 
 const API_VERSION = WIDGET_API_VERSION;
 
@@ -21,9 +21,7 @@ describe('handlers of one resource share one watch and one route', () => {
   });
 
   test('handlers naming the resource by plural, kind and short name each fire exactly once per change', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'names');
+    const { kc, namespace } = await widgetNamespace('names');
     const runs: string[] = [];
     const record = (by: string) => (context: ChangeContext) =>
       void runs.push(
@@ -96,9 +94,7 @@ describe('handlers of one resource share one watch and one route', () => {
 
   test('handlers with different label selectors each see only their objects, and no update is lost', async () => {
     // Red and Blue select with labels; All takes every widget, so red-1 and blue-1 each feed two of them.
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'selectors');
+    const { kc, namespace } = await widgetNamespace('selectors');
     const seen: Array<{ handler: string; reason: string; name: string; size: unknown }> = [];
     const record = (handler: string) => (context: ChangeContext) =>
       void seen.push({

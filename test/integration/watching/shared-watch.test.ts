@@ -2,9 +2,9 @@ import type { Subscription } from 'rxjs';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
 import type { ObjectEvent, WatchEvent } from '../../../src/framework/watching/watch-events.js';
 import { WatchHub } from '../../../src/framework/watching/watch-hub.js';
-import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
-import { installWidgetCrd, widgetResource, Widgets } from '../../support/widgets.js';
+import { widgetResource } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
+import { widgetNamespace } from '../../support/widget-namespace.js';
 
 describe('shared watches', () => {
   const subscriptions: Subscription[] = [];
@@ -15,10 +15,7 @@ describe('shared watches', () => {
   });
 
   test('many subscribers to one resource and scope share one list and one watch, and a late one still sees every object', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'shared');
-    const widgets = new Widgets(kc, namespace);
+    const { kc, namespace, widgets } = await widgetNamespace('shared');
     await widgets.createMany('w', 5);
 
     client = new ApiClient(kc);
@@ -50,9 +47,7 @@ describe('shared watches', () => {
   });
 
   test('the underlying watch stops when the last subscriber leaves', async () => {
-    const kc = sharedKubeConfig();
-    await installWidgetCrd(kc);
-    const namespace = await uniqueNamespace(kc, 'shared-stop');
+    const { kc, namespace } = await widgetNamespace('shared-stop');
     client = new ApiClient(kc);
     const hub = new WatchHub(client);
     const synced: boolean[] = [];

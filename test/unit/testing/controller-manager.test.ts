@@ -40,6 +40,10 @@ describe('the controller manager of a test control plane', () => {
     expect(flag('use-service-account-credentials')).toBe('true');
   });
 
+  test('binds a claim to a volume made after it within 2 s, not the default 15', () => {
+    expect(flag('pvclaimbinder-sync-period')).toBe('2s');
+  });
+
   test('neither elects a leader nor opens a port', () => {
     expect(flag('leader-elect')).toBe('false');
     expect(flag('port')).toBe('0');
