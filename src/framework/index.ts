@@ -22,6 +22,7 @@
  * }
  * ```
  * @packageDocumentation
+ * @module konductor
  */
 import './registry/metadata.js';
 

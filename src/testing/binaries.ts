@@ -4,11 +4,14 @@ import { join, delimiter } from 'node:path';
 
 /** Paths of the programs a test control plane runs. */
 export interface ControlPlaneBinaries {
+  /** The etcd binary. */
   etcd: string;
+  /** The kube-apiserver binary. */
   kubeApiserver: string;
   /**
-   * kube-controller-manager, run only by a plane started with `controllerManager: true`; found with
-   * {@link resolveControllerManager} when that option is on and this is not given.
+   * kube-controller-manager, run only by a plane started with `controllerManager: true`; when that
+   * option is on and this is not given, it is found from `KONDUCTOR_KUBE_CONTROLLER_MANAGER`,
+   * `KUBEBUILDER_ASSETS`, then the cache `scripts/provision.sh` fills (never `PATH`).
    */
   kubeControllerManager?: string;
 }

@@ -22,7 +22,10 @@ import { writeWebhookClientIdentity, type WebhookClientIdentity } from './webhoo
 
 /** Options for {@link TestControlPlane.start}. */
 export interface ControlPlaneOptions {
-  /** Binary paths; by default found with {@link resolveBinaries}. */
+  /**
+   * Binary paths. By default each is found from its override (`KONDUCTOR_ETCD`,
+   * `KONDUCTOR_KUBE_APISERVER`), `KUBEBUILDER_ASSETS`, the cache `scripts/provision.sh` fills, then `PATH`.
+   */
   binaries?: Partial<ControlPlaneBinaries>;
   /** Extra kube-apiserver flags, appended after ours (a later flag wins). */
   apiServerArgs?: readonly string[];
@@ -41,8 +44,8 @@ export interface ControlPlaneOptions {
    * kubelet), namespaces get a `default` ServiceAccount. Node, route and service (load balancer)
    * controllers stay off. Default false: it adds about 6 s to the start and 85 MB of memory (measured here).
    *
-   * Needs a kube-controller-manager binary, found with {@link resolveControllerManager} unless
-   * `binaries.kubeControllerManager` is given; `scripts/provision.sh` builds it. Without one, start
+   * Needs a kube-controller-manager binary (see `binaries.kubeControllerManager` for where it is
+   * found); `scripts/provision.sh` builds it. Without one, start
    * fails at once with the command that provides it. It can also be started later with
    * {@link TestControlPlane.startControllerManager}.
    */
@@ -53,9 +56,11 @@ const ADMIN_USER = 'konductor-admin';
 
 /** A second API server on the same etcd; see {@link TestControlPlane.startPeerApiServer}. */
 export interface PeerApiServer {
+  /** The peer's base URL. */
   server: string;
   /** Admin identity on the peer. */
   kubeConfig(): KubeConfig;
+  /** Stops the peer; the plane's own API server and etcd keep running. */
   stop(): Promise<void>;
 }
 
@@ -84,10 +89,13 @@ export class TestControlPlane {
   private controllerManagerInstance: ControllerManager | undefined;
 
   private constructor(
+    /** The plane's temporary folder: certificates, kubeconfigs, etcd's data and logs. */
     readonly dir: string,
     private readonly binaries: ControlPlaneBinaries,
     private readonly credentials: Credentials,
+    /** The etcd process, for tests that stop or restart it. */
     readonly etcd: ManagedProcess,
+    /** The kube-apiserver process, for tests that stop or restart it. */
     readonly apiServer: ManagedProcess,
     private readonly etcdClientUrl: string,
     private readonly extraArgs: readonly string[],

@@ -2,7 +2,9 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 
 /** Identity for {@link kubeConfigForServiceAccount}. */
 export interface ServiceAccountRef {
+  /** The ServiceAccount's namespace. */
   namespace: string;
+  /** The ServiceAccount's name. */
   name: string;
 }
 

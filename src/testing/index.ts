@@ -15,6 +15,7 @@
  * await plane.stop();
  * ```
  * @packageDocumentation
+ * @module konductor/testing
  */
 export { TestControlPlane, type ControlPlaneOptions } from './control-plane.js';
 export { installCrds, readCrds } from './crds.js';

@@ -13,6 +13,7 @@ export class ManagedProcess {
   private exited: Promise<void> = Promise.resolve();
 
   constructor(
+    /** The program's name in errors and logs (`etcd`, `kube-apiserver`). */
     readonly name: string,
     private readonly command: string,
     private readonly args: readonly string[],
@@ -20,12 +21,14 @@ export class ManagedProcess {
     private readonly reaperDir: string,
   ) {}
 
+  /** The process id while it runs; undefined before the start and after it exited. */
   get pid(): number | undefined {
     return this.child?.exitCode === null && this.child.signalCode === null
       ? this.child.pid
       : undefined;
   }
 
+  /** Whether the process runs. */
   get running(): boolean {
     return this.pid !== undefined;
   }
@@ -91,6 +94,7 @@ export class ManagedProcess {
     if (pid !== undefined) killGroup(pid, signal);
   }
 
+  /** The last `lines` lines of its log, for error messages; `(no log)` when there is none. */
   logTail(lines = 30): string {
     try {
       return readFileSync(this.logFile, 'utf8').split('\n').slice(-lines).join('\n');

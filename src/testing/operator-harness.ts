@@ -8,16 +8,21 @@ import {
 
 /** One API request the operator made. */
 export interface RecordedRequest {
+  /** The HTTP verb, or `WATCH` for a watch. */
   method: string;
+  /** The request path (the query is not part of it). */
   path: string;
+  /** The HTTP status of the answer. */
   status: number;
 }
 
 /** An operator running in this process, with the requests it made. */
 export interface TestOperator {
+  /** The running operator. */
   operator: Operator;
   /** Every API request so far, for write-budget assertions. */
   requests: RecordedRequest[];
+  /** Stops the operator, giving in-flight work 2 s to finish. */
   stop(): Promise<void>;
 }
 

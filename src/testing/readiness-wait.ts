@@ -2,6 +2,7 @@ import { systemClock, type Clock } from '../framework/clock/clock.js';
 
 /** What one readiness check saw. */
 export interface ReadinessAnswer {
+  /** Whether the program is ready. */
   ready: boolean;
   /** What the check saw, as the error quotes it: `/readyz answered 500`, `connect ECONNREFUSED …`. */
   seen: string;

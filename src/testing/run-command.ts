@@ -2,8 +2,11 @@ import { spawn } from 'node:child_process';
 
 /** What a command printed and how it ended. */
 export interface CommandResult {
+  /** The exit code; -1 when a signal ended the command. */
   code: number;
+  /** What it wrote to stdout. */
   stdout: string;
+  /** What it wrote to stderr. */
   stderr: string;
 }
 

@@ -15,11 +15,15 @@ import type { KubeObject, ResourceObject } from '../objects/kube-object.js';
 /** Query parameters; undefined values are left out. */
 export type Query = Record<string, string | number | boolean | undefined>;
 
+/** One request's options: query, body, abort signal and timeout. */
 export interface RequestInit {
+  /** Added to the path as a query string. */
   query?: Query;
+  /** Sent JSON-encoded. */
   body?: unknown;
   /** Defaults to `application/json` when a body is given. */
   contentType?: string;
+  /** Aborts the request, which then rejects. */
   signal?: AbortSignal;
   /** Whole-request timeout. Default 60 s; watches use their own idle watchdog instead. */
   timeoutMs?: number;
@@ -60,7 +64,9 @@ export interface RequestCounter {
  */
 export class ApiClient {
   private agent: HttpAgent | undefined;
+  /** The API server's URL, from the kubeconfig's current cluster. */
   readonly server: string;
+  /** Called once per request when its status is known (watches: once the stream opens). */
   onRequest: RequestCounter | undefined;
 
   constructor(

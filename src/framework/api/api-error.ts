@@ -13,8 +13,15 @@ export interface KubeStatus {
  * `message` when its body was a `Status`, and `retryAfterSeconds` from a `Retry-After` header.
  */
 export class ApiError extends Error {
+  /** Always `'ApiError'`. */
   override readonly name = 'ApiError';
 
+  /**
+   * @param status The HTTP status; 0 when no response arrived.
+   * @param reason The `reason` of the server's `Status` body, such as `NotFound` or `Conflict`.
+   * @param retryAfterSeconds The `Retry-After` header in seconds, when the server sent one.
+   * @param body The raw response body, for logging; undefined when there was no response.
+   */
   constructor(
     readonly status: number,
     message: string,

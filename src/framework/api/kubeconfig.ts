@@ -13,7 +13,12 @@ import yaml from 'js-yaml';
  * (tokens rotate). `@kubernetes/client-node`'s `KubeConfig` satisfies it too.
  */
 export interface ClusterAccess {
-  getCurrentCluster(): { server: string } | null;
+  /** The API server to talk to; null when the kubeconfig names no current cluster. */
+  getCurrentCluster(): {
+    /** The server's URL. */
+    server: string;
+  } | null;
+  /** Adds the TLS material and the `Authorization` header to one request's options. */
   applyToHTTPSOptions(options: RequestOptions): Promise<void>;
 }
 
@@ -31,6 +36,7 @@ export interface KubeconfigSource {
 
 /** A kubeconfig that cannot be used; the message says which file or context and what to do. */
 export class KubeconfigError extends Error {
+  /** Always `'KubeconfigError'`. */
   override readonly name = 'KubeconfigError';
 }
 
@@ -42,7 +48,9 @@ type Entry = Record<string, unknown>;
 
 /** A named cluster, user or context of a kubeconfig file. */
 export interface NamedEntry {
+  /** The entry's name, as contexts refer to it. */
   name: string;
+  /** The entry's fields, as the file has them (`server`, `token`, `client-certificate`...). */
   value: Readonly<Record<string, unknown>>;
   /** The folder relative paths in this entry are resolved against (the file's). */
   base: string;
@@ -191,7 +199,10 @@ export class Kubeconfig implements ClusterAccess {
   }
 
   /** The API server's URL (as `KubeConfig.getCurrentCluster()` gives it). */
-  getCurrentCluster(): { server: string } {
+  getCurrentCluster(): {
+    /** The server's URL. */
+    server: string;
+  } {
     return { server: this.server };
   }
 

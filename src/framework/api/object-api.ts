@@ -8,8 +8,11 @@ export const JSON_PATCH = 'application/json-patch+json';
 
 /** One RFC 6902 operation. */
 export interface JsonPatchOp {
+  /** What to do at `path`; a failed `test` fails the whole patch (422). */
   op: 'add' | 'remove' | 'replace' | 'test';
+  /** A JSON Pointer (RFC 6901): `/metadata/labels/app`, with `~1` for `/` in a key. */
   path: string;
+  /** The value to add, replace with or test against; none for `remove`. */
   value?: unknown;
 }
 

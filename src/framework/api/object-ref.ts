@@ -3,7 +3,9 @@
  * `pods.get(child.metadata)` works; a missing name is refused at run time.
  */
 export interface ObjectRef {
+  /** The object's namespace; none for a cluster-scoped object. */
   readonly namespace?: string;
+  /** The object's name; required. */
   readonly name?: string;
 }
 

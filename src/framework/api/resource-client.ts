@@ -25,12 +25,23 @@ const DEFAULT_PAGE = 500;
 export type { ResourceObject };
 
 /** A merge patch of `T`'s `status`. */
-export type StatusPatch<T> = T extends { status?: infer S }
+export type StatusPatch<T> = T extends {
+  /** The object's status. */
+  status?: infer S;
+}
   ? MergePatch<NonNullable<S>>
   : Record<string, unknown>;
 
 /** What {@link ResourceClient.apply} sends: the fields this operator manages, with the object's name. */
-export type ApplyObject<T> = DeepPartial<T> & { metadata: { name: string; namespace?: string } };
+export type ApplyObject<T> = DeepPartial<T> & {
+  /** Names the object; other metadata fields are applied like any other field. */
+  metadata: {
+    /** Required. */
+    name: string;
+    /** For namespaced resources. */
+    namespace?: string;
+  };
+};
 
 /** Options of the writes that can be tried without persisting. */
 export interface WriteOptions {
@@ -38,6 +49,7 @@ export interface WriteOptions {
   dryRun?: boolean;
 }
 
+/** Which objects a list returns, and how many at a time. */
 export interface ListOptions {
   /** One namespace; all namespaces when left out (namespaced resources). */
   namespace?: string;
@@ -53,12 +65,15 @@ export interface ListOptions {
 
 /** One page of a list: items carry `apiVersion` and `kind` (the API server leaves them out of list items). */
 export interface ListResult<T> {
+  /** The objects of this page. */
   items: T[];
   /** Present when more items remain: pass it as `continue`. */
   continue?: string;
+  /** The collection's version when listed: a watch from it misses no change. */
   resourceVersion: string;
 }
 
+/** Options of a merge or strategic merge patch. */
 export interface PatchOptions extends WriteOptions {
   /** `merge` (JSON merge patch, the default) or `strategic` (built-in kinds only: lists merge by key). */
   type?: 'merge' | 'strategic';
@@ -66,23 +81,33 @@ export interface PatchOptions extends WriteOptions {
   subresource?: string;
 }
 
+/** Options of a JSON patch (RFC 6902). */
 export interface JsonPatchOptions extends WriteOptions {
   /** RFC 6902 operations; a failed `test` answers 422. */
   type: 'json';
+  /** A subresource such as `status` or `scale`. */
   subresource?: string;
 }
 
+/** Options of a server-side apply. */
 export interface ApplyOptions extends WriteOptions {
   /** Take over fields another manager owns instead of failing with 409. */
   force?: boolean;
+  /** A subresource such as `status`. */
   subresource?: string;
 }
 
+/** Options of a delete. */
 export interface DeleteOptions extends WriteOptions {
   /** `Foreground` (dependents first), `Background` (the default for most kinds) or `Orphan`. */
   propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
   /** Delete only this incarnation (`uid`) or version; otherwise the server answers 409. */
-  preconditions?: { uid?: string; resourceVersion?: string };
+  preconditions?: {
+    /** The incarnation to delete: a newer object of the same name is kept. */
+    uid?: string;
+    /** The version to delete: a changed object is kept. */
+    resourceVersion?: string;
+  };
   /** Seconds before a forced deletion (pods); 0 deletes at once. */
   gracePeriodSeconds?: number;
 }
@@ -120,7 +145,9 @@ function resolveOnce(client: ApiClient, apiVersion: string, name: string): Promi
  */
 export class ResourceClient<T extends ResourceObject = KubeObject> {
   constructor(
+    /** The client requests go through (its credentials, connection pool and field manager). */
     readonly client: ApiClient,
+    /** `v1`, or `group/version`. */
     readonly apiVersion: string,
     /** As given: plural, kind, singular or short name. */
     readonly name: string,

@@ -8,10 +8,15 @@ export interface ResourceSelector {
 
 /** A resource resolved through discovery: everything needed to build request paths. */
 export interface Resource {
+  /** The API group; empty for the core group. */
   group: string;
+  /** The version, such as `v1`. */
   version: string;
+  /** The plural name, as request paths use it (`widgets`). */
   plural: string;
+  /** The kind, as objects carry it (`Widget`). */
   kind: string;
+  /** Whether objects live in namespaces (false for cluster-scoped resources). */
   namespaced: boolean;
   /** Whether the resource has a `/status` subresource. */
   hasStatus: boolean;

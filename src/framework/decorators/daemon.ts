@@ -47,6 +47,7 @@ export interface DaemonDecoratorFactory {
   ): DaemonDecorator<T>;
 }
 
+/** `@daemon(kind, options)`: one long-lived run per matching object ({@link DaemonDecoratorFactory}). */
 export const daemon: DaemonDecoratorFactory = ((first: unknown, ...rest: unknown[]) => {
   const {
     resource,

@@ -47,6 +47,7 @@ export interface TimerDecoratorFactory {
   ): TimerDecorator<T>;
 }
 
+/** `@timer(kind, options)`: a periodic run per matching object ({@link TimerDecoratorFactory}). */
 export const timer: TimerDecoratorFactory = ((first: unknown, ...rest: unknown[]) => {
   const {
     resource,

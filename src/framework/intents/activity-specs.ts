@@ -53,7 +53,7 @@ export interface ProbeOptions extends ActivityOptions {
 /** The activities: when the handler runs. */
 export type ActivityKind = 'startup' | 'cleanup' | 'probe';
 
-/** A registered activity handler. */
+/** A registered activity handler. @internal */
 export interface ActivitySpec {
   kind: ActivityKind;
   id: string;

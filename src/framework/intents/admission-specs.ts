@@ -25,18 +25,27 @@ export const ADMISSION_OPERATIONS: readonly AdmissionOperation[] = [
 
 /** Who sent the request, as the API server authenticated them (`request.userInfo`). */
 export interface AdmissionUser {
+  /** `system:serviceaccount:<namespace>:<name>` for a ServiceAccount. */
   username: string;
+  /** The user's uid, when the authenticator gives one. */
   uid?: string;
+  /** The groups, such as `system:authenticated`. */
   groups: string[];
+  /** What the authenticator adds (scopes, the ServiceAccount's Pod...). */
   extra: Record<string, string[]>;
 }
 
 /** A Kubernetes label selector, sent as is in the webhook configuration. */
 export interface LabelSelector {
+  /** Labels that must have these values. */
   matchLabels?: Record<string, string>;
+  /** Conditions that must all hold. */
   matchExpressions?: {
+    /** The label. */
     key: string;
+    /** How the label relates to `values`. */
     operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+    /** For `In` and `NotIn`; none for `Exists` and `DoesNotExist`. */
     values?: string[];
   }[];
 }
@@ -64,9 +73,11 @@ export interface AdmissionContext<
   // API server sets them after admission). `memo` is the operator memo: the object may not exist yet.
   /** `request.oldObject`: the stored object, on UPDATE and DELETE; undefined otherwise. */
   old: ObjectOf<Spec, Status> | undefined;
+  /** What the request does to the object. */
   operation: AdmissionOperation;
   /** The subresource the request is for (`status`, `scale`), or undefined for the object itself. */
   subresource: string | undefined;
+  /** Who sent the request. */
   userInfo: AdmissionUser;
   /** True for `kubectl --dry-run=server`: nothing will be stored; do no side effects. */
   dryRun: boolean;
@@ -130,10 +141,15 @@ export type AdmissionHandlerFn = (context: MutationContext) => unknown;
 
 /** A registered admission handler: one webhook (one path, one entry in the webhook configuration). */
 export interface AdmissionSpec {
+  /** Refuse or warn only (`validate`), or change the object too (`mutate`). */
   kind: 'validate' | 'mutate';
+  /** Unique per kind: it names the webhook's path. */
   id: string;
+  /** The resource whose requests are sent to the handler. */
   resource: ResourceSelector;
+  /** As `@on.validate` and `@on.mutate` take them. */
   options: AdmissionOptions;
+  /** The handler. */
   fn: AdmissionHandlerFn;
 }
 
@@ -145,6 +161,7 @@ export interface ConversionContext {
   fromVersion: string;
   /** The desired `apiVersion` (`group/v2`); the framework sets it on the result. */
   toVersion: string;
+  /** The operator's logger, with the object and the handler bound. */
   logger: Logger;
 }
 
@@ -153,10 +170,13 @@ export type ConversionFn = (context: ConversionContext) => KubeObject | Promise<
 
 /** A registered conversion handler: one per CRD (group and plural). */
 export interface ConversionSpec {
+  /** Names the handler in logs. */
   id: string;
+  /** The CRD's group. */
   group: string;
   /** The CRD's plural. */
   name: string;
+  /** The handler. */
   fn: ConversionFn;
 }
 

@@ -43,6 +43,7 @@ export interface CachedResource<T extends TypedObject = KubeObject> {
 export interface Cache {
   /** A reader of one watched resource. Throws, saying how to declare it, when the operator does not watch it. */
   resource<T extends TypedObject>(kind: Kind<T>): CachedResource<T>;
+  /** The same, named by `apiVersion` and plural (or kind, singular or short name). */
   resource<T extends TypedObject = KubeObject>(
     apiVersion: string,
     resource: string,
@@ -53,6 +54,7 @@ export interface Cache {
 export interface Index<V = unknown> {
   /** Every value contributed under `key`, one per contributing object; empty when none. */
   get(key: string): readonly V[];
+  /** Whether some object contributed a value under `key`. */
   has(key: string): boolean;
   /** The keys that have at least one value. */
   keys(): IterableIterator<string>;
@@ -91,21 +93,30 @@ export type IndexOptions<T extends TypedObject = KubeObject> = Pick<
 
 /** A registered index. */
 export interface IndexSpec {
+  /** Always `index`. */
   kind: 'index';
+  /** Unique per operator: `ctx.indexes.get(id)` finds the index by it. */
   id: string;
+  /** The watched resource whose objects contribute. */
   resource: ResourceSelector;
+  /** Which objects contribute. */
   options: IndexOptions;
+  /** The function that gives an object's values by key. */
   fn: IndexFn;
 }
 
 /** Options of `@on.cache`: which objects the cache-only watch takes (both sent to the API server). */
 export interface CacheOptions {
+  /** A label selector: `app=db,tier!=cache`. */
   labelSelector?: string;
+  /** A field selector: `metadata.name=web`. */
   fieldSelector?: string;
 }
 
 /** A resource watched for the cache alone (`@on.cache`). */
 export interface CacheSpec {
+  /** The resource to watch. */
   resource: ResourceSelector;
+  /** Which of its objects to take. */
   options: CacheOptions;
 }

@@ -6,7 +6,9 @@
 
 /** A condition as `metav1.Condition` stores it. */
 export interface Condition {
+  /** CamelCase, what the condition is about (`Ready`); unique in the list. */
   type: string;
+  /** Whether the condition holds. */
   status: 'True' | 'False' | 'Unknown';
   /** The generation the condition was computed from. */
   observedGeneration?: number;
@@ -22,6 +24,7 @@ export interface Condition {
 export interface ConditionInput {
   /** CamelCase; default `<type>` when true, `Not<type>` when false, `Unknown` otherwise. */
   reason?: string;
+  /** For humans; default empty. */
   message?: string;
 }
 

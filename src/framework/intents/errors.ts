@@ -6,6 +6,7 @@ export const MAX_TEMPORARY_DELAY_SECONDS = 10 * 365 * 86_400;
  * The attempt counts against `retries` and `timeout`.
  */
 export class TemporaryError extends Error {
+  /** `'TemporaryError'`, or a subclass's name. */
   override readonly name: string = 'TemporaryError';
   /** Seconds until the next attempt. */
   readonly delay: number;
@@ -21,16 +22,19 @@ export class TemporaryError extends Error {
 
 /** Thrown by a handler to give up on this change: it runs again only when the object changes again. */
 export class PermanentError extends Error {
+  /** `'PermanentError'`, or a subclass's name. */
   override readonly name: string = 'PermanentError';
 }
 
 /** The handler used up its `retries`. */
 export class HandlerRetriesError extends PermanentError {
+  /** Always `'HandlerRetriesError'`. */
   override readonly name = 'HandlerRetriesError';
 }
 
 /** The handler ran past its `timeout` (counted from its first attempt). */
 export class HandlerTimeoutError extends PermanentError {
+  /** Always `'HandlerTimeoutError'`. */
   override readonly name = 'HandlerTimeoutError';
 }
 
@@ -72,6 +76,7 @@ export function asError(thrown: unknown): Error {
  * @example throw new AdmissionError('spec.size must be at most 9', { code: 422 });
  */
 export class AdmissionError extends Error {
+  /** Always `'AdmissionError'`. */
   override readonly name = 'AdmissionError';
   /** The HTTP status code the client sees. */
   readonly code: number;

@@ -34,8 +34,11 @@ export interface EventContext<T extends TypedObject = KubeObject> {
   type: 'ADDED' | 'MODIFIED' | 'DELETED';
   /** The object as the event carried it. */
   body: T;
+  /** `metadata.name`, or `''`. */
   name: string;
+  /** `metadata.namespace`; undefined for a cluster-scoped object. */
   namespace: string | undefined;
+  /** `metadata.uid`, or `''`. */
   uid: string;
   /** A logger bound to this object and handler. */
   logger: Logger;
@@ -49,10 +52,15 @@ export interface EventContext<T extends TypedObject = KubeObject> {
   /** The operator's indexes (`@on.index`), by id. */
   indexes: Indexes;
   // memo: the object's parts, resource and memo, as every per-object context has them (Kopf's kwargs)
+  /** `body.spec`, or `{}` when the object has none. */
   spec: SpecOf<T>;
+  /** `body.status`, if any. */
   status: StatusOf<T> | undefined;
+  /** `body.metadata`. */
   metadata: NonNullable<KubeObject['metadata']>;
+  /** `metadata.labels`, or `{}`. */
   labels: Record<string, string>;
+  /** `metadata.annotations`, or `{}`. */
   annotations: Record<string, string>;
   /** The resolved resource. */
   resource: Resource;
@@ -97,10 +105,15 @@ export interface HandlerOptions<T extends TypedObject = KubeObject> {
 
 /** A registered `@on.event` handler. */
 export interface EventHandlerSpec {
+  /** Always `event`. */
   kind: 'event';
+  /** Unique per resource. */
   id: string;
+  /** The watched resource. */
   resource: ResourceSelector;
+  /** As `@on.event` takes them. */
   options: EventHandlerOptions;
+  /** The handler. */
   fn: EventHandlerFn;
 }
 
@@ -214,12 +227,17 @@ export type ChangeHandlerFn<Spec = Record<string, unknown>, Status = Record<stri
 
 /** A registered change handler: its kind is the reason it runs for. */
 export interface ChangeHandlerSpec {
+  /** `create`, `update`, `delete` or `resume`. */
   kind: ChangeReason;
+  /** Unique per resource; progress and results are stored under it. */
   id: string;
   /** Ids its progress may be stored under by an earlier release (`Class.method`), read when its own has none. */
   legacyIds?: readonly string[];
+  /** The watched resource. */
   resource: ResourceSelector;
+  /** As the `@on.*` change decorators take them. */
   options: ChangeHandlerOptions;
+  /** The handler. */
   fn: ChangeHandlerFn;
 }
 
@@ -261,18 +279,24 @@ export interface TimerContext<
   signal: AbortSignal;
 }
 
+/** A `@timer` handler function; a JSON value it returns is stored at `status[<id>]`. */
 export type TimerHandlerFn<Spec = Record<string, unknown>, Status = Record<string, unknown>> = (
   context: TimerContext<Spec, Status>,
 ) => unknown;
 
 /** A registered timer. */
 export interface TimerSpec {
+  /** Always `timer`. */
   kind: 'timer';
+  /** Unique per resource; the schedule is stored under it. */
   id: string;
   /** Ids its schedule may be stored under by an earlier release (`Class.method`), read when its own has none. */
   legacyIds?: readonly string[];
+  /** The watched resource. */
   resource: ResourceSelector;
+  /** As `@timer` takes them. */
   options: TimerOptions;
+  /** The handler. */
   fn: TimerHandlerFn;
 }
 
@@ -313,16 +337,22 @@ export interface DaemonContext<
   retry: number;
 }
 
+/** A `@daemon` handler function; it should return soon after `signal` aborts. */
 export type DaemonHandlerFn<Spec = Record<string, unknown>, Status = Record<string, unknown>> = (
   context: DaemonContext<Spec, Status>,
 ) => unknown;
 
 /** A registered daemon. */
 export interface DaemonSpec {
+  /** Always `daemon`. */
   kind: 'daemon';
+  /** Unique per resource. */
   id: string;
+  /** The watched resource. */
   resource: ResourceSelector;
+  /** As `@daemon` takes them. */
   options: DaemonOptions;
+  /** The handler. */
   fn: DaemonHandlerFn;
 }
 

@@ -11,13 +11,21 @@ export interface ObjectState<
 > {
   /** The whole object, read-only. */
   body: Body;
+  /** `body.spec`, or `{}` when the object has none. */
   spec: Spec;
+  /** `body.status`, if any. */
   status: Status | undefined;
+  /** `body.metadata`, or `{}`. */
   metadata: NonNullable<KubeObject['metadata']>;
+  /** `metadata.name`, or `''`. */
   name: string;
+  /** `metadata.namespace`; undefined for a cluster-scoped object. */
   namespace: string | undefined;
+  /** `metadata.uid`, or `''`. */
   uid: string;
+  /** `metadata.labels`, or `{}`. */
   labels: Record<string, string>;
+  /** `metadata.annotations`, or `{}`. */
   annotations: Record<string, string>;
 }
 

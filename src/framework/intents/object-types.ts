@@ -46,14 +46,27 @@ export type StatusOf<T, Status = Record<string, unknown>> =
 
 /** The object type: `T` itself, or a `KubeObject` with that spec and status. */
 export type ObjectOf<T, Status = Record<string, unknown>> =
-  IsObjectType<T> extends true ? T : KubeObject & { spec?: T; status?: Status };
+  IsObjectType<T> extends true
+    ? T
+    : KubeObject & {
+        /** The object's spec. */
+        spec?: T;
+        /** The object's status. */
+        status?: Status;
+      };
 
 /**
  * What an update handler without `field` sees as `old` and `new`: the object without `apiVersion`,
  * `kind`, `status` and metadata other than labels and annotations (see `essenceOf`).
  */
 export type EssenceOf<T> = Omit<T, 'apiVersion' | 'kind' | 'status' | 'metadata'> & {
-  metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
+  /** Labels and annotations only. */
+  metadata?: {
+    /** The object's labels. */
+    labels?: Record<string, string>;
+    /** The object's annotations. */
+    annotations?: Record<string, string>;
+  };
 };
 
 /** The value at a dotted path (`spec.size`) of `T`; `unknown` when `T` does not declare it. */

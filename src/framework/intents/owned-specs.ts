@@ -72,13 +72,22 @@ export type OwnedHandlerFn<
 
 /** A registered `@on.owned` handler: `resource` is the owner's, `child` the watched child resource. */
 export interface OwnedSpec {
+  /** Always `owned`. */
   kind: 'owned';
+  /** Unique per owner resource. */
   id: string;
+  /** The owner's resource. */
   resource: ResourceSelector;
   /** The child resource and the selector its watch sends. */
-  child: { resource: ResourceSelector; labelSelector?: string };
+  child: {
+    /** The child resource. */
+    resource: ResourceSelector;
+    /** Only children with matching labels are watched. */
+    labelSelector?: string;
+  };
   /** Filters on the owner only (no selectors: the owner is read from its resource's watch). */
   options: HandlerOptions;
+  /** The handler. */
   fn: OwnedHandlerFn;
 }
 

@@ -9,12 +9,17 @@ import type { MergePatch } from '../objects/merge-patch.js';
  * `patch.spec` and `patch.status` (so `patch.status.phase = 42` does not compile where phase is a string).
  */
 export interface Patch<Spec = Record<string, unknown>, Status = Record<string, unknown>> {
+  /** Metadata changes; `labels` and `annotations` are always there to assign to. */
   metadata: {
+    /** Labels to set; `null` removes one. */
     labels: Record<string, string | null>;
+    /** Annotations to set; `null` removes one. */
     annotations: Record<string, string | null>;
     [key: string]: unknown;
   };
+  /** Spec changes. */
   spec: MergePatch<Spec>;
+  /** Status changes, written to the status subresource when the resource has one. */
   status: MergePatch<Status>;
   [key: string]: unknown;
 }

@@ -18,7 +18,9 @@ export type KindReference<T = KubeObject> = Kind<T> | readonly [apiVersion: stri
 
 /** An object to reconcile, by name: in the watched object's namespace unless `namespace` is given. */
 export interface ObjectKey {
+  /** Default: the watched object's namespace. */
   namespace?: string;
+  /** The object's name. */
   name: string;
 }
 
@@ -30,6 +32,7 @@ export type MappedKeys = ObjectKey | readonly ObjectKey[] | undefined | null;
  * `Watches(other, EnqueueRequestsFromMapFunc(map))`. Build it with {@link watch} so `map` is typed.
  */
 export interface WatchRelation<Other = KubeObject> {
+  /** The other resource. */
   kind: KindReference<Other>;
   /** The objects to reconcile when `object` changes (also when it is deleted: its last state). */
   map: (object: Other, context: { cache: Cache }) => MappedKeys;
@@ -54,8 +57,11 @@ export function watch<Other>(
 
 /** A {@link WatchRelation} of any watched type, as `watches` lists them. */
 export interface AnyWatchRelation {
+  /** The other resource. */
   kind: KindReference<unknown>;
+  /** The objects to reconcile when one of the other resource's objects changes. */
   map: (object: never, context: { cache: Cache }) => MappedKeys;
+  /** Sent with the watch. */
   labelSelector?: string;
 }
 
@@ -66,7 +72,13 @@ export interface ReconcileOptions<T extends TypedObject = KubeObject> extends Ha
    * a kind, or `{ kind, labelSelector }` so that only labelled children are watched.
    */
   owns?: readonly (
-    KindReference<unknown> | { kind: KindReference<unknown>; labelSelector?: string }
+    | KindReference<unknown>
+    | {
+        /** The child resource. */
+        kind: KindReference<unknown>;
+        /** Only children with matching labels are watched. */
+        labelSelector?: string;
+      }
   )[];
   /** Other resources whose changes wake the objects their map function names. */
   watches?: readonly AnyWatchRelation[];
@@ -113,7 +125,12 @@ export type ReconcileResult =
   | void
   | undefined
   | DurationInput
-  | { requeueAfter?: DurationInput; priority?: 'high' | 'normal' | 'low' };
+  | {
+      /** How long until the object runs again. */
+      requeueAfter?: DurationInput;
+      /** Default `normal`. */
+      priority?: 'high' | 'normal' | 'low';
+    };
 
 /** An `@on.reconcile` handler function. */
 export type ReconcileHandlerFn<T = Record<string, unknown>> = (
@@ -122,18 +139,35 @@ export type ReconcileHandlerFn<T = Record<string, unknown>> = (
 
 /** A registered `@on.reconcile` handler with its durations checked. */
 export interface ReconcileSpec {
+  /** Always `reconcile`. */
   kind: 'reconcile';
+  /** Unique per resource. */
   id: string;
+  /** The reconciled resource. */
   resource: ResourceSelector;
+  /** As `@on.reconcile` takes them. */
   options: ReconcileOptions;
-  owns: readonly { resource: ResourceSelector; labelSelector?: string }[];
-  watches: readonly {
+  /** `options.owns`, resolved. */
+  owns: readonly {
+    /** The child resource. */
     resource: ResourceSelector;
-    map: WatchRelation['map'];
+    /** Only children with matching labels are watched. */
     labelSelector?: string;
   }[];
+  /** `options.watches`, resolved. */
+  watches: readonly {
+    /** The other resource. */
+    resource: ResourceSelector;
+    /** The objects to reconcile when one of its objects changes. */
+    map: WatchRelation['map'];
+    /** Sent with the watch. */
+    labelSelector?: string;
+  }[];
+  /** `options.requeueAfter` in milliseconds. */
   requeueAfterMs?: number;
+  /** `options.minInterval` in milliseconds. */
   minIntervalMs: number;
+  /** The handler. */
   fn: ReconcileHandlerFn;
 }
 

@@ -85,9 +85,14 @@ export function resourceArguments(
  * (`konductor types` generates whole interfaces): `defineKind<CustomObject<WidgetSpec, WidgetStatus>>(...)`.
  */
 export interface CustomObject<Spec = Record<string, unknown>, Status = Record<string, unknown>> {
+  /** `group/version`. */
   apiVersion: string;
+  /** The kind, as the CRD names it. */
   kind: string;
+  /** The standard object metadata. */
   metadata: NonNullable<KubeObject['metadata']>;
+  /** What the user asks for. */
   spec: Spec;
+  /** What the operator reports; absent until first written. */
   status?: Status;
 }

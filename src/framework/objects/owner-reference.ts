@@ -2,9 +2,13 @@ import type { ResourceObject } from './kube-object.js';
 
 /** One entry of `metadata.ownerReferences`: the child names its owner, so garbage collection deletes it with the owner. */
 export interface OwnerReference {
+  /** The owner's `apiVersion`. */
   apiVersion: string;
+  /** The owner's kind. */
   kind: string;
+  /** The owner's name; owner and child share a namespace (or the owner is cluster-scoped). */
   name: string;
+  /** The owner's uid: a new object of the same name owns nothing. */
   uid: string;
   /** At most one owner reference of an object is its controller. */
   controller?: boolean;

@@ -8,6 +8,7 @@ export type LogFormat = 'json' | 'pretty' | 'auto';
 
 /** Options for {@link createLogger}. */
 export interface LoggerOptions {
+  /** The least severe level written; default `info`. */
   level?: LevelWithSilent;
   /** Default `auto`: readable in a terminal, JSON otherwise (log collectors want JSON). */
   format?: LogFormat;

@@ -21,10 +21,12 @@ export type GaugeName = 'reactor_queue_depth' | 'reactor_objects' | 'reactor_run
 
 /**
  * Where the framework reports what it does. The runtime exposes these on `/metrics`;
- * tests and benchmarks read them from a {@link MetricsRecorder}.
+ * tests and benchmarks read them from an in-memory recorder.
  */
 export interface Metrics {
+  /** Adds `by` (default 1) to a counter. */
   increment(name: CounterName, labels?: Labels, by?: number): void;
+  /** Sets a gauge to `value`. */
   set(name: GaugeName, value: number, labels?: Labels): void;
   /** Records one sample of a distribution. Optional: sinks that don't need it may leave it out. */
   observe?(name: HistogramName, value: number, labels?: Labels): void;

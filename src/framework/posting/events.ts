@@ -46,12 +46,15 @@ function post(
  * @example events.warn(body, 'BackupFailed', 'bucket not reachable');
  */
 export const events = {
+  /** A Normal Event about `object`. */
   info(object: InvolvedObject, reason: string, message: string): void {
     post(undefined, object, 'Normal', reason, message);
   },
+  /** A Warning Event about `object`. */
   warn(object: InvolvedObject, reason: string, message: string): void {
     post(undefined, object, 'Warning', reason, message);
   },
+  /** A Warning Event about `object` (Kubernetes has no Error type). */
   error(object: InvolvedObject, reason: string, message: string): void {
     post(undefined, object, 'Warning', reason, message);
   },

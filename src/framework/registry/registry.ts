@@ -225,7 +225,7 @@ export class Registry {
     return this.register(reconcileSpec(options.id, resource, options, fn));
   }
 
-  /** Every registered handler. */
+  /** Every registered handler, read by the operator and the CLI. @internal */
   get handlers(): readonly HandlerSpec[] {
     return this.specs;
   }
@@ -248,12 +248,12 @@ export class Registry {
     return this;
   }
 
-  /** Every resource watched for the cache alone. */
+  /** Every resource watched for the cache alone. @internal */
   get caches(): readonly CacheSpec[] {
     return this.cacheSpecs;
   }
 
-  /** Every registered index. */
+  /** Every registered index. @internal */
   get indexes(): readonly IndexSpec[] {
     return this.indexSpecs;
   }
@@ -296,7 +296,7 @@ export class Registry {
     return this;
   }
 
-  /** Every registered activity handler, in declaration order. */
+  /** Every registered activity handler, in declaration order. @internal */
   get activities(): readonly ActivitySpec[] {
     return this.activitySpecs;
   }
@@ -323,12 +323,12 @@ export class Registry {
     return this;
   }
 
-  /** Every validating and mutating handler, in declaration order. */
+  /** Every validating and mutating handler, in declaration order. @internal */
   admission(): readonly AdmissionSpec[] {
     return this.admissionSpecs;
   }
 
-  /** Every conversion handler. */
+  /** Every conversion handler. @internal */
   conversions(): readonly ConversionSpec[] {
     return this.conversionSpecs;
   }

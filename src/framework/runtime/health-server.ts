@@ -2,12 +2,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ProbeReport } from './probes.js';
 
-/** One health check: ok, or not with a reason a person can act on. */
+/** One health check: ok, or not with a reason a person can act on. @internal */
 export interface HealthCheck {
   name: string;
   check(): { ok: true } | { ok: false; reason: string };
 }
 
+/** @internal */
 export interface HealthServerOptions {
   /** 0 picks a free port. */
   port: number;
@@ -29,11 +30,13 @@ export interface HealthServerOptions {
  * stops the start instead of being logged and passed over.
  */
 export class HealthServerError extends Error {
+  /** Always `'HealthServerError'`. */
   override readonly name = 'HealthServerError';
 
   constructor(
     /** The port asked for. */
     readonly port: number,
+    /** The address asked for. */
     readonly host: string,
     /** The system error code, e.g. `EADDRINUSE`. */
     readonly code: string | undefined,
@@ -66,6 +69,7 @@ function describeListenError(
 /**
  * `/healthz` (alive, nothing stalled), `/readyz` (initial listings done, leadership known) and
  * `/metrics` on one small HTTP server. Failing checks answer 503 with one line per reason.
+ * @internal
  */
 export class HealthServer {
   private server: Server | undefined;

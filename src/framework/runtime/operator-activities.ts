@@ -23,6 +23,7 @@ const BACKOFF_MAX_MS = 60_000;
  * exits with code 1 and its message. `cause` is the handler's last error.
  */
 export class StartupError extends Error {
+  /** Always `'StartupError'`. */
   override readonly name = 'StartupError';
 
   constructor(
@@ -67,7 +68,7 @@ export function startupRetry(
   return { retryInMs: delayMs };
 }
 
-/** What activity handlers get from the operator. */
+/** What activity handlers get from the operator. @internal */
 export interface ActivityServices {
   client: ApiClient;
   logger: Logger;
@@ -81,7 +82,7 @@ export interface ActivityServices {
 /**
  * An operator's activities: its startup handlers (before anything else), its cleanup handlers (at the
  * end of a stop) and its probes (on `/healthz`). `specs` is read when each activity runs, so handlers
- * added to the registry before `start()` count.
+ * added to the registry before `start()` count. @internal
  */
 export class OperatorActivities {
   private readonly stopping = new AbortController();

@@ -36,7 +36,9 @@ export interface OperatorOptions {
    * have none. Default: no limit (0 too).
    */
   handlerTimeout?: DurationInput;
+  /** Where the operator logs. Default: {@link createLogger}'s, JSON at `info`. */
   logger?: Logger;
+  /** Where the operator reports its metrics. Default: Prometheus metrics, served on `/metrics` with `health`. */
   metrics?: Metrics;
   /** Watch tuning (page size, idle timeout, reconnect backoff); defaults follow client-go. */
   watch?: WatchOptions;
@@ -86,9 +88,13 @@ export interface OperatorOptions {
    * (default 300 s; 0 turns the check off).
    */
   health?: {
+    /** The port; 0 picks a free one. */
     port: number;
+    /** The address to listen on. Default `0.0.0.0`. */
     host?: string;
+    /** Default 180 s. */
     watchStall?: DurationInput;
+    /** Default 300 s; 0 turns the check off. */
     handlerStall?: DurationInput;
   };
   /**
@@ -98,13 +104,17 @@ export interface OperatorOptions {
    * `stop()` drains, then releases it so a successor takes over at once.
    */
   leaderElection?: {
+    /** Where the Lease is. */
     namespace: string;
     /** The Lease's name. Default: the identity's (`konductor-leader` for the default identity, else `<identity>-leader`). */
     name?: string;
     /** Default: `$POD_NAME` (a restarted container takes its Pod's Lease back at once), else the host name plus a random suffix. */
     identity?: string;
+    /** How long others wait after the Lease's last change before taking it over. Default 30 s. */
     leaseDuration?: DurationInput;
+    /** How long a leader tries to renew before it gives up leading; below `leaseDuration`. Default 20 s. */
     renewDeadline?: DurationInput;
+    /** The pause between attempts to acquire or renew. Default 2 s. */
     retryPeriod?: DurationInput;
   };
   // memo
@@ -142,10 +152,15 @@ export interface WatchOptions {
   idleTimeout?: DurationInput;
   /** Reconnect backoff. Default: client-go's 0.8 s doubling (`factor` 2) to 30 s, reset after 2 min. */
   reconnect?: {
+    /** The first delay. */
     initial?: DurationInput;
+    /** The longest delay, before jitter. */
     max?: DurationInput;
+    /** Each delay is the previous one times this. */
     factor?: number;
+    /** Adds up to `jitter × delay` at random. */
     jitter?: number;
+    /** Start over from `initial` after this long without a failure. */
     resetAfter?: DurationInput;
   };
   /** Keep `metadata.managedFields` on cached objects (dropped by default: it is most of an object's size). */
@@ -157,7 +172,7 @@ export interface WatchOptions {
   memoryBudget?: boolean;
 }
 
-/** The operator's durations in milliseconds, checked once when it is created. */
+/** The operator's durations in milliseconds, checked once when it is created. @internal */
 export interface OperatorTimings {
   handlerTimeoutMs: number | undefined;
   watchStallMs: number;

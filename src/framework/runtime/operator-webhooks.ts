@@ -36,7 +36,14 @@ export interface WebhookOptions {
    * How the API server reaches the server in a cluster: the Service in front of the operator's pods
    * (`port`: the Service's port, default 443). The serving certificate names `<name>.<namespace>.svc`.
    */
-  service?: { namespace: string; name: string; port?: number };
+  service?: {
+    /** The Service's namespace. */
+    namespace: string;
+    /** The Service's name. */
+    name: string;
+    /** The Service's port. Default 443. */
+    port?: number;
+  };
   /**
    * How the API server reaches the server otherwise (local development, tests): a base URL such as
    * `https://127.0.0.1:9443`. Without a port in it, the server's own port is used. The certificate names its host.
@@ -51,10 +58,15 @@ export interface WebhookOptions {
    * odd policies (defaults: CA 365 days, serving certificate 90 days, renewed at two thirds of its life).
    */
   certificates?: {
+    /** The Secret's namespace. */
     namespace?: string;
+    /** The Secret's name. */
     secretName?: string;
+    /** How long a CA is valid. Default 365 days. */
     caValidity?: DurationInput;
+    /** How long a serving certificate is valid. Default 90 days. */
     servingValidity?: DurationInput;
+    /** How often the Secret is read again, to pick up another replica's renewal. Default 60 s. */
     pollInterval?: DurationInput;
   };
   /**
@@ -67,7 +79,7 @@ export interface WebhookOptions {
   clientCA?: string;
 }
 
-/** What the webhooks need from the operator. */
+/** What the webhooks need from the operator. @internal */
 export interface OperatorWebhookServices {
   client: ApiClient;
   registry: Registry;
@@ -100,7 +112,7 @@ export function certificateHosts(options: WebhookOptions): string[] {
  * Runs the webhook server of an operator that declares `@on.validate`, `@on.mutate` or `@on.convert`
  * handlers: certificates from their Secret, the HTTPS server, and the configurations the API server
  * calls it by. Every replica serves (admission is not leader work); every replica writes the same
- * configurations, which is idempotent.
+ * configurations, which is idempotent. @internal
  */
 export class OperatorWebhooks {
   private server: WebhookServer | undefined;

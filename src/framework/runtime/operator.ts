@@ -37,8 +37,11 @@ export { DEFAULT_HANDLER_STALL_MS, type OperatorOptions } from './operator-optio
  * handles each object one run at a time, and a clean stop.
  */
 export class Operator {
+  /** The handlers it runs; handlers added before `start()` count. */
   readonly registry: Registry;
+  /** Where it reports what it does (`OperatorOptions.metrics`). */
   readonly metrics: Metrics;
+  /** The logger it and its handlers log to (`OperatorOptions.logger`). */
   readonly logger: Logger;
   /** Who this operator is on objects: its annotation prefix, finalizer, Lease, Event component and field manager. */
   readonly identity: Identity;
@@ -46,8 +49,7 @@ export class Operator {
   readonly storage: Storage;
   /**
    * Resolves once every watch has delivered its initial listing. Rejects when the operator refuses to
-   * start: its health port cannot be opened (a `HealthServerError` naming the port and what to do), or
-   * a startup handler failed for good (a `StartupError` naming it).
+   * start: with a {@link HealthServerError} (its health port) or a {@link StartupError}.
    */
   readonly ready: Promise<void>;
   private readonly timings: OperatorTimings;
@@ -86,7 +88,7 @@ export class Operator {
   }
   /** lifecycle: startup, cleanup and probe handlers. */
   private readonly activities: OperatorActivities;
-  /** Admission and conversion webhooks, served by every replica. */
+  /** Admission and conversion webhooks, served by every replica. @internal */
   readonly webhooks: OperatorWebhooks;
 
   constructor(private readonly options: OperatorOptions = {}) {
@@ -339,11 +341,10 @@ export class Operator {
 
   /**
    * Stops within `deadlineMs` (default 30 s; keep it under the pod's termination grace period) and
-   * releases the Lease. First, while objects carrying the finalizer are being deleted, it keeps working
-   * until their delete handlers are done (up to 3/5 of the deadline); then it stops watching and drains
-   * in-flight work; last (in the final fifth, at most 5 s) it releases the finalizers of objects no
-   * operator instance will come back for (their namespace, or its own, is being deleted; then its webhook
-   * configurations go first), logging each: see `finalizer-release.ts`. Healthy namespaces keep theirs.
+   * releases the Lease. While objects with the finalizer are being deleted, it first works on until
+   * their delete handlers are done (up to 3/5 of the deadline); then it stops watching and drains
+   * in-flight work; last (the final fifth, at most 5 s) it releases, logging each, the finalizers of
+   * objects no instance will come back for: their namespace, or its own, is being deleted.
    */
   async stop(deadlineMs = 30_000): Promise<void> {
     this.stopping = true;

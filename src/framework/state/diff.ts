@@ -2,9 +2,13 @@ import { getField, type FieldPath } from '../objects/field-path.js';
 
 /** One difference between two values: `add`, `change` or `remove` at a path. Lists compare as whole values. */
 export interface DiffItem {
+  /** What happened at `path`. */
   op: 'add' | 'change' | 'remove';
+  /** The keys from the root to the value (`['spec', 'size']`). */
   path: readonly string[];
+  /** The value before; undefined for `add`. */
   old: unknown;
+  /** The value after; undefined for `remove`. */
   new: unknown;
 }
 

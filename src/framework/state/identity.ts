@@ -86,7 +86,7 @@ export class Identity {
   /**
    * The identity named `raw`, checked: a DNS-1123 subdomain (lower-case letters, digits, `-` and `.`,
    * a letter or digit at each end of every part, at most 253 characters), since it is the prefix of
-   * annotation keys and finalizers. Throws {@link InvalidIdentityError} naming the value and the rule.
+   * annotation keys and finalizers. Throws an `InvalidIdentityError` naming the value and the rule.
    */
   static parse(raw: string): Identity {
     if (raw === DEFAULT_IDENTITY) return Identity.DEFAULT;

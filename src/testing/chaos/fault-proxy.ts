@@ -21,10 +21,26 @@ import { KubeConfig } from '@kubernetes/client-node';
  * shorthands. `cut` is not a lasting mode: it resets every open connection and then passes.
  */
 export type FaultMode =
-  | { kind: 'pass' }
-  | { kind: 'blackhole' }
-  | { kind: 'slow'; delayMs: number }
-  | { kind: 'throttle'; retryAfterSeconds: number };
+  | {
+      /** Forward everything. */
+      kind: 'pass';
+    }
+  | {
+      /** Answer nothing, new connections or open ones, until the mode changes; nothing is lost. */
+      kind: 'blackhole';
+    }
+  | {
+      /** Deliver each chunk late. */
+      kind: 'slow';
+      /** How late, both ways. */
+      delayMs: number;
+    }
+  | {
+      /** Answer every new request with 429 Too Many Requests, without forwarding it. */
+      kind: 'throttle';
+      /** The `Retry-After` of the 429s. */
+      retryAfterSeconds: number;
+    };
 
 /** The lasting modes, as named in {@link FaultProxyStats.byMode}. */
 export type FaultModeName = FaultMode['kind'];
@@ -41,6 +57,7 @@ export interface FaultCounts {
 
 /** Counters since the proxy started; {@link FaultProxy.stats} returns a copy. */
 export interface FaultProxyStats {
+  /** The mode now. */
   mode: FaultModeName;
   /** Client connections open now, including those held unanswered by a black hole. */
   open: number;
@@ -52,6 +69,7 @@ export interface FaultProxyStats {
   upstreamConnections: number;
   /** Client connections reset by {@link FaultProxy.cut} or {@link FaultProxy.resetConnections}. */
   resets: number;
+  /** The same counts, split by the mode that was on. */
   byMode: Record<FaultModeName, FaultCounts>;
 }
 
@@ -59,7 +77,9 @@ export interface FaultProxyStats {
 export interface ProxiedRequest {
   /** When its head arrived (ms since the epoch). */
   at: number;
+  /** The mode when it arrived. */
   mode: FaultModeName;
+  /** The HTTP verb. */
   method: string;
   /** Path and query, as sent. */
   path: string;
@@ -81,6 +101,7 @@ export interface FaultProxyOptions {
    * kubeconfig's CA and which must be valid for 127.0.0.1 (the API server's own pair works).
    */
   cert: string | Buffer;
+  /** The private key of `cert` (PEM). */
   key: string | Buffer;
   /** Listening port; default a free one. */
   port?: number;
@@ -88,10 +109,14 @@ export interface FaultProxyOptions {
   requestLogLimit?: number;
 }
 
-/** The parts of {@link TestControlPlane} the proxy needs (a shared plane known only by its folder works too). */
+/**
+ * The parts of {@link "konductor/testing".TestControlPlane | TestControlPlane} the proxy needs (a
+ * shared plane known only by its folder works too).
+ */
 export interface ProxiedControlPlane {
   /** The plane's folder; the API server's serving pair is in `certs/apiserver.{crt,key}`. */
   dir: string;
+  /** The admin identity on the plane. */
   kubeConfig(): KubeConfig;
 }
 
@@ -115,8 +140,9 @@ const HIGH_WATER = 1 << 20;
  *   (an open watch) continue, as they would with the real server; reset them to force new requests.
  *
  * Throttling needs HTTP, so the proxy terminates TLS: it serves a certificate the client already
- * trusts (for a {@link TestControlPlane}, the API server's own pair) and opens its own TLS connection
- * upstream, one per client connection, only once a request is to be forwarded. Authentication must be
+ * trusts (for a {@link "konductor/testing".TestControlPlane | TestControlPlane}, the API server's
+ * own pair) and opens its own TLS connection upstream, one per client connection, only once a
+ * request is to be forwarded. Authentication must be
  * a bearer token (sent in the request, so it passes through); client certificates cannot pass a
  * TLS-terminating proxy. HTTP/1.1 only (offered by ALPN); an upgraded connection passes bytes as is.
  *
@@ -154,6 +180,7 @@ export class FaultProxy {
 
   private constructor(
     private readonly base: KubeConfig,
+    /** The API server the proxy forwards to. */
     readonly upstream: URL,
     private readonly secureContext: SecureContext,
     private readonly upstreamTls: {
@@ -196,8 +223,9 @@ export class FaultProxy {
   }
 
   /**
-   * A proxy in front of a {@link TestControlPlane}'s API server, serving the API server's own
-   * certificate and key, so clients keep trusting the plane's CA and only the URL changes.
+   * A proxy in front of a {@link "konductor/testing".TestControlPlane | TestControlPlane}'s API
+   * server, serving the API server's own certificate and key, so clients keep trusting the plane's
+   * CA and only the URL changes.
    */
   static forControlPlane(
     plane: ProxiedControlPlane,
@@ -454,14 +482,20 @@ function tooManyRequests(retryAfterSeconds: number, method: string, close: boole
   return Buffer.from(method === 'HEAD' ? head : head + body, 'latin1');
 }
 
-/** Lane items besides data: end the sink (FIN) or break the connection (RST), in order with the data. */
+/**
+ * Lane items besides data: end the sink (FIN) or break the connection (RST), in order with the data.
+ * @internal
+ */
 const END = Symbol('end');
+/** @internal */
 const BREAK = Symbol('break');
+/** @internal */
 type LaneItem = Buffer | typeof END | typeof BREAK;
 
 /**
  * One direction of a connection: items go out in order, each when the mode allows (at once,
  * `delayMs` after arrival when slow, never while black-holed, so even a peer's reset stays unseen).
+ * @internal
  */
 class Lane {
   private readonly queue: Array<{ item: LaneItem; due: number }> = [];
@@ -541,7 +575,7 @@ class Lane {
   }
 }
 
-/** A parsed request head: just what framing and logging need. */
+/** A parsed request head: just what framing and logging need. @internal */
 interface RequestHead {
   method: string;
   path: string;
@@ -572,7 +606,11 @@ function parseHead(text: string): RequestHead {
   return { method, path, contentLength, chunked, upgrade, expectContinue };
 }
 
-/** One client connection: TLS toward the client, a lazily opened TLS connection upstream, HTTP request framing in between. */
+/**
+ * One client connection: TLS toward the client, a lazily opened TLS connection upstream, HTTP
+ * request framing in between.
+ * @internal
+ */
 class ProxyConnection {
   readonly closed: Promise<void>;
   private readonly client: TLSSocket;

@@ -2,6 +2,7 @@
  * Fault injection for chaos tests: {@link FaultProxy} sits between an operator and the API server
  * and cuts, black-holes, slows down or throttles (429) its traffic on demand.
  * @packageDocumentation
+ * @module konductor/testing/chaos
  */
 export {
   FaultProxy,
