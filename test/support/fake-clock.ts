@@ -5,7 +5,9 @@
  * `queueMicrotask`, so promises and streams keep working). The framework's `systemClock` reads
  * `Date.now` and the global timers at call time, so code on its default clock and code handed this
  * clock see the same time. `advance` moves time and runs the timers due; `advanceAsync` also lets the
- * promise callbacks they start run between timers, which is what async code under test needs.
+ * promise callbacks they start run between timers, which is what async code under test needs; `until`
+ * waits for a condition while real I/O (a fake API server's answers) catches up, time held still or
+ * moving a step at a time.
  *
  * ```ts
  * let clock: FakeClock;
@@ -25,6 +27,18 @@ export interface FakeClock extends Clock {
   advanceAsync(ms: number): Promise<void>;
   /** Sets the current time without running timers (a wall-clock jump). */
   setNow(time: number | string | Date): void;
+  /**
+   * Waits until `condition` holds, checking it after each real event-loop turn (so I/O and promise
+   * callbacks run) and moving time on by `stepMs` per turn after the first: 0 (the default) holds
+   * time still while I/O catches up; 1 lets the timers the condition waits on fire, to the
+   * millisecond. Fails naming `what` after `timeoutMs` of real time (default 30 s), the guard
+   * against a condition that never comes.
+   */
+  until(
+    condition: () => unknown,
+    what: string,
+    options?: { stepMs?: number; timeoutMs?: number },
+  ): Promise<void>;
   /** Number of timers waiting to fire. */
   pendingTimers(): number;
   /** Back to real timers. */
@@ -35,6 +49,9 @@ export interface FakeClockOptions {
   /** Starting time (epoch ms, ISO string or Date); default: the real time now. */
   now?: number | string | Date;
 }
+
+/** The real `Date.now`, taken before any spec installs fake timers: `until`'s guard runs on it. */
+const realNow = Date.now;
 
 function epochMs(time: number | string | Date): number {
   return typeof time === 'number' ? time : new Date(time).getTime();
@@ -58,6 +75,15 @@ export function installFakeClock(options: FakeClockOptions = {}): FakeClock {
     },
     setNow: (time) => {
       jest.setSystemTime(epochMs(time));
+    },
+    until: async (condition, what, { stepMs = 0, timeoutMs = 30_000 } = {}) => {
+      const deadline = realNow() + timeoutMs;
+      for (let turn = 0; !condition(); turn += 1) {
+        if (realNow() > deadline)
+          throw new Error(`timed out after ${timeoutMs} ms (real time) waiting for ${what}`);
+        // The first turn holds time still: what is already under way may meet the condition by itself.
+        await jest.advanceTimersByTimeAsync(turn === 0 ? 0 : stepMs);
+      }
     },
     pendingTimers: () => jest.getTimerCount(),
     uninstall: uninstallFakeClock,

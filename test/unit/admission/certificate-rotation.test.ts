@@ -1,4 +1,3 @@
-import { jest } from '@jest/globals';
 import { CLOCK_SKEW_MS } from '../../../src/framework/admission/certificates.js';
 import {
   defaultOverlapMs,
@@ -12,6 +11,7 @@ import {
 } from '../../../src/framework/admission/certificate-rotation.js';
 import { systemClock } from '../../../src/framework/clock/clock.js';
 import { MAX_TIMEOUT_MS } from '../../../src/framework/clock/long-timeout.js';
+import { installFakeClock, uninstallFakeClock } from '../../support/fake-clock.js';
 
 // The rotation plan: what is issued, staged, switched and dropped at which instant. A pure function,
 // so the whole life of a CA is walked here in virtual time.
@@ -238,23 +238,23 @@ describe('planRotation', () => {
 });
 
 describe('scheduling the next look', () => {
-  afterEach(() => jest.useRealTimers());
+  afterEach(uninstallFakeClock);
 
   test('a next look past setTimeout’s 24.8-day limit fires when due, not at once', () => {
-    jest.useFakeTimers({ now: start });
+    const clock = installFakeClock({ now: start });
     const state: RotationState = {
       authority: issued(start, times.caValidityMs),
       retired: [],
       serving: issued(start, times.servingValidityMs),
     };
     const { nextCheckAt } = planRotation(state, start, times);
-    const fired = jest.fn();
+    const firedAt: number[] = [];
     expect(nextCheckAt - start).toBeGreaterThan(MAX_TIMEOUT_MS);
 
-    systemClock.setTimeout(fired, nextCheckAt - start);
-    jest.advanceTimersByTime(30 * DAY);
-    expect(fired).not.toHaveBeenCalled();
-    jest.advanceTimersByTime(nextCheckAt - start - 30 * DAY);
-    expect(fired).toHaveBeenCalledTimes(1);
+    systemClock.setTimeout(() => firedAt.push(clock.now()), nextCheckAt - start);
+    clock.advance(nextCheckAt - start - 1);
+    expect(firedAt).toEqual([]);
+    clock.advance(1);
+    expect(firedAt).toEqual([nextCheckAt]);
   });
 });

@@ -1,31 +1,32 @@
-import { jest } from '@jest/globals';
 import {
   MAX_TIMEOUT_MS,
   setLongTimeout,
   sleep,
 } from '../../../src/framework/clock/long-timeout.js';
+import { installFakeClock, type FakeClock } from '../../support/fake-clock.js';
 
 /**
- * setLongTimeout and sleep on a fake clock. Jest's fake timers behave like Node here: a plain
+ * setLongTimeout and sleep on the shared fake clock. Its timers behave like Node's here: a plain
  * setTimeout longer than 2^31-1 ms fires after 1 ms (the first spec shows it), so these specs would
  * catch a wait handed to setTimeout unchecked.
  */
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const T0 = Date.parse('2024-05-01T12:00:00.000Z');
+let clock: FakeClock;
 
 /** Milliseconds since T0. */
-const elapsed = (): number => Date.now() - T0;
+const elapsed = (): number => clock.now() - T0;
 const advanceTo = async (ms: number): Promise<void> => {
-  await jest.advanceTimersByTimeAsync(T0 + ms - Date.now());
+  await clock.advanceAsync(T0 + ms - clock.now());
 };
 
 beforeEach(() => {
-  jest.useFakeTimers({ now: T0, doNotFake: ['nextTick', 'queueMicrotask'] });
+  clock = installFakeClock({ now: T0 });
 });
 
 afterEach(() => {
-  jest.useRealTimers();
+  clock.uninstall();
 });
 
 describe('the fake clock behaves like Node for overlong timeouts', () => {

@@ -1,16 +1,18 @@
-import { jest } from '@jest/globals';
 import { AttemptTimeoutError, withTimeLimit } from '../../../src/framework/clock/time-limit.js';
+import { installFakeClock, type FakeClock } from '../../support/fake-clock.js';
 
-/** withTimeLimit on a fake clock: the operator's default handler timeout for one attempt. */
+/** withTimeLimit on the shared fake clock: the operator's default handler timeout for one attempt. */
 
 const never = (): Promise<never> => new Promise<never>(() => undefined);
 
+let clock: FakeClock;
+
 beforeEach(() => {
-  jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] });
+  clock = installFakeClock();
 });
 
 afterEach(() => {
-  jest.useRealTimers();
+  clock.uninstall();
 });
 
 describe('withTimeLimit', () => {
@@ -20,9 +22,9 @@ describe('withTimeLimit', () => {
       seen = signal;
       return never();
     }, 5_000).catch((error: unknown) => error);
-    await jest.advanceTimersByTimeAsync(4_999);
+    await clock.advanceAsync(4_999);
     expect(seen?.aborted).toBe(false);
-    await jest.advanceTimersByTimeAsync(1);
+    await clock.advanceAsync(1);
     const error = await outcome;
     expect(error).toBeInstanceOf(AttemptTimeoutError);
     expect((error as Error).message).toBe(
@@ -45,11 +47,8 @@ describe('withTimeLimit', () => {
 
   test('without a limit (undefined or 0) a slow attempt is waited for', async () => {
     for (const limit of [undefined, 0]) {
-      const outcome = withTimeLimit(
-        () => new Promise((resolve) => setTimeout(() => resolve('late'), 86_400_000)),
-        limit,
-      );
-      await jest.advanceTimersByTimeAsync(86_400_000);
+      const outcome = withTimeLimit(() => clock.sleep(86_400_000).then(() => 'late'), limit);
+      await clock.advanceAsync(86_400_000);
       await expect(outcome).resolves.toBe('late');
     }
   });
@@ -62,7 +61,7 @@ describe('withTimeLimit', () => {
       (signal) => {
         seen = signal;
         return new Promise<void>((resolve) =>
-          signal.addEventListener('abort', () => setTimeout(resolve, 100), { once: true }),
+          signal.addEventListener('abort', () => clock.setTimeout(resolve, 100), { once: true }),
         );
       },
       5_000,
@@ -70,9 +69,9 @@ describe('withTimeLimit', () => {
     ).then(() => (finished = true));
     stop.abort();
     expect(seen?.aborted).toBe(true);
-    await jest.advanceTimersByTimeAsync(99);
+    await clock.advanceAsync(99);
     expect(finished).toBe(false);
-    await jest.advanceTimersByTimeAsync(1);
+    await clock.advanceAsync(1);
     await outcome;
     expect(finished).toBe(true);
   });
@@ -84,12 +83,14 @@ describe('withTimeLimit', () => {
     try {
       const outcome = withTimeLimit(
         () =>
-          new Promise((_, reject) => setTimeout(() => reject(new Error('late failure')), 10_000)),
+          new Promise((_, reject) =>
+            clock.setTimeout(() => reject(new Error('late failure')), 10_000),
+          ),
         1_000,
       ).catch((error: unknown) => error);
-      await jest.advanceTimersByTimeAsync(1_000);
+      await clock.advanceAsync(1_000);
       expect(await outcome).toBeInstanceOf(AttemptTimeoutError);
-      await jest.advanceTimersByTimeAsync(10_000);
+      await clock.advanceAsync(10_000);
       await new Promise((resolve) => process.nextTick(resolve));
       expect(unhandled).toEqual([]);
     } finally {
@@ -101,9 +102,9 @@ describe('withTimeLimit', () => {
     const day = 86_400_000;
     let settled = false;
     const outcome = withTimeLimit(never, 30 * day).catch(() => (settled = true));
-    await jest.advanceTimersByTimeAsync(29 * day);
+    await clock.advanceAsync(29 * day);
     expect(settled).toBe(false);
-    await jest.advanceTimersByTimeAsync(day);
+    await clock.advanceAsync(day);
     await outcome;
     expect(settled).toBe(true);
   });

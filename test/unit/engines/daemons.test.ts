@@ -1,5 +1,4 @@
 import type { ApiClient } from '../../../src/framework/api/api-client.js';
-import { sleep } from '../../../src/framework/clock/long-timeout.js';
 import { DaemonEngine } from '../../../src/framework/engines/daemons.js';
 import { PermanentError, TemporaryError } from '../../../src/framework/intents/errors.js';
 import { silentLogger } from '../../../src/framework/observability/logger.js';
@@ -10,6 +9,38 @@ import type { DaemonContext, DaemonSpec } from '../../../src/framework/intents/h
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { installFakeClock, type FakeClock } from '../../support/fake-clock.js';
 import { WIDGET_API_VERSION, widget, widgetResource } from '../../support/widget-objects.js';
+
+/**
+ * DaemonEngine on the shared fake clock (its default clock reads the global timers): backoffs,
+ * delays and cancellation deadlines are exact, and a daemon's own waits run on it too.
+ */
+
+const T0 = Date.parse('2024-05-01T12:00:00.000Z');
+const DAY_MS = 24 * 60 * 60 * 1000;
+let clock: FakeClock;
+
+/** Milliseconds since T0. */
+const elapsed = (): number => clock.now() - T0;
+/** Moves the fake clock to T0 + `ms`, running the timers due and the work they start. */
+const advanceTo = async (ms: number): Promise<void> => {
+  await clock.advanceAsync(T0 + ms - clock.now());
+};
+const aborted = (signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+/** Stops the engine, letting the fake clock run while daemons exit. */
+const stop = async (engine: DaemonEngine): Promise<void> => {
+  const stopped = engine.stopAll();
+  await clock.advanceAsync(120_000);
+  await stopped;
+};
+
+beforeEach(() => {
+  clock = installFakeClock({ now: T0 });
+});
+
+afterEach(() => {
+  clock.uninstall();
+});
 
 /** A request the engine itself sent (the daemons here send none of their own). */
 interface SentRequest {
@@ -65,28 +96,28 @@ describe('daemons', () => {
       runs += 1;
     });
     engine.observe(widget());
-    await sleep(50);
+    await advanceTo(50);
     engine.observe(widget({ resourceVersion: '2' }));
-    await sleep(50);
+    await advanceTo(600_000); // well past any restart backoff
     expect(runs).toBe(1);
     expect(engine.running).toBe(0);
-    await engine.stopAll();
+    await stop(engine);
   });
 
   test('a daemon that throws is restarted with backoff, and an Event says so', async () => {
-    let runs = 0;
+    const starts: number[] = [];
     const { engine, posted } = engineWith(
       async () => {
-        runs += 1;
-        if (runs < 3) throw new Error('lost connection');
+        starts.push(elapsed());
+        if (starts.length < 3) throw new Error('lost connection');
       },
       { backoff: 0.05 },
     );
     engine.observe(widget());
-    await sleep(400);
-    expect(runs).toBe(3);
+    await advanceTo(1_000);
+    expect(starts).toEqual([0, 50, 100]);
     expect(posted).toEqual(['DaemonFailed', 'DaemonFailed']);
-    await engine.stopAll();
+    await stop(engine);
   });
 
   test('a PermanentError ends the daemon for good, with an Event saying so', async () => {
@@ -99,23 +130,24 @@ describe('daemons', () => {
       { backoff: 0.05 },
     );
     engine.observe(widget());
-    await sleep(300);
+    await advanceTo(600_000);
     expect(runs).toBe(1);
     expect(posted).toEqual(['DaemonFailed']);
-    await engine.stopAll();
+    await stop(engine);
   });
 
   test('a TemporaryError restarts the daemon after its delay', async () => {
     const starts: number[] = [];
     const { engine } = engineWith(async () => {
-      starts.push(Date.now());
+      starts.push(elapsed());
       if (starts.length === 1) throw new TemporaryError('later', { delay: 0.2 });
     });
     engine.observe(widget());
-    await sleep(500);
-    expect(starts).toHaveLength(2);
-    expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(190);
-    await engine.stopAll();
+    await advanceTo(199);
+    expect(starts).toEqual([0]);
+    await advanceTo(200);
+    expect(starts).toEqual([0, 200]);
+    await stop(engine);
   });
 
   test('stopping resolves `stopped` at once and aborts `signal` after the cancellation backoff', async () => {
@@ -123,16 +155,21 @@ describe('daemons', () => {
     const { engine } = engineWith(
       async ({ stopped, signal }) => {
         await stopped;
-        seen.push(`stopped aborted=${signal.aborted}`);
-        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-        seen.push('aborted');
+        seen.push(`stopped at ${elapsed()}, aborted=${signal.aborted}`);
+        await aborted(signal);
+        seen.push(`aborted at ${elapsed()}`);
       },
       { cancellationBackoff: 0.1 },
     );
     engine.observe(widget());
-    await sleep(20);
-    await engine.stopObject('uid-1');
-    expect(seen).toEqual(['stopped aborted=false', 'aborted']);
+    await advanceTo(20);
+    let stoppedAt: number | undefined;
+    void engine.stopObject('uid-1').then(() => (stoppedAt = elapsed()));
+    await advanceTo(119);
+    expect(seen).toEqual(['stopped at 20, aborted=false']);
+    await advanceTo(120);
+    expect(seen).toEqual(['stopped at 20, aborted=false', 'aborted at 120']);
+    expect(stoppedAt).toBe(120);
   });
 
   test('a daemon that ignores its stop is abandoned after the cancellation timeout, with a warning Event', async () => {
@@ -140,9 +177,13 @@ describe('daemons', () => {
       cancellationTimeout: 0.2,
     });
     engine.observe(widget());
-    const started = Date.now();
-    await engine.stopObject('uid-1');
-    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    let stoppedAt: number | undefined;
+    void engine.stopObject('uid-1').then(() => (stoppedAt = elapsed()));
+    await advanceTo(199);
+    expect(stoppedAt).toBeUndefined();
+    expect(posted).toEqual([]);
+    await advanceTo(200);
+    expect(stoppedAt).toBe(200);
     expect(posted).toEqual(['DaemonAbandoned']);
   });
 
@@ -150,12 +191,12 @@ describe('daemons', () => {
     let runs = 0;
     const { engine } = engineWith(async ({ signal }) => {
       runs += 1;
-      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      await aborted(signal);
     });
     engine.observe(widget());
-    await sleep(20);
+    await advanceTo(20);
     engine.observe(widget({ deleting: true }));
-    await sleep(50);
+    await advanceTo(600_000);
     expect(engine.running).toBe(0);
     expect(runs).toBe(1);
   });
@@ -164,17 +205,15 @@ describe('daemons', () => {
     const sizes: unknown[] = [];
     const { engine } = engineWith(async (context) => {
       sizes.push(context.spec.size);
-      await sleep(50);
+      await clock.sleep(50);
       sizes.push(context.spec.size);
-      await new Promise((resolve) =>
-        context.signal.addEventListener('abort', resolve, { once: true }),
-      );
+      await aborted(context.signal);
     });
     engine.observe(widget());
-    await sleep(10);
+    await advanceTo(10);
     engine.observe(widget({ resourceVersion: '2', spec: { size: 5 } }));
-    await sleep(80);
-    await engine.stopAll();
+    await advanceTo(90);
+    await stop(engine);
     expect(sizes).toEqual([1, 5]);
   });
 
@@ -187,13 +226,11 @@ describe('daemons', () => {
     scope.activate();
     const { engine } = engineWith(async (context) => {
       context.events.info('Watching', 'started');
-      await new Promise((resolve) =>
-        context.signal.addEventListener('abort', resolve, { once: true }),
-      );
+      await aborted(context.signal);
     });
     scope.run(() => engine.observe(widget({ name: 'w' })));
-    await sleep(20);
-    await engine.stopAll();
+    await advanceTo(20);
+    await stop(engine);
     expect(posted).toEqual(['w Normal Watching: started']);
   });
 });
@@ -202,7 +239,7 @@ describe('daemons: results delivery', () => {
   test('what a daemon returns when it ends by itself is stored at status[<daemon id>] in one status write', async () => {
     const { engine, sent } = engineWith(() => ({ migrated: 12 }));
     engine.observe(widget());
-    await sleep(50);
+    await advanceTo(50);
     expect(sent).toEqual([
       {
         method: 'PATCH',
@@ -210,7 +247,7 @@ describe('daemons: results delivery', () => {
         body: { status: { d: { migrated: 12 } } },
       },
     ]);
-    await engine.stopAll();
+    await stop(engine);
   });
 
   test('a daemon returning what status[<daemon id>] already holds, or nothing, makes no request', async () => {
@@ -218,9 +255,9 @@ describe('daemons: results delivery', () => {
     same.engine.observe(widget({ status: { d: { migrated: 12 } } }));
     const nothing = engineWith(() => undefined);
     nothing.engine.observe(widget());
-    await sleep(50);
+    await advanceTo(50);
     expect([...same.sent, ...nothing.sent]).toEqual([]);
-    await Promise.all([same.engine.stopAll(), nothing.engine.stopAll()]);
+    await Promise.all([stop(same.engine), stop(nothing.engine)]);
   });
 
   test('a daemon that ends because it was asked to stop has its return value ignored', async () => {
@@ -229,18 +266,20 @@ describe('daemons: results delivery', () => {
       return { interrupted: true };
     });
     engine.observe(widget());
-    await sleep(20);
-    await engine.stopObject('uid-1');
+    await advanceTo(20);
+    const stopping = engine.stopObject('uid-1');
+    await clock.advanceAsync(120_000);
+    await stopping;
     expect(sent).toEqual([]);
   });
 
   test('a value that is not JSON is not stored and is posted as a DaemonResultNotStored Event', async () => {
     const { engine, sent, posted } = engineWith(() => Symbol('done'));
     engine.observe(widget());
-    await sleep(50);
+    await advanceTo(50);
     expect(sent).toEqual([]);
     expect(posted).toEqual(['DaemonResultNotStored']);
-    await engine.stopAll();
+    await stop(engine);
   });
 });
 
@@ -255,9 +294,7 @@ describe("daemons: the context shows the daemon's own writes", () => {
       phases.push(context.status?.phase);
       await next;
       phases.push(context.status?.phase);
-      await new Promise((resolve) =>
-        context.signal.addEventListener('abort', resolve, { once: true }),
-      );
+      await aborted(context.signal);
     };
   }
 
@@ -269,11 +306,11 @@ describe("daemons: the context shows the daemon's own writes", () => {
       widget({ resourceVersion: '2', status: { phase: 'Running' } }),
     );
     engine.observe(widget());
-    await sleep(20);
+    await advanceTo(20);
     engine.observe(widget({ resourceVersion: '3', status: { phase: 'Failed' } }));
     advance();
-    await sleep(20);
-    await engine.stopAll();
+    await advanceTo(40);
+    await stop(engine);
     expect(phases).toEqual([undefined, 'Running', 'Failed']);
   });
 
@@ -283,36 +320,13 @@ describe("daemons: the context shows the daemon's own writes", () => {
       widget({ uid: 'uid-2', resourceVersion: '2', status: { phase: 'Running' } }),
     );
     engine.observe(widget());
-    await sleep(20);
-    await engine.stopAll();
+    await advanceTo(20);
+    await stop(engine);
     expect(phases).toEqual([undefined, undefined, undefined]);
   });
 });
 
-describe('daemons on a fake clock', () => {
-  const T0 = Date.parse('2024-05-01T12:00:00.000Z');
-  let clock: FakeClock;
-  const elapsed = (): number => clock.now() - T0;
-  const advanceTo = async (ms: number): Promise<void> => {
-    await clock.advanceAsync(T0 + ms - clock.now());
-  };
-  const aborted = (signal: AbortSignal): Promise<void> =>
-    new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-  /** Stops the engine, letting the fake clock run while daemons exit. */
-  const stop = async (engine: DaemonEngine): Promise<void> => {
-    const stopped = engine.stopAll();
-    await clock.advanceAsync(120_000);
-    await stopped;
-  };
-
-  beforeEach(() => {
-    clock = installFakeClock({ now: T0 });
-  });
-
-  afterEach(() => {
-    clock.uninstall();
-  });
-
+describe('daemons: delays, restarts and filters', () => {
   test('the initial delay holds the start of the daemon', async () => {
     const starts: number[] = [];
     const { engine } = engineWith(
@@ -484,8 +498,6 @@ describe('daemons on a fake clock', () => {
     expect(exitedAt).toBe(3_500);
     expect(stoppedAt).toBe(3_500);
   });
-
-  const DAY_MS = 24 * 60 * 60 * 1000;
 
   test('a backoff longer than setTimeout allows (30 days) restarts the daemon after 30 days, not in a loop', async () => {
     const starts: number[] = [];

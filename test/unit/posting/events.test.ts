@@ -45,6 +45,8 @@ describe('events.* post to the operator whose work calls them', () => {
   });
 
   test('two scopes running at once keep their Events apart, across awaits and timers', async () => {
+    // Real timers: Node's carry the async context into their callbacks, which is what is tested here;
+    // fake ones call back from the test's own context. Nothing is timed, so load cannot fail it.
     const first = openScope();
     const second = openScope();
     const work = (scope: EventScope, name: string): Promise<void> =>

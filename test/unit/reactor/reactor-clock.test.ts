@@ -1,24 +1,26 @@
-import { jest } from '@jest/globals';
 import {
   Reactor,
   stalledForMs,
   type ProcessResult,
   type ReactorOptions,
 } from '../../../src/framework/reactor/reactor.js';
+import { installFakeClock, type FakeClock } from '../../support/fake-clock.js';
 import { deferred, widgetEvent, type Widget } from './helpers.js';
 
 /**
- * The reactor on a fake clock (jest's fake timers drive `setTimeout` and `Date.now`): requeues days
- * ahead, and the progress `/healthz` reads to spot handlers that hold every slot.
+ * The reactor on the shared fake clock (it drives `setTimeout` and `Date.now`): requeues days ahead,
+ * and the progress `/healthz` reads to spot handlers that hold every slot.
  */
 
 const T0 = Date.parse('2024-05-01T12:00:00.000Z');
 const DAY_MS = 24 * 60 * 60 * 1000;
 const MINUTE_MS = 60_000;
 
-const elapsed = (): number => Date.now() - T0;
+let clock: FakeClock;
+
+const elapsed = (): number => clock.now() - T0;
 const advanceTo = async (ms: number): Promise<void> => {
-  await jest.advanceTimersByTimeAsync(T0 + ms - Date.now());
+  await clock.advanceAsync(T0 + ms - clock.now());
 };
 
 const reactors: Reactor<Widget, string>[] = [];
@@ -35,19 +37,19 @@ function reactorWith(
     return processor(batch.uid, run);
   }, options);
   reactors.push(reactor);
-  return { reactor, runs, stalledFor: () => stalledForMs(reactor.progress(), Date.now()) };
+  return { reactor, runs, stalledFor: () => stalledForMs(reactor.progress(), clock.now()) };
 }
 
 beforeEach(() => {
-  jest.useFakeTimers({ now: T0, doNotFake: ['nextTick', 'queueMicrotask'] });
+  clock = installFakeClock({ now: T0 });
 });
 
 afterEach(async () => {
   // Drop what a test left behind; the drain deadline is a (fake) timer, so the clock must move.
   const stopped = Promise.all(reactors.splice(0).map((r) => r.stop(0)));
-  await jest.advanceTimersByTimeAsync(1);
+  await clock.advanceAsync(1);
   await stopped;
-  jest.useRealTimers();
+  clock.uninstall();
 });
 
 describe('requeues longer than setTimeout allows (2^31-1 ms, about 24.8 days)', () => {
@@ -133,10 +135,7 @@ describe('progress: spotting handlers that hold every slot', () => {
   });
 
   test('slow runs that keep finishing are not a stall, however long the queue', async () => {
-    const { reactor, stalledFor } = reactorWith(
-      () => new Promise((resolve) => setTimeout(resolve, MINUTE_MS)),
-      { concurrency: 1 },
-    );
+    const { reactor, stalledFor } = reactorWith(() => clock.sleep(MINUTE_MS), { concurrency: 1 });
     for (let i = 0; i < 20; i += 1) reactor.push(widgetEvent(`o${i}`, 1), 'r');
     let worst = 0;
     for (let t = 0; t <= 15 * MINUTE_MS; t += 10_000) {

@@ -8,17 +8,19 @@ import {
 } from '../../../src/framework/reactor/reactor.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
 import type { WatchEvent } from '../../../src/framework/watching/watch-events.js';
-import { sleep } from '../../../src/framework/clock/long-timeout.js';
-import { waitFor } from '../../support/wait-for.js';
+import { installFakeClock, type FakeClock } from '../../support/fake-clock.js';
 import {
   ConcurrencyTracker,
   deferred,
-  often,
-  tick,
   widgetEvent,
   type Widget,
   type WidgetEvent,
 } from './helpers.js';
+
+/**
+ * The reactor on the shared fake clock: processors that take time sleep on it, so requeue delays,
+ * drain deadlines and how soon a run starts are exact, whatever else the machine is doing.
+ */
 
 type Batch = ObjectBatch<Widget, string>;
 type Processor = (batch: Batch) => Promise<ProcessResult>;
@@ -34,6 +36,25 @@ interface Run {
   route: string;
   signal: AbortSignal;
 }
+
+const T0 = Date.parse('2024-05-01T12:00:00.000Z');
+let clock: FakeClock;
+
+/** Milliseconds since T0. */
+const elapsed = (): number => clock.now() - T0;
+
+/** Lets fake time run, a millisecond at a time, until `promise` settles; returns it. */
+async function settle<T>(promise: Promise<T>, what: string): Promise<T> {
+  let done = false;
+  const finished = (): void => void (done = true);
+  promise.then(finished, finished);
+  await clock.until(() => done, what, { stepMs: 1 });
+  return promise;
+}
+
+/** Lets fake time run until nothing is queued or running. */
+const idle = (reactor: Reactor<Widget, string>): Promise<void> =>
+  settle(reactor.onIdle(), 'the reactor to go idle');
 
 const reactors: Reactor<Widget, string>[] = [];
 
@@ -55,9 +76,15 @@ function reactorWith(processor: Processor = async () => undefined, options: Reac
   return { reactor, runs };
 }
 
+beforeEach(() => {
+  clock = installFakeClock({ now: T0 });
+});
+
 afterEach(async () => {
-  // Drop whatever a test left behind (queued runs, requeue timers) so nothing leaks into the next one.
-  await Promise.all(reactors.splice(0).map((r) => r.stop(0)));
+  // Drop whatever a test left behind (queued runs, requeue timers) so nothing leaks into the next one;
+  // the drain deadline is a timer, so the clock must move.
+  await settle(Promise.all(reactors.splice(0).map((r) => r.stop(0))), 'the reactors to stop');
+  clock.uninstall();
 });
 
 describe('coalescing events of one object', () => {
@@ -65,15 +92,15 @@ describe('coalescing events of one object', () => {
     const tracker = new ConcurrencyTracker();
     const { reactor, runs } = reactorWith(async ({ uid }) => {
       tracker.enter(uid);
-      await sleep(20);
+      await clock.sleep(20);
       tracker.leave(uid);
     });
 
     for (let n = 1; n <= 1_000; n++) {
       reactor.push(widgetEvent('a', n), 'route');
-      if (n % 100 === 0) await sleep(5); // let runs start and finish while events keep coming
+      if (n % 100 === 0) await clock.advanceAsync(5); // runs start and finish while events keep coming
     }
-    await reactor.onIdle();
+    await idle(reactor);
 
     expect(runs.length).toBeGreaterThan(1);
     expect(runs.length).toBeLessThan(50);
@@ -83,17 +110,17 @@ describe('coalescing events of one object', () => {
 
   test('the raw events of successive runs, concatenated, are every event once and in order', async () => {
     const { reactor, runs } = reactorWith(async ({ events }) => {
-      await sleep(events.length % 3); // vary run length so batches differ in size
+      await clock.sleep(events.length % 3); // vary run length so batches differ in size
     });
 
     const pushed: number[] = [];
     for (let n = 1; n <= 300; n++) {
       reactor.push(widgetEvent('a', n), 'route');
       pushed.push(n);
-      if (n % 7 === 0) await tick();
-      if (n % 50 === 0) await sleep(3);
+      if (n % 7 === 0) await clock.advanceAsync(0);
+      if (n % 50 === 0) await clock.advanceAsync(3);
     }
-    await reactor.onIdle();
+    await idle(reactor);
 
     expect(runs.length).toBeGreaterThan(1);
     expect(runs.flatMap((r) => r.events)).toEqual(pushed);
@@ -107,17 +134,13 @@ describe('coalescing events of one object', () => {
     });
 
     reactor.push(widgetEvent('a', 1), 'route');
-    await waitFor(() => reactor.running === 1, {
-      what: 'the first run to start',
-      timeoutMs: 1_000,
-      ...often,
-    });
+    await clock.until(() => reactor.running === 1, 'the first run to start');
     reactor.push(widgetEvent('a', 2, { type: 'MODIFIED' }), 'route');
-    await tick();
+    await clock.advanceAsync(0);
     expect(runs).toHaveLength(1); // the follow-up waits for the first run to finish
 
     firstRun.resolve();
-    await reactor.onIdle();
+    await idle(reactor);
 
     expect(runs).toHaveLength(2);
     expect(runs[1]).toMatchObject({ uid: 'a', latest: 2, events: [2] });
@@ -135,7 +158,7 @@ describe('coalescing events of one object', () => {
     reactor.push(widgetEvent('a', 0), 'route');
     for (let n = 1; n <= 20; n++) reactor.push(widgetEvent('a', n), 'route');
     firstRun.resolve();
-    await reactor.onIdle();
+    await idle(reactor);
 
     expect(runs).toHaveLength(2);
     expect(runs[1]).toMatchObject({ latest: 20, events: [16, 17, 18, 19, 20] });
@@ -148,31 +171,27 @@ describe('sharing the concurrency limit between objects', () => {
     const { reactor, runs } = reactorWith(
       async ({ uid }) => {
         tracker.enter(uid);
-        await sleep(5);
+        await clock.sleep(5);
         tracker.leave(uid);
       },
       { concurrency: 4 },
     );
 
     for (let i = 0; i < 30; i++) reactor.push(widgetEvent(`obj-${i}`, 1), 'route');
-    await reactor.onIdle();
+    await idle(reactor);
 
     expect(runs).toHaveLength(30);
     expect(tracker.max).toBe(4);
   });
 
   test('a live event for a new object is processed before a backlog of 2,000 listed objects queued earlier', async () => {
-    const { reactor, runs } = reactorWith(() => sleep(1), { concurrency: 2 });
+    const { reactor, runs } = reactorWith(() => clock.sleep(1), { concurrency: 2 });
 
     for (let i = 0; i < 2_000; i++)
       reactor.push(widgetEvent(`listed-${i}`, 1, { fromList: true }), 'route');
-    await waitFor(() => runs.length >= 10, {
-      what: 'the backlog to get going',
-      timeoutMs: 2_000,
-      ...often,
-    });
+    await clock.until(() => runs.length >= 10, 'the backlog to get going', { stepMs: 1 });
     reactor.push(widgetEvent('created', 1, { type: 'ADDED', fromList: false }), 'route');
-    await reactor.onIdle();
+    await idle(reactor);
 
     expect(runs).toHaveLength(2_001);
     const index = runs.findIndex((r) => r.uid === 'created');
@@ -194,7 +213,7 @@ describe('sharing the concurrency limit between objects', () => {
       reactor.push(widgetEvent(`listed-${i}`, 1, { fromList: true }), 'route');
     reactor.push(widgetEvent('listed-60', 2, { fromList: false }), 'route');
     blocker.resolve();
-    await reactor.onIdle();
+    await idle(reactor);
 
     expect(runs.map((r) => r.uid).slice(0, 3)).toEqual(['blocker', 'listed-60', 'listed-0']);
     expect(runs[1]).toMatchObject({ latest: 2, events: [1, 2] });
@@ -215,14 +234,14 @@ describe('failing processors', () => {
           if (uid === 'undefined') throw undefined;
         }
         tracker.enter(uid);
-        await sleep(5);
+        await clock.sleep(5);
         tracker.leave(uid);
       },
       { concurrency: 2, logger },
     );
 
     for (const uid of ['error', 'string', 'undefined']) reactor.push(widgetEvent(uid, 1), 'route');
-    await reactor.onIdle();
+    await idle(reactor);
     expect(lines.filter((l) => l.includes('object processing failed unexpectedly'))).toHaveLength(
       3,
     );
@@ -230,7 +249,7 @@ describe('failing processors', () => {
     // The same objects and others are still processed, within the same concurrency limit.
     for (const uid of ['error', 'string', 'undefined']) reactor.push(widgetEvent(uid, 2), 'route');
     for (let i = 0; i < 10; i++) reactor.push(widgetEvent(`other-${i}`, 1), 'route');
-    await reactor.onIdle();
+    await idle(reactor);
 
     const laterRuns = runs.slice(3);
     expect(laterRuns.map((r) => r.uid).sort()).toEqual(
@@ -255,9 +274,9 @@ describe('failing processors', () => {
     reactors.push(reactor);
 
     reactor.push(widgetEvent('a', 1), 'route');
-    await reactor.onIdle();
+    await idle(reactor);
     reactor.push(widgetEvent('a', 2), 'route');
-    await reactor.onIdle();
+    await idle(reactor);
 
     expect(calls).toBe(2);
     expect(reactor.activeObjects).toBe(0);
@@ -277,7 +296,7 @@ describe('a failing watch stream', () => {
     events.next(widgetEvent('a', 1));
     const failure = new Error('the heap cannot hold the listing');
     events.error(failure);
-    await reactor.onIdle();
+    await idle(reactor);
 
     expect(runs.map((r) => r.uid)).toEqual(['a']);
     expect(failures).toEqual([failure]);
@@ -289,7 +308,7 @@ describe('a failing watch stream', () => {
 
 describe('keeping state only for objects with work', () => {
   test('state is freed once every object is processed and idle, including after DELETED events', async () => {
-    const { reactor, runs } = reactorWith(() => sleep(1), { concurrency: 3 });
+    const { reactor, runs } = reactorWith(() => clock.sleep(1), { concurrency: 3 });
 
     for (let i = 0; i < 50; i++) {
       reactor.push(widgetEvent(`obj-${i}`, 1, { type: 'ADDED' }), 'route');
@@ -297,7 +316,7 @@ describe('keeping state only for objects with work', () => {
       if (i % 2 === 0) reactor.push(widgetEvent(`obj-${i}`, 3, { type: 'DELETED' }), 'route');
     }
     expect(reactor.activeObjects).toBe(50);
-    await reactor.onIdle();
+    await idle(reactor);
 
     expect(reactor.activeObjects).toBe(0);
     expect(reactor.queued).toBe(0);
@@ -312,7 +331,7 @@ describe('keeping state only for objects with work', () => {
       { ...event, object: { ...event.object, metadata: { ...event.object.metadata, uid: '' } } },
       'route',
     );
-    await reactor.onIdle();
+    await idle(reactor);
 
     expect(runs).toHaveLength(0);
     expect(reactor.activeObjects).toBe(0);
@@ -326,12 +345,15 @@ describe('requeueing', () => {
     );
 
     reactor.push(widgetEvent('a', 7), 'route');
-    await reactor.onIdle();
+    await idle(reactor);
     expect(runs).toHaveLength(1);
     expect(reactor.activeObjects).toBe(1); // kept while the re-run is pending
 
-    await waitFor(() => runs.length === 2, { what: 'the re-run', timeoutMs: 1_000, ...often });
-    await reactor.onIdle();
+    await clock.advanceAsync(49);
+    expect(runs).toHaveLength(1);
+    await clock.advanceAsync(1);
+    expect(runs).toHaveLength(2);
+    await idle(reactor);
 
     expect(runs[1]).toMatchObject({ uid: 'a', latest: 7, route: 'route' });
     expect(reactor.activeObjects).toBe(0);
@@ -350,20 +372,14 @@ describe('requeueing', () => {
         { concurrency: 1 },
       );
       reactor.push(widgetEvent('x', 1), 'route');
-      await waitFor(() => runs.length === 1 && reactor.running === 0, {
-        what: 'the first run of x',
-        timeoutMs: 1_000,
-        ...often,
-      });
+      await clock.until(() => runs.length === 1 && reactor.running === 0, 'the first run of x');
       reactor.push(widgetEvent('blocker', 1), 'route');
       reactor.push(widgetEvent('b', 1), 'route');
-      await waitFor(() => reactor.queued === 2, {
-        what: "x's requeue waiting behind b",
-        timeoutMs: 1_000,
-        ...often,
+      await clock.until(() => reactor.queued === 2, "x's requeue waiting behind b", {
+        stepMs: 1,
       });
       hold.resolve();
-      await reactor.onIdle();
+      await idle(reactor);
       return runs.map((r) => r.uid);
     };
 
@@ -377,30 +393,27 @@ describe('requeueing', () => {
     );
 
     reactor.push(widgetEvent('a', 7), 'route');
-    await waitFor(() => runs.length === 2, { what: 'the re-run', timeoutMs: 1_000, ...often });
+    await clock.until(() => runs.length === 2, 'the re-run', { stepMs: 1 });
 
     expect(runs.map((r) => r.events)).toEqual([[7], []]);
   });
 
   test('a real event before the requeue delay runs at once, and no extra run follows at the original delay', async () => {
-    const started = Date.now();
     const startedAt: number[] = [];
     const { reactor, runs } = reactorWith(async () => {
-      startedAt.push(Date.now() - started);
+      startedAt.push(elapsed());
       return runs.length === 1 ? { requeueAfterMs: 300 } : undefined;
     });
 
     reactor.push(widgetEvent('a', 1), 'route');
-    await sleep(50);
-    const pushedAt = Date.now() - started;
+    await clock.advanceAsync(50);
     reactor.push(widgetEvent('a', 2), 'route');
-    await sleep(pushedAt + 550 - (Date.now() - started));
+    await clock.advanceAsync(0);
+    expect(startedAt).toEqual([0, 50]); // for the event, at once, not at the 300 ms requeue
 
-    expect(runs).toHaveLength(2);
+    await clock.advanceAsync(500); // well past the requeue's original due time
+    expect(startedAt).toEqual([0, 50]);
     expect(runs[1]).toMatchObject({ latest: 2, events: [2] });
-    // Ran for the event, at once (measured from the push, so a late timer on a busy machine cannot
-    // blur it), not at the 300 ms requeue.
-    expect(startedAt[1]! - pushedAt).toBeLessThan(100);
     expect(reactor.activeObjects).toBe(0);
   });
 
@@ -408,8 +421,8 @@ describe('requeueing', () => {
     const { reactor, runs } = reactorWith(async () => ({ requeueAfterMs: 10 }));
 
     reactor.push(widgetEvent('a', 1, { type: 'DELETED' }), 'route');
-    await reactor.onIdle();
-    await sleep(50);
+    await idle(reactor);
+    await clock.advanceAsync(1_000);
 
     expect(runs).toHaveLength(1);
     expect(reactor.activeObjects).toBe(0);
@@ -435,34 +448,38 @@ describe('stopping', () => {
     reactor.push(widgetEvent('c', 1), 'route');
     expect(reactor.queued).toBe(2);
 
-    const stopping = reactor.stop(2_000);
-    setTimeout(() => inProgress.resolve(), 20);
-    await stopping;
+    let stoppedAt: number | undefined;
+    void reactor.stop(2_000).then(() => (stoppedAt = elapsed()));
+    clock.setTimeout(() => inProgress.resolve(), 20);
+    await clock.advanceAsync(20);
 
+    expect(stoppedAt).toBe(20); // when the run ended, not at the deadline
     expect(finished).toBe(true);
     expect(runs.map((r) => r.uid)).toEqual(['a']);
     expect(runs[0]!.signal.aborted).toBe(false);
 
     reactor.push(widgetEvent('d', 1), 'route');
     reactor.push(widgetEvent('a', 2), 'route');
-    await reactor.onIdle();
+    await idle(reactor);
     expect(runs).toHaveLength(1);
     expect(reactor.activeObjects).toBe(0);
   });
 
-  test('stop gives up on a run that never finishes after about the deadline, aborting its signal', async () => {
+  test('stop gives up on a run that never finishes at the deadline, aborting its signal', async () => {
     const { reactor, runs } = reactorWith(() => new Promise<void>(() => undefined));
 
     reactor.push(widgetEvent('a', 1), 'route');
     expect(runs).toHaveLength(1);
     expect(runs[0]!.signal.aborted).toBe(false);
 
-    const started = Date.now();
-    await reactor.stop(200);
-    const elapsed = Date.now() - started;
+    let stoppedAt: number | undefined;
+    void reactor.stop(200).then(() => (stoppedAt = elapsed()));
+    await clock.advanceAsync(199);
+    expect(stoppedAt).toBeUndefined();
+    expect(runs[0]!.signal.aborted).toBe(false);
+    await clock.advanceAsync(1);
 
-    expect(elapsed).toBeGreaterThanOrEqual(150);
-    expect(elapsed).toBeLessThan(1_500);
+    expect(stoppedAt).toBe(200);
     expect(runs[0]!.signal.aborted).toBe(true);
     expect(reactor.activeObjects).toBe(0);
   });
@@ -471,9 +488,9 @@ describe('stopping', () => {
     const { reactor, runs } = reactorWith(async () => ({ requeueAfterMs: 20 }));
 
     reactor.push(widgetEvent('a', 1), 'route');
-    await reactor.onIdle();
-    await reactor.stop(100);
-    await sleep(60);
+    await idle(reactor);
+    await settle(reactor.stop(100), 'the stop');
+    await clock.advanceAsync(1_000);
 
     expect(runs).toHaveLength(1);
   });
@@ -489,7 +506,7 @@ describe('consuming a watch stream', () => {
     stream.next(widgetEvent('a', 1, { type: 'ADDED', fromList: true }));
     stream.next({ type: 'SYNCED' });
     stream.next(widgetEvent('b', 1, { type: 'ADDED' }));
-    await reactor.onIdle();
+    await idle(reactor);
 
     expect(synced).toBe(1);
     expect(runs.map((r) => [r.uid, r.route])).toEqual([
@@ -505,11 +522,11 @@ describe('consuming a watch stream', () => {
 
     for (const uid of ['a', 'b', 'c', 'd'])
       stream.next(widgetEvent(uid, 1, { type: 'ADDED', fromList: true }));
-    await reactor.onIdle();
+    await idle(reactor);
     expect(runs.map((r) => r.uid)).toEqual(['a', 'b']);
 
     stream.next({ type: 'SYNCED' });
-    await reactor.onIdle();
+    await idle(reactor);
     expect(runs.map((r) => r.uid)).toEqual(['a', 'b', 'c', 'd']);
   });
 
@@ -522,7 +539,7 @@ describe('consuming a watch stream', () => {
 
     stream.next(widgetEvent('a', 2, { type: 'MODIFIED', fromList: true }));
     stream.next(widgetEvent('b', 2, { type: 'MODIFIED', fromList: true }));
-    await reactor.onIdle();
+    await idle(reactor);
 
     expect(runs.map((r) => r.uid)).toEqual(['a', 'b']);
     expect(synced).toBe(1);
@@ -533,7 +550,7 @@ describe('consuming a watch stream', () => {
     const stream = new Subject<WatchEvent<Widget>>();
     reactor.consume(stream, 'widgets');
 
-    await reactor.stop(100);
+    await settle(reactor.stop(100), 'the stop');
     expect(stream.observed).toBe(false);
     stream.next(widgetEvent('a', 1));
     expect(runs).toHaveLength(0);
@@ -564,7 +581,7 @@ describe('metrics', () => {
     expect(metrics.gauges.get('reactor_objects')).toBe(2);
 
     release.resolve();
-    await reactor.onIdle();
+    await idle(reactor);
 
     expect(metrics.counter('reactor_runs_total')).toBe(3); // a, b (once for both events), a again
     expect(metrics.counter('reactor_coalesced_events_total')).toBe(3);
@@ -587,17 +604,17 @@ describe('metrics', () => {
 
     reactor.push(widgetEvent('a', 1), 'route');
     reactor.push(widgetEvent('blocker', 1), 'route');
-    await waitFor(() => runs.length === 2 && reactor.queued === 1, {
-      what: "a's re-run to wait behind the blocker",
-      timeoutMs: 1_000,
-      ...often,
-    });
+    await clock.until(
+      () => runs.length === 2 && reactor.queued === 1,
+      "a's re-run to wait behind the blocker",
+      { stepMs: 1 },
+    );
 
     expect(metrics.gauges.get('reactor_queue_depth')).toBe(1);
     expect(metrics.gauges.get('reactor_running')).toBe(1);
 
     blocker.resolve();
-    await reactor.onIdle();
+    await idle(reactor);
     expect(runs.map((r) => r.uid)).toEqual(['a', 'blocker', 'a']);
     expect(metrics.gauges.get('reactor_queue_depth')).toBe(0);
   });

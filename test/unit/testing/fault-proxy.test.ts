@@ -7,6 +7,10 @@ import { ApiClient } from '../../../src/framework/api/api-client.js';
 import { ApiError } from '../../../src/framework/api/api-error.js';
 import { kubeConfigWithToken } from '../../../src/testing/index.js';
 import { FaultProxy } from '../../../src/testing/chaos/index.js';
+import { waitFor } from '../../support/wait-for.js';
+
+// Real sockets and the proxy's own real-time delays: no fake clock here. Specs wait on conditions,
+// and the only time bounds are lower ones, which a busy machine can only make larger.
 
 // A self-signed EC certificate for IP 127.0.0.1, valid 2000–2125. The upstream and the proxy both
 // serve it, as the proxy serves a control plane's own API server certificate.
@@ -35,6 +39,8 @@ interface Seen {
   url: string;
   auth: string | undefined;
   body: string;
+  /** Date.now() when the whole request had arrived. */
+  at: number;
 }
 
 /** A local https server: `/stream` writes a line every 50 ms; anything else echoes method, path and body. */
@@ -57,6 +63,7 @@ async function startUpstream(): Promise<{
         url: req.url ?? '',
         auth: req.headers.authorization,
         body,
+        at: Date.now(),
       });
       if (req.url === '/stream') {
         res.writeHead(200, { 'Content-Type': 'text/plain' });
@@ -75,6 +82,7 @@ async function startUpstream(): Promise<{
       url: req.url ?? '',
       auth: req.headers.authorization,
       body: '',
+      at: Date.now(),
     });
     socket.write(
       'HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n',
@@ -101,6 +109,24 @@ interface Answer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;
+}
+
+/**
+ * Waits until `count` stops changing (the same on two looks 50 ms apart, or more on a busy machine)
+ * and returns it: for what is already on its way to land.
+ */
+async function quiet(count: () => number): Promise<number> {
+  let last: number | undefined;
+  await waitFor(
+    () => {
+      const now = count();
+      const settled = now === last;
+      last = now;
+      return settled;
+    },
+    { what: 'the count to settle', intervalMs: 50 },
+  );
+  return last!;
 }
 
 /** One request through `agent` (keep-alive, trusting CERT); rejects on errors or after `timeoutMs`. */
@@ -302,8 +328,9 @@ describe('FaultProxy', () => {
       proxy.throttle(1);
       const before = stream.lines.length;
       expect((await send(other, proxy.url)).status).toBe(429);
-      await sleep(300);
-      expect(stream.lines.length).toBeGreaterThan(before + 2);
+      await waitFor(() => stream.lines.length > before + 2, {
+        what: 'three more lines on the streaming watch',
+      });
     } finally {
       other.destroy();
     }
@@ -311,15 +338,14 @@ describe('FaultProxy', () => {
 
   test('slow: delays each chunk both ways', async () => {
     await send(agent, proxy.url); // connect first: the handshake is not what is measured
-    const fast = Date.now();
-    await send(agent, proxy.url);
-    const passMs = Date.now() - fast;
     proxy.slow(150);
-    const started = Date.now();
+    const sentAt = Date.now();
     expect((await send(agent, proxy.url)).status).toBe(200);
-    const slowMs = Date.now() - started;
-    expect(slowMs).toBeGreaterThanOrEqual(290); // the request and the response, 150 ms each
-    expect(slowMs).toBeGreaterThan(passMs + 200);
+    const answeredAt = Date.now();
+    // Each way on its own, so neither delay can stand in for the other.
+    const reachedAt = upstream.seen.at(-1)!.at;
+    expect(reachedAt - sentAt).toBeGreaterThanOrEqual(150); // the request
+    expect(answeredAt - reachedAt).toBeGreaterThanOrEqual(150); // the response
     expect(proxy.stats().byMode.slow.requests).toBe(1);
   });
 
@@ -329,10 +355,9 @@ describe('FaultProxy', () => {
     const fresh = new Agent({ keepAlive: true, ca: CERT });
     try {
       await send(idle, proxy.url); // an idle kept-alive connection, opened before the hole
-      await sleep(200);
+      await waitFor(() => stream.lines.length >= 2, { what: 'the stream to flow' });
       proxy.blackhole();
-      await sleep(100); // lines already on their way may still land
-      const silentFrom = stream.lines.length;
+      const silentFrom = await quiet(() => stream.lines.length); // lines on their way may still land
 
       // A new connection: TCP is accepted, the TLS handshake never completes.
       await expect(send(fresh, proxy.url, { timeoutMs: 400 })).rejects.toThrow('no answer in time');
@@ -340,17 +365,22 @@ describe('FaultProxy', () => {
       const onIdle = send(idle, proxy.url, { path: '/during' });
       // A new connection that waits out the hole.
       const waiting = send(fresh, proxy.url, { path: '/waited' });
-      await sleep(500);
+      await waitFor(
+        () => {
+          const { connections, requests } = proxy.stats().byMode.blackhole;
+          return connections >= 2 && requests >= 1;
+        },
+        { what: 'the waiting connection and the request on the idle one to arrive' },
+      );
+      await sleep(200); // a window for anything the hole lets through to show
       expect(stream.lines.length).toBe(silentFrom);
       expect(upstream.seen.map((s) => s.url)).not.toContain('/during');
-      const during = proxy.stats();
-      expect(during.byMode.blackhole).toEqual({ connections: 2, requests: 1, throttled: 0 });
+      expect(proxy.stats().byMode.blackhole).toEqual({ connections: 2, requests: 1, throttled: 0 });
 
       proxy.pass();
       expect((await onIdle).status).toBe(200);
       expect((await waiting).status).toBe(200);
-      await sleep(200);
-      expect(stream.lines.length).toBeGreaterThan(silentFrom);
+      await waitFor(() => stream.lines.length > silentFrom, { what: 'the held lines' });
       // Held lines arrive in order, none lost.
       expect(stream.lines).toEqual(stream.lines.map((_, i) => `line ${i}`));
       // /stream and /hello before the hole; /waited came on a connection accepted in the hole but spoke after it.
@@ -363,7 +393,7 @@ describe('FaultProxy', () => {
 
   test('cut: resets every open connection (ECONNRESET), then passes', async () => {
     const stream = await openStream(agent, proxy.url);
-    await sleep(120);
+    await waitFor(() => stream.lines.length >= 1, { what: 'the stream to flow' });
     proxy.throttle(1);
     expect(proxy.cut()).toBe(1);
     await stream.closed;
@@ -377,7 +407,9 @@ describe('FaultProxy', () => {
     await send(agent, proxy.url);
     proxy.throttle(2);
     expect(proxy.resetConnections()).toBe(1);
-    await sleep(100); // let the agent see its pooled connection die
+    await waitFor(() => Object.values(agent.freeSockets).every((free) => !free?.length), {
+      what: 'the agent to drop its reset connection',
+    });
     expect(proxy.mode).toEqual({ kind: 'throttle', retryAfterSeconds: 2 });
     expect((await send(agent, proxy.url)).status).toBe(429);
   });

@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import nock from 'nock';
 import { filter, firstValueFrom, take } from 'rxjs';
 import type { ApiClient } from '../../../src/framework/api/api-client.js';
@@ -9,6 +10,7 @@ import {
   watchResource,
   type WatchStreamOptions,
 } from '../../../src/framework/watching/watch-stream.js';
+import { installFakeClock, uninstallFakeClock } from '../../support/fake-clock.js';
 import { waitFor } from '../../support/wait-for.js';
 import { WIDGET_API_VERSION } from '../../support/widget-objects.js';
 import {
@@ -41,6 +43,7 @@ afterEach(() => {
   nock.abortPendingRequests();
   nock.cleanAll();
   client.close();
+  uninstallFakeClock();
 });
 
 /** Fast timings for tests; the idle watchdog is long unless a test is about it. */
@@ -58,6 +61,39 @@ function watch(extra: WatchStreamOptions = {}): Recorded {
   recorded = new Recorded(watchResource(client, widgets, options(extra)));
   return recorded;
 }
+
+/** One watch request as the stream made it: when it was opened, answered, and given up (if it was). */
+interface WatchCall {
+  openedAt: number;
+  answeredAt?: number;
+  abortedAt?: number;
+}
+
+/**
+ * Records each watch request at the client call, on the fake clock. The specs on it hold time still
+ * while the fake server answers (real I/O), so these are the exact times the stream acted; a request
+ * reaches the server some real turns later, too late to show that it was not yet made.
+ */
+function recordWatchCalls(): WatchCall[] {
+  const calls: WatchCall[] = [];
+  const stream = client.stream.bind(client);
+  jest.spyOn(client, 'stream').mockImplementation((path, init = {}) => {
+    const call: WatchCall = { openedAt: Date.now() };
+    calls.push(call);
+    init.signal?.addEventListener('abort', () => (call.abortedAt = Date.now()), { once: true });
+    const answer = stream(path, init);
+    answer.then(
+      () => (call.answeredAt = Date.now()),
+      () => undefined,
+    );
+    return answer;
+  });
+  return calls;
+}
+
+/** Milliseconds between consecutive watch requests. */
+const gaps = (calls: WatchCall[]): number[] =>
+  calls.slice(1).map((call, i) => call.openedAt - calls[i]!.openedAt);
 
 const relists = (): number => metrics.counter('watch_relists_total');
 const reconnects = (): number => metrics.counter('watch_reconnects_total');
@@ -294,16 +330,21 @@ describe('410 Gone on the watch', () => {
 
 describe('failures that keep the resourceVersion', () => {
   test('429 with Retry-After: the next watch waits that long, and nothing is relisted', async () => {
+    const clock = installFakeClock();
+    const calls = recordWatchCalls();
     api.listPage([], { resourceVersion: '1' });
     api.watchFails(429, status(429, 'TooManyRequests'), { 'Retry-After': '1' });
     api.watchStream();
 
     watch();
-    await waitFor(() => api.watches.length === 2, { what: 'the retried watch', ...quickly });
+    await clock.until(() => errors() === 1, 'the 429 to be handled');
+    await clock.advanceAsync(999);
+    expect(calls).toHaveLength(1);
+    await clock.advanceAsync(1);
+    expect(gaps(calls)).toEqual([1_000]);
 
-    const [first, second] = api.watches;
-    expect(second!.at - first!.at).toBeGreaterThanOrEqual(900);
-    expect(second!.query.get('resourceVersion')).toBe('1');
+    await clock.until(() => api.watches.length === 2, 'the retried watch');
+    expect(api.watches[1]!.query.get('resourceVersion')).toBe('1');
     expect(relists()).toBe(1);
   });
 
@@ -351,27 +392,47 @@ describe('failures that keep the resourceVersion', () => {
   });
 
   test('a watch that never sends anything is replaced after idleTimeoutMs', async () => {
+    const clock = installFakeClock();
+    const calls = recordWatchCalls();
     api.listPage([], { resourceVersion: '1' });
     api.watchStream();
     api.watchStream();
 
     watch({ idleTimeoutMs: 200 });
-    await waitFor(() => api.watches.length === 2, { what: 'the replacement watch', ...quickly });
+    await clock.until(() => api.watches.length === 1, 'the watch request');
+    await clock.advanceAsync(199);
+    expect(calls[0]!.abortedAt).toBeUndefined();
+    await clock.advanceAsync(1);
+    expect(calls[0]!.abortedAt! - calls[0]!.openedAt).toBe(200);
+    await clock.until(() => reconnects() === 1, 'the silent watch to be given up');
+    await clock.advanceAsync(10); // the reconnect backoff (initialMs)
+    await clock.until(() => api.watches.length === 2, 'the replacement watch');
 
+    expect(gaps(calls)).toEqual([210]);
     expect(reconnects()).toBe(1);
     expect(relists()).toBe(1);
     expect(api.watches[1]!.query.get('resourceVersion')).toBe('1');
   });
 
   test('a watch that goes silent after an event is replaced after idleTimeoutMs, from that event', async () => {
+    const clock = installFakeClock();
+    const calls = recordWatchCalls();
     api.listPage([], { resourceVersion: '1' });
     const body = api.watchStream();
     api.watchStream();
 
     const stream = watch({ idleTimeoutMs: 200 });
-    await waitFor(() => api.watches.length === 1, { what: 'the watch request', ...quickly });
+    await clock.until(() => api.watches.length === 1, 'the watch request');
+    await clock.advanceAsync(100);
     body.write(line('ADDED', widget('a', '2')));
-    await waitFor(() => api.watches.length === 2, { what: 'the replacement watch', ...quickly });
+    await clock.until(() => stream.events.length === 2, 'the event');
+    await clock.advanceAsync(199); // the watchdog counts from the event, not from the request
+    expect(calls[0]!.abortedAt).toBeUndefined();
+    await clock.advanceAsync(1);
+    expect(calls[0]!.abortedAt! - calls[0]!.openedAt).toBe(300);
+    await clock.until(() => reconnects() === 1, 'the silent watch to be given up');
+    await clock.advanceAsync(10);
+    await clock.until(() => api.watches.length === 2, 'the replacement watch');
 
     expect(stream.summary).toEqual(['SYNCED', 'ADDED a@2']);
     expect(reconnects()).toBe(1);
@@ -445,33 +506,28 @@ describe('watch_reconnects_total', () => {
 });
 
 describe('reconnect backoff', () => {
-  /** Milliseconds between consecutive watch requests. */
-  const gaps = (): number[] =>
-    api.watches.slice(1).map((request, i) => request.at - api.watches[i]!.at);
-  // Timers never fire early (allow 5 ms for clock granularity); on a busy machine they may fire late.
-  const EARLY = 5;
-  const LATE = 150;
-
-  test('the delay between failed watches grows: initialMs 50, factor 2 gives about 50, 100, 200, 400 ms', async () => {
+  test('the delay between failed watches grows: initialMs 50, factor 2 gives 50, 100, 200, 400 ms', async () => {
+    const clock = installFakeClock();
+    const calls = recordWatchCalls();
     api.listPage([], { resourceVersion: '1' });
     for (let i = 0; i < 4; i++) api.watchFails(500, status(500, 'InternalError'));
     api.watchStream();
 
     watch({ backoff: { initialMs: 50, factor: 2, jitter: 0 } });
-    await waitFor(() => api.watches.length === 5, {
-      what: 'the fifth watch',
-      ...quickly,
-      timeoutMs: 5_000,
-    });
+    for (const [i, delay] of [50, 100, 200, 400].entries()) {
+      await clock.until(() => errors() === i + 1, `failure ${i + 1} to be handled`);
+      await clock.advanceAsync(delay - 1);
+      expect(calls).toHaveLength(i + 1);
+      await clock.advanceAsync(1);
+      expect(calls).toHaveLength(i + 2);
+    }
 
-    const measured = gaps();
-    [50, 100, 200, 400].forEach((expected, i) => {
-      expect(measured[i]).toBeGreaterThanOrEqual(expected - EARLY);
-      expect(measured[i]).toBeLessThan(expected + LATE);
-    });
+    expect(gaps(calls)).toEqual([50, 100, 200, 400]);
   });
 
   test('after resetAfterMs without errors the delay starts over from initialMs', async () => {
+    const clock = installFakeClock();
+    const calls = recordWatchCalls();
     api.listPage([], { resourceVersion: '1' });
     for (let i = 0; i < 3; i++) api.watchFails(500, status(500, 'InternalError'));
     const healthy = api.watchStream();
@@ -479,11 +535,11 @@ describe('reconnect backoff', () => {
     api.watchStream();
 
     watch({ backoff: { initialMs: 50, factor: 2, jitter: 0, resetAfterMs: 300 } });
-    await waitFor(() => api.watches.length === 4, {
-      what: 'the healthy watch',
-      ...quickly,
-      timeoutMs: 5_000,
-    });
+    for (const [i, delay] of [50, 100, 200].entries()) {
+      await clock.until(() => errors() === i + 1, `failure ${i + 1} to be handled`);
+      await clock.advanceAsync(delay);
+    }
+    await clock.until(() => api.watches.length === 4, 'the healthy watch');
     healthy.write(
       line('BOOKMARK', {
         kind: 'Widget',
@@ -491,26 +547,19 @@ describe('reconnect backoff', () => {
         metadata: { resourceVersion: '5' },
       }),
     );
-    await settle(400); // error-free for longer than resetAfterMs
-    const cutAt = Date.now();
+    await clock.until(() => calls[3]?.answeredAt !== undefined, 'the healthy watch to be answered');
+    await clock.advanceAsync(400); // error-free for longer than resetAfterMs
+    // A cut watch that delivered no events backs off before the next one.
     healthy.destroy(new Error('connection reset by peer'));
-    await waitFor(() => api.watches.length === 6, {
-      what: 'the last watch',
-      ...quickly,
-      timeoutMs: 5_000,
-    });
-
-    const [first, second, third] = gaps();
-    expect(first).toBeGreaterThanOrEqual(50 - EARLY);
-    expect(second).toBeGreaterThanOrEqual(100 - EARLY);
-    expect(third).toBeGreaterThanOrEqual(200 - EARLY);
+    await clock.until(() => reconnects() === 4, 'the cut to be handled');
     // Without the reset the delay after the cut would be 400 ms; with it, 50 ms, then 100 ms again.
-    const afterCut = api.watches[4]!.at - cutAt;
-    expect(afterCut).toBeGreaterThanOrEqual(50 - EARLY);
-    expect(afterCut).toBeLessThan(50 + LATE);
-    const next = api.watches[5]!.at - api.watches[4]!.at;
-    expect(next).toBeGreaterThanOrEqual(100 - EARLY);
-    expect(next).toBeLessThan(100 + LATE);
+    await clock.advanceAsync(49);
+    expect(calls).toHaveLength(4);
+    await clock.advanceAsync(1);
+    await clock.until(() => errors() === 4, 'the failure after the cut to be handled');
+    await clock.advanceAsync(100);
+
+    expect(gaps(calls)).toEqual([50, 100, 200, 400 + 50, 100]);
   });
 });
 
