@@ -1,5 +1,6 @@
 // The checks every command applies to its flag values and `KONDUCTOR_*` variables. Each takes the raw
 // value with where it came from, so a refusal is one line naming the flag or the variable.
+import { DURATION_FORMS, toMilliseconds } from '../framework/clock/duration.js';
 import { Identity, InvalidIdentityError } from '../framework/state/identity.js';
 
 /** Bad command-line input or environment; the CLI prints its one-line message and exits with code 2. */
@@ -36,16 +37,20 @@ export function port(setting: Setting): number {
   return integer(setting, 0, 65_535, 'an integer from 0 to 65535');
 }
 
-const SECONDS_PER_UNIT: Record<string, number> = { '': 1, s: 1, m: 60, h: 3600 };
-
-/** A wait: whole seconds, or with a unit (`90s`, `5m`, `1h`). */
+/**
+ * A duration in seconds, written as every option takes one: seconds (`300`), numbers with units
+ * (`90s`, `5m`, `1h30m`) or ISO-8601 (`PT5M`).
+ */
 export function duration(setting: Setting): number {
-  const match = /^(\d+)(s|m|h)?$/.exec(setting.value.trim());
-  const seconds = match ? Number(match[1]) * SECONDS_PER_UNIT[match[2] ?? '']! : NaN;
-  if (!Number.isSafeInteger(seconds) || seconds > MAX_SECONDS) {
+  let seconds: number;
+  try {
+    seconds = toMilliseconds(setting.value, setting.source) / 1_000;
+  } catch {
+    seconds = Number.NaN;
+  }
+  if (!Number.isFinite(seconds) || seconds > MAX_SECONDS) {
     throw new UsageError(
-      `${setting.source} must be a duration in seconds, or with a unit s, m or h (e.g. 300, 90s, 5m), ` +
-        `got '${setting.value}'`,
+      `${setting.source} must be a duration: ${DURATION_FORMS}; got '${setting.value}'`,
     );
   }
   return seconds;

@@ -97,7 +97,7 @@ export const UNINSTALL_FLAGS = {
     value: '<duration>',
     default: `${DEFAULT_UNINSTALL_TIMEOUT / 60}m`,
     description:
-      'How long to wait for the objects to be gone: seconds, or with a unit (90s, 5m, 1h); 0 does not wait',
+      'How long to wait for the objects to be gone (300, 90s, 5m, PT5M); 0 does not wait',
     parse: check.duration,
   },
   crd: {

@@ -76,9 +76,6 @@ export interface RunOptions {
   webhookClientCA?: string;
 }
 
-const seconds = (what: string) => (setting: Setting) =>
-  check.integer(setting, 0, check.MAX_SECONDS, what);
-
 /** The flags of `run` and `dev`. */
 export const RUN_FLAGS = {
   namespace: {
@@ -119,22 +116,22 @@ export const RUN_FLAGS = {
       check.integer(setting, 1, Number.MAX_SAFE_INTEGER, 'a positive integer'),
   },
   'handler-timeout': {
-    value: '<s>',
+    value: '<duration>',
     env: true,
     defaultNote: 'no limit',
     description:
-      'Abandon a handler attempt (change, @on.event or timer run) after s seconds: its signal is aborted and it ' +
+      'Abandon a handler attempt (change, @on.event or timer run) after this long: its signal is aborted and it ' +
       'counts as a failure (change handlers and timers retry as after any error). Daemons have no limit. 0 turns it off',
-    parse: seconds('a whole number of seconds (0: no limit)'),
+    parse: check.duration,
   },
   'stall-timeout': {
-    value: '<s>',
+    value: '<duration>',
     env: true,
     defaultNote: String(DEFAULT_STALL_TIMEOUT),
     description:
-      '/healthz fails when objects have waited s seconds for a handler slot while no handler run finished ' +
+      '/healthz fails when objects have waited this long for a handler slot while no handler run finished ' +
       '(every slot hung), so the pod is restarted. 0 turns the check off',
-    parse: seconds('a whole number of seconds (0: off)'),
+    parse: check.duration,
   },
   'log-level': {
     value: '<level>',

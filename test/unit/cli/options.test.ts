@@ -487,42 +487,36 @@ describe('konductor command line', () => {
       });
     });
 
+    test('take a duration as every option does: seconds, with units or ISO-8601', () => {
+      expect(run(['--handler-timeout', '1.5', '--stall-timeout', '5m'])).toMatchObject({
+        handlerTimeout: 1.5,
+        stallTimeout: 300,
+      });
+      expect(run(['--handler-timeout', 'PT2M'])).toMatchObject({ handlerTimeout: 120 });
+    });
+
     test.each([
-      [
-        ['run', 'x', '--handler-timeout', 'ten'],
-        "--handler-timeout must be a whole number of seconds (0: no limit), got 'ten'",
-      ],
-      [
-        ['run', 'x', '--handler-timeout=-5'],
-        "--handler-timeout must be a whole number of seconds (0: no limit), got '-5'",
-      ],
-      [
-        ['run', 'x', '--handler-timeout', '1.5'],
-        "--handler-timeout must be a whole number of seconds (0: no limit), got '1.5'",
-      ],
-      [
-        ['run', 'x', '--stall-timeout', '5m'],
-        "--stall-timeout must be a whole number of seconds (0: off), got '5m'",
-      ],
-      [
-        ['run', 'x', '--stall-timeout', '99999999999'],
-        "--stall-timeout must be a whole number of seconds (0: off), got '99999999999'",
-      ],
-    ])('%j is refused in one line', (args, message) => {
-      expect(usageError(args).message).toBe(message);
+      [['run', 'x', '--handler-timeout', 'ten'], '--handler-timeout', 'ten'],
+      [['run', 'x', '--handler-timeout=-5'], '--handler-timeout', '-5'],
+      [['run', 'x', '--stall-timeout', '5 minutes'], '--stall-timeout', '5 minutes'],
+      [['run', 'x', '--stall-timeout', '99999999999'], '--stall-timeout', '99999999999'],
+    ])('%j is refused in one line', (args, flag, value) => {
+      expect(usageError(args).message).toBe(
+        `${flag} must be a duration: seconds (30), numbers with units ('90s', '5m', '1h30m') or ISO-8601 ('PT30S'); got '${value}'`,
+      );
     });
 
     test('an invalid variable is named in the error', () => {
       expect(usageError(['run', 'x'], { KONDUCTOR_HANDLER_TIMEOUT: 'soon' }).message).toBe(
-        "KONDUCTOR_HANDLER_TIMEOUT must be a whole number of seconds (0: no limit), got 'soon'",
+        "KONDUCTOR_HANDLER_TIMEOUT must be a duration: seconds (30), numbers with units ('90s', '5m', '1h30m') or ISO-8601 ('PT30S'); got 'soon'",
       );
     });
 
     test('HELP documents both flags, their variables and the stall default of 300 s', () => {
       for (const text of [
-        '--handler-timeout <s>',
+        '--handler-timeout <duration>',
         'KONDUCTOR_HANDLER_TIMEOUT',
-        '--stall-timeout <s>',
+        '--stall-timeout <duration>',
         'KONDUCTOR_STALL_TIMEOUT',
         '(default 300)',
       ]) {

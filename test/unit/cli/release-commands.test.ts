@@ -103,7 +103,7 @@ describe('konductor disconnect and uninstall command lines', () => {
     ],
     [
       ['uninstall', 'h.ts', '--timeout', '5 minutes'],
-      "--timeout must be a duration in seconds, or with a unit s, m or h (e.g. 300, 90s, 5m), got '5 minutes'",
+      "--timeout must be a duration: seconds (30), numbers with units ('90s', '5m', '1h30m') or ISO-8601 ('PT30S'); got '5 minutes'",
     ],
     [
       ['uninstall', 'h.ts', '--crd', 'widgets'],

@@ -22,10 +22,22 @@ describe('durations', () => {
     expect(toMilliseconds(Duration.fromISO('PT10S'))).toBe(10_000);
   });
 
-  test('a string that is not ISO-8601 is refused with the option it was given for and an example', () => {
-    expect(() => toMilliseconds('10s', 'timer backup interval')).toThrow(
-      "timer backup interval: '10s' is not an ISO-8601 duration (e.g. 'PT30S', 'PT1H')",
+  test('strings of seconds and numbers with units are read as flags take them', () => {
+    expect(toMilliseconds('30')).toBe(30_000);
+    expect(toMilliseconds('90s')).toBe(90_000);
+    expect(toMilliseconds('5m')).toBe(300_000);
+    expect(toMilliseconds('1h30m')).toBe(5_400_000);
+    expect(toMilliseconds('500ms')).toBe(500);
+    expect(toMilliseconds('2d')).toBe(172_800_000);
+    expect(toMilliseconds('1.5s')).toBe(1_500);
+  });
+
+  test('a string in no accepted form is refused with the option it was given for and the forms', () => {
+    expect(() => toMilliseconds('10 seconds', 'timer backup interval')).toThrow(
+      `timer backup interval: '10 seconds' is not a duration: give seconds (30), numbers with units ('90s', '5m', '1h30m') or ISO-8601 ('PT30S')`,
     );
+    expect(() => toMilliseconds('5x')).toThrow("'5x' is not a duration");
+    expect(() => toMilliseconds('')).toThrow("'' is not a duration");
   });
 
   test("an invalid luxon Duration is refused with luxon's reason", () => {
@@ -47,7 +59,7 @@ describe('durations', () => {
 
   test('a value of another type is refused, naming the accepted forms', () => {
     expect(() => toMilliseconds({ seconds: 5 } as unknown as number, 'interval')).toThrow(
-      'interval: expected an ISO-8601 string, a luxon Duration or seconds',
+      `interval: expected seconds (30), numbers with units ('90s', '5m', '1h30m') or ISO-8601 ('PT30S'), or a luxon Duration`,
     );
   });
 });

@@ -442,7 +442,7 @@ describe('timer engine: durations', () => {
     await advanceTo(5_000);
     expect(runs.starts).toEqual([]);
     expect(poster.withReason('TimerInvalid').map((event) => event.message)).toEqual([
-      "t: timer t interval: 'hourly' is not an ISO-8601 duration (e.g. 'PT30S', 'PT1H')",
+      `t: timer t interval: 'hourly' is not a duration: give seconds (30), numbers with units ('90s', '5m', '1h30m') or ISO-8601 ('PT30S')`,
     ]);
     engine.observe(widget({ spec: { every: 'PT1S' } }));
     await advanceTo(5_001);

@@ -170,7 +170,7 @@ describe('reconcile runs (ReconcileProcessor)', () => {
     expect(await malformed.run()).toBeUndefined();
     expect(
       malformed.logs.containing(
-        "failed permanently (not retried until it changes): the delay reconcile returned: 'soon' is not an ISO-8601 duration",
+        "failed permanently (not retried until it changes): the delay reconcile returned: 'soon' is not a duration",
       ),
     ).toHaveLength(1);
   });

@@ -31,9 +31,13 @@ describe('the operator options durations, in seconds or ISO-8601 like every othe
     expect(operatorTimings({ handlerTimeout: 0 }).handlerTimeoutMs).toBeUndefined();
   });
 
+  test('read a duration written as a flag would be, with units', () => {
+    expect(operatorTimings({ handlerTimeout: '1m30s' }).handlerTimeoutMs).toBe(90_000);
+  });
+
   test('refuse a malformed duration, naming the option', () => {
-    expect(() => operatorTimings({ handlerTimeout: '30s' })).toThrow(
-      /OperatorOptions\.handlerTimeout: '30s' is not an ISO-8601 duration/,
+    expect(() => operatorTimings({ handlerTimeout: 'half a minute' })).toThrow(
+      /OperatorOptions\.handlerTimeout: 'half a minute' is not a duration: give seconds \(30\)/,
     );
     expect(() =>
       operatorTimings({ leaderElection: { namespace: 'ops', retryPeriod: -1 } }),
