@@ -149,11 +149,14 @@ describe('EtcdCluster on real etcd processes', () => {
 
       await h.api.request('DELETE', `${quota}/no-pods`);
       await settledAt(h, 'halfway', 2, AVAILABLE);
-      expect(
-        (await eventsFor(h, 'halfway')).some((e) =>
-          /created the Pod of member .*, added earlier but never started/.test(e.message ?? ''),
-        ),
-      ).toBe(true);
+      // Events are posted in the background: the one saying why may land after the cluster settles.
+      await waitFor(
+        async () =>
+          (await eventsFor(h, 'halfway')).some((e) =>
+            /created the Pod of member .*, added earlier but never started/.test(e.message ?? ''),
+          ),
+        { what: 'the Event saying the member added earlier got its Pod', timeoutMs: 10_000 },
+      );
     },
     MINUTES,
   );
