@@ -10,6 +10,8 @@ import type { Duplex } from 'node:stream';
 import type { ClusterAccess } from './kubeconfig.js';
 import { ApiError } from './api-error.js';
 import { ResourceClient } from './resource-client.js';
+import { requestShape } from './request-shape.js';
+import { noMetrics, type Labels, type Metrics } from '../observability/metrics.js';
 import type { KubeObject, ResourceObject } from '../objects/kube-object.js';
 
 /** Query parameters; undefined values are left out. */
@@ -68,6 +70,10 @@ export class ApiClient {
   readonly server: string;
   /** Called once per request when its status is known (watches: once the stream opens). */
   onRequest: RequestCounter | undefined;
+  /** Where requests are counted by verb and status code. Default: nowhere. */
+  metrics: Metrics = noMetrics;
+  /** Frozen label sets by `verb code`: a few dozen at most. */
+  private readonly labels = new Map<string, Labels>();
 
   constructor(
     private readonly kc: ClusterAccess,
@@ -98,11 +104,27 @@ export class ApiClient {
 
   /** Sends one request and parses the JSON answer; throws {@link ApiError} for non-2xx or no answer. */
   async request<T>(method: string, path: string, init: RequestInit = {}): Promise<T> {
+    const began = performance.now();
+    let status: number | undefined;
+    try {
+      return await this.exchange<T>(method, path, init, (known) => (status = known));
+    } finally {
+      this.count(method, path, status, began, false);
+    }
+  }
+
+  private async exchange<T>(
+    method: string,
+    path: string,
+    init: RequestInit,
+    answered: (status: number) => void,
+  ): Promise<T> {
     const response = await this.send(method, path, init);
     const text = await readBody(response).catch((error: unknown) => {
       throw ApiError.fromNetwork(error, `${method} ${path}`);
     });
     const status = response.statusCode ?? 0;
+    answered(status);
     this.onRequest?.(method, path, status);
     if (status < 200 || status >= 300)
       throw ApiError.fromResponse(status, text, response.headers, `${method} ${path}`);
@@ -123,12 +145,39 @@ export class ApiClient {
 
   /** Opens a streaming GET (a watch); resolves with the response once a 2xx status arrives. */
   async stream(path: string, init: RequestInit = {}): Promise<IncomingMessage> {
-    const response = await this.send('GET', path, { ...init, timeoutMs: 0 });
+    const began = performance.now();
+    let response: IncomingMessage;
+    try {
+      response = await this.send('GET', path, { ...init, timeoutMs: 0 });
+    } catch (error) {
+      this.count('GET', path, undefined, began, true);
+      throw error;
+    }
     const status = response.statusCode ?? 0;
+    this.count('GET', path, status, began, true);
     this.onRequest?.('WATCH', path, status);
     if (status >= 200 && status < 300) return response;
     const text = await readBody(response).catch(() => '');
     throw ApiError.fromResponse(status, text, response.headers, `GET ${path}`);
+  }
+
+  /** Counts one request in `api_requests_total` and `api_request_duration_seconds`; no status: no answer. */
+  private count(
+    method: string,
+    path: string,
+    status: number | undefined,
+    began: number,
+    watch: boolean,
+  ): void {
+    const { verb } = requestShape(method, path, watch);
+    const code = status === undefined ? 'error' : String(status);
+    const key = `${verb} ${code}`;
+    let labels = this.labels.get(key);
+    if (!labels) this.labels.set(key, (labels = Object.freeze({ verb, code })));
+    this.metrics.increment('api_requests_total', labels);
+    this.metrics.observe?.('api_request_duration_seconds', (performance.now() - began) / 1000, {
+      verb,
+    });
   }
 
   /** Closes idle keep-alive sockets. */

@@ -11,13 +11,26 @@ export type CounterName =
   | 'reactor_runs_total'
   | 'reactor_coalesced_events_total'
   | 'handler_runs_total'
-  | 'events_dropped_total';
+  | 'events_dropped_total'
+  | 'api_requests_total';
 
 /** Distributions the framework observes. */
-export type HistogramName = 'timer_lateness_seconds' | 'handler_duration_seconds';
+export type HistogramName =
+  | 'timer_lateness_seconds'
+  | 'handler_duration_seconds'
+  | 'reactor_queue_wait_seconds'
+  | 'api_request_duration_seconds'
+  | 'watch_lag_seconds';
 
 /** Gauges the framework sets. */
-export type GaugeName = 'reactor_queue_depth' | 'reactor_objects' | 'reactor_running';
+export type GaugeName =
+  | 'reactor_queue_depth'
+  | 'reactor_objects'
+  | 'reactor_running'
+  | 'reactor_objects_retrying'
+  | 'watch_last_activity_timestamp_seconds'
+  | 'leader'
+  | 'memory_limit_bytes';
 
 /**
  * Where the framework reports what it does. The runtime exposes these on `/metrics`;

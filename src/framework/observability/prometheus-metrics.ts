@@ -17,9 +17,18 @@ const LABELS: Record<CounterName | GaugeName | HistogramName, readonly string[]>
   reactor_running: [],
   timer_lateness_seconds: ['timer'],
   handler_duration_seconds: ['handler'],
+  api_requests_total: ['verb', 'code'],
+  api_request_duration_seconds: ['verb'],
+  reactor_queue_wait_seconds: [],
+  reactor_objects_retrying: [],
+  watch_lag_seconds: ['resource'],
+  watch_last_activity_timestamp_seconds: ['resource'],
+  leader: [],
+  memory_limit_bytes: [],
 };
 
-const HELP: Record<CounterName | GaugeName | HistogramName, string> = {
+/** Help text of every `konductor_*` series the framework declares, by name without the prefix. */
+export const METRIC_HELP: Readonly<Record<CounterName | GaugeName | HistogramName, string>> = {
   watch_events_total: 'Object events delivered by watches (ADDED, MODIFIED, DELETED).',
   watch_relists_total: 'Listings, initial and after 410 Gone.',
   watch_reconnects_total: 'Watch requests re-opened (server timeouts, errors, stalls).',
@@ -35,7 +44,21 @@ const HELP: Record<CounterName | GaugeName | HistogramName, string> = {
   reactor_running: 'Runs in progress.',
   timer_lateness_seconds: 'Actual minus planned start of timer runs.',
   handler_duration_seconds: 'How long handler invocations took.',
+  api_requests_total:
+    'Requests to the API server by verb (get, list, watch, create, update, patch, delete, deletecollection) and HTTP status code ("error" when no answer came).',
+  api_request_duration_seconds:
+    'Time to a full answer from the API server, by verb (watches: to the open stream).',
+  reactor_queue_wait_seconds: 'Time from an object being queued to its run starting.',
+  reactor_objects_retrying: 'Objects whose last run failed and that wait for their retry.',
+  watch_lag_seconds:
+    'Delivery of a watched change minus its write on the API server (the newest managedFields time; 1 s resolution).',
+  watch_last_activity_timestamp_seconds:
+    'Unix time of the last event, bookmark, listing or (re)connection of a watch.',
+  leader:
+    '1 while this replica does the work (it holds the Lease, or leader election is off); 0 while it stands by.',
+  memory_limit_bytes: "The process's cgroup memory limit (set only when there is one).",
 };
+const HELP = METRIC_HELP;
 
 const PREFIX = 'konductor_';
 
@@ -52,6 +75,8 @@ export class PrometheusMetrics implements Metrics {
   constructor(registry: Registry = new Registry()) {
     this.registry = registry;
     collectDefaultMetrics({ register: registry, prefix: PREFIX });
+    const limit = memoryLimitBytes();
+    if (limit !== undefined) this.set('memory_limit_bytes', limit);
   }
 
   increment(name: CounterName, labels?: Labels, by = 1): void {
@@ -110,4 +135,10 @@ export class PrometheusMetrics implements Metrics {
     for (const label of LABELS[name]) result[label] = labels?.[label] ?? '';
     return result;
   }
+}
+
+/** The cgroup memory limit, or undefined when the process has none (Node reports 0 or about 2^63 then). */
+function memoryLimitBytes(): number | undefined {
+  const limit = process.constrainedMemory?.() ?? 0;
+  return limit > 0 && limit < 2 ** 60 ? limit : undefined;
 }

@@ -13,7 +13,7 @@ import { hasFinalizer } from '../state/finalizers.js';
 import { Identity } from '../state/identity.js';
 import { droppedBookkeeping } from './dropped-bookkeeping.js';
 import { StoredBookkeeping } from './stored-bookkeeping.js';
-import { changeTag } from '../state/progress.js';
+import { changeTag, isRetrying } from '../state/progress.js';
 import { shareStrings } from '../watching/compact-object.js';
 import { detectCause } from './causes.js';
 import { changePatch } from './change-patch.js';
@@ -56,8 +56,7 @@ const MAX_ERROR_DELAY_MS = 60_000;
  * handlers' patches, progress and the diff-base go out as one merge PATCH (status as one PATCH on its
  * subresource), the finalizer as a test-guarded JSON patch. Objects no handler matches are never written.
  *
- * This class is the orchestration: fetch the freshest state, take the finalizer step, find the cause,
- * run the due handlers, write the result, requeue. The decisions live in pure functions beside it.
+ * It orchestrates (freshest state, finalizer, cause, due handlers, write, requeue); pure functions decide.
  */
 export class ChangeProcessor {
   private readonly memories = new ObjectMemories();
@@ -99,13 +98,12 @@ export class ChangeProcessor {
   }
 
   private async live(batch: ChangeBatch, memory: ObjectMemory): Promise<ProcessResult> {
-    const { latest } = batch;
     // Kept until a run completes, so a failed resume handler is retried on the requeue, not only on first sight.
     if (!memory.seen && batch.events.some((e) => e.fromList)) memory.resuming = true;
     const resuming = memory.resuming;
     memory.seen = true;
     const lastWrite = memory.ownWrite;
-    const fresh = freshest(lastWrite, batch.events, latest.object, this.now());
+    const fresh = freshest(lastWrite, batch.events, batch.latest.object, this.now());
     if (fresh.caughtUp) memory.ownWrite = undefined;
     let body = fresh.body;
     for (let attempt = 0; ; attempt++) {
@@ -152,7 +150,7 @@ export class ChangeProcessor {
           },
           `processing ${meta.namespace ?? ''}/${meta.name} failed; retrying in ${Math.round(delay / 1000)} s`,
         );
-        return { requeueAfterMs: delay };
+        return { requeueAfterMs: delay, retry: true };
       }
     }
   }
@@ -288,7 +286,9 @@ export class ChangeProcessor {
     }
     memory.unwritten = undefined;
     memory.refused = undefined;
-    return done ? undefined : { requeueAfterMs: run.nextDelayMs ?? 0 };
+    if (done) return undefined;
+    const retry = isRetrying(run.records.values()) ? { retry: true } : {};
+    return { requeueAfterMs: run.nextDelayMs ?? 0, ...retry };
   }
 
   /**
@@ -333,8 +333,7 @@ export class ChangeProcessor {
       written !== undefined &&
       droppedBookkeeping(patch, written, this.identity)
     ) {
-      // The CRD's status schema prunes unknown fields: what we wrote is gone, and every event would
-      // run the handlers again. Annotations from now on, for this resource; this run's result goes there now.
+      // The CRD's status schema prunes unknown fields, so every event would rerun handlers: annotations now.
       this.stored.fallBackToAnnotations();
       const again = changePatch({ ...input, body: written, patches: [], storage: 'annotations' });
       await writePatch(this.options.api, meta.namespace, meta.name ?? '', again, onWrite, 'object');
@@ -355,7 +354,8 @@ export class ChangeProcessor {
     const next = afterRefusal(memory.refused, state, error.status);
     memory.refused = next.refused;
     warnOnce(this.stored.warnings(memory), body, refusalWarning(body, state, error));
-    return next.requeueAfterMs === undefined ? undefined : { requeueAfterMs: next.requeueAfterMs };
+    if (next.requeueAfterMs === undefined) return undefined;
+    return { requeueAfterMs: next.requeueAfterMs, retry: true };
   }
 
   /** Its deletion is handled: timers and daemons stop first, as the finalizer is what makes deletion wait for them. */

@@ -133,7 +133,7 @@ export class OwnedProcessor {
       for (const [handlerId, changes] of ran) this.putBack(uid, handlerId, changes);
       retryIn(this.failedAgain(`${uid} `, undefined));
     }
-    return retryInMs === undefined ? undefined : { requeueAfterMs: retryInMs };
+    return retryInMs === undefined ? undefined : { requeueAfterMs: retryInMs, retry: true };
   }
 
   /** A run's changes wait again, before any that arrived since (those are newer). */

@@ -194,11 +194,12 @@ export class ReconcileProcessor {
     if (state.due) return { requeueAfterMs: 0 };
     if (times.length === 0) return undefined;
     const requeueAfterMs = Math.max(0, Math.min(...times) - now);
+    const retry = state.failures > 0 ? { retry: true } : {};
     return state.priority === undefined ||
       state.priority === 'normal' ||
       state.requeueAt === undefined
-      ? { requeueAfterMs }
-      : { requeueAfterMs, priority: state.priority };
+      ? { requeueAfterMs, ...retry }
+      : { requeueAfterMs, priority: state.priority, ...retry };
   }
 
   private pruneStarts(now: number): void {

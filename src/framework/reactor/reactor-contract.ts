@@ -22,7 +22,12 @@ export interface ObjectBatch<T extends KubeObject, R> {
  * A processor may ask to run the object again later even without a new event, and how urgently:
  * `high` goes before live changes, `low` waits with listings and relists; default as a live change.
  */
-export type ProcessResult = void | { requeueAfterMs?: number; priority?: RunPriority };
+export type ProcessResult = void | {
+  requeueAfterMs?: number;
+  priority?: RunPriority;
+  /** The re-run retries work that failed (counted in `reactor_objects_retrying`), not a periodic one. */
+  retry?: boolean;
+};
 
 /** Where a run waits in the shared queue. */
 export type RunPriority = 'high' | 'normal' | 'low';

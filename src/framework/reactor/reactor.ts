@@ -43,6 +43,10 @@ interface Slot<T extends KubeObject, R> extends QueueTicket {
   requeueTimer: LongTimeout | undefined;
   // Woken while running (an owned child changed): it runs again though no raw event came.
   woken?: boolean;
+  /** When it was last queued, by `performance.now()`. */
+  queuedAt: number;
+  /** Its requeue retries a failure. */
+  retrying: boolean;
 }
 
 /** Shared by every slot without raw events: a slot's first event replaces it, so it is never written. */
@@ -63,6 +67,7 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
   private readonly queue = new RunQueue<Slot<T, R>>();
   private readonly concurrency: number;
   private pending = 0;
+  private retrying = 0;
   private idleWaiters: (() => void)[] = [];
   private readonly abort = new AbortController();
   private readonly subscriptions: Subscription[] = [];
@@ -142,21 +147,7 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     if (this.stopped) return;
     const uid = event.object.metadata?.uid;
     if (!uid) return;
-    let slot = this.slots.get(uid);
-    if (!slot) {
-      slot = {
-        uid,
-        state: 'idle',
-        priority: BACKLOG,
-        events: NO_EVENTS,
-        latest: event,
-        route,
-        requeueTimer: undefined,
-        queuedPriority: undefined,
-        queuedPosition: undefined,
-      };
-      this.slots.set(uid, slot);
-    }
+    const slot = this.slotOf(uid, event, route);
     if (slot.events.length >= this.maxEventsPerRun) slot.events.shift();
     if (slot.events.length > 0 || slot.state === 'running')
       this.metrics.increment('reactor_coalesced_events_total');
@@ -219,7 +210,10 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     for (const subscription of this.subscriptions) subscription.unsubscribe();
     this.queue.clear();
     this.wakeIfIdle();
-    for (const slot of this.slots.values()) slot.requeueTimer?.clear();
+    for (const slot of this.slots.values()) {
+      slot.requeueTimer?.clear();
+      this.markRetrying(slot, false);
+    }
     let timer: LongTimeout | undefined;
     const deadline = new Promise<'timeout'>((resolve) => {
       timer = this.clock.setTimeout(() => resolve('timeout'), deadlineMs);
@@ -247,21 +241,7 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     if (this.stopped) return;
     const uid = current.object.metadata?.uid;
     if (!uid) return;
-    let slot = this.slots.get(uid);
-    if (!slot) {
-      slot = {
-        uid,
-        state: 'idle',
-        priority: BACKLOG,
-        events: NO_EVENTS,
-        latest: current,
-        route,
-        requeueTimer: undefined,
-        queuedPriority: undefined,
-        queuedPosition: undefined,
-      };
-      this.slots.set(uid, slot);
-    }
+    const slot = this.slotOf(uid, current, route);
     slot.route = route;
     if (slot.state === 'running') {
       slot.woken = true;
@@ -280,7 +260,30 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     this.report();
   }
 
+  private slotOf(uid: string, latest: ObjectEvent<T>, route: R): Slot<T, R> {
+    let slot = this.slots.get(uid);
+    if (!slot) {
+      // Every field set here, in one order: slots share one hidden class.
+      slot = {
+        uid,
+        state: 'idle',
+        priority: BACKLOG,
+        events: NO_EVENTS,
+        latest,
+        route,
+        requeueTimer: undefined,
+        queuedPriority: undefined,
+        queuedPosition: undefined,
+        queuedAt: 0,
+        retrying: false,
+      };
+      this.slots.set(uid, slot);
+    }
+    return slot;
+  }
+
   private schedule(slot: Slot<T, R>, priority: number): void {
+    slot.queuedAt = performance.now();
     slot.state = 'queued';
     slot.priority = priority;
     this.queue.add(slot, priority);
@@ -315,6 +318,11 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
 
   private async run(slot: Slot<T, R>): Promise<void> {
     if (this.stopped) return;
+    this.metrics.observe?.(
+      'reactor_queue_wait_seconds',
+      (performance.now() - slot.queuedAt) / 1000,
+    );
+    this.markRetrying(slot, false);
     slot.state = 'running';
     slot.woken = false;
     const events = slot.events;
@@ -347,6 +355,7 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
       slot.woken = false;
     } else if (result?.requeueAfterMs !== undefined && slot.latest.type !== 'DELETED') {
       slot.state = 'idle';
+      this.markRetrying(slot, result.retry === true);
       const priority = PRIORITIES[result.priority ?? 'normal'] ?? LIVE;
       // A requeue can be far off (a TemporaryError delay, a stored `delayed` time): past setTimeout's
       // 24.8-day limit a bare setTimeout would fire at once, again and again; the clock's does not.
@@ -367,6 +376,13 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
       this.slots.delete(slot.uid);
     }
     this.report();
+  }
+
+  private markRetrying(slot: Slot<T, R>, retrying: boolean): void {
+    if (slot.retrying === retrying) return;
+    slot.retrying = retrying;
+    this.retrying += retrying ? 1 : -1;
+    this.metrics.set('reactor_objects_retrying', this.retrying);
   }
 
   private report(): void {

@@ -15,7 +15,8 @@ import { WatchHealth } from '../watching/watch-health.js';
 import { WatchHub } from '../watching/watch-hub.js';
 import { resolveHandlerResources } from './handler-resolution.js';
 import { HealthServer } from './health-server.js';
-import { LeaderElector } from './leader-election.js';
+import type { LeaderElector } from './leader-election.js';
+import { campaignForWork } from './operator-election.js';
 import { operatorTimings, type OperatorOptions, type OperatorTimings } from './operator-options.js';
 import { operatorHealth } from './operator-health.js';
 import { ObjectMemos } from '../intents/memo.js';
@@ -25,7 +26,6 @@ import { RouteTable } from './route-table.js';
 import { OperatorCache } from './operator-cache.js';
 import { runWithCache } from '../intents/cache-scope.js';
 import type { Cache, Indexes } from '../intents/cache-contract.js';
-import { defaultReplicaIdentity } from './replica-identity.js';
 import { OperatorActivities } from './operator-activities.js';
 import { operatorMemo } from './operator-memo.js';
 import { OperatorWebhooks } from './operator-webhooks.js';
@@ -111,6 +111,7 @@ export class Operator {
       maxSockets: Math.max(64, options.concurrency ?? 64),
     });
     this.client.onRequest = options.onRequest;
+    this.client.metrics = this.metrics;
     this.poster = new EventPoster(
       this.client,
       this.logger,
@@ -228,26 +229,15 @@ export class Operator {
 
   private campaignOrWork(): void {
     if (this.stopping) return;
-    const election = this.options.leaderElection;
-    if (!election) {
-      this.startWork();
-      return;
-    }
-    const identity = election.identity ?? defaultReplicaIdentity();
-    this.elector = new LeaderElector({
-      namespace: election.namespace,
-      name: election.name ?? this.identity.leaseName,
-      identity,
-      ...this.timings.lease,
+    this.elector = campaignForWork({
+      election: this.options.leaderElection,
+      leaseName: this.identity.leaseName,
+      timings: this.timings.lease,
       client: this.client,
       logger: this.logger,
-    });
-    void this.elector.run({
-      onStartedLeading: () => {
-        this.logger.info({ identity }, 'leading: starting work');
-        this.startWork();
-      },
-      onStoppedLeading: async () => {
+      metrics: this.metrics,
+      startWork: () => this.startWork(),
+      stopWork: async (identity) => {
         if (this.stopping) return;
         this.logger.error(
           { identity },

@@ -216,5 +216,6 @@ function soonerRetry(...results: ProcessResult[]): ProcessResult {
   return {
     requeueAfterMs: Math.min(...asked.map((result) => result.requeueAfterMs!)),
     ...(priority === 'normal' ? {} : { priority }),
+    ...(asked.some((result) => result.retry) ? { retry: true } : {}),
   };
 }

@@ -156,6 +156,12 @@ export function isFinished(record: ProgressRecord | undefined): boolean {
   return record?.success === true || record?.failure === true;
 }
 
+/** Whether any of the records waits to try again after a failed attempt. */
+export function isRetrying(records: Iterable<ProgressRecord>): boolean {
+  for (const record of records) if (!isFinished(record) && (record.retries ?? 0) > 0) return true;
+  return false;
+}
+
 /** Milliseconds until the record's delay passes (0 when not delayed). */
 export function delayRemainingMs(record: ProgressRecord | undefined, now: number): number {
   if (!record?.delayed) return 0;

@@ -15,6 +15,7 @@ import { shareStrings, StringTable, type ResourceStrings } from './compact-objec
 import { MemoryBudgetError } from './memory-budget.js';
 import { releaseListing, reserveListing } from './listing-budget.js';
 import { watchOnce, type LineResult, type WatchOutcome } from './watch-request.js';
+import { WatchSignals } from './watch-signals.js';
 
 import type { WatchStreamOptions } from './watch-stream-options.js';
 
@@ -92,6 +93,7 @@ class WatchLoop<T extends KubeObject> {
   private readonly store: Map<string, T>;
   private readonly backoff: Backoff;
   private readonly labels: Readonly<Record<string, string>>;
+  private readonly signals: WatchSignals;
   private readonly healthId: string;
   private readonly status: WatchStatus | undefined;
   private resourceVersion: string | undefined;
@@ -104,18 +106,16 @@ class WatchLoop<T extends KubeObject> {
     private readonly emit: (event: WatchEvent<T>) => void,
   ) {
     this.path = collectionPath(resource, options.namespace);
-    this.strings = {
-      apiVersion: apiVersionOf(resource),
-      kind: resource.kind,
-      table: new StringTable(),
-    };
+    const table = new StringTable();
+    this.strings = { apiVersion: apiVersionOf(resource), kind: resource.kind, table };
     this.id = resourceId(resource);
-    this.labels = { resource: this.id };
+    this.labels = Object.freeze({ resource: this.id });
     this.logger = (options.logger ?? silentLogger()).child({
       resource: this.id,
       namespace: options.namespace ?? '*',
     });
     this.metrics = options.metrics ?? noMetrics;
+    this.signals = new WatchSignals(this.metrics, this.labels);
     this.store = options.store ?? new Map();
     this.backoff = new Backoff(options.backoff);
     this.healthId = `${this.id} in ${options.namespace ?? 'all namespaces'}${options.labelSelector ? ` (${options.labelSelector})` : ''}#${Math.random().toString(36).slice(2, 8)}`;
@@ -127,8 +127,9 @@ class WatchLoop<T extends KubeObject> {
     this.options.health?.untrack(this.healthId);
   }
 
-  private contact(): void {
-    if (this.status) this.status.lastContactAt = Date.now();
+  private contact(now = Date.now()): void {
+    if (this.status) this.status.lastContactAt = now;
+    this.signals.contact(now);
   }
 
   async run(signal: AbortSignal): Promise<void> {
@@ -358,6 +359,7 @@ class WatchLoop<T extends KubeObject> {
     type: 'ADDED' | 'MODIFIED' | 'DELETED',
     object: T & TrackableObject,
   ): LineResult {
+    if (type !== 'DELETED') this.signals.delivered(object, Date.now());
     const item = this.withoutManagedFields(object);
     const previous = this.store.get(item.metadata.uid);
     this.complete(item, previous);

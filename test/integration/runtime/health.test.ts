@@ -62,6 +62,38 @@ describe('health and metrics', () => {
     expect(body).toMatch(/konductor_process_resident_memory_bytes \d+/);
   });
 
+  test('/metrics has the series the dashboard reads: API requests by verb and code, queue wait, watch activity and lag, the leader', async () => {
+    const kc = sharedKubeConfig();
+    const namespace = await uniqueNamespace(kc, 'series');
+    operator = createOperator({
+      kubeConfig: kc,
+      handlers: [Handlers],
+      namespaces: [namespace],
+      logger: silentLogger(),
+      health: { port: 0, host: '127.0.0.1' },
+    }).start();
+    const port = (await operator.serveHealth())!;
+    await operator.ready;
+    await new Widgets(kc, namespace).create('a');
+    const line = 'konductor_handler_runs_total{handler="created",result="success"} 1';
+    await waitFor(async () => (await get(port, '/metrics')).body.includes(line), {
+      what: 'a successful run in /metrics',
+    });
+
+    const { body } = await get(port, '/metrics');
+    const resource = 'resource="widgets\\.test\\.konductor\\.dev/v1"';
+    expect(body).toMatch(/konductor_api_requests_total\{verb="list",code="200"\} [1-9]/);
+    expect(body).toMatch(/konductor_api_requests_total\{verb="watch",code="200"\} [1-9]/);
+    expect(body).toMatch(/konductor_api_requests_total\{verb="patch",code="200"\} [1-9]/);
+    expect(body).toMatch(/konductor_api_request_duration_seconds_count\{verb="patch"\} [1-9]/);
+    expect(body).toMatch(/konductor_reactor_queue_wait_seconds_count [1-9]/);
+    expect(body).toMatch(
+      new RegExp(`konductor_watch_last_activity_timestamp_seconds\\{${resource}\\} \\d{10}`),
+    );
+    expect(body).toMatch(new RegExp(`konductor_watch_lag_seconds_count\\{${resource}\\} [1-9]`));
+    expect(body).toMatch(/konductor_leader 1/);
+  });
+
   test('/readyz says what it waits for while a resource is not served yet', async () => {
     const kc = sharedKubeConfig();
     const namespace = await uniqueNamespace(kc, 'ready');

@@ -263,7 +263,7 @@ describe('ChangeProcessor', () => {
       });
       const h = new Harness([eager], widget());
 
-      expect(await h.deliver()).toEqual({ requeueAfterMs: 0 });
+      expect(await h.deliver()).toEqual({ requeueAfterMs: 0, retry: true });
       expect(await h.deliver()).toBeUndefined();
       expect(eager.calls).toHaveLength(2);
     });

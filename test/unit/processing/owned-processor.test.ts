@@ -129,7 +129,11 @@ describe('owned runs (OwnedProcessor)', () => {
 
     const results = [await run(), await run(), await run()];
 
-    expect(results).toEqual([{ requeueAfterMs: 1_000 }, { requeueAfterMs: 2_000 }, undefined]);
+    expect(results).toEqual([
+      { requeueAfterMs: 1_000, retry: true },
+      { requeueAfterMs: 2_000, retry: true },
+      undefined,
+    ]);
     expect(api.writes.map((write) => ('body' in write ? write.body : undefined))).toEqual([
       { metadata: { labels: { attempt: '3' } } },
     ]);
@@ -179,7 +183,7 @@ describe('owned runs (OwnedProcessor)', () => {
     processor.offer('uid-1', 'Widgets.never', { event: 'ADDED', child: child('a', '1') });
     processor.offer('uid-1', 'Widgets.later', { event: 'ADDED', child: child('a', '1') });
 
-    expect(await run()).toEqual({ requeueAfterMs: 15_000 });
+    expect(await run()).toEqual({ requeueAfterMs: 15_000, retry: true });
     await run();
 
     expect(calls).toEqual(['never', 'later', 'later']);
@@ -196,7 +200,7 @@ describe('owned runs (OwnedProcessor)', () => {
     processor.offer('uid-1', 'Widgets.config', { event: 'ADDED', child: child('a', '1') });
     api.failNext(500, 'mergePatch');
 
-    expect(await run()).toEqual({ requeueAfterMs: 1_000 });
+    expect(await run()).toEqual({ requeueAfterMs: 1_000, retry: true });
     expect(await run()).toBeUndefined();
     expect(calls).toBe(2);
     expect(api.object.metadata?.labels).toEqual({ seen: 'yes' });

@@ -186,10 +186,10 @@ describe('reconcile runs (ReconcileProcessor)', () => {
       throw new Error('boom');
     });
 
-    expect(await temporary.run()).toEqual({ requeueAfterMs: 7_000 });
-    expect(await failing.run()).toEqual({ requeueAfterMs: 1_000 });
+    expect(await temporary.run()).toEqual({ requeueAfterMs: 7_000, retry: true });
+    expect(await failing.run()).toEqual({ requeueAfterMs: 1_000, retry: true });
     await clock.advanceAsync(1_000);
-    expect(await failing.run([])).toEqual({ requeueAfterMs: 2_000 });
+    expect(await failing.run([])).toEqual({ requeueAfterMs: 2_000, retry: true });
     expect(failures).toBe(2);
     expect(failing.api.writes).toEqual([]);
     expect(

@@ -4,6 +4,7 @@ import {
   type ProcessResult,
   type ReactorOptions,
 } from '../../../src/framework/reactor/reactor.js';
+import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
 import { installFakeClock, type FakeClock } from '../../support/fake-clock.js';
 import { deferred, widgetEvent, type Widget } from './helpers.js';
 
@@ -160,5 +161,45 @@ describe('progress: spotting handlers that hold every slot', () => {
     await advanceTo(DAY_MS + 1_000);
     expect(stalledFor()).toBe(1_000);
     hung.resolve();
+  });
+});
+
+describe('queue wait and retries as metrics', () => {
+  test('reactor_queue_wait_seconds measures from queueing to the run starting', async () => {
+    const metrics = new MetricsRecorder();
+    const hung = deferred();
+    const { reactor } = reactorWith(
+      (uid) => (uid === 'a' ? hung.promise.then(() => undefined) : Promise.resolve(undefined)),
+      { concurrency: 1, metrics },
+    );
+    reactor.push(widgetEvent('a', 1), 'r');
+    reactor.push(widgetEvent('b', 1), 'r');
+    await advanceTo(5_000);
+    hung.resolve();
+    await advanceTo(5_001);
+
+    const waits = metrics.histograms.get('reactor_queue_wait_seconds');
+    expect(waits?.count).toBe(2);
+    expect(waits?.quantile(0)).toBe(0); // a started at once
+    expect(waits?.quantile(1)).toBe(5); // b waited for a's slot
+  });
+
+  test('reactor_objects_retrying counts objects waiting to retry a failure, not periodic re-runs', async () => {
+    const metrics = new MetricsRecorder();
+    const { reactor } = reactorWith(
+      async (uid, run) => {
+        if (uid === 'failing' && run === 0) return { requeueAfterMs: 1_000, retry: true };
+        if (uid === 'periodic') return { requeueAfterMs: 60_000 };
+        return undefined;
+      },
+      { metrics },
+    );
+    reactor.push(widgetEvent('failing', 1), 'r');
+    reactor.push(widgetEvent('periodic', 1), 'r');
+    await advanceTo(10);
+    expect(metrics.gauges.get('reactor_objects_retrying')).toBe(1);
+
+    await advanceTo(1_010); // the retry ran and succeeded
+    expect(metrics.gauges.get('reactor_objects_retrying')).toBe(0);
   });
 });
