@@ -9,6 +9,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY bin ./bin
 COPY crds ./crds
+COPY monitoring ./monitoring
 # The workspace's link (node_modules/@konductor/operators -> src/handlers) would dangle in the image.
 RUN npm run build && npm prune --omit=dev && rm -f node_modules/@konductor/operators
 
@@ -21,6 +22,7 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/bin ./bin
 COPY --from=build /app/crds ./crds
+COPY --from=build /app/monitoring ./monitoring
 USER 10001:10001
 EXPOSE 8080
 ENTRYPOINT ["node", "bin/konductor.mjs"]

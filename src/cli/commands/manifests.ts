@@ -9,6 +9,7 @@ import { commandHelp } from '../help.js';
 import { MANIFESTS, parseManifests } from '../options/manifests.js';
 import { UsageError } from '../validators.js';
 import { manifestDocuments, renderManifests } from './manifest-objects.js';
+import { monitoringDocuments, readMonitoringFiles } from './monitoring-manifests.js';
 import type { WebhookInstall } from './webhook-manifests.js';
 import { deriveRbacRules } from './rbac-rules.js';
 import { crdResources, type KnownResource } from './resource-names.js';
@@ -73,6 +74,12 @@ export async function manifestsCommand(args: readonly string[]): Promise<void> {
     storage,
     webhooks: webhookInstall(registry, identity),
   });
+  const monitoring = parsed.options.monitoring;
+  if (monitoring) {
+    documents.push(
+      ...monitoringDocuments({ name, namespace, ...monitoring }, readMonitoringFiles()),
+    );
+  }
   process.stdout.write(renderManifests(documents));
 }
 

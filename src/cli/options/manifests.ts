@@ -29,6 +29,60 @@ export interface ManifestsOptions {
   identity?: string;
   /** Passed to `konductor run` only when given. */
   storage?: Storage;
+  /** With `--monitoring`: what to add for Prometheus and Grafana; else undefined. */
+  monitoring?: MonitoringOptions;
+}
+
+/** What `--monitoring` and the flags that go with it ask for. */
+export interface MonitoringOptions {
+  /** `--monitoring-label` key → value, in order given. */
+  labels: Record<string, string>;
+  dashboardNamespace: string;
+  /** `--runbook-url`, when given. */
+  runbookUrl?: string;
+}
+
+// A label key: an optional DNS subdomain prefix and '/', then a name of at most 63 characters.
+const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const LABEL_PREFIX = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** A Kubernetes label as `key=value`. */
+function label(setting: Setting): [string, string] {
+  const equals = setting.value.indexOf('=');
+  const key = equals < 0 ? '' : setting.value.slice(0, equals);
+  const value = equals < 0 ? '' : setting.value.slice(equals + 1);
+  const slash = key.lastIndexOf('/');
+  const prefix = slash < 0 ? undefined : key.slice(0, slash);
+  const keyName = key.slice(slash + 1);
+  const valid =
+    equals > 0 &&
+    LABEL_NAME.test(keyName) &&
+    (prefix === undefined || (prefix.length <= 253 && LABEL_PREFIX.test(prefix))) &&
+    (value === '' || LABEL_NAME.test(value));
+  if (!valid) {
+    throw new UsageError(
+      `${setting.source} '${setting.value}' is not a label: write <key>=<value>, e.g. release=kube-prometheus-stack ` +
+        "(letters, digits, '-', '_' and '.', at most 63 of each; a key may start with <domain>/)",
+    );
+  }
+  return [key, value];
+}
+
+/** An http(s) URL without a #fragment: each alert's anchor is appended. */
+function pageUrl(setting: Setting): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(setting.value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !['http:', 'https:'].includes(url.protocol) || setting.value.includes('#')) {
+    throw new UsageError(
+      `${setting.source} '${setting.value}' is not the URL of a page: give an http(s) URL without #, ` +
+        'e.g. https://wiki.example.com/konductor-alerts',
+    );
+  }
+  return setting.value;
 }
 
 /** The flags of `manifests`. */
@@ -122,6 +176,35 @@ export const MANIFESTS_FLAGS = {
       'annotations or status (one write per change; see konductor run --help)',
     parse: (setting: Setting) => check.oneOf(setting, STORAGES),
   },
+  monitoring: {
+    description:
+      "Also print a PodMonitor for the operator's /metrics, a PrometheusRule with its alerts, and its " +
+      'Grafana dashboard in a ConfigMap labelled grafana_dashboard=1 (the first two need the Prometheus ' +
+      "operator's CRDs)",
+  },
+  'monitoring-label': {
+    value: '<key=value>',
+    multiple: true,
+    description:
+      'With --monitoring: a label for the PodMonitor, PrometheusRule and ConfigMap, for the selectors of ' +
+      'your Prometheus (podMonitorSelector, ruleSelector), e.g. release=kube-prometheus-stack; repeat for more',
+    parse: label,
+  },
+  'dashboard-namespace': {
+    value: '<ns>',
+    defaultNote: "the operator's namespace",
+    description:
+      "With --monitoring: the namespace of the dashboard's ConfigMap, one Grafana's sidecar watches",
+    parse: check.labelName,
+  },
+  'runbook-url': {
+    value: '<url>',
+    defaultNote: "konductor's docs/running/alerts.md",
+    description:
+      "With --monitoring: the page the alerts' runbook_url annotations and the dashboard link to; " +
+      "each alert's #anchor is appended",
+    parse: pageUrl,
+  },
   help: { short: 'h', description: 'Show this help' },
 } satisfies FlagTable;
 
@@ -151,7 +234,12 @@ Resource names are resolved without a cluster: from the CRDs given with --crd (e
 and status subresource), from a table of built-in resources, else a lower-case name ending in 's'
 is taken as the plural and any other name (a kind, singular or short name) is lower-cased and
 pluralized by English rules; guessed names are reported on stderr and in a YAML comment. Status
-patch is granted unless a CRD or the built-in table says there is no status subresource.`,
+patch is granted unless a CRD or the built-in table says there is no status subresource.
+
+With --monitoring: a PodMonitor scraping /metrics on the health port (job: the --name), a
+PrometheusRule with the alerts of konductor's monitoring/konductor-alerts.yaml for that namespace
+and job only, and the Grafana dashboard monitoring/konductor-dashboard.json in a ConfigMap. Each
+alert's runbook: docs/running/alerts.md.`,
   flags: MANIFESTS_FLAGS,
 };
 
@@ -186,6 +274,15 @@ export function parseManifests(
   const watchNamespaces = scoped
     ? check.unique(flags.get('watch-namespace') ?? [namespace])
     : undefined;
+  const monitoring = flags.get('monitoring') === true;
+  for (const flag of ['monitoring-label', 'dashboard-namespace', 'runbook-url'] as const) {
+    if (flags.given(flag) && !monitoring) {
+      throw new UsageError(
+        `--${flag} needs --monitoring (without it nothing is printed for monitoring)`,
+      );
+    }
+  }
+  const runbookUrl = flags.get('runbook-url');
   return {
     help: false,
     options: {
@@ -201,6 +298,13 @@ export function parseManifests(
       leaseName,
       identity,
       storage,
+      monitoring: monitoring
+        ? {
+            labels: Object.fromEntries(flags.get('monitoring-label') ?? []),
+            dashboardNamespace: flags.get('dashboard-namespace') ?? namespace,
+            ...(runbookUrl === undefined ? {} : { runbookUrl }),
+          }
+        : undefined,
     },
   };
 }

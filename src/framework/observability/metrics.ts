@@ -43,6 +43,8 @@ export interface Metrics {
   set(name: GaugeName, value: number, labels?: Labels): void;
   /** Records one sample of a distribution. Optional: sinks that don't need it may leave it out. */
   observe?(name: HistogramName, value: number, labels?: Labels): void;
+  /** Drops a gauge's series (its subject is gone, and a last value would read as stale). Optional. */
+  remove?(name: GaugeName, labels?: Labels): void;
 }
 
 /** Discards everything. */
@@ -129,6 +131,10 @@ export class MetricsRecorder implements Metrics {
 
   set(name: GaugeName, value: number, labels?: Labels): void {
     this.gauges.set(key(name, labels), value);
+  }
+
+  remove(name: GaugeName, labels?: Labels): void {
+    this.gauges.delete(key(name, labels));
   }
 
   /** Sum of a counter over all label sets, or one label set when given. */

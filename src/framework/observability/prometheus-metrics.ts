@@ -107,6 +107,10 @@ export class PrometheusMetrics implements Metrics {
     gauge.set(this.labelsFor(name, labels), value);
   }
 
+  remove(name: GaugeName, labels?: Labels): void {
+    this.gauges.get(name)?.remove(this.labelsFor(name, labels));
+  }
+
   observe(name: HistogramName, value: number, labels?: Labels): void {
     let histogram = this.histograms.get(name);
     if (!histogram) {

@@ -7,11 +7,30 @@ import type { KubeObject } from '../objects/kube-object.js';
  */
 export class WatchSignals {
   private lastSecond = 0;
+  private closed = false;
 
   constructor(
     private readonly metrics: Metrics,
     private readonly labels: Labels,
-  ) {}
+  ) {
+    const key = labels.resource ?? '';
+    const open = watchesOf(metrics);
+    open.set(key, (open.get(key) ?? 0) + 1);
+  }
+
+  /** The watch stopped for good: the last one of its resource takes the activity series along. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    const key = this.labels.resource ?? '';
+    const open = watchesOf(this.metrics);
+    const left = (open.get(key) ?? 1) - 1;
+    if (left > 0) open.set(key, left);
+    else {
+      open.delete(key);
+      this.metrics.remove?.('watch_last_activity_timestamp_seconds', this.labels);
+    }
+  }
 
   /** The server answered something (a listing page, a line, a bookmark, an opened watch). */
   contact(nowMs: number): void {
@@ -27,6 +46,15 @@ export class WatchSignals {
     if (written !== undefined)
       this.metrics.observe?.('watch_lag_seconds', Math.max(0, nowMs - written) / 1000, this.labels);
   }
+}
+
+/** Open watches per resource label, per metrics sink: watches of several namespaces share one series. */
+const openWatches = new WeakMap<Metrics, Map<string, number>>();
+
+function watchesOf(metrics: Metrics): Map<string, number> {
+  let open = openWatches.get(metrics);
+  if (!open) openWatches.set(metrics, (open = new Map()));
+  return open;
 }
 
 /**

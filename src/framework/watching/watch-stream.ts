@@ -125,6 +125,7 @@ class WatchLoop<T extends KubeObject> {
   /** Stops reporting health for this stream. */
   close(): void {
     this.options.health?.untrack(this.healthId);
+    this.signals.close();
   }
 
   private contact(now = Date.now()): void {

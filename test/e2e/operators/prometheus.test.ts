@@ -1,11 +1,15 @@
 /**
  * The bundled Prometheus operator on a real node, with Debian's Prometheus in a Pod: ServiceMonitor and
- * PodMonitor targets scraped for real, a PrometheusRule loaded and firing, a deleted monitor's targets
- * gone after the reload, and each monitor's acceptance visible with kubectl get.
+ * PodMonitor targets scraped for real, a PrometheusRule loaded and firing, Konductor's own alerts
+ * (`konductor manifests --monitoring`) loaded and evaluated, a deleted monitor's targets gone after the
+ * reload, and each monitor's acceptance visible with kubectl get.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { dump, loadAll } from 'js-yaml';
 import {
   REPO,
   deployOperator,
@@ -126,6 +130,42 @@ const rule = manifest(
 `,
 );
 
+/** Konductor's alerts and dashboard for the bundled operator as deploy/ installs it, selected by examples/prometheus.yaml. */
+const KONDUCTOR_ALERTS = [
+  'KonductorHandlerFailures',
+  'KonductorQueueWaitHigh',
+  'KonductorWatchStalled',
+  'KonductorNoLeader',
+  'KonductorMemoryNearLimit',
+];
+let konductorMonitoring = '';
+
+/** The PodMonitor, PrometheusRule and ConfigMap `konductor manifests --monitoring` prints for it. */
+async function monitoringManifests(): Promise<string> {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [
+      resolve(REPO, 'bin/konductor.mjs'),
+      'manifests',
+      resolve(REPO, 'src/handlers'),
+      '--name',
+      'konductor',
+      '--namespace',
+      'konductor-system',
+      '--monitoring',
+      '--monitoring-label',
+      'team=shop',
+      '--dashboard-namespace',
+      'monitoring',
+    ],
+    { cwd: REPO, maxBuffer: 16 * 1024 * 1024 },
+  );
+  return (loadAll(stdout) as Array<{ kind: string }>)
+    .filter((doc) => ['PodMonitor', 'PrometheusRule', 'ConfigMap'].includes(doc.kind))
+    .map((doc) => dump(doc, { lineWidth: -1 }))
+    .join('---\n');
+}
+
 beforeAll(async () => {
   await localNode().loadBuiltImages(['prometheus', 'prometheus-config-reloader']);
   await deployOperator(120);
@@ -145,7 +185,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await kubectlOk(
     ['delete', '--ignore-not-found', '-f', '-'],
-    [serviceMonitor, podMonitor, rule].join('---\n'),
+    [serviceMonitor, podMonitor, rule, ...(konductorMonitoring ? [konductorMonitoring] : [])].join(
+      '---\n',
+    ),
   );
   await kubectlOk(['delete', '--ignore-not-found', '-f', resolve(REPO, 'deploy/monitoring')]);
   // The Prometheus and its Pod first: a namespace deleted with a Pod in it is checked again only after
@@ -265,6 +307,52 @@ describe('the bundled Prometheus operator on a real node', () => {
     );
     const table = await kubectlOk(['get', 'prometheusrule', 'always']);
     expect(table).toMatch(/^always\s+True\s+/m);
+  }, 300_000);
+
+  it("loads Konductor's own alerts from konductor manifests --monitoring: every one evaluates, and KonductorNoLeader stays quiet once the leader is scraped", async () => {
+    const applied = Date.now();
+    konductorMonitoring = await monitoringManifests();
+    await kubectlOk(['apply', '-f', '-'], konductorMonitoring);
+    const group = 'konductor/konductor-system/konductor';
+    type Rules = {
+      groups: { name: string; rules: { name: string; health: string; state: string }[] }[];
+    };
+    const ours = async (): Promise<Rules['groups'][number]['rules']> =>
+      (
+        await prometheusApi<Rules>('/api/v1/rules?type=alert').catch(() => ({ groups: [] }))
+      ).groups.find((found) => found.name === group)?.rules ?? [];
+    // Evaluated without error: Prometheus 3's PromQL takes every expression.
+    await waitFor(
+      async () => {
+        const rules = await ours();
+        return rules.length === KONDUCTOR_ALERTS.length && rules.every((r) => r.health === 'ok');
+      },
+      { what: `rule group ${group} loaded and evaluated`, timeoutMs: 180_000, intervalMs: 2_000 },
+    );
+    expect((await ours()).map((r) => r.name)).toEqual(KONDUCTOR_ALERTS);
+    // The PodMonitor gives the operator's series job="konductor", the job the rules select.
+    await waitFor(
+      async () => {
+        const query = encodeURIComponent(
+          'konductor_leader{namespace="konductor-system", job="konductor"} == 1',
+        );
+        const data = await prometheusApi<{ result: unknown[] }>(
+          `/api/v1/query?query=${query}`,
+        ).catch(() => ({ result: [] }));
+        return data.result.length === 1;
+      },
+      { what: 'the leader scraped through the PodMonitor', timeoutMs: 120_000, intervalMs: 2_000 },
+    );
+    await waitFor(
+      async () => (await ours()).find((r) => r.name === 'KonductorNoLeader')?.state === 'inactive',
+      { what: 'KonductorNoLeader inactive', timeoutMs: 120_000, intervalMs: 2_000 },
+    );
+    process.stderr.write(
+      `[e2e] konductor manifests --monitoring applied -> its ${KONDUCTOR_ALERTS.length} alerts evaluated, no leader alert, in ${((Date.now() - applied) / 1000).toFixed(1)} s\n`,
+    );
+    expect(
+      await kubectlOk(['get', 'prometheusrule', '-n', 'konductor-system', 'konductor-alerts']),
+    ).toMatch(/^konductor-alerts\s+True\s+/m);
   }, 300_000);
 
   it("scrapes the operator's own /metrics through the ServiceMonitor in deploy/monitoring/", async () => {

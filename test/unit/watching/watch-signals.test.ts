@@ -44,3 +44,19 @@ describe('a watch as metrics', () => {
     ]);
   });
 });
+
+describe('a stopped watch', () => {
+  test('the last watch of a resource to stop removes its activity series; one still open keeps it', () => {
+    const metrics = new MetricsRecorder();
+    const first = new WatchSignals(metrics, labels);
+    const second = new WatchSignals(metrics, labels);
+    first.contact(1_000_000_000);
+    const series = 'watch_last_activity_timestamp_seconds{resource=widgets.example.com}';
+
+    first.close();
+    expect(metrics.gauges.has(series)).toBe(true);
+    second.close();
+    second.close();
+    expect(metrics.gauges.has(series)).toBe(false);
+  });
+});
