@@ -66,20 +66,28 @@ const layers = {
   ],
 };
 
+/** The one module that loads the OpenTelemetry SDK, and only when tracing is on (`loadTracing`). */
+const OTEL_SDK_MODULE = 'src/framework/observability/otel-tracing.ts';
+const OTEL_SDK = {
+  // A static import of otel-tracing.js would load the SDK too; loadTracing's dynamic import() is not checked.
+  group: ['@opentelemetry/*', '!@opentelemetry/api', '**/otel-tracing.js', './otel-tracing.js'],
+  message: `The OpenTelemetry SDK loads only with tracing on: import it in ${OTEL_SDK_MODULE} alone (the API, @opentelemetry/api, is fine).`,
+};
+
 /** One ESLint override per folder: importing a folder not in its list is an error that names the rule. */
 function layerOverrides() {
   const folders = Object.keys(layers);
-  return folders.map((folder) => {
+  return folders.flatMap((folder) => {
     const forbidden = folders.filter(
       (other) => other !== folder && !layers[folder].includes(other),
     );
-    return {
-      files: [`src/framework/${folder}/**/*.ts`],
+    const override = (sdk) => ({
       rules: {
         'no-restricted-imports': [
           'error',
           {
             patterns: [
+              ...(sdk ? [] : [OTEL_SDK]),
               ...forbidden.map((other) => ({
                 group: [`**/framework/${other}/**`, `../${other}/**`, `../../${other}/**`],
                 message: `src/framework/${folder} may import only: ${layers[folder].join(', ') || 'nothing else in the framework'} (see ARCHITECTURE.md).`,
@@ -100,7 +108,14 @@ function layerOverrides() {
           },
         ],
       },
-    };
+    });
+    const files = [`src/framework/${folder}/**/*.ts`];
+    return folder === 'observability'
+      ? [
+          { files, excludedFiles: [OTEL_SDK_MODULE], ...override(false) },
+          { files: [OTEL_SDK_MODULE], ...override(true) },
+        ]
+      : [{ files, ...override(false) }];
   });
 }
 

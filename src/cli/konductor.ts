@@ -7,6 +7,7 @@ import { register as registerTsx } from 'tsx/esm/api';
 import { ApiClient } from '../framework/api/api-client.js';
 import { loadKubeconfig, type ClusterAccess } from '../framework/api/kubeconfig.js';
 import { createLogger, type Logger } from '../framework/observability/logger.js';
+import { loadTracing, type Tracing } from '../framework/observability/tracing.js';
 import type { Registry } from '../framework/registry/registry.js';
 import { HealthServerError } from '../framework/runtime/health-server.js';
 import {
@@ -16,6 +17,7 @@ import {
 } from '../framework/runtime/operator.js';
 import { loadHandlers } from './load-handlers.js';
 import { podNamespace } from './own-namespace.js';
+import { tracingSetting } from './tracing-setting.js';
 import {
   DEV_BOOTED_MESSAGE,
   DEV_CHILD_ENV,
@@ -94,14 +96,19 @@ async function run(options: RunOptions): Promise<void> {
     );
     registerTypeScript();
     const registry = await loadHandlers(options.files);
-    const operator = createOperator(
-      operatorOptionsFrom(options, { kubeConfig, registry, namespaces, logger }),
-    );
+    const tracing = await startTracing(options, logger);
+    const operator = createOperator({
+      ...operatorOptionsFrom(options, { kubeConfig, registry, namespaces, logger }),
+      tracing,
+    });
     await serveHealth(operator);
     operator.start();
-    stopOnSignals(operator, logger);
+    stopOnSignals(operator, logger, tracing);
     // Lost leadership: work has stopped; exit so the pod restarts as a fresh candidate (as controller-runtime does).
-    void operator.lostLeadership.then(() => process.exit(1));
+    void operator.lostLeadership.then(async () => {
+      await tracing?.shutdown(2_000);
+      process.exit(1);
+    });
     void operator.ready.then(
       () => {
         logger.info('initial listings done; watching for changes');
@@ -251,8 +258,22 @@ function registerTypeScript(): void {
   registerTsxCjs();
 }
 
+/** Loads the OpenTelemetry SDK when tracing is asked for (see {@link tracingSetting}); undefined otherwise. */
+async function startTracing(options: RunOptions, logger: Logger): Promise<Tracing | undefined> {
+  const setting = tracingSetting(options.tracing, process.env);
+  for (const warning of setting.warnings) logger.warn(warning);
+  if (!setting.on) return undefined;
+  const tracing = await loadTracing({ global: true, instanceId: process.env.POD_NAME });
+  const endpoint =
+    process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT ??
+    'http://localhost:4318';
+  logger.info({ endpoint }, 'tracing on: exporting OTLP over HTTP');
+  return tracing;
+}
+
 /** First SIGINT/SIGTERM: drain and exit 0; a second one: exit at once with 130. */
-function stopOnSignals(operator: Operator, logger: Logger): void {
+function stopOnSignals(operator: Operator, logger: Logger, tracing?: Tracing): void {
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (stopping) {
@@ -262,7 +283,10 @@ function stopOnSignals(operator: Operator, logger: Logger): void {
     stopping = true;
     logger.info({ signal }, 'stopping (send the signal again to exit at once)');
     operator.stop(STOP_DEADLINE_MS).then(
-      () => process.exit(0),
+      async () => {
+        await tracing?.shutdown(2_000);
+        process.exit(0);
+      },
       (error: unknown) => {
         logger.error({ err: error }, 'stopping failed');
         process.exit(1);

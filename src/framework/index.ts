@@ -95,3 +95,4 @@ export {
   type Logger,
   type LoggerOptions,
 } from './observability/logger.js';
+export { loadTracing, type Tracing, type TracingOptions } from './observability/tracing.js';

@@ -46,6 +46,8 @@ export interface RunOptions {
   stallTimeout?: number;
   logLevel: LogLevel;
   logFormat: LogFormat;
+  /** `--tracing`: `on`, `off`, or undefined (then the `OTEL_*` variables decide; off by default). */
+  tracing?: 'on' | 'off';
   /** Port of the health/metrics server (0: any free port). */
   healthPort: number;
   /**
@@ -146,6 +148,13 @@ export const RUN_FLAGS = {
     default: 'auto',
     description: 'json|pretty|auto; auto is pretty in a terminal, JSON otherwise',
     parse: (setting: Setting) => check.oneOf(setting, LOG_FORMATS),
+  },
+  tracing: {
+    value: 'on|off',
+    env: true,
+    description:
+      'Export OpenTelemetry traces over OTLP/HTTP (JSON) to OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318). Off unless on, or OTEL_TRACES_EXPORTER=otlp; OTEL_SDK_DISABLED=true turns it off',
+    parse: (setting: Setting) => check.oneOf(setting, ['on', 'off'] as const),
   },
   'health-port': {
     value: '<port>',
@@ -303,6 +312,7 @@ export function runOptions(reader: FlagReader<typeof RUN_FLAGS>, files: string[]
     stallTimeout: reader.get('stall-timeout'),
     logLevel: reader.get('log-level'),
     logFormat: reader.get('log-format'),
+    tracing: reader.get('tracing'),
     healthPort: reader.get('health-port'),
     identity: identity.name,
     storage: reader.get('storage'),

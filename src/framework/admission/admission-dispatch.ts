@@ -1,3 +1,4 @@
+import { inSpan } from '../observability/tracing.js';
 import type { ApiClient } from '../api/api-client.js';
 import type { Resource } from '../api/resource.js';
 import { AttemptTimeoutError, withTimeLimit } from '../clock/time-limit.js';
@@ -102,28 +103,34 @@ export async function dispatchAdmission(
     const original = request.object ? structuredClone(request.object) : undefined;
     const patch = emptyPatch();
     const access = currentCacheAccess();
-    const returned = await withTimeLimit(
-      (signal) => {
-        const context = {
-          ...parts,
-          old: request.oldObject,
-          operation: request.operation,
-          subresource: request.subResource,
-          userInfo: request.userInfo,
-          dryRun: request.dryRun,
-          warnings,
-          logger,
-          resource: scope.resource,
-          client: scope.client,
-          cache: scope.cache ?? access.cache,
-          indexes: scope.indexes ?? access.indexes,
-          memo,
-          signal,
-          patch,
-        };
-        return spec.fn(context as MutationContext);
-      },
-      answerWithinMs(options.timeoutSeconds ?? ADMISSION_DEFAULTS.timeoutSeconds),
+    const attributes = {
+      'konductor.handler.id': spec.id,
+      'konductor.admission.operation': request.operation,
+    };
+    const returned = await inSpan(`handler ${spec.id}`, { attributes }, () =>
+      withTimeLimit(
+        (signal) => {
+          const context = {
+            ...parts,
+            old: request.oldObject,
+            operation: request.operation,
+            subresource: request.subResource,
+            userInfo: request.userInfo,
+            dryRun: request.dryRun,
+            warnings,
+            logger,
+            resource: scope.resource,
+            client: scope.client,
+            cache: scope.cache ?? access.cache,
+            indexes: scope.indexes ?? access.indexes,
+            memo,
+            signal,
+            patch,
+          };
+          return spec.fn(context as MutationContext);
+        },
+        answerWithinMs(options.timeoutSeconds ?? ADMISSION_DEFAULTS.timeoutSeconds),
+      ),
     );
     if (Array.isArray(returned))
       warnings.push(...returned.filter((item): item is string => typeof item === 'string'));

@@ -1,3 +1,5 @@
+import { SpanKind } from '@opentelemetry/api';
+import { noTracing, rootSpan, type SpanStart, type Tracing } from '../observability/tracing.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server, type ServerOptions } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
@@ -27,6 +29,8 @@ export interface WebhookServerOptions extends ReviewScope {
   registry: Registry;
   /** 0 picks a free port. */
   port: number;
+  /** Traces each review (a SERVER span, its handler's span beneath). Default: off. */
+  tracing?: Tracing;
   /** Default 0.0.0.0 (the API server calls in through a Service); tests use 127.0.0.1. */
   host?: string;
   certificate: ServingCertificate;
@@ -301,7 +305,16 @@ export class WebhookServer {
       } catch {
         return this.refuse(request, response, 400, 'the request body is not JSON');
       }
-      const answer = await answerReview(route, body, this.scope);
+      const answer = await rootSpan(
+        this.options.tracing ?? noTracing,
+        `${route.kind} ${path}`,
+        reviewSpan(request, path ?? ''),
+        async (span) => {
+          const answered = await answerReview(route, body, this.scope);
+          span?.setAttribute('http.response.status_code', answered.status);
+          return answered;
+        },
+      );
       if (answer.status !== 200)
         return this.refuse(request, response, answer.status, answer.problem);
       const json = JSON.stringify(answer.body);
@@ -350,4 +363,32 @@ function pathOf(url: string | undefined): string | undefined {
   if (url === undefined || !url.startsWith('/')) return undefined;
   const query = url.indexOf('?');
   return query < 0 ? url : url.slice(0, query);
+}
+
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+
+/**
+ * A review's span: its path (bounded by handler ids). A caller's `traceparent` becomes a link, never
+ * the parent: whoever can reach the port must not choose our trace ids or force sampling.
+ */
+function reviewSpan(request: IncomingMessage, path: string): SpanStart {
+  const parent = TRACEPARENT.exec(String(request.headers.traceparent ?? ''));
+  const links =
+    parent && !/^0+$/.test(parent[1]!) && !/^0+$/.test(parent[2]!)
+      ? [
+          {
+            context: {
+              traceId: parent[1]!,
+              spanId: parent[2]!,
+              traceFlags: Number.parseInt(parent[3]!, 16) & 1,
+              isRemote: true,
+            },
+          },
+        ]
+      : [];
+  return {
+    kind: SpanKind.SERVER,
+    attributes: { 'http.request.method': 'POST', 'url.template': path },
+    links,
+  };
 }

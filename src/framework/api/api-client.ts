@@ -10,7 +10,9 @@ import type { Duplex } from 'node:stream';
 import type { ClusterAccess } from './kubeconfig.js';
 import { ApiError } from './api-error.js';
 import { ResourceClient } from './resource-client.js';
-import { requestShape } from './request-shape.js';
+import { SpanKind } from '@opentelemetry/api';
+import { inSpan } from '../observability/tracing.js';
+import { requestShape, type RequestVerb } from './request-shape.js';
 import { noMetrics, type Labels, type Metrics } from '../observability/metrics.js';
 import type { KubeObject, ResourceObject } from '../objects/kube-object.js';
 
@@ -105,11 +107,25 @@ export class ApiClient {
   /** Sends one request and parses the JSON answer; throws {@link ApiError} for non-2xx or no answer. */
   async request<T>(method: string, path: string, init: RequestInit = {}): Promise<T> {
     const began = performance.now();
+    const shape = requestShape(method, path);
     let status: number | undefined;
     try {
-      return await this.exchange<T>(method, path, init, (known) => (status = known));
+      // A span only inside traced work (a run, a tick): lease renewals and listings make none.
+      return await inSpan(
+        `${method} ${shape.template}`,
+        {
+          kind: SpanKind.CLIENT,
+          attributes: { 'http.request.method': method, 'url.template': shape.template },
+        },
+        (span) =>
+          this.exchange<T>(method, path, init, (known, bytes) => {
+            status = known;
+            span?.setAttribute('http.response.status_code', known);
+            span?.setAttribute('http.response.body.size', bytes);
+          }),
+      );
     } finally {
-      this.count(method, path, status, began, false);
+      this.count(shape.verb, status, began);
     }
   }
 
@@ -117,14 +133,14 @@ export class ApiClient {
     method: string,
     path: string,
     init: RequestInit,
-    answered: (status: number) => void,
+    answered: (status: number, bytes: number) => void,
   ): Promise<T> {
     const response = await this.send(method, path, init);
     const text = await readBody(response).catch((error: unknown) => {
       throw ApiError.fromNetwork(error, `${method} ${path}`);
     });
     const status = response.statusCode ?? 0;
-    answered(status);
+    answered(status, Buffer.byteLength(text));
     this.onRequest?.(method, path, status);
     if (status < 200 || status >= 300)
       throw ApiError.fromResponse(status, text, response.headers, `${method} ${path}`);
@@ -150,11 +166,11 @@ export class ApiClient {
     try {
       response = await this.send('GET', path, { ...init, timeoutMs: 0 });
     } catch (error) {
-      this.count('GET', path, undefined, began, true);
+      this.count('watch', undefined, began);
       throw error;
     }
     const status = response.statusCode ?? 0;
-    this.count('GET', path, status, began, true);
+    this.count('watch', status, began);
     this.onRequest?.('WATCH', path, status);
     if (status >= 200 && status < 300) return response;
     const text = await readBody(response).catch(() => '');
@@ -162,14 +178,7 @@ export class ApiClient {
   }
 
   /** Counts one request in `api_requests_total` and `api_request_duration_seconds`; no status: no answer. */
-  private count(
-    method: string,
-    path: string,
-    status: number | undefined,
-    began: number,
-    watch: boolean,
-  ): void {
-    const { verb } = requestShape(method, path, watch);
+  private count(verb: RequestVerb, status: number | undefined, began: number): void {
     const code = status === undefined ? 'error' : String(status);
     const key = `${verb} ${code}`;
     let labels = this.labels.get(key);

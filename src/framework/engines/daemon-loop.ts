@@ -1,3 +1,4 @@
+import { rootSpan, type Tracing } from '../observability/tracing.js';
 import { isWrite, type ApiClient } from '../api/api-client.js';
 import { ApiError } from '../api/api-error.js';
 import { withoutManagedFields } from '../api/managed-fields.js';
@@ -29,6 +30,7 @@ export interface DaemonLoopDeps {
   logger: Logger;
   poster: EventPoster;
   metrics: Metrics;
+  tracing: Tracing;
   clock: Clock;
   /** memo: the operator's per-object memos (`ctx.memo`). */
   memos?: ObjectMemos;
@@ -163,7 +165,19 @@ class DaemonWorker {
         memos: deps.memos,
       });
       try {
-        const returned = await spec.fn(context);
+        const attributes = {
+          'konductor.handler.id': spec.id,
+          'k8s.namespace.name': meta.namespace ?? '',
+          'konductor.object.name': meta.name ?? '',
+          'konductor.handler.retry': retry,
+        };
+        // One trace per (re)start: its requests are the span's children until the function returns.
+        const returned = await rootSpan(
+          deps.tracing,
+          `daemon ${spec.id}`,
+          { attributes },
+          async () => (await spec.fn(context)) as unknown,
+        );
         count('success');
         logger.info(`daemon ${spec.id} ended`);
         // A daemon asked to stop may be ending because its object is going: its result is not written then.

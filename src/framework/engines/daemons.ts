@@ -1,3 +1,4 @@
+import { noTracing, type Tracing } from '../observability/tracing.js';
 import type { ApiClient } from '../api/api-client.js';
 import type { Resource } from '../api/resource.js';
 import { systemClock, type Clock } from '../clock/clock.js';
@@ -17,6 +18,8 @@ export interface DaemonEngineOptions {
   logger: Logger;
   poster: EventPoster;
   metrics?: Metrics;
+  /** Traces each tick or iteration. Default: off. */
+  tracing?: Tracing;
   /** How to wait (backoffs, cancellation); default {@link systemClock}. */
   clock?: Clock;
   /** memo: the operator's per-object memos, for `ctx.memo` and `when` filters. Default: the engine's own. */
@@ -41,6 +44,7 @@ export class DaemonEngine {
       logger: options.logger,
       poster: options.poster,
       metrics: options.metrics ?? noMetrics,
+      tracing: options.tracing ?? noTracing,
       clock: options.clock ?? systemClock,
       memos: options.memos ?? new ObjectMemos(),
     };

@@ -1,3 +1,4 @@
+import { detached } from '../observability/tracing.js';
 import { matchesObject, type ObjectFilters } from '../intents/filters.js';
 import type { FilterScope } from '../intents/filter-context.js';
 import type { KubeObject } from '../objects/kube-object.js';
@@ -152,7 +153,8 @@ export class ObjectWorkers<H extends WorkerHandler> {
       stopping: stopping.signal,
       handOver,
     };
-    const running = this.options.start(seed);
+    // Spawned from inside an object's run: a worker must not stay part of that run's trace.
+    const running = detached(() => this.options.start(seed));
     const worker: Worker = { running, stopping, handOver, ended: false };
     running.done.then(
       () => (worker.ended = true),

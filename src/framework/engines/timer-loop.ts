@@ -1,3 +1,4 @@
+import { activeSpan, rootSpan, type SpanStart, type Tracing } from '../observability/tracing.js';
 import { ApiError } from '../api/api-error.js';
 import type { ObjectApi } from '../api/object-api.js';
 import type { Clock } from '../clock/clock.js';
@@ -25,6 +26,7 @@ export interface TimerLoopDeps {
   logger: Logger;
   poster: EventPoster;
   metrics: Metrics;
+  tracing: Tracing;
   clock: Clock;
   /** A run taking longer is abandoned and counts as a failure; undefined: no limit. */
   runTimeoutMs?: number;
@@ -142,7 +144,9 @@ class TimerWorker {
       handOver = undefined;
       if (!stopping.aborted) {
         try {
-          await this.run();
+          await rootSpan(this.deps.tracing, `timer ${this.spec.id}`, this.traceStart(), () =>
+            this.run(),
+          );
         } catch (error) {
           this.logger.error(
             { err: describeError(error) },
@@ -175,6 +179,22 @@ class TimerWorker {
         resolve(true);
       };
     });
+  }
+
+  /** A tick's root span: which timer of which object, how late, which retry. */
+  private traceStart(): SpanStart {
+    const meta = this.seed.body.metadata ?? {};
+    const late = this.plannedAt === undefined ? 0 : this.deps.clock.now() - this.plannedAt;
+    return {
+      attributes: {
+        'konductor.handler.id': this.spec.id,
+        'k8s.namespace.name': meta.namespace ?? '',
+        'konductor.object.name': meta.name ?? '',
+        'konductor.object.uid': meta.uid ?? '',
+        'konductor.timer.lateness_ms': Math.max(0, late),
+        'konductor.handler.retry': this.failures,
+      },
+    };
   }
 
   /** When to run next; undefined while halted, done, or the object makes the interval invalid. */
@@ -254,6 +274,11 @@ class TimerWorker {
     deps.metrics.increment(
       'handler_runs_total',
       succeeded ? labels.success : this.halted ? labels.failure : labels.retry,
+    );
+    const span = activeSpan();
+    span?.setAttribute(
+      'konductor.handler.outcome',
+      succeeded ? 'success' : this.halted ? 'permanent' : 'temporary',
     );
     if (stopping.aborted) return;
     const merged = this.changes(body, patch, succeeded);

@@ -1,3 +1,4 @@
+import { noTracing, type Tracing } from '../observability/tracing.js';
 import type { ObjectApi } from '../api/object-api.js';
 import { systemClock, type Clock } from '../clock/clock.js';
 import type { TimerSpec } from '../intents/handler-specs.js';
@@ -21,6 +22,8 @@ export interface TimerEngineOptions {
   logger: Logger;
   poster: EventPoster;
   metrics?: Metrics;
+  /** Traces each tick or iteration. Default: off. */
+  tracing?: Tracing;
   /** What time it is and how to wait; default {@link systemClock}. */
   clock?: Clock;
   /** The time schedules read, when it should differ from `clock` (kept for older callers). Default: `clock.now`. */
@@ -63,6 +66,7 @@ export class TimerEngine {
       logger: options.logger,
       poster: options.poster,
       metrics: options.metrics ?? noMetrics,
+      tracing: options.tracing ?? noTracing,
       clock: clockOf(options),
       runTimeoutMs: options.runTimeoutMs,
       identity: this.identity,

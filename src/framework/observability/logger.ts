@@ -1,5 +1,6 @@
 import { pino, type Logger, type LevelWithSilent } from 'pino';
 import { PinoPretty } from 'pino-pretty';
+import { traceFields } from './tracing.js';
 
 export type { Logger };
 
@@ -20,7 +21,12 @@ export interface LoggerOptions {
 export function createLogger(options: LoggerOptions = {}): Logger {
   const format = options.format ?? 'auto';
   const pretty = format === 'pretty' || (format === 'auto' && process.stdout.isTTY === true);
-  const settings = { level: options.level ?? 'info', base: options.base ?? {} };
+  // Lines written inside traced work carry its trace and span ids (none when tracing is off).
+  const settings = {
+    level: options.level ?? 'info',
+    base: options.base ?? {},
+    mixin: () => traceFields() ?? {},
+  };
   if (!pretty) return pino(settings);
   // A synchronous stream in this thread: no worker, and nothing lost when the process exits.
   return pino(

@@ -30,7 +30,12 @@ export interface EventRecord {
   name?: string;
   /** A write of this record waits in the queue: a repeat rides along with it. */
   queued: boolean;
+  /** The trace of the work that posted it last, if traced: written as {@link TRACE_ID_ANNOTATION}. */
+  traceId?: string;
 }
+
+/** The Event annotation holding the id of the trace whose work posted it. */
+export const TRACE_ID_ANNOTATION = 'konductor.dev/trace-id';
 
 /**
  * What to do with one occurrence: `write` it (queue a create, or a count update when `record.name`

@@ -1,3 +1,4 @@
+import { currentTraceId, detached } from '../observability/tracing.js';
 import type { ApiClient } from '../api/api-client.js';
 import { ApiError } from '../api/api-error.js';
 import { systemClock, type Clock } from '../clock/clock.js';
@@ -5,6 +6,7 @@ import { silentLogger, type Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
 import {
   EventCorrelator,
+  TRACE_ID_ANNOTATION,
   type EventCorrelatorOptions,
   type EventRecord,
 } from './event-correlator.js';
@@ -79,6 +81,7 @@ export class EventPoster implements EventSink {
   post(object: InvolvedObject, type: EventType, reason: string, message: string): void {
     const now = this.clock.now();
     const { action, record } = this.correlator.correlate(object, type, reason, clip(message), now);
+    record.traceId = currentTraceId() ?? record.traceId;
     if (action === 'queued') return;
     if (action === 'rate-limited') {
       this.drop('rate_limited', 1, now);
@@ -90,7 +93,8 @@ export class EventPoster implements EventSink {
     }
     record.queued = true;
     this.queue.add(record);
-    if (!this.writing) void this.drain();
+    // The drain outlives the run that posted first; each record carries its own trace id.
+    if (!this.writing) void detached(() => this.drain());
   }
 
   /**
@@ -163,6 +167,7 @@ export class EventPoster implements EventSink {
         count: record.count,
         lastTimestamp: timestamp(record.lastTimestamp),
         message: record.message,
+        ...(record.traceId ? { metadata: traceAnnotation(record.traceId) } : {}),
       };
       try {
         await this.client.request('PATCH', `${events}/${encodeURIComponent(record.name)}`, {
@@ -190,7 +195,11 @@ export class EventPoster implements EventSink {
     return {
       apiVersion: 'v1',
       kind: 'Event',
-      metadata: { generateName: `${meta.name ?? 'object'}.`, namespace },
+      metadata: {
+        generateName: `${meta.name ?? 'object'}.`,
+        namespace,
+        ...(record.traceId ? traceAnnotation(record.traceId) : {}),
+      },
       involvedObject: {
         apiVersion: object.apiVersion,
         kind: object.kind,
@@ -225,4 +234,8 @@ export class EventPoster implements EventSink {
       `Events are being dropped (${reason === 'rate_limited' ? 'an object is over its Event rate limit' : `${this.maxQueued} writes are already waiting`}); further drops are only counted in konductor_events_dropped_total until a minute passes without one`,
     );
   }
+}
+
+function traceAnnotation(traceId: string): { annotations: Record<string, string> } {
+  return { annotations: { [TRACE_ID_ANNOTATION]: traceId } };
 }

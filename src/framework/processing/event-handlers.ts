@@ -1,3 +1,4 @@
+import { inSpan } from '../observability/tracing.js';
 import type { ApiClient } from '../api/api-client.js';
 import { withTimeLimit } from '../clock/time-limit.js';
 import type { Logger } from '../observability/logger.js';
@@ -47,34 +48,37 @@ export async function runEventHandlers(
       });
       const began = performance.now();
       let result: 'success' | 'failure' = 'success';
+      const attributes = { 'konductor.handler.id': handler.id, 'konductor.event.type': event.type };
       try {
-        await withTimeLimit(
-          (attemptSignal) =>
-            handler.fn(
-              defineMemo(
-                {
-                  type: event.type,
-                  body: event.object,
-                  name: meta.name ?? '',
-                  namespace: meta.namespace,
-                  uid: meta.uid ?? '',
-                  logger: handlerLogger,
-                  signal: attemptSignal,
-                  client,
-                  spec: (event.object.spec ?? {}) as Record<string, unknown>,
-                  status: event.object.status as Record<string, unknown> | undefined,
-                  metadata: meta,
-                  labels: meta.labels ?? {},
-                  annotations: meta.annotations ?? {},
-                  resource: scope.resource,
-                  ...currentCacheAccess(),
-                },
-                scope.memos ?? new ObjectMemos(),
-                meta.uid ?? '',
+        await inSpan(`event ${handler.id}`, { attributes }, () =>
+          withTimeLimit(
+            (attemptSignal) =>
+              handler.fn(
+                defineMemo(
+                  {
+                    type: event.type,
+                    body: event.object,
+                    name: meta.name ?? '',
+                    namespace: meta.namespace,
+                    uid: meta.uid ?? '',
+                    logger: handlerLogger,
+                    signal: attemptSignal,
+                    client,
+                    spec: (event.object.spec ?? {}) as Record<string, unknown>,
+                    status: event.object.status as Record<string, unknown> | undefined,
+                    metadata: meta,
+                    labels: meta.labels ?? {},
+                    annotations: meta.annotations ?? {},
+                    resource: scope.resource,
+                    ...currentCacheAccess(),
+                  },
+                  scope.memos ?? new ObjectMemos(),
+                  meta.uid ?? '',
+                ),
               ),
-            ),
-          timeoutMs,
-          signal,
+            timeoutMs,
+            signal,
+          ),
         );
       } catch (thrown) {
         const error = asError(thrown);

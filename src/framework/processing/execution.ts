@@ -12,6 +12,7 @@ import type { Identity } from '../state/identity.js';
 import { capMessage, type ProgressRecord } from '../state/progress.js';
 import type { Selection } from './handler-selection.js';
 import { invokeHandler } from './invocation.js';
+import { inSpan, markFailed } from '../observability/tracing.js';
 import type { HandlerResult } from './object-memory.js';
 import {
   attemptStart,
@@ -74,46 +75,59 @@ export async function executeAttempt(
       patch: emptyPatch(),
     };
 
-  const began = performance.now();
-  const result = await invokeHandler({
-    handler,
-    body,
-    reason: change.reason,
-    change: selection,
-    timing: {
-      startedAt: start.startedAt,
-      retry: start.retries,
-      remainingMs: remainingMs(handler, start, now),
-    },
-    signal: attempt.signal,
-    logger,
-    resource: environment.resource,
-    client: environment.client,
-    now: environment.now,
-    clock: environment.clock,
-    attemptTimeoutMs: environment.attemptTimeoutMs,
-    identity: environment.identity,
-    memos: environment.memos,
+  const attributes = {
+    'konductor.handler.id': handler.id,
+    'konductor.handler.retry': start.retries,
+    'konductor.change.reason': change.reason,
+  };
+  // The handler runs in this span: its ctx.client requests become the span's children.
+  return inSpan(`handler ${handler.id}`, { attributes }, async (span) => {
+    const began = performance.now();
+    const result = await invokeHandler({
+      handler,
+      body,
+      reason: change.reason,
+      change: selection,
+      timing: {
+        startedAt: start.startedAt,
+        retry: start.retries,
+        remainingMs: remainingMs(handler, start, now),
+      },
+      signal: attempt.signal,
+      logger,
+      resource: environment.resource,
+      client: environment.client,
+      now: environment.now,
+      clock: environment.clock,
+      attemptTimeoutMs: environment.attemptTimeoutMs,
+      identity: environment.identity,
+      memos: environment.memos,
+    });
+    environment.metrics.observe?.('handler_duration_seconds', (performance.now() - began) / 1000, {
+      handler: handler.id,
+    });
+    const attempts = start.retries + 1;
+    if (result.error !== undefined) {
+      // The stack says where a handler failed; at debug level, as the one-line message is logged below anyway.
+      logger.debug(
+        { err: describeError(result.error), stack: result.error.stack },
+        `handler ${handler.id} threw`,
+      );
+    }
+    const after = environment.now();
+    const verdict = verdictAfterAttempt(handler, result.error, attempts, start.startedAt, after);
+    const record = report(environment, attempt, verdict, start.base, attempts, after);
+    environment.metrics.increment('handler_runs_total', {
+      handler: handler.id,
+      result: record.success ? 'success' : record.failure ? 'failure' : 'retry',
+    });
+    span?.setAttribute('konductor.handler.outcome', verdict.verdict);
+    if (verdict.verdict === 'temporary')
+      span?.setAttribute('konductor.handler.retry_in_s', verdict.delaySeconds);
+    if ((verdict.verdict === 'temporary' || verdict.verdict === 'permanent') && span)
+      markFailed(span, verdict.error);
+    return { record, patch: result.patch };
   });
-  environment.metrics.observe?.('handler_duration_seconds', (performance.now() - began) / 1000, {
-    handler: handler.id,
-  });
-  const attempts = start.retries + 1;
-  if (result.error !== undefined) {
-    // The stack says where a handler failed; at debug level, as the one-line message is logged below anyway.
-    logger.debug(
-      { err: describeError(result.error), stack: result.error.stack },
-      `handler ${handler.id} threw`,
-    );
-  }
-  const after = environment.now();
-  const verdict = verdictAfterAttempt(handler, result.error, attempts, start.startedAt, after);
-  const record = report(environment, attempt, verdict, start.base, attempts, after);
-  environment.metrics.increment('handler_runs_total', {
-    handler: handler.id,
-    result: record.success ? 'success' : record.failure ? 'failure' : 'retry',
-  });
-  return { record, patch: result.patch };
 }
 
 /** Logs the verdict (and posts its Warning, if any), and returns the handler's next record. */

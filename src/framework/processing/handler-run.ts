@@ -1,3 +1,4 @@
+import { currentRun } from '../observability/tracing.js';
 import type { ChangeHandlerSpec } from '../intents/handler-specs.js';
 import type { Patch } from '../intents/patch.js';
 import type { KubeObject } from '../objects/kube-object.js';
@@ -45,6 +46,7 @@ export async function runHandlers(
   environment: ExecutionEnvironment,
   run: HandlerRun,
 ): Promise<HandlerRunResult> {
+  currentRun()?.set('konductor.run.cause', run.change.reason);
   const result: HandlerRunResult = { records: new Map(), patches: [], nextDelayMs: undefined };
   const waitAtMost = (delayMs: number): void => {
     result.nextDelayMs = Math.min(result.nextDelayMs ?? delayMs, delayMs);

@@ -1,3 +1,4 @@
+import { inSpan } from '../observability/tracing.js';
 import { ApiError } from '../api/api-error.js';
 import type { ObjectApi } from '../api/object-api.js';
 import { withTimeLimit } from '../clock/time-limit.js';
@@ -172,18 +173,24 @@ export class OwnedProcessor {
     let failure: Error | undefined;
     try {
       const { api } = this.options;
-      await withTimeLimit(
-        (attemptSignal) =>
-          handler.fn({
-            ...objectContext(body, logger, api.resource, api.client, this.options.memos),
-            patch,
-            child: last.child,
-            event: last.event,
-            changes,
-            signal: attemptSignal,
-          }),
-        this.options.attemptTimeoutMs,
-        signal,
+      const attributes = {
+        'konductor.handler.id': handler.id,
+        'konductor.owned.changes': changes.length,
+      };
+      await inSpan(`owned ${handler.id}`, { attributes }, () =>
+        withTimeLimit(
+          (attemptSignal) =>
+            handler.fn({
+              ...objectContext(body, logger, api.resource, api.client, this.options.memos),
+              patch,
+              child: last.child,
+              event: last.event,
+              changes,
+              signal: attemptSignal,
+            }),
+          this.options.attemptTimeoutMs,
+          signal,
+        ),
       );
     } catch (thrown) {
       failure = asError(thrown);

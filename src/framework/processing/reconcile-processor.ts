@@ -1,3 +1,4 @@
+import { inSpan } from '../observability/tracing.js';
 import { ApiError } from '../api/api-error.js';
 import type { ObjectApi } from '../api/object-api.js';
 import { Duration } from 'luxon';
@@ -235,10 +236,17 @@ export class ReconcileProcessor {
         objectContext(body, logger, api.resource, api.client, this.options.memos),
         { patch, conditions, deleting, retry: state.failures },
       );
-      result = await withTimeLimit(
-        (attemptSignal) => handler.fn(Object.assign(context, { signal: attemptSignal })),
-        this.options.attemptTimeoutMs,
-        signal,
+      const attributes = {
+        'konductor.handler.id': handler.id,
+        'konductor.handler.retry': state.failures,
+        'konductor.reconcile.deleting': deleting,
+      };
+      result = await inSpan(`reconcile ${handler.id}`, { attributes }, () =>
+        withTimeLimit(
+          (attemptSignal) => handler.fn(Object.assign(context, { signal: attemptSignal })),
+          this.options.attemptTimeoutMs,
+          signal,
+        ),
       );
     } catch (thrown) {
       failure = asError(thrown);

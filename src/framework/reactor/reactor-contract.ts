@@ -1,6 +1,7 @@
 // The reactor's contract: what a processing run receives and returns, its options and progress.
 import type { Clock } from '../clock/clock.js';
 import type { Logger } from '../observability/logger.js';
+import type { Tracing } from '../observability/tracing.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { ObjectEvent } from '../watching/watch-events.js';
@@ -47,6 +48,8 @@ export interface ReactorOptions {
   maxEventsPerRun?: number;
   logger?: Logger;
   metrics?: Metrics;
+  /** Traces each run that does something (a handler attempt, an API request). Default: off. */
+  tracing?: Tracing;
   /** The clock for requeues, the drain deadline and progress tracking ({@link Reactor.progress}). Default {@link systemClock}. */
   clock?: Clock;
   /** The time progress tracking reads, when it should differ from `clock` (kept for older callers). Default: `clock.now`. */

@@ -1,12 +1,16 @@
+import type { Link } from '@opentelemetry/api';
 import { setMaxListeners } from 'node:events';
 import type { Observable, Subscription } from 'rxjs';
 import { systemClock, type Clock } from '../clock/clock.js';
 import type { LongTimeout } from '../clock/long-timeout.js';
+import { NO_EVENTS, newSlot, type Slot } from './object-slot.js';
+import { addLink, beginRunTrace, endRunTrace } from './run-trace.js';
+import { noTracing, type Tracing } from '../observability/tracing.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { ObjectEvent, WatchEvent } from '../watching/watch-events.js';
-import { RunQueue, type QueueTicket } from './run-queue.js';
+import { RunQueue } from './run-queue.js';
 
 import type {
   ObjectProcessor,
@@ -32,26 +36,6 @@ const LIVE = 1;
 const BACKLOG = 0;
 const PRIORITIES: Record<RunPriority, number> = { high: HIGH, normal: LIVE, low: BACKLOG };
 
-/** One object's pending work; it exists only while the object has work queued, running or requeued. */
-interface Slot<T extends KubeObject, R> extends QueueTicket {
-  uid: string;
-  state: 'idle' | 'queued' | 'running';
-  priority: number;
-  events: ObjectEvent<T>[];
-  latest: ObjectEvent<T>;
-  route: R;
-  requeueTimer: LongTimeout | undefined;
-  // Woken while running (an owned child changed): it runs again though no raw event came.
-  woken?: boolean;
-  /** When it was last queued, by `performance.now()`. */
-  queuedAt: number;
-  /** Its requeue retries a failure. */
-  retrying: boolean;
-}
-
-/** Shared by every slot without raw events: a slot's first event replaces it, so it is never written. */
-const NO_EVENTS: never[] = [];
-
 /**
  * Feeds each object's events to a processor one run at a time.
  *
@@ -73,6 +57,7 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
   private readonly subscriptions: Subscription[] = [];
   private readonly logger: Logger;
   private readonly metrics: Metrics;
+  private readonly tracing: Tracing;
   private readonly maxEventsPerRun: number;
   private readonly maxRunsWhileListing: number;
   private readonly clock: Clock;
@@ -91,6 +76,7 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     setMaxListeners(0, this.abort.signal);
     this.logger = options.logger ?? silentLogger();
     this.metrics = options.metrics ?? noMetrics;
+    this.tracing = options.tracing ?? noTracing;
     this.maxEventsPerRun = options.maxEventsPerRun ?? 1_000;
     this.maxRunsWhileListing = Math.max(0, options.maxRunsWhileListing ?? 1_000);
     this.clock = options.clock ?? systemClock;
@@ -237,12 +223,13 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
    * queued takes it along, a run in progress is followed by one more. `current` is the object's state
    * for a run when it has no work pending (its newest watched state); pending work keeps its own.
    */
-  wake(current: ObjectEvent<T>, route: R): void {
+  wake(current: ObjectEvent<T>, route: R, link?: Link): void {
     if (this.stopped) return;
     const uid = current.object.metadata?.uid;
     if (!uid) return;
     const slot = this.slotOf(uid, current, route);
     slot.route = route;
+    if (link) addLink(slot, link);
     if (slot.state === 'running') {
       slot.woken = true;
       return;
@@ -262,23 +249,7 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
 
   private slotOf(uid: string, latest: ObjectEvent<T>, route: R): Slot<T, R> {
     let slot = this.slots.get(uid);
-    if (!slot) {
-      // Every field set here, in one order: slots share one hidden class.
-      slot = {
-        uid,
-        state: 'idle',
-        priority: BACKLOG,
-        events: NO_EVENTS,
-        latest,
-        route,
-        requeueTimer: undefined,
-        queuedPriority: undefined,
-        queuedPosition: undefined,
-        queuedAt: 0,
-        retrying: false,
-      };
-      this.slots.set(uid, slot);
-    }
+    if (!slot) this.slots.set(uid, (slot = newSlot(uid, latest, route, BACKLOG)));
     return slot;
   }
 
@@ -330,16 +301,14 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
     const latest = slot.latest;
     this.report();
     let result: ProcessResult = undefined;
+    const traced = beginRunTrace(this.tracing, slot, events.length);
+    let failure: unknown;
     try {
       this.metrics.increment('reactor_runs_total');
-      result = await this.processor({
-        uid: slot.uid,
-        latest,
-        events,
-        route: slot.route,
-        signal: this.abort.signal,
-      });
+      const batch = { uid: slot.uid, latest, events, route: slot.route, signal: this.abort.signal };
+      result = await (traced ? traced.within(() => this.processor(batch)) : this.processor(batch));
     } catch (error) {
+      failure = error;
       // Processors handle their own errors; anything escaping is a framework bug, logged, never fatal.
       const meta = latest.object.metadata;
       this.logger.error(
@@ -347,6 +316,7 @@ export class Reactor<T extends KubeObject = KubeObject, R = undefined> {
         'object processing failed unexpectedly',
       );
     }
+    endRunTrace(slot, traced, result, failure);
     this.lastCompletedAt = this.now();
     if (this.stopped) return;
     if (slot.events.length > 0 || slot.woken) {

@@ -1,3 +1,4 @@
+import type { Tracing } from '../observability/tracing.js';
 import type { ClusterAccess } from '../api/kubeconfig.js';
 import type { RequestCounter } from '../api/api-client.js';
 import type { Logger } from '../observability/logger.js';
@@ -40,6 +41,11 @@ export interface OperatorOptions {
   logger?: Logger;
   /** Where the operator reports its metrics. Default: Prometheus metrics, served on `/metrics` with `health`. */
   metrics?: Metrics;
+  /**
+   * Traces each object's processing, timer ticks, daemon runs and webhook requests with OpenTelemetry
+   * (from {@link loadTracing}). Default: off. `stop()` flushes what is buffered; shutting it down is the caller's.
+   */
+  tracing?: Tracing;
   /** Watch tuning (page size, idle timeout, reconnect backoff); defaults follow client-go. */
   watch?: WatchOptions;
   /**

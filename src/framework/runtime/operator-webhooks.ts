@@ -1,3 +1,4 @@
+import type { Tracing } from '../observability/tracing.js';
 import type { ApiClient } from '../api/api-client.js';
 import { discoverResource } from '../api/discovery.js';
 import { resourceId, type Resource } from '../api/resource.js';
@@ -89,6 +90,8 @@ export interface OperatorWebhookServices {
   cache: Cache;
   indexes: Indexes;
   memo: Memo;
+  /** Traces each review. */
+  tracing?: Tracing;
 }
 
 const DEFAULT_PORT = 9443;
@@ -189,6 +192,7 @@ export class OperatorWebhooks {
       indexes: this.services.indexes,
       memo: this.services.memo,
       clientCA: options.clientCA,
+      tracing: this.services.tracing,
     });
     await this.resolveResources();
     this.port = await this.server.start();

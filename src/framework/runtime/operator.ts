@@ -124,6 +124,7 @@ export class Operator {
       logger: this.logger,
       poster: this.poster,
       metrics: this.metrics,
+      tracing: options.tracing,
       handlerTimeoutMs: this.timings.handlerTimeoutMs,
       identity: this.identity,
       storage: this.storage,
@@ -153,6 +154,7 @@ export class Operator {
         concurrency: options.concurrency,
         logger: this.logger,
         metrics: this.metrics,
+        tracing: options.tracing,
       },
     );
     this.table = new RouteTable({
@@ -174,6 +176,7 @@ export class Operator {
       cache: this.reads.cache,
       indexes: this.reads.indexes,
       memo: operatorMemo(options),
+      tracing: options.tracing,
     });
     this.activities = new OperatorActivities(() => this.registry.activities, {
       client: this.client,
@@ -365,6 +368,9 @@ export class Operator {
     await this.elector?.stop();
     await this.webhooks.stop();
     await this.healthServer?.stop();
+    await this.options.tracing?.flush(
+      Math.min(5_000, Math.max(1_000, deadlineMs - (Date.now() - startedAt))),
+    );
     this.client.close();
     this.logger.info('operator stopped');
   }

@@ -1,3 +1,5 @@
+import type { Link } from '@opentelemetry/api';
+import { eventLink, type Tracing } from '../observability/tracing.js';
 import { merge, mergeMap, Subscription, type Observable } from 'rxjs';
 import type { ApiClient } from '../api/api-client.js';
 import { resourceId, type Resource, type ResourceSelector } from '../api/resource.js';
@@ -22,6 +24,22 @@ export interface OwnedWatchServices {
   namespaces: readonly string[];
   /** Makes a resolved child resource readable through `ctx.cache` (its watch store is the cache). */
   track?: (resource: Resource, selectors: readonly ResourceSelector[]) => void;
+  /** Records each child event that wakes an owner, linked from the owner's next run. */
+  tracing?: Tracing;
+}
+
+/** A span for a child's event, which the owner's next run links to (why it ran). */
+export function childEventLink(
+  tracing: Tracing,
+  type: string,
+  child: KubeObject,
+): Link | undefined {
+  const meta = child.metadata ?? {};
+  return eventLink(tracing, `child ${type} ${child.kind ?? 'object'}`, {
+    'k8s.namespace.name': meta.namespace ?? '',
+    'konductor.object.name': meta.name ?? '',
+    'konductor.object.resource_version': meta.resourceVersion ?? '',
+  });
 }
 
 /** One watch of a child resource: its scope, and whether its events must be kept to the operator's namespace globs. */
@@ -134,9 +152,11 @@ export class OwnedWatches {
     const owner = this.services.hub.stored(this.owner, this.ownerScope)?.get(reference.uid);
     if (!owner || !mayOwn(owner, child) || owner.metadata?.deletionTimestamp) return;
     this.route.owned?.offer(reference.uid, spec.id, { event: event.type, child });
+    const link = this.services.tracing && childEventLink(this.services.tracing, event.type, child);
     this.services.reactor.wake(
       { type: 'MODIFIED', object: owner, fromList: event.fromList },
       this.route,
+      link,
     );
   }
 }

@@ -1,3 +1,4 @@
+import type { Link } from '@opentelemetry/api';
 import { Subscription } from 'rxjs';
 import { resourceId, type Resource, type ResourceSelector } from '../api/resource.js';
 import type { Cache } from '../intents/cache-contract.js';
@@ -6,7 +7,12 @@ import { controllerOwnerOf, mayOwn } from '../objects/controller-owner.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { WatchEvent } from '../watching/watch-events.js';
 import type { WatchScope } from '../watching/watch-hub.js';
-import { OwnedWatches, relatedEvents, type OwnedWatchServices } from './owned-watches.js';
+import {
+  childEventLink,
+  OwnedWatches,
+  relatedEvents,
+  type OwnedWatchServices,
+} from './owned-watches.js';
 import type { Route } from './route.js';
 
 /** What the watches of a reconcile's `owns` and `watches` share: the child watches' services, and what map functions read. */
@@ -105,7 +111,8 @@ export class ReconcileWatches {
     if (!reference) return;
     const owner = this.services.hub.stored(this.owner, this.ownerScope)?.get(reference.uid);
     if (!owner || !mayOwn(owner, child)) return;
-    this.wake(owner, event.fromList);
+    const tracing = this.services.tracing;
+    this.wake(owner, event.fromList, tracing && childEventLink(tracing, event.type, child));
   }
 
   private fromMapped(
@@ -140,11 +147,11 @@ export class ReconcileWatches {
     }
   }
 
-  private wake(owner: KubeObject, fromList: boolean): void {
+  private wake(owner: KubeObject, fromList: boolean, link?: Link): void {
     const uid = owner.metadata?.uid;
     if (!uid || !this.route.reconcile) return;
     this.route.reconcile.wake(uid);
-    this.services.reactor.wake({ type: 'MODIFIED', object: owner, fromList }, this.route);
+    this.services.reactor.wake({ type: 'MODIFIED', object: owner, fromList }, this.route, link);
   }
 }
 

@@ -91,6 +91,7 @@ export class RouteTable {
         namespaces: this.deps.namespaces ?? [],
         cache: reads.cache,
         track: (r, selectors) => reads.track(r, selectors),
+        tracing: this.deps.services.tracing,
       });
       const subscription = reactor.consume(
         globbed ? events.pipe(inNamespaces(patterns)) : events,

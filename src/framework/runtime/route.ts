@@ -1,3 +1,4 @@
+import type { Tracing } from '../observability/tracing.js';
 import type { Subscription } from 'rxjs';
 import type { ApiClient } from '../api/api-client.js';
 import { ObjectApi } from '../api/object-api.js';
@@ -60,6 +61,8 @@ export interface RouteServices {
   logger: Logger;
   poster: EventPoster;
   metrics: Metrics;
+  /** Traces timer ticks and daemon iterations (object runs are traced by the reactor). */
+  tracing?: Tracing;
   handlerTimeoutMs: number | undefined;
   /** The operator's identity: the keys and finalizer of its bookkeeping. */
   identity: Identity;
@@ -83,6 +86,7 @@ export function buildRoute(
     logger: services.logger,
     poster: services.poster,
     metrics: services.metrics,
+    tracing: services.tracing,
     memos: services.memos,
   };
   const timerSpecs = handlers.filter((h): h is TimerSpec => h.kind === 'timer');

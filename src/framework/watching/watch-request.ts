@@ -131,3 +131,9 @@ function consume(
     response.on('error', () => undefined); // errors end the stream through 'close'; never let one go unhandled
   });
 }
+
+/** The delay the server asked for with `Retry-After` (exactly, even 0), else `backoffMs`. */
+export function retryAfterOr(error: unknown, backoffMs: number): number {
+  const retryAfter = error instanceof ApiError ? error.retryAfterSeconds : undefined;
+  return retryAfter !== undefined ? Math.max(retryAfter * 1000, 0) : backoffMs;
+}

@@ -14,8 +14,9 @@ import { isTrackable, parseWatchLine, type TrackableObject } from './watch-line.
 import { shareStrings, StringTable, type ResourceStrings } from './compact-object.js';
 import { MemoryBudgetError } from './memory-budget.js';
 import { releaseListing, reserveListing } from './listing-budget.js';
-import { watchOnce, type LineResult, type WatchOutcome } from './watch-request.js';
+import { retryAfterOr, watchOnce, type LineResult, type WatchOutcome } from './watch-request.js';
 import { WatchSignals } from './watch-signals.js';
+import { detached } from '../observability/tracing.js';
 
 import type { WatchStreamOptions } from './watch-stream-options.js';
 
@@ -32,12 +33,6 @@ const VERY_SHORT_WATCH_MS = 1_000;
 
 function defaultTimeoutSeconds(): number {
   return 300 + Math.floor(Math.random() * 300);
-}
-
-/** The delay the server asked for with `Retry-After` (exactly, even 0), else `backoffMs`. */
-function retryAfterOr(error: unknown, backoffMs: number): number {
-  const retryAfter = error instanceof ApiError ? error.retryAfterSeconds : undefined;
-  return retryAfter !== undefined ? Math.max(retryAfter * 1000, 0) : backoffMs;
 }
 
 /**
@@ -75,7 +70,8 @@ export function watchResource<T extends KubeObject = KubeObject>(
     const loop = new WatchLoop<T>(client, resource, options, (event) => {
       if (!stop.signal.aborted) subscriber.next(event);
     });
-    loop.run(stop.signal).catch((error: unknown) => {
+    // Outside whatever traced work subscribed first: a watch outlives it.
+    detached(() => loop.run(stop.signal)).catch((error: unknown) => {
       if (!stop.signal.aborted) subscriber.error(error);
     });
     return () => {
