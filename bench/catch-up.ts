@@ -28,6 +28,7 @@ import {
   type BenchTarget,
   type Figures,
 } from './support.js';
+import { startOtlpSink } from './otlp-sink.js';
 
 export interface CatchUpOptions {
   objects: number;
@@ -36,6 +37,8 @@ export interface CatchUpOptions {
   naive: boolean;
   /** Also catch up with status storage (`storage: 'status'`) on its own N objects, in the same run. */
   statusStorage?: boolean;
+  /** Also catch up with tracing on (every trace sampled, to a loopback receiver) on its own N objects. */
+  tracing?: boolean;
   /** Namespace prefix (namespaces must be new). */
   prefix?: string;
   /**
@@ -58,10 +61,14 @@ async function catchUp(
   objects: number,
   concurrency: number,
   storage?: 'status',
+  otlpUrl?: string,
 ): Promise<Figures> {
   const child = new OperatorProcess(target, script, [namespace, objects, concurrency], {
     loadsFramework: script !== 'naive-child.mjs',
-    env: storage ? { BENCH_STORAGE: storage } : {},
+    env: {
+      ...(storage ? { BENCH_STORAGE: storage } : {}),
+      ...(otlpUrl ? { BENCH_OTLP_URL: otlpUrl } : {}),
+    },
   });
   // Generous: a catch-up slower than 10 objects/s means something is broken, not slow.
   const started = performance.now();
@@ -112,10 +119,16 @@ export async function runCatchUp(target: BenchTarget, options: CatchUpOptions): 
   const ours = `${prefix}-catch-up`;
   const naive = `${prefix}-catch-up-naive`;
   const status = `${prefix}-catch-up-status`;
+  const traced = `${prefix}-catch-up-traced`;
+  const untracedAgain = `${prefix}-catch-up-again`;
   // Every set exists before any operator starts, so all run against the same amount of stored data.
   const setupCreateSeconds = await createObjects(target.kubeConfig, ours, objects);
   if (options.naive) await createObjects(target.kubeConfig, naive, objects);
   if (options.statusStorage) await createObjects(target.kubeConfig, status, objects);
+  if (options.tracing) {
+    await createObjects(target.kubeConfig, traced, objects);
+    await createObjects(target.kubeConfig, untracedAgain, objects);
+  }
   // The ceiling's new objects for its 1- and 2-write sweeps and the two watched points, created with the operators'.
   const pointSize = {
     objects: Math.min(objects, options.ceilingPointObjects ?? 3_000),
@@ -125,6 +138,24 @@ export async function runCatchUp(target: BenchTarget, options: CatchUpOptions): 
   const poolCreateSeconds = await pool.reserve(sweepObjects(2, pointSize) + 2 * pointSize.objects);
 
   const konductor = await catchUp(target, 'konductor-child.mjs', ours, objects, concurrency);
+  // Right after the untraced run, on as many objects of its own, and followed by another untraced one:
+  // tracing's cost against the mean of the runs around it, so drift along the run does not count.
+  const sink = options.tracing ? await startOtlpSink() : undefined;
+  const withTracing = sink
+    ? await catchUp(
+        target,
+        'konductor-child.mjs',
+        traced,
+        objects,
+        concurrency,
+        undefined,
+        sink.url,
+      )
+    : undefined;
+  await sink?.close();
+  const after = withTracing
+    ? await catchUp(target, 'konductor-child.mjs', untracedAgain, objects, concurrency)
+    : undefined;
   const withStatus = options.statusStorage
     ? await catchUp(target, 'konductor-child.mjs', status, objects, concurrency, 'status')
     : undefined;
@@ -216,6 +247,33 @@ export async function runCatchUp(target: BenchTarget, options: CatchUpOptions): 
       catchUpRatioOneWriteWatched: round2(
         Number(withStatus.objectsPerSecond) / oneWriteWatched.objectsPerSecond,
       ),
+      ...machine(),
+    });
+  }
+  if (withTracing && sink && after) {
+    const untraced = (key: string): number => (Number(konductor[key]) + Number(after[key])) / 2;
+    const cpuMsPerObject = (percent: number, seconds: number): number =>
+      round2((percent * seconds * 10) / objects);
+    lines.push({
+      scenario: 'catch-up-traced',
+      ...withTracing,
+      concurrency,
+      spansReceived: sink.spans(),
+      spansPerObject: round2(sink.spans() / objects),
+      exportRequests: sink.requests(),
+      untracedAfterObjectsPerSecond: after.objectsPerSecond,
+      untracedAfterPeakRssMb: after.peakRssMb,
+      // Against the mean of the untraced runs before and after it (target: throughput >= 0.85).
+      throughputRatioToUntraced: round2(
+        Number(withTracing.objectsPerSecond) / untraced('objectsPerSecond'),
+      ),
+      peakRssRatioToUntraced: round2(Number(withTracing.peakRssMb) / untraced('peakRssMb')),
+      // Operator CPU per object: traced, and the mean of the untraced runs.
+      cpuMsPerObject: cpuMsPerObject(
+        Number(withTracing.operatorCpuPercent),
+        Number(withTracing.seconds),
+      ),
+      untracedCpuMsPerObject: cpuMsPerObject(untraced('operatorCpuPercent'), untraced('seconds')),
       ...machine(),
     });
   }

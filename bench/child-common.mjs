@@ -63,10 +63,11 @@ export function sampleRss() {
  */
 export async function startBenchOperator(
   framework,
-  { kubeconfigPath, namespace, concurrency, registry, onPatch, storage = 'annotations' },
+  { kubeconfigPath, namespace, concurrency, registry, onPatch, storage = 'annotations', tracing },
 ) {
   return framework
     .createOperator({
+      tracing,
       kubeConfig: framework.loadKubeconfig({ path: kubeconfigPath }),
       registry,
       namespaces: [namespace],
@@ -80,6 +81,12 @@ export async function startBenchOperator(
       },
     })
     .start();
+}
+
+/** Tracing on when BENCH_OTLP_URL names a receiver (the tracing variant of catch-up); undefined otherwise. */
+export async function benchTracing(framework) {
+  const url = process.env.BENCH_OTLP_URL;
+  return url ? framework.loadTracing({ url, serviceName: 'bench' }) : undefined;
 }
 
 /** Quiet, unless BENCH_LOG names a level: then the operator's log lines go to stderr (stdout carries the messages). */

@@ -4,9 +4,11 @@
 // (its diff-base annotation); once `expected` objects have had both writes acknowledged, it prints
 // the result and exits. With spec.sentAt on the objects (steady load) it also reports, per object,
 // the milliseconds from sentAt to the acknowledgement of the status write. With BENCH_STORAGE=status
-// the bookkeeping rides in the status PATCH, so that one write is each object's last.
+// the bookkeeping rides in the status PATCH, so that one write is each object's last. With BENCH_OTLP_URL
+// it traces every run (100 % sampling) to that receiver.
 import {
   benchResource,
+  benchTracing,
   finishRun,
   loadFramework,
   runMeters,
@@ -18,6 +20,7 @@ const expected = Number(expectedText);
 const storage = process.env.BENCH_STORAGE === 'status' ? 'status' : 'annotations';
 const framework = await loadFramework();
 const meters = runMeters();
+const tracing = await benchTracing(framework);
 
 const sentAt = new Map(); // name -> spec.sentAt, until its status write is acknowledged
 const writtenMs = [];
@@ -39,6 +42,7 @@ const operator = await startBenchOperator(framework, {
   concurrency: Number(concurrencyText),
   registry,
   storage,
+  tracing,
   onPatch: (target) => {
     if (target.status) {
       const sent = sentAt.get(target.name);
@@ -59,6 +63,9 @@ void operator.ready.then(() => meters.ready());
 function finish() {
   void finishRun({
     result: { ...meters.result(expected), storage, writtenMs },
-    stop: () => operator.stop(2_000),
+    stop: async () => {
+      await operator.stop(2_000);
+      await tracing?.shutdown(5_000);
+    },
   });
 }

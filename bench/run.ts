@@ -18,7 +18,13 @@ const framework = process.env.BENCH_FRAMEWORK === 'src' ? 'src' : 'dist';
 
 const groups: Record<string, (target: BenchTarget) => Promise<Figures[]>> = {
   'catch-up': (target) =>
-    runCatchUp(target, { objects: n, concurrency, naive: true, statusStorage: true }),
+    runCatchUp(target, {
+      objects: n,
+      concurrency,
+      naive: true,
+      statusStorage: true,
+      tracing: process.env.BENCH_TRACING !== '0',
+    }),
   'steady-load': async (target) => {
     const options = {
       rate: envNumber('BENCH_STEADY_RATE', 100),

@@ -175,7 +175,8 @@ class DaemonWorker {
         const returned = await rootSpan(
           deps.tracing,
           `daemon ${spec.id}`,
-          { attributes },
+          // A daemon may loop for days in one call: its trace keeps its first 128 requests.
+          { attributes, maxSpans: 128 },
           async () => (await spec.fn(context)) as unknown,
         );
         count('success');

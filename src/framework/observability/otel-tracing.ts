@@ -1,10 +1,11 @@
 // The only module that loads the OpenTelemetry SDK; `loadTracing` imports it when tracing is on, so an
 // operator without tracing never loads it (a spec checks).
-import { context, trace } from '@opentelemetry/api';
+import { context, diag, DiagLogLevel, trace, type DiagLogger } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { Logger } from './logger.js';
 import { MAX_ATTRIBUTE_LENGTH, type Tracing, type TracingOptions } from './tracing.js';
 
 /** The SDK's default attribute length is unbounded: tenants' names and messages must not be. */
@@ -25,17 +26,41 @@ function registerContextManager(): void {
   else manager.disable();
 }
 
+/** The SDK's warnings and errors as log lines, one a minute at most: a collector down fails every export. */
+function diagLogger(logger: Logger): DiagLogger {
+  let last = -Infinity;
+  let held = 0;
+  const write = (message: string): void => {
+    const now = Date.now();
+    if (now - last < 60_000) {
+      held += 1;
+      return;
+    }
+    logger.warn({ suppressed: held }, `tracing: ${message.slice(0, 500)}`);
+    last = now;
+    held = 0;
+  };
+  const quiet = (): void => undefined;
+  return { error: write, warn: write, info: quiet, debug: quiet, verbose: quiet };
+}
+
 /** A {@link Tracing} exporting OTLP/HTTP JSON through a batch processor with bounded queues. */
 export function createOtelTracing(options: TracingOptions): Tracing {
   registerContextManager();
+  if (options.logger)
+    diag.setLogger(diagLogger(options.logger), {
+      logLevel: DiagLogLevel.WARN,
+      suppressOverrideMessage: true,
+    });
   const resource = resourceFromAttributes({
     'service.name': options.serviceName ?? 'konductor',
     ...(options.instanceId ? { 'service.instance.id': options.instanceId } : {}),
   }).merge(detectResources({ detectors: [envDetector] }));
-  // Two exports in flight at most: thirty 512-span bodies would only hold memory while a collector is slow.
+  // A flush sends every queued batch at once: 2,048 spans in batches of 512 are 4 requests, and the
+  // exporter refuses (drops) any beyond its limit. Eight leaves room without holding 30 bodies.
   const exporter = new OTLPTraceExporter({
     ...(options.url ? { url: options.url } : {}),
-    concurrencyLimit: 2,
+    concurrencyLimit: 8,
   });
   const processor = new BatchSpanProcessor(
     exporter,

@@ -12,6 +12,7 @@ import {
   type SpanContext,
   type Tracer,
 } from '@opentelemetry/api';
+import type { Logger } from './logger.js';
 
 /**
  * OpenTelemetry tracing as the framework uses it: off unless configured (see {@link loadTracing}).
@@ -43,6 +44,7 @@ export const MAX_ATTRIBUTE_LENGTH = 256;
 
 const TRACER = createContextKey('konductor.tracer');
 const RUN = createContextKey('konductor.run');
+const BUDGET = createContextKey('konductor.span-budget');
 
 /** Cuts a tenant-controlled value to {@link MAX_ATTRIBUTE_LENGTH} characters. */
 export function capped(value: string): string {
@@ -140,6 +142,8 @@ export interface SpanStart {
   kind?: SpanKind;
   attributes?: Attributes;
   links?: Link[];
+  /** A root span only: at most this many spans beneath it (a daemon running for days); the rest are not made. */
+  maxSpans?: number;
 }
 
 /**
@@ -151,8 +155,11 @@ export function inSpan<T>(
   start: SpanStart,
   fn: (span: Span | undefined) => Promise<T>,
 ): Promise<T> {
-  const tracer = context.active().getValue(TRACER) as Tracer | undefined;
+  const active = context.active();
+  const tracer = active.getValue(TRACER) as Tracer | undefined;
   if (!tracer) return fn(undefined);
+  const budget = active.getValue(BUDGET) as { left: number } | undefined;
+  if (budget && budget.left-- <= 0) return fn(undefined);
   const parent = parentContext();
   if (!parent) return fn(undefined);
   return spanned(tracer.startSpan(name, start, parent), parent, fn);
@@ -167,8 +174,10 @@ export function rootSpan<T>(
 ): Promise<T> {
   const tracer = tracing.tracer;
   if (!tracer) return detached(() => fn(undefined));
-  const base = ROOT_CONTEXT.setValue(TRACER, tracer);
-  return spanned(tracer.startSpan(name, { ...start, root: true }, base), base, fn);
+  const { maxSpans, ...options } = start;
+  let base = ROOT_CONTEXT.setValue(TRACER, tracer);
+  if (maxSpans !== undefined) base = base.setValue(BUDGET, { left: maxSpans });
+  return spanned(tracer.startSpan(name, { ...options, root: true }, base), base, fn);
 }
 
 function spanned<T>(
@@ -251,6 +260,8 @@ export interface TracingOptions {
   batchDelay?: number;
   /** Registers the provider globally, so `trace.getTracer()` in handlers nests under the framework's spans. Default false. */
   global?: boolean;
+  /** Where the SDK's own warnings go (a collector that refuses or cannot be reached, dropped spans), at most one line a minute. Default: nowhere. */
+  logger?: Logger;
 }
 
 /**

@@ -8,6 +8,7 @@ import { exitWithin, spawnKonductor, type Run } from '../../support/cli.js';
 import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
 import { Widgets, installWidgetCrd, readWidget } from '../../support/widgets.js';
 import { waitFor } from '../../support/wait-for.js';
+import { startOtlpReceiver } from '../../support/otlp-receiver.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const fixture = 'test/fixtures/handlers/widget-status.ts';
@@ -50,6 +51,64 @@ afterAll(() => {
 });
 
 describe('konductor run', () => {
+  test('--tracing on exports the runs to OTEL_EXPORTER_OTLP_ENDPOINT, puts trace_id in the log lines written in them, and flushes on SIGTERM', async () => {
+    const namespace = await uniqueNamespace(kc, 'cli-traced');
+    const receiver = await startOtlpReceiver();
+    try {
+      const run = spawnKonductor(
+        'bin/konductor.mjs',
+        [
+          'run',
+          fixture,
+          '--kubeconfig',
+          kubeconfigPath,
+          '-n',
+          namespace,
+          '--log-format',
+          'json',
+          '--health-port',
+          '0',
+          '--standalone',
+          '--tracing',
+          'on',
+        ],
+        {
+          cwd: root,
+          env: {
+            OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url.replace(/\/v1\/traces$/, ''),
+            OTEL_SERVICE_NAME: 'cli-spec',
+          },
+        },
+      );
+      children.push(run.child);
+      await new Widgets(kc, namespace).create('traced');
+      await waitFor(
+        async () => (await readWidget(namespace, 'traced'))?.status?.phase === 'Ready',
+        {
+          what: 'the widget becomes Ready',
+          timeoutMs: 40_000,
+        },
+      );
+      run.child.kill('SIGTERM');
+      expect(await exitWithin(run, 10_000)).toBe(0);
+
+      const spans = receiver
+        .spans()
+        .filter((s) => s.name === 'run Widget' && s.attributes['k8s.namespace.name'] === namespace);
+      expect(spans.length).toBeGreaterThanOrEqual(1);
+      expect(spans[0]!.resource['service.name']).toBe('cli-spec');
+      const traced = run
+        .stdout()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { trace_id?: string; msg?: string })
+        .filter((line) => line.trace_id !== undefined);
+      expect(traced.map((line) => line.trace_id)).toContain(spans[0]!.traceId);
+    } finally {
+      await receiver.close();
+    }
+  });
+
   test('runs the handlers of a file against the cluster, logs JSON, and exits 0 on SIGTERM', async () => {
     const namespace = await uniqueNamespace(kc, 'cli');
     const run = konductor([

@@ -1,0 +1,79 @@
+import { context } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import {
+  inSpan,
+  MAX_ATTRIBUTE_LENGTH,
+  markFailed,
+  rootSpan,
+  traceFields,
+  type Tracing,
+} from '../../../src/framework/observability/tracing.js';
+
+const exporter = new InMemorySpanExporter();
+const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+const tracing: Tracing = {
+  on: true,
+  tracer: provider.getTracer('spec'),
+  flush: () => provider.forceFlush(),
+  shutdown: () => provider.shutdown(),
+};
+
+beforeAll(() => context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable()));
+afterAll(async () => {
+  context.disable();
+  await provider.shutdown();
+});
+afterEach(() => exporter.reset());
+
+describe('the tracing facade', () => {
+  test('outside traced work, inSpan runs its work with no span', async () => {
+    expect(await inSpan('GET /api/v1/namespaces', {}, async (span) => span)).toBeUndefined();
+    expect(exporter.getFinishedSpans()).toEqual([]);
+  });
+
+  test('a root span with maxSpans keeps that many spans beneath it; the rest run unspanned', async () => {
+    await rootSpan(tracing, 'daemon watcher', { maxSpans: 2 }, async () => {
+      for (let i = 0; i < 5; i++) await inSpan(`request ${i}`, {}, async () => undefined);
+    });
+    expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual([
+      'request 0',
+      'request 1',
+      'daemon watcher',
+    ]);
+  });
+
+  test('log lines inside a span get its trace and span ids; outside, none', async () => {
+    expect(traceFields()).toBeUndefined();
+    const inside = await rootSpan(tracing, 'timer tick', {}, async (span) => ({
+      fields: traceFields(),
+      ids: span!.spanContext(),
+    }));
+    expect(inside.fields).toEqual({ trace_id: inside.ids.traceId, span_id: inside.ids.spanId });
+  });
+
+  test('a failure marks the span as an error with its message cut to the attribute limit', async () => {
+    const long = 'x'.repeat(MAX_ATTRIBUTE_LENGTH * 4);
+    await rootSpan(tracing, 'admission /validate/size', {}, async (span) => {
+      markFailed(span!, new Error(long));
+    });
+    const [span] = exporter.getFinishedSpans();
+    expect(span!.status).toEqual({ code: 2, message: 'x'.repeat(MAX_ATTRIBUTE_LENGTH) });
+    expect(span!.attributes['error.type']).toBe('Error');
+  });
+
+  test('a span ends as an error when its work throws, and the error goes on', async () => {
+    await expect(
+      rootSpan(tracing, 'timer tick', {}, async () => {
+        throw new TypeError('broken');
+      }),
+    ).rejects.toThrow('broken');
+    const [span] = exporter.getFinishedSpans();
+    expect(span!.status.code).toBe(2);
+    expect(span!.attributes['error.type']).toBe('TypeError');
+  });
+});
