@@ -39,6 +39,11 @@ export interface CatchUpOptions {
   statusStorage?: boolean;
   /** Also catch up with tracing on (every trace sampled, to a loopback receiver) on its own N objects. */
   tracing?: boolean;
+  /**
+   * The framework's index.js of another build (a file URL), to catch up with it on its own N objects
+   * first: the same run's figures for a change against the code before it ("catch-up-baseline").
+   */
+  baselineFramework?: string;
   /** Namespace prefix (namespaces must be new). */
   prefix?: string;
   /**
@@ -62,10 +67,12 @@ async function catchUp(
   concurrency: number,
   storage?: 'status',
   otlpUrl?: string,
+  framework?: string,
 ): Promise<Figures> {
   const child = new OperatorProcess(target, script, [namespace, objects, concurrency], {
     loadsFramework: script !== 'naive-child.mjs',
     env: {
+      ...(framework ? { BENCH_FRAMEWORK: framework } : {}),
       ...(storage ? { BENCH_STORAGE: storage } : {}),
       ...(otlpUrl ? { BENCH_OTLP_URL: otlpUrl } : {}),
     },
@@ -121,10 +128,12 @@ export async function runCatchUp(target: BenchTarget, options: CatchUpOptions): 
   const status = `${prefix}-catch-up-status`;
   const traced = `${prefix}-catch-up-traced`;
   const untracedAgain = `${prefix}-catch-up-again`;
+  const baseline = `${prefix}-catch-up-baseline`;
   // Every set exists before any operator starts, so all run against the same amount of stored data.
   const setupCreateSeconds = await createObjects(target.kubeConfig, ours, objects);
   if (options.naive) await createObjects(target.kubeConfig, naive, objects);
   if (options.statusStorage) await createObjects(target.kubeConfig, status, objects);
+  if (options.baselineFramework) await createObjects(target.kubeConfig, baseline, objects);
   if (options.tracing) {
     await createObjects(target.kubeConfig, traced, objects);
     await createObjects(target.kubeConfig, untracedAgain, objects);
@@ -137,6 +146,18 @@ export async function runCatchUp(target: BenchTarget, options: CatchUpOptions): 
   const pool = new CeilingPool(target, `${prefix}-ceiling`);
   const poolCreateSeconds = await pool.reserve(sweepObjects(2, pointSize) + 2 * pointSize.objects);
 
+  const before = options.baselineFramework
+    ? await catchUp(
+        target,
+        'konductor-child.mjs',
+        baseline,
+        objects,
+        concurrency,
+        undefined,
+        undefined,
+        options.baselineFramework,
+      )
+    : undefined;
   const konductor = await catchUp(target, 'konductor-child.mjs', ours, objects, concurrency);
   // Right after the untraced run, on as many objects of its own, and followed by another untraced one:
   // tracing's cost against the mean of the runs around it, so drift along the run does not count.
@@ -247,6 +268,27 @@ export async function runCatchUp(target: BenchTarget, options: CatchUpOptions): 
       catchUpRatioOneWriteWatched: round2(
         Number(withStatus.objectsPerSecond) / oneWriteWatched.objectsPerSecond,
       ),
+      ...machine(),
+    });
+  }
+  if (before) {
+    lines.push({
+      scenario: 'catch-up-baseline',
+      ...before,
+      concurrency,
+      framework: options.baselineFramework,
+      // This build's untraced catch-up (and the one after the traced run) against the baseline build's.
+      throughputRatioOfThisBuild: round2(
+        Number(konductor.objectsPerSecond) / Number(before.objectsPerSecond),
+      ),
+      peakRssRatioOfThisBuild: round2(Number(konductor.peakRssMb) / Number(before.peakRssMb)),
+      ...(after
+        ? {
+            throughputRatioOfThisBuildAfter: round2(
+              Number(after.objectsPerSecond) / Number(before.objectsPerSecond),
+            ),
+          }
+        : {}),
       ...machine(),
     });
   }

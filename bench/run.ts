@@ -24,6 +24,7 @@ const groups: Record<string, (target: BenchTarget) => Promise<Figures[]>> = {
       naive: true,
       statusStorage: true,
       tracing: process.env.BENCH_TRACING !== '0',
+      baselineFramework: process.env.BENCH_BASELINE_FRAMEWORK,
     }),
   'steady-load': async (target) => {
     const options = {

@@ -1,3 +1,4 @@
+import { inSpan } from '../observability/tracing.js';
 import { splitApiVersion } from '../api/resource.js';
 import { AttemptTimeoutError, withTimeLimit } from '../clock/time-limit.js';
 import type { ConversionSpec } from '../intents/admission-specs.js';
@@ -75,7 +76,14 @@ export async function dispatchConversion(
     return undefined;
   };
   try {
-    const problem = await withTimeLimit(run, answerWithinMs);
+    const attributes = {
+      'konductor.handler.id': spec.id,
+      'konductor.conversion.to': toVersion,
+      'konductor.conversion.objects': request.objects.length,
+    };
+    const problem = await inSpan(`handler ${spec.id}`, { attributes }, () =>
+      withTimeLimit(run, answerWithinMs),
+    );
     return problem === undefined
       ? { uid, convertedObjects: converted, result: { status: 'Success' } }
       : failure(uid, problem);

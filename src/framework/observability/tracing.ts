@@ -59,6 +59,7 @@ export function capped(value: string): string {
 export class RunSpan {
   private span: Span | undefined;
   private spanContextValue: Context | undefined;
+  private ended = false;
   private readonly attributes: Attributes;
 
   constructor(
@@ -84,6 +85,8 @@ export class RunSpan {
   /** The context whose active span is the run's root, making the span on first use. */
   context(): Context {
     if (this.spanContextValue) return this.spanContextValue;
+    // Work the run left behind (a promise it did not await) must not make a root nobody ends.
+    if (this.ended) return runContext(this.tracer, this);
     const base = this.parent ? trace.setSpanContext(ROOT_CONTEXT, this.parent) : ROOT_CONTEXT;
     this.span = this.tracer.startSpan(
       this.name,
@@ -115,6 +118,7 @@ export class RunSpan {
 
   /** Ends the root span, if it was made; `error` marks it failed. */
   end(error?: unknown): void {
+    this.ended = true;
     if (!this.span) return;
     if (error !== undefined) markFailed(this.span, error);
     this.span.end();

@@ -6,6 +6,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import {
+  RunSpan,
   inSpan,
   MAX_ATTRIBUTE_LENGTH,
   markFailed,
@@ -75,5 +76,16 @@ describe('the tracing facade', () => {
     const [span] = exporter.getFinishedSpans();
     expect(span!.status.code).toBe(2);
     expect(span!.attributes['error.type']).toBe('TypeError');
+  });
+
+  test('work a run left behind after it ended makes no root for it: its spans start traces of their own', async () => {
+    const now = performance.timeOrigin + performance.now();
+    const run = new RunSpan(tracing.tracer!, 'run Widget', {}, now, now, undefined, []);
+    run.end();
+    await run.within(() => inSpan('GET late', {}, async () => undefined));
+    const [late, ...others] = exporter.getFinishedSpans();
+    expect(others).toEqual([]);
+    expect(late!.name).toBe('GET late');
+    expect(late!.parentSpanContext).toBeUndefined();
   });
 });
