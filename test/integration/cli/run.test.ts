@@ -16,10 +16,19 @@ const fixture = 'test/fixtures/handlers/widget-status.ts';
 const children: ChildProcess[] = [];
 
 /** Starts `node bin/konductor.mjs <args>` from the repository root, without any KONDUCTOR_* settings of our own. */
-function konductor(args: string[]): Run {
-  const run = spawnKonductor('bin/konductor.mjs', args, { cwd: root });
+function konductor(args: string[], env?: NodeJS.ProcessEnv): Run {
+  const run = spawnKonductor('bin/konductor.mjs', args, { cwd: root, env });
   children.push(run.child);
   return run;
+}
+
+/** `konductor run` of the fixture on one namespace, logging JSON, on any free health port, without leader election. */
+function runFixture(namespace: string, extra: string[] = [], env?: NodeJS.ProcessEnv): Run {
+  const args = ['run', fixture, '--kubeconfig', kubeconfigPath, '-n', namespace];
+  return konductor(
+    [...args, '--log-format', 'json', '--health-port', '0', '--standalone', ...extra],
+    env,
+  );
 }
 
 function stderrLines(run: Run): string[] {
@@ -55,32 +64,10 @@ describe('konductor run', () => {
     const namespace = await uniqueNamespace(kc, 'cli-traced');
     const receiver = await startOtlpReceiver();
     try {
-      const run = spawnKonductor(
-        'bin/konductor.mjs',
-        [
-          'run',
-          fixture,
-          '--kubeconfig',
-          kubeconfigPath,
-          '-n',
-          namespace,
-          '--log-format',
-          'json',
-          '--health-port',
-          '0',
-          '--standalone',
-          '--tracing',
-          'on',
-        ],
-        {
-          cwd: root,
-          env: {
-            OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url.replace(/\/v1\/traces$/, ''),
-            OTEL_SERVICE_NAME: 'cli-spec',
-          },
-        },
-      );
-      children.push(run.child);
+      const run = runFixture(namespace, ['--tracing', 'on'], {
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url.replace(/\/v1\/traces$/, ''),
+        OTEL_SERVICE_NAME: 'cli-spec',
+      });
       await new Widgets(kc, namespace).create('traced');
       await waitFor(
         async () => (await readWidget(namespace, 'traced'))?.status?.phase === 'Ready',
@@ -230,19 +217,7 @@ describe('konductor run', () => {
 
   test('a health port already taken exits 1 with one line naming the port and what to do; the operator on it keeps serving', async () => {
     const namespace = await uniqueNamespace(kc, 'cli-port');
-    const first = konductor([
-      'run',
-      fixture,
-      '--kubeconfig',
-      kubeconfigPath,
-      '-n',
-      namespace,
-      '--log-format',
-      'json',
-      '--health-port',
-      '0',
-      '--standalone',
-    ]);
+    const first = runFixture(namespace);
     const listening = (): number | undefined =>
       first
         .stdout()

@@ -35,8 +35,9 @@ describe('health and metrics', () => {
     operator = undefined;
   });
 
-  test('/metrics shows handler counters moving as objects are handled', async () => {
-    const { kc, namespace } = await widgetNamespace('metrics');
+  /** /metrics of an operator (health server on) once it has handled `count` new Widgets of its own namespace. */
+  async function metricsAfterHandling(prefix: string, count: number): Promise<string> {
+    const { kc, namespace, widgets } = await widgetNamespace(prefix);
     operator = createOperator({
       kubeConfig: kc,
       handlers: [Handlers],
@@ -46,15 +47,16 @@ describe('health and metrics', () => {
     }).start();
     const port = (await operator.serveHealth())!;
     await operator.ready;
-    const widgets = new Widgets(kc, namespace);
-    await widgets.create('a');
-    await widgets.create('b');
-    const line = 'konductor_handler_runs_total{handler="created",result="success"} 2';
+    for (let i = 0; i < count; i++) await widgets.create(`w${i}`);
+    const line = `konductor_handler_runs_total{handler="created",result="success"} ${count}`;
     await waitFor(async () => (await get(port, '/metrics')).body.includes(line), {
-      what: 'two successful runs in /metrics',
+      what: `${count} successful runs in /metrics`,
     });
+    return (await get(port, '/metrics')).body;
+  }
 
-    const { body } = await get(port, '/metrics');
+  test('/metrics shows handler counters moving as objects are handled', async () => {
+    const body = await metricsAfterHandling('metrics', 2);
     expect(body).toMatch(
       /konductor_watch_events_total\{resource="widgets\.test\.konductor\.dev\/v1",type="ADDED"\} 2/,
     );
@@ -63,24 +65,7 @@ describe('health and metrics', () => {
   });
 
   test('/metrics has the series the dashboard reads: API requests by verb and code, queue wait, watch activity and lag, the leader', async () => {
-    const kc = sharedKubeConfig();
-    const namespace = await uniqueNamespace(kc, 'series');
-    operator = createOperator({
-      kubeConfig: kc,
-      handlers: [Handlers],
-      namespaces: [namespace],
-      logger: silentLogger(),
-      health: { port: 0, host: '127.0.0.1' },
-    }).start();
-    const port = (await operator.serveHealth())!;
-    await operator.ready;
-    await new Widgets(kc, namespace).create('a');
-    const line = 'konductor_handler_runs_total{handler="created",result="success"} 1';
-    await waitFor(async () => (await get(port, '/metrics')).body.includes(line), {
-      what: 'a successful run in /metrics',
-    });
-
-    const { body } = await get(port, '/metrics');
+    const body = await metricsAfterHandling('series', 1);
     const resource = 'resource="widgets\\.test\\.konductor\\.dev/v1"';
     expect(body).toMatch(/konductor_api_requests_total\{verb="list",code="200"\} [1-9]/);
     expect(body).toMatch(/konductor_api_requests_total\{verb="watch",code="200"\} [1-9]/);

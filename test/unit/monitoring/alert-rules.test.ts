@@ -14,7 +14,7 @@ import {
   type RuleGroup,
 } from '../../../src/cli/commands/monitoring-manifests.js';
 import { checkRuleGroups } from '../../../src/handlers/prometheus/rules.js';
-import { promtool, scratch } from './promtool.js';
+import { promtool, scratch } from '../../support/promtool.js';
 
 const rulesFile = `${MONITORING_FOLDER}konductor-alerts.yaml`;
 const testsFile = fileURLToPath(

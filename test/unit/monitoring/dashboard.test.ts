@@ -7,7 +7,7 @@ import {
   DASHBOARD_FILE,
   readMonitoringFiles,
 } from '../../../src/cli/commands/monitoring-manifests.js';
-import { promtool, scratch } from './promtool.js';
+import { promtool, scratch } from '../../support/promtool.js';
 
 interface Target {
   datasource?: { type?: string; uid?: string };

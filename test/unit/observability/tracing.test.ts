@@ -1,10 +1,3 @@
-import { context } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
 import {
   RunSpan,
   inSpan,
@@ -12,40 +5,22 @@ import {
   markFailed,
   rootSpan,
   traceFields,
-  type Tracing,
 } from '../../../src/framework/observability/tracing.js';
+import { inMemoryTracing } from '../../support/in-memory-tracing.js';
 
-const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-const tracing: Tracing = {
-  on: true,
-  tracer: provider.getTracer('spec'),
-  flush: () => provider.forceFlush(),
-  shutdown: () => provider.shutdown(),
-};
-
-beforeAll(() => context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable()));
-afterAll(async () => {
-  context.disable();
-  await provider.shutdown();
-});
-afterEach(() => exporter.reset());
+const { tracing, spans } = inMemoryTracing();
 
 describe('the tracing facade', () => {
   test('outside traced work, inSpan runs its work with no span', async () => {
     expect(await inSpan('GET /api/v1/namespaces', {}, async (span) => span)).toBeUndefined();
-    expect(exporter.getFinishedSpans()).toEqual([]);
+    expect(spans()).toEqual([]);
   });
 
   test('a root span with maxSpans keeps that many spans beneath it; the rest run unspanned', async () => {
     await rootSpan(tracing, 'daemon watcher', { maxSpans: 2 }, async () => {
       for (let i = 0; i < 5; i++) await inSpan(`request ${i}`, {}, async () => undefined);
     });
-    expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual([
-      'request 0',
-      'request 1',
-      'daemon watcher',
-    ]);
+    expect(spans().map((s) => s.name)).toEqual(['request 0', 'request 1', 'daemon watcher']);
   });
 
   test('log lines inside a span get its trace and span ids; outside, none', async () => {
@@ -62,7 +37,7 @@ describe('the tracing facade', () => {
     await rootSpan(tracing, 'admission /validate/size', {}, async (span) => {
       markFailed(span!, new Error(long));
     });
-    const [span] = exporter.getFinishedSpans();
+    const [span] = spans();
     expect(span!.status).toEqual({ code: 2, message: 'x'.repeat(MAX_ATTRIBUTE_LENGTH) });
     expect(span!.attributes['error.type']).toBe('Error');
   });
@@ -73,7 +48,7 @@ describe('the tracing facade', () => {
         throw new TypeError('broken');
       }),
     ).rejects.toThrow('broken');
-    const [span] = exporter.getFinishedSpans();
+    const [span] = spans();
     expect(span!.status.code).toBe(2);
     expect(span!.attributes['error.type']).toBe('TypeError');
   });
@@ -83,7 +58,7 @@ describe('the tracing facade', () => {
     const run = new RunSpan(tracing.tracer!, 'run Widget', {}, now, now, undefined, []);
     run.end();
     await run.within(() => inSpan('GET late', {}, async () => undefined));
-    const [late, ...others] = exporter.getFinishedSpans();
+    const [late, ...others] = spans();
     expect(others).toEqual([]);
     expect(late!.name).toBe('GET late');
     expect(late!.parentSpanContext).toBeUndefined();

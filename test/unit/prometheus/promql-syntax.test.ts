@@ -3,7 +3,7 @@
  * `npm run provision` installs it) on what it accepts and what it refuses, and stays bounded on
  * hostile input.
  */
-import { execFile } from 'node:child_process';
+import { promtool } from '../../support/promtool.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,38 +62,20 @@ describe('agreement with the real Prometheus parser', () => {
   });
 
   /** `promtool check rules` on one recording rule with `expr`: exit code and output. */
-  function promtool(expr: string): Promise<{ code: number; output: string }> {
+  function promtoolCheck(expr: string): Promise<{ code: number; output: string }> {
     const path = join(workDir, 'rule.yaml');
     writeFileSync(path, yaml.dump({ groups: [{ name: 'g', rules: [{ record: 'r', expr }] }] }));
-    return new Promise((resolve, reject) => {
-      execFile(
-        'promtool',
-        ['check', 'rules', path],
-        { timeout: 30_000 },
-        (error, stdout, stderr) => {
-          const output = `${stdout}${stderr}`;
-          if (error === null) resolve({ code: 0, output });
-          else if ((error as NodeJS.ErrnoException).code === 'ENOENT')
-            reject(
-              new Error(
-                "promtool not found on PATH: run `npm run provision` (installs Debian's prometheus package)",
-              ),
-            );
-          else if (typeof error.code === 'number') resolve({ code: error.code, output });
-          else reject(new Error(`promtool check rules failed: ${error.message}\n${output}`));
-        },
-      );
-    });
+    return promtool(['check', 'rules', path]);
   }
 
   it.each(ACCEPTED)('accepts %j, as Prometheus does', async (expr) => {
     expect(promqlProblem(expr, PROMETHEUS_2)).toBeUndefined();
-    expect((await promtool(expr)).code).toBe(0);
+    expect((await promtoolCheck(expr)).code).toBe(0);
   });
 
   it.each(REFUSED)('refuses %j, as Prometheus does', async (expr) => {
     expect(promqlProblem(expr, PROMETHEUS_2)).toMatch(/line \d+, column \d+/);
-    const result = await promtool(expr);
+    const result = await promtoolCheck(expr);
     expect(result.output).toContain('could not parse expression');
     expect(result.code).not.toBe(0);
   });

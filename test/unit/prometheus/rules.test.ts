@@ -3,7 +3,7 @@
  * are packed into ConfigMaps, and that every rendered file is one the real `promtool check rules`
  * accepts (npm run provision installs it; a missing promtool fails, never skips).
  */
-import { execFile } from 'node:child_process';
+import { promtool } from '../../support/promtool.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -436,26 +436,7 @@ describe('rendered rule files pass promtool check rules', () => {
   });
 
   function checkRules(file: string): Promise<{ code: number; output: string }> {
-    return new Promise((resolve, reject) => {
-      execFile(
-        'promtool',
-        ['check', 'rules', file],
-        { timeout: 30_000 },
-        (error, stdout, stderr) => {
-          const output = `${stdout}${stderr}`;
-          if (error === null) resolve({ code: 0, output });
-          else if ((error as NodeJS.ErrnoException).code === 'ENOENT')
-            reject(
-              new Error(
-                "promtool not found on PATH: run `npm run provision` (installs Debian's prometheus package)",
-              ),
-            );
-          else if (typeof error.code === 'number') resolve({ code: error.code, output });
-          else
-            reject(new Error(`promtool check rules ${file} failed: ${error.message}\n${output}`));
-        },
-      );
-    });
+    return promtool(['check', 'rules', file]);
   }
 
   const mixed = [

@@ -1,11 +1,5 @@
-import { context, type Link } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-  type ReadableSpan,
-} from '@opentelemetry/sdk-trace-base';
+import type { Link } from '@opentelemetry/api';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import {
   detached,
   eventLink,
@@ -15,28 +9,15 @@ import {
 } from '../../../src/framework/observability/tracing.js';
 import { Reactor, type ProcessResult } from '../../../src/framework/reactor/reactor.js';
 import { deferred, widgetEvent, type Widget } from './helpers.js';
+import { inMemoryTracing } from '../../support/in-memory-tracing.js';
 
 /**
  * Which reactor runs become traces, on an in-memory exporter: only runs that do something, a retry
  * continuing its failed run's trace, wake-ups linking to what woke them, background work outside.
  */
 
-const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-const tracing: Tracing = {
-  on: true,
-  tracer: provider.getTracer('spec'),
-  flush: () => provider.forceFlush(),
-  shutdown: () => provider.shutdown(),
-};
-const manager = new AsyncLocalStorageContextManager();
-
-beforeAll(() => context.setGlobalContextManager(manager.enable()));
-afterAll(async () => {
-  context.disable();
-  await provider.shutdown();
-});
-afterEach(() => exporter.reset());
+const traces = inMemoryTracing();
+const { tracing } = traces;
 
 /** A reactor whose runs call `work(run number)`. */
 function reactorOf(work: (run: number) => Promise<ProcessResult>, traced: Tracing = tracing) {
@@ -44,7 +25,7 @@ function reactorOf(work: (run: number) => Promise<ProcessResult>, traced: Tracin
   return new Reactor<Widget, string>(() => work(runs++), { tracing: traced });
 }
 
-const spans = (): ReadableSpan[] => exporter.getFinishedSpans();
+const spans = (): ReadableSpan[] => traces.spans();
 const named = (name: string): ReadableSpan[] => spans().filter((s) => s.name === name);
 const parentOf = (span: ReadableSpan): string | undefined => span.parentSpanContext?.spanId;
 
