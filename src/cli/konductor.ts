@@ -263,7 +263,12 @@ async function startTracing(options: RunOptions, logger: Logger): Promise<Tracin
   const setting = tracingSetting(options.tracing, process.env);
   for (const warning of setting.warnings) logger.warn(warning);
   if (!setting.on) return undefined;
-  const tracing = await loadTracing({ global: true, instanceId: process.env.POD_NAME, logger });
+  const tracing = await loadTracing({
+    global: true,
+    instanceId: process.env.POD_NAME,
+    identity: options.identity,
+    logger,
+  });
   const endpoint =
     process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT ??

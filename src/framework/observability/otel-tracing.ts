@@ -55,6 +55,7 @@ export function createOtelTracing(options: TracingOptions): Tracing {
   const resource = resourceFromAttributes({
     'service.name': options.serviceName ?? 'konductor',
     ...(options.instanceId ? { 'service.instance.id': options.instanceId } : {}),
+    ...(options.identity ? { 'konductor.identity': options.identity } : {}),
   }).merge(detectResources({ detectors: [envDetector] }));
   // A flush sends every queued batch at once: 2,048 spans in batches of 512 are 4 requests, and the
   // exporter refuses (drops) any beyond its limit. Eight leaves room without holding 30 bodies.

@@ -260,6 +260,8 @@ export interface TracingOptions {
   serviceName?: string;
   /** `service.instance.id`: the replica. */
   instanceId?: string;
+  /** `konductor.identity` on every span: which operator (its annotation prefix) made it. */
+  identity?: string;
   /** How long spans wait to be sent in a batch. Default 5 s (`OTEL_BSP_SCHEDULE_DELAY`). */
   batchDelay?: number;
   /** Registers the provider globally, so `trace.getTracer()` in handlers nests under the framework's spans. Default false. */

@@ -84,6 +84,7 @@ describe('konductor run', () => {
         .filter((s) => s.name === 'run Widget' && s.attributes['k8s.namespace.name'] === namespace);
       expect(spans.length).toBeGreaterThanOrEqual(1);
       expect(spans[0]!.resource['service.name']).toBe('cli-spec');
+      expect(spans[0]!.resource['konductor.identity']).toBe('konductor.dev');
       const traced = run
         .stdout()
         .split('\n')
