@@ -1,6 +1,7 @@
 // `npm run bench [-- <group>...]`: runs the benchmark groups (all by default) in turn, each on its own
 // fresh test control plane, and prints one JSON line per scenario to stdout. Progress and the total
 // wall time go to stderr. See bench/README.md for the groups, figures and environment overrides.
+import { runMemory } from './memory.js';
 import { runPriority } from './priority.js';
 import { TestControlPlane } from '../src/testing/index.js';
 import { runAdmission } from './admission.js';
@@ -74,6 +75,12 @@ const groups: Record<string, (target: BenchTarget) => Promise<Figures[]>> = {
       namespace: 'bench-admission',
     }),
   ],
+  // `konductor run` as users start it, idle and at BENCH_MEMORY_SIZES objects: peak RSS, heap, live heap per object, speed.
+  memory: (target) =>
+    runMemory(target, {
+      sizes: sizes('BENCH_MEMORY_SIZES', '0,2000,10000'),
+      idleSeconds: envNumber('BENCH_MEMORY_IDLE_SECONDS', 30),
+    }),
   // Creates at 10/s while 100,000 objects are caught up (BENCH_PRIORITY_OBJECTS, BENCH_PRIORITY_RATE): how long they wait.
   priority: async (target) => [
     await runPriority(target, {
@@ -102,16 +109,23 @@ const groups: Record<string, (target: BenchTarget) => Promise<Figures[]>> = {
   },
 };
 /** Groups that run only when named (`npm run bench -- scale`): they take longer than the rest together. */
-const optIn = new Set(['scale', 'priority']);
+const optIn = new Set(['scale', 'priority', 'memory']);
 
 function scaleSizes(): number[] {
-  const raw = process.env.BENCH_SCALE_OBJECTS ?? '50000,100000';
-  const sizes = raw.split(',').map((part) => Number(part.trim()));
-  if (sizes.some((size) => !Number.isInteger(size) || size <= 0))
+  const counts = sizes('BENCH_SCALE_OBJECTS', '50000,100000');
+  if (counts.includes(0)) throw new Error('BENCH_SCALE_OBJECTS must not include 0');
+  return counts;
+}
+
+/** Object counts from a comma-separated variable: whole numbers, 0 or more. */
+function sizes(variable: string, fallback: string): number[] {
+  const raw = process.env[variable] ?? fallback;
+  const counts = raw.split(',').map((part) => Number(part.trim()));
+  if (counts.some((size) => !Number.isInteger(size) || size < 0))
     throw new Error(
-      `BENCH_SCALE_OBJECTS must be positive whole numbers separated by commas, got ${JSON.stringify(raw)}`,
+      `${variable} must be whole numbers separated by commas, got ${JSON.stringify(raw)}`,
     );
-  return sizes;
+  return counts;
 }
 
 const selected = process.argv.slice(2);

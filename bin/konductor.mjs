@@ -2,18 +2,31 @@
 // Launches the konductor CLI. An installed package has only the compiled build (dist/) and runs
 // that; a source checkout runs src/ through tsx, so a stale dist/ left by `npm run build` never
 // shadows the code being edited. The compiled CLI registers tsx itself, for TypeScript handler files.
+// bin/konductor starts node through this file twice: first with NODE_FLAGS_STEP, to learn the node
+// flags the command needs (the heap's size), then with those flags to run the command.
 import { existsSync } from 'node:fs';
 
-const source = new URL('../src/cli/konductor.ts', import.meta.url);
-const compiled = new URL('../dist/cli/konductor.js', import.meta.url);
+const NODE_FLAGS_STEP = '--konductor-launcher-node-flags';
 
-if (existsSync(compiled) && !existsSync(source)) {
-  await import(compiled.href);
-} else {
+const fromSource =
+  !existsSync(new URL('../dist/cli/konductor.js', import.meta.url)) ||
+  existsSync(new URL('../src/cli/konductor.ts', import.meta.url));
+const entry = (name) =>
+  new URL(
+    `../${fromSource ? 'src' : 'dist'}/cli/${name}.${fromSource ? 'ts' : 'js'}`,
+    import.meta.url,
+  ).href;
+
+if (fromSource) {
   // Both hooks, like `node --import tsx`: .ts handler files outside a "type": "module" package are CommonJS.
   const { register } = await import('tsx/esm/api');
   const { register: registerCjs } = await import('tsx/cjs/api');
   register();
   registerCjs();
-  await import(source.href);
+}
+if (process.argv[2] === NODE_FLAGS_STEP) {
+  const { nodeFlagsFor } = await import(entry('node-flags'));
+  process.stdout.write(nodeFlagsFor(process.argv.slice(3), process.env).join(' '));
+} else {
+  await import(entry('konductor'));
 }

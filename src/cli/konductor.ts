@@ -2,8 +2,7 @@
 // Started by bin/konductor.mjs (or `tsx src/cli/konductor.ts`); each command's flags and help are in ./options/.
 // Commands other than run are imported when used, so `run` starts without loading their code.
 import { readFileSync } from 'node:fs';
-import { register as registerTsxCjs } from 'tsx/cjs/api';
-import { register as registerTsx } from 'tsx/esm/api';
+import { getHeapStatistics } from 'node:v8';
 import { ApiClient } from '../framework/api/api-client.js';
 import { loadKubeconfig, type ClusterAccess } from '../framework/api/kubeconfig.js';
 import { createLogger, type Logger } from '../framework/observability/logger.js';
@@ -15,6 +14,7 @@ import {
   type Operator,
   type OperatorOptions,
 } from '../framework/runtime/operator.js';
+import { compileHandlers } from './compile-handlers.js';
 import { loadHandlers } from './load-handlers.js';
 import { podNamespace } from './own-namespace.js';
 import { tracingSetting } from './tracing-setting.js';
@@ -62,17 +62,17 @@ async function main(argv: readonly string[]): Promise<void> {
       return typesCommand(command.args);
     }
     case 'manifests': {
-      registerTypeScript(); // it imports the user's handler files, TypeScript included
+      await registerTypeScript(); // it imports the user's handler files, TypeScript included
       const { manifestsCommand } = await import('./commands/manifests.js');
       return manifestsCommand(command.args);
     }
     case 'disconnect': {
-      registerTypeScript(); // it loads the handler files, as run does, for the resources they declare
+      await registerTypeScript(); // it loads the handler files, as run does, for the resources they declare
       const { disconnect } = await import('./commands/disconnect.js');
       return disconnect(command.options);
     }
     case 'uninstall': {
-      registerTypeScript();
+      await registerTypeScript();
       const { uninstall } = await import('./commands/uninstall.js');
       return uninstall(command.options);
     }
@@ -91,11 +91,18 @@ async function run(options: RunOptions): Promise<void> {
     namespaces = resolveNamespaces(options);
     const logger = createLogger({ level: options.logLevel, format: options.logFormat });
     logger.info(
-      { server: client.server, version, namespaces: namespaces ?? 'all' },
+      {
+        server: client.server,
+        version,
+        namespaces: namespaces ?? 'all',
+        heapLimitMiB: heapLimitMiB(),
+      },
       'connected to the cluster',
     );
-    registerTypeScript();
-    const registry = await loadHandlers(options.files);
+    const registry = await loadHandlers(options.files, {
+      compileTypeScript: fromSource() ? undefined : compileHandlers,
+      beforeTypeScript: registerTypeScript,
+    });
     const tracing = await startTracing(options, logger);
     const operator = createOperator({
       ...operatorOptionsFrom(options, { kubeConfig, registry, namespaces, logger }),
@@ -250,12 +257,27 @@ function resolveNamespaces(options: RunOptions): string[] | undefined {
  * Handler files may be TypeScript: load them through tsx, unless this file already runs under it
  * (bin/konductor.mjs registers it for the sources; twice would transform every file twice).
  * Both hooks, like `node --import tsx`: a `.ts` file outside a `"type": "module"` package is
- * CommonJS, which the ESM hook alone cannot load.
+ * CommonJS, which the ESM hook alone cannot load. Imported only then: its hooks run on a thread of
+ * their own, which an operator of JavaScript files does not need.
  */
-function registerTypeScript(): void {
-  if (import.meta.url.endsWith('.ts')) return;
-  registerTsx();
-  registerTsxCjs();
+async function registerTypeScript(): Promise<void> {
+  if (fromSource()) return;
+  const [esm, cjs] = await Promise.all([import('tsx/esm/api'), import('tsx/cjs/api')]);
+  esm.register();
+  cjs.register();
+}
+
+/**
+ * Whether this CLI runs from the repository's sources, through the tsx that bin/konductor.mjs
+ * registered: handler files there import the framework's sources, so they go through it too.
+ */
+function fromSource(): boolean {
+  return import.meta.url.endsWith('.ts');
+}
+
+/** V8's heap ceiling in MiB, for the start-up log line: what bin/konductor's sizing gave node. */
+function heapLimitMiB(): number {
+  return Math.round(getHeapStatistics().heap_size_limit / 2 ** 20);
 }
 
 /** Loads the OpenTelemetry SDK when tracing is asked for (see {@link tracingSetting}); undefined otherwise. */

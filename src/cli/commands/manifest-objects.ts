@@ -1,6 +1,7 @@
 // The objects `konductor manifests` prints: ServiceAccount, RBAC from derived rules, and a
 // Deployment hardened like deploy/30-deployment.yaml. Pure: the command renders them as YAML.
 import { dump } from 'js-yaml';
+import { nodeOptionsForLimit } from '../heap-size.js';
 import type { RbacRules, WatchedResource } from './rbac-rules.js';
 import {
   WEBHOOK_PORT,
@@ -8,6 +9,9 @@ import {
   webhookServiceName,
   type WebhookInstall,
 } from './webhook-manifests.js';
+
+/** The operator container's memory limit: 100,000 small objects fit (docs/running/sizing.md). */
+const MEMORY_LIMIT_MIB = 384;
 
 /** What the install looks like. */
 export interface InstallOptions {
@@ -243,7 +247,8 @@ function deployment(
                 '900',
               ],
               env: [
-                { name: 'NODE_OPTIONS', value: '--max-old-space-size=192' },
+                // The heap sized by konductor run's rule for the memory limit below (node's own guess is a quarter).
+                { name: 'NODE_OPTIONS', value: nodeOptionsForLimit(MEMORY_LIMIT_MIB * 2 ** 20) },
                 { name: 'KONDUCTOR_LEASE_NAMESPACE', ...fromField('metadata.namespace') },
                 { name: 'POD_NAME', ...fromField('metadata.name') },
                 { name: 'POD_NAMESPACE', ...fromField('metadata.namespace') },
@@ -260,7 +265,10 @@ function deployment(
                 failureThreshold: 3,
               },
               readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5 },
-              resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '384Mi' } },
+              resources: {
+                requests: { cpu: '50m', memory: '128Mi' },
+                limits: { memory: `${MEMORY_LIMIT_MIB}Mi` },
+              },
               securityContext: {
                 allowPrivilegeEscalation: false,
                 readOnlyRootFilesystem: true,

@@ -1,9 +1,11 @@
 // `konductor run` and `konductor dev`: one set of flags (dev runs the same operator, restarted on
 // changes), each with its `KONDUCTOR_*` variable, so a Deployment can configure the operator by env.
 import type { LogFormat } from '../../framework/observability/logger.js';
-import { DEFAULT_HANDLER_STALL_MS } from '../../framework/runtime/operator.js';
+// operator-options, not operator: bin/konductor parses the flags before node starts, without the framework.
+import { DEFAULT_HANDLER_STALL_MS } from '../../framework/runtime/operator-options.js';
 import { DEFAULT_IDENTITY, Identity } from '../../framework/state/identity.js';
 import { DEFAULT_STORAGE, STORAGES, type Storage } from '../../framework/state/storage.js';
+import { MAX_MAX_HEAP_MIB, MIN_MAX_HEAP_MIB, UNLIMITED_MAX_HEAP_MIB } from '../heap-size.js';
 import { envName, type CommandSpec, type FlagReader, type FlagTable } from '../flags.js';
 import * as check from '../validators.js';
 import { UsageError, type Setting } from '../validators.js';
@@ -76,6 +78,11 @@ export interface RunOptions {
    * set: other admission callers are refused.
    */
   webhookClientCA?: string;
+  /**
+   * `--max-heap`: V8's old-space ceiling in MiB, which bin/konductor gives node when it starts it;
+   * undefined: half the memory limit, or 512 without one.
+   */
+  maxHeap?: number;
 }
 
 /** The flags of `run` and `dev`. */
@@ -251,6 +258,17 @@ export const RUN_FLAGS = {
       "Do not serve the handlers' webhooks (an operator without the cluster-wide rights to register them); " +
       'they are logged as not served',
   },
+  'max-heap': {
+    value: '<MiB>',
+    env: true,
+    defaultNote: `half the memory limit (${MIN_MAX_HEAP_MIB}-${MAX_MAX_HEAP_MIB}), or ${UNLIMITED_MAX_HEAP_MIB} without a limit`,
+    description:
+      "How far V8's heap may grow (--max-old-space-size), set when bin/konductor starts node, with small " +
+      'semi-spaces. Without it, node sizes the heap from the whole machine and keeps garbage in proportion. ' +
+      'A heap flag in NODE_OPTIONS turns this off',
+    parse: (setting: Setting) =>
+      check.integer(setting, 16, 65_536, 'a whole number of MiB from 16 to 65536'),
+  },
   help: { short: 'h', description: 'Show this help' },
 } satisfies FlagTable;
 
@@ -324,6 +342,7 @@ export function runOptions(reader: FlagReader<typeof RUN_FLAGS>, files: string[]
     webhookService: reader.get('webhook-service'),
     webhooks: reader.get('webhooks'),
     webhookClientCA: reader.get('webhook-client-ca'),
+    maxHeap: reader.get('max-heap'),
   };
 }
 

@@ -1,8 +1,8 @@
 import { EXAMPLE, type ProjectSettings } from './settings.js';
 
-/** The Dockerfile: production dependencies only; TypeScript handlers run through konductor's tsx. */
+/** The Dockerfile: production dependencies only; konductor compiles the TypeScript handlers at start. */
 export function dockerfile(settings: ProjectSettings): string {
-  return `# Production dependencies only: konductor runs src/handlers.ts through tsx, which it depends on.
+  return `# Production dependencies only: konductor compiles src/handlers.ts at start, with esbuild, which it depends on.
 # Run \`npm install\` once first, so package-lock.json exists for \`npm ci\`.
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production
@@ -150,10 +150,8 @@ spec:
           image: ${settings.appName}:0.1.0
           imagePullPolicy: IfNotPresent
           args: ["run", "src/handlers.ts", "--all-namespaces", "--log-format", "json"]
+          # No NODE_OPTIONS: the image's konductor command gives node a heap of half the memory limit below.
           env:
-            # V8 sizes its heap from the node's memory, not the container's: cap it below the limit.
-            - name: NODE_OPTIONS
-              value: --max-old-space-size=192
             - name: KONDUCTOR_LEASE_NAMESPACE
               valueFrom:
                 fieldRef:
@@ -162,7 +160,7 @@ spec:
             - name: health
               containerPort: 8080
           volumeMounts:
-            # The root filesystem is read-only; tsx keeps its compile cache in /tmp.
+            # The root filesystem is read-only; konductor run compiles the TypeScript handlers into /tmp.
             - name: tmp
               mountPath: /tmp
           livenessProbe:

@@ -5,7 +5,7 @@ import {
   X509Certificate as NodeCertificate,
 } from 'node:crypto';
 import { isIP } from 'node:net';
-import * as x509 from '@peculiar/x509';
+import type * as X509 from '@peculiar/x509';
 
 /**
  * Webhook certificates: a private CA and a serving certificate it signs, made with `@peculiar/x509`
@@ -13,7 +13,18 @@ import * as x509 from '@peculiar/x509';
  * time is always given, so a rotation plan can be tested at any instant.
  */
 
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+let x509Module: Promise<typeof X509> | undefined;
+
+/**
+ * `@peculiar/x509`, loaded on first use: with its ASN.1 stack it is about 15 MB of memory, which an
+ * operator that serves no webhooks (or brings its own certificates) never needs.
+ */
+function loadX509(): Promise<typeof X509> {
+  return (x509Module ??= import('@peculiar/x509').then((x509) => {
+    x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+    return x509;
+  }));
+}
 
 /** A certificate and its private key, both PEM (the key PKCS#8). */
 export interface IssuedCertificate {
@@ -75,6 +86,7 @@ export async function issueAuthority(options: AuthorityOptions): Promise<IssuedC
   checkValidity(options.validityMs, 'CA');
   const commonName = options.commonName.trim().slice(0, 64);
   if (commonName === '') throw new Error('issueAuthority: commonName must not be empty');
+  const x509 = await loadX509();
   const keys = await generateKeys();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serialNumber(),
@@ -112,6 +124,7 @@ export async function issueServingCertificate(
 ): Promise<IssuedCertificate> {
   checkValidity(options.validityMs, 'serving');
   const hosts = checkedHosts(options.hosts);
+  const x509 = await loadX509();
   const issuer = new x509.X509Certificate(authority.cert);
   const signingKey = await webcrypto.subtle.importKey(
     'pkcs8',
@@ -165,6 +178,7 @@ export async function issueClientCertificate(
   checkValidity(options.validityMs, 'client');
   const commonName = options.commonName.trim().slice(0, 64);
   if (commonName === '') throw new Error('issueClientCertificate: commonName must not be empty');
+  const x509 = await loadX509();
   const issuer = new x509.X509Certificate(authority.cert);
   const signingKey = await webcrypto.subtle.importKey(
     'pkcs8',
@@ -250,6 +264,7 @@ function generateKeys(): Promise<webcrypto.CryptoKeyPair> {
 }
 
 async function keyPem(key: webcrypto.CryptoKey): Promise<string> {
+  const x509 = await loadX509();
   return withNewline(
     x509.PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', key), 'PRIVATE KEY'),
   );

@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import { pino, type Logger, type LevelWithSilent } from 'pino';
-import { PinoPretty } from 'pino-pretty';
+import type * as Pretty from 'pino-pretty';
 import { traceFields } from './tracing.js';
 
 export type { Logger };
@@ -28,6 +29,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     mixin: () => traceFields() ?? {},
   };
   if (!pretty) return pino(settings);
+  // Loaded only here (synchronously: it is CommonJS): JSON logs, as in a cluster, never need its ~5 MB.
+  const { PinoPretty } = createRequire(import.meta.url)('pino-pretty') as typeof Pretty;
   // A synchronous stream in this thread: no worker, and nothing lost when the process exits.
   return pino(
     settings,

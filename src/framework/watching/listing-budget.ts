@@ -12,9 +12,25 @@ import {
 /** Heap reserved by listings being delivered in this process, so concurrent listings do not each count the same free heap. */
 let reserved = 0;
 
-function v8Heap(): Pick<HeapState, 'limitBytes' | 'usedBytes'> {
+function v8Heap(): Pick<HeapState, 'limitBytes' | 'usedBytes' | 'oldSpaceBytes'> {
   const stats = getHeapStatistics();
-  return { limitBytes: stats.heap_size_limit, usedBytes: stats.used_heap_size };
+  return {
+    limitBytes: stats.heap_size_limit,
+    usedBytes: stats.used_heap_size,
+    oldSpaceBytes: (flaggedOldSpace ??= { bytes: oldSpaceFlag() }).bytes,
+  };
+}
+
+let flaggedOldSpace: { bytes: number | undefined } | undefined;
+
+/** `--max-old-space-size` in node's flags or NODE_OPTIONS (node's own flags win), in bytes. */
+function oldSpaceFlag(): number | undefined {
+  let mb: number | undefined;
+  for (const flag of [...(process.env.NODE_OPTIONS ?? '').split(/\s+/), ...process.execArgv]) {
+    const match = /^--max[-_]old[-_]space[-_]size=(\d+)$/.exec(flag);
+    if (match) mb = Number(match[1]);
+  }
+  return mb === undefined ? undefined : mb * 2 ** 20;
 }
 
 /**
@@ -28,7 +44,7 @@ export function reserveListing(
   items: readonly KubeObject[],
   remainingItemCount: number | undefined,
   what: string,
-  heapStatistics: () => Pick<HeapState, 'limitBytes' | 'usedBytes'> = v8Heap,
+  heapStatistics: () => Pick<HeapState, 'limitBytes' | 'usedBytes' | 'oldSpaceBytes'> = v8Heap,
   alreadyHeld = 0,
 ): number {
   if (items.length === 0) return 0;

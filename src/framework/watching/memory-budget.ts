@@ -53,6 +53,8 @@ export interface HeapState {
   usedBytes: number;
   /** Reserved by other listings still being delivered (their objects are not in `usedBytes` yet). */
   reservedBytes: number;
+  /** The old space node was started with (`--max-old-space-size`), when it was given one. */
+  oldSpaceBytes?: number;
 }
 
 /** The verdict on one listing. */
@@ -83,8 +85,12 @@ export function listingNeedBytes(listing: ListingSize): number {
   );
 }
 
-/** The old space of a heap limit: what `--max-old-space-size` set (the limit less the young generation). */
-export function oldSpaceBytes(limitBytes: number): number {
+/**
+ * The old space of a heap limit: what `--max-old-space-size` set when it is known (`flagged`), else
+ * the limit less the largest young generation.
+ */
+export function oldSpaceBytes(limitBytes: number, flagged?: number): number {
+  if (flagged !== undefined) return Math.min(flagged, limitBytes);
   return Math.max(limitBytes / 2, limitBytes - YOUNG_GENERATION_BYTES);
 }
 
@@ -92,7 +98,10 @@ export function oldSpaceBytes(limitBytes: number): number {
 export function judgeListing(listing: ListingSize, heap: HeapState): MemoryVerdict {
   const needBytes = listingNeedBytes(listing);
   const availableBytes =
-    oldSpaceBytes(heap.limitBytes) - heap.usedBytes - heap.reservedBytes - HEAP_RESERVE_BYTES;
+    oldSpaceBytes(heap.limitBytes, heap.oldSpaceBytes) -
+    heap.usedBytes -
+    heap.reservedBytes -
+    HEAP_RESERVE_BYTES;
   // The cap to set is the old space that holds everything: what is used, reserved, this listing and the reserve.
   const wholeBytes = heap.usedBytes + heap.reservedBytes + needBytes + HEAP_RESERVE_BYTES;
   const suggestedOldSpaceMb = Math.max(64, Math.ceil(wholeBytes / MB / 64) * 64);
@@ -116,7 +125,7 @@ export function describeRefusal(
   return (
     `the heap cannot hold the listing of ${what}: ${listing.objects.toLocaleString('en-US')} objects of about ` +
     `${Math.round(listing.meanJsonBytes)} bytes of JSON need about ${mb(verdict.needBytes)} of heap while catching up, and ` +
-    `${mb(verdict.availableBytes)} of the ${mb(oldSpaceBytes(heap.limitBytes))} old space are free; set ` +
+    `${mb(verdict.availableBytes)} of the ${mb(oldSpaceBytes(heap.limitBytes, heap.oldSpaceBytes))} old space are free; set ` +
     `NODE_OPTIONS=--max-old-space-size=${verdict.suggestedOldSpaceMb} and a container memory limit of at least ` +
     `${verdict.suggestedMemoryLimitMi}Mi, or watch fewer objects (namespaces, label selectors)`
   );

@@ -58,6 +58,16 @@ describe('whether the heap can hold a listing', () => {
   });
 });
 
+describe('the old space a listing is measured against', () => {
+  test("with the Deployment's flags (192 MB old space, 2 MB semi-spaces), the flag's old space, not the limit less 48 MB", () => {
+    const small = { limitBytes: 198 * MB, usedBytes: 10 * MB, reservedBytes: 0 };
+    const listing = benchObjects(110_000);
+
+    expect(judgeListing(listing, small).fits).toBe(false);
+    expect(judgeListing(listing, { ...small, oldSpaceBytes: 192 * MB }).fits).toBe(true);
+  });
+});
+
 describe('the refusal message', () => {
   test('names the objects, their size, the need, the free heap and the settings to use', () => {
     const listing = benchObjects(150_000);

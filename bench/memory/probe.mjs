@@ -1,0 +1,36 @@
+// Loaded into the memory bench's operator with NODE_OPTIONS=--import: samples V8's heap every 20 ms
+// and, on SIGUSR2, writes to BENCH_PROBE_FILE the peak heap in use, the heap after full collections
+// (the live set) and the RSS, as one JSON object. It holds a few numbers; nothing of the operator's.
+import { writeFileSync } from 'node:fs';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+const out = process.env.BENCH_PROBE_FILE;
+if (out) {
+  let heapUsedPeak = 0;
+  let heapTotalPeak = 0;
+  const sampler = setInterval(() => {
+    const { heapUsed, heapTotal } = process.memoryUsage();
+    heapUsedPeak = Math.max(heapUsedPeak, heapUsed);
+    heapTotalPeak = Math.max(heapTotalPeak, heapTotal);
+  }, 20);
+  sampler.unref();
+  process.on('SIGUSR2', () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc');
+    for (let i = 0; i < 3; i++) gc();
+    const { rss, heapUsed, heapTotal } = process.memoryUsage();
+    const heapLimit = getHeapStatistics().heap_size_limit;
+    writeFileSync(
+      out,
+      JSON.stringify({
+        heapUsedPeak,
+        heapTotalPeak,
+        liveHeap: heapUsed,
+        heapTotal,
+        rss,
+        heapLimit,
+      }),
+    );
+  });
+}

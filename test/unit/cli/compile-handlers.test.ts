@@ -1,0 +1,119 @@
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { CompileError, compileHandlers, isEsm } from '../../../src/cli/compile-handlers.js';
+
+const root = fileURLToPath(new URL('../../..', import.meta.url));
+
+describe('TypeScript handler files compiled once', () => {
+  let project: string;
+  const outdirs: string[] = [];
+  const folder = (): string => {
+    const dir = mkdtempSync(join(tmpdir(), 'konductor-compiled-'));
+    outdirs.push(dir);
+    return dir;
+  };
+
+  function write(path: string, text: string): string {
+    const file = join(project, path);
+    mkdirSync(join(file, '..'), { recursive: true });
+    writeFileSync(file, text);
+    return file;
+  }
+
+  beforeEach(() => {
+    project = mkdtempSync(join(tmpdir(), 'konductor-project-'));
+    write('package.json', JSON.stringify({ type: 'module' }));
+    symlinkSync(join(root, 'node_modules'), join(project, 'node_modules'), 'dir');
+  });
+  afterEach(() => {
+    for (const dir of [project, ...outdirs.splice(0)])
+      rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('a handler file and the TypeScript it imports become one module per file, outside the project', async () => {
+    write('lib/double.ts', 'export const double = (n: number): number => n * 2;\n');
+    const a = write(
+      'handlers/a.ts',
+      "import { double } from '../lib/double.js';\nexport const a: number = double(2);\n",
+    );
+    const compiled = await compileHandlers([a], folder);
+    const url = compiled?.get(a);
+    expect(url).toMatch(/^file:.*konductor-compiled-[^/]+\/a\.mjs$/);
+    expect(((await import(url!)) as { a: number }).a).toBe(4);
+  });
+
+  test('two handler files importing one TypeScript module share it', async () => {
+    write('shared.ts', 'export class Shared {}\n');
+    const a = write('a.ts', "export { Shared } from './shared.js';\n");
+    const b = write('b.ts', "export { Shared } from './shared.js';\n");
+    const compiled = (await compileHandlers([a, b], folder))!;
+    const [fromA, fromB] = (await Promise.all(
+      [a, b].map((f) => import(compiled.get(f)!)),
+    )) as Array<{
+      Shared: unknown;
+    }>;
+    expect(fromA!.Shared).toBe(fromB!.Shared);
+  });
+
+  test('JavaScript files and packages stay imports of their files: one module, shared with the project', async () => {
+    const js = write('plain.mjs', 'export const marker = {};\n');
+    const a = write(
+      'a.ts',
+      "export { marker } from './plain.mjs';\nexport { Duration } from 'luxon';\n",
+    );
+    const compiled = (await compileHandlers([a], folder))!;
+    const module = (await import(compiled.get(a)!)) as { marker: unknown; Duration: unknown };
+    expect(module.marker).toBe(
+      ((await import(pathToFileURL(js).href)) as { marker: unknown }).marker,
+    );
+    expect(module.Duration).toBe((await import('luxon')).Duration);
+  });
+
+  test('import.meta.url and import.meta.dirname still name the source file', async () => {
+    const a = write(
+      'a.ts',
+      'export const url = import.meta.url;\nexport const dir = import.meta.dirname;\n',
+    );
+    const module = (await import((await compileHandlers([a], folder))!.get(a)!)) as {
+      url: string;
+      dir: string;
+    };
+    expect({ url: module.url, dir: module.dir }).toEqual({
+      url: pathToFileURL(a).href,
+      dir: project,
+    });
+  });
+
+  test('an error in a file is one line naming it and its line', async () => {
+    const a = write('a.ts', 'export const x = ;\n');
+    const failure = compileHandlers([a], folder);
+    await expect(failure).rejects.toThrow(CompileError);
+    await expect(failure).rejects.toThrow(/a\.ts:1: Unexpected ";"/);
+  });
+
+  test('CommonJS TypeScript (outside a "type": "module" package) is left to tsx', async () => {
+    write('package.json', '{}');
+    const a = write('a.ts', 'export const a = 1;\n');
+    expect(await compileHandlers([a], folder)).toBeUndefined();
+  });
+
+  test('with nowhere to write, the files are left to tsx', async () => {
+    const a = write('a.ts', 'export const a = 1;\n');
+    const nowhere = (): string => {
+      throw Object.assign(new Error('read-only file system'), { code: 'EROFS' });
+    };
+    expect(await compileHandlers([a], nowhere)).toBeUndefined();
+  });
+
+  test.each([
+    ['x.mts', {}, true],
+    ['x.cts', { type: 'module' }, false],
+    ['x.ts', { type: 'module' }, true],
+    ['x.ts', { type: 'commonjs' }, false],
+  ])('%s in a package %j is an ES module: %s', (name, pkg, esm) => {
+    write('package.json', JSON.stringify(pkg));
+    expect(isEsm(join(project, name))).toBe(esm);
+  });
+});

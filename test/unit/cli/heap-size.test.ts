@@ -1,0 +1,112 @@
+import { readFileSync } from 'node:fs';
+import {
+  heapFlags,
+  maxHeapMiBFor,
+  memoryLimit,
+  nodeOptionsForLimit,
+} from '../../../src/cli/heap-size.js';
+import { nodeFlagsFor } from '../../../src/cli/node-flags.js';
+
+const MIB = 1024 * 1024;
+const GIB = 1024 * MIB;
+
+describe('the heap konductor run sizes for where it runs', () => {
+  test.each([
+    [undefined, 512],
+    [384 * MIB, 192],
+    [1 * GIB, 512],
+    [100 * MIB, 64],
+    [64 * GIB, 4096],
+  ])('a memory limit of %s bytes gives an old space of %i MiB', (limit, mib) => {
+    expect(maxHeapMiBFor(limit)).toBe(mib);
+  });
+
+  test('without heap flags of its own, node gets the ceiling and small semi-spaces', () => {
+    expect(heapFlags({ limitBytes: 384 * MIB })).toEqual([
+      '--max-old-space-size=192',
+      '--max-semi-space-size=2',
+    ]);
+  });
+
+  test('--max-heap sets the ceiling whatever the limit', () => {
+    expect(heapFlags({ limitBytes: 384 * MIB, maxHeapMiB: 100 })[0]).toBe(
+      '--max-old-space-size=100',
+    );
+  });
+
+  test.each([
+    ['--max-old-space-size=300'],
+    ['--enable-source-maps --max-semi-space-size=4'],
+    ['--max_old_space_size=300'],
+  ])('NODE_OPTIONS %j sizes the heap instead: no flags are added', (nodeOptions) => {
+    expect(heapFlags({ limitBytes: undefined, maxHeapMiB: 100, nodeOptions })).toEqual([]);
+  });
+
+  test("node's own heap flags size it instead", () => {
+    expect(heapFlags({ limitBytes: undefined, execArgv: ['--max-old-space-size=90'] })).toEqual([]);
+  });
+
+  test('a flag that merely contains the words does not count as a heap flag', () => {
+    expect(
+      heapFlags({ limitBytes: undefined, nodeOptions: '--no-max-old-space-sizes' }),
+    ).toHaveLength(2);
+  });
+
+  test("the Deployment's NODE_OPTIONS for its 384 MiB limit come from the same rule", () => {
+    expect(nodeOptionsForLimit(384 * MIB)).toBe('--max-old-space-size=192 --max-semi-space-size=2');
+  });
+
+  test.each(['deploy/30-deployment.yaml', 'deploy/namespaced/30-deployment.yaml'])(
+    '%s sets NODE_OPTIONS by the rule for its memory limit',
+    (file) => {
+      const yaml = readFileSync(new URL(`../../../${file}`, import.meta.url), 'utf8');
+      const limit = /limits: \{ memory: (\d+)Mi \}/.exec(yaml)?.[1];
+      const options = /- name: NODE_OPTIONS\s+value: (.+)/.exec(yaml)?.[1];
+      expect(options).toBe(nodeOptionsForLimit(Number(limit) * MIB));
+    },
+  );
+
+  test.each([
+    [0, undefined],
+    [2 ** 64, undefined],
+    [24 * GIB, undefined],
+    [512 * MIB, 512 * MIB],
+  ])('libuv reporting %s bytes of 24 GiB means a limit of %s', (constrained, limit) => {
+    expect(memoryLimit(constrained, 24 * GIB)).toBe(limit);
+  });
+});
+
+describe('the node flags bin/konductor starts a command with', () => {
+  test.each([
+    [
+      ['run', 'handlers/'],
+      ['--max-old-space-size=512', '--max-semi-space-size=2'],
+    ],
+    [
+      ['dev', 'handlers/', '--max-heap', '96'],
+      ['--max-old-space-size=96', '--max-semi-space-size=2'],
+    ],
+    [
+      ['--max-heap=80', 'run', 'h.ts'],
+      ['--max-old-space-size=80', '--max-semi-space-size=2'],
+    ],
+    [['types', 'crds/'], []],
+    [['--help'], []],
+  ])('%j: %j', (argv, flags) => {
+    expect(nodeFlagsFor(argv, {}, undefined)).toEqual(flags);
+  });
+
+  test('KONDUCTOR_MAX_HEAP sets the ceiling like the flag', () => {
+    expect(nodeFlagsFor(['run', 'h.ts'], { KONDUCTOR_MAX_HEAP: '128' }, undefined)[0]).toBe(
+      '--max-old-space-size=128',
+    );
+  });
+
+  test('a command line that does not parse gets no flags: the command reports it', () => {
+    expect(nodeFlagsFor(['run', 'h.ts', '--max-heap', 'lots'], {}, undefined)).toEqual([]);
+  });
+
+  test('a 384 MiB container gets half of it', () => {
+    expect(nodeFlagsFor(['run', 'h.ts'], {}, 384 * MIB)[0]).toBe('--max-old-space-size=192');
+  });
+});
