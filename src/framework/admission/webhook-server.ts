@@ -308,7 +308,7 @@ export class WebhookServer {
       const answer = await rootSpan(
         this.options.tracing ?? noTracing,
         `${route.kind} ${path}`,
-        reviewSpan(request, path ?? ''),
+        () => reviewSpan(request, path ?? ''),
         async (span) => {
           const answered = await answerReview(route, body, this.scope);
           span?.setAttribute('http.response.status_code', answered.status);

@@ -11,7 +11,7 @@ import type { ClusterAccess } from './kubeconfig.js';
 import { ApiError } from './api-error.js';
 import { ResourceClient } from './resource-client.js';
 import { SpanKind } from '@opentelemetry/api';
-import { inSpan } from '../observability/tracing.js';
+import { inSpan, traced } from '../observability/tracing.js';
 import { requestShape, type RequestVerb } from './request-shape.js';
 import { noMetrics, type Labels, type Metrics } from '../observability/metrics.js';
 import type { KubeObject, ResourceObject } from '../objects/kube-object.js';
@@ -74,7 +74,7 @@ export class ApiClient {
   onRequest: RequestCounter | undefined;
   /** Where requests are counted by verb and status code. Default: nowhere. */
   metrics: Metrics = noMetrics;
-  /** Frozen label sets by `verb code`: a few dozen at most. */
+  /** Frozen label sets by `verb code` and by `verb`: a few dozen at most. */
   private readonly labels = new Map<string, Labels>();
 
   constructor(
@@ -107,15 +107,16 @@ export class ApiClient {
   /** Sends one request and parses the JSON answer; throws {@link ApiError} for non-2xx or no answer. */
   async request<T>(method: string, path: string, init: RequestInit = {}): Promise<T> {
     const began = performance.now();
-    const shape = requestShape(method, path);
     let status: number | undefined;
     try {
       // A span only inside traced work (a run, a tick): lease renewals and listings make none.
+      if (!traced()) return await this.exchange<T>(method, path, init, (known) => (status = known));
+      const { template } = requestShape(method, path);
       return await inSpan(
-        `${method} ${shape.template}`,
+        `${method} ${template}`,
         {
           kind: SpanKind.CLIENT,
-          attributes: { 'http.request.method': method, 'url.template': shape.template },
+          attributes: { 'http.request.method': method, 'url.template': template },
         },
         (span) =>
           this.exchange<T>(method, path, init, (known, bytes) => {
@@ -125,7 +126,7 @@ export class ApiClient {
           }),
       );
     } finally {
-      this.count(shape.verb, status, began);
+      if (this.metrics !== noMetrics) this.count(requestShape(method, path).verb, status, began);
     }
   }
 
@@ -184,9 +185,13 @@ export class ApiClient {
     let labels = this.labels.get(key);
     if (!labels) this.labels.set(key, (labels = Object.freeze({ verb, code })));
     this.metrics.increment('api_requests_total', labels);
-    this.metrics.observe?.('api_request_duration_seconds', (performance.now() - began) / 1000, {
-      verb,
-    });
+    let verbLabels = this.labels.get(verb);
+    if (!verbLabels) this.labels.set(verb, (verbLabels = Object.freeze({ verb })));
+    this.metrics.observe?.(
+      'api_request_duration_seconds',
+      (performance.now() - began) / 1000,
+      verbLabels,
+    );
   }
 
   /** Closes idle keep-alive sockets. */

@@ -43,9 +43,10 @@ export interface TimerLoopDeps {
 interface TimerLabels {
   timer: Labels;
   handler: Labels;
+  /** `handler_runs_total` by outcome, as the span names it: a permanent failure, a temporary one (retried). */
   success: Labels;
-  failure: Labels;
-  retry: Labels;
+  permanent: Labels;
+  temporary: Labels;
 }
 
 function timerLabels(id: string): TimerLabels {
@@ -54,8 +55,8 @@ function timerLabels(id: string): TimerLabels {
     timer: Object.freeze({ timer: id }),
     handler: Object.freeze({ handler: id }),
     success: run('success'),
-    failure: run('failure'),
-    retry: run('retry'),
+    permanent: run('failure'),
+    temporary: run('retry'),
   };
 }
 
@@ -76,6 +77,8 @@ class TimerWorker {
   private readonly logger: Logger;
   /** Metric labels made once per worker: the recorder keys a label object once, not per tick. */
   private readonly labels: TimerLabels;
+  /** Its ticks' root span name, made once per worker like the labels. */
+  private readonly spanName: string;
   private readonly state: TimerState;
   private essence: string;
   /** The settings for one state of the object (a computed interval depends on it). */
@@ -97,6 +100,7 @@ class TimerWorker {
   ) {
     const { handler: spec, body } = seed;
     this.spec = spec;
+    this.spanName = `timer ${spec.id}`;
     let settings: TimerSettings | undefined;
     try {
       settings = timerSettings(spec, body);
@@ -144,9 +148,7 @@ class TimerWorker {
       handOver = undefined;
       if (!stopping.aborted) {
         try {
-          await rootSpan(this.deps.tracing, `timer ${this.spec.id}`, this.traceStart(), () =>
-            this.run(),
-          );
+          await rootSpan(this.deps.tracing, this.spanName, this.traceStart, () => this.run());
         } catch (error) {
           this.logger.error(
             { err: describeError(error) },
@@ -181,8 +183,8 @@ class TimerWorker {
     });
   }
 
-  /** A tick's root span: which timer of which object, how late, which retry. */
-  private traceStart(): SpanStart {
+  /** A tick's root span: which timer of which object, how late, which retry (built only when traced). */
+  private readonly traceStart = (): SpanStart => {
     const meta = this.seed.body.metadata ?? {};
     const late = this.plannedAt === undefined ? 0 : this.deps.clock.now() - this.plannedAt;
     return {
@@ -195,7 +197,7 @@ class TimerWorker {
         'konductor.handler.retry': this.failures,
       },
     };
-  }
+  };
 
   /** When to run next; undefined while halted, done, or the object makes the interval invalid. */
   private plan(): number | undefined {
@@ -271,15 +273,9 @@ class TimerWorker {
       (performance.now() - began) / 1000,
       labels.handler,
     );
-    deps.metrics.increment(
-      'handler_runs_total',
-      succeeded ? labels.success : this.halted ? labels.failure : labels.retry,
-    );
-    const span = activeSpan();
-    span?.setAttribute(
-      'konductor.handler.outcome',
-      succeeded ? 'success' : this.halted ? 'permanent' : 'temporary',
-    );
+    const outcome = succeeded ? 'success' : this.halted ? 'permanent' : 'temporary';
+    deps.metrics.increment('handler_runs_total', labels[outcome]);
+    activeSpan()?.setAttribute('konductor.handler.outcome', outcome);
     if (stopping.aborted) return;
     const merged = this.changes(body, patch, succeeded);
     if (merged === undefined) return; // a short timer that wrote nothing: no request, no promise

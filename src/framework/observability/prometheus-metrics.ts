@@ -58,8 +58,6 @@ export const METRIC_HELP: Readonly<Record<CounterName | GaugeName | HistogramNam
     '1 while this replica does the work (it holds the Lease, or leader election is off); 0 while it stands by.',
   memory_limit_bytes: "The process's cgroup memory limit (set only when there is one).",
 };
-const HELP = METRIC_HELP;
-
 const PREFIX = 'konductor_';
 
 /**
@@ -84,7 +82,7 @@ export class PrometheusMetrics implements Metrics {
     if (!counter) {
       counter = new Counter({
         name: PREFIX + name,
-        help: HELP[name],
+        help: METRIC_HELP[name],
         labelNames: LABELS[name],
         registers: [this.registry],
       });
@@ -98,7 +96,7 @@ export class PrometheusMetrics implements Metrics {
     if (!gauge) {
       gauge = new Gauge({
         name: PREFIX + name,
-        help: HELP[name],
+        help: METRIC_HELP[name],
         labelNames: LABELS[name],
         registers: [this.registry],
       });
@@ -116,7 +114,7 @@ export class PrometheusMetrics implements Metrics {
     if (!histogram) {
       histogram = new Histogram({
         name: PREFIX + name,
-        help: HELP[name],
+        help: METRIC_HELP[name],
         labelNames: LABELS[name],
         buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
         registers: [this.registry],

@@ -150,6 +150,11 @@ export interface SpanStart {
   maxSpans?: number;
 }
 
+/** Whether work here is traced: {@link inSpan} would make a span (so its name and attributes are worth building). */
+export function traced(): boolean {
+  return context.active().getValue(TRACER) !== undefined;
+}
+
 /**
  * Runs `fn` in a child span of the active span (or run), ended when `fn` settles; a throw marks it
  * failed. Outside any traced work, or with tracing off, `fn` runs with no span.
@@ -169,16 +174,20 @@ export function inSpan<T>(
   return spanned(tracer.startSpan(name, start, parent), parent, fn);
 }
 
-/** Runs `fn` in a new trace's root span (a timer tick, a daemon iteration, a webhook request). */
+/**
+ * Runs `fn` in a new trace's root span (a timer tick, a daemon iteration, a webhook request). `start`
+ * may be a function, called only when tracing is on: a timer ticking 1,000 times a second then builds
+ * no attributes it would throw away.
+ */
 export function rootSpan<T>(
   tracing: Tracing,
   name: string,
-  start: SpanStart,
+  start: SpanStart | (() => SpanStart),
   fn: (span: Span | undefined) => Promise<T>,
 ): Promise<T> {
   const tracer = tracing.tracer;
   if (!tracer) return detached(() => fn(undefined));
-  const { maxSpans, ...options } = start;
+  const { maxSpans, ...options } = typeof start === 'function' ? start() : start;
   let base = ROOT_CONTEXT.setValue(TRACER, tracer);
   if (maxSpans !== undefined) base = base.setValue(BUDGET, { left: maxSpans });
   return spanned(tracer.startSpan(name, { ...options, root: true }, base), base, fn);
