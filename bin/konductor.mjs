@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Launches the konductor CLI. An installed package has only the compiled build (dist/) and runs
 // that; a source checkout runs src/ through tsx, so a stale dist/ left by `npm run build` never
-// shadows the code being edited. The compiled CLI registers tsx itself, for TypeScript handler files.
+// shadows the code being edited. The compiled CLI compiles TypeScript handler files itself (or
+// registers tsx for those it cannot).
 // bin/konductor starts node through this file twice: first with NODE_FLAGS_STEP, to learn the node
 // flags the command needs (the heap's size), then with those flags to run the command.
 import { existsSync } from 'node:fs';

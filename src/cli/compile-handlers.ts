@@ -2,8 +2,9 @@
 // ESM hooks run on a thread of their own, a second V8 heap that stays for the life of the process
 // (about 28 MB, half of an idle operator). esbuild (which tsx uses too) bundles the files with their
 // TypeScript imports into a temporary folder; packages and JavaScript files stay imports of the files
-// they resolve to, so the handlers share konductor's modules with the CLI. Files that need tsx's CommonJS semantics (a .cts, or
-// a .ts outside a "type": "module" package), or a folder that cannot be written, fall back to tsx.
+// they resolve to, so the handlers share konductor's modules with the CLI. Files that need tsx's
+// CommonJS semantics (a .cts, or a .ts outside a "type": "module" package), or a folder that cannot be
+// written, fall back to tsx.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
