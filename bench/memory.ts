@@ -203,13 +203,14 @@ async function measureRun(
   mode: MemoryMode,
   objects: number,
   idleSeconds: number,
+  run: number,
 ): Promise<Figures> {
-  const namespace = `bench-memory-${mode}-${objects}`;
+  const namespace = `bench-memory-${run}-${mode}-${objects}`;
   if (objects > 0) await createObjects(target.kubeConfig, namespace, objects);
   else await createNamespace(target.kubeConfig, namespace);
   const watch = allHandled(target.kubeConfig, namespace, objects);
   await watch.listed;
-  const probeFile = join(project, `probe-${mode}-${objects}.json`);
+  const probeFile = join(project, `${namespace}.json`);
   const started = performance.now();
   const child = startOperator(target, project, namespace, mode, probeFile);
   try {
@@ -261,11 +262,11 @@ export async function runMemory(target: BenchTarget, options: MemoryOptions): Pr
   const lines: Figures[] = [];
   try {
     const idleLive = new Map<MemoryMode, number>();
-    for (const objects of options.sizes) {
+    for (const [run, objects] of options.sizes.entries()) {
       const runs = new Map<MemoryMode, Figures>();
       for (const mode of modes) {
         process.stderr.write(`bench: memory ${mode} ${objects}...\n`);
-        const figures = await measureRun(target, project, mode, objects, options.idleSeconds);
+        const figures = await measureRun(target, project, mode, objects, options.idleSeconds, run);
         if (objects === 0) idleLive.set(mode, Number(figures.liveHeapMb));
         runs.set(mode, figures);
       }
