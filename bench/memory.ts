@@ -189,6 +189,7 @@ async function readProbe(child: ChildProcess, file: string): Promise<ProbeReadin
 }
 
 async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return; // already gone (it crashed)
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.kill('SIGTERM');
   const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);

@@ -8,11 +8,9 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Plugin } from 'esbuild';
-
-const TYPESCRIPT = /\.[mc]?ts$/;
 
 /** A failure in the handler files themselves (a syntax or type-stripping error): one line, naming the file. */
 export class CompileError extends Error {
@@ -24,7 +22,8 @@ export type CompiledModules = ReadonlyMap<string, string>;
 
 /**
  * Compiles `files` (absolute TypeScript paths) into ES modules in a temporary folder, removed when the
- * process exits. Undefined when they must go through tsx instead (CommonJS files, nowhere to write).
+ * process exits. Undefined when they must go through tsx instead: CommonJS files, a JavaScript file of
+ * the project among their imports, imports resolved at run time, or nowhere to write.
  * @throws {@link CompileError} when esbuild reports an error in the files.
  */
 export async function compileHandlers(
@@ -38,9 +37,12 @@ export async function compileHandlers(
   } catch {
     return undefined;
   }
-  process.once('exit', () => rmSync(outdir, { recursive: true, force: true }));
+  const remove = (): void => rmSync(outdir, { recursive: true, force: true });
+  process.once('exit', remove);
+  // Set by the plugins when a file needs what only a loader gives (see `needsLoader`).
+  const verdict: { needsLoader?: string } = {};
   const { build, stop } = await import('esbuild');
-  await build({
+  const result = await build({
     entryPoints: [...files],
     outdir,
     outbase: commonDir(files),
@@ -54,7 +56,8 @@ export async function compileHandlers(
     mainFields: ['main'], // as node resolves packages (esbuild resolves them only to name the file)
     conditions: ['node', 'import'],
     logLevel: 'silent',
-    plugins: [onlySourcesBundled(), sourceLocation()],
+    metafile: true,
+    plugins: [onlySourcesBundled(verdict), sourceLocation(verdict)],
   })
     .catch((error: unknown): never => {
       const first = (
@@ -65,15 +68,18 @@ export async function compileHandlers(
       throw new CompileError(`${where}${first.text}`);
     })
     .finally(stop); // esbuild's service is a process of its own: ~10 MB kept for nothing
+  if (verdict.needsLoader !== undefined) {
+    remove();
+    return undefined;
+  }
   // Stack traces point into the sources, as under tsx.
   process.setSourceMapsEnabled(true);
-  const base = commonDir(files);
-  return new Map(
-    files.map((file) => {
-      const out = join(outdir, relative(base, file)).replace(/\.[mc]?ts$/, '.mjs');
-      return [file, pathToFileURL(out).href];
-    }),
-  );
+  const modules = new Map<string, string>();
+  for (const [out, output] of Object.entries(result.metafile.outputs)) {
+    if (output.entryPoint === undefined) continue;
+    modules.set(resolve(output.entryPoint), pathToFileURL(resolve(out)).href);
+  }
+  return files.every((file) => modules.has(file)) ? modules : undefined;
 }
 
 /** Whether node would run this file as an ES module: `.mts`, or `.ts` in a `"type": "module"` package. */
@@ -101,12 +107,20 @@ function commonDir(files: readonly string[]): string {
 const RESOLVING = Symbol('resolving');
 
 /**
- * Only the TypeScript sources are bundled. Everything else they import stays an import, of the file it
- * resolves to from the importing source: packages, because the compiled modules sit in a temporary
- * folder from where node would not find the project's; JavaScript files, because the handler files
- * that name them are also imported as they are, and one module must not load twice.
+ * What only a loader (tsx) gives a module at its own place: `require`, CommonJS TypeScript, and
+ * imports resolved at run time (`import(variable)`, `import.meta.resolve`), which would resolve from
+ * the temporary folder. A file that uses one of them sends every file to tsx.
  */
-function onlySourcesBundled(): Plugin {
+const NEEDS_LOADER = /\bimport\s*\(\s*[^'"`\s)]|\bimport\.meta\.resolve\b|\brequire\s*\(/;
+
+/**
+ * Only the project's TypeScript and JSON are bundled. Everything else they import stays an import, of
+ * the file it resolves to from the importing source: packages, because the compiled modules sit in a
+ * temporary folder from where node would not find the project's; JavaScript files, because the handler
+ * files that name them are also imported as they are, and one module must not load twice. A
+ * JavaScript file of the project is left to tsx, with everything: it may import TypeScript.
+ */
+function onlySourcesBundled(verdict: { needsLoader?: string }): Plugin {
   return {
     name: 'only-sources-bundled',
     setup(build) {
@@ -118,23 +132,29 @@ function onlySourcesBundled(): Plugin {
           importer: args.importer,
           pluginData: RESOLVING,
         });
-        if (resolved.errors.length > 0) return { errors: resolved.errors };
+        // Not found: node decides at run time (an optional package inside a try, say).
+        if (resolved.errors.length > 0) return { path: args.path, external: true };
         if (resolved.external) return { path: args.path, external: true }; // node's own modules
-        if (TYPESCRIPT.test(resolved.path) && !/[\\/]node_modules[\\/]/.test(resolved.path))
-          return { path: resolved.path };
+        const inProject = !/[\\/]node_modules[\\/]/.test(resolved.path);
+        if (inProject && /\.(ts|mts|json)$/.test(resolved.path)) return { path: resolved.path };
+        if (inProject) verdict.needsLoader ??= resolved.path; // .cts, .js, .mjs, .cjs of the project
         return { path: pathToFileURL(resolved.path).href, external: true };
       });
     },
   };
 }
 
-/** `import.meta.url`, `.filename` and `.dirname` keep naming the source file, not the compiled one. */
-function sourceLocation(): Plugin {
+/**
+ * `import.meta.url`, `.filename` and `.dirname` keep naming the source file, not the compiled one; a
+ * file that needs a loader (`NEEDS_LOADER`) is noted.
+ */
+function sourceLocation(verdict: { needsLoader?: string }): Plugin {
   return {
     name: 'source-location',
     setup(build) {
-      build.onLoad({ filter: /\.[mc]?ts$/ }, async (args) => {
+      build.onLoad({ filter: /\.m?ts$/ }, async (args) => {
         const text = await readFile(args.path, 'utf8');
+        if (NEEDS_LOADER.test(text)) verdict.needsLoader ??= args.path;
         const values: Record<string, string> = {
           url: pathToFileURL(args.path).href,
           filename: args.path,

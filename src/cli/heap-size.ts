@@ -13,7 +13,7 @@ const MIB = 1024 * 1024;
 export const UNLIMITED_MAX_HEAP_MIB = 512;
 /** The smallest ceiling the rule gives, in MiB (an idle operator's heap is about 15 MB). */
 export const MIN_MAX_HEAP_MIB = 64;
-/** The largest ceiling the rule gives, in MiB: V8's own maximum without pointer compression. */
+/** The largest ceiling the rule gives, in MiB: node's own default on a large machine. */
 export const MAX_MAX_HEAP_MIB = 4096;
 /** The semi-space (young generation) size the rule gives, in MiB; V8 picks 16 on a large machine. */
 export const SEMI_SPACE_MIB = 2;
@@ -63,12 +63,13 @@ export function nodeOptionsForLimit(limitBytes: number): string {
 
 /**
  * The memory this process may use in bytes (its cgroup's limit, v1 or v2, as libuv reads it), or
- * undefined when there is none: libuv reports "none" as 0 or as a huge number, so anything at or
- * above the machine's memory counts as no limit.
+ * undefined when there is none: libuv reports "none" as 0 or as a huge number, so anything above
+ * the machine's memory counts as no limit.
  */
 export function memoryLimit(
   constrained: number = process.constrainedMemory?.() ?? 0,
   total: number = totalmem(),
 ): number | undefined {
-  return constrained > 0 && constrained < total ? constrained : undefined;
+  // At the machine's memory counts as a limit: under LXCFS or gVisor the machine is the container.
+  return constrained > 0 && constrained <= total ? constrained : undefined;
 }

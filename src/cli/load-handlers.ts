@@ -22,7 +22,7 @@ export interface LoadHooks {
    * module is, or undefined to import them through {@link LoadHooks.beforeTypeScript}'s loader.
    */
   compileTypeScript?: (files: string[]) => Promise<ReadonlyMap<string, string> | undefined>;
-  /** Called once, before the first TypeScript file is imported as it is: registers a loader for them. */
+  /** Called once, before any file is imported, when TypeScript files are imported as they are: registers a loader for them. */
   beforeTypeScript?: () => Promise<void>;
 }
 
@@ -32,8 +32,8 @@ const SKIPPED_FILE = /\.d\.m?ts$|\.test\./;
  * Imports handler files and registers every exported class that carries handler decorators.
  * Folders are searched recursively for `*.ts`, `*.mts`, `*.js` and `*.mjs` files, leaving out
  * `*.d.ts`, `*.test.*`, `node_modules` and hidden folders; files named explicitly are always imported.
- * TypeScript files are compiled first by `hooks.compileTypeScript`, or else need a loader (tsx), which
- * `hooks.beforeTypeScript` registers when the first one comes.
+ * TypeScript files are compiled first by `hooks.compileTypeScript` when every file is TypeScript, or
+ * else need a loader (tsx), which `hooks.beforeTypeScript` registers before the first import.
  * @throws {@link LoadError} for a missing path, a file that fails to import, or no handlers at all.
  */
 export async function loadHandlers(paths: string[], hooks: LoadHooks = {}): Promise<Registry> {
@@ -42,23 +42,21 @@ export async function loadHandlers(paths: string[], hooks: LoadHooks = {}): Prom
   const files = await expand(paths);
   let compiled: ReadonlyMap<string, string> | undefined;
   const sources = files.filter((file) => TYPESCRIPT_FILE.test(file));
-  if (sources.length > 0 && hooks.compileTypeScript) {
+  // Only when every handler file is TypeScript: a JavaScript one is imported as it is, and may import
+  // TypeScript itself, which only the loader can serve.
+  if (sources.length > 0 && sources.length === files.length && hooks.compileTypeScript) {
     try {
       compiled = await hooks.compileTypeScript(sources);
     } catch (error) {
       throw new LoadError(`cannot load ${sources.map(display).join(', ')}: ${oneLine(error)}`);
     }
   }
-  let loaderReady: Promise<void> | undefined;
-  const loader = async (): Promise<void> => {
-    if (hooks.beforeTypeScript) await (loaderReady ??= hooks.beforeTypeScript());
-  };
+  if (sources.length > 0 && compiled === undefined) await hooks.beforeTypeScript?.();
   for (const file of files) {
-    const url = compiled?.get(file);
-    if (url === undefined && TYPESCRIPT_FILE.test(file)) await loader();
     let exports: Record<string, unknown>;
     try {
-      exports = await importModule(url ?? pathToFileURL(file).href, loader);
+      const url = compiled?.get(file) ?? pathToFileURL(file).href;
+      exports = (await import(url)) as Record<string, unknown>;
     } catch (error) {
       throw new LoadError(`cannot load ${display(file)}: ${oneLine(error)}`);
     }
@@ -79,23 +77,6 @@ export async function loadHandlers(paths: string[], hooks: LoadHooks = {}): Prom
     );
   }
   return registry;
-}
-
-/**
- * Imports a module; one that reaches a TypeScript file through JavaScript (which compiling leaves as it
- * is) is imported again once the loader is registered.
- */
-async function importModule(
-  url: string,
-  loader: () => Promise<void>,
-): Promise<Record<string, unknown>> {
-  try {
-    return (await import(url)) as Record<string, unknown>;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ERR_UNKNOWN_FILE_EXTENSION') throw error;
-    await loader();
-    return (await import(url)) as Record<string, unknown>;
-  }
 }
 
 /** Whether nothing would run: caches and indexes alone serve no handler, webhooks alone do. */

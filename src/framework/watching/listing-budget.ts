@@ -26,9 +26,11 @@ let flaggedOldSpace: { bytes: number | undefined } | undefined;
 /** `--max-old-space-size` in node's flags or NODE_OPTIONS (node's own flags win), in bytes. */
 function oldSpaceFlag(): number | undefined {
   let mb: number | undefined;
-  for (const flag of [...(process.env.NODE_OPTIONS ?? '').split(/\s+/), ...process.execArgv]) {
-    const match = /^--max[-_]old[-_]space[-_]size=(\d+)$/.exec(flag);
-    if (match) mb = Number(match[1]);
+  const flags = [...(process.env.NODE_OPTIONS ?? '').split(/\s+/), ...process.execArgv];
+  for (const [i, flag] of flags.entries()) {
+    // `--max-old-space-size=192` or `--max-old-space-size 192`; 0 is node's "no cap" (its default).
+    const match = /^--max[-_]old[-_]space[-_]size(?:=(\d+))?$/.exec(flag);
+    if (match) mb = Number(match[1] ?? flags[i + 1]) || undefined;
   }
   return mb === undefined ? undefined : mb * 2 ** 20;
 }

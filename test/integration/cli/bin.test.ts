@@ -115,6 +115,17 @@ describe('the node flags bin/konductor starts a command with', () => {
     ]);
   });
 
+  test("only heap flags are taken from the answer: a preloaded module's banner is not", async () => {
+    const banner = "--import=data:text/javascript,console.log('[banner@1]*injected')";
+    expect(await started(['run', 'h.ts'], { NODE_OPTIONS: banner })).toEqual([
+      '--max-old-space-size=512',
+      '--max-semi-space-size=2',
+      entry,
+      'run',
+      'h.ts',
+    ]);
+  });
+
   test('other commands start node without flags, and without asking first', async () => {
     expect(await started(['types', '--help'])).toEqual([entry, 'types', '--help']);
     expect(calls()).toHaveLength(1);

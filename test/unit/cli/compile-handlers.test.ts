@@ -57,18 +57,41 @@ describe('TypeScript handler files compiled once', () => {
     expect(fromA!.Shared).toBe(fromB!.Shared);
   });
 
-  test('JavaScript files and packages stay imports of their files: one module, shared with the project', async () => {
-    const js = write('plain.mjs', 'export const marker = {};\n');
+  test('packages stay imports of their files: one module, shared with the project', async () => {
+    const a = write('a.ts', "export { Duration } from 'luxon';\n");
+    const compiled = (await compileHandlers([a], folder))!;
+    const module = (await import(compiled.get(a)!)) as { Duration: unknown };
+    expect(module.Duration).toBe((await import('luxon')).Duration);
+  });
+
+  test('JSON of the project is bundled, with or without an import attribute', async () => {
+    write('settings.json', '{"replicas":3}');
     const a = write(
       'a.ts',
-      "export { marker } from './plain.mjs';\nexport { Duration } from 'luxon';\n",
+      "import settings from './settings.json';\nexport const n = settings.replicas;\n",
     );
-    const compiled = (await compileHandlers([a], folder))!;
-    const module = (await import(compiled.get(a)!)) as { marker: unknown; Duration: unknown };
-    expect(module.marker).toBe(
-      ((await import(pathToFileURL(js).href)) as { marker: unknown }).marker,
+    const module = (await import((await compileHandlers([a], folder))!.get(a)!)) as { n: number };
+    expect(module.n).toBe(3);
+  });
+
+  test('a package that is not installed is left for node to find at run time (an optional import)', async () => {
+    const a = write(
+      'a.ts',
+      "export async function load() { try { return await import('not-installed-anywhere'); } catch { return undefined; } }\n",
     );
-    expect(module.Duration).toBe((await import('luxon')).Duration);
+    expect((await compileHandlers([a], folder))?.get(a)).toMatch(/\.mjs$/);
+  });
+
+  test.each([
+    ['a JavaScript file of the project', "export { marker } from './plain.mjs';\n"],
+    ['an import of a computed path', 'export const load = (name: string) => import(name);\n'],
+    ['import.meta.resolve', "export const where = import.meta.resolve('./x.js');\n"],
+    ['require', "export const fs = require('node:fs');\n"],
+  ])('a file with %s goes to tsx, with every other', async (_, text) => {
+    write('plain.mjs', 'export const marker = {};\n');
+    const a = write('a.ts', text);
+    const b = write('b.ts', 'export const b = 1;\n');
+    expect(await compileHandlers([a, b], folder)).toBeUndefined();
   });
 
   test('import.meta.url and import.meta.dirname still name the source file', async () => {

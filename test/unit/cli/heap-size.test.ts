@@ -69,7 +69,8 @@ describe('the heap konductor run sizes for where it runs', () => {
   test.each([
     [0, undefined],
     [2 ** 64, undefined],
-    [24 * GIB, undefined],
+    [24 * GIB, 24 * GIB],
+    [25 * GIB, undefined],
     [512 * MIB, 512 * MIB],
   ])('libuv reporting %s bytes of 24 GiB means a limit of %s', (constrained, limit) => {
     expect(memoryLimit(constrained, 24 * GIB)).toBe(limit);
