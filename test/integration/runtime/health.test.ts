@@ -48,10 +48,16 @@ describe('health and metrics', () => {
     const port = (await operator.serveHealth())!;
     await operator.ready;
     for (let i = 0; i < count; i++) await widgets.create(`w${i}`);
-    const line = `konductor_handler_runs_total{handler="created",result="success"} ${count}`;
-    await waitFor(async () => (await get(port, '/metrics')).body.includes(line), {
-      what: `${count} successful runs in /metrics`,
-    });
+    const runs = `konductor_handler_runs_total{handler="created",result="success"} ${count}`;
+    // A run counts as it returns; its status PATCH is counted when the API server answers, a little later.
+    const patches = /konductor_api_requests_total\{verb="patch",code="200"\} [1-9]/;
+    await waitFor(
+      async () => {
+        const body = (await get(port, '/metrics')).body;
+        return body.includes(runs) && patches.test(body);
+      },
+      { what: `${count} successful runs and their status PATCH in /metrics` },
+    );
     return (await get(port, '/metrics')).body;
   }
 
