@@ -2,8 +2,9 @@
 // package installed (package.json, bin/, dist/; no src/), with a TypeScript handler file
 // (bench/memory/handlers.ts). For each size (0: the idle operator), that many objects exist before it
 // starts, and it runs three ways, one after the other, each on objects of its own: through bin/konductor
-// with no options (the heap sized by its rule), as node alone runs it (`node bin/konductor.mjs`: the heap
-// sized from the machine, as before the rule), and with the Deployment's NODE_OPTIONS. Peak and current
+// with no options (the heap sized by its rule, TurboFan paused until the listings are done), as node
+// alone runs it (`node --turbofan bin/konductor.mjs`: the heap sized from the machine and TurboFan on
+// throughout, as before either rule), and with the Deployment's NODE_OPTIONS. Peak and current
 // RSS come from the kernel (VmHWM, VmRSS); the heap from a probe loaded with --import
 // (bench/memory/probe.mjs), read once every object is handled.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -128,6 +129,7 @@ function startOperator(
   namespace: string,
   mode: MemoryMode,
   probeFile: string,
+  idle: boolean,
 ): ChildProcess {
   const bin = join(project, 'node_modules', 'konductor', 'bin');
   const probe = `--import=${pathToFileURL(join(repo, 'bench', 'memory', 'probe.mjs')).href}`;
@@ -148,7 +150,10 @@ function startOperator(
   const [command, argv] =
     mode === 'konductor'
       ? ['sh', [join(bin, 'konductor'), ...args]]
-      : [process.execPath, [join(bin, 'konductor.mjs'), ...args]];
+      : mode === 'node-defaults'
+        ? // --turbofan is node's default; given, it tells konductor the user chose the compiler
+          [process.execPath, ['--turbofan', join(bin, 'konductor.mjs'), ...args]]
+        : [process.execPath, [join(bin, 'konductor.mjs'), ...args]];
   return spawn(command, argv, {
     cwd: project,
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -156,6 +161,7 @@ function startOperator(
       ...process.env,
       NODE_OPTIONS: `${probe} ${heap}`.trim(),
       BENCH_PROBE_FILE: probeFile,
+      BENCH_PROBE_SAMPLING: idle ? 'off' : 'on',
     },
   });
 }
@@ -213,7 +219,7 @@ async function measureRun(
   await watch.listed;
   const probeFile = join(project, `${namespace}.json`);
   const started = performance.now();
-  const child = startOperator(target, project, namespace, mode, probeFile);
+  const child = startOperator(target, project, namespace, mode, probeFile, objects === 0);
   try {
     const listed = listingsDone(child);
     listed.catch(() => undefined); // awaited only when idle; an exit fails the catch-up below

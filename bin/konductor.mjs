@@ -4,7 +4,7 @@
 // shadows the code being edited. The compiled CLI compiles TypeScript handler files itself (or
 // registers tsx for those it cannot).
 // bin/konductor starts node through this file twice: first with NODE_FLAGS_STEP, to learn the node
-// flags the command needs (the heap's size), then with those flags to run the command.
+// flags the command needs (the heap's size, TurboFan paused), then with those flags to run the command.
 import { existsSync } from 'node:fs';
 
 const NODE_FLAGS_STEP = '--konductor-launcher-node-flags';
@@ -29,5 +29,11 @@ if (process.argv[2] === NODE_FLAGS_STEP) {
   const { nodeFlagsFor } = await import(entry('node-flags'));
   process.stdout.write(nodeFlagsFor(process.argv.slice(3), process.env).join(' '));
 } else {
+  // Before the CLI's modules load: `run` resumes TurboFan once its listings are done.
+  const args = process.argv.slice(2);
+  if (args.includes('run') || args.includes('dev')) {
+    const { pauseOptimizingCompiler } = await import(entry('optimizing-compiler'));
+    pauseOptimizingCompiler();
+  }
   await import(entry('konductor'));
 }

@@ -1,6 +1,8 @@
 // Loaded into the memory bench's operator with NODE_OPTIONS=--import: samples V8's heap every 20 ms
-// and, on SIGUSR2, writes to BENCH_PROBE_FILE the peak heap in use, the heap after full collections
-// (the live set) and the RSS, as one JSON object. It holds a few numbers; nothing of the operator's.
+// (unless BENCH_PROBE_SAMPLING=off: an idle operator does not run code 50 times a second, and V8 would
+// optimize the sampler) and, on SIGUSR2, writes to BENCH_PROBE_FILE the peak heap in use, the heap
+// after full collections (the live set) and the RSS, as one JSON object. It holds a few numbers;
+// nothing of the operator's.
 import { writeFileSync } from 'node:fs';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -9,13 +11,14 @@ const out = process.env.BENCH_PROBE_FILE;
 if (out) {
   let heapUsedPeak = 0;
   let heapTotalPeak = 0;
-  const sampler = setInterval(() => {
+  const sample = () => {
     const { heapUsed, heapTotal } = process.memoryUsage();
     heapUsedPeak = Math.max(heapUsedPeak, heapUsed);
     heapTotalPeak = Math.max(heapTotalPeak, heapTotal);
-  }, 20);
-  sampler.unref();
+  };
+  if (process.env.BENCH_PROBE_SAMPLING !== 'off') setInterval(sample, 20).unref();
   process.on('SIGUSR2', () => {
+    sample(); // before the collections: the heap as the operator left it
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc');
     for (let i = 0; i < 3; i++) gc();

@@ -8,7 +8,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Plugin } from 'esbuild';
 
@@ -137,11 +137,18 @@ function onlySourcesBundled(verdict: { needsLoader?: string }): Plugin {
         if (resolved.external) return { path: args.path, external: true }; // node's own modules
         const inProject = !/[\\/]node_modules[\\/]/.test(resolved.path);
         if (inProject && /\.(ts|mts|json)$/.test(resolved.path)) return { path: resolved.path };
-        if (inProject) verdict.needsLoader ??= resolved.path; // .cts, .js, .mjs, .cjs of the project
+        // A package linked into node_modules (npm link, a workspace) resolves to its real folder,
+        // outside node_modules: named by its package name, it is still a package, not the project's.
+        if (inProject && isRelative(args.path)) verdict.needsLoader ??= resolved.path; // .cts, .js, .mjs, .cjs
         return { path: pathToFileURL(resolved.path).href, external: true };
       });
     },
   };
+}
+
+/** Whether an import names a file (`./x`, `../x`, `/x`, `file:`) rather than a package. */
+function isRelative(specifier: string): boolean {
+  return /^(\.{1,2}([\\/]|$)|[\\/]|file:)/.test(specifier) || isAbsolute(specifier);
 }
 
 /**

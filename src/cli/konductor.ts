@@ -15,6 +15,7 @@ import {
   type OperatorOptions,
 } from '../framework/runtime/operator.js';
 import { compileHandlers } from './compile-handlers.js';
+import { resumeOptimizingCompiler } from './optimizing-compiler.js';
 import { loadHandlers } from './load-handlers.js';
 import { podNamespace } from './own-namespace.js';
 import { tracingSetting } from './tracing-setting.js';
@@ -118,6 +119,7 @@ async function run(options: RunOptions): Promise<void> {
     });
     void operator.ready.then(
       () => {
+        resumeOptimizingCompiler();
         logger.info('initial listings done; watching for changes');
         if (devChild()) process.send?.(DEV_READY_MESSAGE);
       },

@@ -93,10 +93,11 @@ describe('the node flags bin/konductor starts a command with', () => {
     return all[all.length - 1]!;
   }
 
-  test('run: the heap is sized by the rule, through the resolved link', async () => {
+  test('run: the heap is sized by the rule and TurboFan paused, through the resolved link', async () => {
     expect(await started(['run', 'handlers/'])).toEqual([
       '--max-old-space-size=512',
       '--max-semi-space-size=2',
+      '--no-opt',
       entry,
       'run',
       'handlers/',
@@ -107,19 +108,21 @@ describe('the node flags bin/konductor starts a command with', () => {
     expect((await started(['run', 'h.ts', '--max-heap', '96']))[0]).toBe('--max-old-space-size=96');
   });
 
-  test('a heap flag in NODE_OPTIONS wins: nothing is added', async () => {
+  test('a heap flag in NODE_OPTIONS wins: no heap flag is added', async () => {
     expect(await started(['run', 'h.ts'], { NODE_OPTIONS: '--max-old-space-size=200' })).toEqual([
+      '--no-opt',
       entry,
       'run',
       'h.ts',
     ]);
   });
 
-  test("only heap flags are taken from the answer: a preloaded module's banner is not", async () => {
+  test("only konductor's flags are taken from the answer: a preloaded module's banner is not", async () => {
     const banner = "--import=data:text/javascript,console.log('[banner@1]*injected')";
     expect(await started(['run', 'h.ts'], { NODE_OPTIONS: banner })).toEqual([
       '--max-old-space-size=512',
       '--max-semi-space-size=2',
+      '--no-opt',
       entry,
       'run',
       'h.ts',

@@ -64,6 +64,20 @@ describe('TypeScript handler files compiled once', () => {
     expect(module.Duration).toBe((await import('luxon')).Duration);
   });
 
+  test('a package linked into node_modules from outside it (npm link, a workspace) stays a package import', async () => {
+    const linked = write('../linked-greeting/index.js', "export const greeting = 'hello';\n");
+    write('../linked-greeting/package.json', JSON.stringify({ name: 'greeting', type: 'module' }));
+    rmSync(join(project, 'node_modules'));
+    mkdirSync(join(project, 'node_modules'));
+    symlinkSync(join(linked, '..'), join(project, 'node_modules', 'greeting'), 'dir');
+    const a = write('a.ts', "export { greeting } from 'greeting';\n");
+    const compiled = (await compileHandlers([a], folder))!;
+    expect(compiled).toBeDefined();
+    const module = (await import(compiled.get(a)!)) as { greeting: string };
+    expect(module.greeting).toBe('hello');
+    rmSync(join(linked, '..'), { recursive: true, force: true });
+  });
+
   test('JSON of the project is bundled, with or without an import attribute', async () => {
     write('settings.json', '{"replicas":3}');
     const a = write(

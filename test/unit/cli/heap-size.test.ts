@@ -81,7 +81,7 @@ describe('the node flags bin/konductor starts a command with', () => {
   test.each([
     [
       ['run', 'handlers/'],
-      ['--max-old-space-size=512', '--max-semi-space-size=2'],
+      ['--max-old-space-size=512', '--max-semi-space-size=2', '--no-opt'],
     ],
     [
       ['dev', 'handlers/', '--max-heap', '96'],
@@ -89,7 +89,7 @@ describe('the node flags bin/konductor starts a command with', () => {
     ],
     [
       ['--max-heap=80', 'run', 'h.ts'],
-      ['--max-old-space-size=80', '--max-semi-space-size=2'],
+      ['--max-old-space-size=80', '--max-semi-space-size=2', '--no-opt'],
     ],
     [['types', 'crds/'], []],
     [['--help'], []],
@@ -105,6 +105,13 @@ describe('the node flags bin/konductor starts a command with', () => {
 
   test('a command line that does not parse gets no flags: the command reports it', () => {
     expect(nodeFlagsFor(['run', 'h.ts', '--max-heap', 'lots'], {}, undefined)).toEqual([]);
+  });
+
+  test('run leaves the compiler alone when NODE_OPTIONS chose compiler flags', () => {
+    expect(nodeFlagsFor(['run', 'h.ts'], { NODE_OPTIONS: '--jitless' }, undefined)).toEqual([
+      '--max-old-space-size=512',
+      '--max-semi-space-size=2',
+    ]);
   });
 
   test('a 384 MiB container gets half of it', () => {
