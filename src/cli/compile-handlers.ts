@@ -5,12 +5,12 @@
 // they resolve to, so the handlers share konductor's modules with the CLI. Files that need tsx's
 // CommonJS semantics (a .cts, or a .ts outside a "type": "module" package), or a folder that cannot be
 // written, fall back to tsx.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Plugin } from 'esbuild';
+import { makeHandlerFolder, sweepHandlerFolders } from './handler-folders.js';
 
 /** A failure in the handler files themselves (a syntax or type-stripping error): one line, naming the file. */
 export class CompileError extends Error {
@@ -28,7 +28,10 @@ export type CompiledModules = ReadonlyMap<string, string>;
  */
 export async function compileHandlers(
   files: readonly string[],
-  folder: () => string = () => mkdtempSync(join(tmpdir(), 'konductor-handlers-')),
+  folder: () => string = () => {
+    sweepHandlerFolders(); // left by operators killed outright
+    return makeHandlerFolder();
+  },
 ): Promise<CompiledModules | undefined> {
   if (files.length === 0 || files.some((file) => !isEsm(file))) return undefined;
   let outdir: string;

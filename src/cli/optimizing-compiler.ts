@@ -62,7 +62,7 @@ export function resumeOptimizingCompiler(): void {
   setFlagsFromString('--opt');
 }
 
-/** Whether TurboFan is paused by {@link pauseOptimizingCompiler} (for the start-up log line). */
+/** Whether TurboFan is paused now: paused by {@link pauseOptimizingCompiler} and not yet resumed. */
 export function optimizingCompilerPaused(): boolean {
   return paused;
 }
