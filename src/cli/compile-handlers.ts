@@ -23,7 +23,8 @@ export type CompiledModules = ReadonlyMap<string, string>;
 /**
  * Compiles `files` (absolute TypeScript paths) into ES modules in a temporary folder, removed when the
  * process exits. Undefined when they must go through tsx instead: CommonJS files, a JavaScript file of
- * the project among their imports, imports resolved at run time, or nowhere to write.
+ * the project among their imports, imports resolved at run time, two files that differ only in
+ * `.ts`/`.mts`, or nowhere to write.
  * @throws {@link CompileError} when esbuild reports an error in the files.
  */
 export async function compileHandlers(
@@ -34,6 +35,9 @@ export async function compileHandlers(
   },
 ): Promise<CompiledModules | undefined> {
   if (files.length === 0 || files.some((file) => !isEsm(file))) return undefined;
+  // a.ts and a.mts would both compile to a.mjs; tsx loads each where it is.
+  const stems = new Set(files.map((file) => file.replace(/\.m?ts$/, '')));
+  if (stems.size < files.length) return undefined;
   let outdir: string;
   try {
     outdir = folder();

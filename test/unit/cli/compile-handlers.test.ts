@@ -108,6 +108,12 @@ describe('TypeScript handler files compiled once', () => {
     expect(await compileHandlers([a, b], folder)).toBeUndefined();
   });
 
+  test('two files that differ only in .ts and .mts are left to tsx: they would compile to one file', async () => {
+    const a = write('a.ts', 'export const a = 1;\n');
+    const b = write('a.mts', 'export const b = 2;\n');
+    expect(await compileHandlers([a, b], folder)).toBeUndefined();
+  });
+
   test('import.meta.url and import.meta.dirname still name the source file', async () => {
     const a = write(
       'a.ts',
