@@ -52,6 +52,12 @@ export interface MemoryOptions {
   /** How long the idle operator runs after its listings before it is measured, in seconds. */
   idleSeconds: number;
   modes?: readonly MemoryMode[];
+  /**
+   * Runs of each mode per size above 0, interleaved (the modes' order reversed every other time, so
+   * the machine's drift falls on each alike). With more than one, a `memory-summary` line per size
+   * and mode gives the means: one run's speed swings by 10-20 % on this machine.
+   */
+  repeats?: number;
 }
 
 /** What the probe writes on SIGUSR2 (bytes). */
@@ -269,34 +275,81 @@ export async function runMemory(target: BenchTarget, options: MemoryOptions): Pr
   const lines: Figures[] = [];
   try {
     const idleLive = new Map<MemoryMode, number>();
-    for (const [run, objects] of options.sizes.entries()) {
-      const runs = new Map<MemoryMode, Figures>();
-      for (const mode of modes) {
-        process.stderr.write(`bench: memory ${mode} ${objects}...\n`);
-        const figures = await measureRun(target, project, mode, objects, options.idleSeconds, run);
-        if (objects === 0) idleLive.set(mode, Number(figures.liveHeapMb));
-        runs.set(mode, figures);
+    let run = 0;
+    for (const objects of options.sizes) {
+      const repeats = objects > 0 ? Math.max(1, options.repeats ?? 1) : 1;
+      const all: Figures[] = [];
+      for (let repeat = 0; repeat < repeats; repeat++) {
+        const runs = new Map<MemoryMode, Figures>();
+        for (const mode of repeat % 2 === 0 ? modes : [...modes].reverse()) {
+          process.stderr.write(`bench: memory ${mode} ${objects}...\n`);
+          const figures = await measureRun(
+            target,
+            project,
+            mode,
+            objects,
+            options.idleSeconds,
+            run++,
+          );
+          if (objects === 0) idleLive.set(mode, Number(figures.liveHeapMb));
+          runs.set(mode, figures);
+        }
+        const base = runs.get('node-defaults');
+        for (const mode of modes) {
+          const figures = runs.get(mode)!;
+          const idle = idleLive.get(mode);
+          if (objects > 0 && idle !== undefined)
+            figures.liveHeapPerObjectBytes = Math.round(
+              ((Number(figures.liveHeapMb) - idle) * MB) / objects,
+            );
+          if (objects > 0 && base && figures !== base)
+            figures.speedRatioToNodeDefaults = round2(
+              Number(figures.objectsPerSecond) / Number(base.objectsPerSecond),
+            );
+          if (base && figures !== base)
+            figures.peakRssRatioToNodeDefaults = round2(
+              Number(figures.peakRssMb) / Number(base.peakRssMb),
+            );
+          lines.push(figures);
+          all.push(figures);
+        }
       }
-      const base = runs.get('node-defaults');
-      for (const figures of runs.values()) {
-        const idle = idleLive.get(figures.mode as MemoryMode);
-        if (objects > 0 && idle !== undefined)
-          figures.liveHeapPerObjectBytes = Math.round(
-            ((Number(figures.liveHeapMb) - idle) * MB) / objects,
-          );
-        if (objects > 0 && base && figures !== base)
-          figures.speedRatioToNodeDefaults = round2(
-            Number(figures.objectsPerSecond) / Number(base.objectsPerSecond),
-          );
-        if (base && figures !== base)
-          figures.peakRssRatioToNodeDefaults = round2(
-            Number(figures.peakRssMb) / Number(base.peakRssMb),
-          );
-        lines.push(figures);
-      }
+      if (repeats > 1) lines.push(...summaries(all, modes, objects, repeats));
     }
   } finally {
     rmSync(project, { recursive: true, force: true });
   }
   return lines;
+}
+
+/** Per mode, the means of a size's runs; speed against node's defaults as the ratio of their total times. */
+function summaries(
+  runs: readonly Figures[],
+  modes: readonly MemoryMode[],
+  objects: number,
+  repeats: number,
+): Figures[] {
+  const of = (mode: MemoryMode) => runs.filter((figures) => figures.mode === mode);
+  const total = (figures: readonly Figures[], field: string) =>
+    figures.reduce((sum, line) => sum + Number(line[field]), 0);
+  const baseSeconds = total(of('node-defaults'), 'seconds');
+  return modes.map((mode) => {
+    const mine = of(mode);
+    const peaks = mine.map((line) => Number(line.peakRssMb));
+    const seconds = total(mine, 'seconds');
+    return {
+      scenario: 'memory-summary',
+      mode,
+      objects,
+      runs: repeats,
+      meanSeconds: round2(seconds / mine.length),
+      objectsPerSecond: Math.round((objects * mine.length) / seconds),
+      peakRssMbMin: Math.min(...peaks),
+      peakRssMbMax: Math.max(...peaks),
+      ...(mode === 'node-defaults' || baseSeconds === 0
+        ? {}
+        : { speedRatioToNodeDefaults: round2(baseSeconds / seconds) }),
+      ...machine(),
+    };
+  });
 }

@@ -80,6 +80,7 @@ const groups: Record<string, (target: BenchTarget) => Promise<Figures[]>> = {
     runMemory(target, {
       sizes: sizes('BENCH_MEMORY_SIZES', '0,2000,10000'),
       idleSeconds: envNumber('BENCH_MEMORY_IDLE_SECONDS', 30),
+      repeats: envNumber('BENCH_MEMORY_REPEATS', 1),
     }),
   // Creates at 10/s while 100,000 objects are caught up (BENCH_PRIORITY_OBJECTS, BENCH_PRIORITY_RATE): how long they wait.
   priority: async (target) => [

@@ -15,11 +15,15 @@ export const UNLIMITED_MAX_HEAP_MIB = 512;
 export const MIN_MAX_HEAP_MIB = 64;
 /** The largest ceiling the rule gives, in MiB: node's own default on a large machine. */
 export const MAX_MAX_HEAP_MIB = 4096;
-/** The semi-space (young generation) size the rule gives, in MiB; V8 picks 16 on a large machine. */
-export const SEMI_SPACE_MIB = 2;
+/** The largest semi-space (young generation) the rule gives, in MiB: node's own on a large machine. */
+export const MAX_SEMI_SPACE_MIB = 16;
+/** The smallest semi-space the rule gives, in MiB. */
+export const MIN_SEMI_SPACE_MIB = 2;
 
 /** The node flags that size the heap; given by the user, they switch the rule off. */
 const HEAP_FLAGS = /(?:^|\s)--max[-_](?:old|semi)[-_]space[-_]size\b/;
+/** One heap flag with its value, for messages. */
+const HEAP_FLAG = /(?:^|\s)(--max[-_](?:old|semi)[-_]space[-_]size\b\S*)/;
 
 /** What the heap is sized from. */
 export interface HeapInputs {
@@ -45,15 +49,44 @@ export function maxHeapMiBFor(limitBytes: number | undefined): number {
 }
 
 /**
+ * The semi-space size in MiB for an old-space ceiling: the largest power of two (V8 rounds up to one)
+ * at most a 32nd of it, from {@link MIN_SEMI_SPACE_MIB} to {@link MAX_SEMI_SPACE_MIB}, so the young
+ * generation (up to three semi-spaces) stays under a tenth of the ceiling. Requests in flight live for
+ * tens of milliseconds; a smaller semi-space is collected more often and promotes them to the old
+ * space, which then fills with garbage: a catch-up of 2,000 objects took 237 scavenges and 6.2 s of
+ * CPU with 2 MiB, 37 and 5.0 s with 16 (docs/reference/performance.md).
+ */
+export function semiSpaceMiBFor(maxHeapMiB: number): number {
+  let semi = MIN_SEMI_SPACE_MIB;
+  while (semi * 2 <= Math.min(MAX_SEMI_SPACE_MIB, maxHeapMiB / 32)) semi *= 2;
+  return semi;
+}
+
+/**
  * The node flags that size the heap: none when `NODE_OPTIONS` or node's own flags already size it
  * (the user decided); otherwise the old-space ceiling (`--max-heap`, else {@link maxHeapMiBFor}) and
- * {@link SEMI_SPACE_MIB} semi-spaces.
+ * its semi-spaces ({@link semiSpaceMiBFor}).
  */
 export function heapFlags(inputs: HeapInputs): string[] {
   const given = [inputs.nodeOptions ?? '', ...(inputs.execArgv ?? [])];
   if (given.some((flags) => HEAP_FLAGS.test(flags))) return [];
   const maxHeap = inputs.maxHeapMiB ?? maxHeapMiBFor(inputs.limitBytes);
-  return [`--max-old-space-size=${maxHeap}`, `--max-semi-space-size=${SEMI_SPACE_MIB}`];
+  return [`--max-old-space-size=${maxHeap}`, `--max-semi-space-size=${semiSpaceMiBFor(maxHeap)}`];
+}
+
+/**
+ * The heap flag of the user's that makes `--max-heap` (`inputs.maxHeapMiB`) have no effect, when both
+ * are given; undefined otherwise. Node is started with the user's flag alone, so the operator says so.
+ */
+export function heapFlagOverridingMaxHeap(
+  inputs: Omit<HeapInputs, 'limitBytes'>,
+): string | undefined {
+  if (inputs.maxHeapMiB === undefined) return undefined;
+  for (const flags of [inputs.nodeOptions ?? '', ...(inputs.execArgv ?? [])]) {
+    const match = HEAP_FLAG.exec(flags);
+    if (match) return match[1];
+  }
+  return undefined;
 }
 
 /** `NODE_OPTIONS` with the heap flags for a container's memory limit, as the Deployment sets it. */

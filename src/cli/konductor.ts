@@ -16,6 +16,7 @@ import {
 } from '../framework/runtime/operator.js';
 import { compileHandlers } from './compile-handlers.js';
 import { resumeOptimizingCompiler } from './optimizing-compiler.js';
+import { heapFlagOverridingMaxHeap } from './heap-size.js';
 import { loadHandlers } from './load-handlers.js';
 import { podNamespace } from './own-namespace.js';
 import { tracingSetting } from './tracing-setting.js';
@@ -100,6 +101,16 @@ async function run(options: RunOptions): Promise<void> {
       },
       'connected to the cluster',
     );
+    const overriding = heapFlagOverridingMaxHeap({
+      maxHeapMiB: options.maxHeap,
+      nodeOptions: process.env.NODE_OPTIONS,
+      execArgv: process.execArgv,
+    });
+    if (overriding)
+      logger.warn(
+        { maxHeapMiB: options.maxHeap, nodeFlag: overriding },
+        `--max-heap has no effect: node was started with ${overriding}; give one or the other`,
+      );
     const registry = await loadHandlers(options.files, {
       compileTypeScript: fromSource() ? undefined : compileHandlers,
       beforeTypeScript: registerTypeScript,

@@ -263,8 +263,8 @@ export const RUN_FLAGS = {
     env: true,
     defaultNote: `half the memory limit (${MIN_MAX_HEAP_MIB}-${MAX_MAX_HEAP_MIB}), or ${UNLIMITED_MAX_HEAP_MIB} without a limit`,
     description:
-      "How far V8's heap may grow (--max-old-space-size), set when bin/konductor starts node, with small " +
-      'semi-spaces. Without it, node sizes the heap from the whole machine and keeps garbage in proportion. ' +
+      "How far V8's heap may grow (--max-old-space-size), set when bin/konductor starts node, with " +
+      'semi-spaces a 32nd of it (2-16 MiB). Without it, node sizes the heap from the whole machine and keeps garbage in proportion. ' +
       'A heap flag in NODE_OPTIONS turns this off',
     parse: (setting: Setting) =>
       check.integer(setting, 16, 65_536, 'a whole number of MiB from 16 to 65536'),

@@ -7,6 +7,7 @@ import {
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
 import type { Duplex } from 'node:stream';
+import { createSecureContext } from 'node:tls';
 import type { ClusterAccess } from './kubeconfig.js';
 import { ApiError } from './api-error.js';
 import { ResourceClient } from './resource-client.js';
@@ -225,9 +226,14 @@ export class ApiClient {
       headers['Content-Length'] = String(Buffer.byteLength(payload));
     }
     const isHttps = url.protocol === 'https:';
-    const agent = this.agentFor(isHttps, options);
-    const send = isHttps ? httpsRequest : httpRequest;
     const what = `${method} ${url.pathname}`;
+    let agent: HttpAgent;
+    try {
+      agent = this.agentFor(isHttps, options);
+    } catch (error) {
+      throw ApiError.fromNetwork(error, what); // TLS material the kubeconfig gave that does not load
+    }
+    const send = isHttps ? httpsRequest : httpRequest;
     return new Promise<IncomingMessage>((resolve, reject) => {
       const req = send(url, { method, headers, agent, signal: init.signal }, resolve);
       const timeoutMs = init.timeoutMs ?? 60_000;
@@ -245,14 +251,18 @@ export class ApiClient {
   private agentFor(isHttps: boolean, tls: RequestOptions): HttpAgent {
     if (!this.agent) {
       const common = { keepAlive: true, maxSockets: this.maxSockets, keepAliveMsecs: 30_000 };
+      // One secure context, not its material: the agent keys its socket pool by every TLS option
+      // it holds, so a CA, certificate and key as options are turned into one long string per request.
       this.agent = isHttps
         ? new GuardedHttpsAgent({
             ...common,
-            ca: tls.ca,
-            cert: tls.cert,
-            key: tls.key,
-            pfx: tls.pfx,
-            passphrase: tls.passphrase,
+            secureContext: createSecureContext({
+              ca: tls.ca,
+              cert: tls.cert,
+              key: tls.key,
+              pfx: tls.pfx,
+              passphrase: tls.passphrase,
+            }),
             servername: tls.servername,
             rejectUnauthorized: tls.rejectUnauthorized,
           })

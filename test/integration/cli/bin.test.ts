@@ -96,7 +96,7 @@ describe('the node flags bin/konductor starts a command with', () => {
   test('run: the heap is sized by the rule and TurboFan paused, through the resolved link', async () => {
     expect(await started(['run', 'handlers/'])).toEqual([
       '--max-old-space-size=512',
-      '--max-semi-space-size=2',
+      '--max-semi-space-size=16',
       '--no-opt',
       entry,
       'run',
@@ -121,7 +121,7 @@ describe('the node flags bin/konductor starts a command with', () => {
     const banner = "--import=data:text/javascript,console.log('[banner@1]*injected')";
     expect(await started(['run', 'h.ts'], { NODE_OPTIONS: banner })).toEqual([
       '--max-old-space-size=512',
-      '--max-semi-space-size=2',
+      '--max-semi-space-size=16',
       '--no-opt',
       entry,
       'run',

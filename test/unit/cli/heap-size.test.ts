@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
 import {
+  heapFlagOverridingMaxHeap,
   heapFlags,
   maxHeapMiBFor,
   memoryLimit,
   nodeOptionsForLimit,
+  semiSpaceMiBFor,
 } from '../../../src/cli/heap-size.js';
 import { nodeFlagsFor } from '../../../src/cli/node-flags.js';
 
@@ -21,10 +23,22 @@ describe('the heap konductor run sizes for where it runs', () => {
     expect(maxHeapMiBFor(limit)).toBe(mib);
   });
 
-  test('without heap flags of its own, node gets the ceiling and small semi-spaces', () => {
+  test.each([
+    [64, 2],
+    [96, 2],
+    [128, 4],
+    [192, 4],
+    [256, 8],
+    [512, 16],
+    [4096, 16],
+  ])('an old space of %i MiB gets semi-spaces of %i MiB', (oldSpace, semi) => {
+    expect(semiSpaceMiBFor(oldSpace)).toBe(semi);
+  });
+
+  test('without heap flags of its own, node gets the ceiling and semi-spaces sized from it', () => {
     expect(heapFlags({ limitBytes: 384 * MIB })).toEqual([
       '--max-old-space-size=192',
-      '--max-semi-space-size=2',
+      '--max-semi-space-size=4',
     ]);
   });
 
@@ -42,6 +56,29 @@ describe('the heap konductor run sizes for where it runs', () => {
     expect(heapFlags({ limitBytes: undefined, maxHeapMiB: 100, nodeOptions })).toEqual([]);
   });
 
+  test('--max-heap beside a heap flag in NODE_OPTIONS is reported with the flag that wins', () => {
+    expect(
+      heapFlagOverridingMaxHeap({
+        maxHeapMiB: 300,
+        nodeOptions: '--enable-source-maps --max-old-space-size=200',
+      }),
+    ).toBe('--max-old-space-size=200');
+  });
+
+  test("--max-heap beside node's own heap flag is reported too", () => {
+    expect(
+      heapFlagOverridingMaxHeap({
+        maxHeapMiB: 300,
+        execArgv: ['--max-semi-space-size=8'],
+      }),
+    ).toBe('--max-semi-space-size=8');
+  });
+
+  test('--max-heap alone, or a heap flag alone, is nothing to report', () => {
+    expect(heapFlagOverridingMaxHeap({ maxHeapMiB: 300 })).toBeUndefined();
+    expect(heapFlagOverridingMaxHeap({ nodeOptions: '--max-old-space-size=200' })).toBeUndefined();
+  });
+
   test("node's own heap flags size it instead", () => {
     expect(heapFlags({ limitBytes: undefined, execArgv: ['--max-old-space-size=90'] })).toEqual([]);
   });
@@ -53,7 +90,7 @@ describe('the heap konductor run sizes for where it runs', () => {
   });
 
   test("the Deployment's NODE_OPTIONS for its 384 MiB limit come from the same rule", () => {
-    expect(nodeOptionsForLimit(384 * MIB)).toBe('--max-old-space-size=192 --max-semi-space-size=2');
+    expect(nodeOptionsForLimit(384 * MIB)).toBe('--max-old-space-size=192 --max-semi-space-size=4');
   });
 
   test.each(['deploy/30-deployment.yaml', 'deploy/namespaced/30-deployment.yaml'])(
@@ -81,7 +118,7 @@ describe('the node flags bin/konductor starts a command with', () => {
   test.each([
     [
       ['run', 'handlers/'],
-      ['--max-old-space-size=512', '--max-semi-space-size=2', '--no-opt'],
+      ['--max-old-space-size=512', '--max-semi-space-size=16', '--no-opt'],
     ],
     [
       ['dev', 'handlers/', '--max-heap', '96'],
@@ -110,7 +147,7 @@ describe('the node flags bin/konductor starts a command with', () => {
   test('run leaves the compiler alone when NODE_OPTIONS chose compiler flags', () => {
     expect(nodeFlagsFor(['run', 'h.ts'], { NODE_OPTIONS: '--jitless' }, undefined)).toEqual([
       '--max-old-space-size=512',
-      '--max-semi-space-size=2',
+      '--max-semi-space-size=16',
     ]);
   });
 
