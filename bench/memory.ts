@@ -350,6 +350,7 @@ function summaries(
         ? {}
         : { speedRatioToNodeDefaults: round2(baseSeconds / seconds) }),
       ...machine(),
+      nodeOptions: mode === 'deployment' ? benchNodeOptions() : '',
     };
   });
 }

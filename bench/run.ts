@@ -1,7 +1,7 @@
 // `npm run bench [-- <group>...]`: runs the benchmark groups (all by default) in turn, each on its own
 // fresh test control plane, and prints one JSON line per scenario to stdout. Progress and the total
 // wall time go to stderr. See bench/README.md for the groups, figures and environment overrides.
-import { runMemory } from './memory.js';
+import { MEMORY_MODES, runMemory, type MemoryMode } from './memory.js';
 import { runPriority } from './priority.js';
 import { TestControlPlane } from '../src/testing/index.js';
 import { runAdmission } from './admission.js';
@@ -81,6 +81,7 @@ const groups: Record<string, (target: BenchTarget) => Promise<Figures[]>> = {
       sizes: sizes('BENCH_MEMORY_SIZES', '0,2000,10000'),
       idleSeconds: envNumber('BENCH_MEMORY_IDLE_SECONDS', 30),
       repeats: envNumber('BENCH_MEMORY_REPEATS', 1),
+      modes: memoryModes(),
     }),
   // Creates at 10/s while 100,000 objects are caught up (BENCH_PRIORITY_OBJECTS, BENCH_PRIORITY_RATE): how long they wait.
   priority: async (target) => [
@@ -116,6 +117,19 @@ function scaleSizes(): number[] {
   const counts = sizes('BENCH_SCALE_OBJECTS', '50000,100000');
   if (counts.includes(0)) throw new Error('BENCH_SCALE_OBJECTS must not include 0');
   return counts;
+}
+
+/** BENCH_MEMORY_MODES: some of the memory group's ways to start the operator, comma-separated (default: all). */
+function memoryModes(): MemoryMode[] {
+  const raw = process.env.BENCH_MEMORY_MODES;
+  if (raw === undefined || raw.trim() === '') return [...MEMORY_MODES];
+  const modes = raw.split(',').map((part) => part.trim());
+  const unknown = modes.filter((mode) => !(MEMORY_MODES as readonly string[]).includes(mode));
+  if (unknown.length > 0)
+    throw new Error(
+      `BENCH_MEMORY_MODES names ${unknown.join(', ')}; known: ${MEMORY_MODES.join(', ')}`,
+    );
+  return modes as MemoryMode[];
 }
 
 /** Object counts from a comma-separated variable: whole numbers, 0 or more. */
