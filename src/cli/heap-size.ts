@@ -20,9 +20,7 @@ export const MAX_SEMI_SPACE_MIB = 16;
 /** The smallest semi-space the rule gives, in MiB. */
 export const MIN_SEMI_SPACE_MIB = 2;
 
-/** The node flags that size the heap; given by the user, they switch the rule off. */
-const HEAP_FLAGS = /(?:^|\s)--max[-_](?:old|semi)[-_]space[-_]size\b/;
-/** One heap flag with its value, for messages. */
+/** A node flag that sizes the heap, with its value; given by the user, it switches the rule off. */
 const HEAP_FLAG = /(?:^|\s)(--max[-_](?:old|semi)[-_]space[-_]size\b\S*)/;
 
 /** What the heap is sized from. */
@@ -68,8 +66,7 @@ export function semiSpaceMiBFor(maxHeapMiB: number): number {
  * its semi-spaces ({@link semiSpaceMiBFor}).
  */
 export function heapFlags(inputs: HeapInputs): string[] {
-  const given = [inputs.nodeOptions ?? '', ...(inputs.execArgv ?? [])];
-  if (given.some((flags) => HEAP_FLAGS.test(flags))) return [];
+  if (usersHeapFlag(inputs) !== undefined) return [];
   const maxHeap = inputs.maxHeapMiB ?? maxHeapMiBFor(inputs.limitBytes);
   return [`--max-old-space-size=${maxHeap}`, `--max-semi-space-size=${semiSpaceMiBFor(maxHeap)}`];
 }
@@ -81,7 +78,11 @@ export function heapFlags(inputs: HeapInputs): string[] {
 export function heapFlagOverridingMaxHeap(
   inputs: Omit<HeapInputs, 'limitBytes'>,
 ): string | undefined {
-  if (inputs.maxHeapMiB === undefined) return undefined;
+  return inputs.maxHeapMiB === undefined ? undefined : usersHeapFlag(inputs);
+}
+
+/** The first heap flag of `NODE_OPTIONS` or node's own flags, if the user gave one. */
+function usersHeapFlag(inputs: Omit<HeapInputs, 'limitBytes'>): string | undefined {
   for (const flags of [inputs.nodeOptions ?? '', ...(inputs.execArgv ?? [])]) {
     const match = HEAP_FLAG.exec(flags);
     if (match) return match[1];
