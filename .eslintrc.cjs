@@ -39,6 +39,7 @@ const layers = {
     'observability',
     'clock',
   ],
+  sharding: ['watching', 'api', 'objects', 'observability', 'clock'],
   admission: [
     'registry',
     'intents',
@@ -50,6 +51,7 @@ const layers = {
     'clock',
   ],
   runtime: [
+    'sharding',
     'admission',
     'engines',
     'processing',

@@ -202,6 +202,7 @@ export function operatorOptionsFrom(
     handlerTimeout: run.handlerTimeout,
     logger: context.logger,
     health: { port: run.healthPort, handlerStall: run.stallTimeout },
+    sharding: run.sharding,
     leaderElection: run.standalone
       ? undefined
       : { namespace: run.leaseNamespace ?? ownNamespace(), name: run.leaseName },

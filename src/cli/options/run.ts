@@ -61,6 +61,8 @@ export interface RunOptions {
   storage: Storage;
   /** Run without leader election. */
   standalone: boolean;
+  /** Share the objects out among the replicas, all working at once. */
+  sharding: boolean;
   /** Namespace of the leader-election Lease; default: the operator's own namespace. */
   leaseNamespace?: string;
   /** Name of the leader-election Lease: `--lease-name`, else the identity's. */
@@ -197,6 +199,14 @@ export const RUN_FLAGS = {
     default: 'false',
     description: 'Run without leader election (only one replica may run)',
   },
+  sharding: {
+    env: true,
+    default: 'false',
+    description:
+      'Share the objects out among the replicas, all of them working at once: each holds a Lease of its own ' +
+      'and handles the objects labelled <identity>/shard=<its name>; the leader labels them and moves ~1/N ' +
+      'when a replica comes or goes, each drained by its old replica first. Needs leader election',
+  },
   'lease-namespace': {
     value: '<ns>',
     env: true,
@@ -319,6 +329,10 @@ Without leader election by default (--no-standalone turns it back on).`,
 export function runOptions(reader: FlagReader<typeof RUN_FLAGS>, files: string[]): RunOptions {
   const scope = namespaceScope(reader);
   const identity = reader.get('identity');
+  if (reader.get('sharding') && reader.get('standalone'))
+    throw new UsageError(
+      '--sharding needs leader election (the replicas find each other through Leases): drop --standalone, or give --no-standalone to dev',
+    );
   return {
     files,
     ...scope,
@@ -335,6 +349,7 @@ export function runOptions(reader: FlagReader<typeof RUN_FLAGS>, files: string[]
     identity: identity.name,
     storage: reader.get('storage'),
     standalone: reader.get('standalone'),
+    sharding: reader.get('sharding'),
     leaseNamespace: reader.get('lease-namespace'),
     leaseName: reader.get('lease-name') ?? identity.leaseName,
     webhookPort: reader.get('webhook-port'),

@@ -12,7 +12,8 @@ export type CounterName =
   | 'reactor_coalesced_events_total'
   | 'handler_runs_total'
   | 'events_dropped_total'
-  | 'api_requests_total';
+  | 'api_requests_total'
+  | 'shard_moves_total';
 
 /** Distributions the framework observes. */
 export type HistogramName =
@@ -30,7 +31,9 @@ export type GaugeName =
   | 'reactor_objects_retrying'
   | 'watch_last_activity_timestamp_seconds'
   | 'leader'
-  | 'memory_limit_bytes';
+  | 'memory_limit_bytes'
+  | 'shard_ring_members'
+  | 'shard_objects';
 
 /**
  * Where the framework reports what it does. The runtime exposes these on `/metrics`;

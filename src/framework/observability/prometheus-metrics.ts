@@ -25,6 +25,9 @@ const LABELS: Record<CounterName | GaugeName | HistogramName, readonly string[]>
   watch_last_activity_timestamp_seconds: ['resource'],
   leader: [],
   memory_limit_bytes: [],
+  shard_ring_members: [],
+  shard_objects: [],
+  shard_moves_total: ['action'],
 };
 
 /** Help text of every `konductor_*` series the framework declares, by name without the prefix. */
@@ -57,6 +60,12 @@ export const METRIC_HELP: Readonly<Record<CounterName | GaugeName | HistogramNam
   leader:
     '1 while this replica does the work (it holds the Lease, or leader election is off); 0 while it stands by.',
   memory_limit_bytes: "The process's cgroup memory limit (set only when there is one).",
+  shard_ring_members:
+    'Live members of the sharding ring, as this replica sees them (set only with sharding on).',
+  shard_objects:
+    "Objects in this replica's shard: those its watches hold (set only with sharding on).",
+  shard_moves_total:
+    "Objects the coordinating replica placed, by action: assign (a new object or a departed member's), drain (asked its member to hand it on).",
 };
 const PREFIX = 'konductor_';
 

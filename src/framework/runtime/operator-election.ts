@@ -4,6 +4,10 @@ import type { Metrics } from '../observability/metrics.js';
 import { LeaderElector } from './leader-election.js';
 import type { OperatorOptions, OperatorTimings } from './operator-options.js';
 import { defaultReplicaIdentity } from './replica-identity.js';
+import type { WatchHub } from '../watching/watch-hub.js';
+import { OperatorSharding } from './operator-sharding.js';
+import type { RouteTable } from './route-table.js';
+import { servedCollections } from './shutdown-deletions.js';
 
 /** What {@link campaignForWork} needs from the operator. */
 export interface Campaign {
@@ -17,14 +21,29 @@ export interface Campaign {
   startWork: () => void;
   /** Stops all work after this replica (`identity`) lost leadership. */
   stopWork: (identity: string) => Promise<void>;
+  /** With sharding (`OperatorOptions.sharding`): what the replica shards. */
+  sharding?: ShardingCampaign;
 }
+
+/** What a sharded replica needs besides the Leases: its shard labels' prefix, its watches and its routes. */
+export interface ShardingCampaign {
+  prefix: string;
+  hub: WatchHub;
+  table: RouteTable;
+  namespaces: readonly string[] | undefined;
+}
+
+/** What the operator holds of its campaign: who holds its Lease, whether it does, and how to give it up. */
+export type Elected = Pick<LeaderElector, 'holder' | 'isLeader' | 'stop'>;
 
 /**
  * Starts the work at once without leader election, or each time this replica wins the Lease; the
- * `leader` gauge says which replica works. Returns the elector, if any.
+ * `leader` gauge says which replica works. With sharding, every replica works on its own shard once it
+ * holds its member Lease, and the leader Lease's holder coordinates. Returns the elector, if any.
  */
-export function campaignForWork(campaign: Campaign): LeaderElector | undefined {
+export function campaignForWork(campaign: Campaign): Elected | undefined {
   const { election, logger, metrics } = campaign;
+  if (election && campaign.sharding) return joinShards(campaign, election, campaign.sharding);
   if (!election) {
     metrics.set('leader', 1);
     campaign.startWork();
@@ -52,4 +71,29 @@ export function campaignForWork(campaign: Campaign): LeaderElector | undefined {
     },
   });
   return elector;
+}
+
+/** Joins the sharding ring: this replica's routes select its shard, and its member Lease starts the work. */
+function joinShards(
+  campaign: Campaign,
+  election: NonNullable<Campaign['election']>,
+  { prefix, hub, table, namespaces }: ShardingCampaign,
+): Elected {
+  const replica = election.identity ?? defaultReplicaIdentity();
+  const sharding = new OperatorSharding({
+    prefix,
+    namespace: election.namespace,
+    leaderLease: election.name ?? campaign.leaseName,
+    replica,
+    timings: campaign.timings,
+    client: campaign.client,
+    hub,
+    logger: campaign.logger,
+    metrics: campaign.metrics,
+    collections: () => servedCollections(table.routes, namespaces),
+    countObjects: () => table.objectCount(),
+  });
+  table.joinShard(sharding.member);
+  sharding.start({ startWork: campaign.startWork, stopWork: () => campaign.stopWork(replica) });
+  return sharding;
 }

@@ -123,6 +123,14 @@ export interface OperatorOptions {
     /** The pause between attempts to acquire or renew. Default 2 s. */
     retryPeriod?: DurationInput;
   };
+  /**
+   * Share the objects out among the replicas, all of them working at once (needs `leaderElection`):
+   * each replica holds a member Lease of its own and handles only the objects labelled
+   * `<identity>/shard: <its member name>`; the leader Lease's holder labels them by consistent hashing
+   * over the live members, and when one comes or goes moves about 1/N of them, each first drained by
+   * its old member (its timers and daemons stopped) so no two replicas ever handle one object. Default off.
+   */
+  sharding?: boolean;
   // memo
   /**
    * The operator memo: each object's `ctx.memo` starts as a shallow copy of it, so its values that are
@@ -202,6 +210,10 @@ export function operatorTimings(options: OperatorOptions): OperatorTimings {
     return result;
   };
   const election = options.leaderElection;
+  if (options.sharding && !election)
+    throw new Error(
+      'OperatorOptions.sharding needs leaderElection: the replicas find each other through Leases in its namespace',
+    );
   const watch = options.watch;
   const reconnect = watch?.reconnect;
   const timeout = ms(options.handlerTimeout, 'handlerTimeout');

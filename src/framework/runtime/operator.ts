@@ -13,14 +13,12 @@ import { Registry, type HandlerClass } from '../registry/registry.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import { WatchHealth } from '../watching/watch-health.js';
 import { WatchHub } from '../watching/watch-hub.js';
-import { resolveHandlerResources } from './handler-resolution.js';
 import { HealthServer } from './health-server.js';
-import type { LeaderElector } from './leader-election.js';
-import { campaignForWork } from './operator-election.js';
+import { campaignForWork, type Elected } from './operator-election.js';
 import { operatorTimings, type OperatorOptions, type OperatorTimings } from './operator-options.js';
 import { operatorHealth } from './operator-health.js';
 import { ObjectMemos } from '../intents/memo.js';
-import { processBatch, type Route, type RouteReadiness, type RouteServices } from './route.js';
+import { processBatch, type Route, type RouteServices } from './route.js';
 import { ownNamespace, servedCollections, ShutdownDeletions } from './shutdown-deletions.js';
 import { RouteTable } from './route-table.js';
 import { OperatorCache } from './operator-cache.js';
@@ -73,7 +71,7 @@ export class Operator {
   private started = false;
   private working = false;
   private stopping = false;
-  private elector: LeaderElector | undefined;
+  private elector: Elected | undefined;
   private markLost: () => void = () => undefined;
   /** Resolves if leadership is lost (work has stopped by then); a CLI exits so it restarts as a candidate. */
   readonly lostLeadership: Promise<void> = new Promise((resolve) => (this.markLost = resolve));
@@ -239,6 +237,14 @@ export class Operator {
       client: this.client,
       logger: this.logger,
       metrics: this.metrics,
+      sharding: this.options.sharding
+        ? {
+            prefix: this.identity.prefix,
+            hub: this.hub,
+            table: this.table,
+            namespaces: this.options.namespaces,
+          }
+        : undefined,
       startWork: () => this.startWork(),
       stopWork: async (identity) => {
         if (this.stopping) return;
@@ -267,29 +273,7 @@ export class Operator {
 
   private startHandlers(): void {
     const handlers = this.registry.handlers;
-    this.table.broken.clear();
-    // Ready once every handler's resource is resolved and each of its watches has listed.
-    const unresolved = new Set(handlers);
-    const unsynced = new Set<string>();
-    const check = (): void => {
-      if (unresolved.size === 0 && unsynced.size === 0 && this.table.broken.size === 0)
-        this.markReady();
-    };
-    const readiness: RouteReadiness = {
-      resolved: (specs) => specs.forEach((spec) => unresolved.delete(spec)),
-      listing: (key) => unsynced.add(key),
-      listed: (key) => {
-        unsynced.delete(key);
-        check();
-      },
-    };
-    check();
-    const resolution = resolveHandlerResources(this.client, handlers, {
-      logger: this.logger,
-    }).subscribe(({ resource, handlers: resolved }) =>
-      this.table.attach(resource, resolved, readiness),
-    );
-    this.resolutions.push(resolution);
+    this.resolutions.push(this.table.serve(handlers, () => this.markReady()));
     this.logger.info(
       { handlers: handlers.length, identity: this.identity.name, storage: this.storage },
       'operator started',

@@ -1,3 +1,4 @@
+import type { Subscription } from 'rxjs';
 import type { ApiClient } from '../api/api-client.js';
 import { resourceId, type Resource } from '../api/resource.js';
 import type { DaemonEngine } from '../engines/daemons.js';
@@ -7,7 +8,9 @@ import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
 import type { Reactor } from '../reactor/reactor.js';
 import type { Storage } from '../state/storage.js';
-import type { WatchHub } from '../watching/watch-hub.js';
+import type { WatchHub, WatchScope } from '../watching/watch-hub.js';
+import type { ShardMember } from '../sharding/shard-member.js';
+import { resolveHandlerResources } from './handler-resolution.js';
 import { inNamespaces, isNamespaceGlob } from './namespace-patterns.js';
 import type { OperatorCache } from './operator-cache.js';
 import { relatedWatches } from './reconcile-watches.js';
@@ -31,6 +34,8 @@ export interface RouteTableServices {
   logger: Logger;
   storage: Storage;
   namespaces: readonly string[] | undefined;
+  /** With sharding: the label selector of this replica's objects, added to every route's watch. */
+  shardSelector?: string;
 }
 
 /**
@@ -49,6 +54,48 @@ export class RouteTable {
   private readonly annotationOnly = new Set<string>();
 
   constructor(private readonly deps: RouteTableServices) {}
+
+  /**
+   * Resolves the handlers' resources and attaches a route for each as it resolves; calls `ready` once
+   * every resource is resolved and each of its watches has listed (and no route is broken).
+   */
+  serve(handlers: readonly HandlerSpec[], ready: () => void): Subscription {
+    this.broken.clear();
+    const unresolved = new Set(handlers);
+    const unsynced = new Set<string>();
+    const check = (): void => {
+      if (unresolved.size === 0 && unsynced.size === 0 && this.broken.size === 0) ready();
+    };
+    const readiness: RouteReadiness = {
+      resolved: (specs) => specs.forEach((spec) => unresolved.delete(spec)),
+      listing: (key) => unsynced.add(key),
+      listed: (key) => {
+        unsynced.delete(key);
+        check();
+      },
+    };
+    check();
+    return resolveHandlerResources(this.deps.client, handlers, {
+      logger: this.deps.logger,
+    }).subscribe(({ resource, handlers: resolved }) => this.attach(resource, resolved, readiness));
+  }
+
+  /**
+   * With sharding: from now on, routes watch only `member`'s objects and runs leave the shard as it
+   * says. Called before {@link serve}.
+   */
+  joinShard(member: ShardMember): void {
+    this.deps.shardSelector = member.selector;
+    this.deps.services.shard = member;
+  }
+
+  /** The objects the routes' watches hold now (with sharding: this replica's shard). */
+  objectCount(): number {
+    let count = 0;
+    for (const active of this.routes.values())
+      count += this.deps.hub.stored(active.route.resource, active.scope)?.size ?? 0;
+    return count;
+  }
 
   /** Starts (or, when more handlers of an already watched resource resolve late, rebuilds) the resource's watch and route per namespace scope. */
   attach(resource: Resource, handlers: readonly HandlerSpec[], readiness: RouteReadiness): void {
@@ -80,10 +127,11 @@ export class RouteTable {
       }
       const route = buildRoute(resource, plan.handlers, this.deps.services);
       this.engines.push(...routeEngines(route));
-      const events = hub.watch(resource, plan.scope);
+      const scope = withSelector(plan.scope, this.deps.shardSelector);
+      const events = hub.watch(resource, scope);
       readiness.listing(key);
       // Children's and watched resources' watches start once the objects are listed, so each event finds its object.
-      const related = relatedWatches(route, resource, plan.scope, {
+      const related = relatedWatches(route, resource, scope, {
         client: this.deps.client,
         hub,
         reactor,
@@ -102,7 +150,7 @@ export class RouteTable {
         },
       );
       subscription.add(() => related.forEach((watches) => watches.stop()));
-      this.routes.set(key, { handlers: all, route, subscription });
+      this.routes.set(key, { handlers: all, route, subscription, scope });
       if (previous) this.replace(key, previous, resource, namespace);
     }
   }
@@ -160,4 +208,13 @@ export class RouteTable {
     }
     await Promise.all(engines.map((engine) => engine.stopAll()));
   }
+}
+
+/** The scope with `selector` added to its label selector (a watch selects objects matching both). */
+function withSelector(scope: WatchScope, selector: string | undefined): WatchScope {
+  if (!selector) return scope;
+  return {
+    ...scope,
+    labelSelector: scope.labelSelector ? `${scope.labelSelector},${selector}` : selector,
+  };
 }

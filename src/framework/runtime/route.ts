@@ -1,5 +1,6 @@
 import type { Tracing } from '../observability/tracing.js';
 import type { Subscription } from 'rxjs';
+import type { WatchScope } from '../watching/watch-hub.js';
 import type { ApiClient } from '../api/api-client.js';
 import { ObjectApi } from '../api/object-api.js';
 import type { Resource } from '../api/resource.js';
@@ -27,6 +28,7 @@ import type { Identity } from '../state/identity.js';
 import type { ObjectMemos } from '../intents/memo.js';
 import type { Storage } from '../state/storage.js';
 import { CHANGE_REASONS } from '../state/progress.js';
+import type { ShardMember } from '../sharding/shard-member.js';
 
 /** What the reactor routes with each event: the resource's handlers, change processor and engines. */
 export interface Route {
@@ -53,6 +55,8 @@ export interface ActiveRoute {
   handlers: readonly HandlerSpec[];
   route: Route;
   subscription: Subscription;
+  /** What its watch selects (with sharding, this replica's objects only). */
+  scope: WatchScope;
 }
 
 /** What every route of an operator shares. */
@@ -70,6 +74,8 @@ export interface RouteServices {
   storage: Storage;
   /** memo: the operator's per-object memos, shared by every handler of an object. */
   memos?: ObjectMemos;
+  /** With sharding: this replica's membership, which objects it handles and how it hands them on. */
+  shard?: ShardMember;
 }
 
 const CHANGE_KINDS: ReadonlySet<HandlerSpec['kind']> = new Set(CHANGE_REASONS);
@@ -179,6 +185,10 @@ export async function processBatch(
   services: RouteServices,
 ): Promise<ProcessResult> {
   const { route, latest } = batch;
+  if (services.shard) {
+    const verdict = await services.shard.verdict(route.resource, latest.type, latest.object);
+    if (verdict !== 'handle') return leaveShard(route, latest.object, services, verdict);
+  }
   if (route.eventHandlers.length > 0) {
     const scope = { resource: route.resource, memos: services.memos };
     await runEventHandlers(
@@ -205,6 +215,24 @@ export async function processBatch(
     for (const engine of routeEngines(route)) engine.observe(latest.object);
   }
   return soonerRetry(result, ownedResult, reconcileResult);
+}
+
+/**
+ * An object leaves this replica's shard: its timers and daemons stop (a running timer or daemon is
+ * waited for) and its memo goes, no handler runs; when asked to drain, the object is then released
+ * for the coordinator to assign elsewhere, so its next member never overlaps with this one.
+ */
+async function leaveShard(
+  route: Route,
+  object: KubeObject,
+  services: RouteServices,
+  verdict: 'drain' | 'forget',
+): Promise<ProcessResult> {
+  const uid = object.metadata?.uid ?? '';
+  await Promise.all(routeEngines(route).map((engine) => engine.stopObject(uid)));
+  services.memos?.forget(uid);
+  if (verdict === 'drain') await services.shard?.release(route.resource, object);
+  return undefined;
 }
 
 /** The processors' results as one: the soonest of their requested re-runs, at the highest priority any asked for. */

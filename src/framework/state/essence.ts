@@ -24,15 +24,20 @@ export function essenceOf(
     if (key !== 'apiVersion' && key !== 'kind' && key !== 'status' && key !== 'metadata')
       essence[key] = value;
   }
-  const labels = object.metadata?.labels;
   const all = object.metadata?.annotations ?? {};
+  // Shard labels are bookkeeping too: an object moving between replicas is no change to handle.
+  const labels = Object.fromEntries(
+    Object.entries(object.metadata?.labels ?? {}).filter(
+      ([key]) => !isBookkeepingKey(key, all, identity),
+    ),
+  );
   const annotations = Object.fromEntries(
     Object.entries(all).filter(
       ([key]) => !isBookkeepingKey(key, all, identity) && !IGNORED_ANNOTATIONS.has(key),
     ),
   );
   const metadata: Record<string, unknown> = {};
-  if (labels && Object.keys(labels).length > 0) metadata.labels = labels;
+  if (Object.keys(labels).length > 0) metadata.labels = labels;
   if (Object.keys(annotations).length > 0) metadata.annotations = annotations;
   if (Object.keys(metadata).length > 0) essence.metadata = metadata;
   for (const field of extraFields) {

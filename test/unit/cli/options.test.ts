@@ -31,6 +31,7 @@ describe('konductor command line', () => {
       identity: 'konductor.dev',
       storage: 'annotations',
       standalone: false,
+      sharding: false,
       leaseNamespace: undefined,
       leaseName: 'konductor-leader',
       webhooks: true,
@@ -92,6 +93,7 @@ describe('konductor command line', () => {
       identity: 'db-operator.example.com',
       storage: 'annotations',
       standalone: true,
+      sharding: false,
       leaseNamespace: 'operators',
       leaseName: 'my-operator.leader',
       webhookPort: 9443,
@@ -150,6 +152,7 @@ describe('konductor command line', () => {
         identity: 'db-operator.example.com',
         storage: 'annotations',
         standalone: true,
+        sharding: false,
         leaseNamespace: 'operators',
         leaseName: 'leader',
         webhookPort: 9443,
@@ -208,6 +211,14 @@ describe('konductor command line', () => {
         namespaces: [],
         allNamespaces: true,
       });
+    });
+
+    test('--sharding and KONDUCTOR_SHARDING turn sharding on; beside --standalone it is refused, naming why', () => {
+      expect(run(['--sharding'], {}).sharding).toBe(true);
+      expect(run([], { KONDUCTOR_SHARDING: 'true' }).sharding).toBe(true);
+      expect(() => run(['--sharding', '--standalone'], {})).toThrow(
+        /--sharding needs leader election .*drop --standalone/,
+      );
     });
 
     test('booleans accept true/false, 1/0, yes/no, on/off; empty variables count as unset', () => {

@@ -69,6 +69,16 @@ describe('essenceOf', () => {
     expect(essenceOf(object)).toEqual({ metadata: { labels: { app: 'demo' } }, spec: { size: 3 } });
   });
 
+  test('leaves out the shard labels, so an object moving between replicas is no change', () => {
+    const object = cluster();
+    object.metadata!.labels = {
+      app: 'demo',
+      'konductor.dev/shard': 'replica-a',
+      'konductor.dev/drain': 'true',
+    };
+    expect(essenceOf(object).metadata).toMatchObject({ labels: { app: 'demo' } });
+  });
+
   test('omits empty labels', () => {
     const object = cluster();
     object.metadata!.labels = {};

@@ -1,0 +1,162 @@
+import type { ApiClient } from '../api/api-client.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import { memberNameOf } from '../sharding/ring.js';
+import { ringPrefixOf } from '../sharding/ring-membership.js';
+import { RingWatch } from '../sharding/ring-watch.js';
+import { ShardCoordinator, type ShardedCollection } from '../sharding/shard-coordinator.js';
+import { ShardLabels } from '../sharding/shard-labels.js';
+import { ShardMember } from '../sharding/shard-member.js';
+import type { WatchHub } from '../watching/watch-hub.js';
+import { LeaderElector } from './leader-election.js';
+import { leaseTimings, type LeaseTimings } from './lease-renewal.js';
+
+/** What {@link OperatorSharding} is built from. */
+export interface ShardingSetup {
+  /** The operator identity's prefix: the shard labels' prefix. */
+  prefix: string;
+  /** Where the Leases are. */
+  namespace: string;
+  /** The leader Lease: held by the coordinating replica; the member Leases are named after it. */
+  leaderLease: string;
+  /** This replica's name in the Leases. */
+  replica: string;
+  timings: Partial<LeaseTimings>;
+  client: ApiClient;
+  hub: WatchHub;
+  logger: Logger;
+  metrics: Metrics;
+  /** The handled collections (for the coordinator). */
+  collections: () => readonly ShardedCollection[];
+  /** Objects this replica's watches hold (for the `shard_objects` gauge). */
+  countObjects: () => number;
+}
+
+/** What the operator does as its membership starts and ends. */
+export interface ShardWork {
+  /** This replica holds its member Lease: start handling its shard. */
+  startWork: () => void;
+  /** This replica lost its member Lease: stop all work. */
+  stopWork: () => Promise<void>;
+}
+
+/**
+ * One replica of a sharded operator: it holds a member Lease of its own (and handles the objects
+ * labelled with its member name while it does), reads the ring of member Leases, and campaigns for the
+ * leader Lease, whose holder coordinates: it assigns objects to members and moves them as members come
+ * and go. Losing the member Lease stops all work, as losing the leader Lease does without sharding.
+ */
+export class OperatorSharding {
+  readonly member: ShardMember;
+  private readonly timings: LeaseTimings;
+  private readonly memberElector: LeaderElector;
+  private coordinatorElector: LeaderElector | undefined;
+  private coordinator: ShardCoordinator | undefined;
+  private readonly ring: RingWatch;
+  private readonly labels: ShardLabels;
+  private stopping = false;
+
+  constructor(private readonly setup: ShardingSetup) {
+    this.timings = leaseTimings(setup.timings);
+    const memberName = memberNameOf(setup.replica);
+    this.labels = new ShardLabels(setup.prefix);
+    this.member = new ShardMember(memberName, this.labels, setup.client, setup.logger);
+    const prefix = ringPrefixOf(setup.leaderLease);
+    this.memberElector = this.elector(`${prefix}${memberName}`);
+    this.ring = new RingWatch({
+      client: setup.client,
+      namespace: setup.namespace,
+      prefix,
+      leaseDurationMs: this.timings.leaseDurationMs,
+      periodMs: this.timings.retryPeriodMs,
+      logger: setup.logger,
+      metrics: setup.metrics,
+      onChange: (members) => {
+        setup.logger.info({ members }, `the sharding ring has ${members.length} member(s)`);
+        this.coordinator?.update(members);
+      },
+      onTick: () => {
+        setup.metrics.set('shard_objects', setup.countObjects());
+        this.coordinator?.refresh();
+      },
+    });
+  }
+
+  /** The member Lease's holder as last seen (this replica, once it joined). */
+  get holder(): string | undefined {
+    return this.memberElector.holder;
+  }
+
+  /** Whether this replica holds its member Lease (and so handles its shard). */
+  get isLeader(): boolean {
+    return this.memberElector.isLeader;
+  }
+
+  /** Whether this replica coordinates the ring now. */
+  get coordinating(): boolean {
+    return this.coordinator !== undefined;
+  }
+
+  /** Takes the member Lease (then starts the work), reads the ring, and campaigns to coordinate. */
+  start(work: ShardWork): void {
+    const { logger, metrics } = this.setup;
+    metrics.set('leader', 0);
+    void this.memberElector.run({
+      onStartedLeading: () => {
+        logger.info({ member: this.member.member }, 'joined the sharding ring: handling its shard');
+        metrics.set('leader', 1);
+        work.startWork();
+      },
+      onStoppedLeading: async () => {
+        metrics.set('leader', 0);
+        await work.stopWork();
+      },
+    });
+    this.ring.start();
+    this.campaign();
+  }
+
+  /**
+   * Stops coordinating and reading the ring, then releases the member Lease so that the coordinator
+   * hands this replica's objects on at once. Called once the work has stopped, as a leader's release.
+   */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.coordinatorElector?.stop();
+    await this.ring.stop();
+    await this.memberElector.stop();
+  }
+
+  private campaign(): void {
+    if (this.stopping) return;
+    const elector = this.elector(this.setup.leaderLease);
+    this.coordinatorElector = elector;
+    void elector
+      .run({
+        onStartedLeading: () => {
+          this.setup.logger.info('coordinating the sharding ring');
+          this.coordinator = new ShardCoordinator({ ...this.setup, labels: this.labels });
+          this.coordinator.update(this.ring.members);
+        },
+        onStoppedLeading: async () => {
+          const coordinator = this.coordinator;
+          this.coordinator = undefined;
+          await coordinator?.stop();
+        },
+      })
+      // A replica that lost the leader Lease campaigns again: it still handles its shard meanwhile.
+      .finally(() => this.campaign());
+  }
+
+  private elector(name: string): LeaderElector {
+    const { namespace, replica, client, logger } = this.setup;
+    return new LeaderElector({
+      namespace,
+      name,
+      identity: replica,
+      ...this.timings,
+      client,
+      logger,
+    });
+  }
+}

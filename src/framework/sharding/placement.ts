@@ -1,0 +1,25 @@
+/** What the coordinator does with one object. */
+export type Placement =
+  | { action: 'keep' }
+  /** Label it with this member (a new object, or one whose member left the ring). */
+  | { action: 'assign'; member: string }
+  /** Ask its live member to hand it on; it comes back unassigned and is assigned then. */
+  | { action: 'drain' };
+
+/**
+ * Where an object goes, given the member it is labelled with (if any), whether that member is
+ * already asked to hand it on, the member the ring wants, and the live members. An object of a live
+ * member is never relabelled directly, only drained, so two members never hold it at once; one of a
+ * departed member (its Lease released or expired, its work stopped) is assigned at once.
+ */
+export function placementOf(
+  current: string | undefined,
+  draining: boolean,
+  desired: string,
+  live: ReadonlySet<string>,
+): Placement {
+  if (current === desired)
+    return draining ? { action: 'assign', member: desired } : { action: 'keep' };
+  if (current === undefined || !live.has(current)) return { action: 'assign', member: desired };
+  return draining ? { action: 'keep' } : { action: 'drain' };
+}

@@ -1,0 +1,70 @@
+import { createHash } from 'node:crypto';
+
+/** What the ring reads of a member's Lease. */
+export interface MemberLease {
+  metadata?: { name?: string };
+  spec?: { holderIdentity?: string | null } & Record<string, unknown>;
+}
+
+/** When this replica last saw a member's Lease change, by its own clock. */
+export interface MemberSighting {
+  /** The Lease's spec, serialised, to notice the next change. */
+  spec: string;
+  seenAt: number;
+}
+
+const MAX_LEASE_NAME = 253;
+const MAX_MEMBER = 63;
+const LEADER_SUFFIX = '-leader';
+
+/**
+ * The prefix of the member Leases of the ring whose coordinator holds `leaderLease`:
+ * `konductor-leader` gives `konductor-shard-`, so a member's Lease is `konductor-shard-<member>`.
+ * Cut with a hash of the whole when a member name of 63 characters would not fit in a Lease name.
+ */
+export function ringPrefixOf(leaderLease: string): string {
+  const base = leaderLease.endsWith(LEADER_SUFFIX)
+    ? leaderLease.slice(0, -LEADER_SUFFIX.length)
+    : leaderLease;
+  const room = MAX_LEASE_NAME - MAX_MEMBER - '-shard-'.length;
+  if (base.length <= room) return `${base}-shard-`;
+  const digest = createHash('sha1').update(base).digest('hex').slice(0, 10);
+  return `${base.slice(0, room - digest.length - 1)}-${digest}-shard-`;
+}
+
+/**
+ * The sightings after reading the member Leases: a member whose Lease spec changed (a renewal) is seen
+ * now, one whose spec is as before keeps its last sighting, and one whose Lease is gone or released (no
+ * holder) leaves at once. Expiry is judged from these sightings, never from times written in the Lease,
+ * so replicas need no synchronised clocks (as leader election).
+ */
+export function sightMembers(
+  previous: ReadonlyMap<string, MemberSighting>,
+  leases: readonly MemberLease[],
+  prefix: string,
+  now: number,
+): Map<string, MemberSighting> {
+  const next = new Map<string, MemberSighting>();
+  for (const lease of leases) {
+    const name = lease.metadata?.name ?? '';
+    if (!name.startsWith(prefix) || name.length === prefix.length) continue;
+    if (!lease.spec?.holderIdentity) continue;
+    const member = name.slice(prefix.length);
+    const spec = JSON.stringify(lease.spec);
+    const last = previous.get(member);
+    next.set(member, { spec, seenAt: last?.spec === spec ? last.seenAt : now });
+  }
+  return next;
+}
+
+/** The members whose Lease changed within the last `leaseDurationMs`, sorted by name. */
+export function liveMembers(
+  sightings: ReadonlyMap<string, MemberSighting>,
+  now: number,
+  leaseDurationMs: number,
+): string[] {
+  return [...sightings.entries()]
+    .filter(([, sighting]) => now - sighting.seenAt < leaseDurationMs)
+    .map(([member]) => member)
+    .sort();
+}

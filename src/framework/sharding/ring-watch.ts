@@ -1,0 +1,106 @@
+import type { ApiClient } from '../api/api-client.js';
+import { systemClock, type Clock } from '../clock/clock.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import {
+  liveMembers,
+  sightMembers,
+  type MemberLease,
+  type MemberSighting,
+} from './ring-membership.js';
+
+/** What a {@link RingWatch} reads and reports with. */
+export interface RingWatchOptions {
+  client: ApiClient;
+  /** Where the member Leases are (the leader Lease's namespace). */
+  namespace: string;
+  /** The member Leases' name prefix ({@link ringPrefixOf}). */
+  prefix: string;
+  leaseDurationMs: number;
+  /** How often the Leases are read. */
+  periodMs: number;
+  logger: Logger;
+  metrics: Metrics;
+  clock?: Clock;
+  /** Called with the live members, sorted, each time they change (and once first). */
+  onChange: (members: readonly string[]) => void;
+  /** Called after every read that succeeded. */
+  onTick?: () => void;
+}
+
+/**
+ * The ring's live members as this replica sees them, from reading the member Leases every period. A
+ * read that fails changes nothing: a replica that cannot reach the API server never takes the others
+ * for dead (it will lose its own Lease first).
+ */
+export class RingWatch {
+  private sightings = new Map<string, MemberSighting>();
+  private published: string | undefined;
+  private readonly controller = new AbortController();
+  private running: Promise<void> | undefined;
+  private failing = false;
+  /** The live members last published. */
+  members: readonly string[] = [];
+
+  constructor(private readonly options: RingWatchOptions) {}
+
+  start(): void {
+    this.running ??= this.loop();
+  }
+
+  async stop(): Promise<void> {
+    this.controller.abort();
+    await this.running;
+  }
+
+  private async loop(): Promise<void> {
+    const { clock = systemClock, periodMs } = this.options;
+    const signal = this.controller.signal;
+    while (!signal.aborted) {
+      await this.read(clock.now());
+      await clock.sleep(periodMs, signal);
+    }
+  }
+
+  private async read(startedAt: number): Promise<void> {
+    const {
+      client,
+      namespace,
+      prefix,
+      leaseDurationMs,
+      logger,
+      metrics,
+      clock = systemClock,
+    } = this.options;
+    let leases: MemberLease[];
+    try {
+      const list = await client.request<{ items?: MemberLease[] }>(
+        'GET',
+        `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`,
+        { signal: this.controller.signal, timeoutMs: Math.max(1_000, this.options.periodMs) },
+      );
+      leases = list.items ?? [];
+    } catch (error) {
+      if (this.controller.signal.aborted) return;
+      if (!this.failing)
+        logger.warn(
+          { err: error instanceof Error ? error.message : String(error), namespace },
+          'cannot read the sharding ring’s Leases; keeping the members last seen',
+        );
+      this.failing = true;
+      return;
+    }
+    this.failing = false;
+    // Sighted when the request started: an answer that took long never makes a Lease look fresher.
+    this.sightings = sightMembers(this.sightings, leases, prefix, startedAt);
+    const members = liveMembers(this.sightings, clock.now(), leaseDurationMs);
+    metrics.set('shard_ring_members', members.length);
+    const key = members.join(',');
+    if (key !== this.published) {
+      this.published = key;
+      this.members = members;
+      this.options.onChange(members);
+    }
+    this.options.onTick?.();
+  }
+}

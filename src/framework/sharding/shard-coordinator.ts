@@ -1,0 +1,248 @@
+import type { Subscription } from 'rxjs';
+import type { ApiClient } from '../api/api-client.js';
+import { ObjectApi } from '../api/object-api.js';
+import { collectionPath, resourceId, type Resource } from '../api/resource.js';
+import type { KubeObject } from '../objects/kube-object.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { WatchHub } from '../watching/watch-hub.js';
+import { placementOf, type Placement } from './placement.js';
+import { memberFor, shardKey } from './ring.js';
+import type { ShardLabels } from './shard-labels.js';
+
+/** One collection the ring shares out: a handled resource in one namespace scope. */
+export interface ShardedCollection {
+  resource: Resource;
+  /** undefined: every namespace (cluster-wide, or a cluster-scoped resource). */
+  namespace?: string;
+  /** With namespace globs: whether a namespace is served. */
+  inScope?: (namespace: string) => boolean;
+}
+
+/** What a {@link ShardCoordinator} needs. */
+export interface ShardCoordinatorOptions {
+  client: ApiClient;
+  hub: WatchHub;
+  labels: ShardLabels;
+  logger: Logger;
+  metrics: Metrics;
+  /** The collections to share out, read again at every ring change and {@link ShardCoordinator.refresh}. */
+  collections: () => readonly ShardedCollection[];
+  /** Objects listed per page during a rebalance. Default 500. */
+  pageSize?: number;
+}
+
+/** Patches sent at once during a rebalance: quick, without crowding out the handlers' own writes. */
+const PATCHES_AT_ONCE = 16;
+
+/** What one rebalance did, by member. */
+interface Moves {
+  assigned: Map<string, number>;
+  drained: Map<string, number>;
+  failed: number;
+}
+
+/**
+ * The coordinating replica's side of sharding (the leader's): it labels every object of the handled
+ * collections with the member the ring wants. New objects come through a watch of unlabelled ones;
+ * when the ring changes, every object is listed again and those that belong elsewhere are drained
+ * from their live member, or assigned at once when their member left. It is the only writer of the
+ * assignment label, and only one replica coordinates at a time (it holds the leader Lease).
+ */
+export class ShardCoordinator {
+  private members: readonly string[] = [];
+  private live = new Set<string>();
+  private readonly watched = new Map<string, Subscription>();
+  private passing: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+
+  constructor(private readonly options: ShardCoordinatorOptions) {}
+
+  /** The ring's live members changed (or were first seen): rebalance every collection. */
+  update(members: readonly string[]): void {
+    this.members = members;
+    this.live = new Set(members);
+    this.rebalance();
+  }
+
+  /** Starts watching collections that appeared since (handlers resolved late), rebalancing those. */
+  refresh(): void {
+    if (this.options.collections().some((c) => !this.watched.has(collectionKey(c))))
+      this.rebalance();
+  }
+
+  stop(): Promise<void> {
+    this.stopped = true;
+    for (const subscription of this.watched.values()) subscription.unsubscribe();
+    this.watched.clear();
+    return this.passing ?? Promise.resolve();
+  }
+
+  /** Runs a pass now, or once more after the one under way (which may have read an older ring). */
+  private rebalance(): void {
+    if (this.stopped) return;
+    if (this.passing) {
+      this.again = true;
+      return;
+    }
+    this.passing = this.pass().finally(() => {
+      this.passing = undefined;
+      if (this.again) {
+        this.again = false;
+        this.rebalance();
+      }
+    });
+  }
+
+  private async pass(): Promise<void> {
+    if (this.members.length === 0) return;
+    const members = this.members;
+    const moves: Moves = { assigned: new Map(), drained: new Map(), failed: 0 };
+    for (const collection of this.options.collections()) {
+      if (this.stopped || members !== this.members) return;
+      this.watchUnassigned(collection);
+      try {
+        await this.placeListed(collection, moves);
+      } catch (error) {
+        this.options.logger.warn(
+          {
+            resource: resourceId(collection.resource),
+            err: error instanceof Error ? error.message : String(error),
+          },
+          'could not list objects to share out; trying again at the next ring change',
+        );
+      }
+    }
+    const summary = (counts: Map<string, number>) => Object.fromEntries(counts);
+    this.options.logger.info(
+      {
+        members,
+        assigned: summary(moves.assigned),
+        draining: summary(moves.drained),
+        failed: moves.failed,
+      },
+      `rebalanced ${members.length} shard member(s)`,
+    );
+  }
+
+  /** Watches objects without an assignment and assigns each as it appears. */
+  private watchUnassigned(collection: ShardedCollection): void {
+    const key = collectionKey(collection);
+    if (this.watched.has(key)) return;
+    const { hub, labels, logger } = this.options;
+    const subscription = hub
+      .watch(collection.resource, {
+        namespace: collection.namespace,
+        labelSelector: labels.unassignedSelector,
+      })
+      .subscribe({
+        next: (event) => {
+          if (event.type !== 'ADDED' && event.type !== 'MODIFIED') return;
+          if (!inScope(collection, event.object)) return;
+          const member = this.desired(collection.resource, event.object);
+          if (member === undefined || labels.memberOf(event.object) !== undefined) return;
+          void this.apply(collection.resource, event.object, { action: 'assign', member }).catch(
+            () => undefined,
+          );
+        },
+        error: (error: unknown) =>
+          logger.error(
+            { resource: resourceId(collection.resource), err: String(error) },
+            'the watch of unassigned objects failed',
+          ),
+      });
+    this.watched.set(key, subscription);
+  }
+
+  /** Lists a collection page by page and places each object. */
+  private async placeListed(collection: ShardedCollection, moves: Moves): Promise<void> {
+    const { client, labels, pageSize = 500 } = this.options;
+    let continueToken: string | undefined;
+    do {
+      const query = new URLSearchParams({ limit: String(pageSize) });
+      if (continueToken) query.set('continue', continueToken);
+      const page = await client.request<{ items?: KubeObject[]; metadata?: { continue?: string } }>(
+        'GET',
+        `${collectionPath(collection.resource, collection.namespace)}?${query.toString()}`,
+      );
+      const work: Array<() => Promise<void>> = [];
+      for (const object of page.items ?? []) {
+        if (!inScope(collection, object)) continue;
+        const desired = this.desired(collection.resource, object);
+        if (desired === undefined) continue;
+        const current = labels.memberOf(object);
+        const placement = placementOf(current, labels.isDraining(object), desired, this.live);
+        if (placement.action === 'keep') continue;
+        work.push(() =>
+          this.apply(collection.resource, object, placement).then(
+            () =>
+              count(
+                placement.action === 'assign' ? moves.assigned : moves.drained,
+                placement.action === 'assign' ? placement.member : (current ?? ''),
+              ),
+            () => void moves.failed++,
+          ),
+        );
+      }
+      await inParallel(work, PATCHES_AT_ONCE);
+      continueToken = page.metadata?.continue || undefined;
+    } while (continueToken && !this.stopped);
+  }
+
+  private desired(resource: Resource, object: KubeObject): string | undefined {
+    const name = object.metadata?.name;
+    if (!name) return undefined;
+    return memberFor(shardKey(resource, object.metadata?.namespace, name), this.members);
+  }
+
+  /** Writes one placement; a 404 (deleted meanwhile) is no failure. */
+  private async apply(resource: Resource, object: KubeObject, placement: Placement): Promise<void> {
+    if (placement.action === 'keep') return;
+    const { client, labels, metrics, logger } = this.options;
+    const namespace = object.metadata?.namespace;
+    const name = object.metadata?.name ?? '';
+    const body =
+      placement.action === 'assign' ? labels.assignPatch(placement.member) : labels.drainPatch();
+    try {
+      await new ObjectApi(client, resource).mergePatch(namespace, name, body);
+      metrics.increment('shard_moves_total', { action: placement.action });
+    } catch (error) {
+      if ((error as { status?: number }).status === 404) return;
+      logger.warn(
+        {
+          namespace,
+          name,
+          resource: resourceId(resource),
+          err: error instanceof Error ? error.message : String(error),
+        },
+        `could not ${placement.action} the object for sharding; trying again at the next ring change`,
+      );
+      throw error;
+    }
+  }
+}
+
+function collectionKey(collection: ShardedCollection): string {
+  return JSON.stringify([resourceId(collection.resource), collection.namespace ?? '']);
+}
+
+function inScope(collection: ShardedCollection, object: KubeObject): boolean {
+  const namespace = object.metadata?.namespace;
+  return (
+    collection.inScope === undefined || namespace === undefined || collection.inScope(namespace)
+  );
+}
+
+function count(counts: Map<string, number>, member: string): void {
+  counts.set(member, (counts.get(member) ?? 0) + 1);
+}
+
+/** Runs the tasks, at most `width` at a time. */
+async function inParallel(tasks: ReadonlyArray<() => Promise<void>>, width: number): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < tasks.length) await tasks[next++]!();
+  };
+  await Promise.all(Array.from({ length: Math.min(width, tasks.length) }, worker));
+}

@@ -1,0 +1,214 @@
+import {
+  createOperator,
+  daemon,
+  on,
+  silentLogger,
+  type ChangeContext,
+  type DaemonContext,
+  type Operator,
+} from '../../../src/framework/index.js';
+import type { HandlerClass } from '../../../src/framework/registry/registry.js';
+import { sharedKubeConfig } from '../../support/cluster.js';
+import { waitFor } from '../../support/wait-for.js';
+import { WIDGET_API_VERSION, type Widget } from '../../support/widgets.js';
+import { widgetNamespace } from '../../support/widget-namespace.js';
+import { ApiClient } from '../../../src/framework/api/api-client.js';
+
+const API = WIDGET_API_VERSION;
+// Short Lease timings keep the specs quick; renewals come every retry period.
+const ELECTION = { leaseDuration: 3, renewDeadline: 2, retryPeriod: 0.5 };
+const SHARD = 'konductor.dev/shard';
+
+/** One daemon run of one widget on one replica: when it started and, once it did, stopped. */
+interface DaemonRun {
+  replica: string;
+  widget: string;
+  started: number;
+  stopped?: number;
+}
+
+/** What every replica's handlers did, in one place. */
+class Ledger {
+  readonly created: string[] = [];
+  readonly deleted: string[] = [];
+  readonly runs: DaemonRun[] = [];
+
+  /** The handlers of one replica, recording here under its name. */
+  handlersOf(replica: string): HandlerClass {
+    const { created, deleted, runs } = this;
+    class Work {
+      @on.create(API, 'widgets')
+      created({ name }: ChangeContext): void {
+        created.push(`${replica}/${name}`);
+      }
+      @on.deletion(API, 'widgets')
+      deletedOne({ name }: ChangeContext): void {
+        deleted.push(`${replica}/${name}`);
+      }
+      @daemon(API, 'widgets')
+      async watchOver({ name, stopped }: DaemonContext): Promise<void> {
+        const run: DaemonRun = { replica, widget: name, started: Date.now() };
+        runs.push(run);
+        await stopped;
+        run.stopped = Date.now();
+      }
+    }
+    return Work;
+  }
+
+  /** The replica running each widget's daemon now; a widget run by two at once is listed under both. */
+  running(): Map<string, string[]> {
+    const now = new Map<string, string[]>();
+    for (const run of this.runs)
+      if (run.stopped === undefined)
+        now.set(run.widget, [...(now.get(run.widget) ?? []), run.replica]);
+    return now;
+  }
+
+  /** Pairs of daemon runs of one widget that overlapped in time (on two replicas). */
+  overlaps(): string[] {
+    const found: string[] = [];
+    const byWidget = new Map<string, DaemonRun[]>();
+    for (const run of this.runs)
+      byWidget.set(run.widget, [...(byWidget.get(run.widget) ?? []), run]);
+    for (const [widget, runs] of byWidget) {
+      const sorted = [...runs].sort((a, b) => a.started - b.started);
+      for (let i = 1; i < sorted.length; i++) {
+        const before = sorted[i - 1]!;
+        if (before.stopped === undefined || before.stopped > sorted[i]!.started)
+          found.push(`${widget}: ${before.replica} and ${sorted[i]!.replica}`);
+      }
+    }
+    return found;
+  }
+}
+
+describe('sharding across replicas', () => {
+  const operators = new Map<string, Operator>();
+  let client: ApiClient;
+  beforeAll(() => {
+    client = new ApiClient(sharedKubeConfig());
+  });
+  afterAll(() => client.close());
+  afterEach(async () => {
+    await Promise.all([...operators.values()].map((operator) => operator.stop(2_000)));
+    operators.clear();
+  });
+
+  function start(namespace: string, replica: string, ledger: Ledger): Operator {
+    const operator = createOperator({
+      kubeConfig: sharedKubeConfig(),
+      handlers: [ledger.handlersOf(replica)],
+      namespaces: [namespace],
+      logger: silentLogger(),
+      sharding: true,
+      leaderElection: { ...ELECTION, namespace, identity: replica },
+    }).start();
+    operators.set(replica, operator);
+    return operator;
+  }
+
+  async function stopReplica(replica: string): Promise<void> {
+    await operators.get(replica)!.stop(5_000);
+    operators.delete(replica);
+  }
+
+  async function shardLabels(namespace: string): Promise<Map<string, string | undefined>> {
+    const list = await client.request<{ items: Widget[] }>(
+      'GET',
+      `/apis/${API}/namespaces/${namespace}/widgets`,
+    );
+    return new Map(list.items.map((w) => [w.metadata!.name!, w.metadata?.labels?.[SHARD]]));
+  }
+
+  /** Waits until every widget's daemon runs on exactly one of `replicas`. */
+  async function eachRunOnceOn(ledger: Ledger, widgets: number, replicas: string[]): Promise<void> {
+    await waitFor(
+      () => {
+        const running = ledger.running();
+        return (
+          running.size === widgets &&
+          [...running.values()].every((on) => on.length === 1 && replicas.includes(on[0]!))
+        );
+      },
+      { what: `each widget's daemon to run once, on ${replicas.join(', ')}`, timeoutMs: 40_000 },
+    );
+  }
+
+  test('shares the widgets among the replicas: each is labelled with and handled by one', async () => {
+    const { namespace, widgets } = await widgetNamespace('shards');
+    const ledger = new Ledger();
+    const replicas = ['replica-a', 'replica-b', 'replica-c'];
+    for (const replica of replicas) start(namespace, replica, ledger);
+    await waitFor(() => [...operators.values()].every((operator) => operator.active), {
+      what: 'every replica to join the ring',
+      timeoutMs: 20_000,
+    });
+    await widgets.createMany('w', 30);
+    await eachRunOnceOn(ledger, 30, replicas);
+    await waitFor(() => ledger.created.length >= 30, { what: '30 creations handled' });
+
+    const labels = await shardLabels(namespace);
+    const handledBy = new Map(
+      ledger.created.map((entry) => entry.split('/').reverse() as [string, string]),
+    );
+    expect(ledger.created).toHaveLength(30);
+    for (const [widget, member] of labels) expect(handledBy.get(widget)).toBe(member);
+    for (const replica of replicas)
+      expect([...labels.values()].filter((member) => member === replica).length).toBeGreaterThan(0);
+    expect(ledger.overlaps()).toEqual([]);
+  });
+
+  test('runs a deleted widget’s delete handler on its member, once', async () => {
+    const { namespace, widgets } = await widgetNamespace('shard-delete');
+    const ledger = new Ledger();
+    for (const replica of ['replica-a', 'replica-b']) start(namespace, replica, ledger);
+    await widgets.createMany('w', 6);
+    await eachRunOnceOn(ledger, 6, ['replica-a', 'replica-b']);
+    const member = (await shardLabels(namespace)).get('w-0');
+
+    await widgets.delete('w-0');
+    await waitFor(() => ledger.deleted.length > 0, { what: 'the delete handler to run' });
+    await waitFor(() => !ledger.running().has('w-0'), { what: 'the daemon of w-0 to stop' });
+    expect(ledger.deleted).toEqual([`${member}/w-0`]);
+  });
+
+  test('hands a stopped replica’s widgets to the others, its daemons stopped first', async () => {
+    const { namespace, widgets } = await widgetNamespace('shard-leave');
+    const ledger = new Ledger();
+    for (const replica of ['replica-a', 'replica-b', 'replica-c'])
+      start(namespace, replica, ledger);
+    await widgets.createMany('w', 30);
+    await eachRunOnceOn(ledger, 30, ['replica-a', 'replica-b', 'replica-c']);
+
+    await stopReplica('replica-c');
+    await eachRunOnceOn(ledger, 30, ['replica-a', 'replica-b']);
+    const labels = await shardLabels(namespace);
+    expect([...labels.values()].filter((member) => member === 'replica-c')).toEqual([]);
+    expect(ledger.overlaps()).toEqual([]);
+    // Moving is no change: no create handler runs again.
+    expect(ledger.created).toHaveLength(30);
+  });
+
+  test('drains a share of the widgets to a replica that joins, never running one twice', async () => {
+    const { namespace, widgets } = await widgetNamespace('shard-join');
+    const ledger = new Ledger();
+    start(namespace, 'replica-a', ledger);
+    start(namespace, 'replica-b', ledger);
+    await widgets.createMany('w', 30);
+    await eachRunOnceOn(ledger, 30, ['replica-a', 'replica-b']);
+
+    start(namespace, 'replica-c', ledger);
+    await waitFor(
+      () => [...ledger.running().values()].filter((on) => on.includes('replica-c')).length > 0,
+      { what: 'the new replica to take widgets over', timeoutMs: 30_000 },
+    );
+    await eachRunOnceOn(ledger, 30, ['replica-a', 'replica-b', 'replica-c']);
+    const labels = await shardLabels(namespace);
+    const moved = [...labels.values()].filter((member) => member === 'replica-c').length;
+    expect(moved).toBeGreaterThan(3);
+    expect(moved).toBeLessThan(18);
+    expect(ledger.overlaps()).toEqual([]);
+    expect(ledger.created).toHaveLength(30);
+  });
+});

@@ -1,0 +1,29 @@
+import { placementOf } from '../../../src/framework/sharding/placement.js';
+
+const live = new Set(['a', 'b']);
+
+describe('where the coordinator puts an object', () => {
+  it('keeps an object with the member the ring wants', () => {
+    expect(placementOf('a', false, 'a', live)).toEqual({ action: 'keep' });
+  });
+
+  it('assigns an unlabelled object', () => {
+    expect(placementOf(undefined, false, 'b', live)).toEqual({ action: 'assign', member: 'b' });
+  });
+
+  it('assigns at once an object whose member left the ring', () => {
+    expect(placementOf('gone', false, 'b', live)).toEqual({ action: 'assign', member: 'b' });
+  });
+
+  it('asks a live member to drain an object that belongs elsewhere, never relabels it', () => {
+    expect(placementOf('a', false, 'b', live)).toEqual({ action: 'drain' });
+  });
+
+  it('waits while the live member drains', () => {
+    expect(placementOf('a', true, 'b', live)).toEqual({ action: 'keep' });
+  });
+
+  it('takes back a drain request when the object belongs to its member again', () => {
+    expect(placementOf('a', true, 'a', live)).toEqual({ action: 'assign', member: 'a' });
+  });
+});

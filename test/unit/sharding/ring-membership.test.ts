@@ -1,0 +1,63 @@
+import {
+  liveMembers,
+  ringPrefixOf,
+  sightMembers,
+  type MemberLease,
+} from '../../../src/framework/sharding/ring-membership.js';
+
+const PREFIX = 'konductor-shard-';
+
+function lease(member: string, holder: string, renewTime: string): MemberLease {
+  return { metadata: { name: `${PREFIX}${member}` }, spec: { holderIdentity: holder, renewTime } };
+}
+
+describe('the ring’s members as a replica sees them', () => {
+  it('names member Leases after the leader Lease', () => {
+    expect(ringPrefixOf('konductor-leader')).toBe('konductor-shard-');
+    expect(ringPrefixOf('db-operator.example.com-leader')).toBe('db-operator.example.com-shard-');
+    expect(ringPrefixOf('my-lock')).toBe('my-lock-shard-');
+  });
+
+  it('keeps a member Lease name within 253 characters with a 63-character member', () => {
+    const prefix = ringPrefixOf(`${'a'.repeat(240)}-leader`);
+    expect(prefix.length + 63).toBeLessThanOrEqual(253);
+  });
+
+  it('counts a member live until a lease duration after its Lease last changed', () => {
+    let sightings = sightMembers(new Map(), [lease('a', 'a', 't1')], PREFIX, 1_000);
+    sightings = sightMembers(sightings, [lease('a', 'a', 't1')], PREFIX, 30_000);
+    expect(liveMembers(sightings, 30_999, 30_000)).toEqual(['a']);
+    expect(liveMembers(sightings, 31_000, 30_000)).toEqual([]);
+  });
+
+  it('sees a renewal as a new sighting, by its own clock whatever the Lease says', () => {
+    let sightings = sightMembers(new Map(), [lease('a', 'a', 't1')], PREFIX, 1_000);
+    sightings = sightMembers(sightings, [lease('a', 'a', 't2')], PREFIX, 20_000);
+    expect(liveMembers(sightings, 45_000, 30_000)).toEqual(['a']);
+  });
+
+  it('drops a released or deleted member at once', () => {
+    const sightings = sightMembers(
+      new Map(),
+      [lease('a', 'a', 't1'), lease('b', 'b', 't1')],
+      PREFIX,
+      0,
+    );
+    const next = sightMembers(sightings, [lease('a', '', 't1')], PREFIX, 1);
+    expect(liveMembers(next, 2, 30_000)).toEqual([]);
+  });
+
+  it('ignores other Leases of the namespace', () => {
+    const sightings = sightMembers(
+      new Map(),
+      [
+        { metadata: { name: 'konductor-leader' }, spec: { holderIdentity: 'x' } },
+        { metadata: { name: PREFIX }, spec: { holderIdentity: 'x' } },
+        lease('b', 'b', 't'),
+      ],
+      PREFIX,
+      0,
+    );
+    expect(liveMembers(sightings, 1, 30_000)).toEqual(['b']);
+  });
+});
