@@ -78,6 +78,9 @@ export interface RouteServices {
   shard?: ShardMember;
 }
 
+/** How long a drained object whose release failed waits before the next try. */
+const RELEASE_RETRY_MS = 5_000;
+
 const CHANGE_KINDS: ReadonlySet<HandlerSpec['kind']> = new Set(CHANGE_REASONS);
 
 /** The route of one resource's handlers: a change processor when anything needs one, and a timer and a daemon engine when it has some. */
@@ -231,7 +234,21 @@ async function leaveShard(
   const uid = object.metadata?.uid ?? '';
   await Promise.all(routeEngines(route).map((engine) => engine.stopObject(uid)));
   services.memos?.forget(uid);
-  if (verdict === 'drain') await services.shard?.release(route.resource, object);
+  if (verdict !== 'drain') return undefined;
+  try {
+    await services.shard?.release(route.resource, object);
+  } catch (error) {
+    // Still this member's and draining, with its timers and daemons stopped: release it on the retry.
+    services.logger.warn(
+      {
+        namespace: object.metadata?.namespace,
+        name: object.metadata?.name,
+        err: error instanceof Error ? error.message : String(error),
+      },
+      'could not hand the drained object on; trying again',
+    );
+    return { requeueAfterMs: RELEASE_RETRY_MS, retry: true };
+  }
   return undefined;
 }
 

@@ -35,6 +35,9 @@ export interface ShardCoordinatorOptions {
 /** Patches sent at once during a rebalance: quick, without crowding out the handlers' own writes. */
 const PATCHES_AT_ONCE = 16;
 
+/** A pass that could not place every object runs again after this long (a constant: never a hot loop). */
+const RETRY_MS = 5_000;
+
 /** What one rebalance did, by member. */
 interface Moves {
   assigned: Map<string, number>;
@@ -56,6 +59,7 @@ export class ShardCoordinator {
   private passing: Promise<void> | undefined;
   private again = false;
   private stopped = false;
+  private retry: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly options: ShardCoordinatorOptions) {}
 
@@ -74,6 +78,7 @@ export class ShardCoordinator {
 
   stop(): Promise<void> {
     this.stopped = true;
+    clearTimeout(this.retry);
     for (const subscription of this.watched.values()) subscription.unsubscribe();
     this.watched.clear();
     return this.passing ?? Promise.resolve();
@@ -105,15 +110,17 @@ export class ShardCoordinator {
       try {
         await this.placeListed(collection, moves);
       } catch (error) {
+        moves.failed++;
         this.options.logger.warn(
           {
             resource: resourceId(collection.resource),
             err: error instanceof Error ? error.message : String(error),
           },
-          'could not list objects to share out; trying again at the next ring change',
+          `could not list objects to share out; trying again in ${RETRY_MS / 1000} s`,
         );
       }
     }
+    if (moves.failed > 0) this.retryLater();
     const summary = (counts: Map<string, number>) => Object.fromEntries(counts);
     this.options.logger.info(
       {
@@ -124,6 +131,16 @@ export class ShardCoordinator {
       },
       `rebalanced ${members.length} shard member(s)`,
     );
+  }
+
+  /** Runs another pass soon: one that failed to list or patch an object would otherwise wait for the next ring change. */
+  private retryLater(): void {
+    if (this.stopped || this.retry) return;
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      this.rebalance();
+    }, RETRY_MS);
+    this.retry.unref();
   }
 
   /** Watches objects without an assignment and assigns each as it appears. */
@@ -143,14 +160,18 @@ export class ShardCoordinator {
           const member = this.desired(collection.resource, event.object);
           if (member === undefined || labels.memberOf(event.object) !== undefined) return;
           void this.apply(collection.resource, event.object, { action: 'assign', member }).catch(
-            () => undefined,
+            () => this.retryLater(),
           );
         },
-        error: (error: unknown) =>
+        error: (error: unknown) => {
           logger.error(
             { resource: resourceId(collection.resource), err: String(error) },
-            'the watch of unassigned objects failed',
-          ),
+            `the watch of unassigned objects failed; watching again in ${RETRY_MS / 1000} s`,
+          );
+          // The next pass opens it again.
+          this.watched.delete(key);
+          this.retryLater();
+        },
       });
     this.watched.set(key, subscription);
   }
@@ -202,22 +223,29 @@ export class ShardCoordinator {
     const { client, labels, metrics, logger } = this.options;
     const namespace = object.metadata?.namespace;
     const name = object.metadata?.name ?? '';
+    if (this.stopped) return;
+    const version = object.metadata?.resourceVersion;
     const body =
-      placement.action === 'assign' ? labels.assignPatch(placement.member) : labels.drainPatch();
+      placement.action === 'assign'
+        ? labels.assignPatch(placement.member, version)
+        : labels.drainPatch(version);
     try {
       await new ObjectApi(client, resource).mergePatch(namespace, name, body);
       metrics.increment('shard_moves_total', { action: placement.action });
     } catch (error) {
-      if ((error as { status?: number }).status === 404) return;
-      logger.warn(
-        {
-          namespace,
-          name,
-          resource: resourceId(resource),
-          err: error instanceof Error ? error.message : String(error),
-        },
-        `could not ${placement.action} the object for sharding; trying again at the next ring change`,
-      );
+      const status = (error as { status?: number }).status;
+      if (status === 404) return;
+      // 409: changed since this copy was read; the retry pass places it from a newer one.
+      if (status !== 409)
+        logger.warn(
+          {
+            namespace,
+            name,
+            resource: resourceId(resource),
+            err: error instanceof Error ? error.message : String(error),
+          },
+          `could not ${placement.action} the object for sharding; trying again in ${RETRY_MS / 1000} s`,
+        );
       throw error;
     }
   }

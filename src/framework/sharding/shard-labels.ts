@@ -45,14 +45,20 @@ export class ShardLabels {
     return object.metadata?.labels?.[this.drain] === DRAINING;
   }
 
-  /** Merge patch assigning an object to `member` (and clearing a drain request meant for its last one). */
-  assignPatch(member: string): Record<string, unknown> {
-    return { metadata: { labels: { [this.shard]: member, [this.drain]: null } } };
+  /**
+   * Merge patch assigning an object to `member` (and clearing a drain request meant for its last one),
+   * refused (409) unless the object is still at `resourceVersion`: a placement decided on an older copy
+   * never overwrites a newer one.
+   */
+  assignPatch(member: string, resourceVersion: string | undefined): Record<string, unknown> {
+    return {
+      metadata: { resourceVersion, labels: { [this.shard]: member, [this.drain]: null } },
+    };
   }
 
-  /** Merge patch asking the object's member to hand it on. */
-  drainPatch(): Record<string, unknown> {
-    return { metadata: { labels: { [this.drain]: DRAINING } } };
+  /** Merge patch asking the object's member to hand it on; refused (409) unless still at `resourceVersion`. */
+  drainPatch(resourceVersion: string | undefined): Record<string, unknown> {
+    return { metadata: { resourceVersion, labels: { [this.drain]: DRAINING } } };
   }
 
   /**

@@ -44,7 +44,7 @@ export class ShardMember {
     const uid = object.metadata?.uid ?? '';
     if (type === 'DELETED') {
       if (this.released.delete(uid)) return 'forget';
-      return (await this.stillExistsElsewhere(resource, object)) ? 'forget' : 'handle';
+      return (await this.stillExists(resource, object)) ? 'forget' : 'handle';
     }
     if (this.labels.memberOf(object) !== this.member) return 'forget';
     return this.labels.isDraining(object) ? 'drain' : 'handle';
@@ -58,6 +58,7 @@ export class ShardMember {
     const uid = object.metadata?.uid ?? '';
     const namespace = object.metadata?.namespace;
     const name = object.metadata?.name ?? '';
+    const added = !this.released.has(uid);
     this.released.add(uid);
     try {
       await new ObjectApi(this.client, resource).jsonPatch(
@@ -67,29 +68,33 @@ export class ShardMember {
       );
       this.logger.debug({ namespace, name }, 'drained: handed the object on');
     } catch (error) {
-      this.released.delete(uid);
+      // Only this call's entry goes: an earlier release that succeeded still awaits its DELETED.
+      if (added) this.released.delete(uid);
       const status = (error as { status?: number }).status;
       if (status === 422 || status === 404) return;
       throw error;
     }
   }
 
-  /** Whether an object reported DELETED still exists, labelled for another member (it left this shard). */
-  private async stillExistsElsewhere(resource: Resource, object: KubeObject): Promise<boolean> {
+  /**
+   * Whether an object reported DELETED still exists (it left this shard, or came back to it and its
+   * ADDED follows): a live object must never run delete handlers. When the answer is unknown (the
+   * read failed), it is taken as still there: forgetting costs at most an optional delete handler,
+   * running one on a live object could act on another member's object.
+   */
+  private async stillExists(resource: Resource, object: KubeObject): Promise<boolean> {
     const namespace = object.metadata?.namespace;
     const name = object.metadata?.name ?? '';
     try {
       const now = await new ObjectApi(this.client, resource).get(namespace, name);
-      return (
-        now.metadata?.uid === object.metadata?.uid && this.labels.memberOf(now) !== this.member
-      );
+      return now.metadata?.uid === object.metadata?.uid;
     } catch (error) {
-      if ((error as { status?: number }).status !== 404)
-        this.logger.warn(
-          { namespace, name, err: error instanceof Error ? error.message : String(error) },
-          'could not tell whether the object was deleted or left this shard; taking it as deleted',
-        );
-      return false;
+      if ((error as { status?: number }).status === 404) return false;
+      this.logger.warn(
+        { namespace, name, err: error instanceof Error ? error.message : String(error) },
+        'could not tell whether the object was deleted or left this shard; taking it as left',
+      );
+      return true;
     }
   }
 }

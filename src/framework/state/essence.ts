@@ -7,6 +7,9 @@ export type Essence = Record<string, unknown>;
 
 const IGNORED_ANNOTATIONS = new Set(['kubectl.kubernetes.io/last-applied-configuration']);
 
+/** The names, under the identity's prefix, of the labels sharding writes (`<identity>/shard`, `<identity>/drain`). */
+const SHARD_LABEL_NAMES: ReadonlySet<string> = new Set(['shard', 'drain']);
+
 /**
  * The essence of an object: its body without `apiVersion`, `kind`, `status` and metadata other than
  * labels and annotations that are no Konductor operator's bookkeeping (see `isBookkeepingKey`: this
@@ -25,10 +28,12 @@ export function essenceOf(
       essence[key] = value;
   }
   const all = object.metadata?.annotations ?? {};
-  // Shard labels are bookkeeping too: an object moving between replicas is no change to handle.
+  // The shard labels are bookkeeping: an object moving between replicas is no change to handle.
   const labels = Object.fromEntries(
     Object.entries(object.metadata?.labels ?? {}).filter(
-      ([key]) => !isBookkeepingKey(key, all, identity),
+      ([key]) =>
+        !SHARD_LABEL_NAMES.has(key.slice(identity.prefix.length + 1)) ||
+        !identity.isFrameworkKey(key),
     ),
   );
   const annotations = Object.fromEntries(

@@ -26,9 +26,15 @@ describe('the shard labels', () => {
     ]);
   });
 
-  it('clear a drain request when assigning', () => {
-    expect(labels.assignPatch('b')).toEqual({
-      metadata: { labels: { 'konductor.dev/shard': 'b', 'konductor.dev/drain': null } },
+  it('clear a drain request when assigning, only on the copy the placement was decided on', () => {
+    expect(labels.assignPatch('b', '7')).toEqual({
+      metadata: {
+        resourceVersion: '7',
+        labels: { 'konductor.dev/shard': 'b', 'konductor.dev/drain': null },
+      },
+    });
+    expect(labels.drainPatch('8')).toEqual({
+      metadata: { resourceVersion: '8', labels: { 'konductor.dev/drain': 'true' } },
     });
   });
 });

@@ -79,6 +79,12 @@ describe('essenceOf', () => {
     expect(essenceOf(object).metadata).toMatchObject({ labels: { app: 'demo' } });
   });
 
+  test('keeps the other labels under the identity’s prefix: they are the user’s', () => {
+    const object = cluster();
+    object.metadata!.labels = { 'konductor.dev/team': 'ops' };
+    expect(essenceOf(object).metadata).toMatchObject({ labels: { 'konductor.dev/team': 'ops' } });
+  });
+
   test('omits empty labels', () => {
     const object = cluster();
     object.metadata!.labels = {};
