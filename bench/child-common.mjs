@@ -163,3 +163,31 @@ export async function finishRun({ result, stop }) {
   await stop();
   process.exit(0);
 }
+
+/**
+ * Starts one replica under leader election on the bench namespace: a 5 s Lease, 3 s renew deadline and
+ * 0.5 s retry (takeovers within seconds), a quiet logger, `options` added (sharding, metrics, …).
+ */
+export function startReplica(
+  framework,
+  { kubeconfigPath, namespace, lease, replica, registry, election = {}, ...options },
+) {
+  return framework
+    .createOperator({
+      kubeConfig: framework.loadKubeconfig({ path: kubeconfigPath }),
+      registry,
+      namespaces: [namespace],
+      logger: framework.silentLogger(),
+      leaderElection: {
+        namespace,
+        name: lease,
+        identity: replica,
+        leaseDuration: 5,
+        renewDeadline: 3,
+        retryPeriod: 0.5,
+        ...election,
+      },
+      ...options,
+    })
+    .start();
+}

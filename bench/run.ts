@@ -2,6 +2,8 @@
 // fresh test control plane, and prints one JSON line per scenario to stdout. Progress and the total
 // wall time go to stderr. See bench/README.md for the groups, figures and environment overrides.
 import { MEMORY_MODES, runMemory, type MemoryMode } from './memory.js';
+import { runTakeover } from './takeover.js';
+import { runShards } from './shards.js';
 import { runPriority } from './priority.js';
 import { TestControlPlane } from '../src/testing/index.js';
 import { runAdmission } from './admission.js';
@@ -92,6 +94,15 @@ const groups: Record<string, (target: BenchTarget) => Promise<Figures[]>> = {
       namespace: 'bench-priority',
     }),
   ],
+  // A leader SIGKILLed beside a cold and a warm standby at BENCH_TAKEOVER_OBJECTS (10,000): from the kill to the first handled change.
+  takeover: (target) =>
+    runTakeover(target, { objects: envNumber('BENCH_TAKEOVER_OBJECTS', 10_000) }),
+  // BENCH_SHARDS_OBJECTS (30,000) shared among BENCH_SHARDS_REPLICAS (1,2,3) sharded replicas: shares, heap, a kill.
+  shards: (target) =>
+    runShards(target, {
+      sizes: sizes('BENCH_SHARDS_OBJECTS', '30000'),
+      replicas: sizes('BENCH_SHARDS_REPLICAS', '1,2,3'),
+    }),
   // 50,000 and 100,000 objects by default (BENCH_SCALE_OBJECTS=50000,100000), each size in its own namespace.
   scale: async (target) => {
     const lines: Figures[] = [];
@@ -111,7 +122,7 @@ const groups: Record<string, (target: BenchTarget) => Promise<Figures[]>> = {
   },
 };
 /** Groups that run only when named (`npm run bench -- scale`): they take longer than the rest together. */
-const optIn = new Set(['scale', 'priority', 'memory']);
+const optIn = new Set(['scale', 'priority', 'memory', 'takeover', 'shards']);
 
 function scaleSizes(): number[] {
   const counts = sizes('BENCH_SCALE_OBJECTS', '50000,100000');

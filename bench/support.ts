@@ -416,17 +416,26 @@ export class OperatorProcess {
   }
 
   /** The first message with `key`, waiting up to `timeoutMs`; fails if the process exits first. */
-  async message(key: string, timeoutMs: number): Promise<Figures> {
+  message(key: string, timeoutMs: number): Promise<Figures> {
+    return this.messageWhere((m) => key in m, timeoutMs, `'${key}'`);
+  }
+
+  /** The first message that `matches`, waiting up to `timeoutMs`; fails if the process exits first. */
+  async messageWhere(
+    matches: (message: Figures) => boolean,
+    timeoutMs: number,
+    what = 'the message awaited',
+  ): Promise<Figures> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const found = this.messages.find((m) => key in m);
+      const found = this.messages.find(matches);
       if (found) return found;
       if (this.exitCode !== undefined)
-        throw new Error(`operator process exited with ${this.exitCode} before '${key}'`);
+        throw new Error(`operator process exited with ${this.exitCode} before ${what}`);
       const left = deadline - Date.now();
       if (left <= 0) {
         this.kill();
-        throw new Error(`no '${key}' from the operator process within ${timeoutMs} ms`);
+        throw new Error(`no ${what} from the operator process within ${timeoutMs} ms`);
       }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
@@ -448,5 +457,17 @@ export class OperatorProcess {
 
   kill(): void {
     if (this.exitCode === undefined) this.child.kill('SIGKILL');
+  }
+
+  /** Sends the process a signal (a child may answer one with a message, e.g. SIGUSR2 for its memory). */
+  signal(signal: NodeJS.Signals): void {
+    if (this.exitCode === undefined) this.child.kill(signal);
+  }
+
+  /** The newest message with `key` so far, if any. */
+  latest(key: string): Figures | undefined {
+    for (let i = this.messages.length - 1; i >= 0; i--)
+      if (key in this.messages[i]!) return this.messages[i];
+    return undefined;
   }
 }

@@ -205,7 +205,11 @@ export function operatorOptionsFrom(
     sharding: run.sharding,
     leaderElection: run.standalone
       ? undefined
-      : { namespace: run.leaseNamespace ?? ownNamespace(), name: run.leaseName },
+      : {
+          namespace: run.leaseNamespace ?? ownNamespace(),
+          name: run.leaseName,
+          warmStandby: run.warmStandby,
+        },
     // Used only when the handlers declare @on.validate, @on.mutate or @on.convert.
     webhooks: {
       enabled: run.webhooks,

@@ -63,6 +63,8 @@ export interface RunOptions {
   standalone: boolean;
   /** Share the objects out among the replicas, all working at once. */
   sharding: boolean;
+  /** Keep a standby's watches and cache filled, for an immediate takeover. */
+  warmStandby: boolean;
   /** Namespace of the leader-election Lease; default: the operator's own namespace. */
   leaseNamespace?: string;
   /** Name of the leader-election Lease: `--lease-name`, else the identity's. */
@@ -207,6 +209,13 @@ export const RUN_FLAGS = {
       'and handles the objects labelled <identity>/shard=<its name>; the leader labels them and moves ~1/N ' +
       'when a replica comes or goes, each drained by its old replica first. Needs leader election',
   },
+  'warm-standby': {
+    env: true,
+    default: 'false',
+    description:
+      "Keep a standby's watches and cache filled while it waits (as much memory as the leader), so a takeover " +
+      'handles changes at once instead of first listing every object. Without sharding',
+  },
   'lease-namespace': {
     value: '<ns>',
     env: true,
@@ -350,6 +359,7 @@ export function runOptions(reader: FlagReader<typeof RUN_FLAGS>, files: string[]
     storage: reader.get('storage'),
     standalone: reader.get('standalone'),
     sharding: reader.get('sharding'),
+    warmStandby: reader.get('warm-standby'),
     leaseNamespace: reader.get('lease-namespace'),
     leaseName: reader.get('lease-name') ?? identity.leaseName,
     webhookPort: reader.get('webhook-port'),

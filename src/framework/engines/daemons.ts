@@ -76,6 +76,11 @@ export class DaemonEngine {
     return this.workers.stopAll();
   }
 
+  /** Whether one of the object's daemons was stopped but still runs (abandoned): see {@link ObjectWorkers.stillRunning}. */
+  stillRunning(uid: string): boolean {
+    return this.workers.stillRunning(uid);
+  }
+
   /** Daemons currently running (not finished). */
   get running(): number {
     return this.workers.activeCount;

@@ -72,6 +72,8 @@ interface WorkedObject {
  */
 export class ObjectWorkers<H extends WorkerHandler> {
   private readonly objects = new Map<string, WorkedObject>();
+  /** Workers stopped but not ended (abandoned after their cancellation timeout), by object uid. */
+  private readonly abandoned = new Map<string, Set<Worker>>();
   private stopping = false;
 
   constructor(private readonly options: ObjectWorkersOptions<H>) {}
@@ -170,11 +172,32 @@ export class ObjectWorkers<H extends WorkerHandler> {
       worker.stopping.abort();
       worker.exit = worker.running.stop?.() ?? worker.running.done;
     }
+    void worker.exit.then(() => {
+      if (!worker.ended) this.abandon(uid, worker);
+    });
     const exited = Promise.allSettled([worker.exit, worker.handOver]).then(() => undefined);
     object.exiting.set(id, exited);
     void exited.then(() => {
       if (object.exiting.get(id) === exited) object.exiting.delete(id);
       this.forgetIfIdle(uid, object);
+    });
+  }
+
+  /**
+   * Whether a worker of the object was stopped but still runs (abandoned after its cancellation
+   * timeout): handing the object to another replica now would run two at once.
+   */
+  stillRunning(uid: string): boolean {
+    return (this.abandoned.get(uid)?.size ?? 0) > 0;
+  }
+
+  private abandon(uid: string, worker: Worker): void {
+    const workers = this.abandoned.get(uid) ?? new Set<Worker>();
+    this.abandoned.set(uid, workers);
+    workers.add(worker);
+    void worker.running.done.finally(() => {
+      workers.delete(worker);
+      if (workers.size === 0 && this.abandoned.get(uid) === workers) this.abandoned.delete(uid);
     });
   }
 

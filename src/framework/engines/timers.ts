@@ -108,6 +108,11 @@ export class TimerEngine {
     return this.workers.stopAll();
   }
 
+  /** Whether one of the object's timers was stopped but still runs (abandoned): see {@link ObjectWorkers.stillRunning}. */
+  stillRunning(uid: string): boolean {
+    return this.workers.stillRunning(uid);
+  }
+
   /** Objects with at least one timer. */
   get size(): number {
     return this.workers.objectCount;

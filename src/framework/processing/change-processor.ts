@@ -43,8 +43,6 @@ import {
   type RunToWrite,
 } from './change-processor-options.js';
 
-export type { ChangeBatch, ChangeProcessorOptions } from './change-processor-options.js';
-
 /** Re-reads and retries after a conflicting write before the run backs off like any other failure. */
 const MAX_CONFLICT_RETRIES = 5;
 /** The longest backoff after framework-level failures (write errors). */
@@ -59,7 +57,8 @@ const MAX_ERROR_DELAY_MS = 60_000;
  * It orchestrates (freshest state, finalizer, cause, due handlers, write, requeue); pure functions decide.
  */
 export class ChangeProcessor {
-  private readonly memories = new ObjectMemories();
+  /** What it keeps per object between runs; forgotten on deletion, or when the object leaves this replica. */
+  readonly memories = new ObjectMemories();
   /** Fields watched outside the essence (such as `status.phase`): added to it, so their changes count. */
   private readonly extraFields: FieldPath[];
   private readonly now: () => number;

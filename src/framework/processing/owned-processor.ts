@@ -14,7 +14,7 @@ import type { Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { ProcessResult } from '../reactor/reactor.js';
 import { Identity } from '../state/identity.js';
-import type { ChangeBatch } from './change-processor.js';
+import type { ChangeBatch } from './change-processor-options.js';
 import type { OwnWrite } from './object-memory.js';
 import { coalesceOwnedChange, type PendingOwnedChanges } from './owned-changes.js';
 import { guardHandlerPatch } from './patch-guard.js';
@@ -84,16 +84,18 @@ export class OwnedProcessor {
     return this.pending.size;
   }
 
+  /** Drops what it keeps about an owner: deleted, or gone to another replica (sharding). */
+  forget(uid: string): void {
+    this.pending.delete(uid);
+    this.ownWrites.delete(uid);
+    for (const key of this.failures.keys())
+      if (key.startsWith(`${uid} `)) this.failures.delete(key);
+  }
+
   /** One reactor run of an owner: its waiting child changes, if any, go to the handlers now; asks for a retry when some failed. */
   async process(batch: ChangeBatch): Promise<ProcessResult> {
     const { uid, latest } = batch;
-    if (latest.type === 'DELETED') {
-      this.pending.delete(uid);
-      this.ownWrites.delete(uid);
-      for (const key of this.failures.keys())
-        if (key.startsWith(`${uid} `)) this.failures.delete(key);
-      return;
-    }
+    if (latest.type === 'DELETED') return this.forget(uid);
     const own = this.ownWrites.get(uid);
     const fresh = freshest(own, batch.events, latest.object, this.now());
     if (own && fresh.caughtUp) this.ownWrites.delete(uid);

@@ -18,7 +18,7 @@ import { noMetrics, type Metrics } from '../observability/metrics.js';
 import type { ProcessResult } from '../reactor/reactor.js';
 import { diff } from '../state/diff.js';
 import { Identity } from '../state/identity.js';
-import type { ChangeBatch } from './change-processor.js';
+import type { ChangeBatch } from './change-processor-options.js';
 import { ReleaseDeferred } from './finalizer-step.js';
 import type { OwnWrite } from './object-memory.js';
 import { guardHandlerPatch } from './patch-guard.js';
@@ -98,14 +98,16 @@ export class ReconcileProcessor {
     return this.options.handler.options.finalizer !== false && this.matches(body);
   }
 
+  /** Drops what it keeps about an object: deleted, or gone to another replica (sharding). */
+  forget(uid: string): void {
+    this.states.delete(uid);
+    this.starts.delete(uid);
+  }
+
   /** One reactor run of the object: reconciles it when due; asks the reactor for the next time it is. */
   async process(batch: ChangeBatch): Promise<ProcessResult> {
     const { uid, latest } = batch;
-    if (latest.type === 'DELETED') {
-      this.states.delete(uid);
-      this.starts.delete(uid);
-      return undefined;
-    }
+    if (latest.type === 'DELETED') return this.forget(uid);
     const now = this.now();
     this.pruneStarts(now);
     const existing = this.states.get(uid);

@@ -42,3 +42,21 @@ export function inNamespaces(
     return match;
   });
 }
+
+/**
+ * The namespace scopes the handlers of a resource are watched in: each named namespace, or one
+ * cluster-wide watch (a cluster-scoped resource has one collection whatever namespaces were asked
+ * for; with a glob among them, one cluster-wide watch filtered per event serves namespaces created
+ * later too). `globs` are the patterns to filter by, when one is a glob.
+ */
+export function namespaceScopes(
+  resource: { namespaced: boolean },
+  namespaces: readonly string[] | undefined,
+): { scopes: Array<string | undefined>; globs: string[] | undefined } {
+  const patterns = resource.namespaced ? [...new Set(namespaces ?? [])] : [];
+  const globbed = patterns.some(isNamespaceGlob);
+  return {
+    scopes: patterns.length > 0 && !globbed ? patterns : [undefined],
+    globs: globbed ? patterns : undefined,
+  };
+}

@@ -7,6 +7,7 @@ import { defaultReplicaIdentity } from './replica-identity.js';
 import type { WatchHub } from '../watching/watch-hub.js';
 import { OperatorSharding } from './operator-sharding.js';
 import type { RouteTable } from './route-table.js';
+import type { LiveRing } from './shard-labelling.js';
 import { servedCollections } from './shutdown-deletions.js';
 
 /** What {@link campaignForWork} needs from the operator. */
@@ -28,6 +29,8 @@ export interface Campaign {
 /** What a sharded replica needs besides the Leases: its shard labels' prefix, its watches and its routes. */
 export interface ShardingCampaign {
   prefix: string;
+  /** Where the ring's live members are kept for the labelling webhook. */
+  ring?: LiveRing;
   hub: WatchHub;
   table: RouteTable;
   namespaces: readonly string[] | undefined;
@@ -77,7 +80,7 @@ export function campaignForWork(campaign: Campaign): Elected | undefined {
 function joinShards(
   campaign: Campaign,
   election: NonNullable<Campaign['election']>,
-  { prefix, hub, table, namespaces }: ShardingCampaign,
+  { prefix, ring, hub, table, namespaces }: ShardingCampaign,
 ): Elected {
   const replica = election.identity ?? defaultReplicaIdentity();
   const sharding = new OperatorSharding({
@@ -92,6 +95,7 @@ function joinShards(
     metrics: campaign.metrics,
     collections: () => servedCollections(table.routes, namespaces),
     countObjects: () => table.objectCount(),
+    ring,
   });
   table.joinShard(sharding.member);
   sharding.start({ startWork: campaign.startWork, stopWork: () => campaign.stopWork(replica) });

@@ -2,7 +2,7 @@ import type { Metrics } from '../observability/metrics.js';
 import { PrometheusMetrics } from '../observability/prometheus-metrics.js';
 import { stalledForMs, type ReactorProgress } from '../reactor/reactor.js';
 import type { WatchHealth } from '../watching/watch-health.js';
-import type { HealthServerOptions } from './health-server.js';
+import type { HealthCheck, HealthServerOptions } from './health-server.js';
 
 /** What an operator's probes read: its watches, its reactor, its Lease and its routes. */
 export interface OperatorHealthSources {
@@ -22,6 +22,10 @@ export interface OperatorHealthSources {
   handlerStallMs: number;
   /** Whether the operator abandons hung handler runs (`handlerTimeout`); the stall reason suggests it otherwise. */
   handlerTimeout: boolean;
+  /** Readiness checks that come first (startup handlers, webhooks). */
+  readinessFirst?: readonly HealthCheck[];
+  /** The probe handlers' results, when there are any. */
+  probes?: HealthServerOptions['probes'];
 }
 
 /** `/healthz`, `/readyz` and `/metrics` of an operator: the checks and the exposition, for a {@link HealthServer}. */
@@ -63,7 +67,9 @@ export function operatorHealth(
         },
       },
     ],
+    probes: sources.probes,
     readiness: [
+      ...(sources.readinessFirst ?? []),
       {
         name: 'leadership',
         check: () => {

@@ -122,6 +122,12 @@ export interface OperatorOptions {
     renewDeadline?: DurationInput;
     /** The pause between attempts to acquire or renew. Default 2 s. */
     retryPeriod?: DurationInput;
+    /**
+     * Keep a standby's watches and cache filled while it waits (memory as the leader's), so that on
+     * taking over it handles changes at once instead of first listing every object. Ignored with
+     * sharding, where every replica works. Default off.
+     */
+    warmStandby?: boolean;
   };
   /**
    * Share the objects out among the replicas, all of them working at once (needs `leaderElection`):

@@ -8,6 +8,7 @@ import { ShardCoordinator, type ShardedCollection } from '../sharding/shard-coor
 import { ShardLabels } from '../sharding/shard-labels.js';
 import { ShardMember } from '../sharding/shard-member.js';
 import type { WatchHub } from '../watching/watch-hub.js';
+import type { LiveRing } from './shard-labelling.js';
 import { LeaderElector } from './leader-election.js';
 import { leaseTimings, type LeaseTimings } from './lease-renewal.js';
 
@@ -30,6 +31,8 @@ export interface ShardingSetup {
   collections: () => readonly ShardedCollection[];
   /** Objects this replica's watches hold (for the `shard_objects` gauge). */
   countObjects: () => number;
+  /** Kept up to date with the ring's live members, for the labelling webhook. */
+  ring?: LiveRing;
 }
 
 /** What the operator does as its membership starts and ends. */
@@ -71,9 +74,13 @@ export class OperatorSharding {
       periodMs: this.timings.retryPeriodMs,
       logger: setup.logger,
       metrics: setup.metrics,
-      onChange: (members) => {
-        setup.logger.info({ members }, `the sharding ring has ${members.length} member(s)`);
-        this.coordinator?.update(members);
+      onChange: (ring) => {
+        setup.logger.info(
+          { members: ring.live, pending: ring.pending },
+          `the sharding ring has ${ring.live.length} member(s)`,
+        );
+        if (setup.ring) setup.ring.members = ring.live;
+        this.coordinator?.update(ring);
       },
       onTick: () => {
         setup.metrics.set('shard_objects', setup.countObjects());
@@ -136,7 +143,7 @@ export class OperatorSharding {
         onStartedLeading: () => {
           this.setup.logger.info('coordinating the sharding ring');
           this.coordinator = new ShardCoordinator({ ...this.setup, labels: this.labels });
-          this.coordinator.update(this.ring.members);
+          this.coordinator.update(this.ring.ring);
         },
         onStoppedLeading: async () => {
           const coordinator = this.coordinator;

@@ -1,3 +1,5 @@
+import { ShardLabels } from '../sharding/shard-labels.js';
+import { shardLabellingSpecs, type LiveRing } from './shard-labelling.js';
 import type { Tracing } from '../observability/tracing.js';
 import type { ApiClient } from '../api/api-client.js';
 import { discoverResource } from '../api/discovery.js';
@@ -92,6 +94,8 @@ export interface OperatorWebhookServices {
   memo: Memo;
   /** Traces each review. */
   tracing?: Tracing;
+  /** With sharding: the ring new objects are labelled by, at creation (see {@link shardLabellingSpecs}). */
+  shardRing?: LiveRing;
 }
 
 const DEFAULT_PORT = 9443;
@@ -159,6 +163,12 @@ export class OperatorWebhooks {
       throw new Error(
         'this operator declares admission or conversion handlers but no way for the API server to reach them: set `webhooks.service` (in a cluster) or `webhooks.url` (local development), or --webhook-service / --webhook-url',
       );
+    }
+    if (this.services.shardRing) {
+      const labels = new ShardLabels(identity.prefix);
+      const { registry, shardRing } = this.services;
+      for (const spec of shardLabellingSpecs(registry.handlers, labels, shardRing))
+        registry.registerAdmission(spec);
     }
     const namespace =
       options.certificates?.namespace ??

@@ -27,6 +27,8 @@ import type { Cache, Indexes } from '../intents/cache-contract.js';
 import { OperatorActivities } from './operator-activities.js';
 import { operatorMemo } from './operator-memo.js';
 import { OperatorWebhooks } from './operator-webhooks.js';
+import type { WarmStandby } from './warm-standby.js';
+import { LiveRing } from './shard-labelling.js';
 
 export { DEFAULT_HANDLER_STALL_MS, type OperatorOptions } from './operator-options.js';
 
@@ -72,6 +74,9 @@ export class Operator {
   private working = false;
   private stopping = false;
   private elector: Elected | undefined;
+  private warm: WarmStandby | undefined;
+  /** With sharding: the live members, as the ring last read them (for labelling new objects). */
+  private readonly ring: LiveRing | undefined;
   private markLost: () => void = () => undefined;
   /** Resolves if leadership is lost (work has stopped by then); a CLI exits so it restarts as a candidate. */
   readonly lostLeadership: Promise<void> = new Promise((resolve) => (this.markLost = resolve));
@@ -95,6 +100,7 @@ export class Operator {
       options.identity === undefined ? Identity.DEFAULT : Identity.parse(options.identity);
     this.timings = operatorTimings(options);
     this.storage = options.storage === undefined ? DEFAULT_STORAGE : parseStorage(options.storage);
+    this.ring = options.sharding ? new LiveRing() : undefined;
     this.registry = options.registry ?? new Registry();
     for (const handler of options.handlers ?? []) {
       if (typeof handler === 'function') this.registry.addClass(handler as HandlerClass);
@@ -175,6 +181,7 @@ export class Operator {
       indexes: this.reads.indexes,
       memo: operatorMemo(options),
       tracing: options.tracing,
+      shardRing: this.ring,
     });
     this.activities = new OperatorActivities(() => this.registry.activities, {
       client: this.client,
@@ -230,6 +237,8 @@ export class Operator {
 
   private campaignOrWork(): void {
     if (this.stopping) return;
+    if (this.options.leaderElection?.warmStandby && !this.options.sharding)
+      this.warm = this.table.standBy(this.registry.handlers);
     this.elector = campaignForWork({
       election: this.options.leaderElection,
       leaseName: this.identity.leaseName,
@@ -240,6 +249,7 @@ export class Operator {
       sharding: this.options.sharding
         ? {
             prefix: this.identity.prefix,
+            ring: this.ring,
             hub: this.hub,
             table: this.table,
             namespaces: this.options.namespaces,
@@ -268,7 +278,10 @@ export class Operator {
     this.working = true;
     this.eventScope.activate();
     // Handlers start once every index and cache-only watch has its initial listing (Kopf: handlers wait for indexes).
-    void this.reads.start().then((listed) => listed && !this.stopping && this.startHandlers());
+    // A warm standby's cache has listed already (or is listing): restarting it would list again.
+    void (this.warm?.cacheListed ?? this.reads.start()).then(
+      (listed) => listed && !this.stopping && this.startHandlers(),
+    );
   }
 
   private startHandlers(): void {
@@ -302,15 +315,13 @@ export class Operator {
       watchStallMs: this.timings.watchStallMs,
       handlerStallMs: this.timings.handlerStallMs,
       handlerTimeout: this.timings.handlerTimeoutMs !== undefined,
+      readinessFirst: [
+        { name: 'startup', check: () => this.activities.readiness() },
+        { name: 'webhooks', check: () => this.webhooks.readiness() },
+      ],
+      probes: this.activities.hasProbes ? () => this.activities.probeReport() : undefined,
     };
-    const probes = this.activities.hasProbes ? () => this.activities.probeReport() : undefined;
-    const health = operatorHealth(sources, options);
-    const readiness = [
-      { name: 'startup', check: () => this.activities.readiness() },
-      { name: 'webhooks', check: () => this.webhooks.readiness() },
-      ...health.readiness,
-    ];
-    this.healthServer = new HealthServer({ ...health, readiness, probes });
+    this.healthServer = new HealthServer(operatorHealth(sources, options));
     this.healthPort = await this.healthServer.start();
     this.logger.info({ port: this.healthPort }, 'health and metrics server listening');
     return this.healthPort;
@@ -363,6 +374,7 @@ export class Operator {
     const startedAt = Date.now();
     for (const resolution of this.resolutions) resolution.unsubscribe();
     this.reads.stop();
+    this.warm?.stop();
     // Watches stop at once; timers and daemons (with their own cancellation timeouts) meanwhile.
     const routesStopped = this.table.stop();
     await Promise.all([this.reactor.stop(deadlineMs), routesStopped]);

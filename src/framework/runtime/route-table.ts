@@ -11,7 +11,7 @@ import type { Storage } from '../state/storage.js';
 import type { WatchHub, WatchScope } from '../watching/watch-hub.js';
 import type { ShardMember } from '../sharding/shard-member.js';
 import { resolveHandlerResources } from './handler-resolution.js';
-import { inNamespaces, isNamespaceGlob } from './namespace-patterns.js';
+import { inNamespaces, namespaceScopes } from './namespace-patterns.js';
 import type { OperatorCache } from './operator-cache.js';
 import { relatedWatches } from './reconcile-watches.js';
 import {
@@ -23,6 +23,7 @@ import {
   type RouteServices,
 } from './route.js';
 import { planWatch } from './watch-plan.js';
+import { WarmStandby } from './warm-standby.js';
 
 /** What a {@link RouteTable} builds routes with. */
 export interface RouteTableServices {
@@ -89,6 +90,14 @@ export class RouteTable {
     this.deps.services.shard = member;
   }
 
+  /** Starts a warm standby: the watches `handlers` will need, opened while this replica waits to lead. */
+  standBy(handlers: readonly HandlerSpec[]): WarmStandby {
+    const { client, hub, reads, logger, namespaces } = this.deps;
+    const standby = new WarmStandby({ client, hub, reads, handlers, logger, namespaces });
+    standby.start();
+    return standby;
+  }
+
   /** The objects the routes' watches hold now (with sharding: this replica's shard). */
   objectCount(): number {
     let count = 0;
@@ -106,12 +115,8 @@ export class RouteTable {
       handlers.map((spec) => spec.resource),
     );
     this.warnIfAnnotationOnly(resource);
-    // A cluster-scoped resource has one collection whatever namespaces were asked for. With a glob
-    // among them, one cluster-wide watch filtered per event serves namespaces created later too.
-    const patterns = resource.namespaced ? [...new Set(this.deps.namespaces ?? [])] : [];
-    const globbed = patterns.some(isNamespaceGlob);
-    const namespaces = patterns.length > 0 && !globbed ? patterns : [undefined];
-    for (const namespace of namespaces) {
+    const { scopes, globs } = namespaceScopes(resource, this.deps.namespaces);
+    for (const namespace of scopes) {
       const key = JSON.stringify([resourceId(resource), namespace ?? '']);
       const previous = this.routes.get(key);
       const all = [...(previous?.handlers ?? []), ...handlers];
@@ -142,7 +147,7 @@ export class RouteTable {
         tracing: this.deps.services.tracing,
       });
       const subscription = reactor.consume(
-        globbed ? events.pipe(inNamespaces(patterns)) : events,
+        globs ? events.pipe(inNamespaces(globs)) : events,
         route,
         () => {
           readiness.listed(key);

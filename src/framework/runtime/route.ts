@@ -234,7 +234,19 @@ async function leaveShard(
   const uid = object.metadata?.uid ?? '';
   await Promise.all(routeEngines(route).map((engine) => engine.stopObject(uid)));
   services.memos?.forget(uid);
+  route.changes?.memories.forget(uid);
+  route.reconcile?.forget(uid);
+  route.owned?.forget(uid);
   if (verdict !== 'drain') return undefined;
+  const engines = routeEngines(route);
+  if (engines.some((engine) => engine.stillRunning(uid))) {
+    // A daemon ignoring its stop is still running: the next member would run it twice.
+    services.logger.warn(
+      { namespace: object.metadata?.namespace, name: object.metadata?.name },
+      'a stopped daemon of a drained object still runs; handing the object on once it ends',
+    );
+    return { requeueAfterMs: RELEASE_RETRY_MS, retry: true };
+  }
   try {
     await services.shard?.release(route.resource, object);
   } catch (error) {

@@ -8,18 +8,21 @@ export type Placement =
 
 /**
  * Where an object goes, given the member it is labelled with (if any), whether that member is
- * already asked to hand it on, the member the ring wants, and the live members. An object of a live
- * member is never relabelled directly, only drained, so two members never hold it at once; one of a
- * departed member (its Lease released or expired, its work stopped) is assigned at once.
+ * already asked to hand it on, the member the ring wants, the live members and those not yet seen
+ * renewing. An object of a live member is never relabelled directly, only drained, so two members
+ * never hold it at once; one of a pending member stays until the member is seen renewing or its Lease
+ * expires; one of a departed member (its Lease released or expired, its work stopped) is assigned at once.
  */
 export function placementOf(
   current: string | undefined,
   draining: boolean,
   desired: string,
   live: ReadonlySet<string>,
+  pending: ReadonlySet<string> = new Set(),
 ): Placement {
   if (current === desired)
     return draining ? { action: 'assign', member: desired } : { action: 'keep' };
+  if (current !== undefined && pending.has(current)) return { action: 'keep' };
   if (current === undefined || !live.has(current)) return { action: 'assign', member: desired };
   return draining ? { action: 'keep' } : { action: 'drain' };
 }

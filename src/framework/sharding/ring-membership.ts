@@ -11,6 +11,12 @@ export interface MemberSighting {
   /** The Lease's spec, serialised, to notice the next change. */
   spec: string;
   seenAt: number;
+  /**
+   * Whether this replica has seen the Lease change since it first saw it. A Lease seen once may be a
+   * dead replica's, left behind: a coordinator that just started cannot tell until a lease duration
+   * passes, so such a member keeps its objects but gets no new ones.
+   */
+  renewed: boolean;
 }
 
 const MAX_LEASE_NAME = 253;
@@ -52,19 +58,38 @@ export function sightMembers(
     const member = name.slice(prefix.length);
     const spec = JSON.stringify(lease.spec);
     const last = previous.get(member);
-    next.set(member, { spec, seenAt: last?.spec === spec ? last.seenAt : now });
+    next.set(
+      member,
+      last === undefined
+        ? { spec, seenAt: now, renewed: false }
+        : last.spec === spec
+          ? last
+          : { spec, seenAt: now, renewed: true },
+    );
   }
   return next;
 }
 
-/** The members whose Lease changed within the last `leaseDurationMs`, sorted by name. */
-export function liveMembers(
+/** The ring as this replica sees it: members to place objects on, and members not yet seen renewing. */
+export interface RingView {
+  /** Members seen renewing within the last lease duration, sorted by name: objects go to them. */
+  live: string[];
+  /** Members whose Lease is fresh but not yet seen renewing: they keep their objects, get no new ones. */
+  pending: string[];
+}
+
+/** The ring from the sightings: members whose Lease changed within the last `leaseDurationMs`. */
+export function ringView(
   sightings: ReadonlyMap<string, MemberSighting>,
   now: number,
   leaseDurationMs: number,
-): string[] {
-  return [...sightings.entries()]
-    .filter(([, sighting]) => now - sighting.seenAt < leaseDurationMs)
-    .map(([member]) => member)
-    .sort();
+): RingView {
+  const view: RingView = { live: [], pending: [] };
+  for (const [member, sighting] of sightings) {
+    if (now - sighting.seenAt >= leaseDurationMs) continue;
+    (sighting.renewed ? view.live : view.pending).push(member);
+  }
+  view.live.sort();
+  view.pending.sort();
+  return view;
 }

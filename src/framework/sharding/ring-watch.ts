@@ -3,10 +3,11 @@ import { systemClock, type Clock } from '../clock/clock.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import {
-  liveMembers,
+  ringView,
   sightMembers,
   type MemberLease,
   type MemberSighting,
+  type RingView,
 } from './ring-membership.js';
 
 /** What a {@link RingWatch} reads and reports with. */
@@ -22,8 +23,8 @@ export interface RingWatchOptions {
   logger: Logger;
   metrics: Metrics;
   clock?: Clock;
-  /** Called with the live members, sorted, each time they change (and once first). */
-  onChange: (members: readonly string[]) => void;
+  /** Called with the ring each time its live or pending members change (and once first). */
+  onChange: (ring: RingView) => void;
   /** Called after every read that succeeded. */
   onTick?: () => void;
 }
@@ -39,8 +40,8 @@ export class RingWatch {
   private readonly controller = new AbortController();
   private running: Promise<void> | undefined;
   private failing = false;
-  /** The live members last published. */
-  members: readonly string[] = [];
+  /** The ring last published. */
+  ring: RingView = { live: [], pending: [] };
 
   constructor(private readonly options: RingWatchOptions) {}
 
@@ -93,13 +94,13 @@ export class RingWatch {
     this.failing = false;
     // Sighted when the request started: an answer that took long never makes a Lease look fresher.
     this.sightings = sightMembers(this.sightings, leases, prefix, startedAt);
-    const members = liveMembers(this.sightings, clock.now(), leaseDurationMs);
-    metrics.set('shard_ring_members', members.length);
-    const key = members.join(',');
+    const ring = ringView(this.sightings, clock.now(), leaseDurationMs);
+    metrics.set('shard_ring_members', ring.live.length);
+    const key = `${ring.live.join(',')}|${ring.pending.join(',')}`;
     if (key !== this.published) {
       this.published = key;
-      this.members = members;
-      this.options.onChange(members);
+      this.ring = ring;
+      this.options.onChange(ring);
     }
     this.options.onTick?.();
   }

@@ -7,6 +7,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { WatchHub } from '../watching/watch-hub.js';
 import { placementOf, type Placement } from './placement.js';
+import type { RingView } from './ring-membership.js';
 import { memberFor, shardKey } from './ring.js';
 import type { ShardLabels } from './shard-labels.js';
 
@@ -55,6 +56,7 @@ interface Moves {
 export class ShardCoordinator {
   private members: readonly string[] = [];
   private live = new Set<string>();
+  private pending = new Set<string>();
   private readonly watched = new Map<string, Subscription>();
   private passing: Promise<void> | undefined;
   private again = false;
@@ -63,10 +65,11 @@ export class ShardCoordinator {
 
   constructor(private readonly options: ShardCoordinatorOptions) {}
 
-  /** The ring's live members changed (or were first seen): rebalance every collection. */
-  update(members: readonly string[]): void {
-    this.members = members;
-    this.live = new Set(members);
+  /** The ring changed (or was first seen): rebalance every collection. */
+  update(ring: RingView): void {
+    this.members = ring.live;
+    this.live = new Set(ring.live);
+    this.pending = new Set(ring.pending);
     this.rebalance();
   }
 
@@ -193,7 +196,13 @@ export class ShardCoordinator {
         const desired = this.desired(collection.resource, object);
         if (desired === undefined) continue;
         const current = labels.memberOf(object);
-        const placement = placementOf(current, labels.isDraining(object), desired, this.live);
+        const placement = placementOf(
+          current,
+          labels.isDraining(object),
+          desired,
+          this.live,
+          this.pending,
+        );
         if (placement.action === 'keep') continue;
         work.push(() =>
           this.apply(collection.resource, object, placement).then(

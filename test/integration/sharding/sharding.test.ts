@@ -1,11 +1,14 @@
+import { randomBytes } from 'node:crypto';
 import {
   createOperator,
   daemon,
   on,
+  type AdmissionContext,
   silentLogger,
   type ChangeContext,
   type DaemonContext,
   type Operator,
+  type OperatorOptions,
 } from '../../../src/framework/index.js';
 import type { HandlerClass } from '../../../src/framework/registry/registry.js';
 import { sharedKubeConfig } from '../../support/cluster.js';
@@ -95,14 +98,21 @@ describe('sharding across replicas', () => {
     operators.clear();
   });
 
-  function start(namespace: string, replica: string, ledger: Ledger): Operator {
+  function start(
+    namespace: string,
+    replica: string,
+    ledger: Ledger,
+    extra: Partial<OperatorOptions> = {},
+  ): Operator {
+    const { handlers = [], ...options } = extra;
     const operator = createOperator({
       kubeConfig: sharedKubeConfig(),
-      handlers: [ledger.handlersOf(replica)],
       namespaces: [namespace],
       logger: silentLogger(),
       sharding: true,
       leaderElection: { ...ELECTION, namespace, identity: replica },
+      ...options,
+      handlers: [ledger.handlersOf(replica), ...handlers],
     }).start();
     operators.set(replica, operator);
     return operator;
@@ -210,5 +220,39 @@ describe('sharding across replicas', () => {
     expect(moved).toBeLessThan(18);
     expect(ledger.overlaps()).toEqual([]);
     expect(ledger.created).toHaveLength(30);
+  });
+
+  test('labels new objects at creation through its mutating webhook, where it serves webhooks', async () => {
+    const { namespace, widgets } = await widgetNamespace('shard-webhook');
+    const identity = `shard-${randomBytes(4).toString('hex')}.konductor.dev`;
+    class Admission {
+      @on.validate(API, 'widgets', { id: 'any' })
+      any(_context: AdmissionContext): void {}
+    }
+    const ledger = new Ledger();
+    const operator = start(namespace, 'replica-a', ledger, {
+      identity,
+      handlers: [new Admission()],
+      webhooks: { port: 0, url: 'https://127.0.0.1' },
+    });
+    try {
+      await waitFor(() => operator.active, { what: 'the replica to join the ring' });
+      let i = 0;
+      // The API server calls a new configuration shortly after it is written; the ring is read meanwhile.
+      await waitFor(
+        async () =>
+          (await widgets.create(`probe-${i++}`)).metadata?.labels?.[`${identity}/shard`] ===
+          'replica-a',
+        { what: 'a widget labelled at its creation', timeoutMs: 30_000 },
+      );
+      const created = await widgets.create('w');
+      expect(created.metadata?.labels?.[`${identity}/shard`]).toBe('replica-a');
+      await waitFor(() => ledger.created.includes('replica-a/w'), { what: 'w to be handled' });
+    } finally {
+      await operator.stop(2_000);
+      operators.delete('replica-a');
+      for (const plural of ['validatingwebhookconfigurations', 'mutatingwebhookconfigurations'])
+        await client.resource('admissionregistration.k8s.io/v1', plural).delete({ name: identity });
+    }
   });
 });

@@ -32,6 +32,7 @@ describe('konductor command line', () => {
       storage: 'annotations',
       standalone: false,
       sharding: false,
+      warmStandby: false,
       leaseNamespace: undefined,
       leaseName: 'konductor-leader',
       webhooks: true,
@@ -94,6 +95,7 @@ describe('konductor command line', () => {
       storage: 'annotations',
       standalone: true,
       sharding: false,
+      warmStandby: false,
       leaseNamespace: 'operators',
       leaseName: 'my-operator.leader',
       webhookPort: 9443,
@@ -153,6 +155,7 @@ describe('konductor command line', () => {
         storage: 'annotations',
         standalone: true,
         sharding: false,
+        warmStandby: false,
         leaseNamespace: 'operators',
         leaseName: 'leader',
         webhookPort: 9443,
@@ -216,6 +219,7 @@ describe('konductor command line', () => {
     test('--sharding and KONDUCTOR_SHARDING turn sharding on; beside --standalone it is refused, naming why', () => {
       expect(run(['--sharding'], {}).sharding).toBe(true);
       expect(run([], { KONDUCTOR_SHARDING: 'true' }).sharding).toBe(true);
+      expect(run(['--warm-standby'], {}).warmStandby).toBe(true);
       expect(() => run(['--sharding', '--standalone'], {})).toThrow(
         /--sharding needs leader election .*drop --standalone/,
       );

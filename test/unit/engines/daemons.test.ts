@@ -187,6 +187,31 @@ describe('daemons', () => {
     expect(posted).toEqual(['DaemonAbandoned']);
   });
 
+  test('an abandoned daemon counts as still running until it ends, so its object is not handed on', async () => {
+    let finish: () => void = () => undefined;
+    const { engine } = engineWith(() => new Promise<void>((resolve) => (finish = resolve)), {
+      cancellationTimeout: 0.2,
+    });
+    engine.observe(widget());
+    expect(engine.stillRunning('uid-1')).toBe(false);
+    const stopped = engine.stopObject('uid-1');
+    await advanceTo(200);
+    await stopped;
+    expect(engine.stillRunning('uid-1')).toBe(true);
+    finish();
+    await advanceTo(201);
+    expect(engine.stillRunning('uid-1')).toBe(false);
+  });
+
+  test('a daemon that stops when asked is not still running', async () => {
+    const { engine } = engineWith(({ signal }) => aborted(signal));
+    engine.observe(widget());
+    const stopped = engine.stopObject('uid-1');
+    await advanceTo(10);
+    await stopped;
+    expect(engine.stillRunning('uid-1')).toBe(false);
+  });
+
   test('an object being deleted stops its daemon; a stopped object does not start it again', async () => {
     let runs = 0;
     const { engine } = engineWith(async ({ signal }) => {

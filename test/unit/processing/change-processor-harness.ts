@@ -1,9 +1,7 @@
 /** The change processor on a fake API, fed by hand as the watch would feed it: shared by the processor's spec files. */
 import type { ResourceSelector } from '../../../src/framework/api/resource.js';
-import {
-  ChangeProcessor,
-  type ChangeProcessorOptions,
-} from '../../../src/framework/processing/change-processor.js';
+import { ChangeProcessor } from '../../../src/framework/processing/change-processor.js';
+import type { ChangeProcessorOptions } from '../../../src/framework/processing/change-processor-options.js';
 import { TemporaryError } from '../../../src/framework/intents/errors.js';
 import { silentLogger, type Logger } from '../../../src/framework/observability/logger.js';
 import type { ProcessResult } from '../../../src/framework/reactor/reactor.js';

@@ -23,6 +23,10 @@ describe('where the coordinator puts an object', () => {
     expect(placementOf('a', true, 'b', live)).toEqual({ action: 'keep' });
   });
 
+  it('leaves the objects of a member not yet seen renewing where they are', () => {
+    expect(placementOf('c', false, 'b', live, new Set(['c']))).toEqual({ action: 'keep' });
+  });
+
   it('takes back a drain request when the object belongs to its member again', () => {
     expect(placementOf('a', true, 'a', live)).toEqual({ action: 'assign', member: 'a' });
   });

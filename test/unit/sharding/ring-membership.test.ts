@@ -1,6 +1,6 @@
 import {
-  liveMembers,
   ringPrefixOf,
+  ringView,
   sightMembers,
   type MemberLease,
 } from '../../../src/framework/sharding/ring-membership.js';
@@ -24,16 +24,23 @@ describe('the ring’s members as a replica sees them', () => {
   });
 
   it('counts a member live until a lease duration after its Lease last changed', () => {
-    let sightings = sightMembers(new Map(), [lease('a', 'a', 't1')], PREFIX, 1_000);
-    sightings = sightMembers(sightings, [lease('a', 'a', 't1')], PREFIX, 30_000);
-    expect(liveMembers(sightings, 30_999, 30_000)).toEqual(['a']);
-    expect(liveMembers(sightings, 31_000, 30_000)).toEqual([]);
+    let sightings = sightMembers(new Map(), [lease('a', 'a', 't1')], PREFIX, 0);
+    sightings = sightMembers(sightings, [lease('a', 'a', 't2')], PREFIX, 1_000);
+    sightings = sightMembers(sightings, [lease('a', 'a', 't2')], PREFIX, 30_000);
+    expect(ringView(sightings, 30_999, 30_000).live).toEqual(['a']);
+    expect(ringView(sightings, 31_000, 30_000).live).toEqual([]);
   });
 
   it('sees a renewal as a new sighting, by its own clock whatever the Lease says', () => {
     let sightings = sightMembers(new Map(), [lease('a', 'a', 't1')], PREFIX, 1_000);
     sightings = sightMembers(sightings, [lease('a', 'a', 't2')], PREFIX, 20_000);
-    expect(liveMembers(sightings, 45_000, 30_000)).toEqual(['a']);
+    expect(ringView(sightings, 45_000, 30_000).live).toEqual(['a']);
+  });
+
+  it('holds a member seen once as pending: it may be a dead replica’s Lease left behind', () => {
+    const sightings = sightMembers(new Map(), [lease('a', 'a', 't1')], PREFIX, 0);
+    expect(ringView(sightings, 1, 30_000)).toEqual({ live: [], pending: ['a'] });
+    expect(ringView(sightings, 30_000, 30_000)).toEqual({ live: [], pending: [] });
   });
 
   it('drops a released or deleted member at once', () => {
@@ -44,7 +51,7 @@ describe('the ring’s members as a replica sees them', () => {
       0,
     );
     const next = sightMembers(sightings, [lease('a', '', 't1')], PREFIX, 1);
-    expect(liveMembers(next, 2, 30_000)).toEqual([]);
+    expect(ringView(next, 2, 30_000)).toEqual({ live: [], pending: [] });
   });
 
   it('ignores other Leases of the namespace', () => {
@@ -58,6 +65,6 @@ describe('the ring’s members as a replica sees them', () => {
       PREFIX,
       0,
     );
-    expect(liveMembers(sightings, 1, 30_000)).toEqual(['b']);
+    expect(ringView(sightings, 1, 30_000).pending).toEqual(['b']);
   });
 });

@@ -1,0 +1,139 @@
+// Scenario "shards": N objects shared out among 1, 2 and 3 replicas of a sharded operator
+// (bench/shards-child.mjs, one process each with the Deployment's Node options; 5 s Lease), each
+// replica count on its own namespace of N objects, in one run. Reported per replica count: the
+// catch-up (from the replicas' start until every object was handled once and every replica's watches
+// hold its share), each replica's objects and share, its live heap (in use after full collections),
+// peak heap in use and peak RSS, and the largest live heap against the single replica's. With 3
+// replicas, one is then SIGKILLed: the time until the others' watches hold all N objects again
+// (its Lease must expire first: 5 s), and creations handled twice (must be 0).
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  createObjects,
+  installBenchCrd,
+  machine,
+  OperatorProcess,
+  round2,
+  type BenchTarget,
+  type Figures,
+} from './support.js';
+
+export interface ShardsOptions {
+  /** Object counts (each with every replica count). */
+  sizes: number[];
+  /** Replica counts, e.g. [1, 2, 3]; the first is the baseline of the heap ratio. */
+  replicas: number[];
+}
+
+interface ShardState {
+  objects: number;
+  ring: number;
+  created: number;
+}
+
+function shardOf(replica: OperatorProcess): ShardState {
+  return (
+    (replica.latest('shard')?.shard as ShardState | undefined) ?? {
+      objects: 0,
+      ring: 0,
+      created: 0,
+    }
+  );
+}
+
+/** Waits until `done` holds, checking every 100 ms, for at most `timeoutMs`. */
+async function until(done: () => boolean, what: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`shards: no ${what} within ${timeoutMs} ms`);
+    await sleep(100);
+  }
+}
+
+async function memoryOf(replica: OperatorProcess): Promise<Figures> {
+  const asked = Date.now();
+  replica.signal('SIGUSR2');
+  const message = await replica.messageWhere(
+    (m) =>
+      (m.memory as { at?: number } | undefined)?.at !== undefined &&
+      (m.memory as { at: number }).at >= asked,
+    60_000,
+    'memory figures',
+  );
+  return message.memory as Figures;
+}
+
+/** One replica count at one size: catch-up, shares and memory; with 3 or more, a kill. */
+async function shardRun(target: BenchTarget, objects: number, count: number): Promise<Figures> {
+  const namespace = `bench-shards-${objects}-${count}`;
+  await createObjects(target.kubeConfig, namespace, objects);
+  const started = Date.now();
+  const replicas = Array.from(
+    { length: count },
+    (_, i) => new OperatorProcess(target, 'shards-child.mjs', [namespace, `replica-${i}`]),
+  );
+  try {
+    const total = (key: keyof ShardState, among = replicas) =>
+      among.reduce((sum, replica) => sum + shardOf(replica)[key], 0);
+    await until(
+      () => total('created') >= objects && total('objects') === objects,
+      'catch-up',
+      30 * 60_000,
+    );
+    const catchUpSeconds = (Date.now() - started) / 1000;
+    const figures: Figures[] = [];
+    for (const [i, replica] of replicas.entries()) {
+      const shard = shardOf(replica);
+      figures.push({
+        replica: i,
+        objects: shard.objects,
+        share: round2(shard.objects / objects),
+        created: shard.created,
+        ...(await memoryOf(replica)),
+      });
+    }
+    const line: Figures = {
+      scenario: 'shards',
+      objects,
+      replicas: count,
+      catchUpSeconds: round2(catchUpSeconds),
+      createdTwice: total('created') - objects,
+      perReplica: figures,
+      ...machine(),
+    };
+    if (count >= 3) {
+      const killedAt = Date.now();
+      replicas[0]!.kill();
+      const survivors = replicas.slice(1);
+      await until(
+        () => total('objects', survivors) === objects,
+        'takeover of the killed replica’s objects',
+        120_000,
+      );
+      line.killedReplicaObjectsElsewhereSeconds = round2((Date.now() - killedAt) / 1000);
+      // Moving runs no create handler again.
+      await sleep(2_000);
+      line.createdTwiceAfterKill = total('created') - objects;
+    }
+    return line;
+  } finally {
+    for (const replica of replicas) replica.kill();
+  }
+}
+
+/** Every size with every replica count, in one run; heap ratios against the first replica count. */
+export async function runShards(target: BenchTarget, options: ShardsOptions): Promise<Figures[]> {
+  await installBenchCrd(target.kubeConfig);
+  const lines: Figures[] = [];
+  for (const objects of options.sizes) {
+    let baseline: number | undefined;
+    for (const count of options.replicas) {
+      const line = await shardRun(target, objects, count);
+      const heaps = (line.perReplica as Figures[]).map((r) => r.liveHeapMb as number);
+      baseline ??= Math.max(...heaps);
+      line.largestLiveHeapOfBaseline = round2(Math.max(...heaps) / baseline);
+      process.stderr.write(`bench: shards ${objects}×${count}: ${JSON.stringify(line)}\n`);
+      lines.push(line);
+    }
+  }
+  return lines;
+}
