@@ -168,7 +168,7 @@ export async function finishRun({ result, stop }) {
  * Starts one replica under leader election on the bench namespace: a 5 s Lease, 3 s renew deadline and
  * 0.5 s retry (takeovers within seconds), a quiet logger, `options` added (sharding, metrics, …).
  */
-export function startReplica(
+export async function startReplica(
   framework,
   { kubeconfigPath, namespace, lease, replica, registry, election = {}, ...options },
 ) {
@@ -177,7 +177,7 @@ export function startReplica(
       kubeConfig: framework.loadKubeconfig({ path: kubeconfigPath }),
       registry,
       namespaces: [namespace],
-      logger: framework.silentLogger(),
+      logger: await benchLogger(framework),
       leaderElection: {
         namespace,
         name: lease,

@@ -1,11 +1,11 @@
 // Scenario "shards": N objects shared out among 1, 2 and 3 replicas of a sharded operator
-// (bench/shards-child.mjs, one process each with the Deployment's Node options; 5 s Lease), each
+// (bench/shards-child.mjs, one process each with the Deployment's Node options; 10 s Lease), each
 // replica count on its own namespace of N objects, in one run. Reported per replica count: the
 // catch-up (from the replicas' start until every object was handled once and every replica's watches
 // hold its share), each replica's objects and share, its live heap (in use after full collections),
 // peak heap in use and peak RSS, and the largest live heap against the single replica's. With 3
 // replicas, one is then SIGKILLed: the time until the others' watches hold all N objects again
-// (its Lease must expire first: 5 s), and creations handled twice (must be 0).
+// (its Lease must expire first: 10 s), and creations handled twice (must be 0).
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   createObjects,
@@ -40,11 +40,18 @@ function shardOf(replica: OperatorProcess): ShardState {
   );
 }
 
-/** Waits until `done` holds, checking every 100 ms, for at most `timeoutMs`. */
-async function until(done: () => boolean, what: string, timeoutMs: number): Promise<void> {
+/** Waits until `done` holds, checking every 100 ms, for at most `timeoutMs`; fails when a replica exited. */
+async function until(
+  done: () => boolean,
+  what: string,
+  timeoutMs: number,
+  replicas: readonly OperatorProcess[],
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!done()) {
     if (Date.now() > deadline) throw new Error(`shards: no ${what} within ${timeoutMs} ms`);
+    if (replicas.some((replica) => !replica.running))
+      throw new Error(`shards: a replica exited before ${what} (it lost its Lease?)`);
     await sleep(100);
   }
 }
@@ -78,6 +85,7 @@ async function shardRun(target: BenchTarget, objects: number, count: number): Pr
       () => total('created') >= objects && total('objects') === objects,
       'catch-up',
       30 * 60_000,
+      replicas,
     );
     const catchUpSeconds = (Date.now() - started) / 1000;
     const figures: Figures[] = [];
@@ -108,6 +116,7 @@ async function shardRun(target: BenchTarget, objects: number, count: number): Pr
         () => total('objects', survivors) === objects,
         'takeover of the killed replica’s objects',
         120_000,
+        survivors,
       );
       line.killedReplicaObjectsElsewhereSeconds = round2((Date.now() - killedAt) / 1000);
       // Moving runs no create handler again.

@@ -459,6 +459,11 @@ export class OperatorProcess {
     if (this.exitCode === undefined) this.child.kill('SIGKILL');
   }
 
+  /** Whether the process still runs. */
+  get running(): boolean {
+    return this.exitCode === undefined;
+  }
+
   /** Sends the process a signal (a child may answer one with a message, e.g. SIGUSR2 for its memory). */
   signal(signal: NodeJS.Signals): void {
     if (this.exitCode === undefined) this.child.kill(signal);

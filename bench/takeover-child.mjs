@@ -22,7 +22,7 @@ const registry = new framework.Registry()
   );
 const patched = new Set();
 let watching = false;
-const operator = startReplica(framework, {
+const operator = await startReplica(framework, {
   kubeconfigPath,
   namespace,
   lease: 'takeover',
@@ -30,12 +30,8 @@ const operator = startReplica(framework, {
   registry,
   election: { warmStandby: mode === 'warm' },
   onRequest: (method, path, status) => {
-    if (
-      !watching &&
-      method === 'GET' &&
-      path.includes(`/${benchResource.plural}?`) &&
-      path.includes('watch=')
-    ) {
+    // A watch is reported as WATCH once its stream opened: the listing before it is done.
+    if (!watching && method === 'WATCH' && path.includes(`/${benchResource.plural}`)) {
       watching = true;
       send({ watching: Date.now() });
     }

@@ -29,6 +29,8 @@ export interface Campaign {
 /** What a sharded replica needs besides the Leases: its shard labels' prefix, its watches and its routes. */
 export interface ShardingCampaign {
   prefix: string;
+  /** The client for the objects (labels, drains); the campaign's own is for Leases. */
+  client: ApiClient;
   /** Where the ring's live members are kept for the labelling webhook. */
   ring?: LiveRing;
   hub: WatchHub;
@@ -80,7 +82,7 @@ export function campaignForWork(campaign: Campaign): Elected | undefined {
 function joinShards(
   campaign: Campaign,
   election: NonNullable<Campaign['election']>,
-  { prefix, ring, hub, table, namespaces }: ShardingCampaign,
+  { prefix, client, ring, hub, table, namespaces }: ShardingCampaign,
 ): Elected {
   const replica = election.identity ?? defaultReplicaIdentity();
   const sharding = new OperatorSharding({
@@ -89,7 +91,8 @@ function joinShards(
     leaderLease: election.name ?? campaign.leaseName,
     replica,
     timings: campaign.timings,
-    client: campaign.client,
+    client,
+    leaseClient: campaign.client,
     hub,
     logger: campaign.logger,
     metrics: campaign.metrics,

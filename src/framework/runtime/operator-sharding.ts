@@ -23,7 +23,10 @@ export interface ShardingSetup {
   /** This replica's name in the Leases. */
   replica: string;
   timings: Partial<LeaseTimings>;
+  /** For the objects: labels, drains, listings. */
   client: ApiClient;
+  /** For the Leases, on sockets of their own so renewals never wait behind object traffic. */
+  leaseClient: ApiClient;
   hub: WatchHub;
   logger: Logger;
   metrics: Metrics;
@@ -67,7 +70,7 @@ export class OperatorSharding {
     const prefix = ringPrefixOf(setup.leaderLease);
     this.memberElector = this.elector(`${prefix}${memberName}`);
     this.ring = new RingWatch({
-      client: setup.client,
+      client: setup.leaseClient,
       namespace: setup.namespace,
       prefix,
       leaseDurationMs: this.timings.leaseDurationMs,
@@ -156,7 +159,7 @@ export class OperatorSharding {
   }
 
   private elector(name: string): LeaderElector {
-    const { namespace, replica, client, logger } = this.setup;
+    const { namespace, replica, leaseClient: client, logger } = this.setup;
     return new LeaderElector({
       namespace,
       name,

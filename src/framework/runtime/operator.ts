@@ -54,6 +54,7 @@ export class Operator {
   readonly ready: Promise<void>;
   private readonly timings: OperatorTimings;
   private readonly client: ApiClient;
+  private readonly leaseClient: ApiClient;
   private readonly hub: WatchHub;
   private readonly poster: EventPoster;
   /** This operator's Events, found by `events.*` and `ctx.events` from the async context of its work. */
@@ -109,13 +110,18 @@ export class Operator {
     this.logger = options.logger ?? createLogger();
     this.metrics = options.metrics ?? new PrometheusMetrics();
     const kc = options.kubeConfig ?? loadKubeconfig();
+    const { fieldManager } = this.identity;
     // As many sockets as handlers may write at once: a --concurrency above 64 was held to 64 sockets.
     this.client = new ApiClient(kc, {
-      fieldManager: this.identity.fieldManager,
+      fieldManager,
       maxSockets: Math.max(64, options.concurrency ?? 64),
     });
-    this.client.onRequest = options.onRequest;
-    this.client.metrics = this.metrics;
+    // Leases on sockets of their own: a renewal must never queue behind 64 handlers' writes.
+    this.leaseClient = new ApiClient(kc, { fieldManager, maxSockets: 4 });
+    for (const client of [this.client, this.leaseClient]) {
+      client.onRequest = options.onRequest;
+      client.metrics = this.metrics;
+    }
     this.poster = new EventPoster(
       this.client,
       this.logger,
@@ -243,12 +249,13 @@ export class Operator {
       election: this.options.leaderElection,
       leaseName: this.identity.leaseName,
       timings: this.timings.lease,
-      client: this.client,
+      client: this.leaseClient,
       logger: this.logger,
       metrics: this.metrics,
       sharding: this.options.sharding
         ? {
             prefix: this.identity.prefix,
+            client: this.client,
             ring: this.ring,
             hub: this.hub,
             table: this.table,
@@ -367,6 +374,7 @@ export class Operator {
       Math.min(5_000, Math.max(1_000, deadlineMs - (Date.now() - startedAt))),
     );
     this.client.close();
+    this.leaseClient.close();
     this.logger.info('operator stopped');
   }
 
