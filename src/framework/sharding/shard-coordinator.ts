@@ -62,6 +62,9 @@ export class ShardCoordinator {
   private again = false;
   private stopped = false;
   private retry: ReturnType<typeof setTimeout> | undefined;
+  /** Objects seen unlabelled that wait for their assignment, by uid. */
+  private readonly waiting = new Map<string, { resource: Resource; object: KubeObject }>();
+  private assigning = 0;
 
   constructor(private readonly options: ShardCoordinatorOptions) {}
 
@@ -82,6 +85,7 @@ export class ShardCoordinator {
   stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retry);
+    this.waiting.clear();
     for (const subscription of this.watched.values()) subscription.unsubscribe();
     this.watched.clear();
     return this.passing ?? Promise.resolve();
@@ -158,13 +162,11 @@ export class ShardCoordinator {
       })
       .subscribe({
         next: (event) => {
+          if (event.type === 'DELETED') this.waiting.delete(event.object.metadata?.uid ?? '');
           if (event.type !== 'ADDED' && event.type !== 'MODIFIED') return;
           if (!inScope(collection, event.object)) return;
-          const member = this.desired(collection.resource, event.object);
-          if (member === undefined || labels.memberOf(event.object) !== undefined) return;
-          void this.apply(collection.resource, event.object, { action: 'assign', member }).catch(
-            () => this.retryLater(),
-          );
+          if (labels.memberOf(event.object) !== undefined) return;
+          this.queueAssignment(collection.resource, event.object);
         },
         error: (error: unknown) => {
           logger.error(
@@ -177,6 +179,33 @@ export class ShardCoordinator {
         },
       });
     this.watched.set(key, subscription);
+  }
+
+  /**
+   * Assigns an object seen unlabelled, at most {@link PATCHES_AT_ONCE} at a time: a listing of
+   * 30,000 new objects must not become 30,000 requests at once. Each object waits once (its newest
+   * copy); its member is chosen when its turn comes, from the ring as it is then.
+   */
+  private queueAssignment(resource: Resource, object: KubeObject): void {
+    this.waiting.set(object.metadata?.uid ?? '', { resource, object });
+    while (this.assigning < PATCHES_AT_ONCE && this.waiting.size > 0) this.assignNext();
+  }
+
+  private assignNext(): void {
+    const next = this.waiting.entries().next();
+    if (next.done) return;
+    const [uid, { resource, object }] = next.value;
+    this.waiting.delete(uid);
+    this.assigning++;
+    const member = this.stopped ? undefined : this.desired(resource, object);
+    const assigned =
+      member === undefined
+        ? Promise.resolve()
+        : this.apply(resource, object, { action: 'assign', member }).catch(() => this.retryLater());
+    void assigned.finally(() => {
+      this.assigning--;
+      if (!this.stopped) this.assignNext();
+    });
   }
 
   /** Lists a collection page by page and places each object. */
