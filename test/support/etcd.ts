@@ -10,6 +10,7 @@ import { ApiClient, silentLogger } from '../../src/framework/index.js';
 import { EtcdBackups, EtcdClusters, EtcdRestores } from '../../src/handlers/etcd/index.js';
 import { EtcdPodRunner, LoopbackAddresses } from './simulated-kubelet/index.js';
 import { installCrds, readCrds, runOperator, type TestOperator } from '../../src/testing/index.js';
+import { freePort } from '../../src/testing/ports.js';
 import { waitFor } from './wait-for.js';
 
 export const ETCD_API = 'etcd.database.coreos.com/v1beta2';
@@ -187,10 +188,21 @@ export async function standaloneSnapshot(
   file: string,
   keys: Record<string, string>,
 ): Promise<void> {
+  // A port the kernel handed out can be taken again before etcd binds it; a fresh pair then.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await snapshotOnce(file, keys);
+      return;
+    } catch (error) {
+      if (attempt >= 3) throw error;
+    }
+  }
+}
+
+async function snapshotOnce(file: string, keys: Record<string, string>): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'konductor-etcd-snap-'));
-  const port = 20_000 + Math.floor(Math.random() * 10_000) * 2;
-  const client = `http://127.0.0.1:${port}`;
-  const peer = `http://127.0.0.1:${port + 1}`;
+  const client = `http://127.0.0.1:${await freePort()}`;
+  const peer = `http://127.0.0.1:${await freePort()}`;
   const etcd = spawn(
     'etcd',
     [
@@ -211,20 +223,24 @@ export async function standaloneSnapshot(
     ],
     { stdio: 'ignore' },
   );
+  let exited = false;
+  etcd.once('exit', () => (exited = true));
   try {
-    const env = { ...process.env, ETCDCTL_API: '3' };
+    // Each etcdctl call is bounded: against a port held by something else, health waits 5 s per try.
+    const options = { env: { ...process.env, ETCDCTL_API: '3' }, timeout: 10_000 };
     for (let i = 0; ; i++) {
+      if (exited) throw new Error(`standalone etcd on ${client} exited before it was healthy`);
       try {
-        await run('etcdctl', ['--endpoints', client, 'endpoint', 'health'], { env });
+        await run('etcdctl', ['--endpoints', client, 'endpoint', 'health'], options);
         break;
       } catch (error) {
-        if (i > 50) throw error;
+        if (i >= 10) throw error;
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     }
     for (const [key, value] of Object.entries(keys))
-      await run('etcdctl', ['--endpoints', client, 'put', key, value], { env });
-    await run('etcdctl', ['--endpoints', client, 'snapshot', 'save', file], { env });
+      await run('etcdctl', ['--endpoints', client, 'put', key, value], options);
+    await run('etcdctl', ['--endpoints', client, 'snapshot', 'save', file], options);
   } finally {
     etcd.kill('SIGKILL');
     await rm(dir, { recursive: true, force: true });
