@@ -2,7 +2,8 @@ import type { ApiClient } from '../api/api-client.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { memberNameOf } from '../sharding/ring.js';
-import { ringPrefixOf } from '../sharding/ring-membership.js';
+import { ringPrefixOf, type RingView } from '../sharding/ring-membership.js';
+import { MemberLeases } from '../sharding/member-leases.js';
 import { RingWatch } from '../sharding/ring-watch.js';
 import { ShardCoordinator, type ShardedCollection } from '../sharding/shard-coordinator.js';
 import { ShardLabels } from '../sharding/shard-labels.js';
@@ -36,6 +37,8 @@ export interface ShardingSetup {
   countObjects: () => number;
   /** Kept up to date with the ring's live members, for the labelling webhook. */
   ring?: LiveRing;
+  /** Called with the label selector of the departed members' objects this replica is an heir of (undefined: none). */
+  inherit: (selector: string | undefined) => void;
 }
 
 /** What the operator does as its membership starts and ends. */
@@ -60,6 +63,8 @@ export class OperatorSharding {
   private coordinator: ShardCoordinator | undefined;
   private readonly ring: RingWatch;
   private readonly labels: ShardLabels;
+  private readonly prefix: string;
+  private inherited: string | undefined;
   private stopping = false;
 
   constructor(private readonly setup: ShardingSetup) {
@@ -68,11 +73,13 @@ export class OperatorSharding {
     this.labels = new ShardLabels(setup.prefix);
     this.member = new ShardMember(memberName, this.labels, setup.client, setup.logger);
     const prefix = ringPrefixOf(setup.leaderLease);
+    this.prefix = prefix;
     this.memberElector = this.elector(`${prefix}${memberName}`);
     this.ring = new RingWatch({
       client: setup.leaseClient,
       namespace: setup.namespace,
       prefix,
+      heirsKey: this.labels.heirs,
       leaseDurationMs: this.timings.leaseDurationMs,
       periodMs: this.timings.retryPeriodMs,
       logger: setup.logger,
@@ -83,6 +90,7 @@ export class OperatorSharding {
           `the sharding ring has ${ring.live.length} member(s)`,
         );
         if (setup.ring) setup.ring.members = ring.live;
+        this.inherit(ring.successions);
         this.coordinator?.update(ring);
       },
       onTick: () => {
@@ -100,11 +108,6 @@ export class OperatorSharding {
   /** Whether this replica holds its member Lease (and so handles its shard). */
   get isLeader(): boolean {
     return this.memberElector.isLeader;
-  }
-
-  /** Whether this replica coordinates the ring now. */
-  get coordinating(): boolean {
-    return this.coordinator !== undefined;
   }
 
   /** Takes the member Lease (then starts the work), reads the ring, and campaigns to coordinate. */
@@ -145,7 +148,13 @@ export class OperatorSharding {
       .run({
         onStartedLeading: () => {
           this.setup.logger.info('coordinating the sharding ring');
-          this.coordinator = new ShardCoordinator({ ...this.setup, labels: this.labels });
+          const { leaseClient: client, namespace } = this.setup;
+          const { prefix, labels } = this;
+          this.coordinator = new ShardCoordinator({
+            ...this.setup,
+            labels,
+            leases: new MemberLeases({ client, namespace, prefix, heirsKey: labels.heirs }),
+          });
           this.coordinator.update(this.ring.ring);
         },
         onStoppedLeading: async () => {
@@ -156,6 +165,20 @@ export class OperatorSharding {
       })
       // A replica that lost the leader Lease campaigns again: it still handles its shard meanwhile.
       .finally(() => this.campaign());
+  }
+
+  /** Watches the departed members' objects this replica is now an heir of (or no longer is). */
+  private inherit(successions: RingView['successions']): void {
+    const selector = this.member.inherit(successions);
+    if (selector === this.inherited) return;
+    this.inherited = selector;
+    this.setup.logger.info(
+      { inheriting: selector ?? 'nothing' },
+      selector
+        ? 'handling its share of departed members’ objects until they are relabelled'
+        : 'no departed member’s objects left to handle',
+    );
+    this.setup.inherit(selector);
   }
 
   private elector(name: string): LeaderElector {

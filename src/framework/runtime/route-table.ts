@@ -53,6 +53,8 @@ export class RouteTable {
   private readonly detaching = new Set<Promise<void>>();
   /** Resources that keep bookkeeping in annotations despite status storage (no status subresource): said once each. */
   private readonly annotationOnly = new Set<string>();
+  /** With sharding: the label selector of the departed members' objects this replica is an heir of. */
+  private inheritedSelector: string | undefined;
 
   constructor(private readonly deps: RouteTableServices) {}
 
@@ -90,6 +92,16 @@ export class RouteTable {
     this.deps.services.shard = member;
   }
 
+  /**
+   * With sharding: every route also watches the departed members' objects `selector` names (their
+   * heirs' verdicts pick this replica's share), or stops doing so (undefined).
+   */
+  inheritShards(selector: string | undefined): void {
+    if (selector === this.inheritedSelector) return;
+    this.inheritedSelector = selector;
+    for (const active of this.routes.values()) this.watchInherited(active);
+  }
+
   /** Starts a warm standby: the watches `handlers` will need, opened while this replica waits to lead. */
   standBy(handlers: readonly HandlerSpec[]): WarmStandby {
     const { client, hub, reads, logger, namespaces } = this.deps;
@@ -98,11 +110,16 @@ export class RouteTable {
     return standby;
   }
 
-  /** The objects the routes' watches hold now (with sharding: this replica's shard). */
+  /** The objects this replica handles now: what the routes' watches hold (with sharding: its shard, and its share of departed members' objects). */
   objectCount(): number {
+    const { hub, services } = this.deps;
     let count = 0;
-    for (const active of this.routes.values())
-      count += this.deps.hub.stored(active.route.resource, active.scope)?.size ?? 0;
+    for (const { route, scope, inherited } of this.routes.values()) {
+      count += hub.stored(route.resource, scope)?.size ?? 0;
+      if (!inherited || !services.shard) continue;
+      for (const object of hub.stored(route.resource, inherited.scope)?.values() ?? [])
+        if (services.shard.owns(route.resource, object)) count++;
+    }
     return count;
   }
 
@@ -155,14 +172,25 @@ export class RouteTable {
         },
       );
       subscription.add(() => related.forEach((watches) => watches.stop()));
-      this.routes.set(key, { handlers: all, route, subscription, scope });
+      const active: ActiveRoute = {
+        handlers: all,
+        route,
+        subscription,
+        scope,
+        unsharded: { scope: plan.scope, globs },
+      };
+      this.routes.set(key, active);
+      this.watchInherited(active);
       if (previous) this.replace(key, previous, resource, namespace);
     }
   }
 
   /** Stops watching; resolves once every timer and daemon (replaced routes' too) has stopped. */
   async stop(): Promise<void> {
-    for (const active of this.routes.values()) active.subscription.unsubscribe();
+    for (const active of this.routes.values()) {
+      active.subscription.unsubscribe();
+      active.inherited?.subscription.unsubscribe();
+    }
     this.routes.clear();
     await Promise.all([...this.engines.map((engine) => engine.stopAll()), ...this.detaching]);
   }
@@ -202,10 +230,32 @@ export class RouteTable {
     void detached.finally(() => this.detaching.delete(detached));
   }
 
+  /**
+   * Opens, replaces or closes a route's watch of inherited objects. Its events go to the same route, so
+   * an object relabelled for this heir, seen leaving one watch and entering the other, stays one object.
+   */
+  private watchInherited(active: ActiveRoute): void {
+    const previous = active.inherited;
+    active.inherited = undefined;
+    if (this.inheritedSelector) {
+      const { hub, reactor } = this.deps;
+      const { scope: unsharded, globs } = active.unsharded;
+      const scope = withSelector(unsharded, this.inheritedSelector);
+      const events = hub.watch(active.route.resource, scope);
+      const subscription = reactor.consume(
+        globs ? events.pipe(inNamespaces(globs)) : events,
+        active.route,
+      );
+      active.inherited = { scope, subscription };
+    }
+    previous?.subscription.unsubscribe();
+  }
+
   /** Stops one route's watch and its timers and daemons. */
   private async detach(key: string, active: ActiveRoute): Promise<void> {
     if (this.routes.get(key) === active) this.routes.delete(key);
     active.subscription.unsubscribe();
+    active.inherited?.subscription.unsubscribe();
     const engines = routeEngines(active.route);
     for (const engine of engines) {
       const index = this.engines.indexOf(engine);

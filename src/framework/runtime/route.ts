@@ -57,6 +57,10 @@ export interface ActiveRoute {
   subscription: Subscription;
   /** What its watch selects (with sharding, this replica's objects only). */
   scope: WatchScope;
+  /** What it would select without sharding, and the namespace filter its events pass through. */
+  unsharded: { scope: WatchScope; globs: string[] | undefined };
+  /** With sharding, while this replica is an heir: the watch of departed members' objects. */
+  inherited?: { scope: WatchScope; subscription: Subscription };
 }
 
 /** What every route of an operator shares. */
@@ -187,11 +191,14 @@ export async function processBatch(
   batch: ObjectBatch<KubeObject, Route>,
   services: RouteServices,
 ): Promise<ProcessResult> {
-  const { route, latest } = batch;
   if (services.shard) {
+    const { route, latest } = batch;
     const verdict = await services.shard.verdict(route.resource, latest.type, latest.object);
-    if (verdict !== 'handle') return leaveShard(route, latest.object, services, verdict);
+    if (verdict === 'drain' || verdict === 'forget')
+      return leaveShard(route, latest.object, services, verdict);
+    if (verdict !== 'handle') batch = asModified(batch, verdict.handleAs);
   }
+  const { route, latest } = batch;
   if (route.eventHandlers.length > 0) {
     const scope = { resource: route.resource, memos: services.memos };
     await runEventHandlers(
@@ -218,6 +225,15 @@ export async function processBatch(
     for (const engine of routeEngines(route)) engine.observe(latest.object);
   }
   return soonerRetry(result, ownedResult, reconcileResult);
+}
+
+/** The batch with its newest event, a DELETED that only meant a move between this member's watches, replaced by the object as it is. */
+function asModified(
+  batch: ObjectBatch<KubeObject, Route>,
+  object: KubeObject,
+): ObjectBatch<KubeObject, Route> {
+  const latest = { type: 'MODIFIED' as const, object, fromList: false };
+  return { ...batch, latest, events: [...batch.events.slice(0, -1), latest] };
 }
 
 /**

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
+import type { Successions } from './succession.js';
 
 /** What the ring reads of a member's Lease. */
 export interface MemberLease {
-  metadata?: { name?: string };
+  metadata?: { name?: string; resourceVersion?: string; annotations?: Record<string, string> };
   spec?: { holderIdentity?: string | null } & Record<string, unknown>;
 }
 
@@ -70,21 +71,24 @@ export function sightMembers(
   return next;
 }
 
-/** The ring as this replica sees it: members to place objects on, and members not yet seen renewing. */
-export interface RingView {
+/** The ring's members as this replica sees them: members to place objects on, and members not yet seen renewing. */
+export interface MemberView {
   /** Members seen renewing within the last lease duration, sorted by name: objects go to them. */
   live: string[];
   /** Members whose Lease is fresh but not yet seen renewing: they keep their objects, get no new ones. */
   pending: string[];
 }
 
+/** The ring as this replica sees it: its members, and the objects of those that left. */
+export interface RingView extends MemberView, Successions {}
+
 /** The ring from the sightings: members whose Lease changed within the last `leaseDurationMs`. */
 export function ringView(
   sightings: ReadonlyMap<string, MemberSighting>,
   now: number,
   leaseDurationMs: number,
-): RingView {
-  const view: RingView = { live: [], pending: [] };
+): MemberView {
+  const view: MemberView = { live: [], pending: [] };
   for (const [member, sighting] of sightings) {
     if (now - sighting.seenAt >= leaseDurationMs) continue;
     (sighting.renewed ? view.live : view.pending).push(member);

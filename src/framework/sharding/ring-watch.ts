@@ -9,6 +9,7 @@ import {
   type MemberSighting,
   type RingView,
 } from './ring-membership.js';
+import { heirsOf, successionsOf } from './succession.js';
 
 /** What a {@link RingWatch} reads and reports with. */
 export interface RingWatchOptions {
@@ -17,13 +18,15 @@ export interface RingWatchOptions {
   namespace: string;
   /** The member Leases' name prefix ({@link ringPrefixOf}). */
   prefix: string;
+  /** The annotation naming a departed member's heirs ({@link ShardLabels.heirs}). */
+  heirsKey: string;
   leaseDurationMs: number;
   /** How often the Leases are read. */
   periodMs: number;
   logger: Logger;
   metrics: Metrics;
   clock?: Clock;
-  /** Called with the ring each time its live or pending members change (and once first). */
+  /** Called with the ring each time its members, departures or successions change (and once first). */
   onChange: (ring: RingView) => void;
   /** Called after every read that succeeded. */
   onTick?: () => void;
@@ -41,7 +44,7 @@ export class RingWatch {
   private running: Promise<void> | undefined;
   private failing = false;
   /** The ring last published. */
-  ring: RingView = { live: [], pending: [] };
+  ring: RingView = { live: [], pending: [], departed: [], successions: new Map() };
 
   constructor(private readonly options: RingWatchOptions) {}
 
@@ -68,6 +71,7 @@ export class RingWatch {
       client,
       namespace,
       prefix,
+      heirsKey,
       leaseDurationMs,
       logger,
       metrics,
@@ -93,10 +97,18 @@ export class RingWatch {
     }
     this.failing = false;
     // Sighted when the request started: an answer that took long never makes a Lease look fresher.
-    this.sightings = sightMembers(this.sightings, leases, prefix, startedAt);
-    const ring = ringView(this.sightings, clock.now(), leaseDurationMs);
+    // A Lease with heirs is never a member again, whatever its holder does.
+    const members = leases.filter((lease) => heirsOf(lease, heirsKey) === undefined);
+    this.sightings = sightMembers(this.sightings, members, prefix, startedAt);
+    const view = ringView(this.sightings, clock.now(), leaseDurationMs);
+    const ring: RingView = { ...view, ...successionsOf(leases, prefix, heirsKey, view) };
     metrics.set('shard_ring_members', ring.live.length);
-    const key = `${ring.live.join(',')}|${ring.pending.join(',')}`;
+    const key = JSON.stringify([
+      ring.live,
+      ring.pending,
+      ring.departed,
+      [...ring.successions].sort(([a], [b]) => (a < b ? -1 : 1)),
+    ]);
     if (key !== this.published) {
       this.published = key;
       this.ring = ring;

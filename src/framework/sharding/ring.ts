@@ -1,8 +1,15 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 /** A Kubernetes label value: at most 63 characters, alphanumeric at each end. */
 const LABEL_VALUE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const MAX_MEMBER = 63;
+/** Characters of the suffix that tells one start of a replica from the next. */
+const INCARNATION = 5;
+
+/** Whether `name` can be a member name: a label value and Lease name segment. */
+export function isMemberName(name: string): boolean {
+  return name.length <= MAX_MEMBER && LABEL_VALUE.test(name);
+}
 
 /**
  * The member that owns `key` among `members`, by rendezvous (highest random weight) hashing: each
@@ -43,17 +50,29 @@ export function shardKey(
 }
 
 /**
- * The member name of a replica: its identity when that is a valid label value and Lease name segment
- * (lower-case letters, digits and '-', at most 63 characters, as a Pod's name usually is); otherwise
- * a lower-cased, cut form ending in a hash of the whole, so two replicas never share one.
+ * The member name of one start of a replica: its identity (a Pod's name, usually) cut to fit,
+ * lower-cased where needed (then ending in a hash of the whole, so two replicas never share one), and
+ * a suffix of its own per start. A member name is never used twice: once its Lease lapses, its objects
+ * go to heirs, and a restarted replica taking the same name back would handle them beside the heirs.
  */
-export function memberNameOf(replica: string): string {
-  if (LABEL_VALUE.test(replica) && replica.length <= MAX_MEMBER) return replica;
-  const digest = createHash('sha1').update(replica).digest('hex').slice(0, 10);
-  const cleaned = replica
-    .toLowerCase()
-    .replace(/[^a-z0-9-]+/g, '-')
-    .slice(0, MAX_MEMBER - digest.length - 1)
-    .replace(/^-+|-+$/g, '');
-  return cleaned ? `${cleaned}-${digest}` : digest;
+export function memberNameOf(replica: string, incarnation: string = newIncarnation()): string {
+  const room = MAX_MEMBER - incarnation.length - 1;
+  let base: string;
+  if (LABEL_VALUE.test(replica) && replica.length <= room) base = replica;
+  else {
+    const digest = createHash('sha1').update(replica).digest('hex').slice(0, 10);
+    const cleaned = replica
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .slice(0, room - digest.length - 1)
+      .replace(/^-+|-+$/g, '');
+    base = cleaned ? `${cleaned}-${digest}` : digest;
+  }
+  return `${base}-${incarnation}`;
+}
+
+/** Five random characters of `[a-z0-9]`. */
+function newIncarnation(): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
+  return Array.from(randomBytes(INCARNATION), (byte) => alphabet[byte % alphabet.length]).join('');
 }

@@ -6,10 +6,13 @@ import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { WatchHub } from '../watching/watch-hub.js';
-import { placementOf, type Placement } from './placement.js';
+import { ApiError } from '../api/api-error.js';
+import { placementOf, type Departed, type Placement } from './placement.js';
 import type { RingView } from './ring-membership.js';
 import { memberFor, shardKey } from './ring.js';
+import type { MemberLeases } from './member-leases.js';
 import type { ShardLabels } from './shard-labels.js';
+import { nextHeirs, type Departure, type Succession } from './succession.js';
 
 /** One collection the ring shares out: a handled resource in one namespace scope. */
 export interface ShardedCollection {
@@ -29,6 +32,8 @@ export interface ShardCoordinatorOptions {
   metrics: Metrics;
   /** The collections to share out, read again at every ring change and {@link ShardCoordinator.refresh}. */
   collections: () => readonly ShardedCollection[];
+  /** Departed members' Leases: their heirs are named there, and they are removed once relabelled. */
+  leases: MemberLeases;
   /** Objects listed per page during a rebalance. Default 500. */
   pageSize?: number;
 }
@@ -57,6 +62,8 @@ export class ShardCoordinator {
   private members: readonly string[] = [];
   private live = new Set<string>();
   private pending = new Set<string>();
+  private departed = new Map<string, Departure>();
+  private successions = new Map<string, Succession>();
   private readonly watched = new Map<string, Subscription>();
   private passing: Promise<void> | undefined;
   private again = false;
@@ -73,6 +80,8 @@ export class ShardCoordinator {
     this.members = ring.live;
     this.live = new Set(ring.live);
     this.pending = new Set(ring.pending);
+    this.departed = new Map(ring.departed.map((departure) => [departure.member, departure]));
+    this.successions = new Map(ring.successions);
     this.rebalance();
   }
 
@@ -110,12 +119,14 @@ export class ShardCoordinator {
   private async pass(): Promise<void> {
     if (this.members.length === 0) return;
     const members = this.members;
+    await this.writeHeirs();
+    const successions = new Map(this.successions);
     const moves: Moves = { assigned: new Map(), drained: new Map(), failed: 0 };
     for (const collection of this.options.collections()) {
       if (this.stopped || members !== this.members) return;
       this.watchUnassigned(collection);
       try {
-        await this.placeListed(collection, moves);
+        await this.placeListed(collection, moves, successions);
       } catch (error) {
         moves.failed++;
         this.options.logger.warn(
@@ -128,6 +139,7 @@ export class ShardCoordinator {
       }
     }
     if (moves.failed > 0) this.retryLater();
+    else if (!this.stopped && members === this.members) await this.endSuccessions(successions);
     const summary = (counts: Map<string, number>) => Object.fromEntries(counts);
     this.options.logger.info(
       {
@@ -208,8 +220,60 @@ export class ShardCoordinator {
     });
   }
 
+  /**
+   * Names the heirs of each departed member on its Lease (only on the version read: a Lease renewed
+   * meanwhile is a live member's), and drops dead heirs from successions under way.
+   */
+  private async writeHeirs(): Promise<void> {
+    const { logger, leases } = this.options;
+    const writes: Array<{ member: string; heirs: string[]; resourceVersion?: string }> = [];
+    for (const departure of this.departed.values()) {
+      const heirs = this.successions.has(departure.member)
+        ? undefined
+        : nextHeirs(undefined, this.members);
+      if (heirs) writes.push({ ...departure, heirs });
+    }
+    for (const [member, succession] of this.successions) {
+      const heirs = nextHeirs(succession.heirs, this.members);
+      if (heirs) writes.push({ member, heirs, resourceVersion: succession.resourceVersion });
+    }
+    for (const { member, heirs, resourceVersion } of writes) {
+      try {
+        const written = await leases.nameHeirs(member, heirs, resourceVersion);
+        if (written === undefined) continue;
+        this.departed.delete(member);
+        this.successions.set(member, { heirs, resourceVersion: written });
+        logger.info({ member, heirs }, 'a member left the ring: its heirs handle its objects now');
+      } catch (error) {
+        logger.warn(
+          { member, err: error instanceof Error ? error.message : String(error) },
+          `could not name a departed member's heirs; trying again in ${RETRY_MS / 1000} s`,
+        );
+        this.retryLater();
+      }
+    }
+  }
+
+  /** After a pass that relabelled every object of departed members for their heirs: their Leases go. */
+  private async endSuccessions(successions: ReadonlyMap<string, Succession>): Promise<void> {
+    for (const [member, { resourceVersion }] of successions) {
+      if (this.successions.get(member)?.resourceVersion !== resourceVersion) continue;
+      const removed = await this.options.leases.remove(member, resourceVersion).catch(() => false);
+      if (!removed) {
+        this.retryLater();
+        continue;
+      }
+      this.successions.delete(member);
+      this.options.logger.info({ member }, 'every object of a departed member is with its heirs');
+    }
+  }
+
   /** Lists a collection page by page and places each object. */
-  private async placeListed(collection: ShardedCollection, moves: Moves): Promise<void> {
+  private async placeListed(
+    collection: ShardedCollection,
+    moves: Moves,
+    successions: ReadonlyMap<string, Succession>,
+  ): Promise<void> {
     const { client, labels, pageSize = 500 } = this.options;
     let continueToken: string | undefined;
     do {
@@ -231,6 +295,7 @@ export class ShardCoordinator {
           desired,
           this.live,
           this.pending,
+          this.departedOf(collection.resource, object, current, successions),
         );
         if (placement.action === 'keep') continue;
         work.push(() =>
@@ -247,6 +312,22 @@ export class ShardCoordinator {
       await inParallel(work, PATCHES_AT_ONCE);
       continueToken = page.metadata?.continue || undefined;
     } while (continueToken && !this.stopped);
+  }
+
+  /** Whether the object's member departed, and if so its heir (once the heirs are named). */
+  private departedOf(
+    resource: Resource,
+    object: KubeObject,
+    current: string | undefined,
+    successions: ReadonlyMap<string, Succession>,
+  ): Departed | undefined {
+    if (current === undefined) return undefined;
+    const succession = successions.get(current);
+    if (succession) {
+      const key = shardKey(resource, object.metadata?.namespace, object.metadata?.name ?? '');
+      return { heir: memberFor(key, succession.heirs) };
+    }
+    return this.departed.has(current) ? { heir: undefined } : undefined;
   }
 
   private desired(resource: Resource, object: KubeObject): string | undefined {
@@ -271,7 +352,7 @@ export class ShardCoordinator {
       await new ObjectApi(client, resource).mergePatch(namespace, name, body);
       metrics.increment('shard_moves_total', { action: placement.action });
     } catch (error) {
-      const status = (error as { status?: number }).status;
+      const status = error instanceof ApiError ? error.status : undefined;
       if (status === 404) return;
       // 409: changed since this copy was read; the retry pass places it from a newer one.
       if (status !== 409)

@@ -19,15 +19,23 @@ export class ShardLabels {
   readonly shard: string;
   /** The drain label's key. */
   readonly drain: string;
+  /** The annotation on a departed member's Lease naming its heirs (a succession). */
+  readonly heirs: string;
 
   constructor(prefix: string) {
     this.shard = `${prefix}/shard`;
     this.drain = `${prefix}/drain`;
+    this.heirs = `${prefix}/heirs`;
   }
 
   /** The label selector of one member's objects. */
   memberSelector(member: string): string {
     return `${this.shard}=${member}`;
+  }
+
+  /** The label selector of the objects of departed members (none: undefined). */
+  membersSelector(members: readonly string[]): string | undefined {
+    return members.length > 0 ? `${this.shard} in (${[...members].sort().join(',')})` : undefined;
   }
 
   /** The label selector of objects no member has yet. */

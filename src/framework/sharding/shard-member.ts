@@ -1,26 +1,37 @@
 import type { ApiClient } from '../api/api-client.js';
+import { ApiError } from '../api/api-error.js';
 import { ObjectApi } from '../api/object-api.js';
 import type { Resource } from '../api/resource.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
+import { memberFor, shardKey } from './ring.js';
 import type { ShardLabels } from './shard-labels.js';
+import type { Succession } from './succession.js';
 
 /**
- * What a member does with an event of its watch: `handle` it; `drain` the object (stop its timers
- * and daemons, then let go of it: the coordinator has asked); or `forget` it (it left this shard: no
- * handler runs, its timers and daemons stop).
+ * What a member does with an event of its watches: `handle` it; `drain` the object (stop its timers
+ * and daemons, then let go of it: the coordinator has asked); `forget` it (it left this shard, or was
+ * never this member's: no handler runs, its timers and daemons stop); or handle the object as it is
+ * now (`handleAs`): a DELETED that only said it moved between two of this member's watches.
  */
-export type ShardVerdict = 'handle' | 'drain' | 'forget';
+export type ShardVerdict = 'handle' | 'drain' | 'forget' | { handleAs: KubeObject };
 
 /**
  * One replica's membership in the ring: which member it is, what its watches select, and how it
  * tells an object that left its shard from a deleted one. A watch with a label selector reports an
  * object whose label moved away as DELETED, with the object as it was before (labels included), so
  * a DELETED is checked: objects this member released itself are known, others are read once.
+ *
+ * Besides its own objects, a member handles its share of the objects of departed members it is an
+ * heir of (see {@link Succession}), from the moment the heirs are named until each is relabelled.
  */
 export class ShardMember {
   /** Objects released after a drain whose DELETED (leaving the selector) has not come yet. */
   private readonly released = new Set<string>();
+  /** The departed members this member is an heir of, with all their heirs. */
+  private inherited = new Map<string, readonly string[]>();
+  /** Every member this one was ever an heir of: their objects' late DELETEDs are checked. */
+  private readonly everInherited = new Set<string>();
 
   constructor(
     /** This replica's member name, the value of the shard label of its objects. */
@@ -35,6 +46,31 @@ export class ShardMember {
     return this.labels.memberSelector(this.member);
   }
 
+  /**
+   * Takes the ring's successions; returns the label selector of the departed members' objects this
+   * member should watch (undefined: none).
+   */
+  inherit(successions: ReadonlyMap<string, Succession>): string | undefined {
+    this.inherited = new Map();
+    for (const [departed, { heirs }] of successions)
+      if (heirs.includes(this.member)) {
+        this.inherited.set(departed, heirs);
+        this.everInherited.add(departed);
+      }
+    return this.labels.membersSelector([...this.inherited.keys()]);
+  }
+
+  /** Whether this member handles the object now: its own, or its share of a departed member's. */
+  owns(resource: Resource, object: KubeObject): boolean {
+    const label = this.labels.memberOf(object);
+    if (label === undefined) return false;
+    if (label === this.member) return true;
+    const heirs = this.inherited.get(label);
+    if (!heirs) return false;
+    const key = shardKey(resource, object.metadata?.namespace, object.metadata?.name ?? '');
+    return memberFor(key, heirs) === this.member;
+  }
+
   /** What to do with the newest event of an object (see {@link ShardVerdict}). */
   async verdict(
     resource: Resource,
@@ -42,12 +78,21 @@ export class ShardMember {
     object: KubeObject,
   ): Promise<ShardVerdict> {
     const uid = object.metadata?.uid ?? '';
-    if (type === 'DELETED') {
-      if (this.released.delete(uid)) return 'forget';
-      return (await this.stillExists(resource, object)) ? 'forget' : 'handle';
+    if (type !== 'DELETED') {
+      if (!this.owns(resource, object)) return 'forget';
+      // A departed member's drain request is void: the coordinator relabels the object for its heir.
+      const own = this.labels.memberOf(object) === this.member;
+      return own && this.labels.isDraining(object) ? 'drain' : 'handle';
     }
-    if (this.labels.memberOf(object) !== this.member) return 'forget';
-    return this.labels.isDraining(object) ? 'drain' : 'handle';
+    if (this.released.delete(uid)) return 'forget';
+    const label = this.labels.memberOf(object) ?? '';
+    const owned = this.owns(resource, object);
+    // Another heir's share of a departed member's objects: never this member's.
+    if (!owned && !(this.everInherited.has(label) && !this.inherited.has(label))) return 'forget';
+    const now = await this.current(resource, object);
+    if (now === 'gone') return owned ? 'handle' : 'forget';
+    if (now === 'unknown' || now.metadata?.uid !== object.metadata?.uid) return 'forget';
+    return this.owns(resource, now) ? { handleAs: now } : 'forget';
   }
 
   /**
@@ -70,31 +115,32 @@ export class ShardMember {
     } catch (error) {
       // Only this call's entry goes: an earlier release that succeeded still awaits its DELETED.
       if (added) this.released.delete(uid);
-      const status = (error as { status?: number }).status;
-      if (status === 422 || status === 404) return;
+      if (error instanceof ApiError && (error.status === 422 || error.status === 404)) return;
       throw error;
     }
   }
 
   /**
-   * Whether an object reported DELETED still exists (it left this shard, or came back to it and its
-   * ADDED follows): a live object must never run delete handlers. When the answer is unknown (the
-   * read failed), it is taken as still there: forgetting costs at most an optional delete handler,
-   * running one on a live object could act on another member's object.
+   * The object as it is now, after a DELETED: it may have left this shard, moved between this member's
+   * watches (a departed member's object relabelled for this heir), or been deleted. When the answer is
+   * unknown (the read failed), it is taken as left: forgetting costs at most an optional delete
+   * handler, running one on a live object could act on another member's object.
    */
-  private async stillExists(resource: Resource, object: KubeObject): Promise<boolean> {
+  private async current(
+    resource: Resource,
+    object: KubeObject,
+  ): Promise<KubeObject | 'gone' | 'unknown'> {
     const namespace = object.metadata?.namespace;
     const name = object.metadata?.name ?? '';
     try {
-      const now = await new ObjectApi(this.client, resource).get(namespace, name);
-      return now.metadata?.uid === object.metadata?.uid;
+      return await new ObjectApi(this.client, resource).get(namespace, name);
     } catch (error) {
-      if ((error as { status?: number }).status === 404) return false;
+      if (ApiError.isNotFound(error)) return 'gone';
       this.logger.warn(
         { namespace, name, err: error instanceof Error ? error.message : String(error) },
         'could not tell whether the object was deleted or left this shard; taking it as left',
       );
-      return true;
+      return 'unknown';
     }
   }
 }

@@ -86,6 +86,11 @@ class Ledger {
   }
 }
 
+/** The replica a member name belongs to: the name without the suffix of its start. */
+function replicaOf(member: string | undefined): string | undefined {
+  return member?.replace(/-[a-z0-9]{5}$/, '');
+}
+
 describe('sharding across replicas', () => {
   const operators = new Map<string, Operator>();
   let client: ApiClient;
@@ -128,7 +133,19 @@ describe('sharding across replicas', () => {
       'GET',
       `/apis/${API}/namespaces/${namespace}/widgets`,
     );
-    return new Map(list.items.map((w) => [w.metadata!.name!, w.metadata?.labels?.[SHARD]]));
+    return new Map(
+      list.items.map((w) => [w.metadata!.name!, replicaOf(w.metadata?.labels?.[SHARD])]),
+    );
+  }
+
+  async function memberLeases(namespace: string): Promise<string[]> {
+    const list = await client.request<{ items: Array<{ metadata: { name: string } }> }>(
+      'GET',
+      `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`,
+    );
+    return list.items
+      .map((lease) => lease.metadata.name)
+      .filter((name) => name.includes('-shard-'));
   }
 
   /** Waits until every widget's daemon runs on exactly one of `replicas`. */
@@ -200,6 +217,25 @@ describe('sharding across replicas', () => {
     expect(ledger.created).toHaveLength(30);
   });
 
+  test('removes a departed member’s Lease once each of its widgets is labelled for its heir', async () => {
+    const { namespace, widgets } = await widgetNamespace('shard-heirs');
+    const ledger = new Ledger();
+    for (const replica of ['replica-a', 'replica-b']) start(namespace, replica, ledger);
+    await widgets.createMany('w', 10);
+    await eachRunOnceOn(ledger, 10, ['replica-a', 'replica-b']);
+    const before = await memberLeases(namespace);
+    expect(before.filter((name) => name.includes('replica-b'))).toHaveLength(1);
+
+    await stopReplica('replica-b');
+    await eachRunOnceOn(ledger, 10, ['replica-a']);
+    await waitFor(
+      async () => (await memberLeases(namespace)).every((name) => !name.includes('replica-b')),
+      { what: 'the departed member’s Lease to go', timeoutMs: 30_000 },
+    );
+    expect([...(await shardLabels(namespace)).values()].every((r) => r === 'replica-a')).toBe(true);
+    expect(ledger.overlaps()).toEqual([]);
+  });
+
   test('drains a share of the widgets to a replica that joins, never running one twice', async () => {
     const { namespace, widgets } = await widgetNamespace('shard-join');
     const ledger = new Ledger();
@@ -241,12 +277,13 @@ describe('sharding across replicas', () => {
       // The API server calls a new configuration shortly after it is written; the ring is read meanwhile.
       await waitFor(
         async () =>
-          (await widgets.create(`probe-${i++}`)).metadata?.labels?.[`${identity}/shard`] ===
-          'replica-a',
+          replicaOf(
+            (await widgets.create(`probe-${i++}`)).metadata?.labels?.[`${identity}/shard`],
+          ) === 'replica-a',
         { what: 'a widget labelled at its creation', timeoutMs: 30_000 },
       );
       const created = await widgets.create('w');
-      expect(created.metadata?.labels?.[`${identity}/shard`]).toBe('replica-a');
+      expect(created.metadata?.labels?.[`${identity}/shard`]).toMatch(/^replica-a-[a-z0-9]{5}$/);
       await waitFor(() => ledger.created.includes('replica-a/w'), { what: 'w to be handled' });
     } finally {
       await operator.stop(2_000);

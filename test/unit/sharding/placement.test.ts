@@ -11,8 +11,21 @@ describe('where the coordinator puts an object', () => {
     expect(placementOf(undefined, false, 'b', live)).toEqual({ action: 'assign', member: 'b' });
   });
 
-  it('assigns at once an object whose member left the ring', () => {
+  it('assigns at once an object labelled with a member that has no Lease', () => {
     expect(placementOf('gone', false, 'b', live)).toEqual({ action: 'assign', member: 'b' });
+  });
+
+  it('labels a departed member’s object for the heir that handles it, whatever the ring wants', () => {
+    expect(placementOf('gone', true, 'b', live, new Set(), { heir: 'a' })).toEqual({
+      action: 'assign',
+      member: 'a',
+    });
+  });
+
+  it('leaves a departed member’s object where it is until its heirs are named', () => {
+    expect(placementOf('gone', false, 'b', live, new Set(), { heir: undefined })).toEqual({
+      action: 'keep',
+    });
   });
 
   it('asks a live member to drain an object that belongs elsewhere, never relabels it', () => {

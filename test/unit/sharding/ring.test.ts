@@ -1,4 +1,9 @@
-import { memberFor, memberNameOf, shardKey } from '../../../src/framework/sharding/ring.js';
+import {
+  isMemberName,
+  memberFor,
+  memberNameOf,
+  shardKey,
+} from '../../../src/framework/sharding/ring.js';
 
 const keys = Array.from({ length: 3_000 }, (_, i) =>
   shardKey({ group: 'example.com', plural: 'widgets' }, 'team-a', `w-${i}`),
@@ -53,15 +58,22 @@ describe('the sharding ring', () => {
 });
 
 describe('a replica’s member name', () => {
-  it('is its Pod name when that is a valid label value', () => {
-    expect(memberNameOf('my-operator-7d9f8b-abcde')).toBe('my-operator-7d9f8b-abcde');
+  it('is its Pod name and a suffix of this start when the name is a valid label value', () => {
+    expect(memberNameOf('my-operator-7d9f8b-abcde', 'k3x9q')).toBe(
+      'my-operator-7d9f8b-abcde-k3x9q',
+    );
   });
 
-  it('is lower-cased, cut to 63 characters and ends in a hash of the whole otherwise', () => {
+  it('differs from one start to the next', () => {
+    expect(memberNameOf('replica-a')).toMatch(/^replica-a-[a-z0-9]{5}$/);
+    expect(memberNameOf('replica-a')).not.toBe(memberNameOf('replica-a'));
+  });
+
+  it('is lower-cased, cut to 63 characters and holds a hash of the whole otherwise', () => {
     const long = `Replica_${'x'.repeat(80)}`;
-    const name = memberNameOf(long);
+    const name = memberNameOf(long, 'aaaaa');
     expect(name.length).toBeLessThanOrEqual(63);
-    expect(name).toMatch(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
-    expect(memberNameOf(`${long}y`)).not.toBe(name);
+    expect(isMemberName(name)).toBe(true);
+    expect(memberNameOf(`${long}y`, 'aaaaa')).not.toBe(name);
   });
 });
