@@ -4,9 +4,12 @@
 // catch-up (from the replicas' start until every object was handled once and every replica's watches
 // hold its share), each replica's objects and share, its live heap (in use after full collections),
 // peak heap in use and peak RSS, and the largest live heap against the single replica's. With 3
-// replicas, one is then SIGKILLed: the time until the others' watches hold all N objects again
-// (its Lease must expire first: 10 s), and creations handled twice (must be 0).
+// replicas, one is then SIGKILLed: the time until the others handle all N objects again (its Lease
+// must expire first: 10 s; its heirs then handle its objects before they are relabelled), the time
+// until they are all relabelled (its Lease removed), and creations handled twice (must be 0). An idle
+// replica's live heap is measured first, and the heap ratios are given above it too.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ApiClient } from '../src/framework/api/api-client.js';
 import {
   createObjects,
   installBenchCrd,
@@ -119,6 +122,22 @@ async function shardRun(target: BenchTarget, objects: number, count: number): Pr
         survivors,
       );
       line.killedReplicaObjectsElsewhereSeconds = round2((Date.now() - killedAt) / 1000);
+      // Its heirs handle its objects at once; relabelling them for the heirs takes longer.
+      const client = new ApiClient(target.kubeConfig);
+      try {
+        const leasesOfKilled = async () =>
+          (
+            await client.request<{ items: Array<{ metadata: { name: string } }> }>(
+              'GET',
+              `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`,
+            )
+          ).items.filter((lease) => lease.metadata.name.includes('-shard-replica-0-')).length;
+        const deadline = Date.now() + 600_000;
+        while ((await leasesOfKilled()) > 0 && Date.now() < deadline) await sleep(500);
+        line.killedReplicaObjectsRelabelledSeconds = round2((Date.now() - killedAt) / 1000);
+      } finally {
+        client.close();
+      }
       // Moving runs no create handler again.
       await sleep(2_000);
       line.createdTwiceAfterKill = total('created') - objects;
@@ -129,9 +148,28 @@ async function shardRun(target: BenchTarget, objects: number, count: number): Pr
   }
 }
 
-/** Every size with every replica count, in one run; heap ratios against the first replica count. */
+/** The live heap of one replica with no object: what every replica holds whatever its share. */
+async function idleLiveHeap(target: BenchTarget): Promise<number> {
+  const namespace = 'bench-shards-idle';
+  await createObjects(target.kubeConfig, namespace, 0);
+  const replica = new OperatorProcess(target, 'shards-child.mjs', [namespace, 'replica-idle']);
+  try {
+    await replica.messageWhere((m) => m.joined !== undefined, 120_000, 'the idle replica to join');
+    await sleep(2_000);
+    return (await memoryOf(replica)).liveHeapMb as number;
+  } finally {
+    replica.kill();
+  }
+}
+
+/**
+ * Every size with every replica count, in one run; heap ratios against the first replica count, of
+ * the whole live heap and of the part above an idle replica's.
+ */
 export async function runShards(target: BenchTarget, options: ShardsOptions): Promise<Figures[]> {
   await installBenchCrd(target.kubeConfig);
+  const idle = await idleLiveHeap(target);
+  process.stderr.write(`bench: shards: an idle replica's live heap: ${idle} MB\n`);
   const lines: Figures[] = [];
   for (const objects of options.sizes) {
     let baseline: number | undefined;
@@ -139,7 +177,11 @@ export async function runShards(target: BenchTarget, options: ShardsOptions): Pr
       const line = await shardRun(target, objects, count);
       const heaps = (line.perReplica as Figures[]).map((r) => r.liveHeapMb as number);
       baseline ??= Math.max(...heaps);
+      line.idleLiveHeapMb = idle;
       line.largestLiveHeapOfBaseline = round2(Math.max(...heaps) / baseline);
+      line.largestLiveHeapAboveIdleOfBaseline = round2(
+        (Math.max(...heaps) - idle) / (baseline - idle),
+      );
       process.stderr.write(`bench: shards ${objects}×${count}: ${JSON.stringify(line)}\n`);
       lines.push(line);
     }

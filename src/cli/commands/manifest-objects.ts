@@ -33,6 +33,8 @@ export interface InstallOptions {
   storage?: 'annotations' | 'status';
   /** The webhooks the handlers declare; undefined when they declare none. */
   webhooks?: WebhookInstall;
+  /** Replicas share the objects out (`--sharding`, 3 replicas). */
+  sharding?: boolean;
 }
 
 /** One YAML document: comment lines to print above it, and the object. */
@@ -129,10 +131,15 @@ export function manifestDocuments(rbac: RbacRules, options: InstallOptions): Man
   const leaseRole = `${name}-leader-election`;
   documents.push(
     {
-      comments: [
-        `Leader election: create a Lease, then read and renew only '${options.leaseName}', in the operator's namespace.`,
-        'RBAC cannot limit create by name (the name is not known before the object exists).',
-      ],
+      comments: options.sharding
+        ? [
+            `Leader election and sharding: the leader Lease '${options.leaseName}' and one member Lease per replica start, named then;`,
+            'the coordinating replica names heirs on departed members’ Leases and removes them: every Lease of this namespace.',
+          ]
+        : [
+            `Leader election: create a Lease, then read and renew only '${options.leaseName}', in the operator's namespace.`,
+            'RBAC cannot limit create by name (the name is not known before the object exists).',
+          ],
       object: {
         apiVersion: RBAC_API,
         kind: 'Role',
@@ -212,7 +219,7 @@ function deployment(
     kind: 'Deployment',
     metadata: { name: options.name, namespace: options.namespace, labels },
     spec: {
-      replicas: 1,
+      replicas: options.sharding ? 3 : 1,
       selector: { matchLabels: labels },
       template: {
         metadata: { labels },
@@ -238,6 +245,7 @@ function deployment(
                 ...(options.storage ? ['--storage', options.storage] : []),
                 '--lease-name',
                 options.leaseName,
+                ...(options.sharding ? ['--sharding'] : []),
                 ...webhooks,
                 '--log-format',
                 'json',

@@ -44,10 +44,12 @@ export async function manifestsCommand(args: readonly string[]): Promise<void> {
     kind: 'event' as const,
     resource,
   }));
+  const { sharding } = parsed.options;
   const rbac = deriveRbacRules([...registry.handlers, ...cacheUses], {
     leaseName,
     crds,
     extraRules,
+    sharding,
   });
   if (watchNamespaces) {
     const clusterScoped = rbac.resources.filter((r) => r.namespaced === false);
@@ -72,6 +74,7 @@ export async function manifestsCommand(args: readonly string[]): Promise<void> {
     leaseName,
     identity,
     storage,
+    sharding,
     webhooks: webhookInstall(registry, identity),
   });
   const monitoring = parsed.options.monitoring;

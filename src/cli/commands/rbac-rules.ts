@@ -45,7 +45,10 @@ export interface RbacRules {
   resources: WatchedResource[];
   /** Watched resources, Events and the user's extra rules. */
   rules: PolicyRule[];
-  /** Leader election: create any Lease (creation cannot be limited by name), read and renew only ours. */
+  /**
+   * Leader election: create any Lease (creation cannot be limited by name), read and renew only ours.
+   * With sharding, every Lease of the operator's namespace: member Leases are named at each start.
+   */
   leaseRules: PolicyRule[];
 }
 
@@ -75,6 +78,8 @@ export function deriveRbacRules(
     leaseName: string;
     crds?: readonly KnownResource[];
     extraRules?: readonly PolicyRule[];
+    /** Replicas share the objects out: each holds a member Lease named at its start, and the coordinator names heirs on departed ones and removes them. */
+    sharding?: boolean;
   },
 ): RbacRules {
   const byResource = new Map<string, WatchedResource>();
@@ -140,15 +145,23 @@ export function deriveRbacRules(
   return {
     resources,
     rules: mergeRules(rules),
-    leaseRules: [
-      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
-      {
-        apiGroups: ['coordination.k8s.io'],
-        resources: ['leases'],
-        resourceNames: [options.leaseName],
-        verbs: ['get', 'update'],
-      },
-    ],
+    leaseRules: options.sharding
+      ? [
+          {
+            apiGroups: ['coordination.k8s.io'],
+            resources: ['leases'],
+            verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'],
+          },
+        ]
+      : [
+          { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+          {
+            apiGroups: ['coordination.k8s.io'],
+            resources: ['leases'],
+            resourceNames: [options.leaseName],
+            verbs: ['get', 'update'],
+          },
+        ],
   };
 }
 

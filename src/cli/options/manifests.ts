@@ -31,6 +31,8 @@ export interface ManifestsOptions {
   storage?: Storage;
   /** With `--monitoring`: what to add for Prometheus and Grafana; else undefined. */
   monitoring?: MonitoringOptions;
+  /** `--sharding`: replicas share the objects out. */
+  sharding: boolean;
 }
 
 /** What `--monitoring` and the flags that go with it ask for. */
@@ -159,6 +161,11 @@ export const MANIFESTS_FLAGS = {
     defaultNote: 'the --name',
     description: 'Name of the leader-election Lease',
     parse: check.subdomainName,
+  },
+  sharding: {
+    description:
+      'Replicas share the objects out (konductor run --sharding): the Deployment runs 3 replicas with ' +
+      "--sharding, and the Lease Role covers every Lease of the operator's namespace (member Leases are named at each start)",
   },
   identity: {
     value: '<name>',
@@ -298,6 +305,7 @@ export function parseManifests(
       leaseName,
       identity,
       storage,
+      sharding: flags.get('sharding') === true,
       monitoring: monitoring
         ? {
             labels: Object.fromEntries(flags.get('monitoring-label') ?? []),

@@ -82,9 +82,15 @@ export function checkLedger(
   return verdict;
 }
 
-/** Intervals where runs from two different processes overlapped (two active operators at once). */
-export function concurrentRuns(entries: readonly LedgerEntry[]): string[] {
-  const runs: { pid: number; start: number; end: number; what: string }[] = [];
+/**
+ * Intervals where runs from two different processes overlapped (two active operators at once); with
+ * `sameObject`, only runs of one object (replicas that share objects out may work side by side).
+ */
+export function concurrentRuns(
+  entries: readonly LedgerEntry[],
+  { sameObject = false }: { sameObject?: boolean } = {},
+): string[] {
+  const runs: { pid: number; uid: string; start: number; end: number; what: string }[] = [];
   const open = new Map<string, LedgerEntry>();
   for (const entry of entries) {
     const key = `${entry.pid}/${entry.kind}/${entry.uid}/${entry.size}`;
@@ -94,6 +100,7 @@ export function concurrentRuns(entries: readonly LedgerEntry[]): string[] {
       if (start)
         runs.push({
           pid: entry.pid,
+          uid: entry.uid,
           start: start.time,
           end: entry.time,
           what: `${entry.kind} ${entry.name}`,
@@ -104,6 +111,7 @@ export function concurrentRuns(entries: readonly LedgerEntry[]): string[] {
   const overlaps: string[] = [];
   for (const a of runs) {
     for (const b of runs) {
+      if (sameObject && a.uid !== b.uid) continue;
       if (a.pid < b.pid && a.start < b.end && b.start < a.end)
         overlaps.push(`pid ${a.pid} (${a.what}) and pid ${b.pid} (${b.what})`);
     }

@@ -43,6 +43,8 @@ export interface LedgerOperatorOptions {
    * because the CLI has no flags for Lease durations and the defaults make each failover take ~32 s.
    */
   leaderElection?: ChaosLeaderElection;
+  /** With leader election: share the objects out among the replicas (`sharding: true`). */
+  sharding?: boolean;
 }
 
 /**
@@ -67,6 +69,7 @@ const operator = createOperator({
   storage: config.storage,
   logger,
   leaderElection: { ...config.leaderElection, identity: 'ledger-' + process.pid },
+  sharding: config.sharding,
 }).start();
 void operator.lostLeadership.then(() => process.exit(1));
 void operator.ready.then(() => logger.info('initial listings done; watching for changes'));
@@ -148,6 +151,7 @@ export class LedgerOperator {
         concurrency: options.concurrency,
         storage: this.storage,
         leaderElection: options.leaderElection,
+        sharding: options.sharding ?? false,
       });
       args = ['--input-type=module', '-e', LAUNCHER];
     } else {
@@ -213,6 +217,11 @@ export class LedgerOperator {
   /** True once the current incarnation has won the Lease. */
   get leading(): boolean {
     return this.alive && this.logged('leading: starting work');
+  }
+
+  /** True once the current incarnation holds its member Lease (with sharding). */
+  get joined(): boolean {
+    return this.alive && this.logged('joined the sharding ring: handling its shard');
   }
 
   /** Waits until the current incarnation has listed everything (and, with leader election, leads). */

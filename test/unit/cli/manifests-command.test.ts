@@ -18,6 +18,7 @@ interface Doc {
   roleRef?: { kind: string; name: string };
   subjects?: Array<{ kind: string; name: string; namespace: string }>;
   spec?: {
+    replicas?: number;
     template: {
       spec: { serviceAccountName: string; containers: Array<{ image: string; args: string[] }> };
     };
@@ -110,6 +111,20 @@ describe('konductor manifests', () => {
       '600',
       '--stall-timeout',
       '900',
+    ]);
+  });
+
+  test('--sharding runs 3 replicas with --sharding, and lets them read, write and remove every Lease of the operator’s namespace', async () => {
+    const docs = await documents([fixture, '--name', 'demo', '--crd', crd, '--sharding']);
+    const deployment = find(docs, 'Deployment').spec!;
+    expect(deployment.replicas).toBe(3);
+    expect(deployment.template.spec.containers[0]!.args).toContain('--sharding');
+    expect(find(docs, 'Role', 'demo-leader-election').rules).toEqual([
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'],
+      },
     ]);
   });
 
