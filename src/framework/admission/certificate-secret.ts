@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { KubeObject } from '../objects/kube-object.js';
-import { shortHash } from '../state/annotation-name.js';
+import { shortHash } from '../objects/short-hash.js';
 import {
   keyMatches,
   readCertificate,

@@ -1,6 +1,6 @@
 import type { Resource } from '../api/resource.js';
 import type { KubeObject } from '../objects/kube-object.js';
-import { shortHash } from '../state/annotation-name.js';
+import { shortHash } from '../objects/short-hash.js';
 
 /** A label selector as Kubernetes writes it. */
 export interface WebhookLabelSelector {

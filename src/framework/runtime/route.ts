@@ -248,13 +248,13 @@ async function leaveShard(
   verdict: 'drain' | 'forget',
 ): Promise<ProcessResult> {
   const uid = object.metadata?.uid ?? '';
-  await Promise.all(routeEngines(route).map((engine) => engine.stopObject(uid)));
+  const engines = routeEngines(route);
+  await Promise.all(engines.map((engine) => engine.stopObject(uid)));
   services.memos?.forget(uid);
   route.changes?.memories.forget(uid);
   route.reconcile?.forget(uid);
   route.owned?.forget(uid);
   if (verdict !== 'drain') return undefined;
-  const engines = routeEngines(route);
   if (engines.some((engine) => engine.stillRunning(uid))) {
     // A daemon ignoring its stop is still running: the next member would run it twice.
     services.logger.warn(

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { shortHash } from '../objects/short-hash.js';
 import type { Successions } from './succession.js';
 
 /** What the ring reads of a member's Lease. */
@@ -35,7 +35,7 @@ export function ringPrefixOf(leaderLease: string): string {
     : leaderLease;
   const room = MAX_LEASE_NAME - MAX_MEMBER - '-shard-'.length;
   if (base.length <= room) return `${base}-shard-`;
-  const digest = createHash('sha1').update(base).digest('hex').slice(0, 10);
+  const digest = shortHash(base);
   return `${base.slice(0, room - digest.length - 1)}-${digest}-shard-`;
 }
 

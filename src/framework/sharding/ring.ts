@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { shortHash } from '../objects/short-hash.js';
 
 /** A Kubernetes label value: at most 63 characters, alphanumeric at each end. */
 const LABEL_VALUE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -60,7 +61,7 @@ export function memberNameOf(replica: string, incarnation: string = newIncarnati
   let base: string;
   if (LABEL_VALUE.test(replica) && replica.length <= room) base = replica;
   else {
-    const digest = createHash('sha1').update(replica).digest('hex').slice(0, 10);
+    const digest = shortHash(replica);
     const cleaned = replica
       .toLowerCase()
       .replace(/[^a-z0-9-]+/g, '-')

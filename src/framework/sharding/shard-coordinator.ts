@@ -265,6 +265,9 @@ export class ShardCoordinator {
       }
       this.successions.delete(member);
       this.options.logger.info({ member }, 'every object of a departed member is with its heirs');
+      // One more pass: an object a webhook labelled for the member just before its departure was seen
+      // is now labelled for a member without a Lease, and is assigned then.
+      this.retryLater();
     }
   }
 

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { shortHash } from '../objects/short-hash.js';
 
 /**
  * Makes any string a valid annotation name (the part after the prefix): at most 63 characters of
@@ -16,9 +16,4 @@ export function annotationName(raw: string): string {
   // Otherwise cut, and add a short hash of the original so two ids never share a key.
   const digest = shortHash(raw);
   return cleaned ? `${cleaned.slice(0, 54).replace(/[^A-Za-z0-9]+$/, '')}-${digest}` : digest;
-}
-
-/** Eight hex digits of the SHA-256 of `raw`: what keeps a cut name unique. */
-export function shortHash(raw: string): string {
-  return createHash('sha256').update(raw).digest('hex').slice(0, 8);
 }

@@ -1,4 +1,5 @@
-import { annotationName, shortHash } from './annotation-name.js';
+import { shortHash } from '../objects/short-hash.js';
+import { annotationName } from './annotation-name.js';
 
 /** The identity of an operator that sets none; its keys are those of every Konductor release before identities. */
 export const DEFAULT_IDENTITY = 'konductor.dev';
