@@ -1,3 +1,4 @@
+import PQueue from 'p-queue';
 import type { Subscription } from 'rxjs';
 import type { ApiClient } from '../api/api-client.js';
 import { ObjectApi } from '../api/object-api.js';
@@ -12,16 +13,8 @@ import type { RingView } from './ring-membership.js';
 import { memberFor, shardKey } from './ring.js';
 import type { MemberLeases } from './member-leases.js';
 import type { ShardLabels } from './shard-labels.js';
+import { collectionKey, inCollection, type ShardedCollection } from './sharded-collection.js';
 import { nextHeirs, type Departure, type Succession } from './succession.js';
-
-/** One collection the ring shares out: a handled resource in one namespace scope. */
-export interface ShardedCollection {
-  resource: Resource;
-  /** undefined: every namespace (cluster-wide, or a cluster-scoped resource). */
-  namespace?: string;
-  /** With namespace globs: whether a namespace is served. */
-  inScope?: (namespace: string) => boolean;
-}
 
 /** What a {@link ShardCoordinator} needs. */
 export interface ShardCoordinatorOptions {
@@ -64,6 +57,8 @@ export class ShardCoordinator {
   private pending = new Set<string>();
   private departed = new Map<string, Departure>();
   private successions = new Map<string, Succession>();
+  private naming: Promise<void> | undefined;
+  private nameAgain = false;
   private readonly watched = new Map<string, Subscription>();
   private passing: Promise<void> | undefined;
   private again = false;
@@ -82,6 +77,8 @@ export class ShardCoordinator {
     this.pending = new Set(ring.pending);
     this.departed = new Map(ring.departed.map((departure) => [departure.member, departure]));
     this.successions = new Map(ring.successions);
+    // At once, not after a pass under way: the heirs handle a departed member's objects from then on.
+    void this.nameHeirs();
     this.rebalance();
   }
 
@@ -119,14 +116,14 @@ export class ShardCoordinator {
   private async pass(): Promise<void> {
     if (this.members.length === 0) return;
     const members = this.members;
-    await this.writeHeirs();
+    await this.nameHeirs();
     const successions = new Map(this.successions);
     const moves: Moves = { assigned: new Map(), drained: new Map(), failed: 0 };
     for (const collection of this.options.collections()) {
       if (this.stopped || members !== this.members) return;
       this.watchUnassigned(collection);
       try {
-        await this.placeListed(collection, moves, successions);
+        await this.placeListed(collection, moves);
       } catch (error) {
         moves.failed++;
         this.options.logger.warn(
@@ -176,7 +173,7 @@ export class ShardCoordinator {
         next: (event) => {
           if (event.type === 'DELETED') this.waiting.delete(event.object.metadata?.uid ?? '');
           if (event.type !== 'ADDED' && event.type !== 'MODIFIED') return;
-          if (!inScope(collection, event.object)) return;
+          if (!inCollection(collection, event.object)) return;
           if (labels.memberOf(event.object) !== undefined) return;
           this.queueAssignment(collection.resource, event.object);
         },
@@ -224,6 +221,20 @@ export class ShardCoordinator {
    * Names the heirs of each departed member on its Lease (only on the version read: a Lease renewed
    * meanwhile is a live member's), and drops dead heirs from successions under way.
    */
+  private nameHeirs(): Promise<void> {
+    if (this.naming) {
+      this.nameAgain = true;
+      return this.naming;
+    }
+    this.naming = (async () => {
+      do {
+        this.nameAgain = false;
+        await this.writeHeirs();
+      } while (this.nameAgain && !this.stopped);
+    })().finally(() => (this.naming = undefined));
+    return this.naming;
+  }
+
   private async writeHeirs(): Promise<void> {
     const { logger, leases } = this.options;
     const writes: Array<{ member: string; heirs: string[]; resourceVersion?: string }> = [];
@@ -272,11 +283,7 @@ export class ShardCoordinator {
   }
 
   /** Lists a collection page by page and places each object. */
-  private async placeListed(
-    collection: ShardedCollection,
-    moves: Moves,
-    successions: ReadonlyMap<string, Succession>,
-  ): Promise<void> {
+  private async placeListed(collection: ShardedCollection, moves: Moves): Promise<void> {
     const { client, labels, pageSize = 500 } = this.options;
     let continueToken: string | undefined;
     do {
@@ -288,7 +295,7 @@ export class ShardCoordinator {
       );
       const work: Array<() => Promise<void>> = [];
       for (const object of page.items ?? []) {
-        if (!inScope(collection, object)) continue;
+        if (!inCollection(collection, object)) continue;
         const desired = this.desired(collection.resource, object);
         if (desired === undefined) continue;
         const current = labels.memberOf(object);
@@ -298,7 +305,7 @@ export class ShardCoordinator {
           desired,
           this.live,
           this.pending,
-          this.departedOf(collection.resource, object, current, successions),
+          this.departedOf(collection.resource, object, current),
         );
         if (placement.action === 'keep') continue;
         work.push(() =>
@@ -312,7 +319,7 @@ export class ShardCoordinator {
           ),
         );
       }
-      await inParallel(work, PATCHES_AT_ONCE);
+      await new PQueue({ concurrency: PATCHES_AT_ONCE }).addAll(work);
       continueToken = page.metadata?.continue || undefined;
     } while (continueToken && !this.stopped);
   }
@@ -322,10 +329,10 @@ export class ShardCoordinator {
     resource: Resource,
     object: KubeObject,
     current: string | undefined,
-    successions: ReadonlyMap<string, Succession>,
   ): Departed | undefined {
     if (current === undefined) return undefined;
-    const succession = successions.get(current);
+    // The heirs as they are now: named during this pass, or with a dead heir dropped since it began.
+    const succession = this.successions.get(current);
     if (succession) {
       const key = shardKey(resource, object.metadata?.namespace, object.metadata?.name ?? '');
       return { heir: memberFor(key, succession.heirs) };
@@ -373,26 +380,6 @@ export class ShardCoordinator {
   }
 }
 
-function collectionKey(collection: ShardedCollection): string {
-  return JSON.stringify([resourceId(collection.resource), collection.namespace ?? '']);
-}
-
-function inScope(collection: ShardedCollection, object: KubeObject): boolean {
-  const namespace = object.metadata?.namespace;
-  return (
-    collection.inScope === undefined || namespace === undefined || collection.inScope(namespace)
-  );
-}
-
 function count(counts: Map<string, number>, member: string): void {
   counts.set(member, (counts.get(member) ?? 0) + 1);
-}
-
-/** Runs the tasks, at most `width` at a time. */
-async function inParallel(tasks: ReadonlyArray<() => Promise<void>>, width: number): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < tasks.length) await tasks[next++]!();
-  };
-  await Promise.all(Array.from({ length: Math.min(width, tasks.length) }, worker));
 }
