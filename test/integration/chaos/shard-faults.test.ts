@@ -1,0 +1,261 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { waitFor } from '../../../src/testing/index.js';
+import { FaultProxy } from '../../../src/testing/chaos/index.js';
+import { checkLedger, concurrentRuns, readLedger } from '../../support/chaos/ledger.js';
+import {
+  ChaosRandom,
+  judgeDuplicates,
+  LedgerOperator,
+  LedgerWorkload,
+  RecordingWatch,
+  type ChaosLeaderElection,
+  type LedgerOperatorOptions,
+} from '../../support/chaos/operator-process.js';
+import { chaosStorage, scenarioName } from '../../support/chaos/storage.js';
+import { recordChaos } from '../../support/chaos/summary.js';
+import { sharedKubeConfig, uniqueNamespace } from '../../support/cluster.js';
+import { installWidgetCrd, readWidget, Widgets } from '../../support/widgets.js';
+
+/** Kills in the kill scenario, and the time between them (a longer run: `CHAOS_SHARD_KILLS=10 CHAOS_SHARD_KILL_EVERY_MS=30000`). */
+const KILLS = Number(process.env.CHAOS_SHARD_KILLS) || 4;
+const KILL_EVERY_MS = Number(process.env.CHAOS_SHARD_KILL_EVERY_MS) || 8_000;
+const REPLICAS = 3;
+
+let kc: KubeConfig;
+let scratch: string;
+const replicas: LedgerOperator[] = [];
+let recordings: RecordingWatch | undefined;
+let proxy: FaultProxy | undefined;
+
+beforeAll(async () => {
+  kc = sharedKubeConfig();
+  await installWidgetCrd(kc);
+  scratch = mkdtempSync(join(tmpdir(), 'konductor-chaos-shards-'));
+});
+
+afterEach(async () => {
+  recordings?.stop();
+  for (const replica of replicas.splice(0)) await replica.kill();
+  await proxy?.stop();
+  proxy = undefined;
+});
+
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** One scenario's fleet: its namespace, ledger, replicas' options and the changes it makes. */
+interface Fleet {
+  namespace: string;
+  ledger: string;
+  widgets: Widgets;
+  workload: LedgerWorkload;
+  options: LedgerOperatorOptions;
+  random: ChaosRandom;
+  context: string;
+}
+
+async function fleet(name: string): Promise<Fleet> {
+  const random = new ChaosRandom();
+  const namespace = await uniqueNamespace(kc, name);
+  const ledger = join(scratch, `${name}.jsonl`);
+  recordings = await RecordingWatch.start(kc, namespace);
+  // The renew deadline stays well below the lease duration: a replica cut off stops before its heirs start.
+  const leaderElection: ChaosLeaderElection = {
+    namespace,
+    name: 'chaos-shards',
+    leaseDuration: 5,
+    renewDeadline: 3,
+    retryPeriod: 0.5,
+  };
+  return {
+    namespace,
+    ledger,
+    widgets: new Widgets(kc, namespace),
+    workload: new LedgerWorkload(ledger, random),
+    options: {
+      kubeconfig: process.env.KONDUCTOR_TEST_KUBECONFIG!,
+      namespace,
+      ledger,
+      handlerMs: 100,
+      leaderElection,
+      sharding: true,
+    },
+    random,
+    context: `(seed ${random.seed}; replay with CHAOS_SEED=${random.seed})`,
+  };
+}
+
+async function joined(replica: LedgerOperator, context: string): Promise<void> {
+  await waitFor(
+    () => {
+      if (!replica.alive)
+        throw new Error(`a replica exited before it joined ${context}:\n${replica.tail()}`);
+      return replica.joined;
+    },
+    { what: `replica pid ${replica.pid} to join the ring ${context}`, timeoutMs: 30_000 },
+  );
+}
+
+/** Creates a widget every 150 ms, resizes an earlier one every other step and deletes one every seventh, until stopped. */
+function stream(f: Fleet): { stop: () => Promise<number> } {
+  let writing = true;
+  let steps = 0;
+  const done = (async () => {
+    for (let i = 0; writing; i++) {
+      const name = await f.workload.create(f.widgets);
+      if (i % 2 === 1) {
+        const live = f.workload.live().filter((other) => other !== name);
+        await f.workload.resize(f.widgets, live[f.random.int(0, live.length - 1)]!);
+      }
+      // Only an object whose latest size was handled: a deletion supersedes a change not yet handled.
+      const handled = i % 7 === 6 ? f.workload.handled() : [];
+      if (handled.length > 0) await f.workload.remove(f.widgets, handled[0]!);
+      steps = i + 1;
+      await sleep(150);
+    }
+  })();
+  return {
+    stop: async () => {
+      writing = false;
+      await done;
+      return steps;
+    },
+  };
+}
+
+/** Waits until every change is handled, stops the replicas and judges the ledger. */
+async function judge(f: Fleet, scenario: string, faults: number): Promise<void> {
+  let waiting: string[] = [];
+  let lost: string[] = [];
+  await waitFor(
+    async () => {
+      waiting = [];
+      for (const object of f.workload.expected.values()) {
+        if (object.deleted) continue;
+        const widget = await readWidget(f.namespace, object.name);
+        if (widget?.status?.handledSize !== object.sizes.at(-1))
+          waiting.push(`${object.name} (${JSON.stringify(widget?.metadata?.labels ?? {})})`);
+      }
+      lost = checkLedger(readLedger(f.ledger), [...f.workload.expected.values()]).lost;
+      return waiting.length === 0 && lost.length === 0;
+    },
+    {
+      what: `every change to be handled ${f.context}`,
+      timeoutMs: 60_000,
+      intervalMs: 500,
+    },
+  ).catch(async (error: unknown) => {
+    for (const entry of lost) {
+      const name = entry.split(':')[0]!;
+      const widget = await readWidget(f.namespace, name);
+      const lines = readLedger(f.ledger).filter((e) => e.name === name);
+      console.log(
+        `lost ${entry}: now ${JSON.stringify(widget?.metadata ?? 'gone')}; ledger ${JSON.stringify(lines)}`,
+      );
+    }
+    const tails = replicas.map((r) => `pid ${r.pid} (alive ${r.alive}):\n${r.tail(15)}`);
+    throw new Error(
+      `${String(error)}\nwaiting: ${waiting.slice(0, 10).join(', ')}\nlost: ${lost.join(', ')}\n${tails.join('\n')}`,
+    );
+  });
+  for (const replica of replicas) await replica.stop();
+  recordings!.stop();
+  const entries = readLedger(f.ledger);
+  const verdict = checkLedger(entries, [...f.workload.expected.values()]);
+  const overlaps = concurrentRuns(entries, { sameObject: true });
+  const duplicates = judgeDuplicates(entries, recordings!);
+  recordChaos({
+    scenario: scenarioName(scenario, chaosStorage()),
+    faults,
+    changesMade: verdict.changesMade,
+    changesHandled: verdict.changesHandled,
+    lost: verdict.lost.length,
+    duplicates: duplicates.unjustified.length,
+    repeatsAfterKills: verdict.duplicates - duplicates.unjustified.length,
+  });
+  const workers = new Set(entries.map((e) => e.pid)).size;
+  console.log(
+    `${scenario}: ${faults} faults, ${f.workload.expected.size} objects / ${verdict.changesMade} changes, ` +
+      `${entries.filter((e) => e.at === 'done').length} completed runs by ${workers} processes, ` +
+      `runs of one object at once ${overlaps.length}, repeats ${verdict.duplicates} (unjustified ${duplicates.unjustified.length}) ${f.context}`,
+  );
+  expect(overlaps).toEqual([]);
+  expect(verdict.lost).toEqual([]);
+  expect(verdict.phantom).toEqual([]);
+  expect(verdict.changesHandled).toBe(verdict.changesMade);
+  expect(duplicates.unjustified).toEqual([]);
+}
+
+describe(`${REPLICAS} sharded replicas handling a changing fleet`, () => {
+  test(
+    `a replica SIGKILLed every ${KILL_EVERY_MS / 1000} s, ${KILLS} times, and started again: nothing lost, no object run by two replicas at once, no unjustified repeat`,
+    async () => {
+      const f = await fleet('chaos-shard-kills');
+      for (let i = 0; i < REPLICAS; i++) replicas.push(new LedgerOperator(f.options).start());
+      for (const replica of replicas) await joined(replica, f.context);
+      const writer = stream(f);
+      for (let kill = 0; kill < KILLS; kill++) {
+        await sleep(KILL_EVERY_MS);
+        for (const replica of replicas.filter((r) => !r.alive)) replica.start(); // as a crashed Pod is
+        const victim = replicas[f.random.int(0, replicas.length - 1)]!;
+        await victim.kill();
+        victim.start(); // a new Pod: a new member
+      }
+      await writer.stop();
+      await judge(f, 'shard-kills', KILLS);
+    },
+    60_000 + KILLS * (KILL_EVERY_MS + 10_000),
+  );
+
+  test('a rolling update, one replica at a time (a new one joins, then an old one drains and stops): nothing lost, no object run by two at once', async () => {
+    const f = await fleet('chaos-shard-rolling');
+    for (let i = 0; i < REPLICAS; i++) replicas.push(new LedgerOperator(f.options).start());
+    for (const replica of replicas) await joined(replica, f.context);
+    const writer = stream(f);
+    for (let step = 0; step < REPLICAS; step++) {
+      const next = new LedgerOperator(f.options).start();
+      replicas.push(next);
+      await joined(next, f.context);
+      await sleep(2_000);
+      const old = replicas.shift()!;
+      expect(await old.stop()).toBe(0);
+    }
+    await writer.stop();
+    await judge(f, 'shard-rolling-update', REPLICAS);
+  }, 180_000);
+
+  test('a replica black-holed from the API server for 20 s stops before its heirs take its objects: nothing lost, no object run by two at once', async () => {
+    const f = await fleet('chaos-shard-partition');
+    proxy = await FaultProxy.forControlPlane({
+      dir: dirname(process.env.KONDUCTOR_TEST_KUBECONFIG!),
+      kubeConfig: () => kc,
+    });
+    const proxied = join(scratch, 'proxied-kubeconfig');
+    writeFileSync(proxied, proxy.kubeConfig().exportConfig());
+    replicas.push(
+      new LedgerOperator(f.options).start(),
+      new LedgerOperator(f.options).start(),
+      new LedgerOperator({ ...f.options, kubeconfig: proxied }).start(),
+    );
+    for (const replica of replicas) await joined(replica, f.context);
+    const writer = stream(f);
+    await sleep(4_000);
+    const cutOff = replicas[2]!;
+    proxy.blackhole();
+    // It cannot renew its member Lease: it stops its work and exits, as `konductor run` does.
+    await waitFor(() => !cutOff.alive, {
+      what: `the cut-off replica to stop ${f.context}`,
+      timeoutMs: 20_000,
+    });
+    await sleep(20_000 - 5_000);
+    proxy.pass();
+    cutOff.start();
+    await joined(cutOff, f.context);
+    await sleep(4_000);
+    await writer.stop();
+    await judge(f, 'shard-partition', 1);
+  }, 180_000);
+});
