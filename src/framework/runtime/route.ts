@@ -192,6 +192,9 @@ export async function processBatch(
   services: RouteServices,
 ): Promise<ProcessResult> {
   if (services.shard) {
+    const events = services.shard.eventsToActOn(batch.events);
+    if (!events) return undefined;
+    if (events.length !== batch.events.length) batch = { ...batch, events, latest: events.at(-1)! };
     const { route, latest } = batch;
     const verdict = await services.shard.verdict(route.resource, latest.type, latest.object);
     if (verdict === 'drain' || verdict === 'forget')

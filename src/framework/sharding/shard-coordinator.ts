@@ -1,14 +1,13 @@
 import PQueue from 'p-queue';
 import type { Subscription } from 'rxjs';
 import type { ApiClient } from '../api/api-client.js';
-import { ObjectApi } from '../api/object-api.js';
 import { collectionPath, resourceId, type Resource } from '../api/resource.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { WatchHub } from '../watching/watch-hub.js';
-import { ApiError } from '../api/api-error.js';
 import { placementOf, type Departed, type Placement } from './placement.js';
+import { patchPlacement } from './placement-patch.js';
 import type { RingView } from './ring-membership.js';
 import { memberFor, shardKey } from './ring.js';
 import type { MemberLeases } from './member-leases.js';
@@ -67,11 +66,18 @@ export class ShardCoordinator {
   /** Objects seen unlabelled that wait for their assignment, by uid. */
   private readonly waiting = new Map<string, { resource: Resource; object: KubeObject }>();
   private assigning = 0;
+  /**
+   * Whether the next pass lists every object: at the start, when a member joins, and for collections
+   * that appeared. Otherwise members only left, and rendezvous hashing moves only their objects: the
+   * pass lists those alone, so a failover does not wait behind a listing of the whole fleet.
+   */
+  private wholeRing = true;
 
   constructor(private readonly options: ShardCoordinatorOptions) {}
 
   /** The ring changed (or was first seen): rebalance every collection. */
   update(ring: RingView): void {
+    if (ring.live.some((member) => !this.live.has(member))) this.wholeRing = true;
     this.members = ring.live;
     this.live = new Set(ring.live);
     this.pending = new Set(ring.pending);
@@ -84,8 +90,10 @@ export class ShardCoordinator {
 
   /** Starts watching collections that appeared since (handlers resolved late), rebalancing those. */
   refresh(): void {
-    if (this.options.collections().some((c) => !this.watched.has(collectionKey(c))))
+    if (this.options.collections().some((c) => !this.watched.has(collectionKey(c)))) {
+      this.wholeRing = true;
       this.rebalance();
+    }
   }
 
   stop(): Promise<void> {
@@ -116,14 +124,23 @@ export class ShardCoordinator {
   private async pass(): Promise<void> {
     if (this.members.length === 0) return;
     const members = this.members;
+    const whole = this.wholeRing;
+    this.wholeRing = false;
     await this.nameHeirs();
     const successions = new Map(this.successions);
+    const selector = whole
+      ? undefined
+      : this.options.labels.membersSelector([...this.departed.keys(), ...successions.keys()]);
+    if (!whole && selector === undefined) return;
     const moves: Moves = { assigned: new Map(), drained: new Map(), failed: 0 };
     for (const collection of this.options.collections()) {
-      if (this.stopped || members !== this.members) return;
+      if (this.stopped || members !== this.members) {
+        this.wholeRing ||= whole;
+        return;
+      }
       this.watchUnassigned(collection);
       try {
-        await this.placeListed(collection, moves);
+        await this.placeListed(collection, moves, selector);
       } catch (error) {
         moves.failed++;
         this.options.logger.warn(
@@ -135,8 +152,10 @@ export class ShardCoordinator {
         );
       }
     }
-    if (moves.failed > 0) this.retryLater();
-    else if (!this.stopped && members === this.members) await this.endSuccessions(successions);
+    if (moves.failed > 0) {
+      this.wholeRing ||= whole;
+      this.retryLater();
+    } else if (!this.stopped && members === this.members) await this.endSuccessions(successions);
     const summary = (counts: Map<string, number>) => Object.fromEntries(counts);
     this.options.logger.info(
       {
@@ -145,7 +164,9 @@ export class ShardCoordinator {
         draining: summary(moves.drained),
         failed: moves.failed,
       },
-      `rebalanced ${members.length} shard member(s)`,
+      whole
+        ? `rebalanced ${members.length} shard member(s)`
+        : `placed departed members’ objects among ${members.length} shard member(s)`,
     );
   }
 
@@ -278,16 +299,22 @@ export class ShardCoordinator {
       this.options.logger.info({ member }, 'every object of a departed member is with its heirs');
       // One more pass: an object a webhook labelled for the member just before its departure was seen
       // is now labelled for a member without a Lease, and is assigned then.
+      this.wholeRing = true;
       this.retryLater();
     }
   }
 
-  /** Lists a collection page by page and places each object. */
-  private async placeListed(collection: ShardedCollection, moves: Moves): Promise<void> {
+  /** Lists a collection page by page (only the objects `selector` picks, if given) and places each object. */
+  private async placeListed(
+    collection: ShardedCollection,
+    moves: Moves,
+    selector: string | undefined,
+  ): Promise<void> {
     const { client, labels, pageSize = 500 } = this.options;
     let continueToken: string | undefined;
     do {
       const query = new URLSearchParams({ limit: String(pageSize) });
+      if (selector) query.set('labelSelector', selector);
       if (continueToken) query.set('continue', continueToken);
       const page = await client.request<{ items?: KubeObject[]; metadata?: { continue?: string } }>(
         'GET',
@@ -346,37 +373,9 @@ export class ShardCoordinator {
     return memberFor(shardKey(resource, object.metadata?.namespace, name), this.members);
   }
 
-  /** Writes one placement; a 404 (deleted meanwhile) is no failure. */
-  private async apply(resource: Resource, object: KubeObject, placement: Placement): Promise<void> {
-    if (placement.action === 'keep') return;
-    const { client, labels, metrics, logger } = this.options;
-    const namespace = object.metadata?.namespace;
-    const name = object.metadata?.name ?? '';
-    if (this.stopped) return;
-    const version = object.metadata?.resourceVersion;
-    const body =
-      placement.action === 'assign'
-        ? labels.assignPatch(placement.member, version)
-        : labels.drainPatch(version);
-    try {
-      await new ObjectApi(client, resource).mergePatch(namespace, name, body);
-      metrics.increment('shard_moves_total', { action: placement.action });
-    } catch (error) {
-      const status = error instanceof ApiError ? error.status : undefined;
-      if (status === 404) return;
-      // 409: changed since this copy was read; the retry pass places it from a newer one.
-      if (status !== 409)
-        logger.warn(
-          {
-            namespace,
-            name,
-            resource: resourceId(resource),
-            err: error instanceof Error ? error.message : String(error),
-          },
-          `could not ${placement.action} the object for sharding; trying again in ${RETRY_MS / 1000} s`,
-        );
-      throw error;
-    }
+  private apply(resource: Resource, object: KubeObject, placement: Placement): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return patchPlacement(this.options, resource, object, placement, RETRY_MS / 1000);
   }
 }
 

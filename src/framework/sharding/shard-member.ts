@@ -32,6 +32,8 @@ export class ShardMember {
   private inherited = new Map<string, readonly string[]>();
   /** Every member this one was ever an heir of: their objects' late DELETEDs are checked. */
   private readonly everInherited = new Set<string>();
+  /** Inherited objects seen relabelled for this member: their own watch is the truth now. */
+  private readonly relabelled = new Set<string>();
 
   constructor(
     /** This replica's member name, the value of the shard label of its objects. */
@@ -57,6 +59,7 @@ export class ShardMember {
         this.inherited.set(departed, heirs);
         this.everInherited.add(departed);
       }
+    if (this.inherited.size === 0) this.relabelled.clear();
     return this.labels.membersSelector([...this.inherited.keys()]);
   }
 
@@ -69,6 +72,24 @@ export class ShardMember {
     if (!heirs) return false;
     const key = shardKey(resource, object.metadata?.namespace, object.metadata?.name ?? '');
     return memberFor(key, heirs) === this.member;
+  }
+
+  /**
+   * The events of one run to act on. An inherited object relabelled for this member arrives through
+   * two watches, and the departed member's watch may deliver an older copy after this member's own:
+   * once an object was seen with this member's label, copies with another label are dropped, and the
+   * run acts on the newest own copy (undefined: this run has none, nothing to do).
+   */
+  eventsToActOn<E extends { type: string; object: KubeObject }>(
+    events: readonly E[],
+  ): E[] | undefined {
+    if (this.everInherited.size === 0) return [...events];
+    const uid = events.at(-1)?.object.metadata?.uid ?? '';
+    const own = events.filter((event) => this.labels.memberOf(event.object) === this.member);
+    if (own.some((event) => event.type !== 'DELETED')) this.relabelled.add(uid);
+    if (!this.relabelled.has(uid)) return [...events];
+    if (own.at(-1)?.type === 'DELETED') this.relabelled.delete(uid);
+    return own.length > 0 ? own : undefined;
   }
 
   /** What to do with the newest event of an object (see {@link ShardVerdict}). */

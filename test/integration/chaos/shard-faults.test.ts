@@ -176,6 +176,15 @@ async function judge(f: Fleet, scenario: string, faults: number): Promise<void> 
     duplicates: duplicates.unjustified.length,
     repeatsAfterKills: verdict.duplicates - duplicates.unjustified.length,
   });
+  for (const repeat of duplicates.unjustified.slice(0, 3)) {
+    const name = repeat.split(':')[0]!;
+    console.log(
+      `repeat ${repeat}\n${entries
+        .filter((e) => e.name === name)
+        .map((e) => `${e.time} pid ${e.pid} ${e.kind} ${e.at} size ${e.size}`)
+        .join('\n')}`,
+    );
+  }
   const workers = new Set(entries.map((e) => e.pid)).size;
   console.log(
     `${scenario}: ${faults} faults, ${f.workload.expected.size} objects / ${verdict.changesMade} changes, ` +

@@ -84,4 +84,24 @@ describe('a member’s verdict on its watches’ events', () => {
     const { member } = heir('heir-a');
     expect(await member.verdict(widgets, 'DELETED', inheritedBy('heir-a'))).toBe('handle');
   });
+
+  it('drops a departed member’s copy that arrives after its own copy of a relabelled object', () => {
+    const { member } = heir('heir-a');
+    const inherited = inheritedBy('heir-a');
+    const own = widget(inherited.metadata!.name!, 'heir-a');
+    const events = [
+      { type: 'ADDED' as const, object: own },
+      { type: 'MODIFIED' as const, object: inherited },
+    ];
+    expect(member.eventsToActOn(events)).toEqual([events[0]]);
+    expect(
+      member.eventsToActOn([{ type: 'MODIFIED' as const, object: inherited }]),
+    ).toBeUndefined();
+  });
+
+  it('acts on every event of an object never relabelled for it', () => {
+    const { member } = heir('heir-a');
+    const events = [{ type: 'MODIFIED' as const, object: inheritedBy('heir-a') }];
+    expect(member.eventsToActOn(events)).toEqual(events);
+  });
 });
