@@ -99,7 +99,7 @@ function joinShards(
     collections: () => servedCollections(table.routes, namespaces),
     countObjects: () => table.objectCount(),
     ring,
-    inherit: (selector) => table.inheritShards(selector),
+    inherit: (selectors) => table.inheritShards(selectors),
   });
   table.joinShard(sharding.member);
   sharding.start({ startWork: campaign.startWork, stopWork: () => campaign.stopWork(replica) });

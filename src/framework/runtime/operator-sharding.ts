@@ -38,8 +38,8 @@ export interface ShardingSetup {
   countObjects: () => number;
   /** Kept up to date with the ring's live members, for the labelling webhook. */
   ring?: LiveRing;
-  /** Called with the label selector of the departed members' objects this replica is an heir of (undefined: none). */
-  inherit: (selector: string | undefined) => void;
+  /** Called with the label selectors of the departed members' objects this replica is an heir of, one per member. */
+  inherit: (selectors: readonly string[]) => void;
 }
 
 /** What the operator does as its membership starts and ends. */
@@ -65,7 +65,7 @@ export class OperatorSharding {
   private readonly ring: RingWatch;
   private readonly labels: ShardLabels;
   private readonly prefix: string;
-  private inherited: string | undefined;
+  private inherited: readonly string[] = [];
   private stopping = false;
 
   constructor(private readonly setup: ShardingSetup) {
@@ -170,16 +170,16 @@ export class OperatorSharding {
 
   /** Watches the departed members' objects this replica is now an heir of (or no longer is). */
   private inherit(successions: RingView['successions']): void {
-    const selector = this.member.inherit(successions);
-    if (selector === this.inherited) return;
-    this.inherited = selector;
+    const selectors = this.member.inherit(successions);
+    if (selectors.join('\n') === this.inherited.join('\n')) return;
+    this.inherited = selectors;
     this.setup.logger.info(
-      { inheriting: selector ?? 'nothing' },
-      selector
+      { inheriting: selectors },
+      selectors.length > 0
         ? 'handling its share of departed members’ objects until they are relabelled'
         : 'no departed member’s objects left to handle',
     );
-    this.setup.inherit(selector);
+    this.setup.inherit(selectors);
   }
 
   private elector(name: string): LeaderElector {

@@ -54,7 +54,7 @@ export class RouteTable {
   /** Resources that keep bookkeeping in annotations despite status storage (no status subresource): said once each. */
   private readonly annotationOnly = new Set<string>();
   /** With sharding: the label selector of the departed members' objects this replica is an heir of. */
-  private inheritedSelector: string | undefined;
+  private inheritedSelectors: readonly string[] = [];
 
   constructor(private readonly deps: RouteTableServices) {}
 
@@ -93,12 +93,12 @@ export class RouteTable {
   }
 
   /**
-   * With sharding: every route also watches the departed members' objects `selector` names (their
-   * heirs' verdicts pick this replica's share), or stops doing so (undefined).
+   * With sharding: every route also watches the objects of each departed member `selectors` name
+   * (their heirs' verdicts pick this replica's share); watches no longer named close.
    */
-  inheritShards(selector: string | undefined): void {
-    if (selector === this.inheritedSelector) return;
-    this.inheritedSelector = selector;
+  inheritShards(selectors: readonly string[]): void {
+    if (selectors.join('\n') === this.inheritedSelectors.join('\n')) return;
+    this.inheritedSelectors = selectors;
     for (const active of this.routes.values()) this.watchInherited(active);
   }
 
@@ -116,9 +116,10 @@ export class RouteTable {
     let count = 0;
     for (const { route, scope, inherited } of this.routes.values()) {
       count += hub.stored(route.resource, scope)?.size ?? 0;
-      if (!inherited || !services.shard) continue;
-      for (const object of hub.stored(route.resource, inherited.scope)?.values() ?? [])
-        if (services.shard.owns(route.resource, object)) count++;
+      if (!services.shard) continue;
+      for (const watch of inherited.values())
+        for (const object of hub.stored(route.resource, watch.scope)?.values() ?? [])
+          if (services.shard.owns(route.resource, object)) count++;
     }
     return count;
   }
@@ -178,6 +179,7 @@ export class RouteTable {
         subscription,
         scope,
         unsharded: { scope: plan.scope, globs },
+        inherited: new Map(),
       };
       this.routes.set(key, active);
       this.watchInherited(active);
@@ -189,7 +191,7 @@ export class RouteTable {
   async stop(): Promise<void> {
     for (const active of this.routes.values()) {
       active.subscription.unsubscribe();
-      active.inherited?.subscription.unsubscribe();
+      for (const watch of active.inherited.values()) watch.subscription.unsubscribe();
     }
     this.routes.clear();
     await Promise.all([...this.engines.map((engine) => engine.stopAll()), ...this.detaching]);
@@ -231,31 +233,35 @@ export class RouteTable {
   }
 
   /**
-   * Opens, replaces or closes a route's watch of inherited objects. Its events go to the same route, so
-   * an object relabelled for this heir, seen leaving one watch and entering the other, stays one object.
+   * Opens a route's watch of each departed member's objects it inherits, and closes those no longer
+   * named. Their events go to the same route, so an object relabelled for this heir, seen leaving one
+   * watch and entering the other, stays one object.
    */
   private watchInherited(active: ActiveRoute): void {
-    const previous = active.inherited;
-    active.inherited = undefined;
-    if (this.inheritedSelector) {
-      const { hub, reactor } = this.deps;
-      const { scope: unsharded, globs } = active.unsharded;
-      const scope = withSelector(unsharded, this.inheritedSelector);
+    const { hub, reactor } = this.deps;
+    const { scope: unsharded, globs } = active.unsharded;
+    for (const [selector, watch] of active.inherited)
+      if (!this.inheritedSelectors.includes(selector)) {
+        watch.subscription.unsubscribe();
+        active.inherited.delete(selector);
+      }
+    for (const selector of this.inheritedSelectors) {
+      if (active.inherited.has(selector)) continue;
+      const scope = withSelector(unsharded, selector);
       const events = hub.watch(active.route.resource, scope);
       const subscription = reactor.consume(
         globs ? events.pipe(inNamespaces(globs)) : events,
         active.route,
       );
-      active.inherited = { scope, subscription };
+      active.inherited.set(selector, { scope, subscription });
     }
-    previous?.subscription.unsubscribe();
   }
 
   /** Stops one route's watch and its timers and daemons. */
   private async detach(key: string, active: ActiveRoute): Promise<void> {
     if (this.routes.get(key) === active) this.routes.delete(key);
     active.subscription.unsubscribe();
-    active.inherited?.subscription.unsubscribe();
+    for (const watch of active.inherited.values()) watch.subscription.unsubscribe();
     const engines = routeEngines(active.route);
     for (const engine of engines) {
       const index = this.engines.indexOf(engine);

@@ -59,8 +59,8 @@ export interface ActiveRoute {
   scope: WatchScope;
   /** What it would select without sharding, and the namespace filter its events pass through. */
   unsharded: { scope: WatchScope; globs: string[] | undefined };
-  /** With sharding, while this replica is an heir: the watch of departed members' objects. */
-  inherited?: { scope: WatchScope; subscription: Subscription };
+  /** With sharding, while this replica is an heir: a watch of each departed member's objects, by selector. */
+  inherited: Map<string, { scope: WatchScope; subscription: Subscription }>;
 }
 
 /** What every route of an operator shares. */

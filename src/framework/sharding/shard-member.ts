@@ -49,10 +49,11 @@ export class ShardMember {
   }
 
   /**
-   * Takes the ring's successions; returns the label selector of the departed members' objects this
-   * member should watch (undefined: none).
+   * Takes the ring's successions; returns the label selectors of the departed members' objects this
+   * member should watch, one per departed member: a watch is never replaced by a wider one, whose
+   * listing would bring back copies older than the events already handled.
    */
-  inherit(successions: ReadonlyMap<string, Succession>): string | undefined {
+  inherit(successions: ReadonlyMap<string, Succession>): string[] {
     this.inherited = new Map();
     for (const [departed, { heirs }] of successions)
       if (heirs.includes(this.member)) {
@@ -60,7 +61,9 @@ export class ShardMember {
         this.everInherited.add(departed);
       }
     if (this.inherited.size === 0) this.relabelled.clear();
-    return this.labels.membersSelector([...this.inherited.keys()]);
+    return [...this.inherited.keys()]
+      .sort()
+      .map((departed) => this.labels.memberSelector(departed));
   }
 
   /** Whether this member handles the object now: its own, or its share of a departed member's. */

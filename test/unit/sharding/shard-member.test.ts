@@ -46,12 +46,12 @@ function heir(name: string, now?: KubeObject): { member: ShardMember; reads: () 
 }
 
 describe('a member’s verdict on its watches’ events', () => {
-  it('watches the objects of the departed members it is an heir of', () => {
+  it('watches the objects of each departed member it is an heir of, one watch each', () => {
     const { member } = heir('heir-a');
-    expect(member.inherit(new Map([['gone', { heirs: HEIRS }]]))).toBe(
-      'konductor.dev/shard in (gone)',
-    );
-    expect(member.inherit(new Map([['gone', { heirs: ['heir-b'] }]]))).toBeUndefined();
+    expect(member.inherit(new Map([['gone', { heirs: HEIRS }]]))).toEqual([
+      'konductor.dev/shard=gone',
+    ]);
+    expect(member.inherit(new Map([['gone', { heirs: ['heir-b'] }]]))).toEqual([]);
   });
 
   it('handles its share of a departed member’s objects, and forgets another heir’s', async () => {
