@@ -34,6 +34,8 @@ export class ShardMember {
   private readonly everInherited = new Set<string>();
   /** Inherited objects seen relabelled for this member: their own watch is the truth now. */
   private readonly relabelled = new Set<string>();
+  /** Inherited objects whose deletion this member handled: any later copy is a lagging watch's. */
+  private readonly gone = new Set<string>();
 
   constructor(
     /** This replica's member name, the value of the shard label of its objects. */
@@ -60,7 +62,10 @@ export class ShardMember {
         this.inherited.set(departed, heirs);
         this.everInherited.add(departed);
       }
-    if (this.inherited.size === 0) this.relabelled.clear();
+    if (this.inherited.size === 0) {
+      this.relabelled.clear();
+      this.gone.clear();
+    }
     return [...this.inherited.keys()]
       .sort()
       .map((departed) => this.labels.memberSelector(departed));
@@ -88,10 +93,15 @@ export class ShardMember {
   ): E[] | undefined {
     if (this.everInherited.size === 0) return [...events];
     const uid = events.at(-1)?.object.metadata?.uid ?? '';
-    const own = events.filter((event) => this.labels.memberOf(event.object) === this.member);
+    if (this.gone.has(uid)) return undefined;
+    // Copies from the watch of a member this one no longer inherits from are leftovers of a closed watch.
+    const current = events.filter((event) => {
+      const label = this.labels.memberOf(event.object);
+      return !(label && this.everInherited.has(label) && !this.inherited.has(label));
+    });
+    const own = current.filter((event) => this.labels.memberOf(event.object) === this.member);
     if (own.some((event) => event.type !== 'DELETED')) this.relabelled.add(uid);
-    if (!this.relabelled.has(uid)) return [...events];
-    if (own.at(-1)?.type === 'DELETED') this.relabelled.delete(uid);
+    if (!this.relabelled.has(uid)) return current.length > 0 ? current : undefined;
     return own.length > 0 ? own : undefined;
   }
 
@@ -111,12 +121,22 @@ export class ShardMember {
     if (this.released.delete(uid)) return 'forget';
     const label = this.labels.memberOf(object) ?? '';
     const owned = this.owns(resource, object);
-    // Another heir's share of a departed member's objects: never this member's.
-    if (!owned && !(this.everInherited.has(label) && !this.inherited.has(label))) return 'forget';
+    // Another heir's share of a departed member's objects, or another member's: never this member's.
+    if (!owned) return 'forget';
     const now = await this.current(resource, object);
-    if (now === 'gone') return owned ? 'handle' : 'forget';
+    if (now === 'gone') {
+      if (!owned) return 'forget';
+      if (label !== this.member) this.goneNow(uid);
+      return 'handle';
+    }
     if (now === 'unknown' || now.metadata?.uid !== object.metadata?.uid) return 'forget';
     return this.owns(resource, now) ? { handleAs: now } : 'forget';
+  }
+
+  /** Remembers an inherited object as deleted; at most 10,000 (uids are never reused, the oldest go first). */
+  private goneNow(uid: string): void {
+    this.gone.add(uid);
+    if (this.gone.size > 10_000) this.gone.delete(this.gone.values().next().value!);
   }
 
   /**

@@ -104,4 +104,12 @@ describe('a member’s verdict on its watches’ events', () => {
     const events = [{ type: 'MODIFIED' as const, object: inheritedBy('heir-a') }];
     expect(member.eventsToActOn(events)).toEqual(events);
   });
+
+  it('drops every later copy of an inherited object whose deletion it handled', async () => {
+    const { member } = heir('heir-a');
+    const object = inheritedBy('heir-a');
+    expect(await member.verdict(widgets, 'DELETED', object)).toBe('handle');
+    const relabelled = widget(object.metadata!.name!, 'heir-a');
+    expect(member.eventsToActOn([{ type: 'ADDED' as const, object: relabelled }])).toBeUndefined();
+  });
 });
