@@ -192,14 +192,17 @@ export async function processBatch(
   services: RouteServices,
 ): Promise<ProcessResult> {
   if (services.shard) {
-    const events = services.shard.eventsToActOn(batch.events);
-    if (!events) return undefined;
-    if (events.length !== batch.events.length) batch = { ...batch, events, latest: events.at(-1)! };
+    // A retry or a wake-up has no events: it acts on the object's latest copy, already judged.
+    if (batch.events.length > 0) {
+      const events = services.shard.eventsToActOn(batch.events);
+      if (!events) return undefined;
+      if (events.length !== batch.events.length)
+        batch = { ...batch, events, latest: events.at(-1)! };
+    }
     const { route, latest } = batch;
     const verdict = await services.shard.verdict(route.resource, latest.type, latest.object);
-    if (verdict === 'drain' || verdict === 'forget')
-      return leaveShard(route, latest.object, services, verdict);
-    if (verdict !== 'handle') batch = asModified(batch, verdict.handleAs);
+    if (verdict === 'skip') return undefined;
+    if (verdict !== 'handle') return leaveShard(route, latest.object, services, verdict);
   }
   const { route, latest } = batch;
   if (route.eventHandlers.length > 0) {
@@ -228,15 +231,6 @@ export async function processBatch(
     for (const engine of routeEngines(route)) engine.observe(latest.object);
   }
   return soonerRetry(result, ownedResult, reconcileResult);
-}
-
-/** The batch with its newest event, a DELETED that only meant a move between this member's watches, replaced by the object as it is. */
-function asModified(
-  batch: ObjectBatch<KubeObject, Route>,
-  object: KubeObject,
-): ObjectBatch<KubeObject, Route> {
-  const latest = { type: 'MODIFIED' as const, object, fromList: false };
-  return { ...batch, latest, events: [...batch.events.slice(0, -1), latest] };
 }
 
 /**

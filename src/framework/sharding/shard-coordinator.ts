@@ -266,7 +266,7 @@ export class ShardCoordinator {
       if (heirs) writes.push({ ...departure, heirs });
     }
     for (const [member, succession] of this.successions) {
-      const heirs = nextHeirs(succession.heirs, this.members);
+      const heirs = nextHeirs(succession.heirs, this.members, [...this.pending]);
       if (heirs) writes.push({ member, heirs, resourceVersion: succession.resourceVersion });
     }
     for (const { member, heirs, resourceVersion } of writes) {

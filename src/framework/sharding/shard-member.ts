@@ -11,10 +11,10 @@ import type { Succession } from './succession.js';
 /**
  * What a member does with an event of its watches: `handle` it; `drain` the object (stop its timers
  * and daemons, then let go of it: the coordinator has asked); `forget` it (it left this shard, or was
- * never this member's: no handler runs, its timers and daemons stop); or handle the object as it is
- * now (`handleAs`): a DELETED that only said it moved between two of this member's watches.
+ * never this member's: no handler runs, its timers and daemons stop); or `skip` the event (a DELETED
+ * that only said the object moved between two of this member's watches: its own watch delivers it).
  */
-export type ShardVerdict = 'handle' | 'drain' | 'forget' | { handleAs: KubeObject };
+export type ShardVerdict = 'handle' | 'drain' | 'forget' | 'skip';
 
 /**
  * One replica's membership in the ring: which member it is, what its watches select, and how it
@@ -62,10 +62,7 @@ export class ShardMember {
         this.inherited.set(departed, heirs);
         this.everInherited.add(departed);
       }
-    if (this.inherited.size === 0) {
-      this.relabelled.clear();
-      this.gone.clear();
-    }
+    if (this.inherited.size === 0) this.relabelled.clear();
     return [...this.inherited.keys()]
       .sort()
       .map((departed) => this.labels.memberSelector(departed));
@@ -100,7 +97,9 @@ export class ShardMember {
       return !(label && this.everInherited.has(label) && !this.inherited.has(label));
     });
     const own = current.filter((event) => this.labels.memberOf(event.object) === this.member);
-    if (own.some((event) => event.type !== 'DELETED')) this.relabelled.add(uid);
+    // Only while inheriting (cleared after): a departed member's copies come only from its open watches.
+    if (this.inherited.size > 0 && own.some((event) => event.type !== 'DELETED'))
+      this.relabelled.add(uid);
     if (!this.relabelled.has(uid)) return current.length > 0 ? current : undefined;
     return own.length > 0 ? own : undefined;
   }
@@ -130,7 +129,7 @@ export class ShardMember {
       return 'handle';
     }
     if (now === 'unknown' || now.metadata?.uid !== object.metadata?.uid) return 'forget';
-    return this.owns(resource, now) ? { handleAs: now } : 'forget';
+    return this.owns(resource, now) ? 'skip' : 'forget';
   }
 
   /** Remembers an inherited object as deleted; at most 10,000 (uids are never reused, the oldest go first). */

@@ -60,17 +60,19 @@ export function successionsOf(
 
 /**
  * The heirs to write for a departed member: the live members the first time; afterwards those of its
- * heirs still live, or the live members when none is. An heir is never added to a succession under
+ * heirs still live or pending, or the live members when none is. An heir is never added to a succession under
  * way: with rendezvous hashing, dropping a member moves only its own objects, so every surviving heir
  * keeps the objects it took. Undefined: nothing to write (no change, or no live member).
  */
 export function nextHeirs(
   current: readonly string[] | undefined,
   live: readonly string[],
+  pending: readonly string[] = [],
 ): string[] | undefined {
   if (live.length === 0) return undefined;
   if (current === undefined) return [...live].sort();
-  const surviving = current.filter((heir) => live.includes(heir));
+  // A pending heir may be alive: a coordinator that just started sees every member pending at first.
+  const surviving = current.filter((heir) => live.includes(heir) || pending.includes(heir));
   if (surviving.length === current.length) return undefined;
   return surviving.length > 0 ? surviving : [...live].sort();
 }

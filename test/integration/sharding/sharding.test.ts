@@ -5,6 +5,7 @@ import {
   on,
   type AdmissionContext,
   silentLogger,
+  TemporaryError,
   type ChangeContext,
   type DaemonContext,
   type Operator,
@@ -234,6 +235,32 @@ describe('sharding across replicas', () => {
     );
     expect([...(await shardLabels(namespace)).values()].every((r) => r === 'replica-a')).toBe(true);
     expect(ledger.overlaps()).toEqual([]);
+  });
+
+  test('retries a failing handler on a replica that has been an heir', async () => {
+    const { namespace, widgets } = await widgetNamespace('shard-heir-retry');
+    const ledger = new Ledger();
+    let attempts = 0;
+    class Flaky {
+      @on.create(API, 'widgets', { id: 'flaky' })
+      flaky({ name }: ChangeContext): void {
+        if (name !== 'flaky') return;
+        attempts++;
+        if (attempts === 1) throw new TemporaryError('fails once', { delay: 1 });
+      }
+    }
+    start(namespace, 'replica-a', ledger, { handlers: [Flaky] });
+    start(namespace, 'replica-b', ledger);
+    await widgets.createMany('w', 6);
+    await eachRunOnceOn(ledger, 6, ['replica-a', 'replica-b']);
+    await stopReplica('replica-b');
+    await eachRunOnceOn(ledger, 6, ['replica-a']);
+
+    await widgets.create('flaky');
+    await waitFor(() => attempts >= 2, {
+      what: 'the retry of the failed handler',
+      timeoutMs: 20_000,
+    });
   });
 
   test('drains a share of the widgets to a replica that joins, never running one twice', async () => {

@@ -73,11 +73,11 @@ describe('a member’s verdict on its watches’ events', () => {
     expect(reads()).toBe(0);
   });
 
-  it('handles the object as it is now when it left one watch only to be relabelled for this heir', async () => {
+  it('skips a DELETED that only said the object was relabelled for this heir: its own watch delivers it', async () => {
     const object = inheritedBy('heir-a');
     const relabelled = widget(object.metadata!.name!, 'heir-a');
     const { member } = heir('heir-a', relabelled);
-    expect(await member.verdict(widgets, 'DELETED', object)).toEqual({ handleAs: relabelled });
+    expect(await member.verdict(widgets, 'DELETED', object)).toBe('skip');
   });
 
   it('runs the deletion of an inherited object that is gone', async () => {

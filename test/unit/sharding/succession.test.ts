@@ -26,6 +26,10 @@ describe('the heirs of members that left the ring', () => {
     expect(nextHeirs(['a', 'b'], ['a', 'b', 'c'])).toBeUndefined();
   });
 
+  it('keeps a pending heir: a coordinator that just started sees every member pending', () => {
+    expect(nextHeirs(['a', 'b'], ['a'], ['b'])).toBeUndefined();
+  });
+
   it('names the live members again when every heir died', () => {
     expect(nextHeirs(['a'], ['c', 'd'])).toEqual(['c', 'd']);
   });
