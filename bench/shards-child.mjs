@@ -1,10 +1,11 @@
 // One replica of a sharded operator for the shards benchmark (bench/shards.ts), in its own process
 // with the Deployment's Node options: `--sharding` with a 10 s Lease (8 s renew deadline, 1 s retry).
 // Its create handler does nothing (each object gets its diff-base write, by whichever replica has
-// it). It reports `{"joined":<ms>}` once it holds its member Lease, then, whenever they change,
-// `{"shard":{objects, ring, created}}`: the objects its watches hold (`shard_objects`), the live members
-// it sees, and how many creations it handled. On SIGUSR2 it reports `{"memory":{...}}`: heap in use
-// after two full collections (the live set), heap in use and peak RSS.
+// it); its update handler of `spec.value` reports the objects it saw changed, `{"touched":[names]}`,
+// every 50 ms. It reports `{"joined":<ms>}` once it holds its member Lease, then, whenever they
+// change, `{"shard":{objects, ring, created}}`: the objects its watches hold (`shard_objects`), the
+// live members it sees, and how many creations it handled. On SIGUSR2 it reports `{"memory":{...}}`:
+// heap in use after two full collections (the live set), heap in use and peak RSS.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { benchResource, loadFramework, send, startReplica } from './child-common.mjs';
@@ -32,12 +33,14 @@ const metrics = {
   },
 };
 let created = 0;
-const registry = new framework.Registry().change(
-  'create',
-  { apiVersion: benchResource.apiVersion, name: benchResource.plural },
-  () => void created++,
-  { id: 'created' },
-);
+let touched = [];
+const resource = { apiVersion: benchResource.apiVersion, name: benchResource.plural };
+const registry = new framework.Registry()
+  .change('create', resource, () => void created++, { id: 'created' })
+  .change('update', resource, ({ name }) => void touched.push(name), {
+    id: 'touched',
+    field: 'spec.value',
+  });
 const operator = await startReplica(framework, {
   kubeconfigPath,
   namespace,
@@ -61,6 +64,10 @@ setInterval(() => {
   if (!joined && operator.active) {
     joined = true;
     send({ joined: Date.now() });
+  }
+  if (touched.length > 0) {
+    send({ touched, at: Date.now() });
+    touched = [];
   }
   const shard = { objects: gauges.shard_objects, ring: gauges.shard_ring_members, created };
   const key = JSON.stringify(shard);

@@ -4,13 +4,15 @@
 // catch-up (from the replicas' start until every object was handled once and every replica's watches
 // hold its share), each replica's objects and share, its live heap (in use after full collections),
 // peak heap in use and peak RSS, and the largest live heap against the single replica's. With 3
-// replicas, one is then SIGKILLed: the time until the others handle all N objects again (its Lease
-// must expire first: 10 s; its heirs then handle its objects before they are relabelled), the time
+// replicas, one is then SIGKILLed and 100 of its objects are changed at once: the time until the
+// others have handled those changes (first, median, last; its Lease must expire first: 10 s, then its
+// heirs handle its objects before they are relabelled), until their watches hold all N objects again,
 // until they are all relabelled (its Lease removed), and creations handled twice (must be 0). An idle
 // replica's live heap is measured first, and the heap ratios are given above it too.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiClient } from '../src/framework/api/api-client.js';
 import {
+  benchApiVersion,
   createObjects,
   installBenchCrd,
   machine,
@@ -114,7 +116,30 @@ async function shardRun(target: BenchTarget, objects: number, count: number): Pr
     if (count >= 3) {
       const killedAt = Date.now();
       replicas[0]!.kill();
+      process.stderr.write(`bench: shards: replica 0 killed at ${killedAt}\n`);
       const survivors = replicas.slice(1);
+      const touched = await touchObjectsOf(target, namespace, 'replica-0-', TOUCHED);
+      const handled = () => {
+        const names = new Map<string, number>();
+        for (const replica of survivors)
+          for (const message of replica.all('touched'))
+            for (const name of message.touched as string[])
+              if (!names.has(name)) names.set(name, message.at as number);
+        return names;
+      };
+      await until(
+        () => touched.every((name) => handled().has(name)),
+        'handling of the changes to the killed replica’s objects',
+        120_000,
+        survivors,
+      );
+      const delays = touched.map((name) => handled().get(name)! - killedAt).sort((a, b) => a - b);
+      line.killedReplicaChangesHandledSeconds = {
+        changes: touched.length,
+        first: round2(delays[0]! / 1000),
+        median: round2(delays[Math.floor(delays.length / 2)]! / 1000),
+        last: round2(delays[delays.length - 1]! / 1000),
+      };
       await until(
         () => total('objects', survivors) === objects,
         'takeover of the killed replica’s objects',
@@ -145,6 +170,55 @@ async function shardRun(target: BenchTarget, objects: number, count: number): Pr
     return line;
   } finally {
     for (const replica of replicas) replica.kill();
+  }
+}
+
+/** Objects of the killed replica changed at once (their `spec.value`), to time their handling elsewhere. */
+const TOUCHED = 100;
+
+/**
+ * Changes `count` objects of the member whose name starts with `memberPrefix` (read from its Lease),
+ * spread over its share; returns their names.
+ */
+async function touchObjectsOf(
+  target: BenchTarget,
+  namespace: string,
+  memberPrefix: string,
+  count: number,
+): Promise<string[]> {
+  const client = new ApiClient(target.kubeConfig);
+  try {
+    const leases = await client.request<{ items: Array<{ metadata: { name: string } }> }>(
+      'GET',
+      `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`,
+    );
+    const lease = leases.items.find((l) => l.metadata.name.includes(`-shard-${memberPrefix}`));
+    if (!lease) throw new Error(`shards: no member Lease of ${memberPrefix}…`);
+    const member = lease.metadata.name.slice(lease.metadata.name.indexOf(memberPrefix));
+    const path = `/apis/${benchApiVersion}/namespaces/${encodeURIComponent(namespace)}/benchobjects`;
+    // All of them, in one read while its Lease runs out: a sample from the whole share, since an heir
+    // lists it in the same order and the first pages reach it first.
+    const query = new URLSearchParams({ labelSelector: `konductor.dev/shard=${member}` });
+    const objects = await client.request<{ items: Array<{ metadata: { name: string } }> }>(
+      'GET',
+      `${path}?${query.toString()}`,
+    );
+    const every = Math.max(1, Math.floor(objects.items.length / count));
+    const names = objects.items
+      .filter((_, i) => i % every === 0)
+      .slice(0, count)
+      .map((object) => object.metadata.name);
+    await Promise.all(
+      names.map((name) =>
+        client.request('PATCH', `${path}/${encodeURIComponent(name)}`, {
+          body: { spec: { value: 1 } },
+          contentType: 'application/merge-patch+json',
+        }),
+      ),
+    );
+    return names;
+  } finally {
+    client.close();
   }
 }
 

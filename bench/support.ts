@@ -469,6 +469,11 @@ export class OperatorProcess {
     if (this.exitCode === undefined) this.child.kill(signal);
   }
 
+  /** Every message with `key` so far, oldest first. */
+  all(key: string): Figures[] {
+    return this.messages.filter((message) => key in message);
+  }
+
   /** The newest message with `key` so far, if any. */
   latest(key: string): Figures | undefined {
     for (let i = this.messages.length - 1; i >= 0; i--)

@@ -155,6 +155,7 @@ export class OperatorSharding {
             ...this.setup,
             labels,
             leases: new MemberLeases({ client, namespace, prefix, heirsKey: labels.heirs }),
+            onHeirsNamed: () => this.ring.readNow(),
           });
           this.coordinator.update(this.ring.ring);
         },

@@ -1,4 +1,4 @@
-import type { Subscription } from 'rxjs';
+import { filter, type Subscription } from 'rxjs';
 import type { ApiClient } from '../api/api-client.js';
 import { resourceId, type Resource } from '../api/resource.js';
 import type { DaemonEngine } from '../engines/daemons.js';
@@ -8,12 +8,14 @@ import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
 import type { Reactor } from '../reactor/reactor.js';
 import type { Storage } from '../state/storage.js';
+import type { WatchEvent } from '../watching/watch-events.js';
 import type { WatchHub, WatchScope } from '../watching/watch-hub.js';
 import type { ShardMember } from '../sharding/shard-member.js';
 import { resolveHandlerResources } from './handler-resolution.js';
 import { inNamespaces, namespaceScopes } from './namespace-patterns.js';
 import type { OperatorCache } from './operator-cache.js';
 import { relatedWatches } from './reconcile-watches.js';
+import type { OwnedWatchServices } from './owned-watches.js';
 import {
   buildRoute,
   routeEngines,
@@ -154,6 +156,7 @@ export class RouteTable {
       const events = hub.watch(resource, scope);
       readiness.listing(key);
       // Children's and watched resources' watches start once the objects are listed, so each event finds its object.
+      const inherited: ActiveRoute['inherited'] = new Map();
       const related = relatedWatches(route, resource, scope, {
         client: this.deps.client,
         hub,
@@ -163,6 +166,7 @@ export class RouteTable {
         cache: reads.cache,
         track: (r, selectors) => reads.track(r, selectors),
         tracing: this.deps.services.tracing,
+        inherited: this.inheritedOwners(resource, inherited),
       });
       const subscription = reactor.consume(
         globs ? events.pipe(inNamespaces(globs)) : events,
@@ -179,7 +183,7 @@ export class RouteTable {
         subscription,
         scope,
         unsharded: { scope: plan.scope, globs },
-        inherited: new Map(),
+        inherited,
       };
       this.routes.set(key, active);
       this.watchInherited(active);
@@ -232,14 +236,45 @@ export class RouteTable {
     void detached.finally(() => this.detaching.delete(detached));
   }
 
+  /** Finds an owner among the inherited objects whose share this replica handles (none without sharding). */
+  private inheritedOwners(
+    resource: Resource,
+    inherited: ActiveRoute['inherited'],
+  ): OwnedWatchServices['inherited'] {
+    const { hub, services } = this.deps;
+    const find = (
+      pick: (store: NonNullable<ReturnType<WatchHub['stored']>>) => KubeObject | undefined,
+    ) => {
+      const shard = services.shard;
+      if (!shard) return undefined;
+      for (const { scope } of inherited.values()) {
+        const store = hub.stored(resource, scope);
+        const object = store && pick(store);
+        if (object && shard.owns(resource, object)) return object;
+      }
+      return undefined;
+    };
+    return {
+      byUid: (uid) => find((store) => store.get(uid)),
+      named: (namespace, name) => find((store) => store.named(namespace, name)),
+    };
+  }
+
   /**
    * Opens a route's watch of each departed member's objects it inherits, and closes those no longer
    * named. Their events go to the same route, so an object relabelled for this heir, seen leaving one
    * watch and entering the other, stays one object.
    */
   private watchInherited(active: ActiveRoute): void {
-    const { hub, reactor } = this.deps;
+    const { hub, reactor, services } = this.deps;
     const { scope: unsharded, globs } = active.unsharded;
+    const resource = active.route.resource;
+    // Another heir's share never reaches the reactor: this heir never held it (a live heir's share
+    // only grows), so there is nothing of it to run or stop, and it is half the objects or more.
+    const ours = filter(
+      (event: WatchEvent) =>
+        event.type === 'SYNCED' || services.shard?.owns(resource, event.object) === true,
+    );
     for (const [selector, watch] of active.inherited)
       if (!this.inheritedSelectors.includes(selector)) {
         watch.subscription.unsubscribe();
@@ -247,8 +282,10 @@ export class RouteTable {
       }
     for (const selector of this.inheritedSelectors) {
       if (active.inherited.has(selector)) continue;
-      const scope = withSelector(unsharded, selector);
-      const events = hub.watch(active.route.resource, scope);
+      // From the API server's cache: the heirs need a departed member's objects at once, while the
+      // control plane is busy relabelling them.
+      const scope = { ...withSelector(unsharded, selector), firstListFromCache: true };
+      const events = hub.watch(resource, scope).pipe(ours);
       const subscription = reactor.consume(
         globs ? events.pipe(inNamespaces(globs)) : events,
         active.route,

@@ -32,6 +32,9 @@ export interface RingWatchOptions {
   onTick?: () => void;
 }
 
+/** How often the Leases are read while a departed member has no heirs yet. */
+const AWAITING_HEIRS_MS = 200;
+
 /**
  * The ring's live members as this replica sees them, from reading the member Leases every period. A
  * read that fails changes nothing: a replica that cannot reach the API server never takes the others
@@ -43,6 +46,7 @@ export class RingWatch {
   private readonly controller = new AbortController();
   private running: Promise<void> | undefined;
   private failing = false;
+  private wake: (() => void) | undefined;
   /** The ring last published. */
   ring: RingView = { live: [], pending: [], departed: [], successions: new Map() };
 
@@ -54,7 +58,13 @@ export class RingWatch {
 
   async stop(): Promise<void> {
     this.controller.abort();
+    this.wake?.();
     await this.running;
+  }
+
+  /** Reads the Leases now rather than at the end of the period (the coordinator just named heirs). */
+  readNow(): void {
+    this.wake?.();
   }
 
   private async loop(): Promise<void> {
@@ -62,7 +72,16 @@ export class RingWatch {
     const signal = this.controller.signal;
     while (!signal.aborted) {
       await this.read(clock.now());
-      await clock.sleep(periodMs, signal);
+      // A departure without heirs yet: they are named within moments, and each heir's share waits
+      // for this replica to read them, so the Leases are read again sooner until then.
+      const ms = this.ring.departed.length > 0 ? Math.min(periodMs, AWAITING_HEIRS_MS) : periodMs;
+      const sleeping = new AbortController();
+      const stopSleeping = () => sleeping.abort();
+      signal.addEventListener('abort', stopSleeping, { once: true });
+      this.wake = stopSleeping;
+      await clock.sleep(ms, sleeping.signal).catch(() => undefined);
+      signal.removeEventListener('abort', stopSleeping);
+      this.wake = undefined;
     }
   }
 

@@ -1,6 +1,7 @@
 import PQueue from 'p-queue';
-import type { Subscription } from 'rxjs';
 import type { ApiClient } from '../api/api-client.js';
+import { ApiError } from '../api/api-error.js';
+import { ObjectApi } from '../api/object-api.js';
 import { collectionPath, resourceId, type Resource } from '../api/resource.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
@@ -12,7 +13,8 @@ import type { RingView } from './ring-membership.js';
 import { memberFor, shardKey } from './ring.js';
 import type { MemberLeases } from './member-leases.js';
 import type { ShardLabels } from './shard-labels.js';
-import { collectionKey, inCollection, type ShardedCollection } from './sharded-collection.js';
+import { NewObjectAssigner } from './new-object-assigner.js';
+import { inCollection, type ShardedCollection } from './sharded-collection.js';
 import { nextHeirs, type Departure, type Succession } from './succession.js';
 
 /** What a {@link ShardCoordinator} needs. */
@@ -26,6 +28,8 @@ export interface ShardCoordinatorOptions {
   collections: () => readonly ShardedCollection[];
   /** Departed members' Leases: their heirs are named there, and they are removed once relabelled. */
   leases: MemberLeases;
+  /** Called after heirs were named on a Lease (this replica reads the ring again, as it may be one). */
+  onHeirsNamed?: () => void;
   /** Objects listed per page during a rebalance. Default 500. */
   pageSize?: number;
 }
@@ -33,12 +37,20 @@ export interface ShardCoordinatorOptions {
 /** Patches sent at once during a rebalance: quick, without crowding out the handlers' own writes. */
 const PATCHES_AT_ONCE = 16;
 
+/**
+ * Relabellings of departed members' objects sent at once: their heirs handle them already, so this is
+ * bookkeeping, and at full speed it would slow the heirs' own listing of those objects.
+ */
+const RELABELS_AT_ONCE = 2;
+
 /** A pass that could not place every object runs again after this long (a constant: never a hot loop). */
 const RETRY_MS = 5_000;
 
 /** What one rebalance did, by member. */
 interface Moves {
+  /** By the member assigned to. */
   assigned: Map<string, number>;
+  /** By the member asked to hand on. */
   drained: Map<string, number>;
   failed: number;
 }
@@ -58,14 +70,11 @@ export class ShardCoordinator {
   private successions = new Map<string, Succession>();
   private naming: Promise<void> | undefined;
   private nameAgain = false;
-  private readonly watched = new Map<string, Subscription>();
   private passing: Promise<void> | undefined;
   private again = false;
   private stopped = false;
   private retry: ReturnType<typeof setTimeout> | undefined;
-  /** Objects seen unlabelled that wait for their assignment, by uid. */
-  private readonly waiting = new Map<string, { resource: Resource; object: KubeObject }>();
-  private assigning = 0;
+  private readonly newObjects: NewObjectAssigner;
   /**
    * Whether the next pass lists every object: at the start, when a member joins, and for collections
    * that appeared. Otherwise members only left, and rendezvous hashing moves only their objects: the
@@ -73,7 +82,17 @@ export class ShardCoordinator {
    */
   private wholeRing = true;
 
-  constructor(private readonly options: ShardCoordinatorOptions) {}
+  constructor(private readonly options: ShardCoordinatorOptions) {
+    this.newObjects = new NewObjectAssigner({
+      ...options,
+      memberFor: (resource, object) => this.desired(resource, object),
+      assign: (resource, object, member) =>
+        this.apply(resource, object, { action: 'assign', member }),
+      onFailure: () => this.retryLater(),
+      concurrency: PATCHES_AT_ONCE,
+      retrySeconds: RETRY_MS / 1000,
+    });
+  }
 
   /** The ring changed (or was first seen): rebalance every collection. */
   update(ring: RingView): void {
@@ -90,7 +109,7 @@ export class ShardCoordinator {
 
   /** Starts watching collections that appeared since (handlers resolved late), rebalancing those. */
   refresh(): void {
-    if (this.options.collections().some((c) => !this.watched.has(collectionKey(c)))) {
+    if (this.options.collections().some((c) => !this.newObjects.isWatching(c))) {
       this.wholeRing = true;
       this.rebalance();
     }
@@ -99,9 +118,7 @@ export class ShardCoordinator {
   stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retry);
-    this.waiting.clear();
-    for (const subscription of this.watched.values()) subscription.unsubscribe();
-    this.watched.clear();
+    this.newObjects.stop();
     return this.passing ?? Promise.resolve();
   }
 
@@ -138,7 +155,7 @@ export class ShardCoordinator {
         this.wholeRing ||= whole;
         return;
       }
-      this.watchUnassigned(collection);
+      this.newObjects.watch(collection);
       try {
         await this.placeListed(collection, moves, selector);
       } catch (error) {
@@ -152,10 +169,15 @@ export class ShardCoordinator {
         );
       }
     }
+    // A ring changed meanwhile: the pass it queued places everything against the new ring.
+    if (this.stopped || members !== this.members) {
+      this.wholeRing ||= whole;
+      return;
+    }
     if (moves.failed > 0) {
       this.wholeRing ||= whole;
       this.retryLater();
-    } else if (!this.stopped && members === this.members) await this.endSuccessions(successions);
+    } else await this.endSuccessions(successions);
     const summary = (counts: Map<string, number>) => Object.fromEntries(counts);
     this.options.logger.info(
       {
@@ -178,64 +200,6 @@ export class ShardCoordinator {
       this.rebalance();
     }, RETRY_MS);
     this.retry.unref();
-  }
-
-  /** Watches objects without an assignment and assigns each as it appears. */
-  private watchUnassigned(collection: ShardedCollection): void {
-    const key = collectionKey(collection);
-    if (this.watched.has(key)) return;
-    const { hub, labels, logger } = this.options;
-    const subscription = hub
-      .watch(collection.resource, {
-        namespace: collection.namespace,
-        labelSelector: labels.unassignedSelector,
-      })
-      .subscribe({
-        next: (event) => {
-          if (event.type === 'DELETED') this.waiting.delete(event.object.metadata?.uid ?? '');
-          if (event.type !== 'ADDED' && event.type !== 'MODIFIED') return;
-          if (!inCollection(collection, event.object)) return;
-          if (labels.memberOf(event.object) !== undefined) return;
-          this.queueAssignment(collection.resource, event.object);
-        },
-        error: (error: unknown) => {
-          logger.error(
-            { resource: resourceId(collection.resource), err: String(error) },
-            `the watch of unassigned objects failed; watching again in ${RETRY_MS / 1000} s`,
-          );
-          // The next pass opens it again.
-          this.watched.delete(key);
-          this.retryLater();
-        },
-      });
-    this.watched.set(key, subscription);
-  }
-
-  /**
-   * Assigns an object seen unlabelled, at most {@link PATCHES_AT_ONCE} at a time: a listing of
-   * 30,000 new objects must not become 30,000 requests at once. Each object waits once (its newest
-   * copy); its member is chosen when its turn comes, from the ring as it is then.
-   */
-  private queueAssignment(resource: Resource, object: KubeObject): void {
-    this.waiting.set(object.metadata?.uid ?? '', { resource, object });
-    while (this.assigning < PATCHES_AT_ONCE && this.waiting.size > 0) this.assignNext();
-  }
-
-  private assignNext(): void {
-    const next = this.waiting.entries().next();
-    if (next.done) return;
-    const [uid, { resource, object }] = next.value;
-    this.waiting.delete(uid);
-    this.assigning++;
-    const member = this.stopped ? undefined : this.desired(resource, object);
-    const assigned =
-      member === undefined
-        ? Promise.resolve()
-        : this.apply(resource, object, { action: 'assign', member }).catch(() => this.retryLater());
-    void assigned.finally(() => {
-      this.assigning--;
-      if (!this.stopped) this.assignNext();
-    });
   }
 
   /**
@@ -276,6 +240,7 @@ export class ShardCoordinator {
         this.departed.delete(member);
         this.successions.set(member, { heirs, resourceVersion: written });
         logger.info({ member, heirs }, 'a member left the ring: its heirs handle its objects now');
+        this.options.onHeirsNamed?.();
       } catch (error) {
         logger.warn(
           { member, err: error instanceof Error ? error.message : String(error) },
@@ -311,6 +276,7 @@ export class ShardCoordinator {
     selector: string | undefined,
   ): Promise<void> {
     const { client, labels, pageSize = 500 } = this.options;
+    const members = this.members;
     let continueToken: string | undefined;
     do {
       const query = new URLSearchParams({ limit: String(pageSize) });
@@ -323,32 +289,63 @@ export class ShardCoordinator {
       const work: Array<() => Promise<void>> = [];
       for (const object of page.items ?? []) {
         if (!inCollection(collection, object)) continue;
-        const desired = this.desired(collection.resource, object);
-        if (desired === undefined) continue;
-        const current = labels.memberOf(object);
-        const placement = placementOf(
-          current,
-          labels.isDraining(object),
-          desired,
-          this.live,
-          this.pending,
-          this.departedOf(collection.resource, object, current),
-        );
-        if (placement.action === 'keep') continue;
+        // The watch of unassigned objects assigns these; both at once would only collide (409).
+        if (labels.memberOf(object) === undefined && this.newObjects.isWatching(collection))
+          continue;
+        if (this.placementFor(collection.resource, object).action === 'keep') continue;
         work.push(() =>
-          this.apply(collection.resource, object, placement).then(
-            () =>
-              count(
-                placement.action === 'assign' ? moves.assigned : moves.drained,
-                placement.action === 'assign' ? placement.member : (current ?? ''),
-              ),
+          this.place(collection.resource, object).then(
+            (placed) => placed && count(moves[placed.action], placed.member),
             () => void moves.failed++,
           ),
         );
       }
-      await new PQueue({ concurrency: PATCHES_AT_ONCE }).addAll(work);
+      await new PQueue({ concurrency: selector ? RELABELS_AT_ONCE : PATCHES_AT_ONCE }).addAll(work);
       continueToken = page.metadata?.continue || undefined;
-    } while (continueToken && !this.stopped);
+      // A ring that changed meanwhile makes the rest of this listing moot: the next pass reads it anew.
+    } while (continueToken && !this.stopped && members === this.members);
+  }
+
+  /**
+   * Writes an object's placement. An object changed since it was listed (409) is read again and
+   * placed once more from its current copy: handlers write to their objects all the time, and a
+   * retry of the whole pass for each would list every object again.
+   */
+  private async place(
+    resource: Resource,
+    listed: KubeObject,
+  ): Promise<{ action: 'assigned' | 'drained'; member: string } | undefined> {
+    let object = listed;
+    for (let attempt = 1; ; attempt++) {
+      const placement = this.placementFor(resource, object);
+      if (placement.action === 'keep' || this.stopped) return undefined;
+      try {
+        await this.apply(resource, object, placement);
+        return placement.action === 'assign'
+          ? { action: 'assigned', member: placement.member }
+          : { action: 'drained', member: this.options.labels.memberOf(object) ?? '' };
+      } catch (error) {
+        if (!ApiError.isConflict(error) || attempt === 2) throw error;
+        const { namespace, name = '' } = object.metadata ?? {};
+        object = await new ObjectApi(this.options.client, resource).get(namespace, name);
+      }
+    }
+  }
+
+  /** What the ring wants done with an object now. */
+  private placementFor(resource: Resource, object: KubeObject): Placement {
+    const desired = this.desired(resource, object);
+    if (desired === undefined) return { action: 'keep' };
+    const { labels } = this.options;
+    const current = labels.memberOf(object);
+    return placementOf(
+      current,
+      labels.isDraining(object),
+      desired,
+      this.live,
+      this.pending,
+      this.departedOf(resource, object, current),
+    );
   }
 
   /** Whether the object's member departed, and if so its heir (once the heirs are named). */

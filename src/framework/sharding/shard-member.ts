@@ -87,8 +87,9 @@ export class ShardMember {
    */
   eventsToActOn<E extends { type: string; object: KubeObject }>(
     events: readonly E[],
-  ): E[] | undefined {
-    if (this.everInherited.size === 0) return [...events];
+  ): readonly E[] | undefined {
+    // As they are, never copied: most members never inherit, and this runs for every object's run.
+    if (this.everInherited.size === 0) return events;
     const uid = events.at(-1)?.object.metadata?.uid ?? '';
     if (this.gone.has(uid)) return undefined;
     // Copies from the watch of a member this one no longer inherits from are leftovers of a closed watch.

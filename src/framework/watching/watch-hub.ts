@@ -16,6 +16,8 @@ export interface WatchScope {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
+  /** The first listing from the API server's cache ({@link WatchStreamOptions.firstListFromCache}); not part of the scope's identity. */
+  firstListFromCache?: boolean;
 }
 
 /** Tunables passed to every underlying {@link watchResource}. */

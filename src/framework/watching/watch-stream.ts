@@ -94,6 +94,8 @@ class WatchLoop<T extends KubeObject> {
   private readonly status: WatchStatus | undefined;
   private resourceVersion: string | undefined;
   private readonly strings: ResourceStrings;
+  /** Whether a listing was asked for yet (only the first may come from the API server's cache). */
+  private listedOnce = false;
 
   constructor(
     private readonly client: ApiClient,
@@ -209,6 +211,9 @@ class WatchLoop<T extends KubeObject> {
     let continueToken: string | undefined;
     let listVersion: string | undefined;
     let restarts = 0;
+    // The first listing only: a relist after a failed watch must never read older than what was delivered.
+    const fromCache = this.options.firstListFromCache === true && !this.listedOnce;
+    this.listedOnce = true;
     // Not do/while: `continue` there jumps to the condition, which ended the listing on a restart.
     for (;;) {
       let page: ListResponse<T>;
@@ -218,6 +223,7 @@ class WatchLoop<T extends KubeObject> {
           query: {
             limit: this.options.pageSize ?? DEFAULT_PAGE_SIZE,
             continue: continueToken,
+            resourceVersion: fromCache && continueToken === undefined ? '0' : undefined,
             labelSelector: this.options.labelSelector,
             fieldSelector: this.options.fieldSelector,
           },

@@ -17,6 +17,8 @@ import { waitFor } from '../../support/wait-for.js';
 import { WIDGET_API_VERSION, type Widget } from '../../support/widgets.js';
 import { widgetNamespace } from '../../support/widget-namespace.js';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
+import { memberFor, shardKey } from '../../../src/framework/sharding/ring.js';
+import { widgetResource } from '../../support/widget-objects.js';
 
 const API = WIDGET_API_VERSION;
 // Short Lease timings keep the specs quick; renewals come every retry period.
@@ -211,8 +213,11 @@ describe('sharding across replicas', () => {
 
     await stopReplica('replica-c');
     await eachRunOnceOn(ledger, 30, ['replica-a', 'replica-b']);
-    const labels = await shardLabels(namespace);
-    expect([...labels.values()].filter((member) => member === 'replica-c')).toEqual([]);
+    // Its heirs handle its widgets first; the coordinator relabels them after.
+    await waitFor(
+      async () => [...(await shardLabels(namespace)).values()].every((m) => m !== 'replica-c'),
+      { what: 'every widget of replica-c relabelled' },
+    );
     expect(ledger.overlaps()).toEqual([]);
     // Moving is no change: no create handler runs again.
     expect(ledger.created).toHaveLength(30);
@@ -276,11 +281,30 @@ describe('sharding across replicas', () => {
       () => [...ledger.running().values()].filter((on) => on.includes('replica-c')).length > 0,
       { what: 'the new replica to take widgets over', timeoutMs: 30_000 },
     );
+    // Every widget ends where rendezvous hashing over the three members puts it (drains done).
+    const wanted = async () => {
+      const members = (await memberLeases(namespace)).map((name) =>
+        name.slice(name.indexOf('-shard-') + '-shard-'.length),
+      );
+      const list = await client.request<{ items: Widget[] }>(
+        'GET',
+        `/apis/${API}/namespaces/${namespace}/widgets`,
+      );
+      return list.items.every(
+        (w) =>
+          w.metadata?.labels?.[SHARD] ===
+          memberFor(shardKey(widgetResource, namespace, w.metadata!.name!), members),
+      );
+    };
+    await waitFor(wanted, {
+      what: 'every widget labelled for its member among three',
+      timeoutMs: 30_000,
+    });
     await eachRunOnceOn(ledger, 30, ['replica-a', 'replica-b', 'replica-c']);
     const labels = await shardLabels(namespace);
-    const moved = [...labels.values()].filter((member) => member === 'replica-c').length;
-    expect(moved).toBeGreaterThan(3);
-    expect(moved).toBeLessThan(18);
+    expect([...labels.values()].filter((member) => member === 'replica-c').length).toBeGreaterThan(
+      0,
+    );
     expect(ledger.overlaps()).toEqual([]);
     expect(ledger.created).toHaveLength(30);
   });

@@ -206,6 +206,23 @@ describe('the initial listing', () => {
   });
 });
 
+describe('a first listing from the API server’s cache', () => {
+  test('is asked for at resourceVersion 0; a relist after the watch expired is a consistent read', async () => {
+    api.listPage([widget('a', '1')], { resourceVersion: '1' });
+    api.watchLines(line('ERROR', status(410, 'Expired', 'too old resource version: 1 (5)')));
+    api.listPage([widget('a', '1')], { resourceVersion: '8' });
+    api.watchStream();
+
+    watch({ firstListFromCache: true });
+    await waitFor(() => api.watches.length === 2, {
+      what: 'the watch after the relist',
+      ...quickly,
+    });
+
+    expect(api.lists.map((list) => list.query.get('resourceVersion'))).toEqual(['0', null]);
+  });
+});
+
 describe('the watch', () => {
   test('emits live ADDED, MODIFIED and DELETED events', async () => {
     api.listPage([], { resourceVersion: '1' });
