@@ -94,8 +94,7 @@ class WatchLoop<T extends KubeObject> {
   private readonly status: WatchStatus | undefined;
   private resourceVersion: string | undefined;
   private readonly strings: ResourceStrings;
-  /** Whether a listing was asked for yet (only the first may come from the API server's cache). */
-  private listedOnce = false;
+  private listings = 0;
 
   constructor(
     private readonly client: ApiClient,
@@ -211,9 +210,8 @@ class WatchLoop<T extends KubeObject> {
     let continueToken: string | undefined;
     let listVersion: string | undefined;
     let restarts = 0;
-    // The first listing only: a relist after a failed watch must never read older than what was delivered.
-    const fromCache = this.options.firstListFromCache === true && !this.listedOnce;
-    this.listedOnce = true;
+    // Only the first listing may come from the cache: a relist must never read older than was delivered.
+    const fromCache = this.options.firstListFromCache === true && this.listings++ === 0;
     // Not do/while: `continue` there jumps to the condition, which ended the listing on a restart.
     for (;;) {
       let page: ListResponse<T>;
