@@ -5,7 +5,6 @@ import { LeaderElector } from './leader-election.js';
 import type { OperatorOptions, OperatorTimings } from './operator-options.js';
 import { defaultReplicaIdentity } from './replica-identity.js';
 import type { WatchHub } from '../watching/watch-hub.js';
-import { OperatorSharding } from './operator-sharding.js';
 import type { RouteTable } from './route-table.js';
 import type { LiveRing } from './shard-labelling.js';
 import { servedCollections } from './shutdown-deletions.js';
@@ -78,30 +77,51 @@ export function campaignForWork(campaign: Campaign): Elected | undefined {
   return elector;
 }
 
-/** Joins the sharding ring: this replica's routes select its shard, and its member Lease starts the work. */
+/**
+ * Joins the sharding ring: this replica's routes select its shard, and its member Lease starts the work.
+ * The sharding code is loaded only here, so an operator without sharding does not hold it in memory.
+ */
 function joinShards(
   campaign: Campaign,
   election: NonNullable<Campaign['election']>,
   { prefix, client, ring, hub, table, namespaces }: ShardingCampaign,
 ): Elected {
   const replica = election.identity ?? defaultReplicaIdentity();
-  const sharding = new OperatorSharding({
-    prefix,
-    namespace: election.namespace,
-    leaderLease: election.name ?? campaign.leaseName,
-    replica,
-    timings: campaign.timings,
-    client,
-    leaseClient: campaign.client,
-    hub,
-    logger: campaign.logger,
-    metrics: campaign.metrics,
-    collections: () => servedCollections(table.routes, namespaces),
-    countObjects: () => table.objectCount(),
-    ring,
-    inherit: (selectors) => table.inheritShards(selectors),
+  let sharding: Elected | undefined;
+  let stopped = false;
+  const joining = import('./operator-sharding.js').then(({ OperatorSharding }) => {
+    if (stopped) return;
+    const joined = new OperatorSharding({
+      prefix,
+      namespace: election.namespace,
+      leaderLease: election.name ?? campaign.leaseName,
+      replica,
+      timings: campaign.timings,
+      client,
+      leaseClient: campaign.client,
+      hub,
+      logger: campaign.logger,
+      metrics: campaign.metrics,
+      collections: () => servedCollections(table.routes, namespaces),
+      countObjects: () => table.objectCount(),
+      ring,
+      inherit: (selectors) => table.inheritShards(selectors),
+    });
+    table.joinShard(joined.member);
+    joined.start({ startWork: campaign.startWork, stopWork: () => campaign.stopWork(replica) });
+    sharding = joined;
   });
-  table.joinShard(sharding.member);
-  sharding.start({ startWork: campaign.startWork, stopWork: () => campaign.stopWork(replica) });
-  return sharding;
+  return {
+    get holder() {
+      return sharding?.holder;
+    },
+    get isLeader() {
+      return sharding?.isLeader ?? false;
+    },
+    stop: async () => {
+      stopped = true;
+      await joining;
+      await sharding?.stop();
+    },
+  };
 }

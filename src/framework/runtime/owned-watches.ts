@@ -26,14 +26,17 @@ export interface OwnedWatchServices {
   track?: (resource: Resource, selectors: readonly ResourceSelector[]) => void;
   /** Records each child event that wakes an owner, linked from the owner's next run. */
   tracing?: Tracing;
-  /**
-   * With sharding: the owner by uid, or by namespace and name, among departed members' objects whose
-   * share this replica handles as an heir (their own watches' stores).
-   */
-  inherited?: {
-    byUid: (uid: string) => KubeObject | undefined;
-    named: (namespace: string, name: string) => KubeObject | undefined;
-  };
+  /** Finds the owner of a child's event among the objects this replica handles. */
+  owners: OwnerLookup;
+}
+
+/**
+ * The objects of the owner route this replica handles, by uid or by namespace and name: its watch's
+ * store, and with sharding its share of departed members' objects (their watches' stores). No API call.
+ */
+export interface OwnerLookup {
+  byUid(uid: string): KubeObject | undefined;
+  named(namespace: string, name: string): KubeObject | undefined;
 }
 
 /** A span for a child's event, which the owner's next run links to (why it ran). */
@@ -156,10 +159,8 @@ export class OwnedWatches {
     const child = event.object;
     const reference = controllerOwnerOf(child, this.owner);
     if (!reference) return;
-    // The owner route's own store: no API call. Not listed yet, gone, or being deleted: nothing to run.
-    const owner =
-      this.services.hub.stored(this.owner, this.ownerScope)?.get(reference.uid) ??
-      this.services.inherited?.byUid(reference.uid);
+    // Not listed yet, gone, or being deleted: nothing to run.
+    const owner = this.services.owners.byUid(reference.uid);
     if (!owner || !mayOwn(owner, child) || owner.metadata?.deletionTimestamp) return;
     this.route.owned?.offer(reference.uid, spec.id, { event: event.type, child });
     const link = this.services.tracing && childEventLink(this.services.tracing, event.type, child);

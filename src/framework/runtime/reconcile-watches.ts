@@ -109,9 +109,7 @@ export class ReconcileWatches {
     const child = event.object;
     const reference = controllerOwnerOf(child, this.owner);
     if (!reference) return;
-    const owner =
-      this.services.hub.stored(this.owner, this.ownerScope)?.get(reference.uid) ??
-      this.services.inherited?.byUid(reference.uid);
+    const owner = this.services.owners.byUid(reference.uid);
     if (!owner || !mayOwn(owner, child)) return;
     const tracing = this.services.tracing;
     this.wake(owner, event.fromList, tracing && childEventLink(tracing, event.type, child));
@@ -142,11 +140,9 @@ export class ReconcileWatches {
       );
       return;
     }
-    const store = this.services.hub.stored(this.owner, this.ownerScope);
     for (const key of keys) {
       const namespace = this.owner.namespaced ? (key.namespace ?? '') : '';
-      const target =
-        store?.named(namespace, key.name) ?? this.services.inherited?.named(namespace, key.name);
+      const target = this.services.owners.named(namespace, key.name);
       if (target) this.wake(target, event.fromList);
     }
   }

@@ -15,7 +15,7 @@ import { resolveHandlerResources } from './handler-resolution.js';
 import { inNamespaces, namespaceScopes } from './namespace-patterns.js';
 import type { OperatorCache } from './operator-cache.js';
 import { relatedWatches } from './reconcile-watches.js';
-import type { OwnedWatchServices } from './owned-watches.js';
+import type { OwnerLookup } from './owned-watches.js';
 import {
   buildRoute,
   routeEngines,
@@ -166,7 +166,7 @@ export class RouteTable {
         cache: reads.cache,
         track: (r, selectors) => reads.track(r, selectors),
         tracing: this.deps.services.tracing,
-        inherited: this.inheritedOwners(resource, inherited),
+        owners: this.ownersOf(resource, scope, inherited),
       });
       const subscription = reactor.consume(
         globs ? events.pipe(inNamespaces(globs)) : events,
@@ -236,21 +236,22 @@ export class RouteTable {
     void detached.finally(() => this.detaching.delete(detached));
   }
 
-  /** Finds an owner among the inherited objects whose share this replica handles (none without sharding). */
-  private inheritedOwners(
+  /** The route's objects this replica handles: its own watch's, then its share of the inherited ones. */
+  private ownersOf(
     resource: Resource,
+    scope: WatchScope,
     inherited: ActiveRoute['inherited'],
-  ): OwnedWatchServices['inherited'] {
+  ): OwnerLookup {
     const { hub, services } = this.deps;
-    const find = (
-      pick: (store: NonNullable<ReturnType<WatchHub['stored']>>) => KubeObject | undefined,
-    ) => {
-      const shard = services.shard;
-      if (!shard) return undefined;
-      for (const { scope } of inherited.values()) {
-        const store = hub.stored(resource, scope);
-        const object = store && pick(store);
-        if (object && shard.owns(resource, object)) return object;
+    type Stored = NonNullable<ReturnType<WatchHub['stored']>>;
+    const find = (pick: (store: Stored) => KubeObject | undefined) => {
+      const own = hub.stored(resource, scope);
+      const object = own && pick(own);
+      if (object || !services.shard) return object;
+      for (const watch of inherited.values()) {
+        const store = hub.stored(resource, watch.scope);
+        const found = store && pick(store);
+        if (found && services.shard.owns(resource, found)) return found;
       }
       return undefined;
     };

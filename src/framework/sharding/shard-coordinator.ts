@@ -317,6 +317,7 @@ export class ShardCoordinator {
   ): Promise<{ action: 'assigned' | 'drained'; member: string } | undefined> {
     let object = listed;
     for (let attempt = 1; ; attempt++) {
+      // Decided again here, not taken from the listing: the ring may have changed while it was queued.
       const placement = this.placementFor(resource, object);
       if (placement.action === 'keep' || this.stopped) return undefined;
       try {

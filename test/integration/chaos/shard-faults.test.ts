@@ -82,6 +82,7 @@ async function fleet(name: string): Promise<Fleet> {
       handlerMs: 100,
       leaderElection,
       sharding: true,
+      logLevel: 'debug',
     },
     random,
     context: `(seed ${random.seed}; replay with CHAOS_SEED=${random.seed})`,
@@ -126,6 +127,32 @@ function stream(f: Fleet): { stop: () => Promise<number> } {
   };
 }
 
+/** The sharding log lines that tell who held what when: joins, departures, rebalances, lost Leases. */
+const RING_EVENTS =
+  /joined the sharding ring|left the ring|rebalanced|placed departed|with its heirs|lost leadership|could not/;
+
+/** For a failure message: each object still waiting or lost, its metadata, status, ledger lines and the replicas' lines about it. */
+async function stuck(f: Fleet, waiting: string[], lost: string[]): Promise<string> {
+  const entries = readLedger(f.ledger);
+  const about = async (name: string, why: string) => {
+    const widget = await readWidget(f.namespace, name);
+    const { labels, annotations, resourceVersion } = widget?.metadata ?? {};
+    const runs = entries
+      .filter((e) => e.name === name)
+      .map((e) => `${e.time} pid ${e.pid} ${e.kind} ${e.at} ${e.size}`);
+    return [
+      `${name} ${why}: sizes ${JSON.stringify(f.workload.expected.get(name)?.sizes)}, now ${widget ? JSON.stringify({ resourceVersion, labels, annotations, status: widget.status }) : 'gone'}`,
+      `  ledger: ${runs.join('; ')}`,
+      ...replicas.flatMap((r) => r.linesMatching(new RegExp(`"name":"${name}"`), 8)),
+    ].join('\n');
+  };
+  const parts = [
+    ...(await Promise.all(waiting.map((name) => about(name, 'waiting')))),
+    ...(await Promise.all(lost.map((entry) => about(entry.split(':')[0]!, entry)))),
+  ];
+  return parts.join('\n');
+}
+
 /** Waits until every change is handled, stops the replicas and judges the ledger. */
 async function judge(f: Fleet, scenario: string, faults: number): Promise<void> {
   let waiting: string[] = [];
@@ -136,8 +163,7 @@ async function judge(f: Fleet, scenario: string, faults: number): Promise<void> 
       for (const object of f.workload.expected.values()) {
         if (object.deleted) continue;
         const widget = await readWidget(f.namespace, object.name);
-        if (widget?.status?.handledSize !== object.sizes.at(-1))
-          waiting.push(`${object.name} (${JSON.stringify(widget?.metadata?.labels ?? {})})`);
+        if (widget?.status?.handledSize !== object.sizes.at(-1)) waiting.push(object.name);
       }
       lost = checkLedger(readLedger(f.ledger), [...f.workload.expected.values()]).lost;
       return waiting.length === 0 && lost.length === 0;
@@ -148,17 +174,9 @@ async function judge(f: Fleet, scenario: string, faults: number): Promise<void> 
       intervalMs: 500,
     },
   ).catch(async (error: unknown) => {
-    for (const entry of lost) {
-      const name = entry.split(':')[0]!;
-      const widget = await readWidget(f.namespace, name);
-      const lines = readLedger(f.ledger).filter((e) => e.name === name);
-      console.log(
-        `lost ${entry}: now ${JSON.stringify(widget?.metadata ?? 'gone')}; ledger ${JSON.stringify(lines)}`,
-      );
-    }
-    const tails = replicas.map((r) => `pid ${r.pid} (alive ${r.alive}):\n${r.tail(15)}`);
     throw new Error(
-      `${String(error)}\nwaiting: ${waiting.slice(0, 10).join(', ')}\nlost: ${lost.join(', ')}\n${tails.join('\n')}`,
+      `${String(error)}\n${await stuck(f, waiting.slice(0, 3), lost.slice(0, 3))}\n` +
+        `ring:\n${replicas.flatMap((r) => r.linesMatching(RING_EVENTS)).join('\n')}`,
     );
   });
   for (const replica of replicas) await replica.stop();

@@ -45,6 +45,8 @@ export interface LedgerOperatorOptions {
   leaderElection?: ChaosLeaderElection;
   /** With leader election: share the objects out among the replicas (`sharding: true`). */
   sharding?: boolean;
+  /** With leader election: the launcher's log level (`info` by default; `debug` tells who drained what). */
+  logLevel?: 'info' | 'debug';
 }
 
 /**
@@ -60,7 +62,7 @@ const { createOperator, createLogger } = await import(config.framework);
 const { LedgerWidgets } = await import(config.fixture);
 const kubeConfig = new KubeConfig();
 kubeConfig.loadFromFile(config.kubeconfig);
-const logger = createLogger({ level: 'info', format: 'json' });
+const logger = createLogger({ level: config.logLevel, format: 'json' });
 const operator = createOperator({
   kubeConfig,
   handlers: [LedgerWidgets],
@@ -152,6 +154,7 @@ export class LedgerOperator {
         storage: this.storage,
         leaderElection: options.leaderElection,
         sharding: options.sharding ?? false,
+        logLevel: options.logLevel ?? 'info',
       });
       args = ['--input-type=module', '-e', LAUNCHER];
     } else {
@@ -298,6 +301,17 @@ export class LedgerOperator {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Every incarnation's log lines that match, each prefixed with its pid (the last `limit` of each), for failure messages. */
+  linesMatching(pattern: RegExp, limit = 12): string[] {
+    return this.incarnations.flatMap((incarnation) =>
+      incarnation.output
+        .split('\n')
+        .filter((line) => pattern.test(line))
+        .slice(-limit)
+        .map((line) => `pid ${incarnation.pid}: ${line}`),
+    );
   }
 
   /** The last lines the current incarnation printed, for failure messages. */
