@@ -106,6 +106,7 @@ function joinShards(
       countObjects: () => table.objectCount(),
       ring,
       inherit: (selectors) => table.inheritShards(selectors),
+      runGrownShare: () => table.runInheritedShare(),
     });
     table.joinShard(joined.member);
     joined.start({ startWork: campaign.startWork, stopWork: () => campaign.stopWork(replica) });

@@ -40,6 +40,8 @@ export interface ShardingSetup {
   ring?: LiveRing;
   /** Called with the label selectors of the departed members' objects this replica is an heir of, one per member. */
   inherit: (selectors: readonly string[]) => void;
+  /** Runs this replica's share of the inherited objects already listed, after its share grew (a dead heir's part). */
+  runGrownShare: () => void;
 }
 
 /** What the operator does as its membership starts and ends. */
@@ -171,7 +173,8 @@ export class OperatorSharding {
 
   /** Watches the departed members' objects this replica is now an heir of (or no longer is). */
   private inherit(successions: RingView['successions']): void {
-    const selectors = this.member.inherit(successions);
+    const { selectors, grown } = this.member.inherit(successions);
+    if (grown) this.setup.runGrownShare();
     if (selectors.join('\n') === this.inherited.join('\n')) return;
     this.inherited = selectors;
     this.setup.logger.info(

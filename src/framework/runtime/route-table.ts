@@ -104,6 +104,21 @@ export class RouteTable {
     for (const active of this.routes.values()) this.watchInherited(active);
   }
 
+  /**
+   * Runs this replica's share of every inherited object already listed. After a dead heir was dropped,
+   * its part of a departed member's objects is this replica's, but those objects were listed and passed
+   * over before; without this they would wait for their next change or their relabelling.
+   */
+  runInheritedShare(): void {
+    const { hub, reactor, services } = this.deps;
+    if (!services.shard) return;
+    for (const { route, inherited } of this.routes.values())
+      for (const watch of inherited.values())
+        for (const object of hub.stored(route.resource, watch.scope)?.values() ?? [])
+          if (services.shard.owns(route.resource, object))
+            reactor.wake({ type: 'MODIFIED', object, fromList: true }, route);
+  }
+
   /** Starts a warm standby: the watches `handlers` will need, opened while this replica waits to lead. */
   standBy(handlers: readonly HandlerSpec[]): WarmStandby {
     const { client, hub, reads, logger, namespaces } = this.deps;

@@ -52,20 +52,27 @@ export class ShardMember {
 
   /**
    * Takes the ring's successions; returns the label selectors of the departed members' objects this
-   * member should watch, one per departed member: a watch is never replaced by a wider one, whose
-   * listing would bring back copies older than the events already handled.
+   * member should watch, one per departed member (a watch is never replaced by a wider one, whose
+   * listing would bring back copies older than the events already handled), and whether its share of
+   * one it already watches grew: a dead heir was dropped, and its part of the objects, already listed
+   * and passed over, is this member's to run now.
    */
-  inherit(successions: ReadonlyMap<string, Succession>): string[] {
+  inherit(successions: ReadonlyMap<string, Succession>): { selectors: string[]; grown: boolean } {
+    const before = this.inherited;
     this.inherited = new Map();
+    let grown = false;
     for (const [departed, { heirs }] of successions)
       if (heirs.includes(this.member)) {
         this.inherited.set(departed, heirs);
         this.everInherited.add(departed);
+        const earlier = before.get(departed);
+        if (earlier && earlier.some((heir) => !heirs.includes(heir))) grown = true;
       }
     if (this.inherited.size === 0) this.relabelled.clear();
-    return [...this.inherited.keys()]
+    const selectors = [...this.inherited.keys()]
       .sort()
       .map((departed) => this.labels.memberSelector(departed));
+    return { selectors, grown };
   }
 
   /** Whether this member handles the object now: its own, or its share of a departed member's. */

@@ -18,12 +18,14 @@ import { WIDGET_API_VERSION, type Widget } from '../../support/widgets.js';
 import { widgetNamespace } from '../../support/widget-namespace.js';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
 import { memberFor, shardKey } from '../../../src/framework/sharding/ring.js';
+import { formatMicroTime } from '../../../src/framework/runtime/lease-record.js';
 import { widgetResource } from '../../support/widget-objects.js';
 
 const API = WIDGET_API_VERSION;
 // Short Lease timings keep the specs quick; renewals come every retry period.
 const ELECTION = { leaseDuration: 3, renewDeadline: 2, retryPeriod: 0.5 };
 const SHARD = 'konductor.dev/shard';
+const HEIRS = 'konductor.dev/heirs';
 
 /** One daemon run of one widget on one replica: when it started and, once it did, stopped. */
 interface DaemonRun {
@@ -291,6 +293,64 @@ describe('sharding across replicas', () => {
       what: 'the retry of the failed handler',
       timeoutMs: 20_000,
     });
+  });
+
+  test('runs the rest of a departed member’s widgets at once when the other heir named for them is dropped', async () => {
+    const { namespace, widgets } = await widgetNamespace('shard-heir-dropped');
+    const leases = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`;
+    const lease = (name: string, holder: string, annotations: Record<string, string> = {}) => ({
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name, annotations },
+      spec: {
+        holderIdentity: holder,
+        leaseDurationSeconds: 3600,
+        renewTime: formatMicroTime(Date.now()),
+      },
+    });
+    // A coordinator elsewhere holds the leader Lease and does nothing: no relabelling hides the heir's part.
+    await client.request('POST', leases, { body: lease('widgets-leader', 'elsewhere') });
+    const renewing = setInterval(() => {
+      void client
+        .request('PATCH', `${leases}/widgets-leader`, {
+          body: { spec: { renewTime: formatMicroTime(Date.now()) } },
+          contentType: 'application/merge-patch+json',
+        })
+        .catch(() => undefined);
+    }, 500);
+    try {
+      const ledger = new Ledger();
+      start(namespace, 'replica-a', ledger, {
+        leaderElection: { ...ELECTION, namespace, identity: 'replica-a', name: 'widgets-leader' },
+      });
+      await waitFor(() => operators.get('replica-a')!.active, { what: 'replica-a to join' });
+      const memberA = (await memberLeases(namespace))[0]!.slice('widgets-shard-'.length);
+      const heirs = [memberA, 'dropped-heir'];
+      const names = Array.from({ length: 12 }, (_, i) => `w-${i}`);
+      const partOf = (heir: string) =>
+        names.filter(
+          (name) => memberFor(shardKey(widgetResource, namespace, name), heirs) === heir,
+        );
+      for (const name of names) await widgets.createLabelled(name, { [SHARD]: 'departed' });
+      await client.request('POST', leases, {
+        body: lease('widgets-shard-departed', 'departed', { [HEIRS]: heirs.join(',') }),
+      });
+      await waitFor(() => ledger.created.length === partOf(memberA).length, {
+        what: 'replica-a to handle its part of the departed member’s widgets',
+      });
+
+      await client.request('PATCH', `${leases}/widgets-shard-departed`, {
+        body: { metadata: { annotations: { [HEIRS]: memberA } } },
+        contentType: 'application/merge-patch+json',
+      });
+      await waitFor(() => ledger.created.length === names.length, {
+        what: 'replica-a to handle the dropped heir’s part too',
+      });
+      expect(partOf('dropped-heir').length).toBeGreaterThan(0);
+      expect([...ledger.created].sort()).toEqual(names.map((n) => `replica-a/${n}`).sort());
+    } finally {
+      clearInterval(renewing);
+    }
   });
 
   test('drains a share of the widgets to a replica that joins, never running one twice', async () => {

@@ -48,10 +48,22 @@ function heir(name: string, now?: KubeObject): { member: ShardMember; reads: () 
 describe('a member’s verdict on its watches’ events', () => {
   it('watches the objects of each departed member it is an heir of, one watch each', () => {
     const { member } = heir('heir-a');
-    expect(member.inherit(new Map([['gone', { heirs: HEIRS }]]))).toEqual([
+    expect(member.inherit(new Map([['gone', { heirs: HEIRS }]])).selectors).toEqual([
       'konductor.dev/shard=gone',
     ]);
-    expect(member.inherit(new Map([['gone', { heirs: ['heir-b'] }]]))).toEqual([]);
+    expect(member.inherit(new Map([['gone', { heirs: ['heir-b'] }]])).selectors).toEqual([]);
+  });
+
+  it('says its share grew when another heir of a departed member it already inherits from is dropped', async () => {
+    const { member } = heir('heir-a');
+    expect(member.inherit(new Map([['gone', { heirs: HEIRS }]])).grown).toBe(false);
+    expect(member.inherit(new Map([['gone', { heirs: ['heir-a'] }]])).grown).toBe(true);
+    expect(await member.verdict(widgets, 'ADDED', inheritedBy('heir-b'))).toBe('handle');
+  });
+
+  it('does not say its share grew when it becomes an heir: the new watch lists its share anyway', () => {
+    const member = new ShardMember('heir-a', labels, {} as ApiClient, silentLogger());
+    expect(member.inherit(new Map([['gone', { heirs: ['heir-a'] }]])).grown).toBe(false);
   });
 
   it('handles its share of a departed member’s objects, and forgets another heir’s', async () => {
