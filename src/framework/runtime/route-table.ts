@@ -293,8 +293,16 @@ export class RouteTable {
     );
     for (const [selector, watch] of active.inherited)
       if (!this.inheritedSelectors.includes(selector)) {
+        // Objects still labelled for the departed member when its Lease went (one labelled by the
+        // webhook as it left): the coordinator assigns them next, so their timers and daemons stop here.
+        const own = hub.stored(resource, active.scope);
+        const left = [...(hub.stored(resource, watch.scope)?.values() ?? [])].filter(
+          (object) => !own?.has(object.metadata?.uid ?? ''),
+        );
         watch.subscription.unsubscribe();
         active.inherited.delete(selector);
+        for (const object of left)
+          reactor.wake({ type: 'MODIFIED', object, fromList: false }, active.route);
       }
     for (const selector of this.inheritedSelectors) {
       if (active.inherited.has(selector)) continue;

@@ -295,8 +295,11 @@ describe('sharding across replicas', () => {
     });
   });
 
-  test('runs the rest of a departed member’s widgets at once when the other heir named for them is dropped', async () => {
-    const { namespace, widgets } = await widgetNamespace('shard-heir-dropped');
+  /**
+   * A ring whose leader Lease another holder keeps renewing, so no replica coordinates (nothing is
+   * relabelled behind the spec's back), and Leases written as the coordinator writes them.
+   */
+  async function idleCoordinator(namespace: string) {
     const leases = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`;
     const lease = (name: string, holder: string, annotations: Record<string, string> = {}) => ({
       apiVersion: 'coordination.k8s.io/v1',
@@ -308,23 +311,49 @@ describe('sharding across replicas', () => {
         renewTime: formatMicroTime(Date.now()),
       },
     });
-    // A coordinator elsewhere holds the leader Lease and does nothing: no relabelling hides the heir's part.
+    const merge = { contentType: 'application/merge-patch+json' };
     await client.request('POST', leases, { body: lease('widgets-leader', 'elsewhere') });
     const renewing = setInterval(() => {
       void client
         .request('PATCH', `${leases}/widgets-leader`, {
           body: { spec: { renewTime: formatMicroTime(Date.now()) } },
-          contentType: 'application/merge-patch+json',
+          ...merge,
         })
         .catch(() => undefined);
     }, 500);
+    return {
+      /** Starts a replica of this ring; resolves with its member name once it holds its Lease. */
+      join: async (replica: string, ledger: Ledger): Promise<string> => {
+        start(namespace, replica, ledger, {
+          leaderElection: { ...ELECTION, namespace, identity: replica, name: 'widgets-leader' },
+        });
+        await waitFor(() => operators.get(replica)!.active, { what: `${replica} to join` });
+        const name = (await memberLeases(namespace)).find((n) => n.includes(replica))!;
+        return name.slice('widgets-shard-'.length);
+      },
+      /** A departed member's Lease naming its heirs. */
+      depart: (member: string, heirs: string[]) =>
+        client.request('POST', leases, {
+          body: lease(`widgets-shard-${member}`, member, { [HEIRS]: heirs.join(',') }),
+        }),
+      renameHeirs: (member: string, heirs: string[]) =>
+        client.request('PATCH', `${leases}/widgets-shard-${member}`, {
+          body: { metadata: { annotations: { [HEIRS]: heirs.join(',') } } },
+          ...merge,
+        }),
+      /** Ends a succession, as the coordinator does once every object is relabelled. */
+      endSuccession: (member: string) =>
+        client.request('DELETE', `${leases}/widgets-shard-${member}`),
+      stop: () => clearInterval(renewing),
+    };
+  }
+
+  test('runs the rest of a departed member’s widgets at once when the other heir named for them is dropped', async () => {
+    const { namespace, widgets } = await widgetNamespace('shard-heir-dropped');
+    const ring = await idleCoordinator(namespace);
     try {
       const ledger = new Ledger();
-      start(namespace, 'replica-a', ledger, {
-        leaderElection: { ...ELECTION, namespace, identity: 'replica-a', name: 'widgets-leader' },
-      });
-      await waitFor(() => operators.get('replica-a')!.active, { what: 'replica-a to join' });
-      const memberA = (await memberLeases(namespace))[0]!.slice('widgets-shard-'.length);
+      const memberA = await ring.join('replica-a', ledger);
       const heirs = [memberA, 'dropped-heir'];
       const names = Array.from({ length: 12 }, (_, i) => `w-${i}`);
       const partOf = (heir: string) =>
@@ -332,24 +361,40 @@ describe('sharding across replicas', () => {
           (name) => memberFor(shardKey(widgetResource, namespace, name), heirs) === heir,
         );
       for (const name of names) await widgets.createLabelled(name, { [SHARD]: 'departed' });
-      await client.request('POST', leases, {
-        body: lease('widgets-shard-departed', 'departed', { [HEIRS]: heirs.join(',') }),
-      });
+      await ring.depart('departed', heirs);
       await waitFor(() => ledger.created.length === partOf(memberA).length, {
         what: 'replica-a to handle its part of the departed member’s widgets',
       });
 
-      await client.request('PATCH', `${leases}/widgets-shard-departed`, {
-        body: { metadata: { annotations: { [HEIRS]: memberA } } },
-        contentType: 'application/merge-patch+json',
-      });
+      await ring.renameHeirs('departed', [memberA]);
       await waitFor(() => ledger.created.length === names.length, {
         what: 'replica-a to handle the dropped heir’s part too',
       });
       expect(partOf('dropped-heir').length).toBeGreaterThan(0);
       expect([...ledger.created].sort()).toEqual(names.map((n) => `replica-a/${n}`).sort());
     } finally {
-      clearInterval(renewing);
+      ring.stop();
+    }
+  });
+
+  test('stops the daemon of a widget still labelled for a departed member once its Lease goes: the coordinator assigns it next', async () => {
+    const { namespace, widgets } = await widgetNamespace('shard-straggler');
+    const ring = await idleCoordinator(namespace);
+    try {
+      const ledger = new Ledger();
+      const memberA = await ring.join('replica-a', ledger);
+      await widgets.createLabelled('straggler', { [SHARD]: 'departed' });
+      await ring.depart('departed', [memberA]);
+      await waitFor(() => ledger.running().get('straggler')?.[0] === 'replica-a', {
+        what: 'replica-a to run the straggler’s daemon as its heir',
+      });
+
+      await ring.endSuccession('departed');
+      await waitFor(() => !ledger.running().has('straggler'), {
+        what: 'the straggler’s daemon to stop',
+      });
+    } finally {
+      ring.stop();
     }
   });
 
