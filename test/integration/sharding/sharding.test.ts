@@ -103,9 +103,12 @@ describe('sharding across replicas', () => {
     client = new ApiClient(sharedKubeConfig());
   });
   afterAll(() => client.close());
+  /** Stops the renewals of each spec's idle coordinator. */
+  const idleRings: Array<() => void> = [];
   afterEach(async () => {
     await Promise.all([...operators.values()].map((operator) => operator.stop(2_000)));
     operators.clear();
+    for (const stop of idleRings.splice(0)) stop();
   });
 
   function start(
@@ -321,6 +324,7 @@ describe('sharding across replicas', () => {
         })
         .catch(() => undefined);
     }, 500);
+    idleRings.push(() => clearInterval(renewing));
     return {
       /** Starts a replica of this ring; resolves with its member name once it holds its Lease. */
       join: async (replica: string, ledger: Ledger): Promise<string> => {
@@ -336,6 +340,7 @@ describe('sharding across replicas', () => {
         client.request('POST', leases, {
           body: lease(`widgets-shard-${member}`, member, { [HEIRS]: heirs.join(',') }),
         }),
+      /** New heirs for a departed member, as the coordinator writes them when an heir dies. */
       renameHeirs: (member: string, heirs: string[]) =>
         client.request('PATCH', `${leases}/widgets-shard-${member}`, {
           body: { metadata: { annotations: { [HEIRS]: heirs.join(',') } } },
@@ -344,58 +349,56 @@ describe('sharding across replicas', () => {
       /** Ends a succession, as the coordinator does once every object is relabelled. */
       endSuccession: (member: string) =>
         client.request('DELETE', `${leases}/widgets-shard-${member}`),
-      stop: () => clearInterval(renewing),
     };
   }
 
-  test('runs the rest of a departed member’s widgets at once when the other heir named for them is dropped', async () => {
-    const { namespace, widgets } = await widgetNamespace('shard-heir-dropped');
+  /** An idle ring (see {@link idleCoordinator}) with `replica-a` in it: the heir of the specs below. */
+  async function heirAlone(prefix: string) {
+    const { namespace, widgets } = await widgetNamespace(prefix);
     const ring = await idleCoordinator(namespace);
-    try {
-      const ledger = new Ledger();
-      const memberA = await ring.join('replica-a', ledger);
-      const heirs = [memberA, 'dropped-heir'];
-      const names = Array.from({ length: 12 }, (_, i) => `w-${i}`);
-      const partOf = (heir: string) =>
-        names.filter(
-          (name) => memberFor(shardKey(widgetResource, namespace, name), heirs) === heir,
-        );
-      for (const name of names) await widgets.createLabelled(name, { [SHARD]: 'departed' });
-      await ring.depart('departed', heirs);
-      await waitFor(() => ledger.created.length === partOf(memberA).length, {
-        what: 'replica-a to handle its part of the departed member’s widgets',
-      });
+    const ledger = new Ledger();
+    const member = await ring.join('replica-a', ledger);
+    return { namespace, widgets, ring, ledger, member };
+  }
 
-      await ring.renameHeirs('departed', [memberA]);
-      await waitFor(() => ledger.created.length === names.length, {
-        what: 'replica-a to handle the dropped heir’s part too',
-      });
-      expect(partOf('dropped-heir').length).toBeGreaterThan(0);
-      expect([...ledger.created].sort()).toEqual(names.map((n) => `replica-a/${n}`).sort());
-    } finally {
-      ring.stop();
-    }
+  test('runs the rest of a departed member’s widgets at once when the other heir named for them is dropped', async () => {
+    const {
+      namespace,
+      widgets,
+      ring,
+      ledger,
+      member: memberA,
+    } = await heirAlone('shard-heir-dropped');
+    const heirs = [memberA, 'dropped-heir'];
+    const names = Array.from({ length: 12 }, (_, i) => `w-${i}`);
+    const partOf = (heir: string) =>
+      names.filter((name) => memberFor(shardKey(widgetResource, namespace, name), heirs) === heir);
+    for (const name of names) await widgets.createLabelled(name, { [SHARD]: 'departed' });
+    await ring.depart('departed', heirs);
+    await waitFor(() => ledger.created.length === partOf(memberA).length, {
+      what: 'replica-a to handle its part of the departed member’s widgets',
+    });
+
+    await ring.renameHeirs('departed', [memberA]);
+    await waitFor(() => ledger.created.length === names.length, {
+      what: 'replica-a to handle the dropped heir’s part too',
+    });
+    expect(partOf('dropped-heir').length).toBeGreaterThan(0);
+    expect([...ledger.created].sort()).toEqual(names.map((n) => `replica-a/${n}`).sort());
   });
 
   test('stops the daemon of a widget still labelled for a departed member once its Lease goes: the coordinator assigns it next', async () => {
-    const { namespace, widgets } = await widgetNamespace('shard-straggler');
-    const ring = await idleCoordinator(namespace);
-    try {
-      const ledger = new Ledger();
-      const memberA = await ring.join('replica-a', ledger);
-      await widgets.createLabelled('straggler', { [SHARD]: 'departed' });
-      await ring.depart('departed', [memberA]);
-      await waitFor(() => ledger.running().get('straggler')?.[0] === 'replica-a', {
-        what: 'replica-a to run the straggler’s daemon as its heir',
-      });
+    const { widgets, ring, ledger, member } = await heirAlone('shard-straggler');
+    await widgets.createLabelled('straggler', { [SHARD]: 'departed' });
+    await ring.depart('departed', [member]);
+    await waitFor(() => ledger.running().get('straggler')?.[0] === 'replica-a', {
+      what: 'replica-a to run the straggler’s daemon as its heir',
+    });
 
-      await ring.endSuccession('departed');
-      await waitFor(() => !ledger.running().has('straggler'), {
-        what: 'the straggler’s daemon to stop',
-      });
-    } finally {
-      ring.stop();
-    }
+    await ring.endSuccession('departed');
+    await waitFor(() => !ledger.running().has('straggler'), {
+      what: 'the straggler’s daemon to stop',
+    });
   });
 
   test('drains a share of the widgets to a replica that joins, never running one twice', async () => {
