@@ -110,13 +110,9 @@ export class RouteTable {
    * over before; without this they would wait for their next change or their relabelling.
    */
   runInheritedShare(): void {
-    const { hub, reactor, services } = this.deps;
-    if (!services.shard) return;
-    for (const { route, inherited } of this.routes.values())
-      for (const watch of inherited.values())
-        for (const object of hub.stored(route.resource, watch.scope)?.values() ?? [])
-          if (services.shard.owns(route.resource, object))
-            reactor.wake({ type: 'MODIFIED', object, fromList: true }, route);
+    for (const active of this.routes.values())
+      for (const object of this.inheritedShare(active))
+        this.deps.reactor.wake({ type: 'MODIFIED', object, fromList: true }, active.route);
   }
 
   /** Starts a warm standby: the watches `handlers` will need, opened while this replica waits to lead. */
@@ -129,14 +125,10 @@ export class RouteTable {
 
   /** The objects this replica handles now: what the routes' watches hold (with sharding: its shard, and its share of departed members' objects). */
   objectCount(): number {
-    const { hub, services } = this.deps;
     let count = 0;
-    for (const { route, scope, inherited } of this.routes.values()) {
-      count += hub.stored(route.resource, scope)?.size ?? 0;
-      if (!services.shard) continue;
-      for (const watch of inherited.values())
-        for (const object of hub.stored(route.resource, watch.scope)?.values() ?? [])
-          if (services.shard.owns(route.resource, object)) count++;
+    for (const active of this.routes.values()) {
+      count += this.deps.hub.stored(active.route.resource, active.scope)?.size ?? 0;
+      for (const _ of this.inheritedShare(active)) count++;
     }
     return count;
   }
@@ -258,14 +250,12 @@ export class RouteTable {
     inherited: ActiveRoute['inherited'],
   ): OwnerLookup {
     const { hub, services } = this.deps;
-    type Stored = NonNullable<ReturnType<WatchHub['stored']>>;
-    const find = (pick: (store: Stored) => KubeObject | undefined) => {
+    const find = (pick: (store: StoredObjects) => KubeObject | undefined) => {
       const own = hub.stored(resource, scope);
       const object = own && pick(own);
       if (object || !services.shard) return object;
-      for (const watch of inherited.values()) {
-        const store = hub.stored(resource, watch.scope);
-        const found = store && pick(store);
+      for (const store of this.inheritedStores(resource, inherited)) {
+        const found = pick(store);
         if (found && services.shard.owns(resource, found)) return found;
       }
       return undefined;
@@ -274,6 +264,26 @@ export class RouteTable {
       byUid: (uid) => find((store) => store.get(uid)),
       named: (namespace, name) => find((store) => store.named(namespace, name)),
     };
+  }
+
+  /** The stores of the departed members' objects a route inherits (with another heir's share in them). */
+  private *inheritedStores(
+    resource: Resource,
+    inherited: ActiveRoute['inherited'],
+  ): Generator<StoredObjects> {
+    for (const watch of inherited.values()) {
+      const store = this.deps.hub.stored(resource, watch.scope);
+      if (store) yield store;
+    }
+  }
+
+  /** A route's share of the departed members' objects it inherits: those this replica handles. */
+  private *inheritedShare(active: ActiveRoute): Generator<KubeObject> {
+    const { shard } = this.deps.services;
+    if (!shard) return;
+    const resource = active.route.resource;
+    for (const store of this.inheritedStores(resource, active.inherited))
+      for (const object of store.values()) if (shard.owns(resource, object)) yield object;
   }
 
   /**
@@ -331,6 +341,8 @@ export class RouteTable {
     await Promise.all(engines.map((engine) => engine.stopAll()));
   }
 }
+
+type StoredObjects = NonNullable<ReturnType<WatchHub['stored']>>;
 
 /** The scope with `selector` added to its label selector (a watch selects objects matching both). */
 function withSelector(scope: WatchScope, selector: string | undefined): WatchScope {

@@ -58,6 +58,7 @@ export function shareStrings(
   const metadata = object.metadata;
   const before = previous?.metadata;
   if (!metadata) return;
+  shareLabelValues(metadata.labels, before?.labels, resource.table);
   if (!before) {
     const table = resource.table;
     if (table === undefined) return;
@@ -72,4 +73,24 @@ export function shareStrings(
   if (metadata.namespace === before.namespace) metadata.namespace = before.namespace;
   if (metadata.creationTimestamp === before.creationTimestamp)
     metadata.creationTimestamp = before.creationTimestamp;
+}
+
+/**
+ * Label values repeat across a fleet (an app's name, a shard label naming its member on every object
+ * of a shard: 32 bytes per object measured), so each is the copy met first: the previous version's, or
+ * the table's. Keys need nothing: JSON.parse already shares property names.
+ */
+function shareLabelValues(
+  labels: Record<string, string> | undefined,
+  before: Record<string, string> | undefined,
+  table: StringTable | undefined,
+): void {
+  if (typeof labels !== 'object' || labels === null) return;
+  for (const key of Object.keys(labels)) {
+    const value = labels[key];
+    if (typeof value !== 'string') continue;
+    const known = before?.[key];
+    if (known === value) labels[key] = known;
+    else if (table !== undefined) labels[key] = table.intern(value);
+  }
 }

@@ -40,6 +40,33 @@ describe('shareStrings', () => {
   });
 });
 
+describe('shareStrings with labels', () => {
+  function labelled(name: string, labels: Record<string, string>): KubeObject {
+    return JSON.parse(JSON.stringify({ metadata: { name, labels }, spec: {} })) as KubeObject;
+  }
+
+  it('keeps one table entry per distinct label value met, leaving the values as they were', () => {
+    const strings = { apiVersion: 'example.com/v1', kind: 'Widget', table: new StringTable() };
+    const objects = Array.from({ length: 100 }, (_, i) =>
+      labelled(`w-${i}`, { 'konductor.dev/shard': 'replica-a', app: i % 2 ? 'web' : 'db' }),
+    );
+    for (const object of objects) shareStrings(object, undefined, strings);
+    expect(strings.table.size).toBe(3);
+    expect(objects[1]!.metadata!.labels).toEqual({
+      'konductor.dev/shard': 'replica-a',
+      app: 'web',
+    });
+  });
+
+  it('takes a changed label value as it came, and an unchanged one from the version before', () => {
+    const strings = { apiVersion: 'example.com/v1', kind: 'Widget' };
+    const before = labelled('w', { 'konductor.dev/shard': 'replica-a', app: 'web' });
+    const after = labelled('w', { 'konductor.dev/shard': 'replica-b', app: 'web' });
+    shareStrings(after, before, strings);
+    expect(after.metadata!.labels).toEqual({ 'konductor.dev/shard': 'replica-b', app: 'web' });
+  });
+});
+
 describe('StringTable', () => {
   it('starts afresh past its limit, so distinct values cannot grow it without bound', () => {
     const table = new StringTable(100);
