@@ -5,8 +5,9 @@
 // every 50 ms. It reports `{"joined":<ms>}` once it holds its member Lease, then, whenever they
 // change, `{"shard":{objects, ring, created}}`: the objects its watches hold (`shard_objects`), the
 // live members it sees, and how many creations it handled. On SIGUSR2 it reports `{"memory":{...}}`:
-// heap in use after two full collections (the live set), heap in use and peak RSS.
-import { setFlagsFromString } from 'node:v8';
+// heap in use after two full collections (the live set), heap in use and peak RSS; with
+// BENCH_SHARDS_SNAPSHOTS=<dir>, it first writes a heap snapshot there (<namespace>-<replica>-<pid>).
+import { setFlagsFromString, writeHeapSnapshot } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { benchResource, loadFramework, send, startReplica } from './child-common.mjs';
 
@@ -79,6 +80,10 @@ setInterval(() => {
 process.on('SIGUSR2', () => {
   collect();
   collect();
+  if (process.env.BENCH_SHARDS_SNAPSHOTS)
+    writeHeapSnapshot(
+      `${process.env.BENCH_SHARDS_SNAPSHOTS}/${namespace}-${replica}-${process.pid}.heapsnapshot`,
+    );
   send({
     memory: {
       liveHeapMb: mb(process.memoryUsage().heapUsed),

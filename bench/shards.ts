@@ -74,9 +74,17 @@ async function memoryOf(replica: OperatorProcess): Promise<Figures> {
   return message.memory as Figures;
 }
 
-/** One replica count at one size: catch-up, shares and memory; with 3 or more, a kill. */
-async function shardRun(target: BenchTarget, objects: number, count: number): Promise<Figures> {
-  const namespace = `bench-shards-${objects}-${count}`;
+/**
+ * One replica count at one size: catch-up, shares and memory; with 3 or more, a kill (`kill: false`
+ * skips it). `holding` names the run in its namespace (a single replica holding one replica's share).
+ */
+async function shardRun(
+  target: BenchTarget,
+  objects: number,
+  count: number,
+  { kill = true, holding = '' }: { kill?: boolean; holding?: string } = {},
+): Promise<Figures> {
+  const namespace = `bench-shards-${objects}-${count}${holding}`;
   await createObjects(target.kubeConfig, namespace, objects);
   const started = Date.now();
   const replicas = Array.from(
@@ -113,7 +121,7 @@ async function shardRun(target: BenchTarget, objects: number, count: number): Pr
       perReplica: figures,
       ...machine(),
     };
-    if (count >= 3) {
+    if (kill && count >= 3) {
       const killedAt = Date.now();
       replicas[0]!.kill();
       process.stderr.write(`bench: shards: replica 0 killed at ${killedAt}\n`);
@@ -237,6 +245,33 @@ async function idleLiveHeap(target: BenchTarget): Promise<number> {
 }
 
 /**
+ * A single replica holding as many objects as the largest of `count` replicas held: what sharding costs
+ * a replica beyond its share (nothing, when the two live heaps are equal), apart from what every active
+ * replica holds whatever its share, which no count of replicas divides.
+ */
+async function againstOneHoldingItsShare(
+  target: BenchTarget,
+  objects: number,
+  count: number,
+  line: Figures,
+  idle: number,
+): Promise<void> {
+  const perReplica = line.perReplica as Figures[];
+  const largest = perReplica.reduce((a, b) =>
+    (a.liveHeapMb as number) >= (b.liveHeapMb as number) ? a : b,
+  );
+  const share = largest.objects as number;
+  const single = await shardRun(target, share, 1, { kill: false, holding: `-of-${objects}` });
+  const heap = ((single.perReplica as Figures[])[0]!.liveHeapMb as number) || 1;
+  line.oneHoldingLargestShare = {
+    objects: share,
+    liveHeapMb: heap,
+    largestLiveHeapOfIt: round2((largest.liveHeapMb as number) / heap),
+    largestLiveHeapAboveIdleOfIt: round2(((largest.liveHeapMb as number) - idle) / (heap - idle)),
+  };
+}
+
+/**
  * Every size with every replica count, in one run; heap ratios against the first replica count, of
  * the whole live heap and of the part above an idle replica's.
  */
@@ -256,6 +291,7 @@ export async function runShards(target: BenchTarget, options: ShardsOptions): Pr
       line.largestLiveHeapAboveIdleOfBaseline = round2(
         (Math.max(...heaps) - idle) / (baseline - idle),
       );
+      if (count > 1) await againstOneHoldingItsShare(target, objects, count, line, idle);
       process.stderr.write(`bench: shards ${objects}×${count}: ${JSON.stringify(line)}\n`);
       lines.push(line);
     }
