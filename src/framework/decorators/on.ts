@@ -115,7 +115,11 @@ export const on = {
    */
   deletion: changeFactory('delete') as ChangeDecoratorFactory,
 
-  /** Runs for objects that exist when the operator starts (and alongside updates to them on first sight). */
+  /**
+   * Runs for objects that exist when the operator starts, and for handled objects that arrive in its
+   * watch later (moved to this replica's shard, or newly matching its selector), so a replica can rebuild
+   * what it keeps in memory about them; alongside updates to them on first sight.
+   */
   resume: changeFactory('resume') as ChangeDecoratorFactory,
 
   /**

@@ -97,8 +97,9 @@ export class ChangeProcessor {
   }
 
   private async live(batch: ChangeBatch, memory: ObjectMemory): Promise<ProcessResult> {
-    // Kept until a run completes, so a failed resume handler is retried on the requeue, not only on first sight.
-    if (!memory.seen && batch.events.some((e) => e.fromList)) memory.resuming = true;
+    // First sight in a listing or an ADDED (moved to this shard member; a new object's runs create handlers only).
+    if (!memory.seen && batch.events.some((e) => e.fromList || e.type === 'ADDED'))
+      memory.resuming = true;
     const resuming = memory.resuming;
     memory.seen = true;
     const lastWrite = memory.ownWrite;
@@ -114,7 +115,7 @@ export class ChangeProcessor {
           lastWrite,
         });
         memory.failures = 0;
-        if (result === undefined) memory.resuming = false;
+        if (result === undefined) memory.resuming = false; // until then a failed resume handler retries
         return result;
       } catch (caught) {
         const meta = body.metadata ?? {};

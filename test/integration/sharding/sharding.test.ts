@@ -39,15 +39,20 @@ interface DaemonRun {
 class Ledger {
   readonly created: string[] = [];
   readonly deleted: string[] = [];
+  readonly resumed: string[] = [];
   readonly runs: DaemonRun[] = [];
 
   /** The handlers of one replica, recording here under its name. */
   handlersOf(replica: string): HandlerClass {
-    const { created, deleted, runs } = this;
+    const { created, deleted, resumed, runs } = this;
     class Work {
       @on.create(API, 'widgets')
       created({ name }: ChangeContext): void {
         created.push(`${replica}/${name}`);
+      }
+      @on.resume(API, 'widgets')
+      resumedOne({ name }: ChangeContext): void {
+        resumed.push(`${replica}/${name}`);
       }
       @on.deletion(API, 'widgets')
       deletedOne({ name }: ChangeContext): void {
@@ -423,6 +428,30 @@ describe('sharding across replicas', () => {
     );
     expect(ledger.overlaps()).toEqual([]);
     expect(ledger.created).toHaveLength(30);
+  });
+
+  test('runs the resume handlers of the widgets drained to a replica that joins, there', async () => {
+    const { namespace, widgets } = await widgetNamespace('shard-resume');
+    const ledger = new Ledger();
+    start(namespace, 'replica-a', ledger);
+    await widgets.createMany('w', 12);
+    await eachRunOnceOn(ledger, 12, ['replica-a']);
+
+    start(namespace, 'replica-b', ledger);
+    await waitFor(async () => (await memberLeases(namespace)).length === 2, {
+      what: 'replica-b to join',
+      timeoutMs: 10_000,
+    });
+    await placedAmongMembers(namespace);
+    const moved = [...(await shardLabels(namespace))]
+      .filter(([, member]) => member === 'replica-b')
+      .map(([name]) => `replica-b/${name}`);
+    expect(moved.length).toBeGreaterThan(0);
+    await waitFor(() => moved.every((run) => ledger.resumed.includes(run)), {
+      what: 'the moved widgets’ resume handlers to run on replica-b',
+      timeoutMs: 10_000,
+    });
+    expect(ledger.resumed.filter((run) => run.startsWith('replica-a/'))).toEqual([]);
   });
 
   test('labels new objects at creation through its mutating webhook, where it serves webhooks', async () => {

@@ -705,6 +705,31 @@ describe('ChangeProcessor', () => {
       expect(h.api.writes).toEqual([]);
     });
 
+    test('an already handled object arriving live in the watch (moved to this shard member) runs only resume handlers', async () => {
+      const create = handler('create', 'create');
+      const update = handler('update', 'update');
+      const resume = handler('resume', 'resume');
+      const h = new Harness([create, update, resume], handled(widget()));
+
+      expect(await h.deliver({ type: 'ADDED' })).toBeUndefined();
+
+      expect(resume.calls.map((context) => context.reason)).toEqual(['resume']);
+      expect(create.calls).toHaveLength(0);
+      expect(update.calls).toHaveLength(0);
+    });
+
+    test('a new object arriving live runs only create handlers', async () => {
+      const create = handler('create', 'create');
+      const resume = handler('resume', 'resume');
+      const h = new Harness([create, resume], widget());
+
+      await h.deliver({ type: 'ADDED' });
+      await h.deliver();
+
+      expect(create.calls).toHaveLength(1);
+      expect(resume.calls).toHaveLength(0);
+    });
+
     test('a later event without a change runs nothing', async () => {
       const resume = handler('resume', 'resume');
       const update = handler('update', 'update');
