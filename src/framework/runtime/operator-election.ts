@@ -107,6 +107,7 @@ function joinShards(
       ring,
       inherit: (selectors) => table.inheritShards(selectors),
       runGrownShare: () => table.runInheritedShare(),
+      inheritedListed: (selectors, signal) => table.inheritedListed(selectors, signal),
     });
     table.joinShard(joined.member);
     joined.start({ startWork: campaign.startWork, stopWork: () => campaign.stopWork(replica) });

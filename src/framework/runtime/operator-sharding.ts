@@ -42,6 +42,8 @@ export interface ShardingSetup {
   inherit: (selectors: readonly string[]) => void;
   /** Runs this replica's share of the inherited objects already listed, after its share grew (a dead heir's part). */
   runGrownShare: () => void;
+  /** Resolves once every watch of these inherited selectors has listed (they are waited for), or on abort. */
+  inheritedListed: (selectors: readonly string[], signal: AbortSignal) => Promise<void>;
 }
 
 /** What the operator does as its membership starts and ends. */
@@ -158,6 +160,13 @@ export class OperatorSharding {
             labels,
             leases: new MemberLeases({ client, namespace, prefix, heirsKey: labels.heirs }),
             onHeirsNamed: () => this.ring.readNow(),
+            heirsListed: (successions, signal) =>
+              this.setup.inheritedListed(
+                [...successions]
+                  .filter(([, { heirs }]) => heirs.includes(this.member.member))
+                  .map(([departed]) => labels.memberSelector(departed)),
+                signal,
+              ),
           });
           this.coordinator.update(this.ring.ring);
         },

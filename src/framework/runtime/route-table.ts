@@ -1,4 +1,4 @@
-import { filter, type Subscription } from 'rxjs';
+import { filter, Subscription } from 'rxjs';
 import type { ApiClient } from '../api/api-client.js';
 import { resourceId, type Resource } from '../api/resource.js';
 import type { DaemonEngine } from '../engines/daemons.js';
@@ -57,6 +57,8 @@ export class RouteTable {
   private readonly annotationOnly = new Set<string>();
   /** With sharding: the label selector of the departed members' objects this replica is an heir of. */
   private inheritedSelectors: readonly string[] = [];
+  /** Those waiting for inherited watches to list: each says whether it is done (then it is dropped). */
+  private readonly listingWaiters = new Set<() => boolean>();
 
   constructor(private readonly deps: RouteTableServices) {}
 
@@ -113,6 +115,34 @@ export class RouteTable {
     for (const active of this.routes.values())
       for (const object of this.inheritedShare(active))
         this.deps.reactor.wake({ type: 'MODIFIED', object, fromList: true }, active.route);
+  }
+
+  /**
+   * Resolves once every route's watch of each of `selectors` (departed members' objects this replica is
+   * an heir of, waited for until it inherits them) has listed them, or when `signal` aborts.
+   */
+  inheritedListed(selectors: readonly string[], signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): boolean => {
+        const listed = selectors.every(
+          (selector) =>
+            this.inheritedSelectors.includes(selector) &&
+            [...this.routes.values()].every((active) => active.inherited.get(selector)?.listed),
+        );
+        if (listed) resolve();
+        return listed;
+      };
+      if (done() || signal.aborted) return resolve();
+      this.listingWaiters.add(done);
+      signal.addEventListener(
+        'abort',
+        () => {
+          this.listingWaiters.delete(done);
+          resolve();
+        },
+        { once: true },
+      );
+    });
   }
 
   /** Starts a warm standby: the watches `handlers` will need, opened while this replica waits to lead. */
@@ -320,11 +350,16 @@ export class RouteTable {
       // control plane is busy relabelling them.
       const scope = { ...withSelector(unsharded, selector), firstListFromCache: true };
       const events = hub.watch(resource, scope).pipe(ours);
-      const subscription = reactor.consume(
+      const watch = { scope, subscription: Subscription.EMPTY, listed: false };
+      active.inherited.set(selector, watch);
+      watch.subscription = reactor.consume(
         globs ? events.pipe(inNamespaces(globs)) : events,
         active.route,
+        () => {
+          watch.listed = true;
+          for (const done of this.listingWaiters) if (done()) this.listingWaiters.delete(done);
+        },
       );
-      active.inherited.set(selector, { scope, subscription });
     }
   }
 

@@ -59,8 +59,11 @@ export interface ActiveRoute {
   scope: WatchScope;
   /** What it would select without sharding, and the namespace filter its events pass through. */
   unsharded: { scope: WatchScope; globs: string[] | undefined };
-  /** With sharding, while this replica is an heir: a watch of each departed member's objects, by selector. */
-  inherited: Map<string, { scope: WatchScope; subscription: Subscription }>;
+  /**
+   * With sharding, while this replica is an heir: a watch of each departed member's objects, by
+   * selector, and whether it has listed them.
+   */
+  inherited: Map<string, { scope: WatchScope; subscription: Subscription; listed: boolean }>;
 }
 
 /** What every route of an operator shares. */

@@ -30,6 +30,14 @@ export interface ShardCoordinatorOptions {
   leases: MemberLeases;
   /** Called after heirs were named on a Lease (this replica reads the ring again, as it may be one). */
   onHeirsNamed?: () => void;
+  /**
+   * Resolves once this replica has listed the departed members' objects it is an heir of. A pass relabels
+   * them only then: the heirs handle them already, and relabelling would slow each heir's listing.
+   */
+  heirsListed?: (
+    successions: ReadonlyMap<string, Succession>,
+    signal: AbortSignal,
+  ) => Promise<void>;
   /** Objects listed per page during a rebalance. Default 500. */
   pageSize?: number;
 }
@@ -42,6 +50,9 @@ const PATCHES_AT_ONCE = 16;
  * bookkeeping, and at full speed it would slow the heirs' own listing of those objects.
  */
 const RELABELS_AT_ONCE = 2;
+
+/** The longest a pass waits for this replica's listing as an heir (one that keeps failing must not hold it). */
+const HEIRS_LISTING_WAIT_MS = 60_000;
 
 /** A pass that could not place every object runs again after this long (a constant: never a hot loop). */
 const RETRY_MS = 5_000;
@@ -73,6 +84,7 @@ export class ShardCoordinator {
   private passing: Promise<void> | undefined;
   private again = false;
   private stopped = false;
+  private readonly stopping = new AbortController();
   private retry: ReturnType<typeof setTimeout> | undefined;
   private readonly newObjects: NewObjectAssigner;
   /**
@@ -117,6 +129,7 @@ export class ShardCoordinator {
 
   stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     clearTimeout(this.retry);
     this.newObjects.stop();
     return this.passing ?? Promise.resolve();
@@ -145,6 +158,11 @@ export class ShardCoordinator {
     this.wholeRing = false;
     await this.nameHeirs();
     const successions = new Map(this.successions);
+    if (successions.size > 0)
+      await this.options.heirsListed?.(
+        successions,
+        AbortSignal.any([this.stopping.signal, AbortSignal.timeout(HEIRS_LISTING_WAIT_MS)]),
+      );
     const selector = whole
       ? undefined
       : this.options.labels.membersSelector([...this.departed.keys(), ...successions.keys()]);
@@ -262,8 +280,7 @@ export class ShardCoordinator {
       }
       this.successions.delete(member);
       this.options.logger.info({ member }, 'every object of a departed member is with its heirs');
-      // One more pass: an object a webhook labelled for the member just before its departure was seen
-      // is now labelled for a member without a Lease, and is assigned then.
+      // One more pass: an object a webhook labelled for the member as it left now has no member's Lease.
       this.wholeRing = true;
       this.retryLater();
     }

@@ -8,7 +8,10 @@ import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import type { MemberLeases } from '../../../src/framework/sharding/member-leases.js';
 import type { RingView } from '../../../src/framework/sharding/ring-membership.js';
 import { memberFor, shardKey } from '../../../src/framework/sharding/ring.js';
-import { ShardCoordinator } from '../../../src/framework/sharding/shard-coordinator.js';
+import {
+  ShardCoordinator,
+  type ShardCoordinatorOptions,
+} from '../../../src/framework/sharding/shard-coordinator.js';
 import { ShardLabels } from '../../../src/framework/sharding/shard-labels.js';
 import type { WatchEvent } from '../../../src/framework/watching/watch-events.js';
 import type { WatchHub } from '../../../src/framework/watching/watch-hub.js';
@@ -78,7 +81,11 @@ function ring(live: string[]): RingView {
   return { live, pending: [], departed: [], successions: new Map() };
 }
 
-function coordinator(client: ApiClient, unassigned: Observable<WatchEvent> = NEVER) {
+function coordinator(
+  client: ApiClient,
+  unassigned: Observable<WatchEvent> = NEVER,
+  extra: Partial<ShardCoordinatorOptions> = {},
+) {
   const hub = { watch: () => unassigned } as unknown as WatchHub;
   const leases = {
     nameHeirs: async () => undefined,
@@ -93,6 +100,7 @@ function coordinator(client: ApiClient, unassigned: Observable<WatchEvent> = NEV
     metrics: noMetrics,
     collections: () => [{ resource: widgetResource, namespace: 'default' }],
     pageSize: 1,
+    ...extra,
   });
 }
 
@@ -145,6 +153,37 @@ describe('the shard coordinator', () => {
     await waitFor(() => server!.seen.length === 2, { what: 'the assignment' });
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(server.seen.filter((request) => request.startsWith('PATCH'))).toHaveLength(1);
+  });
+
+  test('relabels a departed member’s objects only once this replica, one of its heirs, has listed them', async () => {
+    const orphan = widgetOf('a', [['a', 'b']], 'c');
+    server = await scriptedServer({
+      [`GET ${LIST}`]: [page([orphan])],
+      [`PATCH ${LIST}/${orphan.metadata!.name}`]: [ok(orphan)],
+    });
+    let listed!: () => void;
+    const waitedFor: string[][] = [];
+    const leases = {
+      nameHeirs: async () => '2',
+      remove: async () => true,
+    } as unknown as MemberLeases;
+    running = coordinator(server.client, NEVER, {
+      leases,
+      heirsListed: (successions) => {
+        waitedFor.push([...successions.keys()]);
+        return new Promise((resolve) => (listed = resolve));
+      },
+    });
+    running.update({ ...ring(['a', 'b']), departed: [{ member: 'c', resourceVersion: '1' }] });
+    await waitFor(() => waitedFor.length === 1, { what: 'the pass to wait for the listing' });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(server.seen).toEqual([]);
+    expect(waitedFor).toEqual([['c']]);
+
+    listed();
+    await waitFor(() => server!.seen.some((request) => request.startsWith('PATCH')), {
+      what: 'the relabelling',
+    });
   });
 
   test('gives up a listing when the ring changes, and lists again against the new ring', async () => {
