@@ -7,7 +7,7 @@ import type { Essence } from '../state/essence.js';
  * - `free`: it is being deleted and our finalizer is not on it: nothing to do;
  * - `delete`: it is being deleted and our finalizer is on it: delete handlers;
  * - `create`: no diff-base stored: create handlers;
- * - `resume`: unchanged and first seen by this process through a listing: resume handlers;
+ * - `resume`: unchanged and first seen by this process, in a listing or arriving (ADDED): resume handlers;
  * - `noop`: unchanged (for instance the echo of our own write);
  * - `update`: the essence differs from the diff-base: update and field handlers.
  */
@@ -24,7 +24,7 @@ export interface CauseInput {
   hasFinalizer: boolean;
   diffBase: Essence | undefined;
   essence: Essence;
-  /** First time this process sees the object, and it came from a listing (the operator (re)started). */
+  /** First time this process sees the object: from a listing (the operator (re)started), or arriving (ADDED). */
   resuming: boolean;
 }
 

@@ -26,7 +26,7 @@ export interface ObjectMemory {
   ownWrite?: OwnWrite;
   /** This process has looked at the object (to tell resumed objects from new ones). */
   seen: boolean;
-  /** First seen through a listing and not yet fully handled: resume handlers stay due until then (Kopf's `initial`). */
+  /** First seen in a listing or arriving (ADDED), not yet fully handled: resume handlers stay due (Kopf's `initial`). */
   resuming: boolean;
   /** Consecutive framework-level failures (write errors), for backoff. */
   failures: number;

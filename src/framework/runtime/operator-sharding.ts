@@ -3,6 +3,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { memberNameOf } from '../sharding/ring.js';
 import { ringPrefixOf, type RingView } from '../sharding/ring-membership.js';
+import type { Succession } from '../sharding/succession.js';
 import { MemberLeases } from '../sharding/member-leases.js';
 import { RingWatch } from '../sharding/ring-watch.js';
 import { ShardCoordinator } from '../sharding/shard-coordinator.js';
@@ -13,6 +14,9 @@ import type { WatchHub } from '../watching/watch-hub.js';
 import type { LiveRing } from './shard-labelling.js';
 import { LeaderElector } from './leader-election.js';
 import { leaseTimings, type LeaseTimings } from './lease-renewal.js';
+
+/** The longest the coordinator waits for this replica's listing of a departed member's objects as their heir. */
+const HEIRS_LISTING_WAIT_MS = 60_000;
 
 /** What {@link OperatorSharding} is built from. */
 export interface ShardingSetup {
@@ -71,6 +75,10 @@ export class OperatorSharding {
   private readonly prefix: string;
   private inherited: readonly string[] = [];
   private stopping = false;
+  /** Departed members whose listing by this replica, as their heir, the coordinator waited for: once each. */
+  private readonly waitedFor = new Set<string>();
+  /** Ends the coordinator's wait for that listing when the ring changes: its pass is moot then. */
+  private listingWait: AbortController | undefined;
 
   constructor(private readonly setup: ShardingSetup) {
     this.timings = leaseTimings(setup.timings);
@@ -95,6 +103,7 @@ export class OperatorSharding {
           `the sharding ring has ${ring.live.length} member(s)`,
         );
         if (setup.ring) setup.ring.members = ring.live;
+        this.listingWait?.abort();
         this.inherit(ring.successions);
         this.coordinator?.update(ring);
       },
@@ -160,13 +169,7 @@ export class OperatorSharding {
             labels,
             leases: new MemberLeases({ client, namespace, prefix, heirsKey: labels.heirs }),
             onHeirsNamed: () => this.ring.readNow(),
-            heirsListed: (successions, signal) =>
-              this.setup.inheritedListed(
-                [...successions]
-                  .filter(([, { heirs }]) => heirs.includes(this.member.member))
-                  .map(([departed]) => labels.memberSelector(departed)),
-                signal,
-              ),
+            heirsListed: (successions, stopped) => this.heirsListed(successions, stopped),
           });
           this.coordinator.update(this.ring.ring);
         },
@@ -178,6 +181,41 @@ export class OperatorSharding {
       })
       // A replica that lost the leader Lease campaigns again: it still handles its shard meanwhile.
       .finally(() => this.campaign());
+  }
+
+  /**
+   * Resolves once this replica has listed the objects of the departed members it is an heir of and was
+   * not waited for yet, or at most {@link HEIRS_LISTING_WAIT_MS} later (a listing that keeps failing must
+   * not hold their relabelling back), or when the ring changes or the coordinator stops.
+   */
+  private async heirsListed(
+    successions: ReadonlyMap<string, Succession>,
+    stopped: AbortSignal,
+  ): Promise<void> {
+    for (const departed of this.waitedFor)
+      if (!successions.has(departed)) this.waitedFor.delete(departed);
+    const departed = [...successions]
+      .filter(
+        ([member, { heirs }]) => heirs.includes(this.member.member) && !this.waitedFor.has(member),
+      )
+      .map(([member]) => member);
+    if (departed.length === 0) return;
+    const wait = new AbortController();
+    this.listingWait = wait;
+    const timer = setTimeout(() => wait.abort('timeout'), HEIRS_LISTING_WAIT_MS);
+    const stop = (): void => wait.abort();
+    stopped.addEventListener('abort', stop, { once: true });
+    try {
+      const selectors = departed.map((member) => this.labels.memberSelector(member));
+      await this.setup.inheritedListed(selectors, wait.signal);
+      // Listed, or given up on: not waited for again. A ring change or a stop leaves it to the next pass.
+      if (!wait.signal.aborted || wait.signal.reason === 'timeout')
+        departed.forEach((member) => this.waitedFor.add(member));
+    } finally {
+      clearTimeout(timer);
+      stopped.removeEventListener('abort', stop);
+      if (this.listingWait === wait) this.listingWait = undefined;
+    }
   }
 
   /** Watches the departed members' objects this replica is now an heir of (or no longer is). */

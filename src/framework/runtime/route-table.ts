@@ -104,6 +104,7 @@ export class RouteTable {
     if (selectors.join('\n') === this.inheritedSelectors.join('\n')) return;
     this.inheritedSelectors = selectors;
     for (const active of this.routes.values()) this.watchInherited(active);
+    this.checkListings();
   }
 
   /**
@@ -119,29 +120,31 @@ export class RouteTable {
 
   /**
    * Resolves once every route's watch of each of `selectors` (departed members' objects this replica is
-   * an heir of, waited for until it inherits them) has listed them, or when `signal` aborts.
+   * an heir of, waited for until it inherits them) has listed them, or no longer inherits them (their
+   * succession ended, or the routes stopped), or when `signal` aborts.
    */
   inheritedListed(selectors: readonly string[], signal: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
+      const inherited = new Set<string>();
+      const finish = (): void => {
+        this.listingWaiters.delete(done);
+        signal.removeEventListener('abort', finish);
+        resolve();
+      };
       const done = (): boolean => {
-        const listed = selectors.every(
-          (selector) =>
-            this.inheritedSelectors.includes(selector) &&
-            [...this.routes.values()].every((active) => active.inherited.get(selector)?.listed),
-        );
-        if (listed) resolve();
+        const listed = selectors.every((selector) => {
+          if (!this.inheritedSelectors.includes(selector)) return inherited.has(selector);
+          inherited.add(selector);
+          return [...this.routes.values()].every(
+            (active) => active.inherited.get(selector)?.listed,
+          );
+        });
+        if (listed) finish();
         return listed;
       };
-      if (done() || signal.aborted) return resolve();
+      if (signal.aborted || done()) return resolve();
       this.listingWaiters.add(done);
-      signal.addEventListener(
-        'abort',
-        () => {
-          this.listingWaiters.delete(done);
-          resolve();
-        },
-        { once: true },
-      );
+      signal.addEventListener('abort', finish, { once: true });
     });
   }
 
@@ -235,7 +238,13 @@ export class RouteTable {
       for (const watch of active.inherited.values()) watch.subscription.unsubscribe();
     }
     this.routes.clear();
+    this.checkListings();
     await Promise.all([...this.engines.map((engine) => engine.stopAll()), ...this.detaching]);
+  }
+
+  /** Settles the waits for inherited listings that are over. */
+  private checkListings(): void {
+    for (const done of [...this.listingWaiters]) done();
   }
 
   private warnIfAnnotationOnly(resource: Resource): void {
@@ -357,7 +366,7 @@ export class RouteTable {
         active.route,
         () => {
           watch.listed = true;
-          for (const done of this.listingWaiters) if (done()) this.listingWaiters.delete(done);
+          this.checkListings();
         },
       );
     }

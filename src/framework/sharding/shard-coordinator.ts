@@ -31,12 +31,13 @@ export interface ShardCoordinatorOptions {
   /** Called after heirs were named on a Lease (this replica reads the ring again, as it may be one). */
   onHeirsNamed?: () => void;
   /**
-   * Resolves once this replica has listed the departed members' objects it is an heir of. A pass relabels
-   * them only then: the heirs handle them already, and relabelling would slow each heir's listing.
+   * Resolves once this replica has listed the departed members' objects it is an heir of (or `stopped`
+   * aborts). A pass relabels them only then: the heirs handle them already, and relabelling would slow
+   * each heir's listing.
    */
   heirsListed?: (
     successions: ReadonlyMap<string, Succession>,
-    signal: AbortSignal,
+    stopped: AbortSignal,
   ) => Promise<void>;
   /** Objects listed per page during a rebalance. Default 500. */
   pageSize?: number;
@@ -50,9 +51,6 @@ const PATCHES_AT_ONCE = 16;
  * bookkeeping, and at full speed it would slow the heirs' own listing of those objects.
  */
 const RELABELS_AT_ONCE = 2;
-
-/** The longest a pass waits for this replica's listing as an heir (one that keeps failing must not hold it). */
-const HEIRS_LISTING_WAIT_MS = 60_000;
 
 /** A pass that could not place every object runs again after this long (a constant: never a hot loop). */
 const RETRY_MS = 5_000;
@@ -157,23 +155,21 @@ export class ShardCoordinator {
     const whole = this.wholeRing;
     this.wholeRing = false;
     await this.nameHeirs();
+    const collections = this.options.collections();
+    // New objects are assigned meanwhile: only relabelling waits for the heirs' listing.
+    for (const collection of collections) this.newObjects.watch(collection);
     const successions = new Map(this.successions);
-    if (successions.size > 0)
-      await this.options.heirsListed?.(
-        successions,
-        AbortSignal.any([this.stopping.signal, AbortSignal.timeout(HEIRS_LISTING_WAIT_MS)]),
-      );
+    if (successions.size > 0) await this.options.heirsListed?.(successions, this.stopping.signal);
     const selector = whole
       ? undefined
       : this.options.labels.membersSelector([...this.departed.keys(), ...successions.keys()]);
     if (!whole && selector === undefined) return;
     const moves: Moves = { assigned: new Map(), drained: new Map(), failed: 0 };
-    for (const collection of this.options.collections()) {
+    for (const collection of collections) {
       if (this.stopped || members !== this.members) {
         this.wholeRing ||= whole;
         return;
       }
-      this.newObjects.watch(collection);
       try {
         await this.placeListed(collection, moves, selector);
       } catch (error) {

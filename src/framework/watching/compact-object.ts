@@ -11,6 +11,8 @@ export interface ResourceStrings {
   apiVersion: string;
   kind: string;
   table?: StringTable;
+  /** Label values met: a table of their own, so values unique to each object do not flush `table`. */
+  labelValues?: StringTable;
 }
 
 /**
@@ -58,7 +60,7 @@ export function shareStrings(
   const metadata = object.metadata;
   const before = previous?.metadata;
   if (!metadata) return;
-  shareLabelValues(metadata.labels, before?.labels, resource.table);
+  shareLabelValues(metadata.labels, before?.labels, resource.labelValues);
   if (!before) {
     const table = resource.table;
     if (table === undefined) return;

@@ -103,8 +103,8 @@ class WatchLoop<T extends KubeObject> {
     private readonly emit: (event: WatchEvent<T>) => void,
   ) {
     this.path = collectionPath(resource, options.namespace);
-    const table = new StringTable();
-    this.strings = { apiVersion: apiVersionOf(resource), kind: resource.kind, table };
+    const [table, labelValues] = [new StringTable(), new StringTable()];
+    this.strings = { apiVersion: apiVersionOf(resource), kind: resource.kind, table, labelValues };
     this.id = resourceId(resource);
     this.labels = Object.freeze({ resource: this.id });
     this.logger = (options.logger ?? silentLogger()).child({

@@ -46,12 +46,18 @@ describe('shareStrings with labels', () => {
   }
 
   it('keeps one table entry per distinct label value met, leaving the values as they were', () => {
-    const strings = { apiVersion: 'example.com/v1', kind: 'Widget', table: new StringTable() };
+    const strings = {
+      apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      table: new StringTable(),
+      labelValues: new StringTable(),
+    };
     const objects = Array.from({ length: 100 }, (_, i) =>
       labelled(`w-${i}`, { 'konductor.dev/shard': 'replica-a', app: i % 2 ? 'web' : 'db' }),
     );
     for (const object of objects) shareStrings(object, undefined, strings);
-    expect(strings.table.size).toBe(3);
+    expect(strings.labelValues.size).toBe(3);
+    expect(strings.table.size).toBe(0);
     expect(objects[1]!.metadata!.labels).toEqual({
       'konductor.dev/shard': 'replica-a',
       app: 'web',
