@@ -4,15 +4,15 @@
 // catch-up (from the replicas' start until every object was handled once and every replica's watches
 // hold its share), each replica's objects and share, its live heap (in use after full collections),
 // peak heap in use and peak RSS, and the largest live heap against the single replica's. With 3
-// replicas, one is then SIGKILLed and 100 of its objects are changed at once: the time until the
-// others have handled those changes (first, median, last; its Lease must expire first: 10 s, then its
-// heirs handle its objects before they are relabelled), until their watches hold all N objects again,
-// until they are all relabelled (its Lease removed), and creations handled twice (must be 0). An idle
-// replica's live heap is measured first, and the heap ratios are given above it too.
+// replicas, one is then SIGKILLed and 100 of its objects (chosen before) are changed at once: the time
+// until the others have handled those changes (first, median, last; its Lease must expire first: 10 s,
+// then its heirs handle its objects before they are relabelled), until their watches hold all N objects
+// again, until they are all relabelled (its Lease removed), and creations handled twice (must be 0).
+// An idle replica's live heap is measured first, and the heap ratios are given above it too.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiClient } from '../src/framework/api/api-client.js';
 import {
-  benchApiVersion,
+  collection,
   createObjects,
   installBenchCrd,
   machine,
@@ -122,11 +122,14 @@ async function shardRun(
       ...machine(),
     };
     if (kill && count >= 3) {
+      // Chosen before the kill: a consistent read of one member's share from etcd takes longer than
+      // its Lease at 100,000 objects, and would delay the changes the figure times.
+      const touched = await objectsOf(target, namespace, 'replica-0-', TOUCHED);
       const killedAt = Date.now();
       replicas[0]!.kill();
       process.stderr.write(`bench: shards: replica 0 killed at ${killedAt}\n`);
       const survivors = replicas.slice(1);
-      const touched = await touchObjectsOf(target, namespace, 'replica-0-', TOUCHED);
+      await touch(target, namespace, touched);
       const handled = () => {
         const names = new Map<string, number>();
         for (const replica of survivors)
@@ -185,10 +188,10 @@ async function shardRun(
 const TOUCHED = 100;
 
 /**
- * Changes `count` objects of the member whose name starts with `memberPrefix` (read from its Lease),
- * spread over its share; returns their names.
+ * The names of `count` objects of the member whose name starts with `memberPrefix` (read from its
+ * Lease), spread over its share.
  */
-async function touchObjectsOf(
+async function objectsOf(
   target: BenchTarget,
   namespace: string,
   memberPrefix: string,
@@ -203,28 +206,35 @@ async function touchObjectsOf(
     const lease = leases.items.find((l) => l.metadata.name.includes(`-shard-${memberPrefix}`));
     if (!lease) throw new Error(`shards: no member Lease of ${memberPrefix}…`);
     const member = lease.metadata.name.slice(lease.metadata.name.indexOf(memberPrefix));
-    const path = `/apis/${benchApiVersion}/namespaces/${encodeURIComponent(namespace)}/benchobjects`;
-    // All of them, in one read while its Lease runs out: a sample from the whole share, since an heir
-    // lists it in the same order and the first pages reach it first.
+    // All of them in one read: a sample from the whole share, since an heir lists it in the same
+    // order and the first pages reach it first.
     const query = new URLSearchParams({ labelSelector: `konductor.dev/shard=${member}` });
     const objects = await client.request<{ items: Array<{ metadata: { name: string } }> }>(
       'GET',
-      `${path}?${query.toString()}`,
+      `${collection(namespace)}?${query.toString()}`,
     );
     const every = Math.max(1, Math.floor(objects.items.length / count));
-    const names = objects.items
+    return objects.items
       .filter((_, i) => i % every === 0)
       .slice(0, count)
       .map((object) => object.metadata.name);
+  } finally {
+    client.close();
+  }
+}
+
+/** Changes the `spec.value` of the named objects at once. */
+async function touch(target: BenchTarget, namespace: string, names: string[]): Promise<void> {
+  const client = new ApiClient(target.kubeConfig);
+  try {
     await Promise.all(
       names.map((name) =>
-        client.request('PATCH', `${path}/${encodeURIComponent(name)}`, {
+        client.request('PATCH', `${collection(namespace)}/${encodeURIComponent(name)}`, {
           body: { spec: { value: 1 } },
           contentType: 'application/merge-patch+json',
         }),
       ),
     );
-    return names;
   } finally {
     client.close();
   }

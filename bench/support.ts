@@ -90,7 +90,7 @@ export async function installBenchCrd(kc: KubeConfig): Promise<void> {
 }
 
 export function collection(namespace: string): string {
-  return `/apis/${benchResource.group}/${benchResource.version}/namespaces/${namespace}/${benchResource.plural}`;
+  return `/apis/${benchResource.group}/${benchResource.version}/namespaces/${encodeURIComponent(namespace)}/${benchResource.plural}`;
 }
 
 export async function createNamespace(kc: KubeConfig, namespace: string): Promise<void> {
