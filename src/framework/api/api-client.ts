@@ -10,6 +10,7 @@ import type { Duplex } from 'node:stream';
 import { createSecureContext } from 'node:tls';
 import type { ClusterAccess } from './kubeconfig.js';
 import { ApiError } from './api-error.js';
+import { readBody, readJson, readList, type Answer } from './response-body.js';
 import { ResourceClient } from './resource-client.js';
 import { SpanKind } from '@opentelemetry/api';
 import { inSpan, traced } from '../observability/tracing.js';
@@ -106,12 +107,35 @@ export class ApiClient {
   readonly fieldManager: string | undefined;
 
   /** Sends one request and parses the JSON answer; throws {@link ApiError} for non-2xx or no answer. */
-  async request<T>(method: string, path: string, init: RequestInit = {}): Promise<T> {
+  request<T>(method: string, path: string, init: RequestInit = {}): Promise<T> {
+    return this.call(method, path, init, readJson<T>);
+  }
+
+  /**
+   * GETs a list and parses its `items` one at a time as the body arrives, each kept as `keep` returns
+   * it: a listing of many objects never sits in the heap as one string beside its whole parse.
+   * Throws {@link ApiError} as {@link request} does.
+   */
+  list<T>(
+    path: string,
+    init: RequestInit,
+    keep: (item: unknown) => T,
+  ): Promise<{ items: T[] } & Record<string, unknown>> {
+    return this.call('GET', path, init, (response) => readList(response, keep));
+  }
+
+  private async call<T>(
+    method: string,
+    path: string,
+    init: RequestInit,
+    read: (response: IncomingMessage) => Promise<Answer<T>>,
+  ): Promise<T> {
     const began = performance.now();
     let status: number | undefined;
     try {
       // A span only inside traced work (a run, a tick): lease renewals and listings make none.
-      if (!traced()) return await this.exchange<T>(method, path, init, (known) => (status = known));
+      if (!traced())
+        return await this.exchange<T>(method, path, init, read, (known) => (status = known));
       const { template } = requestShape(method, path);
       return await inSpan(
         `${method} ${template}`,
@@ -120,7 +144,7 @@ export class ApiClient {
           attributes: { 'http.request.method': method, 'url.template': template },
         },
         (span) =>
-          this.exchange<T>(method, path, init, (known, bytes) => {
+          this.exchange<T>(method, path, init, read, (known, bytes) => {
             status = known;
             span?.setAttribute('http.response.status_code', known);
             span?.setAttribute('http.response.body.size', bytes);
@@ -135,30 +159,36 @@ export class ApiClient {
     method: string,
     path: string,
     init: RequestInit,
+    read: (response: IncomingMessage) => Promise<Answer<T>>,
     answered: (status: number, bytes: number) => void,
   ): Promise<T> {
     const response = await this.send(method, path, init);
-    const text = await readBody(response).catch((error: unknown) => {
-      throw ApiError.fromNetwork(error, `${method} ${path}`);
-    });
     const status = response.statusCode ?? 0;
-    answered(status, Buffer.byteLength(text));
-    this.onRequest?.(method, path, status);
-    if (status < 200 || status >= 300)
-      throw ApiError.fromResponse(status, text, response.headers, `${method} ${path}`);
-    if (text === '') return undefined as T;
-    try {
-      return JSON.parse(text) as T;
-    } catch (error) {
-      throw new ApiError(
-        status,
-        `${method} ${path}: the response is not JSON`,
-        undefined,
-        undefined,
-        text,
-        { cause: error },
-      );
+    const what = `${method} ${path}`;
+    if (status < 200 || status >= 300) {
+      const text = await readBody(response).catch((error: unknown) => {
+        throw ApiError.fromNetwork(error, what);
+      });
+      answered(status, Buffer.byteLength(text));
+      this.onRequest?.(method, path, status);
+      throw ApiError.fromResponse(status, text, response.headers, what);
     }
+    let answer: Answer<T>;
+    try {
+      answer = await read(response);
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw ApiError.fromNetwork(error, what);
+      answer = { value: undefined as T, bytes: 0, unparsable: { error } };
+    }
+    answered(status, answer.bytes);
+    this.onRequest?.(method, path, status);
+    if (answer.unparsable) {
+      const { text, error } = answer.unparsable;
+      throw new ApiError(status, `${what}: the response is not JSON`, undefined, undefined, text, {
+        cause: error,
+      });
+    }
+    return answer.value;
   }
 
   /** Opens a streaming GET (a watch); resolves with the response once a 2xx status arrives. */
@@ -325,14 +355,4 @@ class GuardedHttpAgent extends HttpAgent {
   ): Duplex | null | undefined {
     return guardSocket(super.createConnection(options, callback));
   }
-}
-
-function readBody(response: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    response.on('data', (chunk: Buffer) => chunks.push(chunk));
-    response.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    response.on('error', reject);
-    response.once('aborted', () => reject(new Error('response aborted')));
-  });
 }

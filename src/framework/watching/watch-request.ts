@@ -137,3 +137,26 @@ export function retryAfterOr(error: unknown, backoffMs: number): number {
   const retryAfter = error instanceof ApiError ? error.retryAfterSeconds : undefined;
   return retryAfter !== undefined ? Math.max(retryAfter * 1000, 0) : backoffMs;
 }
+
+const VERY_SHORT_WATCH_MS = 1_000;
+
+/** A watch request's server-side timeout: random in [300, 600) s, like client-go's. */
+export function defaultTimeoutSeconds(): number {
+  return 300 + Math.floor(Math.random() * 300);
+}
+
+/**
+ * What the loop does once a watch request has ended (not stopped): relist after 410 Gone; back off
+ * after a silent connection, or after a watch that ended at once with nothing in it
+ * (kubernetes#104171), so as not to busy-loop; otherwise resume at once.
+ */
+export function afterWatch(
+  outcome: Exclude<WatchOutcome, 'stopped'>,
+  events: number,
+  durationMs: number,
+): 'relist' | 'back off' | 'resume' {
+  if (outcome === 'gone') return 'relist';
+  if (outcome === 'stalled' || (events === 0 && durationMs < VERY_SHORT_WATCH_MS))
+    return 'back off';
+  return 'resume';
+}

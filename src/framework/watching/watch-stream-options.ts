@@ -19,8 +19,8 @@ export interface WatchStreamOptions<T extends KubeObject = KubeObject> {
    * Ask for the first listing from the API server's watch cache (`resourceVersion=0`, as client-go's
    * informers do): no read of etcd, and a label selector is applied in memory, so it is many times
    * cheaper on a busy control plane, at the cost of a copy that may be a moment old (the watch then
-   * delivers anything newer) and of paging (the cache answers in one response). Relistings are
-   * always consistent reads. Default `false`.
+   * delivers anything newer) and of paging (the cache answers in one response, read item by item).
+   * Relistings are always consistent reads. Default `false`.
    */
   firstListFromCache?: boolean;
   /** Server-side watch timeout per request, in seconds. Default: random in [300, 600), like client-go. */

@@ -14,7 +14,14 @@ import { isTrackable, parseWatchLine, type TrackableObject } from './watch-line.
 import { shareStrings, StringTable, type ResourceStrings } from './compact-object.js';
 import { MemoryBudgetError } from './memory-budget.js';
 import { releaseListing, reserveListing } from './listing-budget.js';
-import { retryAfterOr, watchOnce, type LineResult, type WatchOutcome } from './watch-request.js';
+import {
+  afterWatch,
+  defaultTimeoutSeconds,
+  retryAfterOr,
+  watchOnce,
+  type LineResult,
+  type WatchOutcome,
+} from './watch-request.js';
 import { WatchSignals } from './watch-signals.js';
 import { detached } from '../observability/tracing.js';
 
@@ -24,33 +31,11 @@ export type { WatchStreamOptions } from './watch-stream-options.js';
 
 interface ListResponse<T> {
   metadata?: { resourceVersion?: string; continue?: string; remainingItemCount?: number };
-  items?: T[];
+  items: T[];
 }
 
 const DEFAULT_PAGE_SIZE = 500;
 const DEFAULT_IDLE_TIMEOUT_MS = 70_000;
-const VERY_SHORT_WATCH_MS = 1_000;
-
-function defaultTimeoutSeconds(): number {
-  return 300 + Math.floor(Math.random() * 300);
-}
-
-/**
- * What the loop does once a watch request has ended (not stopped): relist after 410 Gone; back off
- * after a silent connection, or after a watch that ended at once with nothing in it
- * (kubernetes#104171), so as not to busy-loop; otherwise resume at once.
- */
-export function afterWatch(
-  outcome: Exclude<WatchOutcome, 'stopped'>,
-  events: number,
-  durationMs: number,
-): 'relist' | 'back off' | 'resume' {
-  if (outcome === 'gone') return 'relist';
-  if (outcome === 'stalled' || (events === 0 && durationMs < VERY_SHORT_WATCH_MS))
-    return 'back off';
-  return 'resume';
-}
-
 /**
  * Lists a resource (in pages) and then watches it, forever, as one Observable:
  * the listing's objects as ADDED, a SYNCED marker when the listing is complete, then live
@@ -216,16 +201,21 @@ class WatchLoop<T extends KubeObject> {
     for (;;) {
       let page: ListResponse<T>;
       try {
-        page = await this.client.request<ListResponse<T>>('GET', this.path, {
-          signal,
-          query: {
-            limit: this.options.pageSize ?? DEFAULT_PAGE_SIZE,
-            continue: continueToken,
-            resourceVersion: fromCache && continueToken === undefined ? '0' : undefined,
-            labelSelector: this.options.labelSelector,
-            fieldSelector: this.options.fieldSelector,
+        // Each item kept as it is read (without its managedFields), before the next is parsed.
+        page = <ListResponse<T>>await this.client.list(
+          this.path,
+          {
+            signal,
+            query: {
+              limit: this.options.pageSize ?? DEFAULT_PAGE_SIZE,
+              continue: continueToken,
+              resourceVersion: fromCache && continueToken === undefined ? '0' : undefined,
+              labelSelector: this.options.labelSelector,
+              fieldSelector: this.options.fieldSelector,
+            },
           },
-        });
+          (item) => this.keep(item as T),
+        );
       } catch (error) {
         // An expired continue token: start the listing over. What the partial one delivered is in the
         // store, so only objects changed since are delivered again; nothing vanishes until the end.
@@ -244,11 +234,10 @@ class WatchLoop<T extends KubeObject> {
       if (!listVersion)
         throw new ApiError(0, `GET ${this.path}: list response without metadata.resourceVersion`);
       // Before anything of the listing is delivered: the first page tells how many objects are coming.
-      // Stripped once, then measured and stored as they are.
-      const items = (page.items ?? []).map((item) => this.withoutManagedFields(item));
+      // Measured and stored as they were kept.
       if (continueToken === undefined && reservation.bytes === 0)
-        reservation.bytes = this.reserveHeap(items, page.metadata?.remainingItemCount);
-      this.applyPage(items, seen);
+        reservation.bytes = this.reserveHeap(page.items, page.metadata?.remainingItemCount);
+      this.applyPage(page.items, seen);
       continueToken = page.metadata?.continue || undefined;
       if (continueToken === undefined) break;
     }
@@ -294,7 +283,6 @@ class WatchLoop<T extends KubeObject> {
       }
       const uid = item.metadata.uid;
       const previous = this.store.get(uid);
-      this.complete(item, previous);
       seen.add(item.metadata.uid);
       if (previous?.metadata?.resourceVersion === item.metadata.resourceVersion) continue;
       this.store.set(uid, item);
@@ -361,10 +349,9 @@ class WatchLoop<T extends KubeObject> {
     object: T & TrackableObject,
   ): LineResult {
     if (type !== 'DELETED') this.signals.delivered(object, Date.now());
-    const item = this.withoutManagedFields(object);
-    const previous = this.store.get(item.metadata.uid);
-    this.complete(item, previous);
+    const item = this.keep(object);
     const uid = item.metadata.uid;
+    const previous = this.store.get(uid);
     this.resourceVersion = item.metadata.resourceVersion;
     if (type === 'DELETED') {
       this.store.delete(uid);
@@ -377,14 +364,15 @@ class WatchLoop<T extends KubeObject> {
     return 'event';
   }
 
-  /** Drops `metadata.managedFields` (unless kept by option): nothing downstream reads them, and they are large. */
-  private withoutManagedFields<O extends KubeObject>(object: O): O {
-    return this.options.keepManagedFields ? object : withoutManagedFields(object);
-  }
-
-  /** Fills in apiVersion/kind (list items of built-in resources lack them), sharing strings with `previous`. */
-  private complete(object: KubeObject, previous: KubeObject | undefined): void {
-    shareStrings(object, previous, this.strings);
+  /**
+   * What the stream keeps of an object it reads: no `metadata.managedFields` (unless kept by option;
+   * nothing downstream reads them, and they are large), apiVersion/kind filled in (list items of
+   * built-in resources lack them), strings shared with the stored copy and the stream's tables.
+   */
+  private keep<O extends KubeObject>(object: O): O {
+    const item = this.options.keepManagedFields ? object : withoutManagedFields(object);
+    if (isTrackable(item)) shareStrings(item, this.store.get(item.metadata.uid), this.strings);
+    return item;
   }
 
   private deliver(event: WatchEvent<T>): void {

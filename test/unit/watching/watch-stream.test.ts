@@ -5,8 +5,8 @@ import type { ApiClient } from '../../../src/framework/api/api-client.js';
 import { MetricsRecorder } from '../../../src/framework/observability/metrics.js';
 import type { KubeObject } from '../../../src/framework/objects/kube-object.js';
 import { MemoryBudgetError } from '../../../src/framework/watching/memory-budget.js';
+import { afterWatch } from '../../../src/framework/watching/watch-request.js';
 import {
-  afterWatch,
   watchResource,
   type WatchStreamOptions,
 } from '../../../src/framework/watching/watch-stream.js';
