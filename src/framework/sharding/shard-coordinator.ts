@@ -81,9 +81,11 @@ export class ShardCoordinator {
   private nameAgain = false;
   private passing: Promise<void> | undefined;
   private again = false;
-  private stopped = false;
   private readonly stopping = new AbortController();
   private retry: ReturnType<typeof setTimeout> | undefined;
+  private get stopped(): boolean {
+    return this.stopping.signal.aborted;
+  }
   private readonly newObjects: NewObjectAssigner;
   /**
    * Whether the next pass lists every object: at the start, when a member joins, and for collections
@@ -126,7 +128,6 @@ export class ShardCoordinator {
   }
 
   stop(): Promise<void> {
-    this.stopped = true;
     this.stopping.abort();
     clearTimeout(this.retry);
     this.newObjects.stop();
