@@ -10,7 +10,7 @@ import type { Duplex } from 'node:stream';
 import { createSecureContext } from 'node:tls';
 import type { ClusterAccess } from './kubeconfig.js';
 import { ApiError } from './api-error.js';
-import { readBody, readJson, readList, type Answer } from './response-body.js';
+import { BodyReadError, readBody, readJson, readList, type Answer } from './response-body.js';
 import { ResourceClient } from './resource-client.js';
 import { SpanKind } from '@opentelemetry/api';
 import { inSpan, traced } from '../observability/tracing.js';
@@ -167,19 +167,16 @@ export class ApiClient {
     const what = `${method} ${path}`;
     if (status < 200 || status >= 300) {
       const text = await readBody(response).catch((error: unknown) => {
-        throw ApiError.fromNetwork(error, what);
+        throw ApiError.fromNetwork(error instanceof BodyReadError ? error.cause : error, what);
       });
       answered(status, Buffer.byteLength(text));
       this.onRequest?.(method, path, status);
       throw ApiError.fromResponse(status, text, response.headers, what);
     }
-    let answer: Answer<T>;
-    try {
-      answer = await read(response);
-    } catch (error) {
-      if (!(error instanceof SyntaxError)) throw ApiError.fromNetwork(error, what);
-      answer = { value: undefined as T, bytes: 0, unparsable: { error } };
-    }
+    const answer = await read(response).catch((error: unknown) => {
+      // A bug in what reads the body surfaces as itself, not as a connection to retry.
+      throw error instanceof BodyReadError ? ApiError.fromNetwork(error.cause, what) : error;
+    });
     answered(status, answer.bytes);
     this.onRequest?.(method, path, status);
     if (answer.unparsable) {

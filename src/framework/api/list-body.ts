@@ -40,8 +40,12 @@ export class ListBodyReader<T> {
   /** The parts of the item being read and what kind of JSON value it is. */
   private item: Buffer[] | undefined;
   private itemKind: 'container' | 'string' | 'bare' = 'container';
-  /** A string of the top-level object being read (a key, if an array follows), to recognise `items`. */
+  /**
+   * The first bytes of a string of the top-level object being read (a key, if an array follows), to
+   * recognise `items`: no more than its length, however long the string.
+   */
   private key: Buffer[] | undefined;
+  private keyBytes = 0;
   private lastStringIsItems = false;
 
   constructor(private readonly keep: (item: unknown) => T) {}
@@ -50,7 +54,10 @@ export class ListBodyReader<T> {
   push(chunk: Buffer): void {
     this.bytes += chunk.length;
     let from = 0; // where the part of `chunk` not yet given to the rest or an item begins
+    // The next of each at or after `i`, found again only once passed: a string full of escapes is
+    // read in one pass, not searched to its end once per escape.
     let backslash = chunk.indexOf(BACKSLASH);
+    let quote = chunk.indexOf(QUOTE);
     let i = 0;
     while (i < chunk.length) {
       if (this.inString) {
@@ -60,23 +67,24 @@ export class ListBodyReader<T> {
           continue;
         }
         if (backslash !== -1 && backslash < i) backslash = chunk.indexOf(BACKSLASH, i);
-        const quote = chunk.indexOf(QUOTE, i);
+        if (quote !== -1 && quote < i) quote = chunk.indexOf(QUOTE, i);
         if (backslash !== -1 && (quote === -1 || backslash < quote)) {
           // A key with an escape is not spelt `items` byte for byte, so it is not recognised as it.
-          this.key?.push(ESCAPE);
+          this.keyPart(ESCAPE);
           this.escaped = true;
           i = backslash + 1;
           continue;
         }
         if (quote === -1) {
-          this.key?.push(chunk.subarray(i));
+          this.keyPart(chunk.subarray(i));
           break;
         }
-        this.key?.push(chunk.subarray(i, quote));
+        this.keyPart(chunk.subarray(i, quote));
         this.inString = false;
         i = quote + 1;
         if (this.key) {
-          this.lastStringIsItems = Buffer.concat(this.key).equals(ITEMS);
+          this.lastStringIsItems =
+            this.keyBytes === ITEMS.length && Buffer.concat(this.key).equals(ITEMS);
           this.key = undefined;
         }
         if (this.item && this.itemKind === 'string') from = this.endItem(chunk, from, i);
@@ -103,7 +111,10 @@ export class ListBodyReader<T> {
       switch (byte) {
         case QUOTE:
           this.inString = true;
-          if (this.depth === 1 && this.topIsObject) this.key = [];
+          if (this.depth === 1 && this.topIsObject) {
+            this.key = [];
+            this.keyBytes = 0;
+          }
           break;
         case OPEN_OBJECT:
         case OPEN_ARRAY:
@@ -113,9 +124,10 @@ export class ListBodyReader<T> {
             byte === OPEN_ARRAY &&
             this.depth === 2 &&
             this.topIsObject &&
-            this.lastStringIsItems &&
-            !this.sawItems
+            this.lastStringIsItems
           ) {
+            // A whole parse would keep the last; no API server sends two.
+            if (this.sawItems) throw new SyntaxError('a list body with two `items` arrays');
             this.rest.push(Buffer.from(chunk.subarray(from, i + 1)));
             from = i + 1;
             this.inItems = true;
@@ -158,6 +170,12 @@ export class ListBodyReader<T> {
         ? list.items.map((item) => this.keep(item))
         : [];
     return { ...list, items };
+  }
+
+  private keyPart(part: Buffer): void {
+    if (!this.key) return;
+    this.keyBytes += part.length;
+    if (this.keyBytes <= ITEMS.length) this.key.push(part);
   }
 
   /** Parses the item ending at `end` (exclusive) in `chunk`; returns where the next part begins. */

@@ -2,14 +2,25 @@
 import type { IncomingMessage } from 'node:http';
 import { ListBodyReader } from './list-body.js';
 
+/** The body could not be read off the wire: `cause` is the connection's error. */
+export class BodyReadError extends Error {}
+
+/** Rejects with a {@link BodyReadError} when the connection fails or the response is aborted. */
+function onFailure(response: IncomingMessage, reject: (error: BodyReadError) => void): void {
+  response.on('error', (error) => reject(new BodyReadError(error.message, { cause: error })));
+  response.once('aborted', () => {
+    const error = new Error('response aborted');
+    reject(new BodyReadError(error.message, { cause: error }));
+  });
+}
+
 /** A response's whole body as text. */
 export function readBody(response: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     response.on('data', (chunk: Buffer) => chunks.push(chunk));
     response.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    response.on('error', reject);
-    response.once('aborted', () => reject(new Error('response aborted')));
+    onFailure(response, reject);
   });
 }
 
@@ -32,29 +43,37 @@ export async function readJson<T>(response: IncomingMessage): Promise<Answer<T>>
   }
 }
 
-/** Reads a list's body item by item; rejects with a SyntaxError for JSON that is not a list. */
+/**
+ * Reads a list's body item by item. JSON that is not a list is returned as unparsable (the rest of
+ * the body is not read); an error `keep` throws rejects as it is.
+ */
 export function readList<T>(
   response: IncomingMessage,
   keep: (item: unknown) => T,
 ): Promise<Answer<{ items: T[] } & Record<string, unknown>>> {
   return new Promise((resolve, reject) => {
     const reader = new ListBodyReader(keep);
+    const fail = (error: unknown) => {
+      if (error instanceof SyntaxError)
+        resolve({ value: { items: [] }, bytes: reader.bytes, unparsable: { error } });
+      else reject(error);
+      // After settling: destroying reports the response aborted, which would settle it first.
+      response.destroy();
+    };
     response.on('data', (chunk: Buffer) => {
       try {
         reader.push(chunk);
       } catch (error) {
-        response.destroy();
-        reject(error);
+        fail(error);
       }
     });
     response.once('end', () => {
       try {
         resolve({ value: reader.end(), bytes: reader.bytes });
       } catch (error) {
-        reject(error);
+        fail(error);
       }
     });
-    response.on('error', reject);
-    response.once('aborted', () => reject(new Error('response aborted')));
+    onFailure(response, reject);
   });
 }

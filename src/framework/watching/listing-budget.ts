@@ -36,11 +36,11 @@ function oldSpaceFlag(): number | undefined {
 }
 
 /**
- * On a listing's first page (already delivered, its objects without managedFields): checks that the
- * heap can hold the whole listing, `items.length + remainingItemCount` objects of the page's mean JSON
- * size less the `alreadyHeld` ones a relist replaces, and reserves what the rest of it needs. Returns the bytes reserved, for {@link releaseListing}
- * once the listing is delivered. Throws {@link MemoryBudgetError} (with the message to show) when the
- * listing does not fit.
+ * On a listing's first page (its objects as the stream keeps them, before any is delivered): checks
+ * that the heap can hold the whole listing, `items.length + remainingItemCount` objects of the page's
+ * mean JSON size less the `alreadyHeld` ones a relist replaces, and reserves what the rest of it
+ * needs. Returns the bytes reserved, for {@link releaseListing} once the listing is delivered. Throws
+ * {@link MemoryBudgetError} (with the message to show) when the listing does not fit.
  */
 export function reserveListing(
   items: readonly KubeObject[],

@@ -78,6 +78,7 @@ describe('a list body read item by item', () => {
     ['that is an array, not an object', '[{"a":1}]'],
     ['that is empty', ''],
     ['that closes more than it opened', '{"items":[]}}'],
+    ['with two items arrays', '{"items":[1],"items":[2]}'],
   ])('fails with a SyntaxError on a body %s', (_, body) => {
     expect(() => read(body, 2)).toThrow(SyntaxError);
   });
@@ -118,6 +119,14 @@ describe('a list read by the client', () => {
     expect(list.items).toHaveLength(100);
     expect(list.items[99]).toBe('o-99');
     expect(list.metadata).toEqual({ resourceVersion: '9' });
+  });
+
+  test('lets an error of `keep` through as it is, not as a failed connection', async () => {
+    answer = '{"items":[{"a":1}]}';
+    const failure = client.list('/api/v1/configmaps', {}, () => {
+      throw new TypeError('a bug in keep');
+    });
+    await expect(failure).rejects.toThrow(new TypeError('a bug in keep'));
   });
 
   test('fails with an ApiError naming the request when the body is not a list', async () => {
