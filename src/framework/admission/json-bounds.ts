@@ -14,6 +14,18 @@
  *   walks (diffs, patches) of an admitted object far from the stack's limit.
  */
 
+import {
+  BACKSLASH,
+  CLOSE_ARRAY,
+  CLOSE_OBJECT,
+  COLON,
+  COMMA,
+  isJsonSpace,
+  OPEN_ARRAY,
+  OPEN_OBJECT,
+  QUOTE,
+} from '../api/json-bytes.js';
+
 /** What a JSON text may hold. */
 export interface JsonLimits {
   /** Values (objects, arrays, strings, numbers, literals; object keys not counted). */
@@ -31,22 +43,10 @@ export interface JsonExcess {
   reason: string;
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-
 /** Bytes that end a number or literal: whitespace and structural characters. */
 function isDelimiter(byte: number): boolean {
   return (
-    byte === 0x20 ||
-    byte === 0x0a ||
-    byte === 0x0d ||
-    byte === 0x09 ||
+    isJsonSpace(byte) ||
     byte === COMMA ||
     byte === COLON ||
     byte === OPEN_OBJECT ||

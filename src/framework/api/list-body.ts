@@ -3,26 +3,25 @@
 // managedFields) before anything is dropped: 33,000 small objects took some 150 MB, most of the
 // Deployment's old space. Read item by item, only what each item is kept as stays.
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const COMMA = 0x2c;
+import {
+  BACKSLASH,
+  CLOSE_ARRAY,
+  CLOSE_OBJECT,
+  COMMA,
+  isJsonSpace,
+  OPEN_ARRAY,
+  OPEN_OBJECT,
+  QUOTE,
+} from './json-bytes.js';
+
 const ITEMS = Buffer.from('items');
 const ESCAPE = Buffer.from('\\');
-
-/** Whitespace JSON allows between tokens. */
-function isSpace(byte: number): boolean {
-  return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
-}
 
 /**
  * Splits a JSON list body (`{"metadata": {...}, "items": [...], ...}`) into its items, parsed one at a
  * time as chunks arrive and kept as `keep` returns them, and the rest of the document. It only tracks
  * strings and nesting: each item and the rest are parsed by `JSON.parse`, so malformed JSON fails as it
- * would parsed whole. UTF-8 never uses the bytes of `"`, `\`, brackets or commas inside a character.
+ * would parsed whole.
  */
 export class ListBodyReader<T> {
   private readonly items: T[] = [];
@@ -93,10 +92,10 @@ export class ListBodyReader<T> {
       const byte = chunk[i]!;
       if (this.item && this.itemKind === 'bare' && this.depth === 2) {
         // A number or literal ends at the first byte that cannot be part of it.
-        if (byte === COMMA || byte === CLOSE_ARRAY || isSpace(byte))
+        if (byte === COMMA || byte === CLOSE_ARRAY || isJsonSpace(byte))
           from = this.endItem(chunk, from, i);
       }
-      if (this.inItems && this.depth === 2 && !this.item && byte !== COMMA && !isSpace(byte)) {
+      if (this.inItems && this.depth === 2 && !this.item && byte !== COMMA && !isJsonSpace(byte)) {
         if (byte !== CLOSE_ARRAY) {
           from = i; // what came since the last item is a separator: dropped
           this.item = [];
