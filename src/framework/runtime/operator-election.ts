@@ -108,6 +108,7 @@ function joinShards(
       inherit: (selectors) => table.inheritShards(selectors),
       runGrownShare: () => table.runInheritedShare(),
       inheritedListed: (selectors, signal) => table.inheritedListed(selectors, signal),
+      watchQuiet: (selectors) => table.watchQuietMembers(selectors),
     });
     table.joinShard(joined.member);
     joined.start({ startWork: campaign.startWork, stopWork: () => campaign.stopWork(replica) });

@@ -48,6 +48,8 @@ export interface ShardingSetup {
   runGrownShare: () => void;
   /** Resolves once every watch of these inherited selectors has listed (they are waited for), or on abort. */
   inheritedListed: (selectors: readonly string[], signal: AbortSignal) => Promise<void>;
+  /** Called with the label selectors of the other members whose objects to watch ahead of inheriting them (an empty list closes them). */
+  watchQuiet?: (selectors: readonly string[]) => void;
 }
 
 /** What the operator does as its membership starts and ends. */
@@ -111,6 +113,13 @@ export class OperatorSharding {
         setup.metrics.set('shard_objects', setup.countObjects());
         this.coordinator?.refresh();
       },
+      // Listed before their Lease runs out, a dead member's objects are handled as soon as it does.
+      onQuiet: (members) =>
+        setup.watchQuiet?.(
+          members
+            .filter((member) => member !== this.member.member)
+            .map((member) => this.labels.memberSelector(member)),
+        ),
     });
   }
 
@@ -151,6 +160,7 @@ export class OperatorSharding {
     this.stopping = true;
     await this.coordinatorElector?.stop();
     await this.ring.stop();
+    this.setup.watchQuiet?.([]);
     await this.memberElector.stop();
   }
 

@@ -26,6 +26,7 @@ import {
 } from './route.js';
 import { planWatch } from './watch-plan.js';
 import { WarmStandby } from './warm-standby.js';
+import { inheritedScope, QuietMemberWatches, withSelector } from './quiet-members.js';
 
 /** What a {@link RouteTable} builds routes with. */
 export interface RouteTableServices {
@@ -57,6 +58,7 @@ export class RouteTable {
   private readonly annotationOnly = new Set<string>();
   /** With sharding: the label selector of the departed members' objects this replica is an heir of. */
   private inheritedSelectors: readonly string[] = [];
+  private quiet: QuietMemberWatches | undefined;
   /** Those waiting for inherited watches to list: each says whether it is done (then it is dropped). */
   private readonly listingWaiters = new Set<() => boolean>();
 
@@ -146,6 +148,14 @@ export class RouteTable {
       this.listingWaiters.add(done);
       signal.addEventListener('abort', finish, { once: true });
     });
+  }
+
+  /**
+   * With sharding: watches the objects of each member `selectors` name on every route, as their heir
+   * would, before it is one (see {@link QuietMemberWatches}); an empty list closes them.
+   */
+  watchQuietMembers(selectors: readonly string[]): void {
+    (this.quiet ??= new QuietMemberWatches(this.deps.hub)).watch(selectors, this.routes.values());
   }
 
   /** Starts a warm standby: the watches `handlers` will need, opened while this replica waits to lead. */
@@ -355,9 +365,7 @@ export class RouteTable {
       }
     for (const selector of this.inheritedSelectors) {
       if (active.inherited.has(selector)) continue;
-      // From the API server's cache: the heirs need a departed member's objects at once, while the
-      // control plane is busy relabelling them.
-      const scope = { ...withSelector(unsharded, selector), firstListFromCache: true };
+      const scope = inheritedScope(unsharded, selector);
       const events = hub.watch(resource, scope).pipe(ours);
       const watch = { scope, subscription: Subscription.EMPTY, listed: false };
       active.inherited.set(selector, watch);
@@ -387,12 +395,3 @@ export class RouteTable {
 }
 
 type StoredObjects = NonNullable<ReturnType<WatchHub['stored']>>;
-
-/** The scope with `selector` added to its label selector (a watch selects objects matching both). */
-function withSelector(scope: WatchScope, selector: string | undefined): WatchScope {
-  if (!selector) return scope;
-  return {
-    ...scope,
-    labelSelector: scope.labelSelector ? `${scope.labelSelector},${selector}` : selector,
-  };
-}

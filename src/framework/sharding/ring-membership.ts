@@ -97,3 +97,16 @@ export function ringView(
   view.pending.sort();
   return view;
 }
+
+/**
+ * Live members not seen renewing for `quietMs` or more: their holder may be dead, and their Lease
+ * runs out `leaseDurationMs` after the last renewal seen.
+ */
+export function quietMembers(
+  sightings: ReadonlyMap<string, MemberSighting>,
+  live: readonly string[],
+  now: number,
+  quietMs: number,
+): string[] {
+  return live.filter((member) => now - (sightings.get(member)?.seenAt ?? now) >= quietMs);
+}

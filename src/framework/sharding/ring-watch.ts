@@ -3,6 +3,7 @@ import { systemClock, type Clock } from '../clock/clock.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import {
+  quietMembers,
   ringView,
   sightMembers,
   type MemberLease,
@@ -30,6 +31,13 @@ export interface RingWatchOptions {
   onChange: (ring: RingView) => void;
   /** Called after every read that succeeded. */
   onTick?: () => void;
+  /**
+   * Called, after `onChange`, with the members to watch ahead of a succession each time they change:
+   * those live but not seen renewing for `quietAfterMs`, and those gone whose heirs are not named yet.
+   */
+  onQuiet?: (members: readonly string[]) => void;
+  /** Default: half the lease duration. */
+  quietAfterMs?: number;
 }
 
 /** How often the Leases are read while a departed member has no heirs yet. */
@@ -43,6 +51,7 @@ const AWAITING_HEIRS_MS = 200;
 export class RingWatch {
   private sightings = new Map<string, MemberSighting>();
   private published: string | undefined;
+  private quiet = '';
   private readonly controller = new AbortController();
   private running: Promise<void> | undefined;
   private failing = false;
@@ -133,6 +142,20 @@ export class RingWatch {
       this.ring = ring;
       this.options.onChange(ring);
     }
+    this.reportQuiet(clock.now());
     this.options.onTick?.();
+  }
+
+  private reportQuiet(now: number): void {
+    const { onQuiet, quietAfterMs = this.options.leaseDurationMs / 2 } = this.options;
+    if (!onQuiet) return;
+    const ring = this.ring;
+    const members = [
+      ...quietMembers(this.sightings, ring.live, now, quietAfterMs),
+      ...ring.departed.map((departure) => departure.member),
+    ].sort();
+    if (members.join('\n') === this.quiet) return;
+    this.quiet = members.join('\n');
+    onQuiet(members);
   }
 }

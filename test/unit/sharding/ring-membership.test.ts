@@ -1,5 +1,6 @@
 import {
   ringPrefixOf,
+  quietMembers,
   ringView,
   sightMembers,
   type MemberLease,
@@ -35,6 +36,31 @@ describe('the ring’s members as a replica sees them', () => {
     let sightings = sightMembers(new Map(), [lease('a', 'a', 't1')], PREFIX, 1_000);
     sightings = sightMembers(sightings, [lease('a', 'a', 't2')], PREFIX, 20_000);
     expect(ringView(sightings, 45_000, 30_000).live).toEqual(['a']);
+  });
+
+  it('takes a live member not seen renewing for the quiet time as quiet, before its Lease runs out', () => {
+    let sightings = sightMembers(
+      new Map(),
+      [lease('a', 'a', 't1'), lease('b', 'b', 't1')],
+      PREFIX,
+      0,
+    );
+    sightings = sightMembers(
+      sightings,
+      [lease('a', 'a', 't2'), lease('b', 'b', 't2')],
+      PREFIX,
+      1_000,
+    );
+    sightings = sightMembers(
+      sightings,
+      [lease('a', 'a', 't3'), lease('b', 'b', 't2')],
+      PREFIX,
+      3_000,
+    );
+    const live = ringView(sightings, 6_000, 10_000).live;
+    expect(live).toEqual(['a', 'b']);
+    expect(quietMembers(sightings, live, 5_999, 5_000)).toEqual([]);
+    expect(quietMembers(sightings, live, 6_000, 5_000)).toEqual(['b']);
   });
 
   it('holds a member seen once as pending: it may be a dead replica’s Lease left behind', () => {

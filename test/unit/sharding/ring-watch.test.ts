@@ -39,7 +39,7 @@ describe('the ring watch', () => {
     clock.uninstall();
   });
 
-  function watch(): RingWatch {
+  function watch(onQuiet?: (members: readonly string[]) => void): RingWatch {
     const client = {
       request: async () => {
         reads.push(Date.now() - T0);
@@ -57,6 +57,7 @@ describe('the ring watch', () => {
       metrics: noMetrics,
       clock,
       onChange: () => undefined,
+      onQuiet,
     });
     ring.start();
     return ring;
@@ -82,5 +83,35 @@ describe('the ring watch', () => {
     await clock.until(() => reads.length === 2, 'the reading asked for');
 
     expect(reads).toEqual([0, 300]);
+  });
+
+  test('names a member whose Lease stopped changing once half the lease duration passed, and one gone without heirs', async () => {
+    let renewals = 0;
+    const quiet: Array<{ at: number; members: string[] }> = [];
+    leases = [lease('a', 'replica-a'), lease('c', 'replica-c')];
+    watch((members) => quiet.push({ at: Date.now() - T0, members: [...members] }));
+    // Member a renews at every reading until the fourth; member c at the first two only.
+    for (let read = 1; read <= 9; read++) {
+      await clock.until(() => reads.length === read, `reading ${read}`, { stepMs: 10 });
+      renewals += 1;
+      leases = [
+        {
+          ...lease('a', 'replica-a'),
+          spec: { holderIdentity: 'replica-a', renewTime: String(Math.min(renewals, 4)) },
+        },
+        {
+          ...lease('c', 'replica-c'),
+          spec: { holderIdentity: 'replica-c', renewTime: String(Math.min(renewals, 2)) },
+        },
+      ];
+    }
+    leases = [lease('a', null)];
+    await clock.until(() => quiet.length === 2, 'a gone without heirs', { stepMs: 10 });
+
+    // c's Lease last changed at the reading of 2 s: quiet at the first reading 5 s after.
+    expect(quiet).toEqual([
+      { at: 7_000, members: ['c'] },
+      { at: 9_000, members: ['a'] },
+    ]);
   });
 });
