@@ -113,13 +113,7 @@ export class OperatorSharding {
         setup.metrics.set('shard_objects', setup.countObjects());
         this.coordinator?.refresh();
       },
-      // Listed before their Lease runs out, a dead member's objects are handled as soon as it does.
-      onQuiet: (members) =>
-        setup.watchQuiet?.(
-          members
-            .filter((member) => member !== this.member.member)
-            .map((member) => this.labels.memberSelector(member)),
-        ),
+      onQuiet: (members) => this.watchQuiet(members),
     });
   }
 
@@ -241,6 +235,20 @@ export class OperatorSharding {
         : 'no departed member’s objects left to handle',
     );
     this.setup.inherit(selectors);
+  }
+
+  /**
+   * Watches the objects of the other members `members` names, ahead of inheriting them: listed before
+   * its Lease runs out, a dead member's objects are handled as soon as it does.
+   */
+  private watchQuiet(members: readonly string[]): void {
+    const others = members.filter((member) => member !== this.member.member);
+    if (others.length > 0)
+      this.setup.logger.info(
+        { members: others },
+        'watching the objects of members gone quiet, ahead of inheriting them',
+      );
+    this.setup.watchQuiet?.(others.map((member) => this.labels.memberSelector(member)));
   }
 
   private elector(name: string): LeaderElector {
