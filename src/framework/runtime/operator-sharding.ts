@@ -2,7 +2,7 @@ import type { ApiClient } from '../api/api-client.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { memberNameOf } from '../sharding/ring.js';
-import { ringPrefixOf, type RingView } from '../sharding/ring-membership.js';
+import { quietToWatch, ringPrefixOf, type RingView } from '../sharding/ring-membership.js';
 import type { Succession } from '../sharding/succession.js';
 import { MemberLeases } from '../sharding/member-leases.js';
 import { RingWatch } from '../sharding/ring-watch.js';
@@ -242,7 +242,7 @@ export class OperatorSharding {
    * its Lease runs out, a dead member's objects are handled as soon as it does.
    */
   private watchQuiet(members: readonly string[]): void {
-    const others = members.filter((member) => member !== this.member.member);
+    const others = quietToWatch(members, this.member.member);
     if (others.length > 0)
       this.setup.logger.info(
         { members: others },

@@ -29,14 +29,19 @@ export function inheritedScope(unsharded: WatchScope, selector: string): WatchSc
  */
 export class QuietMemberWatches {
   private readonly open = new Map<string, Subscription>();
+  private selectors: readonly string[] = [];
 
   constructor(private readonly hub: WatchHub) {}
 
-  /** Keeps a watch of each member `selectors` name on each route's scope; closes the others. */
+  /**
+   * Keeps a watch of each member `selectors` names (by default the last ones named: the routes
+   * changed) on each route's scope; closes the others.
+   */
   watch(
-    selectors: readonly string[],
     routes: Iterable<Pick<ActiveRoute, 'route' | 'unsharded'>>,
+    selectors: readonly string[] = this.selectors,
   ): void {
+    this.selectors = selectors;
     const wanted = new Map<string, { resource: Resource; scope: WatchScope }>();
     for (const { route, unsharded } of routes)
       for (const selector of selectors) {
@@ -51,8 +56,17 @@ export class QuietMemberWatches {
         this.open.delete(key);
       }
     for (const [key, { resource, scope }] of wanted)
-      if (!this.open.has(key))
-        this.open.set(key, this.hub.watch(resource, scope).subscribe({ error: () => undefined }));
+      if (!this.open.has(key)) {
+        const watching: { subscription?: Subscription; failed?: boolean } = {};
+        watching.subscription = this.hub.watch(resource, scope).subscribe({
+          // A watch that failed is opened again when the routes or the members change.
+          error: () => {
+            watching.failed = true;
+            if (this.open.get(key) === watching.subscription) this.open.delete(key);
+          },
+        });
+        if (!watching.failed) this.open.set(key, watching.subscription);
+      }
   }
 
   /** Closes every watch (the routes' own watches of the same scopes stay open). */

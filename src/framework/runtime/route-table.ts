@@ -155,7 +155,7 @@ export class RouteTable {
    * would, before it is one (see {@link QuietMemberWatches}); an empty list closes them.
    */
   watchQuietMembers(selectors: readonly string[]): void {
-    (this.quiet ??= new QuietMemberWatches(this.deps.hub)).watch(selectors, this.routes.values());
+    (this.quiet ??= new QuietMemberWatches(this.deps.hub)).watch(this.routes.values(), selectors);
   }
 
   /** Starts a warm standby: the watches `handlers` will need, opened while this replica waits to lead. */
@@ -239,6 +239,7 @@ export class RouteTable {
       this.watchInherited(active);
       if (previous) this.replace(key, previous, resource, namespace);
     }
+    this.quiet?.watch(this.routes.values());
   }
 
   /** Stops watching; resolves once every timer and daemon (replaced routes' too) has stopped. */
@@ -248,6 +249,7 @@ export class RouteTable {
       for (const watch of active.inherited.values()) watch.subscription.unsubscribe();
     }
     this.routes.clear();
+    this.quiet?.stop();
     this.checkListings();
     await Promise.all([...this.engines.map((engine) => engine.stopAll()), ...this.detaching]);
   }

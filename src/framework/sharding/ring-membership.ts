@@ -110,3 +110,12 @@ export function quietMembers(
 ): string[] {
   return live.filter((member) => now - (sightings.get(member)?.seenAt ?? now) >= quietMs);
 }
+
+/**
+ * The members whose objects `self` watches ahead of inheriting them, of those reported quiet: the
+ * others, or none when `self` is among them (its reads are stale, not every member dead: watching them
+ * all would list every object at once as the API server recovers).
+ */
+export function quietToWatch(quiet: readonly string[], self: string): string[] {
+  return quiet.includes(self) ? [] : quiet.filter((member) => member !== self);
+}

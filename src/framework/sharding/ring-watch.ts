@@ -142,7 +142,8 @@ export class RingWatch {
       this.ring = ring;
       this.options.onChange(ring);
     }
-    this.reportQuiet(clock.now());
+    // As the sightings: the read's own latency never ages a member.
+    this.reportQuiet(startedAt);
     this.options.onTick?.();
   }
 

@@ -1,6 +1,7 @@
 import {
   ringPrefixOf,
   quietMembers,
+  quietToWatch,
   ringView,
   sightMembers,
   type MemberLease,
@@ -61,6 +62,11 @@ describe('the ring’s members as a replica sees them', () => {
     expect(live).toEqual(['a', 'b']);
     expect(quietMembers(sightings, live, 5_999, 5_000)).toEqual([]);
     expect(quietMembers(sightings, live, 6_000, 5_000)).toEqual(['b']);
+  });
+
+  it('watches the other quiet members, or none when this replica looks quiet too (stale reads)', () => {
+    expect(quietToWatch(['a', 'c'], 'b')).toEqual(['a', 'c']);
+    expect(quietToWatch(['a', 'b', 'c'], 'b')).toEqual([]);
   });
 
   it('holds a member seen once as pending: it may be a dead replica’s Lease left behind', () => {
