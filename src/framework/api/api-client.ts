@@ -10,7 +10,14 @@ import type { Duplex } from 'node:stream';
 import { createSecureContext } from 'node:tls';
 import type { ClusterAccess } from './kubeconfig.js';
 import { ApiError } from './api-error.js';
-import { BodyReadError, readBody, readJson, readList, type Answer } from './response-body.js';
+import {
+  BodyReadError,
+  readBody,
+  readJson,
+  readList,
+  type Answer,
+  type KeptList,
+} from './response-body.js';
 import { ResourceClient } from './resource-client.js';
 import { SpanKind } from '@opentelemetry/api';
 import { inSpan, traced } from '../observability/tracing.js';
@@ -116,11 +123,7 @@ export class ApiClient {
    * it: a listing of many objects never sits in the heap as one string beside its whole parse.
    * Throws {@link ApiError} as {@link request} does.
    */
-  list<T>(
-    path: string,
-    init: RequestInit,
-    keep: (item: unknown) => T,
-  ): Promise<{ items: T[] } & Record<string, unknown>> {
+  list<T>(path: string, init: RequestInit, keep: (item: unknown) => T): Promise<KeptList<T>> {
     return this.call('GET', path, init, (response) => readList(response, keep));
   }
 

@@ -13,6 +13,7 @@ import {
   OPEN_OBJECT,
   QUOTE,
 } from './json-bytes.js';
+import type { KeptList } from './response-body.js';
 
 const ITEMS = Buffer.from('items');
 const ESCAPE = Buffer.from('\\');
@@ -152,7 +153,7 @@ export class ListBodyReader<T> {
   }
 
   /** The whole list once the body has ended: the rest of the document with the kept items. */
-  end(): { items: T[] } & Record<string, unknown> {
+  end(): KeptList<T> {
     if (this.item && this.itemKind === 'bare' && this.depth === 2)
       throw new SyntaxError('the list body ended inside its items');
     if (this.inString || this.depth !== 0 || this.item)

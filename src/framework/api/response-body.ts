@@ -26,10 +26,24 @@ export function readBody(response: IncomingMessage): Promise<string> {
 
 /** A 2xx answer read: its value, its size, or the text that is not JSON. */
 export interface Answer<T> {
+  /** The parsed body (undefined when empty or not JSON). */
   value: T;
+  /** The body's size in bytes. */
   bytes: number;
-  unparsable?: { text?: string; error: unknown };
+  /** Set when the body is not JSON. */
+  unparsable?: {
+    /** The body, when it was read whole. */
+    text?: string;
+    /** Why it did not parse. */
+    error: unknown;
+  };
 }
+
+/** A list read item by item: the rest of the document, with its items as kept. */
+export type KeptList<T> = Record<string, unknown> & {
+  /** The list's items, each as `keep` returned it. */
+  items: T[];
+};
 
 /** The body parsed as JSON (undefined when empty); text that is not JSON is returned, not thrown. */
 export async function readJson<T>(response: IncomingMessage): Promise<Answer<T>> {
@@ -50,7 +64,7 @@ export async function readJson<T>(response: IncomingMessage): Promise<Answer<T>>
 export function readList<T>(
   response: IncomingMessage,
   keep: (item: unknown) => T,
-): Promise<Answer<{ items: T[] } & Record<string, unknown>>> {
+): Promise<Answer<KeptList<T>>> {
   return new Promise((resolve, reject) => {
     const reader = new ListBodyReader(keep);
     const fail = (error: unknown) => {
