@@ -46,7 +46,8 @@ export interface RbacRules {
   /** Watched resources, Events and the user's extra rules. */
   rules: PolicyRule[];
   /**
-   * Leader election: create any Lease (creation cannot be limited by name), read and renew only ours.
+   * Leader election: create any Lease (creation cannot be limited by name), read and renew only ours,
+   * and list them (a leader without sharding waits while replicas with it still hold member Leases).
    * With sharding, every Lease of the operator's namespace: member Leases are named at each start.
    */
   leaseRules: PolicyRule[];
@@ -154,7 +155,7 @@ export function deriveRbacRules(
           },
         ]
       : [
-          { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+          { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['list', 'create'] },
           {
             apiGroups: ['coordination.k8s.io'],
             resources: ['leases'],

@@ -25,6 +25,11 @@ export interface LeaderElectionOptions {
   renewDeadlineMs?: number;
   /** The pause between attempts to acquire or renew. Default 2 000 ms. */
   retryPeriodMs?: number;
+  /**
+   * The holder coordinates a sharding ring: the Lease says so (an annotation), and replicas with
+   * sharding on wait while any other holds it. Default false.
+   */
+  coordinatesShards?: boolean;
   /** Default: {@link silentLogger}. */
   logger?: Logger;
   /**

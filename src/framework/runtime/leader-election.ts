@@ -54,7 +54,10 @@ export class LeaderElector {
   private readonly api: LeaseApi;
   private readonly namespace: string;
   private readonly name: string;
+  /** `<namespace>/<name>`, for log lines. */
+  private readonly leaseName: string;
   private readonly identity: string;
+  private readonly coordinatesShards: boolean;
   private readonly timings: LeaseTimings;
   /** How long one request may wait for the API server (see {@link attemptTimeoutMs}). */
   private readonly attemptMs: number;
@@ -85,6 +88,8 @@ export class LeaderElector {
     this.api = new LeaseApi(options.client, options.namespace, options.name, this.attemptMs);
     this.namespace = options.namespace;
     this.name = options.name;
+    this.leaseName = `${options.namespace}/${options.name}`;
+    this.coordinatesShards = options.coordinatesShards ?? false;
     this.identity = options.identity;
     this.clock = options.clock ?? systemClock;
     // `replica`, not `identity`: the operator's identity (its annotation prefix) is another thing.
@@ -148,8 +153,8 @@ export class LeaderElector {
     this.logger.info(
       { previousHolder: previous || undefined },
       previous
-        ? `took over the Lease ${this.leaseName()} from ${previous}: leading`
-        : `acquired the Lease ${this.leaseName()}: leading`,
+        ? `took over the Lease ${this.leaseName} from ${previous}: leading`
+        : `acquired the Lease ${this.leaseName}: leading`,
     );
     // Not awaited: the Lease must be renewed while the callback starts (or runs) the real work.
     void Promise.resolve()
@@ -210,12 +215,7 @@ export class LeaderElector {
     );
     if (holder === undefined) return;
     this.announcedHolder = holder;
-    this.logger.info({ holder }, `standing by, leader is ${holder} (Lease ${this.leaseName()})`);
-  }
-
-  /** `<namespace>/<name>`, for log lines. */
-  private leaseName(): string {
-    return `${this.namespace}/${this.name}`;
+    this.logger.info({ holder }, `standing by, leader is ${holder} (Lease ${this.leaseName})`);
   }
 
   /** How long to wait before the next attempt to acquire (see {@link untilNextAttemptMs}). */
@@ -346,7 +346,8 @@ export class LeaderElector {
 
   /** The Lease as this replica writes it to acquire or renew. */
   private nextLease(current: Lease, now: number): Lease {
-    return leaseHeldBy(current, this.identity, this.timings.leaseDurationMs, now);
+    const { identity, timings, coordinatesShards } = this;
+    return leaseHeldBy(current, identity, timings.leaseDurationMs, now, coordinatesShards);
   }
 
   /** Gives the Lease up after leading, as client-go's `release`; failures are logged, not thrown. */

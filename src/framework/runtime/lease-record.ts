@@ -38,23 +38,43 @@ export function leaseHolder(lease: Lease | undefined): string {
 }
 
 /**
+ * The annotation by which a leader Lease says its holder coordinates a sharding ring: its value is the
+ * holder's identity, so a writer that keeps the annotation but takes the Lease (another program, an
+ * older version) unmarks it. A replica with sharding on waits while the leader Lease is held unmarked:
+ * its holder handles every object.
+ */
+export const COORDINATES_SHARDS_ANNOTATION = 'konductor.dev/coordinates-shards';
+
+/** Whether a Lease is held by a replica that coordinates a sharding ring (see {@link COORDINATES_SHARDS_ANNOTATION}). */
+export function heldByShardCoordinator(lease: Lease | undefined): boolean {
+  const holder = leaseHolder(lease);
+  return holder !== '' && lease?.metadata?.annotations?.[COORDINATES_SHARDS_ANNOTATION] === holder;
+}
+
+/**
  * The Lease as `identity` writes it at `now` to acquire or renew it: a renewal keeps `acquireTime`
- * and the transition count, a takeover counts one more transition, a new Lease starts at 0.
+ * and the transition count, a takeover counts one more transition, a new Lease starts at 0. It carries
+ * {@link COORDINATES_SHARDS_ANNOTATION} exactly when `coordinatesShards`.
  */
 export function leaseHeldBy(
   current: Lease,
   identity: string,
   leaseDurationMs: number,
   now: number,
+  coordinatesShards = false,
 ): Lease {
   const spec = current.spec ?? {};
   const renewing =
     current.metadata?.resourceVersion !== undefined && spec.holderIdentity === identity;
   const time = formatMicroTime(now);
+  const { [COORDINATES_SHARDS_ANNOTATION]: _mark, ...annotations } =
+    current.metadata?.annotations ?? {};
+  if (coordinatesShards) annotations[COORDINATES_SHARDS_ANNOTATION] = identity;
   return {
     ...current,
     apiVersion: 'coordination.k8s.io/v1',
     kind: 'Lease',
+    metadata: { ...current.metadata, annotations },
     spec: {
       ...spec,
       holderIdentity: identity,

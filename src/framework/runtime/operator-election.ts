@@ -2,6 +2,8 @@ import type { ApiClient } from '../api/api-client.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { LeaderElector } from './leader-election.js';
+import { leaseTimings } from './lease-renewal.js';
+import { untilNoShardMembers } from './sharding-switch.js';
 import type { OperatorOptions, OperatorTimings } from './operator-options.js';
 import { defaultReplicaIdentity } from './replica-identity.js';
 import type { WatchHub } from '../watching/watch-hub.js';
@@ -55,26 +57,48 @@ export function campaignForWork(campaign: Campaign): Elected | undefined {
   }
   metrics.set('leader', 0);
   const identity = election.identity ?? defaultReplicaIdentity();
+  const name = election.name ?? campaign.leaseName;
+  const timings = leaseTimings(campaign.timings);
   const elector = new LeaderElector({
     namespace: election.namespace,
-    name: election.name ?? campaign.leaseName,
+    name,
     identity,
-    ...campaign.timings,
+    ...timings,
     client: campaign.client,
     logger,
   });
+  let working = false;
+  let waiting: AbortController | undefined;
   void elector.run({
-    onStartedLeading: () => {
+    onStartedLeading: async () => {
+      // Not while replicas with sharding on still work (a rollout switching it off): they handle the objects.
+      waiting = new AbortController();
+      const signal = waiting.signal;
+      const options = { client: campaign.client, namespace: election.namespace, timings, logger };
+      if (!(await untilNoShardMembers({ ...options, leaderLease: name }, signal))) return;
+      if (!elector.isLeader) return;
       logger.info({ identity }, 'leading: starting work');
       metrics.set('leader', 1);
+      working = true;
       campaign.startWork();
     },
     onStoppedLeading: async () => {
+      waiting?.abort();
+      working = false;
       metrics.set('leader', 0);
       await campaign.stopWork(identity);
     },
   });
-  return elector;
+  return {
+    get holder() {
+      return elector.holder;
+    },
+    // Leading while waiting for sharded replicas is standing by: ready, with nothing to list.
+    get isLeader() {
+      return working && elector.isLeader;
+    },
+    stop: (options) => elector.stop(options),
+  };
 }
 
 /**

@@ -14,6 +14,7 @@ import type { WatchHub } from '../watching/watch-hub.js';
 import type { LiveRing } from './shard-labelling.js';
 import { LeaderElector } from './leader-election.js';
 import { leaseTimings, type LeaseTimings } from './lease-renewal.js';
+import { untilNoUnshardedLeader } from './sharding-switch.js';
 
 /** The longest the coordinator waits for this replica's listing of a departed member's objects as their heir. */
 const HEIRS_LISTING_WAIT_MS = 60_000;
@@ -77,6 +78,7 @@ export class OperatorSharding {
   private readonly prefix: string;
   private inherited: readonly string[] = [];
   private stopping = false;
+  private working = false;
   /** Departed members whose listing by this replica, as their heir, the coordinator waited for: once each. */
   private readonly waitedFor = new Set<string>();
   /** Ends the coordinator's wait for that listing when the ring changes: its pass is moot then. */
@@ -122,22 +124,31 @@ export class OperatorSharding {
     return this.memberElector.holder;
   }
 
-  /** Whether this replica holds its member Lease (and so handles its shard). */
+  /** Whether this replica handles its shard: it holds its member Lease, and no replica without sharding leads. */
   get isLeader(): boolean {
-    return this.memberElector.isLeader;
+    return this.working && this.memberElector.isLeader;
   }
 
   /** Takes the member Lease (then starts the work), reads the ring, and campaigns to coordinate. */
   start(work: ShardWork): void {
-    const { logger, metrics } = this.setup;
+    const { logger, metrics, leaseClient: client, namespace, leaderLease } = this.setup;
     metrics.set('leader', 0);
+    let waiting: AbortController | undefined;
     void this.memberElector.run({
-      onStartedLeading: () => {
+      onStartedLeading: async () => {
+        // Not while a replica without sharding leads (a rollout switching sharding on): it handles every object.
+        waiting = new AbortController();
+        const options = { client, namespace, leaderLease, timings: this.timings, logger };
+        if (!(await untilNoUnshardedLeader(options, waiting.signal))) return;
+        if (!this.memberElector.isLeader) return;
         logger.info({ member: this.member.member }, 'joined the sharding ring: handling its shard');
         metrics.set('leader', 1);
+        this.working = true;
         work.startWork();
       },
       onStoppedLeading: async () => {
+        waiting?.abort();
+        this.working = false;
         metrics.set('leader', 0);
         await work.stopWork();
       },
@@ -160,7 +171,7 @@ export class OperatorSharding {
 
   private campaign(): void {
     if (this.stopping) return;
-    const elector = this.elector(this.setup.leaderLease);
+    const elector = this.elector(this.setup.leaderLease, true);
     this.coordinatorElector = elector;
     void elector
       .run({
@@ -251,13 +262,14 @@ export class OperatorSharding {
     this.setup.watchQuiet?.(others.map((member) => this.labels.memberSelector(member)));
   }
 
-  private elector(name: string): LeaderElector {
+  private elector(name: string, coordinatesShards = false): LeaderElector {
     const { namespace, replica, leaseClient: client, logger } = this.setup;
     return new LeaderElector({
       namespace,
       name,
       identity: replica,
       ...this.timings,
+      coordinatesShards,
       client,
       logger,
     });

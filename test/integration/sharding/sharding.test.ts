@@ -18,7 +18,11 @@ import { WIDGET_API_VERSION, type Widget } from '../../support/widgets.js';
 import { widgetNamespace } from '../../support/widget-namespace.js';
 import { ApiClient } from '../../../src/framework/api/api-client.js';
 import { memberFor, shardKey } from '../../../src/framework/sharding/ring.js';
-import { formatMicroTime } from '../../../src/framework/runtime/lease-record.js';
+import {
+  COORDINATES_SHARDS_ANNOTATION,
+  formatMicroTime,
+} from '../../../src/framework/runtime/lease-record.js';
+import { LogCapture } from '../../support/log-capture.js';
 import { widgetResource } from '../../support/widget-objects.js';
 
 const API = WIDGET_API_VERSION;
@@ -320,7 +324,9 @@ describe('sharding across replicas', () => {
       },
     });
     const merge = { contentType: 'application/merge-patch+json' };
-    await client.request('POST', leases, { body: lease('widgets-leader', 'elsewhere') });
+    await client.request('POST', leases, {
+      body: lease('widgets-leader', 'elsewhere', { [COORDINATES_SHARDS_ANNOTATION]: 'elsewhere' }),
+    });
     const renewing = setInterval(() => {
       void client
         .request('PATCH', `${leases}/widgets-leader`, {
@@ -452,6 +458,64 @@ describe('sharding across replicas', () => {
       timeoutMs: 10_000,
     });
     expect(ledger.resumed.filter((run) => run.startsWith('replica-a/'))).toEqual([]);
+  });
+
+  /** The replica holding the default leader Lease of `namespace` (the coordinator, with sharding on). */
+  async function leaderOf(namespace: string): Promise<string | undefined> {
+    const lease = await client.request<{ spec?: { holderIdentity?: string } }>(
+      'GET',
+      `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/konductor-leader`,
+    );
+    return lease.spec?.holderIdentity || undefined;
+  }
+
+  test('a replica with sharding on handles nothing while one without it leads, then takes every widget over', async () => {
+    const { namespace, widgets } = await widgetNamespace('shard-switch-on');
+    const ledger = new Ledger();
+    start(namespace, 'plain', ledger, { sharding: false });
+    await widgets.createMany('w', 6);
+    await eachRunOnceOn(ledger, 6, ['plain']);
+    const logs = new LogCapture();
+    const sharded = start(namespace, 'sharded', ledger, { logger: logs.logger });
+    await waitFor(() => logs.containing('plain leads without sharding').length > 0, {
+      what: 'the sharded replica to wait for the leader without sharding',
+    });
+    expect(sharded.active).toBe(false);
+
+    await stopReplica('plain');
+    await eachRunOnceOn(ledger, 6, ['sharded']);
+    expect(ledger.overlaps()).toEqual([]);
+  });
+
+  test('a replica without sharding leads but handles nothing while a sharded replica renews its member Lease', async () => {
+    const { namespace, widgets } = await widgetNamespace('shard-switch-off');
+    await widgets.createMany('w', 6);
+    // A sharded replica still working, as seen through its member Lease (a rollout switching sharding off).
+    const leases = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`;
+    const renewal = () => ({ holderIdentity: 'sharded', renewTime: formatMicroTime(Date.now()) });
+    await client.request('POST', leases, {
+      body: { metadata: { name: 'konductor-shard-sharded-abcde' }, spec: renewal() },
+    });
+    const renew = (spec: object) =>
+      client.request('PATCH', `${leases}/konductor-shard-sharded-abcde`, {
+        body: { spec },
+        contentType: 'application/merge-patch+json',
+      });
+    const renewing = setInterval(() => void renew(renewal()).catch(() => undefined), 500);
+    idleRings.push(() => clearInterval(renewing));
+    const ledger = new Ledger();
+    const logs = new LogCapture();
+    const plain = start(namespace, 'plain', ledger, { sharding: false, logger: logs.logger });
+    await waitFor(
+      () => logs.containing('replica(s) with sharding on hold member Leases').length > 0,
+      { what: 'the leader without sharding to wait for the sharded replica' },
+    );
+    expect(await leaderOf(namespace)).toBe('plain');
+    expect(plain.active).toBe(false);
+
+    clearInterval(renewing);
+    await renew({ holderIdentity: '' });
+    await eachRunOnceOn(ledger, 6, ['plain']);
   });
 
   test('labels new objects at creation through its mutating webhook, where it serves webhooks', async () => {

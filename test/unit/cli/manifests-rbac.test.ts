@@ -145,10 +145,10 @@ describe('RBAC rules derived from handlers', () => {
     expect(rbac.rules.flatMap((r) => r.resources)).toEqual(['configmaps', 'events']);
   });
 
-  test('the Lease rules allow creating any Lease but reading and renewing only the named one', () => {
+  test('the Lease rules allow listing and creating any Lease but reading and renewing only the named one', () => {
     const rbac = deriveRbacRules([use('create', WIDGETS, 'widgets')], { leaseName: 'my-operator' });
     expect(rbac.leaseRules).toEqual([
-      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['list', 'create'] },
       {
         apiGroups: ['coordination.k8s.io'],
         resources: ['leases'],

@@ -1,5 +1,7 @@
 import {
+  COORDINATES_SHARDS_ANNOTATION,
   heldByAnother,
+  heldByShardCoordinator,
   holderToAnnounce,
   leaseHeldBy,
   leaseReleased,
@@ -53,6 +55,27 @@ describe('the Lease a replica writes', () => {
       acquireTime: '2026-11-22T12:00:00.000000Z',
       leaseTransitions: 4,
     });
+  });
+
+  test('a shard coordinator marks the Lease with its identity', () => {
+    const lease = leaseHeldBy(existing({ holderIdentity: 'a' }), 'b', 15_000, T, true);
+    expect(lease.metadata?.annotations).toEqual({ [COORDINATES_SHARDS_ANNOTATION]: 'b' });
+    expect(heldByShardCoordinator(lease)).toBe(true);
+  });
+
+  test('a replica without sharding takes the mark off, and keeps other annotations', () => {
+    const marked = leaseHeldBy(existing({ holderIdentity: 'a' }), 'a', 15_000, T, true);
+    marked.metadata!.annotations!['team'] = 'ops';
+    const lease = leaseHeldBy(marked, 'a', 15_000, T);
+    expect(lease.metadata?.annotations).toEqual({ team: 'ops' });
+    expect(heldByShardCoordinator(lease)).toBe(false);
+  });
+
+  test('a mark naming another holder does not count: a writer that kept it took the Lease', () => {
+    const marked = leaseHeldBy(existing({ holderIdentity: 'a' }), 'a', 15_000, T, true);
+    const taken = { ...marked, spec: { ...marked.spec, holderIdentity: 'b' } };
+    expect(heldByShardCoordinator(taken)).toBe(false);
+    expect(heldByShardCoordinator(leaseReleased(marked, T))).toBe(false);
   });
 
   test('a release leaves no holder and a 1 s duration, so a successor takes over at once', () => {
