@@ -254,6 +254,52 @@ describe(`${REPLICAS} sharded replicas handling a changing fleet`, () => {
     await judge(f, 'shard-rolling-update', REPLICAS);
   }, 180_000);
 
+  test('a rolling update switching sharding on, then one switching it off (the coordinator stopped first): nothing lost, no object run by two at once', async () => {
+    const f = await fleet('chaos-shard-switch');
+    const plain = { ...f.options, sharding: false };
+    for (let i = 0; i < 2; i++) replicas.push(new LedgerOperator(plain).start());
+    await waitFor(() => replicas.some((replica) => replica.leading), {
+      what: `a replica without sharding to lead ${f.context}`,
+    });
+    const writer = stream(f);
+    // Up in the new mode: a standby, waiting for the old mode, or working once the old replicas are gone.
+    const up = ['standing by', 'waiting to', 'joined the sharding ring', 'leading: starting work'];
+    /** Starts a replica, as a Deployment's rollout does, and waits until it is up. */
+    const surge = async (options: LedgerOperatorOptions): Promise<LedgerOperator> => {
+      const next = new LedgerOperator(options).start();
+      await waitFor(() => next.logs().some(({ msg }) => up.some((m) => msg?.startsWith(m))), {
+        what: `the new replica pid ${next.pid} to be up ${f.context}`,
+      });
+      return next;
+    };
+    // On: each old replica replaced by a sharded one, then one more.
+    for (const old of replicas.splice(0)) {
+      replicas.push(await surge(f.options));
+      await sleep(2_000);
+      expect(await old.stop()).toBe(0);
+    }
+    replicas.push(await surge(f.options));
+    for (const replica of replicas) await joined(replica, f.context);
+    await sleep(4_000);
+    // Off: the coordinator stopped first each time, so a leader without sharding may take the Lease
+    // while sharded replicas still handle their shares.
+    const old = replicas.splice(0);
+    while (old.length > 0) {
+      replicas.push(await surge(plain));
+      await sleep(2_000);
+      const coordinator = old.findIndex((r) => r.logged('coordinating the sharding ring'));
+      const [stopping] = old.splice(Math.max(0, coordinator), 1);
+      expect(await stopping!.stop()).toBe(0);
+      await sleep(2_000);
+    }
+    await waitFor(() => replicas.some((replica) => replica.leading), {
+      what: `a replica without sharding to lead again ${f.context}`,
+    });
+    await sleep(4_000);
+    await writer.stop();
+    await judge(f, 'shard-switch-on-off', 6);
+  }, 180_000);
+
   test('a replica black-holed from the API server for 20 s stops before its heirs take its objects: nothing lost, no object run by two at once', async () => {
     const f = await fleet('chaos-shard-partition');
     proxy = await FaultProxy.forControlPlane({

@@ -476,11 +476,17 @@ describe('sharding across replicas', () => {
     await widgets.createMany('w', 6);
     await eachRunOnceOn(ledger, 6, ['plain']);
     const logs = new LogCapture();
-    const sharded = start(namespace, 'sharded', ledger, { logger: logs.logger });
+    const sharded = start(namespace, 'sharded', ledger, {
+      logger: logs.logger,
+      health: { port: 0, host: '127.0.0.1' },
+    });
     await waitFor(() => logs.containing('plain leads without sharding').length > 0, {
       what: 'the sharded replica to wait for the leader without sharding',
     });
     expect(sharded.active).toBe(false);
+    // Standing by: ready, so a rollout switching sharding on goes on and stops the old replicas.
+    const port = await sharded.serveHealth();
+    expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
 
     await stopReplica('plain');
     await eachRunOnceOn(ledger, 6, ['sharded']);
