@@ -1,6 +1,6 @@
 import type { Subscription } from 'rxjs';
-import { resourceId, type Resource } from '../api/resource.js';
-import type { WatchHub, WatchScope } from '../watching/watch-hub.js';
+import type { Resource } from '../api/resource.js';
+import { watchKey, type WatchHub, type WatchScope } from '../watching/watch-hub.js';
 import type { ActiveRoute } from './route.js';
 
 /** The scope with `selector` added to its label selector (a watch selects objects matching both). */
@@ -47,8 +47,7 @@ export class QuietMemberWatches {
       for (const selector of selectors) {
         const resource = route.resource;
         const scope = inheritedScope(unsharded.scope, selector);
-        const key = JSON.stringify([resourceId(resource), scope.namespace, scope.labelSelector]);
-        wanted.set(`${key}${scope.fieldSelector ?? ''}`, { resource, scope });
+        wanted.set(watchKey(resource, scope), { resource, scope });
       }
     for (const [key, subscription] of this.open)
       if (!wanted.has(key)) {

@@ -20,6 +20,12 @@ export interface WatchScope {
   firstListFromCache?: boolean;
 }
 
+/** The identity of a hub's watch of `resource` in `scope`: watches with equal keys are one watch. */
+export function watchKey(resource: Resource, scope: WatchScope = {}): string {
+  const { namespace = '', labelSelector = '', fieldSelector = '' } = scope;
+  return JSON.stringify([resourceId(resource), namespace, labelSelector, fieldSelector]);
+}
+
 /** Tunables passed to every underlying {@link watchResource}. */
 export type WatchTuning = Pick<
   WatchStreamOptions,
@@ -73,12 +79,7 @@ export class WatchHub {
     resource: Resource,
     scope: WatchScope = {},
   ): Observable<WatchEvent<T>> {
-    const key = JSON.stringify([
-      resourceId(resource),
-      scope.namespace ?? '',
-      scope.labelSelector ?? '',
-      scope.fieldSelector ?? '',
-    ]);
+    const key = watchKey(resource, scope);
     return defer(() => {
       const shared = this.watches.get(key) ?? this.open(key, resource, scope);
       const known: WatchEvent[] = [...shared.store.values()].map((object) => ({
@@ -140,14 +141,7 @@ export class WatchHub {
     resource: Resource,
     scope: WatchScope = {},
   ): (ReadonlyMap<string, KubeObject> & Pick<ObjectStore, 'named'>) | undefined {
-    return this.watches.get(
-      JSON.stringify([
-        resourceId(resource),
-        scope.namespace ?? '',
-        scope.labelSelector ?? '',
-        scope.fieldSelector ?? '',
-      ]),
-    )?.store;
+    return this.watches.get(watchKey(resource, scope))?.store;
   }
 
   /** Read cache: the stores of the open watches of a resource, each with the namespace it covers. */
