@@ -92,10 +92,12 @@ export function leaseHeldBy(
 
 /**
  * The Lease given up at `now`, as client-go's `release`: no holder, a 1 s duration and fresh times,
- * so a successor takes over at once.
+ * so a successor takes over at once; no coordinator's mark.
  */
 export function leaseReleased(lease: Lease, now: number): Lease {
   const time = formatMicroTime(now);
+  const { [COORDINATES_SHARDS_ANNOTATION]: _mark, ...annotations } =
+    lease.metadata?.annotations ?? {};
   const spec: LeaseSpec = {
     ...lease.spec,
     holderIdentity: '',
@@ -103,7 +105,7 @@ export function leaseReleased(lease: Lease, now: number): Lease {
     acquireTime: time,
     renewTime: time,
   };
-  return { ...lease, spec };
+  return { ...lease, metadata: { ...lease.metadata, annotations }, spec };
 }
 
 /** A Lease spec as a string, with a fixed field order so equal specs compare equal whatever order the server used. */

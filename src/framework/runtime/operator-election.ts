@@ -20,7 +20,8 @@ export interface Campaign {
   client: ApiClient;
   logger: Logger;
   metrics: Metrics;
-  startWork: () => void;
+  /** Starts the work; false when it did not (the operator is stopping). */
+  startWork: () => boolean;
   /** Stops all work after this replica (`identity`) lost leadership. */
   stopWork: (identity: string) => Promise<void>;
   /** With sharding (`OperatorOptions.sharding`): what the replica shards. */
@@ -76,11 +77,10 @@ export function campaignForWork(campaign: Campaign): Elected | undefined {
       const signal = waiting.signal;
       const options = { client: campaign.client, namespace: election.namespace, timings, logger };
       if (!(await untilNoShardMembers({ ...options, leaderLease: name }, signal))) return;
-      if (!elector.isLeader) return;
+      if (!elector.isLeader || !campaign.startWork()) return;
       logger.info({ identity }, 'leading: starting work');
       metrics.set('leader', 1);
       working = true;
-      campaign.startWork();
     },
     onStoppedLeading: async () => {
       waiting?.abort();

@@ -56,7 +56,7 @@ export interface ShardingSetup {
 /** What the operator does as its membership starts and ends. */
 export interface ShardWork {
   /** This replica holds its member Lease: start handling its shard. */
-  startWork: () => void;
+  startWork: () => boolean;
   /** This replica lost its member Lease: stop all work. */
   stopWork: () => Promise<void>;
 }
@@ -140,11 +140,10 @@ export class OperatorSharding {
         waiting = new AbortController();
         const options = { client, namespace, leaderLease, timings: this.timings, logger };
         if (!(await untilNoUnshardedLeader(options, waiting.signal))) return;
-        if (!this.memberElector.isLeader) return;
+        if (!this.memberElector.isLeader || !work.startWork()) return;
         logger.info({ member: this.member.member }, 'joined the sharding ring: handling its shard');
         metrics.set('leader', 1);
         this.working = true;
-        work.startWork();
       },
       onStoppedLeading: async () => {
         waiting?.abort();

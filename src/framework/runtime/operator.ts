@@ -280,15 +280,15 @@ export class Operator {
     return this.working;
   }
 
-  private startWork(): void {
-    if (this.working || this.stopping) return;
+  /** Starts the work unless it runs already or the operator is stopping; false when it did not start. */
+  private startWork(): boolean {
+    if (this.working || this.stopping) return false;
     this.working = true;
     this.eventScope.activate();
-    // Handlers start once every index and cache-only watch has its initial listing (Kopf: handlers wait for indexes).
-    // A warm standby's cache has listed already (or is listing): restarting it would list again.
-    void (this.warm?.cacheListed ?? this.reads.start()).then(
-      (listed) => listed && !this.stopping && this.startHandlers(),
-    );
+    // Handlers start once indexes and cache-only watches have listed (as Kopf's); a warm standby's have.
+    const listing = this.warm?.cacheListed ?? this.reads.start();
+    void listing.then((listed) => listed && !this.stopping && this.startHandlers());
+    return true;
   }
 
   private startHandlers(): void {

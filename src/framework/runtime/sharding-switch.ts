@@ -73,15 +73,15 @@ export async function untilNoShardMembers(
   let announced = '';
   let failing = false;
   while (!signal.aborted) {
-    const startedAt = clock.now();
     try {
       const list = await client.request<{ items?: MemberLease[] }>('GET', path, {
         signal,
         timeoutMs: attemptTimeoutMs(timings.renewDeadlineMs),
       });
       failing = false;
-      // Sighted when the request started, as the ring does: a slow answer never makes a Lease fresher.
-      sightings = sightMembers(sightings, list.items ?? [], prefix, startedAt);
+      // Sighted when the answer came: a renewal may have landed while the listing was under way, and
+      // a member must never be taken for gone before it has stopped.
+      sightings = sightMembers(sightings, list.items ?? [], prefix, clock.now());
       const holding = membersStillHolding(sightings, clock.now(), timings.leaseDurationMs);
       if (holding.length === 0) {
         if (announced !== '')
@@ -99,9 +99,9 @@ export async function untilNoShardMembers(
     } catch (error) {
       if (signal.aborted) return false;
       if (error instanceof ApiError && error.status === 403) {
-        logger.info(
+        logger.warn(
           { namespace },
-          'cannot list Leases (forbidden): no replica of this operator shards, starting work',
+          'cannot list Leases (forbidden), so cannot tell whether replicas with sharding on still work: starting work. Grant list on leases in this namespace (konductor manifests does)',
         );
         return true;
       }

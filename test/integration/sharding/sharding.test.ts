@@ -511,13 +511,20 @@ describe('sharding across replicas', () => {
     idleRings.push(() => clearInterval(renewing));
     const ledger = new Ledger();
     const logs = new LogCapture();
-    const plain = start(namespace, 'plain', ledger, { sharding: false, logger: logs.logger });
+    const plain = start(namespace, 'plain', ledger, {
+      sharding: false,
+      logger: logs.logger,
+      health: { port: 0, host: '127.0.0.1' },
+    });
     await waitFor(
       () => logs.containing('replica(s) with sharding on hold member Leases').length > 0,
       { what: 'the leader without sharding to wait for the sharded replica' },
     );
     expect(await leaderOf(namespace)).toBe('plain');
     expect(plain.active).toBe(false);
+    // Standing by: ready, so a rollout switching sharding off goes on and stops the old replicas.
+    const port = await plain.serveHealth();
+    expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
 
     clearInterval(renewing);
     await renew({ holderIdentity: '' });

@@ -76,6 +76,7 @@ describe('the Lease a replica writes', () => {
     const taken = { ...marked, spec: { ...marked.spec, holderIdentity: 'b' } };
     expect(heldByShardCoordinator(taken)).toBe(false);
     expect(heldByShardCoordinator(leaseReleased(marked, T))).toBe(false);
+    expect(leaseReleased(marked, T).metadata?.annotations).toEqual({});
   });
 
   test('a release leaves no holder and a 1 s duration, so a successor takes over at once', () => {
