@@ -103,7 +103,8 @@ export function campaignForWork(campaign: Campaign): Elected | undefined {
 
 /**
  * Joins the sharding ring: this replica's routes select its shard, and its member Lease starts the work.
- * The sharding code is loaded only here, so an operator without sharding does not hold it in memory.
+ * The sharding code is loaded only here, so an operator without sharding does not hold it in memory
+ * (but for the ring's Lease names and sightings, with which its leader looks for sharded replicas).
  */
 function joinShards(
   campaign: Campaign,

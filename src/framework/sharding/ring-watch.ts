@@ -80,7 +80,7 @@ export class RingWatch {
     const { clock = systemClock, periodMs } = this.options;
     const signal = this.controller.signal;
     while (!signal.aborted) {
-      await this.read(clock.now());
+      await this.read();
       // A departure without heirs yet: they are named within moments, and each heir's share waits
       // for this replica to read them, so the Leases are read again sooner until then.
       const ms = this.ring.departed.length > 0 ? Math.min(periodMs, AWAITING_HEIRS_MS) : periodMs;
@@ -94,7 +94,7 @@ export class RingWatch {
     }
   }
 
-  private async read(startedAt: number): Promise<void> {
+  private async read(): Promise<void> {
     const {
       client,
       namespace,
@@ -124,11 +124,13 @@ export class RingWatch {
       return;
     }
     this.failing = false;
-    // Sighted when the request started: an answer that took long never makes a Lease look fresher.
+    // Sighted when the answer came, as leader election does: a renewal may have landed while the read
+    // was under way, and its member must never be taken for gone before it has stopped its work.
+    const answeredAt = clock.now();
     // A Lease with heirs is never a member again, whatever its holder does.
     const members = leases.filter((lease) => heirsOf(lease, heirsKey) === undefined);
-    this.sightings = sightMembers(this.sightings, members, prefix, startedAt);
-    const view = ringView(this.sightings, clock.now(), leaseDurationMs);
+    this.sightings = sightMembers(this.sightings, members, prefix, answeredAt);
+    const view = ringView(this.sightings, answeredAt, leaseDurationMs);
     const ring: RingView = { ...view, ...successionsOf(leases, prefix, heirsKey, view) };
     metrics.set('shard_ring_members', ring.live.length);
     const key = JSON.stringify([
@@ -142,8 +144,8 @@ export class RingWatch {
       this.ring = ring;
       this.options.onChange(ring);
     }
-    // As the sightings: the read's own latency never ages a member.
-    this.reportQuiet(startedAt);
+    // As the sightings: the time the answer came.
+    this.reportQuiet(answeredAt);
     this.options.onTick?.();
   }
 
