@@ -87,7 +87,7 @@ subjects:
     name: ${settings.appName}
     namespace: ${namespace}
 ---
-# Leader election: one Lease in the operator's own namespace.
+# Leader election: one Lease in the operator's own namespace (and a listing, to wait for replicas with sharding on).
 apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata:
@@ -98,7 +98,7 @@ metadata:
 rules:
   - apiGroups: ["coordination.k8s.io"]
     resources: ["leases"]
-    verbs: ["get", "create", "update"]
+    verbs: ["get", "list", "create", "update"]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
