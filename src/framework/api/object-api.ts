@@ -33,16 +33,24 @@ export class ObjectApi {
       .then(withoutManagedFields);
   }
 
-  /** A JSON merge patch on the object, or on a subresource such as `status`. */
+  /**
+   * A JSON merge patch on the object, or on a subresource such as `status`. With `ifVersion`, it
+   * lands only on the object at that `resourceVersion`; on a newer one the server answers 409.
+   */
   mergePatch(
     namespace: string | undefined,
     name: string,
     body: Record<string, unknown>,
     subresource?: string,
+    ifVersion?: string,
   ): Promise<KubeObject> {
+    const fenced =
+      ifVersion === undefined
+        ? body
+        : { ...body, metadata: { ...asRecord(body.metadata), resourceVersion: ifVersion } };
     return this.client
       .request<KubeObject>('PATCH', objectPath(this.resource, namespace, name, subresource), {
-        body,
+        body: fenced,
         contentType: MERGE_PATCH,
       })
       .then(withoutManagedFields);
@@ -61,4 +69,10 @@ export class ObjectApi {
       })
       .then(withoutManagedFields);
   }
+}
+
+function asRecord(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
 }

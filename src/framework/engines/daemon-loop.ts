@@ -16,7 +16,7 @@ import type { EventPoster } from '../posting/events.js';
 import type { ObjectMemos } from '../intents/memo.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import { emptyPatch } from '../intents/patch.js';
-import { writePatch } from '../processing/patch-writer.js';
+import { writePatch, WriteSuperseded } from '../processing/patch-writer.js';
 import { deliverResult } from '../processing/results-delivery.js';
 import { liveDaemonContext } from './daemon-context.js';
 import type { RunningWorker, WorkerSeed } from './object-workers.js';
@@ -242,16 +242,12 @@ class DaemonWorker {
       return;
     }
     if (!Object.hasOwn(patch.status, spec.id)) return; // nothing returned, or already stored
-    const meta = body.metadata ?? {};
+    const api = new ObjectApi(this.deps.client, this.deps.resource);
     try {
-      await writePatch(
-        new ObjectApi(this.deps.client, this.deps.resource),
-        meta.namespace,
-        meta.name ?? '',
-        { status: patch.status },
-      );
+      await writePatch(api, body, { status: patch.status }, { signal: this.seed.stopping });
     } catch (error) {
       if (error instanceof ApiError && error.status === 404) return; // deleted meanwhile
+      if (error instanceof WriteSuperseded) return; // its new owner handles it
       const message = `storing the result of daemon ${spec.id} failed: ${describeError(error)}`;
       logger.error({ err: describeError(error) }, message);
       this.deps.poster.post(body, 'Warning', 'DaemonResultNotStored', message);

@@ -8,7 +8,7 @@ import type { TimerContext, TimerSpec } from '../intents/handler-specs.js';
 import { objectContext } from '../intents/object-context.js';
 import type { ObjectMemos } from '../intents/memo.js';
 import { emptyPatch, isEmptyPatch, mergeInto, type Patch } from '../intents/patch.js';
-import { writePatch } from '../processing/patch-writer.js';
+import { writePatch, WriteSuperseded } from '../processing/patch-writer.js';
 import { deliverResult } from '../processing/results-delivery.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
@@ -280,9 +280,10 @@ class TimerWorker {
     const merged = this.changes(body, patch, succeeded);
     if (merged === undefined) return; // a short timer that wrote nothing: no request, no promise
     try {
-      await writePatch(deps.api, body.metadata?.namespace, body.metadata?.name ?? '', merged);
+      await writePatch(deps.api, body, merged, { signal: stopping });
     } catch (error) {
       if (error instanceof ApiError && error.status === 404) return; // deleted meanwhile
+      if (error instanceof WriteSuperseded) return; // its new owner handles it
       this.logger.error(
         { err: describeError(error) },
         `writing the result of timer ${spec.id} failed`,

@@ -75,6 +75,8 @@ export interface RunToWrite {
   run: HandlerRunResult;
   done: boolean;
   blocked: boolean;
+  /** Aborted once this replica stopped handling objects: a write meeting a newer version is then moot. */
+  signal: AbortSignal;
 }
 
 /** Fields watched outside the essence (such as `status.phase`): added to it, so their changes count. */

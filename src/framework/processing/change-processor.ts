@@ -28,7 +28,7 @@ import { runHandlers } from './handler-run.js';
 import { isRelevant, selectHandlers } from './handler-selection.js';
 import { invokeHandler } from './invocation.js';
 import { ObjectMemories, type HandlerResult, type ObjectMemory } from './object-memory.js';
-import { writePatch } from './patch-writer.js';
+import { writePatch, WriteSuperseded } from './patch-writer.js';
 import { completion, type Change } from './progression.js';
 import { freshest } from './read-your-writes.js';
 import { warnOnce } from './warnings.js';
@@ -119,6 +119,10 @@ export class ChangeProcessor {
         return result;
       } catch (caught) {
         const meta = body.metadata ?? {};
+        if (caught instanceof WriteSuperseded) {
+          this.options.logger.info({ namespace: meta.namespace, name: meta.name }, caught.message);
+          return undefined;
+        }
         let error = caught;
         if (
           (error instanceof FinalizerConflict ||
@@ -278,7 +282,7 @@ export class ChangeProcessor {
       change.reason,
     );
     try {
-      await this.write(memory, { body, change, selected, run, done, blocked });
+      await this.write(memory, { body, change, selected, run, done, blocked, signal });
     } catch (error) {
       if (unwritten.size > 0) memory.unwritten = { state, results: unwritten };
       if (isRefusal(error)) return this.refused(body, memory, state, error);
@@ -299,7 +303,6 @@ export class ChangeProcessor {
    */
   private async write(memory: ObjectMemory, result: RunToWrite): Promise<void> {
     const { body, change, run, done, blocked } = result;
-    const meta = body.metadata ?? {};
     const input = {
       body,
       patches: run.patches,
@@ -320,14 +323,8 @@ export class ChangeProcessor {
     let written: KubeObject | undefined;
     const onWrite = (object: KubeObject): void =>
       void (written = this.remember(object, memory, written ?? body));
-    await writePatch(
-      this.options.api,
-      meta.namespace,
-      meta.name ?? '',
-      patch,
-      onWrite,
-      storage === 'status' ? 'status' : 'object',
-    );
+    const last = storage === 'status' ? 'status' : 'object';
+    await writePatch(this.options.api, body, patch, { onWrite, last, signal: result.signal });
     if (
       storage === 'status' &&
       written !== undefined &&
@@ -336,7 +333,7 @@ export class ChangeProcessor {
       // The CRD's status schema prunes unknown fields, so every event would rerun handlers: annotations now.
       this.stored.fallBackToAnnotations();
       const again = changePatch({ ...input, body: written, patches: [], storage: 'annotations' });
-      await writePatch(this.options.api, meta.namespace, meta.name ?? '', again, onWrite, 'object');
+      await writePatch(this.options.api, written, again, { onWrite, signal: result.signal });
     }
     if (done && !blocked && change.reason === 'delete' && hasFinalizer(body, this.identity)) {
       await this.release(body, memory);

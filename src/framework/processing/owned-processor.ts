@@ -18,7 +18,7 @@ import type { ChangeBatch } from './change-processor-options.js';
 import type { OwnWrite } from './object-memory.js';
 import { coalesceOwnedChange, type PendingOwnedChanges } from './owned-changes.js';
 import { guardHandlerPatch } from './patch-guard.js';
-import { writePatch } from './patch-writer.js';
+import { writePatch, WriteSuperseded } from './patch-writer.js';
 import { freshest } from './read-your-writes.js';
 
 export interface OwnedProcessorOptions {
@@ -131,7 +131,7 @@ export class OwnedProcessor {
       if (outcome.patch) mergeInto(patch, outcome.patch);
     }
     if (batch.signal.aborted) return;
-    if (await this.write(body, patch)) this.failures.delete(`${uid} `);
+    if (await this.write(body, patch, batch.signal)) this.failures.delete(`${uid} `);
     else {
       for (const [handlerId, changes] of ran) this.putBack(uid, handlerId, changes);
       retryIn(this.failedAgain(`${uid} `, undefined));
@@ -228,15 +228,19 @@ export class OwnedProcessor {
   }
 
   /** Sends the merged patch (nothing when empty); false when it failed (logged; an owner gone meanwhile is no failure). */
-  private async write(body: KubeObject, patch: Record<string, unknown>): Promise<boolean> {
+  private async write(
+    body: KubeObject,
+    patch: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<boolean> {
     const meta = body.metadata ?? {};
     try {
-      await writePatch(this.options.api, meta.namespace, meta.name ?? '', patch, (written) =>
-        this.remember(written),
-      );
+      const onWrite = (written: KubeObject): void => this.remember(written);
+      await writePatch(this.options.api, body, patch, { onWrite, signal });
       return true;
     } catch (error) {
       if (error instanceof ApiError && error.status === 404) return true;
+      if (error instanceof WriteSuperseded) return true; // its new owner handles it
       this.options.logger.error(
         { namespace: meta.namespace, name: meta.name, err: describeError(error) },
         `writing the owned handlers' patch of ${meta.namespace ? `${meta.namespace}/` : ''}${meta.name ?? ''} failed; their changes are retried`,

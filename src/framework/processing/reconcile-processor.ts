@@ -22,7 +22,7 @@ import type { ChangeBatch } from './change-processor-options.js';
 import { ReleaseDeferred } from './finalizer-step.js';
 import type { OwnWrite } from './object-memory.js';
 import { guardHandlerPatch } from './patch-guard.js';
-import { writePatch } from './patch-writer.js';
+import { writePatch, WriteSuperseded } from './patch-writer.js';
 import { freshest } from './read-your-writes.js';
 
 export interface ReconcileProcessorOptions {
@@ -265,7 +265,7 @@ export class ReconcileProcessor {
     let priority: 'high' | 'normal' | 'low' | undefined;
     try {
       ({ requeueAfterMs, priority } = requeueOf(result, requeueAfterMs, handler.id));
-      await this.write(body, this.patchOf(body, patch, changes, deleting), state);
+      await this.write(body, this.patchOf(body, patch, changes, deleting), state, signal);
     } catch (error) {
       return this.failed(state, asError(error), logger, where);
     }
@@ -321,23 +321,22 @@ export class ReconcileProcessor {
     body: KubeObject,
     patch: Record<string, unknown>,
     state: ReconcileState,
+    signal: AbortSignal,
   ): Promise<void> {
     const expected = applyMergePatch(structuredClone(body), patch);
     if (sameObject(body, expected)) return;
     const statusOnly = applyMergePatch(structuredClone(body), { status: patch.status ?? {} });
-    const meta = body.metadata ?? {};
-    try {
-      await writePatch(this.options.api, meta.namespace, meta.name ?? '', patch, (written) => {
-        const version = written.metadata?.resourceVersion;
-        if (!version || !written.metadata?.uid) return;
-        state.ownWrite = { resourceVersion: version, body: written, at: this.now() };
-        if (sameObject(written, expected) || sameObject(written, statusOnly))
-          (state.echoes ??= new Set()).add(version);
-      });
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 404) return; // gone meanwhile: its DELETED event follows
-      throw error;
-    }
+    const onWrite = (written: KubeObject): void => {
+      const version = written.metadata?.resourceVersion;
+      if (!version || !written.metadata?.uid) return;
+      state.ownWrite = { resourceVersion: version, body: written, at: this.now() };
+      if (sameObject(written, expected) || sameObject(written, statusOnly))
+        (state.echoes ??= new Set()).add(version);
+    };
+    await writePatch(this.options.api, body, patch, { onWrite, signal }).catch((error: unknown) => {
+      // Gone meanwhile (its DELETED event follows), or handled by its new owner now.
+      if (!ApiError.isNotFound(error) && !(error instanceof WriteSuperseded)) throw error;
+    });
   }
 }
 

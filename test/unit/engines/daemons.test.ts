@@ -261,15 +261,15 @@ describe('daemons', () => {
 });
 
 describe('daemons: results delivery', () => {
-  test('what a daemon returns when it ends by itself is stored at status[<daemon id>] in one status write', async () => {
+  test('what a daemon returns when it ends by itself is stored at status[<daemon id>] in one status write, on the version it saw', async () => {
     const { engine, sent } = engineWith(() => ({ migrated: 12 }));
-    engine.observe(widget());
+    engine.observe(widget({ resourceVersion: '7' }));
     await advanceTo(50);
     expect(sent).toEqual([
       {
         method: 'PATCH',
         path: '/apis/test.konductor.dev/v1/namespaces/default/widgets/w1/status',
-        body: { status: { d: { migrated: 12 } } },
+        body: { status: { d: { migrated: 12 } }, metadata: { resourceVersion: '7' } },
       },
     ]);
     await stop(engine);

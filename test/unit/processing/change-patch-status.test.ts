@@ -172,11 +172,9 @@ describe('writePatch with status storage', () => {
 
     await writePatch(
       api.asObjectApi(),
-      'default',
-      'w1',
+      api.object,
       { spec: { size: 2 }, status: { phase: 'Ready' } },
-      undefined,
-      'status',
+      { last: 'status' },
     );
 
     expect(

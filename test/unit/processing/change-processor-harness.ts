@@ -136,7 +136,13 @@ export class Harness {
    * as `latest`; or only `object`, as when the watch is behind or a DELETED event arrives.
    */
   deliver(
-    options: { object?: KubeObject; type?: ObjectEvent['type']; fromList?: boolean } = {},
+    options: {
+      object?: KubeObject;
+      type?: ObjectEvent['type'];
+      fromList?: boolean;
+      /** Aborted once this replica stops handling objects. */
+      signal?: AbortSignal;
+    } = {},
   ): Promise<ProcessResult> {
     const type = options.type ?? 'MODIFIED';
     const fromList = options.fromList ?? false;
@@ -153,7 +159,7 @@ export class Harness {
       uid: UID,
       latest: events[events.length - 1]!,
       events,
-      signal: new AbortController().signal,
+      signal: options.signal ?? new AbortController().signal,
     });
   }
 

@@ -549,6 +549,38 @@ describe('ChangeProcessor', () => {
       expect(h.diffBase()).toBeDefined();
     });
 
+    test("a user's change while a handler runs: the run's write lands on the newest version, and the handler does not run again", async () => {
+      const create = handler('create', 'create');
+      const update = handler('update', 'update');
+      const h = new Harness([create, update], widget());
+      h.api.meanwhile(() => h.edit((object) => void (object.spec.size = 2)));
+
+      expect(await h.deliver()).toBeUndefined();
+      expect(h.api.calls.map((call) => call.method)).toEqual(['mergePatch', 'get', 'mergePatch']);
+      await h.deliver();
+
+      expect(create.calls).toHaveLength(1);
+      expect(update.calls).toHaveLength(1);
+    });
+
+    test('a write that meets a newer version after this replica stopped handling objects is dropped: no re-read, no rerun, the newer write stays', async () => {
+      const create = handler('create', 'create', {}, (context) => {
+        context.patch.status.handledSize = 24;
+      });
+      const h = new Harness([create], widget());
+      const stopped = new AbortController();
+      h.api.meanwhile(() => {
+        stopped.abort(); // this replica lost its Lease while the write was on its way
+        h.edit((object) => void (object.status.handledSize = 1024)); // its heir wrote
+      });
+
+      expect(await h.deliver({ signal: stopped.signal })).toBeUndefined();
+
+      expect(h.api.calls.map((call) => call.method)).toEqual(['mergePatch']);
+      expect(create.calls).toHaveLength(1);
+      expect(h.api.object.status).toEqual({ handledSize: 1024 });
+    });
+
     test('a 409 whose re-read fails is retried with backoff instead of failing the run', async () => {
       const create = handler('create', 'create');
       const h = new Harness([create], widget());

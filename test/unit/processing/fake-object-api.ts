@@ -5,7 +5,7 @@
  * The API behaves like a Kubernetes server where it matters to the processor: every write bumps
  * `metadata.resourceVersion`; a merge PATCH on `status` changes only status, and one on the object
  * ignores status (the resource has a status subresource); a JSON patch whose `test` fails answers
- * 422 and changes nothing. Every call is recorded, and the next call can be made to fail. It holds a
+ * 422 and changes nothing; a merge PATCH made to land on an older version answers 409. Every call is recorded, and the next call can be made to fail. It holds a
  * Widget (support/widget-objects) unless given another resource.
  */
 import { ApiError } from '../../../src/framework/api/api-error.js';
@@ -41,9 +41,12 @@ function isContainer(value: unknown): value is Record<string, unknown> | unknown
 
 export class FakeObjectApi {
   readonly calls: ApiCall[] = [];
+  /** The `resourceVersion` each merge PATCH was to land on, in order (undefined: any). */
+  readonly fences: (string | undefined)[] = [];
   /** Every state the object was stored in, oldest first (what a watch would deliver). */
   readonly history: KubeObject[] = [];
   private stored: KubeObject | undefined;
+  private readonly onNextWrite: (() => void)[] = [];
   private version = 0;
   private readonly failures: { status: number; method?: ApiMethod; retryAfterSeconds?: number }[] =
     [];
@@ -82,6 +85,11 @@ export class FakeObjectApi {
     this.stored = undefined;
   }
 
+  /** Runs `what` when the next write arrives, before it lands: what happened while it was on its way. */
+  meanwhile(what: () => void): void {
+    this.onNextWrite.push(what);
+  }
+
   /** Makes the next call (of `method`, or of any method) fail with `status`; queued in order. */
   failNext(status: number, method?: ApiMethod, retryAfterSeconds?: number): void {
     this.failures.push({ status, method, retryAfterSeconds });
@@ -105,6 +113,7 @@ export class FakeObjectApi {
     name: string,
     body: Record<string, unknown>,
     subresource?: string,
+    ifVersion?: string,
   ): Promise<KubeObject> {
     this.calls.push({
       method: 'mergePatch',
@@ -113,8 +122,15 @@ export class FakeObjectApi {
       body: clone(body),
       ...(subresource ? { subresource } : {}),
     });
+    this.fences.push(ifVersion);
+    this.onNextWrite.shift()?.();
     this.maybeFail('mergePatch');
     const current = this.current(name);
+    if (ifVersion !== undefined && ifVersion !== current.metadata?.resourceVersion)
+      throw new ApiError(
+        409,
+        `fake API: the object is at ${current.metadata?.resourceVersion}, not ${ifVersion}`,
+      );
     let next: KubeObject;
     if (subresource === 'status') {
       next = { ...current, status: applyMergePatch(current, { status: body.status ?? {} }).status };
