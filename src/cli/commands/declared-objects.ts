@@ -8,7 +8,8 @@ import { loadKubeconfig } from '../../framework/api/kubeconfig.js';
 import { withoutManagedFields } from '../../framework/api/managed-fields.js';
 import {
   collectionPath,
-  pathSegment,
+  LEASES,
+  objectPath,
   resourceId,
   type Resource,
 } from '../../framework/api/resource.js';
@@ -205,7 +206,7 @@ export async function liveLeases(
   now: number,
 ): Promise<LiveLease[]> {
   const namespace = leaseNamespaceOf(scope);
-  const path = `/apis/coordination.k8s.io/v1/namespaces/${pathSegment(namespace, 'namespace')}/leases/${pathSegment(scope.leaseName, 'name')}`;
+  const path = objectPath(LEASES, namespace, scope.leaseName);
   let lease: Lease;
   try {
     lease = await client.request<Lease>('GET', path);

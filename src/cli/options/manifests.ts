@@ -233,7 +233,7 @@ RBAC derived from the handlers (for each resource a handler watches):
                                  list, watch
   what a reconcile owns          get, list, watch, create, patch, delete
   Events (core/v1)               create, patch
-  Leases (coordination.k8s.io)   create; get, update of the operator's Lease only, in its namespace
+  Leases (coordination.k8s.io)   list, create; get, update of the operator's Lease (its namespace)
 Anything else the handlers do with the API (creating Deployments, reading Secrets, ...) is up to
 you: declare it with --rule.
 

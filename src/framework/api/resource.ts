@@ -50,6 +50,26 @@ export function pathSegment(value: string, what: string): string {
   return encodeURIComponent(value);
 }
 
+/** `coordination.k8s.io/v1` Leases: what leader election and shard membership hold. */
+export const LEASES: Resource = {
+  group: 'coordination.k8s.io',
+  version: 'v1',
+  plural: 'leases',
+  kind: 'Lease',
+  namespaced: true,
+  hasStatus: false,
+};
+
+/** Core `v1` Events: what the framework posts about objects. */
+export const EVENTS: Resource = {
+  group: '',
+  version: 'v1',
+  plural: 'events',
+  kind: 'Event',
+  namespaced: true,
+  hasStatus: false,
+};
+
 /** The collection path, in one namespace or across all. */
 export function collectionPath(resource: Resource, namespace?: string): string {
   const base = groupVersionPath(resource.group, resource.version);

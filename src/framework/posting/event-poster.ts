@@ -1,6 +1,7 @@
 import { currentTraceId, detached } from '../observability/tracing.js';
 import type { ApiClient } from '../api/api-client.js';
 import { ApiError } from '../api/api-error.js';
+import { collectionPath, EVENTS, objectPath } from '../api/resource.js';
 import { systemClock, type Clock } from '../clock/clock.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
@@ -159,8 +160,7 @@ export class EventPoster implements EventSink {
 
   /** A count update of the Event already posted; a create when there is none (or it expired). */
   private async write(record: EventRecord, signal: AbortSignal): Promise<void> {
-    const namespace = record.object.metadata?.namespace ?? 'default';
-    const events = `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`;
+    const namespace = record.object.metadata?.namespace || 'default'; // where a cluster-scoped object's go
     const init = { signal, timeoutMs: this.writeTimeoutMs };
     if (record.name !== undefined) {
       const update = {
@@ -170,7 +170,7 @@ export class EventPoster implements EventSink {
         ...(record.traceId ? { metadata: traceAnnotation(record.traceId) } : {}),
       };
       try {
-        await this.client.request('PATCH', `${events}/${encodeURIComponent(record.name)}`, {
+        await this.client.request('PATCH', objectPath(EVENTS, namespace, record.name), {
           ...init,
           body: update,
           contentType: 'application/merge-patch+json',
@@ -183,7 +183,7 @@ export class EventPoster implements EventSink {
     }
     const created = await this.client.request<{ metadata?: { name?: string } } | undefined>(
       'POST',
-      events,
+      collectionPath(EVENTS, namespace),
       { ...init, body: this.body(record, namespace) },
     );
     record.name = created?.metadata?.name;

@@ -1,5 +1,6 @@
 import type { ApiClient } from '../api/api-client.js';
 import { ApiError } from '../api/api-error.js';
+import { collectionPath, LEASES, objectPath } from '../api/resource.js';
 import type { Lease } from './lease-record.js';
 
 /** Reads and writes one `coordination.k8s.io/v1` Lease, each request bounded by the attempt timeout. */
@@ -35,11 +36,11 @@ export class LeaseApi {
   }
 
   private collectionPath(): string {
-    return `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.namespace)}/leases`;
+    return collectionPath(LEASES, this.namespace);
   }
 
   private leasePath(): string {
-    return `${this.collectionPath()}/${encodeURIComponent(this.name)}`;
+    return objectPath(LEASES, this.namespace, this.name);
   }
 }
 

@@ -1,5 +1,6 @@
 import type { ApiClient } from '../api/api-client.js';
 import { ApiError } from '../api/api-error.js';
+import { LEASES, objectPath } from '../api/resource.js';
 
 /** Where the ring's member Leases are, and the client they are written with. */
 export interface MemberLeasesOptions {
@@ -62,6 +63,6 @@ export class MemberLeases {
 
   private path(member: string): string {
     const { namespace, prefix } = this.options;
-    return `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases/${encodeURIComponent(`${prefix}${member}`)}`;
+    return objectPath(LEASES, namespace, `${prefix}${member}`);
   }
 }
