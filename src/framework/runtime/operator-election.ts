@@ -10,6 +10,7 @@ import type { WatchHub } from '../watching/watch-hub.js';
 import type { RouteTable } from './route-table.js';
 import type { LiveRing } from './shard-labelling.js';
 import { servedCollections } from './shutdown-deletions.js';
+import type { OperatorSharding } from './operator-sharding.js';
 
 /** What {@link campaignForWork} needs from the operator. */
 export interface Campaign {
@@ -41,7 +42,10 @@ export interface ShardingCampaign {
 }
 
 /** What the operator holds of its campaign: who holds its Lease, whether it does, and how to give it up. */
-export type Elected = Pick<LeaderElector, 'holder' | 'isLeader' | 'stop'>;
+export type Elected = Pick<LeaderElector, 'holder' | 'isLeader' | 'stop'> & {
+  /** With sharding: the label selector of this replica's own objects, once it joined the ring. */
+  readonly shardSelector?: string;
+};
 
 /**
  * Starts the work at once without leader election, or each time this replica wins the Lease; the
@@ -112,7 +116,7 @@ function joinShards(
   { prefix, client, ring, hub, table, namespaces }: ShardingCampaign,
 ): Elected {
   const replica = election.identity ?? defaultReplicaIdentity();
-  let sharding: Elected | undefined;
+  let sharding: OperatorSharding | undefined;
   let stopped = false;
   const joining = import('./operator-sharding.js').then(({ OperatorSharding }) => {
     if (stopped) return;
@@ -145,6 +149,9 @@ function joinShards(
     },
     get isLeader() {
       return sharding?.isLeader ?? false;
+    },
+    get shardSelector() {
+      return sharding?.member.selector;
     },
     stop: async () => {
       stopped = true;

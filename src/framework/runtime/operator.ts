@@ -138,8 +138,7 @@ export class Operator {
       handlerTimeoutMs: this.timings.handlerTimeoutMs,
       identity: this.identity,
       storage: this.storage,
-      // One memo per object, first copied from the operator memo.
-      memos: new ObjectMemos(operatorMemo(options)),
+      memos: new ObjectMemos(operatorMemo(options)), // one per object, copied from the operator memo
     };
     this.hub = new WatchHub(this.client, {
       logger: this.logger,
@@ -353,6 +352,7 @@ export class Operator {
             identity: this.identity,
             logger: this.logger,
             ownNamespace: ownNamespace(),
+            ownObjects: this.elector?.shardSelector,
           })
         : undefined;
     const releaseMs = Math.min(5_000, deadlineMs / 5);

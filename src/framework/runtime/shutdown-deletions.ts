@@ -28,6 +28,8 @@ export interface ServedCollection {
   namespace?: string;
   /** For a cluster-wide watch filtered by namespace globs: whether an object's namespace is served. */
   inScope?: (namespace: string) => boolean;
+  /** Only the objects this selects (a sharded replica's own). */
+  labelSelector?: string;
 }
 
 export interface ShutdownDeletionsOptions {
@@ -36,6 +38,11 @@ export interface ShutdownDeletionsOptions {
   logger: Logger;
   /** The namespace the operator runs in (`POD_NAMESPACE`); without it, rule 1 never applies. */
   ownNamespace?: string;
+  /**
+   * With sharding, the label selector of this replica's own objects: it finishes only their
+   * deletions (the other replicas finish theirs; one without an owner would only hold up the stop).
+   */
+  ownObjects?: string;
   clock?: Clock;
   /** How often the objects being deleted are read again while waiting for them. Default 1 s. */
   pollMs?: number;
@@ -80,14 +87,16 @@ export class ShutdownDeletions {
 
   /**
    * Keeps the operator working (the caller's watches and handlers run on) until no object awaits its
-   * deletion, or `budgetMs` passed. Returns the last survey, or undefined when it could not be made.
+   * deletion (of its own objects, with `ownObjects`), or `budgetMs` passed. Returns the last survey, or undefined when it could not be made.
    */
   async finish(
     collections: readonly ServedCollection[],
     budgetMs: number,
   ): Promise<Survey | undefined> {
     const deadline = this.clock.now() + budgetMs;
-    let survey = await this.survey(collections, budgetMs);
+    const labelSelector = this.options.ownObjects;
+    const own = labelSelector ? collections.map((c) => ({ ...c, labelSelector })) : collections;
+    let survey = await this.survey(own, budgetMs);
     let announced = false;
     for (;;) {
       if (!survey) return undefined;
@@ -111,7 +120,7 @@ export class ShutdownDeletions {
       }
       await this.clock.sleep(Math.min(this.options.pollMs ?? 1_000, left));
       // A survey that fails now keeps the last one: the wait goes on until the deadline.
-      survey = (await this.survey(collections, Math.max(1, deadline - this.clock.now()))) ?? survey;
+      survey = (await this.survey(own, Math.max(1, deadline - this.clock.now()))) ?? survey;
     }
   }
 
@@ -217,6 +226,7 @@ export class ShutdownDeletions {
     do {
       const query: Record<string, string> = { limit: String(PAGE) };
       if (next) query.continue = next;
+      if (collection.labelSelector) query.labelSelector = collection.labelSelector;
       const page = await this.options.client.request<{
         items?: KubeObject[];
         metadata?: { continue?: string };

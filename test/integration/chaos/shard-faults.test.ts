@@ -100,6 +100,16 @@ async function joined(replica: LedgerOperator, context: string): Promise<void> {
   );
 }
 
+/** SIGTERM: the replica drains, releases its Lease and exits 0 within the grace period, or the spec fails with its last lines. */
+async function stoppedGracefully(replica: LedgerOperator, context: string): Promise<void> {
+  const pid = replica.pid;
+  const exit = await replica.stop();
+  if (exit !== 0)
+    throw new Error(
+      `replica pid ${pid} did not stop on SIGTERM (${exit}) ${context}:\n${replica.tail(40)}`,
+    );
+}
+
 /** Creates a widget every 150 ms, resizes an earlier one every other step and deletes one every seventh, until stopped. */
 function stream(f: Fleet): { stop: () => Promise<number> } {
   let writing = true;
@@ -276,7 +286,7 @@ describe(`${REPLICAS} sharded replicas handling a changing fleet`, () => {
     for (const old of replicas.splice(0)) {
       replicas.push(await surge(f.options));
       await sleep(2_000);
-      expect(await old.stop()).toBe(0);
+      await stoppedGracefully(old, f.context);
     }
     replicas.push(await surge(f.options));
     for (const replica of replicas) await joined(replica, f.context);
@@ -289,7 +299,7 @@ describe(`${REPLICAS} sharded replicas handling a changing fleet`, () => {
       await sleep(2_000);
       const coordinator = old.findIndex((r) => r.logged('coordinating the sharding ring'));
       const [stopping] = old.splice(Math.max(0, coordinator), 1);
-      expect(await stopping!.stop()).toBe(0);
+      await stoppedGracefully(stopping!, f.context);
       await sleep(2_000);
     }
     await waitFor(() => replicas.some((replica) => replica.leading), {

@@ -25,11 +25,12 @@ class FakeApi {
   widget(
     namespace: string,
     name: string,
-    options: { deleting?: boolean; finalizers?: string[] } = {},
+    options: { deleting?: boolean; finalizers?: string[]; labels?: Record<string, string> } = {},
   ): void {
     const metadata = {
       namespace,
       name,
+      labels: options.labels ?? {},
       uid: `${namespace}/${name}`,
       resourceVersion: '1',
       finalizers: options.finalizers ?? [FINALIZER],
@@ -54,7 +55,14 @@ class FakeApi {
           ...(this.terminating.has(namespace) ? { deletionTimestamp: 'x' } : {}),
         },
       };
-    if (method === 'GET') return { items: [...this.widgets.values()], metadata: {} };
+    if (method === 'GET') {
+      // Equality selectors only (`key=value`), as a sharded replica's own objects are selected.
+      const [key, value] = String(init.query?.labelSelector ?? '=').split('=');
+      const items = [...this.widgets.values()].filter(
+        (widget) => !key || widget.metadata?.labels?.[key] === value,
+      );
+      return { items, metadata: {} };
+    }
     const [ns, name] = path
       .split('/')
       .slice(-3)
@@ -79,12 +87,14 @@ function deletions(
   log: LogCapture,
   ownNamespace?: string,
   clock?: FakeClock,
+  ownObjects?: string,
 ): ShutdownDeletions {
   return new ShutdownDeletions({
     client: api.asClient(),
     identity: Identity.DEFAULT,
     logger: log.logger,
     ownNamespace,
+    ownObjects,
     clock,
     pollMs: 100,
   });
@@ -190,6 +200,25 @@ describe('a stopping operator’s deletions', () => {
       expect(log.containing('unfinished').map((line) => line.msg)).toEqual([
         'stopping with 1 deletion(s) unfinished: apps/w',
       ]);
+    });
+
+    test("a sharded replica waits only for its own objects' deletions, not for those another replica (or none) handles", async () => {
+      const api = new FakeApi();
+      api.widget('apps', 'mine', { deleting: true, labels: { 'konductor.dev/shard': 'a' } });
+      api.widget('apps', 'theirs', { deleting: true, labels: { 'konductor.dev/shard': 'b' } });
+      const log = new LogCapture();
+      let done = false;
+      void deletions(api, log, undefined, clock, 'konductor.dev/shard=a')
+        .finish(collections, 10_000)
+        .then(() => (done = true));
+      await clock.advanceAsync(0);
+      expect(log.containing('finishing').map((line) => line.msg)).toEqual([
+        'finishing 1 deletion(s) before stopping: apps/mine',
+      ]);
+
+      api.widgets.delete('apps/mine');
+      await clock.advanceAsync(200);
+      expect(done).toBe(true);
     });
 
     test('does not wait when nothing is being deleted', async () => {
