@@ -82,8 +82,9 @@ export async function untilNoShardMembers(
       failing = false;
       // Sighted when the answer came: a renewal may have landed while the listing was under way, and
       // a member must never be taken for gone before it has stopped.
-      sightings = sightMembers(sightings, list.items ?? [], prefix, clock.now());
-      const holding = membersStillHolding(sightings, clock.now(), timings.leaseDurationMs);
+      const answeredAt = clock.now();
+      sightings = sightMembers(sightings, list.items ?? [], prefix, answeredAt);
+      const holding = membersStillHolding(sightings, answeredAt, timings.leaseDurationMs);
       if (holding.length === 0) {
         if (announced !== '')
           logger.info('no replica with sharding on holds a member Lease now: starting work');
