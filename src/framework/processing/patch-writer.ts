@@ -20,16 +20,17 @@ export interface WritePatchOptions {
 }
 
 /**
- * A write refused because the object changed after this replica stopped handling it: whoever handles
- * it now wrote since, and this run's patch, decided on an older version, must not land over theirs.
+ * A write refused because the object changed after this replica stopped handling it: the replica
+ * that handles it now may have written since, and this run's patch, decided on an older version,
+ * must not land over theirs.
  */
 export class WriteSuperseded extends Error {
   override readonly name = 'WriteSuperseded';
 
   constructor(readonly object: string) {
     super(
-      `the write for ${object} was not made: the object changed after this replica stopped handling it, ` +
-        'and the replica that handles it now wrote since; nothing to do',
+      `the write for ${object} was not made: the object changed after this replica stopped handling it; ` +
+        'the replica that handles it now handles that change (nothing to do)',
     );
   }
 }
