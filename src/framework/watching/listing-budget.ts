@@ -35,10 +35,22 @@ function oldSpaceFlag(): number | undefined {
   return mb === undefined ? undefined : mb * 2 ** 20;
 }
 
+/** Items measured for a page's mean JSON size: a listing from the watch cache comes as one page of every object. */
+export const SIZE_SAMPLE = 500;
+
+/** The mean JSON size of `items`, measured on at most {@link SIZE_SAMPLE} of them, evenly spaced. */
+export function meanJsonBytes(items: readonly unknown[]): number {
+  const measured = Math.min(items.length, SIZE_SAMPLE);
+  let bytes = 0;
+  for (let k = 0; k < measured; k++)
+    bytes += JSON.stringify(items[Math.floor((k * items.length) / measured)]).length;
+  return measured === 0 ? 0 : bytes / measured;
+}
+
 /**
  * On a listing's first page (its objects as the stream keeps them, before any is delivered): checks
  * that the heap can hold the whole listing, `items.length + remainingItemCount` objects of the page's
- * mean JSON size less the `alreadyHeld` ones a relist replaces, and reserves what the rest of it
+ * mean JSON size (measured on a sample) less the `alreadyHeld` ones a relist replaces, and reserves what the rest of it
  * needs. Returns the bytes reserved, for {@link releaseListing} once the listing is delivered. Throws
  * {@link MemoryBudgetError} (with the message to show) when the listing does not fit.
  */
@@ -50,14 +62,12 @@ export function reserveListing(
   alreadyHeld = 0,
 ): number {
   if (items.length === 0) return 0;
-  let jsonBytes = 0;
-  for (const item of items) jsonBytes += JSON.stringify(item).length;
   const listed =
     items.length +
     (typeof remainingItemCount === 'number' && remainingItemCount > 0 ? remainingItemCount : 0);
   // A relist replaces the objects the stream already holds (they are in the heap's use): only the rest is new.
   const objects = Math.max(0, listed - alreadyHeld);
-  const listing: ListingSize = { objects, meanJsonBytes: jsonBytes / items.length };
+  const listing: ListingSize = { objects, meanJsonBytes: meanJsonBytes(items) };
   const heap: HeapState = { ...heapStatistics(), reservedBytes: reserved };
   const verdict = judgeListing(listing, heap);
   if (!verdict.fits)

@@ -5,6 +5,7 @@ import {
   judgeListing,
   type HeapState,
 } from '../../../src/framework/watching/memory-budget.js';
+import { meanJsonBytes, SIZE_SAMPLE } from '../../../src/framework/watching/listing-budget.js';
 
 const MB = 2 ** 20;
 /** The Deployment's heap: `--max-old-space-size=128` gives V8 a 176 MB limit (128 MB old space); about 10 MB in use after start-up. */
@@ -86,5 +87,27 @@ describe('the refusal message', () => {
     expect(message).toContain('of the 128 MB old space are free');
     expect(message).toContain(`NODE_OPTIONS=--max-old-space-size=${verdict.suggestedOldSpaceMb}`);
     expect(message).toContain(`memory limit of at least ${verdict.suggestedMemoryLimitMi}Mi`);
+  });
+});
+
+describe("a listing's mean object size", () => {
+  test('is measured on every item of a page up to the sample size', () => {
+    const items = [{ a: 1 }, { a: 'xx' }]; // 7 and 10 bytes of JSON
+
+    expect(meanJsonBytes(items)).toBe(8.5);
+  });
+
+  test('is measured on at most the sample size of a larger page, evenly spaced: a listing from the watch cache is one page of every object', () => {
+    const length = SIZE_SAMPLE * 40; // the first half 7 bytes of JSON each, the second 10
+    const items = Array.from({ length }, (_, i) => ({ i: i < length / 2 ? 1 : 'xx' }));
+    let read = 0;
+    const counted = items.map((item) => ({ toJSON: () => (read++, item) }));
+
+    expect(meanJsonBytes(counted)).toBeCloseTo(8.5, 1);
+    expect(read).toBe(SIZE_SAMPLE);
+  });
+
+  test('is 0 for no items', () => {
+    expect(meanJsonBytes([])).toBe(0);
   });
 });
