@@ -2,6 +2,7 @@
 // for `konductor manifests`: without a cluster there is no discovery, so names are looked up in the
 // CRDs the user passes, then in a table of built-in resources, and otherwise guessed (and said so).
 import { splitApiVersion, type ResourceSelector } from '../../framework/api/resource.js';
+import { isPlainObject } from '../../framework/objects/plain-object.js';
 
 /** A resource's names and shape, as a CRD or the built-in table declares them. */
 export interface KnownResource {
@@ -179,13 +180,13 @@ export function pluralize(word: string): string {
 export function crdResources(documents: readonly unknown[]): KnownResource[] {
   const resources: KnownResource[] = [];
   for (const document of documents) {
-    if (!isRecord(document) || document.kind !== 'CustomResourceDefinition') continue;
+    if (!isPlainObject(document) || document.kind !== 'CustomResourceDefinition') continue;
     const name =
-      isRecord(document.metadata) && typeof document.metadata.name === 'string'
+      isPlainObject(document.metadata) && typeof document.metadata.name === 'string'
         ? document.metadata.name
         : '(unnamed)';
-    const spec = isRecord(document.spec) ? document.spec : {};
-    const names = isRecord(spec.names) ? spec.names : {};
+    const spec = isPlainObject(document.spec) ? document.spec : {};
+    const names = isPlainObject(spec.names) ? spec.names : {};
     if (
       typeof spec.group !== 'string' ||
       typeof names.plural !== 'string' ||
@@ -195,7 +196,7 @@ export function crdResources(documents: readonly unknown[]): KnownResource[] {
         `CustomResourceDefinition ${name} has no spec.group, spec.names.plural or spec.names.kind`,
       );
     }
-    const versions = Array.isArray(spec.versions) ? spec.versions.filter(isRecord) : [];
+    const versions = Array.isArray(spec.versions) ? spec.versions.filter(isPlainObject) : [];
     resources.push({
       group: spec.group,
       versions: versions.map((v) => String(v.name)),
@@ -205,13 +206,9 @@ export function crdResources(documents: readonly unknown[]): KnownResource[] {
       shortNames: Array.isArray(names.shortNames) ? names.shortNames.map(String) : [],
       namespaced: spec.scope !== 'Cluster',
       status: versions
-        .filter((v) => isRecord(v.subresources) && v.subresources.status !== undefined)
+        .filter((v) => isPlainObject(v.subresources) && v.subresources.status !== undefined)
         .map((v) => String(v.name)),
     });
   }
   return resources;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

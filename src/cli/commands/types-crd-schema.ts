@@ -2,6 +2,8 @@
 // `openAPIV3Schema` into plain JSON Schema (draft 4, what json-schema-to-typescript reads), with the
 // Kubernetes extensions spelled out, so the generator needs to know nothing about Kubernetes.
 
+import { isPlainObject } from '../../framework/objects/plain-object.js';
+
 /** A JSON Schema (the subset this module writes). `tsType` is json-schema-to-typescript's escape hatch. */
 export interface JsonSchema {
   type?: string | string[];
@@ -36,10 +38,6 @@ export class CrdSchemaError extends Error {
   override readonly name = 'CrdSchemaError';
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
 // Kinds become interface names, so they must be identifiers; Kubernetes kinds are PascalCase anyway.
 const KIND = /^[A-Z][A-Za-z0-9]*$/;
 // Kubernetes version names (v1, v1beta2, v2alpha1).
@@ -59,8 +57,8 @@ function pascal(version: string): string {
  * (a CRD file may carry other objects); a CRD without a schema is an error, since it has no types.
  */
 export function crdVersions(document: unknown, where: string): CrdVersion[] {
-  if (!isRecord(document) || document.kind !== 'CustomResourceDefinition') return [];
-  const metadata = isRecord(document.metadata) ? document.metadata : {};
+  if (!isPlainObject(document) || document.kind !== 'CustomResourceDefinition') return [];
+  const metadata = isPlainObject(document.metadata) ? document.metadata : {};
   const crd = typeof metadata.name === 'string' ? metadata.name : '(unnamed)';
   const at = `${where}: CustomResourceDefinition ${crd}`;
   if (document.apiVersion !== 'apiextensions.k8s.io/v1') {
@@ -68,8 +66,8 @@ export function crdVersions(document: unknown, where: string): CrdVersion[] {
       `${at}: apiVersion is ${String(document.apiVersion)}; only apiextensions.k8s.io/v1 CRDs (with per-version schemas) are supported`,
     );
   }
-  const spec = isRecord(document.spec) ? document.spec : {};
-  const names = isRecord(spec.names) ? spec.names : {};
+  const spec = isPlainObject(document.spec) ? document.spec : {};
+  const names = isPlainObject(spec.names) ? spec.names : {};
   const kind = names.kind;
   if (typeof kind !== 'string' || !KIND.test(kind)) {
     throw new CrdSchemaError(
@@ -83,7 +81,7 @@ export function crdVersions(document: unknown, where: string): CrdVersion[] {
     );
   }
   const group = typeof spec.group === 'string' ? spec.group : '';
-  const versions = Array.isArray(spec.versions) ? spec.versions.filter(isRecord) : [];
+  const versions = Array.isArray(spec.versions) ? spec.versions.filter(isPlainObject) : [];
   if (versions.length === 0) throw new CrdSchemaError(`${at}: spec.versions is empty`);
   const result: CrdVersion[] = [];
   for (const entry of versions) {
@@ -93,8 +91,8 @@ export function crdVersions(document: unknown, where: string): CrdVersion[] {
         `${at}: version name ${JSON.stringify(version)} is not a Kubernetes version (v1, v1beta2, ...)`,
       );
     }
-    const schema = isRecord(entry.schema) ? entry.schema.openAPIV3Schema : undefined;
-    if (!isRecord(schema)) {
+    const schema = isPlainObject(entry.schema) ? entry.schema.openAPIV3Schema : undefined;
+    if (!isPlainObject(schema)) {
       throw new CrdSchemaError(
         `${at}: version ${version} has no schema.openAPIV3Schema to generate types from`,
       );
@@ -125,7 +123,7 @@ export function crdVersions(document: unknown, where: string): CrdVersion[] {
  * `format`, `title`) are dropped: a structural schema's types never depend on them.
  */
 export function toJsonSchema(node: unknown, path: string): JsonSchema {
-  if (!isRecord(node))
+  if (!isPlainObject(node))
     throw new CrdSchemaError(`${path}: a schema must be an object, got ${JSON.stringify(node)}`);
   const result: JsonSchema = {};
   const description = typeof node.description === 'string' ? node.description.trim() : '';
@@ -171,7 +169,7 @@ function typeOf(node: Record<string, unknown>, path: string): JsonSchema {
       properties.metadata = { type: 'object', additionalProperties: true };
     }
     if (node.properties !== undefined) {
-      if (!isRecord(node.properties))
+      if (!isPlainObject(node.properties))
         throw new CrdSchemaError(`${path}: properties must be an object`);
       for (const [name, child] of Object.entries(node.properties))
         properties[name] = toJsonSchema(child, `${path}.${name}`);
@@ -183,7 +181,7 @@ function typeOf(node: Record<string, unknown>, path: string): JsonSchema {
     if (required.length > 0) result.required = required;
     const additional = node.additionalProperties;
     if (preserve) result.additionalProperties = true;
-    else if (isRecord(additional))
+    else if (isPlainObject(additional))
       result.additionalProperties = toJsonSchema(additional, `${path}.*`);
     else result.additionalProperties = additional === true;
   }

@@ -4,6 +4,7 @@ import {
   type AdmissionUser,
 } from '../intents/admission-specs.js';
 import type { KubeObject } from '../objects/kube-object.js';
+import { isPlainObject } from '../objects/plain-object.js';
 
 /** One `admission.k8s.io/v1` request, checked: what the dispatcher and the handler context read. */
 export interface AdmissionRequest {
@@ -40,10 +41,6 @@ export type Parsed<T> = { ok: true; value: T } | { ok: false; problem: string };
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
 function optionalString(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
@@ -58,7 +55,7 @@ function groupVersion(
   value: unknown,
   last: 'kind' | 'resource',
 ): Record<string, string> | undefined {
-  if (!isRecord(value) || typeof value.version !== 'string' || typeof value[last] !== 'string')
+  if (!isPlainObject(value) || typeof value.version !== 'string' || typeof value[last] !== 'string')
     return undefined;
   return {
     group: typeof value.group === 'string' ? value.group : '',
@@ -68,9 +65,9 @@ function groupVersion(
 }
 
 function userInfoOf(value: unknown): AdmissionUser {
-  const info = isRecord(value) ? value : {};
+  const info = isPlainObject(value) ? value : {};
   const extra: Record<string, string[]> = {};
-  if (isRecord(info.extra))
+  if (isPlainObject(info.extra))
     for (const [key, values] of Object.entries(info.extra)) extra[key] = stringList(values);
   const user: AdmissionUser = {
     username: typeof info.username === 'string' ? info.username : '',
@@ -88,8 +85,8 @@ function objectField(
 ): Parsed<KubeObject | undefined> {
   const value = request[field];
   if (value === undefined || value === null) return { ok: true, value: undefined };
-  if (!isRecord(value)) return { ok: false, problem: `request.${field} must be an object` };
-  if (value.metadata !== undefined && !isRecord(value.metadata))
+  if (!isPlainObject(value)) return { ok: false, problem: `request.${field} must be an object` };
+  if (value.metadata !== undefined && !isPlainObject(value.metadata))
     return { ok: false, problem: `request.${field}.metadata must be an object` };
   return { ok: true, value: value as KubeObject };
 }
@@ -99,7 +96,8 @@ function objectField(
  * reaches the port can send anything: a problem is described, never thrown.
  */
 export function parseAdmissionReview(body: unknown): Parsed<AdmissionRequest> {
-  if (!isRecord(body)) return { ok: false, problem: 'expected a JSON object (an AdmissionReview)' };
+  if (!isPlainObject(body))
+    return { ok: false, problem: 'expected a JSON object (an AdmissionReview)' };
   if (body.apiVersion !== ADMISSION_API_VERSION || body.kind !== 'AdmissionReview') {
     return {
       ok: false,
@@ -107,7 +105,7 @@ export function parseAdmissionReview(body: unknown): Parsed<AdmissionRequest> {
     };
   }
   const request = body.request;
-  if (!isRecord(request)) return { ok: false, problem: 'request is missing' };
+  if (!isPlainObject(request)) return { ok: false, problem: 'request is missing' };
   if (typeof request.uid !== 'string' || request.uid === '')
     return { ok: false, problem: 'request.uid is missing' };
   const operation = request.operation;

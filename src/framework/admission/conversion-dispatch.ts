@@ -6,13 +6,10 @@ import { describeError } from '../intents/errors.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Logger } from '../observability/logger.js';
 import type { ConversionRequest, ConversionResponse } from './conversion-review.js';
+import { isPlainObject } from '../objects/plain-object.js';
 
 /** The API server waits 30 s for a conversion webhook; the framework answers before. */
 export const CONVERSION_ANSWER_WITHIN_MS = 25_000;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
 
 function objectName(object: KubeObject): string {
   const { namespace, name } = object.metadata ?? {};
@@ -69,7 +66,7 @@ export async function dispatchConversion(
         objectLogger.error({ err: error }, `conversion from ${fromVersion} to ${toVersion} failed`);
         return `converting ${objectName(object)} from ${fromVersion} to ${toVersion} failed: ${describeError(error)}`;
       }
-      if (!isRecord(result))
+      if (!isPlainObject(result))
         return `converting ${objectName(object)} from ${fromVersion} to ${toVersion}: ${spec.id} returned no object`;
       converted.push({ ...result, apiVersion: toVersion });
     }

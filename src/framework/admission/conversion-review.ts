@@ -1,5 +1,6 @@
 import type { KubeObject } from '../objects/kube-object.js';
 import type { Parsed } from './admission-review.js';
+import { isPlainObject } from '../objects/plain-object.js';
 
 /** One `apiextensions.k8s.io/v1` conversion request, checked. */
 export interface ConversionRequest {
@@ -18,13 +19,10 @@ export interface ConversionResponse {
 
 export const CONVERSION_API_VERSION = 'apiextensions.k8s.io/v1';
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
 /** Reads a ConversionReview as the API server sends it; a problem is described, never thrown. */
 export function parseConversionReview(body: unknown): Parsed<ConversionRequest> {
-  if (!isRecord(body)) return { ok: false, problem: 'expected a JSON object (a ConversionReview)' };
+  if (!isPlainObject(body))
+    return { ok: false, problem: 'expected a JSON object (a ConversionReview)' };
   if (body.apiVersion !== CONVERSION_API_VERSION || body.kind !== 'ConversionReview') {
     return {
       ok: false,
@@ -32,7 +30,7 @@ export function parseConversionReview(body: unknown): Parsed<ConversionRequest> 
     };
   }
   const request = body.request;
-  if (!isRecord(request)) return { ok: false, problem: 'request is missing' };
+  if (!isPlainObject(request)) return { ok: false, problem: 'request is missing' };
   if (typeof request.uid !== 'string' || request.uid === '')
     return { ok: false, problem: 'request.uid is missing' };
   const desired = request.desiredAPIVersion;
@@ -41,7 +39,7 @@ export function parseConversionReview(body: unknown): Parsed<ConversionRequest> 
   if (!Array.isArray(request.objects))
     return { ok: false, problem: 'request.objects must be a list' };
   const index = request.objects.findIndex(
-    (object) => !isRecord(object) || typeof object.apiVersion !== 'string',
+    (object) => !isPlainObject(object) || typeof object.apiVersion !== 'string',
   );
   if (index >= 0)
     return { ok: false, problem: `request.objects[${index}] must be an object with an apiVersion` };

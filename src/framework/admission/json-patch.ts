@@ -1,4 +1,5 @@
 import type { JsonPatchOp } from '../api/object-api.js';
+import { isPlainObject } from '../objects/plain-object.js';
 
 /**
  * RFC 6902 operations that turn `original` into `changed` (both JSON values, as parsed or built from
@@ -18,12 +19,8 @@ export function pointerToken(key: string): string {
   return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
 function diffInto(ops: JsonPatchOp[], path: string, before: unknown, after: unknown): void {
-  if (isRecord(before) && isRecord(after)) {
+  if (isPlainObject(before) && isPlainObject(after)) {
     for (const [key, value] of Object.entries(before)) {
       if (
         value !== undefined &&
@@ -51,7 +48,7 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
     if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
     return a.every((item, index) => jsonEqual(item, b[index]));
   }
-  if (isRecord(a) && isRecord(b)) {
+  if (isPlainObject(a) && isPlainObject(b)) {
     const keysA = Object.keys(a).filter((key) => a[key] !== undefined);
     const keysB = Object.keys(b).filter((key) => b[key] !== undefined);
     return (

@@ -2,6 +2,7 @@ import type { ApiClient } from './api-client.js';
 import { withoutManagedFields } from './managed-fields.js';
 import { objectPath, type Resource } from './resource.js';
 import type { KubeObject } from '../objects/kube-object.js';
+import { isPlainObject } from '../objects/plain-object.js';
 
 export const MERGE_PATCH = 'application/merge-patch+json';
 export const JSON_PATCH = 'application/json-patch+json';
@@ -47,7 +48,13 @@ export class ObjectApi {
     const fenced =
       ifVersion === undefined
         ? body
-        : { ...body, metadata: { ...asRecord(body.metadata), resourceVersion: ifVersion } };
+        : {
+            ...body,
+            metadata: {
+              ...(isPlainObject(body.metadata) ? body.metadata : {}),
+              resourceVersion: ifVersion,
+            },
+          };
     return this.client
       .request<KubeObject>('PATCH', objectPath(this.resource, namespace, name, subresource), {
         body: fenced,
@@ -69,10 +76,4 @@ export class ObjectApi {
       })
       .then(withoutManagedFields);
   }
-}
-
-function asRecord(value: unknown): Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : {};
 }

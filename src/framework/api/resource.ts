@@ -70,12 +70,34 @@ export const EVENTS: Resource = {
   hasStatus: false,
 };
 
+/** Core `v1` Namespaces: what a sharded or stopping replica checks for a namespace being deleted. */
+export const NAMESPACES: Resource = {
+  group: '',
+  version: 'v1',
+  plural: 'namespaces',
+  kind: 'Namespace',
+  namespaced: false,
+  hasStatus: true,
+};
+
 /** The collection path, in one namespace or across all. */
 export function collectionPath(resource: Resource, namespace?: string): string {
-  const base = groupVersionPath(resource.group, resource.version);
   return resource.namespaced && namespace
-    ? `${base}/namespaces/${pathSegment(namespace, 'namespace')}/${resource.plural}`
-    : `${base}/${resource.plural}`;
+    ? namespacedCollectionPath(resource, namespace)
+    : `${groupVersionPath(resource.group, resource.version)}/${resource.plural}`;
+}
+
+/**
+ * The collection path in exactly one namespace, for paths that must never widen to every namespace
+ * (the operator's own Leases and Events): an empty namespace is refused, not read as "all".
+ */
+export function namespacedCollectionPath(resource: Resource, namespace: string): string {
+  if (!resource.namespaced)
+    throw new Error(
+      `${resourceId(resource)} is cluster-scoped: it has no collection in a namespace`,
+    );
+  const base = groupVersionPath(resource.group, resource.version);
+  return `${base}/namespaces/${pathSegment(namespace, 'namespace')}/${resource.plural}`;
 }
 
 /** One object's path (optionally a subresource such as `status`). */

@@ -1,6 +1,7 @@
 // The merge-patch types live with the object shapes, so the API client types its patches too.
 export type { MergePatch, MergePatchValue } from '../objects/merge-patch.js';
 import type { MergePatch } from '../objects/merge-patch.js';
+import { isPlainObject } from '../objects/plain-object.js';
 
 /**
  * The changes a handler asks for, sent as a JSON merge patch after it returns:
@@ -26,10 +27,6 @@ export interface Patch<Spec = Record<string, unknown>, Status = Record<string, u
 
 export function emptyPatch(): Patch {
   return { metadata: { labels: {}, annotations: {} }, spec: {}, status: {} };
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /** The patch without empty objects; undefined when nothing is left. */

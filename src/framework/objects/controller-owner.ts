@@ -1,4 +1,5 @@
 import type { KubeObject } from './kube-object.js';
+import { isPlainObject } from './plain-object.js';
 
 /** Which owners count: a resource's API group (`''` for the core group) and kind. */
 export interface OwnerKind {
@@ -28,7 +29,7 @@ export function controllerOwnerOf(
   if (!Array.isArray(references)) return undefined;
   const controller = references.find(
     (reference): reference is Record<string, unknown> =>
-      isRecord(reference) && reference.controller === true,
+      isPlainObject(reference) && reference.controller === true,
   );
   if (!controller) return undefined;
   const { apiVersion, kind, uid, name } = controller;
@@ -57,8 +58,4 @@ export function mayOwn(owner: KubeObject, child: KubeObject): boolean {
 function groupOf(apiVersion: string): string {
   const slash = apiVersion.lastIndexOf('/');
   return slash < 0 ? '' : apiVersion.slice(0, slash);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

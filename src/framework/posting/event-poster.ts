@@ -1,7 +1,7 @@
 import { currentTraceId, detached } from '../observability/tracing.js';
 import type { ApiClient } from '../api/api-client.js';
 import { ApiError } from '../api/api-error.js';
-import { collectionPath, EVENTS, objectPath } from '../api/resource.js';
+import { EVENTS, namespacedCollectionPath, objectPath } from '../api/resource.js';
 import { systemClock, type Clock } from '../clock/clock.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { noMetrics, type Metrics } from '../observability/metrics.js';
@@ -183,7 +183,7 @@ export class EventPoster implements EventSink {
     }
     const created = await this.client.request<{ metadata?: { name?: string } } | undefined>(
       'POST',
-      collectionPath(EVENTS, namespace),
+      namespacedCollectionPath(EVENTS, namespace),
       { ...init, body: this.body(record, namespace) },
     );
     record.name = created?.metadata?.name;

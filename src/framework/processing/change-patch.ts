@@ -19,6 +19,7 @@ import {
   type BookkeepingValues,
   type Storage,
 } from '../state/storage.js';
+import { isPlainObject } from '../objects/plain-object.js';
 
 /** What one run of the handlers for a cause leaves to write. */
 export interface ChangePatchInput {
@@ -67,7 +68,7 @@ export function changePatch(input: ChangePatchInput): Record<string, unknown> {
   const storage = input.storage ?? 'annotations';
   const other = otherStorage(storage);
   const { status, ...rest } = merged;
-  const writesStatus = prune(isObject(status) ? status : {}) !== undefined;
+  const writesStatus = prune(isPlainObject(status) ? status : {}) !== undefined;
   const writesMain = prune(rest) !== undefined;
   // A place is written anyway when the handlers' patch goes there (without a subresource, all goes in one write).
   const otherWritten =
@@ -164,8 +165,4 @@ function bookkeeping(
     }
   }
   return { target, cleared };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

@@ -1,6 +1,6 @@
 import type { ApiClient } from '../api/api-client.js';
 import { ApiError } from '../api/api-error.js';
-import { collectionPath, LEASES, objectPath } from '../api/resource.js';
+import { LEASES, namespacedCollectionPath, objectPath } from '../api/resource.js';
 import type { Lease } from './lease-record.js';
 
 /** Reads and writes one `coordination.k8s.io/v1` Lease, each request bounded by the attempt timeout. */
@@ -36,7 +36,7 @@ export class LeaseApi {
   }
 
   private collectionPath(): string {
-    return collectionPath(LEASES, this.namespace);
+    return namespacedCollectionPath(LEASES, this.namespace);
   }
 
   private leasePath(): string {

@@ -1,6 +1,6 @@
 import type { ApiClient } from '../api/api-client.js';
 import { ApiError } from '../api/api-error.js';
-import { collectionPath, LEASES } from '../api/resource.js';
+import { LEASES, namespacedCollectionPath } from '../api/resource.js';
 import { systemClock, type Clock } from '../clock/clock.js';
 import type { Logger } from '../observability/logger.js';
 import {
@@ -69,7 +69,7 @@ export async function untilNoShardMembers(
 ): Promise<boolean> {
   const { client, namespace, leaderLease, timings, logger, clock = systemClock } = options;
   const prefix = ringPrefixOf(leaderLease);
-  const path = collectionPath(LEASES, namespace);
+  const path = namespacedCollectionPath(LEASES, namespace);
   let sightings = new Map<string, MemberSighting>();
   let announced = '';
   let failing = false;

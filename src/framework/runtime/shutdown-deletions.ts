@@ -6,7 +6,13 @@
 import type { ApiClient } from '../api/api-client.js';
 import { ApiError } from '../api/api-error.js';
 import { ObjectApi } from '../api/object-api.js';
-import { collectionPath, objectPath, resourceId, type Resource } from '../api/resource.js';
+import {
+  collectionPath,
+  NAMESPACES,
+  objectPath,
+  resourceId,
+  type Resource,
+} from '../api/resource.js';
 import { systemClock, type Clock } from '../clock/clock.js';
 import { patchFinalizer } from '../processing/finalizer-step.js';
 import type { KubeObject } from '../objects/kube-object.js';
@@ -63,14 +69,6 @@ export interface Survey {
   world: ReleaseWorld;
 }
 
-const NAMESPACES: Resource = {
-  group: '',
-  version: 'v1',
-  plural: 'namespaces',
-  kind: 'Namespace',
-  namespaced: false,
-  hasStatus: true,
-};
 /** Objects per page when listing a collection. */
 const PAGE = 500;
 /** Finalizer patches in flight at once when releasing. */

@@ -1,5 +1,5 @@
 import type { ApiClient } from '../api/api-client.js';
-import { collectionPath, LEASES } from '../api/resource.js';
+import { LEASES, namespacedCollectionPath } from '../api/resource.js';
 import { systemClock, type Clock } from '../clock/clock.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -110,7 +110,7 @@ export class RingWatch {
     try {
       const list = await client.request<{ items?: MemberLease[] }>(
         'GET',
-        collectionPath(LEASES, namespace),
+        namespacedCollectionPath(LEASES, namespace),
         { signal: this.controller.signal, timeoutMs: Math.max(1_000, this.options.periodMs) },
       );
       leases = list.items ?? [];

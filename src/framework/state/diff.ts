@@ -1,4 +1,5 @@
 import { getField, type FieldPath } from '../objects/field-path.js';
+import { isPlainObject } from '../objects/plain-object.js';
 
 /** One difference between two values: `add`, `change` or `remove` at a path. Lists compare as whole values. */
 export interface DiffItem {
@@ -14,10 +15,6 @@ export interface DiffItem {
 
 /** A list of differences; empty when equal. */
 export type Diff = readonly DiffItem[];
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
 
 /** Deep equality for JSON values. */
 export function jsonEqual(a: unknown, b: unknown): boolean {

@@ -1,6 +1,7 @@
 import type { KubeObject } from '../objects/kube-object.js';
 import { getField, setField, type FieldPath } from '../objects/field-path.js';
 import { Identity, isBookkeepingKey } from './identity.js';
+import { isPlainObject } from '../objects/plain-object.js';
 
 /** What a change to an object means for handlers: everything but status and server-managed metadata. */
 export type Essence = Record<string, unknown>;
@@ -51,7 +52,7 @@ export function essenceOf(
   }
   // Our own status bookkeeping (status storage) is never a change, even to a handler watching all of `status`.
   const status = essence.status;
-  if (isRecord(status) && Object.hasOwn(status, identity.statusKey)) {
+  if (isPlainObject(status) && Object.hasOwn(status, identity.statusKey)) {
     const { [identity.statusKey]: _own, ...rest } = status;
     if (Object.keys(rest).length > 0) essence.status = rest;
     else delete essence.status;
@@ -96,10 +97,10 @@ export function parseDiffBase(raw: string, uid: string | undefined): DiffBaseRea
   } catch {
     return { problem: 'not JSON' };
   }
-  if (!isRecord(parsed)) return { problem: 'not a JSON object' };
+  if (!isPlainObject(parsed)) return { problem: 'not a JSON object' };
   const essence: Essence = { ...parsed };
   const metadata = essence.metadata;
-  if (metadata !== undefined && !isRecord(metadata))
+  if (metadata !== undefined && !isPlainObject(metadata))
     return { problem: 'metadata is not an object' };
   let supersedes: string | undefined;
   if (metadata !== undefined && (UID_FIELD in metadata || SUPERSEDES_FIELD in metadata)) {
@@ -133,14 +134,10 @@ export function readDiffBase(
  */
 export function serializeDiffBase(essence: Essence, uid?: string, supersedes?: string): string {
   if (uid === undefined && supersedes === undefined) return JSON.stringify(essence);
-  const metadata = isRecord(essence.metadata) ? essence.metadata : {};
+  const metadata = isPlainObject(essence.metadata) ? essence.metadata : {};
   const extra = {
     ...(uid === undefined ? {} : { [UID_FIELD]: uid }),
     ...(supersedes === undefined ? {} : { [SUPERSEDES_FIELD]: supersedes }),
   };
   return JSON.stringify({ ...essence, metadata: { ...metadata, ...extra } });
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

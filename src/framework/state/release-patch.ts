@@ -9,6 +9,7 @@ import type { JsonPatchOp } from '../api/object-api.js';
 import type { KubeObject } from '../objects/kube-object.js';
 import { removeFinalizerOps } from './finalizers.js';
 import type { Identity } from './identity.js';
+import { isPlainObject } from '../objects/plain-object.js';
 
 /** The writes that release one object; absent when it carries nothing of the identity. */
 export interface ReleasePatch {
@@ -41,7 +42,7 @@ export function releasePatch(
     .filter((key) => identity.isFrameworkKey(key))
     .sort();
   const status: unknown = object.status;
-  const statusRecord = isRecord(status) && Object.hasOwn(status, identity.statusKey);
+  const statusRecord = isPlainObject(status) && Object.hasOwn(status, identity.statusKey);
   if (finalizerOps.length === 0 && annotations.length === 0 && !statusRecord) return undefined;
 
   const objectOps: JsonPatchOp[] = [
@@ -77,8 +78,4 @@ export function describeRelease(release: ReleasePatch, identity: Identity): stri
 /** One JSON-pointer segment (RFC 6901): `~` and `/` escaped, as in annotation keys like `konductor.dev/x`. */
 export function pointerSegment(key: string): string {
   return key.replace(/~/g, '~0').replace(/\//g, '~1');
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

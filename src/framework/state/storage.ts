@@ -7,6 +7,7 @@
 import type { KubeObject } from '../objects/kube-object.js';
 import { annotationName } from './annotation-name.js';
 import type { Identity } from './identity.js';
+import { isPlainObject } from '../objects/plain-object.js';
 
 /** Every place bookkeeping can be kept. */
 export const STORAGES = ['annotations', 'status'] as const;
@@ -75,10 +76,11 @@ export function storedText(
     return typeof raw === 'string' ? { raw } : {};
   }
   const status: unknown = object.status;
-  if (!isRecord(status) || !Object.hasOwn(status, identity.statusKey)) return {};
+  if (!isPlainObject(status) || !Object.hasOwn(status, identity.statusKey)) return {};
   const section = status[identity.statusKey];
   if (section === null || section === undefined) return {};
-  if (!isRecord(section)) return { problem: `status["${identity.statusKey}"] is not an object` };
+  if (!isPlainObject(section))
+    return { problem: `status["${identity.statusKey}"] is not an object` };
   let value: unknown;
   if (item.diffBase) {
     value = Object.hasOwn(section, STATUS_DIFF_BASE_FIELD)
@@ -89,7 +91,7 @@ export function storedText(
       ? section[STATUS_PROGRESS_FIELD]
       : undefined;
     if (progress === undefined || progress === null) return {};
-    if (!isRecord(progress)) return { problem: `${STATUS_PROGRESS_FIELD} is not an object` };
+    if (!isPlainObject(progress)) return { problem: `${STATUS_PROGRESS_FIELD} is not an object` };
     const name = progressName(item.handlerId);
     value = Object.hasOwn(progress, name) ? progress[name] : undefined;
   }
@@ -152,8 +154,4 @@ export function statusValues(
     );
   }
   return { [identity.statusKey]: section };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

@@ -4,6 +4,8 @@
  * (what it supports, which ignored values are harmless, what an ignored field means).
  */
 
+import { isPlainObject } from './plain-object.js';
+
 /**
  * The fields an operator acts on, below one spec: `true` is a field acted on as a whole (whatever it
  * holds), an object lists the fields acted on in an object (every other one is ignored), and a
@@ -22,10 +24,6 @@ function unset(value: unknown): boolean {
     value === '' ||
     (Array.isArray(value) && value.length === 0)
   );
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_-]{0,62}$/;
@@ -53,7 +51,7 @@ function walk(
     return;
   }
   // A value of the wrong type is the schema's to refuse; nothing below it can be reported sensibly.
-  if (!isObject(value)) return;
+  if (!isPlainObject(value)) return;
   const fields = supported as { readonly [field: string]: Supported };
   for (const [key, field] of Object.entries(value)) {
     if (unset(field)) continue;

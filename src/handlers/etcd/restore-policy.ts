@@ -6,6 +6,7 @@
 import { restoreCondition, setCondition } from './conditions.js';
 import type { RestoreSource } from './restore-record.js';
 import type { Condition } from './types.js';
+import { isPlainObject } from '../common/plain-object.js';
 
 /** `spec.restorePolicy.afterQuorumLostSeconds` when absent. */
 export const DEFAULT_AFTER_QUORUM_LOST_SECONDS = 60;
@@ -132,8 +133,6 @@ export interface RecoveryBackup {
   source: RestoreSource;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 const isText = (value: unknown): value is string => typeof value === 'string' && value !== '';
 
 /**
@@ -184,7 +183,7 @@ function sourceOf(
   path: string,
 ): RestoreSource | undefined {
   if (spec.storageType === 'Local') return { backupStorageType: 'Local', local: { path } };
-  if (spec.storageType !== 'S3' || !isRecord(spec.s3) || !isText(spec.s3.awsSecret))
+  if (spec.storageType !== 'S3' || !isPlainObject(spec.s3) || !isText(spec.s3.awsSecret))
     return undefined;
   const { awsSecret, endpoint, forcePathStyle } = spec.s3;
   return {

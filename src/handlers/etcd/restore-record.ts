@@ -2,6 +2,7 @@ import type { KubeObject } from 'konductor';
 import { isObjectName } from './object-names.js';
 import type { SnapshotFingerprint } from './snapshot-trailer.js';
 import type { LocalSource, S3Source, StorageType } from './types.js';
+import { isPlainObject } from '../common/plain-object.js';
 
 /** The storage an EtcdRestore reads, fixed when the restore starts: later spec edits change nothing. */
 export interface RestoreSource {
@@ -36,11 +37,9 @@ export interface RestoreRecord {
 
 const HEX64 = /^[0-9a-f]{64}$/;
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 const isString = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
 const stringMap = (value: unknown): Record<string, string> | undefined =>
-  isRecord(value) && Object.values(value).every((v) => typeof v === 'string')
+  isPlainObject(value) && Object.values(value).every((v) => typeof v === 'string')
     ? (value as Record<string, string>)
     : undefined;
 
@@ -51,11 +50,13 @@ export function restoreSource(
   const type = spec?.backupStorageType;
   if (type === 'Local') {
     const local =
-      isRecord(spec?.local) && isString(spec.local.path) ? { path: spec.local.path } : undefined;
+      isPlainObject(spec?.local) && isString(spec.local.path)
+        ? { path: spec.local.path }
+        : undefined;
     return local ? { backupStorageType: 'Local', local } : { backupStorageType: 'Local' };
   }
   if (type === 'S3') {
-    const s3 = isRecord(spec?.s3) ? spec.s3 : undefined;
+    const s3 = isPlainObject(spec?.s3) ? spec.s3 : undefined;
     if (!s3 || !isString(s3.path) || !isString(s3.awsSecret)) return { backupStorageType: 'S3' };
     return {
       backupStorageType: 'S3',
@@ -72,13 +73,13 @@ export function restoreSource(
 
 /** The record in an EtcdRestore's status, each part only when well-formed. */
 export function readRestoreRecord(status: unknown): RestoreRecord {
-  if (!isRecord(status)) return {};
+  if (!isPlainObject(status)) return {};
   const record: RestoreRecord = {};
   if (typeof status.token === 'string' && HEX64.test(status.token)) record.token = status.token;
-  if (isRecord(status.source)) record.source = restoreSource(status.source);
+  if (isPlainObject(status.source)) record.source = restoreSource(status.source);
   const backup = status.backup;
   if (
-    isRecord(backup) &&
+    isPlainObject(backup) &&
     Number.isSafeInteger(backup.size) &&
     (backup.size as number) > 0 &&
     typeof backup.sha256 === 'string' &&
@@ -92,9 +93,9 @@ export function readRestoreRecord(status: unknown): RestoreRecord {
     };
   }
   const cluster = status.cluster;
-  if (isRecord(cluster) && isString(cluster.uid) && isRecord(cluster.spec)) {
+  if (isPlainObject(cluster) && isString(cluster.uid) && isPlainObject(cluster.spec)) {
     const owners =
-      Array.isArray(cluster.ownerReferences) && cluster.ownerReferences.every(isRecord)
+      Array.isArray(cluster.ownerReferences) && cluster.ownerReferences.every(isPlainObject)
         ? (cluster.ownerReferences as Record<string, unknown>[])
         : undefined;
     const labels = stringMap(cluster.labels);
@@ -138,7 +139,9 @@ export function recordCluster(
   const annotations = Object.fromEntries(
     Object.entries(all).filter(([key]) => !drop.includes(key) && !isBookkeeping(key, all)),
   );
-  const owners = Array.isArray(meta.ownerReferences) ? meta.ownerReferences.filter(isRecord) : [];
+  const owners = Array.isArray(meta.ownerReferences)
+    ? meta.ownerReferences.filter(isPlainObject)
+    : [];
   return {
     uid: meta.uid ?? '',
     spec: cluster.spec ?? {},

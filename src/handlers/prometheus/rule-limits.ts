@@ -5,6 +5,7 @@
  */
 import { MAX_RULE_CONFIGMAP_BYTES } from './children.js';
 import type { PrometheusRuleResource } from './rules.js';
+import { isPlainObject } from '../common/plain-object.js';
 
 /** A PrometheusRule's `spec`, serialized as JSON, may be at most this many bytes: one rule ConfigMap's budget. */
 export const MAX_RULE_OBJECT_BYTES = MAX_RULE_CONFIGMAP_BYTES;
@@ -21,17 +22,16 @@ export interface RuleSize {
   rules: number;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
 /** Measures a PrometheusRule without looking inside its rules. */
 export function ruleSize(rule: PrometheusRuleResource): RuleSize {
   const bytes = Buffer.byteLength(JSON.stringify(rule.spec ?? null) ?? '');
   const groups =
-    isRecord(rule.spec) && Array.isArray(rule.spec.groups) ? (rule.spec.groups as unknown[]) : [];
+    isPlainObject(rule.spec) && Array.isArray(rule.spec.groups)
+      ? (rule.spec.groups as unknown[])
+      : [];
   const rules = groups.reduce<number>(
-    (sum, group) => sum + (isRecord(group) && Array.isArray(group.rules) ? group.rules.length : 0),
+    (sum, group) =>
+      sum + (isPlainObject(group) && Array.isArray(group.rules) ? group.rules.length : 0),
     0,
   );
   return { bytes, rules };

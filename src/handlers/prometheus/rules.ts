@@ -13,6 +13,7 @@ import { promqlProblem } from './promql-syntax.js';
 import { limitProblems, ruleSize } from './rule-limits.js';
 import { compareStrings, matchesSelector } from './selectors.js';
 import type { LabelSelector, NamespaceInfo, PrometheusResource } from './types.js';
+import { isPlainObject } from '../common/plain-object.js';
 
 /** A `PrometheusRule` object as listed; `spec` is read field by field, never trusted. */
 export interface PrometheusRuleResource {
@@ -98,10 +99,6 @@ const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 /** Shown instead of a group name when the whole PrometheusRule is refused. */
 export const ALL_GROUPS = '(all groups)';
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
 function describe(value: unknown): string {
   if (value === null) return 'null';
   return Array.isArray(value) ? 'a list' : typeof value;
@@ -174,7 +171,7 @@ function stringMap(
   recording: boolean,
 ): Record<string, string> | undefined {
   if (value === undefined || value === null) return undefined;
-  if (!isRecord(value)) {
+  if (!isPlainObject(value)) {
     problems.push(`${field} must be a map of strings, not ${describe(value)}`);
     return undefined;
   }
@@ -203,7 +200,7 @@ function checkRule(
   problems: string[],
   format: RuleFormat,
 ): RenderedRule | undefined {
-  if (!isRecord(value)) {
+  if (!isPlainObject(value)) {
     problems.push(`${at} must be an object, not ${describe(value)}`);
     return undefined;
   }
@@ -267,7 +264,7 @@ function* checkGroup(
   value: unknown,
   format: RuleFormat,
 ): Generator<void, { name: string; group?: RenderedGroup; problems: string[] }> {
-  if (!isRecord(value))
+  if (!isPlainObject(value))
     return { name: '', problems: [`must be an object, not ${describe(value)}`] };
   const problems: string[] = [];
   const name = typeof value.name === 'string' ? value.name : '';
@@ -329,7 +326,7 @@ export function* checkRuleGroupsSteps(
   format: RuleFormat = PROMETHEUS_2,
 ): Generator<void, { groups: RenderedGroup[]; refused: RefusedGroup[] }> {
   const spec = rule.spec;
-  const groupsValue = isRecord(spec) ? spec.groups : undefined;
+  const groupsValue = isPlainObject(spec) ? spec.groups : undefined;
   if (groupsValue === undefined || groupsValue === null) return { groups: [], refused: [] };
   if (!Array.isArray(groupsValue))
     return {

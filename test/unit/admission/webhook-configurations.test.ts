@@ -5,6 +5,7 @@ import {
   webhookName,
   type WebhookEntry,
 } from '../../../src/framework/admission/webhook-configurations.js';
+import { NAMESPACES } from '../../../src/framework/api/resource.js';
 
 const monitors = {
   group: 'monitoring.coreos.com',
@@ -13,14 +14,6 @@ const monitors = {
   kind: 'ServiceMonitor',
   namespaced: true,
   hasStatus: false,
-};
-const namespaces = {
-  group: '',
-  version: 'v1',
-  plural: 'namespaces',
-  kind: 'Namespace',
-  namespaced: false,
-  hasStatus: true,
 };
 
 function entry(overrides: Partial<WebhookEntry> = {}): WebhookEntry {
@@ -136,7 +129,7 @@ describe('webhook configurations built from the handlers', () => {
   test('a cluster-scoped resource gets no namespace selector, which would match none of its objects', () => {
     const { validating } = webhookConfigurations({
       name: 'konductor.dev',
-      entries: [entry({ resource: namespaces })],
+      entries: [entry({ resource: NAMESPACES })],
       client: { url: 'https://h' },
       caBundle: 'CA',
       namespaces: ['a'],
