@@ -14,6 +14,7 @@ import {
   QUOTE,
 } from './json-bytes.js';
 import type { KeptList } from './response-body.js';
+import { isPlainObject } from '../objects/plain-object.js';
 
 const ITEMS = Buffer.from('items');
 const ESCAPE = Buffer.from('\\');
@@ -154,15 +155,11 @@ export class ListBodyReader<T> {
 
   /** The whole list once the body has ended: the rest of the document with the kept items. */
   end(): KeptList<T> {
-    if (this.item && this.itemKind === 'bare' && this.depth === 2)
-      throw new SyntaxError('the list body ended inside its items');
     if (this.inString || this.depth !== 0 || this.item)
       throw new SyntaxError('the list body ended before its JSON did');
     const text = Buffer.concat(this.rest).toString('utf8');
-    const parsed: unknown = text.trim() === '' ? undefined : JSON.parse(text);
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-      throw new SyntaxError('a list body is a JSON object');
-    const list = parsed as Record<string, unknown>;
+    const list: unknown = text.trim() === '' ? undefined : JSON.parse(text);
+    if (!isPlainObject(list)) throw new SyntaxError('a list body is a JSON object');
     // An `items` not recognised as it streamed by (an escaped key) is kept as parsed whole.
     const items = this.sawItems
       ? this.items
