@@ -17,6 +17,12 @@ import type { Succession } from './succession.js';
 export type ShardVerdict = 'handle' | 'drain' | 'forget' | 'skip';
 
 /**
+ * Departed members remembered after their succession ends, newest kept: a leftover copy from a closed
+ * watch comes within seconds, and a replica of a Deployment that rolls daily sees some 1,000 in a year.
+ */
+const REMEMBERED_DEPARTURES = 1_000;
+
+/**
  * One replica's membership in the ring: which member it is, what its watches select, and how it
  * tells an object that left its shard from a deleted one. A watch with a label selector reports an
  * object whose label moved away as DELETED, with the object as it was before (labels included), so
@@ -30,7 +36,7 @@ export class ShardMember {
   private readonly released = new Set<string>();
   /** The departed members this member is an heir of, with all their heirs. */
   private inherited = new Map<string, readonly string[]>();
-  /** Every member this one was ever an heir of: their objects' late DELETEDs are checked. */
+  /** The members this one was an heir of (the newest 1,000): their objects' late copies are checked. */
   private readonly everInherited = new Set<string>();
   /** Inherited objects seen relabelled for this member: their own watch is the truth now. */
   private readonly relabelled = new Set<string>();
@@ -64,10 +70,16 @@ export class ShardMember {
     for (const [departed, { heirs }] of successions)
       if (heirs.includes(this.member)) {
         this.inherited.set(departed, heirs);
+        // Re-added last, so the departures forgotten first are the oldest.
+        this.everInherited.delete(departed);
         this.everInherited.add(departed);
         const earlier = before.get(departed);
         if (earlier && earlier.some((heir) => !heirs.includes(heir))) grown = true;
       }
+    for (const departed of this.everInherited) {
+      if (this.everInherited.size <= REMEMBERED_DEPARTURES) break;
+      if (!this.inherited.has(departed)) this.everInherited.delete(departed);
+    }
     if (this.inherited.size === 0) this.relabelled.clear();
     const selectors = [...this.inherited.keys()]
       .sort()

@@ -124,4 +124,15 @@ describe('a member’s verdict on its watches’ events', () => {
     const relabelled = widget(object.metadata!.name!, 'heir-a');
     expect(member.eventsToActOn([{ type: 'ADDED' as const, object: relabelled }])).toBeUndefined();
   });
+
+  it('forgets the oldest departed member it no longer inherits from once it remembers over 1,000', () => {
+    const member = new ShardMember('heir-a', labels, {} as ApiClient, silentLogger());
+    for (let i = 0; i <= 1_000; i++)
+      member.inherit(new Map([[`gone-${i}`, { heirs: ['heir-a'] }]]));
+    const leftover = (departed: string) => [
+      { type: 'MODIFIED' as const, object: widget('w', departed) },
+    ];
+    expect(member.eventsToActOn(leftover('gone-1'))).toBeUndefined();
+    expect(member.eventsToActOn(leftover('gone-0'))).toEqual(leftover('gone-0'));
+  });
 });
