@@ -159,8 +159,12 @@ describe("Kopf's EphemeralVolumeClaim operator", () => {
 });
 
 describe("Kopf's EphemeralVolumeClaim operator, synced, as one reconcile", () => {
-  /** A bindable volume in the `standard` class, which allows expansion (no provisioner: it is static). */
-  async function standardVolume(name: string): Promise<void> {
+  /**
+   * A volume in the `standard` class, which allows expansion (no provisioner: it is static), reserved
+   * for one claim: the earlier specs' claims on this plane ask for `standard` too, and the binder
+   * could give an unreserved volume to whichever of them it syncs first.
+   */
+  async function standardVolumeFor(namespace: string, claim: string): Promise<void> {
     const storage = kc.makeApiClient(StorageV1Api);
     try {
       await storage.createStorageClass({
@@ -175,12 +179,13 @@ describe("Kopf's EphemeralVolumeClaim operator, synced, as one reconcile", () =>
     }
     await core.createPersistentVolume({
       body: {
-        metadata: { name },
+        metadata: { name: `${namespace}-pv` },
         spec: {
+          claimRef: { namespace, name: claim },
           storageClassName: 'standard',
           capacity: { storage: '5Gi' },
           accessModes: ['ReadWriteOnce'],
-          hostPath: { path: `/tmp/konductor-${name}` },
+          hostPath: { path: `/tmp/konductor-${namespace}-pv` },
         },
       },
     });
@@ -215,10 +220,14 @@ describe("Kopf's EphemeralVolumeClaim operator, synced, as one reconcile", () =>
       }),
     ).toBe('Pending');
 
-    await standardVolume(`${namespace}-pv`);
+    await standardVolumeFor(namespace, 'my-claim');
+    // Two waits, so a failure says whose step did not come: the binder's or the operator's.
+    await waitFor(async () => (await findPvc(namespace, 'my-claim'))?.status?.phase === 'Bound', {
+      what: 'the binder to bind the PVC',
+      timeoutMs: 60_000,
+    });
     await waitFor(async () => (await evcStatus(namespace, 'my-claim'))?.phase === 'Bound', {
       what: 'the Bound phase mirrored',
-      timeoutMs: 60_000,
     });
     await custom.patchNamespacedCustomObject(
       {
